@@ -1,0 +1,98 @@
+/* Writing an answer: header, echoed question, RRsets with compression, OPT. */
+#ifndef SHOAL_PROTO_RESPONSE_H
+#define SHOAL_PROTO_RESPONSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/dns.h"
+#include "proto/query.h"
+#include "proto/rrset.h"
+#include "proto/wire.h"
+
+#define RESPONSE_COMPRESS_MAX 128 /* names remembered for compression */
+
+/*
+ * A response being written into a caller's buffer. Lives in caller memory
+ * (a worker's stack); allocates nothing. Sections must be filled in order
+ * (answer, authority, additional).
+ */
+typedef struct response {
+	wire_t w;
+	size_t limit;             /* size the message must fit, OPT included */
+	size_t opt_reserve;       /* octets kept back for the OPT record */
+	uint16_t counts[4];       /* per enum dns_section */
+	int section;              /* section being written */
+	uint16_t flags;
+	uint16_t rcode;           /* extended rcode (12 bits) */
+	bool truncated;
+	const query_t *query;
+	/* compression table: packet offsets of names already written */
+	uint16_t comp_off[RESPONSE_COMPRESS_MAX];
+	int comp_count;
+} response_t;
+
+/*
+ * Start the response to q in buf[0..cap). `limit` is the largest message
+ * allowed (query_udp_limit() over UDP, 65535 over TCP), `opt_reserve` the
+ * size of the OPT record that response_finish will add (0 without EDNS).
+ * Copies ID, opcode, RD and CD from the query, sets QR, and echoes the
+ * question byte for byte (0x20 case survives). Returns 0 or SHOAL_ESPACE.
+ * For a query without a parsed question, writes the header only.
+ */
+int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap,
+		  size_t limit, size_t opt_reserve);
+
+/* Set header flags (DNS_FLAG_AA, DNS_FLAG_TC, ...). */
+void response_set_flags(response_t *r, uint16_t flags);
+
+/* Set the (possibly extended) rcode. */
+void response_set_rcode(response_t *r, uint16_t rcode);
+
+/*
+ * Append every RR of `set` to `section` with `owner` (uncompressed wire) as
+ * owner, compressing the owner and the compressible RDATA names against
+ * names already in the message. On SHOAL_ESPACE the message is left exactly
+ * as before the call. Returns 0 or SHOAL_ESPACE.
+ */
+int response_add_rrset(response_t *r, enum dns_section section,
+		       const uint8_t *owner, const rrset_wire_t *set);
+
+/* A position to roll back to (see response_rollback). */
+typedef struct response_mark {
+	size_t pos;
+	uint16_t counts[4];
+	int comp_count;
+	int section;
+} response_mark_t;
+
+response_mark_t response_mark(const response_t *r);
+void response_rollback(response_t *r, const response_mark_t *m);
+
+/*
+ * Drop every record and set TC: the answer becomes the header and question
+ * only, as NSD and Knot send when the answer does not fit (RFC 2181 9).
+ */
+void response_truncate(response_t *r);
+
+/* EDNS to add at the end (RFC 6891 6.1.2). */
+typedef struct response_edns {
+	bool present;            /* add an OPT record */
+	uint16_t udp_size;       /* server's advertised payload size */
+	bool do_bit;             /* echo DO */
+	const uint8_t *nsid;     /* NSID payload to add, or NULL */
+	uint16_t nsid_len;
+} response_edns_t;
+
+/* Octets the OPT record for `e` takes (0 when !e->present). */
+size_t response_opt_size(const response_edns_t *e);
+
+/*
+ * Write the counts, the rcode (upper bits in the OPT TTL) and the OPT record.
+ * Returns the message length, or SHOAL_ESPACE when even the header and
+ * question do not fit.
+ */
+int response_finish(response_t *r, const response_edns_t *e);
+
+#endif

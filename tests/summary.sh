@@ -1,0 +1,31 @@
+#!/bin/bash
+# Sum the counts of a `make check` run from its logs: CUnit's run summary
+# ("asserts N N N F") in the unit test logs and the "N passed, N failed" line
+# each integration script ends with. Prints one closing line; usage:
+#   tests/summary.sh BUILDDIR [LABEL]
+dir=${1:-.}
+label=${2:-tests}
+passed=0
+failed=0
+files=0
+while IFS= read -r -d '' log; do
+	case $log in */test-suite.log) continue ;; esac
+	files=$((files + 1))
+	if line=$(grep -E '^ +tests +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+' "$log" | tail -1) && [ -n "$line" ]; then
+		set -- $line
+		# tests Total Ran Passed Failed Inactive
+		passed=$((passed + $4))
+		failed=$((failed + $5))
+	elif line=$(grep -E '^[A-Za-z0-9_.-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1) && [ -n "$line" ]; then
+		p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\2/')
+		passed=$((passed + p))
+		failed=$((failed + f))
+	elif grep -q '^SKIP' "${log%.log}.trs" 2>/dev/null || grep -q ':test-result: SKIP' "${log%.log}.trs" 2>/dev/null; then
+		:
+	else
+		# a test binary that died before printing counts
+		failed=$((failed + 1))
+	fi
+done < <(find "$dir" -name '*.log' -path '*tests*' -print0)
+echo "$label ($files test programs): $passed passed, $failed failed"

@@ -1,0 +1,73 @@
+/* The set of zones served: built whole from zone files, published with RCU. */
+#ifndef SHOAL_ZONE_ZONEDB_H
+#define SHOAL_ZONE_ZONEDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* A zone to serve, as configured. Strings belong to the caller. */
+typedef struct zone_spec {
+	const char *name;   /* presentation format, "example.com" or "example.com." */
+	const char *file;   /* path of the RFC 1035 master file */
+} zone_spec_t;
+
+/*
+ * How messages about zone files reach the caller (the daemon's log, or
+ * shoal-checkzone's stderr). `is_error` false means a warning. msg has the
+ * form "FILE:LINE: text" where a line is known. Called on the loading thread.
+ */
+typedef void (*zone_msg_fn)(void *arg, bool is_error, const char *msg);
+
+/*
+ * An immutable set of zones. Readers (workers) use it without locks inside
+ * rcu_read_lock(); it is freed only by zonedb_publish after a grace period.
+ */
+typedef struct zonedb zonedb_t;
+
+/* What one zone of a set says about itself (for shoalctl zone-status). */
+typedef struct zone_info {
+	char name[1024];        /* presentation format with final dot */
+	const char *file;
+	bool loaded;            /* a version of the zone is being served */
+	uint32_t serial;
+	size_t rr_count;
+	time_t loaded_at;       /* when the version served was loaded */
+	char last_error[512];   /* "" or why the last (re)load failed */
+} zone_info_t;
+
+/*
+ * Build a new set from n specs. With `old` != NULL (a reload), zones whose
+ * name is not `only` (when only != NULL) are shared with old, not re-read;
+ * a zone that fails to load keeps old's version of it (and records the
+ * error in its zone_info). Without old, a zone that fails is left out and
+ * the call returns SHOAL_EZONE after building the rest. Messages go to msg.
+ * Runs on a thread that is not a worker; may allocate freely.
+ * Returns 0 or a negative error; *out is set whenever the set was built.
+ */
+int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
+		 const char *only, zone_msg_fn msg, void *msg_arg,
+		 zonedb_t **out);
+
+/* Free a set that was never published (zones shared with others stay). */
+void zonedb_free(zonedb_t *db);
+
+size_t zonedb_zone_count(const zonedb_t *db);
+/* Copy the info of zone i (0 <= i < count) into *info. */
+void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info);
+
+/*
+ * The RCU-published current set. Readers: rcu_read_lock();
+ * db = zonedb_current(&ref); ... rcu_read_unlock(). The writer (one thread at
+ * a time) calls zonedb_publish: it swaps the pointer, waits for a grace
+ * period (synchronize_rcu) and frees the previous set.
+ */
+typedef struct zonedb_ref {
+	zonedb_t *db;
+} zonedb_ref_t;
+
+const zonedb_t *zonedb_current(zonedb_ref_t *ref);
+void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db);
+
+#endif
