@@ -1,0 +1,63 @@
+/* DNS over TCP for one worker: listeners, connections, RFC 7766 framing. */
+#ifndef SHOAL_SERVER_TCP_H
+#define SHOAL_SERVER_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/*
+ * Answers one message: q[0..len) in, answer written to out[0..cap) (cap is
+ * 65535). Returns the answer length, or 0 for no answer. Called on the
+ * worker's loop thread; the TCP code calls it for every complete message.
+ */
+typedef size_t (*tcp_answer_fn)(void *arg, const uint8_t *q, size_t len,
+				uint8_t *out, size_t cap);
+
+/* Limits that protect the server (shoald.conf(5) documents each). */
+typedef struct tcp_limits {
+	uint32_t idle_timeout_ms;     /* close a connection idle this long (10000) */
+	uint32_t max_connections;     /* per worker; past it the oldest idle goes (256) */
+	uint32_t message_timeout_ms;  /* to receive one whole message (5000) */
+	uint32_t max_output;          /* queued answer octets per connection (262144) */
+	uint32_t max_pipelined;       /* messages read ahead of writes per connection (64) */
+} tcp_limits_t;
+
+#define TCP_LIMITS_DEFAULT { 10000, 256, 5000, 262144, 64 }
+
+/* Per-worker TCP counters; the worker owns the memory (its cache lines). */
+typedef struct tcp_stats {
+	uint64_t accepted;
+	uint64_t closed_idle;
+	uint64_t closed_limit;       /* oldest dropped for max_connections */
+	uint64_t closed_slow;        /* message timeout or output cap */
+	uint64_t queries;
+	uint64_t answers;
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+} tcp_stats_t;
+
+typedef struct tcp_server tcp_server_t;
+
+/*
+ * Start serving the listening sockets fds[0..n) (already bound, with
+ * SO_REUSEPORT, and listening) on loop. The server keeps `stats` and `arg`
+ * pointers for its life. Returns 0 and *out, or a negative error.
+ * Must be called on the loop's thread.
+ */
+int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
+		     const tcp_limits_t *limits, tcp_answer_fn answer, void *arg,
+		     tcp_stats_t *stats, tcp_server_t **out);
+
+/*
+ * Graceful stop: close the listeners at once, let open connections finish
+ * writing the answers to queries already received, then close them, then
+ * call done(arg) and free the server. On the loop's thread.
+ */
+void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg);
+
+/* Open connections right now (for statistics). */
+size_t tcp_server_connections(const tcp_server_t *t);
+
+#endif
