@@ -1,0 +1,674 @@
+/* The store builder: sort, check and compile a zone's records into a zone_t. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "zone/internal.h"
+
+/*
+ * Records wait in one growing blob until the zone is complete: a header,
+ * then the canonical key, the lowercase owner and the RDATA. Offsets, not
+ * pointers, because the blob moves while it grows.
+ */
+typedef struct zrec {
+	uint32_t line;
+	uint32_t ttl;
+	uint16_t file;
+	uint16_t type;
+	uint16_t rdlen;
+	uint16_t keylen;
+	uint8_t namelen;
+} zrec_t;
+
+#define ZREC_ALIGN 4
+#define ZREC_NAMES_MAX 8 /* compressible names in one RDATA (SOA has 2) */
+
+struct zbuild {
+	uint8_t origin[NAME_MAXLEN];
+	size_t origin_len;
+	int origin_labels;
+	char origin_text[NAME_TEXT_MAX];
+	char *file;         /* the zone's main file, for zone-wide messages */
+	zone_msg_fn msg;
+	void *msg_arg;
+	char **files;
+	size_t file_count;
+	uint8_t *blob;
+	size_t blob_len, blob_cap;
+	size_t *recs;
+	size_t rec_count, rec_cap;
+	bool failed;
+};
+
+/* A node being planned: its owner and its records recs[first..first+count). */
+typedef struct zdesc {
+	const uint8_t *name;
+	size_t first;
+	uint32_t count;
+	uint8_t name_len;
+} zdesc_t;
+
+static inline zrec_t *rec_at(const zbuild_t *b, size_t off)
+{
+	return (zrec_t *)(b->blob + off);
+}
+static inline uint8_t *rec_key(zrec_t *r)
+{
+	return (uint8_t *)(r + 1);
+}
+static inline uint8_t *rec_name(zrec_t *r)
+{
+	return rec_key(r) + r->keylen;
+}
+static inline uint8_t *rec_rdata(zrec_t *r)
+{
+	return rec_name(r) + r->namelen;
+}
+
+zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg,
+		     void *msg_arg)
+{
+	zbuild_t *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	if (!(b->file = strdup(file))) {
+		free(b);
+		return NULL;
+	}
+	b->origin_len = name_length(origin);
+	memcpy(b->origin, origin, b->origin_len);
+	name_lower(b->origin);
+	b->origin_labels = name_labels(b->origin);
+	if (name_to_text(b->origin, b->origin_text, sizeof(b->origin_text)) < 0)
+		strcpy(b->origin_text, "?");
+	b->msg = msg;
+	b->msg_arg = msg_arg;
+	return b;
+}
+
+void zbuild_free(zbuild_t *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->file_count; i++)
+		free(b->files[i]);
+	free(b->files);
+	free(b->file);
+	free(b->blob);
+	free(b->recs);
+	free(b);
+}
+
+void zbuild_fail(zbuild_t *b)
+{
+	b->failed = true;
+}
+
+/* Index of file in the table of file names, adding it; -1 on ENOMEM. */
+static int file_index(zbuild_t *b, const char *file)
+{
+	for (size_t i = b->file_count; i-- > 0;)
+		if (strcmp(b->files[i], file) == 0)
+			return (int)i;
+	if (b->file_count >= UINT16_MAX)
+		return -1;
+	char **f = realloc(b->files, (b->file_count + 1) * sizeof(*f));
+	if (!f)
+		return -1;
+	b->files = f;
+	if (!(f[b->file_count] = strdup(file)))
+		return -1;
+	return (int)b->file_count++;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap : 4096;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+int zbuild_add(zbuild_t *b, const char *file, unsigned line,
+	       const uint8_t *owner, uint16_t type, uint16_t rclass,
+	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
+{
+	char text[NAME_TEXT_MAX];
+	if (!name_is_subdomain(owner, b->origin)) {
+		if (name_to_text(owner, text, sizeof(text)) < 0)
+			strcpy(text, "?");
+		zone_report(b->msg, b->msg_arg, false, file, line,
+			    "%s is outside the zone %s, ignored", text, b->origin_text);
+		return 0;
+	}
+	if (rclass != DNS_CLASS_IN) {
+		zone_report(b->msg, b->msg_arg, true, file, line,
+			    "class %u is not served (only IN)", rclass);
+		b->failed = true;
+		return SHOAL_EZONE;
+	}
+	int fi = file_index(b, file);
+	if (fi < 0)
+		return SHOAL_ENOMEM;
+
+	uint8_t key[ZONE_KEY_MAX];
+	size_t keylen = zone_name_key(owner, key);
+	size_t namelen = name_length(owner);
+	size_t size = sizeof(zrec_t) + keylen + namelen + rdlen;
+	size = (size + ZREC_ALIGN - 1) & ~(size_t)(ZREC_ALIGN - 1);
+	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + size, 1) ||
+	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + 1, sizeof(size_t)))
+		return SHOAL_ENOMEM;
+
+	zrec_t *r = rec_at(b, b->blob_len);
+	r->line = line;
+	r->ttl = ttl;
+	r->file = (uint16_t)fi;
+	r->type = type;
+	r->rdlen = rdlen;
+	r->keylen = (uint16_t)keylen;
+	r->namelen = (uint8_t)namelen;
+	memcpy(rec_key(r), key, keylen);
+	memcpy(rec_name(r), owner, namelen);
+	name_lower(rec_name(r));
+	if (rdlen)
+		memcpy(rec_rdata(r), rdata, rdlen);
+	b->recs[b->rec_count++] = b->blob_len;
+	b->blob_len += size;
+	return 0;
+}
+
+/* Canonical order of owners, then type, then RDATA octets. */
+static int rec_cmp(const void *pa, const void *pb, void *arg)
+{
+	const zbuild_t *b = arg;
+	zrec_t *x = rec_at(b, *(const size_t *)pa);
+	zrec_t *y = rec_at(b, *(const size_t *)pb);
+	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int c = memcmp(rec_key(x), rec_key(y), n);
+	if (c)
+		return c;
+	if (x->keylen != y->keylen)
+		return x->keylen < y->keylen ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	n = x->rdlen < y->rdlen ? x->rdlen : y->rdlen;
+	c = memcmp(rec_rdata(x), rec_rdata(y), n);
+	if (c)
+		return c;
+	return x->rdlen < y->rdlen ? -1 : x->rdlen > y->rdlen;
+}
+
+static bool same_owner(zrec_t *x, zrec_t *y)
+{
+	return x->keylen == y->keylen && memcmp(rec_key(x), rec_key(y), x->keylen) == 0;
+}
+
+static void report_rec(zbuild_t *b, bool is_error, zrec_t *r, const char *fmt,
+		       const char *arg)
+{
+	char text[NAME_TEXT_MAX];
+	if (name_to_text(rec_name(r), text, sizeof(text)) < 0)
+		strcpy(text, "?");
+	zone_report(b->msg, b->msg_arg, is_error, b->files[r->file], r->line, fmt,
+		    text, arg ? arg : "");
+	if (is_error)
+		b->failed = true;
+}
+
+/*
+ * Drop duplicate records (RFC 2181 5), make TTLs agree inside an RRset
+ * (RFC 2181 5.2: the first one read wins, with a warning) and check one
+ * node's records: SOA only at the apex and only one (RFC 1035 5.2), CNAME
+ * alone (RFC 1034 3.6.2, RFC 2181 10.1; RRSIG and NSEC may stay, RFC 4035
+ * 2.5), one DNAME (RFC 6672 2.4). Returns the node's record count after
+ * duplicates are dropped; the records move down to recs[first..].
+ */
+static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
+{
+	size_t n = 0;
+	for (size_t i = first; i < end; i++) {
+		if (n && rec_cmp(&b->recs[i], &out[n - 1], b) == 0)
+			continue;
+		out[n++] = b->recs[i];
+	}
+	bool apex = rec_at(b, out[0])->namelen == b->origin_len &&
+		    memcmp(rec_name(rec_at(b, out[0])), b->origin, b->origin_len) == 0;
+	zrec_t *cname = NULL, *other = NULL;
+	size_t soa = 0, dname = 0;
+	zrec_t *head = NULL;
+	for (size_t i = 0; i < n; i++) {
+		zrec_t *r = rec_at(b, out[i]);
+		/* RFC 2181 5.2: one TTL per RRset; the first one sorted wins */
+		if (!head || head->type != r->type)
+			head = r;
+		if (r->ttl != head->ttl && r->type != DNS_TYPE_RRSIG) {
+			report_rec(b, false, r, "%s: TTL differs inside the RRset, using %s", "the first");
+			r->ttl = head->ttl;
+		}
+		switch (r->type) {
+		case DNS_TYPE_SOA:
+			if (!apex)
+				report_rec(b, true, r, "%s: SOA record not at the zone apex%s", NULL);
+			else if (soa++)
+				report_rec(b, true, r, "%s: more than one SOA record%s", NULL);
+			break;
+		case DNS_TYPE_CNAME:
+			if (cname)
+				report_rec(b, true, r, "%s: more than one CNAME record%s", NULL);
+			cname = r;
+			break;
+		case DNS_TYPE_DNAME:
+			if (dname++)
+				report_rec(b, true, r, "%s: more than one DNAME record%s", NULL);
+			other = other ? other : r;
+			break;
+		case DNS_TYPE_RRSIG:
+		case DNS_TYPE_NSEC:
+			break;
+		default:
+			other = other ? other : r;
+		}
+	}
+	if (cname && other) {
+		zrec_t *later = cname->line > other->line ? cname : other;
+		report_rec(b, true, later, "%s: CNAME and other data at the same name%s", NULL);
+	}
+	return n;
+}
+
+/* Label start offsets of a name; returns the label count. */
+static int label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS])
+{
+	int n = 0;
+	for (size_t p = 0; name[p] && n < NAME_MAXLABELS; p += name[p] + 1)
+		off[n++] = (uint8_t)p;
+	return n;
+}
+
+/* Labels two lowercase names share, counted from the root. */
+static int common_labels(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t oa[NAME_MAXLABELS], ob[NAME_MAXLABELS];
+	int la = label_offsets(a, oa), lb = label_offsets(b, ob);
+	int k = 0;
+	while (k < la && k < lb) {
+		const uint8_t *x = a + oa[la - 1 - k], *y = b + ob[lb - 1 - k];
+		if (x[0] != y[0] || memcmp(x + 1, y + 1, x[0]) != 0)
+			break;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * Plan the nodes in canonical order, adding empty non-terminals: because
+ * a name's ancestors sort before it and its subtree is contiguous, the
+ * ancestors of X that exist are the ones X shares with the node just
+ * before it; the others are created right before X.
+ */
+static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t *count)
+{
+	size_t cap = 0, k = 0;
+	zdesc_t *d = NULL;
+	const uint8_t *prev = NULL;
+	for (size_t i = 0; i < n;) {
+		zrec_t *r = rec_at(b, recs[i]);
+		size_t j = i + 1;
+		while (j < n && same_owner(r, rec_at(b, recs[j])))
+			j++;
+		const uint8_t *name = rec_name(r);
+		uint8_t off[NAME_MAXLABELS];
+		int labels = label_offsets(name, off);
+		int have = prev ? common_labels(prev, name) : labels;
+		if (have < b->origin_labels)
+			have = b->origin_labels;
+		if (!grow((void **)&d, &cap, k + (size_t)(labels - have) + 1, sizeof(*d))) {
+			free(d);
+			return SHOAL_ENOMEM;
+		}
+		for (int depth = have + 1; depth < labels; depth++) {
+			const uint8_t *ent = name + off[labels - depth];
+			d[k++] = (zdesc_t){ ent, 0, 0, (uint8_t)name_length(ent) };
+		}
+		d[k++] = (zdesc_t){ name, i, (uint32_t)(j - i), r->namelen };
+		prev = name;
+		i = j;
+	}
+	*out = d;
+	*count = k;
+	return 0;
+}
+
+/* Octets of one node's memory block (see fill_node for the layout). */
+static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs,
+			size_t *rrsets, size_t *sigsets)
+{
+	size_t sets = 0, sigs = 0, names = 0, data = 0;
+	uint16_t off[ZREC_NAMES_MAX];
+	for (size_t i = d->first; i < d->first + d->count; i++) {
+		zrec_t *r = rec_at(b, recs[i]);
+		zrec_t *p = i > d->first ? rec_at(b, recs[i - 1]) : NULL;
+		if (!p || p->type != r->type)
+			sets++;
+		if (r->type == DNS_TYPE_RRSIG && r->rdlen >= 2 &&
+		    (!p || p->type != r->type || p->rdlen < 2 ||
+		     memcmp(rec_rdata(p), rec_rdata(r), 2) != 0))
+			sigs++;
+		int c = rrtype_rdata_names(r->type, rec_rdata(r), r->rdlen, off, ZREC_NAMES_MAX);
+		names += c > 0 ? (size_t)c : 0;
+		data += 10 + r->rdlen;
+	}
+	*rrsets = sets;
+	*sigsets = sigs;
+	return sets * sizeof(zrrset_t) + sigs * sizeof(rrset_wire_t) +
+	       names * sizeof(uint16_t) + data + d->name_len;
+}
+
+/*
+ * Fill node n from its records: one block holding
+ * [zrrset_t x sets][rrset_wire_t x sigs][uint16 name offsets][RR data][owner].
+ */
+static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs,
+		     znode_t *n)
+{
+	size_t sets, sigs;
+	size_t size = node_size(b, d, recs, &sets, &sigs);
+	uint8_t *mem = zarena_alloc(a, size);
+	if (!mem)
+		return SHOAL_ENOMEM;
+	zrrset_t *rs = (zrrset_t *)mem;
+	rrset_wire_t *sg = (rrset_wire_t *)(rs + sets);
+	uint16_t *names = (uint16_t *)(sg + sigs);
+	size_t name_total = 0;
+	uint16_t off[ZREC_NAMES_MAX];
+	for (size_t i = d->first; i < d->first + d->count; i++) {
+		zrec_t *r = rec_at(b, recs[i]);
+		int c = rrtype_rdata_names(r->type, rec_rdata(r), r->rdlen, off, ZREC_NAMES_MAX);
+		name_total += c > 0 ? (size_t)c : 0;
+	}
+	uint8_t *data = (uint8_t *)(names + name_total);
+	size_t s = (size_t)-1, pos = 0;
+	uint16_t *np = names;
+	for (size_t i = d->first; i < d->first + d->count; i++) {
+		zrec_t *r = rec_at(b, recs[i]);
+		if (s == (size_t)-1 || rs[s].set.type != r->type) {
+			s++;
+			rs[s] = (zrrset_t){ .set = { .type = r->type, .data = data + pos,
+						     .names = np } };
+		}
+		rrset_wire_t *set = &rs[s].set;
+		size_t at = pos - (size_t)(set->data - data);
+		if (at + 10 + r->rdlen > UINT16_MAX) {
+			report_rec(b, true, r, "%s: RRset larger than 65535 octets%s", NULL);
+			return SHOAL_EZONE;
+		}
+		uint8_t *p = data + pos;
+		p[0] = (uint8_t)(r->type >> 8);
+		p[1] = (uint8_t)r->type;
+		p[2] = 0;
+		p[3] = DNS_CLASS_IN;
+		p[4] = (uint8_t)(r->ttl >> 24);
+		p[5] = (uint8_t)(r->ttl >> 16);
+		p[6] = (uint8_t)(r->ttl >> 8);
+		p[7] = (uint8_t)r->ttl;
+		p[8] = (uint8_t)(r->rdlen >> 8);
+		p[9] = (uint8_t)r->rdlen;
+		memcpy(p + 10, rec_rdata(r), r->rdlen);
+		int c = rrtype_rdata_names(r->type, rec_rdata(r), r->rdlen, off, ZREC_NAMES_MAX);
+		for (int k = 0; k < c; k++)
+			*np++ = (uint16_t)(at + 10 + off[k]);
+		set->name_count = (uint16_t)(np - set->names);
+		set->rr_count++;
+		pos += 10 + r->rdlen;
+		set->data_len = (uint32_t)(pos - (size_t)(set->data - data));
+	}
+	for (size_t i = 0; i < sets; i++)
+		if (rs[i].set.name_count == 0)
+			rs[i].set.names = NULL;
+
+	/* RRSIGs sorted by RDATA are grouped by type covered (RFC 4034 3.1) */
+	const zrrset_t *sigset = NULL;
+	for (size_t i = 0; i < sets; i++)
+		if (rs[i].set.type == DNS_TYPE_RRSIG)
+			sigset = &rs[i];
+	size_t g = 0;
+	if (sigset) {
+		const uint8_t *p = sigset->set.data, *end = p + sigset->set.data_len;
+		while (p < end && g < sigs) {
+			uint16_t covered = wire_get_u16(p + 10);
+			rrset_wire_t *w = &sg[g++];
+			*w = (rrset_wire_t){ .type = DNS_TYPE_RRSIG, .data = p };
+			while (p < end && wire_get_u16(p + 10) == covered) {
+				p += 10 + wire_get_u16(p + 8);
+				w->rr_count++;
+			}
+			w->data_len = (uint32_t)(p - w->data);
+			for (size_t k = 0; k < sets; k++)
+				if (rs[k].set.type == covered)
+					rs[k].sigs = w;
+		}
+	}
+	uint8_t *name = data + pos;
+	memcpy(name, d->name, d->name_len);
+	n->name = name;
+	n->name_len = d->name_len;
+	n->labels = (uint8_t)name_labels(name);
+	n->rrsets = sets ? rs : NULL;
+	n->rrset_count = (uint16_t)sets;
+	return 0;
+}
+
+static int build_hash(zone_t *z, zarena_t *a)
+{
+	size_t cap = 16;
+	while (cap < z->node_count + z->node_count / 2)
+		cap *= 2;
+	zhash_slot_t *h = zarena_alloc(a, cap * sizeof(*h));
+	if (!h)
+		return SHOAL_ENOMEM;
+	memset(h, 0, cap * sizeof(*h));
+	uint32_t mask = (uint32_t)(cap - 1);
+	const uint8_t *key = zone_hash_key();
+	for (size_t i = 0; i < z->node_count; i++) {
+		uint64_t hv = name_hash(z->nodes[i].name, key);
+		uint32_t j = (uint32_t)hv & mask;
+		while (h[j].idx)
+			j = (j + 1) & mask;
+		h[j].tag = (uint32_t)(hv >> 32);
+		h[j].idx = (uint32_t)(i + 1);
+	}
+	z->hash = h;
+	z->hash_mask = mask;
+	return 0;
+}
+
+/* Parent pointers and flags; nodes are in canonical order, apex first. */
+static void link_nodes(znode_t *nodes, size_t count, int apex_labels)
+{
+	znode_t *chain[NAME_MAXLABELS + 1];
+	for (size_t i = 0; i < count; i++) {
+		znode_t *n = &nodes[i];
+		chain[n->labels] = n;
+		n->parent = i ? chain[n->labels - 1] : NULL;
+		if (n->rrset_count)
+			n->flags |= ZNODE_DATA;
+		if (i == 0)
+			n->flags |= ZNODE_APEX;
+		else if (znode_rrset(n, DNS_TYPE_NS))
+			n->flags |= ZNODE_DELEG;
+		if (znode_rrset(n, DNS_TYPE_DNAME))
+			n->flags |= ZNODE_DNAME;
+		if (znode_rrset(n, DNS_TYPE_CNAME))
+			n->flags |= ZNODE_CNAME;
+		znode_t *p = (znode_t *)n->parent;
+		if (!p)
+			continue;
+		if (name_is_wildcard(n->name))
+			p->flags |= ZNODE_WILDCARD_CHILD;
+		if (p->flags & (ZNODE_DELEG | ZNODE_DNAME | ZNODE_OCCLUDED))
+			n->flags |= ZNODE_OCCLUDED;
+	}
+	(void)apex_labels;
+}
+
+/* RFC 9471: warn when an in-domain name server of a cut has no address. */
+static void check_glue(zbuild_t *b, const zone_t *z, const zdesc_t *d, const size_t *recs)
+{
+	for (size_t i = 0; i < z->node_count; i++) {
+		const znode_t *n = &z->nodes[i];
+		if (!(n->flags & ZNODE_DELEG) || (n->flags & ZNODE_OCCLUDED))
+			continue;
+		for (size_t k = d[i].first; k < d[i].first + d[i].count; k++) {
+			zrec_t *r = rec_at(b, recs[k]);
+			if (r->type != DNS_TYPE_NS)
+				continue;
+			const uint8_t *target = rec_rdata(r);
+			if (!name_is_subdomain(target, n->name))
+				continue;
+			uint8_t lower[NAME_MAXLEN];
+			memcpy(lower, target, name_length(target));
+			name_lower(lower);
+			const znode_t *t = zone_lookup(z, lower);
+			if (t && (znode_rrset(t, DNS_TYPE_A) || znode_rrset(t, DNS_TYPE_AAAA)))
+				continue;
+			char text[NAME_TEXT_MAX];
+			if (name_to_text(target, text, sizeof(text)) < 0)
+				strcpy(text, "?");
+			report_rec(b, false, r, "%s: no glue address for name server %s", text);
+		}
+	}
+}
+
+/* The SOA copy for negative answers: TTL = min(SOA TTL, MINIMUM) (RFC 2308 3). */
+static int build_neg_soa(zone_t *z, zarena_t *a)
+{
+	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+	rrset_wire_t *n = &z->neg_soa;
+	*n = soa->set;
+	uint8_t *data = zarena_alloc(a, soa->set.data_len);
+	if (!data)
+		return SHOAL_ENOMEM;
+	memcpy(data, soa->set.data, soa->set.data_len);
+	uint16_t rdlen = wire_get_u16(data + 8);
+	if (rdlen < 20)
+		return SHOAL_EZONE;
+	uint32_t ttl = wire_get_u32(data + 4);
+	uint32_t minimum = wire_get_u32(data + 10 + rdlen - 4);
+	z->serial = wire_get_u32(data + 10 + rdlen - 20);
+	if (minimum < ttl) {
+		data[4] = (uint8_t)(minimum >> 24);
+		data[5] = (uint8_t)(minimum >> 16);
+		data[6] = (uint8_t)(minimum >> 8);
+		data[7] = (uint8_t)minimum;
+	}
+	n->data = data;
+	return 0;
+}
+
+static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count,
+		   size_t rr_count, zone_t **out)
+{
+	zone_t *z = calloc(1, sizeof(*z));
+	if (!z || !(z->arena = zarena_new())) {
+		free(z);
+		return SHOAL_ENOMEM;
+	}
+	int err = SHOAL_ENOMEM;
+	znode_t *nodes = zarena_alloc(z->arena, count * sizeof(*nodes));
+	if (!nodes)
+		goto fail;
+	memset(nodes, 0, count * sizeof(*nodes));
+	for (size_t i = 0; i < count; i++)
+		if ((err = fill_node(b, z->arena, &d[i], recs, &nodes[i])) < 0)
+			goto fail;
+	link_nodes(nodes, count, b->origin_labels);
+	z->nodes = nodes;
+	z->node_count = count;
+	z->apex = &nodes[0];
+	z->rr_count = rr_count;
+	z->loaded_at = time(NULL);
+	z->refs = 1;
+	if ((err = build_hash(z, z->arena)) < 0)
+		goto fail;
+	if (!znode_rrset(z->apex, DNS_TYPE_NS)) {
+		/* NSD and Knot both refuse such a zone: it cannot be delegated to */
+		zone_report(b->msg, b->msg_arg, true, b->file, 0,
+			    "no NS records at the zone apex %s", b->origin_text);
+		b->failed = true;
+	}
+	check_glue(b, z, d, recs);
+	if ((err = build_neg_soa(z, z->arena)) < 0)
+		goto fail;
+	if (b->failed) {
+		err = SHOAL_EZONE;
+		goto fail;
+	}
+	*out = z;
+	return 0;
+fail:
+	zone_free(z);
+	return err;
+}
+
+/* The apex sorts first; is one of its records the SOA? */
+static bool apex_has_soa(zbuild_t *b, const size_t *recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		zrec_t *r = rec_at(b, recs[i]);
+		if (r->namelen != b->origin_len ||
+		    memcmp(rec_name(r), b->origin, b->origin_len) != 0)
+			return false;
+		if (r->type == DNS_TYPE_SOA)
+			return true;
+	}
+	return false;
+}
+
+int zbuild_finish(zbuild_t *b, zone_t **out)
+{
+	int err = SHOAL_ENOMEM;
+	size_t *kept = NULL, n = 0;
+	zdesc_t *d = NULL;
+	size_t count = 0;
+	if (b->rec_count == 0 && b->failed) {
+		err = SHOAL_EZONE; /* the reasons are reported already */
+		goto done;
+	}
+	qsort_r(b->recs, b->rec_count, sizeof(size_t), rec_cmp, b);
+	kept = malloc((b->rec_count ? b->rec_count : 1) * sizeof(size_t));
+	if (!kept)
+		goto done;
+	for (size_t i = 0; i < b->rec_count;) {
+		size_t j = i + 1;
+		while (j < b->rec_count && same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j])))
+			j++;
+		n += check_node(b, i, j, kept + n);
+		i = j;
+	}
+	if (!apex_has_soa(b, kept, n)) {
+		zone_report(b->msg, b->msg_arg, true, b->file, 0,
+			    "no SOA record at the zone apex %s", b->origin_text);
+		err = SHOAL_EZONE;
+		goto done;
+	}
+	if ((err = plan_nodes(b, kept, n, &d, &count)) < 0)
+		goto done;
+	err = compile(b, kept, d, count, n, out);
+done:
+	free(d);
+	free(kept);
+	zbuild_free(b);
+	return err;
+}

@@ -1,0 +1,75 @@
+/* What zone/ shares between its own files: the arena, the store builder, messages. */
+#ifndef SHOAL_ZONE_INTERNAL_H
+#define SHOAL_ZONE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zone/zone.h"
+
+/*
+ * A bump allocator: a few big blocks per zone, freed together. Not
+ * thread-safe (only the loading thread allocates).
+ */
+typedef struct zarena zarena_t;
+
+zarena_t *zarena_new(void);
+/* n octets aligned for any object; NULL when out of memory. */
+void *zarena_alloc(zarena_t *a, size_t n);
+void zarena_free(zarena_t *a);
+/* Octets the arena took from malloc (for measuring). */
+size_t zarena_size(const zarena_t *a);
+
+/*
+ * Report a message about a zone file through fn: "FILE:LINE: text", or
+ * "FILE: text" when line is 0. printf-style.
+ */
+void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file,
+		 unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/*
+ * The store builder: collects records (in any order) from the loader, then
+ * sorts, checks and compiles them into a zone_t. One thread.
+ */
+typedef struct zbuild zbuild_t;
+
+/*
+ * file: the zone's main file (named in zone-wide messages); origin: the apex
+ * (wire form, any case). Both copied. NULL on ENOMEM.
+ */
+zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg,
+		     void *msg_arg);
+
+/*
+ * Add one record read from file:line. owner and rdata are uncompressed wire
+ * (owner any case; names in rdata as written). Records outside the zone are
+ * ignored with a warning; a class other than IN is an error. Returns 0,
+ * SHOAL_EZONE (reported, loading goes on to find more errors) or
+ * SHOAL_ENOMEM.
+ */
+int zbuild_add(zbuild_t *b, const char *file, unsigned line,
+	       const uint8_t *owner, uint16_t type, uint16_t rclass,
+	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
+
+/* Note an error found by the loader, so zbuild_finish fails. */
+void zbuild_fail(zbuild_t *b);
+
+/*
+ * Check and compile (RFC 1034 rules: one SOA at the apex, NS at the apex,
+ * CNAME alone, glue under cuts), reporting through msg. Frees b in all
+ * cases. Returns 0 and *out, SHOAL_EZONE or SHOAL_ENOMEM.
+ */
+int zbuild_finish(zbuild_t *b, zone_t **out);
+
+void zbuild_free(zbuild_t *b);
+
+/*
+ * The zone of db that holds name (lowercase wire), longest match first
+ * (label stripping over a hash of the apexes), or NULL. Read-only; any
+ * thread inside rcu_read_lock; no allocation.
+ */
+const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name);
+
+#endif

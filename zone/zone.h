@@ -1,0 +1,120 @@
+/* One compiled, read-only zone: nodes in canonical order, a hash index, RRsets in wire form. */
+#ifndef SHOAL_ZONE_ZONE_H
+#define SHOAL_ZONE_ZONE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "proto/name.h"
+#include "proto/rrset.h"
+#include "zone/zonedb.h"
+
+/* Per node flags, set when the store is built (never at query time). */
+enum znode_flag {
+	ZNODE_DATA = 0x01,           /* has at least one RRset */
+	ZNODE_APEX = 0x02,
+	ZNODE_DELEG = 0x04,          /* NS below the apex: a zone cut (RFC 1034 4.2.1) */
+	ZNODE_OCCLUDED = 0x08,       /* below a cut or a DNAME: not authoritative data */
+	ZNODE_WILDCARD_CHILD = 0x10, /* "*.<this name>" exists (RFC 4592 2.2.1) */
+	ZNODE_DNAME = 0x20,          /* has a DNAME RRset (RFC 6672) */
+	ZNODE_CNAME = 0x40,          /* has a CNAME RRset */
+};
+
+/*
+ * An RRset of a node and the RRSIGs that cover it (by type covered), kept
+ * side by side so DNSSEC can be served later. sigs is NULL when unsigned.
+ */
+typedef struct zrrset {
+	rrset_wire_t set;
+	const rrset_wire_t *sigs;
+} zrrset_t;
+
+/*
+ * A name in the zone. An empty non-terminal (RFC 4592 2.2.2) is a node
+ * without RRsets. name is canonical (lowercase) uncompressed wire form.
+ * parent is NULL only at the apex.
+ */
+typedef struct znode {
+	const uint8_t *name;
+	const struct znode *parent;
+	const zrrset_t *rrsets;      /* ordered by type */
+	uint16_t rrset_count;
+	uint16_t flags;              /* enum znode_flag */
+	uint8_t name_len;
+	uint8_t labels;              /* not counting the root label */
+} znode_t;
+
+/* One bucket of the open-addressing hash index: 0 idx means empty. */
+typedef struct zhash_slot {
+	uint32_t tag;                /* upper hash bits, to skip most compares */
+	uint32_t idx;                /* node index + 1 */
+} zhash_slot_t;
+
+struct zarena;
+
+/*
+ * A compiled zone. Immutable once built; shared between zone sets by a
+ * reference count that only the loading thread touches (zonedb.c).
+ */
+typedef struct zone {
+	const znode_t *apex;
+	const znode_t *nodes;        /* canonical order (RFC 4034 6.1), apex first */
+	size_t node_count;
+	const zhash_slot_t *hash;
+	uint32_t hash_mask;
+	rrset_wire_t neg_soa;        /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
+	uint32_t serial;
+	size_t rr_count;
+	time_t loaded_at;
+	unsigned refs;
+	struct zarena *arena;
+} zone_t;
+
+/* The process-wide SipHash key for name_hash, drawn once from randombytes. */
+const uint8_t *zone_hash_key(void);
+
+/*
+ * Load the master file `file` for the zone `origin` (uncompressed wire,
+ * any case), check it and compile it. Messages ("FILE:LINE: text") go to
+ * msg. Returns 0 and *out (refs = 1, caller frees with zone_free), or
+ * SHOAL_EZONE (content errors, all reported), SHOAL_EIO (unreadable file) or
+ * SHOAL_ENOMEM. Allocates freely; one thread.
+ */
+int zone_load(const char *file, const uint8_t *origin, zone_msg_fn msg,
+	      void *msg_arg, zone_t **out);
+
+/* Free a zone and everything it owns (ignores refs). NULL is fine. */
+void zone_free(zone_t *z);
+
+/*
+ * The node with exactly `name` (lowercase wire) whose name_hash is `hash`,
+ * or NULL. Read-only; any thread; no allocation.
+ */
+const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
+				  size_t name_len, uint64_t hash);
+
+/* zone_lookup_hashed after hashing name with zone_hash_key(). */
+const znode_t *zone_lookup(const zone_t *z, const uint8_t *name);
+
+/* The RRset of `type` at node n, or NULL. */
+const zrrset_t *znode_rrset(const znode_t *n, uint16_t type);
+
+/*
+ * "Less or equal" in canonical order: the last node whose name sorts at or
+ * before `name` (for DNSSEC denial later); NULL when name sorts before the
+ * apex. name is lowercase wire form.
+ */
+const znode_t *zone_find_le(const zone_t *z, const uint8_t *name);
+
+/*
+ * Canonical sort key of a name (RFC 4034 6.1): labels from the root, each
+ * followed by 0x00, with octets 0x00 and 0x01 escaped so that memcmp on
+ * keys orders names canonically and equal keys mean equal names. key must
+ * hold ZONE_KEY_MAX octets; returns the key length.
+ */
+#define ZONE_KEY_MAX (2 * NAME_MAXLEN + NAME_MAXLABELS)
+size_t zone_name_key(const uint8_t *name, uint8_t *key);
+
+#endif

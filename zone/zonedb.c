@@ -1,0 +1,236 @@
+/* The set of zones served: building with reload semantics, longest-match lookup, RCU publishing. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "zone/internal.h"
+
+typedef struct zentry {
+	char name[NAME_TEXT_MAX];    /* presentation form with the final dot */
+	uint8_t apex[NAME_MAXLEN];   /* lowercase wire form */
+	uint8_t apex_len;
+	char *file;
+	zone_t *zone;                /* the version served, or NULL */
+	char last_error[512];
+} zentry_t;
+
+struct zonedb {
+	zentry_t *entries;
+	size_t count;
+	zhash_slot_t *apex_hash;     /* loaded zones by apex; idx = entry + 1 */
+	uint32_t apex_mask;
+	int max_labels;              /* deepest apex: where label stripping starts */
+};
+
+/* Passes messages on and keeps the first error for zone_info. */
+typedef struct msg_tap {
+	zone_msg_fn fn;
+	void *arg;
+	char *first_error;
+	size_t cap;
+} msg_tap_t;
+
+static void tap_msg(void *arg, bool is_error, const char *msg)
+{
+	msg_tap_t *t = arg;
+	if (is_error && t->first_error[0] == '\0')
+		snprintf(t->first_error, t->cap, "%s", msg);
+	if (t->fn)
+		t->fn(t->arg, is_error, msg);
+}
+
+/* Zone name text to lowercase wire; a missing final dot is implied. */
+static int parse_zone_name(const char *text, uint8_t dst[NAME_MAXLEN])
+{
+	char buf[NAME_TEXT_MAX + 2];
+	size_t len = strlen(text);
+	if (len == 0 || len > NAME_TEXT_MAX - 1)
+		return SHOAL_ENAME;
+	snprintf(buf, sizeof(buf), "%s%s", text, text[len - 1] == '.' ? "" : ".");
+	int n = name_from_text(buf, NULL, dst);
+	if (n > 0)
+		name_lower(dst);
+	return n;
+}
+
+static const zentry_t *find_entry(const zonedb_t *db, const uint8_t *apex)
+{
+	for (size_t i = 0; db && i < db->count; i++)
+		if (name_equal(db->entries[i].apex, apex) && db->entries[i].apex_len)
+			return &db->entries[i];
+	return NULL;
+}
+
+static int build_apex_hash(zonedb_t *db)
+{
+	size_t cap = 8;
+	while (cap < db->count * 2)
+		cap *= 2;
+	db->apex_hash = calloc(cap, sizeof(zhash_slot_t));
+	if (!db->apex_hash)
+		return SHOAL_ENOMEM;
+	db->apex_mask = (uint32_t)(cap - 1);
+	for (size_t i = 0; i < db->count; i++) {
+		const zentry_t *e = &db->entries[i];
+		if (!e->zone)
+			continue;
+		uint64_t h = name_hash(e->apex, zone_hash_key());
+		uint32_t j = (uint32_t)h & db->apex_mask;
+		while (db->apex_hash[j].idx)
+			j = (j + 1) & db->apex_mask;
+		db->apex_hash[j] = (zhash_slot_t){ (uint32_t)(h >> 32), (uint32_t)(i + 1) };
+		int labels = name_labels(e->apex);
+		if (labels > db->max_labels)
+			db->max_labels = labels;
+	}
+	return 0;
+}
+
+int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
+		 const char *only, zone_msg_fn msg, void *msg_arg,
+		 zonedb_t **out)
+{
+	uint8_t only_apex[NAME_MAXLEN];
+	if (only && parse_zone_name(only, only_apex) < 0)
+		return SHOAL_EINVAL;
+	zonedb_t *db = calloc(1, sizeof(*db));
+	if (!db || !(db->entries = calloc(n ? n : 1, sizeof(zentry_t)))) {
+		free(db);
+		return SHOAL_ENOMEM;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n; i++, db->count++) {
+		zentry_t *e = &db->entries[i];
+		snprintf(e->name, sizeof(e->name), "%s", specs[i].name);
+		if (!(e->file = strdup(specs[i].file))) {
+			rc = SHOAL_ENOMEM;
+			db->count++;
+			break;
+		}
+		int len = parse_zone_name(specs[i].name, e->apex);
+		if (len < 0 || find_entry(db, e->apex)) {
+			snprintf(e->last_error, sizeof(e->last_error), "%s: %s", specs[i].name,
+				 len < 0 ? "not a valid zone name" : "zone configured twice");
+			if (msg)
+				msg(msg_arg, true, e->last_error);
+			memset(e->apex, 0, sizeof(e->apex));
+			rc = SHOAL_EZONE;
+			continue;
+		}
+		name_to_text(e->apex, e->name, sizeof(e->name));
+		const zentry_t *prev = find_entry(old, e->apex);
+		if (prev && prev->zone && only && !name_equal(only_apex, e->apex)) {
+			/* not asked to reload: share the version being served */
+			e->zone = prev->zone;
+			e->zone->refs++;
+			memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
+			e->apex_len = (uint8_t)len;
+			continue;
+		}
+		e->apex_len = (uint8_t)len;
+		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
+		int err = zone_load(e->file, e->apex, tap_msg, &tap, &e->zone);
+		if (err == 0)
+			continue;
+		if (e->last_error[0] == '\0')
+			snprintf(e->last_error, sizeof(e->last_error), "%s: %s", e->file,
+				 shoal_strerror(err));
+		if (prev && prev->zone) {
+			/* a failed reload keeps serving the old version */
+			e->zone = prev->zone;
+			e->zone->refs++;
+		} else {
+			rc = SHOAL_EZONE;
+		}
+		if (err == SHOAL_ENOMEM) {
+			rc = err;
+			db->count++;
+			break;
+		}
+	}
+	if (rc != SHOAL_ENOMEM && build_apex_hash(db) < 0)
+		rc = SHOAL_ENOMEM;
+	if (rc == SHOAL_ENOMEM) {
+		zonedb_free(db);
+		return rc;
+	}
+	*out = db;
+	return rc;
+}
+
+void zonedb_free(zonedb_t *db)
+{
+	if (!db)
+		return;
+	for (size_t i = 0; i < db->count; i++) {
+		zentry_t *e = &db->entries[i];
+		if (e->zone && --e->zone->refs == 0)
+			zone_free(e->zone);
+		free(e->file);
+	}
+	free(db->entries);
+	free(db->apex_hash);
+	free(db);
+}
+
+size_t zonedb_zone_count(const zonedb_t *db)
+{
+	return db ? db->count : 0;
+}
+
+void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
+{
+	const zentry_t *e = &db->entries[i];
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "%s", e->name);
+	info->file = e->file;
+	info->loaded = e->zone != NULL;
+	if (e->zone) {
+		info->serial = e->zone->serial;
+		info->rr_count = e->zone->rr_count;
+		info->loaded_at = e->zone->loaded_at;
+	}
+	snprintf(info->last_error, sizeof(info->last_error), "%s", e->last_error);
+}
+
+const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
+{
+	if (!db || !db->apex_hash)
+		return NULL;
+	uint8_t off[NAME_MAXLABELS];
+	int labels = 0;
+	for (size_t p = 0; name[p] && labels < NAME_MAXLABELS; p += name[p] + 1)
+		off[labels++] = (uint8_t)p;
+	/* the longest match first: start no deeper than the deepest apex */
+	int skip = labels > db->max_labels ? labels - db->max_labels : 0;
+	const uint8_t *key = zone_hash_key();
+	for (int k = skip; k <= labels; k++) {
+		const uint8_t *suffix = k < labels ? name + off[k] : name + name_length(name) - 1;
+		uint64_t h = name_hash(suffix, key);
+		uint32_t tag = (uint32_t)(h >> 32);
+		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
+		     j = (j + 1) & db->apex_mask) {
+			const zentry_t *e = &db->entries[db->apex_hash[j].idx - 1];
+			if (db->apex_hash[j].tag == tag && name_equal(e->apex, suffix))
+				return e->zone;
+		}
+	}
+	return NULL;
+}
+
+const zonedb_t *zonedb_current(zonedb_ref_t *ref)
+{
+	return rcu_dereference(ref->db);
+}
+
+void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db)
+{
+	zonedb_t *old = rcu_xchg_pointer(&ref->db, db);
+	/* readers that saw old finish their read-side section before it goes */
+	synchronize_rcu();
+	zonedb_free(old);
+}
