@@ -1,0 +1,211 @@
+/* shoal-flood's final report: totals, latency percentiles, rcodes, NSID spreading; text or JSON. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/flood.h"
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define SUM(field) atomic_store_explicit(&sum->field, LOAD(sum->field) + LOAD(t->stats.field), \
+					 memory_order_relaxed)
+
+void flood_stats_sum(flood_stats_t *sum, const flood_thread_t *threads, unsigned n)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned i = 0; i < n; i++) {
+		const flood_thread_t *t = &threads[i];
+		SUM(sent);
+		SUM(answered);
+		SUM(lost);
+		SUM(truncated);
+		SUM(unexpected);
+		SUM(send_errors);
+		SUM(refused_icmp);
+		SUM(nsid_other);
+		SUM(nsid_missing);
+		for (unsigned r = 0; r < 16; r++)
+			SUM(rcode[r]);
+		for (unsigned b = 0; b < FLOOD_HIST_BUCKETS; b++)
+			SUM(hist[b]);
+		for (unsigned k = 0; k < FLOOD_NSID_THREADS; k++)
+			SUM(nsid_thread[k]);
+		if (LOAD(t->stats.last_answer_ns) > LOAD(sum->last_answer_ns))
+			atomic_store(&sum->last_answer_ns, LOAD(t->stats.last_answer_ns));
+		if (LOAD(t->stats.max_latency_ns) > LOAD(sum->max_latency_ns))
+			atomic_store(&sum->max_latency_ns, LOAD(t->stats.max_latency_ns));
+		sum->sockets_answered += t->stats.sockets_answered;
+		sum->sockets_sticky += t->stats.sockets_sticky;
+		if (!sum->nsid_sample[0])
+			memcpy(sum->nsid_sample, t->stats.nsid_sample, sizeof(sum->nsid_sample));
+	}
+}
+
+static const char *rcode_name(unsigned r, char *buf, size_t cap)
+{
+	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+					     "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
+					     "NXRRSET", "NOTAUTH", "NOTZONE" };
+	if (r < sizeof(names) / sizeof(names[0]))
+		return names[r];
+	snprintf(buf, cap, "RCODE%u", r);
+	return buf;
+}
+
+/* What the report needs, computed once for both formats. */
+typedef struct figures {
+	uint64_t hist[FLOOD_HIST_BUCKETS];
+	double qps, secs;
+	double p50, p90, p99, p999, max; /* milliseconds */
+	unsigned nsid_threads;          /* highest server thread index seen + 1 */
+	uint64_t nsid_max, nsid_min;
+} figures_t;
+
+static void compute(figures_t *f, const flood_stats_t *s, uint64_t elapsed_ns)
+{
+	for (unsigned b = 0; b < FLOOD_HIST_BUCKETS; b++)
+		f->hist[b] = LOAD(s->hist[b]);
+	f->secs = (double)elapsed_ns / 1e9;
+	f->qps = f->secs > 0 ? (double)LOAD(s->answered) / f->secs : 0;
+	f->p50 = (double)flood_hist_quantile(f->hist, 0.50) / 1e6;
+	f->p90 = (double)flood_hist_quantile(f->hist, 0.90) / 1e6;
+	f->p99 = (double)flood_hist_quantile(f->hist, 0.99) / 1e6;
+	f->p999 = (double)flood_hist_quantile(f->hist, 0.999) / 1e6;
+	f->max = (double)LOAD(s->max_latency_ns) / 1e6;
+	f->nsid_threads = 0;
+	for (unsigned k = 0; k < FLOOD_NSID_THREADS; k++)
+		if (LOAD(s->nsid_thread[k]))
+			f->nsid_threads = k + 1;
+	f->nsid_max = 0;
+	f->nsid_min = UINT64_MAX;
+	for (unsigned k = 0; k < f->nsid_threads; k++) {
+		uint64_t v = LOAD(s->nsid_thread[k]);
+		if (v > f->nsid_max)
+			f->nsid_max = v;
+		if (v < f->nsid_min)
+			f->nsid_min = v;
+	}
+	if (f->nsid_threads == 0)
+		f->nsid_min = 0;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+static void report_text(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
+{
+	uint64_t sent = LOAD(s->sent), answered = LOAD(s->answered), lost = LOAD(s->lost);
+	char buf[16];
+	printf("shoal-flood: %s port %u, %s, %u thread%s x %u %s, %.2f s\n", o->server_text,
+	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->threads == 1 ? "" : "s",
+	       o->sockets, o->tcp_pipeline ? "connections" : "sockets", f->secs);
+	printf("  sent        %llu\n", (unsigned long long)sent);
+	printf("  answered    %llu\n", (unsigned long long)answered);
+	printf("  lost        %llu (%.3f%%)\n", (unsigned long long)lost, 100 * ratio(lost, sent));
+	printf("  qps         %.1f\n", f->qps);
+	printf("  latency ms  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n", f->p50,
+	       f->p90, f->p99, f->p999, f->max);
+	printf("  rcodes     ");
+	for (unsigned r = 0; r < 16; r++)
+		if (LOAD(s->rcode[r]))
+			printf(" %s %llu", rcode_name(r, buf, sizeof(buf)),
+			       (unsigned long long)LOAD(s->rcode[r]));
+	printf("\n  truncated   %llu\n", (unsigned long long)LOAD(s->truncated));
+	if (LOAD(s->unexpected) || LOAD(s->send_errors) || LOAD(s->refused_icmp))
+		printf("  unexpected  %llu  send errors %llu  icmp refused %llu\n",
+		       (unsigned long long)LOAD(s->unexpected),
+		       (unsigned long long)LOAD(s->send_errors),
+		       (unsigned long long)LOAD(s->refused_icmp));
+	if (!o->nsid)
+		return;
+	printf("  nsid        %s\n", s->nsid_sample[0] ? s->nsid_sample : "(none)");
+	printf("  per thread ");
+	for (unsigned k = 0; k < f->nsid_threads; k++)
+		printf(" %u: %llu (%.1f%%)", k, (unsigned long long)LOAD(s->nsid_thread[k]),
+		       100 * ratio(LOAD(s->nsid_thread[k]), answered));
+	if (f->nsid_min)
+		printf("\n  max/min     %.3f\n", ratio(f->nsid_max, f->nsid_min));
+	else
+		printf("\n  max/min     inf\n");
+	if (LOAD(s->nsid_other) || LOAD(s->nsid_missing))
+		printf("  no thread   %llu  no nsid %llu\n", (unsigned long long)LOAD(s->nsid_other),
+		       (unsigned long long)LOAD(s->nsid_missing));
+	if (!o->tcp_pipeline)
+		printf("  sticky      %llu of %llu sockets (%.1f%%)\n",
+		       (unsigned long long)s->sockets_sticky,
+		       (unsigned long long)s->sockets_answered,
+		       100 * ratio(s->sockets_sticky, s->sockets_answered));
+}
+
+/* JSON string of printable ASCII: the NSID sample is already reduced to that. */
+static void json_string(const char *text)
+{
+	putchar('"');
+	for (const char *p = text; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			putchar('\\');
+		putchar(*p);
+	}
+	putchar('"');
+}
+
+static void report_json(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
+{
+	char buf[16];
+	printf("{\"server\":");
+	json_string(o->server_text);
+	printf(",\"port\":%u,\"transport\":\"%s\",\"threads\":%u,\"sockets\":%u,\"seconds\":%.6f",
+	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->sockets, f->secs);
+	printf(",\"sent\":%llu,\"answered\":%llu,\"lost\":%llu,\"qps\":%.1f",
+	       (unsigned long long)LOAD(s->sent), (unsigned long long)LOAD(s->answered),
+	       (unsigned long long)LOAD(s->lost), f->qps);
+	printf(",\"unexpected\":%llu,\"send_errors\":%llu,\"icmp_refused\":%llu,\"truncated\":%llu",
+	       (unsigned long long)LOAD(s->unexpected), (unsigned long long)LOAD(s->send_errors),
+	       (unsigned long long)LOAD(s->refused_icmp), (unsigned long long)LOAD(s->truncated));
+	printf(",\"latency_ms\":{\"p50\":%.4f,\"p90\":%.4f,\"p99\":%.4f,\"p99.9\":%.4f,"
+	       "\"max\":%.4f}", f->p50, f->p90, f->p99, f->p999, f->max);
+	printf(",\"rcodes\":{");
+	const char *sep = "";
+	for (unsigned r = 0; r < 16; r++) {
+		if (LOAD(s->rcode[r])) {
+			printf("%s\"%s\":%llu", sep, rcode_name(r, buf, sizeof(buf)),
+			       (unsigned long long)LOAD(s->rcode[r]));
+			sep = ",";
+		}
+	}
+	printf("}");
+	if (o->nsid) {
+		printf(",\"nsid\":{\"sample\":");
+		json_string(s->nsid_sample);
+		printf(",\"threads\":[");
+		for (unsigned k = 0; k < f->nsid_threads; k++)
+			printf("%s%llu", k ? "," : "", (unsigned long long)LOAD(s->nsid_thread[k]));
+		printf("],\"max_min\":");
+		if (f->nsid_min)
+			printf("%.4f", ratio(f->nsid_max, f->nsid_min));
+		else
+			printf("null");
+		printf(",\"no_thread\":%llu,\"missing\":%llu", (unsigned long long)LOAD(s->nsid_other),
+		       (unsigned long long)LOAD(s->nsid_missing));
+		if (!o->tcp_pipeline)
+			printf(",\"sockets_answered\":%llu,\"sockets_sticky\":%llu,\"stickiness\":%.4f",
+			       (unsigned long long)s->sockets_answered,
+			       (unsigned long long)s->sockets_sticky,
+			       ratio(s->sockets_sticky, s->sockets_answered));
+		printf("}");
+	}
+	printf("}\n");
+}
+
+void flood_report(const flood_opts_t *o, const flood_stats_t *sum, uint64_t elapsed_ns)
+{
+	static figures_t f; /* main thread, once: too big for the stack comfortably */
+	compute(&f, sum, elapsed_ns);
+	if (o->json)
+		report_json(o, sum, &f);
+	else
+		report_text(o, sum, &f);
+	fflush(stdout);
+}
