@@ -45,6 +45,14 @@ typedef struct tcp_server tcp_server_t;
  * SO_REUSEPORT, and listening) on loop. The server keeps `stats` and `arg`
  * pointers for its life. Returns 0 and *out, or a negative error.
  * Must be called on the loop's thread.
+ * The fds belong to the server after a 0 return (tcp_server_stop closes
+ * them). SHOAL_EINVAL (a zero limit, a socket that is not a listening TCP
+ * socket) and SHOAL_ENOMEM leave them to the caller; SHOAL_ESYSTEM (libuv
+ * refused one) means they are closed. limits->max_output below 65537 is
+ * raised to 65537, so one whole answer always fits.
+ * Memory: 65537 octets per worker, then per connection slot used (at most
+ * max_connections) about 66 KiB of input buffer plus queued output, which is
+ * at most max_output octets held in buffers of at most 2 * max_output.
  */
 int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
 		     const tcp_limits_t *limits, tcp_answer_fn answer, void *arg,
@@ -59,5 +67,13 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg);
 
 /* Open connections right now (for statistics). */
 size_t tcp_server_connections(const tcp_server_t *t);
+
+/*
+ * net.ipv4.tcp_migrate_req in this network namespace: 1 when the kernel
+ * hands a closing listener's queued connections to the other listeners of
+ * its SO_REUSEPORT group (Linux 5.14+), 0 when it resets them, or a negative
+ * error when it cannot be read (older kernel). Any thread; reads /proc.
+ */
+int tcp_migrate_req_state(void);
 
 #endif

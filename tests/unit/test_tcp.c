@@ -1,0 +1,487 @@
+/* Unit tests for server/tcp.c: a real loop in a thread, plain blocking sockets as clients. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/error.h"
+#include "server/tcp.h"
+#include "tests/unit/unit.h"
+
+/* A query with this ID is answered with a 65535-octet message. */
+#define BIG_ID 0xffff
+#define QUERY_LEN 17
+/* The generous deadline for anything the server should do: a client read
+ * that waits longer counts as "did not happen". */
+#define DEADLINE_S 5
+
+/* One server on its own loop thread, as a worker would run it. */
+typedef struct fixture {
+	uv_loop_t loop;
+	uv_async_t stop_async;
+	pthread_t thread;
+	sem_t ready;
+	tcp_server_t *srv;
+	tcp_limits_t lim;
+	tcp_stats_t stats;
+	int lfd;
+	uint16_t port;
+	int start_err;
+	int done_calls;
+} fixture_t;
+
+/* Echo the query with QR set; drop anything shorter than a header. */
+static size_t echo_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap)
+{
+	(void)arg;
+	if (len < 12)
+		return 0;
+	if ((q[0] << 8 | q[1]) == BIG_ID) {
+		memcpy(out, q, 12);
+		for (size_t i = 12; i < cap; i++)
+			out[i] = (uint8_t)i;
+		out[2] |= 0x80;
+		return cap;
+	}
+	memcpy(out, q, len);
+	out[2] |= 0x80;
+	return len;
+}
+
+static void on_server_done(void *arg)
+{
+	fixture_t *fx = arg;
+	fx->done_calls++;
+	uv_close((uv_handle_t *)&fx->stop_async, NULL);
+}
+
+static void on_stop_async(uv_async_t *a)
+{
+	fixture_t *fx = a->data;
+	tcp_server_stop(fx->srv, on_server_done, fx);
+}
+
+static void *loop_thread(void *arg)
+{
+	fixture_t *fx = arg;
+	fx->start_err = tcp_server_start(&fx->loop, &fx->lfd, 1, &fx->lim, echo_answer, NULL,
+					 &fx->stats, &fx->srv);
+	if (fx->start_err)
+		uv_close((uv_handle_t *)&fx->stop_async, NULL);
+	sem_post(&fx->ready);
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	return NULL;
+}
+
+/* A loopback listener on a free port (bind to port 0, read it back). */
+static int listen_loopback(uint16_t *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 128) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+		perror("listen_loopback");
+		exit(99);
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void fx_start(fixture_t *fx, const tcp_limits_t *lim)
+{
+	memset(fx, 0, sizeof(*fx));
+	fx->lim = *lim;
+	fx->lfd = listen_loopback(&fx->port);
+	sem_init(&fx->ready, 0, 0);
+	uv_loop_init(&fx->loop);
+	uv_async_init(&fx->loop, &fx->stop_async, on_stop_async);
+	fx->stop_async.data = fx;
+	pthread_create(&fx->thread, NULL, loop_thread, fx);
+	sem_wait(&fx->ready);
+	CU_ASSERT_EQUAL_FATAL(fx->start_err, 0);
+}
+
+/* Stop the server, wait for its loop to run dry; every handle must be closed. */
+static void fx_stop(fixture_t *fx)
+{
+	uv_async_send(&fx->stop_async);
+	pthread_join(fx->thread, NULL);
+	CU_ASSERT_EQUAL(fx->done_calls, 1);
+	CU_ASSERT_EQUAL(uv_loop_close(&fx->loop), 0);
+	sem_destroy(&fx->ready);
+}
+
+static int client_connect(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int one = 1;
+	struct timeval tv = { .tv_sec = DEADLINE_S };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void send_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+		if (r <= 0) {
+			CU_FAIL("send failed");
+			return;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+}
+
+/* Read exactly len octets; false on EOF, error or the deadline. */
+static bool recv_all(int fd, uint8_t *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t r = recv(fd, p, len, 0);
+		if (r <= 0)
+			return false;
+		p += r;
+		len -= (size_t)r;
+	}
+	return true;
+}
+
+/* A framed query (length prefix + header + root question) with this ID. */
+static size_t frame_query(uint8_t *p, uint16_t id)
+{
+	static const uint8_t tmpl[2 + QUERY_LEN] = { 0, QUERY_LEN, 0, 0, 0x01, 0, 0, 1, 0, 0,
+						     0, 0,    0,         0, 0, 0,    6, 0, 1 };
+	memcpy(p, tmpl, sizeof(tmpl));
+	p[2] = (uint8_t)(id >> 8);
+	p[3] = (uint8_t)id;
+	return sizeof(tmpl);
+}
+
+/* Read one framed answer; returns its ID, or -1 when none came. */
+static int read_answer(int fd, uint8_t *msg, size_t *len)
+{
+	uint8_t pre[2];
+	if (!recv_all(fd, pre, 2))
+		return -1;
+	*len = (size_t)(pre[0] << 8 | pre[1]);
+	if (*len < 12 || !recv_all(fd, msg, *len))
+		return -1;
+	if (!(msg[2] & 0x80))
+		return -1;
+	return msg[0] << 8 | msg[1];
+}
+
+/* Frame `count` queries with IDs first, first + 1, ... at p; returns the octets. */
+static size_t frame_queries(uint8_t *p, uint16_t first, int count)
+{
+	size_t n = 0;
+	for (int i = 0; i < count; i++)
+		n += frame_query(p + n, (uint16_t)(first + i));
+	return n;
+}
+
+/* Read `count` answers; returns how many carried the expected ID in order. */
+static int answers_in_order(int fd, int first, int count)
+{
+	static uint8_t a[65536];
+	size_t len;
+	int good = 0;
+	for (int i = 0; i < count; i++)
+		good += read_answer(fd, a, &len) == first + i;
+	return good;
+}
+
+/* True when the server closed the connection before the deadline. */
+static bool wait_closed(int fd)
+{
+	uint8_t b[4096];
+	for (;;) {
+		ssize_t r = recv(fd, b, sizeof(b), 0);
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return true;
+		if (r < 0)
+			return false; /* deadline */
+	}
+}
+
+static const tcp_limits_t default_limits = TCP_LIMITS_DEFAULT;
+
+static void test_one_byte_at_a_time(void)
+{
+	fixture_t fx;
+	uint8_t q[64], a[65536];
+	size_t len;
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	size_t n = frame_query(q, 0x1234);
+	for (size_t i = 0; i < n; i++) {
+		send_all(fd, q + i, 1);
+		usleep(2000);
+	}
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 0x1234);
+	CU_ASSERT_EQUAL(len, QUERY_LEN);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.queries, 1);
+	CU_ASSERT_EQUAL(fx.stats.answers, 1);
+	CU_ASSERT_EQUAL(fx.stats.bytes_in, n);
+	CU_ASSERT_EQUAL(fx.stats.bytes_out, n);
+}
+
+static void test_pipelined_100_in_order(void)
+{
+	fixture_t fx;
+	uint8_t q[100 * (2 + QUERY_LEN)];
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	send_all(fd, q, frame_queries(q, 1000, 100));
+	CU_ASSERT_EQUAL(answers_in_order(fd, 1000, 100), 100);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.answers, 100);
+}
+
+/* Two messages in one segment, then one split inside its length prefix. */
+static void test_two_in_one_segment_and_split_prefix(void)
+{
+	fixture_t fx;
+	uint8_t q[128], a[65536];
+	size_t len;
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	size_t n = frame_query(q, 1);
+	n += frame_query(q + n, 2);
+	send_all(fd, q, n);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 1);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 2);
+	n = frame_query(q, 3);
+	send_all(fd, q, 1);
+	usleep(20000);
+	send_all(fd, q + 1, n - 1);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 3);
+	close(fd);
+	fx_stop(&fx);
+}
+
+/* A message shorter than a header gets no answer; the connection stays. */
+static void test_no_answer_keeps_connection(void)
+{
+	fixture_t fx;
+	uint8_t q[64] = { 0, 3, 'a', 'b', 'c' }, a[65536];
+	size_t len;
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	size_t n = 5 + frame_query(q + 5, 7);
+	send_all(fd, q, n);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 7);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.queries, 2);
+	CU_ASSERT_EQUAL(fx.stats.answers, 1);
+}
+
+static void test_answer_65535_whole(void)
+{
+	fixture_t fx;
+	static uint8_t a[65536];
+	uint8_t q[64];
+	size_t len = 0;
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	send_all(fd, q, frame_query(q, BIG_ID));
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), BIG_ID);
+	CU_ASSERT_EQUAL(len, 65535);
+	size_t good = 0;
+	for (size_t i = 12; i < len; i++)
+		good += a[i] == (uint8_t)i;
+	CU_ASSERT_EQUAL(good, 65535 - 12);
+	close(fd);
+	fx_stop(&fx);
+}
+
+static void test_idle_timeout_closes(void)
+{
+	fixture_t fx;
+	tcp_limits_t lim = default_limits;
+	lim.idle_timeout_ms = 200;
+	fx_start(&fx, &lim);
+	int fd = client_connect(fx.port);
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.closed_idle, 1);
+}
+
+/* Half a message, then silence: the message timeout closes it as slow. */
+static void test_message_timeout_closes(void)
+{
+	fixture_t fx;
+	uint8_t q[64];
+	tcp_limits_t lim = default_limits;
+	lim.message_timeout_ms = 200;
+	fx_start(&fx, &lim);
+	int fd = client_connect(fx.port);
+	send_all(fd, q, frame_query(q, 9) / 2);
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.closed_slow, 1);
+	CU_ASSERT_EQUAL(fx.stats.queries, 0);
+}
+
+static void test_max_connections_new_client_served(void)
+{
+	enum { MAX = 4, EXTRA = 5 };
+	fixture_t fx;
+	uint8_t q[64], a[65536];
+	size_t len;
+	int fds[MAX + EXTRA];
+	tcp_limits_t lim = default_limits;
+	lim.max_connections = MAX;
+	fx_start(&fx, &lim);
+	for (int i = 0; i < MAX + EXTRA; i++)
+		fds[i] = client_connect(fx.port);
+	int fd = client_connect(fx.port);
+	CU_ASSERT_TRUE_FATAL(fd >= 0);
+	send_all(fd, q, frame_query(q, 42));
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 42);
+	/* the oldest ones made room */
+	CU_ASSERT_TRUE(wait_closed(fds[0]));
+	close(fd);
+	for (int i = 0; i < MAX + EXTRA; i++)
+		close(fds[i]);
+	fx_stop(&fx);
+	CU_ASSERT_TRUE(fx.stats.closed_limit >= EXTRA + 1);
+	CU_ASSERT_EQUAL(fx.stats.accepted, MAX + EXTRA + 1);
+}
+
+/* A reader that never reads: past max_output queued octets it is dropped.
+ * 200 answers of 64 KiB are more than loopback socket buffers hold. */
+static void test_output_cap_closes_non_reader(void)
+{
+	enum { N = 200 };
+	fixture_t fx;
+	uint8_t q[N * (2 + QUERY_LEN)];
+	size_t n = 0;
+	tcp_limits_t lim = default_limits;
+	lim.max_output = 65537;
+	fx_start(&fx, &lim);
+	int fd = client_connect(fx.port);
+	for (int i = 0; i < N; i++)
+		n += frame_query(q + n, BIG_ID);
+	send_all(fd, q, n);
+	sleep(1); /* not reading; then drain and expect the close */
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.closed_slow, 1);
+}
+
+/*
+ * Stop: the listener closes at once; answers already produced and queries
+ * already received are delivered, then the server closes the connection.
+ */
+static void test_stop_delivers_pending(void)
+{
+	fixture_t fx;
+	static uint8_t a[65536];
+	uint8_t q[64 * (2 + QUERY_LEN)];
+	size_t n = 0, len;
+	fx_start(&fx, &default_limits);
+	int idle = client_connect(fx.port);
+	int fd = client_connect(fx.port);
+	for (int i = 0; i < 3; i++)
+		n += frame_query(q + n, BIG_ID);
+	n += frame_queries(q + n, 100, 50);
+	send_all(fd, q, n);
+	usleep(100000); /* let the server read and queue before the stop */
+	uv_async_send(&fx.stop_async);
+	int got = 0;
+	for (int i = 0; i < 3; i++)
+		got += read_answer(fd, a, &len) == BIG_ID && len == 65535;
+	CU_ASSERT_EQUAL(got, 3);
+	CU_ASSERT_EQUAL(answers_in_order(fd, 100, 50), 50);
+	CU_ASSERT_TRUE(wait_closed(fd));
+	CU_ASSERT_TRUE(wait_closed(idle));
+	close(fd);
+	close(idle);
+	pthread_join(fx.thread, NULL);
+	CU_ASSERT_EQUAL(fx.done_calls, 1);
+	CU_ASSERT_EQUAL(uv_loop_close(&fx.loop), 0);
+	/* the listener is gone */
+	int late = client_connect(fx.port);
+	CU_ASSERT_EQUAL(late, -1);
+	if (late >= 0)
+		close(late);
+	sem_destroy(&fx.ready);
+}
+
+/* A client that sends its queries and half-closes still gets every answer. */
+static void test_half_close_answered(void)
+{
+	fixture_t fx;
+	uint8_t q[10 * (2 + QUERY_LEN)];
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	send_all(fd, q, frame_queries(q, 500, 10));
+	shutdown(fd, SHUT_WR);
+	CU_ASSERT_EQUAL(answers_in_order(fd, 500, 10), 10);
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+	fx_stop(&fx);
+}
+
+static void test_bad_arguments(void)
+{
+	uv_loop_t loop;
+	tcp_server_t *srv = NULL;
+	tcp_stats_t st = { 0 };
+	tcp_limits_t lim = default_limits;
+	int fd = socket(AF_INET, SOCK_STREAM, 0); /* not listening */
+	uv_loop_init(&loop);
+	CU_ASSERT_TRUE(tcp_server_start(&loop, &fd, 1, &lim, echo_answer, NULL, &st, &srv) < 0);
+	lim.max_pipelined = 0;
+	CU_ASSERT_TRUE(tcp_server_start(&loop, NULL, 0, &lim, echo_answer, NULL, &st, &srv) < 0);
+	CU_ASSERT_PTR_NULL(srv);
+	CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
+	close(fd);
+	int m = tcp_migrate_req_state();
+	CU_ASSERT_TRUE(m == 0 || m == 1 || m == SHOAL_ENOTFOUND);
+}
+
+int main(void)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_one_byte_at_a_time),
+		UNIT_TEST(test_pipelined_100_in_order),
+		UNIT_TEST(test_two_in_one_segment_and_split_prefix),
+		UNIT_TEST(test_no_answer_keeps_connection),
+		UNIT_TEST(test_answer_65535_whole),
+		UNIT_TEST(test_idle_timeout_closes),
+		UNIT_TEST(test_message_timeout_closes),
+		UNIT_TEST(test_max_connections_new_client_served),
+		UNIT_TEST(test_output_cap_closes_non_reader),
+		UNIT_TEST(test_stop_delivers_pending),
+		UNIT_TEST(test_half_close_answered),
+		UNIT_TEST(test_bad_arguments),
+		UNIT_END,
+	};
+	return unit_run("tcp", tests);
+}
