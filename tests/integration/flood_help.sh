@@ -1,0 +1,29 @@
+#!/bin/bash
+# shoal-flood: every option in --help is in the man page and the other way round,
+# and the loopback guard and bad arguments are refused before any packet is sent.
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+
+MAN=$SHOAL_SRCDIR/man/shoal-flood.1
+help=$("$SHOAL_FLOOD" --help)
+check_eq "--help exits 0" 0 $?
+
+# Options as written in --help: "-s", "--tcp-pipeline", ...
+help_opts=$(printf '%s\n' "$help" | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z-]*' | tr -d ' ,' | sort -u)
+# Options as the man page marks them up: .BI \-s, .B \-\-nsid, .BR \-h ", " \-\-help
+man_opts=$(grep -E '^\.(B|BI|BR) \\-' "$MAN" | grep -oE '(\\-)+[a-zA-Z][a-zA-Z\\-]*' |
+	sed 's/\\-/-/g' | sort -u)
+check_eq "--help and shoal-flood.1 list the same options" "$help_opts" "$man_opts"
+
+out=$("$SHOAL_FLOOD" -s 192.0.2.1 -q example.com -n 1 2>&1)
+check_eq "a remote target is refused" 1 $?
+check_match "the refusal says why" "not a loopback address" "$out"
+"$SHOAL_FLOOD" -q example.com -n 1 -T 0 >/dev/null 2>&1
+check_eq "-T 0 is refused" 1 $?
+"$SHOAL_FLOOD" -n 1 >/dev/null 2>&1
+check_eq "no query source is refused" 1 $?
+out=$("$SHOAL_FLOOD" -q 'bad..name' -n 1 2>&1)
+check_match "a bad name is refused with the reason" "bad name" "$out"
+printf 'ok.example. A\nbroken.example. NOSUCHTYPE\n' >"$T_DIR/q.txt"
+out=$("$SHOAL_FLOOD" -d "$T_DIR/q.txt" -n 1 2>&1)
+check_match "a bad query file names its line" "q.txt line 2: unknown type" "$out"
+done_testing
