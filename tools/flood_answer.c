@@ -41,7 +41,7 @@ static int nsid_thread_index(const uint8_t *nsid, uint16_t len)
 	uint16_t i = len;
 	while (i > 0 && nsid[i - 1] >= '0' && nsid[i - 1] <= '9')
 		i--;
-	if (i == len || i == 0 || nsid[i - 1] != '/' || len - i > 4)
+	if (i == len || i < 2 || nsid[i - 1] != '/' || len - i > 4)
 		return -1;
 	for (; i < len; i++)
 		n = n * 10 + (nsid[i] - '0');
