@@ -224,7 +224,8 @@ static size_t dname_substitute(const uint8_t *name, size_t len, const znode_t *o
 static void answer_zone(answer_t *a, const query_t *q)
 {
 	const zone_t *z = a->z;
-	uint8_t buf[2][NAME_MAXLEN];
+	uint8_t buf[2][NAME_MAXLEN];  /* the chain's names; `name` is never buf[spare] */
+	int spare = 0;
 	const uint8_t *name = q->qname;
 	size_t len = q->qname_len;
 	const znode_t *visited[ANSWER_CHAIN_MAX];
@@ -256,7 +257,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 			const zrrset_t *dn = znode_rrset(n, DNS_TYPE_DNAME);
 			if (!put(a, DNS_SECTION_ANSWER, n->name, &dn->set))
 				break;
-			uint8_t *next = buf[chain & 1];
+			uint8_t *next = buf[spare];
+			spare ^= 1;
 			size_t nlen = dname_substitute(name, len, n, dn->set.data + 10, next);
 			if (nlen == 0) {
 				rcode = DNS_RCODE_YXDOMAIN; /* RFC 6672 2.2 */
@@ -274,6 +276,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 						.names = s.names, .name_count = 1 };
 			if (!put(a, DNS_SECTION_ANSWER, name, &s.set))
 				break;
+			if (nlen == len && memcmp(next, name, len) == 0)
+				break; /* the DNAME maps the name onto itself: a loop */
 			name = next;
 			len = nlen;
 			if (++chain >= ANSWER_CHAIN_MAX || !in_bailiwick(name, z->apex->name))
@@ -308,7 +312,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 			break;
 		/* RFC 1034 4.3.2 3a: restart at the target, inside this zone only */
 		const uint8_t *target = cn->set.data + 10;
-		uint8_t *next = buf[chain & 1];
+		uint8_t *next = buf[spare];
+		spare ^= 1;
 		len = name_length(target);
 		memcpy(next, target, len);
 		name_lower(next);
@@ -364,14 +369,19 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 		response_set_rcode(&a.r, DNS_RCODE_NOTIMP);
 		break;
 	default:
-		if (q.qclass != DNS_CLASS_IN || !(a.z = zonedb_find(db, q.qname))) {
+		/* class ANY is answered from IN data, as Knot does */
+		if ((q.qclass != DNS_CLASS_IN && q.qclass != DNS_CLASS_ANY) ||
+		    !(a.z = zonedb_find(db, q.qname))) {
 			response_set_rcode(&a.r, DNS_RCODE_REFUSED);
 		} else if (q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR) {
 			/*
-			 * Transfers are not served yet. NSD answers a transfer it
-			 * does not allow (and any over UDP) with REFUSED; do the same.
+			 * Transfers are not served yet. NSD and Knot both answer
+			 * AXFR over UDP with NOTIMP (RFC 5936 4.2 allows only
+			 * TCP); for IXFR over UDP and any transfer over TCP we
+			 * follow NSD without a transfer ACL: REFUSED.
 			 */
-			response_set_rcode(&a.r, DNS_RCODE_REFUSED);
+			bool axfr_udp = q.qtype == DNS_TYPE_AXFR && !ctx->tcp;
+			response_set_rcode(&a.r, axfr_udp ? DNS_RCODE_NOTIMP : DNS_RCODE_REFUSED);
 		} else {
 			answer_zone(&a, &q);
 		}

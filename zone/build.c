@@ -245,8 +245,8 @@ static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 	}
 	bool apex = rec_at(b, out[0])->namelen == b->origin_len &&
 		    memcmp(rec_name(rec_at(b, out[0])), b->origin, b->origin_len) == 0;
-	zrec_t *cname = NULL, *other = NULL;
-	size_t soa = 0, dname = 0;
+	zrec_t *cname = NULL, *other = NULL, *soa = NULL;
+	size_t dname = 0;
 	zrec_t *head = NULL;
 	for (size_t i = 0; i < n; i++) {
 		zrec_t *r = rec_at(b, out[i]);
@@ -259,10 +259,16 @@ static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 		}
 		switch (r->type) {
 		case DNS_TYPE_SOA:
-			if (!apex)
+			if (!apex) {
 				report_rec(b, true, r, "%s: SOA record not at the zone apex%s", NULL);
-			else if (soa++)
-				report_rec(b, true, r, "%s: more than one SOA record%s", NULL);
+			} else if (soa) {
+				/* name the one read later: the first is the real one */
+				zrec_t *later = soa->line > r->line ? soa : r;
+				report_rec(b, true, later, "%s: more than one SOA record%s", NULL);
+				soa = later == r ? soa : r;
+			} else {
+				soa = r;
+			}
 			break;
 		case DNS_TYPE_CNAME:
 			if (cname)

@@ -14,6 +14,7 @@
 /* ---- arena ---- */
 
 #define ZARENA_BLOCK (1u << 20) /* big enough that malloc maps it: freed at once */
+#define ZARENA_BLOCK_MIN (16u << 10)
 #define ZARENA_ALIGN 16
 
 typedef struct zblock {
@@ -49,7 +50,7 @@ void *zarena_alloc(zarena_t *a, size_t n)
 	n = (n + ZARENA_ALIGN - 1) & ~(size_t)(ZARENA_ALIGN - 1);
 	if (n == 0)
 		n = ZARENA_ALIGN;
-	if (n > ZARENA_BLOCK / 4) {
+	if (n > ZARENA_BLOCK / 4 || (n > ZARENA_BLOCK_MIN && !a->head)) {
 		/* Large arrays (nodes, hash) get their own block. */
 		zblock_t *b = zblock_new(n);
 		if (!b)
@@ -61,12 +62,18 @@ void *zarena_alloc(zarena_t *a, size_t n)
 		return b->data;
 	}
 	if (!a->head || a->head->cap - a->head->used < n) {
-		zblock_t *b = zblock_new(ZARENA_BLOCK);
+		/* blocks grow with the zone: small zones stay small */
+		size_t cap = a->total < ZARENA_BLOCK_MIN ? ZARENA_BLOCK_MIN : a->total;
+		if (cap > ZARENA_BLOCK)
+			cap = ZARENA_BLOCK;
+		while (cap < n)
+			cap *= 2;
+		zblock_t *b = zblock_new(cap);
 		if (!b)
 			return NULL;
 		b->next = a->head;
 		a->head = b;
-		a->total += sizeof(*b) + ZARENA_BLOCK;
+		a->total += sizeof(*b) + cap;
 	}
 	void *p = a->head->data + a->head->used;
 	a->head->used += n;

@@ -1,0 +1,178 @@
+/* Unit tests for zone/zonedb.c: building sets, reload semantics, RCU publishing. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "tests/unit/unit.h"
+#include "zone/internal.h"
+
+static char tmpdir[] = "/tmp/shoal-zonedb-XXXXXX";
+static char zfile[4096];
+
+static void write_zone(uint32_t serial, bool broken)
+{
+	FILE *f = fopen(zfile, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "$ORIGIN example.com.\n$TTL 300\n@ IN SOA ns1 hm %u 2 3 4 5\n"
+		   "  IN NS ns1\nns1 IN A 192.0.2.1\n%s", serial,
+		broken ? "www IN A not-an-address\n" : "www IN A 192.0.2.2\n");
+	fclose(f);
+}
+
+static void quiet(void *arg, bool is_error, const char *msg)
+{
+	(void)arg;
+	(void)is_error;
+	(void)msg;
+}
+
+static void test_build_and_info(void)
+{
+	write_zone(1, false);
+	zone_spec_t s = { "example.com", zfile };
+	zonedb_t *db = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &db), 0);
+	CU_ASSERT_EQUAL(zonedb_zone_count(db), 1);
+	zone_info_t info;
+	zonedb_zone_info(db, 0, &info);
+	CU_ASSERT_STRING_EQUAL(info.name, "example.com.");
+	CU_ASSERT_TRUE(info.loaded);
+	CU_ASSERT_EQUAL(info.serial, 1);
+	CU_ASSERT_EQUAL(info.rr_count, 4);
+	CU_ASSERT_STRING_EQUAL(info.last_error, "");
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("a.b.www.example.com.", NULL, w);
+	CU_ASSERT_PTR_NOT_NULL(zonedb_find(db, w));
+	name_from_text("example.org.", NULL, w);
+	CU_ASSERT_PTR_NULL(zonedb_find(db, w));
+	name_from_text("com.", NULL, w);
+	CU_ASSERT_PTR_NULL(zonedb_find(db, w));
+	zonedb_free(db);
+}
+
+static void test_failed_first_load(void)
+{
+	write_zone(1, true);
+	zone_spec_t s[] = { { "example.com", zfile }, { "bad..name", zfile } };
+	zonedb_t *db = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, 2, NULL, NULL, quiet, NULL, &db), SHOAL_EZONE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	zone_info_t info;
+	zonedb_zone_info(db, 0, &info);
+	CU_ASSERT_FALSE(info.loaded);
+	CU_ASSERT_PTR_NOT_NULL(strstr(info.last_error, ":6: "));
+	zonedb_zone_info(db, 1, &info);
+	CU_ASSERT_FALSE(info.loaded);
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("www.example.com.", NULL, w);
+	CU_ASSERT_PTR_NULL(zonedb_find(db, w));
+	zonedb_free(db);
+}
+
+static void test_reload_semantics(void)
+{
+	write_zone(1, false);
+	zone_spec_t s = { "example.com.", zfile };
+	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, w);
+	const zone_t *z1 = zonedb_find(v1, w);
+
+	/* reloading another zone only: this one is shared, not re-read */
+	write_zone(2, false);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, "other.example.", quiet, NULL, &v2), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_find(v2, w), z1);
+	CU_ASSERT_EQUAL(z1->refs, 2);
+
+	/* reloading it: a new version */
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v2, "example.com", quiet, NULL, &v3), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(zonedb_find(v3, w), z1);
+	CU_ASSERT_EQUAL(zonedb_find(v3, w)->serial, 2);
+
+	/* a failed reload keeps the old version and says why */
+	write_zone(3, true);
+	CU_ASSERT_EQUAL(zonedb_build(&s, 1, v3, NULL, quiet, NULL, &v4), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_find(v4, w), zonedb_find(v3, w));
+	zone_info_t info;
+	zonedb_zone_info(v4, 0, &info);
+	CU_ASSERT_TRUE(info.loaded);
+	CU_ASSERT_EQUAL(info.serial, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(info.last_error, zfile));
+
+	zonedb_free(v1);
+	CU_ASSERT_EQUAL(zonedb_find(v2, w)->refs, 1);
+	zonedb_free(v2);
+	zonedb_free(v3);
+	zonedb_free(v4);
+}
+
+/* A reader thread: loops under rcu_read_lock until it sees serial 2. */
+static zonedb_ref_t ref;
+static volatile int reader_saw;
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, w);
+	for (int i = 0; i < 2000000 && reader_saw != 2; i++) {
+		rcu_read_lock();
+		const zonedb_t *db = zonedb_current(&ref);
+		const zone_t *z = db ? zonedb_find(db, w) : NULL;
+		if (z)
+			reader_saw = (int)z->serial;
+		rcu_read_unlock();
+		if ((i & 1023) == 0)
+			usleep(100);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void test_publish_swaps(void)
+{
+	write_zone(1, false);
+	zone_spec_t s = { "example.com.", zfile };
+	zonedb_t *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
+	zonedb_publish(&ref, v1); /* frees the NULL that was there */
+	pthread_t t;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, reader, NULL), 0);
+	while (reader_saw == 0)
+		usleep(1000);
+	CU_ASSERT_EQUAL(reader_saw, 1);
+	write_zone(2, false);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
+	zonedb_publish(&ref, v2); /* waits for the reader's grace period, frees v1 */
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(reader_saw, 2);
+	zonedb_publish(&ref, NULL);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return 99;
+	snprintf(zfile, sizeof(zfile), "%s/example.zone", tmpdir);
+	rcu_register_thread();
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_build_and_info),
+		UNIT_TEST(test_failed_first_load),
+		UNIT_TEST(test_reload_semantics),
+		UNIT_TEST(test_publish_swaps),
+		UNIT_END,
+	};
+	int rc = unit_run("zone_db", tests);
+	rcu_unregister_thread();
+	unlink(zfile);
+	rmdir(tmpdir);
+	return rc;
+}

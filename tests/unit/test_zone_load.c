@@ -1,0 +1,281 @@
+/* Unit tests for zone/load.c and zone/build.c: loader checks with their lines, and the store. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "tests/unit/unit.h"
+#include "zone/internal.h"
+
+#define MSG_MAX 16
+
+/* Messages a load produced, for asserting on their text. */
+typedef struct msgs {
+	int count, errors;
+	char text[MSG_MAX][1024];
+} msgs_t;
+
+static void collect(void *arg, bool is_error, const char *msg)
+{
+	msgs_t *m = arg;
+	if (m->count < MSG_MAX)
+		snprintf(m->text[m->count++], sizeof(m->text[0]), "%s%s",
+			 is_error ? "E " : "W ", msg);
+	m->errors += is_error;
+}
+
+/*
+ * Does some message contain `needle`? A needle starting "E " or "W " also
+ * asks for an error or a warning; the rest is matched after the folder.
+ */
+static bool has_msg(const msgs_t *m, const char *needle)
+{
+	char sev = 0;
+	if ((needle[0] == 'E' || needle[0] == 'W') && needle[1] == ' ') {
+		sev = needle[0];
+		needle += 2;
+	}
+	for (int i = 0; i < m->count; i++)
+		if ((!sev || m->text[i][0] == sev) && strstr(m->text[i], needle))
+			return true;
+	for (int i = 0; i < m->count; i++)
+		fprintf(stderr, "  message: %s\n", m->text[i]);
+	return false;
+}
+
+static const char *zone_path(const char *file)
+{
+	static char path[4096];
+	const char *src = getenv("SHOAL_SRCDIR");
+	snprintf(path, sizeof(path), "%s/tests/unit/zones/%s", src ? src : ".", file);
+	return path;
+}
+
+static int load(const char *file, const char *origin, msgs_t *m, zone_t **z)
+{
+	uint8_t wire[NAME_MAXLEN];
+	memset(m, 0, sizeof(*m));
+	*z = NULL;
+	if (name_from_text(origin, NULL, wire) < 0)
+		return SHOAL_EINVAL;
+	return zone_load(zone_path(file), wire, collect, m, z);
+}
+
+static const znode_t *find(const zone_t *z, const char *text)
+{
+	uint8_t wire[NAME_MAXLEN];
+	if (name_from_text(text, NULL, wire) < 0)
+		return NULL;
+	name_lower(wire);
+	return zone_lookup(z, wire);
+}
+
+static void test_good_zone_loads(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("example.zone", "example.com.", &m, &z), 0);
+	CU_ASSERT_EQUAL(m.errors, 0);
+	CU_ASSERT_EQUAL(z->serial, 2026120301);
+	CU_ASSERT(z->rr_count > 50);
+	CU_ASSERT(z->apex->flags & ZNODE_APEX);
+	CU_ASSERT_PTR_NULL(z->apex->parent);
+	/* negative SOA TTL: min(3600, 300) (RFC 2308 3) */
+	CU_ASSERT_EQUAL(wire_get_u32(z->neg_soa.data + 4), 300);
+	zone_free(z);
+}
+
+static void test_store_flags(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("example.zone", "example.com.", &m, &z), 0);
+	const znode_t *n = find(z, "www.example.com.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT(n->flags & ZNODE_DATA);
+	CU_ASSERT_PTR_EQUAL(n->parent, z->apex);
+	const zrrset_t *a = znode_rrset(n, DNS_TYPE_A);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(a->set.rr_count, 2);
+	CU_ASSERT_EQUAL(a->set.data_len, 2 * 14);
+
+	/* empty non-terminals are nodes without data */
+	n = find(z, "b.c.example.com.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL(n->rrset_count, 0);
+	CU_ASSERT_FALSE(n->flags & ZNODE_DATA);
+	CU_ASSERT_PTR_EQUAL(find(z, "c.example.com.")->parent, z->apex);
+	CU_ASSERT_PTR_EQUAL(find(z, "a.b.c.example.com.")->parent, n);
+
+	CU_ASSERT(find(z, "sub.example.com.")->flags & ZNODE_DELEG);
+	CU_ASSERT(find(z, "ns1.sub.example.com.")->flags & ZNODE_OCCLUDED);
+	CU_ASSERT(find(z, "*.sub.example.com.")->flags & ZNODE_OCCLUDED);
+	CU_ASSERT(find(z, "wild.example.com.")->flags & ZNODE_WILDCARD_CHILD);
+	CU_ASSERT(find(z, "old.example.com.")->flags & ZNODE_DNAME);
+	CU_ASSERT(find(z, "ftp.example.com.")->flags & ZNODE_CNAME);
+	CU_ASSERT_FALSE(find(z, "www.example.com.")->flags & ZNODE_OCCLUDED);
+	CU_ASSERT_PTR_NULL(find(z, "nothere.example.com."));
+	/* lookups take lowercase names; the store keeps names lowercase */
+	CU_ASSERT_PTR_NOT_NULL(find(z, "WWW.Example.COM."));
+
+	/* compressible RDATA names are listed: MX exchange at offset 10 + 2 */
+	const zrrset_t *mx = znode_rrset(z->apex, DNS_TYPE_MX);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mx);
+	CU_ASSERT_EQUAL(mx->set.name_count, 2);
+	CU_ASSERT_EQUAL(mx->set.names[0], 12);
+	zone_free(z);
+}
+
+static void test_store_canonical_order(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("example.zone", "example.com.", &m, &z), 0);
+	CU_ASSERT_PTR_EQUAL(&z->nodes[0], z->apex);
+	for (size_t i = 1; i < z->node_count; i++)
+		CU_ASSERT(name_compare(z->nodes[i - 1].name, z->nodes[i].name) < 0);
+	/* less-or-equal: an absent name finds its canonical predecessor */
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("wwx.example.com.", NULL, w);
+	const znode_t *le = zone_find_le(z, w);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(le);
+	CU_ASSERT_PTR_EQUAL(le, find(z, "www.example.com."));
+	name_from_text("www.example.com.", NULL, w);
+	CU_ASSERT_PTR_EQUAL(zone_find_le(z, w), find(z, "www.example.com."));
+	name_from_text("com.", NULL, w);
+	CU_ASSERT_PTR_NULL(zone_find_le(z, w));
+	zone_free(z);
+}
+
+static void test_text_and_unknown_types(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("example.zone", "example.com.", &m, &z), 0);
+	const zrrset_t *t = znode_rrset(find(z, "txt.example.com."), DNS_TYPE_TXT);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	static const uint8_t rdata[] = "\x0c" "first string" "\x0f" "second \"quoted\""
+				       "\x0a" "semi;colon";
+	CU_ASSERT_EQUAL(wire_get_u16(t->set.data + 8), sizeof(rdata) - 1);
+	CU_ASSERT_EQUAL(memcmp(t->set.data + 10, rdata, sizeof(rdata) - 1), 0);
+	const zrrset_t *u = znode_rrset(find(z, "private.example.com."), 65280);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+	CU_ASSERT_EQUAL(wire_get_u16(u->set.data + 8), 4);
+	CU_ASSERT_EQUAL(wire_get_u32(u->set.data + 10), 0x0A000001);
+	zone_free(z);
+}
+
+static void test_include_with_origin(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("example.zone", "example.com.", &m, &z), 0);
+	const znode_t *n = find(z, "host.inc.example.com.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	const zrrset_t *a = znode_rrset(n, DNS_TYPE_A);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(wire_get_u32(a->set.data + 4), 300);
+	CU_ASSERT_PTR_NOT_NULL(find(z, "inc.example.com."));
+	zone_free(z);
+}
+
+/* One bad (or doubtful) zone file and what loading it must say. */
+typedef struct load_case {
+	const char *file, *origin;
+	int rc;
+	const char *message;   /* a substring of one message */
+} load_case_t;
+
+static const load_case_t load_cases[] = {
+	{ "nosoa.zone", "example.com.", SHOAL_EZONE,
+	  "E nosoa.zone: no SOA record at the zone apex example.com." },
+	{ "twosoa.zone", "example.com.", SHOAL_EZONE,
+	  "E twosoa.zone:6: example.com.: more than one SOA record" },
+	{ "cname.zone", "example.com.", SHOAL_EZONE,
+	  "E cname.zone:9: www.example.com.: CNAME and other data at the same name" },
+	{ "outside.zone", "example.com.", 0,
+	  "W outside.zone:6: www.example.org. is outside the zone example.com., ignored" },
+	{ "noglue.zone", "example.com.", 0,
+	  "W noglue.zone:6: sub.example.com.: no glue address for name server ns.sub.example.com." },
+	{ "nons.zone", "example.com.", SHOAL_EZONE,
+	  "E nons.zone: no NS records at the zone apex example.com." },
+	{ "syntax.zone", "example.com.", SHOAL_EZONE, "E syntax.zone:7: " },
+	{ "soaplace.zone", "example.com.", SHOAL_EZONE,
+	  "E soaplace.zone:6: host.sub.example.com.: SOA record not at the zone apex" },
+	{ "badinc.zone", "example.com.", SHOAL_EZONE, "missing.zone: cannot open" },
+	{ "does-not-exist.zone", "example.com.", SHOAL_EIO, "does-not-exist.zone: cannot open" },
+	/* every record is outside example.net: warnings, then no SOA */
+	{ "outside.zone", "example.net.", SHOAL_EZONE,
+	  "no SOA record at the zone apex example.net." },
+};
+
+static void test_load_messages(void)
+{
+	for (size_t i = 0; i < sizeof(load_cases) / sizeof(load_cases[0]); i++) {
+		const load_case_t *c = &load_cases[i];
+		msgs_t m;
+		zone_t *z;
+		int rc = load(c->file, c->origin, &m, &z);
+		if (rc != c->rc || !has_msg(&m, c->message))
+			fprintf(stderr, "  case %s %s: rc %d\n", c->file, c->origin, rc);
+		CU_ASSERT_EQUAL(rc, c->rc);
+		CU_ASSERT(has_msg(&m, c->message));
+		CU_ASSERT((rc == 0) == (z != NULL));
+		/* warnings never stop a load; errors always do */
+		CU_ASSERT((m.errors == 0) == (rc == 0));
+		zone_free(z);
+	}
+}
+
+static void test_outside_not_stored(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("outside.zone", "example.com.", &m, &z), 0);
+	CU_ASSERT_EQUAL(z->rr_count, 3);
+	zone_free(z);
+	/* one error per bad line, loading goes on past it */
+	CU_ASSERT_EQUAL(load("syntax.zone", "example.com.", &m, &z), SHOAL_EZONE);
+	CU_ASSERT_EQUAL(m.errors, 1);
+}
+
+static void test_name_key_order(void)
+{
+	/* RFC 4034 6.1 example order */
+	static const char *names[] = { "example.", "a.example.", "yljkjljk.a.example.",
+				       "Z.a.example.", "zABC.a.EXAMPLE.", "z.example.",
+				       "\\001.z.example.", "*.z.example.", "\\200.z.example." };
+	uint8_t prev_key[ZONE_KEY_MAX], key[ZONE_KEY_MAX];
+	size_t prev_len = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint8_t w[NAME_MAXLEN];
+		CU_ASSERT_FATAL(name_from_text(names[i], NULL, w) > 0);
+		size_t len = zone_name_key(w, key);
+		if (i) {
+			size_t n = len < prev_len ? len : prev_len;
+			int c = memcmp(prev_key, key, n);
+			CU_ASSERT(c < 0 || (c == 0 && prev_len < len));
+		}
+		memcpy(prev_key, key, len);
+		prev_len = len;
+	}
+}
+
+int main(void)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_good_zone_loads),
+		UNIT_TEST(test_store_flags),
+		UNIT_TEST(test_store_canonical_order),
+		UNIT_TEST(test_text_and_unknown_types),
+		UNIT_TEST(test_include_with_origin),
+		UNIT_TEST(test_load_messages),
+		UNIT_TEST(test_outside_not_stored),
+		UNIT_TEST(test_name_key_order),
+		UNIT_END,
+	};
+	return unit_run("zone_load", tests);
+}

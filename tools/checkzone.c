@@ -1,0 +1,105 @@
+/* shoal-checkzone: load a zone file exactly as shoald does and report what is wrong. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/error.h"
+#include "zone/internal.h"
+
+static const char usage[] =
+	"Usage: shoal-checkzone [OPTIONS] FILE ORIGIN\n"
+	"Load the RFC 1035 master file FILE as the zone ORIGIN, the way shoald\n"
+	"loads it, and print every error and warning as FILE:LINE: message.\n"
+	"\n"
+	"  -q, --quiet    print errors only, not warnings or the summary\n"
+	"  -s, --stats    also print load time, node count and store size\n"
+	"  -h, --help     print this help and exit\n"
+	"\n"
+	"Exit status: 0 the zone loads, 1 it does not, 2 usage error.\n";
+
+typedef struct counts {
+	bool quiet;
+	unsigned errors, warnings;
+} counts_t;
+
+static void on_msg(void *arg, bool is_error, const char *msg)
+{
+	counts_t *c = arg;
+	if (is_error)
+		c->errors++;
+	else
+		c->warnings++;
+	if (is_error || !c->quiet)
+		fprintf(stderr, "%s: %s\n", is_error ? "error" : "warning", msg);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	counts_t c = { 0 };
+	bool stats = false;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "qsh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'q':
+			c.quiet = true;
+			break;
+		case 's':
+			stats = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	const char *file = argv[optind], *origin = argv[optind + 1];
+	char text[NAME_TEXT_MAX + 2];
+	size_t len = strlen(origin);
+	snprintf(text, sizeof(text), "%s%s", origin, len && origin[len - 1] == '.' ? "" : ".");
+	uint8_t apex[NAME_MAXLEN];
+	if (len == 0 || len > NAME_TEXT_MAX - 1 || name_from_text(text, NULL, apex) < 0) {
+		fprintf(stderr, "shoal-checkzone: %s: not a valid zone name\n", origin);
+		return 2;
+	}
+	double start = now_ms();
+	zone_t *z = NULL;
+	int err = zone_load(file, apex, on_msg, &c, &z);
+	double took = now_ms() - start;
+	if (err < 0) {
+		fprintf(stderr, "shoal-checkzone: zone %s not loaded: %s (%u errors)\n", text,
+			shoal_strerror(err), c.errors);
+		return 1;
+	}
+	if (!c.quiet)
+		printf("zone %s: loaded, serial %u, %zu records, %u warnings\n", text, z->serial,
+		       z->rr_count, c.warnings);
+	if (stats)
+		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record)\n", took,
+		       z->node_count, zarena_size(z->arena) + sizeof(*z),
+		       (double)zarena_size(z->arena) / (double)(z->rr_count ? z->rr_count : 1));
+	zone_free(z);
+	return 0;
+}
