@@ -1,0 +1,247 @@
+#!/bin/bash
+# Shoal's benchmark: Shoal, NSD and Knot DNS (and shoald --ceiling, the kernel
+# ceiling) with the same generated zone and thread count, the same query mix
+# from shoal-flood, interleaved round by round; then the spreading experiment
+# (shoald socket-mode reuseport vs shared). Loopback only, free high ports,
+# every run bounded in time. Writes a Markdown table and PNG charts.
+#
+# Usage: tests/bench/bench.sh [options] [BUILDDIR]
+#   BUILDDIR         build folder with tools/shoal-flood and server/shoald
+#                    (default: $SHOAL_BUILDDIR, else the newest build/*/)
+#   -s "SIZES"       zone sizes in names (default "10000 1000000")
+#   -t THREADS       server threads (default 2)
+#   -r ROUNDS        rounds of A B C ... (default 3)
+#   -l SECONDS       length of one shoal-flood run (default 5)
+#   -S "SERVERS"     among shoal nsd knot ceiling (default: all that exist)
+#   -o DIR           results folder (default tests/bench/results)
+#   -P               skip the spreading experiment
+#   -h               this text
+set -uo pipefail
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+
+sizes="10000 1000000" threads=2 rounds=3 seconds=5 servers="" outdir=$SRC/tests/bench/results
+spread=yes
+while getopts "s:t:r:l:S:o:Ph" opt; do
+	case $opt in
+	s) sizes=$OPTARG ;;
+	t) threads=$OPTARG ;;
+	r) rounds=$OPTARG ;;
+	l) seconds=$OPTARG ;;
+	S) servers=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	P) spread=no ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 1 ;;
+	esac
+done
+shift $((OPTIND - 1))
+build=${1:-${SHOAL_BUILDDIR:-}}
+if [ -z "$build" ]; then
+	build=$(ls -td "$SRC"/build/*/ 2>/dev/null | while read -r d; do
+		[ -x "$d/tools/shoal-flood" ] && { echo "${d%/}"; break; }; done)
+fi
+if [ -z "$build" ] || [ ! -x "$build/tools/shoal-flood" ]; then
+	echo "bench: no build folder with tools/shoal-flood; give it as an argument" >&2
+	exit 1
+fi
+export SHOAL_BUILDDIR=$build SHOAL_SRCDIR=$SRC
+. "$SRC/tests/integration/lib.sh"
+. "$SRC/tests/bench/servers.sh"
+set +e
+
+have_shoald=no
+[ -x "$SHOALD" ] && have_shoald=yes
+if [ -z "$servers" ]; then
+	servers="nsd knot"
+	[ "$have_shoald" = yes ] && servers="shoal $servers ceiling"
+fi
+for s in $servers; do
+	case $s in
+	shoal | ceiling) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
+	nsd) command -v nsd >/dev/null || { echo "bench: nsd missing (apt-get install nsd)" >&2; exit 1; } ;;
+	knot) command -v knotd >/dev/null || { echo "bench: knotd missing (apt-get install knot)" >&2; exit 1; } ;;
+	*) echo "bench: unknown server $s" >&2; exit 1 ;;
+	esac
+done
+mkdir -p "$outdir"
+stamp=$(date -u +%Y%m%d-%H%M)
+report=$outdir/bench-$stamp.md
+runs=$T_DIR/runs.tsv
+info=$T_DIR/info.tsv
+: >"$runs"
+: >"$info"
+origin=bench.test.
+# The query mix: 90% names that exist (A, some AAAA), 10% NXDOMAIN.
+flood_args=(-T 1 -c 100 -i 200 -e 1232 -w 1 --json)
+
+log() { echo "bench: $*" >&2; }
+
+# run_flood PORT OUT.json ARGS...: one bounded shoal-flood run.
+run_flood() {
+	local port=$1 out=$2
+	shift 2
+	"$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" "$@" >"$out" 2>>"$T_DIR/flood.err"
+}
+
+median() {
+	sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan";
+		else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+for size in $sizes; do
+	zone=$T_DIR/zone-$size.zone
+	queries=$T_DIR/queries-$size.txt
+	log "zone of $size names"
+	"$SRC/tests/bench/genzone.sh" "$origin" "$size" "$zone" "$queries" 100000 10
+	declare -A port pid
+	for s in $servers; do
+		port[$s]=$(free_port) || exit 1
+		"start_$s" "$T_DIR/$s-$size" "${port[$s]}" "$threads" "$zone" "$origin"
+		pid[$s]=$SERVER_PID
+		if ! load=$(wait_zone "${port[$s]}" "h0.$origin" 300); then
+			log "$s did not start; its log:"
+			cat "$T_DIR/$s-$size"/*.log >&2
+			exit 1
+		fi
+		# The ceiling loads nothing: its start-up time is not a zone load.
+		printf '%s\t%s\tload_s\t%s\n' "$size" "$s" "$load" >>"$info"
+		log "$s on port ${port[$s]}, answering after ${load}s"
+	done
+	for r in $(seq 1 "$rounds"); do
+		for s in $servers; do
+			out=$T_DIR/$s-$size-$r.json
+			c0=$(cpu_ticks "${pid[$s]}")
+			run_flood "${port[$s]}" "$out" -d "$queries" -l "$seconds" "${flood_args[@]}"
+			c1=$(cpu_ticks "${pid[$s]}")
+			jq -r --arg size "$size" --arg s "$s" --arg r "$r" --arg ticks $((c1 - c0)) \
+				--arg hz "$(getconf CLK_TCK)" \
+				'[$size, $s, $r, .qps, (($ticks | tonumber) / ($hz | tonumber) * 1e6 /
+				  (if .answered > 0 then .answered else 1 end)), .latency_ms.p50,
+				  .latency_ms.p99, .answered, .lost, .sent] | @tsv' "$out" >>"$runs" ||
+				log "$s round $r: no report"
+			log "$size $s round $r: $(jq -r '"\(.qps) qps, lost \(.lost)"' "$out" 2>/dev/null)"
+		done
+	done
+	for s in $servers; do
+		printf '%s\t%s\tmem_kib\t%s\n' "$size" "$s" "$(mem_kib "${pid[$s]}")" >>"$info"
+		stop_pid "${pid[$s]}" >/dev/null 2>&1
+	done
+	unset port pid
+done
+
+# The spreading experiment: how evenly do Shoal's threads share 1000 clients?
+spread_tsv=$T_DIR/spread.tsv
+: >"$spread_tsv"
+if [ "$spread" = yes ] && [ "$have_shoald" = yes ]; then
+	zone=$T_DIR/zone-spread.zone
+	"$SRC/tests/bench/genzone.sh" "$origin" 1000 "$zone" "$T_DIR/queries-spread.txt" 10000 10
+	for mode in reuseport shared; do
+		for n in 2 4; do
+			p=$(free_port) || exit 1
+			start_shoal "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin" --socket-mode "$mode"
+			wait_zone "$p" "h0.$origin" 30 >/dev/null || { log "shoald $mode did not start"; exit 1; }
+			out=$T_DIR/spread-$mode-$n.json
+			run_flood "$p" "$out" -d "$T_DIR/queries-spread.txt" -l "$seconds" -T 2 -c 500 \
+				-i 1000 -w 1 --nsid --json
+			stop_pid "$SERVER_PID" >/dev/null 2>&1
+			jq -r --arg m "$mode" --arg n "$n" '[$m, $n, .qps, (.nsid.max_min // "inf"),
+				.nsid.stickiness, (.nsid.threads | map(tostring) | join("/")),
+				.nsid.sockets_answered] | @tsv' "$out" >>"$spread_tsv"
+			log "spread $mode $n threads: $(tail -1 "$spread_tsv")"
+		done
+	done
+fi
+
+# The report.
+base=shoal
+case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
+{
+	echo "# Shoal benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo
+	echo "Command: \`tests/bench/bench.sh -s \"$sizes\" -t $threads -r $rounds -l $seconds\`"
+	echo "Machine: $(nproc) CPUs, Linux $(uname -r); servers: $threads threads each;"
+	echo "load: shoal-flood ${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds, mix 90% existing names, 10% NXDOMAIN;"
+	echo "$rounds rounds interleaved ($servers); medians. Client and server share the machine."
+	echo "CPU/query: user+system time of the server's processes over the run divided by answers."
+	echo "Memory: PSS of the server's processes after the rounds. Ratios are server/$base."
+	for size in $sizes; do
+		echo
+		echo "## $size names"
+		echo
+		echo "| server | qps | vs $base | vs ceiling | CPU µs/query | vs $base | p50 ms | p99 ms | memory MiB | zone load s |"
+		echo "|---|---|---|---|---|---|---|---|---|---|"
+		get() { awk -F'\t' -v z="$size" -v s="$1" -v c="$2" '$1 == z && $2 == s { print $c }' "$runs" | median; }
+		inf() { awk -F'\t' -v z="$size" -v s="$1" -v k="$2" '$1 == z && $2 == s && $3 == k { print $4 }' "$info"; }
+		bq=$(get "$base" 4) bc=$(get "$base" 5) cq=$(get ceiling 4)
+		for s in $servers; do
+			q=$(get "$s" 4) c=$(get "$s" 5)
+			awk -v s="$s" -v q="$q" -v c="$c" -v bq="$bq" -v bc="$bc" -v cq="$cq" \
+				-v p50="$(get "$s" 6)" -v p99="$(get "$s" 7)" -v m="$(inf "$s" mem_kib)" \
+				-v l="$(inf "$s" load_s)" 'function r(a, b) { return (b + 0 > 0 && a != "nan") ? sprintf("%.2f", a / b) : "-" }
+				BEGIN { printf "| %s | %.0f | %s | %s | %.2f | %s | %.3f | %.3f | %.1f | %s |\n",
+					s, q, r(q, bq), r(q, cq), c, r(c, bc), p50, p99, m / 1024,
+					(s == "ceiling" ? "-" : l) }'
+		done
+	done
+	if [ -s "$spread_tsv" ]; then
+		echo
+		echo "## Spreading: shoald socket-mode, 1000 client sockets (shoal-flood -T 2 -c 500 --nsid)"
+		echo
+		echo "| socket-mode | threads | qps | answers per thread | max/min | stickiness |"
+		echo "|---|---|---|---|---|---|"
+		awk -F'\t' '{ printf "| %s | %s | %.0f | %s | %s | %.3f (%s sockets) |\n", $1, $2, $3, $6,
+			($4 == "inf" ? "inf" : sprintf("%.3f", $4)), $5, $7 }' "$spread_tsv"
+	fi
+	echo
+	echo "Raw runs (size, server, round, qps, CPU µs/query, p50, p99, answered, lost, sent):"
+	echo
+	echo '```'
+	cat "$runs"
+	echo '```'
+} >"$report"
+
+# Charts: throughput and CPU per query per server and size; shares per mode.
+for size in $sizes; do
+	for s in $servers; do
+		printf '%s\t%s\t%s\t%s\n' "$size" "$s" \
+			"$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $4 }' "$runs" | median)" \
+			"$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $5 }' "$runs" | median)"
+	done
+done >"$T_DIR/chart.tsv"
+gnuplot <<-GP 2>>"$T_DIR/gnuplot.err" || log "gnuplot failed: $(cat "$T_DIR/gnuplot.err")"
+	set terminal pngcairo size 900,500
+	set style data histograms
+	set style fill solid 0.8 border -1
+	set boxwidth 0.8
+	set grid ytics
+	set datafile separator "\t"
+	set output "$outdir/bench-$stamp-qps.png"
+	set title "Answers per second ($threads server threads, shoal-flood on the same machine)"
+	set ylabel "queries/s"
+	plot "$T_DIR/chart.tsv" using 3:xticlabels(sprintf("%s %s", strcol(2), strcol(1))) title "qps" lc rgb "#3070b0"
+	set output "$outdir/bench-$stamp-cpu.png"
+	set title "Server CPU time per answered query"
+	set ylabel "microseconds"
+	plot "$T_DIR/chart.tsv" using 4:xticlabels(sprintf("%s %s", strcol(2), strcol(1))) title "CPU µs/query" lc rgb "#b05030"
+GP
+if [ -s "$spread_tsv" ]; then
+	# One row per (mode, threads, thread index): that thread's share of answers.
+	awk -F'\t' '{ n = split($6, a, "/"); t = 0; for (i = 1; i <= n; i++) t += a[i];
+		for (i = 1; i <= n; i++) printf "%s-%st-%d\t%.4f\n", $1, $2, i - 1, (t ? a[i] / t : 0) }' \
+		"$spread_tsv" >"$T_DIR/shares.tsv"
+	gnuplot <<-GP 2>>"$T_DIR/gnuplot.err" || log "gnuplot failed: $(cat "$T_DIR/gnuplot.err")"
+	set terminal pngcairo size 900,500
+	set style data histograms
+	set style fill solid 0.8 border -1
+	set grid ytics
+	set datafile separator "\t"
+	set xtics rotate by -45
+	set output "$outdir/bench-$stamp-spread.png"
+	set title "Share of answers per server thread, 1000 client sockets"
+	set ylabel "share"
+	plot "$T_DIR/shares.tsv" using 2:xticlabels(1) title "share" lc rgb "#40a040"
+	GP
+fi
+cat "$report"
+log "wrote $report and $outdir/bench-$stamp-*.png"

@@ -1,0 +1,143 @@
+# Start the benchmark's servers on loopback, each in its own directory with its
+# own configuration, and read their CPU time and memory from /proc.
+# Sourced by bench.sh after tests/integration/lib.sh (free_port, T_PIDS).
+# Each start_* function: start_X DIR PORT THREADS ZONEFILE ORIGIN, runs the
+# server in the foreground of a background job, records SERVER_PID, and
+# returns once the server is started (the caller measures zone load time).
+
+# start_nsd: NSD with reuseport and rate limiting off (its default RRL would
+# throttle a loopback benchmark), one server process per thread.
+start_nsd() {
+	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5
+	mkdir -p "$dir"
+	cat >"$dir/nsd.conf" <<-CONF
+	server:
+	  ip-address: 127.0.0.1@$port
+	  server-count: $threads
+	  reuseport: yes
+	  rrl-ratelimit: 0
+	  username: ""
+	  chroot: ""
+	  zonesdir: "$dir"
+	  database: ""
+	  pidfile: "$dir/nsd.pid"
+	  xfrdfile: "$dir/xfrd.state"
+	  zonelistfile: "$dir/zone.list"
+	  xfrdir: "$dir"
+	  logfile: "$dir/nsd.log"
+	  verbosity: 0
+	  nsid: "ascii_nsd"
+	remote-control:
+	  control-enable: no
+	zone:
+	  name: "$origin"
+	  zonefile: "$zone"
+	CONF
+	nsd -c "$dir/nsd.conf" -d >"$dir/stderr.log" 2>&1 &
+	SERVER_PID=$!
+	T_PIDS="$T_PIDS $SERVER_PID"
+}
+
+# start_knot: Knot DNS with udp-workers = threads, one background worker,
+# no journal and no zone file flushing, semantic checks off (as NSD and Shoal
+# do not run DNSSEC checks at load either).
+start_knot() {
+	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5
+	mkdir -p "$dir/db"
+	cat >"$dir/knot.conf" <<-CONF
+	server:
+	    rundir: "$dir"
+	    listen: 127.0.0.1@$port
+	    udp-workers: $threads
+	    tcp-workers: 1
+	    background-workers: 1
+	    nsid: "knot"
+	log:
+	  - target: stderr
+	    any: warning
+	database:
+	    storage: "$dir/db"
+	template:
+	  - id: default
+	    storage: "$dir"
+	    file: "$zone"
+	    journal-content: none
+	    zonefile-sync: -1
+	    zonefile-load: whole
+	    semantic-checks: off
+	zone:
+	  - domain: "$origin"
+	CONF
+	knotd -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
+	SERVER_PID=$!
+	T_PIDS="$T_PIDS $SERVER_PID"
+}
+
+# start_shoal DIR PORT THREADS ZONE ORIGIN [EXTRA ARGS...]: shoald with NSID
+# "shoal/<thread>", so shoal-flood --nsid can count answers per thread.
+start_shoal() {
+	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5
+	shift 5
+	mkdir -p "$dir"
+	"$SHOALD" --listen "127.0.0.1@$port" --threads "$threads" --zone "${origin%.}=$zone" \
+		--nsid shoal --control "$dir/control.sock" "$@" >"$dir/stderr.log" 2>&1 &
+	SERVER_PID=$!
+	T_PIDS="$T_PIDS $SERVER_PID"
+}
+
+# start_ceiling: shoald --ceiling answers every query by echoing it with QR
+# set, from the same worker loop: what this kernel allows, no DNS work.
+start_ceiling() {
+	start_shoal "$@" --ceiling
+}
+
+# wait_zone PORT NAME TIMEOUT_S: until the server answers NAME authoritatively;
+# prints the seconds it took. Non-zero when it never does.
+wait_zone() {
+	local port=$1 name=$2 limit=$3 t0 now
+	t0=$(date +%s.%N)
+	while :; do
+		if "$DIG" @127.0.0.1 -p "$port" +norec +time=1 +tries=1 "$name" A 2>/dev/null |
+			grep -q "status: NOERROR"; then
+			now=$(date +%s.%N)
+			awk -v a="$t0" -v b="$now" 'BEGIN { printf "%.3f\n", b - a }'
+			return 0
+		fi
+		now=$(date +%s.%N)
+		if awk -v a="$t0" -v b="$now" -v l="$limit" 'BEGIN { exit !(b - a > l) }'; then
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# tree PID: the process and all its descendants (NSD forks one process per server).
+tree() {
+	local p
+	echo "$1"
+	for p in $(pgrep -P "$1"); do
+		tree "$p"
+	done
+}
+
+# cpu_ticks PID: user+system clock ticks of the process tree, every thread.
+cpu_ticks() {
+	local p sum=0 t
+	for p in $(tree "$1"); do
+		# Fields after "(comm) ": utime is the 12th, stime the 13th.
+		t=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+		sum=$((sum + ${t:-0}))
+	done
+	echo "$sum"
+}
+
+# mem_kib PID: proportional set size of the process tree in KiB (PSS, so pages
+# NSD's forked servers share are counted once, not once per process).
+mem_kib() {
+	local p sum=0 k
+	for p in $(tree "$1"); do
+		k=$(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null)
+		sum=$((sum + ${k:-0}))
+	done
+	echo "$sum"
+}
