@@ -25,6 +25,10 @@
  * connection closes, so a burst of big answers does not pin memory. */
 #define TCP_OUT_KEEP 65536u
 
+/* When stopping, how long a connection that has sent nothing yet may take
+ * to send its first query. */
+#define TCP_STOP_GRACE_MS 1000u
+
 #define TCP_LISTEN_BACKLOG 1024
 
 /* Answers waiting to be written; see tcp_conn.out. */
@@ -59,6 +63,8 @@ struct tcp_conn {
 	bool eof;            /* the peer closed its side; answer what is read, then close */
 	bool timing_message; /* the timer runs the message timeout, not the idle one */
 	bool shut;           /* our FIN is sent; discarding input until the peer's */
+	bool got_input;      /* at least one octet arrived */
+	bool stop_grace;     /* stopping: the timer is the first-query grace */
 	bool closing;        /* uv_close called, waiting for both close callbacks */
 };
 
@@ -151,7 +157,7 @@ static void pool_release(tcp_conn_t *c)
 	c->in_len = 0;
 	c->flight = 0;
 	c->writing = c->reading = c->eof = c->timing_message = false;
-	c->shut = c->closing = false;
+	c->shut = c->closing = c->got_input = c->stop_grace = false;
 	c->next = t->free_list;
 	t->free_list = c;
 	t->in_use--;
@@ -368,7 +374,10 @@ static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len)
 		conn_start_write(c);
 }
 
-/* One whole message: answer it (or not: length 0 drops it, the connection stays). */
+/* One whole message: answer it, or not: an answer of length 0 drops the
+ * message and keeps the connection (NSD closes the connection on a dropped
+ * query; keeping it costs nothing more than a query that is answered, and
+ * the timeouts still apply). */
 static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len)
 {
 	tcp_server_t *t = c->srv;
@@ -450,7 +459,18 @@ static void conn_advance(tcp_conn_t *c, bool wrote)
 			return;
 		}
 		if (t->stopping && !conn_socket_has_input(c)) {
-			conn_shutdown(c);
+			if (c->got_input) {
+				conn_shutdown(c);
+				return;
+			}
+			/* Accepted, but its first query is not here yet: a client
+			 * connects and then writes, so give it a moment rather
+			 * than close a connection it is about to use. */
+			if (!c->stop_grace) {
+				c->stop_grace = true;
+				uv_timer_start(&c->timer, on_conn_timer, TCP_STOP_GRACE_MS, 0);
+			}
+			conn_set_reading(c, true);
 			return;
 		}
 	}
@@ -490,6 +510,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	c->srv->stats->bytes_in += (size_t)nread;
 	c->in_len += (size_t)nread;
+	c->got_input = true;
 	conn_advance(c, false);
 }
 

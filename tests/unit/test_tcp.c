@@ -396,7 +396,8 @@ static void test_output_cap_closes_non_reader(void)
 
 /*
  * Stop: the listener closes at once; answers already produced and queries
- * already received are delivered, then the server closes the connection.
+ * already received are delivered, then the server closes the connection. A
+ * connection that has not sent its first query yet gets a moment to do so.
  */
 static void test_stop_delivers_pending(void)
 {
@@ -419,6 +420,9 @@ static void test_stop_delivers_pending(void)
 	CU_ASSERT_EQUAL(got, 3);
 	CU_ASSERT_EQUAL(answers_in_order(fd, 100, 50), 50);
 	CU_ASSERT_TRUE(wait_closed(fd));
+	/* accepted before the stop, first query after it: still answered */
+	send_all(idle, q, frame_queries(q, 300, 1));
+	CU_ASSERT_EQUAL(answers_in_order(idle, 300, 1), 1);
 	CU_ASSERT_TRUE(wait_closed(idle));
 	close(fd);
 	close(idle);
