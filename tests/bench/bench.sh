@@ -215,6 +215,7 @@ gnuplot <<-GP 2>>"$T_DIR/gnuplot.err" || log "gnuplot failed: $(cat "$T_DIR/gnup
 	set style fill solid 0.8 border -1
 	set boxwidth 0.8
 	set grid ytics
+	set yrange [0:*]
 	set datafile separator "\t"
 	set output "$outdir/bench-$stamp-qps.png"
 	set title "Answers per second ($threads server threads, shoal-flood on the same machine)"
@@ -235,6 +236,7 @@ if [ -s "$spread_tsv" ]; then
 	set style data histograms
 	set style fill solid 0.8 border -1
 	set grid ytics
+	set yrange [0:*]
 	set datafile separator "\t"
 	set xtics rotate by -45
 	set output "$outdir/bench-$stamp-spread.png"
