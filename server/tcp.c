@@ -99,9 +99,21 @@ struct tcp_server {
 
 static void conn_advance(tcp_conn_t *c, bool wrote);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void server_serve_waiting(tcp_server_t *t);
 static void server_maybe_finish(tcp_server_t *t);
+
+/*
+ * Count into the caller's tcp_stats_t. Only this loop's thread writes it, but
+ * other threads read it at any time (statistics), so each store is a relaxed
+ * atomic one: no lock prefix, no torn value.
+ */
+static inline void stat_add(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
 
 /* ---- activity list and pool ---- */
 
@@ -187,7 +199,7 @@ static void conn_close(tcp_conn_t *c, uint64_t *counter)
 	active_remove(t, c);
 	t->closing++;
 	if (counter)
-		(*counter)++;
+		stat_add(counter, 1);
 	c->closes_pending = 2;
 	uv_close((uv_handle_t *)&c->handle, on_conn_handle_closed);
 	uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
@@ -305,7 +317,7 @@ static void on_write(uv_write_t *req, int status)
 		return;
 	}
 	tcp_outbuf_t *o = &c->out[c->flight];
-	c->srv->stats->bytes_out += o->len;
+	stat_add(&c->srv->stats->bytes_out, o->len);
 	o->len = 0;
 	o->answers = 0;
 	if (c->out[c->flight ^ 1].len > 0)
@@ -345,7 +357,7 @@ static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len)
 		uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
 		int r = uv_try_write((uv_stream_t *)&c->handle, &b, 1);
 		if (r == (int)len) {
-			t->stats->bytes_out += len;
+			stat_add(&t->stats->bytes_out, len);
 			return;
 		}
 		if (r < 0 && r != UV_EAGAIN) {
@@ -353,7 +365,7 @@ static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len)
 			return;
 		}
 		if (r > 0) {
-			t->stats->bytes_out += (size_t)r;
+			stat_add(&t->stats->bytes_out, (uint64_t)r);
 			p += r;
 			len -= (size_t)r;
 		}
@@ -381,14 +393,14 @@ static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len)
 static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len)
 {
 	tcp_server_t *t = c->srv;
-	t->stats->queries++;
+	stat_add(&t->stats->queries, 1);
 	size_t n = t->answer(t->arg, msg, len, t->scratch + 2, TCP_MSG_MAX);
 	if (n == 0 || n > TCP_MSG_MAX)
 		return;
 	wire_t w;
 	wire_init_write(&w, t->scratch, 2);
 	wire_write_u16(&w, (uint16_t)n);
-	t->stats->answers++;
+	stat_add(&t->stats->answers, 1);
 	conn_send(c, t->scratch, 2 + n);
 }
 
@@ -508,7 +520,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (c->shut)
 		return;
-	c->srv->stats->bytes_in += (size_t)nread;
+	stat_add(&c->srv->stats->bytes_in, (uint64_t)nread);
 	c->in_len += (size_t)nread;
 	c->got_input = true;
 	conn_advance(c, false);
@@ -533,7 +545,7 @@ static void conn_accept(tcp_listener_t *l, tcp_conn_t *c)
 		conn_close(c, NULL);
 		return;
 	}
-	t->stats->accepted++;
+	stat_add(&t->stats->accepted, 1);
 	/* each answer is one write; Nagle would hold the next one back for an ACK */
 	uv_tcp_nodelay(&c->handle, 1);
 	conn_set_reading(c, true);

@@ -26,7 +26,9 @@ typedef struct tcp_limits {
 
 #define TCP_LIMITS_DEFAULT { 10000, 256, 5000, 262144, 64 }
 
-/* Per-worker TCP counters; the worker owns the memory (its cache lines). */
+/* Per-worker TCP counters; the worker owns the memory (its cache lines).
+ * The loop's thread writes them with relaxed atomic stores; any thread may
+ * read them with relaxed atomic loads. */
 typedef struct tcp_stats {
 	uint64_t accepted;
 	uint64_t closed_idle;
