@@ -1,6 +1,7 @@
 #!/bin/bash
 # shoal-flood: every option in --help is in the man page and the other way round,
-# and the loopback guard and bad arguments are refused before any packet is sent.
+# the loopback guard and bad arguments are refused before any packet is sent,
+# and a run with no server ends on time with everything lost.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 MAN=$SHOAL_SRCDIR/man/shoal-flood.1
@@ -26,4 +27,13 @@ check_match "a bad name is refused with the reason" "bad name" "$out"
 printf 'ok.example. A\nbroken.example. NOSUCHTYPE\n' >"$T_DIR/q.txt"
 out=$("$SHOAL_FLOOD" -d "$T_DIR/q.txt" -n 1 2>&1)
 check_match "a bad query file names its line" "q.txt line 2: unknown type" "$out"
+
+# Nothing listens on the port: every query that left is lost after the
+# timeout, the run still ends on time and reports it.
+port=$(free_port) || exit 1
+json=$("$SHOAL_FLOOD" -p "$port" -q example.com -n 50 -c 2 -w 0.2 --json)
+check_eq "no server: the run completes" 0 $?
+check_eq "no server: nothing answered" 0 "$(printf '%s\n' "$json" | jq -r .answered)"
+check_eq "no server: every sent query is lost" "$(printf '%s\n' "$json" | jq -r .sent)" \
+	"$(printf '%s\n' "$json" | jq -r .lost)"
 done_testing

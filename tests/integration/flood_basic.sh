@@ -1,0 +1,62 @@
+#!/bin/bash
+# shoal-flood against a real shoald on loopback: ~2 s at a fixed rate over
+# IPv4, a short IPv6 and TCP run; no loss, answers == sent, the NSID names the
+# server threads, and shoalctl stats (when it exists) counts the same answers.
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+
+if [ ! -x "$SHOALD" ]; then
+	echo "SKIP: $SHOALD not built yet"
+	exit 77
+fi
+port=$(free_port) || exit 1
+ctl=$T_DIR/control.sock
+start_shoald "$port" --listen "127.0.0.1@$port" --listen "::1@$port" --threads 2 \
+	--zone "example.com=$EXAMPLES/example.com.zone" --nsid flood --control "$ctl" || exit 1
+
+# server_answers: total answers shoald has sent, from shoalctl stats (JSON);
+# empty when shoalctl or the figure is not there.
+server_answers() {
+	[ -x "$SHOALCTL" ] || return 0
+	"$SHOALCTL" -s "$ctl" stats 2>/dev/null |
+		jq -r '(.total // .totals // .) | (.answers // .responses // .answered // empty)
+			| if type == "object" then ([.[]] | add) else . end' 2>/dev/null
+}
+before=$(server_answers)
+
+json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -t A -l 2 -Q 2000 -c 16 \
+	--nsid --json)
+check_eq "shoal-flood exits 0" 0 $?
+get() { printf '%s\n' "$json" | jq -r "$1"; }
+sent=$(get .sent)
+check_eq "nothing lost" 0 "$(get .lost)"
+check_eq "every query answered" "$sent" "$(get .answered)"
+check_eq "every answer NOERROR" "$sent" "$(get .rcodes.NOERROR)"
+check_eq "no unexpected answers" 0 "$(get .unexpected)"
+# Paced at 2000 qps for 2 s: 4000 queries, give or take the last tick.
+if [ "$sent" -ge 3900 ] && [ "$sent" -le 4100 ]; then
+	pass "paced at the asked rate ($sent sent)"
+else
+	fail "paced at the asked rate: sent $sent, expected about 4000"
+fi
+check_eq "answers carry the NSID" "flood/" "$(get .nsid.sample | sed 's|[0-9]*$||')"
+check_eq "both server threads answered" 2 "$(get '.nsid.threads | length')"
+check_eq "each client socket stays on one thread" "1.0000" "$(get .nsid.stickiness)"
+
+after=$(server_answers)
+if [ -n "$before" ] && [ -n "$after" ]; then
+	check_eq "shoalctl stats counts the same answers" "$sent" $((after - before))
+else
+	echo "# shoalctl stats not available: server-side count not compared"
+fi
+
+json=$("$SHOAL_FLOOD" -s ::1 -p "$port" -q nope.example.com -n 500 --json)
+check_eq "IPv6: every query answered" 500 "$(get .answered)"
+check_eq "IPv6: NXDOMAIN counted" 500 "$(get .rcodes.NXDOMAIN)"
+
+json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -n 200 -c 4 --tcp --json)
+check_eq "TCP: every query answered" 200 "$(get .answered)"
+json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -n 400 -c 4 \
+	--tcp-pipeline 20 --json)
+check_eq "TCP pipelined: every query answered" 400 "$(get .answered)"
+check_eq "TCP pipelined: nothing lost" 0 "$(get .lost)"
+done_testing
