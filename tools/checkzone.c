@@ -16,7 +16,7 @@ static const char usage[] =
 	"loads it, and print every error and warning as FILE:LINE: message.\n"
 	"\n"
 	"  -q, --quiet    print errors only, not warnings or the summary\n"
-	"  -s, --stats    also print load time, node count and store size\n"
+	"  -s, --stats    also print load time, node count, store size and RSS\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Exit status: 0 the zone loads, 1 it does not, 2 usage error.\n";
@@ -35,6 +35,20 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 		c->warnings++;
 	if (is_error || !c->quiet)
 		fprintf(stderr, "%s: %s\n", is_error ? "error" : "warning", msg);
+}
+
+/* Resident set size in KiB from /proc (Linux), or -1. */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
 }
 
 static double now_ms(void)
@@ -97,9 +111,10 @@ int main(int argc, char **argv)
 		printf("zone %s: loaded, serial %u, %zu records, %u warnings\n", text, z->serial,
 		       z->rr_count, c.warnings);
 	if (stats)
-		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record)\n", took,
-		       z->node_count, zarena_size(z->arena) + sizeof(*z),
-		       (double)zarena_size(z->arena) / (double)(z->rr_count ? z->rr_count : 1));
+		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record), "
+		       "RSS %ld KiB\n", took, z->node_count, zarena_size(z->arena) + sizeof(*z),
+		       (double)zarena_size(z->arena) / (double)(z->rr_count ? z->rr_count : 1),
+		       rss_kib());
 	zone_free(z);
 	return 0;
 }

@@ -221,9 +221,27 @@ static size_t dname_substitute(const uint8_t *name, size_t len, const znode_t *o
 	return prefix + tlen;
 }
 
+/*
+ * The question name as the client wrote it, for the owner of the first
+ * records: NSD and Knot keep the client's case there. Falls back to the
+ * lowercase copy when the question used a compression pointer.
+ */
+static const uint8_t *question_owner(const query_t *q)
+{
+	const uint8_t *raw = q->pkt + DNS_HEADER_SIZE;
+	size_t i = 0;
+	while (i < q->qname_len && raw[i] != 0) {
+		if (raw[i] > 63)
+			return q->qname;
+		i += (size_t)raw[i] + 1;
+	}
+	return i + 1 == q->qname_len ? raw : q->qname;
+}
+
 static void answer_zone(answer_t *a, const query_t *q)
 {
 	const zone_t *z = a->z;
+	const uint8_t *owner = question_owner(q);
 	uint8_t buf[2][NAME_MAXLEN];  /* the chain's names; `name` is never buf[spare] */
 	int spare = 0;
 	const uint8_t *name = q->qname;
@@ -274,11 +292,11 @@ static void answer_zone(answer_t *a, const query_t *q)
 			s.set = (rrset_wire_t){ .type = DNS_TYPE_CNAME, .rr_count = 1,
 						.data_len = (uint32_t)(10 + nlen), .data = s.data,
 						.names = s.names, .name_count = 1 };
-			if (!put(a, DNS_SECTION_ANSWER, name, &s.set))
+			if (!put(a, DNS_SECTION_ANSWER, owner, &s.set))
 				break;
 			if (nlen == len && memcmp(next, name, len) == 0)
 				break; /* the DNAME maps the name onto itself: a loop */
-			name = next;
+			name = owner = next;
 			len = nlen;
 			if (++chain >= ANSWER_CHAIN_MAX || !in_bailiwick(name, z->apex->name))
 				break;
@@ -293,7 +311,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 			set = rs ? &rs->set : NULL;
 		}
 		if (set) {
-			if (put(a, DNS_SECTION_ANSWER, name, set))
+			if (put(a, DNS_SECTION_ANSWER, owner, set))
 				a->extra = set;
 			break;
 		}
@@ -305,7 +323,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 		bool loop = false;
 		for (int k = 0; k < chain; k++)
 			loop |= visited[k] == n;
-		if (loop || !put(a, DNS_SECTION_ANSWER, name, &cn->set))
+		if (loop || !put(a, DNS_SECTION_ANSWER, owner, &cn->set))
 			break;
 		visited[chain] = n;
 		if (++chain >= ANSWER_CHAIN_MAX)
@@ -317,7 +335,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 		len = name_length(target);
 		memcpy(next, target, len);
 		name_lower(next);
-		name = next;
+		name = owner = next;
 		if (!in_bailiwick(name, z->apex->name))
 			break;
 	}
@@ -383,6 +401,16 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 			bool axfr_udp = q.qtype == DNS_TYPE_AXFR && !ctx->tcp;
 			response_set_rcode(&a.r, axfr_udp ? DNS_RCODE_NOTIMP : DNS_RCODE_REFUSED);
 		} else {
+			const zone_t *parent;
+			/*
+			 * RFC 4035 3.1.4.1: DS at a child apex is the parent's
+			 * data; NSD and Knot answer it from the parent when they
+			 * serve both.
+			 */
+			if (q.qtype == DNS_TYPE_DS && q.qname_len == a.z->apex->name_len &&
+			    q.qname_len > 1 &&
+			    (parent = zonedb_find(db, name_parent(q.qname))) != NULL)
+				a.z = parent;
 			answer_zone(&a, &q);
 		}
 	}

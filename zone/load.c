@@ -60,8 +60,8 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const ldns_rr *r
 
 /*
  * $INCLUDE <file> [<origin>] (RFC 1035 5.1). A relative path is taken from
- * the including file's folder, as Knot does. The origin given (or the
- * current one) holds inside the included file only.
+ * the including file's folder, as Knot does. The origin given (absolute,
+ * or else the current one) holds inside the included file only.
  */
 static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		      const ldns_rdf *origin, int depth)
@@ -90,20 +90,10 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 	}
 	ldns_rdf *inc_origin = NULL;
 	if (org) {
+		/* NSD and Knot both insist on an absolute origin here */
 		size_t len = strlen(org);
-		inc_origin = ldns_dname_new_frm_str(org);
-		if (inc_origin && (len == 0 || org[len - 1] != '.') && strcmp(org, "@") != 0) {
-			/* relative to the current origin */
-			if (ldns_dname_cat(inc_origin, origin) != LDNS_STATUS_OK) {
-				ldns_rdf_deep_free(inc_origin);
-				inc_origin = NULL;
-			}
-		} else if (inc_origin && strcmp(org, "@") == 0) {
-			ldns_rdf_deep_free(inc_origin);
-			inc_origin = ldns_rdf_clone(origin);
-		}
-		if (!inc_origin) {
-			load_error(L, file, line, "$INCLUDE with a bad origin");
+		if (org[len - 1] != '.' || !(inc_origin = ldns_dname_new_frm_str(org))) {
+			load_error(L, file, line, "$INCLUDE origin must be an absolute domain name");
 			return 0;
 		}
 	}

@@ -126,7 +126,8 @@ static void test_question_case_echoed(void)
 	char *q = ldns_rdf2str(ldns_rr_owner(ldns_rr_list_rr(ldns_pkt_question(p), 0)));
 	CU_ASSERT_STRING_EQUAL(q, "WwW.ExAmPle.CoM.");
 	free(q);
-	CU_ASSERT(has_rr(AN(p), "2001:db8::80"));
+	/* NSD and Knot keep the client's case in the answer's owner too */
+	CU_ASSERT(has_rr(AN(p), "WwW.ExAmPle.CoM. 3600 IN AAAA 2001:db8::80"));
 	ldns_pkt_free(p);
 }
 
@@ -342,6 +343,18 @@ static void test_longest_match(void)
 	ldns_pkt_free(p);
 	p = ask("www.example.com.", DNS_TYPE_A, &o);
 	check(p, LDNS_RCODE_NOERROR, true, 2, 0, 0);
+	ldns_pkt_free(p);
+	/* DS at the child apex comes from the parent (RFC 4035 3.1.4.1) */
+	p = ask("sub.example.com.", DNS_TYPE_DS, &o);
+	check(p, LDNS_RCODE_NOERROR, true, 0, 1, 0);
+	CU_ASSERT(has_rr(NS(p), "example.com. 300 IN SOA ns1.example.com."));
+	ldns_pkt_free(p);
+	p = ask("x.sub.example.com.", DNS_TYPE_DS, &o);
+	check(p, LDNS_RCODE_NXDOMAIN, true, 0, 1, 0);
+	CU_ASSERT(has_rr(NS(p), "sub.example.com. 60 IN SOA"));
+	ldns_pkt_free(p);
+	p = ask("sub.example.com.", DNS_TYPE_NS, &o);
+	check(p, LDNS_RCODE_NOERROR, true, 1, 0, 1);
 	ldns_pkt_free(p);
 }
 
