@@ -121,6 +121,11 @@ static void report_text(const flood_opts_t *o, const flood_stats_t *s, const fig
 	if (!o->nsid)
 		return;
 	printf("  nsid        %s\n", s->nsid_sample[0] ? s->nsid_sample : "(none)");
+	if (f->nsid_threads == 0) {
+		printf("  per thread  none: no NSID ended in /N (%llu answers without)\n",
+		       (unsigned long long)(LOAD(s->nsid_other) + LOAD(s->nsid_missing)));
+		return;
+	}
 	printf("  per thread ");
 	for (unsigned k = 0; k < f->nsid_threads; k++)
 		printf(" %u: %llu (%.1f%%)", k, (unsigned long long)LOAD(s->nsid_thread[k]),
