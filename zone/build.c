@@ -609,10 +609,9 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	if ((err = build_hash(z, z->arena)) < 0)
 		goto fail;
 	if (!znode_rrset(z->apex, DNS_TYPE_NS)) {
-		/* NSD and Knot both refuse such a zone: it cannot be delegated to */
-		zone_report(b->msg, b->msg_arg, true, b->file, 0,
+		/* Knot warns and NSD is silent; both serve the zone (RFC 1034 4.2.1 wants NS) */
+		zone_report(b->msg, b->msg_arg, false, b->file, 0,
 			    "no NS records at the zone apex %s", b->origin_text);
-		b->failed = true;
 	}
 	check_glue(b, z, d, recs);
 	if ((err = build_neg_soa(z, z->arena)) < 0)
