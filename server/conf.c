@@ -1,0 +1,551 @@
+/* shoald's configuration: the option table, the YAML loader, the command line, --help. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "server/conf.h"
+#include "server/log.h"
+
+static const char *const socket_mode_names[] = { "reuseport", "shared", NULL };
+
+#define OFF(field) offsetof(conf_t, field)
+
+/*
+ * Every option, once. The YAML loader looks keys up here, the command line
+ * accepts --<cli> for each entry with a cli name, --help prints the table,
+ * and tests/unit/test_conf.c checks it against man/shoald.conf.5.
+ */
+const conf_option_t conf_options[] = {
+	{ "listen", "listen", "ADDR@PORT", CONF_LISTEN, 0, 0, NULL, "0.0.0.0@53, ::@53",
+	  OFF(listen), "address and port to answer on; a list (repeat on the command line)" },
+	{ "threads", "threads", "N", CONF_UINT, 1, CONF_THREADS_MAX, NULL, "online CPUs",
+	  OFF(threads), "number of worker threads" },
+	{ "socket-mode", "socket-mode", "MODE", CONF_ENUM, 0, 0, socket_mode_names, "reuseport",
+	  OFF(socket_mode), "reuseport: one UDP socket per worker; shared: one socket for all" },
+	{ "user", "user", "USER", CONF_STRING, 0, 0, NULL, "(none)",
+	  OFF(user), "drop privileges to this user after binding" },
+	{ "group", "group", "GROUP", CONF_STRING, 0, 0, NULL, "the user's group",
+	  OFF(group), "drop privileges to this group after binding" },
+	{ "nsid", "nsid", "ID", CONF_STRING, 0, 0, NULL, "(none)",
+	  OFF(nsid), "NSID (RFC 5001) sent to clients that ask" },
+	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes",
+	  OFF(nsid_thread), "append /<thread index> to the NSID" },
+	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)",
+	  OFF(control), "unix socket for shoalctl (mode 0600)" },
+	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
+	  OFF(log_level), "error, warning, notice, info or debug" },
+	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no",
+	  OFF(syslog), "also log to syslog" },
+	{ "edns-size", "edns-size", "OCTETS", CONF_UINT, DNS_UDP_MIN, 4096, NULL, "1232",
+	  OFF(edns_size), "largest UDP answer, advertised in EDNS" },
+	{ "tcp-idle-timeout", "tcp-idle-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "10000",
+	  OFF(tcp.idle_timeout_ms), "close a TCP connection idle this long" },
+	{ "tcp-max-connections", "tcp-max-connections", "N", CONF_UINT, 1, 65536, NULL, "256",
+	  OFF(tcp.max_connections), "open TCP connections per worker" },
+	{ "tcp-message-timeout", "tcp-message-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "5000",
+	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message" },
+	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
+	  OFF(tcp.max_output), "answer octets queued per TCP connection" },
+	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)",
+	  OFF(zones), "zones to serve: a list of {name, file} (repeat on the command line)" },
+};
+
+const size_t conf_option_count = sizeof(conf_options) / sizeof(conf_options[0]);
+
+/* Options of the command line only (not in the file). */
+typedef struct cli_flag {
+	const char *name;
+	char short_name;
+	const char *arg;
+	const char *help;
+} cli_flag_t;
+
+static const cli_flag_t cli_flags[] = {
+	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
+	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
+	{ "ceiling", 0, NULL, "benchmark only: echo every query with QR set, no zone lookup" },
+	{ "help", 'h', NULL, "print this help and exit" },
+	{ "version", 'V', NULL, "print the version and exit" },
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int conf_parse_listen(const char *text, listen_addr_t *a)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *at = strrchr(text, '@');
+	size_t hlen = at ? (size_t)(at - text) : strlen(text);
+	unsigned long port = 53;
+	if (hlen == 0 || hlen >= sizeof(host))
+		return SHOAL_EINVAL;
+	memcpy(host, text, hlen);
+	host[hlen] = '\0';
+	if (at) {
+		char *end;
+		errno = 0;
+		port = strtoul(at + 1, &end, 10);
+		if (errno || end == at + 1 || *end || port == 0 || port > 65535)
+			return SHOAL_EINVAL;
+	}
+	memset(a, 0, sizeof(*a));
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&a->addr;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->addr;
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		a->addr_len = sizeof(*in4);
+	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		a->addr_len = sizeof(*in6);
+	} else {
+		return SHOAL_EINVAL;
+	}
+	snprintf(a->text, sizeof(a->text), "%s@%lu", host, port);
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i]))
+			return *out = true, 0;
+		if (!strcasecmp(s, no[i]))
+			return *out = false, 0;
+	}
+	return SHOAL_EINVAL;
+}
+
+/*
+ * Store the scalar `value` for option o. Returns 0, or SHOAL_EINVAL with
+ * the reason (without location) in err.
+ */
+static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value,
+		      char *err, size_t errlen)
+{
+	void *field = (char *)cfg + o->offset;
+	switch (o->type) {
+	case CONF_UINT: {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(value, &end, 10);
+		if (errno || end == value || *end || value[0] == '-' || v < o->min || v > o->max) {
+			set_err(err, errlen, "%s: \"%s\" is not a number from %u to %u", o->name,
+				value, o->min, o->max);
+			return SHOAL_EINVAL;
+		}
+		*(uint32_t *)field = (uint32_t)v;
+		return 0;
+	}
+	case CONF_BOOL:
+		if (parse_bool(value, (bool *)field) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not yes or no", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		return 0;
+	case CONF_STRING: {
+		char *copy = strdup(value);
+		if (!copy)
+			return SHOAL_ENOMEM;
+		free(*(char **)field);
+		*(char **)field = copy;
+		return 0;
+	}
+	case CONF_ENUM:
+		for (uint32_t i = 0; o->names[i]; i++) {
+			if (!strcasecmp(value, o->names[i])) {
+				*(uint32_t *)field = i;
+				return 0;
+			}
+		}
+		set_err(err, errlen, "%s: \"%s\" is not one of the allowed values", o->name, value);
+		return SHOAL_EINVAL;
+	case CONF_LISTEN:
+		if (cfg->listen_count == CONF_LISTEN_MAX) {
+			set_err(err, errlen, "listen: more than %d addresses", CONF_LISTEN_MAX);
+			return SHOAL_EINVAL;
+		}
+		if (conf_parse_listen(value, &cfg->listen[cfg->listen_count]) < 0) {
+			set_err(err, errlen, "listen: \"%s\" is not ADDR@PORT", value);
+			return SHOAL_EINVAL;
+		}
+		cfg->listen_count++;
+		return 0;
+	case CONF_ZONES:
+		break;
+	}
+	set_err(err, errlen, "%s: not a single value", o->name);
+	return SHOAL_EINVAL;
+}
+
+static int add_zone(conf_t *cfg, const char *name, const char *file)
+{
+	if (cfg->zone_count == CONF_ZONES_MAX)
+		return SHOAL_EINVAL;
+	zone_spec_t *z = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*z));
+	if (!z)
+		return SHOAL_ENOMEM;
+	cfg->zones = z;
+	char *n = strdup(name), *f = strdup(file);
+	if (!n || !f) {
+		free(n);
+		free(f);
+		return SHOAL_ENOMEM;
+	}
+	cfg->zones[cfg->zone_count++] = (zone_spec_t){ n, f };
+	return 0;
+}
+
+static const conf_option_t *find_option(const char *key, bool cli)
+{
+	for (size_t i = 0; i < conf_option_count; i++) {
+		const char *n = cli ? conf_options[i].cli : conf_options[i].name;
+		if (n && !strcmp(n, key))
+			return &conf_options[i];
+	}
+	return NULL;
+}
+
+/* The default listen addresses, used when neither file nor command line names one. */
+static void default_listen(conf_t *cfg)
+{
+	conf_parse_listen("0.0.0.0@53", &cfg->listen[0]);
+	conf_parse_listen("::@53", &cfg->listen[1]);
+	cfg->listen_count = 2;
+}
+
+int conf_init(conf_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cfg->threads = cpus < 1 ? 1 : cpus > CONF_THREADS_MAX ? CONF_THREADS_MAX : (uint32_t)cpus;
+	cfg->socket_mode = SOCKET_MODE_REUSEPORT;
+	cfg->nsid_thread = true;
+	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->edns_size = DNS_EDNS_DEFAULT;
+	cfg->tcp = (tcp_limits_t)TCP_LIMITS_DEFAULT;
+	default_listen(cfg);
+	return 0;
+}
+
+void conf_clear(conf_t *cfg)
+{
+	free(cfg->user);
+	free(cfg->group);
+	free(cfg->nsid);
+	free(cfg->control);
+	free(cfg->file);
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		free((char *)cfg->zones[i].name);
+		free((char *)cfg->zones[i].file);
+	}
+	free(cfg->zones);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* YAML loading with the document API: every node carries its line. */
+
+typedef struct yaml_ctx {
+	yaml_document_t *doc;
+	const char *path;
+	char *err;
+	size_t errlen;
+} yaml_ctx_t;
+
+static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
+{
+	char reason[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	set_err(y->err, y->errlen, "%s:%lu: %s", y->path,
+		(unsigned long)(n ? n->start_mark.line + 1 : 0), reason);
+	return SHOAL_ECONFIG;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
+{
+	if (item->type != YAML_MAPPING_NODE)
+		return yerr(y, item, "zones: each zone is a mapping with name and file");
+	const char *name = NULL, *file = NULL;
+	yaml_node_t *file_node = item;
+	for (yaml_node_pair_t *p = item->data.mapping.pairs.start;
+	     p < item->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		const char *key = scalar(k), *val = scalar(v);
+		if (!key)
+			return yerr(y, k, "zones: a key must be a plain word");
+		if (!val)
+			return yerr(y, v, "zones: %s must be a single value", key);
+		if (!strcmp(key, "name")) {
+			name = val;
+		} else if (!strcmp(key, "file")) {
+			file = val;
+			file_node = v;
+		} else {
+			return yerr(y, k, "zones: unknown key \"%s\" (name, file)", key);
+		}
+	}
+	if (!name || !file)
+		return yerr(y, item, "zones: a zone needs both name and file");
+	if (access(file, R_OK) != 0)
+		return yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
+			    strerror(errno));
+	int rc = add_zone(cfg, name, file);
+	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, item, "zones: too many zones") : 0;
+}
+
+static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
+{
+	const char *key = scalar(k);
+	if (!key)
+		return yerr(y, k, "a key must be a plain word");
+	const conf_option_t *o = find_option(key, false);
+	if (!o)
+		return yerr(y, k, "unknown key \"%s\"", key);
+	char reason[400];
+	if (o->type == CONF_LISTEN || o->type == CONF_ZONES) {
+		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && scalar(v)))
+			return yerr(y, v, "%s: expected a list", key);
+		if (o->type == CONF_LISTEN)
+			cfg->listen_count = 0; /* the file's list replaces the default */
+		if (scalar(v)) {
+			int rc = set_scalar(cfg, o, scalar(v), reason, sizeof(reason));
+			return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, v, "%s", reason) : 0;
+		}
+		for (yaml_node_item_t *i = v->data.sequence.items.start;
+		     i < v->data.sequence.items.top; i++) {
+			yaml_node_t *item = yaml_document_get_node(y->doc, *i);
+			int rc;
+			if (o->type == CONF_ZONES) {
+				rc = load_zone_item(cfg, y, item);
+			} else if (!scalar(item)) {
+				rc = yerr(y, item, "listen: expected ADDR@PORT");
+			} else {
+				rc = set_scalar(cfg, o, scalar(item), reason, sizeof(reason));
+				if (rc == SHOAL_EINVAL)
+					rc = yerr(y, item, "%s", reason);
+			}
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
+	if (!scalar(v))
+		return yerr(y, v, "%s: expected a single value", key);
+	int rc = set_scalar(cfg, o, scalar(v), reason, sizeof(reason));
+	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, v, "%s", reason) : 0;
+}
+
+int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		return SHOAL_ECONFIG;
+	}
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_ctx_t y = { &doc, path, err, errlen };
+	int rc = SHOAL_ECONFIG;
+	if (!yaml_parser_initialize(&parser)) {
+		fclose(f);
+		return SHOAL_ENOMEM;
+	}
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		set_err(err, errlen, "%s:%lu: %s", path, (unsigned long)parser.problem_mark.line + 1,
+			parser.problem ? parser.problem : "YAML syntax error");
+		goto cleanup_parser;
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		rc = 0; /* an empty file: all defaults */
+		goto cleanup;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		rc = yerr(&y, root, "expected a mapping of option: value");
+		goto cleanup;
+	}
+	rc = 0;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     rc == 0 && p < root->data.mapping.pairs.top; p++)
+		rc = load_pair(cfg, &y, yaml_document_get_node(&doc, p->key),
+			       yaml_document_get_node(&doc, p->value));
+cleanup:
+	yaml_document_delete(&doc);
+cleanup_parser:
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}
+
+void conf_print_help(FILE *out)
+{
+	fprintf(out, "Usage: shoald [OPTION]...\n"
+		     "Shoal authoritative DNS server. Runs in the foreground.\n\n");
+	for (size_t i = 0; i < sizeof(cli_flags) / sizeof(cli_flags[0]); i++) {
+		const cli_flag_t *c = &cli_flags[i];
+		char head[64];
+		snprintf(head, sizeof(head), "%c%c%s--%s%s%s", c->short_name ? '-' : ' ',
+			 c->short_name ? c->short_name : ' ', c->short_name ? ", " : "  ", c->name,
+			 c->arg ? " " : "", c->arg ? c->arg : "");
+		fprintf(out, "  %-28s %s\n", head, c->help);
+	}
+	for (size_t i = 0; i < conf_option_count; i++) {
+		const conf_option_t *o = &conf_options[i];
+		if (!o->cli)
+			continue;
+		char head[64];
+		snprintf(head, sizeof(head), "    --%s %s", o->cli, o->arg);
+		fprintf(out, "  %-28s %s (default: %s)\n", head, o->help, o->def);
+	}
+	fprintf(out, "\nCommand-line options override the file; --listen replaces the file's\n"
+		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
+}
+
+int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
+		      char *err, size_t errlen)
+{
+	/* First pass: the file, so that the rest of the command line overrides it. */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-c") && strcmp(a, "--config"))
+			continue;
+		if (i + 1 >= argc) {
+			set_err(err, errlen, "%s needs a FILE", a);
+			return SHOAL_ECONFIG;
+		}
+		free(cfg->file);
+		if (!(cfg->file = strdup(argv[i + 1])))
+			return SHOAL_ENOMEM;
+		int rc = conf_load_file(cfg, cfg->file, err, errlen);
+		if (rc < 0)
+			return rc;
+		break;
+	}
+	bool cli_listen = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			conf_print_help(out);
+			return 1;
+		}
+		if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			fprintf(out, "shoald %s\n", PACKAGE_VERSION);
+			return 1;
+		}
+		if (!strcmp(a, "--check")) {
+			cfg->check = true;
+			continue;
+		}
+		if (!strcmp(a, "--ceiling")) {
+			cfg->ceiling = true;
+			continue;
+		}
+		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			i++;
+			continue;
+		}
+		/* --name VALUE or --name=VALUE for every option with a cli name */
+		if (strncmp(a, "--", 2) != 0) {
+			set_err(err, errlen, "unexpected argument \"%s\" (see --help)", a);
+			return SHOAL_ECONFIG;
+		}
+		char name[64];
+		const char *eq = strchr(a, '='), *value;
+		size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		snprintf(name, sizeof(name), "%.*s", (int)nlen, a + 2);
+		const conf_option_t *o = find_option(name, true);
+		if (!o) {
+			set_err(err, errlen, "unknown option \"%s\" (see --help)", a);
+			return SHOAL_ECONFIG;
+		}
+		if (eq) {
+			value = eq + 1;
+		} else if (i + 1 < argc) {
+			value = argv[++i];
+		} else {
+			set_err(err, errlen, "--%s needs a value (%s)", o->cli, o->arg);
+			return SHOAL_ECONFIG;
+		}
+		char reason[400];
+		int rc;
+		if (o->type == CONF_ZONES) {
+			const char *sep = strchr(value, '=');
+			if (!sep || sep == value || !sep[1]) {
+				set_err(err, errlen, "--zone: \"%s\" is not NAME=PATH", value);
+				return SHOAL_ECONFIG;
+			}
+			char zname[1024];
+			snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
+			if (access(sep + 1, R_OK) != 0) {
+				set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname, sep + 1,
+					strerror(errno));
+				return SHOAL_ECONFIG;
+			}
+			rc = add_zone(cfg, zname, sep + 1);
+			if (rc < 0 && rc != SHOAL_ENOMEM)
+				snprintf(reason, sizeof(reason), "zone: too many zones");
+		} else {
+			if (o->type == CONF_LISTEN && !cli_listen) {
+				cfg->listen_count = 0; /* the command line's list replaces the file's */
+				cli_listen = true;
+			}
+			rc = set_scalar(cfg, o, value, reason, sizeof(reason));
+		}
+		if (rc == SHOAL_ENOMEM)
+			return rc;
+		if (rc < 0) {
+			set_err(err, errlen, "--%s", reason);
+			return SHOAL_ECONFIG;
+		}
+	}
+	return 0;
+}
+
+int conf_validate(const conf_t *cfg, char *err, size_t errlen)
+{
+	if (cfg->listen_count == 0) {
+		set_err(err, errlen, "%s: listen: no address to answer on",
+			cfg->file ? cfg->file : "command line");
+		return SHOAL_ECONFIG;
+	}
+	if (cfg->group && !cfg->user) {
+		set_err(err, errlen, "group is set without user");
+		return SHOAL_ECONFIG;
+	}
+	return 0;
+}

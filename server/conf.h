@@ -1,0 +1,121 @@
+/* shoald's configuration: one option table read by the YAML loader, the command line and --help. */
+#ifndef SHOAL_SERVER_CONF_H
+#define SHOAL_SERVER_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "server/tcp.h"
+#include "zone/zonedb.h"
+
+/* One listen address, ADDR@PORT. */
+typedef struct listen_addr {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	char text[80];                 /* as written, for logs */
+} listen_addr_t;
+
+enum socket_mode {
+	SOCKET_MODE_REUSEPORT = 0,     /* one socket per worker per address */
+	SOCKET_MODE_SHARED = 1,        /* one socket per address, all workers poll it */
+};
+
+#define CONF_LISTEN_MAX 16
+#define CONF_ZONES_MAX 4096
+#define CONF_THREADS_MAX 256
+
+/*
+ * The whole configuration. Strings are owned by the config (conf_clear
+ * frees them); zones[i].name and .file likewise.
+ */
+typedef struct conf {
+	listen_addr_t listen[CONF_LISTEN_MAX];
+	size_t listen_count;
+	uint32_t threads;
+	uint32_t socket_mode;          /* enum socket_mode */
+	char *user;
+	char *group;
+	char *nsid;
+	bool nsid_thread;
+	char *control;
+	uint32_t log_level;            /* enum log_level (server/log.h) */
+	bool syslog;
+	uint32_t edns_size;
+	tcp_limits_t tcp;
+	zone_spec_t *zones;
+	size_t zone_count;
+	/* from the command line only */
+	char *file;                    /* -c FILE, or NULL */
+	bool check;
+	bool ceiling;
+} conf_t;
+
+/* Kinds of value an option takes. */
+enum conf_type {
+	CONF_UINT,      /* decimal, within [min, max] */
+	CONF_BOOL,      /* yes/no (also true/false, on/off) */
+	CONF_STRING,
+	CONF_ENUM,      /* one of names[] (stored as its index) */
+	CONF_LISTEN,    /* list of ADDR@PORT */
+	CONF_ZONES,     /* list of {name, file}; on the command line NAME=PATH */
+};
+
+/* One option: everything the loaders, --help and the man-page test need. */
+typedef struct conf_option {
+	const char *name;          /* key in the YAML file */
+	const char *cli;           /* long option ("listen"), or NULL: file only */
+	const char *arg;           /* argument name in --help ("ADDR@PORT") */
+	enum conf_type type;
+	uint32_t min, max;         /* CONF_UINT */
+	const char *const *names;  /* CONF_ENUM, NULL-terminated */
+	const char *def;           /* default as text, for --help and the man page */
+	size_t offset;             /* where the value lives in conf_t */
+	const char *help;
+} conf_option_t;
+
+/* The option table, and its length. Static storage, read-only. */
+extern const conf_option_t conf_options[];
+extern const size_t conf_option_count;
+
+/*
+ * Set every option to its default (threads: the online CPUs). cfg is
+ * caller memory; call conf_clear when done. Returns 0 or SHOAL_ENOMEM.
+ */
+int conf_init(conf_t *cfg);
+
+/* Free what cfg owns and zero it. */
+void conf_clear(conf_t *cfg);
+
+/*
+ * Read the YAML file `path` into cfg (over the defaults). On error returns
+ * SHOAL_ECONFIG (or SHOAL_ENOMEM) and writes "FILE:LINE: reason" into
+ * err[0..errlen). Main thread, at start-up.
+ */
+int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen);
+
+/*
+ * Parse the command line into cfg. The file named by -c is loaded first,
+ * then the other options override it (--listen and --zone given on the
+ * command line replace, respectively add to, the file's). Returns 0 to go
+ * on, 1 when the program should exit 0 (--help, --version printed to out),
+ * or a negative error with a message in err.
+ */
+int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
+		      char *err, size_t errlen);
+
+/*
+ * Checks that span options (zone files readable, listen not empty).
+ * Returns 0 or SHOAL_ECONFIG with a message in err.
+ */
+int conf_validate(const conf_t *cfg, char *err, size_t errlen);
+
+/* Print the --help text, from the option table. */
+void conf_print_help(FILE *out);
+
+/* Parse "ADDR@PORT" (or "ADDR", port 53) into *a. Returns 0 or SHOAL_EINVAL. */
+int conf_parse_listen(const char *text, listen_addr_t *a);
+
+#endif

@@ -1,0 +1,353 @@
+/* The control socket: a unix stream socket, one text command per connection, for shoalctl. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "server/internal.h"
+#include "server/log.h"
+
+/*
+ * Protocol (shoalctl(8)): the client sends one line, "COMMAND [ARG]\n";
+ * the server answers "ok\n" or "error\n", then the body, and closes.
+ */
+#define CONTROL_LINE_MAX 1024
+#define CONTROL_REPLY_MAX (64 * 1024)
+
+typedef struct control_client {
+	uv_pipe_t pipe;
+	struct control *ctl;
+	struct control_client *next;
+	char line[CONTROL_LINE_MAX];
+	size_t len;
+	bool answered;
+	uv_write_t write_req;
+	char *reply;
+} control_client_t;
+
+struct control {
+	server_t *srv;
+	uv_pipe_t listener;
+	char *path;
+	control_client_t *clients;
+};
+
+static void on_client_closed(uv_handle_t *h)
+{
+	control_client_t *c = h->data;
+	struct control *ctl = c->ctl;
+	for (control_client_t **p = &ctl->clients; *p; p = &(*p)->next) {
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	}
+	free(c->reply);
+	free(c);
+}
+
+static void client_close(control_client_t *c)
+{
+	if (!uv_is_closing((uv_handle_t *)&c->pipe))
+		uv_close((uv_handle_t *)&c->pipe, on_client_closed);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+	client_close(req->data);
+}
+
+/* Send "ok\n"/"error\n" and body, then close. Takes ownership of nothing. */
+static void reply(control_client_t *c, bool ok, const char *body)
+{
+	if (c->answered)
+		return;
+	c->answered = true;
+	size_t blen = strlen(body);
+	c->reply = malloc(blen + 8);
+	if (!c->reply) {
+		client_close(c);
+		return;
+	}
+	int n = snprintf(c->reply, blen + 8, "%s\n%s", ok ? "ok" : "error", body);
+	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)n);
+	c->write_req.data = c;
+	if (uv_write(&c->write_req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) < 0)
+		client_close(c);
+}
+
+static void cmd_status(control_client_t *c)
+{
+	server_t *srv = c->ctl->srv;
+	char body[512];
+	snprintf(body, sizeof(body),
+		 "version %s\npid %ld\nthreads %zu\nsocket-mode %s\nuptime %ld\nzones %zu\n"
+		 "reloading %s\n",
+		 PACKAGE_VERSION, (long)getpid(), srv->worker_count, srv->path->name,
+		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
+		 srv->reload_running ? "yes" : "no");
+	reply(c, true, body);
+}
+
+static void cmd_stats(control_client_t *c)
+{
+	server_t *srv = c->ctl->srv;
+	char *body = malloc(CONTROL_REPLY_MAX);
+	if (!body) {
+		reply(c, false, "out of memory\n");
+		return;
+	}
+	int n = stats_json(srv->stats, srv->worker_count, body, CONTROL_REPLY_MAX);
+	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
+	free(body);
+}
+
+static void cmd_zone_status(control_client_t *c)
+{
+	server_t *srv = c->ctl->srv;
+	char *body = malloc(CONTROL_REPLY_MAX);
+	if (!body) {
+		reply(c, false, "out of memory\n");
+		return;
+	}
+	size_t len = 0;
+	body[0] = '\0';
+	rcu_read_lock();
+	const zonedb_t *db = zonedb_current(&srv->zones);
+	size_t n = db ? zonedb_zone_count(db) : 0;
+	for (size_t i = 0; i < n && len < CONTROL_REPLY_MAX - 2048; i++) {
+		zone_info_t info;
+		zonedb_zone_info(db, i, &info);
+		char when[32] = "-";
+		struct tm tm;
+		if (info.loaded && gmtime_r(&info.loaded_at, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		int w = snprintf(body + len, CONTROL_REPLY_MAX - len,
+				 "%s serial %u rrs %zu loaded %s file %s%s%s\n", info.name,
+				 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
+				 info.file ? info.file : "-", info.last_error[0] ? " error " : "",
+				 info.last_error);
+		if (w > 0)
+			len += (size_t)w;
+	}
+	rcu_read_unlock();
+	reply(c, true, body);
+	free(body);
+}
+
+/* Called on the main loop when the reload thread is done. */
+static void on_reload_reply(void *arg, int rc, const char *messages)
+{
+	control_client_t *c = arg;
+	if (rc == 0) {
+		reply(c, true, "reloaded\n");
+		return;
+	}
+	char head[128];
+	snprintf(head, sizeof(head), "reload failed: %s; the previous data is still served\n",
+		 shoal_strerror(rc));
+	size_t len = strlen(head) + strlen(messages) + 1;
+	char *body = malloc(len);
+	if (!body) {
+		reply(c, false, head);
+		return;
+	}
+	snprintf(body, len, "%s%s", head, messages);
+	reply(c, false, body);
+	free(body);
+}
+
+static void cmd_reload(control_client_t *c, const char *arg)
+{
+	int rc = reload_start(c->ctl->srv, arg, on_reload_reply, c);
+	if (rc == 0)
+		return; /* the reply comes when the reload thread is done */
+	char body[1200];
+	if (rc == SHOAL_ENOTFOUND)
+		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc == SHOAL_EEXIST)
+		snprintf(body, sizeof(body), "a reload is already running\n");
+	else
+		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
+	reply(c, false, body);
+}
+
+static void run_command(control_client_t *c)
+{
+	char *cmd = c->line, *arg = NULL;
+	while (*cmd == ' ')
+		cmd++;
+	char *sp = strchr(cmd, ' ');
+	if (sp) {
+		*sp = '\0';
+		arg = sp + 1;
+		while (*arg == ' ')
+			arg++;
+		char *end = arg + strlen(arg);
+		while (end > arg && end[-1] == ' ')
+			*--end = '\0';
+		if (!*arg)
+			arg = NULL;
+	}
+	log_debug("control: %s%s%s", cmd, arg ? " " : "", arg ? arg : "");
+	if (!strcmp(cmd, "status") && !arg) {
+		cmd_status(c);
+	} else if (!strcmp(cmd, "stats") && !arg) {
+		cmd_stats(c);
+	} else if (!strcmp(cmd, "zone-status") && !arg) {
+		cmd_zone_status(c);
+	} else if (!strcmp(cmd, "reload")) {
+		cmd_reload(c, arg);
+	} else if (!strcmp(cmd, "stop") && !arg) {
+		reply(c, true, "stopping\n");
+		server_request_stop(c->ctl->srv);
+	} else {
+		reply(c, false, "unknown command (status, stats, reload [ZONE], zone-status, stop)\n");
+	}
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	control_client_t *c = h->data;
+	size_t room = sizeof(c->line) - 1 - c->len;
+	*buf = uv_buf_init(c->line + c->len, (unsigned)room);
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	control_client_t *c = s->data;
+	if (n < 0) {
+		if (!c->answered)
+			client_close(c);
+		return;
+	}
+	c->len += (size_t)n;
+	c->line[c->len] = '\0';
+	char *nl = memchr(c->line, '\n', c->len);
+	if (!nl && c->len < sizeof(c->line) - 1)
+		return;
+	uv_read_stop(s);
+	if (!nl) {
+		reply(c, false, "command line too long\n");
+		return;
+	}
+	*nl = '\0';
+	if (nl > c->line && nl[-1] == '\r')
+		nl[-1] = '\0';
+	run_command(c);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct control *ctl = server->data;
+	if (status < 0)
+		return;
+	control_client_t *c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	c->ctl = ctl;
+	c->pipe.data = c;
+	uv_pipe_init(ctl->srv->loop, &c->pipe, 0);
+	c->next = ctl->clients;
+	ctl->clients = c;
+	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
+	    uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0)
+		client_close(c);
+}
+
+/* A socket file left by a daemon that is gone may be replaced; a live one may not. */
+static int clear_stale(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "control %s: exists and is not a socket", path);
+		return SHOAL_ECONFIG;
+	}
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "control %s: another daemon is listening there", path);
+		return SHOAL_ECONFIG;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return 0;
+}
+
+int control_open(server_t *srv, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "control %s: path too long", path);
+		return SHOAL_ECONFIG;
+	}
+	int rc = clear_stale(path, err, errlen);
+	if (rc < 0)
+		return rc;
+	struct control *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl || !(ctl->path = strdup(path))) {
+		free(ctl);
+		snprintf(err, errlen, "out of memory");
+		return SHOAL_ENOMEM;
+	}
+	ctl->srv = srv;
+	ctl->listener.data = ctl;
+	uv_pipe_init(srv->loop, &ctl->listener, 0);
+	srv->control = ctl;
+	/* created 0600 from the start: no window in which others may connect */
+	mode_t old = umask(0177);
+	int e = uv_pipe_bind(&ctl->listener, path);
+	umask(old);
+	if (e == 0)
+		e = uv_listen((uv_stream_t *)&ctl->listener, 16, on_connection);
+	if (e < 0) {
+		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
+		return SHOAL_ESYSTEM;
+	}
+	log_info("control socket %s", path);
+	return 0;
+}
+
+int control_chown(server_t *srv, uid_t uid, gid_t gid)
+{
+	return chown(srv->control->path, uid, gid) < 0 ? SHOAL_ESYSTEM : 0;
+}
+
+void control_close(server_t *srv)
+{
+	struct control *ctl = srv->control;
+	if (!ctl)
+		return;
+	for (control_client_t *c = ctl->clients; c; c = c->next)
+		client_close(c);
+	uv_close((uv_handle_t *)&ctl->listener, NULL);
+	/* may fail after the privilege drop (directory not writable): harmless */
+	if (unlink(ctl->path) < 0)
+		log_debug("control %s: not removed: %s", ctl->path, strerror(errno));
+	/* freed after the loop ran the close callbacks: see control_free */
+	srv->control = NULL;
+	ctl->srv = NULL;
+	free(ctl->path);
+	ctl->path = NULL;
+	srv->control_closed = ctl;
+}
+
+void control_free(server_t *srv)
+{
+	free(srv->control_closed);
+	srv->control_closed = NULL;
+}

@@ -1,0 +1,153 @@
+/* What the files of server/ share: the server, its workers, the UDP path table. */
+#ifndef SHOAL_SERVER_INTERNAL_H
+#define SHOAL_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "server/conf.h"
+#include "server/stats.h"
+#include "server/tcp.h"
+#include "zone/answer.h"
+#include "zone/zonedb.h"
+
+#define UDP_BATCH 32            /* recvmmsg/sendmmsg batch (DESIGN: 16-64 measured best) */
+#define UDP_QUERY_MAX 4096      /* a longer datagram is cut short (MSG_TRUNC) and dropped */
+#define UDP_BATCHES_PER_WAKEUP 8 /* then return to the loop, so stop and other sockets get a turn */
+#define UDP_SEND_RETRIES 4      /* EAGAIN on sendmmsg: retry this often, then drop */
+#define SOCKET_BUFFER_SIZE (4 * 1024 * 1024)
+
+typedef struct server server_t;
+typedef struct worker worker_t;
+
+/*
+ * The UDP I/O path of a worker, chosen once at start (STYLE 11): which
+ * sockets it reads, and how a query becomes an answer.
+ */
+typedef struct udp_path {
+	const char *name;
+	/* Create (or pick) the worker's UDP sockets on the main thread, before privileges drop. */
+	int (*sockets_open)(server_t *srv, worker_t *w);
+	/* Close what sockets_open created for this worker. */
+	void (*sockets_close)(server_t *srv, worker_t *w);
+	/* Answer q[0..len) into out[0..cap); 0 for no answer. Worker thread, no allocation. */
+	size_t (*answer)(worker_t *w, const zonedb_t *db, const uint8_t *q, size_t len,
+			 uint8_t *out, size_t cap, const answer_ctx_t *ctx, answer_info_t *info);
+} udp_path_t;
+
+extern const udp_path_t udp_path_reuseport;
+extern const udp_path_t udp_path_shared;
+extern const udp_path_t udp_path_ceiling;
+
+/* Buffers for one recvmmsg/sendmmsg batch, allocated once per worker. */
+typedef struct udp_batch {
+	struct mmsghdr rx[UDP_BATCH];
+	struct mmsghdr tx[UDP_BATCH];
+	struct iovec rx_iov[UDP_BATCH];
+	struct iovec tx_iov[UDP_BATCH];
+	struct sockaddr_storage peer[UDP_BATCH];
+	uint8_t *rx_buf;            /* UDP_BATCH * UDP_QUERY_MAX */
+	uint8_t *tx_buf;            /* UDP_BATCH * answer_cap */
+	size_t answer_cap;
+} udp_batch_t;
+
+struct worker {
+	server_t *srv;
+	unsigned index;
+	pthread_t thread;
+	bool thread_started;
+	uv_loop_t loop;
+	uv_async_t stop_async;
+	const udp_path_t *path;
+	int udp_fds[CONF_LISTEN_MAX];
+	uv_poll_t udp_polls[CONF_LISTEN_MAX];
+	size_t udp_count;
+	size_t polls_ready;         /* udp_polls initialised (to close on stop) */
+	bool async_ready;           /* stop_async initialised (set before started) */
+	int tcp_fds[CONF_LISTEN_MAX];
+	size_t tcp_count;
+	tcp_server_t *tcp;
+	answer_ctx_t ctx_udp;
+	answer_ctx_t ctx_tcp;
+	char nsid[300];
+	udp_batch_t *batch;
+	worker_stats_t *stats;      /* &srv->stats[index] */
+	int started;                /* 0 starting, 1 running, -1 failed (under srv->start_lock) */
+};
+
+typedef struct reload_job reload_job_t;
+
+struct server {
+	conf_t *cfg;
+	const udp_path_t *path;
+	worker_t *workers;
+	size_t worker_count;
+	worker_stats_t *stats;      /* one per worker, cache-line aligned */
+	int shared_fds[CONF_LISTEN_MAX];  /* shared mode: one socket per address */
+	zonedb_ref_t zones;         /* what workers read (RCU) */
+	zonedb_t *zones_writer;     /* the same set, for the one writer (reload) */
+	uv_loop_t *loop;            /* main loop: signals, control, reload results */
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_async_t reload_done;
+	pthread_t reload_thread;
+	bool reload_running;
+	bool reload_again;          /* SIGHUP during a reload: run once more after it */
+	reload_job_t *reload_job;   /* the one running */
+	struct control *control;
+	struct control *control_closed; /* closed, freed after the close callbacks */
+	bool stopping;
+	pthread_mutex_t start_lock;
+	pthread_cond_t start_cond;
+	time_t started_at;
+};
+
+/* Open a UDP socket bound to a with SO_REUSEPORT (when reuseport) and no SO_REUSEADDR. */
+int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen);
+
+/* Open a listening TCP socket bound to a with SO_REUSEPORT. */
+int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen);
+
+/* Allocate w's batch buffers (main thread). Returns 0 or SHOAL_ENOMEM. */
+int udp_batch_new(worker_t *w, size_t answer_cap);
+void udp_batch_free(worker_t *w);
+
+/* uv_poll callback: drain the readable socket in batches. Worker thread. */
+void udp_on_readable(uv_poll_t *handle, int status, int events);
+
+/* Workers (server/worker.c): create all, start threads, stop and join. Main thread. */
+int workers_create(server_t *srv, char *err, size_t errlen);
+int workers_start(server_t *srv, char *err, size_t errlen);
+void workers_stop(server_t *srv);
+void workers_destroy(server_t *srv);
+
+/*
+ * Reloads (server/reload.c). server_load_zones: the first load, on the
+ * main thread before workers start; a zone that fails stops start-up with
+ * its first "FILE:LINE: reason" in err.
+ */
+int server_load_zones(server_t *srv, char *err, size_t errlen);
+typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
+/*
+ * Start reloading `only` (NULL: all zones) on the reload thread; done is
+ * called on the main loop. Returns 0, or SHOAL_EEXIST when one is running.
+ */
+int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg);
+/* Set up / tear down the main loop side of reloads. */
+int reload_init(server_t *srv);
+void reload_close(server_t *srv);
+
+/* Control socket (server/control.c). */
+int control_open(server_t *srv, const char *path, char *err, size_t errlen);
+int control_chown(server_t *srv, uid_t uid, gid_t gid);
+void control_close(server_t *srv);
+/* After the loop has run the close callbacks of control_close: free the rest. */
+void control_free(server_t *srv);
+
+/* Stop the server: the main loop ends once workers are told. Main thread. */
+void server_request_stop(server_t *srv);
+
+#endif

@@ -1,0 +1,54 @@
+/* shoald's log: formats a line and writes it to stderr (and syslog when asked). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/log.h"
+
+const char *const log_level_names[] = { "error", "warning", "notice", "info", "debug", NULL };
+
+/* Written once at start-up before threads exist, read-only afterwards. */
+static enum log_level log_threshold = LOG_LEVEL_INFO;
+static bool log_syslog;
+
+void log_init(enum log_level level, bool use_syslog)
+{
+	log_threshold = level;
+	log_syslog = use_syslog;
+	if (use_syslog)
+		openlog("shoald", LOG_PID, LOG_DAEMON);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	if (level > log_threshold)
+		return;
+	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+	char line[2048];
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	int head = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+	head += snprintf(line + head, sizeof(line) - (size_t)head, ".%03ldZ %s: ",
+			 ts.tv_nsec / 1000000L, log_level_names[level]);
+	va_list ap;
+	va_start(ap, fmt);
+	int body = vsnprintf(line + head, sizeof(line) - (size_t)head - 1, fmt, ap);
+	va_end(ap);
+	size_t len = (size_t)head + (body < 0 ? 0 : (size_t)body);
+	if (len > sizeof(line) - 2)
+		len = sizeof(line) - 2;
+	line[len++] = '\n';
+	/* one write per line: lines of different threads never interleave */
+	ssize_t w = write(STDERR_FILENO, line, len);
+	(void)w;
+	if (log_syslog) {
+		line[len - 1] = '\0';
+		syslog(syslog_prio[level], "%s", line + head);
+	}
+}

@@ -1,0 +1,38 @@
+/* shoald's log: levels, one line per message to stderr with a timestamp, optionally syslog. */
+#ifndef SHOAL_SERVER_LOG_H
+#define SHOAL_SERVER_LOG_H
+
+#include <stdbool.h>
+
+enum log_level {
+	LOG_LEVEL_ERROR = 0,
+	LOG_LEVEL_WARNING = 1,
+	LOG_LEVEL_NOTICE = 2,
+	LOG_LEVEL_INFO = 3,
+	LOG_LEVEL_DEBUG = 4,
+};
+
+/* Level names in order ("error" ... "debug"), NULL-terminated; the config table uses them. */
+extern const char *const log_level_names[];
+
+/*
+ * Set the threshold and whether lines also go to syslog (daemon facility).
+ * Call once on the main thread before other threads start.
+ */
+void log_init(enum log_level level, bool use_syslog);
+
+/*
+ * Log one message at `level` when it passes the threshold. Any thread: each
+ * line is written with one write(2), so lines from threads do not mix.
+ * Never call per query (STYLE 3).
+ */
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_LEVEL_WARNING, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+#endif

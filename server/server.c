@@ -1,0 +1,199 @@
+/* shoald start-up and shutdown: zones, sockets, control, privilege drop, workers, signals. */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "server/internal.h"
+#include "server/log.h"
+#include "server/server.h"
+
+void server_request_stop(server_t *srv)
+{
+	if (srv->stopping)
+		return;
+	srv->stopping = true;
+	log_info("stopping");
+	uv_stop(srv->loop);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	server_t *srv = h->data;
+	if (signum == SIGHUP) {
+		log_info("SIGHUP: reloading all zones");
+		int rc = reload_start(srv, NULL, NULL, NULL);
+		if (rc < 0 && rc != SHOAL_EEXIST)
+			log_error("reload: %s", shoal_strerror(rc));
+		return;
+	}
+	server_request_stop(srv);
+}
+
+/*
+ * Drop to cfg->user/group after every socket is bound: the sockets keep the
+ * uid they were made with, so a process of another user cannot join their
+ * SO_REUSEPORT group (DESIGN: hijack protection).
+ */
+static int drop_privileges(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	if (!cfg->user)
+		return 0;
+	struct passwd *pw = getpwnam(cfg->user);
+	if (!pw) {
+		snprintf(err, errlen, "user \"%s\" does not exist", cfg->user);
+		return SHOAL_ECONFIG;
+	}
+	uid_t uid = pw->pw_uid;
+	gid_t gid = pw->pw_gid;
+	if (cfg->group) {
+		struct group *gr = getgrnam(cfg->group);
+		if (!gr) {
+			snprintf(err, errlen, "group \"%s\" does not exist", cfg->group);
+			return SHOAL_ECONFIG;
+		}
+		gid = gr->gr_gid;
+	}
+	if (geteuid() != 0) {
+		if (geteuid() == uid)
+			return 0; /* already that user */
+		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
+		return SHOAL_ECONFIG;
+	}
+	if (srv->control && control_chown(srv, uid, gid) < 0)
+		log_warning("cannot hand the control socket to %s: %s", cfg->user,
+			    strerror(errno));
+	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
+		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
+			 strerror(errno));
+		return SHOAL_ESYSTEM;
+	}
+	/* setuid(0) must now fail, or the drop did not take */
+	if (uid != 0 && setuid(0) == 0) {
+		snprintf(err, errlen, "privileges could be regained after the drop");
+		return SHOAL_ESYSTEM;
+	}
+	log_info("running as user %s (uid %u, gid %u)", cfg->user, (unsigned)uid, (unsigned)gid);
+	return 0;
+}
+
+static void log_migrate_req(void)
+{
+	int state = tcp_migrate_req_state();
+	if (state == 0)
+		log_notice("net.ipv4.tcp_migrate_req is 0: TCP connections queued on a closing "
+			   "listener are reset, not handed to the other workers' listeners "
+			   "(sysctl -w net.ipv4.tcp_migrate_req=1 to migrate them)");
+	else if (state > 0)
+		log_info("net.ipv4.tcp_migrate_req is 1: queued TCP connections migrate on close");
+	else
+		log_info("net.ipv4.tcp_migrate_req cannot be read (kernel before 5.14?)");
+}
+
+static int signals_start(server_t *srv)
+{
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
+	int nums[] = { SIGTERM, SIGINT, SIGHUP };
+	for (size_t i = 0; i < 3; i++) {
+		sigs[i]->data = srv;
+		if (uv_signal_init(srv->loop, sigs[i]) < 0 ||
+		    uv_signal_start(sigs[i], on_signal, nums[i]) < 0)
+			return SHOAL_ESYSTEM;
+	}
+	return 0;
+}
+
+static void signals_close(server_t *srv)
+{
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
+	for (size_t i = 0; i < 3; i++)
+		if (sigs[i]->loop)
+			uv_close((uv_handle_t *)sigs[i], NULL);
+}
+
+int server_run(conf_t *cfg)
+{
+	server_t srv_mem = { 0 }, *srv = &srv_mem;
+	uv_loop_t loop;
+	char err[1024] = "";
+	int status = 1;
+	srv->cfg = cfg;
+	srv->path = cfg->ceiling ? &udp_path_ceiling
+		  : cfg->socket_mode == SOCKET_MODE_SHARED ? &udp_path_shared
+		  : &udp_path_reuseport;
+	for (size_t i = 0; i < CONF_LISTEN_MAX; i++)
+		srv->shared_fds[i] = -1;
+	pthread_mutex_init(&srv->start_lock, NULL);
+	pthread_cond_init(&srv->start_cond, NULL);
+	srv->started_at = time(NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
+
+	if (cfg->ceiling)
+		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
+			    "(benchmark only)");
+	else if (server_load_zones(srv, err, sizeof(err)) < 0)
+		goto cleanup_rcu;
+	if (cfg->check) {
+		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
+		       cfg->zone_count);
+		status = 0;
+		goto cleanup_rcu;
+	}
+	log_migrate_req();
+	if (uv_loop_init(&loop) < 0) {
+		snprintf(err, sizeof(err), "cannot create the main loop");
+		goto cleanup_rcu;
+	}
+	srv->loop = &loop;
+	if (workers_create(srv, err, sizeof(err)) < 0)
+		goto cleanup_loop;
+	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
+		goto cleanup_loop;
+	if (drop_privileges(srv, err, sizeof(err)) < 0)
+		goto cleanup_loop;
+	if (reload_init(srv) < 0 || signals_start(srv) < 0) {
+		snprintf(err, sizeof(err), "cannot set up signals");
+		goto cleanup_loop;
+	}
+	if (workers_start(srv, err, sizeof(err)) < 0)
+		goto cleanup_workers;
+	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
+		 PACKAGE_VERSION, srv->worker_count, srv->path->name, cfg->listen_count,
+		 cfg->listen[0].text);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	status = 0;
+
+cleanup_workers:
+	srv->stopping = true;
+	workers_stop(srv);
+cleanup_loop:
+	reload_close(srv);
+	control_close(srv);
+	signals_close(srv);
+	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
+	control_free(srv);
+	if (uv_loop_close(&loop) < 0)
+		log_warning("main loop not closed cleanly");
+	workers_destroy(srv);
+cleanup_rcu:
+	if (srv->zones_writer)
+		zonedb_publish(&srv->zones, NULL); /* frees the set after a grace period */
+	rcu_unregister_thread();
+	pthread_cond_destroy(&srv->start_cond);
+	pthread_mutex_destroy(&srv->start_lock);
+	if (status != 0 && err[0])
+		log_error("%s", err);
+	if (status == 0 && !cfg->check)
+		log_info("stopped");
+	return status;
+}

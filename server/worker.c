@@ -1,0 +1,231 @@
+/* Worker threads: each its own uv loop, UDP sockets polled with uv_poll, a TCP server. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "server/internal.h"
+#include "server/log.h"
+
+/* TCP: the same answer path as UDP, with the TCP context (no truncation to 512). */
+static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out,
+				size_t cap)
+{
+	worker_t *w = arg;
+	answer_info_t info = { 0 };
+	rcu_read_lock();
+	size_t n = w->path->answer(w, zonedb_current(&w->srv->zones), q, len, out, cap,
+				   &w->ctx_tcp, &info);
+	rcu_read_unlock();
+	return n;
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void on_tcp_stopped(void *arg)
+{
+	worker_t *w = arg;
+	w->tcp = NULL;
+}
+
+/* Stop: the current batch has finished (callbacks do not overlap); close every handle. */
+static void on_stop(uv_async_t *a)
+{
+	worker_t *w = a->data;
+	for (size_t i = 0; i < w->polls_ready; i++) {
+		uv_poll_stop(&w->udp_polls[i]);
+		uv_close((uv_handle_t *)&w->udp_polls[i], on_handle_closed);
+	}
+	if (w->tcp)
+		tcp_server_stop(w->tcp, on_tcp_stopped, w);
+	uv_close((uv_handle_t *)&w->stop_async, on_handle_closed);
+}
+
+static void set_started(worker_t *w, int state)
+{
+	pthread_mutex_lock(&w->srv->start_lock);
+	w->started = state;
+	pthread_cond_broadcast(&w->srv->start_cond);
+	pthread_mutex_unlock(&w->srv->start_lock);
+}
+
+static int worker_setup(worker_t *w)
+{
+	int rc = uv_loop_init(&w->loop);
+	if (rc < 0) {
+		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
+		return SHOAL_ESYSTEM;
+	}
+	w->stop_async.data = w;
+	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
+		goto fail;
+	w->async_ready = true;
+	for (size_t i = 0; i < w->udp_count; i++) {
+		w->udp_polls[i].data = w;
+		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
+			goto fail;
+		w->polls_ready++;
+		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
+			goto fail;
+	}
+	if (w->tcp_count) {
+		int trc = tcp_server_start(&w->loop, w->tcp_fds, w->tcp_count, &w->srv->cfg->tcp,
+					   worker_tcp_answer, w, &w->stats->tcp, &w->tcp);
+		if (trc < 0) {
+			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
+			if (trc == SHOAL_ESYSTEM)
+				w->tcp_count = 0; /* closed by tcp_server_start */
+			return trc;
+		}
+		w->tcp_count = 0; /* the TCP server owns and closes them now */
+	}
+	return 0;
+fail:
+	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
+	return SHOAL_ESYSTEM;
+}
+
+static void *worker_main(void *arg)
+{
+	worker_t *w = arg;
+	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
+	rcu_register_thread();
+	int rc = worker_setup(w);
+	set_started(w, rc < 0 ? -1 : 1);
+	if (rc == 0)
+		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
+	/* on failure too: wait for the main thread's stop, then close what was opened */
+	uv_run(&w->loop, UV_RUN_DEFAULT);
+	int crc = uv_loop_close(&w->loop);
+	if (crc < 0)
+		log_warning("worker %u: loop not closed cleanly: %s", w->index, uv_strerror(crc));
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void nsid_init(worker_t *w, const conf_t *cfg)
+{
+	if (!cfg->nsid)
+		return;
+	int n = cfg->nsid_thread
+		? snprintf(w->nsid, sizeof(w->nsid), "%s/%u", cfg->nsid, w->index)
+		: snprintf(w->nsid, sizeof(w->nsid), "%s", cfg->nsid);
+	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(w->nsid) ? sizeof(w->nsid) - 1 : (size_t)n;
+	w->ctx_udp.nsid = w->ctx_tcp.nsid = (const uint8_t *)w->nsid;
+	w->ctx_udp.nsid_len = w->ctx_tcp.nsid_len = (uint16_t)len;
+}
+
+int workers_create(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	srv->worker_count = cfg->threads;
+	srv->workers = calloc(srv->worker_count, sizeof(worker_t));
+	srv->stats = aligned_alloc(64, srv->worker_count * sizeof(worker_stats_t));
+	if (!srv->workers || !srv->stats) {
+		snprintf(err, errlen, "out of memory for %zu workers", srv->worker_count);
+		return SHOAL_ENOMEM;
+	}
+	memset(srv->stats, 0, srv->worker_count * sizeof(worker_stats_t));
+	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
+	for (size_t i = 0; i < srv->worker_count; i++) {
+		worker_t *w = &srv->workers[i];
+		w->srv = srv;
+		w->index = (unsigned)i;
+		w->path = srv->path;
+		w->stats = &srv->stats[i];
+		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
+		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
+		nsid_init(w, cfg);
+		if (udp_batch_new(w, answer_cap) < 0) {
+			snprintf(err, errlen, "out of memory for worker buffers");
+			return SHOAL_ENOMEM;
+		}
+		int rc = w->path->sockets_open(srv, w);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot open the UDP sockets (see above)");
+			return rc;
+		}
+		for (size_t j = 0; j < cfg->listen_count; j++) {
+			int fd = tcp_socket_open(&cfg->listen[j], err, errlen);
+			if (fd < 0)
+				return fd;
+			w->tcp_fds[w->tcp_count++] = fd;
+		}
+	}
+	return 0;
+}
+
+int workers_start(server_t *srv, char *err, size_t errlen)
+{
+	/* workers take no signals: the main loop handles them all */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = 0;
+	for (size_t i = 0; i < srv->worker_count; i++) {
+		worker_t *w = &srv->workers[i];
+		int e = pthread_create(&w->thread, NULL, worker_main, w);
+		if (e) {
+			snprintf(err, errlen, "cannot start worker %zu: %s", i, strerror(e));
+			rc = SHOAL_ESYSTEM;
+			break;
+		}
+		w->thread_started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_lock(&srv->start_lock);
+	for (size_t i = 0; i < srv->worker_count; i++) {
+		worker_t *w = &srv->workers[i];
+		while (w->thread_started && w->started == 0)
+			pthread_cond_wait(&srv->start_cond, &srv->start_lock);
+		if (w->started < 0 && rc == 0) {
+			snprintf(err, errlen, "worker %zu failed to start (see above)", i);
+			rc = SHOAL_ESYSTEM;
+		}
+	}
+	pthread_mutex_unlock(&srv->start_lock);
+	return rc;
+}
+
+void workers_stop(server_t *srv)
+{
+	for (size_t i = 0; i < srv->worker_count; i++) {
+		worker_t *w = &srv->workers[i];
+		if (w->thread_started && w->async_ready)
+			uv_async_send(&w->stop_async);
+	}
+	for (size_t i = 0; i < srv->worker_count; i++) {
+		worker_t *w = &srv->workers[i];
+		if (w->thread_started)
+			pthread_join(w->thread, NULL);
+		w->thread_started = false;
+	}
+}
+
+void workers_destroy(server_t *srv)
+{
+	if (!srv->workers)
+		return;
+	for (size_t i = 0; i < srv->worker_count; i++) {
+		worker_t *w = &srv->workers[i];
+		w->path->sockets_close(srv, w);
+		for (size_t j = 0; j < w->tcp_count; j++)
+			close(w->tcp_fds[j]);
+		w->tcp_count = 0;
+		udp_batch_free(w);
+	}
+	free(srv->workers);
+	free(srv->stats);
+	srv->workers = NULL;
+	srv->stats = NULL;
+}
