@@ -43,7 +43,7 @@ typedef struct answer {
 static void lookup_name(const zone_t *z, const uint8_t *name, size_t len,
 			uint16_t qtype, lookup_t *res)
 {
-	const uint8_t *key = zone_hash_key();
+	const uint8_t *key = z->hash_key;
 	const znode_t *n = zone_lookup_hashed(z, name, len, name_hash(name, key));
 	const znode_t *ce = n;
 	if (n && !(n->flags & ZNODE_OCCLUDED)) {
@@ -126,6 +126,9 @@ static int target_offset(uint16_t type)
 	}
 }
 
+/* Address types added for a target, in the order NSD and Knot add them. */
+static const uint16_t address_types[2] = { DNS_TYPE_A, DNS_TYPE_AAAA };
+
 static bool in_bailiwick(const uint8_t *name, const uint8_t *parent)
 {
 	return name_is_subdomain(name, parent);
@@ -169,9 +172,8 @@ static void put_additional(answer_t *a)
 		if (nseen < ANSWER_ADDITIONAL_MAX)
 			seen[nseen++] = n;
 		bool required = a->cut && in_bailiwick(target, a->cut->name);
-		static const uint16_t types[] = { DNS_TYPE_A, DNS_TYPE_AAAA };
 		for (int t = 0; t < 2; t++) {
-			const zrrset_t *rs = znode_rrset(n, types[t]);
+			const zrrset_t *rs = znode_rrset(n, address_types[t]);
 			if (!rs)
 				continue;
 			if (required) {

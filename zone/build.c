@@ -486,7 +486,7 @@ static int build_hash(zone_t *z, zarena_t *a)
 		return SHOAL_ENOMEM;
 	memset(h, 0, cap * sizeof(*h));
 	uint32_t mask = (uint32_t)(cap - 1);
-	const uint8_t *key = zone_hash_key();
+	const uint8_t *key = z->hash_key = zone_hash_key();
 	for (size_t i = 0; i < z->node_count; i++) {
 		uint64_t hv = name_hash(z->nodes[i].name, key);
 		uint32_t j = (uint32_t)hv & mask;

@@ -192,7 +192,7 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
 const znode_t *zone_lookup(const zone_t *z, const uint8_t *name)
 {
 	return zone_lookup_hashed(z, name, name_length(name),
-				  name_hash(name, zone_hash_key()));
+				  name_hash(name, z->hash_key));
 }
 
 const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)

@@ -64,6 +64,7 @@ typedef struct zone {
 	size_t node_count;
 	const zhash_slot_t *hash;
 	uint32_t hash_mask;
+	const uint8_t *hash_key;     /* zone_hash_key(), kept so readers skip pthread_once */
 	rrset_wire_t neg_soa;        /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
 	uint32_t serial;
 	size_t rr_count;

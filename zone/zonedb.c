@@ -23,6 +23,7 @@ struct zonedb {
 	size_t count;
 	zhash_slot_t *apex_hash;     /* loaded zones by apex; idx = entry + 1 */
 	uint32_t apex_mask;
+	const uint8_t *hash_key;     /* zone_hash_key(), read without pthread_once */
 	int max_labels;              /* deepest apex: where label stripping starts */
 };
 
@@ -74,11 +75,12 @@ static int build_apex_hash(zonedb_t *db)
 	if (!db->apex_hash)
 		return SHOAL_ENOMEM;
 	db->apex_mask = (uint32_t)(cap - 1);
+	db->hash_key = zone_hash_key();
 	for (size_t i = 0; i < db->count; i++) {
 		const zentry_t *e = &db->entries[i];
 		if (!e->zone)
 			continue;
-		uint64_t h = name_hash(e->apex, zone_hash_key());
+		uint64_t h = name_hash(e->apex, db->hash_key);
 		uint32_t j = (uint32_t)h & db->apex_mask;
 		while (db->apex_hash[j].idx)
 			j = (j + 1) & db->apex_mask;
@@ -207,7 +209,7 @@ const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 		off[labels++] = (uint8_t)p;
 	/* the longest match first: start no deeper than the deepest apex */
 	int skip = labels > db->max_labels ? labels - db->max_labels : 0;
-	const uint8_t *key = zone_hash_key();
+	const uint8_t *key = db->hash_key;
 	for (int k = skip; k <= labels; k++) {
 		const uint8_t *suffix = k < labels ? name + off[k] : name + name_length(name) - 1;
 		uint64_t h = name_hash(suffix, key);

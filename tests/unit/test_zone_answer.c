@@ -97,7 +97,7 @@ static bool has_rr(const ldns_rr_list *l, const char *needle)
 static void check(ldns_pkt *p, int rcode, bool aa, size_t an, size_t ns, size_t ar)
 {
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-	CU_ASSERT_EQUAL(ldns_pkt_get_rcode(p), rcode);
+	CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), rcode);
 	CU_ASSERT_EQUAL(ldns_pkt_aa(p), aa);
 	CU_ASSERT_TRUE(ldns_pkt_qr(p));
 	CU_ASSERT_FALSE(ldns_pkt_tc(p));
