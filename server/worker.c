@@ -218,6 +218,8 @@ void workers_destroy(server_t *srv)
 		return;
 	for (size_t i = 0; i < srv->worker_count; i++) {
 		worker_t *w = &srv->workers[i];
+		if (!w->path)
+			break; /* workers_create stopped before this one */
 		w->path->sockets_close(srv, w);
 		for (size_t j = 0; j < w->tcp_count; j++)
 			close(w->tcp_fds[j]);
