@@ -79,13 +79,19 @@ static void *loop_thread(void *arg)
 	return NULL;
 }
 
-/* A loopback listener on a free port (bind to port 0, read it back). */
-static int listen_loopback(uint16_t *port)
+/*
+ * A loopback listener on a free port (bind to port 0, read it back). A
+ * sndbuf > 0 fixes the send buffer of the connections it accepts, so big
+ * answers do not fit and must queue (autotuning would grow it to megabytes).
+ */
+static int listen_loopback(uint16_t *port, int sndbuf)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	int one = 1;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
+	if (sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 128) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
@@ -96,11 +102,11 @@ static int listen_loopback(uint16_t *port)
 	return fd;
 }
 
-static void fx_start(fixture_t *fx, const tcp_limits_t *lim)
+static void fx_start_sndbuf(fixture_t *fx, const tcp_limits_t *lim, int sndbuf)
 {
 	memset(fx, 0, sizeof(*fx));
 	fx->lim = *lim;
-	fx->lfd = listen_loopback(&fx->port);
+	fx->lfd = listen_loopback(&fx->port, sndbuf);
 	sem_init(&fx->ready, 0, 0);
 	uv_loop_init(&fx->loop);
 	uv_async_init(&fx->loop, &fx->stop_async, on_stop_async);
@@ -108,6 +114,11 @@ static void fx_start(fixture_t *fx, const tcp_limits_t *lim)
 	pthread_create(&fx->thread, NULL, loop_thread, fx);
 	sem_wait(&fx->ready);
 	CU_ASSERT_EQUAL_FATAL(fx->start_err, 0);
+}
+
+static void fx_start(fixture_t *fx, const tcp_limits_t *lim)
+{
+	fx_start_sndbuf(fx, lim, 0);
 }
 
 /* Stop the server, wait for its loop to run dry; every handle must be closed. */
@@ -372,6 +383,89 @@ static void test_max_connections_new_client_served(void)
 	CU_ASSERT_EQUAL(fx.stats.accepted, MAX + EXTRA + 1);
 }
 
+/* At the limit the idle connection goes, not the older one mid-message. */
+static void test_max_connections_prefers_idle(void)
+{
+	fixture_t fx;
+	uint8_t q[64], a[65536];
+	size_t len, n = frame_query(q, 77);
+	tcp_limits_t lim = default_limits;
+	lim.max_connections = 2;
+	fx_start(&fx, &lim);
+	int busy = client_connect(fx.port);
+	send_all(busy, q, n / 2);
+	int idle = client_connect(fx.port);
+	usleep(100000); /* both accepted, the half message read */
+	int fresh = client_connect(fx.port);
+	send_all(fresh, q, n);
+	CU_ASSERT_EQUAL(read_answer(fresh, a, &len), 77);
+	CU_ASSERT_TRUE(wait_closed(idle));
+	send_all(busy, q + n / 2, n - n / 2);
+	CU_ASSERT_EQUAL(read_answer(busy, a, &len), 77);
+	close(busy);
+	close(idle);
+	close(fresh);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.closed_limit, 1);
+}
+
+/* At the limit with no idle connection, the least recently active one goes. */
+static void test_max_connections_none_idle(void)
+{
+	fixture_t fx;
+	uint8_t q[64], a[65536];
+	size_t len, n = frame_query(q, 78);
+	tcp_limits_t lim = default_limits;
+	lim.max_connections = 2;
+	fx_start(&fx, &lim);
+	int first = client_connect(fx.port);
+	send_all(first, q, n / 2);
+	int second = client_connect(fx.port);
+	send_all(second, q, n / 2);
+	usleep(100000); /* both mid-message */
+	int fresh = client_connect(fx.port);
+	send_all(fresh, q, n);
+	CU_ASSERT_EQUAL(read_answer(fresh, a, &len), 78);
+	CU_ASSERT_TRUE(wait_closed(first));
+	send_all(second, q + n / 2, n - n / 2);
+	CU_ASSERT_EQUAL(read_answer(second, a, &len), 78);
+	close(first);
+	close(second);
+	close(fresh);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.closed_limit, 1);
+}
+
+/*
+ * max_pipelined 2, a small send buffer and a client that reads late: answers
+ * queue, reading stops and resumes as writes complete, and all 20 big answers
+ * arrive whole and in order.
+ */
+static void test_pipeline_limit_resumes(void)
+{
+	enum { N = 20 };
+	fixture_t fx;
+	static uint8_t a[65536];
+	uint8_t q[N * (2 + QUERY_LEN)];
+	size_t n = 0, len;
+	tcp_limits_t lim = default_limits;
+	lim.max_pipelined = 2;
+	fx_start_sndbuf(&fx, &lim, 16384);
+	int fd = client_connect(fx.port);
+	for (int i = 0; i < N; i++)
+		n += frame_query(q + n, BIG_ID);
+	send_all(fd, q, n);
+	usleep(200000); /* the server fills the socket and stops reading */
+	int got = 0;
+	for (int i = 0; i < N; i++)
+		got += read_answer(fd, a, &len) == BIG_ID && len == 65535;
+	CU_ASSERT_EQUAL(got, N);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.closed_slow, 0);
+	CU_ASSERT_EQUAL(fx.stats.answers, N);
+}
+
 /* A reader that never reads: past max_output queued octets it is dropped.
  * 200 answers of 64 KiB are more than loopback socket buffers hold. */
 static void test_output_cap_closes_non_reader(void)
@@ -382,7 +476,7 @@ static void test_output_cap_closes_non_reader(void)
 	size_t n = 0;
 	tcp_limits_t lim = default_limits;
 	lim.max_output = 65537;
-	fx_start(&fx, &lim);
+	fx_start_sndbuf(&fx, &lim, 16384);
 	int fd = client_connect(fx.port);
 	for (int i = 0; i < N; i++)
 		n += frame_query(q + n, BIG_ID);
@@ -405,7 +499,7 @@ static void test_stop_delivers_pending(void)
 	static uint8_t a[65536];
 	uint8_t q[64 * (2 + QUERY_LEN)];
 	size_t n = 0, len;
-	fx_start(&fx, &default_limits);
+	fx_start_sndbuf(&fx, &default_limits, 16384);
 	int idle = client_connect(fx.port);
 	int fd = client_connect(fx.port);
 	for (int i = 0; i < 3; i++)
@@ -435,6 +529,27 @@ static void test_stop_delivers_pending(void)
 	if (late >= 0)
 		close(late);
 	sem_destroy(&fx.ready);
+}
+
+/* A stop is bounded: a peer that never reads is closed after the message timeout. */
+static void test_stop_bounded_by_non_reader(void)
+{
+	enum { N = 3 }; /* queued output stays under max_output */
+	fixture_t fx;
+	uint8_t q[N * (2 + QUERY_LEN)];
+	size_t n = 0;
+	tcp_limits_t lim = default_limits;
+	lim.message_timeout_ms = 300;
+	fx_start_sndbuf(&fx, &lim, 16384);
+	int fd = client_connect(fx.port);
+	for (int i = 0; i < N; i++)
+		n += frame_query(q + n, BIG_ID);
+	send_all(fd, q, n);
+	usleep(100000);
+	fx_stop(&fx); /* returns only once the server is gone */
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+	CU_ASSERT_EQUAL(fx.stats.closed_slow, 0); /* the stop closed it, not a limit */
 }
 
 /* A client that sends its queries and half-closes still gets every answer. */
@@ -481,8 +596,12 @@ int main(void)
 		UNIT_TEST(test_idle_timeout_closes),
 		UNIT_TEST(test_message_timeout_closes),
 		UNIT_TEST(test_max_connections_new_client_served),
+		UNIT_TEST(test_max_connections_prefers_idle),
+		UNIT_TEST(test_max_connections_none_idle),
+		UNIT_TEST(test_pipeline_limit_resumes),
 		UNIT_TEST(test_output_cap_closes_non_reader),
 		UNIT_TEST(test_stop_delivers_pending),
+		UNIT_TEST(test_stop_bounded_by_non_reader),
 		UNIT_TEST(test_half_close_answered),
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
