@@ -208,6 +208,15 @@ static size_t frame_queries(uint8_t *p, uint16_t first, int count)
 	return n;
 }
 
+/* Frame `count` queries that ask for 65535-octet answers; returns the octets. */
+static size_t frame_big(uint8_t *p, int count)
+{
+	size_t n = 0;
+	for (int i = 0; i < count; i++)
+		n += frame_query(p + n, BIG_ID);
+	return n;
+}
+
 /* Read `count` answers; returns how many carried the expected ID in order. */
 static int answers_in_order(int fd, int first, int count)
 {
@@ -452,8 +461,7 @@ static void test_pipeline_limit_resumes(void)
 	lim.max_pipelined = 2;
 	fx_start_sndbuf(&fx, &lim, 16384);
 	int fd = client_connect(fx.port);
-	for (int i = 0; i < N; i++)
-		n += frame_query(q + n, BIG_ID);
+	n += frame_big(q + n, N);
 	send_all(fd, q, n);
 	usleep(200000); /* the server fills the socket and stops reading */
 	int got = 0;
@@ -478,8 +486,7 @@ static void test_output_cap_closes_non_reader(void)
 	lim.max_output = 65537;
 	fx_start_sndbuf(&fx, &lim, 16384);
 	int fd = client_connect(fx.port);
-	for (int i = 0; i < N; i++)
-		n += frame_query(q + n, BIG_ID);
+	n += frame_big(q + n, N);
 	send_all(fd, q, n);
 	sleep(1); /* not reading; then drain and expect the close */
 	CU_ASSERT_TRUE(wait_closed(fd));
@@ -502,8 +509,7 @@ static void test_stop_delivers_pending(void)
 	fx_start_sndbuf(&fx, &default_limits, 16384);
 	int idle = client_connect(fx.port);
 	int fd = client_connect(fx.port);
-	for (int i = 0; i < 3; i++)
-		n += frame_query(q + n, BIG_ID);
+	n += frame_big(q + n, 3);
 	n += frame_queries(q + n, 100, 50);
 	send_all(fd, q, n);
 	usleep(100000); /* let the server read and queue before the stop */
@@ -542,8 +548,7 @@ static void test_stop_bounded_by_non_reader(void)
 	lim.message_timeout_ms = 300;
 	fx_start_sndbuf(&fx, &lim, 16384);
 	int fd = client_connect(fx.port);
-	for (int i = 0; i < N; i++)
-		n += frame_query(q + n, BIG_ID);
+	n += frame_big(q + n, N);
 	send_all(fd, q, n);
 	usleep(100000);
 	fx_stop(&fx); /* returns only once the server is gone */
