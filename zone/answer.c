@@ -38,6 +38,7 @@ typedef struct answer {
 	bool stop;                  /* truncated: nothing more is written */
 	const rrset_wire_t *extra;  /* RRset whose targets get A/AAAA in additional */
 	const znode_t *cut;         /* for a referral: the cut (glue rules differ) */
+	bool glue_truncated;        /* TC set because in-domain glue did not fit */
 } answer_t;
 
 static void lookup_name(const zone_t *z, const uint8_t *name, size_t len,
@@ -137,8 +138,8 @@ static bool in_bailiwick(const uint8_t *name, const uint8_t *parent)
 /*
  * Additional section (RFC 1034 4.3.2 step 6, RFC 2181 5.4.1): A and AAAA
  * of NS, MX and SRV targets inside the zone, as NSD and Knot add them.
- * For a referral, glue below the cut is required: if it does not fit the
- * answer is truncated (RFC 9471 3); other additional data is left out.
+ * For a referral, glue below the cut is required: if it does not fit, TC
+ * is set (RFC 9471 3); other additional data is left out quietly.
  */
 static void put_additional(answer_t *a)
 {
@@ -176,11 +177,12 @@ static void put_additional(answer_t *a)
 			const zrrset_t *rs = znode_rrset(n, address_types[t]);
 			if (!rs)
 				continue;
-			if (required) {
-				if (!put(a, DNS_SECTION_ADDITIONAL, n->name, &rs->set))
-					return;
-			} else {
-				(void)response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name, &rs->set);
+			int rc = response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name, &rs->set);
+			if (rc < 0 && required) {
+				/* like Knot: TC, keeping the referral and the glue that fit */
+				response_set_flags(&a->r, DNS_FLAG_TC);
+				a->glue_truncated = true;
+				return;
 			}
 		}
 	}
@@ -422,6 +424,6 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 		return 0;
 	}
 	info->rcode = a.r.rcode;
-	info->truncated = a.r.truncated;
+	info->truncated = a.r.truncated || a.glue_truncated;
 	return (size_t)n;
 }

@@ -542,6 +542,24 @@ static void test_additional_dropped_not_truncated(void)
 	ldns_pkt_free(p);
 }
 
+static void test_referral_glue_truncated(void)
+{
+	/* RFC 9471 3: in-domain glue that does not fit sets TC; like Knot,
+	 * the referral and the glue that fit stay */
+	ldns_pkt *p = ask("x.bigdeleg.example.com.", DNS_TYPE_A, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_TRUE(ldns_pkt_tc(p));
+	CU_ASSERT_EQUAL(COUNT(NS(p)), 16);
+	CU_ASSERT(COUNT(AR(p)) < 32);
+	CU_ASSERT_TRUE(last_info.truncated);
+	CU_ASSERT(last_len <= 512);
+	ldns_pkt_free(p);
+	ask_t tcp = { .tcp = true };
+	p = ask("x.bigdeleg.example.com.", DNS_TYPE_A, &tcp);
+	check(p, LDNS_RCODE_NOERROR, false, 0, 16, 32);
+	ldns_pkt_free(p);
+}
+
 static void test_transfers(void)
 {
 	ldns_pkt *p = ask("example.com.", DNS_TYPE_AXFR, NULL);
@@ -659,6 +677,7 @@ int main(void)
 		UNIT_TEST(test_nsid),
 		UNIT_TEST(test_truncation),
 		UNIT_TEST(test_additional_dropped_not_truncated),
+		UNIT_TEST(test_referral_glue_truncated),
 		UNIT_TEST(test_transfers),
 		UNIT_TEST(test_malformed),
 		UNIT_TEST(test_notimp),
