@@ -1,0 +1,49 @@
+#!/bin/bash
+# shoal-checkzone: --help and the man page list the same options; good zones
+# load (exit 0), bad ones do not (exit 1) and every message names FILE:LINE.
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+
+CHECKZONE=$SHOAL_BUILDDIR/tools/shoal-checkzone
+ZONES=$SHOAL_SRCDIR/tests/unit/zones
+MAN=$SHOAL_SRCDIR/man/shoal-checkzone.1
+
+help=$("$CHECKZONE" --help)
+check_eq "--help exits 0" 0 $?
+help_opts=$(printf '%s\n' "$help" | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z-]*' | tr -d ' ,' | sort -u)
+man_opts=$(grep -E '^\.(B|BI|BR) \\-' "$MAN" | grep -oE '(\\-)+[a-zA-Z][a-zA-Z\\-]*' |
+	sed 's/\\-/-/g' | sort -u)
+check_eq "--help and shoal-checkzone.1 list the same options" "$help_opts" "$man_opts"
+
+"$CHECKZONE" >/dev/null 2>&1
+check_eq "no arguments: usage error" 2 $?
+"$CHECKZONE" "$ZONES/example.zone" 'bad..name' >/dev/null 2>&1
+check_eq "a bad origin: usage error" 2 $?
+
+out=$("$CHECKZONE" "$SHOAL_SRCDIR/examples/example.com.zone" example.com 2>&1)
+check_eq "the bundled example zone loads" 0 $?
+check_match "and says so with its serial" "^zone example.com.: loaded, serial 2026120301" "$out"
+
+out=$("$CHECKZONE" -s "$ZONES/example.zone" example.com. 2>&1)
+check_eq "the test zone loads" 0 $?
+check_match "--stats prints the store size" "store [0-9]+ octets" "$out"
+
+# FILE ORIGIN exit message: each bad zone says what and where.
+while IFS='|' read -r file origin want msg; do
+	out=$("$CHECKZONE" "$ZONES/$file" "$origin" 2>&1)
+	check_eq "$file: exit status" "$want" $?
+	check_match "$file: message" "$msg" "$out"
+done <<'CASES'
+nosoa.zone|example.com|1|^error: .*/nosoa.zone: no SOA record at the zone apex example.com.
+twosoa.zone|example.com|1|^error: .*/twosoa.zone:6: example.com.: more than one SOA record
+cname.zone|example.com|1|^error: .*/cname.zone:9: www.example.com.: CNAME and other data
+syntax.zone|example.com|1|^error: .*/syntax.zone:7: 
+soaplace.zone|example.com|1|^error: .*/soaplace.zone:6: host.sub.example.com.: SOA record not at the zone apex
+badinc.zone|example.com|1|missing.zone: cannot open
+outside.zone|example.com|0|^warning: .*/outside.zone:6: www.example.org. is outside the zone
+noglue.zone|example.com|0|^warning: .*/noglue.zone:6: sub.example.com.: no glue address
+nons.zone|example.com|0|^warning: .*/nons.zone: no NS records at the zone apex
+CASES
+
+out=$("$CHECKZONE" -q "$ZONES/outside.zone" example.com 2>&1)
+check_eq "-q: a zone with warnings prints nothing" "" "$out"
+done_testing
