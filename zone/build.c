@@ -478,25 +478,23 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 
 static int build_hash(zone_t *z, zarena_t *a)
 {
-	size_t cap = 16;
-	while (cap < z->node_count + z->node_count / 2)
-		cap *= 2;
+	/* load factor 3/4: linear probing stays short, no power-of-two waste */
+	size_t cap = z->node_count + z->node_count / 3 + 2;
 	zhash_slot_t *h = zarena_alloc(a, cap * sizeof(*h));
 	if (!h)
 		return SHOAL_ENOMEM;
 	memset(h, 0, cap * sizeof(*h));
-	uint32_t mask = (uint32_t)(cap - 1);
+	z->hash_size = (uint32_t)cap;
 	const uint8_t *key = z->hash_key = zone_hash_key();
 	for (size_t i = 0; i < z->node_count; i++) {
 		uint64_t hv = name_hash(z->nodes[i].name, key);
-		uint32_t j = (uint32_t)hv & mask;
+		uint32_t j = zhash_start(hv, z->hash_size);
 		while (h[j].idx)
-			j = (j + 1) & mask;
+			j = j + 1 == z->hash_size ? 0 : j + 1;
 		h[j].tag = (uint32_t)(hv >> 32);
 		h[j].idx = (uint32_t)(i + 1);
 	}
 	z->hash = h;
-	z->hash_mask = mask;
 	return 0;
 }
 

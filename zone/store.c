@@ -15,7 +15,7 @@
 
 #define ZARENA_BLOCK (1u << 20) /* big enough that malloc maps it: freed at once */
 #define ZARENA_BLOCK_MIN (16u << 10)
-#define ZARENA_ALIGN 16
+#define ZARENA_ALIGN 8 /* the blocks hold pointers and integers, nothing wider */
 
 typedef struct zblock {
 	struct zblock *next;
@@ -175,7 +175,7 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
 				  size_t name_len, uint64_t hash)
 {
 	uint32_t tag = (uint32_t)(hash >> 32);
-	uint32_t i = (uint32_t)hash & z->hash_mask;
+	uint32_t i = zhash_start(hash, z->hash_size);
 	for (;;) {
 		const zhash_slot_t *s = &z->hash[i];
 		if (s->idx == 0)
@@ -185,7 +185,7 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
 			if (n->name_len == name_len && memcmp(n->name, name, name_len) == 0)
 				return n;
 		}
-		i = (i + 1) & z->hash_mask;
+		i = i + 1 == z->hash_size ? 0 : i + 1;
 	}
 }
 

@@ -52,6 +52,12 @@ typedef struct zhash_slot {
 	uint32_t idx;                /* node index + 1 */
 } zhash_slot_t;
 
+/* First slot for hash h in a table of `size` slots (Lemire's multiply-shift). */
+static inline uint32_t zhash_start(uint64_t h, uint32_t size)
+{
+	return (uint32_t)(((uint64_t)(uint32_t)h * size) >> 32);
+}
+
 struct zarena;
 
 /*
@@ -63,7 +69,7 @@ typedef struct zone {
 	const znode_t *nodes;        /* canonical order (RFC 4034 6.1), apex first */
 	size_t node_count;
 	const zhash_slot_t *hash;
-	uint32_t hash_mask;
+	uint32_t hash_size;          /* slots; never full */
 	const uint8_t *hash_key;     /* zone_hash_key(), kept so readers skip pthread_once */
 	rrset_wire_t neg_soa;        /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
 	uint32_t serial;
