@@ -29,6 +29,10 @@
  * to send its first query. */
 #define TCP_STOP_GRACE_MS 1000u
 
+/* Answers to pipelined queries are collected up to this many octets per
+ * write system call. */
+#define TCP_GATHER_MAX 16384u
+
 #define TCP_LISTEN_BACKLOG 1024
 
 /* Answers waiting to be written; see tcp_conn.out. */
@@ -219,9 +223,18 @@ static bool conn_blocked(const tcp_conn_t *c)
 	return c->out[0].answers + c->out[1].answers >= c->srv->lim.max_pipelined;
 }
 
+/* True when a whole length-prefixed message starts at the cursor. */
+static bool frame_complete(const wire_t *w)
+{
+	size_t left = wire_left(w);
+	return left >= 2 && left >= 2u + wire_get_u16(w->buf + w->pos);
+}
+
 static bool conn_has_complete_message(const tcp_conn_t *c)
 {
-	return c->in_len >= 2 && c->in_len >= 2u + wire_get_u16(c->in);
+	wire_t w;
+	wire_init_read(&w, c->in, c->in_len);
+	return frame_complete(&w);
 }
 
 /* Nothing half-read and nothing unwritten: the best one to close for room. */
@@ -346,30 +359,28 @@ static int outbuf_reserve(tcp_outbuf_t *o, size_t more, size_t limit)
 }
 
 /*
- * Send one framed answer. With nothing in flight it goes straight to the
- * socket (no copy, no allocation); what the socket does not take is queued
- * behind, in order, up to max_output queued octets.
+ * Try to hand `len` octets at p to the socket now (nothing may be in
+ * flight). Returns how many it took (0 when it would block), or a negative
+ * error after closing the connection.
  */
-static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len)
+static ssize_t conn_try_write(tcp_conn_t *c, const uint8_t *p, size_t len)
+{
+	uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
+	int r = uv_try_write((uv_stream_t *)&c->handle, &b, 1);
+	if (r == UV_EAGAIN)
+		return 0;
+	if (r < 0) {
+		conn_close(c, NULL);
+		return r;
+	}
+	stat_add(&c->srv->stats->bytes_out, (uint64_t)r);
+	return r;
+}
+
+/* Append one answer (or its unsent tail) to the collecting buffer, within max_output. */
+static void conn_append(tcp_conn_t *c, const uint8_t *p, size_t len)
 {
 	tcp_server_t *t = c->srv;
-	if (!c->writing) {
-		uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
-		int r = uv_try_write((uv_stream_t *)&c->handle, &b, 1);
-		if (r == (int)len) {
-			stat_add(&t->stats->bytes_out, len);
-			return;
-		}
-		if (r < 0 && r != UV_EAGAIN) {
-			conn_close(c, NULL);
-			return;
-		}
-		if (r > 0) {
-			stat_add(&t->stats->bytes_out, (uint64_t)r);
-			p += r;
-			len -= (size_t)r;
-		}
-	}
 	if (conn_queued_bytes(c) + len > t->lim.max_output) {
 		conn_close(c, &t->stats->closed_slow);
 		return;
@@ -382,15 +393,63 @@ static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len)
 	memcpy(o->data + o->len, p, len);
 	o->len += len;
 	o->answers++;
-	if (!c->writing)
-		conn_start_write(c);
+}
+
+/*
+ * With nothing in flight, write the collected answers: one system call for
+ * all the answers to one read's pipelined queries. What the socket does not
+ * take goes into flight.
+ */
+static void conn_flush(tcp_conn_t *c)
+{
+	tcp_outbuf_t *o = &c->out[c->flight ^ 1];
+	if (c->writing || o->len == 0)
+		return;
+	ssize_t r = conn_try_write(c, o->data, o->len);
+	if (r < 0)
+		return;
+	if ((size_t)r == o->len) {
+		o->len = 0;
+		o->answers = 0;
+		return;
+	}
+	memmove(o->data, o->data + r, o->len - (size_t)r);
+	o->len -= (size_t)r;
+	conn_start_write(c);
+}
+
+/*
+ * Send one framed answer. A lone answer with nothing queued goes straight to
+ * the socket (no copy); answers to pipelined queries are collected and
+ * written together by conn_flush; behind a write in flight they wait, in
+ * order, up to max_output queued octets. `more` says another whole query
+ * follows in the input.
+ */
+static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len, bool more)
+{
+	tcp_outbuf_t *o = &c->out[c->flight ^ 1];
+	if (!c->writing && o->len + len > TCP_GATHER_MAX) {
+		conn_flush(c);
+		if (c->closing)
+			return;
+	}
+	if (!c->writing && o->len == 0 && !more) {
+		ssize_t r = conn_try_write(c, p, len);
+		if (r < 0 || (size_t)r == len)
+			return;
+		conn_append(c, p + r, len - (size_t)r);
+		if (!c->closing)
+			conn_start_write(c);
+		return;
+	}
+	conn_append(c, p, len);
 }
 
 /* One whole message: answer it, or not: an answer of length 0 drops the
  * message and keeps the connection (NSD closes the connection on a dropped
  * query; keeping it costs nothing more than a query that is answered, and
  * the timeouts still apply). */
-static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len)
+static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more)
 {
 	tcp_server_t *t = c->srv;
 	stat_add(&t->stats->queries, 1);
@@ -401,7 +460,7 @@ static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len)
 	wire_init_write(&w, t->scratch, 2);
 	wire_write_u16(&w, (uint16_t)n);
 	stat_add(&t->stats->answers, 1);
-	conn_send(c, t->scratch, 2 + n);
+	conn_send(c, t->scratch, 2 + n, more);
 }
 
 /* ---- stopping one connection ---- */
@@ -444,18 +503,22 @@ static void conn_advance(tcp_conn_t *c, bool wrote)
 	if (c->shut)
 		return;
 	wire_init_read(&w, c->in, c->in_len);
-	while (!c->closing && !conn_blocked(c)) {
-		/* RFC 1035 4.2.2: the length prefix, then the message */
-		size_t left = wire_left(&w);
-		if (left < 2 || left < 2u + wire_get_u16(w.buf + w.pos))
+	for (;;) {
+		while (!c->closing && !conn_blocked(c) && frame_complete(&w)) {
+			/* RFC 1035 4.2.2: the length prefix, then the message */
+			uint16_t len = wire_read_u16(&w);
+			const uint8_t *msg = wire_read_ptr(&w, len);
+			conn_answer(c, msg, len, frame_complete(&w));
+			message_done = true;
+		}
+		if (!c->closing)
+			conn_flush(c);
+		if (c->closing)
+			return;
+		/* blocked by max_pipelined, but the flush emptied the queue: go on */
+		if (c->writing || !frame_complete(&w))
 			break;
-		uint16_t len = wire_read_u16(&w);
-		const uint8_t *msg = wire_read_ptr(&w, len);
-		conn_answer(c, msg, len);
-		message_done = true;
 	}
-	if (c->closing)
-		return;
 	if (w.pos > 0) {
 		memmove(c->in, c->in + w.pos, c->in_len - w.pos);
 		c->in_len -= w.pos;

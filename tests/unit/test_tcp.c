@@ -323,7 +323,7 @@ static void test_answer_65535_whole(void)
 	static uint8_t a[65536];
 	uint8_t q[64];
 	size_t len = 0;
-	fx_start(&fx, &default_limits);
+	fx_start_sndbuf(&fx, &default_limits, 16384); /* it cannot go out in one write */
 	int fd = client_connect(fx.port);
 	send_all(fd, q, frame_query(q, BIG_ID));
 	CU_ASSERT_EQUAL(read_answer(fd, a, &len), BIG_ID);
