@@ -98,6 +98,11 @@ int conf_parse_listen(const char *text, listen_addr_t *a)
 	unsigned long port = 53;
 	if (hlen == 0 || hlen >= sizeof(host))
 		return SHOAL_EINVAL;
+	/* "[::1]@53" is accepted too, as people write v6 addresses with ports */
+	if (hlen > 2 && text[0] == '[' && text[hlen - 1] == ']') {
+		text++;
+		hlen -= 2;
+	}
 	memcpy(host, text, hlen);
 	host[hlen] = '\0';
 	if (at) {

@@ -1,0 +1,32 @@
+#!/bin/bash
+# shoald_sockets: reuseport mode makes one UDP socket per worker per listen address, all on
+# the same port; shared mode makes one per address.
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+
+ZONE="example.com=$EXAMPLES/example.com.zone"
+
+# count_udp PID ADDR PORT: UDP sockets of PID bound to ADDR:PORT, per ss -lunp.
+count_udp() {
+	ss -Hlunp "sport = :$3" | grep -F "$2:$3" | grep -o "pid=$1,fd=[0-9]*" | wc -l
+}
+
+PORT=$(free_port) || exit 99
+start_shoald "$PORT" --listen "127.0.0.1@$PORT" --listen "::1@$PORT" --threads 3 \
+	--zone "$ZONE" || exit 99
+check_eq "reuseport: 3 UDP sockets on 127.0.0.1:$PORT" 3 "$(count_udp "$SHOALD_PID" 127.0.0.1 "$PORT")"
+check_eq "reuseport: 3 UDP sockets on [::1]:$PORT" 3 "$(count_udp "$SHOALD_PID" '[::1]' "$PORT")"
+check_eq "reuseport: 3 TCP listeners on 127.0.0.1:$PORT" 3 \
+	"$(ss -Hltnp "sport = :$PORT" | grep -F "127.0.0.1:$PORT" | grep -o "pid=$SHOALD_PID,fd=[0-9]*" | wc -l)"
+check_match "answers over IPv6" "status: NOERROR" \
+	"$("$DIG" @::1 -p "$PORT" +norec +time=2 +tries=1 www.example.com A)"
+stop_pid "$SHOALD_PID"
+check_eq "SIGTERM exits 0" 0 $?
+
+PORT=$(free_port) || exit 99
+start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 3 --socket-mode shared \
+	--zone "$ZONE" || exit 99
+check_eq "shared: 1 UDP socket on 127.0.0.1:$PORT" 1 "$(count_udp "$SHOALD_PID" 127.0.0.1 "$PORT")"
+check_match "shared: answers" "status: NOERROR" "$(q "$PORT" www.example.com A)"
+stop_pid "$SHOALD_PID"
+check_eq "SIGTERM exits 0 (shared)" 0 $?
+done_testing
