@@ -16,9 +16,8 @@
 #define TCP_FRAME_MAX (2u + TCP_MSG_MAX)
 
 /* After our FIN, how long to read and discard what the peer still sends
- * before closing (closing with unread input would send a RST, which can
- * destroy answers the peer has not read yet: RFC 7766 6.2.4 wants the
- * server to let the client close first where it can). */
+ * before closing: closing with unread input sends a RST (RFC 1122
+ * 4.2.2.13), which can destroy answers the peer has not read yet. */
 #define TCP_LINGER_MS 2000u
 
 /* An output buffer that was grown past this is given back when its
@@ -57,8 +56,9 @@ struct tcp_conn {
 	uint8_t *in;   /* TCP_FRAME_MAX octets, allocated on first use of the slot */
 	size_t in_len; /* octets of unprocessed input at in[0] */
 	/* Double buffer: out[flight] is being written by libuv (its memory must
-	 * not move), out[flight ^ 1] collects answers meanwhile. When no write is
-	 * in flight both are empty and answers go straight to uv_try_write. */
+	 * not move), out[flight ^ 1] collects answers meanwhile. With no write in
+	 * flight, out[flight ^ 1] collects only during one pass over the input
+	 * and is flushed at its end (conn_flush). */
 	tcp_outbuf_t out[2];
 	unsigned flight;
 	uint8_t closes_pending;
@@ -102,7 +102,6 @@ struct tcp_server {
 };
 
 static void conn_advance(tcp_conn_t *c, bool wrote);
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void server_serve_waiting(tcp_server_t *t);
@@ -529,7 +528,7 @@ static void conn_advance(tcp_conn_t *c, bool wrote)
 	}
 	if (!c->writing && !conn_has_complete_message(c)) {
 		if (c->eof) {
-			/* RFC 7766 6.2.4: the client closed; all its answers are out */
+			/* the client closed its side; all its answers are out */
 			conn_close(c, NULL);
 			return;
 		}
@@ -573,6 +572,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 			conn_close(c, NULL);
 			return;
 		}
+		/* A FIN may be a half close: the client sent its last query and
+		 * still reads (RFC 793 3.5). RFC 7766 6.2.4 says not to send
+		 * answers after the client closed, but a FIN does not tell the
+		 * two apart, and after a full close our write only draws a RST;
+		 * so the queries already read are answered, then we close. */
 		c->eof = true;
 		conn_advance(c, false);
 		return;
