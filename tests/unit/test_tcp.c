@@ -300,6 +300,31 @@ static void test_two_in_one_segment_and_split_prefix(void)
 	fx_stop(&fx);
 }
 
+/* 200 messages cut at random points into random-size writes: all answered in order. */
+static void test_random_segmentation(void)
+{
+	enum { N = 200 };
+	fixture_t fx;
+	uint8_t q[N * (2 + QUERY_LEN)];
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	size_t n = frame_queries(q, 2000, N);
+	unsigned seed = 7;
+	for (size_t off = 0; off < n;) {
+		size_t chunk = 1 + (size_t)(rand_r(&seed) % 60);
+		if (chunk > n - off)
+			chunk = n - off;
+		send_all(fd, q + off, chunk);
+		off += chunk;
+		if (rand_r(&seed) % 8 == 0)
+			usleep(1000); /* let some pieces arrive alone */
+	}
+	CU_ASSERT_EQUAL(answers_in_order(fd, 2000, N), N);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.bytes_in, n);
+}
+
 /* A message shorter than a header gets no answer; the connection stays. */
 static void test_no_answer_keeps_connection(void)
 {
@@ -596,6 +621,7 @@ int main(void)
 		UNIT_TEST(test_one_byte_at_a_time),
 		UNIT_TEST(test_pipelined_100_in_order),
 		UNIT_TEST(test_two_in_one_segment_and_split_prefix),
+		UNIT_TEST(test_random_segmentation),
 		UNIT_TEST(test_no_answer_keeps_connection),
 		UNIT_TEST(test_answer_65535_whole),
 		UNIT_TEST(test_idle_timeout_closes),
