@@ -1,0 +1,210 @@
+#!/bin/bash
+# tests/diff/run.sh: the differential test of issue 3. Serves the zones of
+# tests/diff/zones with NSD, Knot DNS and shoald on loopback, asks each the
+# cases of tests/diff/queries.txt with dig, and compares the normalised
+# answers (normalise.awk, compare.awk).
+#
+# Usage: tests/diff/run.sh [-v] [-k] [-m PCT] [-q FILE]
+#   -v       also list every case where NSD and Knot differ, with both answers
+#   -k       keep the temporary directory (configurations, logs, raw dig output)
+#   -m PCT   pass mark in percent (default 99)
+#   -q FILE  another corpus (default tests/diff/queries.txt)
+#   -M       NSD with minimal-responses: yes (no NS RRset in the authority
+#            section of positive answers, as Knot does); default: stock NSD
+# Environment: SHOAL_BUILDDIR (shoald is $SHOAL_BUILDDIR/server/shoald),
+# SHOAL_SRCDIR, DIG. Exit 77 (skip) when nsd or knotd is not installed, or
+# when shoald is not built (then the NSD-against-Knot figure is still printed).
+# Exit 1 when Shoal agrees on fewer than PCT percent of the cases.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+SHOAL_SRCDIR=${SHOAL_SRCDIR:-$(cd "$HERE/../.." && pwd)}
+SHOAL_BUILDDIR=${SHOAL_BUILDDIR:-$(pwd)}
+export SHOAL_SRCDIR SHOAL_BUILDDIR
+DIFF=$SHOAL_SRCDIR/tests/diff
+# shellcheck source=../integration/lib.sh
+. "$SHOAL_SRCDIR/tests/integration/lib.sh"
+
+VERBOSE=0
+KEEP=0
+MIN_PCT=99
+CORPUS=$DIFF/queries.txt
+NSD_MINIMAL=no
+while getopts "vkm:q:M" opt; do
+	case $opt in
+	v) VERBOSE=1 ;;
+	k) KEEP=1 ;;
+	m) MIN_PCT=$OPTARG ;;
+	q) CORPUS=$OPTARG ;;
+	M) NSD_MINIMAL=yes ;;
+	*)
+		sed -n '2,18s/^# \{0,1\}//p' "$0"
+		exit 2
+		;;
+	esac
+done
+
+NSD=$(command -v nsd || ls /usr/sbin/nsd 2>/dev/null)
+KNOTD=$(command -v knotd || ls /usr/sbin/knotd 2>/dev/null)
+if [ -z "$NSD" ] || [ -z "$KNOTD" ]; then
+	echo "diff: SKIP, nsd and knotd are needed (Debian packages nsd, knot)"
+	exit 77
+fi
+if [ "$KEEP" = 1 ]; then
+	trap 'for p in $T_PIDS; do kill "$p" 2>/dev/null; done; wait; echo "kept $T_DIR"' EXIT
+fi
+
+# The zones: ORIGIN=FILE, the file name is the origin plus ".zone".
+ZONES=""
+for f in "$DIFF"/zones/*.zone; do
+	z=$(basename "$f" .zone)
+	ZONES="$ZONES $z"
+done
+
+# start_nsd DIR PORT: NSD in the foreground of a background job, as the
+# current user (username ""), rate limiting off (RRL would throttle a batch),
+# CHAOS identity answers off (they name the server; Shoal refuses CHAOS).
+start_nsd() {
+	local dir=$1 port=$2 z
+	mkdir -p "$dir"
+	cat >"$dir/nsd.conf" <<-CONF
+	server:
+	  ip-address: 127.0.0.1@$port
+	  server-count: 1
+	  reuseport: no
+	  rrl-ratelimit: 0
+	  username: ""
+	  chroot: ""
+	  zonesdir: "$DIFF/zones"
+	  database: ""
+	  pidfile: "$dir/nsd.pid"
+	  xfrdfile: "$dir/xfrd.state"
+	  zonelistfile: "$dir/zone.list"
+	  xfrdir: "$dir"
+	  logfile: "$dir/nsd.log"
+	  verbosity: 1
+	  hide-version: yes
+	  hide-identity: yes
+	  minimal-responses: $NSD_MINIMAL
+	remote-control:
+	  control-enable: no
+	CONF
+	for z in $ZONES; do
+		printf 'zone:\n  name: "%s"\n  zonefile: "%s.zone"\n' "$z" "$z" >>"$dir/nsd.conf"
+	done
+	"$NSD" -d -c "$dir/nsd.conf" >"$dir/stderr.log" 2>&1 &
+	T_PIDS="$T_PIDS $!"
+}
+
+# start_knot DIR PORT: knotd with its own run and storage directories, no
+# journal, no zone file writes, no signing; identity and version answers off.
+start_knot() {
+	local dir=$1 port=$2 z
+	mkdir -p "$dir/db"
+	cat >"$dir/knot.conf" <<-CONF
+	server:
+	    rundir: "$dir"
+	    listen: 127.0.0.1@$port
+	    udp-workers: 1
+	    tcp-workers: 1
+	    background-workers: 1
+	    identity: ""
+	    version: ""
+	log:
+	  - target: stderr
+	    any: notice
+	database:
+	    storage: "$dir/db"
+	template:
+	  - id: default
+	    storage: "$DIFF/zones"
+	    file: "%s.zone"
+	    journal-content: none
+	    zonefile-sync: -1
+	    zonefile-load: whole
+	    semantic-checks: off
+	zone:
+	CONF
+	for z in $ZONES; do
+		printf '  - domain: "%s"\n' "$z" >>"$dir/knot.conf"
+	done
+	"$KNOTD" -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
+	T_PIDS="$T_PIDS $!"
+}
+
+# start_shoal DIR PORT: shoald, one worker thread, every zone.
+start_shoal() {
+	local dir=$1 port=$2 z args=""
+	mkdir -p "$dir"
+	for z in $ZONES; do
+		args="$args --zone $z=$DIFF/zones/$z.zone"
+	done
+	# shellcheck disable=SC2086
+	"$SHOALD" --listen "127.0.0.1@$port" --threads 1 $args >"$dir/stderr.log" 2>&1 &
+	T_PIDS="$T_PIDS $!"
+}
+
+# wait_loaded NAME PORT: until the server answers authoritatively for every
+# zone's SOA (zones load in the background in Knot), at most 10 s.
+wait_loaded() {
+	local name=$1 port=$2 i z ok
+	for i in $(seq 1 100); do
+		ok=1
+		for z in $ZONES; do
+			"$DIG" @127.0.0.1 -p "$port" +norec +time=1 +tries=1 "$z" SOA 2>/dev/null |
+				grep -q 'flags: qr aa' || { ok=0; break; }
+		done
+		[ "$ok" = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "diff: $name did not load the zones on port $port; its log:" >&2
+	cat "$T_DIR/$name"/*.log >&2
+	return 1
+}
+
+# ask NAME PORT: the whole corpus in one dig batch, normalised.
+ask() {
+	local name=$1 port=$2
+	"$DIG" @127.0.0.1 -p "$port" +norec +time=2 +tries=1 +ignore +nocookie +nostats \
+		-f "$T_DIR/cases.txt" >"$T_DIR/$name.out" 2>&1
+	awk -f "$DIFF/normalise.awk" "$T_DIR/$name.out" >"$T_DIR/$name.norm"
+}
+
+grep -v '^#' "$CORPUS" | grep . >"$T_DIR/cases.txt"
+
+PORT_NSD=$(free_port)
+start_nsd "$T_DIR/nsd" "$PORT_NSD"
+PORT_KNOT=$(free_port)
+while [ "$PORT_KNOT" = "$PORT_NSD" ]; do PORT_KNOT=$(free_port); done
+start_knot "$T_DIR/knot" "$PORT_KNOT"
+wait_loaded nsd "$PORT_NSD" || exit 1
+wait_loaded knot "$PORT_KNOT" || exit 1
+
+SHOAL_NORM=""
+if [ -x "$SHOALD" ]; then
+	PORT_SHOAL=$(free_port)
+	start_shoal "$T_DIR/shoal" "$PORT_SHOAL"
+	wait_loaded shoal "$PORT_SHOAL" || exit 1
+	SHOAL_NORM=$T_DIR/shoal.norm
+fi
+
+echo "diff: $(wc -l <"$T_DIR/cases.txt") cases from $CORPUS; nsd on $PORT_NSD, knotd on $PORT_KNOT${SHOAL_NORM:+, shoald on $PORT_SHOAL}"
+ASKERS=""
+ask nsd "$PORT_NSD" &
+ASKERS="$ASKERS $!"
+ask knot "$PORT_KNOT" &
+ASKERS="$ASKERS $!"
+if [ -n "$SHOAL_NORM" ]; then
+	ask shoal "$PORT_SHOAL" &
+	ASKERS="$ASKERS $!"
+fi
+# shellcheck disable=SC2086
+wait $ASKERS
+
+awk -v cases="$T_DIR/cases.txt" -v nsd="$T_DIR/nsd.norm" -v knot="$T_DIR/knot.norm" \
+	-v shoal="$SHOAL_NORM" -v verbose="$VERBOSE" -v min_pct="$MIN_PCT" -f "$DIFF/compare.awk"
+rc=$?
+if [ -z "$SHOAL_NORM" ]; then
+	echo "diff: SKIP, $SHOALD is not built; only NSD against Knot compared"
+	exit 77
+fi
+exit $rc
