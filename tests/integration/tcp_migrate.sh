@@ -1,0 +1,98 @@
+#!/bin/bash
+# Two shoald on one port (SO_REUSEPORT): stopping one loses no connection the
+# kernel had already accepted for it, with net.ipv4.tcp_migrate_req=1 (Linux
+# 5.14+: a closing listener's queued connections move to the other listeners
+# of the group instead of being reset). The sysctl is set and restored here;
+# without the right to set it the test is skipped (exit 77).
+#
+# To have connections sit in a daemon's accept queue when its listeners close,
+# the daemon is frozen with SIGSTOP while 200 clients connect and write one
+# query each; about half of them hash to its listeners. Then:
+#   a. SIGTERM + SIGCONT: a graceful stop; every query is answered, by the
+#      stopping daemon (accepted before it closed) or by the other (migrated);
+#   b. SIGKILL: the daemon never accepts; every query is answered by the other;
+#   c. control: as b with tcp_migrate_req=0; connections are lost, which shows
+#      the test can see a loss.
+. "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
+
+TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
+SYSCTL=net.ipv4.tcp_migrate_req
+CLIENTS=200
+
+old=$(sysctl -n "$SYSCTL" 2>/dev/null)
+if [ -z "$old" ] || ! sysctl -qw "$SYSCTL=1" 2>/dev/null; then
+	echo "SKIP: cannot set $SYSCTL (needs Linux 5.14+ and CAP_NET_ADMIN in this network namespace)"
+	exit 77
+fi
+migrate_cleanup() {
+	for p in $T_PIDS; do
+		kill -CONT "$p" 2>/dev/null # a frozen daemon would not see SIGTERM
+	done
+	sysctl -qw "$SYSCTL=$old"
+	t_cleanup
+}
+trap migrate_cleanup EXIT
+
+port=$(free_port)
+zone="example.com=$EXAMPLES/example.com.zone"
+start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid B --zone "$zone" || exit 1
+B=$SHOALD_PID
+
+# run_case SIGNAL: start daemon A beside B, freeze it, connect the clients,
+# send SIGNAL to A (and SIGCONT); sets OUT to the client's report.
+run_case() {
+	start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid A --zone "$zone" ||
+		exit 1
+	local a=$SHOALD_PID
+	# B answered start_shoald's probe; wait until A answers too (NSID says who)
+	for _ in $(seq 1 100); do
+		"$DIG" @127.0.0.1 -p "$port" +nsid +time=1 +tries=1 www.example.com A 2>/dev/null |
+			grep -q 'NSID:.*("A/' && break
+		sleep 0.05
+	done
+	if [ "$(ss -Hltnp "sport = :$port" | grep -c "pid=$a,")" -ne 2 ]; then
+		fail "daemon A has its two listeners on the shared port"
+	fi
+	kill -STOP "$a"
+	rm -f "$T_DIR/ready"
+	"$TCPCLIENT" -N -w 10 -c $CLIENTS -r "$T_DIR/ready" 127.0.0.1 "$port" www.example.com A \
+		>"$T_DIR/client.out" &
+	local client=$!
+	for _ in $(seq 1 200); do
+		[ -e "$T_DIR/ready" ] && break
+		sleep 0.05
+	done
+	queued=$(ss -Hltn "sport = :$port" | awk '{ s += $2 } END { print s + 0 }')
+	echo "# connections waiting in accept queues before the stop: $queued"
+	kill "-$1" "$a"
+	kill -CONT "$a" 2>/dev/null
+	wait "$client"
+	OUT=$(cat "$T_DIR/client.out")
+	echo "# $1: $OUT" | tr '\n' ' '
+	echo
+	wait "$a" 2>/dev/null
+	A_STATUS=$?
+}
+
+run_case TERM
+check_match "graceful stop: all $CLIENTS connections answered" \
+	"answers $CLIENTS in_order $CLIENTS noerror $CLIENTS lost 0" "$OUT"
+check_eq "daemon A exits 0 after SIGTERM" 0 "$A_STATUS"
+
+run_case KILL
+check_match "A killed: all $CLIENTS connections answered" \
+	"answers $CLIENTS in_order $CLIENTS noerror $CLIENTS lost 0" "$OUT"
+check_match "A killed: B answered every one, queued ones migrated" "^nsid B/[01] " "$OUT"
+check_eq "A killed: no answer came from A" "" "$(printf '%s\n' "$OUT" | grep '^nsid A/')"
+
+sysctl -qw "$SYSCTL=0"
+run_case KILL
+lost=$(printf '%s\n' "$OUT" | sed -n 's/.* lost \([0-9]*\)$/\1/p')
+if [ "${lost:-0}" -gt 0 ]; then
+	pass "control, $SYSCTL=0: $lost of $CLIENTS connections lost (the test sees losses)"
+else
+	fail "control, $SYSCTL=0: expected lost connections, got [$OUT]"
+fi
+
+kill -0 "$B" 2>/dev/null && pass "daemon B still running" || fail "daemon B died"
+done_testing
