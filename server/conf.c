@@ -405,10 +405,20 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		goto cleanup;
 	}
 	rc = 0;
+	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-	     rc == 0 && p < root->data.mapping.pairs.top; p++)
-		rc = load_pair(cfg, &y, yaml_document_get_node(&doc, p->key),
-			       yaml_document_get_node(&doc, p->value));
+	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+		const conf_option_t *o = scalar(k) ? find_option(scalar(k), false) : NULL;
+		if (o && seen[o - conf_options]) {
+			/* a second value would silently win: say so instead */
+			rc = yerr(&y, k, "%s is given twice", o->name);
+			break;
+		}
+		if (o)
+			seen[o - conf_options] = true;
+		rc = load_pair(cfg, &y, k, yaml_document_get_node(&doc, p->value));
+	}
 cleanup:
 	yaml_document_delete(&doc);
 cleanup_parser:

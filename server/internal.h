@@ -67,6 +67,7 @@ struct worker {
 	uv_poll_t udp_polls[CONF_LISTEN_MAX];
 	size_t udp_count;
 	size_t polls_ready;         /* udp_polls initialised (to close on stop) */
+	bool loop_ready;            /* loop initialised */
 	bool async_ready;           /* stop_async initialised (set before started) */
 	int tcp_fds[CONF_LISTEN_MAX];
 	size_t tcp_count;

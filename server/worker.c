@@ -66,6 +66,7 @@ static int worker_setup(worker_t *w)
 		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
 		return SHOAL_ESYSTEM;
 	}
+	w->loop_ready = true;
 	w->stop_async.data = w;
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
 		goto fail;
@@ -105,10 +106,13 @@ static void *worker_main(void *arg)
 	if (rc == 0)
 		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
 	/* on failure too: wait for the main thread's stop, then close what was opened */
-	uv_run(&w->loop, UV_RUN_DEFAULT);
-	int crc = uv_loop_close(&w->loop);
-	if (crc < 0)
-		log_warning("worker %u: loop not closed cleanly: %s", w->index, uv_strerror(crc));
+	if (w->loop_ready) {
+		uv_run(&w->loop, UV_RUN_DEFAULT);
+		int crc = uv_loop_close(&w->loop);
+		if (crc < 0)
+			log_warning("worker %u: loop not closed cleanly: %s", w->index,
+				    uv_strerror(crc));
+	}
 	rcu_unregister_thread();
 	return NULL;
 }

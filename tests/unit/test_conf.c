@@ -115,6 +115,7 @@ static void test_yaml_errors(void)
 	expect_error("threads: [1, 2]\n", 1, "expected a single value");
 	expect_error("- a\n- b\n", 1, "expected a mapping");
 	expect_error("threads: 1\n  bad indent: 2\n", 2, "");
+	expect_error("nsid: a\nthreads: 1\nnsid: b\n", 3, "nsid is given twice");
 }
 
 static void test_args(void)
