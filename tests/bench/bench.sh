@@ -99,9 +99,9 @@ for size in $sizes; do
 		port[$s]=$(free_port) || exit 1
 		"start_$s" "$T_DIR/$s-$size" "${port[$s]}" "$threads" "$zone" "$origin"
 		pid[$s]=$SERVER_PID
-		if ! load=$(wait_zone "${port[$s]}" "h0.$origin" 300); then
+		if ! load=$(wait_zone "${port[$s]}" "h0.$origin" 120 "${pid[$s]}"); then
 			log "$s did not start; its log:"
-			cat "$T_DIR/$s-$size"/*.log >&2
+			tail -n 20 "$T_DIR/$s-$size"/*.log >&2
 			exit 1
 		fi
 		# The ceiling loads nothing: its start-up time is not a zone load.

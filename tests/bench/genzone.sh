@@ -24,7 +24,7 @@ awk -v origin="$origin" -v n="$names" 'BEGIN {
 	for (i = 0; i < n; i++) {
 		printf "h%d IN A 10.%d.%d.%d\n", i, int(i / 65536) % 256, int(i / 256) % 256, i % 256
 		if (i % 10 == 0)
-			printf "h%d IN AAAA 2001:db8::%x\n", i, i
+			printf "h%d IN AAAA 2001:db8::%x:%x\n", i, int(i / 65536), i % 65536
 	}
 }' >"$zone"
 

@@ -91,10 +91,11 @@ start_ceiling() {
 	start_shoal "$@" --ceiling
 }
 
-# wait_zone PORT NAME TIMEOUT_S: until the server answers NAME authoritatively;
-# prints the seconds it took. Non-zero when it never does.
+# wait_zone PORT NAME TIMEOUT_S [PID]: until the server answers NAME
+# authoritatively; prints the seconds it took. Non-zero when it never does, or
+# as soon as PID (when given) has exited.
 wait_zone() {
-	local port=$1 name=$2 limit=$3 t0 now
+	local port=$1 name=$2 limit=$3 pid=${4:-} t0 now
 	t0=$(date +%s.%N)
 	while :; do
 		if "$DIG" @127.0.0.1 -p "$port" +norec +time=1 +tries=1 "$name" A 2>/dev/null |
@@ -102,6 +103,9 @@ wait_zone() {
 			now=$(date +%s.%N)
 			awk -v a="$t0" -v b="$now" 'BEGIN { printf "%.3f\n", b - a }'
 			return 0
+		fi
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			return 1
 		fi
 		now=$(date +%s.%N)
 		if awk -v a="$t0" -v b="$now" -v l="$limit" 'BEGIN { exit !(b - a > l) }'; then
