@@ -202,8 +202,11 @@ www.example.com A
 test SOA
 test NS
 nx.test A
-# meta and obsolete types over UDP
-diff.test AXFR +notcp
+# zone transfers (dig asks AXFR over TCP whatever +notcp says): refused
+diff.test AXFR
+diff.test IXFR=2026120300 +notcp
+sub.diff.test AXFR
+# meta and obsolete types
 diff.test MAILB
 diff.test MAILA
 diff.test TYPE0

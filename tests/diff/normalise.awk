@@ -16,14 +16,17 @@
 # SPF, HINFO, NAPTR and CAA. Fields inside MAIN are joined with " | ".
 # QUERY = the batch line as dig echoes it, so compare.awk can check that
 # the output is in step with the corpus.
-# A case without an answer is "NOANSWER" (timeout, transfer refusal, ...).
+# A case without an answer is "NOANSWER" (timeout, no server), a refused
+# zone transfer "TRANSFER FAILED".
 #
 # mawk-compatible (Debian's default awk): no asort, no gensub.
 
 function flush(   s) {
 	if (ncase == 0)
 		return
-	if (status == "")
+	if (transfer_failed)
+		main = "TRANSFER FAILED"
+	else if (status == "")
 		main = "NOANSWER"
 	else
 		main = "opcode " opcode " | rcode " status " | flags " flags " | qd " qdcount \
@@ -33,7 +36,7 @@ function flush(   s) {
 
 function reset() {
 	status = ""; opcode = ""; flags = ""; qdcount = ""; question = "-"
-	edns = "noedns"; section = ""
+	edns = "noedns"; section = ""; transfer_failed = 0
 	n["an"] = 0; n["au"] = 0; n["ad"] = 0
 }
 
@@ -110,6 +113,9 @@ BEGIN { ncase = 0; reset() }
 	edns = "edns v" v " flags " (ef == "" ? "-" : ef)
 	next
 }
+
+# dig's word for a refused or failed AXFR/IXFR (it shows no rcode).
+/^; Transfer failed\./ { transfer_failed = 1; next }
 
 /^;; QUESTION SECTION:/ { section = "q"; next }
 /^;; ANSWER SECTION:/ { section = "an"; next }
