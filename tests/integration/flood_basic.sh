@@ -13,13 +13,11 @@ ctl=$T_DIR/control.sock
 start_shoald "$port" --listen "127.0.0.1@$port" --listen "::1@$port" --threads 2 \
 	--zone "example.com=$EXAMPLES/example.com.zone" --nsid flood --control "$ctl" || exit 1
 
-# server_answers: total answers shoald has sent, from shoalctl stats (JSON);
-# empty when shoalctl or the figure is not there.
+# server_answers: UDP answers shoald has sent (the sum over RCODEs of "total"
+# in shoalctl stats); empty when shoalctl is not there.
 server_answers() {
 	[ -x "$SHOALCTL" ] || return 0
-	"$SHOALCTL" -s "$ctl" stats 2>/dev/null |
-		jq -r '(.total // .totals // .) | (.answers // .responses // .answered // empty)
-			| if type == "object" then ([.[]] | add) else . end' 2>/dev/null
+	"$SHOALCTL" -s "$ctl" stats 2>/dev/null | jq -r '[.total.answers[]] | add // 0' 2>/dev/null
 }
 before=$(server_answers)
 
