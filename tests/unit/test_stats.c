@@ -1,0 +1,69 @@
+/* Unit tests for server/stats.c: counting, summing, the JSON of shoalctl stats. */
+#include "config.h"
+
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/error.h"
+#include "server/stats.h"
+#include "unit.h"
+
+static void test_layout(void)
+{
+	/* each worker's counters start on their own cache line */
+	CU_ASSERT_EQUAL(alignof(worker_stats_t), 64);
+	CU_ASSERT_EQUAL(sizeof(worker_stats_t) % 64, 0);
+}
+
+static void test_count(void)
+{
+	worker_stats_t s;
+	memset(&s, 0, sizeof(s));
+	answer_info_t ok = { .rcode = 3, .truncated = true };
+	answer_info_t bad = { .rcode = 1, .malformed = true };
+	answer_info_t drop = { .dropped = true, .malformed = true };
+	stats_count_udp(&s, 40, true, &ok);
+	stats_count_udp(&s, 20, true, &bad);
+	stats_count_udp(&s, 7, false, &drop);
+	CU_ASSERT_EQUAL(s.queries, 3);
+	CU_ASSERT_EQUAL(s.bytes_in, 67);
+	CU_ASSERT_EQUAL(s.answers[3], 1);
+	CU_ASSERT_EQUAL(s.answers[1], 1);
+	CU_ASSERT_EQUAL(s.truncated, 1);
+	CU_ASSERT_EQUAL(s.malformed, 2);
+	CU_ASSERT_EQUAL(s.dropped, 1);
+}
+
+static void test_json(void)
+{
+	worker_stats_t *w = aligned_alloc(64, 2 * sizeof(*w));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	memset(w, 0, 2 * sizeof(*w));
+	w[0].queries = 5;
+	w[0].answers[0] = 5;
+	w[1].queries = 7;
+	w[1].answers[0] = 6;
+	w[1].answers[5] = 1;
+	w[1].tcp.queries = 2;
+	char buf[4096];
+	int n = stats_json(w, 2, buf, sizeof(buf));
+	CU_ASSERT(n > 0);
+	CU_ASSERT_EQUAL((size_t)n, strlen(buf));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"thread\": 0, \"queries\": 5, \"answers\": {\"NOERROR\": 5}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"thread\": 1, \"queries\": 7, \"answers\": {\"NOERROR\": 6, \"REFUSED\": 1}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
+	CU_ASSERT_EQUAL(stats_json(w, 2, buf, 100), SHOAL_ESPACE);
+	free(w);
+}
+
+int main(void)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_layout),
+		UNIT_TEST(test_count),
+		UNIT_TEST(test_json),
+		UNIT_END,
+	};
+	return unit_run("stats", tests);
+}
