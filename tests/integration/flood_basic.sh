@@ -47,6 +47,23 @@ else
 	echo "# shoalctl stats not available: server-side count not compared"
 fi
 
+# Unpaced for a second: whatever the client counts as answered, the server
+# sent; the server may have sent more only by what was in flight at the end
+# (at most the in-flight limit) and what came back too late (unexpected).
+before=$(server_answers)
+json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -l 1 -c 32 -i 256 -w 0.5 --json)
+after=$(server_answers)
+answered=$(get .answered)
+check_eq "unpaced: sent = answered + lost" "$(get .sent)" $((answered + $(get .lost)))
+if [ -n "$before" ] && [ -n "$after" ]; then
+	extra=$((after - before - answered))
+	if [ "$extra" -ge 0 ] && [ "$extra" -le $((256 + $(get .unexpected))) ]; then
+		pass "unpaced: shoalctl stats agree within the in-flight limit ($extra apart)"
+	else
+		fail "unpaced: server sent $((after - before)), client answered $answered"
+	fi
+fi
+
 json=$("$SHOAL_FLOOD" -s ::1 -p "$port" -q nope.example.com -n 500 --json)
 check_eq "IPv6: every query answered" 500 "$(get .answered)"
 check_eq "IPv6: NXDOMAIN counted" 500 "$(get .rcodes.NXDOMAIN)"
