@@ -17,12 +17,18 @@
 #include "server/internal.h"
 #include "server/log.h"
 
-/* Best effort: a bigger buffer rides out bursts; the kernel caps it at rmem_max. */
+/*
+ * Best effort: a bigger buffer rides out bursts. SO_*BUFFORCE (root, before
+ * the privilege drop) passes net.core.rmem_max/wmem_max; otherwise the
+ * kernel caps the size at those.
+ */
 static void set_buffers(int fd)
 {
 	int size = SOCKET_BUFFER_SIZE;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 }
 
 static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr,

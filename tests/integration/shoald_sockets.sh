@@ -29,4 +29,15 @@ check_eq "shared: 1 UDP socket on 127.0.0.1:$PORT" 1 "$(count_udp "$SHOALD_PID" 
 check_match "shared: answers" "status: NOERROR" "$(q "$PORT" www.example.com A)"
 stop_pid "$SHOALD_PID"
 check_eq "SIGTERM exits 0 (shared)" 0 $?
+
+# --ceiling: the query comes back with QR set and nothing else (benchmark responder)
+PORT=$(free_port) || exit 99
+start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --ceiling || exit 99
+out=$(q "$PORT" +noedns +noad www.example.com A)
+check_match "ceiling: echoed with QR" "flags: qr;" "$out"
+check_match "ceiling: no answer records" "ANSWER: 0," "$out"
+check_match "ceiling: the question is the query's" "^;www.example.com.[[:space:]]+IN[[:space:]]+A$" "$out"
+check_match "ceiling: the log warns" "benchmark only" "$(cat "$T_DIR/shoald.log")"
+stop_pid "$SHOALD_PID"
+check_eq "SIGTERM exits 0 (ceiling)" 0 $?
 done_testing
