@@ -111,6 +111,11 @@ BEGIN { ncase = 0; reset() }
 	ef = line; sub(/^[^,]*, flags:/, "", ef); sub(/;.*/, "", ef)
 	gsub(/^ +| +$/, "", ef)
 	edns = "edns v" v " flags " (ef == "" ? "-" : ef)
+	# Unknown EDNS flags (RFC 6891 6.1.4: zero when sent) are compared.
+	if (line ~ /MBZ: /) {
+		mbz = line; sub(/.*MBZ: /, "", mbz); sub(/[,;].*/, "", mbz)
+		edns = edns " mbz " mbz
+	}
 	next
 }
 

@@ -4,11 +4,12 @@
 # cases of tests/diff/queries.txt with dig, and compares the normalised
 # answers (normalise.awk, compare.awk).
 #
-# Usage: tests/diff/run.sh [-v] [-k] [-m PCT] [-q FILE]
+# Usage: tests/diff/run.sh [-v] [-k] [-M] [-m PCT] [-q FILE] [-z DIR]
 #   -v       also list every case where NSD and Knot differ, with both answers
 #   -k       keep the temporary directory (configurations, logs, raw dig output)
 #   -m PCT   pass mark in percent (default 99)
 #   -q FILE  another corpus (default tests/diff/queries.txt)
+#   -z DIR   another folder of zones, DIR/ORIGIN.zone (default tests/diff/zones)
 #   -M       NSD with minimal-responses: yes (no NS RRset in the authority
 #            section of positive answers, as Knot does); default: stock NSD
 # Environment: SHOAL_BUILDDIR (shoald is $SHOAL_BUILDDIR/server/shoald),
@@ -29,15 +30,17 @@ KEEP=0
 MIN_PCT=99
 CORPUS=$DIFF/queries.txt
 NSD_MINIMAL=no
-while getopts "vkm:q:M" opt; do
+ZONEDIR=$DIFF/zones
+while getopts "vkm:q:z:M" opt; do
 	case $opt in
 	v) VERBOSE=1 ;;
 	k) KEEP=1 ;;
 	m) MIN_PCT=$OPTARG ;;
 	q) CORPUS=$OPTARG ;;
+	z) ZONEDIR=$(cd "$OPTARG" && pwd) ;;
 	M) NSD_MINIMAL=yes ;;
 	*)
-		sed -n '2,18s/^# \{0,1\}//p' "$0"
+		sed -n '2,19s/^# \{0,1\}//p' "$0"
 		exit 2
 		;;
 	esac
@@ -55,7 +58,7 @@ fi
 
 # The zones: ORIGIN=FILE, the file name is the origin plus ".zone".
 ZONES=""
-for f in "$DIFF"/zones/*.zone; do
+for f in "$ZONEDIR"/*.zone; do
 	z=$(basename "$f" .zone)
 	ZONES="$ZONES $z"
 done
@@ -74,7 +77,7 @@ start_nsd() {
 	  rrl-ratelimit: 0
 	  username: ""
 	  chroot: ""
-	  zonesdir: "$DIFF/zones"
+	  zonesdir: "$ZONEDIR"
 	  database: ""
 	  pidfile: "$dir/nsd.pid"
 	  xfrdfile: "$dir/xfrd.state"
@@ -116,7 +119,7 @@ start_knot() {
 	    storage: "$dir/db"
 	template:
 	  - id: default
-	    storage: "$DIFF/zones"
+	    storage: "$ZONEDIR"
 	    file: "%s.zone"
 	    journal-content: none
 	    zonefile-sync: -1
@@ -136,7 +139,7 @@ start_shoal() {
 	local dir=$1 port=$2 z args=""
 	mkdir -p "$dir"
 	for z in $ZONES; do
-		args="$args --zone $z=$DIFF/zones/$z.zone"
+		args="$args --zone $z=$ZONEDIR/$z.zone"
 	done
 	# shellcheck disable=SC2086
 	"$SHOALD" --listen "127.0.0.1@$port" --threads 1 $args >"$dir/stderr.log" 2>&1 &
