@@ -106,6 +106,9 @@ static void cmd_stats(control_client_t *c)
 		reply(c, false, "out of memory\n");
 		return;
 	}
+	for (size_t i = 0; i < srv->worker_count; i++)
+		__atomic_store_n(&srv->stats[i].rcvbuf_drops, udp_rcvbuf_drops(&srv->workers[i]),
+				 __ATOMIC_RELAXED);
 	int n = stats_json(srv->stats, srv->worker_count, body, CONTROL_REPLY_MAX);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);

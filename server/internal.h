@@ -116,6 +116,12 @@ int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen);
 int udp_batch_new(worker_t *w, size_t answer_cap);
 void udp_batch_free(worker_t *w);
 
+/*
+ * Datagrams the kernel dropped on w's UDP sockets for want of buffer space
+ * (SO_MEMINFO). Any thread: the fds stay open while workers run.
+ */
+uint64_t udp_rcvbuf_drops(const worker_t *w);
+
 /* uv_poll callback: drain the readable socket in batches. Worker thread. */
 void udp_on_readable(uv_poll_t *handle, int status, int events);
 

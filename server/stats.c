@@ -38,6 +38,7 @@ void stats_read(const worker_stats_t *s, worker_stats_t *out)
 	out->malformed = LOAD(s->malformed);
 	out->bytes_in = LOAD(s->bytes_in);
 	out->bytes_out = LOAD(s->bytes_out);
+	out->rcvbuf_drops = LOAD(s->rcvbuf_drops);
 	out->tcp.accepted = LOAD(s->tcp.accepted);
 	out->tcp.closed_idle = LOAD(s->tcp.closed_idle);
 	out->tcp.closed_limit = LOAD(s->tcp.closed_limit);
@@ -58,6 +59,7 @@ void stats_sum(worker_stats_t *total, const worker_stats_t *a)
 	total->malformed += a->malformed;
 	total->bytes_in += a->bytes_in;
 	total->bytes_out += a->bytes_out;
+	total->rcvbuf_drops += a->rcvbuf_drops;
 	total->tcp.accepted += a->tcp.accepted;
 	total->tcp.closed_idle += a->tcp.closed_idle;
 	total->tcp.closed_limit += a->tcp.closed_limit;
@@ -120,10 +122,10 @@ static void json_counters(jbuf_t *b, const worker_stats_t *s)
 		first = false;
 	}
 	jput(b, "}, \"truncated\": %lu, \"dropped\": %lu, \"malformed\": %lu, "
-		"\"bytes_in\": %lu, \"bytes_out\": %lu, ",
+		"\"bytes_in\": %lu, \"bytes_out\": %lu, \"rcvbuf_drops\": %lu, ",
 	     (unsigned long)s->truncated, (unsigned long)s->dropped,
 	     (unsigned long)s->malformed, (unsigned long)s->bytes_in,
-	     (unsigned long)s->bytes_out);
+	     (unsigned long)s->bytes_out, (unsigned long)s->rcvbuf_drops);
 	jput(b, "\"tcp\": {\"accepted\": %lu, \"closed_idle\": %lu, \"closed_limit\": %lu, "
 		"\"closed_slow\": %lu, \"queries\": %lu, \"answers\": %lu, \"bytes_in\": %lu, "
 		"\"bytes_out\": %lu}",

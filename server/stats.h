@@ -26,6 +26,13 @@ typedef struct worker_stats {
 	uint64_t bytes_in;
 	uint64_t bytes_out;
 	tcp_stats_t tcp;                     /* written by server/tcp.c */
+	/*
+	 * Datagrams the kernel dropped because the worker's receive buffers
+	 * were full: shoald never sees them, so they are not in `queries`.
+	 * Read from the sockets (SO_MEMINFO) by the thread that reads the
+	 * statistics, which is the only writer of this field.
+	 */
+	uint64_t rcvbuf_drops;
 } worker_stats_t;
 
 /* Add v to a counter of the calling worker's own stats. */

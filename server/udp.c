@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/sock_diag.h>
 #include <unistd.h>
 #include <urcu.h>
 
@@ -215,6 +216,22 @@ void udp_on_readable(uv_poll_t *handle, int status, int events)
 		if (n < UDP_BATCH)
 			break;
 	}
+}
+
+uint64_t udp_rcvbuf_drops(const worker_t *w)
+{
+	uint64_t drops = 0;
+	/* shared mode: the sockets are every worker's; count them once, on worker 0 */
+	if (w->path == &udp_path_shared && w->index != 0)
+		return 0;
+	for (size_t i = 0; i < w->udp_count; i++) {
+		uint32_t mem[SK_MEMINFO_VARS];
+		socklen_t len = sizeof(mem);
+		if (getsockopt(w->udp_fds[i], SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
+		    len > SK_MEMINFO_DROPS * sizeof(mem[0]))
+			drops += mem[SK_MEMINFO_DROPS];
+	}
+	return drops;
 }
 
 /* Paths */
