@@ -106,6 +106,9 @@ static void on_reload_done(uv_async_t *a)
 	srv->reload_running = false;
 	if (job->rc == 0)
 		log_info("reload%s%s done", job->only ? " of " : "", job->only ? job->only : "");
+	else
+		log_error("reload%s%s failed (%s): zones that failed keep their previous version",
+			  job->only ? " of " : "", job->only ? job->only : "", shoal_strerror(job->rc));
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
 	free(job->only);
