@@ -10,10 +10,12 @@
 #          kept: RFC 1035 7.3 and our issue 3 want it back byte for byte),
 #          then the answer and authority sections as sorted record sets;
 #   ADDITIONAL = the additional section, sorted (compared separately).
-# Records are "owner ttl class type rdata" with single spaces; owner and
-# domain names in rdata are lowercased (servers copy the query's case into
-# compressed names differently), except in the character strings of TXT,
-# SPF, HINFO, NAPTR and CAA. Fields inside MAIN are joined with " | ".
+# Records are "owner ttl class type rdata" with single spaces; the owner is
+# lowercased, and so is the rdata of the types whose rdata is mostly domain
+# names (NS CNAME DNAME PTR MX SOA SRV ... NSEC): servers copy the query's
+# case into compressed names differently. Other rdata is kept as dig prints
+# it (base64 in RRSIG and DNSKEY is case-sensitive; text in TXT is data).
+# Fields inside MAIN are joined with " | ".
 # QUERY = the batch line as dig echoes it, so compare.awk can check that
 # the output is in step with the corpus.
 # A case without an answer is "NOANSWER" (timeout, no server), a refused
@@ -66,7 +68,7 @@ function record(line,   f, nf, i, type, rdata) {
 		sub(/^[^ \t]+[ \t]+/, "", rdata)
 	if (nf < 5)
 		rdata = ""
-	if (type !~ /^(TXT|SPF|HINFO|NAPTR|CAA)$/)
+	if (type ~ /^(NS|CNAME|DNAME|PTR|MX|SOA|SRV|RP|AFSDB|KX|RT|PX|MINFO|MB|MG|MR|NSEC)$/)
 		rdata = tolower(rdata)
 	return tolower(f[1]) " " f[2] " " f[3] " " type " " rdata
 }

@@ -1,0 +1,6 @@
+#!/bin/bash
+# tests/diff/dnssec.sh: the DNSSEC differential test of issue 5: run.sh over
+# the signed zones of tests/diff/dnssec (NSEC, NSEC3 with opt-out, a signed
+# child) and their corpus, every case without and with DO. Options as run.sh.
+HERE=$(cd "$(dirname "$0")" && pwd)
+exec "$HERE/run.sh" -z "$HERE/dnssec" -q "$HERE/dnssec/queries.txt" "$@"
