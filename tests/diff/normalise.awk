@@ -101,6 +101,11 @@ BEGIN { ncase = 0; reset() }
 	sub(/^;; flags: */, "", line)
 	flags = line; sub(/;.*/, "", flags)
 	if (flags == "") flags = "-"
+	# The Z bit (RFC 1035 4.1.1: zero in all queries and responses).
+	if (line ~ /MBZ: /) {
+		mbz = line; sub(/.*MBZ: /, "", mbz); sub(/[;,].*/, "", mbz)
+		flags = flags " mbz " mbz
+	}
 	qdcount = line; sub(/.*QUERY: /, "", qdcount); sub(/,.*/, "", qdcount)
 	next
 }
