@@ -9,7 +9,8 @@
 # Knot's; where NSD and Knot agree with each other that means equal to both,
 # where they differ either one is fine. Those cases are also counted
 # separately. The additional section is compared the same way but counted
-# on its own and does not decide pass or fail.
+# on its own and does not decide pass or fail; where the rest of a case
+# agrees and the additional section does not, the case is listed.
 # Exit status: 0 at or above min_pct, 1 below.
 
 function field(main, name,   parts, np, i) {
@@ -38,6 +39,24 @@ function show(label, main, add,   parts, np, i) {
 	for (i = 1; i <= np; i++)
 		printf "%s%s\n", (i > 1 ? "           " : ""), parts[i]
 	printf "           %s\n", add
+}
+
+# brief SHOAL NSD KNOT: only the parts where Shoal differs from NSD, each
+# as Shoal, NSD and (when it differs from NSD) Knot have it.
+function brief(s, n, k,   names, nn, i, f) {
+	if (s == "NOANSWER" || n == "NOANSWER" || k == "NOANSWER") {
+		printf "    shoal  %s\n    nsd    %s\n    knot   %s\n", s, n, k
+		return
+	}
+	nn = split("opcode rcode flags qd edns q an au", names, " ")
+	for (i = 1; i <= nn; i++) {
+		f = field(s, names[i])
+		if (f == field(n, names[i]))
+			continue
+		printf "    shoal  %s\n    nsd    %s\n", f, field(n, names[i])
+		if (field(k, names[i]) != field(n, names[i]))
+			printf "    knot   %s\n", field(k, names[i])
+	}
 }
 
 function readnorm(file, idx,   line, f) {
@@ -86,12 +105,22 @@ BEGIN {
 			cls = differs(sm, nm)
 			sclass[cls]++
 			printf "DISAGREE case %d: %s [%s]\n", total, c, cls
-			show("shoal", sm, sa)
-			show("nsd", nm, na)
-			if (!same) show("knot", km, ka)
+			if (verbose) {
+				show("shoal", sm, sa)
+				show("nsd", nm, na)
+				if (!same) show("knot", km, ka)
+			} else
+				brief(sm, nm, km)
 		}
 		ad_total++
-		if (sa == na || sa == ka) ad_agree++
+		if (sa == na || sa == ka)
+			ad_agree++
+		else if (sm == nm || sm == km) {
+			# Listed only where the rest agrees: otherwise it says nothing new.
+			printf "ADDITIONAL differs, case %d: %s\n    shoal  %s\n    nsd    %s\n", total, c, sa, na
+			if (ka != na)
+				printf "    knot   %s\n", ka
+		}
 	}
 	if (total == 0) {
 		print "diff: no cases"
