@@ -46,6 +46,8 @@ typedef struct uworker {
 	size_t next_query;
 	uint64_t inflight;
 	uint64_t timeout_ns;
+	bool refill;                 /* unpaced: refill a socket as soon as it is read */
+	uint64_t refill_left;        /* queries left to send this loop */
 	int epfd;
 	struct mmsghdr *smsg, *rmsg;
 	struct iovec *siov, *riov;
@@ -246,9 +248,16 @@ static void on_answer(uworker_t *w, usock_t *s, const uint8_t *pkt, size_t len, 
 	}
 }
 
-/* Read what is queued on s, a few batches at most so no socket starves the rest. */
-static void receive(uworker_t *w, usock_t *s)
+/*
+ * Read what is queued on s, a few batches at most so no socket starves the
+ * rest. Unpaced, the freed slots are refilled at once on the same socket:
+ * the server gets the next queries while the other sockets are still being
+ * read, instead of the whole window moving in lock-step. Returns how many
+ * queries that sent.
+ */
+static uint64_t receive(uworker_t *w, usock_t *s)
 {
+	uint64_t sent = 0;
 	for (int round = 0; round < 4; round++) {
 		int r = recvmmsg(s->fd, w->rmsg, w->o->batch, MSG_DONTWAIT, NULL);
 		if (r < 0) {
@@ -256,14 +265,23 @@ static void receive(uworker_t *w, usock_t *s)
 				flood_add(&w->t->stats.refused_icmp, 1);
 				continue;
 			}
-			return;
+			break;
 		}
 		uint64_t now = flood_now_ns();
 		for (int i = 0; i < r; i++)
 			on_answer(w, s, w->riov[i].iov_base, w->rmsg[i].msg_len, now);
+		if (w->refill && w->refill_left > 0 && s->nfree > 0) {
+			uint64_t n = s->nfree < w->o->batch ? s->nfree : w->o->batch;
+			if (n > w->refill_left)
+				n = w->refill_left;
+			unsigned k = send_batch(w, s, (unsigned)n, now);
+			w->refill_left -= k;
+			sent += k;
+		}
 		if ((unsigned)r < w->o->batch)
-			return;
+			break;
 	}
+	return sent;
 }
 
 /* Queries older than the timeout count as lost and free their slots. */
@@ -310,10 +328,12 @@ static void run(uworker_t *w)
 		} else if (drain_end - now < wait_ns) {
 			wait_ns = drain_end - now;
 		}
+		w->refill = sending && t->rate <= 0;
+		w->refill_left = sending ? t->count - sent : 0;
 		struct timespec ts = flood_timespec(wait_ns);
 		int n = epoll_pwait2(w->epfd, w->events, (int)w->nsocks, &ts, NULL);
 		for (int i = 0; i < n; i++)
-			receive(w, w->events[i].data.ptr);
+			sent += receive(w, w->events[i].data.ptr);
 		now = flood_now_ns();
 		if (now >= next_scan) {
 			expire(w, now, false);
