@@ -38,7 +38,7 @@ else
 fi
 check_eq "answers carry the NSID" "flood/" "$(get .nsid.sample | sed 's|[0-9]*$||')"
 check_eq "both server threads answered" 2 "$(get '.nsid.threads | length')"
-check_eq "each client socket stays on one thread" "1.0000" "$(get .nsid.stickiness)"
+check_eq "each client socket stays on one thread" true "$(get ".nsid.stickiness == 1")"
 
 after=$(server_answers)
 if [ -n "$before" ] && [ -n "$after" ]; then
