@@ -126,6 +126,16 @@ BEGIN { ncase = 0; reset() }
 	next
 }
 
+# A zone transfer that cannot connect prints no header, only this line: it
+# starts a case of its own, whose query is unknown ("?").
+/^;; Connection to .* failed/ {
+	flush()
+	ncase++
+	reset()
+	cmd = "?"
+	next
+}
+
 # dig's word for a refused or failed AXFR/IXFR (it shows no rcode).
 /^; Transfer failed\./ { transfer_failed = 1; next }
 
