@@ -17,28 +17,32 @@ start_shoald "$port" --listen "127.0.0.1@$port" --listen "::1@$port" --threads 2
 # in shoalctl stats); empty when shoalctl is not there.
 server_answers() {
 	[ -x "$SHOALCTL" ] || return 0
-	"$SHOALCTL" -s "$ctl" stats 2>/dev/null | jq -r '[.total.answers[]] | add // 0' 2>/dev/null
+	"$SHOALCTL" -s "$ctl" stats 2>/dev/null | tr -d '\n' | sed 's/.*"total": *{//' |
+		grep -o '"answers": *{[^}]*}' | head -1 | grep -o ': *[0-9][0-9]*' | tr -d ': ' |
+		awk '{ n += $1 } END { if (NR) print n + 0 }'
 }
 before=$(server_answers)
 
 json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -t A -l 2 -Q 2000 -c 16 \
 	--nsid --json)
 check_eq "shoal-flood exits 0" 0 $?
-get() { printf '%s\n' "$json" | jq -r "$1"; }
-sent=$(get .sent)
-check_eq "nothing lost" 0 "$(get .lost)"
-check_eq "every query answered" "$sent" "$(get .answered)"
-check_eq "every answer NOERROR" "$sent" "$(get .rcodes.NOERROR)"
-check_eq "no unexpected answers" 0 "$(get .unexpected)"
+# get KEY: a scalar from shoal-flood's JSON (keys used here are unique in it).
+get() { printf '%s\n' "$json" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2- | tr -d '"'; }
+sent=$(get sent)
+check_eq "nothing lost" 0 "$(get lost)"
+check_eq "every query answered" "$sent" "$(get answered)"
+check_eq "every answer NOERROR" "$sent" "$(get NOERROR)"
+check_eq "no unexpected answers" 0 "$(get unexpected)"
 # Paced at 2000 qps for 2 s: 4000 queries, give or take the last tick.
 if [ "$sent" -ge 3900 ] && [ "$sent" -le 4100 ]; then
 	pass "paced at the asked rate ($sent sent)"
 else
 	fail "paced at the asked rate: sent $sent, expected about 4000"
 fi
-check_eq "answers carry the NSID" "flood/" "$(get .nsid.sample | sed 's|[0-9]*$||')"
-check_eq "both server threads answered" 2 "$(get '.nsid.threads | length')"
-check_eq "each client socket stays on one thread" true "$(get ".nsid.stickiness == 1")"
+check_eq "answers carry the NSID" "flood/" "$(get sample | sed 's|[0-9]*$||')"
+threads=$(printf '%s\n' "$json" | grep -o '"threads":\[[^]]*\]' | grep -o '[0-9][0-9]*' | wc -l)
+check_eq "both server threads answered" 2 "$threads"
+check_eq "each client socket stays on one thread" 1 "$(get stickiness | awk '{ print $1 + 0 }')"
 
 after=$(server_answers)
 if [ -n "$before" ] && [ -n "$after" ]; then
@@ -53,11 +57,11 @@ fi
 before=$(server_answers)
 json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -l 1 -c 32 -i 256 -w 0.5 --json)
 after=$(server_answers)
-answered=$(get .answered)
-check_eq "unpaced: sent = answered + lost" "$(get .sent)" $((answered + $(get .lost)))
+answered=$(get answered)
+check_eq "unpaced: sent = answered + lost" "$(get sent)" $((answered + $(get lost)))
 if [ -n "$before" ] && [ -n "$after" ]; then
 	extra=$((after - before - answered))
-	if [ "$extra" -ge 0 ] && [ "$extra" -le $((256 + $(get .unexpected))) ]; then
+	if [ "$extra" -ge 0 ] && [ "$extra" -le $((256 + $(get unexpected))) ]; then
 		pass "unpaced: shoalctl stats agree within the in-flight limit ($extra apart)"
 	else
 		fail "unpaced: server sent $((after - before)), client answered $answered"
@@ -65,13 +69,13 @@ if [ -n "$before" ] && [ -n "$after" ]; then
 fi
 
 json=$("$SHOAL_FLOOD" -s ::1 -p "$port" -q nope.example.com -n 500 --json)
-check_eq "IPv6: every query answered" 500 "$(get .answered)"
-check_eq "IPv6: NXDOMAIN counted" 500 "$(get .rcodes.NXDOMAIN)"
+check_eq "IPv6: every query answered" 500 "$(get answered)"
+check_eq "IPv6: NXDOMAIN counted" 500 "$(get NXDOMAIN)"
 
 json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -n 200 -c 4 --tcp --json)
-check_eq "TCP: every query answered" 200 "$(get .answered)"
+check_eq "TCP: every query answered" 200 "$(get answered)"
 json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -n 400 -c 4 \
 	--tcp-pipeline 20 --json)
-check_eq "TCP pipelined: every query answered" 400 "$(get .answered)"
-check_eq "TCP pipelined: nothing lost" 0 "$(get .lost)"
+check_eq "TCP pipelined: every query answered" 400 "$(get answered)"
+check_eq "TCP pipelined: nothing lost" 0 "$(get lost)"
 done_testing

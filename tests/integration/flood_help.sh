@@ -33,7 +33,7 @@ check_match "a bad query file names its line" "q.txt line 2: unknown type" "$out
 port=$(free_port) || exit 1
 json=$("$SHOAL_FLOOD" -p "$port" -q example.com -n 50 -c 2 -w 0.2 --json)
 check_eq "no server: the run completes" 0 $?
-check_eq "no server: nothing answered" 0 "$(printf '%s\n' "$json" | jq -r .answered)"
-check_eq "no server: every sent query is lost" "$(printf '%s\n' "$json" | jq -r .sent)" \
-	"$(printf '%s\n' "$json" | jq -r .lost)"
+get() { printf '%s\n' "$json" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2-; }
+check_eq "no server: nothing answered" 0 "$(get answered)"
+check_eq "no server: every sent query is lost" "$(get sent)" "$(get lost)"
 done_testing
