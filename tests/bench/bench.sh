@@ -50,6 +50,9 @@ export SHOAL_BUILDDIR=$build SHOAL_SRCDIR=$SRC
 . "$SRC/tests/bench/servers.sh"
 set +e
 
+for tool in jq gnuplot "$DIG"; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool missing (apt-get install jq gnuplot dnsutils)" >&2; exit 1; }
+done
 have_shoald=no
 [ -x "$SHOALD" ] && have_shoald=yes
 if [ -z "$servers" ]; then
