@@ -5,17 +5,19 @@
 # interleaved rounds. Reports each client's queries per second and its own CPU
 # time per answered query (user+system of the client process).
 #
-# Usage: tests/bench/vs_dnsperf.sh [-r ROUNDS] [-l SECONDS] [-c SOCKETS] [-i INFLIGHT] [BUILDDIR]
+# Usage: tests/bench/vs_dnsperf.sh [-r ROUNDS] [-l SECONDS] [-c SOCKETS] [-i INFLIGHT]
+#                                  [-C CLIENT_CPU,SERVER_CPU] [BUILDDIR]
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-rounds=3 seconds=5 sockets=8 inflight=100
-while getopts "r:l:c:i:h" opt; do
+rounds=3 seconds=5 sockets=8 inflight=100 cpus=0,1
+while getopts "r:l:c:i:C:h" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	l) seconds=$OPTARG ;;
 	c) sockets=$OPTARG ;;
 	i) inflight=$OPTARG ;;
-	*) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+	C) cpus=$OPTARG ;;
+	*) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -25,7 +27,7 @@ export SHOAL_BUILDDIR=${1:-${SHOAL_BUILDDIR:-$SRC/build/flood}} SHOAL_SRCDIR=$SR
 set +e
 command -v dnsperf >/dev/null || { echo "vs_dnsperf: dnsperf missing (apt-get install dnsperf)" >&2; exit 1; }
 [ "$(nproc)" -ge 2 ] || { echo "vs_dnsperf: needs 2 CPUs (client and server apart)" >&2; exit 1; }
-client_cpu=0 server_cpu=1
+client_cpu=${cpus%,*} server_cpu=${cpus#*,}
 
 "$SRC/tests/bench/genzone.sh" bench.test. 10000 "$T_DIR/zone" "$T_DIR/queries" 100000 10
 port=$(free_port) || exit 1
