@@ -419,6 +419,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	tcp_conn_advance(c, false);
 }
 
+/* ---- opening ---- */
 
 void tcp_conn_open(tcp_conn_t *c)
 {
