@@ -96,7 +96,7 @@ start_nsd() {
 		printf 'zone:\n  name: "%s"\n  zonefile: "%s.zone"\n' "$z" "$z" >>"$dir/nsd.conf"
 	done
 	"$NSD" -d -c "$dir/nsd.conf" >"$dir/stderr.log" 2>&1 &
-	T_PIDS="$T_PIDS $!"
+	SERVER_PID=$!
 }
 
 # start_knot DIR PORT: knotd with its own run and storage directories, no
@@ -132,7 +132,7 @@ start_knot() {
 		printf '  - domain: "%s"\n' "$z" >>"$dir/knot.conf"
 	done
 	"$KNOTD" -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
-	T_PIDS="$T_PIDS $!"
+	SERVER_PID=$!
 }
 
 # start_shoal DIR PORT: shoald, one worker thread, every zone.
@@ -144,14 +144,16 @@ start_shoal() {
 	done
 	# shellcheck disable=SC2086
 	"$SHOALD" --listen "127.0.0.1@$port" --threads 1 $args >"$dir/stderr.log" 2>&1 &
-	T_PIDS="$T_PIDS $!"
+	SERVER_PID=$!
 }
 
-# wait_loaded NAME PORT: until the server answers authoritatively for every
-# zone's SOA (zones load in the background in Knot), at most 10 s.
+# wait_loaded PORT PID: until the server answers authoritatively for every
+# zone's SOA (Knot loads zones in the background), at most 10 s; fails at
+# once when the process has exited.
 wait_loaded() {
-	local name=$1 port=$2 i z ok
+	local port=$1 pid=$2 i z ok
 	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || return 1
 		ok=1
 		for z in $ZONES; do
 			"$DIG" @127.0.0.1 -p "$port" +norec +time=1 +tries=1 "$z" SOA 2>/dev/null |
@@ -160,7 +162,30 @@ wait_loaded() {
 		[ "$ok" = 1 ] && return 0
 		sleep 0.1
 	done
-	echo "diff: $name did not load the zones on port $port; its log:" >&2
+	return 1
+}
+
+# launch NAME: start_NAME on a free port and wait until it serves the zones;
+# sets LAUNCHED_PORT. free_port only finds a port free when it looks, and
+# tests running beside this one may take it first, so a start that fails
+# with "in use" in the server's log is retried on another port (five tries).
+launch() {
+	local name=$1 try port
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		"start_$name" "$T_DIR/$name" "$port"
+		T_PIDS="$T_PIDS $SERVER_PID"
+		if wait_loaded "$port" "$SERVER_PID"; then
+			LAUNCHED_PORT=$port
+			return 0
+		fi
+		kill "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+		grep -qi 'in use' "$T_DIR/$name"/*.log || break
+		echo "diff: $name: port $port taken meanwhile, another (try $try)" >&2
+		for log in "$T_DIR/$name"/*.log; do mv "$log" "$log.$try"; done
+	done
+	echo "diff: $name did not serve the zones on port $port; its log:" >&2
 	cat "$T_DIR/$name"/*.log >&2
 	return 1
 }
@@ -175,19 +200,15 @@ ask() {
 
 grep -v '^#' "$CORPUS" | grep . >"$T_DIR/cases.txt"
 
-PORT_NSD=$(free_port)
-start_nsd "$T_DIR/nsd" "$PORT_NSD"
-PORT_KNOT=$(free_port)
-while [ "$PORT_KNOT" = "$PORT_NSD" ]; do PORT_KNOT=$(free_port); done
-start_knot "$T_DIR/knot" "$PORT_KNOT"
-wait_loaded nsd "$PORT_NSD" || exit 99
-wait_loaded knot "$PORT_KNOT" || exit 99
+launch nsd || exit 99
+PORT_NSD=$LAUNCHED_PORT
+launch knot || exit 99
+PORT_KNOT=$LAUNCHED_PORT
 
 SHOAL_NORM=""
 if [ -x "$SHOALD" ]; then
-	PORT_SHOAL=$(free_port)
-	start_shoal "$T_DIR/shoal" "$PORT_SHOAL"
-	wait_loaded shoal "$PORT_SHOAL" || exit 1
+	launch shoal || exit 1
+	PORT_SHOAL=$LAUNCHED_PORT
 	SHOAL_NORM=$T_DIR/shoal.norm
 fi
 
