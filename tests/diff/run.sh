@@ -7,7 +7,7 @@
 # Usage: tests/diff/run.sh [-v] [-k] [-M] [-m PCT] [-q FILE] [-z DIR]
 #   -v       also list every case where NSD and Knot differ, with both answers
 #   -k       keep the temporary directory (configurations, logs, raw dig output)
-#   -m PCT   pass mark in percent (default 99)
+#   -m PCT   pass mark in percent (default $DIFF_MIN_PCT, else 99)
 #   -q FILE  another corpus (default tests/diff/queries.txt)
 #   -z DIR   another folder of zones, DIR/ORIGIN.zone (default tests/diff/zones)
 #   -M       NSD with minimal-responses: yes (no NS RRset in the authority
@@ -28,7 +28,7 @@ DIFF=$SHOAL_SRCDIR/tests/diff
 
 VERBOSE=0
 KEEP=0
-MIN_PCT=99
+MIN_PCT=${DIFF_MIN_PCT:-99}
 CORPUS=$DIFF/queries.txt
 NSD_MINIMAL=no
 ZONEDIR=$DIFF/zones
