@@ -145,3 +145,14 @@ mem_kib() {
 	done
 	echo "$sum"
 }
+
+# rss_kib PID: VmRSS of the process tree in KiB (pages shared between NSD's
+# forked processes count once per process: see mem_kib for the fair figure).
+rss_kib() {
+	local p sum=0 k
+	for p in $(tree "$1"); do
+		k=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+		sum=$((sum + ${k:-0}))
+	done
+	echo "$sum"
+}
