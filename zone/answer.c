@@ -9,11 +9,11 @@
 #include "zone/internal.h"
 
 /*
- * CNAME and DNAME links followed inside one zone. Knot stops at a loop,
- * NSD at a bound; we do both: a revisited name or this many links ends the
- * chain with what was written so far.
+ * CNAMEs (real or synthesised from a DNAME) followed inside one zone: like
+ * Knot, at most 5, and a name met twice (a loop) ends the chain with what
+ * was written so far.
  */
-#define ANSWER_CHAIN_MAX 12
+#define ANSWER_CHAIN_MAX 5
 #define ANSWER_ADDITIONAL_MAX 32 /* additional names remembered to skip repeats */
 
 /* Where the lookup of one name in a zone ends (RFC 1034 4.3.2 step 3). */
@@ -41,11 +41,12 @@ typedef struct answer {
 	bool glue_truncated;        /* TC set because in-domain glue did not fit */
 } answer_t;
 
-static void lookup_name(const zone_t *z, const uint8_t *name, size_t len,
+/* Find where name (lowercase, hashed with the zone's key) ends in z. */
+static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64_t hash,
 			uint16_t qtype, lookup_t *res)
 {
 	const uint8_t *key = z->hash_key;
-	const znode_t *n = zone_lookup_hashed(z, name, len, name_hash(name, key));
+	const znode_t *n = zone_lookup_hashed(z, name, len, hash);
 	const znode_t *ce = n;
 	if (n && !(n->flags & ZNODE_OCCLUDED)) {
 		/* RFC 4035 3.1.4.1: DS at a cut belongs to the parent side */
@@ -87,7 +88,9 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len,
 		const znode_t *w = zone_lookup_hashed(z, wild, (size_t)ce->name_len + 2,
 						      name_hash(wild, key));
 		if (w) {
-			*res = (lookup_t){ LOOKUP_WILDCARD, w };
+			/* a wildcard with NS (RFC 4592 4.2 leaves it open): a referral, as Knot */
+			bool cut = (w->flags & ZNODE_DELEG) && qtype != DNS_TYPE_DS;
+			*res = (lookup_t){ cut ? LOOKUP_REFERRAL : LOOKUP_WILDCARD, w };
 			return;
 		}
 	}
@@ -242,6 +245,15 @@ static const uint8_t *question_owner(const query_t *q)
 	return i + 1 == q->qname_len ? raw : q->qname;
 }
 
+/* Has a CNAME (real or synthesised) for this name been added already? */
+static bool chain_seen(const uint64_t *seen, int n, uint64_t hash)
+{
+	for (int i = 0; i < n; i++)
+		if (seen[i] == hash)
+			return true;
+	return false;
+}
+
 static void answer_zone(answer_t *a, const query_t *q)
 {
 	const zone_t *z = a->z;
@@ -250,14 +262,16 @@ static void answer_zone(answer_t *a, const query_t *q)
 	int spare = 0;
 	const uint8_t *name = q->qname;
 	size_t len = q->qname_len;
-	const znode_t *visited[ANSWER_CHAIN_MAX];
+	uint64_t seen[ANSWER_CHAIN_MAX]; /* hashes of the names a CNAME was added for */
 	int chain = 0;
+	const znode_t *dname_added = NULL;
 	uint16_t flags = DNS_FLAG_AA;
 	uint16_t rcode = DNS_RCODE_NOERROR;
 
 	for (;;) {
+		uint64_t hash = name_hash(name, z->hash_key);
 		lookup_t res;
-		lookup_name(z, name, len, a->qtype, &res);
+		lookup_name(z, name, len, hash, a->qtype, &res);
 		const znode_t *n = res.node;
 		if (res.kind == LOOKUP_REFERRAL) {
 			/* RFC 1034 4.3.2 3b: not authoritative below a cut */
@@ -275,20 +289,22 @@ static void answer_zone(answer_t *a, const query_t *q)
 			put_negative(a);
 			break;
 		}
+		const rrset_wire_t *cname = NULL;
+		synth_cname_t s;
 		if (res.kind == LOOKUP_DNAME) {
 			const zrrset_t *dn = znode_rrset(n, DNS_TYPE_DNAME);
-			if (!put(a, DNS_SECTION_ANSWER, n->name, &dn->set))
+			/* a DNAME met again on the chain is not repeated, as in Knot */
+			if (n != dname_added && !put(a, DNS_SECTION_ANSWER, n->name, &dn->set))
 				break;
+			dname_added = n;
 			uint8_t *next = buf[spare];
-			spare ^= 1;
 			size_t nlen = dname_substitute(name, len, n, dn->set.data + 10, next);
 			if (nlen == 0) {
 				rcode = DNS_RCODE_YXDOMAIN; /* RFC 6672 2.2 */
 				break;
 			}
-			synth_cname_t s;
 			memcpy(s.data, "\0\x05\0\x01", 4);
-			memcpy(s.data + 4, dn->set.data + 4, 4); /* the DNAME's TTL */
+			memcpy(s.data + 4, dn->set.data + 4, 4); /* the DNAME's TTL (RFC 6672 3.3) */
 			s.data[8] = (uint8_t)(nlen >> 8);
 			s.data[9] = (uint8_t)nlen;
 			memcpy(s.data + 10, next, nlen);
@@ -296,44 +312,38 @@ static void answer_zone(answer_t *a, const query_t *q)
 			s.set = (rrset_wire_t){ .type = DNS_TYPE_CNAME, .rr_count = 1,
 						.data_len = (uint32_t)(10 + nlen), .data = s.data,
 						.names = s.names, .name_count = 1 };
-			if (!put(a, DNS_SECTION_ANSWER, owner, &s.set))
-				break;
-			if (nlen == len && memcmp(next, name, len) == 0)
-				break; /* the DNAME maps the name onto itself: a loop */
-			name = owner = next;
-			len = nlen;
-			if (++chain >= ANSWER_CHAIN_MAX || !in_bailiwick(name, z->apex->name))
-				break;
-			continue;
-		}
-		/* exact or wildcard: the owner is the name asked for (RFC 4592 3.3.1) */
-		const rrset_wire_t *set = NULL;
-		if (a->qtype == DNS_TYPE_ANY) {
-			set = pick_any(n);
+			cname = &s.set;
 		} else {
-			const zrrset_t *rs = znode_rrset(n, a->qtype);
-			set = rs ? &rs->set : NULL;
+			/* exact or wildcard: the owner is the name asked for (RFC 4592 3.3.1) */
+			const rrset_wire_t *set = NULL;
+			if (a->qtype == DNS_TYPE_ANY) {
+				set = pick_any(n);
+			} else {
+				const zrrset_t *rs = znode_rrset(n, a->qtype);
+				set = rs ? &rs->set : NULL;
+			}
+			if (set) {
+				if (put(a, DNS_SECTION_ANSWER, owner, set))
+					a->extra = set;
+				break;
+			}
+			const zrrset_t *cn = (n->flags & ZNODE_CNAME) ? znode_rrset(n, DNS_TYPE_CNAME) : NULL;
+			if (!cn) {
+				put_negative(a); /* NODATA (RFC 2308 2.2) */
+				break;
+			}
+			cname = &cn->set;
 		}
-		if (set) {
-			if (put(a, DNS_SECTION_ANSWER, owner, set))
-				a->extra = set;
+		/*
+		 * RFC 1034 4.3.2 3a: add the CNAME and restart at its target.
+		 * Like Knot, the target of the last CNAME allowed is still
+		 * looked up; only a further CNAME is not added.
+		 */
+		if (chain >= ANSWER_CHAIN_MAX || chain_seen(seen, chain, hash) ||
+		    !put(a, DNS_SECTION_ANSWER, owner, cname))
 			break;
-		}
-		const zrrset_t *cn = (n->flags & ZNODE_CNAME) ? znode_rrset(n, DNS_TYPE_CNAME) : NULL;
-		if (!cn) {
-			put_negative(a); /* NODATA (RFC 2308 2.2) */
-			break;
-		}
-		bool loop = false;
-		for (int k = 0; k < chain; k++)
-			loop |= visited[k] == n;
-		if (loop || !put(a, DNS_SECTION_ANSWER, owner, &cn->set))
-			break;
-		visited[chain] = n;
-		if (++chain >= ANSWER_CHAIN_MAX)
-			break;
-		/* RFC 1034 4.3.2 3a: restart at the target, inside this zone only */
-		const uint8_t *target = cn->set.data + 10;
+		seen[chain++] = hash;
+		const uint8_t *target = cname->data + 10;
 		uint8_t *next = buf[spare];
 		spare ^= 1;
 		len = name_length(target);
@@ -341,7 +351,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 		name_lower(next);
 		name = owner = next;
 		if (!in_bailiwick(name, z->apex->name))
-			break;
+			break; /* NSD and Knot follow chains inside the zone only */
 	}
 	if (!a->stop)
 		put_additional(a);

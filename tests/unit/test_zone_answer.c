@@ -202,6 +202,34 @@ static void test_cname_loop(void)
 	ldns_pkt_free(p);
 }
 
+static void test_cname_chain_limit(void)
+{
+	/* like Knot: five CNAMEs at most; the last target is still looked up */
+	ldns_pkt *p = ask("ch3.example.com.", DNS_TYPE_A, NULL);
+	check(p, LDNS_RCODE_NOERROR, true, 7, 0, 0);
+	CU_ASSERT(has_rr(AN(p), "ch7.example.com. 3600 IN CNAME www.example.com."));
+	CU_ASSERT(has_rr(AN(p), "www.example.com. 3600 IN A 192.0.2.80"));
+	ldns_pkt_free(p);
+	p = ask("ch1.example.com.", DNS_TYPE_A, NULL);
+	check(p, LDNS_RCODE_NOERROR, true, 5, 0, 0);
+	CU_ASSERT_FALSE(has_rr(AN(p), "ch6.example.com. 3600 IN CNAME"));
+	ldns_pkt_free(p);
+	/* a wildcard CNAME onto a name the same wildcard covers: two, then stop */
+	p = ask("a.wcloop.example.com.", DNS_TYPE_A, NULL);
+	check(p, LDNS_RCODE_NOERROR, true, 2, 0, 0);
+	CU_ASSERT(has_rr(AN(p), "x.wcloop.example.com. 3600 IN CNAME x.wcloop.example.com."));
+	ldns_pkt_free(p);
+}
+
+static void test_wildcard_ns(void)
+{
+	/* RFC 4592 4.2 leaves wildcard NS open; like Knot, a referral */
+	ldns_pkt *p = ask("a.wdeleg.example.com.", DNS_TYPE_A, NULL);
+	check(p, LDNS_RCODE_NOERROR, false, 0, 1, 0);
+	CU_ASSERT(has_rr(NS(p), "*.wdeleg.example.com. 3600 IN NS ns.example.net."));
+	ldns_pkt_free(p);
+}
+
 static void test_cname_into_cut(void)
 {
 	/* the chain ends in a referral: NS in authority, glue, AA stays */
@@ -695,6 +723,8 @@ int main(void)
 		UNIT_TEST(test_cname_out_of_zone),
 		UNIT_TEST(test_cname_to_nothing),
 		UNIT_TEST(test_cname_loop),
+		UNIT_TEST(test_cname_chain_limit),
+		UNIT_TEST(test_wildcard_ns),
 		UNIT_TEST(test_cname_into_cut),
 		UNIT_TEST(test_wildcard),
 		UNIT_TEST(test_wildcard_blocked),
