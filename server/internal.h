@@ -106,13 +106,25 @@ struct server {
 	time_t started_at;
 };
 
-/* Open a UDP socket bound to a with SO_REUSEPORT (when reuseport) and no SO_REUSEADDR. */
+/*
+ * Open a non-blocking UDP socket bound to a: SO_REUSEPORT when reuseport,
+ * IPV6_V6ONLY on IPv6, 4 MiB buffers (best effort), never SO_REUSEADDR.
+ * Returns the fd (the caller owns it) or SHOAL_ESYSTEM with "ADDR: reason"
+ * in err. Main thread, before the privilege drop.
+ */
 int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen);
 
-/* Open a listening TCP socket bound to a with SO_REUSEPORT. */
+/*
+ * Open a non-blocking TCP socket bound to a with SO_REUSEPORT, listening.
+ * Returns the fd (the caller owns it) or SHOAL_ESYSTEM with err. Main thread.
+ */
 int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen);
 
-/* Allocate w's batch buffers (main thread). Returns 0 or SHOAL_ENOMEM. */
+/*
+ * Allocate w->batch: UDP_BATCH receive buffers of UDP_QUERY_MAX, answer
+ * buffers of answer_cap, the mmsghdr and iovec arrays. w owns it until
+ * udp_batch_free. Main thread. Returns 0 or SHOAL_ENOMEM.
+ */
 int udp_batch_new(worker_t *w, size_t answer_cap);
 void udp_batch_free(worker_t *w);
 
@@ -122,10 +134,24 @@ void udp_batch_free(worker_t *w);
  */
 uint64_t udp_rcvbuf_drops(const worker_t *w);
 
-/* uv_poll callback: drain the readable socket in batches. Worker thread. */
+/*
+ * uv_poll callback (handle->data is the worker): read the socket in
+ * recvmmsg batches, answer each query inside one rcu_read_lock per batch,
+ * sendmmsg the answers; at most UDP_BATCHES_PER_WAKEUP batches per call.
+ * Worker thread; allocates nothing.
+ */
 void udp_on_readable(uv_poll_t *handle, int status, int events);
 
-/* Workers (server/worker.c): create all, start threads, stop and join. Main thread. */
+/*
+ * Workers (server/worker.c), all on the main thread.
+ * workers_create: srv->workers and srv->stats, every worker's buffers, UDP
+ *   sockets (through srv->path) and TCP listeners; before the privilege
+ *   drop. Returns 0 or a negative error with err.
+ * workers_start: one thread each (signals blocked), waits until every
+ *   worker runs its loop or failed. Returns 0 or SHOAL_ESYSTEM with err.
+ * workers_stop: tell each worker to stop after its batch; join them.
+ * workers_destroy: close what the workers still own and free them.
+ */
 int workers_create(server_t *srv, char *err, size_t errlen);
 int workers_start(server_t *srv, char *err, size_t errlen);
 void workers_stop(server_t *srv);
@@ -133,28 +159,47 @@ void workers_destroy(server_t *srv);
 
 /*
  * Reloads (server/reload.c). server_load_zones: the first load, on the
- * main thread before workers start; a zone that fails stops start-up with
- * its first "FILE:LINE: reason" in err.
+ * main thread before workers start; publishes the set. A zone that fails
+ * stops start-up with its first "FILE:LINE: reason" in err.
  */
 int server_load_zones(server_t *srv, char *err, size_t errlen);
-typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
+
 /*
- * Start reloading `only` (NULL: all zones) on the reload thread; done is
- * called on the main loop. Returns 0, or SHOAL_EEXIST when one is running.
+ * Called on the main loop when a reload ends: rc 0, or a negative error;
+ * messages holds the error lines ("FILE:LINE: reason\n"...), valid only
+ * during the call.
+ */
+typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
+
+/*
+ * Start reloading `only` (NULL: all zones) on a reload thread that builds
+ * the new set beside the served one and publishes it; done(arg, ...) runs
+ * on the main loop afterwards (done may be NULL: a signal). Main thread.
+ * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
+ * again after); SHOAL_ENOTFOUND when `only` is not configured;
+ * SHOAL_ENOMEM or SHOAL_ESYSTEM.
  */
 int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg);
-/* Set up / tear down the main loop side of reloads. */
+
+/* The main loop's side of reloads: init before serving; close joins a running reload. */
 int reload_init(server_t *srv);
 void reload_close(server_t *srv);
 
-/* Control socket (server/control.c). */
+/*
+ * Control socket (server/control.c), on the main loop.
+ * control_open: bind a unix stream socket at path, mode 0600 from the
+ *   start, replacing a stale socket file but not a live one. Returns 0 or
+ *   a negative error with err.
+ * control_chown: hand the socket file to the user shoald drops to.
+ * control_close: close the listener and clients, unlink the file.
+ * control_free: after the loop ran the close callbacks, free the rest.
+ */
 int control_open(server_t *srv, const char *path, char *err, size_t errlen);
 int control_chown(server_t *srv, uid_t uid, gid_t gid);
 void control_close(server_t *srv);
-/* After the loop has run the close callbacks of control_close: free the rest. */
 void control_free(server_t *srv);
 
-/* Stop the server: the main loop ends once workers are told. Main thread. */
+/* Stop the server: end the main loop; server_run then stops the workers. Main thread. */
 void server_request_stop(server_t *srv);
 
 #endif
