@@ -402,9 +402,12 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 		break;
 	default:
 		/* class ANY is answered from IN data, as Knot does */
-		if ((q.qclass != DNS_CLASS_IN && q.qclass != DNS_CLASS_ANY) ||
-		    !(a.z = zonedb_find(db, q.qname))) {
-			response_set_rcode(&a.r, DNS_RCODE_REFUSED);
+		bool configured = false;
+		if (q.qclass == DNS_CLASS_IN || q.qclass == DNS_CLASS_ANY)
+			a.z = zonedb_match(db, q.qname, &configured);
+		if (!a.z) {
+			/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
+			response_set_rcode(&a.r, configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
 		} else if (q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR) {
 			/*
 			 * Transfers are not served yet. NSD and Knot both answer

@@ -72,4 +72,12 @@ void zbuild_free(zbuild_t *b);
  */
 const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name);
 
+/*
+ * zonedb_find, telling apart a name in no configured zone (*configured
+ * false) from one whose longest-matching zone is configured but did not
+ * load (NULL with *configured true: NSD and Knot answer SERVFAIL).
+ * configured may be NULL.
+ */
+const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
+
 #endif

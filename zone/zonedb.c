@@ -78,8 +78,8 @@ static int build_apex_hash(zonedb_t *db)
 	db->hash_key = zone_hash_key();
 	for (size_t i = 0; i < db->count; i++) {
 		const zentry_t *e = &db->entries[i];
-		if (!e->zone)
-			continue;
+		if (!e->apex_len)
+			continue; /* a bad name; a zone that did not load stays (SERVFAIL) */
 		uint64_t h = name_hash(e->apex, db->hash_key);
 		uint32_t j = (uint32_t)h & db->apex_mask;
 		while (db->apex_hash[j].idx)
@@ -201,6 +201,13 @@ void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 
 const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 {
+	return zonedb_match(db, name, NULL);
+}
+
+const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured)
+{
+	if (configured)
+		*configured = false;
 	if (!db || !db->apex_hash)
 		return NULL;
 	uint8_t off[NAME_MAXLABELS];
@@ -217,8 +224,11 @@ const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
 		     j = (j + 1) & db->apex_mask) {
 			const zentry_t *e = &db->entries[db->apex_hash[j].idx - 1];
-			if (db->apex_hash[j].tag == tag && name_equal(e->apex, suffix))
+			if (db->apex_hash[j].tag == tag && name_equal(e->apex, suffix)) {
+				if (configured)
+					*configured = true;
 				return e->zone;
+			}
 		}
 	}
 	return NULL;

@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "proto/dns.h"
+#include "proto/error.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
 #include "zone/internal.h"
 
 static zonedb_t *db_parent;  /* example.com only: sub.example.com is a referral */
 static zonedb_t *db_both;    /* example.com and its child sub.example.com */
+static zonedb_t *db_broken;  /* example.com and a child that does not load */
 
 /* How to ask. Zero means: class IN, no EDNS, UDP. */
 typedef struct ask {
@@ -404,6 +406,18 @@ static void test_refused(void)
 	CU_ASSERT_EQUAL(out[3] & 0xf, DNS_RCODE_REFUSED);
 }
 
+static void test_zone_not_loaded(void)
+{
+	/* NSD and Knot: SERVFAIL for a configured zone that did not load */
+	ask_t o = { .db = db_broken };
+	ldns_pkt *p = ask("host.sub.example.com.", DNS_TYPE_A, &o);
+	check(p, LDNS_RCODE_SERVFAIL, false, 0, 0, 0);
+	ldns_pkt_free(p);
+	p = ask("www.example.com.", DNS_TYPE_A, &o);
+	check(p, LDNS_RCODE_NOERROR, true, 2, 0, 0);
+	ldns_pkt_free(p);
+}
+
 static void test_class_any(void)
 {
 	ask_t any = { .qclass = DNS_CLASS_ANY };
@@ -707,9 +721,13 @@ int main(void)
 	char parent[4096], child[4096];
 	snprintf(parent, sizeof(parent), "%s", path_of("example.zone"));
 	snprintf(child, sizeof(child), "%s", path_of("child.zone"));
-	zone_spec_t specs[] = { { "example.com", parent }, { "sub.example.com.", child } };
+	char broken[4096];
+	snprintf(broken, sizeof(broken), "%s", path_of("nosoa.zone"));
+	zone_spec_t specs[] = { { "example.com", parent }, { "sub.example.com.", child },
+				{ "example.com", parent }, { "sub.example.com", broken } };
 	if (zonedb_build(specs, 1, NULL, NULL, on_msg, NULL, &db_parent) != 0 ||
-	    zonedb_build(specs, 2, NULL, NULL, on_msg, NULL, &db_both) != 0) {
+	    zonedb_build(specs, 2, NULL, NULL, on_msg, NULL, &db_both) != 0 ||
+	    zonedb_build(specs + 2, 2, NULL, NULL, NULL, NULL, &db_broken) != SHOAL_EZONE) {
 		fprintf(stderr, "test zones do not load\n");
 		return 1;
 	}
@@ -736,6 +754,7 @@ int main(void)
 		UNIT_TEST(test_ds_at_cut),
 		UNIT_TEST(test_longest_match),
 		UNIT_TEST(test_refused),
+		UNIT_TEST(test_zone_not_loaded),
 		UNIT_TEST(test_class_any),
 		UNIT_TEST(test_apex_queries),
 		UNIT_TEST(test_additional_mx_srv),
@@ -756,5 +775,6 @@ int main(void)
 	int rc = unit_run("zone_answer", tests);
 	zonedb_free(db_parent);
 	zonedb_free(db_both);
+	zonedb_free(db_broken);
 	return rc;
 }
