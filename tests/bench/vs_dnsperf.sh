@@ -1,23 +1,26 @@
 #!/bin/bash
 # shoal-flood against dnsperf at equal CPU: each client pinned to the same one
-# core with taskset, the same server (NSD, one server process pinned to another
-# core), the same queries, the same client sockets and in-flight limit,
-# interleaved rounds. Reports each client's queries per second and its own CPU
-# time per answered query (user+system of the client process).
+# core with taskset, the same server pinned to another core, the same queries,
+# the same client sockets and in-flight limit, interleaved rounds. Reports each
+# client's queries per second and its own CPU time per answered query
+# (user+system of the client process). The server is shoald --ceiling (one
+# thread, echoes queries: fast enough that the clients are the limit) when
+# shoald is built, else NSD (one server process); -S chooses.
 #
 # Usage: tests/bench/vs_dnsperf.sh [-r ROUNDS] [-l SECONDS] [-c SOCKETS] [-i INFLIGHT]
-#                                  [-C CLIENT_CPU,SERVER_CPU] [BUILDDIR]
+#                                  [-C CLIENT_CPU,SERVER_CPU] [-S ceiling|nsd] [BUILDDIR]
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-rounds=3 seconds=5 sockets=8 inflight=100 cpus=0,1
-while getopts "r:l:c:i:C:h" opt; do
+rounds=3 seconds=5 sockets=8 inflight=100 cpus=0,1 server=""
+while getopts "r:l:c:i:C:S:h" opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	l) seconds=$OPTARG ;;
 	c) sockets=$OPTARG ;;
 	i) inflight=$OPTARG ;;
 	C) cpus=$OPTARG ;;
-	*) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+	S) server=$OPTARG ;;
+	*) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -30,9 +33,18 @@ command -v dnsperf >/dev/null || { echo "vs_dnsperf: dnsperf missing (apt-get in
 client_cpu=${cpus%,*} server_cpu=${cpus#*,}
 
 "$SRC/tests/bench/genzone.sh" bench.test. 10000 "$T_DIR/zone" "$T_DIR/queries" 100000 10
+if [ -z "$server" ]; then
+	server=nsd
+	[ -x "$SHOALD" ] && server=ceiling
+fi
 port=$(free_port) || exit 1
-start_nsd "$T_DIR/nsd" "$port" 1 "$T_DIR/zone" bench.test.
-wait_zone "$port" h0.bench.test. 30 >/dev/null || { echo "vs_dnsperf: nsd did not start" >&2; exit 1; }
+case $server in
+ceiling) start_ceiling "$T_DIR/ceiling" "$port" 1 "$T_DIR/zone" bench.test. ;;
+nsd) start_nsd "$T_DIR/nsd" "$port" 1 "$T_DIR/zone" bench.test. ;;
+*) echo "vs_dnsperf: -S ceiling or nsd" >&2; exit 1 ;;
+esac
+wait_zone "$port" h0.bench.test. 30 "$SERVER_PID" >/dev/null ||
+	{ echo "vs_dnsperf: $server did not start" >&2; exit 1; }
 for p in $(tree "$SERVER_PID"); do taskset -pc "$server_cpu" "$p" >/dev/null; done
 
 # cpu_of CMD...: run CMD, print its output then "CPU <user+sys seconds>".
@@ -54,7 +66,7 @@ for r in $(seq 1 "$rounds"); do
 	cpu=$(printf '%s\n' "$out" | awk '/^CPU/ { print $2 + $3 }')
 	printf 'shoal-flood\t%s\t%s\t%s\n' "$qps" "$q" "$cpu" >>"$results"
 done
-echo "client on CPU $client_cpu, NSD (1 server) on CPU $server_cpu; -c $sockets, $inflight in flight, $seconds s, $rounds rounds"
+echo "client on CPU $client_cpu, $server (1 thread) on CPU $server_cpu; -c $sockets, $inflight in flight, $seconds s, $rounds rounds"
 echo "| client | qps (median) | client CPU µs/answer (median) |"
 echo "|---|---|---|"
 for c in dnsperf shoal-flood; do
