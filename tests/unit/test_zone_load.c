@@ -168,6 +168,37 @@ static void test_text_and_unknown_types(void)
 	zone_free(z);
 }
 
+static void test_rrsig_attached(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("rrsig.zone", "example.com.", &m, &z), 0);
+	const znode_t *n = find(z, "ns1.example.com.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	const zrrset_t *a = znode_rrset(n, DNS_TYPE_A);
+	const zrrset_t *aaaa = znode_rrset(n, DNS_TYPE_AAAA);
+	const zrrset_t *sig = znode_rrset(n, DNS_TYPE_RRSIG);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(aaaa);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sig);
+	/* both RRSIGs over A, none over AAAA; each covers type A */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a->sigs);
+	CU_ASSERT_EQUAL(a->sigs->rr_count, 2);
+	CU_ASSERT_EQUAL(wire_get_u16(a->sigs->data + 10), DNS_TYPE_A);
+	CU_ASSERT_PTR_NULL(aaaa->sigs);
+	CU_ASSERT_EQUAL(sig->set.rr_count, 2);
+	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+	const zrrset_t *ns = znode_rrset(z->apex, DNS_TYPE_NS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(soa->sigs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ns->sigs);
+	CU_ASSERT_EQUAL(soa->sigs->rr_count, 1);
+	CU_ASSERT_EQUAL(wire_get_u16(soa->sigs->data + 10), DNS_TYPE_SOA);
+	CU_ASSERT_EQUAL(wire_get_u16(ns->sigs->data + 10), DNS_TYPE_NS);
+	/* RRSIG signer names are never compressed (RFC 4034 3.1.7) */
+	CU_ASSERT_EQUAL(sig->set.name_count, 0);
+	zone_free(z);
+}
+
 static void test_include_with_origin(void)
 {
 	msgs_t m;
@@ -271,6 +302,7 @@ int main(void)
 		UNIT_TEST(test_store_flags),
 		UNIT_TEST(test_store_canonical_order),
 		UNIT_TEST(test_text_and_unknown_types),
+		UNIT_TEST(test_rrsig_attached),
 		UNIT_TEST(test_include_with_origin),
 		UNIT_TEST(test_load_messages),
 		UNIT_TEST(test_outside_not_stored),
