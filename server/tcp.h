@@ -52,6 +52,8 @@ typedef struct tcp_server tcp_server_t;
  * socket) and SHOAL_ENOMEM leave them to the caller; SHOAL_ESYSTEM (libuv
  * refused one) means they are closed. limits->max_output below 65537 is
  * raised to 65537, so one whole answer always fits.
+ * The process must ignore SIGPIPE: libuv writes with write(2), which raises
+ * it when a peer has gone.
  * Memory: 65537 octets per worker, then per connection slot used (at most
  * max_connections) about 66 KiB of input buffer plus queued output, which is
  * at most max_output octets held in buffers of at most 2 * max_output.

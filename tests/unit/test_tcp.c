@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -617,6 +618,7 @@ static void test_bad_arguments(void)
 
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN); /* as shoald does: see tcp_server_start */
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_one_byte_at_a_time),
 		UNIT_TEST(test_pipelined_100_in_order),
