@@ -135,24 +135,20 @@ cpu_ticks() {
 	echo "$sum"
 }
 
-# mem_kib PID: proportional set size of the process tree in KiB (PSS, so pages
-# NSD's forked servers share are counted once, not once per process).
-mem_kib() {
+# tree_kib PID FILE FIELD: FIELD (kB) of /proc/P/FILE summed over the tree.
+tree_kib() {
 	local p sum=0 k
 	for p in $(tree "$1"); do
-		k=$(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null)
+		k=$(awk -v f="$3:" '$1 == f { print $2 }' "/proc/$p/$2" 2>/dev/null)
 		sum=$((sum + ${k:-0}))
 	done
 	echo "$sum"
 }
 
-# rss_kib PID: VmRSS of the process tree in KiB (pages shared between NSD's
-# forked processes count once per process: see mem_kib for the fair figure).
-rss_kib() {
-	local p sum=0 k
-	for p in $(tree "$1"); do
-		k=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
-		sum=$((sum + ${k:-0}))
-	done
-	echo "$sum"
-}
+# mem_kib PID: proportional set size of the process tree in KiB (PSS, so pages
+# NSD's forked servers share are counted once, not once per process).
+mem_kib() { tree_kib "$1" smaps_rollup Pss; }
+
+# rss_kib PID: VmRSS of the process tree in KiB (shared pages count once per
+# process: mem_kib is the fair figure, this is the familiar one).
+rss_kib() { tree_kib "$1" status VmRSS; }
