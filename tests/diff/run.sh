@@ -4,12 +4,14 @@
 # cases of tests/diff/queries.txt with dig, and compares the normalised
 # answers (normalise.awk, compare.awk).
 #
-# Usage: tests/diff/run.sh [-v] [-k] [-M] [-m PCT] [-q FILE] [-z DIR]
+# Usage: tests/diff/run.sh [-v] [-k] [-M] [-m PCT] [-q FILE] [-z DIR] [-t]
 #   -v       also list every case where NSD and Knot differ, with both answers
 #   -k       keep the temporary directory (configurations, logs, raw dig output)
 #   -m PCT   pass mark in percent (default $DIFF_MIN_PCT, else 99)
 #   -q FILE  another corpus (default tests/diff/queries.txt)
 #   -z DIR   another folder of zones, DIR/ORIGIN.zone (default tests/diff/zones)
+#   -t       every case over TCP, one connection kept open per server
+#            (dig +tcp +keepopen): the TCP path with many queries in turn
 #   -M       NSD with minimal-responses: yes (no NS RRset in the authority
 #            section of positive answers, as Knot does); default: stock NSD
 # Environment: SHOAL_BUILDDIR (shoald is $SHOAL_BUILDDIR/server/shoald),
@@ -31,8 +33,9 @@ KEEP=0
 MIN_PCT=${DIFF_MIN_PCT:-99}
 CORPUS=$DIFF/queries.txt
 NSD_MINIMAL=no
+TRANSPORT=""
 ZONEDIR=$DIFF/zones
-while getopts "vkm:q:z:M" opt; do
+while getopts "vkm:q:z:tM" opt; do
 	case $opt in
 	v) VERBOSE=1 ;;
 	k) KEEP=1 ;;
@@ -40,8 +43,9 @@ while getopts "vkm:q:z:M" opt; do
 	q) CORPUS=$OPTARG ;;
 	z) ZONEDIR=$(cd "$OPTARG" && pwd) ;;
 	M) NSD_MINIMAL=yes ;;
+	t) TRANSPORT="+tcp +keepopen" ;;
 	*)
-		sed -n '2,19s/^# \{0,1\}//p' "$0"
+		sed -n '2,21s/^# \{0,1\}//p' "$0"
 		exit 2
 		;;
 	esac
@@ -193,7 +197,8 @@ launch() {
 # ask NAME PORT: the whole corpus in one dig batch, normalised.
 ask() {
 	local name=$1 port=$2
-	"$DIG" @127.0.0.1 -p "$port" +norec +time=2 +tries=1 +ignore +nocookie +nostats \
+	# shellcheck disable=SC2086
+	"$DIG" @127.0.0.1 -p "$port" +norec +time=2 +tries=1 +ignore +nocookie +nostats $TRANSPORT \
 		-f "$T_DIR/cases.txt" >"$T_DIR/$name.out" 2>&1
 	awk -f "$DIFF/normalise.awk" "$T_DIR/$name.out" >"$T_DIR/$name.norm"
 }
