@@ -156,6 +156,14 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 	}
 	if (rc != SHOAL_ENOMEM && build_apex_hash(db) < 0)
 		rc = SHOAL_ENOMEM;
+	if (rc == 0 && only && !find_entry(db, only_apex)) {
+		/* nothing was reloaded: say so rather than report success */
+		char text[600];
+		snprintf(text, sizeof(text), "%s: no such zone is configured", only);
+		if (msg)
+			msg(msg_arg, true, text);
+		rc = SHOAL_ENOTFOUND;
+	}
 	if (rc == SHOAL_ENOMEM) {
 		zonedb_free(db);
 		return rc;

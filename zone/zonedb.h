@@ -41,8 +41,11 @@ typedef struct zone_info {
  * Build a new set from n specs. With `old` != NULL (a reload), zones whose
  * name is not `only` (when only != NULL) are shared with old, not re-read;
  * a zone that fails to load keeps old's version of it (and records the
- * error in its zone_info). Without old, a zone that fails is left out and
- * the call returns SHOAL_EZONE after building the rest. Messages go to msg.
+ * error in its zone_info). Without old, a zone that fails is left out (its
+ * names get SERVFAIL, as NSD and Knot answer) and the call returns
+ * SHOAL_EZONE after building the rest. When `only` names no configured
+ * zone, the set is built (all shared) and the call returns SHOAL_ENOTFOUND.
+ * Messages go to msg.
  * Runs on a thread that is not a worker; may allocate freely.
  * Returns 0 or a negative error; *out is set whenever the set was built.
  */

@@ -87,9 +87,17 @@ static void test_reload_semantics(void)
 
 	/* reloading another zone only: this one is shared, not re-read */
 	write_zone(2, false);
-	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, "other.example.", quiet, NULL, &v2), 0);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, "other.example.", quiet, NULL, &v2),
+			      SHOAL_ENOTFOUND);
 	CU_ASSERT_PTR_EQUAL(zonedb_find(v2, w), z1);
 	CU_ASSERT_EQUAL(z1->refs, 2);
+
+	/* reloading a zone that is not configured says so */
+	zonedb_t *v2b = NULL;
+	CU_ASSERT_EQUAL(zonedb_build(&s, 1, v2, "nosuch.example", quiet, NULL, &v2b),
+			SHOAL_ENOTFOUND);
+	CU_ASSERT_PTR_NOT_NULL(v2b);
+	zonedb_free(v2b);
 
 	/* reloading it: a new version */
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v2, "example.com", quiet, NULL, &v3), 0);
