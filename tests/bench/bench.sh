@@ -167,7 +167,9 @@ case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
 	echo "Machine: $(nproc) CPUs, Linux $(uname -r); servers: $threads threads each;"
 	echo "load: shoal-flood ${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds, mix 90% existing names, 10% NXDOMAIN;"
 	echo "$rounds rounds interleaved ($servers); medians. Client and server share the machine."
-	echo "CPU/query: user+system time of the server's processes over the run divided by answers."
+	echo "CPU/query: user+system time of the server's processes over the run divided by answers;"
+	echo "with client and servers on the same few CPUs, this (not qps) is the figure that compares"
+	echo "servers, and CPU vs ceiling (server/ceiling) says how close each comes to the kernel's cost."
 	echo "Memory after the rounds: PSS (shared pages split between processes) and VmRSS, summed"
 	echo "over the server's processes. Zone load: start to the first answer from the zone."
 	echo "Ratios are server/$base."
@@ -175,18 +177,18 @@ case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
 		echo
 		echo "## $size names"
 		echo
-		echo "| server | qps | vs $base | vs ceiling | CPU µs/query | vs $base | p50 ms | p99 ms | PSS MiB | VmRSS MiB | zone load s |"
-		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		echo "| server | qps | vs $base | vs ceiling | CPU µs/query | vs $base | vs ceiling | p50 ms | p99 ms | PSS MiB | VmRSS MiB | zone load s |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 		get() { awk -F'\t' -v z="$size" -v s="$1" -v c="$2" '$1 == z && $2 == s { print $c }' "$runs" | median; }
 		inf() { awk -F'\t' -v z="$size" -v s="$1" -v k="$2" '$1 == z && $2 == s && $3 == k { print $4 }' "$info"; }
-		bq=$(get "$base" 4) bc=$(get "$base" 5) cq=$(get ceiling 4)
+		bq=$(get "$base" 4) bc=$(get "$base" 5) cq=$(get ceiling 4) cc=$(get ceiling 5)
 		for s in $servers; do
 			q=$(get "$s" 4) c=$(get "$s" 5)
-			awk -v s="$s" -v q="$q" -v c="$c" -v bq="$bq" -v bc="$bc" -v cq="$cq" \
+			awk -v s="$s" -v q="$q" -v c="$c" -v bq="$bq" -v bc="$bc" -v cq="$cq" -v cc="$cc" \
 				-v p50="$(get "$s" 6)" -v p99="$(get "$s" 7)" -v m="$(inf "$s" mem_kib)" -v rss="$(inf "$s" rss_kib)" \
 				-v l="$(inf "$s" load_s)" 'function r(a, b) { return (b + 0 > 0 && a != "nan") ? sprintf("%.2f", a / b) : "-" }
-				BEGIN { printf "| %s | %.0f | %s | %s | %.2f | %s | %.3f | %.3f | %.1f | %.1f | %s |\n",
-					s, q, r(q, bq), r(q, cq), c, r(c, bc), p50, p99, m / 1024, rss / 1024,
+				BEGIN { printf "| %s | %.0f | %s | %s | %.2f | %s | %s | %.3f | %.3f | %.1f | %.1f | %s |\n",
+					s, q, r(q, bq), r(q, cq), c, r(c, bc), r(c, cc), p50, p99, m / 1024, rss / 1024,
 					(s == "ceiling" ? "-" : l) }'
 		done
 	done
