@@ -72,6 +72,11 @@ static void compute(figures_t *f, const flood_stats_t *s, uint64_t elapsed_ns)
 	f->p99 = (double)flood_hist_quantile(f->hist, 0.99) / 1e6;
 	f->p999 = (double)flood_hist_quantile(f->hist, 0.999) / 1e6;
 	f->max = (double)LOAD(s->max_latency_ns) / 1e6;
+	/* A bucket's middle can lie above the largest sample in it. */
+	double *pct[] = { &f->p50, &f->p90, &f->p99, &f->p999 };
+	for (unsigned i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
+		if (*pct[i] > f->max)
+			*pct[i] = f->max;
 	f->nsid_threads = 0;
 	for (unsigned k = 0; k < FLOOD_NSID_THREADS; k++)
 		if (LOAD(s->nsid_thread[k]))
