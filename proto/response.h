@@ -19,8 +19,10 @@
  * (answer, authority, additional).
  */
 typedef struct response {
-	wire_t w;
+	wire_t w;                 /* w.len is the room for records (limit - OPT) */
+	size_t cap;               /* the caller's buffer size */
 	size_t limit;             /* size the message must fit, OPT included */
+	size_t base_pos;          /* end of the echoed question */
 	size_t opt_reserve;       /* octets kept back for the OPT record */
 	uint16_t counts[4];       /* per enum dns_section */
 	int section;              /* section being written */
@@ -30,7 +32,9 @@ typedef struct response {
 	const query_t *query;
 	/* compression table: packet offsets of names already written */
 	uint16_t comp_off[RESPONSE_COMPRESS_MAX];
+	uint8_t comp_len[RESPONSE_COMPRESS_MAX]; /* expanded length of that name */
 	int comp_count;
+	int base_comp;            /* entries of the question name */
 } response_t;
 
 /*

@@ -1,0 +1,262 @@
+/* Writing an answer: header, echoed question, compressed RRsets, the OPT record. */
+#include <string.h>
+
+#include "proto/name.h"
+#include "proto/response.h"
+
+/* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
+#define COMPRESS_MAX_OFFSET 0x3fff
+
+static inline uint8_t lower_octet(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
+/*
+ * True when the name written in the message at `off` (following pointers)
+ * equals `name` case-insensitively. The message is our own output, but its
+ * question came from a client, so the walk is bounded.
+ */
+static bool packet_name_equal(const uint8_t *pkt, size_t end, size_t off, const uint8_t *name)
+{
+	int hops = 0;
+	for (;;) {
+		if (off >= end)
+			return false;
+		uint8_t c = pkt[off];
+		if ((c & 0xc0) == 0xc0) {
+			if (off + 1 >= end || ++hops > 127)
+				return false;
+			off = (size_t)(c & 0x3f) << 8 | pkt[off + 1];
+			continue;
+		}
+		if (c != *name)
+			return false;
+		if (c == 0)
+			return true;
+		if (off + 1 + c > end)
+			return false;
+		for (uint8_t i = 1; i <= c; i++)
+			if (lower_octet(pkt[off + i]) != lower_octet(name[i]))
+				return false;
+		off += 1 + (size_t)c;
+		name += 1 + *name;
+	}
+}
+
+/* Remember that a name of expanded length `len` starts at `off`. */
+static void comp_add(response_t *r, size_t off, size_t len)
+{
+	if (r->comp_count < RESPONSE_COMPRESS_MAX && off <= COMPRESS_MAX_OFFSET) {
+		r->comp_off[r->comp_count] = (uint16_t)off;
+		r->comp_len[r->comp_count] = (uint8_t)len;
+		r->comp_count++;
+	}
+}
+
+/*
+ * Write `name` compressed: its longest suffix already in the message becomes
+ * a pointer; every label written before it becomes a new target.
+ */
+static void write_name(response_t *r, const uint8_t *name)
+{
+	size_t len = name_length(name);
+	const uint8_t *suffix = name;
+	size_t slen = len;
+	int target = -1;
+	while (*suffix) {
+		for (int i = 0; i < r->comp_count; i++) {
+			if (r->comp_len[i] == slen &&
+			    packet_name_equal(r->w.buf, r->w.pos, r->comp_off[i], suffix)) {
+				target = r->comp_off[i];
+				break;
+			}
+		}
+		if (target >= 0)
+			break;
+		slen -= 1 + (size_t)*suffix;
+		suffix += 1 + *suffix;
+	}
+	for (const uint8_t *p = name; p != suffix && *p; p += 1 + *p) {
+		comp_add(r, r->w.pos, len - (size_t)(p - name));
+		wire_write_bytes(&r->w, p, 1 + (size_t)*p);
+	}
+	if (target >= 0)
+		wire_write_u16(&r->w, (uint16_t)(0xc000 | target));
+	else
+		wire_write_u8(&r->w, 0);
+}
+
+int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, size_t limit,
+		  size_t opt_reserve)
+{
+	memset(r, 0, offsetof(response_t, comp_off));
+	r->comp_count = 0;
+	r->base_comp = 0;
+	r->query = q;
+	r->cap = cap;
+	r->limit = limit < cap ? limit : cap;
+	r->opt_reserve = opt_reserve;
+	r->section = DNS_SECTION_ANSWER;
+	size_t room = r->limit > opt_reserve ? r->limit - opt_reserve : 0;
+	wire_init_write(&r->w, buf, room);
+
+	wire_write_u16(&r->w, q->id);
+	wire_write_u16(&r->w, 0); /* flags, written by response_finish */
+	for (int i = 0; i < 4; i++)
+		wire_write_u16(&r->w, 0);
+	if (q->has_question) {
+		size_t qlen = q->question_end - DNS_HEADER_SIZE;
+		wire_write_bytes(&r->w, q->pkt + DNS_HEADER_SIZE, qlen);
+		r->counts[DNS_SECTION_QUESTION] = 1;
+		/* the question name is a compression target when sent uncompressed */
+		if (!r->w.err && (buf[DNS_HEADER_SIZE] & 0xc0) != 0xc0) {
+			size_t off = DNS_HEADER_SIZE, left = q->qname_len;
+			while (buf[off] && (buf[off] & 0xc0) == 0 && off < r->w.pos) {
+				comp_add(r, off, left);
+				left -= 1 + (size_t)buf[off];
+				off += 1 + (size_t)buf[off];
+			}
+		}
+	}
+	r->base_pos = r->w.pos;
+	r->base_comp = r->comp_count;
+	return r->w.err ? SHOAL_ESPACE : 0;
+}
+
+void response_set_flags(response_t *r, uint16_t flags)
+{
+	r->flags |= flags;
+}
+
+void response_set_rcode(response_t *r, uint16_t rcode)
+{
+	r->rcode = rcode;
+}
+
+response_mark_t response_mark(const response_t *r)
+{
+	response_mark_t m;
+	m.pos = r->w.pos;
+	memcpy(m.counts, r->counts, sizeof(m.counts));
+	m.comp_count = r->comp_count;
+	m.section = r->section;
+	return m;
+}
+
+void response_rollback(response_t *r, const response_mark_t *m)
+{
+	r->w.pos = m->pos;
+	r->w.err = 0;
+	memcpy(r->counts, m->counts, sizeof(r->counts));
+	r->comp_count = m->comp_count;
+	r->section = m->section;
+}
+
+int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
+		       const rrset_wire_t *set)
+{
+	if (r->w.err)
+		return SHOAL_ESPACE;
+	if ((int)section < r->section)
+		return SHOAL_EINVAL; /* sections are written in order */
+	response_mark_t m = response_mark(r);
+	const uint8_t *d = set->data;
+	size_t off = 0;
+	uint16_t ni = 0;
+	for (uint16_t i = 0; i < set->rr_count && !r->w.err; i++) {
+		write_name(r, owner);
+		if (off + 10 > set->data_len)
+			goto bad;
+		wire_write_bytes(&r->w, d + off, 8); /* type, class, TTL */
+		uint16_t rdlen = wire_get_u16(d + off + 8);
+		size_t rd = off + 10, rd_end = rd + rdlen;
+		if (rd_end > set->data_len)
+			goto bad;
+		size_t len_at = r->w.pos;
+		wire_write_u16(&r->w, 0);
+		size_t start = r->w.pos;
+		size_t p = rd;
+		/* RDATA: copy, compressing the names the RRset lists in this record */
+		while (ni < set->name_count && set->names[ni] < rd_end) {
+			size_t at = set->names[ni++];
+			if (at < p)
+				continue;
+			wire_write_bytes(&r->w, d + p, at - p);
+			write_name(r, d + at);
+			p = at + name_length(d + at);
+		}
+		wire_write_bytes(&r->w, d + p, rd_end - p);
+		wire_put_u16_at(&r->w, len_at, (uint16_t)(r->w.pos - start));
+		off = rd_end;
+	}
+	if (r->w.err) {
+		response_rollback(r, &m);
+		return SHOAL_ESPACE;
+	}
+	r->counts[section] += set->rr_count;
+	r->section = (int)section;
+	return 0;
+bad:
+	response_rollback(r, &m);
+	return SHOAL_EINVAL;
+}
+
+void response_truncate(response_t *r)
+{
+	r->w.pos = r->base_pos;
+	r->w.err = 0;
+	r->comp_count = r->base_comp;
+	for (int s = DNS_SECTION_ANSWER; s <= DNS_SECTION_ADDITIONAL; s++)
+		r->counts[s] = 0;
+	r->section = DNS_SECTION_ANSWER;
+	r->truncated = true;
+	r->flags |= DNS_FLAG_TC;
+}
+
+size_t response_opt_size(const response_edns_t *e)
+{
+	if (!e->present)
+		return 0;
+	/* root owner, type, class, TTL, RDLENGTH; then the NSID option */
+	return 11 + (e->nsid ? 4 + (size_t)e->nsid_len : 0);
+}
+
+int response_finish(response_t *r, const response_edns_t *e)
+{
+	const query_t *q = r->query;
+	if (r->w.err)
+		return SHOAL_ESPACE;
+	/* the OPT was reserved for: now it may use the whole limit */
+	r->w.len = r->limit;
+	uint16_t flags = DNS_FLAG_QR | r->flags | (r->rcode & DNS_RCODE_MASK);
+	flags |= q->flags & (DNS_OPCODE_MASK | DNS_FLAG_RD | DNS_FLAG_CD);
+	uint16_t arcount = r->counts[DNS_SECTION_ADDITIONAL];
+	if (e && e->present) {
+		wire_write_u8(&r->w, 0);
+		wire_write_u16(&r->w, DNS_TYPE_OPT);
+		wire_write_u16(&r->w, e->udp_size);
+		/* RFC 6891 6.1.3: upper 8 bits of the rcode, version 0, DO */
+		uint32_t ttl = (uint32_t)((r->rcode >> 4) & 0xff) << 24;
+		if (e->do_bit)
+			ttl |= DNS_EDNS_DO;
+		wire_write_u32(&r->w, ttl);
+		if (e->nsid) {
+			wire_write_u16(&r->w, (uint16_t)(4 + e->nsid_len));
+			wire_write_u16(&r->w, DNS_EDNS_NSID);
+			wire_write_u16(&r->w, e->nsid_len);
+			wire_write_bytes(&r->w, e->nsid, e->nsid_len);
+		} else {
+			wire_write_u16(&r->w, 0);
+		}
+		arcount++;
+	}
+	if (r->w.err)
+		return SHOAL_ESPACE;
+	wire_put_u16_at(&r->w, 2, flags);
+	wire_put_u16_at(&r->w, 4, r->counts[DNS_SECTION_QUESTION]);
+	wire_put_u16_at(&r->w, 6, r->counts[DNS_SECTION_ANSWER]);
+	wire_put_u16_at(&r->w, 8, r->counts[DNS_SECTION_AUTHORITY]);
+	wire_put_u16_at(&r->w, 10, arcount);
+	return (int)r->w.pos;
+}
