@@ -649,7 +649,8 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 		err = SHOAL_EZONE; /* the reasons are reported already */
 		goto done;
 	}
-	qsort_r(b->recs, b->rec_count, sizeof(size_t), rec_cmp, b);
+	if (b->rec_count)
+		qsort_r(b->recs, b->rec_count, sizeof(size_t), rec_cmp, b);
 	kept = malloc((b->rec_count ? b->rec_count : 1) * sizeof(size_t));
 	if (!kept)
 		goto done;
