@@ -359,6 +359,41 @@ static void answer_zone(answer_t *a, const query_t *q)
 	response_set_rcode(&a->r, rcode);
 }
 
+/* A query that parsed: pick the zone, then RFC 1034 4.3.2. */
+static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q,
+			       const answer_ctx_t *ctx)
+{
+	/* class ANY is answered from IN data, as Knot does */
+	bool configured = false;
+	if (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY)
+		a->z = zonedb_match(db, q->qname, &configured);
+	if (!a->z) {
+		/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
+		response_set_rcode(&a->r, configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
+		return;
+	}
+	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
+		/*
+		 * Transfers are not served yet. NSD and Knot both answer AXFR
+		 * over UDP with NOTIMP (RFC 5936 4.2 allows only TCP); for IXFR
+		 * over UDP and any transfer over TCP we follow NSD without a
+		 * transfer ACL: REFUSED.
+		 */
+		bool axfr_udp = q->qtype == DNS_TYPE_AXFR && !ctx->tcp;
+		response_set_rcode(&a->r, axfr_udp ? DNS_RCODE_NOTIMP : DNS_RCODE_REFUSED);
+		return;
+	}
+	/*
+	 * RFC 4035 3.1.4.1: DS at a child apex is the parent's data; NSD and
+	 * Knot answer it from the parent when they serve both.
+	 */
+	const zone_t *parent;
+	if (q->qtype == DNS_TYPE_DS && q->qname_len == a->z->apex->name_len && q->qname_len > 1 &&
+	    (parent = zonedb_find(db, name_parent(q->qname))) != NULL)
+		a->z = parent;
+	answer_zone(a, q);
+}
+
 size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 		    uint8_t *out, size_t cap, const answer_ctx_t *ctx,
 		    answer_info_t *info)
@@ -401,35 +436,7 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 		response_set_rcode(&a.r, DNS_RCODE_NOTIMP);
 		break;
 	default:
-		/* class ANY is answered from IN data, as Knot does */
-		bool configured = false;
-		if (q.qclass == DNS_CLASS_IN || q.qclass == DNS_CLASS_ANY)
-			a.z = zonedb_match(db, q.qname, &configured);
-		if (!a.z) {
-			/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
-			response_set_rcode(&a.r, configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
-		} else if (q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR) {
-			/*
-			 * Transfers are not served yet. NSD and Knot both answer
-			 * AXFR over UDP with NOTIMP (RFC 5936 4.2 allows only
-			 * TCP); for IXFR over UDP and any transfer over TCP we
-			 * follow NSD without a transfer ACL: REFUSED.
-			 */
-			bool axfr_udp = q.qtype == DNS_TYPE_AXFR && !ctx->tcp;
-			response_set_rcode(&a.r, axfr_udp ? DNS_RCODE_NOTIMP : DNS_RCODE_REFUSED);
-		} else {
-			const zone_t *parent;
-			/*
-			 * RFC 4035 3.1.4.1: DS at a child apex is the parent's
-			 * data; NSD and Knot answer it from the parent when they
-			 * serve both.
-			 */
-			if (q.qtype == DNS_TYPE_DS && q.qname_len == a.z->apex->name_len &&
-			    q.qname_len > 1 &&
-			    (parent = zonedb_find(db, name_parent(q.qname))) != NULL)
-				a.z = parent;
-			answer_zone(&a, &q);
-		}
+		answer_well_formed(&a, db, &q, ctx);
 	}
 	int n = response_finish(&a.r, &e);
 	if (n < 0) {
