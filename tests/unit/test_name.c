@@ -1,0 +1,182 @@
+/* Unit tests for proto/name.c: unpacking, order, hashing, text. */
+#include <string.h>
+
+#include "proto/name.h"
+#include "tests/unit/unit.h"
+
+static int from_text(const char *t, uint8_t *dst)
+{
+	return name_from_text(t, NULL, dst);
+}
+
+static void test_text_round_trip(void)
+{
+	uint8_t n[NAME_MAXLEN];
+	char t[NAME_TEXT_MAX];
+	CU_ASSERT_EQUAL(from_text("www.Example.COM.", n), 17);
+	CU_ASSERT_EQUAL(memcmp(n, "\3www\7Example\3COM", 17), 0);
+	CU_ASSERT(name_to_text(n, t, sizeof(t)) > 0);
+	CU_ASSERT_STRING_EQUAL(t, "www.Example.COM.");
+	CU_ASSERT_EQUAL(from_text("a\\.b.c.", n), 7);
+	CU_ASSERT_EQUAL(n[0], 3);
+	name_to_text(n, t, sizeof(t));
+	CU_ASSERT_STRING_EQUAL(t, "a\\.b.c.");
+	CU_ASSERT_EQUAL(from_text("\\000\\255x.", n), 5);
+	CU_ASSERT_EQUAL(n[1], 0);
+	CU_ASSERT_EQUAL(n[2], 255);
+	name_to_text(n, t, sizeof(t));
+	CU_ASSERT_STRING_EQUAL(t, "\\000\\255x.");
+	CU_ASSERT_EQUAL(from_text(".", n), 1);
+	name_to_text(n, t, sizeof(t));
+	CU_ASSERT_STRING_EQUAL(t, ".");
+}
+
+static void test_text_relative_and_errors(void)
+{
+	uint8_t origin[NAME_MAXLEN], n[NAME_MAXLEN];
+	from_text("example.com.", origin);
+	CU_ASSERT_EQUAL(name_from_text("www", origin, n), 17);
+	CU_ASSERT(name_equal(n, (const uint8_t *)"\3www\7example\3com"));
+	CU_ASSERT_EQUAL(name_from_text("@", origin, n), 13);
+	CU_ASSERT_EQUAL(from_text("a..b.", n), SHOAL_ENAME);
+	CU_ASSERT_EQUAL(from_text("", n), SHOAL_ENAME);
+	CU_ASSERT_EQUAL(from_text("\\256.", n), SHOAL_ENAME);
+	char label64[80];
+	memset(label64, 'a', 64);
+	strcpy(label64 + 64, ".");
+	CU_ASSERT_EQUAL(from_text(label64, n), SHOAL_ENAME);
+	/* 4 labels of 63 = 256 octets with the root: one too many */
+	char big[300];
+	size_t o = 0;
+	for (int i = 0; i < 4; i++) {
+		memset(big + o, 'b', 63);
+		o += 63;
+		big[o++] = '.';
+	}
+	big[o] = 0;
+	CU_ASSERT_EQUAL(from_text(big, n), SHOAL_ENAME);
+	big[o - 3] = '.';
+	big[o - 2] = 0; /* 63+63+63+61 labels: 255 octets exactly */
+	CU_ASSERT_EQUAL(from_text(big, n), 255);
+}
+
+static void test_unpack_compression(void)
+{
+	/* header, then "example.com" at 12, "www" + pointer to 12 at 25 */
+	uint8_t pkt[64] = { 0 };
+	memcpy(pkt + 12, "\7EXAMPLE\3com\0", 13);
+	memcpy(pkt + 25, "\3www\xc0\x0c", 6);
+	wire_t w;
+	wire_init_read(&w, pkt, 31);
+	w.pos = 25;
+	uint8_t n[NAME_MAXLEN];
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), 17);
+	CU_ASSERT_EQUAL(memcmp(n, "\3www\7example\3com", 17), 0);
+	CU_ASSERT_EQUAL(w.pos, 31);
+	w.pos = 25;
+	CU_ASSERT_EQUAL(name_unpack(&w, n, false), 17);
+	CU_ASSERT_EQUAL(memcmp(n, "\3www\7EXAMPLE\3com", 17), 0);
+	w.pos = 25;
+	CU_ASSERT_EQUAL(name_skip(&w), 0);
+	CU_ASSERT_EQUAL(w.pos, 31);
+}
+
+static void test_unpack_rejects(void)
+{
+	uint8_t n[NAME_MAXLEN];
+	wire_t w;
+	/* a pointer to itself */
+	const uint8_t loop[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xc0, 12 };
+	wire_init_read(&w, loop, sizeof(loop));
+	w.pos = 12;
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), SHOAL_EMALFORMED);
+	CU_ASSERT_EQUAL(w.err, SHOAL_EMALFORMED);
+	/* a forward pointer */
+	const uint8_t fwd[] = { 0xc0, 2, 1, 'a', 0 };
+	wire_init_read(&w, fwd, sizeof(fwd));
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), SHOAL_EMALFORMED);
+	/* two pointers pointing at each other backwards then forwards */
+	const uint8_t pingpong[] = { 1, 'a', 0xc0, 4, 1, 'b', 0xc0, 0 };
+	wire_init_read(&w, pingpong, sizeof(pingpong));
+	w.pos = 4;
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), SHOAL_EMALFORMED);
+	/* label type 01 (RFC 6891 9) */
+	const uint8_t ext[] = { 0x41, 0 };
+	wire_init_read(&w, ext, sizeof(ext));
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), SHOAL_EMALFORMED);
+	/* truncated label */
+	const uint8_t trunc[] = { 5, 'a', 'b' };
+	wire_init_read(&w, trunc, sizeof(trunc));
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), SHOAL_EMALFORMED);
+	wire_init_read(&w, trunc, sizeof(trunc));
+	CU_ASSERT_EQUAL(name_skip(&w), SHOAL_EMALFORMED);
+	/* 256 octets through a chain of pointers */
+	uint8_t big[400] = { 0 };
+	size_t o = 0;
+	for (int i = 0; i < 5; i++) {
+		big[o] = 60;
+		memset(big + o + 1, 'x', 60);
+		o += 61;
+	}
+	big[o++] = 0;
+	wire_init_read(&w, big, o);
+	CU_ASSERT_EQUAL(name_unpack(&w, n, true), SHOAL_EMALFORMED);
+}
+
+static void test_canonical_order(void)
+{
+	/* RFC 4034 6.1's example, in order */
+	const char *order[] = { "example.", "a.example.", "yljkjljk.a.example.",
+				"Z.a.example.", "zABC.a.EXAMPLE.", "z.example.",
+				"\\001.z.example.", "*.z.example.", "\\200.z.example." };
+	uint8_t a[NAME_MAXLEN], b[NAME_MAXLEN];
+	for (size_t i = 0; i + 1 < sizeof(order) / sizeof(order[0]); i++) {
+		CU_ASSERT_FATAL(from_text(order[i], a) > 0);
+		CU_ASSERT_FATAL(from_text(order[i + 1], b) > 0);
+		CU_ASSERT(name_compare(a, b) < 0);
+		CU_ASSERT(name_compare(b, a) > 0);
+	}
+	from_text("WWW.example.", a);
+	from_text("www.EXAMPLE.", b);
+	CU_ASSERT_EQUAL(name_compare(a, b), 0);
+	CU_ASSERT(name_equal(a, b));
+}
+
+static void test_relations_and_hash(void)
+{
+	uint8_t a[NAME_MAXLEN], b[NAME_MAXLEN], c[NAME_MAXLEN];
+	from_text("x.Sub.example.com.", a);
+	from_text("example.COM.", b);
+	from_text("ample.com.", c);
+	CU_ASSERT(name_is_subdomain(a, b));
+	CU_ASSERT(name_is_subdomain(b, b));
+	CU_ASSERT_FALSE(name_is_subdomain(b, a));
+	CU_ASSERT_FALSE(name_is_subdomain(b, c));
+	CU_ASSERT_EQUAL(name_labels(a), 4);
+	CU_ASSERT(name_equal(name_parent(name_parent(a)), b));
+	CU_ASSERT_EQUAL(name_length(a), 19);
+	from_text("*.example.com.", c);
+	CU_ASSERT(name_is_wildcard(c));
+	CU_ASSERT_FALSE(name_is_wildcard(a));
+	const uint8_t key[16] = { 1, 2, 3 };
+	uint8_t d[NAME_MAXLEN];
+	from_text("EXAMPLE.com.", d);
+	CU_ASSERT_EQUAL(name_hash(b, key), name_hash(d, key));
+	CU_ASSERT_NOT_EQUAL(name_hash(a, key), name_hash(b, key));
+	name_lower(d);
+	CU_ASSERT_EQUAL(memcmp(d, "\7example\3com", 13), 0);
+}
+
+int main(void)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_text_round_trip),
+		UNIT_TEST(test_text_relative_and_errors),
+		UNIT_TEST(test_unpack_compression),
+		UNIT_TEST(test_unpack_rejects),
+		UNIT_TEST(test_canonical_order),
+		UNIT_TEST(test_relations_and_hash),
+		UNIT_END,
+	};
+	return unit_run("name", tests);
+}

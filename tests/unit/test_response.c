@@ -1,0 +1,243 @@
+/* Unit tests for proto/response.c: layout, compression, rollback, truncation, OPT. */
+#include <ldns/ldns.h>
+#include <string.h>
+
+#include "proto/dns.h"
+#include "proto/name.h"
+#include "proto/response.h"
+#include "tests/unit/unit.h"
+
+static uint8_t qbuf[512];
+static query_t query;
+
+/* Parse a query for NAME/TYPE made by ldns, with EDNS when edns != 0. */
+static void make_query(const char *name, ldns_rr_type type, uint16_t edns)
+{
+	ldns_pkt *p = NULL;
+	CU_ASSERT_FATAL(ldns_pkt_query_new_frm_str(&p, name, type, LDNS_RR_CLASS_IN, LDNS_RD) ==
+			LDNS_STATUS_OK);
+	ldns_pkt_set_id(p, 4242);
+	if (edns)
+		ldns_pkt_set_edns_udp_size(p, edns);
+	uint8_t *wire = NULL;
+	size_t len = 0;
+	CU_ASSERT_FATAL(ldns_pkt2wire(&wire, p, &len) == LDNS_STATUS_OK);
+	memcpy(qbuf, wire, len);
+	free(wire);
+	ldns_pkt_free(p);
+	CU_ASSERT_FATAL(query_parse(&query, qbuf, len) == QUERY_OK);
+}
+
+/* One RRset of `n` RRs of `type` with the given RDATA. */
+typedef struct test_set {
+	uint8_t data[2048];
+	uint16_t names[16];
+	rrset_wire_t set;
+} test_set_t;
+
+static void set_init(test_set_t *s, uint16_t type)
+{
+	memset(s, 0, sizeof(*s));
+	s->set.type = type;
+	s->set.data = s->data;
+	s->set.names = s->names;
+}
+
+static void set_add(test_set_t *s, uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
+{
+	wire_t w;
+	wire_init_write(&w, s->data + s->set.data_len, sizeof(s->data) - s->set.data_len);
+	wire_write_u16(&w, s->set.type);
+	wire_write_u16(&w, DNS_CLASS_IN);
+	wire_write_u32(&w, ttl);
+	wire_write_u16(&w, rdlen);
+	wire_write_bytes(&w, rdata, rdlen);
+	CU_ASSERT_FATAL(w.err == 0);
+	uint16_t offs[4];
+	int n = rrtype_rdata_names(s->set.type, rdata, rdlen, offs, 4);
+	CU_ASSERT_FATAL(n >= 0);
+	for (int i = 0; i < n; i++)
+		s->names[s->set.name_count++] = (uint16_t)(s->set.data_len + 10 + offs[i]);
+	s->set.data_len += (uint32_t)w.pos;
+	s->set.rr_count++;
+}
+
+static ldns_pkt *parse(const uint8_t *buf, int len)
+{
+	ldns_pkt *p = NULL;
+	CU_ASSERT_FATAL(len > 0);
+	CU_ASSERT_FATAL(ldns_wire2pkt(&p, buf, (size_t)len) == LDNS_STATUS_OK);
+	return p;
+}
+
+static void test_header_and_question(void)
+{
+	make_query("WwW.ExAmple.com.", LDNS_RR_TYPE_A, 0);
+	uint8_t out[512];
+	response_t r;
+	CU_ASSERT_EQUAL(response_init(&r, &query, out, sizeof(out), 512, 0), 0);
+	response_set_flags(&r, DNS_FLAG_AA);
+	response_set_rcode(&r, DNS_RCODE_NXDOMAIN);
+	int len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(len, 33);
+	/* the question comes back byte for byte: 0x20 case survives */
+	CU_ASSERT_EQUAL(memcmp(out + 12, qbuf + 12, 21), 0);
+	CU_ASSERT_EQUAL(out[0], 4242 >> 8);
+	CU_ASSERT_EQUAL(out[1], 4242 & 0xff);
+	uint16_t flags = wire_get_u16(out + 2);
+	CU_ASSERT_EQUAL(flags, DNS_FLAG_QR | DNS_FLAG_AA | DNS_FLAG_RD | DNS_RCODE_NXDOMAIN);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 4), 1);
+}
+
+static void test_compression(void)
+{
+	make_query("www.example.com.", LDNS_RR_TYPE_MX, 0);
+	uint8_t out[512];
+	response_t r;
+	response_init(&r, &query, out, sizeof(out), 512, 0);
+	test_set_t mx;
+	set_init(&mx, DNS_TYPE_MX);
+	uint8_t rd[300] = { 0, 10 };
+	int n = name_from_text("mail.example.com.", NULL, rd + 2);
+	set_add(&mx, 300, rd, (uint16_t)(n + 2));
+	n = name_from_text("mail.example.net.", NULL, rd + 2);
+	set_add(&mx, 300, rd, (uint16_t)(n + 2));
+	uint8_t owner[NAME_MAXLEN];
+	name_from_text("www.example.com.", NULL, owner);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, owner, &mx.set), 0);
+	int len = response_finish(&r, NULL);
+	/* owner: pointer to 12; first MX: "mail" + pointer to example.com */
+	CU_ASSERT_EQUAL(out[33], 0xc0);
+	CU_ASSERT_EQUAL(out[34], 12);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 43), 2 + 5 + 2);
+	ldns_pkt *p = parse(out, len);
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 2);
+	ldns_rr *rr = ldns_rr_list_rr(ldns_pkt_answer(p), 0);
+	char *s = ldns_rr2str(rr);
+	CU_ASSERT_STRING_EQUAL(s, "www.example.com.\t300\tIN\tMX\t10 mail.example.com.\n");
+	free(s);
+	s = ldns_rr2str(ldns_rr_list_rr(ldns_pkt_answer(p), 1));
+	CU_ASSERT_STRING_EQUAL(s, "www.example.com.\t300\tIN\tMX\t10 mail.example.net.\n");
+	free(s);
+	ldns_pkt_free(p);
+}
+
+static void test_no_compression_for_new_types(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_SRV, 0);
+	uint8_t out[512];
+	response_t r;
+	response_init(&r, &query, out, sizeof(out), 512, 0);
+	test_set_t srv;
+	set_init(&srv, DNS_TYPE_SRV);
+	uint8_t rd[300] = { 0, 1, 0, 2, 0, 3 };
+	int n = name_from_text("example.com.", NULL, rd + 6);
+	set_add(&srv, 60, rd, (uint16_t)(n + 6));
+	CU_ASSERT_EQUAL(srv.set.name_count, 0);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, query.qname, &srv.set), 0);
+	int len = response_finish(&r, NULL);
+	/* RFC 3597 4: the target is written whole */
+	CU_ASSERT_EQUAL(memcmp(out + len - 13, "\7example\3com\0", 13), 0);
+}
+
+static void test_rollback_on_space(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_TXT, 0);
+	uint8_t out[512];
+	response_t r;
+	response_init(&r, &query, out, sizeof(out), 200, 0);
+	test_set_t txt;
+	set_init(&txt, DNS_TYPE_TXT);
+	uint8_t rd[101];
+	rd[0] = 100;
+	memset(rd + 1, 'x', 100);
+	set_add(&txt, 60, rd, sizeof(rd));
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, query.qname, &txt.set), 0);
+	uint8_t copy[512];
+	memcpy(copy, out, sizeof(copy));
+	response_mark_t before = response_mark(&r);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_AUTHORITY, query.qname, &txt.set),
+			SHOAL_ESPACE);
+	response_mark_t after = response_mark(&r);
+	CU_ASSERT_EQUAL(before.pos, after.pos);
+	CU_ASSERT_EQUAL(memcmp(before.counts, after.counts, sizeof(before.counts)), 0);
+	CU_ASSERT_EQUAL(r.w.err, 0);
+	int len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(memcmp(out + 12, copy + 12, (size_t)len - 12), 0);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 6), 1);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 8), 0);
+	response_truncate(&r);
+	len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(len, 29);
+	CU_ASSERT(wire_get_u16(out + 2) & DNS_FLAG_TC);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 6), 0);
+}
+
+static void test_opt_and_extended_rcode(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_A, 4096);
+	uint8_t out[512];
+	response_t r;
+	response_edns_t e = { .present = true, .udp_size = 1232, .do_bit = true,
+			      .nsid = (const uint8_t *)"ns/1", .nsid_len = 4 };
+	size_t opt = response_opt_size(&e);
+	CU_ASSERT_EQUAL(opt, 19);
+	response_init(&r, &query, out, sizeof(out), 512, opt);
+	response_set_rcode(&r, DNS_RCODE_BADVERS);
+	int len = response_finish(&r, &e);
+	CU_ASSERT_EQUAL(len, 29 + 19);
+	/* RFC 6891 6.1.3: BADVERS (16) is 0 in the header and 1 in the OPT TTL */
+	CU_ASSERT_EQUAL(wire_get_u16(out + 2) & DNS_RCODE_MASK, 0);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 10), 1);
+	const uint8_t *o = out + 29;
+	CU_ASSERT_EQUAL(o[0], 0);
+	CU_ASSERT_EQUAL(wire_get_u16(o + 1), DNS_TYPE_OPT);
+	CU_ASSERT_EQUAL(wire_get_u16(o + 3), 1232);
+	CU_ASSERT_EQUAL(wire_get_u32(o + 5), 0x01008000u);
+	CU_ASSERT_EQUAL(wire_get_u16(o + 9), 8);
+	CU_ASSERT_EQUAL(wire_get_u16(o + 11), DNS_EDNS_NSID);
+	CU_ASSERT_EQUAL(memcmp(o + 15, "ns/1", 4), 0);
+	ldns_pkt *p = parse(out, len);
+	CU_ASSERT_EQUAL(ldns_pkt_edns_udp_size(p), 1232);
+	CU_ASSERT(ldns_pkt_edns_do(p));
+	ldns_pkt_free(p);
+}
+
+static void test_opt_reserve_always_fits(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_TXT, 512);
+	uint8_t out[512];
+	response_t r;
+	response_edns_t e = { .present = true, .udp_size = 1232 };
+	size_t opt = response_opt_size(&e);
+	response_init(&r, &query, out, sizeof(out), 512, opt);
+	test_set_t txt;
+	set_init(&txt, DNS_TYPE_TXT);
+	uint8_t rd[256];
+	rd[0] = 255;
+	memset(rd + 1, 'y', 255);
+	set_add(&txt, 60, rd, sizeof(rd));
+	int added = 0;
+	while (response_add_rrset(&r, DNS_SECTION_ANSWER, query.qname, &txt.set) == 0)
+		added++;
+	CU_ASSERT_EQUAL(added, 1);
+	int len = response_finish(&r, &e);
+	CU_ASSERT(len > 0 && len <= 512);
+	ldns_pkt *p = parse(out, len);
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 1);
+	ldns_pkt_free(p);
+}
+
+int main(void)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_header_and_question),
+		UNIT_TEST(test_compression),
+		UNIT_TEST(test_no_compression_for_new_types),
+		UNIT_TEST(test_rollback_on_space),
+		UNIT_TEST(test_opt_and_extended_rcode),
+		UNIT_TEST(test_opt_reserve_always_fits),
+		UNIT_END,
+	};
+	return unit_run("response", tests);
+}
