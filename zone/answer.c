@@ -62,8 +62,8 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 		while (!ce && *p) {
 			len -= (size_t)*p + 1;
 			p += *p + 1;
-			if (len < z->apex->name_len)
-				break;
+			if (len <= z->apex->name_len)
+				break; /* the name is inside the zone: this is the apex */
 			ce = zone_lookup_hashed(z, p, len, name_hash(p, key));
 		}
 		if (!ce)

@@ -499,7 +499,7 @@ static int build_hash(zone_t *z, zarena_t *a)
 }
 
 /* Parent pointers and flags; nodes are in canonical order, apex first. */
-static void link_nodes(znode_t *nodes, size_t count, int apex_labels)
+static void link_nodes(znode_t *nodes, size_t count)
 {
 	znode_t *chain[NAME_MAXLABELS + 1];
 	for (size_t i = 0; i < count; i++) {
@@ -524,7 +524,6 @@ static void link_nodes(znode_t *nodes, size_t count, int apex_labels)
 		if (p->flags & (ZNODE_DELEG | ZNODE_DNAME | ZNODE_OCCLUDED))
 			n->flags |= ZNODE_OCCLUDED;
 	}
-	(void)apex_labels;
 }
 
 /* RFC 9471: warn when an in-domain name server of a cut has no address. */
@@ -597,7 +596,7 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	for (size_t i = 0; i < count; i++)
 		if ((err = fill_node(b, z->arena, &d[i], recs, &nodes[i])) < 0)
 			goto fail;
-	link_nodes(nodes, count, b->origin_labels);
+	link_nodes(nodes, count);
 	z->nodes = nodes;
 	z->node_count = count;
 	z->apex = &nodes[0];
