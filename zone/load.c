@@ -119,6 +119,7 @@ static char *read_whole(const char *file, size_t *size)
 		return NULL;
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap + 1);
+	errno = 0;
 	size_t n;
 	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
@@ -135,9 +136,10 @@ static char *read_whole(const char *file, size_t *size)
 		}
 	}
 	if (buf && ferror(f)) {
+		int saved = errno ? errno : EIO; /* fread set it: EISDIR for a folder */
 		free(buf);
 		buf = NULL;
-		errno = EIO;
+		errno = saved;
 	}
 	fclose(f);
 	if (buf) {
