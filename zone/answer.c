@@ -402,8 +402,9 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 	enum query_verdict v = query_parse(&q, pkt, len);
 	*info = (answer_info_t){ .edns = q.edns, .qtype = q.has_question ? q.qtype : 0 };
 	if (v == QUERY_DROP) {
+		/* shorter than a header is malformed; a response (QR set) is not */
 		info->dropped = true;
-		info->malformed = true;
+		info->malformed = len < DNS_HEADER_SIZE;
 		return 0;
 	}
 	response_edns_t e = { 0 };

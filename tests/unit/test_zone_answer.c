@@ -622,10 +622,13 @@ static void test_malformed(void)
 	static const uint8_t shortq[] = { 0x42, 0x42, 0, 0, 0, 1 };
 	CU_ASSERT_PTR_NULL(ask_raw(shortq, sizeof(shortq), NULL));
 	CU_ASSERT_TRUE(last_info.dropped);
+	CU_ASSERT_TRUE(last_info.malformed);
 	/* QR set: no answer */
 	static const uint8_t resp[] = { 0x42, 0x42, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0,
 					0, 0, 1, 0, 1 };
 	CU_ASSERT_PTR_NULL(ask_raw(resp, sizeof(resp), NULL));
+	CU_ASSERT_TRUE(last_info.dropped);
+	CU_ASSERT_FALSE(last_info.malformed);
 	/* QDCOUNT 2: FORMERR */
 	static const uint8_t two[] = { 0x42, 0x42, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
 				       0, 0, 1, 0, 1, 0, 0, 1, 0, 1 };
