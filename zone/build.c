@@ -1,6 +1,7 @@
 /* The store builder: sort, check and compile a zone's records into a zone_t. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -228,12 +229,27 @@ static void report_rec(zbuild_t *b, bool is_error, zrec_t *r, const char *fmt,
 }
 
 /*
+ * The TTL an RRset is served with (RFC 2181 5.2 wants one): like Knot, the
+ * TTL of the record read last. Records are added in reading order, so the
+ * one read last has the highest offset in the blob. recs[0..n) starts the
+ * RRset; it ends where the type changes.
+ */
+static uint32_t rrset_ttl(const zbuild_t *b, const size_t *recs, size_t n)
+{
+	size_t last = recs[0];
+	uint16_t type = rec_at(b, recs[0])->type;
+	for (size_t i = 1; i < n && rec_at(b, recs[i])->type == type; i++)
+		if (recs[i] > last)
+			last = recs[i];
+	return rec_at(b, last)->ttl;
+}
+
+/*
  * Drop duplicate records (RFC 2181 5), make TTLs agree inside an RRset
- * (RFC 2181 5.2: the first one read wins, with a warning) and check one
- * node's records: SOA only at the apex and only one (RFC 1035 5.2), CNAME
- * alone (RFC 1034 3.6.2, RFC 2181 10.1; RRSIG and NSEC may stay, RFC 4035
- * 2.5), one DNAME (RFC 6672 2.4). Returns the node's record count after
- * duplicates are dropped; the records move down to recs[first..].
+ * (with a warning) and check one node's records: SOA only at the apex and
+ * only one (RFC 1035 5.2), CNAME alone (RFC 1034 3.6.2, RFC 2181 10.1;
+ * RRSIG and NSEC may stay, RFC 4035 2.5), one DNAME (RFC 6672 2.4).
+ * Writes the records kept to out and returns their count.
  */
 static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 {
@@ -247,15 +263,17 @@ static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 		    memcmp(rec_name(rec_at(b, out[0])), b->origin, b->origin_len) == 0;
 	zrec_t *cname = NULL, *other = NULL, *soa = NULL;
 	size_t dname = 0;
-	zrec_t *head = NULL;
+	uint32_t set_ttl = 0;
 	for (size_t i = 0; i < n; i++) {
 		zrec_t *r = rec_at(b, out[i]);
-		/* RFC 2181 5.2: one TTL per RRset; the first one sorted wins */
-		if (!head || head->type != r->type)
-			head = r;
-		if (r->ttl != head->ttl && r->type != DNS_TYPE_RRSIG) {
-			report_rec(b, false, r, "%s: TTL differs inside the RRset, using %s", "the first");
-			r->ttl = head->ttl;
+		if (i == 0 || rec_at(b, out[i - 1])->type != r->type)
+			set_ttl = rrset_ttl(b, out + i, n - i);
+		if (r->ttl != set_ttl && r->type != DNS_TYPE_RRSIG) {
+			char why[64];
+			snprintf(why, sizeof(why), "%u differs from the RRset's TTL %u", r->ttl,
+				 set_ttl);
+			report_rec(b, false, r, "%s: TTL %s (RFC 2181 5.2)", why);
+			r->ttl = set_ttl;
 		}
 		switch (r->type) {
 		case DNS_TYPE_SOA:

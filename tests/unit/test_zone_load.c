@@ -199,6 +199,21 @@ static void test_rrsig_attached(void)
 	zone_free(z);
 }
 
+static void test_rrset_ttl(void)
+{
+	/* RFC 2181 5.2: one TTL per RRset; like Knot, the one read last */
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL_FATAL(load("mixttl.zone", "example.com.", &m, &z), 0);
+	const zrrset_t *a = znode_rrset(find(z, "mix.example.com."), DNS_TYPE_A);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(a->set.rr_count, 3);
+	const uint8_t *p = a->set.data;
+	for (int i = 0; i < 3; i++, p += 14)
+		CU_ASSERT_EQUAL(wire_get_u32(p + 4), 300);
+	zone_free(z);
+}
+
 static void test_include_with_origin(void)
 {
 	msgs_t m;
@@ -238,6 +253,8 @@ static const load_case_t load_cases[] = {
 	  "E soaplace.zone:6: host.sub.example.com.: SOA record not at the zone apex" },
 	{ "badinc.zone", "example.com.", SHOAL_EZONE, "missing.zone: cannot open" },
 	{ "does-not-exist.zone", "example.com.", SHOAL_EIO, "does-not-exist.zone: cannot open" },
+	{ "mixttl.zone", "example.com.", 0,
+	  "W mixttl.zone:7: mix.example.com.: TTL 100 differs from the RRset's TTL 300" },
 	/* every record is outside example.net: warnings, then no SOA */
 	{ "outside.zone", "example.net.", SHOAL_EZONE,
 	  "no SOA record at the zone apex example.net." },
@@ -303,6 +320,7 @@ int main(void)
 		UNIT_TEST(test_store_canonical_order),
 		UNIT_TEST(test_text_and_unknown_types),
 		UNIT_TEST(test_rrsig_attached),
+		UNIT_TEST(test_rrset_ttl),
 		UNIT_TEST(test_include_with_origin),
 		UNIT_TEST(test_load_messages),
 		UNIT_TEST(test_outside_not_stored),
