@@ -108,7 +108,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 	for (size_t i = 0; i < n; i++, db->count++) {
 		zentry_t *e = &db->entries[i];
 		snprintf(e->name, sizeof(e->name), "%s", specs[i].name);
-		if (!(e->file = strdup(specs[i].file))) {
+		if (!(e->file = strdup(specs[i].file ? specs[i].file : ""))) {
 			rc = SHOAL_ENOMEM;
 			db->count++;
 			break;
