@@ -48,6 +48,8 @@ static void tap_msg(void *arg, bool is_error, const char *msg)
 static int parse_zone_name(const char *text, uint8_t dst[NAME_MAXLEN])
 {
 	char buf[NAME_TEXT_MAX + 2];
+	if (!text)
+		return SHOAL_ENAME;
 	size_t len = strlen(text);
 	if (len == 0 || len > NAME_TEXT_MAX - 1)
 		return SHOAL_ENAME;
@@ -107,7 +109,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 	int rc = 0;
 	for (size_t i = 0; i < n; i++, db->count++) {
 		zentry_t *e = &db->entries[i];
-		snprintf(e->name, sizeof(e->name), "%s", specs[i].name);
+		snprintf(e->name, sizeof(e->name), "%s", specs[i].name ? specs[i].name : "");
 		if (!(e->file = strdup(specs[i].file ? specs[i].file : ""))) {
 			rc = SHOAL_ENOMEM;
 			db->count++;
@@ -115,7 +117,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 		}
 		int len = parse_zone_name(specs[i].name, e->apex);
 		if (len < 0 || find_entry(db, e->apex)) {
-			snprintf(e->last_error, sizeof(e->last_error), "%s: %s", specs[i].name,
+			snprintf(e->last_error, sizeof(e->last_error), "%s: %s", e->name,
 				 len < 0 ? "not a valid zone name" : "zone configured twice");
 			if (msg)
 				msg(msg_arg, true, e->last_error);
