@@ -117,7 +117,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 		}
 		int len = parse_zone_name(specs[i].name, e->apex);
 		if (len < 0 || find_entry(db, e->apex)) {
-			snprintf(e->last_error, sizeof(e->last_error), "%s: %s", e->name,
+			snprintf(e->last_error, sizeof(e->last_error), "%.400s: %s", e->name,
 				 len < 0 ? "not a valid zone name" : "zone configured twice");
 			if (msg)
 				msg(msg_arg, true, e->last_error);
