@@ -123,7 +123,7 @@ static void test_reload_semantics(void)
 
 /* A reader thread: loops under rcu_read_lock until it sees serial 2. */
 static zonedb_ref_t ref;
-static volatile int reader_saw;
+static int reader_saw; /* written by the reader, read by the test: atomics */
 
 static void *reader(void *arg)
 {
@@ -131,12 +131,12 @@ static void *reader(void *arg)
 	rcu_register_thread();
 	uint8_t w[NAME_MAXLEN];
 	name_from_text("example.com.", NULL, w);
-	for (int i = 0; i < 2000000 && reader_saw != 2; i++) {
+	for (int i = 0; i < 2000000 && __atomic_load_n(&reader_saw, __ATOMIC_ACQUIRE) != 2; i++) {
 		rcu_read_lock();
 		const zonedb_t *db = zonedb_current(&ref);
 		const zone_t *z = db ? zonedb_find(db, w) : NULL;
 		if (z)
-			reader_saw = (int)z->serial;
+			__atomic_store_n(&reader_saw, (int)z->serial, __ATOMIC_RELEASE);
 		rcu_read_unlock();
 		if ((i & 1023) == 0)
 			usleep(100);
@@ -154,14 +154,14 @@ static void test_publish_swaps(void)
 	zonedb_publish(&ref, v1); /* frees the NULL that was there */
 	pthread_t t;
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, reader, NULL), 0);
-	while (reader_saw == 0)
+	for (int i = 0; i < 10000 && __atomic_load_n(&reader_saw, __ATOMIC_ACQUIRE) == 0; i++)
 		usleep(1000);
-	CU_ASSERT_EQUAL(reader_saw, 1);
+	CU_ASSERT_EQUAL(__atomic_load_n(&reader_saw, __ATOMIC_ACQUIRE), 1);
 	write_zone(2, false);
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
 	zonedb_publish(&ref, v2); /* waits for the reader's grace period, frees v1 */
 	pthread_join(t, NULL);
-	CU_ASSERT_EQUAL(reader_saw, 2);
+	CU_ASSERT_EQUAL(__atomic_load_n(&reader_saw, __ATOMIC_ACQUIRE), 2);
 	zonedb_publish(&ref, NULL);
 }
 
