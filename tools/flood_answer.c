@@ -8,32 +8,6 @@
 #include "proto/wire.h"
 #include "tools/flood.h"
 
-/*
- * Skip a possibly compressed name (RFC 1035 4.1.4): labels up to a zero
- * label or a pointer, which ends the name in place. Only the length matters
- * here, so pointers are not followed. proto/name.h declares name_skip for
- * this; it is not in libshoalproto yet, so this small reader stands in.
- */
-static void skip_name(wire_t *w)
-{
-	for (unsigned labels = 0; labels < NAME_MAXLABELS && !w->err; labels++) {
-		uint8_t len = wire_read_u8(w);
-		if (len == 0)
-			return;
-		if ((len & 0xc0) == 0xc0) {
-			wire_skip(w, 1);
-			return;
-		}
-		if (len & 0xc0) { /* 01 and 10 label types are not in use (RFC 6891 5) */
-			w->err = SHOAL_EMALFORMED;
-			return;
-		}
-		wire_skip(w, len);
-	}
-	if (!w->err)
-		w->err = SHOAL_EMALFORMED;
-}
-
 /* The N of an NSID ending in "/N" (DESIGN.md: "<identity>/<thread index>"), or -1. */
 static int nsid_thread_index(const uint8_t *nsid, uint16_t len)
 {
@@ -91,12 +65,12 @@ int flood_answer_parse(flood_answer_t *a, const uint8_t *pkt, size_t len, bool w
 	if (!want_nsid)
 		return 0;
 	for (unsigned i = 0; i < qdcount && !w.err; i++) {
-		skip_name(&w);
+		(void)name_skip(&w);
 		wire_skip(&w, 4); /* QTYPE, QCLASS */
 	}
 	unsigned records = (unsigned)ancount + nscount + arcount;
 	for (unsigned i = 0; i < records && !w.err; i++) {
-		skip_name(&w);
+		(void)name_skip(&w);
 		uint16_t type = wire_read_u16(&w);
 		wire_skip(&w, 6); /* CLASS, TTL */
 		uint16_t rdlen = wire_read_u16(&w);
