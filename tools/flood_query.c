@@ -9,6 +9,7 @@
 #include <ldns/ldns.h>
 
 #include "proto/dns.h"
+#include "proto/name.h"
 #include "proto/wire.h"
 #include "tools/flood.h"
 
@@ -27,10 +28,10 @@ typedef struct loader {
  * Encode one query into dst: ID 0 (patched per send), every flag clear
  * (RD clear: this is an authoritative server), one question, and with EDNS
  * an OPT record (RFC 6891 6.1.2) with the DO bit (RFC 3225) and an empty
- * NSID option (RFC 5001 2.3) as asked. The name is encoded by ldns.
+ * NSID option (RFC 5001 2.3) as asked.
  */
-static int build_query(const flood_opts_t *o, const ldns_rdf *name, uint16_t type,
-		       uint8_t dst[QUERY_MAX])
+static int build_query(const flood_opts_t *o, const uint8_t *name, size_t name_len,
+		       uint16_t type, uint8_t dst[QUERY_MAX])
 {
 	wire_t w;
 	wire_init_write(&w, dst, QUERY_MAX);
@@ -40,7 +41,7 @@ static int build_query(const flood_opts_t *o, const ldns_rdf *name, uint16_t typ
 	wire_write_u16(&w, 0);
 	wire_write_u16(&w, 0);
 	wire_write_u16(&w, o->edns ? 1 : 0);
-	wire_write_bytes(&w, ldns_rdf_data(name), ldns_rdf_size(name));
+	wire_write_bytes(&w, name, name_len);
 	wire_write_u16(&w, type);
 	wire_write_u16(&w, DNS_CLASS_IN);
 	if (o->edns) {
@@ -62,16 +63,16 @@ static int build_query(const flood_opts_t *o, const ldns_rdf *name, uint16_t typ
 static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 		     const char *type_text, const char *where)
 {
-	ldns_rdf *name = NULL;
-	/* ldns reads a name without a final dot as absolute too, as dnsperf does. */
-	if (ldns_str2rdf_dname(&name, name_text) != LDNS_STATUS_OK || !name) {
+	uint8_t name[NAME_MAXLEN];
+	/* Without an origin, a name without a final dot is absolute, as dnsperf reads it. */
+	int name_len = name_from_text(name_text, NULL, name);
+	if (name_len < 0) {
 		fprintf(stderr, "shoal-flood: %s: bad name '%s'\n", where, name_text);
 		return -1;
 	}
 	ldns_rr_type type = ldns_get_rr_type_by_name(type_text);
 	if (type == 0) {
 		fprintf(stderr, "shoal-flood: %s: unknown type '%s'\n", where, type_text);
-		ldns_rdf_deep_free(name);
 		return -1;
 	}
 	if (l->qs->count == l->cap) {
@@ -90,8 +91,7 @@ static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 		l->qs->arena = a;
 		l->arena_cap = cap;
 	}
-	int len = build_query(o, name, (uint16_t)type, l->qs->arena + l->arena_used);
-	ldns_rdf_deep_free(name);
+	int len = build_query(o, name, (size_t)name_len, (uint16_t)type, l->qs->arena + l->arena_used);
 	if (len < 0) {
 		fprintf(stderr, "shoal-flood: %s: query too long\n", where);
 		return -1;
@@ -100,7 +100,6 @@ static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 	l->arena_used += (size_t)len;
 	return 0;
 nomem:
-	ldns_rdf_deep_free(name);
 	fprintf(stderr, "shoal-flood: out of memory\n");
 	return -1;
 }
