@@ -111,6 +111,7 @@ enum query_verdict query_parse(query_t *q, const uint8_t *pkt, size_t len)
 		return QUERY_DROP;
 	q->opcode = (uint8_t)((q->flags & DNS_OPCODE_MASK) >> DNS_OPCODE_SHIFT);
 
+	bool records = q->qdcount == 0; /* with no question, records start at 12 */
 	if (q->qdcount == 1) {
 		int n = name_unpack(&w, q->qname, true);
 		q->qtype = wire_read_u16(&w);
@@ -119,16 +120,21 @@ enum query_verdict query_parse(query_t *q, const uint8_t *pkt, size_t len)
 			q->qname_len = (uint8_t)n;
 			q->has_question = true;
 			q->question_end = w.pos;
+			records = true;
 		}
 	}
+	/*
+	 * The OPT is read whatever the opcode or question, so that NOTIMP and
+	 * FORMERR answers carry EDNS as Knot's do.
+	 */
+	enum query_verdict v = records ? parse_records(q, &w) : QUERY_OK;
+	if (v != QUERY_OK)
+		return v;
 	if (q->opcode != DNS_OPCODE_QUERY)
 		return QUERY_NOTIMP;
 	/* RFC 9619: QDCOUNT must be 1 for QUERY */
 	if (!q->has_question)
 		return QUERY_FORMERR;
-	enum query_verdict v = parse_records(q, &w);
-	if (v != QUERY_OK)
-		return v;
 	if (q->edns && q->edns_version > 0)
 		return QUERY_BADVERS; /* RFC 6891 6.1.3 */
 	return QUERY_OK;

@@ -230,7 +230,8 @@ int response_finish(response_t *r, const response_edns_t *e)
 	/* the OPT was reserved for: now it may use the whole limit */
 	r->w.len = r->limit;
 	uint16_t flags = DNS_FLAG_QR | r->flags | (r->rcode & DNS_RCODE_MASK);
-	flags |= q->flags & (DNS_OPCODE_MASK | DNS_FLAG_RD | DNS_FLAG_CD);
+	/* RD is copied (RFC 1035 4.1.1); CD is not, as NSD and Knot answer */
+	flags |= q->flags & (DNS_OPCODE_MASK | DNS_FLAG_RD);
 	uint16_t arcount = r->counts[DNS_SECTION_ADDITIONAL];
 	if (e && e->present) {
 		wire_write_u8(&r->w, 0);

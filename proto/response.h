@@ -41,7 +41,7 @@ typedef struct response {
  * Start the response to q in buf[0..cap). `limit` is the largest message
  * allowed (query_udp_limit() over UDP, 65535 over TCP), `opt_reserve` the
  * size of the OPT record that response_finish will add (0 without EDNS).
- * Copies ID, opcode, RD and CD from the query, sets QR, and echoes the
+ * Copies ID, opcode and RD from the query (not CD, as NSD and Knot), sets QR, and echoes the
  * question byte for byte (0x20 case survives). Returns 0 or SHOAL_ESPACE.
  * For a query without a parsed question, writes the header only.
  */

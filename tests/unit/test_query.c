@@ -72,6 +72,11 @@ static void test_drop_and_notimp(void)
 	CU_ASSERT(q.has_question);
 	len = make_query(b, DNS_OPCODE_UPDATE << DNS_OPCODE_SHIFT, 1, 0, 0);
 	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_NOTIMP);
+	/* the OPT is read for NOTIMP too, so the answer carries EDNS */
+	len = add_opt(b, make_query(b, DNS_OPCODE_NOTIFY << DNS_OPCODE_SHIFT, 1, 0, 1), 1232, 0,
+		      false, NULL, 0);
+	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_NOTIMP);
+	CU_ASSERT(q.edns);
 }
 
 static void test_formerr_question(void)
@@ -80,6 +85,13 @@ static void test_formerr_question(void)
 	query_t q;
 	size_t len = make_query(b, 0, 0, 0, 0);
 	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_FORMERR);
+	/* QDCOUNT 0 with an OPT right after the header: FORMERR with EDNS */
+	len = add_opt(b, 12, 1232, 0, false, NULL, 0);
+	b[5] = 0;
+	b[11] = 1;
+	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_FORMERR);
+	CU_ASSERT(q.edns);
+	CU_ASSERT_FALSE(q.has_question);
 	len = make_query(b, 0, 2, 0, 0);
 	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_FORMERR);
 	len = make_query(b, 0, 1, 0, 0);

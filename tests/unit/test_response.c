@@ -87,6 +87,12 @@ static void test_header_and_question(void)
 	uint16_t flags = wire_get_u16(out + 2);
 	CU_ASSERT_EQUAL(flags, DNS_FLAG_QR | DNS_FLAG_AA | DNS_FLAG_RD | DNS_RCODE_NXDOMAIN);
 	CU_ASSERT_EQUAL(wire_get_u16(out + 4), 1);
+	/* CD is not copied into the answer, as NSD and Knot answer */
+	qbuf[3] |= 0x10;
+	CU_ASSERT_FATAL(query_parse(&query, qbuf, 33) == QUERY_OK);
+	response_init(&r, &query, out, sizeof(out), 512, 0);
+	CU_ASSERT_EQUAL(response_finish(&r, NULL), 33);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 2) & DNS_FLAG_CD, 0);
 }
 
 static void test_compression(void)
