@@ -38,7 +38,7 @@ function flush(   s) {
 
 function reset() {
 	status = ""; opcode = ""; flags = ""; qdcount = ""; question = "-"
-	edns = "noedns"; section = ""; transfer_failed = 0
+	edns = "edns none"; section = ""; transfer_failed = 0
 	n["an"] = 0; n["au"] = 0; n["ad"] = 0
 }
 

@@ -24,9 +24,9 @@ check_match "authority sorted" 'au secure\.test\. 3600 IN NS ns1\.secure\.test\.
 check_match "truncated: TC, empty sections" 'flags qr aa tc \| qd 1 .* \| an - \| au -' "$(case_line 2)"
 check_match "NXDOMAIN" 'rcode NXDOMAIN' "$(case_line 3)"
 check_match "referral: glue in the additional column" $'NS ns\\.insecure\\.secure\\.test\\.\tad ns\\.insecure\\.secure\\.test\\. 3600 IN A 192\\.0\\.2\\.201\t' "$(case_line 4)"
-check_match "no EDNS in the query, none in the answer" '\| noedns \|' "$(case_line 6)"
+check_match "no EDNS in the query, none in the answer" '\| edns none \|' "$(case_line 6)"
 check_match "BADVERS" 'rcode BADVERS' "$(case_line 8)"
-check_match "NOTIMP without a question" 'opcode STATUS \| rcode NOTIMP \| flags qr \| qd 0 \| noedns \| q -' "$(case_line 9)"
+check_match "NOTIMP without a question" 'opcode STATUS \| rcode NOTIMP \| flags qr \| qd 0 \| edns none \| q -' "$(case_line 9)"
 check_match "refused transfer" $'^10\tTRANSFER FAILED\t' "$(case_line 10)"
 check_match "the query travels with the case" $'\twww\\.secure\\.test A \\+noedns \\+zflag$' "$(case_line 6)"
 
