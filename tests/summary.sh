@@ -1,12 +1,16 @@
 #!/bin/bash
 # Sum the counts of a `make check` run from its logs: CUnit's run summary
 # ("asserts N N N F") in the unit test logs and the "N passed, N failed" line
-# each integration script ends with. Prints one closing line; usage:
+# each integration script ends with. A program that passed as a whole while
+# its line counts failed cases (the differential test passes at 99%) has
+# those cases reported as tolerated, on their own line. Prints one closing
+# line; usage:
 #   tests/summary.sh BUILDDIR [LABEL]
 dir=${1:-.}
 label=${2:-tests}
 passed=0
 failed=0
+tolerated=0
 files=0
 while IFS= read -r -d '' log; do
 	case $log in */test-suite.log) continue ;; esac
@@ -20,7 +24,12 @@ while IFS= read -r -d '' log; do
 		p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\1/')
 		f=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\2/')
 		passed=$((passed + p))
-		failed=$((failed + f))
+		if [ "$f" -gt 0 ] && grep -q ':test-result: PASS' "${log%.log}.trs" 2>/dev/null; then
+			tolerated=$((tolerated + f))
+			echo "$log: $f cases differ, within the test's pass mark"
+		else
+			failed=$((failed + f))
+		fi
 	elif grep -q '^SKIP' "${log%.log}.trs" 2>/dev/null || grep -q ':test-result: SKIP' "${log%.log}.trs" 2>/dev/null; then
 		:
 	else
@@ -28,4 +37,5 @@ while IFS= read -r -d '' log; do
 		failed=$((failed + 1))
 	fi
 done < <(find "$dir" -name '*.log' -path '*tests*' -print0)
+[ "$tolerated" -gt 0 ] && echo "$label: $tolerated cases tolerated (see above)"
 echo "$label ($files test programs): $passed passed, $failed failed"
