@@ -51,12 +51,13 @@ check_match() {
 	fi
 }
 
-# free_port: a port free for both UDP and TCP on loopback, from a high range
+# free_port: a port free for both UDP and TCP on loopback, from 10000-31999
+# (below the kernel's ephemeral range, so no client socket takes it meanwhile)
 # chosen by process id and chance, so two runs at once do not collide.
 free_port() {
 	local p tries=0
 	while [ $tries -lt 200 ]; do
-		p=$((20000 + (RANDOM * 32768 + RANDOM + $$) % 40000))
+		p=$((10000 + (RANDOM * 32768 + RANDOM + $$) % 22000))
 		if ! ss -Hlnu "sport = :$p" | grep -q . && ! ss -Hlnt "sport = :$p" | grep -q .; then
 			echo "$p"
 			return 0

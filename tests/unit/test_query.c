@@ -36,7 +36,8 @@ static size_t add_opt(uint8_t *b, size_t len, uint16_t size, uint8_t version, bo
 	p[8] = 0;
 	p[9] = (uint8_t)(optlen >> 8);
 	p[10] = (uint8_t)optlen;
-	memcpy(p + 11, opts, optlen);
+	if (optlen)
+		memcpy(p + 11, opts, optlen);
 	return len + 11 + optlen;
 }
 
