@@ -225,6 +225,7 @@ gnuplot <<-GP 2>>"$T_DIR/gnuplot.err" || log "gnuplot failed: $(cat "$T_DIR/gnup
 	set grid ytics
 	set yrange [0:*]
 	set datafile separator "\t"
+	set xtics rotate by -30
 	set output "$outdir/bench-$stamp-qps.png"
 	set title "Answers per second ($threads server threads, shoal-flood on the same machine)"
 	set ylabel "queries/s"
