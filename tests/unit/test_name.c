@@ -167,6 +167,30 @@ static void test_relations_and_hash(void)
 	CU_ASSERT_EQUAL(memcmp(d, "\7example\3com", 13), 0);
 }
 
+/* name_hash lowercases a word at a time: check it against name_lower for every octet. */
+static void test_hash_octets(void)
+{
+	const uint8_t key[16] = { 9, 8, 7 };
+	uint64_t h[256];
+	for (int v = 0; v < 256; v++) {
+		/* 13 octets: the octet lands in the first word and in the partial last one */
+		uint8_t n[] = { 5, 'a', 'B', (uint8_t)v, 'c', 'D', 5, 'x', 'Y', 'z', (uint8_t)v, 'Q', 0 };
+		uint8_t low[sizeof(n)];
+		memcpy(low, n, sizeof(n));
+		name_lower(low);
+		h[v] = name_hash(n, key);
+		CU_ASSERT_EQUAL(h[v], name_hash(low, key));
+	}
+	for (int v = 0; v < 256; v++) {
+		int lv = v >= 'A' && v <= 'Z' ? v + 32 : v;
+		for (int x = 0; x < 256; x++) {
+			int lx = x >= 'A' && x <= 'Z' ? x + 32 : x;
+			if ((h[v] == h[x]) != (lv == lx))
+				CU_FAIL("name_hash: octets hash equal iff equal after lowercasing");
+		}
+	}
+}
+
 int main(void)
 {
 	static const unit_test_t tests[] = {
@@ -176,6 +200,7 @@ int main(void)
 		UNIT_TEST(test_unpack_rejects),
 		UNIT_TEST(test_canonical_order),
 		UNIT_TEST(test_relations_and_hash),
+		UNIT_TEST(test_hash_octets),
 		UNIT_END,
 	};
 	return unit_run("name", tests);
