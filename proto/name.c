@@ -13,6 +13,34 @@ static inline uint8_t lower_octet(uint8_t c)
 	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
 }
 
+/*
+ * Lowercase the 8 octets of x at once: an octet below 0x80 in 'A'..'Z' gets
+ * 0x20 added. Adding to the low 7 bits never carries into the next octet.
+ */
+static inline uint64_t lower_word(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	uint64_t low7 = x & (0x7f * ones);
+	uint64_t ge_a = low7 + (0x80 - 'A') * ones;     /* high bit: >= 'A' */
+	uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones; /* high bit: > 'Z' */
+	uint64_t upper = ge_a & ~gt_z & ~x & (0x80 * ones);
+	return x | (upper >> 2);
+}
+
+/* Lowercase name[0..len) in place, a word at a time; length octets pass unchanged. */
+static void lower_flat(uint8_t *name, size_t len)
+{
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x;
+		memcpy(&x, name + i, 8);
+		x = lower_word(x);
+		memcpy(name + i, &x, 8);
+	}
+	for (; i < len; i++)
+		name[i] = lower_octet(name[i]);
+}
+
 int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 {
 	if (w->err)
@@ -54,11 +82,13 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 		}
 		if (p + 1 + c > w->len || out + 1 + c + 1 > NAME_MAXLEN)
 			goto bad;
-		dst[out++] = c;
-		for (size_t i = 0; i < c; i++)
-			dst[out++] = lower ? lower_octet(buf[p + 1 + i]) : buf[p + 1 + i];
+		/* bounds checked above for the whole label: copy it as one block */
+		memcpy(dst + out, buf + p, 1 + (size_t)c);
+		out += 1 + (size_t)c;
 		p += 1 + (size_t)c;
 	}
+	if (lower)
+		lower_flat(dst, out);
 	w->pos = end;
 	return (int)out;
 bad:
@@ -184,20 +214,6 @@ int name_compare(const uint8_t *a, const uint8_t *b)
 			return la[0] < lb[0] ? -1 : 1;
 	}
 	return an == bn ? 0 : (an < bn ? -1 : 1);
-}
-
-/*
- * Lowercase the 8 octets of x at once: an octet below 0x80 in 'A'..'Z' gets
- * 0x20 added. Adding to the low 7 bits never carries into the next octet.
- */
-static inline uint64_t lower_word(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ULL;
-	uint64_t low7 = x & (0x7f * ones);
-	uint64_t ge_a = low7 + (0x80 - 'A') * ones;     /* high bit: >= 'A' */
-	uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones; /* high bit: > 'Z' */
-	uint64_t upper = ge_a & ~gt_z & ~x & (0x80 * ones);
-	return x | (upper >> 2);
 }
 
 uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
