@@ -158,8 +158,9 @@ bool name_equal(const uint8_t *a, const uint8_t *b)
 			return false;
 		if (*a == 0)
 			return true;
+		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= *a; i++)
-			if (lower_octet(a[i]) != lower_octet(b[i]))
+			if (a[i] != b[i] && lower_octet(a[i]) != lower_octet(b[i]))
 				return false;
 		a += 1 + *a;
 		b += 1 + *b;

@@ -36,8 +36,10 @@ static bool packet_name_equal(const uint8_t *pkt, size_t end, size_t off, const 
 			return true;
 		if (off + 1 + c > end)
 			return false;
+		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= c; i++)
-			if (lower_octet(pkt[off + i]) != lower_octet(name[i]))
+			if (pkt[off + i] != name[i] &&
+			    lower_octet(pkt[off + i]) != lower_octet(name[i]))
 				return false;
 		off += 1 + (size_t)c;
 		name += 1 + *name;
