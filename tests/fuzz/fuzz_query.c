@@ -1,7 +1,5 @@
 /* Fuzz target for query_parse and a response round; replays a corpus in make check. */
-#include <dirent.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,62 +47,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	return 0;
 }
-
-#ifndef SHOAL_LIBFUZZER
-/* Run one file through the target; returns 0 or -1 when unreadable. */
-static int replay_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return -1;
-	uint8_t data[65536];
-	size_t n = fread(data, 1, sizeof(data), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(data, n);
-	return 0;
-}
-
-/*
- * Replay every file of each directory given, or of
- * $SHOAL_SRCDIR/tests/fuzz/corpus/query when none is given (make check).
- * Exit 0 when at least one file ran and none was unreadable.
- */
-int main(int argc, char **argv)
-{
-	char def[4096];
-	const char *srcdir = getenv("SHOAL_SRCDIR");
-	const char *dirs_default[1] = { def };
-	const char *const *dirs = (const char *const *)(argv + 1);
-	int ndirs = argc - 1;
-	if (ndirs == 0) {
-		snprintf(def, sizeof(def), "%s/tests/fuzz/corpus/query",
-			 srcdir != NULL ? srcdir : ".");
-		dirs = dirs_default;
-		ndirs = 1;
-	}
-	int ran = 0, bad = 0;
-	for (int i = 0; i < ndirs; i++) {
-		DIR *d = opendir(dirs[i]);
-		if (d == NULL) {
-			fprintf(stderr, "fuzz_query: cannot open %s\n", dirs[i]);
-			return 1;
-		}
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			if (de->d_name[0] == '.')
-				continue;
-			char path[8192];
-			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
-			if (replay_file(path) != 0) {
-				fprintf(stderr, "fuzz_query: cannot read %s\n", path);
-				bad++;
-			} else {
-				ran++;
-			}
-		}
-		closedir(d);
-	}
-	printf("fuzz_query: replayed %d inputs\n", ran);
-	return (ran > 0 && bad == 0) ? 0 : 1;
-}
-#endif
