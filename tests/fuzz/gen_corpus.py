@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Write the hand-made seed corpus for fuzz_query into tests/fuzz/corpus/query/."""
+"""Write the hand-made seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/.
+
+Run it from anywhere; it rewrites the files it names and leaves others (inputs
+added by hand, such as crashes found by tests/fuzz/run.sh) in place."""
 import os
 import struct
 import sys
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "query")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 def header(qd=1, an=0, ns=0, ar=0, flags=0x0100, qid=0x1234):
@@ -65,12 +70,225 @@ SEEDS = {
 }
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    for label, data in SEEDS.items():
-        with open(os.path.join(OUT, label), "wb") as f:
+def query(text, qtype=1, qclass=1, edns=None, do=False, nsid=False, flags=0x0100):
+    """A query as a resolver sends it; edns is the payload size, None for no OPT."""
+    if edns is None:
+        return header(flags=flags) + question(text, qtype, qclass)
+    options = option(3) if nsid else b""
+    return header(ar=1, flags=flags) + question(text, qtype, qclass) + opt(udp=edns, do=do, options=options)
+
+
+# Queries for fuzz_answer against example.com (tests/unit/zones/example.zone),
+# its child sub.example.com and tcp.test: one per answering rule.
+A, NS, CNAME, SOA, MX, TXT, AAAA, SRV, DS, DNAME, RRSIG, DNSKEY, IXFR, AXFR, ANY = (
+    1, 2, 5, 6, 15, 16, 28, 33, 43, 39, 46, 48, 251, 252, 255)
+ANSWER_SEEDS = {
+    "exact_a": query("www.example.com"),
+    "exact_aaaa_edns": query("www.example.com", AAAA, edns=1232),
+    "apex_soa": query("example.com", SOA),
+    "apex_ns_do": query("example.com", NS, edns=4096, do=True),
+    "apex_any": query("example.com", ANY),
+    "apex_mx_additional": query("example.com", MX),
+    "apex_dnskey": query("example.com", DNSKEY),
+    "axfr_udp": query("example.com", AXFR),
+    "ixfr": query("example.com", IXFR),
+    "nodata": query("www.example.com", MX),
+    "nxdomain": query("nothere.example.com"),
+    "ent": query("b.c.example.com"),
+    "cname_chain": query("alias.example.com"),
+    "cname_out": query("out.example.com"),
+    "cname_dangling": query("dangling.example.com"),
+    "cname_loop": query("loop1.example.com"),
+    "cname_limit": query("ch1.example.com"),
+    "cname_into_cut": query("tocut.example.com"),
+    "cname_qtype": query("ftp.example.com", CNAME),
+    "wildcard_a": query("foo.wild.example.com"),
+    "wildcard_txt": query("a.b.wild.example.com", TXT),
+    "wildcard_nodata": query("foo.wild.example.com", MX),
+    "wildcard_blocked": query("x.sub.wild.example.com"),
+    "wildcard_cname": query("x.cnamewild.example.com"),
+    "wildcard_cname_loop": query("a.wcloop.example.com"),
+    "wildcard_ns": query("x.wdeleg.example.com"),
+    "wildcard_ent": query("z.c.example.com", TXT),
+    "dname": query("www.old.example.com"),
+    "dname_self": query("a.self.example.com"),
+    "dname_too_long": query("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.long.example.com"),
+    "dname_into_zone": query("www.intozone.example.com"),
+    "dname_qtype": query("old.example.com", DNAME),
+    "cname_to_dname": query("todname.example.com"),
+    "child_zone": query("host.sub.example.com"),
+    "child_apex_ds": query("sub.example.com", DS),
+    "referral_ds": query("x.signed.example.com"),
+    "ds_at_cut": query("signed.example.com", DS),
+    "referral_big": query("www.bigdeleg.example.com", edns=512),
+    "referral_glue_udp": query("www.bigdeleg.example.com"),
+    "big_txt_udp": query("big.example.com", TXT),
+    "big_txt_edns": query("big.example.com", TXT, edns=4096, nsid=True),
+    "manymx": query("manymx.example.com", MX, edns=1232, do=True),
+    "mx_to_cut": query("mxdeleg.example.com", MX),
+    "srv_wild": query("srvwild.example.com", SRV),
+    "srv": query("_sip._udp.example.com", SRV),
+    "txt_escapes": query("txt.example.com", TXT),
+    "private_type": query("private.example.com", 65280),
+    "mx_alias": query("mxalias.example.com", MX),
+    "rrsig_qtype": query("www.example.com", RRSIG),
+    "tcp_big": query("big.tcp.test", TXT, edns=1232),
+    "tcp_small": query("small.tcp.test", TXT),
+    "refused": query("example.org"),
+    "root": query(".", NS),
+    "class_ch": query("version.bind", TXT, qclass=3),
+    "class_any": query("www.example.com", A, qclass=255),
+    "case_mixed": query("WwW.eXaMpLe.CoM", A, edns=1232, nsid=True),
+    "edns_v1": header(ar=1) + question("www.example.com") + opt(version=1),
+    "notify": query("example.com", SOA, flags=0x2400),
+    "compressed_qname": header() + b"\x03www\xc0\x10" + b"\x07example\x03com\x00"
+    + struct.pack("!HH", 1, 1),
+    "formerr_two_q": header(qd=2) + question() + question(),
+}
+
+# fuzz_name: a first octet giving the offset of a name in the message that
+# follows, or text (the target reads every input both ways).
+HEADER_Q = header() + question("www.example.com")
+NAME_SEEDS = {
+    "wire_plain": b"\x0c" + HEADER_Q,
+    "wire_root": b"\x00\x00",
+    "wire_pointer": b"\x11" + header() + b"\x07example\x03com\x00\x03www\xc0\x0c",
+    "wire_pointer_chain": b"\x1d" + header() + b"\x03com\x00\x07example\xc0\x0c\x03www\xc0\x11"
+    + b"\x01a\xc0\x17",
+    "wire_loop": b"\x0c" + header() + b"\xc0\x0c",
+    "wire_forward": b"\x00\xc0\x02\x00",
+    "wire_label_01": b"\x00\x41ab\x00",
+    "wire_max_len": b"\x00" + (b"\x3f" + b"a" * 63) * 3 + b"\x3d" + b"b" * 61 + b"\x00",
+    "wire_too_long": b"\x00" + (b"\x3f" + b"a" * 63) * 4 + b"\x00",
+    "wire_max_labels": b"\x00" + b"\x01x" * 127 + b"\x00",
+    "wire_upper_binary": b"\x00\x05A\x00Z.\xff\x03COM\x00",
+    "wire_truncated": b"\x00\x07exam",
+    "text_plain": b"www.example.com.",
+    "text_relative": b"www",
+    "text_origin": b"@",
+    "text_root": b".",
+    "text_escapes": b"a\\.b\\\\c\\000\\255\\@\\$.Ex\\097mple.",
+    "text_bad_escape": b"a\\25",
+    "text_bad_decimal": b"a\\256.",
+    "text_empty_label": b"a..b",
+    "text_long_label": b"a" * 64 + b".",
+    "text_max": b"." .join([b"a" * 63] * 3) + b"." + b"b" * 61 + b".",
+    "text_wildcard": b"*.wild.example.com",
+    "text_space": b"a b\t.c",
+}
+
+# fuzz_zone: master files for fuzz.test.
+ZONE_SEEDS = {
+    "minimal": b"""$TTL 300
+@ IN SOA ns1 hostmaster 1 7200 3600 1209600 300
+  IN NS ns1
+ns1 IN A 192.0.2.53
+""",
+    "every_type": b"""$ORIGIN fuzz.test.
+$TTL 1h
+@ 3600 IN SOA ns1.fuzz.test. hostmaster.fuzz.test. ( 2026120301 ; serial
+      7200 3600 1209600 300 )
+ IN NS ns1
+ IN MX 10 mail
+ns1 IN A 192.0.2.53
+ IN AAAA 2001:db8::53
+mail IN A 192.0.2.25
+www IN CNAME ns1
+txt IN TXT "a \\"quoted\\" string" "semi\\;colon" \\065\\066
+_sip._udp IN SRV 10 60 5060 ns1
+* IN A 192.0.2.99
+*.wild IN TXT "wild"
+old IN DNAME example.net.
+sub IN NS ns.sub
+ns.sub IN A 192.0.2.1
+signed IN NS ns.example.net.
+signed IN DS 12345 8 2 49FD46E6C4B45C55D4AC69CBD3CD34AC1AFE51DE5E2DC18A2E1A0D44F3BBD1D4
+private IN TYPE65280 \\# 4 0A000001
+@ IN RRSIG SOA 8 2 300 20270101000000 20261201000000 12345 fuzz.test. AQID
+a.b.c IN A 192.0.2.3
+esc\\.aped IN A 192.0.2.4
+""",
+    "include": b"""$TTL 300
+@ IN SOA ns1 hm 1 2 3 4 5
+ IN NS ns1
+ns1 IN A 192.0.2.1
+$INCLUDE inc.zone
+$INCLUDE inc.zone other.fuzz.test.
+""",
+    "cname_and_data": b"""@ 300 IN SOA ns1 hm 1 2 3 4 5
+@ 300 IN NS ns1
+ns1 300 IN A 192.0.2.1
+x 300 IN CNAME ns1
+x 300 IN A 192.0.2.2
+""",
+    "no_soa": b"$TTL 60\n@ IN NS ns1\nns1 IN A 192.0.2.1\n",
+    "two_soa": b"$TTL 60\n@ IN SOA a b 1 2 3 4 5\n@ IN SOA a b 2 2 3 4 5\n@ IN NS a\n",
+    "outside": b"$TTL 60\n@ IN SOA a b 1 2 3 4 5\n@ IN NS a\nwww.example.org. IN A 192.0.2.1\n",
+    "syntax": b"$TTL 60\n@ IN SOA a b 1 2 3 4\n( unbalanced\nwww IN A 999.1.1.1\n$ORIGIN\n$BOGUS x\n",
+    "mixed_ttl": b"@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\na 60 IN A 192.0.2.1\na 90 IN A 192.0.2.2\n",
+    "empty": b"",
+}
+EXAMPLE_ZONE = os.path.join(TOP, "tests", "unit", "zones", "example.zone")
+
+# fuzz_conf: shoald configuration files.
+CONF_SEEDS = {
+    "minimal": b"listen: 127.0.0.1@5353\n",
+    "every_option": b"""listen:
+  - 127.0.0.1@5353
+  - ::1@5353
+  - 0.0.0.0
+threads: 2
+socket-mode: shared
+user: nobody
+group: nogroup
+nsid: fuzz
+nsid-thread: no
+control: /tmp/shoald.ctl
+log-level: debug
+syslog: yes
+edns-size: 1232
+tcp-idle-timeout: 10000
+tcp-max-connections: 256
+tcp-message-timeout: 5000
+tcp-max-output: 262144
+zones:
+  - name: example.com
+    file: example.com.zone
+  - { name: example.org., file: /nonexistent }
+""",
+    "bad_values": b"threads: 0\nedns-size: 99999\nsocket-mode: weird\nsyslog: maybe\nlisten: 1.2.3.4@70000\n",
+    "twice": b"threads: 1\nthreads: 2\n",
+    "unknown_key": b"bogus: 1\n",
+    "not_a_mapping": b"- a\n- b\n",
+    "zones_wrong": b"zones:\n  - name: x\n  - file: y\n  - [a, b]\n  - plain\n",
+    "aliases": b"nsid: &n server\ncontrol: *n\nlisten: &l [127.0.0.1@53, ::1@53]\nzones: []\n",
+    "yaml_error": b"listen: [\n  - : :\n\t",
+    "empty": b"",
+}
+
+
+def write(target, seeds):
+    out = os.path.join(CORPUS, target)
+    os.makedirs(out, exist_ok=True)
+    for label, data in seeds.items():
+        with open(os.path.join(out, label), "wb") as f:
             f.write(data)
-    print(f"wrote {len(SEEDS)} seeds to {OUT}", file=sys.stderr)
+    print(f"wrote {len(seeds)} seeds to {out}", file=sys.stderr)
+
+
+def main():
+    write("query", SEEDS)
+    write("answer", ANSWER_SEEDS)
+    write("name", NAME_SEEDS)
+    zones = dict(ZONE_SEEDS)
+    with open(EXAMPLE_ZONE, "rb") as f:
+        text = f.read().replace(b"example.com.", b"fuzz.test.")
+    zones["example"] = b"\n".join(line for line in text.split(b"\n")
+                                 if not line.upper().startswith(b"$INCLUDE"))
+    write("zone", zones)
+    with open(os.path.join(TOP, "examples", "shoald.conf"), "rb") as f:
+        conf = dict(CONF_SEEDS, example=f.read())
+    write("conf", conf)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,49 @@
+/* Fuzz inputs written to files in a private temporary folder. */
+#include "tests/fuzz/fuzz_file.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char fuzz_dir[4096];
+
+/* Remove the folder and the files written into it (it has no subfolders). */
+static void fuzz_dir_remove(void)
+{
+	DIR *d = opendir(fuzz_dir);
+	if (d != NULL) {
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			char path[8192];
+			snprintf(path, sizeof(path), "%s/%s", fuzz_dir, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(fuzz_dir);
+}
+
+const char *fuzz_file_write(const char *name, const uint8_t *data, size_t size)
+{
+	static char path[8192];
+	if (fuzz_dir[0] == '\0') {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(fuzz_dir, sizeof(fuzz_dir), "%s/shoal-fuzz.XXXXXX",
+			 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+		if (mkdtemp(fuzz_dir) == NULL) {
+			perror("fuzz: mkdtemp");
+			abort();
+		}
+		atexit(fuzz_dir_remove);
+	}
+	snprintf(path, sizeof(path), "%s/%s", fuzz_dir, name);
+	FILE *f = fopen(path, "wb");
+	if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
+		perror(path);
+		abort();
+	}
+	return path;
+}
