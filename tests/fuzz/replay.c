@@ -93,6 +93,8 @@ int main(int argc, char **argv)
 				continue;
 			char path[8192];
 			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
+			/* named before it runs: a crash or a sanitizer report ends the log here */
+			fprintf(stderr, "fuzz_%s: %s\n", target, path);
 			if (replay_file(path) != 0) {
 				fprintf(stderr, "fuzz_%s: cannot read %s\n", target, path);
 				failed++;
