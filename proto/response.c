@@ -109,7 +109,26 @@ int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, siz
 		wire_write_u16(&r->w, 0);
 	if (q->has_question) {
 		size_t qlen = q->question_end - DNS_HEADER_SIZE;
-		wire_write_bytes(&r->w, q->pkt + DNS_HEADER_SIZE, qlen);
+		if (qlen == (size_t)q->qname_len + 4) {
+			wire_write_bytes(&r->w, q->pkt + DNS_HEADER_SIZE, qlen);
+		} else {
+			/*
+			 * The name holds a pointer (RFC 1035 4.1.4), aimed back at
+			 * the header or into its own octets. The answer's header
+			 * differs from the query's, so a copy would name something
+			 * else: write the name whole, in the case sent.
+			 */
+			uint8_t name[NAME_MAXLEN];
+			wire_t rd;
+			wire_init_read(&rd, q->pkt, q->len);
+			rd.pos = DNS_HEADER_SIZE;
+			int n = name_unpack(&rd, name, false);
+			if (n == q->qname_len)
+				wire_write_bytes(&r->w, name, (size_t)n);
+			else
+				wire_write_bytes(&r->w, q->qname, q->qname_len);
+			wire_write_bytes(&r->w, q->pkt + q->question_end - 4, 4);
+		}
 		r->counts[DNS_SECTION_QUESTION] = 1;
 		/* the question name is a compression target when sent uncompressed */
 		if (!r->w.err && (buf[DNS_HEADER_SIZE] & 0xc0) != 0xc0) {
