@@ -211,6 +211,9 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 		ldns_rr *rr = NULL;
 		unsigned at = (unsigned)line + 1;
 		ldns_status s = ldns_rr_new_frm_fp_l(&rr, f, &ttl, &orig, &prev, &line);
+		/* a $ORIGIN ldns could not read leaves none: go on with the file's (the error is reported) */
+		if (!orig)
+			orig = ldns_rdf_clone(origin);
 		if (s == LDNS_STATUS_OK && rr) {
 			err = add_rr(L, file, at, rr);
 			ldns_rr_free(rr);
