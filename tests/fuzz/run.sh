@@ -44,10 +44,13 @@ for t in "${targets[@]}"; do
 	work=$build/fuzz-work/$t
 	mkdir -p "$work/corpus" "$work/artifacts"
 	cp -n "$top/tests/fuzz/corpus/$t"/* "$work/corpus/" 2>/dev/null
+	touch "$work/started" # artifacts of earlier runs are not reported again
+	start=$(date +%s)
 	"$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" \
 		>"$work/log" 2>&1
 	rc=$?
+	took=$(($(date +%s) - start))
 	# the last status line ("#N ... cov: C ft: F corp: K/...") and the final stats
 	last=$(grep -E '^#[0-9]+' "$work/log" | tail -1)
 	cov=$(echo "$last" | sed -nE 's/.* cov: ([0-9]+).*/\1/p')
@@ -55,8 +58,8 @@ for t in "${targets[@]}"; do
 	corp=$(echo "$last" | sed -nE 's/.* corp: ([0-9]+).*/\1/p')
 	execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$work/log")
 	rate=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$work/log")
-	artifacts=$(ls -A "$work/artifacts")
-	echo "fuzz_$t: ${secs}s, ${execs:-?} execs, ${rate:-?} exec/s, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
+	artifacts=$(find "$work/artifacts" -type f -newer "$work/started" -printf '%f\n')
+	echo "fuzz_$t: ${took}s, ${execs:-?} execs, ${rate:-?} exec/s, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
 	if [ $rc -ne 0 ] || [ -n "$artifacts" ]; then
 		found=1
 		echo "fuzz_$t: FOUND (exit $rc), see $work/log:"
