@@ -15,6 +15,8 @@
  */
 #define ANSWER_CHAIN_MAX 5
 #define ANSWER_ADDITIONAL_MAX 32 /* additional names remembered to skip repeats */
+/* NSEC/NSEC3 owners to prove with: 3 per negative answer, 1 per wildcard on the chain */
+#define ANSWER_PROOFS_MAX (ANSWER_CHAIN_MAX + 4)
 
 /* Where the lookup of one name in a zone ends (RFC 1034 4.3.2 step 3). */
 enum lookup_kind {
@@ -39,6 +41,9 @@ typedef struct answer {
 	const rrset_wire_t *extra;  /* RRset whose targets get A/AAAA in additional */
 	const znode_t *cut;         /* for a referral: the cut (glue rules differ) */
 	bool glue_truncated;        /* TC set because in-domain glue did not fit */
+	bool dnssec;                /* DO set (RFC 4035 3.1): RRSIGs and denial proofs */
+	const znode_t *proofs[ANSWER_PROOFS_MAX]; /* owners of the NSEC/NSEC3 to add */
+	int proof_count;
 } answer_t;
 
 /* Find where name (lowercase, hashed with the zone's key) ends in z. */
@@ -47,6 +52,8 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 {
 	const uint8_t *key = z->hash_key;
 	const znode_t *n = zone_lookup_hashed(z, name, len, hash);
+	if (n && (n->flags & ZNODE_NSEC3))
+		n = NULL; /* the NSEC3 chain is not part of the name tree, as in Knot */
 	const znode_t *ce = n;
 	if (n && !(n->flags & ZNODE_OCCLUDED)) {
 		/* RFC 4035 3.1.4.1: DS at a cut belongs to the parent side */
@@ -65,6 +72,8 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 			if (len <= z->apex->name_len)
 				break; /* the name is inside the zone: this is the apex */
 			ce = zone_lookup_hashed(z, p, len, name_hash(p, key));
+			if (ce && (ce->flags & ZNODE_NSEC3))
+				ce = NULL;
 		}
 		if (!ce)
 			ce = z->apex;
@@ -109,9 +118,157 @@ static bool put(answer_t *a, enum dns_section sec, const uint8_t *owner, const r
 	return false;
 }
 
+/* An RRset and, with DO, the RRSIGs that cover it (RFC 4035 3.1.1). */
+static bool put_set(answer_t *a, enum dns_section sec, const uint8_t *owner, const zrrset_t *rs)
+{
+	if (!put(a, sec, owner, &rs->set))
+		return false;
+	return !(a->dnssec && rs->sigs) || put(a, sec, owner, rs->sigs);
+}
+
 static void put_negative(answer_t *a)
 {
-	put(a, DNS_SECTION_AUTHORITY, a->z->apex->name, &a->z->neg_soa);
+	const zone_t *z = a->z;
+	if (put(a, DNS_SECTION_AUTHORITY, z->apex->name, &z->neg_soa) && a->dnssec &&
+	    z->neg_soa_sigs)
+		put(a, DNS_SECTION_AUTHORITY, z->apex->name, z->neg_soa_sigs);
+}
+
+/*
+ * Denial of existence (RFC 4035 3.1.3, RFC 5155 7.2). The proofs are
+ * collected while the answer section is written (a wildcard on a CNAME
+ * chain needs one) and written after the SOA or NS in the authority
+ * section, each NSEC or NSEC3 once.
+ */
+static void proof_add(answer_t *a, const znode_t *n)
+{
+	if (!n)
+		return;
+	for (int i = 0; i < a->proof_count; i++)
+		if (a->proofs[i] == n)
+			return;
+	if (a->proof_count < ANSWER_PROOFS_MAX)
+		a->proofs[a->proof_count++] = n;
+}
+
+static void put_proofs(answer_t *a)
+{
+	uint16_t type = a->z->denial == ZONE_DENIAL_NSEC3 ? DNS_TYPE_NSEC3 : DNS_TYPE_NSEC;
+	for (int i = 0; i < a->proof_count; i++) {
+		const zrrset_t *rs = znode_rrset(a->proofs[i], type);
+		if (rs && !put_set(a, DNS_SECTION_AUTHORITY, a->proofs[i]->name, rs))
+			return;
+	}
+}
+
+/* The NSEC or NSEC3 covering a name that does not exist. */
+static void prove_cover(answer_t *a, const uint8_t *name)
+{
+	bool exact;
+	if (a->z->denial == ZONE_DENIAL_NSEC)
+		proof_add(a, zone_nsec_cover(a->z, name));
+	else if (a->z->denial == ZONE_DENIAL_NSEC3)
+		proof_add(a, zone_nsec3_find(a->z, name, &exact));
+}
+
+/* The cover of "*.<ce>": no wildcard could have answered (RFC 4035 3.1.3.2). */
+static void prove_no_wildcard(answer_t *a, const znode_t *ce)
+{
+	uint8_t wild[NAME_MAXLEN];
+	if ((size_t)ce->name_len + 2 > NAME_MAXLEN)
+		return;
+	wild[0] = 1;
+	wild[1] = '*';
+	memcpy(wild + 2, ce->name, ce->name_len);
+	prove_cover(a, wild);
+}
+
+/* name without its leftmost labels, keeping `labels` labels. */
+static const uint8_t *name_keep_labels(const uint8_t *name, int labels)
+{
+	for (int skip = name_labels(name) - labels; skip > 0; skip--)
+		name += 1 + *name;
+	return name;
+}
+
+/*
+ * NSEC3 closest encloser proof (RFC 5155 7.2.1) for name below node ce:
+ * the NSEC3 matching the closest provable encloser (ce or the nearest
+ * ancestor with an NSEC3, as opt-out may leave names out) and the one
+ * covering the next closer name. Returns that encloser, or NULL.
+ */
+static const znode_t *prove_encloser(answer_t *a, const uint8_t *name, const znode_t *ce)
+{
+	while (ce && !zone_nsec3_match(a->z, ce))
+		ce = ce->parent;
+	if (!ce)
+		return NULL;
+	proof_add(a, zone_nsec3_match(a->z, ce));
+	if (name_labels(name) > ce->labels)
+		prove_cover(a, name_keep_labels(name, ce->labels + 1));
+	return ce;
+}
+
+/* NXDOMAIN for name, whose closest encloser is ce. */
+static void prove_nxdomain(answer_t *a, const uint8_t *name, const znode_t *ce)
+{
+	if (a->z->denial == ZONE_DENIAL_NSEC) {
+		prove_cover(a, name);
+		prove_no_wildcard(a, ce);
+	} else if (a->z->denial == ZONE_DENIAL_NSEC3 &&
+		   (ce = prove_encloser(a, name, ce)) != NULL) {
+		prove_no_wildcard(a, ce);
+	}
+}
+
+/*
+ * NODATA at node n: its NSEC (or, for an empty non-terminal, the NSEC that
+ * covers it), or its NSEC3; without one (opt-out, RFC 5155 7.2.4) the
+ * closest provable encloser proof.
+ */
+static void prove_nodata(answer_t *a, const znode_t *n)
+{
+	if (a->z->denial == ZONE_DENIAL_NSEC) {
+		if (znode_rrset(n, DNS_TYPE_NSEC))
+			proof_add(a, n);
+		else
+			prove_cover(a, n->name);
+	} else if (a->z->denial == ZONE_DENIAL_NSEC3) {
+		const znode_t *m = zone_nsec3_match(a->z, n);
+		if (m)
+			proof_add(a, m);
+		else
+			prove_encloser(a, n->name, n);
+	}
+}
+
+/*
+ * An answer synthesised from wildcard w for name: no closer name exists
+ * (RFC 4035 3.1.3.3, RFC 5155 7.2.6); for NODATA also that w lacks the type
+ * (RFC 4035 3.1.3.4, RFC 5155 7.2.5).
+ */
+static void prove_wildcard(answer_t *a, const uint8_t *name, const znode_t *w, bool nodata)
+{
+	const znode_t *ce = w->parent;
+	if (a->z->denial == ZONE_DENIAL_NSEC) {
+		prove_cover(a, name);
+	} else if (a->z->denial == ZONE_DENIAL_NSEC3) {
+		if (nodata)
+			proof_add(a, zone_nsec3_match(a->z, ce));
+		prove_cover(a, name_keep_labels(name, ce->labels + 1));
+	}
+	if (nodata)
+		prove_nodata(a, w);
+}
+
+/* A referral: the DS of the cut, or the proof that it has none (RFC 4035 3.1.4). */
+static void prove_referral(answer_t *a, const znode_t *cut)
+{
+	const zrrset_t *ds = znode_rrset(cut, DNS_TYPE_DS);
+	if (ds)
+		put_set(a, DNS_SECTION_AUTHORITY, cut->name, ds);
+	else
+		prove_nodata(a, cut);
 }
 
 /* Offset of the target name inside one RDATA for additional processing. */
@@ -187,6 +344,9 @@ static void put_additional(answer_t *a)
 				a->glue_truncated = true;
 				return;
 			}
+			/* glue is not signed; other data gets its RRSIGs when they fit */
+			if (rc == 0 && a->dnssec && rs->sigs && !(n->flags & ZNODE_OCCLUDED))
+				response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name, rs->sigs);
 		}
 	}
 }
@@ -196,11 +356,24 @@ static void put_additional(answer_t *a)
  * RRset of the node (in type order), which keeps the answer small and
  * deterministic.
  */
-static const rrset_wire_t *pick_any(const znode_t *n)
+static const zrrset_t *pick_any(const znode_t *n)
 {
 	for (uint16_t i = 0; i < n->rrset_count; i++)
 		if (n->rrsets[i].set.type != DNS_TYPE_RRSIG)
-			return &n->rrsets[i].set;
+			return &n->rrsets[i];
+	return NULL;
+}
+
+/*
+ * RRSIG asked for by type (RFC 4035 3.1.5 leaves the answer open): like
+ * Knot, the signatures of the first signed RRset in type order, as ANY
+ * gives one RRset; NULL when nothing at the node is signed.
+ */
+static const rrset_wire_t *pick_sigs(const znode_t *n)
+{
+	for (uint16_t i = 0; i < n->rrset_count; i++)
+		if (n->rrsets[i].sigs)
+			return n->rrsets[i].sigs;
 	return NULL;
 }
 
@@ -281,20 +454,25 @@ static void answer_zone(answer_t *a, const query_t *q)
 			if (put(a, DNS_SECTION_AUTHORITY, n->name, &ns->set)) {
 				a->extra = &ns->set;
 				a->cut = n;
+				if (a->dnssec)
+					prove_referral(a, n);
 			}
 			break;
 		}
 		if (res.kind == LOOKUP_NXDOMAIN) {
 			rcode = DNS_RCODE_NXDOMAIN;
 			put_negative(a);
+			if (a->dnssec)
+				prove_nxdomain(a, name, n);
 			break;
 		}
 		const rrset_wire_t *cname = NULL;
+		const zrrset_t *cname_rs = NULL; /* a real CNAME, signed */
 		synth_cname_t s;
 		if (res.kind == LOOKUP_DNAME) {
 			const zrrset_t *dn = znode_rrset(n, DNS_TYPE_DNAME);
 			/* a DNAME met again on the chain is not repeated, as in Knot */
-			if (n != dname_added && !put(a, DNS_SECTION_ANSWER, n->name, &dn->set))
+			if (n != dname_added && !put_set(a, DNS_SECTION_ANSWER, n->name, dn))
 				break;
 			dname_added = n;
 			uint8_t *next = buf[spare];
@@ -315,24 +493,34 @@ static void answer_zone(answer_t *a, const query_t *q)
 			cname = &s.set;
 		} else {
 			/* exact or wildcard: the owner is the name asked for (RFC 4592 3.3.1) */
-			const rrset_wire_t *set = NULL;
-			if (a->qtype == DNS_TYPE_ANY) {
-				set = pick_any(n);
-			} else {
-				const zrrset_t *rs = znode_rrset(n, a->qtype);
-				set = rs ? &rs->set : NULL;
-			}
-			if (set) {
-				if (put(a, DNS_SECTION_ANSWER, owner, set))
-					a->extra = set;
+			bool wild = res.kind == LOOKUP_WILDCARD;
+			const rrset_wire_t *sigs = a->qtype == DNS_TYPE_RRSIG ? pick_sigs(n) : NULL;
+			if (sigs) {
+				put(a, DNS_SECTION_ANSWER, owner, sigs);
 				break;
 			}
-			const zrrset_t *cn = (n->flags & ZNODE_CNAME) ? znode_rrset(n, DNS_TYPE_CNAME) : NULL;
-			if (!cn) {
+			const zrrset_t *rs = a->qtype == DNS_TYPE_ANY ? pick_any(n)
+					     : a->qtype == DNS_TYPE_RRSIG ? NULL
+									  : znode_rrset(n, a->qtype);
+			if (rs) {
+				if (put_set(a, DNS_SECTION_ANSWER, owner, rs))
+					a->extra = &rs->set;
+				if (wild && a->dnssec)
+					prove_wildcard(a, name, n, false);
+				break;
+			}
+			cname_rs = (n->flags & ZNODE_CNAME) ? znode_rrset(n, DNS_TYPE_CNAME) : NULL;
+			if (!cname_rs) {
 				put_negative(a); /* NODATA (RFC 2308 2.2) */
+				if (a->dnssec && wild)
+					prove_wildcard(a, name, n, true);
+				else if (a->dnssec)
+					prove_nodata(a, n);
 				break;
 			}
-			cname = &cn->set;
+			if (wild && a->dnssec)
+				prove_wildcard(a, name, n, false);
+			cname = &cname_rs->set;
 		}
 		/*
 		 * RFC 1034 4.3.2 3a: add the CNAME and restart at its target.
@@ -340,7 +528,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 		 * looked up; only a further CNAME is not added.
 		 */
 		if (chain >= ANSWER_CHAIN_MAX || chain_seen(seen, chain, hash) ||
-		    !put(a, DNS_SECTION_ANSWER, owner, cname))
+		    !(cname_rs ? put_set(a, DNS_SECTION_ANSWER, owner, cname_rs)
+			       : put(a, DNS_SECTION_ANSWER, owner, cname)))
 			break;
 		seen[chain++] = hash;
 		const uint8_t *target = cname->data + 10;
@@ -353,6 +542,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 		if (!in_bailiwick(name, z->apex->name))
 			break; /* NSD and Knot follow chains inside the zone only */
 	}
+	if (!a->stop)
+		put_proofs(a);
 	if (!a->stop)
 		put_additional(a);
 	response_set_flags(&a->r, flags);
@@ -420,7 +611,7 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 	size_t limit = ctx->tcp ? DNS_TCP_MAX : query_udp_limit(&q, ctx->edns_size);
 	if (limit > cap)
 		limit = cap;
-	answer_t a = { .qtype = q.qtype };
+	answer_t a = { .qtype = q.qtype, .dnssec = q.edns && q.edns_do };
 	if (response_init(&a.r, &q, out, cap, limit, response_opt_size(&e)) < 0) {
 		info->dropped = true;
 		return 0;

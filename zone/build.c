@@ -631,6 +631,8 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	check_glue(b, z, d, recs);
 	if ((err = build_neg_soa(z, z->arena)) < 0)
 		goto fail;
+	if ((err = zone_dnssec_build(z, z->arena, b->msg, b->msg_arg, b->file)) < 0)
+		goto fail;
 	if (b->failed) {
 		err = SHOAL_EZONE;
 		goto fail;

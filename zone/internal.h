@@ -66,6 +66,16 @@ int zbuild_finish(zbuild_t *b, zone_t **out);
 void zbuild_free(zbuild_t *b);
 
 /*
+ * DNSSEC tables of a compiled zone (nodes, hash and neg_soa built): the
+ * denial mode, the NSEC predecessor index or the NSEC3 chain with every
+ * node's hash, and the RRSIGs of the negative SOA. Problems (NSEC3 owners
+ * that do not fit the NSEC3PARAM, an unknown hash) are warnings naming
+ * `file`. Returns 0 or SHOAL_ENOMEM.
+ */
+int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg,
+		      const char *file);
+
+/*
  * The zone of db that holds name (lowercase wire), longest match first
  * (label stripping over a hash of the apexes), or NULL. Read-only; any
  * thread inside rcu_read_lock; no allocation.

@@ -20,7 +20,17 @@ enum znode_flag {
 	ZNODE_WILDCARD_CHILD = 0x10, /* "*.<this name>" exists (RFC 4592 2.2.1) */
 	ZNODE_DNAME = 0x20,          /* has a DNAME RRset (RFC 6672) */
 	ZNODE_CNAME = 0x40,          /* has a CNAME RRset */
+	ZNODE_NSEC3 = 0x80,          /* an NSEC3 owner of the zone's chain: hidden from lookups */
 };
+
+/* How a signed zone proves that names and types do not exist. */
+enum zone_denial {
+	ZONE_DENIAL_NONE,            /* unsigned (or no chain): no proofs */
+	ZONE_DENIAL_NSEC,            /* RFC 4035: NSEC at the apex */
+	ZONE_DENIAL_NSEC3,           /* RFC 5155: NSEC3PARAM at the apex and its chain */
+};
+
+#define ZONE_NSEC3_HASH_LEN 20       /* SHA-1, the only NSEC3 hash (RFC 5155 11) */
 
 /*
  * An RRset of a node and the RRSIGs that cover it (by type covered), kept
@@ -61,6 +71,22 @@ static inline uint32_t zhash_start(uint64_t h, uint32_t size)
 struct zarena;
 
 /*
+ * The NSEC3 chain of a zone (RFC 5155), built at load time: the hashes of
+ * the chain in ascending order with their owner nodes, and for every node
+ * the NSEC3 node matching its name (hashed once, here), so a query hashes
+ * only names that do not exist.
+ */
+typedef struct zone_nsec3 {
+	uint16_t iterations;
+	uint8_t salt_len;
+	uint8_t salt[255];
+	size_t count;
+	const uint8_t *hashes;       /* count * ZONE_NSEC3_HASH_LEN, ascending */
+	const struct znode **owners; /* the NSEC3 node of each hash */
+	const struct znode **match;  /* per node index: the node's NSEC3 node, or NULL */
+} zone_nsec3_t;
+
+/*
  * A compiled zone. Immutable once built; shared between zone sets by a
  * reference count that only the loading thread touches (zonedb.c).
  */
@@ -72,6 +98,11 @@ typedef struct zone {
 	uint32_t hash_size;          /* slots; never full */
 	const uint8_t *hash_key;     /* zone_hash_key(), kept so readers skip pthread_once */
 	rrset_wire_t neg_soa;        /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
+	const rrset_wire_t *neg_soa_sigs; /* its RRSIGs with the same TTL, or NULL */
+	enum zone_denial denial;
+	const uint32_t *nsec_prev;   /* NSEC: per node, the index of the last node at or
+					before it that owns an NSEC (UINT32_MAX: none) */
+	zone_nsec3_t nsec3;          /* NSEC3: the chain */
 	uint32_t serial;
 	size_t rr_count;
 	time_t loaded_at;
@@ -114,6 +145,32 @@ const zrrset_t *znode_rrset(const znode_t *n, uint16_t type);
  * apex. name is lowercase wire form.
  */
 const znode_t *zone_find_le(const zone_t *z, const uint8_t *name);
+
+/*
+ * The node whose NSEC covers `name` (lowercase wire, not an owner of an
+ * NSEC: a name that does not exist, or an empty non-terminal), in a zone
+ * whose denial is ZONE_DENIAL_NSEC; NULL if there is none. O(log nodes).
+ */
+const znode_t *zone_nsec_cover(const zone_t *z, const uint8_t *name);
+
+/*
+ * The NSEC3 hash of name (lowercase wire) with the zone's salt and
+ * iterations (RFC 5155 5) into out. No allocation.
+ */
+void zone_nsec3_hash(const zone_t *z, const uint8_t *name, uint8_t out[ZONE_NSEC3_HASH_LEN]);
+
+/*
+ * The NSEC3 node whose hash equals or covers (RFC 5155 1.3: hash between
+ * owner and next, the last one wrapping around) the hash of `name`, in a
+ * zone whose denial is ZONE_DENIAL_NSEC3. *exact tells which. O(log chain).
+ */
+const znode_t *zone_nsec3_find(const zone_t *z, const uint8_t *name, bool *exact);
+
+/* The NSEC3 node matching node n (precomputed), or NULL. */
+static inline const znode_t *zone_nsec3_match(const zone_t *z, const znode_t *n)
+{
+	return z->nsec3.match ? z->nsec3.match[n - z->nodes] : NULL;
+}
 
 /*
  * Canonical sort key of a name (RFC 4034 6.1): labels from the root, each
