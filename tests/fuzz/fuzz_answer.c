@@ -19,7 +19,9 @@ static void on_msg(void *arg, bool is_error, const char *msg)
  * The zone set, loaded on the first call: tests/unit/zones/example.zone
  * (wildcards, CNAME chains and loops, DNAME, delegations with and without
  * glue, a DS at a cut, an $INCLUDE), its child sub.example.com served
- * beside it, and tcp.test with an RRset too big for UDP. The zone files are
+ * beside it, tcp.test with an RRset too big for UDP, and the signed zones
+ * of tests/diff/dnssec (NSEC, NSEC3 with opt-out, a signed child) for the
+ * DNSSEC answers. The zone files are
  * found through $SHOAL_SRCDIR (make check and run.sh set it). A set that
  * does not load ends the program: fuzzing an empty set finds nothing.
  */
@@ -31,14 +33,20 @@ static const zonedb_t *fuzz_db(void)
 	const char *src = getenv("SHOAL_SRCDIR");
 	if (src == NULL)
 		src = ".";
-	static char files[3][4096];
+	static char files[6][4096];
 	snprintf(files[0], sizeof(files[0]), "%s/tests/unit/zones/example.zone", src);
 	snprintf(files[1], sizeof(files[1]), "%s/tests/unit/zones/child.zone", src);
 	snprintf(files[2], sizeof(files[2]), "%s/tests/integration/zones/tcp-big.zone", src);
+	snprintf(files[3], sizeof(files[3]), "%s/tests/diff/dnssec/secure.test.zone", src);
+	snprintf(files[4], sizeof(files[4]), "%s/tests/diff/dnssec/secure3.test.zone", src);
+	snprintf(files[5], sizeof(files[5]), "%s/tests/diff/dnssec/signed.secure.test.zone", src);
 	const zone_spec_t specs[] = {
 		{ "example.com.", files[0] },
 		{ "sub.example.com.", files[1] },
 		{ "tcp.test.", files[2] },
+		{ "secure.test.", files[3] },
+		{ "secure3.test.", files[4] },
+		{ "signed.secure.test.", files[5] },
 	};
 	if (zonedb_build(specs, sizeof(specs) / sizeof(specs[0]), NULL, NULL, on_msg, NULL,
 			 &db) != 0) {
