@@ -110,6 +110,15 @@ int main(int argc, char **argv)
 	if (!c.quiet)
 		printf("zone %s: loaded, serial %u, %zu records, %u warnings\n", text, z->serial,
 		       z->rr_count, c.warnings);
+	if (!c.quiet && z->denial == ZONE_DENIAL_NSEC)
+		printf("signed: NSEC\n");
+	if (!c.quiet && z->denial == ZONE_DENIAL_NSEC3) {
+		char salt[2 * sizeof(z->nsec3.salt) + 1] = "-";
+		for (unsigned i = 0; i < z->nsec3.salt_len; i++)
+			snprintf(salt + 2 * i, 3, "%02x", z->nsec3.salt[i]);
+		printf("signed: NSEC3, %u iterations, salt %s, %zu hashes in the chain\n",
+		       z->nsec3.iterations, salt, z->nsec3.count);
+	}
 	if (stats)
 		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record), "
 		       "RSS %ld KiB\n", took, z->node_count, zarena_size(z->arena) + sizeof(*z),

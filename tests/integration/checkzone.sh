@@ -44,6 +44,19 @@ noglue.zone|example.com|0|^warning: .*/noglue.zone:6: sub.example.com.: no glue 
 nons.zone|example.com|0|^warning: .*/nons.zone: no NS records at the zone apex
 CASES
 
+# Signed zones (issue 5): the denial each one serves.
+DNSSEC=$SHOAL_SRCDIR/tests/diff/dnssec
+out=$("$CHECKZONE" "$DNSSEC/secure.test.zone" secure.test 2>&1)
+check_match "NSEC-signed zone" "^signed: NSEC$" "$out"
+out=$("$CHECKZONE" "$DNSSEC/secure3.test.zone" secure3.test 2>&1)
+check_match "NSEC3-signed zone" "^signed: NSEC3, 5 iterations, salt 0a1b2c3d, [0-9]+ hashes" "$out"
+out=$("$CHECKZONE" "$ZONES/outside.zone" example.com 2>&1)
+check_eq "an unsigned zone has no signed: line" "" "$(grep '^signed' <<<"$out")"
+sed 's/NSEC3PARAM\t1 0 5 0a1b2c3d/NSEC3PARAM\t1 0 5 ffff/I' "$DNSSEC/secure3.test.zone" >"$T_DIR/badparam.zone"
+out=$("$CHECKZONE" "$T_DIR/badparam.zone" secure3.test 2>&1)
+check_eq "NSEC3PARAM without its chain: still loads" 0 $?
+check_match "NSEC3PARAM without its chain: warned" "^warning: .*badparam.zone: .*not used for denial" "$out"
+
 out=$("$CHECKZONE" -q "$ZONES/outside.zone" example.com 2>&1)
 check_eq "-q: a zone with warnings prints nothing" "" "$out"
 done_testing
