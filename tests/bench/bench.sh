@@ -15,14 +15,18 @@
 #   -S "SERVERS"     among shoal nsd knot ceiling (default: all that exist)
 #   -o DIR           results folder (default tests/bench/results)
 #   -P               skip the spreading experiment
+#   -D               DNSSEC: sign each zone (ldns-signzone, NSEC3, no salt,
+#                    0 iterations as RFC 9276 asks, ECDSA P-256) and send
+#                    every query with DO, so answers carry RRSIGs and the
+#                    NXDOMAIN share carries NSEC3 proofs
 #   -h               this text
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 sizes="10000 1000000" threads=2 rounds=3 seconds=5 servers="" outdir=$SRC/tests/bench/results
-spread=yes
-while getopts "s:t:r:l:S:o:Ph" opt; do
+spread=yes dnssec=no
+while getopts "s:t:r:l:S:o:PDh" opt; do
 	case $opt in
 	s) sizes=$OPTARG ;;
 	t) threads=$OPTARG ;;
@@ -31,6 +35,7 @@ while getopts "s:t:r:l:S:o:Ph" opt; do
 	S) servers=$OPTARG ;;
 	o) outdir=$OPTARG ;;
 	P) spread=no ;;
+	D) dnssec=yes ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 1 ;;
 	esac
@@ -50,7 +55,9 @@ export SHOAL_BUILDDIR=$build SHOAL_SRCDIR=$SRC
 . "$SRC/tests/bench/servers.sh"
 set +e
 
-for tool in jq gnuplot "$DIG"; do
+tools=(jq gnuplot "$DIG")
+[ "$dnssec" = yes ] && tools+=(ldns-keygen ldns-signzone)
+for tool in "${tools[@]}"; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool missing (apt-get install jq gnuplot dnsutils)" >&2; exit 1; }
 done
 have_shoald=no
@@ -69,6 +76,7 @@ for s in $servers; do
 done
 mkdir -p "$outdir"
 stamp=$(date -u +%Y%m%d-%H%M)
+[ "$dnssec" = yes ] && stamp=dnssec-$stamp
 report=$outdir/bench-$stamp.md
 runs=$T_DIR/runs.tsv
 info=$T_DIR/info.tsv
@@ -77,6 +85,7 @@ info=$T_DIR/info.tsv
 origin=bench.test.
 # The query mix: 90% names that exist (A, some AAAA), 10% NXDOMAIN.
 flood_args=(-T 1 -c 100 -i 200 -e 1232 -w 1 --json)
+[ "$dnssec" = yes ] && flood_args=(-D "${flood_args[@]}")
 
 log() { echo "bench: $*" >&2; }
 
@@ -85,6 +94,17 @@ run_flood() {
 	local port=$1 out=$2
 	shift 2
 	"$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" "$@" >"$out" 2>>"$T_DIR/flood.err"
+}
+
+# sign_zone FILE ORIGIN: replace FILE by its NSEC3-signed form (fresh keys).
+sign_zone() {
+	local zsk ksk t0
+	t0=$(date +%s.%N)
+	zsk=$(cd "$T_DIR" && ldns-keygen -a ECDSAP256SHA256 -r /dev/urandom "$2") &&
+		ksk=$(cd "$T_DIR" && ldns-keygen -a ECDSAP256SHA256 -r /dev/urandom -k "$2") &&
+		ldns-signzone -n -t 0 -f "$1.signed" "$1" "$T_DIR/$zsk" "$T_DIR/$ksk" &&
+		mv "$1.signed" "$1" || { log "signing $1 failed"; exit 1; }
+	log "signed $1 in $(echo "$(date +%s.%N) - $t0" | bc) s"
 }
 
 median() {
@@ -97,6 +117,7 @@ for size in $sizes; do
 	queries=$T_DIR/queries-$size.txt
 	log "zone of $size names"
 	"$SRC/tests/bench/genzone.sh" "$origin" "$size" "$zone" "$queries" 100000 10
+	[ "$dnssec" = yes ] && sign_zone "$zone" "$origin"
 	declare -A port pid
 	for s in $servers; do
 		port[$s]=$(free_port) || exit 1
@@ -163,9 +184,10 @@ case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
 {
 	echo "# Shoal benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Command: \`tests/bench/bench.sh -s \"$sizes\" -t $threads -r $rounds -l $seconds\`"
+	echo "Command: \`tests/bench/bench.sh -s \"$sizes\" -t $threads -r $rounds -l $seconds$([ "$dnssec" = yes ] && echo " -D")\`"
 	echo "Machine: $(nproc) CPUs, Linux $(uname -r); servers: $threads threads each;"
 	echo "load: shoal-flood ${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds, mix 90% existing names, 10% NXDOMAIN;"
+	[ "$dnssec" = yes ] && echo "DNSSEC (-D): zones signed with ldns-signzone -n -t 0 (NSEC3, no salt), ECDSA P-256; every query with DO."
 	echo "$rounds rounds interleaved ($servers); medians. Client and server share the machine."
 	echo "CPU/query: user+system time of the server's processes over the run divided by answers;"
 	echo "with client and servers on the same few CPUs, this (not qps) is the figure that compares"
