@@ -397,7 +397,7 @@ static void test_referrals(void)
 		size_t proofs = count_type(ldns_pkt_authority(p), k ? LDNS_RR_TYPE_NSEC3
 								   : LDNS_RR_TYPE_NSEC);
 		CU_ASSERT(proofs >= 1);
-		CU_ASSERT_EQUAL(verify_section(ldns_pkt_authority(p), LDNS_RR_TYPE_NS), proofs);
+		CU_ASSERT_EQUAL((size_t)verify_section(ldns_pkt_authority(p), LDNS_RR_TYPE_NS), proofs);
 		if (k == 0) {
 			ldns_rr_list *nsecs, *sigs;
 			denial_records(p, LDNS_RR_TYPE_NSEC, &nsecs, &sigs);
