@@ -11,6 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void on_msg(void *arg, bool is_error, const char *msg)
 {
+	(void)arg;
 	if (is_error)
 		fprintf(stderr, "fuzz_answer: %s\n", msg);
 }
