@@ -10,7 +10,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include <urcu.h>
 
 #include "proto/error.h"
 #include "server/internal.h"
@@ -124,7 +123,7 @@ static void cmd_zone_status(control_client_t *c)
 	}
 	size_t len = 0;
 	body[0] = '\0';
-	rcu_read_lock();
+	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(&srv->zones);
 	size_t n = db ? zonedb_zone_count(db) : 0;
 	for (size_t i = 0; i < n && len < CONTROL_REPLY_MAX - 2048; i++) {
@@ -142,7 +141,7 @@ static void cmd_zone_status(control_client_t *c)
 		if (w > 0)
 			len += (size_t)w;
 	}
-	rcu_read_unlock();
+	zonedb_read_unlock(&srv->zones);
 	reply(c, true, body);
 	free(body);
 }

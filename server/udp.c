@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <linux/sock_diag.h>
 #include <unistd.h>
-#include <urcu.h>
 
 #include "proto/dns.h"
 #include "proto/error.h"
@@ -174,7 +173,7 @@ static int udp_batch_once(worker_t *w, int fd)
 	if (n <= 0)
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR ? -1 : 0;
 	unsigned out = 0;
-	rcu_read_lock();
+	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(&w->srv->zones);
 	for (int i = 0; i < n; i++) {
 		size_t len = b->rx[i].msg_len;
@@ -199,7 +198,7 @@ static int udp_batch_once(worker_t *w, int fd)
 		};
 		out++;
 	}
-	rcu_read_unlock();
+	zonedb_read_unlock(&w->srv->zones);
 	if (out)
 		send_batch(w, fd, out);
 	return n;

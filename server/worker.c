@@ -20,10 +20,10 @@ static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t
 {
 	worker_t *w = arg;
 	answer_info_t info = { 0 };
-	rcu_read_lock();
+	zonedb_read_lock();
 	size_t n = w->path->answer(w, zonedb_current(&w->srv->zones), q, len, out, cap,
 				   &w->ctx_tcp, &info);
-	rcu_read_unlock();
+	zonedb_read_unlock(&w->srv->zones);
 	return n;
 }
 

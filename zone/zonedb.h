@@ -61,10 +61,11 @@ size_t zonedb_zone_count(const zonedb_t *db);
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info);
 
 /*
- * The RCU-published current set. Readers: rcu_read_lock();
- * db = zonedb_current(&ref); ... rcu_read_unlock(). The writer (one thread at
- * a time) calls zonedb_publish: it swaps the pointer, waits for a grace
- * period (synchronize_rcu) and frees the previous set.
+ * The RCU-published current set. Readers (threads registered with liburcu):
+ * zonedb_read_lock(); db = zonedb_current(&ref); ... zonedb_read_unlock(&ref).
+ * The writer (one thread at a time) calls zonedb_publish: it swaps the
+ * pointer, waits for a grace period (synchronize_rcu) and frees the
+ * previous set.
  */
 typedef struct zonedb_ref {
 	zonedb_t *db;
@@ -72,5 +73,14 @@ typedef struct zonedb_ref {
 
 const zonedb_t *zonedb_current(zonedb_ref_t *ref);
 void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db);
+
+/*
+ * A read-side section (rcu_read_lock/rcu_read_unlock). In a ThreadSanitizer
+ * build they also tell TSan what the grace period guarantees (that every
+ * read of the old set happens before zonedb_publish frees it), which it
+ * cannot see through liburcu's barriers.
+ */
+void zonedb_read_lock(void);
+void zonedb_read_unlock(zonedb_ref_t *ref);
 
 #endif

@@ -121,7 +121,7 @@ static void test_reload_semantics(void)
 	zonedb_free(v4);
 }
 
-/* A reader thread: loops under rcu_read_lock until it sees serial 2. */
+/* A reader thread: loops in read-side sections until it sees serial 2. */
 static zonedb_ref_t ref;
 static int reader_saw; /* written by the reader, read by the test: atomics */
 
@@ -132,12 +132,12 @@ static void *reader(void *arg)
 	uint8_t w[NAME_MAXLEN];
 	name_from_text("example.com.", NULL, w);
 	for (int i = 0; i < 2000000 && __atomic_load_n(&reader_saw, __ATOMIC_ACQUIRE) != 2; i++) {
-		rcu_read_lock();
+		zonedb_read_lock();
 		const zonedb_t *db = zonedb_current(&ref);
 		const zone_t *z = db ? zonedb_find(db, w) : NULL;
 		if (z)
 			__atomic_store_n(&reader_saw, (int)z->serial, __ATOMIC_RELEASE);
-		rcu_read_unlock();
+		zonedb_read_unlock(&ref);
 		if ((i & 1023) == 0)
 			usleep(100);
 	}
