@@ -104,6 +104,11 @@ void zbuild_free(zbuild_t *b)
 	free(b);
 }
 
+const uint8_t *zbuild_origin(const zbuild_t *b)
+{
+	return b->origin;
+}
+
 void zbuild_fail(zbuild_t *b)
 {
 	b->failed = true;
@@ -188,6 +193,36 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line,
 	b->recs[b->rec_count++] = b->blob_len;
 	b->blob_len += size;
 	return 0;
+}
+
+int zbuild_merge(zbuild_t *b, zbuild_t *from)
+{
+	int err = SHOAL_ENOMEM;
+	int *fmap = malloc((from->file_count ? from->file_count : 1) * sizeof(*fmap));
+	if (!fmap)
+		goto done;
+	for (size_t i = 0; i < from->file_count; i++)
+		if ((fmap[i] = file_index(b, from->files[i])) < 0)
+			goto done;
+	/* one growth to the final size: the pages fill as the records come */
+	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + from->blob_len, 1) ||
+	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + from->rec_count, sizeof(size_t)))
+		goto done;
+	for (size_t i = 0; i < from->rec_count; i++) {
+		zrec_t *r = rec_at(from, from->recs[i]);
+		size_t size = sizeof(zrec_t) + r->keylen + r->namelen + r->rdlen;
+		size = (size + ZREC_ALIGN - 1) & ~(size_t)(ZREC_ALIGN - 1);
+		memcpy(b->blob + b->blob_len, r, size);
+		rec_at(b, b->blob_len)->file = (uint16_t)fmap[r->file];
+		b->recs[b->rec_count++] = b->blob_len;
+		b->blob_len += size;
+	}
+	b->failed |= from->failed;
+	err = 0;
+done:
+	free(fmap);
+	zbuild_free(from);
+	return err;
 }
 
 /* Canonical order of owners, then type, then RDATA octets. */

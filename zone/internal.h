@@ -53,6 +53,16 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line,
 	       const uint8_t *owner, uint16_t type, uint16_t rclass,
 	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
 
+/*
+ * Append every record of `from` (built for the same zone, for example from
+ * one stretch of a file read on another thread) after those of b, in its
+ * order, and free `from`. Returns 0 or SHOAL_ENOMEM (from is freed too).
+ */
+int zbuild_merge(zbuild_t *b, zbuild_t *from);
+
+/* The zone's apex, lowercase wire form. */
+const uint8_t *zbuild_origin(const zbuild_t *b);
+
 /* Note an error found by the loader, so zbuild_finish fails. */
 void zbuild_fail(zbuild_t *b);
 
@@ -64,6 +74,13 @@ void zbuild_fail(zbuild_t *b);
 int zbuild_finish(zbuild_t *b, zone_t **out);
 
 void zbuild_free(zbuild_t *b);
+
+/*
+ * How many threads zone_load may read one big file with (at most 4; 0, the
+ * default: the CPUs online; 1: one), and from how many octets of records
+ * a file is split (0: the default, 4 MiB). For tests; set before loading.
+ */
+void zone_load_set_threads(int n, size_t split_min);
 
 /*
  * DNSSEC tables of a compiled zone (nodes, hash and neg_soa built): the

@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <ldns/ldns.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "proto/error.h"
 #include "zone/internal.h"
@@ -159,34 +161,31 @@ static bool blank_line(const char *s)
 }
 
 /*
- * Read one file record by record, so every error names its line. ldns
- * skips blank lines inside its own count, so the loader consumes blank
- * lines and $INCLUDE itself and lets ldns start on a record's first line.
+ * Read text[0..size) of `file`, record by record, so every error names its
+ * line (first_line: the lines before text). ldns skips blank lines inside
+ * its own count, so the loader consumes blank lines and $INCLUDE itself and
+ * lets ldns start on a record's first line. *orig and *ttl are the $ORIGIN
+ * and $TTL in force, updated as the text sets them; origin is the file's
+ * own, taken back when a $ORIGIN cannot be read.
  */
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth)
+static int load_text(loader_t *L, const char *file, char *text, size_t size, int first_line,
+		     ldns_rdf **origp, uint32_t *ttlp, const ldns_rdf *origin, int depth)
 {
-	size_t size = 0;
-	char *text = read_whole(file, &size);
-	if (!text) {
-		zone_report(L->msg, L->msg_arg, true, file, 0, "cannot open: %s", strerror(errno));
-		zbuild_fail(L->b);
-		return SHOAL_EIO;
-	}
-	/* an empty file has no records; fmemopen wants at least one octet */
-	FILE *f = size ? fmemopen(text, size, "r") : NULL;
-	if (!f) {
-		free(text);
-		return size ? SHOAL_ENOMEM : 0;
-	}
+	/* an empty stretch has no records; fmemopen wants at least one octet */
+	if (size == 0)
+		return 0;
+	FILE *f = fmemopen(text, size, "r");
+	if (!f)
+		return SHOAL_ENOMEM;
 	/*
 	 * ldns reads a character at a time with getc, which locks the FILE on
 	 * every call; only this thread uses f, so take the lock off (a quarter
 	 * of the load time of a signed zone went to that locking).
 	 */
 	__fsetlocking(f, FSETLOCKING_BYCALLER);
-	int err = 0, line = 0;
-	uint32_t ttl = LOAD_DEFAULT_TTL;
-	ldns_rdf *orig = ldns_rdf_clone(origin);
+	int err = 0, line = first_line;
+	uint32_t ttl = *ttlp;
+	ldns_rdf *orig = *origp;
 	ldns_rdf *prev = NULL;
 	char buf[4096];
 	while (L->errors < LOAD_MAX_ERRORS) {
@@ -234,9 +233,277 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 		if (ftell(f) == pos)
 			break; /* nothing consumed: do not spin */
 	}
-	ldns_rdf_deep_free(orig);
 	ldns_rdf_deep_free(prev);
 	fclose(f);
+	*origp = orig;
+	*ttlp = ttl;
+	return err;
+}
+
+/*
+ * Big files are read by several threads: ldns' tokenizer is most of the
+ * load time. The text after the last directive ($ORIGIN, $TTL, $INCLUDE)
+ * is cut into stretches at lines that start a record with its own owner
+ * name outside parentheses, so each stretch reads alone with the origin
+ * and default TTL the directives left; each thread fills its own builder
+ * and keeps its messages, and both are taken over in file order, so the
+ * zone and the messages are those of a reading in one go.
+ */
+#define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
+#define LOAD_THREADS_MAX 4
+
+/* Messages of one stretch, kept until they can be passed on in order. */
+typedef struct msg_list {
+	char **text;
+	bool *is_error;
+	size_t count, cap;
+	bool lost;                /* out of memory: some were dropped */
+} msg_list_t;
+
+static void keep_msg(void *arg, bool is_error, const char *msg)
+{
+	msg_list_t *m = arg;
+	if (m->count == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		char **t = realloc(m->text, cap * sizeof(*t));
+		if (t)
+			m->text = t;
+		bool *e = t ? realloc(m->is_error, cap * sizeof(*e)) : NULL;
+		if (e)
+			m->is_error = e;
+		if (!t || !e) {
+			m->lost = true;
+			return;
+		}
+		m->cap = cap;
+	}
+	if (!(m->text[m->count] = strdup(msg))) {
+		m->lost = true;
+		return;
+	}
+	m->is_error[m->count++] = is_error;
+}
+
+/* One stretch and the thread reading it. */
+typedef struct stretch {
+	loader_t L;
+	msg_list_t msgs;
+	const char *file;
+	char *text;
+	size_t size;
+	int first_line;
+	ldns_rdf *orig;
+	uint32_t ttl;
+	const ldns_rdf *origin;
+	int err;
+	pthread_t thread;
+	bool started;
+} stretch_t;
+
+static void *read_stretch(void *arg)
+{
+	stretch_t *st = arg;
+	st->err = load_text(&st->L, st->file, st->text, st->size, st->first_line, &st->orig,
+			    &st->ttl, st->origin, 0);
+	return NULL;
+}
+
+static int load_threads_set; /* zone_load_set_threads; 0: the CPUs online */
+static size_t load_split_min = LOAD_SPLIT_MIN;
+
+void zone_load_set_threads(int n, size_t split_min)
+{
+	load_threads_set = n;
+	load_split_min = split_min ? split_min : LOAD_SPLIT_MIN;
+}
+
+/* Where a scan of master file text is: inside parentheses, a quote, a comment. */
+typedef struct scan {
+	int depth;
+	bool quote, comment, line_start;
+	size_t lines;
+} scan_t;
+
+/*
+ * Advance over text[i] (escapes are skipped by the caller); true when it
+ * starts a line outside parentheses and quotes.
+ */
+static bool scan_step(scan_t *sc, const char *text, size_t i)
+{
+	char c = text[i];
+	bool at_start = sc->line_start && sc->depth == 0 && !sc->quote;
+	sc->line_start = false;
+	if (c == '\n') {
+		sc->lines++;
+		sc->comment = false;
+		sc->line_start = true;
+	} else if (sc->comment) {
+		/* nothing counts inside a comment */
+	} else if (sc->quote) {
+		if (c == '"')
+			sc->quote = false;
+	} else if (c == '"') {
+		sc->quote = true;
+	} else if (c == ';') {
+		sc->comment = true;
+	} else if (c == '(') {
+		sc->depth++;
+	} else if (c == ')' && sc->depth > 0) {
+		sc->depth--;
+	}
+	return at_start;
+}
+
+/* A record line with its own owner: not blank, a comment, a directive or a continuation. */
+static bool owner_line(char c)
+{
+	return c != ' ' && c != '\t' && c != ';' && c != '$' && c != '\n' && c != '\r' &&
+	       c != '(' && c != '\0';
+}
+
+/*
+ * Plan the stretches: cut[0] is where the directives end (the line after
+ * the last one starting with '$'), cut[1..n-1] the record lines nearest the
+ * equal shares after it, and lines[k] the lines before cut[k]. Returns n
+ * (1: read in one go, for a small or unbalanced text or one CPU).
+ */
+static int plan_stretches(const char *text, size_t size, int threads, size_t cut[],
+			  int lines[])
+{
+	scan_t sc = { .line_start = true };
+	size_t dir_end = 0;
+	int dir_line = 0;
+	for (size_t i = 0; i < size; i++) {
+		if (!sc.comment && text[i] == '\\' && i + 1 < size) {
+			sc.line_start = false;
+			i++; /* an escaped octet: no quote, parenthesis or comment */
+			continue;
+		}
+		bool start = scan_step(&sc, text, i);
+		if (start && text[i] == '$') {
+			size_t eol = i;
+			while (eol < size && text[eol] != '\n')
+				eol++;
+			dir_end = eol < size ? eol + 1 : size;
+			dir_line = (int)sc.lines + 1;
+		}
+	}
+	cut[0] = dir_end;
+	lines[0] = dir_line;
+	if (threads < 2 || size - dir_end < load_split_min)
+		return 1;
+	int n = 1;
+	size_t share = (size - dir_end) / (size_t)threads;
+	sc = (scan_t){ .line_start = true, .lines = (size_t)dir_line };
+	for (size_t i = dir_end; i < size && n < threads; i++) {
+		if (!sc.comment && text[i] == '\\' && i + 1 < size) {
+			sc.line_start = false;
+			i++; /* an escaped octet: no quote, parenthesis or comment */
+			continue;
+		}
+		bool start = scan_step(&sc, text, i);
+		if (start && i >= dir_end + (size_t)n * share && owner_line(text[i])) {
+			cut[n] = i;
+			lines[n] = (int)sc.lines;
+			n++;
+		}
+	}
+	if (sc.quote || sc.depth)
+		n = 1; /* unbalanced text: let ldns report it, reading in one go */
+	return n;
+}
+
+static int load_threads(void)
+{
+	long n = load_threads_set ? load_threads_set : sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > LOAD_THREADS_MAX ? LOAD_THREADS_MAX : (int)n;
+}
+
+/* Pass on a stretch's messages and take over its records. */
+static int take_stretch(loader_t *L, stretch_t *st)
+{
+	for (size_t i = 0; i < st->msgs.count; i++) {
+		if (L->msg)
+			L->msg(L->msg_arg, st->msgs.is_error[i], st->msgs.text[i]);
+		free(st->msgs.text[i]);
+	}
+	free(st->msgs.text);
+	free(st->msgs.is_error);
+	if (st->msgs.lost)
+		zone_report(L->msg, L->msg_arg, false, st->file, 0,
+			    "out of memory: some messages about this file were lost");
+	L->errors += st->L.errors;
+	ldns_rdf_deep_free(st->orig);
+	if (st->L.rdata)
+		ldns_buffer_free(st->L.rdata);
+	int err = st->err;
+	if (st->L.b) {
+		int m = zbuild_merge(L->b, st->L.b);
+		err = err < 0 ? err : m;
+	}
+	return err;
+}
+
+/* Read the stretches cut[1..n] on threads, each with the state after cut[0]. */
+static int load_parallel(loader_t *L, const char *file, char *text, const size_t cut[],
+			 const int lines[], int n, const ldns_rdf *orig, uint32_t ttl,
+			 const ldns_rdf *origin)
+{
+	stretch_t st[LOAD_THREADS_MAX];
+	int err = 0;
+	for (int k = 0; k < n; k++) {
+		st[k] = (stretch_t){ .file = file, .text = text + cut[k],
+				     .size = cut[k + 1] - cut[k], .first_line = lines[k],
+				     .orig = ldns_rdf_clone(orig), .ttl = ttl, .origin = origin };
+		st[k].L = (loader_t){ .msg = keep_msg, .msg_arg = &st[k].msgs,
+				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg, &st[k].msgs),
+				      .rdata = ldns_buffer_new(1024) };
+		if (!st[k].orig || !st[k].L.b || !st[k].L.rdata)
+			st[k].err = SHOAL_ENOMEM;
+		else
+			st[k].started = pthread_create(&st[k].thread, NULL, read_stretch, &st[k]) == 0;
+		if (!st[k].err && !st[k].started)
+			read_stretch(&st[k]); /* no thread to be had: read it here */
+	}
+	for (int k = 0; k < n; k++) {
+		if (st[k].started)
+			pthread_join(st[k].thread, NULL);
+		int e = take_stretch(L, &st[k]);
+		if (e < 0 && err == 0)
+			err = e;
+	}
+	return err;
+}
+
+static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth)
+{
+	size_t size = 0;
+	char *text = read_whole(file, &size);
+	if (!text) {
+		zone_report(L->msg, L->msg_arg, true, file, 0, "cannot open: %s", strerror(errno));
+		zbuild_fail(L->b);
+		return SHOAL_EIO;
+	}
+	ldns_rdf *orig = ldns_rdf_clone(origin);
+	uint32_t ttl = LOAD_DEFAULT_TTL;
+	size_t cut[LOAD_THREADS_MAX + 1];
+	int lines[LOAD_THREADS_MAX + 1];
+	int n = depth == 0 ? plan_stretches(text, size, load_threads(), cut, lines) : 1;
+	int err = SHOAL_ENOMEM;
+	if (!orig)
+		goto done;
+	if (n == 1) {
+		err = load_text(L, file, text, size, 0, &orig, &ttl, origin, depth);
+		goto done;
+	}
+	/* the directives first, here; then the records after them on n threads */
+	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, origin, depth);
+	if (err == 0 && L->errors < LOAD_MAX_ERRORS) {
+		cut[n] = size;
+		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, origin);
+	}
+done:
+	ldns_rdf_deep_free(orig);
 	free(text);
 	return err;
 }

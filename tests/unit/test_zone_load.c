@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/dns.h"
 #include "proto/error.h"
@@ -62,6 +63,17 @@ static int load(const char *file, const char *origin, msgs_t *m, zone_t **z)
 	if (name_from_text(origin, NULL, wire) < 0)
 		return SHOAL_EINVAL;
 	return zone_load(zone_path(file), wire, collect, m, z);
+}
+
+/* load() for a file anywhere. */
+static int load_abs(const char *path, const char *origin, msgs_t *m, zone_t **z)
+{
+	uint8_t wire[NAME_MAXLEN];
+	memset(m, 0, sizeof(*m));
+	*z = NULL;
+	if (name_from_text(origin, NULL, wire) < 0)
+		return SHOAL_EINVAL;
+	return zone_load(path, wire, collect, m, z);
 }
 
 static const znode_t *find(const zone_t *z, const char *text)
@@ -312,6 +324,111 @@ static void test_name_key_order(void)
 	}
 }
 
+/*
+ * A file too big to read in one go is read in stretches on several
+ * threads; the zone and the messages must be those of one reading. The
+ * same file read through $INCLUDE (included files are never split) is the
+ * reference. The text has what could fool the cutting: records spread over
+ * lines in parentheses, quotes holding ';' '(' and escaped quotes, comments
+ * holding parentheses, and errors in several stretches.
+ */
+static void test_parallel_load_equals_serial(void)
+{
+	char dir[] = "/tmp/shoal-split.XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	char big[4200], inc[4200];
+	snprintf(big, sizeof(big), "%s/big.zone", dir);
+	snprintf(inc, sizeof(inc), "%s/inc.zone", dir);
+	FILE *f = fopen(big, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "$ORIGIN split.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n");
+	for (int i = 0; i < 70000; i++) {
+		switch (i % 7) {
+		case 0:
+			fprintf(f, "h%d IN A 192.0.2.%d ; a comment ( with a parenthesis\n", i, i % 250);
+			break;
+		case 1:
+			fprintf(f, "h%d 60 IN TXT \"semi;colon (paren\" \"esc\\\"aped\" (\n"
+				   "\t\"second line ; ( \"\n\t)\n", i);
+			break;
+		case 2:
+			fprintf(f, "h%d MX ( 10 ; priority\n\tmail%d )\n", i, i);
+			break;
+		case 3:
+			fprintf(f, "\tTXT \"same owner as h%d\"\n", i - 1);
+			break;
+		case 4:
+			fprintf(f, "; h%d only a comment )\n\n", i);
+			break;
+		case 5:
+			fprintf(f, "h%d AAAA 2001:db8::%x\n", i, i & 0xffff);
+			break;
+		default:
+			if ((i / 7) % 2500 == 0)
+				fprintf(f, "bad%d A 192.0.2.999\n", i); /* an error in some stretches */
+			else
+				fprintf(f, "h%d.sub CNAME h%d\n", i, i - 1);
+		}
+	}
+	fclose(f);
+	f = fopen(inc, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "$INCLUDE %s\n", big);
+	fclose(f);
+
+	msgs_t par, ser;
+	zone_t *zp = NULL, *zs = NULL;
+	zone_load_set_threads(4, 1 << 16);
+	int ep = load_abs(big, "split.test", &par, &zp);
+	int es = load_abs(inc, "split.test", &ser, &zs);
+	zone_load_set_threads(0, 0);
+	CU_ASSERT_EQUAL(ep, SHOAL_EZONE);
+	CU_ASSERT_EQUAL(es, SHOAL_EZONE);
+	/* the same errors, in the same order, with the same lines */
+	CU_ASSERT_EQUAL(par.count, 4);
+	CU_ASSERT_EQUAL(par.count, ser.count);
+	for (int i = 0; i < par.count && i < ser.count; i++)
+		CU_ASSERT_STRING_EQUAL(par.text[i], ser.text[i]);
+	CU_ASSERT(has_msg(&par, "E big.zone:"));
+	/* and, without the bad lines, the same zone */
+	char cmd[9000];
+	snprintf(cmd, sizeof(cmd), "sed -i '/^bad/d' %s", big);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	zone_load_set_threads(4, 1 << 16);
+	ep = load_abs(big, "split.test", &par, &zp);
+	es = load_abs(inc, "split.test", &ser, &zs);
+	zone_load_set_threads(0, 0);
+	CU_ASSERT_EQUAL_FATAL(ep, 0);
+	CU_ASSERT_EQUAL_FATAL(es, 0);
+	CU_ASSERT_EQUAL(zp->rr_count, zs->rr_count);
+	CU_ASSERT_EQUAL(zp->node_count, zs->node_count);
+	CU_ASSERT(zp->rr_count > 55000);
+	for (size_t i = 0; i < zp->node_count && i < zs->node_count; i++) {
+		const znode_t *a = &zp->nodes[i], *b = &zs->nodes[i];
+		CU_ASSERT_EQUAL_FATAL(a->name_len, b->name_len);
+		CU_ASSERT_FATAL(memcmp(a->name, b->name, a->name_len) == 0);
+		CU_ASSERT_EQUAL_FATAL(a->rrset_count, b->rrset_count);
+		for (uint16_t k = 0; k < a->rrset_count; k++) {
+			const rrset_wire_t *x = &a->rrsets[k].set, *y = &b->rrsets[k].set;
+			CU_ASSERT_EQUAL_FATAL(x->data_len, y->data_len);
+			CU_ASSERT_FATAL(memcmp(x->data, y->data, x->data_len) == 0);
+		}
+	}
+	/* the multi-line TXT kept its TTL and both strings */
+	uint8_t name[NAME_MAXLEN];
+	name_from_text("h1.split.test.", NULL, name);
+	const znode_t *n = zone_lookup(zp, name);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	const zrrset_t *txt = znode_rrset(n, DNS_TYPE_TXT);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(txt);
+	CU_ASSERT_EQUAL(wire_get_u32(txt->set.data + 4), 60);
+	zone_free(zp);
+	zone_free(zs);
+	unlink(big);
+	unlink(inc);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	static const unit_test_t tests[] = {
@@ -325,6 +442,7 @@ int main(void)
 		UNIT_TEST(test_load_messages),
 		UNIT_TEST(test_outside_not_stored),
 		UNIT_TEST(test_name_key_order),
+		UNIT_TEST(test_parallel_load_equals_serial),
 		UNIT_END,
 	};
 	return unit_run("zone_load", tests);
