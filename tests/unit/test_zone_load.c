@@ -429,6 +429,31 @@ static void test_parallel_load_equals_serial(void)
 	rmdir(dir);
 }
 
+/*
+ * A NUL octet in a line (found by fuzz_zone): the loader read lines as C
+ * strings, took a line starting with NUL for a blank one without its end
+ * and skipped the next line with it. The line is an error, named with its
+ * number, and the record after it is read.
+ */
+static void test_nul_in_line(void)
+{
+	char path[] = "/tmp/shoal-nul.XXXXXX";
+	int fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	static const char text[] = "@ 60 IN SOA a b 1 2 3 4 5\n"
+				   "\0\0junk NS a\n"
+				   "a 20 IN A 192.0.2.1\n"
+				   "b 20 IN A 192.0.2.2\n";
+	CU_ASSERT_EQUAL_FATAL(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	msgs_t m;
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(load_abs(path, "nul.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, ":2: a NUL octet in the line"));
+	CU_ASSERT_EQUAL(m.errors, 1);
+	unlink(path);
+}
+
 int main(void)
 {
 	static const unit_test_t tests[] = {
@@ -443,6 +468,7 @@ int main(void)
 		UNIT_TEST(test_outside_not_stored),
 		UNIT_TEST(test_name_key_order),
 		UNIT_TEST(test_parallel_load_equals_serial),
+		UNIT_TEST(test_nul_in_line),
 		UNIT_END,
 	};
 	return unit_run("zone_load", tests);
