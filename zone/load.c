@@ -187,25 +187,25 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 	uint32_t ttl = *ttlp;
 	ldns_rdf *orig = *origp;
 	ldns_rdf *prev = NULL;
-	char buf[4096];
+	char *buf = NULL;
+	size_t cap = 0;
 	while (L->errors < LOAD_MAX_ERRORS) {
 		long pos = ftell(f);
-		if (!fgets(buf, sizeof(buf), f))
+		ssize_t got = getline(&buf, &cap, f);
+		if (got < 0)
 			break;
-		bool whole = strchr(buf, '\n') != NULL || feof(f);
+		if (memchr(buf, '\0', (size_t)got)) {
+			/* C strings end there: what follows would be read as another line */
+			line++;
+			load_error(L, file, (unsigned)line, "a NUL octet in the line");
+			continue;
+		}
 		if (blank_line(buf)) {
-			int c = 0;
-			while (!whole && (c = fgetc(f)) != EOF && c != '\n')
-				;
 			line++;
 			continue;
 		}
 		if (strncasecmp(buf, "$INCLUDE", 8) == 0 && isspace((unsigned char)buf[8])) {
 			line++;
-			if (!whole) {
-				load_error(L, file, (unsigned)line, "$INCLUDE line too long");
-				break;
-			}
 			if ((err = do_include(L, file, (unsigned)line, buf, orig, depth)) < 0)
 				break;
 			continue;
@@ -233,6 +233,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		if (ftell(f) == pos)
 			break; /* nothing consumed: do not spin */
 	}
+	free(buf);
 	ldns_rdf_deep_free(prev);
 	fclose(f);
 	*origp = orig;
