@@ -322,6 +322,7 @@ void zone_load_set_threads(int n, size_t split_min)
 typedef struct scan {
 	int depth;
 	bool quote, comment, line_start;
+	bool odd;                 /* a quote past a line end, a ')' without '(': do not cut */
 	size_t lines;
 } scan_t;
 
@@ -335,6 +336,12 @@ static bool scan_step(scan_t *sc, const char *text, size_t i)
 	bool at_start = sc->line_start && sc->depth == 0 && !sc->quote;
 	sc->line_start = false;
 	if (c == '\n') {
+		/*
+		 * A quote that runs past the end of its line (an unterminated one,
+		 * most likely) is read by ldns in ways a cut could change: such a
+		 * file is read in one go.
+		 */
+		sc->odd |= sc->quote;
 		sc->lines++;
 		sc->comment = false;
 		sc->line_start = true;
@@ -349,8 +356,10 @@ static bool scan_step(scan_t *sc, const char *text, size_t i)
 		sc->comment = true;
 	} else if (c == '(') {
 		sc->depth++;
-	} else if (c == ')' && sc->depth > 0) {
-		sc->depth--;
+	} else if (c == ')') {
+		/* ldns' line count goes astray after a stray ')': keep its count */
+		sc->odd |= sc->depth == 0;
+		sc->depth -= sc->depth > 0;
 	}
 	return at_start;
 }
@@ -378,6 +387,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 		if (!sc.comment && text[i] == '\\' && i + 1 < size) {
 			sc.line_start = false;
 			i++; /* an escaped octet: no quote, parenthesis or comment */
+			sc.lines += text[i] == '\n'; /* but an escaped line end is a line */
 			continue;
 		}
 		bool start = scan_step(&sc, text, i);
@@ -391,7 +401,8 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	}
 	cut[0] = dir_end;
 	lines[0] = dir_line;
-	if (threads < 2 || size - dir_end < load_split_min)
+	if (threads < 2 || size - dir_end < load_split_min || sc.odd || sc.quote ||
+	    sc.depth)
 		return 1;
 	int n = 1;
 	size_t share = (size - dir_end) / (size_t)threads;
@@ -400,6 +411,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 		if (!sc.comment && text[i] == '\\' && i + 1 < size) {
 			sc.line_start = false;
 			i++; /* an escaped octet: no quote, parenthesis or comment */
+			sc.lines += text[i] == '\n'; /* but an escaped line end is a line */
 			continue;
 		}
 		bool start = scan_step(&sc, text, i);
