@@ -3,8 +3,10 @@
 # ("asserts N N N F") in the unit test logs and the "N passed, N failed" line
 # each integration script ends with. A program that passed as a whole while
 # its line counts failed cases (the differential test passes at 99%) has
-# those cases reported as tolerated, on their own line. Prints one closing
-# line; usage:
+# those cases reported as tolerated, on their own line; a program that failed
+# as a whole while its counts show no failure (a sanitizer report after the
+# counts, a crash on exit) counts as one failure and is named. Prints one
+# closing line; usage:
 #   tests/summary.sh BUILDDIR [LABEL]
 dir=${1:-.}
 label=${2:-tests}
@@ -15,6 +17,7 @@ files=0
 while IFS= read -r -d '' log; do
 	case $log in */test-suite.log) continue ;; esac
 	files=$((files + 1))
+	before=$failed
 	if line=$(grep -E '^ +tests +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+' "$log" | tail -1) && [ -n "$line" ]; then
 		set -- $line
 		# tests Total Ran Passed Failed Inactive
@@ -35,6 +38,10 @@ while IFS= read -r -d '' log; do
 	else
 		# a test binary that died before printing counts
 		failed=$((failed + 1))
+	fi
+	if [ "$failed" -eq "$before" ] && grep -qE ':test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null; then
+		failed=$((failed + 1))
+		echo "$log: the program failed after its counts (see its log)"
 	fi
 done < <(find "$dir" -name '*.log' -path '*tests*' -print0)
 [ "$tolerated" -gt 0 ] && echo "$label: $tolerated cases tolerated (see above)"

@@ -19,6 +19,29 @@
 #include "zone/answer.h"
 #include "zone/internal.h"
 
+/*
+ * ldns 1.8.3's NSEC3 denial check loses the hashed names it builds
+ * (ldns_nsec3_hash_name in ldns_dnssec_verify_denial_nsec3_match). The leak
+ * is ldns's, not Shoal's: LeakSanitizer is told to ignore what that one call
+ * allocates, and everything else stays checked.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHOAL_LSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SHOAL_LSAN 1
+#endif
+#ifdef SHOAL_LSAN
+#include <sanitizer/lsan_interface.h>
+#define LDNS_LEAKS_BEGIN() __lsan_disable()
+#define LDNS_LEAKS_END() __lsan_enable()
+#else
+#define LDNS_LEAKS_BEGIN() ((void)0)
+#define LDNS_LEAKS_END() ((void)0)
+#endif
+
 /* A time inside the test signatures' validity (2026-01-01 to 2036-12-31). */
 #define CHECK_TIME ((time_t)1893456000) /* 2030-01-01 */
 
@@ -179,10 +202,12 @@ static void check_denial(ldns_pkt *p, const char *name, uint16_t type, bool nsec
 		CU_ASSERT_TRUE(ldns_dname_is_subdomain(ldns_rr_rdf(n, 0), ldns_rr_owner(q)));
 		goto done;
 	}
+	LDNS_LEAKS_BEGIN();
 	ldns_status st = nsec3 ? ldns_dnssec_verify_denial_nsec3(
 				q, nsecs, sigs, ldns_pkt_get_rcode(p), (ldns_rr_type)type,
 				ldns_rr_list_rr_count(ldns_pkt_answer(p)) == 0)
 			       : ldns_dnssec_verify_denial(q, nsecs, sigs);
+	LDNS_LEAKS_END();
 	if (st != LDNS_STATUS_OK)
 		fprintf(stderr, "denial of %s type %u not proven: %s\n", name, type,
 			ldns_get_errorstr_by_id(st));
