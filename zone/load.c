@@ -327,12 +327,18 @@ typedef struct scan {
 } scan_t;
 
 /*
- * Advance over text[i] (escapes are skipped by the caller); true when it
- * starts a line outside parentheses and quotes.
+ * Advance over text[*i] (over both octets of an escape, moving *i on); true
+ * when it starts a line outside parentheses and quotes.
  */
-static bool scan_step(scan_t *sc, const char *text, size_t i)
+static bool scan_step(scan_t *sc, const char *text, size_t size, size_t *i)
 {
-	char c = text[i];
+	if (!sc->comment && text[*i] == '\\' && *i + 1 < size) {
+		sc->line_start = false;
+		++*i; /* an escaped octet: no quote, parenthesis or comment */
+		sc->lines += text[*i] == '\n'; /* but an escaped line end is a line */
+		return false;
+	}
+	char c = text[*i];
 	bool at_start = sc->line_start && sc->depth == 0 && !sc->quote;
 	sc->line_start = false;
 	if (c == '\n') {
@@ -384,13 +390,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	size_t dir_end = 0;
 	int dir_line = 0;
 	for (size_t i = 0; i < size; i++) {
-		if (!sc.comment && text[i] == '\\' && i + 1 < size) {
-			sc.line_start = false;
-			i++; /* an escaped octet: no quote, parenthesis or comment */
-			sc.lines += text[i] == '\n'; /* but an escaped line end is a line */
-			continue;
-		}
-		bool start = scan_step(&sc, text, i);
+		bool start = scan_step(&sc, text, size, &i);
 		if (start && text[i] == '$') {
 			size_t eol = i;
 			while (eol < size && text[eol] != '\n')
@@ -408,13 +408,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	size_t share = (size - dir_end) / (size_t)threads;
 	sc = (scan_t){ .line_start = true, .lines = (size_t)dir_line };
 	for (size_t i = dir_end; i < size && n < threads; i++) {
-		if (!sc.comment && text[i] == '\\' && i + 1 < size) {
-			sc.line_start = false;
-			i++; /* an escaped octet: no quote, parenthesis or comment */
-			sc.lines += text[i] == '\n'; /* but an escaped line end is a line */
-			continue;
-		}
-		bool start = scan_step(&sc, text, i);
+		bool start = scan_step(&sc, text, size, &i);
 		if (start && i >= dir_end + (size_t)n * share && owner_line(text[i])) {
 			cut[n] = i;
 			lines[n] = (int)sc.lines;
