@@ -43,6 +43,18 @@ enum dns_rcode {
 	DNS_RCODE_MAX = 24,     /* size of per-rcode counter arrays */
 };
 
+/*
+ * TSIG errors (RFC 8945 3, IANA "TSIG/TKEY Error Values"): the Error field
+ * of a TSIG RR, sent with RCODE NOTAUTH (RFC 8945 5.2).
+ */
+enum dns_tsig_error {
+	DNS_TSIG_NOERROR = 0,
+	DNS_TSIG_BADSIG = 16,
+	DNS_TSIG_BADKEY = 17,
+	DNS_TSIG_BADTIME = 18,
+	DNS_TSIG_BADTRUNC = 22,
+};
+
 enum dns_class {
 	DNS_CLASS_IN = 1,
 	DNS_CLASS_CH = 3,

@@ -20,7 +20,9 @@
 	X(SHOAL_EIO, -11, "input/output error")                           \
 	X(SHOAL_ELOOP, -12, "loop detected")                              \
 	X(SHOAL_ENAME, -13, "invalid domain name")                        \
-	X(SHOAL_ETIMEOUT, -14, "timed out")
+	X(SHOAL_ETIMEOUT, -14, "timed out")                               \
+	X(SHOAL_EUNSUPPORTED, -15, "not supported")                       \
+	X(SHOAL_ETSIG, -16, "TSIG check failed")
 
 enum shoal_error {
 #define SHOAL_ERROR_ENUM(name, value, msg) name = value,
