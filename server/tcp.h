@@ -26,18 +26,28 @@ typedef struct tcp_limits {
 
 #define TCP_LIMITS_DEFAULT { 10000, 256, 5000, 262144, 64 }
 
+/*
+ * The per-worker TCP counters, one line each, in the order shoalctl stats
+ * prints them; the struct, the sums and the JSON all expand this list.
+ */
+#define TCP_STATS(X)                                                              \
+	X(accepted)      /* connections accepted */                               \
+	X(closed_idle)   /* closed after the idle timeout */                      \
+	X(closed_limit)  /* the oldest dropped for max_connections */             \
+	X(closed_slow)   /* message timeout or output cap */                      \
+	X(queries)                                                                \
+	X(answers)                                                                \
+	X(bytes_in)                                                               \
+	X(bytes_out)                                                              \
+	X(accept_paused) /* a listener rested: accept failed for want of descriptors or memory */
+
 /* Per-worker TCP counters; the worker owns the memory (its cache lines).
  * The loop's thread writes them with relaxed atomic stores; any thread may
  * read them with relaxed atomic loads. */
 typedef struct tcp_stats {
-	uint64_t accepted;
-	uint64_t closed_idle;
-	uint64_t closed_limit;       /* oldest dropped for max_connections */
-	uint64_t closed_slow;        /* message timeout or output cap */
-	uint64_t queries;
-	uint64_t answers;
-	uint64_t bytes_in;
-	uint64_t bytes_out;
+#define TCP_STATS_FIELD(name) uint64_t name;
+	TCP_STATS(TCP_STATS_FIELD)
+#undef TCP_STATS_FIELD
 } tcp_stats_t;
 
 typedef struct tcp_server tcp_server_t;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "server/acceptor.h"
 #include "server/tcp.h"
 
 /* RFC 1035 4.2.2: a two-octet length, then at most 65535 octets of message. */
@@ -29,8 +30,6 @@
 /* Answers to pipelined queries are collected up to this many octets per
  * write system call. */
 #define TCP_GATHER_MAX 16384u
-
-#define TCP_LISTEN_BACKLOG 1024
 
 /* Answers waiting to be written; see tcp_conn.out. */
 typedef struct tcp_outbuf {
@@ -71,9 +70,9 @@ struct tcp_conn {
 };
 
 typedef struct tcp_listener {
-	uv_tcp_t handle;
+	acceptor_t acc;
 	tcp_server_t *srv;
-	bool waiting; /* libuv holds an accepted fd for us until a slot frees */
+	bool waiting; /* the acceptor holds an accepted fd for us until a slot frees */
 } tcp_listener_t;
 
 struct tcp_server {

@@ -7,11 +7,13 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/acceptor.h"
 #include "server/tcp.h"
 #include "tests/unit/unit.h"
 
@@ -598,6 +600,63 @@ static void test_half_close_answered(void)
 	fx_stop(&fx);
 }
 
+/* Wait up to the deadline for a counter of the loop thread to reach `want`. */
+static bool wait_counter(const uint64_t *counter, uint64_t want)
+{
+	for (int i = 0; i < DEADLINE_S * 100; i++) {
+		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * accept fails with EMFILE: the listener rests (counted) and does not drop
+ * the connection; once descriptors are back, the waiting client is served.
+ * (libuv's own accept loop closed the queued connection here, or spun.)
+ */
+static void test_accept_emfile_pauses_then_serves(void)
+{
+	enum { FILL_MAX = 4096 };
+	static int fill[FILL_MAX];
+	fixture_t fx;
+	uint8_t q[64], a[65536];
+	size_t len;
+	int nfill = 0;
+	fx_start(&fx, &default_limits);
+	int fd = socket(AF_INET, SOCK_STREAM, 0); /* made before the descriptors run out */
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(fx.port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = DEADLINE_S };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	struct rlimit old, low;
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 256;
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < FILL_MAX && (fill[nfill] = dup(fd)) >= 0)
+		nfill++;
+	CU_ASSERT_EQUAL(errno, EMFILE);
+
+	CU_ASSERT_EQUAL_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	send_all(fd, q, frame_query(q, 4242));
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.accept_paused, 1));
+	usleep(3 * ACCEPTOR_PAUSE_MS * 1000); /* a few more tries, all failing */
+	uint8_t b;
+	CU_ASSERT_EQUAL(recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK), -1); /* not closed */
+	CU_ASSERT_EQUAL(fx.stats.accepted, 0);
+
+	for (int i = 0; i < nfill; i++)
+		close(fill[i]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 4242);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.accepted, 1);
+}
+
 static void test_bad_arguments(void)
 {
 	uv_loop_t loop;
@@ -636,6 +695,7 @@ int main(void)
 		UNIT_TEST(test_stop_delivers_pending),
 		UNIT_TEST(test_stop_bounded_by_non_reader),
 		UNIT_TEST(test_half_close_answered),
+		UNIT_TEST(test_accept_emfile_pauses_then_serves),
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};
