@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/acceptor.h"
 #include "server/internal.h"
 #include "server/log.h"
 
@@ -21,43 +23,61 @@
  */
 #define CONTROL_LINE_MAX 1024
 #define CONTROL_REPLY_MAX (64 * 1024)
+#define CONTROL_BACKLOG 16
+/* A client has this long to send its command line. */
+#define CONTROL_READ_TIMEOUT_MS 10000
 
 typedef struct control_client {
 	uv_pipe_t pipe;
+	uv_timer_t timer; /* the command line must arrive in time */
 	struct control *ctl;
 	struct control_client *next;
 	char line[CONTROL_LINE_MAX];
 	size_t len;
 	bool answered;
+	bool closing;
+	uint8_t closes_pending;
 	uv_write_t write_req;
 	char *reply;
 } control_client_t;
 
 struct control {
 	server_t *srv;
-	uv_pipe_t listener;
+	uv_pipe_t listener; /* binds the socket and unlinks its path when closed */
+	acceptor_t accept;  /* accepts on a duplicate of listener's descriptor */
+	bool accepting;     /* accept is initialised */
+	bool pause_logged;
 	char *path;
 	control_client_t *clients;
+	size_t client_count;
 };
 
 static void on_client_closed(uv_handle_t *h)
 {
 	control_client_t *c = h->data;
 	struct control *ctl = c->ctl;
+	if (--c->closes_pending > 0)
+		return;
 	for (control_client_t **p = &ctl->clients; *p; p = &(*p)->next) {
 		if (*p == c) {
 			*p = c->next;
 			break;
 		}
 	}
+	ctl->client_count--;
 	free(c->reply);
 	free(c);
+	if (ctl->accepting)
+		acceptor_resume(&ctl->accept); /* a connection may wait for the slot */
 }
 
 static void client_close(control_client_t *c)
 {
-	if (!uv_is_closing((uv_handle_t *)&c->pipe))
-		uv_close((uv_handle_t *)&c->pipe, on_client_closed);
+	if (c->closing)
+		return;
+	c->closing = true;
+	uv_close((uv_handle_t *)&c->pipe, on_client_closed);
+	uv_close((uv_handle_t *)&c->timer, on_client_closed);
 }
 
 static void on_written(uv_write_t *req, int status)
@@ -238,6 +258,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	if (!nl && c->len < sizeof(c->line) - 1)
 		return;
 	uv_read_stop(s);
+	uv_timer_stop(&c->timer);
 	if (!nl) {
 		reply(c, false, "command line too long\n");
 		return;
@@ -248,22 +269,85 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	run_command(c);
 }
 
-static void on_connection(uv_stream_t *server, int status)
+static void on_client_timeout(uv_timer_t *t)
 {
-	struct control *ctl = server->data;
-	if (status < 0)
-		return;
+	control_client_t *c = t->data;
+	uv_read_stop((uv_stream_t *)&c->pipe); /* no command may start after this reply */
+	reply(c, false, "no command line received in time\n");
+}
+
+/* At most CONTROL_CLIENTS_MAX clients at once; the next waits in the acceptor. */
+static bool on_client_accepted(acceptor_t *a, int fd)
+{
+	struct control *ctl = a->data;
+	if (ctl->client_count >= CONTROL_CLIENTS_MAX)
+		return false;
+	ctl->pause_logged = false;
 	control_client_t *c = calloc(1, sizeof(*c));
-	if (!c)
-		return;
+	if (!c) {
+		close(fd);
+		return true;
+	}
 	c->ctl = ctl;
 	c->pipe.data = c;
+	c->timer.data = c;
 	uv_pipe_init(ctl->srv->loop, &c->pipe, 0);
+	uv_timer_init(ctl->srv->loop, &c->timer);
+	c->closes_pending = 2;
 	c->next = ctl->clients;
 	ctl->clients = c;
-	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
-	    uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0)
+	ctl->client_count++;
+	if (uv_pipe_open(&c->pipe, fd) < 0) {
+		close(fd); /* the handle did not take it */
 		client_close(c);
+		return true;
+	}
+	if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0) {
+		client_close(c);
+		return true;
+	}
+	uv_timer_start(&c->timer, on_client_timeout, CONTROL_READ_TIMEOUT_MS, 0);
+	return true;
+}
+
+static void on_accept_paused(acceptor_t *a, int err)
+{
+	struct control *ctl = a->data;
+	if (ctl->pause_logged)
+		return;
+	ctl->pause_logged = true; /* once until a client gets in again */
+	log_warning("control %s: accept: %s; trying again every %u ms", ctl->path,
+		    uv_strerror(err), ACCEPTOR_PAUSE_MS);
+}
+
+/*
+ * Accept with the acceptor, not uv_listen, whose accept loop can spin for
+ * good when descriptors run out (see server/acceptor.h). The pipe handle
+ * keeps the bound socket (and unlinks its path when closed); the acceptor
+ * reads a duplicate of its descriptor. Returns 0 or a libuv error.
+ */
+static int control_listen(struct control *ctl)
+{
+	uv_os_fd_t bound;
+	int e = uv_fileno((uv_handle_t *)&ctl->listener, &bound);
+	if (e < 0)
+		return e;
+	int fd = fcntl(bound, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (listen(fd, CONTROL_BACKLOG) < 0) {
+		e = -errno;
+		close(fd);
+		return e;
+	}
+	ctl->accept.data = ctl;
+	if (acceptor_init(&ctl->accept, ctl->srv->loop, fd, on_client_accepted,
+			  on_accept_paused) < 0) {
+		close(fd);
+		return UV_EINVAL;
+	}
+	ctl->accepting = true;
+	return 0;
 }
 
 /* A socket file left by a daemon that is gone may be replaced; a live one may not. */
@@ -315,7 +399,7 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 	int e = uv_pipe_bind(&ctl->listener, path);
 	umask(old);
 	if (e == 0)
-		e = uv_listen((uv_stream_t *)&ctl->listener, 16, on_connection);
+		e = control_listen(ctl);
 	if (e < 0) {
 		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
 		return SHOAL_ESYSTEM;
@@ -336,6 +420,8 @@ void control_close(server_t *srv)
 		return;
 	for (control_client_t *c = ctl->clients; c; c = c->next)
 		client_close(c);
+	if (ctl->accepting)
+		acceptor_close(&ctl->accept, NULL);
 	uv_close((uv_handle_t *)&ctl->listener, NULL);
 	/* may fail after the privilege drop (directory not writable): harmless */
 	if (unlink(ctl->path) < 0)
