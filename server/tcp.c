@@ -306,7 +306,10 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 		tcp_conn_advance(c, false);
 	}
 	if (t->in_use > 0)
-		uv_timer_start(&t->stop_timer, on_stop_timer, t->lim.message_timeout_ms, 0);
+		uv_timer_start(&t->stop_timer, on_stop_timer,
+			       t->lim.message_timeout_ms < TCP_STOP_MAX_MS ? t->lim.message_timeout_ms
+									   : TCP_STOP_MAX_MS,
+			       0);
 	server_maybe_finish(t);
 }
 

@@ -75,7 +75,9 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
 /*
  * Graceful stop: close the listeners at once, let open connections finish
  * writing the answers to queries already received, then close them, then
- * call done(arg) and free the server. On the loop's thread.
+ * call done(arg) and free the server. Connections still open after
+ * message_timeout_ms, and at most 5 seconds, are closed as they are. On
+ * the loop's thread.
  */
 void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg);
 

@@ -27,6 +27,10 @@
  * to send its first query. */
 #define TCP_STOP_GRACE_MS 1000u
 
+/* A stop waits at most this long for connections to finish, however long
+ * tcp-message-timeout is, so SIGTERM always ends the process soon. */
+#define TCP_STOP_MAX_MS 5000u
+
 /* Answers to pipelined queries are collected up to this many octets per
  * write system call. */
 #define TCP_GATHER_MAX 16384u

@@ -657,6 +657,55 @@ static void test_accept_emfile_pauses_then_serves(void)
 	CU_ASSERT_EQUAL(fx.stats.accepted, 1);
 }
 
+typedef struct stopper {
+	fixture_t *fx;
+	sem_t done;
+} stopper_t;
+
+static void *stop_thread(void *arg)
+{
+	stopper_t *st = arg;
+	fx_stop(st->fx);
+	sem_post(&st->done);
+	return NULL;
+}
+
+/*
+ * However long the timeouts are, a stop waits at most TCP_STOP_MAX_MS for
+ * a peer that never reads (before, it waited the message timeout: an hour
+ * here).
+ */
+static void test_stop_bounded_with_long_message_timeout(void)
+{
+	enum { N = 3 };
+	fixture_t fx;
+	uint8_t q[N * (2 + QUERY_LEN)];
+	tcp_limits_t lim = default_limits;
+	lim.message_timeout_ms = 3600000;
+	lim.idle_timeout_ms = 3600000;
+	fx_start_sndbuf(&fx, &lim, 16384);
+	int fd = client_connect(fx.port);
+	send_all(fd, q, frame_big(q, N));
+	usleep(100000);
+	static stopper_t st;
+	pthread_t stopper;
+	st.fx = &fx;
+	sem_init(&st.done, 0, 0);
+	pthread_create(&stopper, NULL, stop_thread, &st);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60; /* generous against 5 s, short against an hour */
+	if (sem_timedwait(&st.done, &until) != 0) {
+		CU_FAIL("the stop still waits for a peer that never reads");
+		fprintf(stderr, "test_stop_bounded_with_long_message_timeout: stop hangs\n");
+		_exit(1); /* the loop thread would hold the process for an hour */
+	}
+	pthread_join(stopper, NULL);
+	sem_destroy(&st.done);
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+}
+
 static void test_bad_arguments(void)
 {
 	uv_loop_t loop;
@@ -696,6 +745,7 @@ int main(void)
 		UNIT_TEST(test_stop_bounded_by_non_reader),
 		UNIT_TEST(test_half_close_answered),
 		UNIT_TEST(test_accept_emfile_pauses_then_serves),
+		UNIT_TEST(test_stop_bounded_with_long_message_timeout),
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};
