@@ -30,16 +30,11 @@ void tcp_pool_release(tcp_conn_t *c)
 {
 	tcp_server_t *t = c->srv;
 	for (int i = 0; i < 2; i++) {
-		tcp_outbuf_t *o = &c->out[i];
-		if (o->cap > TCP_OUT_KEEP) {
-			free(o->data);
-			o->data = NULL;
-			o->cap = 0;
-		}
-		o->len = 0;
-		o->answers = 0;
+		c->out[i].len = 0;
+		c->out[i].answers = 0;
 	}
 	c->in_len = 0;
+	tcp_conn_trim(c);
 	c->flight = 0;
 	c->writing = c->reading = c->eof = c->timing_message = false;
 	c->shut = c->closing = c->got_input = c->stop_grace = false;
@@ -70,8 +65,8 @@ static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd)
 		tcp_conn_close(c, NULL);
 		return;
 	}
-	if (!c->in)
-		c->in = malloc(TCP_FRAME_MAX);
+	if (!c->in && (c->in = malloc(TCP_BUF_KEEP)) != NULL)
+		c->in_cap = TCP_BUF_KEEP;
 	if (!c->in) {
 		tcp_conn_close(c, NULL);
 		return;

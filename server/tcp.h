@@ -64,9 +64,11 @@ typedef struct tcp_server tcp_server_t;
  * raised to 65537, so one whole answer always fits.
  * The process must ignore SIGPIPE: libuv writes with write(2), which raises
  * it when a peer has gone.
- * Memory: 65537 octets per worker, then per connection slot used (at most
- * max_connections) about 66 KiB of input buffer plus queued output, which is
- * at most max_output octets held in buffers of at most 2 * max_output.
+ * Memory: 65537 octets per worker, then per open connection (at most
+ * max_connections) 4 KiB of input buffer, up to 65537 while a longer message
+ * arrives, plus queued output: at most max_output octets, held in buffers
+ * of at most 2 * max_output. A connection that is idle or closed keeps at
+ * most 4 KiB of each of its three buffers.
  */
 int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
 		     const tcp_limits_t *limits, tcp_answer_fn answer, void *arg,

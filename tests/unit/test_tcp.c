@@ -364,6 +364,41 @@ static void test_answer_65535_whole(void)
 	fx_stop(&fx);
 }
 
+/*
+ * Messages longer than the input buffer's first size, up to 65535 octets,
+ * are read whole, pipelined behind short ones and in front of them (the
+ * buffer grows to the message, then shrinks back when idle).
+ */
+static void test_long_queries_whole(void)
+{
+	enum { LONG = 65535 };
+	fixture_t fx;
+	static uint8_t q[3 * (2 + LONG)], a[65536];
+	size_t len, n = 0;
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	n += frame_query(q + n, 1);
+	for (uint16_t id = 2; id <= 3; id++) {
+		size_t at = n;
+		n += frame_query(q + n, id);
+		q[at] = (uint8_t)(LONG >> 8); /* the same query, padded to 65535 octets */
+		q[at + 1] = (uint8_t)LONG;
+		memset(q + n, 0, LONG - QUERY_LEN);
+		n += LONG - QUERY_LEN;
+	}
+	send_all(fd, q, n);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 1);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 2);
+	CU_ASSERT_EQUAL(len, LONG);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 3);
+	CU_ASSERT_EQUAL(len, LONG);
+	send_all(fd, q, frame_query(q, 4));
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 4);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.answers, 4);
+}
+
 static void test_idle_timeout_closes(void)
 {
 	fixture_t fx;
@@ -734,6 +769,7 @@ int main(void)
 		UNIT_TEST(test_random_segmentation),
 		UNIT_TEST(test_no_answer_keeps_connection),
 		UNIT_TEST(test_answer_65535_whole),
+		UNIT_TEST(test_long_queries_whole),
 		UNIT_TEST(test_idle_timeout_closes),
 		UNIT_TEST(test_message_timeout_closes),
 		UNIT_TEST(test_max_connections_new_client_served),
