@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@
  * the server answers "ok\n" or "error\n", then the body, and closes.
  */
 #define CONTROL_LINE_MAX 1024
-#define CONTROL_REPLY_MAX (64 * 1024)
+#define CONTROL_REPLY_MAX (64 * 1024) /* a first size; replies grow past it */
 #define CONTROL_BACKLOG 16
 /* A client has this long to send its command line. */
 #define CONTROL_READ_TIMEOUT_MS 10000
@@ -120,7 +121,9 @@ static void cmd_status(control_client_t *c)
 static void cmd_stats(control_client_t *c)
 {
 	server_t *srv = c->ctl->srv;
-	char *body = malloc(CONTROL_REPLY_MAX);
+	/* sized for the thread count: a fixed size failed past about 100 threads */
+	size_t cap = stats_json_cap(srv->worker_count);
+	char *body = malloc(cap);
 	if (!body) {
 		reply(c, false, "out of memory\n");
 		return;
@@ -128,41 +131,56 @@ static void cmd_stats(control_client_t *c)
 	for (size_t i = 0; i < srv->worker_count; i++)
 		__atomic_store_n(&srv->stats[i].rcvbuf_drops, udp_rcvbuf_drops(&srv->workers[i]),
 				 __ATOMIC_RELAXED);
-	int n = stats_json(srv->stats, srv->worker_count, body, CONTROL_REPLY_MAX);
+	int n = stats_json(srv->stats, srv->worker_count, body, cap);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);
+}
+
+/* Append line to *body (grown as needed). Returns false when out of memory. */
+static bool body_append(char **body, size_t *len, size_t *cap, const char *line)
+{
+	size_t add = strlen(line);
+	if (*len + add + 1 > *cap) {
+		size_t want = *cap ? *cap * 2 : CONTROL_REPLY_MAX;
+		if (want < *len + add + 1)
+			want = *len + add + 1;
+		char *p = realloc(*body, want);
+		if (!p)
+			return false;
+		*body = p;
+		*cap = want;
+	}
+	memcpy(*body + *len, line, add + 1);
+	*len += add;
+	return true;
 }
 
 static void cmd_zone_status(control_client_t *c)
 {
 	server_t *srv = c->ctl->srv;
-	char *body = malloc(CONTROL_REPLY_MAX);
-	if (!body) {
-		reply(c, false, "out of memory\n");
-		return;
-	}
-	size_t len = 0;
-	body[0] = '\0';
+	char *body = NULL;
+	size_t len = 0, cap = 0;
+	bool ok = body_append(&body, &len, &cap, "");
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(&srv->zones);
 	size_t n = db ? zonedb_zone_count(db) : 0;
-	for (size_t i = 0; i < n && len < CONTROL_REPLY_MAX - 2048; i++) {
+	/* every zone, however many: the reply grows (it once stopped at 64 KiB) */
+	for (size_t i = 0; i < n && ok; i++) {
 		zone_info_t info;
 		zonedb_zone_info(db, i, &info);
 		char when[32] = "-";
 		struct tm tm;
 		if (info.loaded && gmtime_r(&info.loaded_at, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		int w = snprintf(body + len, CONTROL_REPLY_MAX - len,
-				 "%s serial %u rrs %zu loaded %s file %s%s%s\n", info.name,
-				 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
-				 info.file ? info.file : "-", info.last_error[0] ? " error " : "",
-				 info.last_error);
-		if (w > 0)
-			len += (size_t)w;
+		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 128];
+		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s\n",
+			 info.name, (unsigned)info.serial, info.rr_count,
+			 info.loaded ? when : "no", info.file ? info.file : "-",
+			 info.last_error[0] ? " error " : "", info.last_error);
+		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(&srv->zones);
-	reply(c, true, body);
+	reply(c, ok, ok ? body : "out of memory\n");
 	free(body);
 }
 

@@ -1,12 +1,50 @@
 #!/bin/bash
-# shoald_limits: what grows with the clients stays bounded and served:
-# control clients are bounded in number and in the time they may take to
-# send their command.
+# shoald_limits: what grows with the configuration or the clients stays
+# served: shoalctl stats at 256 threads (a fixed 64 KiB reply refused it),
+# zone-status with 1500 zones (it stopped near 600), and control clients
+# bounded in number and in the time they may take to send their command.
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 ZONE="example.com=$EXAMPLES/example.com.zone"
 
-# 1. Control clients: 8 that connect and send nothing hold every client slot
+# 1. shoalctl stats at 256 threads: one entry per thread. Each worker takes
+# about 8 descriptors; shoald raises its soft limit to the hard one.
+THREADS=256
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $((THREADS * 8 + 200)) ]; then
+	echo "# skipped 256 threads: hard descriptor limit $(ulimit -Hn)"
+else
+	port=$(free_port)
+	start_shoald "$port" --listen "127.0.0.1@$port" --threads $THREADS --zone "$ZONE" \
+		--control "$T_DIR/ctl256" || exit 1
+	stats=$(timeout 30 "$SHOALCTL" -s "$T_DIR/ctl256" stats 2>&1)
+	check_eq "shoalctl stats at $THREADS threads exits 0" 0 $?
+	check_eq "one entry per thread" $THREADS \
+		"$(printf '%s\n' "$stats" | grep -c '^ *{"thread": [0-9]*, ')"
+	check_match "and the totals" '"total": \{"queries": [0-9]+' "$stats"
+	stop_pid "$SHOALD_PID"
+	check_eq "$THREADS threads stop with SIGTERM, exit 0" 0 $?
+fi
+
+# 2. zone-status lists every zone, however long the reply.
+ZONES=1500
+args=()
+for i in $(seq 1 $ZONES); do
+	printf '@ 300 IN SOA ns hm %d 7200 3600 1209600 300\n@ 300 IN NS ns\nns 300 IN A 192.0.2.1\n' \
+		"$i" >"$T_DIR/z$i.zone"
+	args+=(--zone "z$i.test=$T_DIR/z$i.zone")
+done
+port=$(free_port)
+start_shoald "$port" --listen "127.0.0.1@$port" --threads 1 "${args[@]}" \
+	--control "$T_DIR/ctlz" || exit 1
+out=$(timeout 30 "$SHOALCTL" -s "$T_DIR/ctlz" zone-status)
+check_eq "zone-status exits 0" 0 $?
+check_eq "zone-status lists all $ZONES zones" $ZONES \
+	"$(printf '%s\n' "$out" | grep -c '^z[0-9]*\.test\. serial [0-9]* ')"
+check_match "down to the last one" "^z$ZONES\\.test\\. serial $ZONES " \
+	"$(printf '%s\n' "$out" | grep "^z$ZONES\\.test\\.")"
+stop_pid "$SHOALD_PID"
+
+# 3. Control clients: 8 that connect and send nothing hold every client slot
 # until their 10 s to send a command are up; each is then told so, and a
 # shoalctl that came meanwhile is answered after them.
 port=$(free_port)
@@ -30,10 +68,7 @@ perl -MIO::Socket::UNIX -e '
 	}
 	print "told $told\n";' "$T_DIR/ctl" 8 "$T_DIR/held" >"$T_DIR/idle.out" 2>&1 &
 idle=$!
-for _ in $(seq 1 200); do
-	[ -e "$T_DIR/held" ] || ! kill -0 $idle 2>/dev/null && break
-	sleep 0.05
-done
+wait_ready "$T_DIR/held" $idle
 check_match "shoalctl is answered while 8 idle clients are connected" '^version ' \
 	"$(timeout 40 "$SHOALCTL" -s "$T_DIR/ctl" status 2>&1 | head -1)"
 wait $idle
