@@ -199,6 +199,9 @@ int server_run(conf_t *cfg)
 		status = 0;
 		goto cleanup_rcu;
 	}
+	if (!cfg->user && geteuid() == 0)
+		log_warning("running as root with no user to drop to: every query is answered "
+			    "by a process that may do anything; set user (--user)");
 	log_migrate_req();
 	if (uv_loop_init(&loop) < 0) {
 		snprintf(err, sizeof(err), "cannot create the main loop");

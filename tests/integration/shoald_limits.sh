@@ -1,8 +1,9 @@
 #!/bin/bash
 # shoald_limits: what grows with the configuration or the clients stays
 # served: shoalctl stats at 256 threads (a fixed 64 KiB reply refused it),
-# zone-status with 1500 zones (it stopped near 600), and control clients
-# bounded in number and in the time they may take to send their command.
+# zone-status with 1500 zones (it stopped near 600), control clients bounded
+# in number and in the time they may take to send their command, and a
+# warning when shoald runs as root with no user to drop to.
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 ZONE="example.com=$EXAMPLES/example.com.zone"
@@ -74,5 +75,23 @@ check_match "shoalctl is answered while 8 idle clients are connected" '^version 
 wait $idle
 check_eq "the 8 idle clients were told they took too long" "told 8" "$(cat "$T_DIR/idle.out")"
 stop_pid "$SHOALD_PID"
+
+# 4. As root with no user to drop to, shoald warns; with a user it does not.
+if [ "$(id -u)" -eq 0 ]; then
+	check_match "root without --user: a warning" 'warning: running as root with no user' \
+		"$(grep 'running as root' "$T_DIR/shoald.log" | head -1)"
+	if id nobody >/dev/null 2>&1; then
+		: >"$T_DIR/shoald.log"
+		port=$(free_port)
+		chmod 755 "$T_DIR"
+		start_shoald "$port" --listen "127.0.0.1@$port" --threads 1 --user nobody \
+			--zone "$ZONE" || exit 1
+		stop_pid "$SHOALD_PID"
+		check_eq "root with --user nobody: no such warning" "" \
+			"$(grep 'running as root' "$T_DIR/shoald.log")"
+	fi
+else
+	check_eq "not root: no root warning" "" "$(grep 'running as root' "$T_DIR/shoald.log")"
+fi
 
 done_testing
