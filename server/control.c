@@ -25,12 +25,13 @@
 #define CONTROL_LINE_MAX 1024
 #define CONTROL_REPLY_MAX (64 * 1024) /* a first size; replies grow past it */
 #define CONTROL_BACKLOG 16
-/* A client has this long to send its command line. */
-#define CONTROL_READ_TIMEOUT_MS 10000
+/* A client has this long to send its command line, and again to read the
+ * reply once it is ready (a reload's reply waits for the reload). */
+#define CONTROL_TIMEOUT_MS 10000
 
 typedef struct control_client {
 	uv_pipe_t pipe;
-	uv_timer_t timer; /* the command line must arrive in time */
+	uv_timer_t timer; /* the command line must arrive, and the reply leave, in time */
 	struct control *ctl;
 	struct control_client *next;
 	char line[CONTROL_LINE_MAX];
@@ -86,6 +87,8 @@ static void on_written(uv_write_t *req, int status)
 	client_close(req->data);
 }
 
+static void on_client_timeout(uv_timer_t *t);
+
 /* Send "ok\n"/"error\n" and body, then close. Takes ownership of nothing. */
 static void reply(control_client_t *c, bool ok, const char *body)
 {
@@ -101,8 +104,12 @@ static void reply(control_client_t *c, bool ok, const char *body)
 	int n = snprintf(c->reply, blen + 8, "%s\n%s", ok ? "ok" : "error", body);
 	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)n);
 	c->write_req.data = c;
-	if (uv_write(&c->write_req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) < 0)
+	if (uv_write(&c->write_req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) < 0) {
 		client_close(c);
+		return;
+	}
+	/* a client that does not read its reply must not keep its slot */
+	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 }
 
 static void cmd_status(control_client_t *c)
@@ -290,6 +297,10 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 static void on_client_timeout(uv_timer_t *t)
 {
 	control_client_t *c = t->data;
+	if (c->answered) {
+		client_close(c); /* the reply was not read in time */
+		return;
+	}
 	uv_read_stop((uv_stream_t *)&c->pipe); /* no command may start after this reply */
 	reply(c, false, "no command line received in time\n");
 }
@@ -324,7 +335,7 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 		client_close(c);
 		return true;
 	}
-	uv_timer_start(&c->timer, on_client_timeout, CONTROL_READ_TIMEOUT_MS, 0);
+	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 	return true;
 }
 
