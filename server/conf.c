@@ -52,7 +52,7 @@ const conf_option_t conf_options[] = {
 	{ "tcp-idle-timeout", "tcp-idle-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "10000",
 	  OFF(tcp.idle_timeout_ms), "close a TCP connection idle this long" },
 	{ "tcp-max-connections", "tcp-max-connections", "N", CONF_UINT, 1, 65536, NULL, "256",
-	  OFF(tcp.max_connections), "open TCP connections per worker" },
+	  OFF(tcp.max_connections), "most TCP connections per worker (fewer if descriptors are short)" },
 	{ "tcp-message-timeout", "tcp-message-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "5000",
 	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message" },
 	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/acceptor.h"
 #include "server/internal.h"
 #include "server/log.h"
 
@@ -20,50 +23,71 @@
  * the server answers "ok\n" or "error\n", then the body, and closes.
  */
 #define CONTROL_LINE_MAX 1024
-#define CONTROL_REPLY_MAX (64 * 1024)
+#define CONTROL_REPLY_MAX (64 * 1024) /* a first size; replies grow past it */
+#define CONTROL_BACKLOG 16
+/* A client has this long to send its command line, and again to read the
+ * reply once it is ready (a reload's reply waits for the reload). */
+#define CONTROL_TIMEOUT_MS 10000
 
 typedef struct control_client {
 	uv_pipe_t pipe;
+	uv_timer_t timer; /* the command line must arrive, and the reply leave, in time */
 	struct control *ctl;
 	struct control_client *next;
 	char line[CONTROL_LINE_MAX];
 	size_t len;
 	bool answered;
+	bool closing;
+	uint8_t closes_pending;
 	uv_write_t write_req;
 	char *reply;
 } control_client_t;
 
 struct control {
 	server_t *srv;
-	uv_pipe_t listener;
+	uv_pipe_t listener; /* binds the socket and unlinks its path when closed */
+	acceptor_t accept;  /* accepts on a duplicate of listener's descriptor */
+	bool accepting;     /* accept is initialised */
+	bool pause_logged;
 	char *path;
 	control_client_t *clients;
+	size_t client_count;
 };
 
 static void on_client_closed(uv_handle_t *h)
 {
 	control_client_t *c = h->data;
 	struct control *ctl = c->ctl;
+	if (--c->closes_pending > 0)
+		return;
 	for (control_client_t **p = &ctl->clients; *p; p = &(*p)->next) {
 		if (*p == c) {
 			*p = c->next;
 			break;
 		}
 	}
+	ctl->client_count--;
 	free(c->reply);
 	free(c);
+	if (ctl->accepting)
+		acceptor_resume(&ctl->accept); /* a connection may wait for the slot */
 }
 
 static void client_close(control_client_t *c)
 {
-	if (!uv_is_closing((uv_handle_t *)&c->pipe))
-		uv_close((uv_handle_t *)&c->pipe, on_client_closed);
+	if (c->closing)
+		return;
+	c->closing = true;
+	uv_close((uv_handle_t *)&c->pipe, on_client_closed);
+	uv_close((uv_handle_t *)&c->timer, on_client_closed);
 }
 
 static void on_written(uv_write_t *req, int status)
 {
 	client_close(req->data);
 }
+
+static void on_client_timeout(uv_timer_t *t);
 
 /* Send "ok\n"/"error\n" and body, then close. Takes ownership of nothing. */
 static void reply(control_client_t *c, bool ok, const char *body)
@@ -80,8 +104,12 @@ static void reply(control_client_t *c, bool ok, const char *body)
 	int n = snprintf(c->reply, blen + 8, "%s\n%s", ok ? "ok" : "error", body);
 	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)n);
 	c->write_req.data = c;
-	if (uv_write(&c->write_req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) < 0)
+	if (uv_write(&c->write_req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) < 0) {
 		client_close(c);
+		return;
+	}
+	/* a client that does not read its reply must not keep its slot */
+	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 }
 
 static void cmd_status(control_client_t *c)
@@ -100,7 +128,9 @@ static void cmd_status(control_client_t *c)
 static void cmd_stats(control_client_t *c)
 {
 	server_t *srv = c->ctl->srv;
-	char *body = malloc(CONTROL_REPLY_MAX);
+	/* sized for the thread count: a fixed size failed past about 100 threads */
+	size_t cap = stats_json_cap(srv->worker_count);
+	char *body = malloc(cap);
 	if (!body) {
 		reply(c, false, "out of memory\n");
 		return;
@@ -108,41 +138,56 @@ static void cmd_stats(control_client_t *c)
 	for (size_t i = 0; i < srv->worker_count; i++)
 		__atomic_store_n(&srv->stats[i].rcvbuf_drops, udp_rcvbuf_drops(&srv->workers[i]),
 				 __ATOMIC_RELAXED);
-	int n = stats_json(srv->stats, srv->worker_count, body, CONTROL_REPLY_MAX);
+	int n = stats_json(srv->stats, srv->worker_count, body, cap);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);
+}
+
+/* Append line to *body (grown as needed). Returns false when out of memory. */
+static bool body_append(char **body, size_t *len, size_t *cap, const char *line)
+{
+	size_t add = strlen(line);
+	if (*len + add + 1 > *cap) {
+		size_t want = *cap ? *cap * 2 : CONTROL_REPLY_MAX;
+		if (want < *len + add + 1)
+			want = *len + add + 1;
+		char *p = realloc(*body, want);
+		if (!p)
+			return false;
+		*body = p;
+		*cap = want;
+	}
+	memcpy(*body + *len, line, add + 1);
+	*len += add;
+	return true;
 }
 
 static void cmd_zone_status(control_client_t *c)
 {
 	server_t *srv = c->ctl->srv;
-	char *body = malloc(CONTROL_REPLY_MAX);
-	if (!body) {
-		reply(c, false, "out of memory\n");
-		return;
-	}
-	size_t len = 0;
-	body[0] = '\0';
+	char *body = NULL;
+	size_t len = 0, cap = 0;
+	bool ok = body_append(&body, &len, &cap, "");
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(&srv->zones);
 	size_t n = db ? zonedb_zone_count(db) : 0;
-	for (size_t i = 0; i < n && len < CONTROL_REPLY_MAX - 2048; i++) {
+	/* every zone, however many: the reply grows (it once stopped at 64 KiB) */
+	for (size_t i = 0; i < n && ok; i++) {
 		zone_info_t info;
 		zonedb_zone_info(db, i, &info);
 		char when[32] = "-";
 		struct tm tm;
 		if (info.loaded && gmtime_r(&info.loaded_at, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		int w = snprintf(body + len, CONTROL_REPLY_MAX - len,
-				 "%s serial %u rrs %zu loaded %s file %s%s%s\n", info.name,
-				 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
-				 info.file ? info.file : "-", info.last_error[0] ? " error " : "",
-				 info.last_error);
-		if (w > 0)
-			len += (size_t)w;
+		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 128];
+		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s\n",
+			 info.name, (unsigned)info.serial, info.rr_count,
+			 info.loaded ? when : "no", info.file ? info.file : "-",
+			 info.last_error[0] ? " error " : "", info.last_error);
+		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(&srv->zones);
-	reply(c, true, body);
+	reply(c, ok, ok ? body : "out of memory\n");
 	free(body);
 }
 
@@ -238,6 +283,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	if (!nl && c->len < sizeof(c->line) - 1)
 		return;
 	uv_read_stop(s);
+	uv_timer_stop(&c->timer);
 	if (!nl) {
 		reply(c, false, "command line too long\n");
 		return;
@@ -248,22 +294,89 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	run_command(c);
 }
 
-static void on_connection(uv_stream_t *server, int status)
+static void on_client_timeout(uv_timer_t *t)
 {
-	struct control *ctl = server->data;
-	if (status < 0)
+	control_client_t *c = t->data;
+	if (c->answered) {
+		client_close(c); /* the reply was not read in time */
 		return;
+	}
+	uv_read_stop((uv_stream_t *)&c->pipe); /* no command may start after this reply */
+	reply(c, false, "no command line received in time\n");
+}
+
+/* At most CONTROL_CLIENTS_MAX clients at once; the next waits in the acceptor. */
+static bool on_client_accepted(acceptor_t *a, int fd)
+{
+	struct control *ctl = a->data;
+	if (ctl->client_count >= CONTROL_CLIENTS_MAX)
+		return false;
+	ctl->pause_logged = false;
 	control_client_t *c = calloc(1, sizeof(*c));
-	if (!c)
-		return;
+	if (!c) {
+		close(fd);
+		return true;
+	}
 	c->ctl = ctl;
 	c->pipe.data = c;
+	c->timer.data = c;
 	uv_pipe_init(ctl->srv->loop, &c->pipe, 0);
+	uv_timer_init(ctl->srv->loop, &c->timer);
+	c->closes_pending = 2;
 	c->next = ctl->clients;
 	ctl->clients = c;
-	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
-	    uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0)
+	ctl->client_count++;
+	if (uv_pipe_open(&c->pipe, fd) < 0) {
+		close(fd); /* the handle did not take it */
 		client_close(c);
+		return true;
+	}
+	if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0) {
+		client_close(c);
+		return true;
+	}
+	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
+	return true;
+}
+
+static void on_accept_paused(acceptor_t *a, int err)
+{
+	struct control *ctl = a->data;
+	if (ctl->pause_logged)
+		return;
+	ctl->pause_logged = true; /* once until a client gets in again */
+	log_warning("control %s: accept: %s; trying again every %u ms", ctl->path,
+		    uv_strerror(err), ACCEPTOR_PAUSE_MS);
+}
+
+/*
+ * Accept with the acceptor, not uv_listen, whose accept loop can spin for
+ * good when descriptors run out (see server/acceptor.h). The pipe handle
+ * keeps the bound socket (and unlinks its path when closed); the acceptor
+ * reads a duplicate of its descriptor. Returns 0 or a libuv error.
+ */
+static int control_listen(struct control *ctl)
+{
+	uv_os_fd_t bound;
+	int e = uv_fileno((uv_handle_t *)&ctl->listener, &bound);
+	if (e < 0)
+		return e;
+	int fd = fcntl(bound, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (listen(fd, CONTROL_BACKLOG) < 0) {
+		e = -errno;
+		close(fd);
+		return e;
+	}
+	ctl->accept.data = ctl;
+	if (acceptor_init(&ctl->accept, ctl->srv->loop, fd, on_client_accepted,
+			  on_accept_paused) < 0) {
+		close(fd);
+		return UV_EINVAL;
+	}
+	ctl->accepting = true;
+	return 0;
 }
 
 /* A socket file left by a daemon that is gone may be replaced; a live one may not. */
@@ -315,7 +428,7 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 	int e = uv_pipe_bind(&ctl->listener, path);
 	umask(old);
 	if (e == 0)
-		e = uv_listen((uv_stream_t *)&ctl->listener, 16, on_connection);
+		e = control_listen(ctl);
 	if (e < 0) {
 		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
 		return SHOAL_ESYSTEM;
@@ -336,6 +449,8 @@ void control_close(server_t *srv)
 		return;
 	for (control_client_t *c = ctl->clients; c; c = c->next)
 		client_close(c);
+	if (ctl->accepting)
+		acceptor_close(&ctl->accept, NULL);
 	uv_close((uv_handle_t *)&ctl->listener, NULL);
 	/* may fail after the privilege drop (directory not writable): harmless */
 	if (unlink(ctl->path) < 0)

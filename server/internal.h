@@ -185,6 +185,9 @@ int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg
 int reload_init(server_t *srv);
 void reload_close(server_t *srv);
 
+/* Control clients served at once; more wait, unaccepted, until one leaves. */
+#define CONTROL_CLIENTS_MAX 8
+
 /*
  * Control socket (server/control.c), on the main loop.
  * control_open: bind a unix stream socket at path, mode 0600 from the

@@ -12,6 +12,7 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "server/fdbudget.h"
 #include "server/internal.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -99,6 +100,53 @@ static void log_migrate_req(void)
 		log_info("net.ipv4.tcp_migrate_req cannot be read (kernel before 5.14?)");
 }
 
+/*
+ * The descriptor budget, before any socket is made: raise the soft
+ * RLIMIT_NOFILE to the hard limit, then derive the TCP connections per
+ * worker from what is left after every socket, loop and reserve, so
+ * accepted connections cannot use up the descriptors; tcp-max-connections
+ * is the upper bound. A configuration that cannot fit stops start-up.
+ */
+static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
+{
+	uint64_t before, limit;
+	if (fdbudget_raise(&before, &limit) < 0)
+		log_warning("cannot raise the descriptor limit (RLIMIT_NOFILE) from %llu: %s",
+			    (unsigned long long)before, strerror(errno));
+	int64_t open = fdbudget_count_open();
+	fdbudget_in_t in = {
+		.limit = limit,
+		.open = open < 0 ? 3 : (uint64_t)open,
+		.threads = cfg->threads,
+		.addresses = cfg->listen_count,
+		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED && !cfg->ceiling,
+		.control = cfg->control != NULL,
+		.max_connections = cfg->tcp.max_connections,
+	};
+	fdbudget_t b;
+	if (fdbudget_plan(&in, &b) < 0) {
+		snprintf(err, errlen,
+			 "descriptors: RLIMIT_NOFILE is %llu; %u thread(s) x %zu address(es) need "
+			 "%llu for sockets, loops and reserve, which leaves room for %llu TCP "
+			 "connection(s) per worker, fewer than %u; raise the limit (ulimit -n, "
+			 "LimitNOFILE=) or use fewer threads or addresses",
+			 (unsigned long long)limit, cfg->threads, cfg->listen_count,
+			 (unsigned long long)b.fixed, (unsigned long long)b.per_worker_room,
+			 cfg->tcp.max_connections < FDBUDGET_TCP_MIN ? cfg->tcp.max_connections
+								     : FDBUDGET_TCP_MIN);
+		return SHOAL_ECONFIG;
+	}
+	log_info("descriptors: RLIMIT_NOFILE %llu (soft limit was %llu), %llu for sockets, loops "
+		 "and reserve; TCP connections per worker: %u (tcp-max-connections %u)",
+		 (unsigned long long)limit, (unsigned long long)before, (unsigned long long)b.fixed,
+		 b.per_worker, cfg->tcp.max_connections);
+	if (b.per_worker < cfg->tcp.max_connections)
+		log_notice("tcp-max-connections %u lowered to %u per worker to fit RLIMIT_NOFILE %llu",
+			   cfg->tcp.max_connections, b.per_worker, (unsigned long long)limit);
+	cfg->tcp.max_connections = b.per_worker;
+	return 0;
+}
+
 static int signals_start(server_t *srv)
 {
 	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
@@ -143,12 +191,17 @@ int server_run(conf_t *cfg)
 			    "(benchmark only)");
 	else if (server_load_zones(srv, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
+	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
+		goto cleanup_rcu;
 	if (cfg->check) {
 		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
 		       cfg->zone_count);
 		status = 0;
 		goto cleanup_rcu;
 	}
+	if (!cfg->user && geteuid() == 0)
+		log_warning("running as root with no user to drop to: every query is answered "
+			    "by a process that may do anything; set user (--user)");
 	log_migrate_req();
 	if (uv_loop_init(&loop) < 0) {
 		snprintf(err, sizeof(err), "cannot create the main loop");

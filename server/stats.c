@@ -39,14 +39,9 @@ void stats_read(const worker_stats_t *s, worker_stats_t *out)
 	out->bytes_in = LOAD(s->bytes_in);
 	out->bytes_out = LOAD(s->bytes_out);
 	out->rcvbuf_drops = LOAD(s->rcvbuf_drops);
-	out->tcp.accepted = LOAD(s->tcp.accepted);
-	out->tcp.closed_idle = LOAD(s->tcp.closed_idle);
-	out->tcp.closed_limit = LOAD(s->tcp.closed_limit);
-	out->tcp.closed_slow = LOAD(s->tcp.closed_slow);
-	out->tcp.queries = LOAD(s->tcp.queries);
-	out->tcp.answers = LOAD(s->tcp.answers);
-	out->tcp.bytes_in = LOAD(s->tcp.bytes_in);
-	out->tcp.bytes_out = LOAD(s->tcp.bytes_out);
+#define TCP_READ(name) out->tcp.name = LOAD(s->tcp.name);
+	TCP_STATS(TCP_READ)
+#undef TCP_READ
 }
 
 void stats_sum(worker_stats_t *total, const worker_stats_t *a)
@@ -60,14 +55,9 @@ void stats_sum(worker_stats_t *total, const worker_stats_t *a)
 	total->bytes_in += a->bytes_in;
 	total->bytes_out += a->bytes_out;
 	total->rcvbuf_drops += a->rcvbuf_drops;
-	total->tcp.accepted += a->tcp.accepted;
-	total->tcp.closed_idle += a->tcp.closed_idle;
-	total->tcp.closed_limit += a->tcp.closed_limit;
-	total->tcp.closed_slow += a->tcp.closed_slow;
-	total->tcp.queries += a->tcp.queries;
-	total->tcp.answers += a->tcp.answers;
-	total->tcp.bytes_in += a->tcp.bytes_in;
-	total->tcp.bytes_out += a->tcp.bytes_out;
+#define TCP_SUM(name) total->tcp.name += a->tcp.name;
+	TCP_STATS(TCP_SUM)
+#undef TCP_SUM
 }
 
 /* A small appender that remembers running out of room. */
@@ -126,13 +116,13 @@ static void json_counters(jbuf_t *b, const worker_stats_t *s)
 	     (unsigned long)s->truncated, (unsigned long)s->dropped,
 	     (unsigned long)s->malformed, (unsigned long)s->bytes_in,
 	     (unsigned long)s->bytes_out, (unsigned long)s->rcvbuf_drops);
-	jput(b, "\"tcp\": {\"accepted\": %lu, \"closed_idle\": %lu, \"closed_limit\": %lu, "
-		"\"closed_slow\": %lu, \"queries\": %lu, \"answers\": %lu, \"bytes_in\": %lu, "
-		"\"bytes_out\": %lu}",
-	     (unsigned long)s->tcp.accepted, (unsigned long)s->tcp.closed_idle,
-	     (unsigned long)s->tcp.closed_limit, (unsigned long)s->tcp.closed_slow,
-	     (unsigned long)s->tcp.queries, (unsigned long)s->tcp.answers,
-	     (unsigned long)s->tcp.bytes_in, (unsigned long)s->tcp.bytes_out);
+	const char *sep = "\"tcp\": {";
+#define TCP_JSON(name)                                                          \
+	jput(b, "%s\"" #name "\": %lu", sep, (unsigned long)s->tcp.name);     \
+	sep = ", ";
+	TCP_STATS(TCP_JSON)
+#undef TCP_JSON
+	jput(b, "}");
 }
 
 int stats_json(const worker_stats_t *workers, size_t n, char *buf, size_t cap)

@@ -56,6 +56,18 @@ void stats_read(const worker_stats_t *s, worker_stats_t *out);
 void stats_sum(worker_stats_t *total, const worker_stats_t *a);
 
 /*
+ * The most octets one worker's entry (or the totals) takes in the JSON,
+ * every counter at its largest; tests/unit/test_stats.c checks it.
+ */
+#define STATS_JSON_WORKER_MAX 2048
+
+/* A buffer this big always holds stats_json of n workers, with its NUL. */
+static inline size_t stats_json_cap(size_t n)
+{
+	return (n + 1) * STATS_JSON_WORKER_MAX + 64;
+}
+
+/*
  * Write the statistics of workers[0..n) as JSON into buf[0..cap): totals and
  * a per-thread breakdown. Returns the length written (without the NUL), or
  * SHOAL_ESPACE. Any thread.

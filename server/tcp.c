@@ -30,16 +30,11 @@ void tcp_pool_release(tcp_conn_t *c)
 {
 	tcp_server_t *t = c->srv;
 	for (int i = 0; i < 2; i++) {
-		tcp_outbuf_t *o = &c->out[i];
-		if (o->cap > TCP_OUT_KEEP) {
-			free(o->data);
-			o->data = NULL;
-			o->cap = 0;
-		}
-		o->len = 0;
-		o->answers = 0;
+		c->out[i].len = 0;
+		c->out[i].answers = 0;
 	}
 	c->in_len = 0;
+	tcp_conn_trim(c);
 	c->flight = 0;
 	c->writing = c->reading = c->eof = c->timing_message = false;
 	c->shut = c->closing = c->got_input = c->stop_grace = false;
@@ -55,9 +50,9 @@ void tcp_pool_release(tcp_conn_t *c)
 
 /* ---- accepting ---- */
 
-static void conn_accept(tcp_listener_t *l, tcp_conn_t *c)
+/* fd was accepted into slot c: set the slot up and start serving it. */
+static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd)
 {
-	tcp_server_t *t = l->srv;
 	uv_tcp_init(t->loop, &c->handle);
 	uv_timer_init(t->loop, &c->timer);
 	c->handle.data = c;
@@ -65,10 +60,14 @@ static void conn_accept(tcp_listener_t *l, tcp_conn_t *c)
 	c->write_req.data = c;
 	c->shutdown_req.data = c;
 	tcp_active_append(t, c);
-	if (!c->in)
-		c->in = malloc(TCP_FRAME_MAX);
-	/* accept even without memory, or the listener stays paused */
-	if (uv_accept((uv_stream_t *)&l->handle, (uv_stream_t *)&c->handle) != 0 || !c->in) {
+	if (uv_tcp_open(&c->handle, fd) != 0) {
+		close(fd); /* the handle did not take it, so uv_close will not */
+		tcp_conn_close(c, NULL);
+		return;
+	}
+	if (!c->in && (c->in = malloc(TCP_BUF_KEEP)) != NULL)
+		c->in_cap = TCP_BUF_KEEP;
+	if (!c->in) {
 		tcp_conn_close(c, NULL);
 		return;
 	}
@@ -98,40 +97,45 @@ static void server_make_room(tcp_server_t *t)
 	}
 }
 
+/* Slots are free: hand them to the listeners holding a connection. */
 static void server_serve_waiting(tcp_server_t *t)
 {
-	for (size_t i = 0; i < t->n_listeners && t->waiting > 0; i++) {
+	for (size_t i = 0; i < t->n_listeners && t->waiting > 0 && t->free_list; i++) {
 		tcp_listener_t *l = &t->listeners[i];
 		if (!l->waiting)
 			continue;
-		tcp_conn_t *c = pool_take(t);
-		if (!c)
-			break;
 		l->waiting = false;
 		t->waiting--;
-		conn_accept(l, c);
+		acceptor_resume(&l->acc); /* takes a slot in on_accepted */
 	}
 	server_make_room(t);
 }
 
-static void on_connection(uv_stream_t *s, int status)
+static bool on_accepted(acceptor_t *a, int fd)
 {
-	tcp_listener_t *l = s->data;
+	tcp_listener_t *l = a->data;
 	tcp_server_t *t = l->srv;
-	if (status < 0 || t->stopping)
-		return;
 	tcp_conn_t *c = pool_take(t);
 	if (c) {
-		conn_accept(l, c);
-		return;
+		conn_accept(t, c, fd);
+		return true;
 	}
-	/* Not calling uv_accept pauses this listener with the connection held;
-	 * it resumes when a slot frees. */
+	/* The acceptor keeps the connection and stops accepting until a slot
+	 * frees (server_serve_waiting). */
 	if (!l->waiting) {
 		l->waiting = true;
 		t->waiting++;
 	}
 	server_make_room(t);
+	return false;
+}
+
+/* accept failed for want of descriptors or memory: the listener rests. */
+static void on_accept_paused(acceptor_t *a, int err)
+{
+	tcp_listener_t *l = a->data;
+	(void)err;
+	tcp_stat_add(&l->srv->stats->accept_paused, 1);
 }
 
 /* ---- the server ---- */
@@ -162,9 +166,9 @@ static void on_stop_timer_closed(uv_handle_t *h)
 	server_handle_closed(h->data);
 }
 
-static void on_listener_closed(uv_handle_t *h)
+static void on_listener_closed(acceptor_t *a)
 {
-	tcp_listener_t *l = h->data;
+	tcp_listener_t *l = a->data;
 	server_handle_closed(l->srv);
 }
 
@@ -251,22 +255,16 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits
 	for (size_t i = 0; i < n; i++) {
 		tcp_listener_t *l = &t->listeners[i];
 		l->srv = t;
-		uv_tcp_init(loop, &l->handle);
-		l->handle.data = l;
-		t->handles_open++;
-		t->n_listeners++;
-		err = uv_tcp_open(&l->handle, fds[i]);
+		l->acc.data = l;
+		err = acceptor_init(&l->acc, loop, fds[i], on_accepted, on_accept_paused);
 		if (err) {
-			close(fds[i]); /* libuv did not take it, so uv_close will not */
-		} else {
-			err = uv_listen((uv_stream_t *)&l->handle, TCP_LISTEN_BACKLOG, on_connection);
-		}
-		if (err) {
-			fprintf(stderr, "tcp: cannot serve socket %d: %s\n", fds[i], uv_strerror(err));
-			for (size_t j = i + 1; j < n; j++)
+			fprintf(stderr, "tcp: cannot serve socket %d\n", fds[i]);
+			for (size_t j = i; j < n; j++)
 				close(fds[j]);
 			break;
 		}
+		t->handles_open++;
+		t->n_listeners++;
 	}
 	if (err) {
 		/* The handles exist, so they must close before the memory goes:
@@ -294,7 +292,7 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 	t->done = done;
 	t->done_arg = arg;
 	for (size_t i = 0; i < t->n_listeners; i++)
-		uv_close((uv_handle_t *)&t->listeners[i].handle, on_listener_closed);
+		acceptor_close(&t->listeners[i].acc, on_listener_closed);
 	t->waiting = 0;
 	/* Connections finish what they have read, then shut down; the stop
 	 * timer bounds a peer that keeps sending or never reads. */
@@ -303,7 +301,10 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 		tcp_conn_advance(c, false);
 	}
 	if (t->in_use > 0)
-		uv_timer_start(&t->stop_timer, on_stop_timer, t->lim.message_timeout_ms, 0);
+		uv_timer_start(&t->stop_timer, on_stop_timer,
+			       t->lim.message_timeout_ms < TCP_STOP_MAX_MS ? t->lim.message_timeout_ms
+									   : TCP_STOP_MAX_MS,
+			       0);
 	server_maybe_finish(t);
 }
 

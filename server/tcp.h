@@ -26,18 +26,28 @@ typedef struct tcp_limits {
 
 #define TCP_LIMITS_DEFAULT { 10000, 256, 5000, 262144, 64 }
 
+/*
+ * The per-worker TCP counters, one line each, in the order shoalctl stats
+ * prints them; the struct, the sums and the JSON all expand this list.
+ */
+#define TCP_STATS(X)                                                              \
+	X(accepted)      /* connections accepted */                               \
+	X(closed_idle)   /* closed after the idle timeout */                      \
+	X(closed_limit)  /* the oldest dropped for max_connections */             \
+	X(closed_slow)   /* message timeout or output cap */                      \
+	X(queries)                                                                \
+	X(answers)                                                                \
+	X(bytes_in)                                                               \
+	X(bytes_out)                                                              \
+	X(accept_paused) /* a listener rested: accept failed for want of descriptors or memory */
+
 /* Per-worker TCP counters; the worker owns the memory (its cache lines).
  * The loop's thread writes them with relaxed atomic stores; any thread may
  * read them with relaxed atomic loads. */
 typedef struct tcp_stats {
-	uint64_t accepted;
-	uint64_t closed_idle;
-	uint64_t closed_limit;       /* oldest dropped for max_connections */
-	uint64_t closed_slow;        /* message timeout or output cap */
-	uint64_t queries;
-	uint64_t answers;
-	uint64_t bytes_in;
-	uint64_t bytes_out;
+#define TCP_STATS_FIELD(name) uint64_t name;
+	TCP_STATS(TCP_STATS_FIELD)
+#undef TCP_STATS_FIELD
 } tcp_stats_t;
 
 typedef struct tcp_server tcp_server_t;
@@ -54,9 +64,11 @@ typedef struct tcp_server tcp_server_t;
  * raised to 65537, so one whole answer always fits.
  * The process must ignore SIGPIPE: libuv writes with write(2), which raises
  * it when a peer has gone.
- * Memory: 65537 octets per worker, then per connection slot used (at most
- * max_connections) about 66 KiB of input buffer plus queued output, which is
- * at most max_output octets held in buffers of at most 2 * max_output.
+ * Memory: 65537 octets per worker, then per open connection (at most
+ * max_connections) 4 KiB of input buffer, up to 65537 while a longer message
+ * arrives, plus queued output: at most max_output octets, held in buffers
+ * of at most 2 * max_output. A connection that is idle or closed keeps at
+ * most 4 KiB of each of its three buffers.
  */
 int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
 		     const tcp_limits_t *limits, tcp_answer_fn answer, void *arg,
@@ -65,7 +77,9 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
 /*
  * Graceful stop: close the listeners at once, let open connections finish
  * writing the answers to queries already received, then close them, then
- * call done(arg) and free the server. On the loop's thread.
+ * call done(arg) and free the server. Connections still open after
+ * message_timeout_ms, and at most 5 seconds, are closed as they are. On
+ * the loop's thread.
  */
 void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg);
 

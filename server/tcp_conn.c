@@ -310,6 +310,47 @@ static void conn_shutdown(tcp_conn_t *c)
 	uv_timer_start(&c->timer, on_conn_timer, TCP_LINGER_MS, 0);
 }
 
+/* ---- buffers ---- */
+
+/*
+ * The input holds the start of a message longer than the buffer: grow it to
+ * the whole message (RFC 1035 4.2.2: the two-octet length says how long).
+ * Returns false when there is no memory for it.
+ */
+static bool conn_input_fits(tcp_conn_t *c)
+{
+	if (c->in_len < 2)
+		return true;
+	size_t need = 2u + wire_get_u16(c->in);
+	if (need <= c->in_cap)
+		return true;
+	uint8_t *p = realloc(c->in, need);
+	if (!p)
+		return false;
+	c->in = p;
+	c->in_cap = need;
+	return true;
+}
+
+void tcp_conn_trim(tcp_conn_t *c)
+{
+	for (int i = 0; i < 2; i++) {
+		tcp_outbuf_t *o = &c->out[i];
+		if (o->cap > TCP_BUF_KEEP && o->len == 0) {
+			free(o->data);
+			o->data = NULL;
+			o->cap = 0;
+		}
+	}
+	if (c->in_cap > TCP_BUF_KEEP && c->in_len == 0) {
+		uint8_t *p = realloc(c->in, TCP_BUF_KEEP);
+		if (p) {
+			c->in = p;
+			c->in_cap = TCP_BUF_KEEP;
+		}
+	}
+}
+
 /* ---- input ---- */
 
 /*
@@ -348,6 +389,10 @@ void tcp_conn_advance(tcp_conn_t *c, bool wrote)
 		memmove(c->in, c->in + w.pos, c->in_len - w.pos);
 		c->in_len -= w.pos;
 	}
+	if (!conn_input_fits(c)) {
+		tcp_conn_close(c, NULL);
+		return;
+	}
 	if (message_done) {
 		tcp_active_remove(t, c);
 		tcp_active_append(t, c);
@@ -374,17 +419,19 @@ void tcp_conn_advance(tcp_conn_t *c, bool wrote)
 			return;
 		}
 	}
-	conn_set_reading(c, !c->eof && !conn_blocked(c) && c->in_len < TCP_FRAME_MAX);
+	conn_set_reading(c, !c->eof && !conn_blocked(c) && c->in_len < c->in_cap);
 	conn_arm_timer(c, message_done, wrote);
+	if (c->in_len == 0 && !c->writing && conn_queued_bytes(c) == 0)
+		tcp_conn_trim(c); /* idle: no burst's buffers held while it waits */
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
 	tcp_conn_t *c = h->data;
 	if (c->shut) /* discarding: any space will do */
-		*buf = uv_buf_init((char *)c->in, TCP_FRAME_MAX);
+		*buf = uv_buf_init((char *)c->in, (unsigned)c->in_cap);
 	else
-		*buf = uv_buf_init((char *)c->in + c->in_len, (unsigned)(TCP_FRAME_MAX - c->in_len));
+		*buf = uv_buf_init((char *)c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)

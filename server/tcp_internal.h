@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "server/acceptor.h"
 #include "server/tcp.h"
 
 /* RFC 1035 4.2.2: a two-octet length, then at most 65535 octets of message. */
@@ -18,19 +19,25 @@
  * 4.2.2.13), which can destroy answers the peer has not read yet. */
 #define TCP_LINGER_MS 2000u
 
-/* An output buffer that was grown past this is given back when its
- * connection closes, so a burst of big answers does not pin memory. */
-#define TCP_OUT_KEEP 65536u
+/* A connection's input buffer starts this big (a few dozen pipelined
+ * queries fit) and grows to hold one whole message when a longer one
+ * comes. A buffer, input or output, grown past this is given back when its
+ * connection goes idle or closes, so a slot keeps at most this much of
+ * each: a burst of big messages does not pin memory (it kept about 200
+ * KiB per slot). */
+#define TCP_BUF_KEEP 4096u
 
 /* When stopping, how long a connection that has sent nothing yet may take
  * to send its first query. */
 #define TCP_STOP_GRACE_MS 1000u
 
+/* A stop waits at most this long for connections to finish, however long
+ * tcp-message-timeout is, so SIGTERM always ends the process soon. */
+#define TCP_STOP_MAX_MS 5000u
+
 /* Answers to pipelined queries are collected up to this many octets per
  * write system call. */
 #define TCP_GATHER_MAX 16384u
-
-#define TCP_LISTEN_BACKLOG 1024
 
 /* Answers waiting to be written; see tcp_conn.out. */
 typedef struct tcp_outbuf {
@@ -51,7 +58,8 @@ struct tcp_conn {
 	/* Open connections: the activity list, least recently active first.
 	 * Free slots: `next` links the free list. */
 	tcp_conn_t *prev, *next;
-	uint8_t *in;   /* TCP_FRAME_MAX octets, allocated on first use of the slot */
+	uint8_t *in;   /* in_cap octets: TCP_BUF_KEEP, up to TCP_FRAME_MAX for a long message */
+	size_t in_cap;
 	size_t in_len; /* octets of unprocessed input at in[0] */
 	/* Double buffer: out[flight] is being written by libuv (its memory must
 	 * not move), out[flight ^ 1] collects answers meanwhile. With no write in
@@ -71,9 +79,9 @@ struct tcp_conn {
 };
 
 typedef struct tcp_listener {
-	uv_tcp_t handle;
+	acceptor_t acc;
 	tcp_server_t *srv;
-	bool waiting; /* libuv holds an accepted fd for us until a slot frees */
+	bool waiting; /* the acceptor holds an accepted fd for us until a slot frees */
 } tcp_listener_t;
 
 struct tcp_server {
@@ -152,5 +160,9 @@ bool tcp_conn_idle(const tcp_conn_t *c);
 
 /* Both handles of c are closed: reset the slot and give it back (server/tcp.c). */
 void tcp_pool_release(tcp_conn_t *c);
+
+/* Give back c's buffers grown past TCP_BUF_KEEP; none may hold data
+ * (server/tcp_conn.c). */
+void tcp_conn_trim(tcp_conn_t *c);
 
 #endif

@@ -612,7 +612,16 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
 	if (limit > cap)
 		limit = cap;
 	answer_t a = { .qtype = q.qtype, .dnssec = q.edns && q.edns_do };
-	if (response_init(&a.r, &q, out, cap, limit, response_opt_size(&e)) < 0) {
+	int rc = response_init(&a.r, &q, out, cap, limit, response_opt_size(&e));
+	if (rc < 0 && e.nsid) {
+		/* The header, question and OPT do not fit with the NSID: answer
+		 * without it (RFC 5001 2.2: the server chooses to honour a
+		 * request) rather than not at all. */
+		e.nsid = NULL;
+		e.nsid_len = 0;
+		rc = response_init(&a.r, &q, out, cap, limit, response_opt_size(&e));
+	}
+	if (rc < 0) {
 		info->dropped = true;
 		return 0;
 	}

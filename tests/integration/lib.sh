@@ -114,3 +114,15 @@ done_testing() {
 	[ "$T_FAILED" -eq 0 ] && [ "$T_PASSED" -gt 0 ]
 	exit $?
 }
+
+# wait_ready FILE PID: up to 15 s for FILE to appear, or until PID (the
+# process that makes it) ends; returns 0 when FILE is there.
+wait_ready() {
+	local i
+	for i in $(seq 1 300); do
+		[ -e "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -e "$1" ]
+}

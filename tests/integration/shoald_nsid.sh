@@ -18,6 +18,27 @@ fi
 stop_pid "$SHOALD_PID"
 check_eq "SIGTERM exits 0" 0 $?
 
+# A long NSID and a long query name with EDNS 512: the header, question and
+# OPT with the NSID do not fit 512 octets. The answer comes without the NSID
+# (RFC 5001 2.2: including it is the server's choice); it used to be dropped.
+PORT=$(free_port) || exit 99
+long_id=$(printf 'n%.0s' $(seq 1 290))
+start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --nsid "$long_id" \
+	--zone "example.com=$EXAMPLES/example.com.zone" || exit 99
+label=$(printf 'a%.0s' $(seq 1 60))
+long_name="$label.$label.$label.example.com"
+out=$(q "$PORT" +nsid +bufsize=512 +ignore "$long_name" A)
+check_match "long NSID, long name, EDNS 512: answered" 'status: NXDOMAIN' "$out"
+if printf '%s\n' "$out" | grep -q 'NSID'; then
+	fail "that answer has no NSID (it cannot fit)"
+else
+	pass "that answer has no NSID (it cannot fit)"
+fi
+check_match "that answer fits 512 octets" 'MSG SIZE +rcvd: ([1-4][0-9]{2}|50[0-9]|51[0-2])$' "$out"
+check_match "a short name still gets the long NSID" "; NSID: .*\(\"$long_id/[01]\"\)" \
+	"$(q "$PORT" +nsid +bufsize=512 +ignore www.example.com A)"
+stop_pid "$SHOALD_PID"
+
 PORT=$(free_port) || exit 99
 cat >"$T_DIR/shoald.conf" <<CONF
 listen:

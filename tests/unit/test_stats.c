@@ -57,12 +57,51 @@ static void test_json(void)
 	free(w);
 }
 
+/* Every counter of every worker at its largest. */
+static worker_stats_t *stats_full(size_t n)
+{
+	worker_stats_t *w = aligned_alloc(64, n * sizeof(*w));
+	if (w)
+		memset(w, 0xff, n * sizeof(*w));
+	return w;
+}
+
+/*
+ * The reply buffer of shoalctl stats is sized by stats_json_cap: it holds
+ * the largest JSON of any thread count up to CONF_THREADS_MAX (256), which
+ * a fixed 64 KiB did not.
+ */
+static void test_json_cap_fits_any_thread_count(void)
+{
+	enum { THREADS_MAX = 256 };
+	worker_stats_t *w = stats_full(THREADS_MAX);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	size_t cap = stats_json_cap(THREADS_MAX);
+	char *buf = malloc(cap);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	int one = stats_json(w, 1, buf, cap);
+	int two = stats_json(w, 2, buf, cap);
+	CU_ASSERT_TRUE(one > 0 && two > one);
+	CU_ASSERT_TRUE(two - one <= STATS_JSON_WORKER_MAX);            /* one worker's entry */
+	CU_ASSERT_TRUE(one - (two - one) <= STATS_JSON_WORKER_MAX + 64); /* totals and frame */
+	for (size_t n = 1; n <= THREADS_MAX; n *= 2) {
+		int len = stats_json(w, n, buf, stats_json_cap(n));
+		CU_ASSERT_TRUE(len > 0 && (size_t)len < stats_json_cap(n));
+	}
+	memset(w, 0, THREADS_MAX * sizeof(*w));
+	CU_ASSERT_EQUAL(stats_json(w, THREADS_MAX, buf, 64 * 1024), SHOAL_ESPACE);
+	CU_ASSERT_TRUE(stats_json(w, THREADS_MAX, buf, cap) > 64 * 1024);
+	free(buf);
+	free(w);
+}
+
 int main(void)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_layout),
 		UNIT_TEST(test_count),
 		UNIT_TEST(test_json),
+		UNIT_TEST(test_json_cap_fits_any_thread_count),
 		UNIT_END,
 	};
 	return unit_run("stats", tests);

@@ -7,11 +7,13 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/acceptor.h"
 #include "server/tcp.h"
 #include "tests/unit/unit.h"
 
@@ -362,6 +364,41 @@ static void test_answer_65535_whole(void)
 	fx_stop(&fx);
 }
 
+/*
+ * Messages longer than the input buffer's first size, up to 65535 octets,
+ * are read whole, pipelined behind short ones and in front of them (the
+ * buffer grows to the message, then shrinks back when idle).
+ */
+static void test_long_queries_whole(void)
+{
+	enum { LONG = 65535 };
+	fixture_t fx;
+	static uint8_t q[3 * (2 + LONG)], a[65536];
+	size_t len, n = 0;
+	fx_start(&fx, &default_limits);
+	int fd = client_connect(fx.port);
+	n += frame_query(q + n, 1);
+	for (uint16_t id = 2; id <= 3; id++) {
+		size_t at = n;
+		n += frame_query(q + n, id);
+		q[at] = (uint8_t)(LONG >> 8); /* the same query, padded to 65535 octets */
+		q[at + 1] = (uint8_t)LONG;
+		memset(q + n, 0, LONG - QUERY_LEN);
+		n += LONG - QUERY_LEN;
+	}
+	send_all(fd, q, n);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 1);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 2);
+	CU_ASSERT_EQUAL(len, LONG);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 3);
+	CU_ASSERT_EQUAL(len, LONG);
+	send_all(fd, q, frame_query(q, 4));
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 4);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.answers, 4);
+}
+
 static void test_idle_timeout_closes(void)
 {
 	fixture_t fx;
@@ -598,6 +635,112 @@ static void test_half_close_answered(void)
 	fx_stop(&fx);
 }
 
+/* Wait up to the deadline for a counter of the loop thread to reach `want`. */
+static bool wait_counter(const uint64_t *counter, uint64_t want)
+{
+	for (int i = 0; i < DEADLINE_S * 100; i++) {
+		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * accept fails with EMFILE: the listener rests (counted) and does not drop
+ * the connection; once descriptors are back, the waiting client is served.
+ * (libuv's own accept loop closed the queued connection here, or spun.)
+ */
+static void test_accept_emfile_pauses_then_serves(void)
+{
+	enum { FILL_MAX = 4096 };
+	static int fill[FILL_MAX];
+	fixture_t fx;
+	uint8_t q[64], a[65536];
+	size_t len;
+	int nfill = 0;
+	fx_start(&fx, &default_limits);
+	int fd = socket(AF_INET, SOCK_STREAM, 0); /* made before the descriptors run out */
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(fx.port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = DEADLINE_S };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	struct rlimit old, low;
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 256;
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < FILL_MAX && (fill[nfill] = dup(fd)) >= 0)
+		nfill++;
+	CU_ASSERT_EQUAL(errno, EMFILE);
+
+	CU_ASSERT_EQUAL_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	send_all(fd, q, frame_query(q, 4242));
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.accept_paused, 1));
+	usleep(3 * ACCEPTOR_PAUSE_MS * 1000); /* a few more tries, all failing */
+	uint8_t b;
+	CU_ASSERT_EQUAL(recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK), -1); /* not closed */
+	CU_ASSERT_EQUAL(fx.stats.accepted, 0);
+
+	for (int i = 0; i < nfill; i++)
+		close(fill[i]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	CU_ASSERT_EQUAL(read_answer(fd, a, &len), 4242);
+	close(fd);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(fx.stats.accepted, 1);
+}
+
+typedef struct stopper {
+	fixture_t *fx;
+	sem_t done;
+} stopper_t;
+
+static void *stop_thread(void *arg)
+{
+	stopper_t *st = arg;
+	fx_stop(st->fx);
+	sem_post(&st->done);
+	return NULL;
+}
+
+/*
+ * However long the timeouts are, a stop waits at most TCP_STOP_MAX_MS for
+ * a peer that never reads (before, it waited the message timeout: an hour
+ * here).
+ */
+static void test_stop_bounded_with_long_message_timeout(void)
+{
+	enum { N = 3 };
+	fixture_t fx;
+	uint8_t q[N * (2 + QUERY_LEN)];
+	tcp_limits_t lim = default_limits;
+	lim.message_timeout_ms = 3600000;
+	lim.idle_timeout_ms = 3600000;
+	fx_start_sndbuf(&fx, &lim, 16384);
+	int fd = client_connect(fx.port);
+	send_all(fd, q, frame_big(q, N));
+	usleep(100000);
+	static stopper_t st;
+	pthread_t stopper;
+	st.fx = &fx;
+	sem_init(&st.done, 0, 0);
+	pthread_create(&stopper, NULL, stop_thread, &st);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60; /* generous against 5 s, short against an hour */
+	if (sem_timedwait(&st.done, &until) != 0) {
+		CU_FAIL("the stop still waits for a peer that never reads");
+		fprintf(stderr, "test_stop_bounded_with_long_message_timeout: stop hangs\n");
+		_exit(1); /* the loop thread would hold the process for an hour */
+	}
+	pthread_join(stopper, NULL);
+	sem_destroy(&st.done);
+	CU_ASSERT_TRUE(wait_closed(fd));
+	close(fd);
+}
+
 static void test_bad_arguments(void)
 {
 	uv_loop_t loop;
@@ -626,6 +769,7 @@ int main(void)
 		UNIT_TEST(test_random_segmentation),
 		UNIT_TEST(test_no_answer_keeps_connection),
 		UNIT_TEST(test_answer_65535_whole),
+		UNIT_TEST(test_long_queries_whole),
 		UNIT_TEST(test_idle_timeout_closes),
 		UNIT_TEST(test_message_timeout_closes),
 		UNIT_TEST(test_max_connections_new_client_served),
@@ -636,6 +780,8 @@ int main(void)
 		UNIT_TEST(test_stop_delivers_pending),
 		UNIT_TEST(test_stop_bounded_by_non_reader),
 		UNIT_TEST(test_half_close_answered),
+		UNIT_TEST(test_accept_emfile_pauses_then_serves),
+		UNIT_TEST(test_stop_bounded_with_long_message_timeout),
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};

@@ -1,0 +1,43 @@
+#!/bin/bash
+# TCP connection buffers are given back: after 256 connections that each
+# pipelined 1500 queries for a 7 KB answer have closed, shoald's resident
+# memory is about what it was before (it kept about 200 KiB per connection
+# slot). Memory is the kernel's count (VmRSS), so the test skips itself
+# under a sanitizer, whose allocator keeps what is freed.
+. "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
+
+if [ -n "${SHOAL_SANITIZER:-}" ]; then
+	echo "SKIP: memory is not measured under the $SHOAL_SANITIZER sanitizer"
+	exit 77
+fi
+TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
+CONNS=256
+QUERIES=1500
+PER_CONN_MAX_KB=32 # what a closed slot may still hold (4 KiB kept, and slack)
+
+port=$(free_port)
+start_shoald "$port" --listen "127.0.0.1@$port" --threads 1 --tcp-max-connections 512 \
+	--zone "tcp.test=$SHOAL_SRCDIR/tests/integration/zones/tcp-big.zone" || exit 1
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$SHOALD_PID/status"; }
+
+before=$(rss)
+"$TCPCLIENT" -c $CONNS -n $QUERIES -l 1 -w 20 127.0.0.1 "$port" big.tcp.test TXT \
+	>"$T_DIR/client" 2>&1
+echo "# $(head -1 "$T_DIR/client")"
+# wait until shoald has closed every connection (up to 20 s)
+for _ in $(seq 1 200); do
+	[ "$(ss -Htn state established "sport = :$port" | wc -l)" -eq 0 ] && break
+	sleep 0.1
+done
+check_eq "every connection closed" 0 "$(ss -Htn state established "sport = :$port" | wc -l)"
+after=$(rss)
+per=$(((after - before) / CONNS))
+echo "# VmRSS before ${before} kB, after ${after} kB: ${per} kB per connection"
+if [ "$per" -le $PER_CONN_MAX_KB ]; then
+	pass "closed connections hold at most $PER_CONN_MAX_KB kB each (${per} kB)"
+else
+	fail "closed connections hold ${per} kB each (at most $PER_CONN_MAX_KB)"
+fi
+check_match "shoald still answers over TCP" '^"record 00' \
+	"$(q "$port" +tcp +short big.tcp.test TXT | head -1)"
+done_testing
