@@ -515,8 +515,8 @@ done:
 	return err;
 }
 
-int zone_load(const char *file, const uint8_t *origin, zone_msg_fn msg,
-	      void *msg_arg, zone_t **out)
+int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits,
+	      zone_msg_fn msg, void *msg_arg, zone_t **out)
 {
 	char text[NAME_TEXT_MAX];
 	if (name_to_text(origin, text, sizeof(text)) < 0)
@@ -528,6 +528,7 @@ int zone_load(const char *file, const uint8_t *origin, zone_msg_fn msg,
 	int err = SHOAL_ENOMEM;
 	if (!org || !L.b || !L.rdata)
 		goto done;
+	zbuild_set_limits(L.b, limits);
 	err = load_file(&L, file, org, 0);
 	if (err == SHOAL_EIO || err == SHOAL_ENOMEM)
 		goto done;

@@ -726,8 +726,10 @@ int main(void)
 	snprintf(child, sizeof(child), "%s", path_of("child.zone"));
 	char broken[4096];
 	snprintf(broken, sizeof(broken), "%s", path_of("nosoa.zone"));
-	zone_spec_t specs[] = { { "example.com", parent }, { "sub.example.com.", child },
-				{ "example.com", parent }, { "sub.example.com", broken } };
+	zone_spec_t specs[] = { { .name = "example.com", .file = parent },
+				{ .name = "sub.example.com.", .file = child },
+				{ .name = "example.com", .file = parent },
+				{ .name = "sub.example.com", .file = broken } };
 	if (zonedb_build(specs, 1, NULL, NULL, on_msg, NULL, &db_parent) != 0 ||
 	    zonedb_build(specs, 2, NULL, NULL, on_msg, NULL, &db_both) != 0 ||
 	    zonedb_build(specs + 2, 2, NULL, NULL, NULL, NULL, &db_broken) != SHOAL_EZONE) {
