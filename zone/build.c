@@ -1,6 +1,7 @@
 /* The store builder: sort, check and compile a zone's records into a zone_t. */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,16 +164,43 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-int zbuild_add(zbuild_t *b, const char *file, unsigned line,
+/*
+ * The length a record in RFC 3597's generic form declares ("\# N" on its
+ * first line, outside quotes and comments), or -1.
+ */
+static long generic_length(const char *text)
+{
+	bool quote = false;
+	for (const char *p = text; p && *p && *p != '\n'; p++) {
+		if (!quote && p[0] == '\\' && p[1] == '#' && (p == text || isspace((unsigned char)p[-1])) &&
+		    isspace((unsigned char)p[2])) {
+			char *end;
+			long n = strtol(p + 2, &end, 10);
+			return end > p + 2 && n >= 0 && (*end == '\0' || isspace((unsigned char)*end))
+				       ? n
+				       : -1;
+		}
+		if (p[0] == '\\' && p[1]) {
+			p++; /* an escaped octet is no quote and no comment */
+		} else if (*p == '"') {
+			quote = !quote;
+		} else if (*p == ';' && !quote) {
+			break;
+		}
+	}
+	return -1;
+}
+
+int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
 	       const uint8_t *owner, uint16_t type, uint16_t rclass,
 	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
 {
-	char text[NAME_TEXT_MAX];
+	char name[NAME_TEXT_MAX];
 	if (!name_is_subdomain(owner, b->origin)) {
-		if (name_to_text(owner, text, sizeof(text)) < 0)
-			strcpy(text, "?");
+		if (name_to_text(owner, name, sizeof(name)) < 0)
+			strcpy(name, "?");
 		zone_report(b->msg, b->msg_arg, false, file, line,
-			    "%s is outside the zone %s, ignored", text, b->origin_text);
+			    "%s is outside the zone %s, ignored", name, b->origin_text);
 		return 0;
 	}
 	if (rclass != DNS_CLASS_IN) {
@@ -197,10 +225,22 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line,
 	const char *why = NULL;
 	if (rdata_walk(type, rdata, rdlen, NULL, 0, &why) < 0) {
 		const rdata_desc_t *d = rdata_desc(type);
-		if (name_to_text(owner, text, sizeof(text)) < 0)
-			strcpy(text, "?");
+		if (name_to_text(owner, name, sizeof(name)) < 0)
+			strcpy(name, "?");
 		zone_report(b->msg, b->msg_arg, true, file, line, "%s: bad %s RDATA (%u octets): %s",
-			    text, d ? d->name : "?", rdlen, why);
+			    name, d ? d->name : "?", rdlen, why);
+		b->failed = true;
+		return SHOAL_EZONE;
+	}
+	/* ldns keeps of generic RDATA what the type's fields take and drops the rest */
+	long declared = generic_length(text);
+	if (declared >= 0 && declared != rdlen) {
+		const rdata_desc_t *d = rdata_desc(type);
+		if (name_to_text(owner, name, sizeof(name)) < 0)
+			strcpy(name, "?");
+		zone_report(b->msg, b->msg_arg, true, file, line,
+			    "%s: bad %s RDATA (%ld octets): octets left over after the last field",
+			    name, d ? d->name : "?", declared);
 		b->failed = true;
 		return SHOAL_EZONE;
 	}

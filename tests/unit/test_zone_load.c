@@ -569,20 +569,20 @@ static void test_generic_form_checked(void)
 				 NULL, &m, &z),
 			SHOAL_EZONE);
 	CU_ASSERT(has_msg(&m, ":6: a.gen.test.: bad A RDATA (0 octets): a field runs past"));
-	/*
-	 * ldns refuses these itself (only "\# 0" passes it for every type), and
-	 * keeps of c's MX what fits the type (10 and the root): what is stored
-	 * is well-formed either way
-	 */
+	/* ldns refuses these itself: only "\# 0" passes it for every type */
 	CU_ASSERT(has_msg(&m, ":7: "));
 	CU_ASSERT(has_msg(&m, ":9: "));
+	/* ldns keeps of c's MX what fits the type (10 and the root) and drops the rest */
+	CU_ASSERT(has_msg(&m, ":8: c.gen.test.: bad MX RDATA (5 octets): octets left over"));
 	CU_ASSERT(has_msg(&m, ":10: TYPE255 exists only in queries"));
 	CU_ASSERT(has_msg(&m, ":11: TYPE41 exists only in queries"));
 	CU_ASSERT(has_msg(&m, ":12: g.gen.test.: bad SOA RDATA (0 octets)"));
-	CU_ASSERT_EQUAL(m.errors, 6);
+	CU_ASSERT_EQUAL(m.errors, 7);
 	zone_free(z);
 	/* right in generic form, it loads as written in the type's own syntax */
-	CU_ASSERT_EQUAL(gen_text("a IN A \\# 4 c0000207\nb IN NS \\# 5 036e733100\n", NULL, &m, &z),
+	CU_ASSERT_EQUAL(gen_text("a IN A \\# 4 c0000207 ; \\# 9\nb IN NS \\# 5 036e733100\n"
+				 "t IN TXT \"\\# 3\" \\\\# 7\n",
+				 NULL, &m, &z),
 			0);
 	CU_ASSERT_EQUAL(m.errors, 0);
 	if (z) {
