@@ -100,8 +100,8 @@ static void test_examples_accepted(void)
 		"x. IN CDS 0 0 0 00",
 		"x. IN OPENPGPKEY AQID",
 		"x. IN CSYNC 66 3 A NS AAAA",
-		"x. IN ZONEMD 2026120301 1 1 "
-		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		("x. IN ZONEMD 2026120301 1 1 0123456789abcdef0123456789abcdef"
+		 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
 		"x. IN SVCB 1 svc.example. alpn=h2,h3 port=8443",
 		"x. IN HTTPS 0 alias.example.",
 		"x. IN SPF \"v=spf1 -all\"",
