@@ -42,7 +42,8 @@ static const rdata_desc_t descs[] = {
 	{ 21, "RT", { U16, NAME } },
 	{ 22, "NSAP", { REST } },                                  /* RFC 1706 */
 	{ 23, "NSAP-PTR", { NAME } },
-	{ DNS_TYPE_SIG, "SIG", { U16, U8, U8, U32, U32, U32, U16, NAME, REST } }, /* RFC 2535 */
+	/* RFC 2535 */
+	{ DNS_TYPE_SIG, "SIG", { U16, U8, U8, U32, U32, U32, U16, NAME, REST } },
 	{ DNS_TYPE_KEY, "KEY", { U16, U8, U8, REST } },
 	{ 26, "PX", { U16, NAME, NAME } },                         /* RFC 2163 */
 	{ 27, "GPOS", { STRING, STRING, STRING } },                /* RFC 1712 */
@@ -62,11 +63,13 @@ static const rdata_desc_t descs[] = {
 	{ DNS_TYPE_DS, "DS", { U16, U8, U8, REST } },              /* RFC 4034 5.1 */
 	{ DNS_TYPE_SSHFP, "SSHFP", { U8, U8, REST } },             /* RFC 4255 */
 	{ 45, "IPSECKEY", { U8, U8, U8, RDATA_GATEWAY, REST } },
-	{ DNS_TYPE_RRSIG, "RRSIG", { U16, U8, U8, U32, U32, U32, U16, NAME, REST } }, /* RFC 4034 3.1 */
+	/* RFC 4034 3.1 */
+	{ DNS_TYPE_RRSIG, "RRSIG", { U16, U8, U8, U32, U32, U32, U16, NAME, REST } },
 	{ DNS_TYPE_NSEC, "NSEC", { NAME, RDATA_BITMAP } },         /* RFC 4034 4.1 */
 	{ DNS_TYPE_DNSKEY, "DNSKEY", { U16, U8, U8, REST } },      /* RFC 4034 2.1 */
 	{ 49, "DHCID", { REST } },
-	{ DNS_TYPE_NSEC3, "NSEC3", { U8, U8, U16, RDATA_SALT, RDATA_HASH, RDATA_BITMAP } }, /* RFC 5155 3.2 */
+	/* RFC 5155 3.2 */
+	{ DNS_TYPE_NSEC3, "NSEC3", { U8, U8, U16, RDATA_SALT, RDATA_HASH, RDATA_BITMAP } },
 	{ DNS_TYPE_NSEC3PARAM, "NSEC3PARAM", { U8, U8, U16, RDATA_SALT } }, /* RFC 5155 4.2 */
 	{ DNS_TYPE_TLSA, "TLSA", { U8, U8, U8, REST } },           /* RFC 6698 2.1 */
 	{ 53, "SMIMEA", { U8, U8, U8, REST } },
@@ -346,7 +349,8 @@ static const char *take_field(walk_t *w, enum rdata_field f)
 	case RDATA_SVCPARAMS:
 		return take_svcparams(w);
 	case RDATA_GATEWAY:
-		return take_gateway(w, w->rd[1]); /* after three octets: precedence, kind, algorithm */
+		/* after three octets: precedence, kind, algorithm */
+		return take_gateway(w, w->rd[1]);
 	case RDATA_RELAY:
 		return take_gateway(w, w->rd[1] & 0x7f); /* after precedence and D|kind */
 	case RDATA_A6:

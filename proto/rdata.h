@@ -26,7 +26,7 @@ enum rdata_field {
 	RDATA_BITMAP,     /* type bit maps (RFC 4034 4.1.2), maybe none */
 	RDATA_SVCPARAMS,  /* SvcParams (RFC 9460 2.2), maybe none */
 	RDATA_GATEWAY,    /* IPSECKEY gateway of the kind in RDATA octet 1 (RFC 4025 2.3, 2.5) */
-	RDATA_RELAY,      /* AMTRELAY relay of the kind in RDATA octet 1's low 7 bits (RFC 8777 4.2) */
+	RDATA_RELAY,      /* AMTRELAY relay, kind in RDATA octet 1's low 7 bits (RFC 8777 4.2) */
 	RDATA_A6,         /* prefix length, address suffix, prefix name (RFC 2874 3.1.1) */
 	RDATA_APL,        /* address prefix items (RFC 3123 4) */
 	RDATA_HIP,        /* HIT and public key with their lengths, then names (RFC 8005 5) */

@@ -172,7 +172,8 @@ static long generic_length(const char *text)
 {
 	bool quote = false;
 	for (const char *p = text; p && *p && *p != '\n'; p++) {
-		if (!quote && p[0] == '\\' && p[1] == '#' && (p == text || isspace((unsigned char)p[-1])) &&
+		bool token_start = p == text || isspace((unsigned char)p[-1]);
+		if (!quote && token_start && p[0] == '\\' && p[1] == '#' &&
 		    isspace((unsigned char)p[2])) {
 			char *end;
 			long n = strtol(p + 2, &end, 10);
