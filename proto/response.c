@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "proto/name.h"
+#include "proto/rdata.h"
 #include "proto/response.h"
 
 /* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
@@ -203,9 +204,13 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 			size_t at = set->names[ni++];
 			if (at < p)
 				continue;
+			/* the name must end inside its own RDATA, however the set was built */
+			int nlen = rdata_name_length(d + rd, rdlen, at - rd);
+			if (nlen < 0)
+				goto bad;
 			wire_write_bytes(&r->w, d + p, at - p);
 			write_name(r, d + at);
-			p = at + name_length(d + at);
+			p = at + (size_t)nlen;
 		}
 		wire_write_bytes(&r->w, d + p, rd_end - p);
 		wire_put_u16_at(&r->w, len_at, (uint16_t)(r->w.pos - start));

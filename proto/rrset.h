@@ -34,7 +34,8 @@ bool rrtype_compressible(uint16_t type);
  * For building RRsets: the offsets (from the start of rdata) of the domain
  * names inside one RDATA of `type` (for example MX: 2; SOA: 0 and the second
  * name), counting only compressible types. Writes at most `max` offsets to
- * out and returns how many, or SHOAL_EMALFORMED when the rdata is short.
+ * out and returns how many, or SHOAL_EMALFORMED when the rdata does not
+ * fit the type's layout (rdata_walk in proto/rdata.h: the same table).
  */
 int rrtype_rdata_names(uint16_t type, const uint8_t *rdata, uint16_t rdlen,
 		       uint16_t *out, int max);

@@ -57,6 +57,12 @@ const conf_option_t conf_options[] = {
 	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message" },
 	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
 	  OFF(tcp.max_output), "answer octets queued per TCP connection" },
+	{ "max-types-per-name", "max-types-per-name", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
+	  "100", OFF(zone_limits.max_types_per_name),
+	  "refuse a zone with a name of more types (a signed type counts twice)" },
+	{ "max-records-per-type", "max-records-per-type", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
+	  "1000", OFF(zone_limits.max_records_per_type),
+	  "refuse a zone with an RRset of more records" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)",
 	  OFF(zones), "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
@@ -219,8 +225,16 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 		free(f);
 		return SHOAL_ENOMEM;
 	}
-	cfg->zones[cfg->zone_count++] = (zone_spec_t){ n, f };
+	/* the limits are filled in once every option is read (apply_zone_limits) */
+	cfg->zones[cfg->zone_count++] = (zone_spec_t){ n, f, { 0, 0 } };
 	return 0;
+}
+
+/* Every zone gets the limits, whichever came first in the file or on the command line. */
+static void apply_zone_limits(conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		cfg->zones[i].limits = cfg->zone_limits;
 }
 
 static const conf_option_t *find_option(const char *key, bool cli)
@@ -251,6 +265,7 @@ int conf_init(conf_t *cfg)
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->edns_size = DNS_EDNS_DEFAULT;
 	cfg->tcp = (tcp_limits_t)TCP_LIMITS_DEFAULT;
+	cfg->zone_limits = (zone_limits_t){ ZONE_MAX_TYPES_DEFAULT, ZONE_MAX_RECORDS_DEFAULT };
 	default_listen(cfg);
 	return 0;
 }
@@ -420,6 +435,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		rc = load_pair(cfg, &y, k, yaml_document_get_node(&doc, p->value));
 	}
 cleanup:
+	apply_zone_limits(cfg);
 	yaml_document_delete(&doc);
 cleanup_parser:
 	yaml_parser_delete(&parser);
@@ -548,6 +564,7 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
 			return SHOAL_ECONFIG;
 		}
 	}
+	apply_zone_limits(cfg);
 	return 0;
 }
 

@@ -45,6 +45,7 @@ typedef struct conf {
 	bool syslog;
 	uint32_t edns_size;
 	tcp_limits_t tcp;
+	zone_limits_t zone_limits;     /* copied into every zones[i].limits */
 	zone_spec_t *zones;
 	size_t zone_count;
 	/* from the command line only */

@@ -1,6 +1,7 @@
 /* shoal-checkzone: load a zone file exactly as shoald does and report what is wrong. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,12 @@ static const char usage[] =
 	"\n"
 	"  -q, --quiet    print errors only, not warnings or the summary\n"
 	"  -s, --stats    also print load time, node count, store size and RSS\n"
+	"  -t, --max-types-per-name N\n"
+	"                 refuse a name with more than N types, a signed type\n"
+	"                 counting twice (1 to 65535; default 100, as shoald)\n"
+	"  -r, --max-records-per-type N\n"
+	"                 refuse an RRset of more than N records (1 to 65535;\n"
+	"                 default 1000, as shoald)\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Exit status: 0 the zone loads, 1 it does not, 2 usage error.\n";
@@ -51,6 +58,18 @@ static long rss_kib(void)
 	return kib;
 }
 
+/* A limit from 1 to ZONE_LIMIT_MAX; 0 or SHOAL_EINVAL. */
+static int parse_limit(const char *text, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v < 1 || v > ZONE_LIMIT_MAX)
+		return SHOAL_EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -63,14 +82,26 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "max-types-per-name", required_argument, NULL, 't' },
+		{ "max-records-per-type", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	counts_t c = { 0 };
 	bool stats = false;
+	zone_limits_t limits = { 0 };
 	int opt;
-	while ((opt = getopt_long(argc, argv, "qsh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qst:r:h", opts, NULL)) != -1) {
 		switch (opt) {
+		case 't':
+		case 'r':
+			if (parse_limit(optarg, opt == 't' ? &limits.max_types_per_name
+							  : &limits.max_records_per_type) < 0) {
+				fprintf(stderr, "shoal-checkzone: %s: not a number from 1 to %u\n",
+					optarg, ZONE_LIMIT_MAX);
+				return 2;
+			}
+			break;
 		case 'q':
 			c.quiet = true;
 			break;
@@ -100,7 +131,7 @@ int main(int argc, char **argv)
 	}
 	double start = now_ms();
 	zone_t *z = NULL;
-	int err = zone_load(file, apex, on_msg, &c, &z);
+	int err = zone_load(file, apex, &limits, on_msg, &c, &z);
 	double took = now_ms() - start;
 	if (err < 0) {
 		fprintf(stderr, "shoal-checkzone: zone %s not loaded: %s (%u errors)\n", text,

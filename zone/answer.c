@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proto/dns.h"
+#include "proto/rdata.h"
 #include "proto/response.h"
 #include "zone/answer.h"
 #include "zone/internal.h"
@@ -314,11 +315,14 @@ static void put_additional(answer_t *a)
 		uint16_t rdlen = wire_get_u16(p + 8);
 		const uint8_t *rdata = p + 10;
 		p += 10 + rdlen;
-		if ((int)rdlen <= off)
+		if ((size_t)(end - rdata) < rdlen)
+			break;
+		/* every stored name is read within its own record's RDATA */
+		int tlen = rdata_name_length(rdata, rdlen, (size_t)off);
+		if (tlen < 0)
 			continue;
 		uint8_t target[NAME_MAXLEN];
-		size_t tlen = name_length(rdata + off);
-		memcpy(target, rdata + off, tlen);
+		memcpy(target, rdata + off, (size_t)tlen);
 		name_lower(target);
 		if (!in_bailiwick(target, a->z->apex->name))
 			continue;
@@ -385,14 +389,28 @@ typedef struct synth_cname {
 } synth_cname_t;
 
 /*
- * Replace the DNAME owner suffix of name by the DNAME target into dst.
- * Returns the new length, or 0 when it would pass 255 octets (YXDOMAIN).
+ * The first name in the RDATA of the first record of set (a CNAME's or a
+ * DNAME's target), found within that record: its length, or -1.
+ */
+static int first_target(const rrset_wire_t *set)
+{
+	if (set->data_len < 10)
+		return -1;
+	uint16_t rdlen = wire_get_u16(set->data + 8);
+	if (10u + rdlen > set->data_len)
+		return -1;
+	return rdata_name_length(set->data + 10, rdlen, 0);
+}
+
+/*
+ * Replace the DNAME owner suffix of name by the DNAME target (tlen octets)
+ * into dst. Returns the new length, or 0 when it would pass 255 octets
+ * (YXDOMAIN).
  */
 static size_t dname_substitute(const uint8_t *name, size_t len, const znode_t *owner,
-			       const uint8_t *target, uint8_t dst[NAME_MAXLEN])
+			       const uint8_t *target, size_t tlen, uint8_t dst[NAME_MAXLEN])
 {
 	size_t prefix = len - owner->name_len;
-	size_t tlen = name_length(target);
 	if (prefix + tlen > NAME_MAXLEN)
 		return 0;
 	memmove(dst, name, prefix);
@@ -476,7 +494,11 @@ static void answer_zone(answer_t *a, const query_t *q)
 				break;
 			dname_added = n;
 			uint8_t *next = buf[spare];
-			size_t nlen = dname_substitute(name, len, n, dn->set.data + 10, next);
+			int tlen = first_target(&dn->set);
+			if (tlen < 0)
+				break; /* the load checks refuse such a DNAME */
+			size_t nlen = dname_substitute(name, len, n, dn->set.data + 10, (size_t)tlen,
+						       next);
 			if (nlen == 0) {
 				rcode = DNS_RCODE_YXDOMAIN; /* RFC 6672 2.2 */
 				break;
@@ -532,10 +554,13 @@ static void answer_zone(answer_t *a, const query_t *q)
 			       : put(a, DNS_SECTION_ANSWER, owner, cname)))
 			break;
 		seen[chain++] = hash;
+		int tlen = first_target(cname);
+		if (tlen < 0)
+			break; /* the load checks refuse such a CNAME */
 		const uint8_t *target = cname->data + 10;
 		uint8_t *next = buf[spare];
 		spare ^= 1;
-		len = name_length(target);
+		len = (size_t)tlen;
 		memcpy(next, target, len);
 		name_lower(next);
 		name = owner = next;

@@ -1,6 +1,7 @@
 /* The store builder: sort, check and compile a zone's records into a zone_t. */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/rdata.h"
 #include "zone/internal.h"
 
 /*
@@ -42,6 +44,8 @@ struct zbuild {
 	size_t blob_len, blob_cap;
 	size_t *recs;
 	size_t rec_count, rec_cap;
+	uint32_t max_types;      /* per name, a signed type counting twice */
+	uint32_t max_records;    /* per RRset (per type covered for RRSIG) */
 	bool failed;
 };
 
@@ -88,7 +92,21 @@ zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg,
 		strcpy(b->origin_text, "?");
 	b->msg = msg;
 	b->msg_arg = msg_arg;
+	zbuild_set_limits(b, NULL);
 	return b;
+}
+
+void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits)
+{
+	uint32_t types = limits ? limits->max_types_per_name : 0;
+	uint32_t records = limits ? limits->max_records_per_type : 0;
+	b->max_types = types ? types : ZONE_MAX_TYPES_DEFAULT;
+	b->max_records = records ? records : ZONE_MAX_RECORDS_DEFAULT;
+	/* the store counts a name's RRsets in 16 bits */
+	if (b->max_types > ZONE_LIMIT_MAX)
+		b->max_types = ZONE_LIMIT_MAX;
+	if (b->max_records > ZONE_LIMIT_MAX)
+		b->max_records = ZONE_LIMIT_MAX;
 }
 
 void zbuild_free(zbuild_t *b)
@@ -146,21 +164,84 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-int zbuild_add(zbuild_t *b, const char *file, unsigned line,
+/*
+ * The length a record in RFC 3597's generic form declares ("\# N" on its
+ * first line, outside quotes and comments), or -1.
+ */
+static long generic_length(const char *text)
+{
+	bool quote = false;
+	for (const char *p = text; p && *p && *p != '\n'; p++) {
+		bool token_start = p == text || isspace((unsigned char)p[-1]);
+		if (!quote && token_start && p[0] == '\\' && p[1] == '#' &&
+		    isspace((unsigned char)p[2])) {
+			char *end;
+			long n = strtol(p + 2, &end, 10);
+			return end > p + 2 && n >= 0 && (*end == '\0' || isspace((unsigned char)*end))
+				       ? n
+				       : -1;
+		}
+		if (p[0] == '\\' && p[1]) {
+			p++; /* an escaped octet is no quote and no comment */
+		} else if (*p == '"') {
+			quote = !quote;
+		} else if (*p == ';' && !quote) {
+			break;
+		}
+	}
+	return -1;
+}
+
+int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
 	       const uint8_t *owner, uint16_t type, uint16_t rclass,
 	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
 {
-	char text[NAME_TEXT_MAX];
+	char name[NAME_TEXT_MAX];
 	if (!name_is_subdomain(owner, b->origin)) {
-		if (name_to_text(owner, text, sizeof(text)) < 0)
-			strcpy(text, "?");
+		if (name_to_text(owner, name, sizeof(name)) < 0)
+			strcpy(name, "?");
 		zone_report(b->msg, b->msg_arg, false, file, line,
-			    "%s is outside the zone %s, ignored", text, b->origin_text);
+			    "%s is outside the zone %s, ignored", name, b->origin_text);
 		return 0;
 	}
 	if (rclass != DNS_CLASS_IN) {
 		zone_report(b->msg, b->msg_arg, true, file, line,
 			    "class %u is not served (only IN)", rclass);
+		b->failed = true;
+		return SHOAL_EZONE;
+	}
+	if (rdata_type_is_meta(type)) {
+		zone_report(b->msg, b->msg_arg, true, file, line,
+			    "TYPE%u exists only in queries and transactions, not in zone data "
+			    "(RFC 6895 3.1)", type);
+		b->failed = true;
+		return SHOAL_EZONE;
+	}
+	/*
+	 * The RDATA of a known type must have that type's layout, whether it
+	 * was written in the type's own syntax or in RFC 3597's generic one
+	 * ("\# 0" for an NS has no name): the answer code, the glue check and
+	 * the DNAME and CNAME chains read the names inside.
+	 */
+	const char *why = NULL;
+	if (rdata_walk(type, rdata, rdlen, NULL, 0, &why) < 0) {
+		const rdata_desc_t *d = rdata_desc(type);
+		if (name_to_text(owner, name, sizeof(name)) < 0)
+			strcpy(name, "?");
+		zone_report(b->msg, b->msg_arg, true, file, line, "%s: bad %s RDATA (%u octets): %s",
+			    name, d ? d->name : "?", rdlen, why);
+		b->failed = true;
+		return SHOAL_EZONE;
+	}
+	/* ldns keeps of generic RDATA what the type's fields take and drops the rest */
+	long declared = generic_length(text);
+	if (declared >= 0 && declared != rdlen) {
+		const rdata_desc_t *d = rdata_desc(type);
+		if (name_to_text(owner, name, sizeof(name)) < 0)
+			strcpy(name, "?");
+		zone_report(b->msg, b->msg_arg, true, file, line,
+			    "%s: bad %s RDATA (%ld octets): octets left over after the last field",
+			    name, d ? d->name : "?", declared);
 		b->failed = true;
 		return SHOAL_EZONE;
 	}
@@ -279,6 +360,130 @@ static uint32_t rrset_ttl(const zbuild_t *b, const size_t *recs, size_t n)
 	return rec_at(b, last)->ttl;
 }
 
+/* The type covered by an RRSIG (RFC 4034 3.1.1), or -1 when its RDATA is too short to say. */
+static long rrsig_covered(const uint8_t *rdata, size_t rdlen)
+{
+	return rdlen >= 2 ? (long)wire_get_u16(rdata) : -1;
+}
+
+/*
+ * What groups a node's records into the sets BIND counts and limits: the
+ * type, or for an RRSIG the type it covers (RRSIG(A) is a type of its own).
+ */
+static long count_key(zrec_t *r)
+{
+	if (r->type != DNS_TYPE_RRSIG)
+		return r->type;
+	long covered = rrsig_covered(rec_rdata(r), r->rdlen);
+	return covered < 0 ? -1 : DNS_TYPE_RRSIG * 65536L + covered;
+}
+
+/* The mnemonic of a type, or TYPEnnn (RFC 3597 5). */
+static const char *type_text(uint16_t type, char buf[16])
+{
+	const rdata_desc_t *d = rdata_desc(type);
+	if (d)
+		return d->name;
+	snprintf(buf, 16, "TYPE%u", type);
+	return buf;
+}
+
+/*
+ * The fewest octets one record can take in a message: its owner a
+ * compression pointer, and so each name the writer may compress.
+ */
+static size_t rr_min_size(zrec_t *r)
+{
+	uint16_t off[ZREC_NAMES_MAX];
+	size_t size = 2 + 10 + (size_t)r->rdlen;
+	int c = rrtype_rdata_names(r->type, rec_rdata(r), r->rdlen, off, ZREC_NAMES_MAX);
+	for (int k = 0; k < c; k++) {
+		int len = rdata_name_length(rec_rdata(r), r->rdlen, off[k]);
+		if (len > 2)
+			size -= (size_t)len - 2;
+	}
+	return size;
+}
+
+/* Of recs[i..j), the record read last (added last: the highest offset). */
+static zrec_t *read_last(const zbuild_t *b, const size_t *recs, size_t i, size_t j)
+{
+	size_t last = recs[i];
+	for (size_t k = i + 1; k < j; k++)
+		if (recs[k] > last)
+			last = recs[k];
+	return rec_at(b, last);
+}
+
+/*
+ * The bounds on one node's records out[0..n) (sorted by type; the RRSIGs
+ * by type covered): at most max_types types, a signed type counting twice
+ * as in BIND; at most max_records records in each; and every RRset small
+ * enough, with its RRSIGs and an OPT record, for one 65535-octet TCP
+ * message (RFC 1035 4.2.2), counting every name compressed as far as it
+ * can be: a set that never fits would be answered with TC and no records
+ * over TCP too, for good.
+ */
+static void check_limits(zbuild_t *b, const size_t *out, size_t n)
+{
+	char why[160], tb[16];
+	size_t types = 0, sig_first = n, sig_end = n;
+	for (size_t i = 0; i < n;) {
+		zrec_t *r = rec_at(b, out[i]);
+		long key = count_key(r);
+		size_t j = i + 1;
+		while (j < n && count_key(rec_at(b, out[j])) == key)
+			j++;
+		if (r->type == DNS_TYPE_RRSIG && sig_first == n)
+			sig_first = i;
+		if (r->type == DNS_TYPE_RRSIG)
+			sig_end = j;
+		types++;
+		if (j - i > b->max_records) {
+			snprintf(why, sizeof(why), "more than %u %s records at one name "
+				 "(max-records-per-type)", b->max_records, type_text(r->type, tb));
+			report_rec(b, true, read_last(b, out, i, j), "%s: %s", why);
+		}
+		i = j;
+	}
+	if (types > b->max_types) {
+		snprintf(why, sizeof(why), "more than %u types at one name, a signed type "
+			 "counting twice (max-types-per-name)", b->max_types);
+		report_rec(b, true, read_last(b, out, 0, n), "%s: %s", why);
+		return; /* the sizes of so many sets are not worth adding up */
+	}
+	/* the question repeats the owner (or a longer name it matches) */
+	size_t base = DNS_HEADER_SIZE + rec_at(b, out[0])->namelen + 4;
+	size_t s = sig_first;
+	for (size_t i = 0; i < n;) {
+		zrec_t *r = rec_at(b, out[i]);
+		size_t j = i + 1, set = base + rr_min_size(r), sigs = 0;
+		for (; j < n && rec_at(b, out[j])->type == r->type; j++)
+			set += rr_min_size(rec_at(b, out[j]));
+		if (r->type != DNS_TYPE_RRSIG) {
+			/* both runs ascend: the RRSIGs covering this type come next */
+			while (s < sig_end && rrsig_covered(rec_rdata(rec_at(b, out[s])),
+							    rec_at(b, out[s])->rdlen) < r->type)
+				s++;
+			for (; s < sig_end; s++) {
+				zrec_t *g = rec_at(b, out[s]);
+				if (rrsig_covered(rec_rdata(g), g->rdlen) != r->type)
+					break;
+				sigs += rr_min_size(g);
+			}
+		}
+		size_t opt = sigs ? 11 : 0; /* DO comes in an OPT record; the answer has one */
+		if (r->type != DNS_TYPE_RRSIG && set + sigs + opt > DNS_TCP_MAX) {
+			snprintf(why, sizeof(why), "the %s RRset (%zu records%s) takes at least "
+				 "%zu octets, more than one TCP message holds (65535)",
+				 type_text(r->type, tb), j - i, sigs ? " with its RRSIGs" : "",
+				 set + sigs + opt);
+			report_rec(b, true, read_last(b, out, i, j), "%s: %s", why);
+		}
+		i = j;
+	}
+}
+
 /*
  * Drop duplicate records (RFC 2181 5), make TTLs agree inside an RRset
  * (with a warning) and check one node's records: SOA only at the apex and
@@ -344,6 +549,7 @@ static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 		zrec_t *later = cname->line > other->line ? cname : other;
 		report_rec(b, true, later, "%s: CNAME and other data at the same name%s", NULL);
 	}
+	check_limits(b, out, n);
 	return n;
 }
 
@@ -421,9 +627,10 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs,
 		zrec_t *p = i > d->first ? rec_at(b, recs[i - 1]) : NULL;
 		if (!p || p->type != r->type)
 			sets++;
-		if (r->type == DNS_TYPE_RRSIG && r->rdlen >= 2 &&
-		    (!p || p->type != r->type || p->rdlen < 2 ||
-		     memcmp(rec_rdata(p), rec_rdata(r), 2) != 0))
+		/* a group of RRSIGs starts where the type covered changes (see fill_node) */
+		long covered = r->type == DNS_TYPE_RRSIG ? rrsig_covered(rec_rdata(r), r->rdlen) : -1;
+		if (covered >= 0 && (!p || p->type != r->type ||
+				     rrsig_covered(rec_rdata(p), p->rdlen) != covered))
 			sigs++;
 		int c = rrtype_rdata_names(r->type, rec_rdata(r), r->rdlen, off, ZREC_NAMES_MAX);
 		names += c > 0 ? (size_t)c : 0;
@@ -497,7 +704,11 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 		if (rs[i].set.name_count == 0)
 			rs[i].set.names = NULL;
 
-	/* RRSIGs sorted by RDATA are grouped by type covered (RFC 4034 3.1) */
+	/*
+	 * RRSIGs sorted by RDATA are grouped by type covered (RFC 4034 3.1).
+	 * Every read stays inside its own record: the load checks keep short
+	 * signatures out, and one that got in would only be left ungrouped.
+	 */
 	const zrrset_t *sigset = NULL;
 	for (size_t i = 0; i < sets; i++)
 		if (rs[i].set.type == DNS_TYPE_RRSIG)
@@ -505,19 +716,34 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 	size_t g = 0;
 	if (sigset) {
 		const uint8_t *p = sigset->set.data, *end = p + sigset->set.data_len;
-		while (p < end && g < sigs) {
-			uint16_t covered = wire_get_u16(p + 10);
-			rrset_wire_t *w = &sg[g++];
-			*w = (rrset_wire_t){ .type = DNS_TYPE_RRSIG, .data = p };
-			while (p < end && wire_get_u16(p + 10) == covered) {
-				p += 10 + wire_get_u16(p + 8);
-				w->rr_count++;
+		rrset_wire_t *w = NULL;
+		long prev = -1;
+		while (end - p >= 10 && (size_t)(end - p) >= 10u + wire_get_u16(p + 8)) {
+			uint16_t rdlen = wire_get_u16(p + 8);
+			long covered = rrsig_covered(p + 10, rdlen);
+			if (covered < 0) {
+				w = NULL;
+			} else if (!w || covered != prev) {
+				if (g == sigs)
+					break;
+				w = &sg[g++];
+				*w = (rrset_wire_t){ .type = DNS_TYPE_RRSIG, .data = p };
+				for (size_t k = 0; k < sets; k++)
+					if (rs[k].set.type == covered)
+						rs[k].sigs = w;
 			}
-			w->data_len = (uint32_t)(p - w->data);
-			for (size_t k = 0; k < sets; k++)
-				if (rs[k].set.type == covered)
-					rs[k].sigs = w;
+			p += 10 + rdlen;
+			if (w) {
+				w->rr_count++;
+				w->data_len = (uint32_t)(p - w->data);
+			}
+			prev = covered;
 		}
+	}
+	if (sets > UINT16_MAX) {
+		/* max-types-per-name stops this first; the count must not wrap */
+		report_rec(b, true, rec_at(b, recs[d->first]), "%s: more than 65535 RRsets%s", NULL);
+		return SHOAL_EZONE;
 	}
 	uint8_t *name = data + pos;
 	memcpy(name, d->name, d->name_len);
@@ -590,11 +816,13 @@ static void check_glue(zbuild_t *b, const zone_t *z, const zdesc_t *d, const siz
 			zrec_t *r = rec_at(b, recs[k]);
 			if (r->type != DNS_TYPE_NS)
 				continue;
+			/* the name's length within its own RDATA, however the load checked it */
 			const uint8_t *target = rec_rdata(r);
-			if (!name_is_subdomain(target, n->name))
+			int tlen = rdata_name_length(target, r->rdlen, 0);
+			if (tlen < 0 || !name_is_subdomain(target, n->name))
 				continue;
 			uint8_t lower[NAME_MAXLEN];
-			memcpy(lower, target, name_length(target));
+			memcpy(lower, target, (size_t)tlen);
 			name_lower(lower);
 			const znode_t *t = zone_lookup(z, lower);
 			if (t && (znode_rrset(t, DNS_TYPE_A) || znode_rrset(t, DNS_TYPE_AAAA)))
@@ -611,6 +839,9 @@ static void check_glue(zbuild_t *b, const zone_t *z, const zdesc_t *d, const siz
 static int build_neg_soa(zone_t *z, zarena_t *a)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+	if (!soa || soa->set.data_len < 10 ||
+	    soa->set.data_len < 10u + wire_get_u16(soa->set.data + 8))
+		return SHOAL_EZONE; /* the checks before keep such a zone out */
 	rrset_wire_t *n = &z->neg_soa;
 	*n = soa->set;
 	uint8_t *data = zarena_alloc(a, soa->set.data_len);
@@ -718,6 +949,11 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 	if (!apex_has_soa(b, kept, n)) {
 		zone_report(b->msg, b->msg_arg, true, b->file, 0,
 			    "no SOA record at the zone apex %s", b->origin_text);
+		err = SHOAL_EZONE;
+		goto done;
+	}
+	if (b->failed) {
+		/* reported already; compiling would only meet what the checks refused */
 		err = SHOAL_EZONE;
 		goto done;
 	}

@@ -42,14 +42,20 @@ typedef struct zbuild zbuild_t;
 zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg,
 		     void *msg_arg);
 
+/* Bound what one name may hold (see zone_limits_t); NULL or 0 fields: the defaults. */
+void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits);
+
 /*
- * Add one record read from file:line. owner and rdata are uncompressed wire
- * (owner any case; names in rdata as written). Records outside the zone are
- * ignored with a warning; a class other than IN is an error. Returns 0,
+ * Add one record read from file:line; text is the record's first line as
+ * written (to see RFC 3597's generic form "\# N" there), or NULL. owner
+ * and rdata are uncompressed wire (owner any case; names in rdata as
+ * written). Records outside the zone are
+ * ignored with a warning; a class other than IN, a meta type and RDATA that
+ * does not fit its type's layout (proto/rdata.h) are errors. Returns 0,
  * SHOAL_EZONE (reported, loading goes on to find more errors) or
  * SHOAL_ENOMEM.
  */
-int zbuild_add(zbuild_t *b, const char *file, unsigned line,
+int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
 	       const uint8_t *owner, uint16_t type, uint16_t rclass,
 	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
 
@@ -68,8 +74,9 @@ void zbuild_fail(zbuild_t *b);
 
 /*
  * Check and compile (RFC 1034 rules: one SOA at the apex, NS at the apex,
- * CNAME alone, glue under cuts), reporting through msg. Frees b in all
- * cases. Returns 0 and *out, SHOAL_EZONE or SHOAL_ENOMEM.
+ * CNAME alone, glue under cuts; the limits; every RRset with its
+ * signatures small enough for one TCP message), reporting through msg.
+ * Frees b in all cases. Returns 0 and *out, SHOAL_EZONE or SHOAL_ENOMEM.
  */
 int zbuild_finish(zbuild_t *b, zone_t **out);
 

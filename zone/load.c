@@ -37,8 +37,9 @@ static void load_error(loader_t *L, const char *file, unsigned line, const char 
 	zbuild_fail(L->b);
 }
 
-/* Convert one ldns RR to wire form and hand it to the builder. */
-static int add_rr(loader_t *L, const char *file, unsigned line, const ldns_rr *rr)
+/* Convert one ldns RR (first line `text`) to wire form and hand it to the builder. */
+static int add_rr(loader_t *L, const char *file, unsigned line, const char *text,
+		  const ldns_rr *rr)
 {
 	const ldns_rdf *owner = ldns_rr_owner(rr);
 	if (!owner || ldns_rdf_get_type(owner) != LDNS_RDF_TYPE_DNAME) {
@@ -53,7 +54,8 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const ldns_rr *r
 		load_error(L, file, line, "RDATA longer than 65535 octets");
 		return 0;
 	}
-	int err = zbuild_add(L->b, file, line, ldns_rdf_data(owner), (uint16_t)ldns_rr_get_type(rr),
+	int err = zbuild_add(L->b, file, line, text, ldns_rdf_data(owner),
+			     (uint16_t)ldns_rr_get_type(rr),
 			     (uint16_t)ldns_rr_get_class(rr), ldns_rr_ttl(rr),
 			     ldns_buffer_begin(L->rdata), (uint16_t)rdlen);
 	if (err == SHOAL_EZONE)
@@ -221,7 +223,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		if (!orig)
 			orig = ldns_rdf_clone(origin);
 		if (s == LDNS_STATUS_OK && rr) {
-			err = add_rr(L, file, at, rr);
+			err = add_rr(L, file, at, buf, rr);
 			ldns_rr_free(rr);
 			if (err < 0)
 				break;
@@ -515,8 +517,8 @@ done:
 	return err;
 }
 
-int zone_load(const char *file, const uint8_t *origin, zone_msg_fn msg,
-	      void *msg_arg, zone_t **out)
+int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits,
+	      zone_msg_fn msg, void *msg_arg, zone_t **out)
 {
 	char text[NAME_TEXT_MAX];
 	if (name_to_text(origin, text, sizeof(text)) < 0)
@@ -528,6 +530,7 @@ int zone_load(const char *file, const uint8_t *origin, zone_msg_fn msg,
 	int err = SHOAL_ENOMEM;
 	if (!org || !L.b || !L.rdata)
 		goto done;
+	zbuild_set_limits(L.b, limits);
 	err = load_file(&L, file, org, 0);
 	if (err == SHOAL_EIO || err == SHOAL_ENOMEM)
 		goto done;

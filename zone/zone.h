@@ -115,13 +115,14 @@ const uint8_t *zone_hash_key(void);
 
 /*
  * Load the master file `file` for the zone `origin` (uncompressed wire,
- * any case), check it and compile it. Messages ("FILE:LINE: text") go to
- * msg. Returns 0 and *out (refs = 1, caller frees with zone_free), or
- * SHOAL_EZONE (content errors, all reported), SHOAL_EIO (unreadable file) or
- * SHOAL_ENOMEM. Allocates freely; one thread.
+ * any case), check it and compile it; limits may be NULL (the defaults).
+ * Messages ("FILE:LINE: text") go to msg. Returns 0 and *out (refs = 1,
+ * caller frees with zone_free), or SHOAL_EZONE (content errors, all
+ * reported), SHOAL_EIO (unreadable file) or SHOAL_ENOMEM. Allocates
+ * freely; one thread.
  */
-int zone_load(const char *file, const uint8_t *origin, zone_msg_fn msg,
-	      void *msg_arg, zone_t **out);
+int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits,
+	      zone_msg_fn msg, void *msg_arg, zone_t **out);
 
 /* Free a zone and everything it owns (ignores refs). NULL is fine. */
 void zone_free(zone_t *z);

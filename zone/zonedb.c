@@ -137,7 +137,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 		}
 		e->apex_len = (uint8_t)len;
 		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
-		int err = zone_load(e->file, e->apex, tap_msg, &tap, &e->zone);
+		int err = zone_load(e->file, e->apex, &specs[i].limits, tap_msg, &tap, &e->zone);
 		if (err == 0)
 			continue;
 		if (e->last_error[0] == '\0')

@@ -7,10 +7,33 @@
 #include <stdint.h>
 #include <time.h>
 
+/*
+ * Bounds on what one zone file may put at one name, as BIND's
+ * max-types-per-name and max-records-per-type (a type and its signatures
+ * count as two types). 0 means the default. The store counts RRsets per
+ * name in 16 bits, so neither may pass ZONE_LIMIT_MAX.
+ */
+typedef struct zone_limits {
+	uint32_t max_types_per_name;
+	uint32_t max_records_per_type;
+} zone_limits_t;
+
+/*
+ * Defaults: BIND's 100 types (about 90 types are in use; a signed name with
+ * 50 of them is far beyond any real zone); 1000 records per RRset, not
+ * BIND's 100, because an authoritative zone holds its own address pools and
+ * TXT sets, and a set too big to answer is refused apart (it must fit one
+ * 65535-octet TCP message with its signatures, about 4000 A records).
+ */
+#define ZONE_MAX_TYPES_DEFAULT 100
+#define ZONE_MAX_RECORDS_DEFAULT 1000
+#define ZONE_LIMIT_MAX 65535
+
 /* A zone to serve, as configured. Strings belong to the caller. */
 typedef struct zone_spec {
 	const char *name;   /* presentation format, "example.com" or "example.com." */
 	const char *file;   /* path of the RFC 1035 master file */
+	zone_limits_t limits;
 } zone_spec_t;
 
 /*

@@ -113,9 +113,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	zone_t *z = NULL, *split = NULL;
 	msg_trace_t t1 = { 14695981039346656037u, 0 }, t2 = t1;
 	zone_load_set_threads(1, 0);
-	int rc = zone_load(path, origin, trace_msg, &t1, &z);
+	int rc = zone_load(path, origin, NULL, trace_msg, &t1, &z);
 	zone_load_set_threads(3, 1); /* every input cut, however small */
-	int rc2 = zone_load(path, origin, trace_msg, &t2, &split);
+	int rc2 = zone_load(path, origin, NULL, trace_msg, &t2, &split);
 	zone_load_set_threads(0, 0);
 	if (rc == 0) {
 		if (z == NULL)

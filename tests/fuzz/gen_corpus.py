@@ -243,6 +243,44 @@ x 300 IN A 192.0.2.2
 }
 EXAMPLE_ZONE = os.path.join(TOP, "tests", "unit", "zones", "example.zone")
 
+# fuzz_zone_answer: a master file for fuzz.test., a NUL octet, then queries,
+# each a type (2 octets), a length octet and a name relative to fuzz.test.
+GEN_HEAD = b"$ORIGIN fuzz.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n"
+
+
+def asks(*pairs):
+    """Queries for fuzz_zone_answer: (name, type) pairs."""
+    return b"\0" + b"".join(struct.pack("!HB", t, len(n)) + n.encode() for n, t in pairs)
+
+
+NSEC3, NSEC = 50, 47
+ZONE_ANSWER_SEEDS = {
+    # the faults zone data brought: refused at load now, answered safely if not
+    "ns_no_name": GEN_HEAD + b"sub IN NS \\# 0\nx.sub IN TXT \"the record after it\"\n"
+    + asks(("x.sub", A), ("sub", NS)),
+    "dname_no_target": GEN_HEAD + b"d IN DNAME \\# 0\ne IN TXT \"neighbour\"\n"
+    + asks(("www.d", A), ("d", DNAME)),
+    "cname_no_target": GEN_HEAD + b"c IN CNAME \\# 0\n" + asks(("c", A)),
+    "rrsig_empty": GEN_HEAD
+    + b"ns1 IN RRSIG A 8 3 300 20270101000000 20261201000000 12345 fuzz.test. AQID\n"
+    + b"ns1 IN RRSIG \\# 0\n" + asks(("ns1", RRSIG), ("ns1", A)),
+    "a_generic_empty": GEN_HEAD + b"a IN A \\# 0\nb IN MX \\# 2 000a\n" + asks(("a", A)),
+    "meta_type": GEN_HEAD + b"x IN TYPE255 \\# 0\n" + asks(("x", ANY)),
+    "types_many": GEN_HEAD + b"".join(b"@ IN TYPE%d \\# 0\n" % t for t in range(65000, 65200))
+    + asks(("", ANY)),
+    "set_too_big": GEN_HEAD + b"".join(b"x IN A 10.0.%d.%d\n" % (i >> 8, i & 255)
+                                       for i in range(4600)) + asks(("x", A)),
+    "set_big": GEN_HEAD + b"".join(b"x IN A 10.0.%d.%d\n" % (i >> 8, i & 255)
+                                   for i in range(3000)) + asks(("x", A), ("x", ANY)),
+    # zones that load, with queries for every answering rule
+    "dname_chain": GEN_HEAD + b"d IN DNAME e.fuzz.test.\ne IN DNAME f\n*.f IN CNAME ns1\n"
+    + b"long IN DNAME " + b"a" * 60 + b"." + b"b" * 60 + b"." + b"c" * 60 + b".\n"
+    + asks(("x.d", A), ("y.x.e", A), ("x.d", DNAME), ("a.b.long", A)),
+    "cut_glue": GEN_HEAD + b"sub IN NS ns.sub\nsub IN NS ns.other.\nns.sub IN A 192.0.2.2\n"
+    + b"sub IN DS 1 8 2 00\nmx IN MX 1 ns.sub\nsrv IN SRV 0 0 1 ns1\n"
+    + asks(("a.sub", A), ("sub", DS), ("mx", MX), ("srv", SRV)),
+}
+
 # fuzz_conf: shoald configuration files.
 CONF_SEEDS = {
     "minimal": b"listen: 127.0.0.1@5353\n",
@@ -299,6 +337,21 @@ def main():
     zones["example"] = b"\n".join(line for line in text.split(b"\n")
                                  if not line.upper().startswith(b"$INCLUDE"))
     write("zone", zones)
+    answer_zones = dict(ZONE_ANSWER_SEEDS)
+    answer_zones["example"] = zones["example"] + asks(
+        ("www", A), ("alias", A), ("foo.wild", A), ("www.old", A), ("host.sub", A),
+        ("big", TXT), ("", ANY), ("nothere", A), ("b.c", A), ("x.cnamewild", A))
+    answer_zones["every_type"] = ZONE_SEEDS["every_type"] + asks(
+        ("", MX), ("www", A), ("x.old", A), ("a.sub", A), ("signed", DS), ("private", 65280),
+        ("txt", TXT), ("_sip._udp", SRV), ("x.y", A), ("", RRSIG))
+    for label, src, queries in (
+            ("signed_nsec", "secure.test", (("www", A), ("a.b.nothere", A), ("x.wild", MX))),
+            ("signed_nsec3", "secure3.test", (("b.ent", TXT), ("x.y.wild", A),
+                                             ("x.insecure", A), ("a.b.nothere", NSEC3)))):
+        with open(os.path.join(TOP, "tests", "diff", "dnssec", src + ".zone"), "rb") as f:
+            text = f.read().replace(src.encode() + b".", b"fuzz.test.")
+        answer_zones[label] = text + asks(*queries, ("", NSEC))
+    write("zone_answer", answer_zones)
     with open(os.path.join(TOP, "examples", "shoald.conf"), "rb") as f:
         conf = dict(CONF_SEEDS, example=f.read())
     write("conf", conf)

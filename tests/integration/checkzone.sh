@@ -57,6 +57,21 @@ out=$("$CHECKZONE" "$T_DIR/badparam.zone" secure3.test 2>&1)
 check_eq "NSEC3PARAM without its chain: still loads" 0 $?
 check_match "NSEC3PARAM without its chain: warned" "^warning: .*badparam.zone: .*not used for denial" "$out"
 
+# The limits, as shoald.conf(5) has them: a name with more types, an RRset with more records.
+out=$("$CHECKZONE" -q --max-types-per-name 2 "$ZONES/example.zone" example.com 2>&1)
+check_eq "--max-types-per-name 2: the test zone is refused" 1 $?
+check_match "and the message says why, with FILE:LINE" \
+	"^error: .*/example.zone:[0-9]+: example.com.: more than 2 types at one name" "$out"
+out=$("$CHECKZONE" -q -r 1 "$ZONES/example.zone" example.com 2>&1)
+check_eq "-r 1: the test zone is refused" 1 $?
+check_match "and the message says why" "more than 1 [A-Z]+ records at one name" "$out"
+"$CHECKZONE" -q -t 100 -r 1000 "$ZONES/example.zone" example.com
+check_eq "-t 100 -r 1000 (the defaults): it loads" 0 $?
+"$CHECKZONE" -t 0 "$ZONES/example.zone" example.com >/dev/null 2>&1
+check_eq "-t 0: usage error" 2 $?
+"$CHECKZONE" -r 65536 "$ZONES/example.zone" example.com >/dev/null 2>&1
+check_eq "-r 65536: usage error" 2 $?
+
 out=$("$CHECKZONE" -q "$ZONES/outside.zone" example.com 2>&1)
 check_eq "-q: a zone with warnings prints nothing" "" "$out"
 done_testing

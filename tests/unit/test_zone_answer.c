@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/dns.h"
 #include "proto/error.h"
@@ -709,6 +710,92 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 }
 
+/*
+ * Every walk over a stored name stays inside its record's RDATA, even where
+ * the load checks were somehow passed: a zone whose stored RDATA lengths
+ * are cut short afterwards (here by hand) is answered without reading past
+ * them. Before, the DNAME substitution, the CNAME chain, the additional
+ * section and the response writer each read the name to its end.
+ */
+static void cut_rdlen(const zone_t *z, const char *owner, uint16_t type, uint16_t rdlen)
+{
+	uint8_t name[NAME_MAXLEN];
+	CU_ASSERT_FATAL(name_from_text(owner, NULL, name) > 0);
+	const znode_t *n = zone_lookup(z, name);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	const zrrset_t *rs = znode_rrset(n, type);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+	uint8_t *d = (uint8_t *)rs->set.data;
+	d[8] = (uint8_t)(rdlen >> 8);
+	d[9] = (uint8_t)rdlen;
+}
+
+/* The answer's header counts after asking db for name/type over UDP. */
+static void ask_counts(const zonedb_t *db, const char *name, uint16_t type, uint16_t counts[4],
+		       bool *tc)
+{
+	uint8_t q[512], out[DNS_EDNS_DEFAULT], wire[NAME_MAXLEN];
+	int len = name_from_text(name, NULL, wire);
+	CU_ASSERT_FATAL(len > 0);
+	memcpy(q, "\x42\x42\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", DNS_HEADER_SIZE);
+	memcpy(q + DNS_HEADER_SIZE, wire, (size_t)len);
+	uint8_t *p = q + DNS_HEADER_SIZE + len;
+	*p++ = (uint8_t)(type >> 8);
+	*p++ = (uint8_t)type;
+	*p++ = 0;
+	*p++ = DNS_CLASS_IN;
+	answer_ctx_t ctx = { .edns_size = DNS_EDNS_DEFAULT };
+	answer_info_t info;
+	size_t n = answer_query(db, q, (size_t)(p - q), out, sizeof(out), &ctx, &info);
+	CU_ASSERT_FATAL(n >= DNS_HEADER_SIZE);
+	for (int i = 0; i < 4; i++)
+		counts[i] = wire_get_u16(out + 4 + 2 * i);
+	*tc = (out[2] & (DNS_FLAG_TC >> 8)) != 0;
+}
+
+static void test_stored_names_bounded(void)
+{
+	char path[] = "/tmp/shoal-cut.XXXXXX";
+	int fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	static const char text[] = "$ORIGIN cut.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n"
+				   "@ NS ns1\nns1 A 192.0.2.1\n"
+				   "d DNAME target.example.\n"
+				   "c CNAME ns1.cut.test.\n"
+				   "srv SRV 0 0 1 host.cut.test.\nhost A 192.0.2.2\n";
+	CU_ASSERT_EQUAL_FATAL(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	zone_spec_t spec = { .name = "cut.test", .file = path };
+	zonedb_t *db = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&spec, 1, NULL, NULL, on_msg, NULL, &db), 0);
+	unlink(path);
+	uint16_t c[4];
+	bool tc;
+	/* as loaded: DNAME and its CNAME; CNAME and its target; SRV and its target's address */
+	ask_counts(db, "x.d.cut.test.", DNS_TYPE_A, c, &tc);
+	CU_ASSERT(c[1] == 2 && !tc);
+	ask_counts(db, "c.cut.test.", DNS_TYPE_A, c, &tc);
+	CU_ASSERT(c[1] == 2 && !tc);
+	ask_counts(db, "srv.cut.test.", DNS_TYPE_SRV, c, &tc);
+	CU_ASSERT(c[1] == 1 && c[3] == 1 && !tc);
+
+	const zone_t *z = zonedb_find(db, (const uint8_t *)"\3cut\4test");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+	cut_rdlen(z, "d.cut.test.", DNS_TYPE_DNAME, 3);   /* "\6ta": no name */
+	cut_rdlen(z, "c.cut.test.", DNS_TYPE_CNAME, 2);   /* "\3n" */
+	cut_rdlen(z, "srv.cut.test.", DNS_TYPE_SRV, 9);   /* priority, weight, port, "\4ho" */
+	/* no CNAME made up from the octets after the DNAME's three */
+	ask_counts(db, "x.d.cut.test.", DNS_TYPE_A, c, &tc);
+	CU_ASSERT_EQUAL(c[1], 1);
+	/* the CNAME whose name runs past its RDATA is not written: TC, nothing sent */
+	ask_counts(db, "c.cut.test.", DNS_TYPE_A, c, &tc);
+	CU_ASSERT(c[1] == 0 && tc);
+	/* no address looked up for an SRV target that is not inside the RDATA */
+	ask_counts(db, "srv.cut.test.", DNS_TYPE_SRV, c, &tc);
+	CU_ASSERT(c[1] == 1 && c[3] == 0);
+	zonedb_free(db);
+}
+
 static char *path_of(const char *file)
 {
 	static char paths[2][4096];
@@ -726,8 +813,10 @@ int main(void)
 	snprintf(child, sizeof(child), "%s", path_of("child.zone"));
 	char broken[4096];
 	snprintf(broken, sizeof(broken), "%s", path_of("nosoa.zone"));
-	zone_spec_t specs[] = { { "example.com", parent }, { "sub.example.com.", child },
-				{ "example.com", parent }, { "sub.example.com", broken } };
+	zone_spec_t specs[] = { { .name = "example.com", .file = parent },
+				{ .name = "sub.example.com.", .file = child },
+				{ .name = "example.com", .file = parent },
+				{ .name = "sub.example.com", .file = broken } };
 	if (zonedb_build(specs, 1, NULL, NULL, on_msg, NULL, &db_parent) != 0 ||
 	    zonedb_build(specs, 2, NULL, NULL, on_msg, NULL, &db_both) != 0 ||
 	    zonedb_build(specs + 2, 2, NULL, NULL, NULL, NULL, &db_broken) != SHOAL_EZONE) {
@@ -736,6 +825,7 @@ int main(void)
 	}
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_exact_match),
+		UNIT_TEST(test_stored_names_bounded),
 		UNIT_TEST(test_question_case_echoed),
 		UNIT_TEST(test_nxdomain),
 		UNIT_TEST(test_nodata),

@@ -8,6 +8,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/rdata.h"
 #include "tests/unit/unit.h"
 #include "zone/internal.h"
 
@@ -62,7 +63,7 @@ static int load(const char *file, const char *origin, msgs_t *m, zone_t **z)
 	*z = NULL;
 	if (name_from_text(origin, NULL, wire) < 0)
 		return SHOAL_EINVAL;
-	return zone_load(zone_path(file), wire, collect, m, z);
+	return zone_load(zone_path(file), wire, NULL, collect, m, z);
 }
 
 /* load() for a file anywhere. */
@@ -73,7 +74,7 @@ static int load_abs(const char *path, const char *origin, msgs_t *m, zone_t **z)
 	*z = NULL;
 	if (name_from_text(origin, NULL, wire) < 0)
 		return SHOAL_EINVAL;
-	return zone_load(path, wire, collect, m, z);
+	return zone_load(path, wire, NULL, collect, m, z);
 }
 
 static const znode_t *find(const zone_t *z, const char *text)
@@ -454,6 +455,286 @@ static void test_nul_in_line(void)
 	unlink(path);
 }
 
+/* ---- zone data is not trusted: generated zones ---- */
+
+#define GEN_HEAD "$ORIGIN gen.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n"
+#define GEN_LINE 6 /* the first line after GEN_HEAD */
+
+/* A zone file for gen.test. that a test writes: GEN_HEAD is in it already. */
+static FILE *gen_open(char path[32])
+{
+	strcpy(path, "/tmp/shoal-gen.XXXXXX");
+	int fd = mkstemp(path);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (f)
+		fputs(GEN_HEAD, f);
+	return f;
+}
+
+/* Close, load with the limits (NULL: defaults) and remove the file. */
+static int gen_load(char path[32], FILE *f, const zone_limits_t *limits, msgs_t *m, zone_t **z)
+{
+	fclose(f);
+	memset(m, 0, sizeof(*m));
+	*z = NULL;
+	int rc = zone_load(path, (const uint8_t *)"\3gen\4test", limits, collect, m, z);
+	unlink(path);
+	return rc;
+}
+
+/* Load GEN_HEAD and `records`; the messages in m. */
+static int gen_text(const char *records, const zone_limits_t *limits, msgs_t *m, zone_t **z)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(records, f);
+	return gen_load(path, f, limits, m, z);
+}
+
+/*
+ * An NS in RFC 3597's generic form with no data, "\# 0": the glue check
+ * read its target from the octets after the record (the next record in
+ * the builder) and copied up to ~400 octets into a 255-octet buffer on the
+ * stack. Such an NS has no name: the load refuses it, with its line.
+ */
+static void test_ns_without_name(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL(gen_text("sub IN NS \\# 0\n"
+				 "x.sub IN TXT \"the record after it\"\n",
+				 NULL, &m, &z),
+			SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E /tmp/shoal-gen."));
+	CU_ASSERT(has_msg(&m, ":6: sub.gen.test.: bad NS RDATA (0 octets): a domain name runs "
+			      "past the end of the RDATA"));
+	CU_ASSERT_EQUAL(m.errors, 1);
+	zone_free(z);
+}
+
+/*
+ * A DNAME with no target: every query below it made dname_substitute read
+ * the octets after the record and send them to the client as the
+ * synthesised CNAME's target. CNAME without a target, likewise.
+ */
+static void test_dname_cname_without_name(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL(gen_text("d IN DNAME \\# 0\n"
+				 "e IN TXT \"the neighbour\"\n"
+				 "c IN CNAME \\# 0\n"
+				 "c2 IN CNAME \\# 2 0100\n",
+				 NULL, &m, &z),
+			SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, ":6: d.gen.test.: bad DNAME RDATA (0 octets)"));
+	CU_ASSERT(has_msg(&m, ":8: c.gen.test.: bad CNAME RDATA (0 octets)"));
+	CU_ASSERT(has_msg(&m, ":9: ")); /* ldns itself refuses this one */
+	CU_ASSERT_EQUAL(m.errors, 3);
+	zone_free(z);
+}
+
+/* An empty RRSIG beside a real one took its place in the grouping by type covered. */
+static void test_rrsig_without_data(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL(gen_text("ns1 IN RRSIG A 8 3 300 20270101000000 20261201000000 12345 "
+				 "gen.test. AQID\n"
+				 "ns1 IN RRSIG \\# 0\n"
+				 "ns1 IN RRSIG \\# 1 00\n",
+				 NULL, &m, &z),
+			SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, ":7: ns1.gen.test.: bad RRSIG RDATA (0 octets)"));
+	CU_ASSERT(has_msg(&m, ":8: ")); /* ldns itself refuses this one */
+	CU_ASSERT_EQUAL(m.errors, 2);
+	zone_free(z);
+}
+
+/* Generic form for known types: the type's layout, no more and no less; meta types never. */
+static void test_generic_form_checked(void)
+{
+	msgs_t m;
+	zone_t *z;
+	CU_ASSERT_EQUAL(gen_text("a IN A \\# 0\n"
+				 "b IN A \\# 3 0a0000\n"
+				 "c IN MX \\# 5 000a000000\n"
+				 "d IN TXT \\# 2 0561\n"
+				 "e IN TYPE255 \\# 0\n"
+				 "f IN TYPE41 \\# 0\n"
+				 "g IN SOA \\# 0\n"
+				 "h IN AAAA \\# 16 20010db8000000000000000000000001\n"
+				 "i IN TYPE65280 \\# 0\n",
+				 NULL, &m, &z),
+			SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, ":6: a.gen.test.: bad A RDATA (0 octets): a field runs past"));
+	/* ldns refuses these itself: only "\# 0" passes it for every type */
+	CU_ASSERT(has_msg(&m, ":7: "));
+	CU_ASSERT(has_msg(&m, ":9: "));
+	/* ldns keeps of c's MX what fits the type (10 and the root) and drops the rest */
+	CU_ASSERT(has_msg(&m, ":8: c.gen.test.: bad MX RDATA (5 octets): octets left over"));
+	CU_ASSERT(has_msg(&m, ":10: TYPE255 exists only in queries"));
+	CU_ASSERT(has_msg(&m, ":11: TYPE41 exists only in queries"));
+	CU_ASSERT(has_msg(&m, ":12: g.gen.test.: bad SOA RDATA (0 octets)"));
+	CU_ASSERT_EQUAL(m.errors, 7);
+	zone_free(z);
+	/* right in generic form, it loads as written in the type's own syntax */
+	CU_ASSERT_EQUAL(gen_text("a IN A \\# 4 c0000207 ; \\# 9\nb IN NS \\# 5 036e733100\n"
+				 "t IN TXT \"\\# 3\" \\\\# 7\n",
+				 NULL, &m, &z),
+			0);
+	CU_ASSERT_EQUAL(m.errors, 0);
+	if (z) {
+		const znode_t *n = find(z, "b.gen.test.");
+		CU_ASSERT(n && (n->flags & ZNODE_DELEG));
+	}
+	zone_free(z);
+}
+
+/* Minimal RDATA that fits the layout of `type` (any octets for an unknown type), in hex. */
+static void minimal_rdata(uint16_t type, char *hex, size_t cap)
+{
+	static const char *const kind[] = {
+		[RDATA_U8] = "00", [RDATA_U16] = "0000", [RDATA_U32] = "00000000",
+		[RDATA_U48] = "000000000000", [RDATA_U64] = "0000000000000000",
+		[RDATA_A] = "00000000", [RDATA_AAAA] = "00000000000000000000000000000000",
+		[RDATA_NAME_C] = "00", [RDATA_NAME] = "00", [RDATA_STRING] = "00",
+		[RDATA_STRINGS] = "00", [RDATA_SALT] = "00", [RDATA_HASH] = "0100",
+		[RDATA_REST] = "", [RDATA_BITMAP] = "", [RDATA_SVCPARAMS] = "",
+		[RDATA_GATEWAY] = "", [RDATA_RELAY] = "", [RDATA_A6] = "8000", [RDATA_APL] = "",
+		[RDATA_HIP] = "00000000",
+	};
+	const rdata_desc_t *d = rdata_desc(type);
+	hex[0] = '\0';
+	for (int i = 0; d && i < RDATA_FIELDS_MAX && d->fields[i] != RDATA_END; i++)
+		strncat(hex, kind[d->fields[i]], cap - strlen(hex) - 1);
+}
+
+/*
+ * Every type number from `first` to `last` at the apex, each with RDATA
+ * that fits it; without `all`, not CNAME nor the meta types.
+ */
+static void write_types(FILE *f, unsigned first, unsigned last, bool all)
+{
+	char hex[128];
+	for (unsigned t = first; t <= last; t++) {
+		/* SOA and NS are in GEN_HEAD; a CNAME cannot share the apex (nor a meta type) */
+		if (t == DNS_TYPE_SOA || t == DNS_TYPE_NS ||
+		    (!all && (t == DNS_TYPE_CNAME || rdata_type_is_meta((uint16_t)t))))
+			continue;
+		minimal_rdata((uint16_t)t, hex, sizeof(hex));
+		fprintf(f, "@ IN TYPE%u \\# %zu %s\n", t, strlen(hex) / 2, hex);
+	}
+}
+
+/*
+ * All 65,536 type numbers at the apex: the node's 16-bit RRset count
+ * wrapped, the apex lost its SOA and the negative-answer SOA was read
+ * through NULL. Now the name has more types than max-types-per-name; and
+ * with the limit at its highest, 65535, the count holds every RRset.
+ */
+static void test_types_per_name(void)
+{
+	char path[32];
+	msgs_t m;
+	zone_t *z;
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	write_types(f, 0, UINT16_MAX, true);
+	CU_ASSERT_EQUAL(gen_load(path, f, NULL, &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E /tmp/shoal-gen."));
+	CU_ASSERT(has_msg(&m, "gen.test.: more than 100 types at one name"));
+	CU_ASSERT(has_msg(&m, ": TYPE0 exists only in queries"));
+	zone_free(z);
+
+	/* without the meta types, under the highest limit: every RRset counted, SOA kept */
+	zone_limits_t most = { ZONE_LIMIT_MAX, 0 };
+	f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	write_types(f, 0, UINT16_MAX, false);
+	int rc = gen_load(path, f, &most, &m, &z);
+	if (rc != 0)
+		has_msg(&m, "(show the messages)");
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	CU_ASSERT_EQUAL(z->apex->rrset_count, 65536 - 9 - 1); /* no meta types, no CNAME */
+	CU_ASSERT_PTR_NOT_NULL(znode_rrset(z->apex, DNS_TYPE_SOA));
+	CU_ASSERT_PTR_NOT_NULL(znode_rrset(z->apex, 65535));
+	CU_ASSERT_EQUAL(z->serial, 1);
+	zone_free(z);
+
+	/* the default: 100 types load, 101 do not; a signed type counts twice, as in BIND */
+	f = gen_open(path);
+	write_types(f, 65000, 65097, false); /* with SOA and NS: 100 */
+	CU_ASSERT_EQUAL(gen_load(path, f, NULL, &m, &z), 0);
+	zone_free(z);
+	f = gen_open(path);
+	write_types(f, 65000, 65098, false);
+	CU_ASSERT_EQUAL(gen_load(path, f, NULL, &m, &z), SHOAL_EZONE);
+	zone_free(z);
+	f = gen_open(path);
+	write_types(f, 65000, 65097, false);
+	fputs("@ IN RRSIG SOA 8 2 300 20270101000000 20261201000000 1 gen.test. AQID\n", f);
+	CU_ASSERT_EQUAL(gen_load(path, f, NULL, &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "more than 100 types at one name, a signed type counting twice"));
+	zone_free(z);
+}
+
+/* `n` A records at x.gen.test. and `sigs` RRSIG(A) of `siglen` signature octets. */
+static int gen_big_set(int n, int sigs, int siglen, const zone_limits_t *limits, msgs_t *m,
+		       zone_t **z)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "x IN A 10.%d.%d.%d\n", i >> 16, (i >> 8) & 255, i & 255);
+	for (int i = 0; i < sigs; i++) {
+		fprintf(f, "x IN RRSIG \\# %d 0001080200000e10000000000000000000%02x0367656e047465737400",
+			18 + 10 + siglen, i);
+		for (int k = 0; k < siglen; k++)
+			fputs("ab", f);
+		fputc('\n', f);
+	}
+	return gen_load(path, f, limits, m, z);
+}
+
+/*
+ * 4,600 A records at one name passed the store's 65535-octet bound for
+ * one RRset (14 octets each) but not a message's (16 each, with the owner
+ * compressed): TCP answered TC with no records. Such a set is refused at
+ * load, and so is one that fits alone but not with its RRSIGs.
+ */
+static void test_rrset_too_big_to_send(void)
+{
+	msgs_t m;
+	zone_t *z;
+	zone_limits_t many = { 0, ZONE_LIMIT_MAX };
+	CU_ASSERT_EQUAL(gen_big_set(4600, 0, 0, &many, &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E /tmp/shoal-gen."));
+	CU_ASSERT(has_msg(&m, "x.gen.test.: the A RRset (4600 records) takes at least 73628 "
+			      "octets, more than one TCP message holds"));
+	CU_ASSERT_EQUAL(m.errors, 1);
+	zone_free(z);
+	CU_ASSERT_EQUAL(gen_big_set(4000, 0, 0, &many, &m, &z), 0);
+	zone_free(z);
+	CU_ASSERT_EQUAL(gen_big_set(4000, 10, 200, &many, &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "the A RRset (4000 records with its RRSIGs)"));
+	zone_free(z);
+	/* the default max-records-per-type: 1000 */
+	CU_ASSERT_EQUAL(gen_big_set(1000, 0, 0, NULL, &m, &z), 0);
+	zone_free(z);
+	CU_ASSERT_EQUAL(gen_big_set(1001, 0, 0, NULL, &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "x.gen.test.: more than 1000 A records at one name "
+			      "(max-records-per-type)"));
+	CU_ASSERT_EQUAL(m.errors, 1);
+	zone_free(z);
+	zone_limits_t few = { 0, 10 };
+	CU_ASSERT_EQUAL(gen_big_set(5, 11, 10, &few, &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "more than 10 RRSIG records at one name"));
+	zone_free(z);
+}
+
 int main(void)
 {
 	static const unit_test_t tests[] = {
@@ -469,6 +750,12 @@ int main(void)
 		UNIT_TEST(test_name_key_order),
 		UNIT_TEST(test_parallel_load_equals_serial),
 		UNIT_TEST(test_nul_in_line),
+		UNIT_TEST(test_ns_without_name),
+		UNIT_TEST(test_dname_cname_without_name),
+		UNIT_TEST(test_rrsig_without_data),
+		UNIT_TEST(test_generic_form_checked),
+		UNIT_TEST(test_types_per_name),
+		UNIT_TEST(test_rrset_too_big_to_send),
 		UNIT_END,
 	};
 	return unit_run("zone_load", tests);
