@@ -187,15 +187,22 @@ void reload_close(server_t *srv);
 
 /*
  * Control socket (server/control.c), on the main loop.
+ * control_check_path: refuse a path under a folder every user may write
+ *   without the sticky bit (any of them could replace the socket), and
+ *   warn about one in a sticky world-writable folder. Before binding, also
+ *   for --check. Returns 0 or SHOAL_ECONFIG with err.
  * control_open: bind a unix stream socket at path, mode 0600 from the
- *   start, replacing a stale socket file but not a live one. Returns 0 or
- *   a negative error with err.
- * control_chown: hand the socket file to the user shoald drops to.
+ *   start, replacing a stale socket file but not a live one, and hold the
+ *   new file by an O_PATH descriptor. Returns 0 or a negative error with err.
+ * control_chown: hand the socket file to uid/gid through that descriptor
+ *   (never by name: a name swapped for a symbolic link would hand over its
+ *   target); fails, with err, when the name no longer leads to it.
  * control_close: close the listener and clients, unlink the file.
  * control_free: after the loop ran the close callbacks, free the rest.
  */
+int control_check_path(const char *path, char *err, size_t errlen);
 int control_open(server_t *srv, const char *path, char *err, size_t errlen);
-int control_chown(server_t *srv, uid_t uid, gid_t gid);
+int control_chown(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen);
 void control_close(server_t *srv);
 void control_free(server_t *srv);
 

@@ -41,7 +41,8 @@ static void on_signal(uv_signal_t *h, int signum)
 /*
  * Drop to cfg->user/group after every socket is bound: the sockets keep the
  * uid they were made with, so a process of another user cannot join their
- * SO_REUSEPORT group (DESIGN: hijack protection).
+ * SO_REUSEPORT group (DESIGN: hijack protection). The control socket is
+ * handed over first, through its descriptor.
  */
 static int drop_privileges(server_t *srv, char *err, size_t errlen)
 {
@@ -69,9 +70,8 @@ static int drop_privileges(server_t *srv, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	if (srv->control && control_chown(srv, uid, gid) < 0)
-		log_warning("cannot hand the control socket to %s: %s", cfg->user,
-			    strerror(errno));
+	if (srv->control && control_chown(srv, uid, gid, err, errlen) < 0)
+		return SHOAL_ESYSTEM;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
 		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
 			 strerror(errno));
@@ -138,6 +138,8 @@ int server_run(conf_t *cfg)
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
 
+	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
+		goto cleanup_rcu;
 	if (cfg->ceiling)
 		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
 			    "(benchmark only)");
