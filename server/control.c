@@ -95,7 +95,7 @@ static void cmd_status(control_client_t *c)
 		 "reloading %s\n",
 		 PACKAGE_VERSION, (long)getpid(), srv->worker_count, srv->path->name,
 		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
-		 srv->reload_running ? "yes" : "no");
+		 srv->reload_abandoned ? "abandoned" : srv->reload_running ? "yes" : "no");
 	reply(c, true, body);
 }
 
@@ -144,6 +144,8 @@ static void cmd_zone_status(control_client_t *c)
 			len += (size_t)w;
 	}
 	zonedb_read_unlock(&srv->zones);
+	if (srv->reload_note[0])
+		snprintf(body + len, CONTROL_REPLY_MAX - len, "%s\n", srv->reload_note);
 	reply(c, true, body);
 	free(body);
 }
@@ -178,6 +180,10 @@ static void cmd_reload(control_client_t *c, const char *arg)
 	char body[1200];
 	if (rc == SHOAL_ENOTFOUND)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc == SHOAL_EEXIST && c->ctl->srv->reload_abandoned)
+		snprintf(body, sizeof(body),
+			 "the last reload was abandoned and its thread has not ended yet; no reload "
+			 "starts until it does (see the log)\n");
 	else if (rc == SHOAL_EEXIST)
 		snprintf(body, sizeof(body), "a reload is already running\n");
 	else

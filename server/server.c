@@ -140,6 +140,9 @@ int server_run(conf_t *cfg)
 
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
+	zone_load_set_limits(&(zone_load_limits_t){
+		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
+		.max_includes = cfg->max_zone_includes });
 	if (cfg->ceiling)
 		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
 			    "(benchmark only)");
@@ -179,7 +182,14 @@ cleanup_workers:
 	srv->stopping = true;
 	workers_stop(srv);
 cleanup_loop:
-	reload_close(srv);
+	if (reload_close(srv)) {
+		/* the reload thread may still read the zone sets and signal the loop */
+		control_close(srv);
+		if (status != 0 && err[0])
+			log_error("%s", err);
+		log_info("stopped");
+		_exit(status);
+	}
 	control_close(srv);
 	signals_close(srv);
 	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
