@@ -115,7 +115,8 @@ out=$("$SHOALD" --check --control "$T_DIR/sticky/ctl" --zone "files.test=$ZONE" 
 check_eq "control in a sticky folder all may write passes --check" 0 $?
 check_match "with a warning" "warning: control $T_DIR/sticky/ctl: every user may write $T_DIR/sticky \(sticky\)" "$out"
 
-# A reload thread stuck in the kernel: holdthread keeps the next thread shoald makes stopped.
+# A reload thread stuck in the kernel: holdthread stops the next thread shoald makes as it
+# opens the zone file, and keeps it there.
 # hold_reload: start holdthread on SHOALD_PID, then a reload; sets HOLD_PID, RELOAD_PID.
 hold_reload() {
 	"$HOLDTHREAD" "$SHOALD_PID" >"$T_DIR/hold.out" 2>&1 &
@@ -161,9 +162,9 @@ wait "$RELOAD_PID"
 check_eq "the stuck reload is answered with an error" 1 $?
 check_match "that says it was abandoned" "reload started .* abandoned after 1 s \(reload-timeout\): every zone keeps the version it had" "$(cat "$T_DIR/reload.out")"
 check_eq "the old zone still answers" 192.0.2.18 "$(q "$PORT" +short www.files.test A)"
-check_match "zone-status says so" "abandoned after 1 s" "$("$SHOALCTL" -s "$CTL" zone-status)"
-check_match "status says so" "reloading abandoned" "$("$SHOALCTL" -s "$CTL" status)"
-out=$("$SHOALCTL" -s "$CTL" reload 2>&1)
+check_match "zone-status says so" "abandoned after 1 s" "$(timeout 60 "$SHOALCTL" -s "$CTL" zone-status)"
+check_match "status says so" "reloading abandoned" "$(timeout 60 "$SHOALCTL" -s "$CTL" status)"
+out=$(timeout 60 "$SHOALCTL" -s "$CTL" reload 2>&1)
 check_eq "no other reload starts meanwhile" 1 $?
 check_match "and the reply says why" "its thread has not ended yet" "$out"
 check_match "the log says so" "error: reload started .* abandoned after 1 s" "$(cat "$T_DIR/shoald.log")"
