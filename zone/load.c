@@ -194,6 +194,7 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 			size_t whylen)
 {
 	char *buf = NULL;
+	bool ok = false;
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -220,7 +221,7 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 	for (;;) {
 		if (cancelled()) {
 			snprintf(why, whylen, "loading cancelled");
-			goto fail;
+			goto done;
 		}
 		size_t want = cap - len < LOAD_READ_CHUNK ? cap - len : LOAD_READ_CHUNK;
 		ssize_t n = read(fd, buf + len, want);
@@ -228,7 +229,7 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 			continue;
 		if (n < 0) {
 			snprintf(why, whylen, "cannot read: %s", strerror(errno));
-			goto fail;
+			goto done;
 		}
 		if (n == 0)
 			break;
@@ -237,14 +238,15 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 			snprintf(why, whylen,
 				 "grew past the %llu octets left for the zone's files while read "
 				 "(max-zone-file-size)", (unsigned long long)room);
-			goto fail;
+			goto done;
 		}
 		if (len == cap) {
-			size_t bigger = cap * 2 < cap ? cap : cap * 2;
+			/* it grew: room for more, never past room + 1 (len <= room here) */
+			size_t bigger = (uint64_t)cap * 2 > room + 1 ? (size_t)room + 1 : cap * 2;
 			char *p = realloc(buf, bigger + 1);
 			if (!p) {
 				snprintf(why, whylen, "cannot read: %s", strerror(ENOMEM));
-				goto fail;
+				goto done;
 			}
 			buf = p;
 			cap = bigger;
@@ -252,11 +254,12 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 	}
 	buf[len] = '\0';
 	*size = len;
-	goto done;
-fail:
-	free(buf);
-	buf = NULL;
+	ok = true;
 done:
+	if (!ok) {
+		free(buf);
+		buf = NULL;
+	}
 	if (fd >= 0)
 		close(fd);
 	return buf;
