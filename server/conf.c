@@ -63,6 +63,12 @@ const conf_option_t conf_options[] = {
 	{ "max-records-per-type", "max-records-per-type", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
 	  "1000", OFF(zone_limits.max_records_per_type),
 	  "refuse a zone with an RRset of more records" },
+	{ "reload-timeout", "reload-timeout", "SECONDS", CONF_UINT, 1, 86400, NULL, "300",
+	  OFF(reload_timeout), "abandon a reload still running after this long; the zones stay" },
+	{ "max-zone-file-size", "max-zone-file-size", "MIB", CONF_UINT, 1, 1048576, NULL, "1024",
+	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
+	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
+	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)",
 	  OFF(zones), "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
@@ -266,6 +272,9 @@ int conf_init(conf_t *cfg)
 	cfg->edns_size = DNS_EDNS_DEFAULT;
 	cfg->tcp = (tcp_limits_t)TCP_LIMITS_DEFAULT;
 	cfg->zone_limits = (zone_limits_t){ ZONE_MAX_TYPES_DEFAULT, ZONE_MAX_RECORDS_DEFAULT };
+	cfg->reload_timeout = CONF_RELOAD_TIMEOUT_DEFAULT;
+	cfg->max_zone_file_mib = (uint32_t)(ZONE_LOAD_MAX_OCTETS_DEFAULT >> 20);
+	cfg->max_zone_includes = ZONE_LOAD_MAX_INCLUDES_DEFAULT;
 	default_listen(cfg);
 	return 0;
 }

@@ -26,6 +26,7 @@ enum socket_mode {
 #define CONF_LISTEN_MAX 16
 #define CONF_ZONES_MAX 4096
 #define CONF_THREADS_MAX 256
+#define CONF_RELOAD_TIMEOUT_DEFAULT 300
 
 /*
  * The whole configuration. Strings are owned by the config (conf_clear
@@ -46,6 +47,9 @@ typedef struct conf {
 	uint32_t edns_size;
 	tcp_limits_t tcp;
 	zone_limits_t zone_limits;     /* copied into every zones[i].limits */
+	uint32_t reload_timeout;       /* seconds a reload may take before it is abandoned */
+	uint32_t max_zone_file_mib;    /* MiB read from one zone's files, $INCLUDEs counted */
+	uint32_t max_zone_includes;    /* $INCLUDE directives followed per zone */
 	zone_spec_t *zones;
 	size_t zone_count;
 	/* from the command line only */

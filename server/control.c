@@ -50,6 +50,7 @@ struct control {
 	bool accepting;     /* accept is initialised */
 	bool pause_logged;
 	char *path;
+	int file_fd;                /* O_PATH descriptor of the socket file, or -1 */
 	control_client_t *clients;
 	size_t client_count;
 };
@@ -121,7 +122,7 @@ static void cmd_status(control_client_t *c)
 		 "reloading %s\n",
 		 PACKAGE_VERSION, (long)getpid(), srv->worker_count, srv->path->name,
 		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
-		 srv->reload_running ? "yes" : "no");
+		 srv->reload_abandoned ? "abandoned" : srv->reload_running ? "yes" : "no");
 	reply(c, true, body);
 }
 
@@ -187,6 +188,11 @@ static void cmd_zone_status(control_client_t *c)
 		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(&srv->zones);
+	if (ok && srv->reload_note[0]) {
+		char note[sizeof(srv->reload_note) + 2];
+		snprintf(note, sizeof(note), "%s\n", srv->reload_note);
+		ok = body_append(&body, &len, &cap, note);
+	}
 	reply(c, ok, ok ? body : "out of memory\n");
 	free(body);
 }
@@ -221,6 +227,10 @@ static void cmd_reload(control_client_t *c, const char *arg)
 	char body[1200];
 	if (rc == SHOAL_ENOTFOUND)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc == SHOAL_EEXIST && c->ctl->srv->reload_abandoned)
+		snprintf(body, sizeof(body),
+			 "the last reload was abandoned and its thread has not ended yet; no reload "
+			 "starts until it does (see the log)\n");
 	else if (rc == SHOAL_EEXIST)
 		snprintf(body, sizeof(body), "a reload is already running\n");
 	else
@@ -403,6 +413,50 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int control_check_path(const char *path, char *err, size_t errlen)
+{
+	char dir[4096];
+	if (path[0] == '/') {
+		snprintf(dir, sizeof(dir), "%s", path);
+	} else {
+		char cwd[2048];
+		if (!getcwd(cwd, sizeof(cwd))) {
+			snprintf(err, errlen, "control %s: cannot tell the current folder: %s", path,
+				 strerror(errno));
+			return SHOAL_ECONFIG;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", cwd, path);
+	}
+	/*
+	 * Whoever may write a folder on the way may rename or replace what is
+	 * in it: the socket, so that shoalctl talks to someone else, or a
+	 * folder above it. A sticky folder (/tmp) lets only owners do that,
+	 * but anyone may take the name first and keep shoald from starting.
+	 */
+	bool parent = true;
+	for (char *cut = strrchr(dir, '/'); cut; cut = strrchr(dir, '/'), parent = false) {
+		cut[cut == dir] = '\0'; /* "/x" ends as "/" */
+		struct stat st;
+		if (stat(dir, &st) < 0) {
+			snprintf(err, errlen, "control %s: %s: %s", path, dir, strerror(errno));
+			return SHOAL_ECONFIG;
+		}
+		if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+			snprintf(err, errlen,
+				 "control %s: every user may write %s (mode %04o, not sticky) and so "
+				 "replace the socket; use a folder only root or the server's user may "
+				 "write, such as " RUNSTATEDIR, path, dir, (unsigned)(st.st_mode & 07777));
+			return SHOAL_ECONFIG;
+		}
+		if (parent && (st.st_mode & S_IWOTH))
+			log_warning("control %s: every user may write %s (sticky): another user may "
+				    "take the name before shoald starts; prefer " RUNSTATEDIR, path, dir);
+		if (!strcmp(dir, "/"))
+			break;
+	}
+	return 0;
+}
+
 int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
@@ -420,6 +474,7 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 		return SHOAL_ENOMEM;
 	}
 	ctl->srv = srv;
+	ctl->file_fd = -1;
 	ctl->listener.data = ctl;
 	uv_pipe_init(srv->loop, &ctl->listener, 0);
 	srv->control = ctl;
@@ -433,13 +488,45 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
 		return SHOAL_ESYSTEM;
 	}
+	/*
+	 * Hold the file just made by a descriptor, never following a link:
+	 * what is done to it later (its owner) reaches this file even if the
+	 * name is made to point elsewhere. Still ours: a socket of our uid
+	 * with one name (a hard link to another's socket has two).
+	 */
+	struct stat st;
+	ctl->file_fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (ctl->file_fd < 0 || fstat(ctl->file_fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    st.st_uid != geteuid() || st.st_nlink != 1) {
+		snprintf(err, errlen, "control %s: replaced as soon as it was made: who else may "
+			 "write its folder?", path);
+		if (ctl->file_fd >= 0)
+			close(ctl->file_fd);
+		ctl->file_fd = -1;
+		return SHOAL_ESYSTEM;
+	}
 	log_info("control socket %s", path);
 	return 0;
 }
 
-int control_chown(server_t *srv, uid_t uid, gid_t gid)
+int control_chown(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	return chown(srv->control->path, uid, gid) < 0 ? SHOAL_ESYSTEM : 0;
+	struct control *ctl = srv->control;
+	/* through the descriptor: a name swapped for a link cannot redirect it */
+	if (fchownat(ctl->file_fd, "", uid, gid, AT_EMPTY_PATH) < 0) {
+		snprintf(err, errlen, "control %s: cannot hand it to uid %u: %s", ctl->path,
+			 (unsigned)uid, strerror(errno));
+		return SHOAL_ESYSTEM;
+	}
+	/* and the name must still lead to it, or shoalctl would talk to another file */
+	struct stat a, b;
+	if (lstat(ctl->path, &a) < 0 || fstat(ctl->file_fd, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		snprintf(err, errlen, "control %s: the socket was replaced by another file: who "
+			 "else may write its folder?", ctl->path);
+		return SHOAL_ESYSTEM;
+	}
+	return 0;
 }
 
 void control_close(server_t *srv)
@@ -455,6 +542,9 @@ void control_close(server_t *srv)
 	/* may fail after the privilege drop (directory not writable): harmless */
 	if (unlink(ctl->path) < 0)
 		log_debug("control %s: not removed: %s", ctl->path, strerror(errno));
+	if (ctl->file_fd >= 0)
+		close(ctl->file_fd);
+	ctl->file_fd = -1;
 	/* freed after the loop ran the close callbacks: see control_free */
 	srv->control = NULL;
 	ctl->srv = NULL;

@@ -94,10 +94,16 @@ struct server {
 	uv_loop_t *loop;            /* main loop: signals, control, reload results */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_async_t reload_done;
+	uv_timer_t reload_timer;    /* reload-timeout of the running reload */
 	pthread_t reload_thread;
-	bool reload_running;
+	bool reload_running;        /* a reload thread exists (joined in on_reload_done) */
 	bool reload_again;          /* SIGHUP during a reload: run once more after it */
+	bool reload_abandoned;      /* the running one passed reload-timeout and was answered */
 	reload_job_t *reload_job;   /* the one running */
+	char reload_note[320];      /* "" or what became of the last abandoned reload */
+	pthread_mutex_t reload_lock; /* the job's cancel, publishing and finished */
+	pthread_cond_t reload_cond;  /* signalled when the job has finished */
+	bool reload_sync_ready;     /* reload_lock and reload_cond initialised */
 	struct control *control;
 	struct control *control_closed; /* closed, freed after the close callbacks */
 	bool stopping;
@@ -174,31 +180,47 @@ typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
 /*
  * Start reloading `only` (NULL: all zones) on a reload thread that builds
  * the new set beside the served one and publishes it; done(arg, ...) runs
- * on the main loop afterwards (done may be NULL: a signal). Main thread.
+ * on the main loop afterwards (done may be NULL: a signal). A reload still
+ * running after reload-timeout is abandoned: its loads are cancelled,
+ * nothing it built is published, done gets SHOAL_ETIMEOUT at once, and no
+ * other reload starts until its thread has ended. Main thread.
  * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
  * again after); SHOAL_ENOTFOUND when `only` is not configured;
  * SHOAL_ENOMEM or SHOAL_ESYSTEM.
  */
 int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg);
 
-/* The main loop's side of reloads: init before serving; close joins a running reload. */
+/*
+ * The main loop's side of reloads. reload_init: before serving. reload_close:
+ * at stop, cancels a running reload and joins it, waiting a bounded grace
+ * time; returns true when the thread did not end in it and was left
+ * running: then it may still use srv, the zone sets and the loop, so the
+ * caller must exit the process without freeing them.
+ */
 int reload_init(server_t *srv);
-void reload_close(server_t *srv);
+bool reload_close(server_t *srv);
 
 /* Control clients served at once; more wait, unaccepted, until one leaves. */
 #define CONTROL_CLIENTS_MAX 8
 
 /*
  * Control socket (server/control.c), on the main loop.
+ * control_check_path: refuse a path under a folder every user may write
+ *   without the sticky bit (any of them could replace the socket), and
+ *   warn about one in a sticky world-writable folder. Before binding, also
+ *   for --check. Returns 0 or SHOAL_ECONFIG with err.
  * control_open: bind a unix stream socket at path, mode 0600 from the
- *   start, replacing a stale socket file but not a live one. Returns 0 or
- *   a negative error with err.
- * control_chown: hand the socket file to the user shoald drops to.
+ *   start, replacing a stale socket file but not a live one, and hold the
+ *   new file by an O_PATH descriptor. Returns 0 or a negative error with err.
+ * control_chown: hand the socket file to uid/gid through that descriptor
+ *   (never by name: a name swapped for a symbolic link would hand over its
+ *   target); fails, with err, when the name no longer leads to it.
  * control_close: close the listener and clients, unlink the file.
  * control_free: after the loop ran the close callbacks, free the rest.
  */
+int control_check_path(const char *path, char *err, size_t errlen);
 int control_open(server_t *srv, const char *path, char *err, size_t errlen);
-int control_chown(server_t *srv, uid_t uid, gid_t gid);
+int control_chown(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen);
 void control_close(server_t *srv);
 void control_free(server_t *srv);
 

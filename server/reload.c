@@ -2,15 +2,26 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "proto/error.h"
 #include "server/internal.h"
 #include "server/log.h"
+
+/*
+ * How long stopping waits for a reload thread that was told to stop. A
+ * load sees the cancel between two records or two reads, so only a thread
+ * blocked in the kernel (a file system that does not answer) takes longer:
+ * it is left behind and the process exits without it.
+ */
+#define RELOAD_STOP_GRACE_MS 3000
 
 struct reload_job {
 	server_t *srv;
@@ -20,7 +31,11 @@ struct reload_job {
 	int rc;
 	char *messages;             /* error lines, "" when none */
 	size_t len, cap;
-	zonedb_t *built;
+	time_t started_at;
+	/* under srv->reload_lock: */
+	bool cancel;                /* past reload-timeout, or stopping: publish nothing */
+	bool publishing;            /* past the point where cancel is seen */
+	bool finished;              /* the thread is done with srv but for the join */
 };
 
 /* Collect the loader's error lines (and log every line). Loading thread. */
@@ -83,15 +98,36 @@ static void *reload_main(void *arg)
 	/* zones_writer is only touched by this thread while a reload runs */
 	int rc = zonedb_build(cfg->zones, cfg->zone_count, srv->zones_writer, job->only,
 			      collect_msg, job, &db);
-	if (rc == SHOAL_ENOMEM || !db) {
+	pthread_mutex_lock(&srv->reload_lock);
+	bool cancel = job->cancel;
+	job->publishing = !cancel;
+	pthread_mutex_unlock(&srv->reload_lock);
+	if (cancel) {
+		/* abandoned: the client was told the served zones stay, so they do */
+		if (db)
+			zonedb_free(db);
+		job->rc = SHOAL_ETIMEOUT;
+	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
 		srv->zones_writer = db;
 		zonedb_publish(&srv->zones, db); /* synchronize_rcu, then frees the old set */
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}
+	pthread_mutex_lock(&srv->reload_lock);
+	job->finished = true;
+	pthread_cond_signal(&srv->reload_cond);
+	pthread_mutex_unlock(&srv->reload_lock);
+	/* the last use of srv: the main thread joins before closing the handle */
 	uv_async_send(&srv->reload_done);
 	return NULL;
+}
+
+static void job_free(reload_job_t *job)
+{
+	free(job->only);
+	free(job->messages);
+	free(job);
 }
 
 /* Main loop: the reload thread has finished; report and maybe run the queued one. */
@@ -102,21 +138,66 @@ static void on_reload_done(uv_async_t *a)
 	if (!job)
 		return;
 	pthread_join(srv->reload_thread, NULL);
+	uv_timer_stop(&srv->reload_timer);
 	srv->reload_job = NULL;
 	srv->reload_running = false;
-	if (job->rc == 0)
+	if (srv->reload_abandoned) {
+		/* answered at the timeout already; the loads may run again */
+		log_notice("the abandoned reload%s%s has ended", job->only ? " of " : "",
+			   job->only ? job->only : "");
+		srv->reload_abandoned = false;
+		zone_load_cancel(false);
+	} else if (job->rc == 0) {
 		log_info("reload%s%s done", job->only ? " of " : "", job->only ? job->only : "");
-	else
+		srv->reload_note[0] = '\0';
+	} else {
 		log_error("reload%s%s failed (%s): zones that failed keep their previous version",
 			  job->only ? " of " : "", job->only ? job->only : "", shoal_strerror(job->rc));
+		srv->reload_note[0] = '\0';
+	}
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
-	free(job->only);
-	free(job->messages);
-	free(job);
+	job_free(job);
 	if (srv->reload_again && !srv->stopping) {
 		srv->reload_again = false;
 		reload_start(srv, NULL, NULL, NULL);
+	}
+}
+
+/*
+ * Main loop: the reload has run for reload-timeout. Tell its loads to stop
+ * (they look between records and reads), answer its client now, and let
+ * the thread end when it can: until then no other reload starts, as only
+ * one thread may hold zones_writer.
+ */
+static void on_reload_timeout(uv_timer_t *t)
+{
+	server_t *srv = t->data;
+	reload_job_t *job = srv->reload_job;
+	if (!job || srv->reload_abandoned)
+		return;
+	pthread_mutex_lock(&srv->reload_lock);
+	bool publishing = job->publishing;
+	job->cancel = !publishing;
+	pthread_mutex_unlock(&srv->reload_lock);
+	if (publishing)
+		return; /* built already: it ends in a moment with its own report */
+	srv->reload_abandoned = true;
+	zone_load_cancel(true);
+	char when[32] = "?";
+	struct tm tm;
+	if (gmtime_r(&job->started_at, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(srv->reload_note, sizeof(srv->reload_note),
+		 "reload%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
+		 "the version it had", job->only ? " of " : "", job->only ? job->only : "", when,
+		 (unsigned)srv->cfg->reload_timeout);
+	log_error("%s; a file may be blocking the reload thread", srv->reload_note);
+	if (job->done) {
+		char body[400];
+		snprintf(body, sizeof(body), "%s\n", srv->reload_note);
+		job->done(job->arg, SHOAL_ETIMEOUT, body);
+		job->done = NULL;
 	}
 }
 
@@ -153,38 +234,96 @@ int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg
 	job->srv = srv;
 	job->done = done;
 	job->arg = arg;
+	job->started_at = time(NULL);
 	srv->reload_job = job;
 	srv->reload_running = true;
+	zone_load_cancel(false);
 	log_info("reload%s%s started", only ? " of " : "", only ? only : "");
+	/* the reload thread takes no signals: the main loop handles them all */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int e = pthread_create(&srv->reload_thread, NULL, reload_main, job);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
 		log_error("cannot start the reload thread: %s", strerror(e));
 		srv->reload_job = NULL;
 		srv->reload_running = false;
-		free(job->only);
-		free(job);
+		job_free(job);
 		return SHOAL_ESYSTEM;
 	}
+	uv_timer_start(&srv->reload_timer, on_reload_timeout,
+		       (uint64_t)srv->cfg->reload_timeout * 1000, 0);
 	return 0;
 }
 
 int reload_init(server_t *srv)
 {
+	pthread_condattr_t attr;
+	if (pthread_condattr_init(&attr) != 0)
+		return SHOAL_ESYSTEM;
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	int e = pthread_cond_init(&srv->reload_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (e != 0)
+		return SHOAL_ESYSTEM;
+	pthread_mutex_init(&srv->reload_lock, NULL);
+	srv->reload_sync_ready = true;
 	srv->reload_done.data = srv;
-	return uv_async_init(srv->loop, &srv->reload_done, on_reload_done) < 0 ? SHOAL_ESYSTEM : 0;
+	srv->reload_timer.data = srv;
+	if (uv_async_init(srv->loop, &srv->reload_done, on_reload_done) < 0 ||
+	    uv_timer_init(srv->loop, &srv->reload_timer) < 0)
+		return SHOAL_ESYSTEM;
+	return 0;
 }
 
-void reload_close(server_t *srv)
+/* Wait up to ms for the reload thread's last step. True when it came. */
+static bool wait_finished(server_t *srv, unsigned ms)
 {
-	/* a reload still running finishes first: it owns zones_writer */
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&srv->reload_lock);
+	int e = 0;
+	while (!srv->reload_job->finished && e != ETIMEDOUT)
+		e = pthread_cond_timedwait(&srv->reload_cond, &srv->reload_lock, &deadline);
+	bool finished = srv->reload_job->finished;
+	pthread_mutex_unlock(&srv->reload_lock);
+	return finished;
+}
+
+bool reload_close(server_t *srv)
+{
 	if (srv->reload_running) {
+		/* its loads stop at the next record or read; publishing finishes first */
+		pthread_mutex_lock(&srv->reload_lock);
+		srv->reload_job->cancel = !srv->reload_job->publishing;
+		pthread_mutex_unlock(&srv->reload_lock);
+		zone_load_cancel(true);
+		if (!wait_finished(srv, RELOAD_STOP_GRACE_MS)) {
+			/* it still owns zones_writer and the handles it signals: keep them */
+			log_error("the reload thread did not stop within %u ms (blocked reading a "
+				  "file?): exiting without it", RELOAD_STOP_GRACE_MS);
+			return true;
+		}
 		pthread_join(srv->reload_thread, NULL);
 		srv->reload_running = false;
-		free(srv->reload_job->only);
-		free(srv->reload_job->messages);
-		free(srv->reload_job);
+		job_free(srv->reload_job);
 		srv->reload_job = NULL;
 	}
 	if (srv->reload_done.loop)
 		uv_close((uv_handle_t *)&srv->reload_done, NULL);
+	if (srv->reload_timer.loop)
+		uv_close((uv_handle_t *)&srv->reload_timer, NULL);
+	if (srv->reload_sync_ready) {
+		pthread_cond_destroy(&srv->reload_cond);
+		pthread_mutex_destroy(&srv->reload_lock);
+		srv->reload_sync_ready = false;
+	}
+	return false;
 }

@@ -39,40 +39,76 @@ static void on_signal(uv_signal_t *h, int signum)
 	server_request_stop(srv);
 }
 
-/*
- * Drop to cfg->user/group after every socket is bound: the sockets keep the
- * uid they were made with, so a process of another user cannot join their
- * SO_REUSEPORT group (DESIGN: hijack protection).
- */
-static int drop_privileges(server_t *srv, char *err, size_t errlen)
+/* The uid and gid of cfg->user and cfg->group. Returns 0 or SHOAL_ECONFIG with err. */
+static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, size_t errlen)
 {
-	const conf_t *cfg = srv->cfg;
-	if (!cfg->user)
-		return 0;
 	struct passwd *pw = getpwnam(cfg->user);
 	if (!pw) {
 		snprintf(err, errlen, "user \"%s\" does not exist", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	uid_t uid = pw->pw_uid;
-	gid_t gid = pw->pw_gid;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
 	if (cfg->group) {
 		struct group *gr = getgrnam(cfg->group);
 		if (!gr) {
 			snprintf(err, errlen, "group \"%s\" does not exist", cfg->group);
 			return SHOAL_ECONFIG;
 		}
-		gid = gr->gr_gid;
+		*gid = gr->gr_gid;
 	}
+	return 0;
+}
+
+/*
+ * The first load of the zones, with the rights every reload will have:
+ * reloads run after the privilege drop, so a file only root may read would
+ * load at start and then never again. As root with a user to become, the
+ * load runs with that user's effective ids and no supplementary groups
+ * (as after the drop), then takes root's back to bind the sockets.
+ */
+static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char *err,
+			 size_t errlen)
+{
+	if (!as_user || geteuid() != 0 || uid == 0)
+		return server_load_zones(srv, err, errlen);
+	gid_t egid = getegid();
+	int rc;
+	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
+		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
+			 srv->cfg->user, strerror(errno));
+		rc = SHOAL_ESYSTEM;
+	} else {
+		rc = server_load_zones(srv, err, errlen);
+	}
+	/* root's ids back (a no-op for those that did not change) */
+	if (seteuid(0) < 0 || setegid(egid) < 0) {
+		snprintf(err, errlen, "cannot take back root's ids after loading the zones: %s",
+			 strerror(errno));
+		return SHOAL_ESYSTEM;
+	}
+	return rc;
+}
+
+/*
+ * Drop to uid/gid after every socket is bound: the sockets keep the
+ * uid they were made with, so a process of another user cannot join their
+ * SO_REUSEPORT group (DESIGN: hijack protection). The control socket is
+ * handed over first, through its descriptor.
+ */
+static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	if (!cfg->user)
+		return 0;
 	if (geteuid() != 0) {
 		if (geteuid() == uid)
 			return 0; /* already that user */
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	if (srv->control && control_chown(srv, uid, gid) < 0)
-		log_warning("cannot hand the control socket to %s: %s", cfg->user,
-			    strerror(errno));
+	if (srv->control && control_chown(srv, uid, gid, err, errlen) < 0)
+		return SHOAL_ESYSTEM;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
 		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
 			 strerror(errno));
@@ -186,10 +222,19 @@ int server_run(conf_t *cfg)
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
 
+	uid_t uid = 0;
+	gid_t gid = 0;
+	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
+		goto cleanup_rcu;
+	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
+		goto cleanup_rcu;
+	zone_load_set_limits(&(zone_load_limits_t){
+		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
+		.max_includes = cfg->max_zone_includes });
 	if (cfg->ceiling)
 		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
 			    "(benchmark only)");
-	else if (server_load_zones(srv, err, sizeof(err)) < 0)
+	else if (load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
 	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
@@ -212,7 +257,7 @@ int server_run(conf_t *cfg)
 		goto cleanup_loop;
 	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
 		goto cleanup_loop;
-	if (drop_privileges(srv, err, sizeof(err)) < 0)
+	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto cleanup_loop;
 	if (reload_init(srv) < 0 || signals_start(srv) < 0) {
 		snprintf(err, sizeof(err), "cannot set up signals");
@@ -230,7 +275,14 @@ cleanup_workers:
 	srv->stopping = true;
 	workers_stop(srv);
 cleanup_loop:
-	reload_close(srv);
+	if (reload_close(srv)) {
+		/* the reload thread may still read the zone sets and signal the loop */
+		control_close(srv);
+		if (status != 0 && err[0])
+			log_error("%s", err);
+		log_info("stopped");
+		_exit(status);
+	}
 	control_close(srv);
 	signals_close(srv);
 	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */

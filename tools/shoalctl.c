@@ -9,7 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define SHOALCTL_DEFAULT_SOCKET "/run/shoald.ctl"
+/* the control path the example configuration and the man pages give shoald */
+#define SHOALCTL_DEFAULT_SOCKET RUNSTATEDIR "/shoald.ctl"
 
 static void usage(FILE *out)
 {

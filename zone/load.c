@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ldns/ldns.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -19,6 +21,43 @@
 #define LOAD_INCLUDE_DEPTH 8   /* $INCLUDE nesting; deeper is most likely a loop */
 #define LOAD_MAX_ERRORS 50     /* stop reading a hopeless file after this many */
 #define LOAD_DEFAULT_TTL 3600  /* without $TTL, as NSD does */
+#define LOAD_READ_CHUNK (4u << 20) /* octets per read(): a cancel is seen between two */
+
+/*
+ * What every load may read (zone_load_set_limits; written before loads
+ * start, read-only while they run), and the flag that stops loads in
+ * progress (zone_load_cancel; any thread, hence atomic).
+ */
+static zone_load_limits_t load_limits = { ZONE_LOAD_MAX_OCTETS_DEFAULT,
+					  ZONE_LOAD_MAX_INCLUDES_DEFAULT };
+static bool load_cancelled;
+
+void zone_load_set_limits(const zone_load_limits_t *limits)
+{
+	load_limits = limits ? *limits
+			     : (zone_load_limits_t){ ZONE_LOAD_MAX_OCTETS_DEFAULT,
+						     ZONE_LOAD_MAX_INCLUDES_DEFAULT };
+}
+
+void zone_load_cancel(bool cancel)
+{
+	__atomic_store_n(&load_cancelled, cancel, __ATOMIC_RELAXED);
+}
+
+static bool cancelled(void)
+{
+	return __atomic_load_n(&load_cancelled, __ATOMIC_RELAXED);
+}
+
+/*
+ * What one zone has used of the limits: the octets of every file read
+ * (a file included twice counts twice) and the $INCLUDEs followed. Shared
+ * by the threads reading stretches of one file, hence atomic.
+ */
+typedef struct load_budget {
+	uint64_t octets;
+	uint32_t includes;
+} load_budget_t;
 
 typedef struct loader {
 	zbuild_t *b;
@@ -26,9 +65,17 @@ typedef struct loader {
 	void *msg_arg;
 	ldns_buffer *rdata;
 	int errors;
+	load_budget_t *budget;
 } loader_t;
 
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth);
+/* Where a file was named: the zone's own file has no includer (file NULL). */
+typedef struct include_site {
+	const char *file;
+	unsigned line;
+} include_site_t;
+
+static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth,
+		     include_site_t from);
 
 static void load_error(loader_t *L, const char *file, unsigned line, const char *text)
 {
@@ -85,6 +132,16 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		load_error(L, file, line, "$INCLUDE nested too deep (a loop?)");
 		return 0;
 	}
+	/* a few octets of $INCLUDEs nested a few deep ask for 10^5 reads: count them */
+	if (__atomic_add_fetch(&L->budget->includes, 1, __ATOMIC_RELAXED) >
+	    load_limits.max_includes) {
+		zone_report(L->msg, L->msg_arg, true, file, line,
+			    "more than %u $INCLUDE directives in the zone (max-zone-includes)",
+			    (unsigned)load_limits.max_includes);
+		L->errors++;
+		zbuild_fail(L->b);
+		return 0;
+	}
 	char full[4096];
 	if (path[0] == '/') {
 		snprintf(full, sizeof(full), "%s", path);
@@ -102,7 +159,8 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 			return 0;
 		}
 	}
-	int err = load_file(L, full, inc_origin ? inc_origin : origin, depth + 1);
+	int err = load_file(L, full, inc_origin ? inc_origin : origin, depth + 1,
+			    (include_site_t){ file, line });
 	ldns_rdf_deep_free(inc_origin);
 	if (err == SHOAL_EIO) {
 		L->errors++;
@@ -111,46 +169,101 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 	return err;
 }
 
+/* What a file that is not a regular one is, for the message that refuses it. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode) ? "a FIFO"
+	     : S_ISCHR(mode)  ? "a character device"
+	     : S_ISBLK(mode)  ? "a block device"
+	     : S_ISDIR(mode)  ? "a directory"
+	     : S_ISSOCK(mode) ? "a socket"
+	     : "not a file";
+}
+
 /*
  * The whole file in memory (NUL-terminated), so the loader's look at each
  * line and the step back before handing the record to ldns cost no system
- * call: with a FILE on disk each step back re-read the buffer. NULL with
- * errno set when the file cannot be read.
+ * call: with a FILE on disk each step back re-read the buffer.
+ *
+ * Only a regular file is read, and at most `room` octets of it: a FIFO
+ * would hold open() until a writer comes (it is opened without blocking,
+ * so open() returns and fstat() refuses it), a device such as /dev/zero
+ * never ends, and a file's size is known before reading it. The reads
+ * come in chunks with a look at the cancel flag between them.
+ * Returns the text, or NULL with the reason in why.
  */
-static char *read_whole(const char *file, size_t *size)
+static char *read_whole(const char *file, uint64_t room, size_t *size, char *why,
+			size_t whylen)
 {
-	FILE *f = fopen(file, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap + 1);
-	errno = 0;
-	size_t n;
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
+	char *buf = NULL;
+	bool ok = false;
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(why, whylen, "cannot open: %s", strerror(errno));
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file (%s)", file_kind(st.st_mode));
+		goto done;
+	}
+	if ((uint64_t)st.st_size > room) {
+		snprintf(why, whylen,
+			 "%llu octets, more than the %llu left for the zone's files "
+			 "(max-zone-file-size)",
+			 (unsigned long long)st.st_size, (unsigned long long)room);
+		goto done;
+	}
+	/* one octet more than the size, to see a file that grows while it is read */
+	size_t cap = (size_t)st.st_size + 1, len = 0;
+	if (!(buf = malloc(cap + 1))) {
+		snprintf(why, whylen, "cannot read: %s", strerror(ENOMEM));
+		goto done;
+	}
+	for (;;) {
+		if (cancelled()) {
+			snprintf(why, whylen, "loading cancelled");
+			goto done;
+		}
+		size_t want = cap - len < LOAD_READ_CHUNK ? cap - len : LOAD_READ_CHUNK;
+		ssize_t n = read(fd, buf + len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(why, whylen, "cannot read: %s", strerror(errno));
+			goto done;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > room) {
+			snprintf(why, whylen,
+				 "grew past the %llu octets left for the zone's files while read "
+				 "(max-zone-file-size)", (unsigned long long)room);
+			goto done;
+		}
 		if (len == cap) {
-			char *bigger = realloc(buf, 2 * cap + 1);
-			if (!bigger) {
-				free(buf);
-				buf = NULL;
-				errno = ENOMEM;
-				break;
+			/* it grew: room for more, never past room + 1 (len <= room here) */
+			size_t bigger = (uint64_t)cap * 2 > room + 1 ? (size_t)room + 1 : cap * 2;
+			char *p = realloc(buf, bigger + 1);
+			if (!p) {
+				snprintf(why, whylen, "cannot read: %s", strerror(ENOMEM));
+				goto done;
 			}
-			buf = bigger;
-			cap *= 2;
+			buf = p;
+			cap = bigger;
 		}
 	}
-	if (buf && ferror(f)) {
-		int saved = errno ? errno : EIO; /* fread set it: EISDIR for a folder */
+	buf[len] = '\0';
+	*size = len;
+	ok = true;
+done:
+	if (!ok) {
 		free(buf);
 		buf = NULL;
-		errno = saved;
 	}
-	fclose(f);
-	if (buf) {
-		buf[len] = '\0';
-		*size = len;
-	}
+	if (fd >= 0)
+		close(fd);
 	return buf;
 }
 
@@ -192,6 +305,10 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 	char *buf = NULL;
 	size_t cap = 0;
 	while (L->errors < LOAD_MAX_ERRORS) {
+		if (cancelled()) {
+			err = SHOAL_ETIMEOUT;
+			break;
+		}
 		long pos = ftell(f);
 		ssize_t got = getline(&buf, &cap, f);
 		if (got < 0)
@@ -466,7 +583,7 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 				     .orig = ldns_rdf_clone(orig), .ttl = ttl, .origin = origin };
 		st[k].L = (loader_t){ .msg = keep_msg, .msg_arg = &st[k].msgs,
 				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg, &st[k].msgs),
-				      .rdata = ldns_buffer_new(1024) };
+				      .rdata = ldns_buffer_new(1024), .budget = L->budget };
 		if (!st[k].orig || !st[k].L.b || !st[k].L.rdata)
 			st[k].err = SHOAL_ENOMEM;
 		else
@@ -484,15 +601,31 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 	return err;
 }
 
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth)
+/*
+ * Read `file` (named by $INCLUDE at `from`, or the zone's own file) within
+ * what is left of the zone's octets. A file that cannot be read is
+ * reported at the $INCLUDE's line: SHOAL_EIO.
+ */
+static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth,
+		     include_site_t from)
 {
+	uint64_t used = __atomic_load_n(&L->budget->octets, __ATOMIC_RELAXED);
+	uint64_t room = used < load_limits.max_octets ? load_limits.max_octets - used : 0;
 	size_t size = 0;
-	char *text = read_whole(file, &size);
+	char why[256];
+	char *text = read_whole(file, room, &size, why, sizeof(why));
+	if (!text && cancelled())
+		return SHOAL_ETIMEOUT; /* zone_load says so once */
 	if (!text) {
-		zone_report(L->msg, L->msg_arg, true, file, 0, "cannot open: %s", strerror(errno));
+		if (from.file)
+			zone_report(L->msg, L->msg_arg, true, from.file, from.line,
+				    "$INCLUDE %s: %s", file, why);
+		else
+			zone_report(L->msg, L->msg_arg, true, file, 0, "%s", why);
 		zbuild_fail(L->b);
 		return SHOAL_EIO;
 	}
+	__atomic_add_fetch(&L->budget->octets, (uint64_t)size, __ATOMIC_RELAXED);
 	ldns_rdf *orig = ldns_rdf_clone(origin);
 	uint32_t ttl = LOAD_DEFAULT_TTL;
 	size_t cut[LOAD_THREADS_MAX + 1];
@@ -523,7 +656,8 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	char text[NAME_TEXT_MAX];
 	if (name_to_text(origin, text, sizeof(text)) < 0)
 		return SHOAL_EINVAL;
-	loader_t L = { .msg = msg, .msg_arg = msg_arg };
+	load_budget_t budget = { 0 };
+	loader_t L = { .msg = msg, .msg_arg = msg_arg, .budget = &budget };
 	ldns_rdf *org = ldns_dname_new_frm_str(text);
 	L.b = zbuild_new(file, origin, msg, msg_arg);
 	L.rdata = ldns_buffer_new(1024);
@@ -531,8 +665,10 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	if (!org || !L.b || !L.rdata)
 		goto done;
 	zbuild_set_limits(L.b, limits);
-	err = load_file(&L, file, org, 0);
-	if (err == SHOAL_EIO || err == SHOAL_ENOMEM)
+	err = load_file(&L, file, org, 0, (include_site_t){ NULL, 0 });
+	if (err == SHOAL_ETIMEOUT)
+		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
+	if (err == SHOAL_EIO || err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT)
 		goto done;
 	if (L.errors)
 		zbuild_fail(L.b);

@@ -150,13 +150,14 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 		} else {
 			rc = SHOAL_EZONE;
 		}
-		if (err == SHOAL_ENOMEM) {
+		if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
+			/* out of memory, or abandoned: the set being served stays */
 			rc = err;
 			db->count++;
 			break;
 		}
 	}
-	if (rc != SHOAL_ENOMEM && build_apex_hash(db) < 0)
+	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT && build_apex_hash(db) < 0)
 		rc = SHOAL_ENOMEM;
 	if (rc == 0 && only && !find_entry(db, only_apex)) {
 		/* nothing was reloaded: say so rather than report success */
@@ -166,7 +167,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 			msg(msg_arg, true, text);
 		rc = SHOAL_ENOTFOUND;
 	}
-	if (rc == SHOAL_ENOMEM) {
+	if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT) {
 		zonedb_free(db);
 		return rc;
 	}

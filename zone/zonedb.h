@@ -61,6 +61,36 @@ typedef struct zone_info {
 } zone_info_t;
 
 /*
+ * Bounds on what loading one zone may read, for every load in the process:
+ * zone files are outside input. max_octets: the octets read from the
+ * zone's file and its $INCLUDEs, a file read twice counted twice (so no
+ * one file is larger either); max_includes: the $INCLUDE directives
+ * followed for one zone (their nesting is bounded too, at 8 deep).
+ */
+typedef struct zone_load_limits {
+	uint64_t max_octets;
+	uint32_t max_includes;
+} zone_load_limits_t;
+
+#define ZONE_LOAD_MAX_OCTETS_DEFAULT (1024ull << 20)
+#define ZONE_LOAD_MAX_INCLUDES_DEFAULT 256u
+
+/*
+ * Set the limits of the loads that start afterwards (NULL: the defaults).
+ * Not while a load runs: at start-up, before any thread loads.
+ */
+void zone_load_set_limits(const zone_load_limits_t *limits);
+
+/*
+ * With cancel true, loads in progress stop at their next record or read
+ * (a read blocked in the kernel finishes first), and loads started while
+ * it stays true stop at once: zone_load and zonedb_build return
+ * SHOAL_ETIMEOUT and report "FILE: loading cancelled". false lets loads
+ * run again. Any thread.
+ */
+void zone_load_cancel(bool cancel);
+
+/*
  * Build a new set from n specs. With `old` != NULL (a reload), zones whose
  * name is not `only` (when only != NULL) are shared with old, not re-read;
  * a zone that fails to load keeps old's version of it (and records the
@@ -68,7 +98,8 @@ typedef struct zone_info {
  * names get SERVFAIL, as NSD and Knot answer) and the call returns
  * SHOAL_EZONE after building the rest. When `only` names no configured
  * zone, the set is built (all shared) and the call returns SHOAL_ENOTFOUND.
- * Messages go to msg.
+ * Messages go to msg. A cancelled load (zone_load_cancel) stops the build:
+ * nothing is built and the call returns SHOAL_ETIMEOUT.
  * Runs on a thread that is not a worker; may allocate freely.
  * Returns 0 or a negative error; *out is set whenever the set was built.
  */

@@ -294,7 +294,7 @@ user: nobody
 group: nogroup
 nsid: fuzz
 nsid-thread: no
-control: /tmp/shoald.ctl
+control: /run/shoald.ctl
 log-level: debug
 syslog: yes
 edns-size: 1232
@@ -302,6 +302,9 @@ tcp-idle-timeout: 10000
 tcp-max-connections: 256
 tcp-message-timeout: 5000
 tcp-max-output: 262144
+reload-timeout: 300
+max-zone-file-size: 1024
+max-zone-includes: 256
 zones:
   - name: example.com
     file: example.com.zone

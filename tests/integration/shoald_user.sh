@@ -1,7 +1,8 @@
 #!/bin/bash
 # shoald_user: with --user nobody the daemon binds as root, then runs as nobody and still
 # answers; a process running as nobody cannot bind the port beside it, with SO_REUSEPORT,
-# SO_REUSEADDR or both (DESIGN: hijack protection). Needs root.
+# SO_REUSEADDR or both (DESIGN: hijack protection). Zones are read with nobody's rights from
+# the start, as every reload reads them: a file only root may read stops start-up. Needs root.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -40,6 +41,31 @@ for mode in reuseport reuseaddr both; do
 		"$(as_nobody "$BINDTEST" ::1 "$PORT" "$mode")"
 done
 check_match "the port is still answered by shoald" "status: NOERROR" "$(q "$PORT" www.example.com A)"
+
+# Zone files are read with nobody's rights at start as at every reload: one only root may
+# read would load once and then fail every reload.
+cp "$EXAMPLES/example.com.zone" "$T_DIR/rootonly.zone"
+chmod 600 "$T_DIR/rootonly.zone"
+out=$("$SHOALD" --check --zone "example.com=$T_DIR/rootonly.zone" 2>&1)
+check_eq "without --user, root reads a root-only zone" 0 $?
+out=$("$SHOALD" --check --user nobody --zone "example.com=$T_DIR/rootonly.zone" 2>&1)
+check_eq "with --user nobody, --check of a root-only zone exits 1" 1 $?
+check_match "naming the file" "$T_DIR/rootonly.zone: cannot open: Permission denied" "$out"
+out=$(timeout 60 "$SHOALD" --listen "127.0.0.1@$(free_port)" --user nobody \
+	--zone "example.com=$T_DIR/rootonly.zone" 2>&1)
+check_eq "and start-up stops (124: it served)" 1 $?
+# an $INCLUDE only root may read: the same, at the $INCLUDE's line
+cp "$T_DIR/rootonly.zone" "$T_DIR/rootonly.inc"
+printf '$ORIGIN example.com.\n$TTL 300\n$INCLUDE rootonly.inc\n' >"$T_DIR/inc.zone"
+chmod 644 "$T_DIR/inc.zone"
+out=$("$SHOALD" --check --user nobody --zone "example.com=$T_DIR/inc.zone" 2>&1)
+check_eq "an \$INCLUDE only root may read fails --check" 1 $?
+check_match "at its line" "$T_DIR/inc.zone:3: \\\$INCLUDE $T_DIR/rootonly.inc: cannot open: Permission denied" "$out"
+# the group's rights are nobody's group's: a file of that group, mode 640, loads
+chgrp "$(id -gn nobody)" "$T_DIR/rootonly.zone"
+chmod 640 "$T_DIR/rootonly.zone"
+out=$("$SHOALD" --check --user nobody --zone "example.com=$T_DIR/rootonly.zone" 2>&1)
+check_eq "a zone nobody's group may read passes --check" 0 $?
 
 out=$("$SHOALD" --listen "127.0.0.1@$(free_port)" --user no-such-user-here \
 	--zone "example.com=$T_DIR/example.com.zone" 2>&1)

@@ -37,6 +37,10 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.socket_mode, SOCKET_MODE_REUSEPORT);
 	CU_ASSERT(c.nsid_thread);
 	CU_ASSERT_EQUAL(c.tcp.max_connections, 256);
+	CU_ASSERT_EQUAL(c.reload_timeout, 300);
+	CU_ASSERT_EQUAL(c.max_zone_file_mib, 1024);
+	CU_ASSERT_EQUAL(c.max_zone_includes, 256);
+	CU_ASSERT_PTR_NULL(c.control); /* off until asked for */
 	conf_clear(&c);
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/dns.h"
@@ -735,6 +736,195 @@ static void test_rrset_too_big_to_send(void)
 	zone_free(z);
 }
 
+/* A scratch folder for files a test writes; rm -r'd by scratch_done. */
+static char scratch_dir[64];
+
+static const char *scratch_new(void)
+{
+	snprintf(scratch_dir, sizeof(scratch_dir), "/tmp/shoal-files.XXXXXX");
+	return mkdtemp(scratch_dir);
+}
+
+/* The path of `name` in the scratch folder (a static buffer: one at a time). */
+static const char *scratch_path(const char *name)
+{
+	static char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", scratch_dir, name);
+	return path;
+}
+
+/* Write `text` to the scratch file `name`. */
+static void scratch_write(const char *name, const char *text)
+{
+	FILE *f = fopen(scratch_path(name), "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void scratch_done(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch_dir);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+/*
+ * Loads that would block for good: a FIFO waits in open() for a writer and
+ * /dev/zero never ends. Only regular files are read, and the error names
+ * the $INCLUDE's file and line. The alarm turns a load that hangs into a
+ * failure of this test rather than of the whole run.
+ */
+static void test_include_not_regular(void)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(scratch_new());
+	CU_ASSERT_EQUAL_FATAL(mkfifo(scratch_path("fifo"), 0600), 0);
+	scratch_write("fifo.zone", "@ 60 IN SOA a b 1 2 3 4 5\n"
+				   "@ 60 IN NS a\n"
+				   "$INCLUDE fifo\n"
+				   "a 60 IN A 192.0.2.1\n");
+	scratch_write("zero.zone", "@ 60 IN SOA a b 1 2 3 4 5\n"
+				   "@ 60 IN NS a\n"
+				   "a 60 IN A 192.0.2.1\n"
+				   "$INCLUDE /dev/zero\n");
+	scratch_write("dir.zone", "@ 60 IN SOA a b 1 2 3 4 5\n"
+				  "$INCLUDE .\n");
+	alarm(60);
+	msgs_t m;
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(load_abs(scratch_path("fifo.zone"), "files.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E fifo.zone:3: $INCLUDE "));
+	CU_ASSERT(has_msg(&m, "/fifo: not a regular file (a FIFO)"));
+	CU_ASSERT_EQUAL(m.errors, 1);
+	CU_ASSERT_EQUAL(load_abs(scratch_path("zero.zone"), "files.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E zero.zone:4: $INCLUDE /dev/zero: not a regular file (a character device)"));
+	CU_ASSERT_EQUAL(load_abs(scratch_path("dir.zone"), "files.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E dir.zone:2: $INCLUDE "));
+	CU_ASSERT(has_msg(&m, ": not a regular file (a directory)"));
+	/* the zone's own file: the same refusal, and nothing else is read */
+	CU_ASSERT_EQUAL(load_abs(scratch_path("fifo"), "files.test", &m, &z), SHOAL_EIO);
+	CU_ASSERT(has_msg(&m, "E /tmp/shoal-files."));
+	CU_ASSERT(has_msg(&m, "/fifo: not a regular file (a FIFO)"));
+	CU_ASSERT_EQUAL(load_abs("/dev/zero", "files.test", &m, &z), SHOAL_EIO);
+	CU_ASSERT(has_msg(&m, "E /dev/zero: not a regular file (a character device)"));
+	alarm(0);
+	CU_ASSERT_PTR_NULL(z);
+	scratch_done();
+}
+
+/*
+ * $INCLUDE fan-out: five levels of files, each including the next ten
+ * times, ask for 10^5 reads from a few hundred octets. The count of
+ * $INCLUDEs per zone is bounded (default 256): the one past it is an error
+ * at its line, and loading stops soon after (at most 50 errors).
+ */
+static void test_include_bomb(void)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(scratch_new());
+	for (int level = 1; level <= 5; level++) {
+		char name[16], text[512] = "";
+		snprintf(name, sizeof(name), "l%d", level);
+		for (int i = 0; i < 10; i++) {
+			size_t len = strlen(text);
+			if (level < 5)
+				snprintf(text + len, sizeof(text) - len, "$INCLUDE l%d\n", level + 1);
+			else
+				snprintf(text + len, sizeof(text) - len, "h%d 60 IN A 192.0.2.1\n", i);
+		}
+		scratch_write(name, text);
+	}
+	scratch_write("bomb.zone", "@ 60 IN SOA a b 1 2 3 4 5\n"
+				   "@ 60 IN NS a\n"
+				   "a 60 IN A 192.0.2.1\n"
+				   "$INCLUDE l1\n");
+	alarm(60);
+	msgs_t m;
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(load_abs(scratch_path("bomb.zone"), "bomb.test", &m, &z), SHOAL_EZONE);
+	alarm(0);
+	/* counted depth first, the 257th $INCLUDE is line 9 of the third l4 read */
+	CU_ASSERT(has_msg(&m, "E l4:9: more than 256 $INCLUDE directives in the zone"));
+	CU_ASSERT(m.errors <= 50);
+	scratch_done();
+}
+
+/* The bound on $INCLUDEs can be set: n of them load, n + 1 do not. */
+static void test_include_limit_set(void)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(scratch_new());
+	scratch_write("one", "h 60 IN A 192.0.2.1\n");
+	scratch_write("three.zone", "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
+				    "$INCLUDE one\n$INCLUDE one\n$INCLUDE one\n");
+	scratch_write("four.zone", "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
+				   "$INCLUDE one\n$INCLUDE one\n$INCLUDE one\n$INCLUDE one\n");
+	zone_load_limits_t limits = { .max_octets = ZONE_LOAD_MAX_OCTETS_DEFAULT,
+				      .max_includes = 3 };
+	zone_load_set_limits(&limits);
+	msgs_t m;
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(load_abs(scratch_path("three.zone"), "limit.test", &m, &z), 0);
+	zone_free(z);
+	CU_ASSERT_EQUAL(load_abs(scratch_path("four.zone"), "limit.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E four.zone:6: more than 3 $INCLUDE directives in the zone"));
+	zone_load_set_limits(NULL);
+	scratch_done();
+}
+
+/*
+ * The octets read for one zone are bounded, its $INCLUDEs counted each
+ * time they are read: a file past the bound is refused before it is read,
+ * and so is an $INCLUDE that would take the zone past it.
+ */
+static void test_zone_size_limit(void)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(scratch_new());
+	char text[4096] = "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n";
+	while (strlen(text) < 1500)
+		strcat(text, "a 60 IN A 192.0.2.1 ; padding to make the file longer\n");
+	scratch_write("big.zone", text);                   /* about 1.5 KB */
+	scratch_write("part", "b 60 IN A 192.0.2.2\n");    /* 20 octets */
+	scratch_write("inc.zone", "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
+				  "$INCLUDE part\n$INCLUDE part\n$INCLUDE part\n");
+	size_t inc_size = strlen("@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
+				 "$INCLUDE part\n$INCLUDE part\n$INCLUDE part\n");
+	zone_load_limits_t limits = { .max_octets = 1000,
+				      .max_includes = ZONE_LOAD_MAX_INCLUDES_DEFAULT };
+	zone_load_set_limits(&limits);
+	msgs_t m;
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(load_abs(scratch_path("big.zone"), "size.test", &m, &z), SHOAL_EIO);
+	CU_ASSERT(has_msg(&m, "big.zone: 15"));
+	CU_ASSERT(has_msg(&m, " octets, more than the 1000 left for the zone's files "
+			      "(max-zone-file-size)"));
+	/* room for the file and two of its three $INCLUDEs */
+	limits.max_octets = inc_size + 2 * 20;
+	zone_load_set_limits(&limits);
+	CU_ASSERT_EQUAL(load_abs(scratch_path("inc.zone"), "size.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E inc.zone:5: $INCLUDE "));
+	CU_ASSERT(has_msg(&m, "/part: 20 octets, more than the 0 left for the zone's files"));
+	CU_ASSERT_EQUAL(m.errors, 1);
+	limits.max_octets = inc_size + 3 * 20;
+	zone_load_set_limits(&limits);
+	CU_ASSERT_EQUAL(load_abs(scratch_path("inc.zone"), "size.test", &m, &z), 0);
+	zone_free(z);
+	zone_load_set_limits(NULL);
+	scratch_done();
+}
+
+/* A cancelled load stops at its next record and says so (shoald: reload-timeout, stop). */
+static void test_load_cancel(void)
+{
+	msgs_t m;
+	zone_t *z = NULL;
+	zone_load_cancel(true);
+	CU_ASSERT_EQUAL(load("example.zone", "example.com.", &m, &z), SHOAL_ETIMEOUT);
+	CU_ASSERT(has_msg(&m, "E example.zone: loading cancelled"));
+	CU_ASSERT_PTR_NULL(z);
+	zone_load_cancel(false);
+	CU_ASSERT_EQUAL(load("example.zone", "example.com.", &m, &z), 0);
+	zone_free(z);
+}
+
 int main(void)
 {
 	static const unit_test_t tests[] = {
@@ -756,6 +946,11 @@ int main(void)
 		UNIT_TEST(test_generic_form_checked),
 		UNIT_TEST(test_types_per_name),
 		UNIT_TEST(test_rrset_too_big_to_send),
+		UNIT_TEST(test_include_not_regular),
+		UNIT_TEST(test_include_bomb),
+		UNIT_TEST(test_include_limit_set),
+		UNIT_TEST(test_zone_size_limit),
+		UNIT_TEST(test_load_cancel),
 		UNIT_END,
 	};
 	return unit_run("zone_load", tests);
