@@ -11,7 +11,7 @@ SHOAL_TOP=$(pwd)
 SHOAL_PACKAGES="build-essential autoconf automake pkg-config
  libldns-dev libuv1-dev libsodium-dev libcunit1-dev liburcu-dev libyaml-dev
  dnsutils bind9-dnsutils ldnsutils iproute2 procps"
-SHOAL_TEST_PACKAGES="nsd knot dnsperf clang libclang-rt-14-dev"
+SHOAL_TEST_PACKAGES="nsd knot dnsperf clang libclang-rt-14-dev clang-format"
 
 shoal_install() {
 	local want="$SHOAL_PACKAGES ${1:-}" missing=""

@@ -5,7 +5,7 @@
 #include "proto/cookie.h"
 #include "proto/wire.h"
 
-#define COOKIE_HASH_LEN 8
+#define COOKIE_HASH_LEN   8
 #define COOKIE_HASHED_MAX (COOKIE_CLIENT_LEN + 8 + 16) /* with an IPv6 address */
 
 int cookie_parse(cookie_t *c, const uint8_t *data, size_t len)
@@ -15,7 +15,7 @@ int cookie_parse(cookie_t *c, const uint8_t *data, size_t len)
 	c->server_len = 0;
 	/* RFC 7873 5.2.2: a client cookie, alone or with a server cookie of 8 to 32 */
 	if (len != COOKIE_CLIENT_LEN && (len < COOKIE_CLIENT_LEN + COOKIE_SERVER_MIN ||
-	                                 len > COOKIE_CLIENT_LEN + COOKIE_SERVER_MAX))
+					 len > COOKIE_CLIENT_LEN + COOKIE_SERVER_MAX))
 		return SHOAL_EMALFORMED;
 	c->client = data;
 	if (len > COOKIE_CLIENT_LEN) {
@@ -38,7 +38,7 @@ int cookie_secret_from_hex(uint8_t secret[COOKIE_SECRET_LEN], const char *hex)
 }
 
 /* The prefix of an IPv4-mapped IPv6 address, ::ffff:0:0/96 (RFC 4291 2.5.5.2). */
-static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 /* The client's address as RFC 9018 4.4 hashes it: 4 octets for IPv4, even when mapped. */
 static bool client_ip(const uint8_t **ip, size_t *ip_len)
@@ -56,7 +56,7 @@ static bool client_ip(const uint8_t **ip, size_t *ip_len)
  * 8 octets (Version, Reserved, Timestamp), as made or as received.
  */
 static void cookie_hash(uint8_t out[COOKIE_HASH_LEN], const uint8_t *client, const uint8_t *head,
-                        const uint8_t *ip, size_t ip_len, const uint8_t *secret)
+			const uint8_t *ip, size_t ip_len, const uint8_t *secret)
 {
 	uint8_t in[COOKIE_HASHED_MAX];
 	memcpy(in, client, COOKIE_CLIENT_LEN);
@@ -73,7 +73,7 @@ static bool hash_matches(const cookie_t *c, const uint8_t *ip, size_t ip_len, co
 }
 
 enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip_len, uint32_t now,
-                                 const cookie_secrets_t *secrets)
+				 const cookie_secrets_t *secrets)
 {
 	if (!c->server || c->server_len != COOKIE_SERVER_LEN || c->server[0] != COOKIE_VERSION ||
 	    !client_ip(&ip, &ip_len))
@@ -90,8 +90,8 @@ enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip
 }
 
 int cookie_make(uint8_t server[COOKIE_SERVER_LEN], const uint8_t client[COOKIE_CLIENT_LEN],
-                const uint8_t *ip, size_t ip_len, uint32_t now,
-                const uint8_t secret[COOKIE_SECRET_LEN])
+		const uint8_t *ip, size_t ip_len, uint32_t now,
+		const uint8_t secret[COOKIE_SECRET_LEN])
 {
 	if (!client_ip(&ip, &ip_len))
 		return SHOAL_EINVAL;

@@ -23,10 +23,10 @@
 #define COOKIE_SERVER_MIN 8  /* RFC 7873 4 */
 #define COOKIE_SERVER_MAX 32
 #define COOKIE_SECRET_LEN 16 /* crypto_shorthash_siphash24_KEYBYTES */
-#define COOKIE_VERSION 1
+#define COOKIE_VERSION    1
 
 /* RFC 9018 4.3: the time window, in seconds. */
-#define COOKIE_MAX_AGE 3600   /* accepted up to 1 hour old */
+#define COOKIE_MAX_AGE   3600 /* accepted up to 1 hour old */
 #define COOKIE_MAX_AHEAD 300  /* and up to 5 minutes in the future */
 #define COOKIE_RENEW_AGE 1800 /* replaced by a fresh one after half an hour */
 
@@ -93,7 +93,7 @@ enum cookie_verdict {
  * the verdict; COOKIE_INVALID for an ip_len other than 4 or 16.
  */
 enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip_len, uint32_t now,
-                                 const cookie_secrets_t *secrets);
+				 const cookie_secrets_t *secrets);
 
 /*
  * Make the server cookie for client (8 octets) at ip (as for cookie_check)
@@ -102,7 +102,7 @@ enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip
  * SHOAL_EINVAL for an ip_len other than 4 or 16.
  */
 int cookie_make(uint8_t server[COOKIE_SERVER_LEN], const uint8_t client[COOKIE_CLIENT_LEN],
-                const uint8_t *ip, size_t ip_len, uint32_t now,
-                const uint8_t secret[COOKIE_SECRET_LEN]);
+		const uint8_t *ip, size_t ip_len, uint32_t now,
+		const uint8_t secret[COOKIE_SECRET_LEN]);
 
 #endif

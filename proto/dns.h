@@ -2,23 +2,23 @@
 #ifndef SHOAL_PROTO_DNS_H
 #define SHOAL_PROTO_DNS_H
 
-#define DNS_HEADER_SIZE 12
-#define DNS_UDP_MIN 512          /* RFC 1035 2.3.4; RFC 6891 6.2.5 floor */
-#define DNS_EDNS_DEFAULT 1232    /* DNS flag day 2020 advice */
-#define DNS_TCP_MAX 65535        /* RFC 1035 4.2.2 two-octet length */
+#define DNS_HEADER_SIZE  12
+#define DNS_UDP_MIN      512   /* RFC 1035 2.3.4; RFC 6891 6.2.5 floor */
+#define DNS_EDNS_DEFAULT 1232  /* DNS flag day 2020 advice */
+#define DNS_TCP_MAX      65535 /* RFC 1035 4.2.2 two-octet length */
 
 /* Header flag bits in the 16-bit flags word (RFC 1035 4.1.1, RFC 4035). */
-#define DNS_FLAG_QR 0x8000
-#define DNS_FLAG_AA 0x0400
-#define DNS_FLAG_TC 0x0200
-#define DNS_FLAG_RD 0x0100
-#define DNS_FLAG_RA 0x0080
-#define DNS_FLAG_Z  0x0040
-#define DNS_FLAG_AD 0x0020
-#define DNS_FLAG_CD 0x0010
+#define DNS_FLAG_QR      0x8000
+#define DNS_FLAG_AA      0x0400
+#define DNS_FLAG_TC      0x0200
+#define DNS_FLAG_RD      0x0100
+#define DNS_FLAG_RA      0x0080
+#define DNS_FLAG_Z       0x0040
+#define DNS_FLAG_AD      0x0020
+#define DNS_FLAG_CD      0x0010
 #define DNS_OPCODE_SHIFT 11
-#define DNS_OPCODE_MASK 0x7800
-#define DNS_RCODE_MASK 0x000f
+#define DNS_OPCODE_MASK  0x7800
+#define DNS_RCODE_MASK   0x000f
 
 enum dns_opcode {
 	DNS_OPCODE_QUERY = 0,
@@ -40,7 +40,7 @@ enum dns_rcode {
 	DNS_RCODE_NOTZONE = 10,
 	DNS_RCODE_BADVERS = 16, /* extended: upper 8 bits go in the OPT TTL */
 	DNS_RCODE_BADCOOKIE = 23,
-	DNS_RCODE_MAX = 24,     /* size of per-rcode counter arrays */
+	DNS_RCODE_MAX = 24, /* size of per-rcode counter arrays */
 };
 
 /*
@@ -115,14 +115,14 @@ enum dns_type {
 };
 
 /* EDNS (RFC 6891) */
-#define DNS_EDNS_DO 0x8000       /* in the OPT TTL's low 16 bits */
+#define DNS_EDNS_DO 0x8000 /* in the OPT TTL's low 16 bits */
 enum dns_edns_option {
-	DNS_EDNS_NSID = 3,       /* RFC 5001 */
+	DNS_EDNS_NSID = 3, /* RFC 5001 */
 	DNS_EDNS_CLIENT_SUBNET = 8,
-	DNS_EDNS_COOKIE = 10,    /* RFC 7873 */
+	DNS_EDNS_COOKIE = 10, /* RFC 7873 */
 	DNS_EDNS_TCP_KEEPALIVE = 11,
 	DNS_EDNS_PADDING = 12,
-	DNS_EDNS_EDE = 15,       /* RFC 8914 */
+	DNS_EDNS_EDE = 15, /* RFC 8914 */
 };
 
 /* Message sections, as indexes into count arrays. */

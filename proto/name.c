@@ -264,7 +264,8 @@ int name_from_text(const char *text, const uint8_t *origin, uint8_t dst[NAME_MAX
 			int c = (unsigned char)*p++;
 			if (c == '\\') {
 				if (p[0] >= '0' && p[0] <= '9') {
-					if (!(p[1] >= '0' && p[1] <= '9' && p[2] >= '0' && p[2] <= '9'))
+					if (!(p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
+					      p[2] <= '9'))
 						return SHOAL_ENAME;
 					c = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
 					if (c > 255)

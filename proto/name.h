@@ -8,9 +8,9 @@
 
 #include "proto/wire.h"
 
-#define NAME_MAXLEN 255    /* RFC 1035 2.3.4, wire form with the root label */
+#define NAME_MAXLEN    255 /* RFC 1035 2.3.4, wire form with the root label */
 #define NAME_MAXLABELS 128
-#define NAME_TEXT_MAX 1024 /* worst case of \DDD escapes, plus NUL */
+#define NAME_TEXT_MAX  1024 /* worst case of \DDD escapes, plus NUL */
 
 /*
  * Names handled here are uncompressed wire form: length-prefixed labels

@@ -25,23 +25,23 @@ typedef struct query {
 	const uint8_t *pkt;
 	size_t len;
 	uint16_t id;
-	uint16_t flags;          /* the raw header flags word */
+	uint16_t flags; /* the raw header flags word */
 	uint8_t opcode;
 	uint16_t qdcount, ancount, nscount, arcount;
 
-	bool has_question;       /* the question parsed: qname.. are valid */
+	bool has_question;          /* the question parsed: qname.. are valid */
 	uint8_t qname[NAME_MAXLEN]; /* uncompressed, lowercased */
 	uint8_t qname_len;
 	uint16_t qtype;
 	uint16_t qclass;
-	size_t question_end;     /* offset past the question; [12, end) is echoed */
+	size_t question_end; /* offset past the question; [12, end) is echoed */
 
-	bool edns;               /* an OPT record was present and well formed */
+	bool edns; /* an OPT record was present and well formed */
 	uint8_t edns_version;
-	uint16_t edns_udp_size;  /* requester's payload size, as sent */
-	bool edns_do;            /* DNSSEC OK bit */
-	bool nsid_requested;     /* an NSID option was present (RFC 5001) */
-	const uint8_t *cookie;   /* COOKIE option data (RFC 7873), or NULL */
+	uint16_t edns_udp_size; /* requester's payload size, as sent */
+	bool edns_do;           /* DNSSEC OK bit */
+	bool nsid_requested;    /* an NSID option was present (RFC 5001) */
+	const uint8_t *cookie;  /* COOKIE option data (RFC 7873), or NULL */
 	uint8_t cookie_len;
 } query_t;
 

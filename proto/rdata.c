@@ -1,16 +1,16 @@
 /* The RDATA layout of every known type, and the one walk that checks RDATA and finds its names. */
+#include "proto/rdata.h"
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/name.h"
-#include "proto/rdata.h"
 
-#define U8 RDATA_U8
-#define U16 RDATA_U16
-#define U32 RDATA_U32
-#define NAME RDATA_NAME
+#define U8     RDATA_U8
+#define U16    RDATA_U16
+#define U32    RDATA_U32
+#define NAME   RDATA_NAME
 #define NAME_C RDATA_NAME_C
 #define STRING RDATA_STRING
-#define REST RDATA_REST
+#define REST   RDATA_REST
 
 /*
  * Every type with a defined RDATA layout that ldns reads from text (and
@@ -19,8 +19,8 @@
  * of RFC 1035 3.3 as RFC 3597 4 lists them, no others.
  */
 static const rdata_desc_t descs[] = {
-	{ DNS_TYPE_A, "A", { RDATA_A } },                          /* RFC 1035 3.4.1 */
-	{ DNS_TYPE_NS, "NS", { NAME_C } },                         /* RFC 1035 3.3.11 */
+	{ DNS_TYPE_A, "A", { RDATA_A } },  /* RFC 1035 3.4.1 */
+	{ DNS_TYPE_NS, "NS", { NAME_C } }, /* RFC 1035 3.3.11 */
 	{ DNS_TYPE_MD, "MD", { NAME_C } },
 	{ DNS_TYPE_MF, "MF", { NAME_C } },
 	{ DNS_TYPE_CNAME, "CNAME", { NAME_C } },
@@ -35,74 +35,74 @@ static const rdata_desc_t descs[] = {
 	{ DNS_TYPE_MINFO, "MINFO", { NAME_C, NAME_C } },
 	{ DNS_TYPE_MX, "MX", { U16, NAME_C } },
 	{ DNS_TYPE_TXT, "TXT", { RDATA_STRINGS } },
-	{ DNS_TYPE_RP, "RP", { NAME, NAME } },                     /* RFC 1183 */
+	{ DNS_TYPE_RP, "RP", { NAME, NAME } }, /* RFC 1183 */
 	{ DNS_TYPE_AFSDB, "AFSDB", { U16, NAME } },
 	{ 19, "X25", { STRING } },
-	{ 20, "ISDN", { RDATA_STRINGS } },                         /* one or two */
+	{ 20, "ISDN", { RDATA_STRINGS } }, /* one or two */
 	{ 21, "RT", { U16, NAME } },
-	{ 22, "NSAP", { REST } },                                  /* RFC 1706 */
+	{ 22, "NSAP", { REST } }, /* RFC 1706 */
 	{ 23, "NSAP-PTR", { NAME } },
 	/* RFC 2535 */
 	{ DNS_TYPE_SIG, "SIG", { U16, U8, U8, U32, U32, U32, U16, NAME, REST } },
 	{ DNS_TYPE_KEY, "KEY", { U16, U8, U8, REST } },
-	{ 26, "PX", { U16, NAME, NAME } },                         /* RFC 2163 */
-	{ 27, "GPOS", { STRING, STRING, STRING } },                /* RFC 1712 */
+	{ 26, "PX", { U16, NAME, NAME } },                          /* RFC 2163 */
+	{ 27, "GPOS", { STRING, STRING, STRING } },                 /* RFC 1712 */
 	{ DNS_TYPE_AAAA, "AAAA", { RDATA_AAAA } },                  /* RFC 3596 */
 	{ DNS_TYPE_LOC, "LOC", { U8, U8, U8, U8, U32, U32, U32 } }, /* RFC 1876 2 */
 	{ DNS_TYPE_NXT, "NXT", { NAME, REST } },
 	{ 31, "EID", { REST } },
 	{ 32, "NIMLOC", { REST } },
-	{ DNS_TYPE_SRV, "SRV", { U16, U16, U16, NAME } },          /* RFC 2782 */
+	{ DNS_TYPE_SRV, "SRV", { U16, U16, U16, NAME } }, /* RFC 2782 */
 	{ 34, "ATMA", { REST } },
 	{ DNS_TYPE_NAPTR, "NAPTR", { U16, U16, STRING, STRING, STRING, NAME } }, /* RFC 3403 */
-	{ DNS_TYPE_KX, "KX", { U16, NAME } },                      /* RFC 2230 */
-	{ DNS_TYPE_CERT, "CERT", { U16, U16, U8, REST } },         /* RFC 4398 */
+	{ DNS_TYPE_KX, "KX", { U16, NAME } },                                    /* RFC 2230 */
+	{ DNS_TYPE_CERT, "CERT", { U16, U16, U8, REST } },                       /* RFC 4398 */
 	{ 38, "A6", { RDATA_A6 } },
-	{ DNS_TYPE_DNAME, "DNAME", { NAME } },                     /* RFC 6672 2.1 */
+	{ DNS_TYPE_DNAME, "DNAME", { NAME } }, /* RFC 6672 2.1 */
 	{ 42, "APL", { RDATA_APL } },
-	{ DNS_TYPE_DS, "DS", { U16, U8, U8, REST } },              /* RFC 4034 5.1 */
-	{ DNS_TYPE_SSHFP, "SSHFP", { U8, U8, REST } },             /* RFC 4255 */
+	{ DNS_TYPE_DS, "DS", { U16, U8, U8, REST } },  /* RFC 4034 5.1 */
+	{ DNS_TYPE_SSHFP, "SSHFP", { U8, U8, REST } }, /* RFC 4255 */
 	{ 45, "IPSECKEY", { U8, U8, U8, RDATA_GATEWAY, REST } },
 	/* RFC 4034 3.1 */
 	{ DNS_TYPE_RRSIG, "RRSIG", { U16, U8, U8, U32, U32, U32, U16, NAME, REST } },
-	{ DNS_TYPE_NSEC, "NSEC", { NAME, RDATA_BITMAP } },         /* RFC 4034 4.1 */
-	{ DNS_TYPE_DNSKEY, "DNSKEY", { U16, U8, U8, REST } },      /* RFC 4034 2.1 */
+	{ DNS_TYPE_NSEC, "NSEC", { NAME, RDATA_BITMAP } },    /* RFC 4034 4.1 */
+	{ DNS_TYPE_DNSKEY, "DNSKEY", { U16, U8, U8, REST } }, /* RFC 4034 2.1 */
 	{ 49, "DHCID", { REST } },
 	/* RFC 5155 3.2 */
 	{ DNS_TYPE_NSEC3, "NSEC3", { U8, U8, U16, RDATA_SALT, RDATA_HASH, RDATA_BITMAP } },
 	{ DNS_TYPE_NSEC3PARAM, "NSEC3PARAM", { U8, U8, U16, RDATA_SALT } }, /* RFC 5155 4.2 */
-	{ DNS_TYPE_TLSA, "TLSA", { U8, U8, U8, REST } },           /* RFC 6698 2.1 */
+	{ DNS_TYPE_TLSA, "TLSA", { U8, U8, U8, REST } },                    /* RFC 6698 2.1 */
 	{ 53, "SMIMEA", { U8, U8, U8, REST } },
 	{ 55, "HIP", { RDATA_HIP } },
 	{ 56, "NINFO", { RDATA_STRINGS } },
 	{ 57, "RKEY", { U16, U8, U8, REST } },
 	{ 58, "TALINK", { NAME, NAME } },
-	{ DNS_TYPE_CDS, "CDS", { U16, U8, U8, REST } },            /* RFC 7344 */
+	{ DNS_TYPE_CDS, "CDS", { U16, U8, U8, REST } }, /* RFC 7344 */
 	{ DNS_TYPE_CDNSKEY, "CDNSKEY", { U16, U8, U8, REST } },
 	{ 61, "OPENPGPKEY", { REST } },                            /* RFC 7929 */
 	{ 62, "CSYNC", { U32, U16, RDATA_BITMAP } },               /* RFC 7477 2.1 */
 	{ 63, "ZONEMD", { U32, U8, U8, REST } },                   /* RFC 8976 2.2 */
-	{ DNS_TYPE_SVCB, "SVCB", { U16, NAME, RDATA_SVCPARAMS } },  /* RFC 9460 2.2 */
+	{ DNS_TYPE_SVCB, "SVCB", { U16, NAME, RDATA_SVCPARAMS } }, /* RFC 9460 2.2 */
 	{ DNS_TYPE_HTTPS, "HTTPS", { U16, NAME, RDATA_SVCPARAMS } },
-	{ 99, "SPF", { RDATA_STRINGS } },                          /* RFC 4408 3.1.1 */
+	{ 99, "SPF", { RDATA_STRINGS } }, /* RFC 4408 3.1.1 */
 	{ 100, "UINFO", { STRING } },
 	{ 101, "UID", { U32 } },
 	{ 102, "GID", { U32 } },
 	{ 103, "UNSPEC", { REST } },
-	{ 104, "NID", { U16, RDATA_U64 } },                        /* RFC 6742 2 */
+	{ 104, "NID", { U16, RDATA_U64 } }, /* RFC 6742 2 */
 	{ 105, "L32", { U16, U32 } },
 	{ 106, "L64", { U16, RDATA_U64 } },
 	{ 107, "LP", { U16, NAME } },
-	{ 108, "EUI48", { RDATA_U48 } },                           /* RFC 7043 3 */
+	{ 108, "EUI48", { RDATA_U48 } }, /* RFC 7043 3 */
 	{ 109, "EUI64", { RDATA_U64 } },
-	{ 256, "URI", { U16, U16, REST } },                        /* RFC 7553 4.5 */
-	{ DNS_TYPE_CAA, "CAA", { U8, STRING, REST } },             /* RFC 8659 4.1 */
+	{ 256, "URI", { U16, U16, REST } },            /* RFC 7553 4.5 */
+	{ DNS_TYPE_CAA, "CAA", { U8, STRING, REST } }, /* RFC 8659 4.1 */
 	{ 258, "AVC", { RDATA_STRINGS } },
 	{ 259, "DOA", { U32, U32, U8, STRING, REST } },
-	{ 260, "AMTRELAY", { U8, U8, RDATA_RELAY } },              /* RFC 8777 4 */
-	{ 261, "RESINFO", { RDATA_STRINGS } },                     /* RFC 9606 */
+	{ 260, "AMTRELAY", { U8, U8, RDATA_RELAY } }, /* RFC 8777 4 */
+	{ 261, "RESINFO", { RDATA_STRINGS } },        /* RFC 9606 */
 	{ 32768, "TA", { U16, U8, U8, REST } },
-	{ 32769, "DLV", { U16, U8, U8, REST } },                   /* RFC 4431 */
+	{ 32769, "DLV", { U16, U8, U8, REST } }, /* RFC 4431 */
 };
 
 #undef U8

@@ -8,28 +8,28 @@
 
 /* The kinds of field an RDATA is made of, in wire order. */
 enum rdata_field {
-	RDATA_END = 0,    /* no more fields: the RDATA must end here */
-	RDATA_U8,         /* fixed-size integers (and opaque fixed fields: EUI48 is U48) */
+	RDATA_END = 0, /* no more fields: the RDATA must end here */
+	RDATA_U8,      /* fixed-size integers (and opaque fixed fields: EUI48 is U48) */
 	RDATA_U16,
 	RDATA_U32,
 	RDATA_U48,
 	RDATA_U64,
-	RDATA_A,          /* IPv4 address, 4 octets */
-	RDATA_AAAA,       /* IPv6 address, 16 octets */
-	RDATA_NAME_C,     /* uncompressed domain name the writer may compress (RFC 3597 4) */
-	RDATA_NAME,       /* uncompressed domain name, never compressed */
-	RDATA_STRING,     /* one <character-string>: a length octet, then that many octets */
-	RDATA_STRINGS,    /* one or more character-strings, up to the end (TXT) */
-	RDATA_SALT,       /* octets after a one-octet length, maybe none (NSEC3 salt) */
-	RDATA_HASH,       /* octets after a one-octet length, at least one (NSEC3 next hash) */
-	RDATA_REST,       /* the octets that remain, maybe none (keys, digests) */
-	RDATA_BITMAP,     /* type bit maps (RFC 4034 4.1.2), maybe none */
-	RDATA_SVCPARAMS,  /* SvcParams (RFC 9460 2.2), maybe none */
-	RDATA_GATEWAY,    /* IPSECKEY gateway of the kind in RDATA octet 1 (RFC 4025 2.3, 2.5) */
-	RDATA_RELAY,      /* AMTRELAY relay, kind in RDATA octet 1's low 7 bits (RFC 8777 4.2) */
-	RDATA_A6,         /* prefix length, address suffix, prefix name (RFC 2874 3.1.1) */
-	RDATA_APL,        /* address prefix items (RFC 3123 4) */
-	RDATA_HIP,        /* HIT and public key with their lengths, then names (RFC 8005 5) */
+	RDATA_A,         /* IPv4 address, 4 octets */
+	RDATA_AAAA,      /* IPv6 address, 16 octets */
+	RDATA_NAME_C,    /* uncompressed domain name the writer may compress (RFC 3597 4) */
+	RDATA_NAME,      /* uncompressed domain name, never compressed */
+	RDATA_STRING,    /* one <character-string>: a length octet, then that many octets */
+	RDATA_STRINGS,   /* one or more character-strings, up to the end (TXT) */
+	RDATA_SALT,      /* octets after a one-octet length, maybe none (NSEC3 salt) */
+	RDATA_HASH,      /* octets after a one-octet length, at least one (NSEC3 next hash) */
+	RDATA_REST,      /* the octets that remain, maybe none (keys, digests) */
+	RDATA_BITMAP,    /* type bit maps (RFC 4034 4.1.2), maybe none */
+	RDATA_SVCPARAMS, /* SvcParams (RFC 9460 2.2), maybe none */
+	RDATA_GATEWAY,   /* IPSECKEY gateway of the kind in RDATA octet 1 (RFC 4025 2.3, 2.5) */
+	RDATA_RELAY,     /* AMTRELAY relay, kind in RDATA octet 1's low 7 bits (RFC 8777 4.2) */
+	RDATA_A6,        /* prefix length, address suffix, prefix name (RFC 2874 3.1.1) */
+	RDATA_APL,       /* address prefix items (RFC 3123 4) */
+	RDATA_HIP,       /* HIT and public key with their lengths, then names (RFC 8005 5) */
 };
 
 #define RDATA_FIELDS_MAX 10

@@ -19,22 +19,22 @@
  * (answer, authority, additional).
  */
 typedef struct response {
-	wire_t w;                 /* w.len is the room for records (limit - OPT) */
-	size_t cap;               /* the caller's buffer size */
-	size_t limit;             /* size the message must fit, OPT included */
-	size_t base_pos;          /* end of the echoed question */
-	size_t opt_reserve;       /* octets kept back for the OPT record */
-	uint16_t counts[4];       /* per enum dns_section */
-	int section;              /* section being written */
+	wire_t w;           /* w.len is the room for records (limit - OPT) */
+	size_t cap;         /* the caller's buffer size */
+	size_t limit;       /* size the message must fit, OPT included */
+	size_t base_pos;    /* end of the echoed question */
+	size_t opt_reserve; /* octets kept back for the OPT record */
+	uint16_t counts[4]; /* per enum dns_section */
+	int section;        /* section being written */
 	uint16_t flags;
-	uint16_t rcode;           /* extended rcode (12 bits) */
+	uint16_t rcode; /* extended rcode (12 bits) */
 	bool truncated;
 	const query_t *query;
 	/* compression table: packet offsets of names already written */
 	uint16_t comp_off[RESPONSE_COMPRESS_MAX];
 	uint8_t comp_len[RESPONSE_COMPRESS_MAX]; /* expanded length of that name */
 	int comp_count;
-	int base_comp;            /* entries of the question name */
+	int base_comp; /* entries of the question name */
 } response_t;
 
 /*
@@ -45,8 +45,8 @@ typedef struct response {
  * question byte for byte (0x20 case survives). Returns 0 or SHOAL_ESPACE.
  * For a query without a parsed question, writes the header only.
  */
-int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap,
-		  size_t limit, size_t opt_reserve);
+int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, size_t limit,
+		  size_t opt_reserve);
 
 /* Set header flags (DNS_FLAG_AA, DNS_FLAG_TC, ...). */
 void response_set_flags(response_t *r, uint16_t flags);
@@ -60,8 +60,8 @@ void response_set_rcode(response_t *r, uint16_t rcode);
  * names already in the message. On SHOAL_ESPACE the message is left exactly
  * as before the call. Returns 0 or SHOAL_ESPACE.
  */
-int response_add_rrset(response_t *r, enum dns_section section,
-		       const uint8_t *owner, const rrset_wire_t *set);
+int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
+		       const rrset_wire_t *set);
 
 /* A position to roll back to (see response_rollback). */
 typedef struct response_mark {
@@ -82,10 +82,10 @@ void response_truncate(response_t *r);
 
 /* EDNS to add at the end (RFC 6891 6.1.2). */
 typedef struct response_edns {
-	bool present;            /* add an OPT record */
-	uint16_t udp_size;       /* server's advertised payload size */
-	bool do_bit;             /* echo DO */
-	const uint8_t *nsid;     /* NSID payload to add, or NULL */
+	bool present;        /* add an OPT record */
+	uint16_t udp_size;   /* server's advertised payload size */
+	bool do_bit;         /* echo DO */
+	const uint8_t *nsid; /* NSID payload to add, or NULL */
 	uint16_t nsid_len;
 } response_edns_t;
 

@@ -1,6 +1,6 @@
 /* Which RDATA names may be compressed, and where they sit in one RDATA (from proto/rdata.c). */
-#include "proto/rdata.h"
 #include "proto/rrset.h"
+#include "proto/rdata.h"
 
 bool rrtype_compressible(uint16_t type)
 {
@@ -12,8 +12,7 @@ bool rrtype_compressible(uint16_t type)
 	return false;
 }
 
-int rrtype_rdata_names(uint16_t type, const uint8_t *rdata, uint16_t rdlen, uint16_t *out,
-		       int max)
+int rrtype_rdata_names(uint16_t type, const uint8_t *rdata, uint16_t rdlen, uint16_t *out, int max)
 {
 	int n = rdata_walk(type, rdata, rdlen, out, max, NULL);
 	return n > max ? max : n;

@@ -37,7 +37,6 @@ bool rrtype_compressible(uint16_t type);
  * out and returns how many, or SHOAL_EMALFORMED when the rdata does not
  * fit the type's layout (rdata_walk in proto/rdata.h: the same table).
  */
-int rrtype_rdata_names(uint16_t type, const uint8_t *rdata, uint16_t rdlen,
-		       uint16_t *out, int max);
+int rrtype_rdata_names(uint16_t type, const uint8_t *rdata, uint16_t rdlen, uint16_t *out, int max);
 
 #endif

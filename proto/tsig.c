@@ -11,7 +11,7 @@
 static const uint8_t *alg_wire(enum tsig_alg alg)
 {
 	return alg == TSIG_HMAC_SHA512 ? (const uint8_t *)"\x0bhmac-sha512"
-	                               : (const uint8_t *)"\x0bhmac-sha256";
+				       : (const uint8_t *)"\x0bhmac-sha256";
 }
 
 static void hmac_update(enum tsig_alg alg, tsig_hmac_t *h, const uint8_t *p, size_t n)
@@ -54,7 +54,7 @@ const char *tsig_alg_name(enum tsig_alg alg)
 }
 
 int tsig_key_set(tsig_key_t *key, const uint8_t *name, enum tsig_alg alg, const uint8_t *secret,
-                 size_t secret_len)
+		 size_t secret_len)
 {
 	sodium_memzero(key, sizeof(*key));
 	if ((alg != TSIG_HMAC_SHA256 && alg != TSIG_HMAC_SHA512) || secret_len == 0)
@@ -97,7 +97,7 @@ int tsig_key_init(tsig_key_t *key, const char *name, const char *alg, const char
 		goto out;
 	}
 	if (sodium_base642bin(secret, sizeof(secret), secret_b64, strlen(secret_b64), " \t\r\n",
-	                      &secret_len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0) {
+			      &secret_len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0) {
 		ret = SHOAL_ESYNTAX;
 		goto out;
 	}
@@ -226,7 +226,7 @@ void tsig_init(tsig_ctx_t *ctx, const tsig_key_t *key, uint16_t fudge)
  * with the Original ID for the ID and the ARCOUNT that does not count the TSIG.
  */
 static void digest_message(enum tsig_alg alg, tsig_hmac_t *h, const uint8_t *msg, size_t end,
-                           uint16_t id, uint16_t arcount)
+			   uint16_t id, uint16_t arcount)
 {
 	uint8_t header[DNS_HEADER_SIZE];
 	memcpy(header, msg, sizeof(header));
@@ -276,7 +276,7 @@ static void digest_vars(enum tsig_alg alg, tsig_hmac_t *h, const tsig_vars_t *v,
 /* Take mac as the prior MAC of what follows: the running digest starts with it (5.3.1). */
 static void chain(tsig_ctx_t *ctx, const uint8_t *mac, uint16_t mac_len)
 {
-	uint8_t len[2] = {(uint8_t)(mac_len >> 8), (uint8_t)mac_len};
+	uint8_t len[2] = { (uint8_t)(mac_len >> 8), (uint8_t)mac_len };
 	ctx->running = ctx->key->keyed;
 	hmac_update(ctx->key->alg, &ctx->running, len, 2);
 	hmac_update(ctx->key->alg, &ctx->running, mac, mac_len);
@@ -343,9 +343,9 @@ int tsig_verify(tsig_ctx_t *ctx, const uint8_t *msg, size_t len, const tsig_rr_t
 	/* 5.2.2: the MAC, over the octets sent when truncated (5.2.2.1 rule 4) */
 	tsig_hmac_t h = ctx->running;
 	digest_message(key->alg, &h, msg, rr->offset, rr->original_id,
-	               (uint16_t)(wire_get_u16(msg + 10) - 1));
-	tsig_vars_t v = {rr->name,  rr->alg_name,  rr->time_signed, rr->fudge,
-	                 rr->error, rr->other_len, rr->other};
+		       (uint16_t)(wire_get_u16(msg + 10) - 1));
+	tsig_vars_t v = { rr->name,  rr->alg_name,  rr->time_signed, rr->fudge,
+			  rr->error, rr->other_len, rr->other };
 	digest_vars(key->alg, &h, &v, ctx->phase == TSIG_PHASE_NEXT);
 	uint8_t mac[TSIG_MAC_MAX];
 	hmac_final(key->alg, &h, mac);
@@ -403,13 +403,13 @@ int tsig_sign(tsig_ctx_t *ctx, uint8_t *msg, size_t len, size_t cap, uint64_t no
 		return SHOAL_EINVAL;
 
 	uint8_t other[6];
-	tsig_vars_t v = {bare ? ctx->request_name : ctx->key->name,
-	                 bare ? ctx->request_alg : alg_wire(ctx->key->alg),
-	                 now,
-	                 ctx->fudge,
-	                 ctx->error,
-	                 0,
-	                 other};
+	tsig_vars_t v = { bare ? ctx->request_name : ctx->key->name,
+			  bare ? ctx->request_alg : alg_wire(ctx->key->alg),
+			  now,
+			  ctx->fudge,
+			  ctx->error,
+			  0,
+			  other };
 	if (ctx->error == DNS_TSIG_BADTIME) {
 		/* 5.2.3: the request's time, so the client can verify; ours in Other Data */
 		v.time_signed = ctx->request_time;

@@ -28,10 +28,10 @@ enum tsig_alg {
 	TSIG_HMAC_SHA512 = 2,
 };
 
-#define TSIG_MAC_MAX 64        /* HMAC-SHA512 */
-#define TSIG_FUDGE_DEFAULT 300 /* seconds, as BIND, Knot and ldns sign */
-#define TSIG_UNSIGNED_MAX 99   /* RFC 8945 5.3.1: unsigned messages in a row */
-#define TSIG_SECRET_MAX 1024   /* octets a base64 secret may decode to */
+#define TSIG_MAC_MAX       64   /* HMAC-SHA512 */
+#define TSIG_FUDGE_DEFAULT 300  /* seconds, as BIND, Knot and ldns sign */
+#define TSIG_UNSIGNED_MAX  99   /* RFC 8945 5.3.1: unsigned messages in a row */
+#define TSIG_SECRET_MAX    1024 /* octets a base64 secret may decode to */
 
 /* An HMAC state keyed with a secret, for either algorithm. */
 typedef union tsig_hmac {
@@ -87,7 +87,7 @@ int tsig_key_init(tsig_key_t *key, const char *name, const char *alg, const char
  * 0, or SHOAL_EINVAL (unknown algorithm, empty secret).
  */
 int tsig_key_set(tsig_key_t *key, const uint8_t *name, enum tsig_alg alg, const uint8_t *secret,
-                 size_t secret_len);
+		 size_t secret_len);
 
 /* Wipe a key (sodium_memzero), so no copy of the keyed state is left. */
 void tsig_key_clear(tsig_key_t *key);

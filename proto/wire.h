@@ -17,10 +17,10 @@
  * builds. No allocation; not shared between threads.
  */
 typedef struct wire {
-	uint8_t *buf;  /* start of the buffer (const when reading) */
-	size_t len;    /* readable bytes, or writable capacity */
-	size_t pos;    /* next byte to read or write */
-	int err;       /* 0, or the first error seen */
+	uint8_t *buf; /* start of the buffer (const when reading) */
+	size_t len;   /* readable bytes, or writable capacity */
+	size_t pos;   /* next byte to read or write */
+	int err;      /* 0, or the first error seen */
 } wire_t;
 
 /* Reader over [buf, buf+len). The buffer is not modified. */

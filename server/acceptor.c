@@ -109,8 +109,9 @@ int acceptor_init(acceptor_t *a, uv_loop_t *loop, int fd, acceptor_fn accepted,
 		  acceptor_pause_fn paused)
 {
 	void *data = a->data;
-	*a = (acceptor_t){ .fd = fd, .held = -1, .accepted = accepted, .paused = paused,
-			   .data = data };
+	*a = (acceptor_t){
+		.fd = fd, .held = -1, .accepted = accepted, .paused = paused, .data = data
+	};
 	if (uv_poll_init_socket(loop, &a->poll, fd) != 0)
 		return SHOAL_ESYSTEM;
 	uv_timer_init(loop, &a->pause_timer);

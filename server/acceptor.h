@@ -1,4 +1,5 @@
-/* Accepting on a listening socket without ever spinning: a shortage of descriptors or memory pauses it. */
+/* Accepting on a listening socket without ever spinning: a shortage of descriptors or memory pauses
+ * it. */
 #ifndef SHOAL_SERVER_ACCEPTOR_H
 #define SHOAL_SERVER_ACCEPTOR_H
 
@@ -42,15 +43,15 @@ typedef void (*acceptor_pause_fn)(acceptor_t *a, int err);
 struct acceptor {
 	uv_poll_t poll;
 	uv_timer_t pause_timer;
-	int fd;                 /* the listening socket */
-	int held;               /* accepted, not taken by `accepted` yet; or -1 */
+	int fd;   /* the listening socket */
+	int held; /* accepted, not taken by `accepted` yet; or -1 */
 	acceptor_fn accepted;
 	acceptor_pause_fn paused;
 	void (*closed)(acceptor_t *a);
-	void *data;             /* the caller's */
+	void *data; /* the caller's */
 	uint8_t handles_open;
-	bool reading;           /* the poll handle is started */
-	bool resting;           /* the pause timer runs */
+	bool reading; /* the poll handle is started */
+	bool resting; /* the pause timer runs */
 	bool closing;
 };
 

@@ -33,26 +33,27 @@ const conf_option_t conf_options[] = {
 	  OFF(threads), "number of worker threads" },
 	{ "socket-mode", "socket-mode", "MODE", CONF_ENUM, 0, 0, socket_mode_names, "reuseport",
 	  OFF(socket_mode), "reuseport: one UDP socket per worker; shared: one socket for all" },
-	{ "user", "user", "USER", CONF_STRING, 0, 0, NULL, "(none)",
-	  OFF(user), "drop privileges to this user after binding" },
-	{ "group", "group", "GROUP", CONF_STRING, 0, 0, NULL, "the user's group",
-	  OFF(group), "drop privileges to this group after binding" },
-	{ "nsid", "nsid", "ID", CONF_STRING, 0, 0, NULL, "(none)",
-	  OFF(nsid), "NSID (RFC 5001) sent to clients that ask" },
-	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes",
-	  OFF(nsid_thread), "append /<thread index> to the NSID" },
-	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)",
-	  OFF(control), "unix socket for shoalctl (mode 0600)" },
+	{ "user", "user", "USER", CONF_STRING, 0, 0, NULL, "(none)", OFF(user),
+	  "drop privileges to this user after binding" },
+	{ "group", "group", "GROUP", CONF_STRING, 0, 0, NULL, "the user's group", OFF(group),
+	  "drop privileges to this group after binding" },
+	{ "nsid", "nsid", "ID", CONF_STRING, 0, 0, NULL, "(none)", OFF(nsid),
+	  "NSID (RFC 5001) sent to clients that ask" },
+	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes", OFF(nsid_thread),
+	  "append /<thread index> to the NSID" },
+	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(control),
+	  "unix socket for shoalctl (mode 0600)" },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
 	  OFF(log_level), "error, warning, notice, info or debug" },
-	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no",
-	  OFF(syslog), "also log to syslog" },
+	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
+	  "also log to syslog" },
 	{ "edns-size", "edns-size", "OCTETS", CONF_UINT, DNS_UDP_MIN, 4096, NULL, "1232",
 	  OFF(edns_size), "largest UDP answer, advertised in EDNS" },
 	{ "tcp-idle-timeout", "tcp-idle-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "10000",
 	  OFF(tcp.idle_timeout_ms), "close a TCP connection idle this long" },
 	{ "tcp-max-connections", "tcp-max-connections", "N", CONF_UINT, 1, 65536, NULL, "256",
-	  OFF(tcp.max_connections), "most TCP connections per worker (fewer if descriptors are short)" },
+	  OFF(tcp.max_connections),
+	  "most TCP connections per worker (fewer if descriptors are short)" },
 	{ "tcp-message-timeout", "tcp-message-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "5000",
 	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message" },
 	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
@@ -69,8 +70,8 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
-	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)",
-	  OFF(zones), "zones to serve: a list of {name, file} (repeat on the command line)" },
+	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
+	  "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
 
 const size_t conf_option_count = sizeof(conf_options) / sizeof(conf_options[0]);
@@ -159,8 +160,8 @@ static int parse_bool(const char *s, bool *out)
  * Store the scalar `value` for option o. Returns 0, or SHOAL_EINVAL with
  * the reason (without location) in err.
  */
-static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value,
-		      char *err, size_t errlen)
+static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, char *err,
+		      size_t errlen)
 {
 	void *field = (char *)cfg + o->offset;
 	switch (o->type) {
@@ -329,8 +330,8 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 		return yerr(y, item, "zones: each zone is a mapping with name and file");
 	const char *name = NULL, *file = NULL;
 	yaml_node_t *file_node = item;
-	for (yaml_node_pair_t *p = item->data.mapping.pairs.start;
-	     p < item->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top;
+	     p++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
 		const char *key = scalar(k), *val = scalar(v);
@@ -415,7 +416,8 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	}
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
-		set_err(err, errlen, "%s:%lu: %s", path, (unsigned long)parser.problem_mark.line + 1,
+		set_err(err, errlen, "%s:%lu: %s", path,
+			(unsigned long)parser.problem_mark.line + 1,
 			parser.problem ? parser.problem : "YAML syntax error");
 		goto cleanup_parser;
 	}
@@ -476,8 +478,7 @@ void conf_print_help(FILE *out)
 		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
 }
 
-int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
-		      char *err, size_t errlen)
+int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen)
 {
 	/* First pass: the file, so that the rest of the command line overrides it. */
 	for (int i = 1; i < argc; i++) {
@@ -552,8 +553,8 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
 			char zname[1024];
 			snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
 			if (access(sep + 1, R_OK) != 0) {
-				set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname, sep + 1,
-					strerror(errno));
+				set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname,
+					sep + 1, strerror(errno));
 				return SHOAL_ECONFIG;
 			}
 			rc = add_zone(cfg, zname, sep + 1);
@@ -561,7 +562,8 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
 				snprintf(reason, sizeof(reason), "zone: too many zones");
 		} else {
 			if (o->type == CONF_LISTEN && !cli_listen) {
-				cfg->listen_count = 0; /* the command line's list replaces the file's */
+				cfg->listen_count =
+					0; /* the command line's list replaces the file's */
 				cli_listen = true;
 			}
 			rc = set_scalar(cfg, o, value, reason, sizeof(reason));

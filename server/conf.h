@@ -15,17 +15,17 @@
 typedef struct listen_addr {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	char text[80];                 /* as written, for logs */
+	char text[80]; /* as written, for logs */
 } listen_addr_t;
 
 enum socket_mode {
-	SOCKET_MODE_REUSEPORT = 0,     /* one socket per worker per address */
-	SOCKET_MODE_SHARED = 1,        /* one socket per address, all workers poll it */
+	SOCKET_MODE_REUSEPORT = 0, /* one socket per worker per address */
+	SOCKET_MODE_SHARED = 1,    /* one socket per address, all workers poll it */
 };
 
-#define CONF_LISTEN_MAX 16
-#define CONF_ZONES_MAX 4096
-#define CONF_THREADS_MAX 256
+#define CONF_LISTEN_MAX             16
+#define CONF_ZONES_MAX              4096
+#define CONF_THREADS_MAX            256
 #define CONF_RELOAD_TIMEOUT_DEFAULT 300
 
 /*
@@ -36,48 +36,48 @@ typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
 	size_t listen_count;
 	uint32_t threads;
-	uint32_t socket_mode;          /* enum socket_mode */
+	uint32_t socket_mode; /* enum socket_mode */
 	char *user;
 	char *group;
 	char *nsid;
 	bool nsid_thread;
 	char *control;
-	uint32_t log_level;            /* enum log_level (server/log.h) */
+	uint32_t log_level; /* enum log_level (server/log.h) */
 	bool syslog;
 	uint32_t edns_size;
 	tcp_limits_t tcp;
-	zone_limits_t zone_limits;     /* copied into every zones[i].limits */
-	uint32_t reload_timeout;       /* seconds a reload may take before it is abandoned */
-	uint32_t max_zone_file_mib;    /* MiB read from one zone's files, $INCLUDEs counted */
-	uint32_t max_zone_includes;    /* $INCLUDE directives followed per zone */
+	zone_limits_t zone_limits;  /* copied into every zones[i].limits */
+	uint32_t reload_timeout;    /* seconds a reload may take before it is abandoned */
+	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
+	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
 	zone_spec_t *zones;
 	size_t zone_count;
 	/* from the command line only */
-	char *file;                    /* -c FILE, or NULL */
+	char *file; /* -c FILE, or NULL */
 	bool check;
 	bool ceiling;
 } conf_t;
 
 /* Kinds of value an option takes. */
 enum conf_type {
-	CONF_UINT,      /* decimal, within [min, max] */
-	CONF_BOOL,      /* yes/no (also true/false, on/off) */
+	CONF_UINT, /* decimal, within [min, max] */
+	CONF_BOOL, /* yes/no (also true/false, on/off) */
 	CONF_STRING,
-	CONF_ENUM,      /* one of names[] (stored as its index) */
-	CONF_LISTEN,    /* list of ADDR@PORT */
-	CONF_ZONES,     /* list of {name, file}; on the command line NAME=PATH */
+	CONF_ENUM,   /* one of names[] (stored as its index) */
+	CONF_LISTEN, /* list of ADDR@PORT */
+	CONF_ZONES,  /* list of {name, file}; on the command line NAME=PATH */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */
 typedef struct conf_option {
-	const char *name;          /* key in the YAML file */
-	const char *cli;           /* long option ("listen"), or NULL: file only */
-	const char *arg;           /* argument name in --help ("ADDR@PORT") */
+	const char *name; /* key in the YAML file */
+	const char *cli;  /* long option ("listen"), or NULL: file only */
+	const char *arg;  /* argument name in --help ("ADDR@PORT") */
 	enum conf_type type;
-	uint32_t min, max;         /* CONF_UINT */
-	const char *const *names;  /* CONF_ENUM, NULL-terminated */
-	const char *def;           /* default as text, for --help and the man page */
-	size_t offset;             /* where the value lives in conf_t */
+	uint32_t min, max;        /* CONF_UINT */
+	const char *const *names; /* CONF_ENUM, NULL-terminated */
+	const char *def;          /* default as text, for --help and the man page */
+	size_t offset;            /* where the value lives in conf_t */
 	const char *help;
 } conf_option_t;
 
@@ -108,8 +108,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen);
  * on, 1 when the program should exit 0 (--help, --version printed to out),
  * or a negative error with a message in err.
  */
-int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out,
-		      char *err, size_t errlen);
+int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen);
 
 /*
  * Checks that span options (zone files readable, listen not empty).

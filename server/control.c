@@ -22,9 +22,9 @@
  * Protocol (shoalctl(8)): the client sends one line, "COMMAND [ARG]\n";
  * the server answers "ok\n" or "error\n", then the body, and closes.
  */
-#define CONTROL_LINE_MAX 1024
+#define CONTROL_LINE_MAX  1024
 #define CONTROL_REPLY_MAX (64 * 1024) /* a first size; replies grow past it */
-#define CONTROL_BACKLOG 16
+#define CONTROL_BACKLOG   16
 /* A client has this long to send its command line, and again to read the
  * reply once it is ready (a reload's reply waits for the reload). */
 #define CONTROL_TIMEOUT_MS 10000
@@ -50,7 +50,7 @@ struct control {
 	bool accepting;     /* accept is initialised */
 	bool pause_logged;
 	char *path;
-	int file_fd;                /* O_PATH descriptor of the socket file, or -1 */
+	int file_fd; /* O_PATH descriptor of the socket file, or -1 */
 	control_client_t *clients;
 	size_t client_count;
 };
@@ -122,7 +122,9 @@ static void cmd_status(control_client_t *c)
 		 "reloading %s\n",
 		 PACKAGE_VERSION, (long)getpid(), srv->worker_count, srv->path->name,
 		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
-		 srv->reload_abandoned ? "abandoned" : srv->reload_running ? "yes" : "no");
+		 srv->reload_abandoned ? "abandoned"
+		 : srv->reload_running ? "yes"
+				       : "no");
 	reply(c, true, body);
 }
 
@@ -182,9 +184,9 @@ static void cmd_zone_status(control_client_t *c)
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 128];
 		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s\n",
-			 info.name, (unsigned)info.serial, info.rr_count,
-			 info.loaded ? when : "no", info.file ? info.file : "-",
-			 info.last_error[0] ? " error " : "", info.last_error);
+			 info.name, (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
+			 info.file ? info.file : "-", info.last_error[0] ? " error " : "",
+			 info.last_error);
 		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(&srv->zones);
@@ -228,9 +230,10 @@ static void cmd_reload(control_client_t *c, const char *arg)
 	if (rc == SHOAL_ENOTFOUND)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
 	else if (rc == SHOAL_EEXIST && c->ctl->srv->reload_abandoned)
-		snprintf(body, sizeof(body),
-			 "the last reload was abandoned and its thread has not ended yet; no reload "
-			 "starts until it does (see the log)\n");
+		snprintf(
+			body, sizeof(body),
+			"the last reload was abandoned and its thread has not ended yet; no reload "
+			"starts until it does (see the log)\n");
 	else if (rc == SHOAL_EEXIST)
 		snprintf(body, sizeof(body), "a reload is already running\n");
 	else
@@ -268,7 +271,8 @@ static void run_command(control_client_t *c)
 		reply(c, true, "stopping\n");
 		server_request_stop(c->ctl->srv);
 	} else {
-		reply(c, false, "unknown command (status, stats, reload [ZONE], zone-status, stop)\n");
+		reply(c, false,
+		      "unknown command (status, stats, reload [ZONE], zone-status, stop)\n");
 	}
 }
 
@@ -355,8 +359,8 @@ static void on_accept_paused(acceptor_t *a, int err)
 	if (ctl->pause_logged)
 		return;
 	ctl->pause_logged = true; /* once until a client gets in again */
-	log_warning("control %s: accept: %s; trying again every %u ms", ctl->path,
-		    uv_strerror(err), ACCEPTOR_PAUSE_MS);
+	log_warning("control %s: accept: %s; trying again every %u ms", ctl->path, uv_strerror(err),
+		    ACCEPTOR_PAUSE_MS);
 }
 
 /*
@@ -380,8 +384,8 @@ static int control_listen(struct control *ctl)
 		return e;
 	}
 	ctl->accept.data = ctl;
-	if (acceptor_init(&ctl->accept, ctl->srv->loop, fd, on_client_accepted,
-			  on_accept_paused) < 0) {
+	if (acceptor_init(&ctl->accept, ctl->srv->loop, fd, on_client_accepted, on_accept_paused) <
+	    0) {
 		close(fd);
 		return UV_EINVAL;
 	}
@@ -421,8 +425,8 @@ int control_check_path(const char *path, char *err, size_t errlen)
 	} else {
 		char cwd[2048];
 		if (!getcwd(cwd, sizeof(cwd))) {
-			snprintf(err, errlen, "control %s: cannot tell the current folder: %s", path,
-				 strerror(errno));
+			snprintf(err, errlen, "control %s: cannot tell the current folder: %s",
+				 path, strerror(errno));
 			return SHOAL_ECONFIG;
 		}
 		snprintf(dir, sizeof(dir), "%s/%s", cwd, path);
@@ -442,15 +446,19 @@ int control_check_path(const char *path, char *err, size_t errlen)
 			return SHOAL_ECONFIG;
 		}
 		if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-			snprintf(err, errlen,
-				 "control %s: every user may write %s (mode %04o, not sticky) and so "
-				 "replace the socket; use a folder only root or the server's user may "
-				 "write, such as " RUNSTATEDIR, path, dir, (unsigned)(st.st_mode & 07777));
+			snprintf(
+				err, errlen,
+				"control %s: every user may write %s (mode %04o, not sticky) and so "
+				"replace the socket; use a folder only root or the server's user may "
+				"write, such as " RUNSTATEDIR,
+				path, dir, (unsigned)(st.st_mode & 07777));
 			return SHOAL_ECONFIG;
 		}
 		if (parent && (st.st_mode & S_IWOTH))
-			log_warning("control %s: every user may write %s (sticky): another user may "
-				    "take the name before shoald starts; prefer " RUNSTATEDIR, path, dir);
+			log_warning(
+				"control %s: every user may write %s (sticky): another user may "
+				"take the name before shoald starts; prefer " RUNSTATEDIR,
+				path, dir);
 		if (!strcmp(dir, "/"))
 			break;
 	}
@@ -498,8 +506,10 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 	ctl->file_fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (ctl->file_fd < 0 || fstat(ctl->file_fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
 	    st.st_uid != geteuid() || st.st_nlink != 1) {
-		snprintf(err, errlen, "control %s: replaced as soon as it was made: who else may "
-			 "write its folder?", path);
+		snprintf(err, errlen,
+			 "control %s: replaced as soon as it was made: who else may "
+			 "write its folder?",
+			 path);
 		if (ctl->file_fd >= 0)
 			close(ctl->file_fd);
 		ctl->file_fd = -1;
@@ -522,8 +532,10 @@ int control_chown(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
 	struct stat a, b;
 	if (lstat(ctl->path, &a) < 0 || fstat(ctl->file_fd, &b) < 0 || a.st_dev != b.st_dev ||
 	    a.st_ino != b.st_ino) {
-		snprintf(err, errlen, "control %s: the socket was replaced by another file: who "
-			 "else may write its folder?", ctl->path);
+		snprintf(err, errlen,
+			 "control %s: the socket was replaced by another file: who "
+			 "else may write its folder?",
+			 ctl->path);
 		return SHOAL_ESYSTEM;
 	}
 	return 0;

@@ -1,4 +1,5 @@
-/* The descriptor budget: raise RLIMIT_NOFILE, count what is open, share the rest among TCP connections. */
+/* The descriptor budget: raise RLIMIT_NOFILE, count what is open, share the rest among TCP
+ * connections. */
 #include "config.h"
 
 #include <dirent.h>
@@ -21,10 +22,11 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 	uint64_t control = in->control ? 2 + CONTROL_CLIENTS_MAX + 1 : 0;
 	out->fixed = in->open + udp + listeners + held + loops + control + FDBUDGET_RESERVE;
 	out->per_worker_room = in->limit > out->fixed ? (in->limit - out->fixed) / threads : 0;
-	out->per_worker = out->per_worker_room < in->max_connections ? (uint32_t)out->per_worker_room
-								      : in->max_connections;
-	uint32_t least = in->max_connections < FDBUDGET_TCP_MIN ? in->max_connections
-								 : FDBUDGET_TCP_MIN;
+	out->per_worker = out->per_worker_room < in->max_connections
+				  ? (uint32_t)out->per_worker_room
+				  : in->max_connections;
+	uint32_t least =
+		in->max_connections < FDBUDGET_TCP_MIN ? in->max_connections : FDBUDGET_TCP_MIN;
 	return out->per_worker_room < least ? SHOAL_ECONFIG : 0;
 }
 

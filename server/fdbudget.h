@@ -1,4 +1,5 @@
-/* The descriptor budget: RLIMIT_NOFILE raised at start and shared out, so TCP connections cannot use up the descriptors. */
+/* The descriptor budget: RLIMIT_NOFILE raised at start and shared out, so TCP connections cannot
+ * use up the descriptors. */
 #ifndef SHOAL_SERVER_FDBUDGET_H
 #define SHOAL_SERVER_FDBUDGET_H
 

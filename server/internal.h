@@ -15,10 +15,14 @@
 #include "zone/answer.h"
 #include "zone/zonedb.h"
 
-#define UDP_BATCH 32            /* recvmmsg/sendmmsg batch (DESIGN: 16-64 measured best) */
-#define UDP_QUERY_MAX 4096      /* a longer datagram is cut short (MSG_TRUNC) and dropped */
-#define UDP_BATCHES_PER_WAKEUP 8 /* then return to the loop, so stop and other sockets get a turn */
-#define UDP_SEND_RETRIES 4      /* EAGAIN on sendmmsg: retry this often, then drop */
+/* recvmmsg/sendmmsg batch: batches of 16 to 64 measured best on this kernel */
+#define UDP_BATCH 32
+/* a longer datagram is cut short (MSG_TRUNC) and dropped */
+#define UDP_QUERY_MAX 4096
+/* then back to the loop, so a stop and the other sockets get a turn */
+#define UDP_BATCHES_PER_WAKEUP 8
+/* EAGAIN on sendmmsg: retry this often, then drop */
+#define UDP_SEND_RETRIES   4
 #define SOCKET_BUFFER_SIZE (4 * 1024 * 1024)
 
 typedef struct server server_t;
@@ -50,8 +54,8 @@ typedef struct udp_batch {
 	struct iovec rx_iov[UDP_BATCH];
 	struct iovec tx_iov[UDP_BATCH];
 	struct sockaddr_storage peer[UDP_BATCH];
-	uint8_t *rx_buf;            /* UDP_BATCH * UDP_QUERY_MAX */
-	uint8_t *tx_buf;            /* UDP_BATCH * answer_cap */
+	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
+	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
 	size_t answer_cap;
 } udp_batch_t;
 
@@ -66,9 +70,9 @@ struct worker {
 	int udp_fds[CONF_LISTEN_MAX];
 	uv_poll_t udp_polls[CONF_LISTEN_MAX];
 	size_t udp_count;
-	size_t polls_ready;         /* udp_polls initialised (to close on stop) */
-	bool loop_ready;            /* loop initialised */
-	bool async_ready;           /* stop_async initialised (set before started) */
+	size_t polls_ready; /* udp_polls initialised (to close on stop) */
+	bool loop_ready;    /* loop initialised */
+	bool async_ready;   /* stop_async initialised (set before started) */
 	int tcp_fds[CONF_LISTEN_MAX];
 	size_t tcp_count;
 	tcp_server_t *tcp;
@@ -76,8 +80,8 @@ struct worker {
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
 	udp_batch_t *batch;
-	worker_stats_t *stats;      /* &srv->stats[index] */
-	int started;                /* 0 starting, 1 running, -1 failed (under srv->start_lock) */
+	worker_stats_t *stats; /* &srv->stats[index] */
+	int started;           /* 0 starting, 1 running, -1 failed (under srv->start_lock) */
 };
 
 typedef struct reload_job reload_job_t;
@@ -87,23 +91,23 @@ struct server {
 	const udp_path_t *path;
 	worker_t *workers;
 	size_t worker_count;
-	worker_stats_t *stats;      /* one per worker, cache-line aligned */
-	int shared_fds[CONF_LISTEN_MAX];  /* shared mode: one socket per address */
-	zonedb_ref_t zones;         /* what workers read (RCU) */
-	zonedb_t *zones_writer;     /* the same set, for the one writer (reload) */
-	uv_loop_t *loop;            /* main loop: signals, control, reload results */
+	worker_stats_t *stats;           /* one per worker, cache-line aligned */
+	int shared_fds[CONF_LISTEN_MAX]; /* shared mode: one socket per address */
+	zonedb_ref_t zones;              /* what workers read (RCU) */
+	zonedb_t *zones_writer;          /* the same set, for the one writer (reload) */
+	uv_loop_t *loop;                 /* main loop: signals, control, reload results */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_async_t reload_done;
-	uv_timer_t reload_timer;    /* reload-timeout of the running reload */
+	uv_timer_t reload_timer; /* reload-timeout of the running reload */
 	pthread_t reload_thread;
-	bool reload_running;        /* a reload thread exists (joined in on_reload_done) */
-	bool reload_again;          /* SIGHUP during a reload: run once more after it */
-	bool reload_abandoned;      /* the running one passed reload-timeout and was answered */
-	reload_job_t *reload_job;   /* the one running */
-	char reload_note[320];      /* "" or what became of the last abandoned reload */
+	bool reload_running;         /* a reload thread exists (joined in on_reload_done) */
+	bool reload_again;           /* SIGHUP during a reload: run once more after it */
+	bool reload_abandoned;       /* the running one passed reload-timeout and was answered */
+	reload_job_t *reload_job;    /* the one running */
+	char reload_note[320];       /* "" or what became of the last abandoned reload */
 	pthread_mutex_t reload_lock; /* the job's cancel, publishing and finished */
 	pthread_cond_t reload_cond;  /* signalled when the job has finished */
-	bool reload_sync_ready;     /* reload_lock and reload_cond initialised */
+	bool reload_sync_ready;      /* reload_lock and reload_cond initialised */
 	struct control *control;
 	struct control *control_closed; /* closed, freed after the close callbacks */
 	bool stopping;

@@ -34,8 +34,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	int head = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	head += snprintf(line + head, sizeof(line) - (size_t)head, ".%03ldZ %s: ",
-			 ts.tv_nsec / 1000000L, log_level_names[level]);
+	head += snprintf(line + head, sizeof(line) - (size_t)head,
+			 ".%03ldZ %s: ", ts.tv_nsec / 1000000L, log_level_names[level]);
 	va_list ap;
 	va_start(ap, fmt);
 	int body = vsnprintf(line + head, sizeof(line) - (size_t)head - 1, fmt, ap);

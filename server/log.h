@@ -26,13 +26,12 @@ void log_init(enum log_level level, bool use_syslog);
  * line is written with one write(2), so lines from threads do not mix.
  * Never call per query (STYLE 3).
  */
-void log_msg(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_error(...)   log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warning(...) log_msg(LOG_LEVEL_WARNING, __VA_ARGS__)
-#define log_notice(...) log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define log_notice(...)  log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)
+#define log_info(...)    log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...)   log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
 
 #endif

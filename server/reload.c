@@ -25,17 +25,17 @@
 
 struct reload_job {
 	server_t *srv;
-	char *only;                 /* zone to reload, NULL for all */
+	char *only; /* zone to reload, NULL for all */
 	reload_done_fn done;
 	void *arg;
 	int rc;
-	char *messages;             /* error lines, "" when none */
+	char *messages; /* error lines, "" when none */
 	size_t len, cap;
 	time_t started_at;
 	/* under srv->reload_lock: */
-	bool cancel;                /* past reload-timeout, or stopping: publish nothing */
-	bool publishing;            /* past the point where cancel is seen */
-	bool finished;              /* the thread is done with srv but for the join */
+	bool cancel;     /* past reload-timeout, or stopping: publish nothing */
+	bool publishing; /* past the point where cancel is seen */
+	bool finished;   /* the thread is done with srv but for the join */
 };
 
 /* Collect the loader's error lines (and log every line). Loading thread. */
@@ -152,7 +152,8 @@ static void on_reload_done(uv_async_t *a)
 		srv->reload_note[0] = '\0';
 	} else {
 		log_error("reload%s%s failed (%s): zones that failed keep their previous version",
-			  job->only ? " of " : "", job->only ? job->only : "", shoal_strerror(job->rc));
+			  job->only ? " of " : "", job->only ? job->only : "",
+			  shoal_strerror(job->rc));
 		srv->reload_note[0] = '\0';
 	}
 	if (job->done)
@@ -190,7 +191,8 @@ static void on_reload_timeout(uv_timer_t *t)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	snprintf(srv->reload_note, sizeof(srv->reload_note),
 		 "reload%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
-		 "the version it had", job->only ? " of " : "", job->only ? job->only : "", when,
+		 "the version it had",
+		 job->only ? " of " : "", job->only ? job->only : "", when,
 		 (unsigned)srv->cfg->reload_timeout);
 	log_error("%s; a file may be blocking the reload thread", srv->reload_note);
 	if (job->done) {
@@ -308,7 +310,8 @@ bool reload_close(server_t *srv)
 		if (!wait_finished(srv, RELOAD_STOP_GRACE_MS)) {
 			/* it still owns zones_writer and the handles it signals: keep them */
 			log_error("the reload thread did not stop within %u ms (blocked reading a "
-				  "file?): exiting without it", RELOAD_STOP_GRACE_MS);
+				  "file?): exiting without it",
+				  RELOAD_STOP_GRACE_MS);
 			return true;
 		}
 		pthread_join(srv->reload_thread, NULL);

@@ -177,8 +177,9 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		 (unsigned long long)limit, (unsigned long long)before, (unsigned long long)b.fixed,
 		 b.per_worker, cfg->tcp.max_connections);
 	if (b.per_worker < cfg->tcp.max_connections)
-		log_notice("tcp-max-connections %u lowered to %u per worker to fit RLIMIT_NOFILE %llu",
-			   cfg->tcp.max_connections, b.per_worker, (unsigned long long)limit);
+		log_notice(
+			"tcp-max-connections %u lowered to %u per worker to fit RLIMIT_NOFILE %llu",
+			cfg->tcp.max_connections, b.per_worker, (unsigned long long)limit);
 	cfg->tcp.max_connections = b.per_worker;
 	return 0;
 }
@@ -211,9 +212,9 @@ int server_run(conf_t *cfg)
 	char err[1024] = "";
 	int status = 1;
 	srv->cfg = cfg;
-	srv->path = cfg->ceiling ? &udp_path_ceiling
-		  : cfg->socket_mode == SOCKET_MODE_SHARED ? &udp_path_shared
-		  : &udp_path_reuseport;
+	srv->path = cfg->ceiling                             ? &udp_path_ceiling
+		    : cfg->socket_mode == SOCKET_MODE_SHARED ? &udp_path_shared
+							     : &udp_path_reuseport;
 	for (size_t i = 0; i < CONF_LISTEN_MAX; i++)
 		srv->shared_fds[i] = -1;
 	pthread_mutex_init(&srv->start_lock, NULL);
@@ -228,9 +229,9 @@ int server_run(conf_t *cfg)
 		goto cleanup_rcu;
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
-	zone_load_set_limits(&(zone_load_limits_t){
-		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
-		.max_includes = cfg->max_zone_includes });
+	zone_load_set_limits(
+		&(zone_load_limits_t){ .max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
+				       .max_includes = cfg->max_zone_includes });
 	if (cfg->ceiling)
 		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
 			    "(benchmark only)");

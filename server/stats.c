@@ -86,11 +86,11 @@ static void jput(jbuf_t *b, const char *fmt, ...)
 static const char *rcode_name(size_t rcode)
 {
 	static const char *const names[DNS_RCODE_MAX] = {
-		[DNS_RCODE_NOERROR] = "NOERROR", [DNS_RCODE_FORMERR] = "FORMERR",
-		[DNS_RCODE_SERVFAIL] = "SERVFAIL", [DNS_RCODE_NXDOMAIN] = "NXDOMAIN",
-		[DNS_RCODE_NOTIMP] = "NOTIMP", [DNS_RCODE_REFUSED] = "REFUSED",
-		[DNS_RCODE_YXDOMAIN] = "YXDOMAIN", [DNS_RCODE_NOTAUTH] = "NOTAUTH",
-		[DNS_RCODE_NOTZONE] = "NOTZONE", [DNS_RCODE_BADVERS] = "BADVERS",
+		[DNS_RCODE_NOERROR] = "NOERROR",     [DNS_RCODE_FORMERR] = "FORMERR",
+		[DNS_RCODE_SERVFAIL] = "SERVFAIL",   [DNS_RCODE_NXDOMAIN] = "NXDOMAIN",
+		[DNS_RCODE_NOTIMP] = "NOTIMP",       [DNS_RCODE_REFUSED] = "REFUSED",
+		[DNS_RCODE_YXDOMAIN] = "YXDOMAIN",   [DNS_RCODE_NOTAUTH] = "NOTAUTH",
+		[DNS_RCODE_NOTZONE] = "NOTZONE",     [DNS_RCODE_BADVERS] = "BADVERS",
 		[DNS_RCODE_BADCOOKIE] = "BADCOOKIE",
 	};
 	return names[rcode];
@@ -111,14 +111,15 @@ static void json_counters(jbuf_t *b, const worker_stats_t *s)
 			     (unsigned long)s->answers[i]);
 		first = false;
 	}
-	jput(b, "}, \"truncated\": %lu, \"dropped\": %lu, \"malformed\": %lu, "
-		"\"bytes_in\": %lu, \"bytes_out\": %lu, \"rcvbuf_drops\": %lu, ",
-	     (unsigned long)s->truncated, (unsigned long)s->dropped,
-	     (unsigned long)s->malformed, (unsigned long)s->bytes_in,
-	     (unsigned long)s->bytes_out, (unsigned long)s->rcvbuf_drops);
+	jput(b,
+	     "}, \"truncated\": %lu, \"dropped\": %lu, \"malformed\": %lu, "
+	     "\"bytes_in\": %lu, \"bytes_out\": %lu, \"rcvbuf_drops\": %lu, ",
+	     (unsigned long)s->truncated, (unsigned long)s->dropped, (unsigned long)s->malformed,
+	     (unsigned long)s->bytes_in, (unsigned long)s->bytes_out,
+	     (unsigned long)s->rcvbuf_drops);
 	const char *sep = "\"tcp\": {";
-#define TCP_JSON(name)                                                          \
-	jput(b, "%s\"" #name "\": %lu", sep, (unsigned long)s->tcp.name);     \
+#define TCP_JSON(name)                                                    \
+	jput(b, "%s\"" #name "\": %lu", sep, (unsigned long)s->tcp.name); \
 	sep = ", ";
 	TCP_STATS(TCP_JSON)
 #undef TCP_JSON

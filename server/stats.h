@@ -18,14 +18,14 @@
  * cache line, so counting never bounces a line between CPUs.
  */
 typedef struct worker_stats {
-	alignas(64) uint64_t queries;        /* UDP datagrams received */
-	uint64_t answers[DNS_RCODE_MAX];     /* UDP answers sent, by rcode */
-	uint64_t truncated;                  /* UDP answers with TC set */
-	uint64_t dropped;                    /* no answer, or the send failed */
-	uint64_t malformed;                  /* FORMERR or dropped as malformed */
+	alignas(64) uint64_t queries;    /* UDP datagrams received */
+	uint64_t answers[DNS_RCODE_MAX]; /* UDP answers sent, by rcode */
+	uint64_t truncated;              /* UDP answers with TC set */
+	uint64_t dropped;                /* no answer, or the send failed */
+	uint64_t malformed;              /* FORMERR or dropped as malformed */
 	uint64_t bytes_in;
 	uint64_t bytes_out;
-	tcp_stats_t tcp;                     /* written by server/tcp.c */
+	tcp_stats_t tcp; /* written by server/tcp.c */
 	/*
 	 * Datagrams the kernel dropped because the worker's receive buffers
 	 * were full: shoald never sees them, so they are not in `queries`.
@@ -38,8 +38,7 @@ typedef struct worker_stats {
 /* Add v to a counter of the calling worker's own stats. */
 static inline void stats_add(uint64_t *counter, uint64_t v)
 {
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
 /*

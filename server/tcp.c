@@ -1,4 +1,5 @@
-/* DNS over TCP for one worker: the listeners, the connection pool, accepting, eviction, start and stop. */
+/* DNS over TCP for one worker: the listeners, the connection pool, accepting, eviction, start and
+ * stop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -302,8 +303,9 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 	}
 	if (t->in_use > 0)
 		uv_timer_start(&t->stop_timer, on_stop_timer,
-			       t->lim.message_timeout_ms < TCP_STOP_MAX_MS ? t->lim.message_timeout_ms
-									   : TCP_STOP_MAX_MS,
+			       t->lim.message_timeout_ms < TCP_STOP_MAX_MS
+				       ? t->lim.message_timeout_ms
+				       : TCP_STOP_MAX_MS,
 			       0);
 	server_maybe_finish(t);
 }

@@ -12,33 +12,35 @@
  * 65535). Returns the answer length, or 0 for no answer. Called on the
  * worker's loop thread; the TCP code calls it for every complete message.
  */
-typedef size_t (*tcp_answer_fn)(void *arg, const uint8_t *q, size_t len,
-				uint8_t *out, size_t cap);
+typedef size_t (*tcp_answer_fn)(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap);
 
 /* Limits that protect the server (shoald.conf(5) documents each). */
 typedef struct tcp_limits {
-	uint32_t idle_timeout_ms;     /* close a connection idle this long (10000) */
-	uint32_t max_connections;     /* per worker; past it the oldest idle goes (256) */
-	uint32_t message_timeout_ms;  /* to receive one whole message (5000) */
-	uint32_t max_output;          /* queued answer octets per connection (262144) */
-	uint32_t max_pipelined;       /* messages read ahead of writes per connection (64) */
+	uint32_t idle_timeout_ms;    /* close a connection idle this long (10000) */
+	uint32_t max_connections;    /* per worker; past it the oldest idle goes (256) */
+	uint32_t message_timeout_ms; /* to receive one whole message (5000) */
+	uint32_t max_output;         /* queued answer octets per connection (262144) */
+	uint32_t max_pipelined;      /* messages read ahead of writes per connection (64) */
 } tcp_limits_t;
 
-#define TCP_LIMITS_DEFAULT { 10000, 256, 5000, 262144, 64 }
+#define TCP_LIMITS_DEFAULT                   \
+	{                                    \
+		10000, 256, 5000, 262144, 64 \
+	}
 
 /*
  * The per-worker TCP counters, one line each, in the order shoalctl stats
  * prints them; the struct, the sums and the JSON all expand this list.
  */
-#define TCP_STATS(X)                                                              \
-	X(accepted)      /* connections accepted */                               \
-	X(closed_idle)   /* closed after the idle timeout */                      \
-	X(closed_limit)  /* the oldest dropped for max_connections */             \
-	X(closed_slow)   /* message timeout or output cap */                      \
-	X(queries)                                                                \
-	X(answers)                                                                \
-	X(bytes_in)                                                               \
-	X(bytes_out)                                                              \
+#define TCP_STATS(X)                                                 \
+	X(accepted)     /* connections accepted */                   \
+	X(closed_idle)  /* closed after the idle timeout */          \
+	X(closed_limit) /* the oldest dropped for max_connections */ \
+	X(closed_slow)  /* message timeout or output cap */          \
+	X(queries)                                                   \
+	X(answers)                                                   \
+	X(bytes_in)                                                  \
+	X(bytes_out)                                                 \
 	X(accept_paused) /* a listener rested: accept failed for want of descriptors or memory */
 
 /* Per-worker TCP counters; the worker owns the memory (its cache lines).
@@ -70,9 +72,8 @@ typedef struct tcp_server tcp_server_t;
  * of at most 2 * max_output. A connection that is idle or closed keeps at
  * most 4 KiB of each of its three buffers.
  */
-int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n,
-		     const tcp_limits_t *limits, tcp_answer_fn answer, void *arg,
-		     tcp_stats_t *stats, tcp_server_t **out);
+int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits_t *limits,
+		     tcp_answer_fn answer, void *arg, tcp_stats_t *stats, tcp_server_t **out);
 
 /*
  * Graceful stop: close the listeners at once, let open connections finish

@@ -11,7 +11,7 @@
 #include "server/tcp.h"
 
 /* RFC 1035 4.2.2: a two-octet length, then at most 65535 octets of message. */
-#define TCP_MSG_MAX 65535u
+#define TCP_MSG_MAX   65535u
 #define TCP_FRAME_MAX (2u + TCP_MSG_MAX)
 
 /* After our FIN, how long to read and discard what the peer still sends
@@ -58,7 +58,7 @@ struct tcp_conn {
 	/* Open connections: the activity list, least recently active first.
 	 * Free slots: `next` links the free list. */
 	tcp_conn_t *prev, *next;
-	uint8_t *in;   /* in_cap octets: TCP_BUF_KEEP, up to TCP_FRAME_MAX for a long message */
+	uint8_t *in; /* in_cap octets: TCP_BUF_KEEP, up to TCP_FRAME_MAX for a long message */
 	size_t in_cap;
 	size_t in_len; /* octets of unprocessed input at in[0] */
 	/* Double buffer: out[flight] is being written by libuv (its memory must
@@ -95,10 +95,10 @@ struct tcp_server {
 	tcp_conn_t *conns; /* the pool: lim.max_connections slots */
 	tcp_conn_t *free_list;
 	tcp_conn_t *active_head, *active_tail;
-	size_t in_use;        /* slots taken (open or closing) */
-	size_t closing;       /* slots whose handles are closing */
-	size_t waiting;       /* listeners with a connection waiting for a slot */
-	size_t handles_open;  /* listeners and stop_timer not yet closed */
+	size_t in_use;         /* slots taken (open or closing) */
+	size_t closing;        /* slots whose handles are closing */
+	size_t waiting;        /* listeners with a connection waiting for a slot */
+	size_t handles_open;   /* listeners and stop_timer not yet closed */
 	uv_timer_t stop_timer; /* bounds how long a stop waits for connections */
 	bool stop_timer_closing;
 	bool stopping;
@@ -114,8 +114,7 @@ struct tcp_server {
  */
 static inline void tcp_stat_add(uint64_t *counter, uint64_t v)
 {
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
 /* The activity list: open connections, least recently active first. */

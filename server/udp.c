@@ -3,13 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <linux/sock_diag.h>
 #include <unistd.h>
 
 #include "proto/dns.h"
@@ -31,8 +31,8 @@ static void set_buffers(int fd)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 }
 
-static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr,
-		      char *err, size_t errlen)
+static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
+		      size_t errlen)
 {
 	int one = 1;
 	int fd = socket(a->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -15,14 +15,13 @@
 #include "server/log.h"
 
 /* TCP: the same answer path as UDP, with the TCP context (no truncation to 512). */
-static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out,
-				size_t cap)
+static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap)
 {
 	worker_t *w = arg;
 	answer_info_t info = { 0 };
 	zonedb_read_lock();
-	size_t n = w->path->answer(w, zonedb_current(&w->srv->zones), q, len, out, cap,
-				   &w->ctx_tcp, &info);
+	size_t n = w->path->answer(w, zonedb_current(&w->srv->zones), q, len, out, cap, &w->ctx_tcp,
+				   &info);
 	zonedb_read_unlock(&w->srv->zones);
 	return n;
 }
@@ -121,9 +120,8 @@ static void nsid_init(worker_t *w, const conf_t *cfg)
 {
 	if (!cfg->nsid)
 		return;
-	int n = cfg->nsid_thread
-		? snprintf(w->nsid, sizeof(w->nsid), "%s/%u", cfg->nsid, w->index)
-		: snprintf(w->nsid, sizeof(w->nsid), "%s", cfg->nsid);
+	int n = cfg->nsid_thread ? snprintf(w->nsid, sizeof(w->nsid), "%s/%u", cfg->nsid, w->index)
+				 : snprintf(w->nsid, sizeof(w->nsid), "%s", cfg->nsid);
 	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(w->nsid) ? sizeof(w->nsid) - 1 : (size_t)n;
 	w->ctx_udp.nsid = w->ctx_tcp.nsid = (const uint8_t *)w->nsid;
 	w->ctx_udp.nsid_len = w->ctx_tcp.nsid_len = (uint16_t)len;

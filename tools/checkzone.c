@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 		case 't':
 		case 'r':
 			if (parse_limit(optarg, opt == 't' ? &limits.max_types_per_name
-							  : &limits.max_records_per_type) < 0) {
+							   : &limits.max_records_per_type) < 0) {
 				fprintf(stderr, "shoal-checkzone: %s: not a number from 1 to %u\n",
 					optarg, ZONE_LIMIT_MAX);
 				return 2;
@@ -152,7 +152,8 @@ int main(int argc, char **argv)
 	}
 	if (stats)
 		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record), "
-		       "RSS %ld KiB\n", took, z->node_count, zarena_size(z->arena) + sizeof(*z),
+		       "RSS %ld KiB\n",
+		       took, z->node_count, zarena_size(z->arena) + sizeof(*z),
 		       (double)zarena_size(z->arena) / (double)(z->rr_count ? z->rr_count : 1),
 		       rss_kib());
 	zone_free(z);

@@ -14,13 +14,13 @@
 
 #include "tools/flood.h"
 
-#define DEFAULT_DURATION 10.0   /* seconds, when neither -l nor -n is given */
-#define MAX_THREADS 256
-#define MAX_SOCKETS 65536
-#define MAX_PIPELINE 256
+#define DEFAULT_DURATION 10.0 /* seconds, when neither -l nor -n is given */
+#define MAX_THREADS      256
+#define MAX_SOCKETS      65536
+#define MAX_PIPELINE     256
 
 atomic_bool flood_stop;
-static atomic_uint running;     /* workers that have not returned yet */
+static atomic_uint running; /* workers that have not returned yet */
 
 uint64_t flood_now_ns(void)
 {
@@ -134,12 +134,13 @@ static void parse_address(flood_opts_t *o)
 	}
 	/* A load generator aimed at someone else's server is an attack: loopback
 	 * only unless the operator says otherwise. */
-	bool loopback = o->server.ss_family == AF_INET
-				? (ntohl(v4->sin_addr.s_addr) >> 24) == 127
-				: IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+	bool loopback = o->server.ss_family == AF_INET ? (ntohl(v4->sin_addr.s_addr) >> 24) == 127
+						       : IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
 	if (!loopback && !o->allow_remote) {
-		fprintf(stderr, "shoal-flood: %s is not a loopback address (127.0.0.0/8, ::1); "
-				"use --allow-remote for a server you run\n", o->server_text);
+		fprintf(stderr,
+			"shoal-flood: %s is not a loopback address (127.0.0.0/8, ::1); "
+			"use --allow-remote for a server you run\n",
+			o->server_text);
 		exit(1);
 	}
 }
@@ -156,36 +157,86 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	*o = (flood_opts_t){ .server_text = "127.0.0.1", .port = 53, .qtype = "A", .threads = 1,
-			     .sockets = 8, .inflight = 100, .edns = 1232, .timeout = 2.0,
+	*o = (flood_opts_t){ .server_text = "127.0.0.1",
+			     .port = 53,
+			     .qtype = "A",
+			     .threads = 1,
+			     .sockets = 8,
+			     .inflight = 100,
+			     .edns = 1232,
+			     .timeout = 2.0,
 			     .batch = 32 };
 	int c;
-	while ((c = getopt_long(argc, argv, "s:p:d:q:t:e:DT:c:l:n:Q:i:w:b:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:p:d:q:t:e:DT:c:l:n:Q:i:w:b:h", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
-		case 's': o->server_text = optarg; break;
-		case 'p': o->port = (uint16_t)number("-p", optarg, 1, 65535); break;
-		case 'd': o->datafile = optarg; break;
-		case 'q': o->qname = optarg; break;
-		case 't': o->qtype = optarg; break;
-		case 'e': o->edns = (unsigned)number("-e", optarg, 0, 65535); break;
-		case 'D': o->dnssec_ok = true; break;
-		case 'T': o->threads = (unsigned)number("-T", optarg, 1, MAX_THREADS); break;
-		case 'c': o->sockets = (unsigned)number("-c", optarg, 1, MAX_SOCKETS); break;
-		case 'l': o->duration = number("-l", optarg, 0.001, 86400); break;
-		case 'n': o->count = (uint64_t)number("-n", optarg, 1, 1e15); break;
-		case 'Q': o->rate = number("-Q", optarg, 0.001, 1e9); break;
-		case 'i': o->inflight = (unsigned)number("-i", optarg, 1, 1e8); break;
-		case 'w': o->timeout = number("-w", optarg, 0.001, 3600); break;
-		case 'b': o->batch = (unsigned)number("-b", optarg, 1, 1024); break;
-		case OPT_NSID: o->nsid = true; break;
-		case OPT_TCP: o->tcp_pipeline = 1; break;
-		case OPT_PIPELINE:
-			o->tcp_pipeline = (unsigned)number("--tcp-pipeline", optarg, 1, MAX_PIPELINE);
+		case 's':
+			o->server_text = optarg;
 			break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_REMOTE: o->allow_remote = true; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(1);
+		case 'p':
+			o->port = (uint16_t)number("-p", optarg, 1, 65535);
+			break;
+		case 'd':
+			o->datafile = optarg;
+			break;
+		case 'q':
+			o->qname = optarg;
+			break;
+		case 't':
+			o->qtype = optarg;
+			break;
+		case 'e':
+			o->edns = (unsigned)number("-e", optarg, 0, 65535);
+			break;
+		case 'D':
+			o->dnssec_ok = true;
+			break;
+		case 'T':
+			o->threads = (unsigned)number("-T", optarg, 1, MAX_THREADS);
+			break;
+		case 'c':
+			o->sockets = (unsigned)number("-c", optarg, 1, MAX_SOCKETS);
+			break;
+		case 'l':
+			o->duration = number("-l", optarg, 0.001, 86400);
+			break;
+		case 'n':
+			o->count = (uint64_t)number("-n", optarg, 1, 1e15);
+			break;
+		case 'Q':
+			o->rate = number("-Q", optarg, 0.001, 1e9);
+			break;
+		case 'i':
+			o->inflight = (unsigned)number("-i", optarg, 1, 1e8);
+			break;
+		case 'w':
+			o->timeout = number("-w", optarg, 0.001, 3600);
+			break;
+		case 'b':
+			o->batch = (unsigned)number("-b", optarg, 1, 1024);
+			break;
+		case OPT_NSID:
+			o->nsid = true;
+			break;
+		case OPT_TCP:
+			o->tcp_pipeline = 1;
+			break;
+		case OPT_PIPELINE:
+			o->tcp_pipeline =
+				(unsigned)number("--tcp-pipeline", optarg, 1, MAX_PIPELINE);
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_REMOTE:
+			o->allow_remote = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(1);
 		}
 	}
 	if (optind < argc) {
@@ -222,9 +273,10 @@ static void raise_fd_limit(const flood_opts_t *o)
 	}
 	rlim_t need = (rlim_t)o->threads * o->sockets + 64;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need)
-		fprintf(stderr, "shoal-flood: warning: %u sockets need more descriptors than the "
-				"limit %llu\n", o->threads * o->sockets,
-			(unsigned long long)rl.rlim_cur);
+		fprintf(stderr,
+			"shoal-flood: warning: %u sockets need more descriptors than the "
+			"limit %llu\n",
+			o->threads * o->sockets, (unsigned long long)rl.rlim_cur);
 }
 
 static void *thread_main(void *arg)
@@ -289,7 +341,8 @@ int main(int argc, char **argv)
 		th[i].ready = &ready;
 		th[i].inflight = per_socket;
 		th[i].rate = o.rate / o.threads;
-		th[i].count = o.count ? o.count / o.threads + (i < o.count % o.threads) : UINT64_MAX;
+		th[i].count =
+			o.count ? o.count / o.threads + (i < o.count % o.threads) : UINT64_MAX;
 		atomic_fetch_add(&running, 1);
 		if (pthread_create(&tid[i], NULL, thread_main, &th[i])) {
 			fprintf(stderr, "shoal-flood: cannot start thread %u\n", i);
@@ -309,7 +362,8 @@ int main(int argc, char **argv)
 	uint64_t start = flood_now_ns();
 	for (unsigned i = 0; i < o.threads; i++) {
 		th[i].start_ns = start;
-		th[i].send_end_ns = o.duration > 0 ? start + (uint64_t)(o.duration * 1e9) : UINT64_MAX;
+		th[i].send_end_ns =
+			o.duration > 0 ? start + (uint64_t)(o.duration * 1e9) : UINT64_MAX;
 	}
 	pthread_barrier_wait(&ready); /* go */
 

@@ -3,20 +3,20 @@
 #define SHOAL_TOOLS_FLOOD_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "proto/dns.h"
 
-#define FLOOD_NSID_THREADS 256   /* server thread indexes counted one by one */
-#define FLOOD_HIST_SUB_BITS 5    /* 32 sub-buckets per power of two: ~3% */
-#define FLOOD_HIST_BUCKETS (64 << FLOOD_HIST_SUB_BITS)
-#define FLOOD_NSID_MAX 128       /* NSID bytes kept from one answer */
+#define FLOOD_NSID_THREADS  256 /* server thread indexes counted one by one */
+#define FLOOD_HIST_SUB_BITS 5   /* 32 sub-buckets per power of two: ~3% */
+#define FLOOD_HIST_BUCKETS  (64 << FLOOD_HIST_SUB_BITS)
+#define FLOOD_NSID_MAX      128 /* NSID bytes kept from one answer */
 
 /* Everything the command line sets. Filled once by main, read-only after. */
 typedef struct flood_opts {
@@ -24,24 +24,24 @@ typedef struct flood_opts {
 	socklen_t server_len;
 	const char *server_text;
 	uint16_t port;
-	const char *datafile;        /* -d, or NULL */
-	const char *qname;           /* -q, or NULL */
-	const char *qtype;           /* -t */
-	unsigned threads;            /* -T */
-	unsigned sockets;            /* -c: per thread */
-	double duration;             /* -l seconds; 0 = none */
-	uint64_t count;              /* -n; 0 = none */
-	double rate;                 /* -Q qps over all threads; 0 = as fast as possible */
-	unsigned inflight;           /* -i over all sockets */
-	unsigned edns;               /* -e payload size; 0 = no OPT record */
-	bool dnssec_ok;              /* -D */
-	bool nsid;                   /* --nsid */
-	unsigned tcp_pipeline;       /* 0 = UDP; N = TCP with N queries per connection */
-	double timeout;              /* -w seconds */
-	unsigned batch;              /* -b: sendmmsg/recvmmsg batch */
-	bool json;                   /* --json */
-	bool allow_remote;           /* --allow-remote */
-	bool progress;               /* stderr is a terminal */
+	const char *datafile;  /* -d, or NULL */
+	const char *qname;     /* -q, or NULL */
+	const char *qtype;     /* -t */
+	unsigned threads;      /* -T */
+	unsigned sockets;      /* -c: per thread */
+	double duration;       /* -l seconds; 0 = none */
+	uint64_t count;        /* -n; 0 = none */
+	double rate;           /* -Q qps over all threads; 0 = as fast as possible */
+	unsigned inflight;     /* -i over all sockets */
+	unsigned edns;         /* -e payload size; 0 = no OPT record */
+	bool dnssec_ok;        /* -D */
+	bool nsid;             /* --nsid */
+	unsigned tcp_pipeline; /* 0 = UDP; N = TCP with N queries per connection */
+	double timeout;        /* -w seconds */
+	unsigned batch;        /* -b: sendmmsg/recvmmsg batch */
+	bool json;             /* --json */
+	bool allow_remote;     /* --allow-remote */
+	bool progress;         /* stderr is a terminal */
 } flood_opts_t;
 
 /* One pre-built query: the whole message; its ID bytes are patched at send. */
@@ -53,7 +53,7 @@ typedef struct flood_query {
 typedef struct flood_queries {
 	flood_query_t *q;
 	size_t count;
-	uint8_t *arena;              /* one block holding every packet */
+	uint8_t *arena; /* one block holding every packet */
 } flood_queries_t;
 
 /*
@@ -64,20 +64,20 @@ typedef struct flood_queries {
 typedef struct flood_stats {
 	_Atomic uint64_t sent;
 	_Atomic uint64_t answered;
-	_Atomic uint64_t lost;        /* timed out, or still outstanding at the end */
-	_Atomic uint64_t truncated;   /* TC set */
-	_Atomic uint64_t unexpected;  /* no outstanding query matches (late, bogus) */
-	_Atomic uint64_t send_errors; /* the kernel refused a send */
+	_Atomic uint64_t lost;         /* timed out, or still outstanding at the end */
+	_Atomic uint64_t truncated;    /* TC set */
+	_Atomic uint64_t unexpected;   /* no outstanding query matches (late, bogus) */
+	_Atomic uint64_t send_errors;  /* the kernel refused a send */
 	_Atomic uint64_t refused_icmp; /* ICMP port unreachable came back */
 	_Atomic uint64_t last_answer_ns;
 	_Atomic uint64_t max_latency_ns;
 	_Atomic uint64_t rcode[16];
 	_Atomic uint64_t hist[FLOOD_HIST_BUCKETS];
 	_Atomic uint64_t nsid_thread[FLOOD_NSID_THREADS];
-	_Atomic uint64_t nsid_other;  /* an NSID without a readable "/N" suffix */
+	_Atomic uint64_t nsid_other;   /* an NSID without a readable "/N" suffix */
 	_Atomic uint64_t nsid_missing; /* answers without an NSID option */
-	uint64_t sockets_answered;    /* client sockets with at least one answer */
-	uint64_t sockets_sticky;      /* ... whose answers all came from one server thread */
+	uint64_t sockets_answered;     /* client sockets with at least one answer */
+	uint64_t sockets_sticky;       /* ... whose answers all came from one server thread */
 	char nsid_sample[FLOOD_NSID_MAX + 1]; /* one NSID as seen, for the report */
 } flood_stats_t;
 
@@ -86,13 +86,13 @@ typedef struct flood_thread {
 	const flood_opts_t *opts;
 	const flood_queries_t *queries;
 	unsigned index;
-	uint64_t count;               /* queries to send; UINT64_MAX = until the deadline */
-	double rate;                  /* this thread's share of -Q */
-	unsigned inflight;            /* outstanding queries allowed per socket */
-	uint64_t start_ns;            /* common start, CLOCK_MONOTONIC */
-	uint64_t send_end_ns;         /* stop sending here; UINT64_MAX = by count only */
-	int error;                    /* 0, or a setup failure (errno) */
-	pthread_barrier_t *ready;     /* setup done / start time set (flood_thread_ready) */
+	uint64_t count;           /* queries to send; UINT64_MAX = until the deadline */
+	double rate;              /* this thread's share of -Q */
+	unsigned inflight;        /* outstanding queries allowed per socket */
+	uint64_t start_ns;        /* common start, CLOCK_MONOTONIC */
+	uint64_t send_end_ns;     /* stop sending here; UINT64_MAX = by count only */
+	int error;                /* 0, or a setup failure (errno) */
+	pthread_barrier_t *ready; /* setup done / start time set (flood_thread_ready) */
 	flood_stats_t stats __attribute__((aligned(64)));
 } flood_thread_t;
 
@@ -159,11 +159,11 @@ uint64_t flood_hist_quantile(const uint64_t *hist, double q);
 /* What one answer says, as far as shoal-flood cares. */
 typedef struct flood_answer {
 	uint16_t id;
-	uint8_t rcode;               /* the header's 4 bits */
+	uint8_t rcode; /* the header's 4 bits */
 	bool truncated;
 	bool has_nsid;
-	int nsid_thread;             /* the N of an "ID/N" NSID, or -1 */
-	const uint8_t *nsid;         /* points into the packet */
+	int nsid_thread;     /* the N of an "ID/N" NSID, or -1 */
+	const uint8_t *nsid; /* points into the packet */
 	uint16_t nsid_len;
 } flood_answer_t;
 

@@ -107,7 +107,8 @@ void flood_count_answer(flood_thread_t *t, const flood_answer_t *a, uint64_t lat
 	if (a->has_nsid && !s->nsid_sample[0]) {
 		size_t n = a->nsid_len < FLOOD_NSID_MAX ? a->nsid_len : FLOOD_NSID_MAX;
 		for (size_t i = 0; i < n; i++) /* printable only: it goes to a terminal */
-			s->nsid_sample[i] = (a->nsid[i] >= 0x20 && a->nsid[i] < 0x7f) ? (char)a->nsid[i] : '?';
+			s->nsid_sample[i] =
+				(a->nsid[i] >= 0x20 && a->nsid[i] < 0x7f) ? (char)a->nsid[i] : '?';
 		s->nsid_sample[n] = 0;
 	}
 }

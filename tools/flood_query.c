@@ -30,8 +30,8 @@ typedef struct loader {
  * an OPT record (RFC 6891 6.1.2) with the DO bit (RFC 3225) and an empty
  * NSID option (RFC 5001 2.3) as asked.
  */
-static int build_query(const flood_opts_t *o, const uint8_t *name, size_t name_len,
-		       uint16_t type, uint8_t dst[QUERY_MAX])
+static int build_query(const flood_opts_t *o, const uint8_t *name, size_t name_len, uint16_t type,
+		       uint8_t dst[QUERY_MAX])
 {
 	wire_t w;
 	wire_init_write(&w, dst, QUERY_MAX);
@@ -91,7 +91,8 @@ static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 		l->qs->arena = a;
 		l->arena_cap = cap;
 	}
-	int len = build_query(o, name, (size_t)name_len, (uint16_t)type, l->qs->arena + l->arena_used);
+	int len = build_query(o, name, (size_t)name_len, (uint16_t)type,
+			      l->qs->arena + l->arena_used);
 	if (len < 0) {
 		fprintf(stderr, "shoal-flood: %s: query too long\n", where);
 		return -1;

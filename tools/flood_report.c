@@ -7,8 +7,9 @@
 #include "tools/flood.h"
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
-#define SUM(field) atomic_store_explicit(&sum->field, LOAD(sum->field) + LOAD(t->stats.field), \
-					 memory_order_relaxed)
+#define SUM(field)                                                                  \
+	atomic_store_explicit(&sum->field, LOAD(sum->field) + LOAD(t->stats.field), \
+			      memory_order_relaxed)
 
 void flood_stats_sum(flood_stats_t *sum, const flood_thread_t *threads, unsigned n)
 {
@@ -44,7 +45,7 @@ void flood_stats_sum(flood_stats_t *sum, const flood_thread_t *threads, unsigned
 static const char *rcode_name(unsigned r, char *buf, size_t cap)
 {
 	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-					     "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
+					     "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET",
 					     "NXRRSET", "NOTAUTH", "NOTZONE" };
 	if (r < sizeof(names) / sizeof(names[0]))
 		return names[r];
@@ -57,7 +58,7 @@ typedef struct figures {
 	uint64_t hist[FLOOD_HIST_BUCKETS];
 	double qps, secs;
 	double p50, p90, p99, p999, max; /* milliseconds */
-	unsigned nsid_threads;          /* highest server thread index seen + 1 */
+	unsigned nsid_threads;           /* highest server thread index seen + 1 */
 	uint64_t nsid_max, nsid_min;
 } figures_t;
 
@@ -110,8 +111,8 @@ static void report_text(const flood_opts_t *o, const flood_stats_t *s, const fig
 	printf("  answered    %llu\n", (unsigned long long)answered);
 	printf("  lost        %llu (%.3f%%)\n", (unsigned long long)lost, 100 * ratio(lost, sent));
 	printf("  qps         %.1f\n", f->qps);
-	printf("  latency ms  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n", f->p50,
-	       f->p90, f->p99, f->p999, f->max);
+	printf("  latency ms  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n", f->p50, f->p90,
+	       f->p99, f->p999, f->max);
 	printf("  rcodes     ");
 	for (unsigned r = 0; r < 16; r++)
 		if (LOAD(s->rcode[r]))
@@ -140,7 +141,8 @@ static void report_text(const flood_opts_t *o, const flood_stats_t *s, const fig
 	else
 		printf("\n  max/min     inf\n");
 	if (LOAD(s->nsid_other) || LOAD(s->nsid_missing))
-		printf("  no thread   %llu  no nsid %llu\n", (unsigned long long)LOAD(s->nsid_other),
+		printf("  no thread   %llu  no nsid %llu\n",
+		       (unsigned long long)LOAD(s->nsid_other),
 		       (unsigned long long)LOAD(s->nsid_missing));
 	if (!o->tcp_pipeline)
 		printf("  sticky      %llu of %llu sockets (%.1f%%)\n",
@@ -175,7 +177,8 @@ static void report_json(const flood_opts_t *o, const flood_stats_t *s, const fig
 	       (unsigned long long)LOAD(s->unexpected), (unsigned long long)LOAD(s->send_errors),
 	       (unsigned long long)LOAD(s->refused_icmp), (unsigned long long)LOAD(s->truncated));
 	printf(",\"latency_ms\":{\"p50\":%.4f,\"p90\":%.4f,\"p99\":%.4f,\"p99.9\":%.4f,"
-	       "\"max\":%.4f}", f->p50, f->p90, f->p99, f->p999, f->max);
+	       "\"max\":%.4f}",
+	       f->p50, f->p90, f->p99, f->p999, f->max);
 	printf(",\"rcodes\":{");
 	const char *sep = "";
 	for (unsigned r = 0; r < 16; r++) {
@@ -197,7 +200,8 @@ static void report_json(const flood_opts_t *o, const flood_stats_t *s, const fig
 			printf("%.4f", ratio(f->nsid_max, f->nsid_min));
 		else
 			printf("null");
-		printf(",\"no_thread\":%llu,\"missing\":%llu", (unsigned long long)LOAD(s->nsid_other),
+		printf(",\"no_thread\":%llu,\"missing\":%llu",
+		       (unsigned long long)LOAD(s->nsid_other),
 		       (unsigned long long)LOAD(s->nsid_missing));
 		if (!o->tcp_pipeline)
 			printf(",\"sockets_answered\":%llu,\"sockets_sticky\":%llu,\"stickiness\":%.4f",

@@ -1,4 +1,5 @@
-/* shoal-flood's TCP sender: N queries per connection (RFC 7766 6.2.1 pipelining), connect to close. */
+/* shoal-flood's TCP sender: N queries per connection (RFC 7766 6.2.1 pipelining), connect to close.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -12,8 +13,8 @@
 #include "proto/wire.h"
 #include "tools/flood.h"
 
-#define IN_MAX (2 + 16384)       /* answers above this are counted, not kept */
-#define QUERY_ROOM (2 + 300)     /* a length prefix and a query (< 300 octets) */
+#define IN_MAX     (2 + 16384) /* answers above this are counted, not kept */
+#define QUERY_ROOM (2 + 300)   /* a length prefix and a query (< 300 octets) */
 
 enum conn_state { CONN_IDLE, CONN_CONNECTING, CONN_READING };
 
@@ -25,13 +26,13 @@ enum conn_state { CONN_IDLE, CONN_CONNECTING, CONN_READING };
 typedef struct tconn {
 	int fd;
 	enum conn_state state;
-	uint64_t start_ns;           /* connect() was called: latency counts from here */
+	uint64_t start_ns; /* connect() was called: latency counts from here */
 	unsigned expected, got;
-	uint64_t seen[4];            /* bit per query ID answered */
+	uint64_t seen[4]; /* bit per query ID answered */
 	size_t out_len;
-	size_t in_len;               /* bytes buffered in `in` */
-	size_t skip;                 /* bytes still to discard of an oversize answer */
-	uint8_t *out;                /* pipeline * QUERY_ROOM octets */
+	size_t in_len; /* bytes buffered in `in` */
+	size_t skip;   /* bytes still to discard of an oversize answer */
+	uint8_t *out;  /* pipeline * QUERY_ROOM octets */
 	uint8_t in[IN_MAX];
 } tconn_t;
 
@@ -119,7 +120,9 @@ static void conn_write(tworker_t *w, tconn_t *c)
 	int err = 0;
 	socklen_t len = sizeof(err);
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
-		flood_add(err == ECONNREFUSED ? &w->t->stats.refused_icmp : &w->t->stats.send_errors, 1);
+		flood_add(err == ECONNREFUSED ? &w->t->stats.refused_icmp
+					      : &w->t->stats.send_errors,
+			  1);
 		c->expected = 0; /* nothing was sent: nothing is lost */
 		conn_close(w, c, false);
 		return;
@@ -236,7 +239,8 @@ static void run(tworker_t *w)
 				rr = rr + 1 == w->nconns ? 0 : rr + 1;
 				if (c->state != CONN_IDLE)
 					continue;
-				uint64_t n = t->count - sent < per_conn ? t->count - sent : per_conn;
+				uint64_t n =
+					t->count - sent < per_conn ? t->count - sent : per_conn;
 				unsigned opened = conn_open(w, c, (unsigned)n, now);
 				if (!opened)
 					break;

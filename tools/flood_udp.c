@@ -27,13 +27,13 @@ typedef struct slot {
  */
 typedef struct usock {
 	int fd;
-	unsigned id_bits;            /* log2 of the table size */
+	unsigned id_bits; /* log2 of the table size */
 	uint32_t nfree;
-	uint32_t *free;              /* stack of free slot indexes */
+	uint32_t *free; /* stack of free slot indexes */
 	slot_t *slots;
 	uint16_t seq;
-	int nsid_thread;             /* server thread of the first answer, or -1 */
-	bool nsid_mixed;             /* answers came from more than one server thread */
+	int nsid_thread; /* server thread of the first answer, or -1 */
+	bool nsid_mixed; /* answers came from more than one server thread */
 } usock_t;
 
 /* Everything one thread needs, allocated once before the first send. */
@@ -42,12 +42,12 @@ typedef struct uworker {
 	const flood_opts_t *o;
 	usock_t *socks;
 	unsigned nsocks;
-	unsigned rr;                 /* next socket to send on */
+	unsigned rr; /* next socket to send on */
 	size_t next_query;
 	uint64_t inflight;
 	uint64_t timeout_ns;
-	bool refill;                 /* unpaced: refill a socket as soon as it is read */
-	uint64_t refill_left;        /* queries left to send this loop */
+	bool refill;          /* unpaced: refill a socket as soon as it is read */
+	uint64_t refill_left; /* queries left to send this loop */
 	int epfd;
 	struct mmsghdr *smsg, *rmsg;
 	struct iovec *siov, *riov;

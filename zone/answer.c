@@ -14,18 +14,18 @@
  * Knot, at most 5, and a name met twice (a loop) ends the chain with what
  * was written so far.
  */
-#define ANSWER_CHAIN_MAX 5
+#define ANSWER_CHAIN_MAX      5
 #define ANSWER_ADDITIONAL_MAX 32 /* additional names remembered to skip repeats */
 /* NSEC/NSEC3 owners to prove with: 3 per negative answer, 1 per wildcard on the chain */
 #define ANSWER_PROOFS_MAX (ANSWER_CHAIN_MAX + 4)
 
 /* Where the lookup of one name in a zone ends (RFC 1034 4.3.2 step 3). */
 enum lookup_kind {
-	LOOKUP_EXACT,      /* the name exists (maybe an empty non-terminal) */
-	LOOKUP_WILDCARD,   /* synthesised from the wildcard node (RFC 4592 3.3) */
-	LOOKUP_REFERRAL,   /* at or below a zone cut */
-	LOOKUP_DNAME,      /* below a DNAME (RFC 6672 3.2) */
-	LOOKUP_NXDOMAIN,   /* no such name, no wildcard */
+	LOOKUP_EXACT,    /* the name exists (maybe an empty non-terminal) */
+	LOOKUP_WILDCARD, /* synthesised from the wildcard node (RFC 4592 3.3) */
+	LOOKUP_REFERRAL, /* at or below a zone cut */
+	LOOKUP_DNAME,    /* below a DNAME (RFC 6672 3.2) */
+	LOOKUP_NXDOMAIN, /* no such name, no wildcard */
 };
 
 typedef struct lookup {
@@ -38,11 +38,11 @@ typedef struct answer {
 	response_t r;
 	const zone_t *z;
 	uint16_t qtype;
-	bool stop;                  /* truncated: nothing more is written */
-	const rrset_wire_t *extra;  /* RRset whose targets get A/AAAA in additional */
-	const znode_t *cut;         /* for a referral: the cut (glue rules differ) */
-	bool glue_truncated;        /* TC set because in-domain glue did not fit */
-	bool dnssec;                /* DO set (RFC 4035 3.1): RRSIGs and denial proofs */
+	bool stop;                 /* truncated: nothing more is written */
+	const rrset_wire_t *extra; /* RRset whose targets get A/AAAA in additional */
+	const znode_t *cut;        /* for a referral: the cut (glue rules differ) */
+	bool glue_truncated;       /* TC set because in-domain glue did not fit */
+	bool dnssec;               /* DO set (RFC 4035 3.1): RRSIGs and denial proofs */
 	const znode_t *proofs[ANSWER_PROOFS_MAX]; /* owners of the NSEC/NSEC3 to add */
 	int proof_count;
 } answer_t;
@@ -81,13 +81,15 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 	}
 	/* The topmost cut or DNAME above the name governs (RFC 1034 4.3.2 3b). */
 	const znode_t *top = NULL;
-	if ((ce->flags & (ZNODE_OCCLUDED | ZNODE_DELEG)) || (ce != n && (ce->flags & ZNODE_DNAME))) {
+	if ((ce->flags & (ZNODE_OCCLUDED | ZNODE_DELEG)) ||
+	    (ce != n && (ce->flags & ZNODE_DNAME))) {
 		for (const znode_t *p = ce; p; p = p->parent)
 			if ((p->flags & ZNODE_DELEG) || ((p->flags & ZNODE_DNAME) && p != n))
 				top = p;
 	}
 	if (top) {
-		*res = (lookup_t){ (top->flags & ZNODE_DELEG) ? LOOKUP_REFERRAL : LOOKUP_DNAME, top };
+		*res = (lookup_t){ (top->flags & ZNODE_DELEG) ? LOOKUP_REFERRAL : LOOKUP_DNAME,
+				   top };
 		return;
 	}
 	if (ce->flags & ZNODE_WILDCARD_CHILD) {
@@ -95,8 +97,8 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 		wild[0] = 1;
 		wild[1] = '*';
 		memcpy(wild + 2, ce->name, ce->name_len);
-		const znode_t *w = zone_lookup_hashed(z, wild, (size_t)ce->name_len + 2,
-						      name_hash(wild, key));
+		const znode_t *w =
+			zone_lookup_hashed(z, wild, (size_t)ce->name_len + 2, name_hash(wild, key));
 		if (w) {
 			/* a wildcard with NS (RFC 4592 4.2 leaves it open): a referral, as Knot */
 			bool cut = (w->flags & ZNODE_DELEG) && qtype != DNS_TYPE_DS;
@@ -341,7 +343,8 @@ static void put_additional(answer_t *a)
 			const zrrset_t *rs = znode_rrset(n, address_types[t]);
 			if (!rs)
 				continue;
-			int rc = response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name, &rs->set);
+			int rc = response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name,
+						    &rs->set);
 			if (rc < 0 && required) {
 				/* like Knot: TC, keeping the referral and the glue that fit */
 				response_set_flags(&a->r, DNS_FLAG_TC);
@@ -350,7 +353,8 @@ static void put_additional(answer_t *a)
 			}
 			/* glue is not signed; other data gets its RRSIGs when they fit */
 			if (rc == 0 && a->dnssec && rs->sigs && !(n->flags & ZNODE_OCCLUDED))
-				response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name, rs->sigs);
+				response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name,
+						   rs->sigs);
 		}
 	}
 }
@@ -449,7 +453,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 {
 	const zone_t *z = a->z;
 	const uint8_t *owner = question_owner(q);
-	uint8_t buf[2][NAME_MAXLEN];  /* the chain's names; `name` is never buf[spare] */
+	uint8_t buf[2][NAME_MAXLEN]; /* the chain's names; `name` is never buf[spare] */
 	int spare = 0;
 	const uint8_t *name = q->qname;
 	size_t len = q->qname_len;
@@ -497,21 +501,25 @@ static void answer_zone(answer_t *a, const query_t *q)
 			int tlen = first_target(&dn->set);
 			if (tlen < 0)
 				break; /* the load checks refuse such a DNAME */
-			size_t nlen = dname_substitute(name, len, n, dn->set.data + 10, (size_t)tlen,
-						       next);
+			size_t nlen = dname_substitute(name, len, n, dn->set.data + 10,
+						       (size_t)tlen, next);
 			if (nlen == 0) {
 				rcode = DNS_RCODE_YXDOMAIN; /* RFC 6672 2.2 */
 				break;
 			}
 			memcpy(s.data, "\0\x05\0\x01", 4);
-			memcpy(s.data + 4, dn->set.data + 4, 4); /* the DNAME's TTL (RFC 6672 3.3) */
+			memcpy(s.data + 4, dn->set.data + 4,
+			       4); /* the DNAME's TTL (RFC 6672 3.3) */
 			s.data[8] = (uint8_t)(nlen >> 8);
 			s.data[9] = (uint8_t)nlen;
 			memcpy(s.data + 10, next, nlen);
 			s.names[0] = 10;
-			s.set = (rrset_wire_t){ .type = DNS_TYPE_CNAME, .rr_count = 1,
-						.data_len = (uint32_t)(10 + nlen), .data = s.data,
-						.names = s.names, .name_count = 1 };
+			s.set = (rrset_wire_t){ .type = DNS_TYPE_CNAME,
+						.rr_count = 1,
+						.data_len = (uint32_t)(10 + nlen),
+						.data = s.data,
+						.names = s.names,
+						.name_count = 1 };
 			cname = &s.set;
 		} else {
 			/* exact or wildcard: the owner is the name asked for (RFC 4592 3.3.1) */
@@ -522,8 +530,9 @@ static void answer_zone(answer_t *a, const query_t *q)
 				break;
 			}
 			const zrrset_t *rs = a->qtype == DNS_TYPE_ANY ? pick_any(n)
-					     : a->qtype == DNS_TYPE_RRSIG ? NULL
-									  : znode_rrset(n, a->qtype);
+					     : a->qtype == DNS_TYPE_RRSIG
+						     ? NULL
+						     : znode_rrset(n, a->qtype);
 			if (rs) {
 				if (put_set(a, DNS_SECTION_ANSWER, owner, rs))
 					a->extra = &rs->set;
@@ -610,9 +619,8 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	answer_zone(a, q);
 }
 
-size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
-		    uint8_t *out, size_t cap, const answer_ctx_t *ctx,
-		    answer_info_t *info)
+size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t *out, size_t cap,
+		    const answer_ctx_t *ctx, answer_info_t *info)
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);

@@ -10,19 +10,19 @@
 
 /* What the transport tells the answer logic. Set up once per worker. */
 typedef struct answer_ctx {
-	uint16_t edns_size;      /* payload size the server advertises (1232) */
-	bool tcp;                /* TCP: answers up to 65535, no UDP truncation */
-	const uint8_t *nsid;     /* NSID payload (RFC 5001), or NULL for none */
+	uint16_t edns_size;  /* payload size the server advertises (1232) */
+	bool tcp;            /* TCP: answers up to 65535, no UDP truncation */
+	const uint8_t *nsid; /* NSID payload (RFC 5001), or NULL for none */
 	uint16_t nsid_len;
 } answer_ctx_t;
 
 /* What happened, for the statistics. */
 typedef struct answer_info {
-	int rcode;               /* rcode sent (extended rcodes included) */
-	bool dropped;            /* no answer was sent */
-	bool malformed;          /* FORMERR, or dropped as malformed */
-	bool truncated;          /* TC set */
-	bool edns;               /* the query had EDNS */
+	int rcode;      /* rcode sent (extended rcodes included) */
+	bool dropped;   /* no answer was sent */
+	bool malformed; /* FORMERR, or dropped as malformed */
+	bool truncated; /* TC set */
+	bool edns;      /* the query had EDNS */
 	uint16_t qtype;
 } answer_info_t;
 
@@ -35,8 +35,7 @@ typedef struct answer_info {
  * Allocates nothing and takes no lock; any number of threads may call it at
  * once on the same db (inside rcu_read_lock).
  */
-size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len,
-		    uint8_t *out, size_t cap, const answer_ctx_t *ctx,
-		    answer_info_t *info);
+size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t *out, size_t cap,
+		    const answer_ctx_t *ctx, answer_info_t *info);
 
 #endif

@@ -27,7 +27,7 @@ typedef struct zrec {
 	uint8_t namelen;
 } zrec_t;
 
-#define ZREC_ALIGN 4
+#define ZREC_ALIGN     4
 #define ZREC_NAMES_MAX 8 /* compressible names in one RDATA (SOA has 2) */
 
 struct zbuild {
@@ -35,7 +35,7 @@ struct zbuild {
 	size_t origin_len;
 	int origin_labels;
 	char origin_text[NAME_TEXT_MAX];
-	char *file;         /* the zone's main file, for zone-wide messages */
+	char *file; /* the zone's main file, for zone-wide messages */
 	zone_msg_fn msg;
 	void *msg_arg;
 	char **files;
@@ -44,8 +44,8 @@ struct zbuild {
 	size_t blob_len, blob_cap;
 	size_t *recs;
 	size_t rec_count, rec_cap;
-	uint32_t max_types;      /* per name, a signed type counting twice */
-	uint32_t max_records;    /* per RRset (per type covered for RRSIG) */
+	uint32_t max_types;   /* per name, a signed type counting twice */
+	uint32_t max_records; /* per RRset (per type covered for RRSIG) */
 	bool failed;
 };
 
@@ -74,8 +74,7 @@ static inline uint8_t *rec_rdata(zrec_t *r)
 	return rec_name(r) + r->namelen;
 }
 
-zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg,
-		     void *msg_arg)
+zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg)
 {
 	zbuild_t *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -177,7 +176,8 @@ static long generic_length(const char *text)
 		    isspace((unsigned char)p[2])) {
 			char *end;
 			long n = strtol(p + 2, &end, 10);
-			return end > p + 2 && n >= 0 && (*end == '\0' || isspace((unsigned char)*end))
+			return end > p + 2 && n >= 0 &&
+					       (*end == '\0' || isspace((unsigned char)*end))
 				       ? n
 				       : -1;
 		}
@@ -192,9 +192,8 @@ static long generic_length(const char *text)
 	return -1;
 }
 
-int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
-	       const uint8_t *owner, uint16_t type, uint16_t rclass,
-	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
+int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, const uint8_t *owner,
+	       uint16_t type, uint16_t rclass, uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
 {
 	char name[NAME_TEXT_MAX];
 	if (!name_is_subdomain(owner, b->origin)) {
@@ -213,7 +212,8 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
 	if (rdata_type_is_meta(type)) {
 		zone_report(b->msg, b->msg_arg, true, file, line,
 			    "TYPE%u exists only in queries and transactions, not in zone data "
-			    "(RFC 6895 3.1)", type);
+			    "(RFC 6895 3.1)",
+			    type);
 		b->failed = true;
 		return SHOAL_EZONE;
 	}
@@ -228,8 +228,9 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
 		const rdata_desc_t *d = rdata_desc(type);
 		if (name_to_text(owner, name, sizeof(name)) < 0)
 			strcpy(name, "?");
-		zone_report(b->msg, b->msg_arg, true, file, line, "%s: bad %s RDATA (%u octets): %s",
-			    name, d ? d->name : "?", rdlen, why);
+		zone_report(b->msg, b->msg_arg, true, file, line,
+			    "%s: bad %s RDATA (%u octets): %s", name, d ? d->name : "?", rdlen,
+			    why);
 		b->failed = true;
 		return SHOAL_EZONE;
 	}
@@ -332,14 +333,13 @@ static bool same_owner(zrec_t *x, zrec_t *y)
 	return x->keylen == y->keylen && memcmp(rec_key(x), rec_key(y), x->keylen) == 0;
 }
 
-static void report_rec(zbuild_t *b, bool is_error, zrec_t *r, const char *fmt,
-		       const char *arg)
+static void report_rec(zbuild_t *b, bool is_error, zrec_t *r, const char *fmt, const char *arg)
 {
 	char text[NAME_TEXT_MAX];
 	if (name_to_text(rec_name(r), text, sizeof(text)) < 0)
 		strcpy(text, "?");
-	zone_report(b->msg, b->msg_arg, is_error, b->files[r->file], r->line, fmt,
-		    text, arg ? arg : "");
+	zone_report(b->msg, b->msg_arg, is_error, b->files[r->file], r->line, fmt, text,
+		    arg ? arg : "");
 	if (is_error)
 		b->failed = true;
 }
@@ -440,15 +440,19 @@ static void check_limits(zbuild_t *b, const size_t *out, size_t n)
 			sig_end = j;
 		types++;
 		if (j - i > b->max_records) {
-			snprintf(why, sizeof(why), "more than %u %s records at one name "
-				 "(max-records-per-type)", b->max_records, type_text(r->type, tb));
+			snprintf(why, sizeof(why),
+				 "more than %u %s records at one name "
+				 "(max-records-per-type)",
+				 b->max_records, type_text(r->type, tb));
 			report_rec(b, true, read_last(b, out, i, j), "%s: %s", why);
 		}
 		i = j;
 	}
 	if (types > b->max_types) {
-		snprintf(why, sizeof(why), "more than %u types at one name, a signed type "
-			 "counting twice (max-types-per-name)", b->max_types);
+		snprintf(why, sizeof(why),
+			 "more than %u types at one name, a signed type "
+			 "counting twice (max-types-per-name)",
+			 b->max_types);
 		report_rec(b, true, read_last(b, out, 0, n), "%s: %s", why);
 		return; /* the sizes of so many sets are not worth adding up */
 	}
@@ -474,7 +478,8 @@ static void check_limits(zbuild_t *b, const size_t *out, size_t n)
 		}
 		size_t opt = sigs ? 11 : 0; /* DO comes in an OPT record; the answer has one */
 		if (r->type != DNS_TYPE_RRSIG && set + sigs + opt > DNS_TCP_MAX) {
-			snprintf(why, sizeof(why), "the %s RRset (%zu records%s) takes at least "
+			snprintf(why, sizeof(why),
+				 "the %s RRset (%zu records%s) takes at least "
 				 "%zu octets, more than one TCP message holds (65535)",
 				 type_text(r->type, tb), j - i, sigs ? " with its RRSIGs" : "",
 				 set + sigs + opt);
@@ -518,7 +523,8 @@ static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 		switch (r->type) {
 		case DNS_TYPE_SOA:
 			if (!apex) {
-				report_rec(b, true, r, "%s: SOA record not at the zone apex%s", NULL);
+				report_rec(b, true, r, "%s: SOA record not at the zone apex%s",
+					   NULL);
 			} else if (soa) {
 				/* name the one read later: the first is the real one */
 				zrec_t *later = soa->line > r->line ? soa : r;
@@ -617,8 +623,8 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 }
 
 /* Octets of one node's memory block (see fill_node for the layout). */
-static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs,
-			size_t *rrsets, size_t *sigsets)
+static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_t *rrsets,
+			size_t *sigsets)
 {
 	size_t sets = 0, sigs = 0, names = 0, data = 0;
 	uint16_t off[ZREC_NAMES_MAX];
@@ -628,9 +634,10 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs,
 		if (!p || p->type != r->type)
 			sets++;
 		/* a group of RRSIGs starts where the type covered changes (see fill_node) */
-		long covered = r->type == DNS_TYPE_RRSIG ? rrsig_covered(rec_rdata(r), r->rdlen) : -1;
-		if (covered >= 0 && (!p || p->type != r->type ||
-				     rrsig_covered(rec_rdata(p), p->rdlen) != covered))
+		long covered =
+			r->type == DNS_TYPE_RRSIG ? rrsig_covered(rec_rdata(r), r->rdlen) : -1;
+		if (covered >= 0 &&
+		    (!p || p->type != r->type || rrsig_covered(rec_rdata(p), p->rdlen) != covered))
 			sigs++;
 		int c = rrtype_rdata_names(r->type, rec_rdata(r), r->rdlen, off, ZREC_NAMES_MAX);
 		names += c > 0 ? (size_t)c : 0;
@@ -638,16 +645,15 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs,
 	}
 	*rrsets = sets;
 	*sigsets = sigs;
-	return sets * sizeof(zrrset_t) + sigs * sizeof(rrset_wire_t) +
-	       names * sizeof(uint16_t) + data + d->name_len;
+	return sets * sizeof(zrrset_t) + sigs * sizeof(rrset_wire_t) + names * sizeof(uint16_t) +
+	       data + d->name_len;
 }
 
 /*
  * Fill node n from its records: one block holding
  * [zrrset_t x sets][rrset_wire_t x sigs][uint16 name offsets][RR data][owner].
  */
-static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs,
-		     znode_t *n)
+static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n)
 {
 	size_t sets, sigs;
 	size_t size = node_size(b, d, recs, &sets, &sigs);
@@ -671,8 +677,9 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 		zrec_t *r = rec_at(b, recs[i]);
 		if (s == (size_t)-1 || rs[s].set.type != r->type) {
 			s++;
-			rs[s] = (zrrset_t){ .set = { .type = r->type, .data = data + pos,
-						     .names = np } };
+			rs[s] = (zrrset_t){
+				.set = { .type = r->type, .data = data + pos, .names = np }
+			};
 		}
 		rrset_wire_t *set = &rs[s].set;
 		size_t at = pos - (size_t)(set->data - data);
@@ -742,7 +749,8 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 	}
 	if (sets > UINT16_MAX) {
 		/* max-types-per-name stops this first; the count must not wrap */
-		report_rec(b, true, rec_at(b, recs[d->first]), "%s: more than 65535 RRsets%s", NULL);
+		report_rec(b, true, rec_at(b, recs[d->first]), "%s: more than 65535 RRsets%s",
+			   NULL);
 		return SHOAL_EZONE;
 	}
 	uint8_t *name = data + pos;
@@ -864,8 +872,8 @@ static int build_neg_soa(zone_t *z, zarena_t *a)
 	return 0;
 }
 
-static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count,
-		   size_t rr_count, zone_t **out)
+static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count, size_t rr_count,
+		   zone_t **out)
 {
 	zone_t *z = calloc(1, sizeof(*z));
 	if (!z || !(z->arena = zarena_new())) {

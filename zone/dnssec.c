@@ -198,7 +198,8 @@ static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, c
 	if (stray)
 		zone_report(msg, msg_arg, false, file, 0,
 			    "%zu NSEC3 record set(s) do not fit the NSEC3PARAM (hash, iterations, "
-			    "salt) and are not used for denial", stray);
+			    "salt) and are not used for denial",
+			    stray);
 	if (k == 0) {
 		free(e);
 		zone_report(msg, msg_arg, false, file, 0,
@@ -239,12 +240,12 @@ static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, c
 	if (p->iterations > NSEC3_ITERATIONS_WARN)
 		zone_report(msg, msg_arg, false, file, 0,
 			    "NSEC3 with %u iterations: every negative answer hashes that often "
-			    "(RFC 9276 3.1 recommends 0)", p->iterations);
+			    "(RFC 9276 3.1 recommends 0)",
+			    p->iterations);
 	return 0;
 }
 
-int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg,
-		      const char *file)
+int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	if (soa && soa->sigs &&

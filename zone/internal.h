@@ -25,9 +25,8 @@ size_t zarena_size(const zarena_t *a);
  * Report a message about a zone file through fn: "FILE:LINE: text", or
  * "FILE: text" when line is 0. printf-style.
  */
-void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file,
-		 unsigned line, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
+void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, unsigned line,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /*
  * The store builder: collects records (in any order) from the loader, then
@@ -39,8 +38,7 @@ typedef struct zbuild zbuild_t;
  * file: the zone's main file (named in zone-wide messages); origin: the apex
  * (wire form, any case). Both copied. NULL on ENOMEM.
  */
-zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg,
-		     void *msg_arg);
+zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg);
 
 /* Bound what one name may hold (see zone_limits_t); NULL or 0 fields: the defaults. */
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits);
@@ -55,9 +53,8 @@ void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits);
  * SHOAL_EZONE (reported, loading goes on to find more errors) or
  * SHOAL_ENOMEM.
  */
-int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text,
-	       const uint8_t *owner, uint16_t type, uint16_t rclass,
-	       uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
+int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, const uint8_t *owner,
+	       uint16_t type, uint16_t rclass, uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
 
 /*
  * Append every record of `from` (built for the same zone, for example from
@@ -96,8 +93,7 @@ void zone_load_set_threads(int n, size_t split_min);
  * that do not fit the NSEC3PARAM, an unknown hash) are warnings naming
  * `file`. Returns 0 or SHOAL_ENOMEM.
  */
-int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg,
-		      const char *file);
+int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file);
 
 /*
  * The zone of db that holds name (lowercase wire), longest match first

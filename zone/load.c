@@ -18,10 +18,10 @@
 #include "proto/error.h"
 #include "zone/internal.h"
 
-#define LOAD_INCLUDE_DEPTH 8   /* $INCLUDE nesting; deeper is most likely a loop */
-#define LOAD_MAX_ERRORS 50     /* stop reading a hopeless file after this many */
-#define LOAD_DEFAULT_TTL 3600  /* without $TTL, as NSD does */
-#define LOAD_READ_CHUNK (4u << 20) /* octets per read(): a cancel is seen between two */
+#define LOAD_INCLUDE_DEPTH 8          /* $INCLUDE nesting; deeper is most likely a loop */
+#define LOAD_MAX_ERRORS    50         /* stop reading a hopeless file after this many */
+#define LOAD_DEFAULT_TTL   3600       /* without $TTL, as NSD does */
+#define LOAD_READ_CHUNK    (4u << 20) /* octets per read(): a cancel is seen between two */
 
 /*
  * What every load may read (zone_load_set_limits; written before loads
@@ -85,8 +85,7 @@ static void load_error(loader_t *L, const char *file, unsigned line, const char 
 }
 
 /* Convert one ldns RR (first line `text`) to wire form and hand it to the builder. */
-static int add_rr(loader_t *L, const char *file, unsigned line, const char *text,
-		  const ldns_rr *rr)
+static int add_rr(loader_t *L, const char *file, unsigned line, const char *text, const ldns_rr *rr)
 {
 	const ldns_rdf *owner = ldns_rr_owner(rr);
 	if (!owner || ldns_rdf_get_type(owner) != LDNS_RDF_TYPE_DNAME) {
@@ -102,9 +101,8 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 		return 0;
 	}
 	int err = zbuild_add(L->b, file, line, text, ldns_rdf_data(owner),
-			     (uint16_t)ldns_rr_get_type(rr),
-			     (uint16_t)ldns_rr_get_class(rr), ldns_rr_ttl(rr),
-			     ldns_buffer_begin(L->rdata), (uint16_t)rdlen);
+			     (uint16_t)ldns_rr_get_type(rr), (uint16_t)ldns_rr_get_class(rr),
+			     ldns_rr_ttl(rr), ldns_buffer_begin(L->rdata), (uint16_t)rdlen);
 	if (err == SHOAL_EZONE)
 		L->errors++;
 	return err == SHOAL_ENOMEM ? err : 0;
@@ -155,7 +153,8 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		/* NSD and Knot both insist on an absolute origin here */
 		size_t len = strlen(org);
 		if (org[len - 1] != '.' || !(inc_origin = ldns_dname_new_frm_str(org))) {
-			load_error(L, file, line, "$INCLUDE origin must be an absolute domain name");
+			load_error(L, file, line,
+				   "$INCLUDE origin must be an absolute domain name");
 			return 0;
 		}
 	}
@@ -172,12 +171,12 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 /* What a file that is not a regular one is, for the message that refuses it. */
 static const char *file_kind(mode_t mode)
 {
-	return S_ISFIFO(mode) ? "a FIFO"
-	     : S_ISCHR(mode)  ? "a character device"
-	     : S_ISBLK(mode)  ? "a block device"
-	     : S_ISDIR(mode)  ? "a directory"
-	     : S_ISSOCK(mode) ? "a socket"
-	     : "not a file";
+	return S_ISFIFO(mode)   ? "a FIFO"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+	       : S_ISDIR(mode)  ? "a directory"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a file";
 }
 
 /*
@@ -192,8 +191,7 @@ static const char *file_kind(mode_t mode)
  * come in chunks with a look at the cancel flag between them.
  * Returns the text, or NULL with the reason in why.
  */
-static char *read_whole(const char *file, uint64_t room, size_t *size, char *why,
-			size_t whylen)
+static char *read_whole(const char *file, uint64_t room, size_t *size, char *why, size_t whylen)
 {
 	char *buf = NULL;
 	bool ok = false;
@@ -239,7 +237,8 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 		if (len > room) {
 			snprintf(why, whylen,
 				 "grew past the %llu octets left for the zone's files while read "
-				 "(max-zone-file-size)", (unsigned long long)room);
+				 "(max-zone-file-size)",
+				 (unsigned long long)room);
 			goto done;
 		}
 		if (len == cap) {
@@ -336,7 +335,8 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		ldns_rr *rr = NULL;
 		unsigned at = (unsigned)line + 1;
 		ldns_status s = ldns_rr_new_frm_fp_l(&rr, f, &ttl, &orig, &prev, &line);
-		/* a $ORIGIN ldns could not read leaves none: go on with the file's (the error is reported) */
+		/* a $ORIGIN ldns could not read leaves none: go on with the file's (the error is
+		 * reported) */
 		if (!orig)
 			orig = ldns_rdf_clone(origin);
 		if (s == LDNS_STATUS_OK && rr) {
@@ -369,7 +369,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
  * and keeps its messages, and both are taken over in file order, so the
  * zone and the messages are those of a reading in one go.
  */
-#define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
+#define LOAD_SPLIT_MIN   (4u << 20) /* octets after the directives worth splitting */
 #define LOAD_THREADS_MAX 4
 
 /* Messages of one stretch, kept until they can be passed on in order. */
@@ -377,7 +377,7 @@ typedef struct msg_list {
 	char **text;
 	bool *is_error;
 	size_t count, cap;
-	bool lost;                /* out of memory: some were dropped */
+	bool lost; /* out of memory: some were dropped */
 } msg_list_t;
 
 static void keep_msg(void *arg, bool is_error, const char *msg)
@@ -441,7 +441,7 @@ void zone_load_set_threads(int n, size_t split_min)
 typedef struct scan {
 	int depth;
 	bool quote, comment, line_start;
-	bool odd;                 /* a quote past a line end, a ')' without '(': do not cut */
+	bool odd; /* a quote past a line end, a ')' without '(': do not cut */
 	size_t lines;
 } scan_t;
 
@@ -502,8 +502,7 @@ static bool owner_line(char c)
  * equal shares after it, and lines[k] the lines before cut[k]. Returns n
  * (1: read in one go, for a small or unbalanced text or one CPU).
  */
-static int plan_stretches(const char *text, size_t size, int threads, size_t cut[],
-			  int lines[])
+static int plan_stretches(const char *text, size_t size, int threads, size_t cut[], int lines[])
 {
 	scan_t sc = { .line_start = true };
 	size_t dir_end = 0;
@@ -520,8 +519,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	}
 	cut[0] = dir_end;
 	lines[0] = dir_line;
-	if (threads < 2 || size - dir_end < load_split_min || sc.odd || sc.quote ||
-	    sc.depth)
+	if (threads < 2 || size - dir_end < load_split_min || sc.odd || sc.quote || sc.depth)
 		return 1;
 	int n = 1;
 	size_t share = (size - dir_end) / (size_t)threads;
@@ -578,16 +576,24 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 	stretch_t st[LOAD_THREADS_MAX];
 	int err = 0;
 	for (int k = 0; k < n; k++) {
-		st[k] = (stretch_t){ .file = file, .text = text + cut[k],
-				     .size = cut[k + 1] - cut[k], .first_line = lines[k],
-				     .orig = ldns_rdf_clone(orig), .ttl = ttl, .origin = origin };
-		st[k].L = (loader_t){ .msg = keep_msg, .msg_arg = &st[k].msgs,
-				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg, &st[k].msgs),
-				      .rdata = ldns_buffer_new(1024), .budget = L->budget };
+		st[k] = (stretch_t){ .file = file,
+				     .text = text + cut[k],
+				     .size = cut[k + 1] - cut[k],
+				     .first_line = lines[k],
+				     .orig = ldns_rdf_clone(orig),
+				     .ttl = ttl,
+				     .origin = origin };
+		st[k].L = (loader_t){ .msg = keep_msg,
+				      .msg_arg = &st[k].msgs,
+				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg,
+						      &st[k].msgs),
+				      .rdata = ldns_buffer_new(1024),
+				      .budget = L->budget };
 		if (!st[k].orig || !st[k].L.b || !st[k].L.rdata)
 			st[k].err = SHOAL_ENOMEM;
 		else
-			st[k].started = pthread_create(&st[k].thread, NULL, read_stretch, &st[k]) == 0;
+			st[k].started =
+				pthread_create(&st[k].thread, NULL, read_stretch, &st[k]) == 0;
 		if (!st[k].err && !st[k].started)
 			read_stretch(&st[k]); /* no thread to be had: read it here */
 	}
@@ -650,8 +656,8 @@ done:
 	return err;
 }
 
-int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits,
-	      zone_msg_fn msg, void *msg_arg, zone_t **out)
+int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits, zone_msg_fn msg,
+	      void *msg_arg, zone_t **out)
 {
 	char text[NAME_TEXT_MAX];
 	if (name_to_text(origin, text, sizeof(text)) < 0)

@@ -13,9 +13,9 @@
 
 /* ---- arena ---- */
 
-#define ZARENA_BLOCK (1u << 20) /* big enough that malloc maps it: freed at once */
+#define ZARENA_BLOCK     (1u << 20) /* big enough that malloc maps it: freed at once */
 #define ZARENA_BLOCK_MIN (16u << 10)
-#define ZARENA_ALIGN 8 /* the blocks hold pointers and integers, nothing wider */
+#define ZARENA_ALIGN     8 /* the blocks hold pointers and integers, nothing wider */
 
 typedef struct zblock {
 	struct zblock *next;
@@ -24,8 +24,8 @@ typedef struct zblock {
 } zblock_t;
 
 struct zarena {
-	zblock_t *head;     /* block being filled */
-	zblock_t *big;      /* dedicated blocks for large objects */
+	zblock_t *head; /* block being filled */
+	zblock_t *big;  /* dedicated blocks for large objects */
 	size_t total;
 };
 
@@ -105,8 +105,8 @@ size_t zarena_size(const zarena_t *a)
 
 /* ---- messages ---- */
 
-void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file,
-		 unsigned line, const char *fmt, ...)
+void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, unsigned line,
+		 const char *fmt, ...)
 {
 	if (!fn)
 		return;
@@ -171,8 +171,8 @@ size_t zone_name_key(const uint8_t *name, uint8_t *key)
 
 /* ---- lookups ---- */
 
-const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
-				  size_t name_len, uint64_t hash)
+const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t name_len,
+				  uint64_t hash)
 {
 	uint32_t tag = (uint32_t)(hash >> 32);
 	uint32_t i = zhash_start(hash, z->hash_size);
@@ -191,8 +191,7 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
 
 const znode_t *zone_lookup(const zone_t *z, const uint8_t *name)
 {
-	return zone_lookup_hashed(z, name, name_length(name),
-				  name_hash(name, z->hash_key));
+	return zone_lookup_hashed(z, name, name_length(name), name_hash(name, z->hash_key));
 }
 
 const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)

@@ -13,7 +13,7 @@
 
 /* Per node flags, set when the store is built (never at query time). */
 enum znode_flag {
-	ZNODE_DATA = 0x01,           /* has at least one RRset */
+	ZNODE_DATA = 0x01, /* has at least one RRset */
 	ZNODE_APEX = 0x02,
 	ZNODE_DELEG = 0x04,          /* NS below the apex: a zone cut (RFC 1034 4.2.1) */
 	ZNODE_OCCLUDED = 0x08,       /* below a cut or a DNAME: not authoritative data */
@@ -25,12 +25,12 @@ enum znode_flag {
 
 /* How a signed zone proves that names and types do not exist. */
 enum zone_denial {
-	ZONE_DENIAL_NONE,            /* unsigned (or no chain): no proofs */
-	ZONE_DENIAL_NSEC,            /* RFC 4035: NSEC at the apex */
-	ZONE_DENIAL_NSEC3,           /* RFC 5155: NSEC3PARAM at the apex and its chain */
+	ZONE_DENIAL_NONE,  /* unsigned (or no chain): no proofs */
+	ZONE_DENIAL_NSEC,  /* RFC 4035: NSEC at the apex */
+	ZONE_DENIAL_NSEC3, /* RFC 5155: NSEC3PARAM at the apex and its chain */
 };
 
-#define ZONE_NSEC3_HASH_LEN 20       /* SHA-1, the only NSEC3 hash (RFC 5155 11) */
+#define ZONE_NSEC3_HASH_LEN 20 /* SHA-1, the only NSEC3 hash (RFC 5155 11) */
 
 /*
  * An RRset of a node and the RRSIGs that cover it (by type covered), kept
@@ -49,17 +49,17 @@ typedef struct zrrset {
 typedef struct znode {
 	const uint8_t *name;
 	const struct znode *parent;
-	const zrrset_t *rrsets;      /* ordered by type */
+	const zrrset_t *rrsets; /* ordered by type */
 	uint16_t rrset_count;
-	uint16_t flags;              /* enum znode_flag */
+	uint16_t flags; /* enum znode_flag */
 	uint8_t name_len;
-	uint8_t labels;              /* not counting the root label */
+	uint8_t labels; /* not counting the root label */
 } znode_t;
 
 /* One bucket of the open-addressing hash index: 0 idx means empty. */
 typedef struct zhash_slot {
-	uint32_t tag;                /* upper hash bits, to skip most compares */
-	uint32_t idx;                /* node index + 1 */
+	uint32_t tag; /* upper hash bits, to skip most compares */
+	uint32_t idx; /* node index + 1 */
 } zhash_slot_t;
 
 /* First slot for hash h in a table of `size` slots (Lemire's multiply-shift). */
@@ -92,17 +92,17 @@ typedef struct zone_nsec3 {
  */
 typedef struct zone {
 	const znode_t *apex;
-	const znode_t *nodes;        /* canonical order (RFC 4034 6.1), apex first */
+	const znode_t *nodes; /* canonical order (RFC 4034 6.1), apex first */
 	size_t node_count;
 	const zhash_slot_t *hash;
-	uint32_t hash_size;          /* slots; never full */
-	const uint8_t *hash_key;     /* zone_hash_key(), kept so readers skip pthread_once */
-	rrset_wire_t neg_soa;        /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
+	uint32_t hash_size;               /* slots; never full */
+	const uint8_t *hash_key;          /* zone_hash_key(), kept so readers skip pthread_once */
+	rrset_wire_t neg_soa;             /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
 	const rrset_wire_t *neg_soa_sigs; /* its RRSIGs with the same TTL, or NULL */
 	enum zone_denial denial;
-	const uint32_t *nsec_prev;   /* NSEC: per node, the index of the last node at or
-					before it that owns an NSEC (UINT32_MAX: none) */
-	zone_nsec3_t nsec3;          /* NSEC3: the chain */
+	const uint32_t *nsec_prev; /* NSEC: per node, the index of the last node at or
+				      before it that owns an NSEC (UINT32_MAX: none) */
+	zone_nsec3_t nsec3;        /* NSEC3: the chain */
 	uint32_t serial;
 	size_t rr_count;
 	time_t loaded_at;
@@ -121,8 +121,8 @@ const uint8_t *zone_hash_key(void);
  * reported), SHOAL_EIO (unreadable file) or SHOAL_ENOMEM. Allocates
  * freely; one thread.
  */
-int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits,
-	      zone_msg_fn msg, void *msg_arg, zone_t **out);
+int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits, zone_msg_fn msg,
+	      void *msg_arg, zone_t **out);
 
 /* Free a zone and everything it owns (ignores refs). NULL is fine. */
 void zone_free(zone_t *z);
@@ -131,8 +131,8 @@ void zone_free(zone_t *z);
  * The node with exactly `name` (lowercase wire) whose name_hash is `hash`,
  * or NULL. Read-only; any thread; no allocation.
  */
-const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name,
-				  size_t name_len, uint64_t hash);
+const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t name_len,
+				  uint64_t hash);
 
 /* zone_lookup_hashed after hashing name with zone_hash_key(). */
 const znode_t *zone_lookup(const zone_t *z, const uint8_t *name);

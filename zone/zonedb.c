@@ -10,21 +10,21 @@
 #include "zone/internal.h"
 
 typedef struct zentry {
-	char name[NAME_TEXT_MAX];    /* presentation form with the final dot */
-	uint8_t apex[NAME_MAXLEN];   /* lowercase wire form */
+	char name[NAME_TEXT_MAX];  /* presentation form with the final dot */
+	uint8_t apex[NAME_MAXLEN]; /* lowercase wire form */
 	uint8_t apex_len;
 	char *file;
-	zone_t *zone;                /* the version served, or NULL */
+	zone_t *zone; /* the version served, or NULL */
 	char last_error[512];
 } zentry_t;
 
 struct zonedb {
 	zentry_t *entries;
 	size_t count;
-	zhash_slot_t *apex_hash;     /* loaded zones by apex; idx = entry + 1 */
+	zhash_slot_t *apex_hash; /* loaded zones by apex; idx = entry + 1 */
 	uint32_t apex_mask;
-	const uint8_t *hash_key;     /* zone_hash_key(), read without pthread_once */
-	int max_labels;              /* deepest apex: where label stripping starts */
+	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
+	int max_labels;          /* deepest apex: where label stripping starts */
 };
 
 /* Passes messages on and keeps the first error for zone_info. */
@@ -94,9 +94,8 @@ static int build_apex_hash(zonedb_t *db)
 	return 0;
 }
 
-int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
-		 const char *only, zone_msg_fn msg, void *msg_arg,
-		 zonedb_t **out)
+int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
+		 zone_msg_fn msg, void *msg_arg, zonedb_t **out)
 {
 	uint8_t only_apex[NAME_MAXLEN];
 	if (only && parse_zone_name(only, only_apex) < 0)

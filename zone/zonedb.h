@@ -25,14 +25,14 @@ typedef struct zone_limits {
  * TXT sets, and a set too big to answer is refused apart (it must fit one
  * 65535-octet TCP message with its signatures, about 4000 A records).
  */
-#define ZONE_MAX_TYPES_DEFAULT 100
+#define ZONE_MAX_TYPES_DEFAULT   100
 #define ZONE_MAX_RECORDS_DEFAULT 1000
-#define ZONE_LIMIT_MAX 65535
+#define ZONE_LIMIT_MAX           65535
 
 /* A zone to serve, as configured. Strings belong to the caller. */
 typedef struct zone_spec {
-	const char *name;   /* presentation format, "example.com" or "example.com." */
-	const char *file;   /* path of the RFC 1035 master file */
+	const char *name; /* presentation format, "example.com" or "example.com." */
+	const char *file; /* path of the RFC 1035 master file */
 	zone_limits_t limits;
 } zone_spec_t;
 
@@ -51,13 +51,13 @@ typedef struct zonedb zonedb_t;
 
 /* What one zone of a set says about itself (for shoalctl zone-status). */
 typedef struct zone_info {
-	char name[1024];        /* presentation format with final dot */
+	char name[1024]; /* presentation format with final dot */
 	const char *file;
-	bool loaded;            /* a version of the zone is being served */
+	bool loaded; /* a version of the zone is being served */
 	uint32_t serial;
 	size_t rr_count;
-	time_t loaded_at;       /* when the version served was loaded */
-	char last_error[512];   /* "" or why the last (re)load failed */
+	time_t loaded_at;     /* when the version served was loaded */
+	char last_error[512]; /* "" or why the last (re)load failed */
 } zone_info_t;
 
 /*
@@ -72,7 +72,7 @@ typedef struct zone_load_limits {
 	uint32_t max_includes;
 } zone_load_limits_t;
 
-#define ZONE_LOAD_MAX_OCTETS_DEFAULT (1024ull << 20)
+#define ZONE_LOAD_MAX_OCTETS_DEFAULT   (1024ull << 20)
 #define ZONE_LOAD_MAX_INCLUDES_DEFAULT 256u
 
 /*
@@ -103,9 +103,8 @@ void zone_load_cancel(bool cancel);
  * Runs on a thread that is not a worker; may allocate freely.
  * Returns 0 or a negative error; *out is set whenever the set was built.
  */
-int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
-		 const char *only, zone_msg_fn msg, void *msg_arg,
-		 zonedb_t **out);
+int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
+		 zone_msg_fn msg, void *msg_arg, zonedb_t **out);
 
 /* Free a set that was never published (zones shared with others stay). */
 void zonedb_free(zonedb_t *db);

@@ -49,8 +49,8 @@ static const zonedb_t *fuzz_db(void)
 		{ .name = "secure3.test.", .file = files[4] },
 		{ .name = "signed.secure.test.", .file = files[5] },
 	};
-	if (zonedb_build(specs, sizeof(specs) / sizeof(specs[0]), NULL, NULL, on_msg, NULL,
-			 &db) != 0) {
+	if (zonedb_build(specs, sizeof(specs) / sizeof(specs[0]), NULL, NULL, on_msg, NULL, &db) !=
+	    0) {
 		fprintf(stderr, "fuzz_answer: the zones under %s do not load (set SHOAL_SRCDIR)\n",
 			src);
 		exit(1);
@@ -72,8 +72,8 @@ static void fail(const char *why, const answer_ctx_t *ctx, size_t n)
  * longer than the transport allows, and when there is one, a message ldns
  * reads whose ID is the query's and whose QR bit is set.
  */
-static void answer_once(const zonedb_t *db, const uint8_t *data, size_t size,
-			uint8_t *out, size_t cap, const answer_ctx_t *ctx)
+static void answer_once(const zonedb_t *db, const uint8_t *data, size_t size, uint8_t *out,
+			size_t cap, const answer_ctx_t *ctx)
 {
 	answer_info_t info;
 	size_t n = answer_query(db, data, size, out, cap, ctx, &info);
@@ -113,10 +113,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	const zonedb_t *db = fuzz_db();
-	const answer_ctx_t udp_512 = { .edns_size = DNS_UDP_MIN, .nsid = nsid,
+	const answer_ctx_t udp_512 = { .edns_size = DNS_UDP_MIN,
+				       .nsid = nsid,
 				       .nsid_len = sizeof(nsid) - 1 };
 	const answer_ctx_t udp_1232 = { .edns_size = DNS_EDNS_DEFAULT };
-	const answer_ctx_t tcp = { .edns_size = DNS_EDNS_DEFAULT, .tcp = true, .nsid = nsid,
+	const answer_ctx_t tcp = { .edns_size = DNS_EDNS_DEFAULT,
+				   .tcp = true,
+				   .nsid = nsid,
 				   .nsid_len = sizeof(nsid) - 1 };
 	answer_once(db, data, size, out_512, DNS_UDP_MIN, &udp_512);
 	answer_once(db, data, size, out_1232, DNS_EDNS_DEFAULT, &udp_1232);

@@ -34,8 +34,8 @@ static uint8_t *dup_exact(const void *src, size_t len)
 static void check_name(const uint8_t *name_in, size_t len)
 {
 	uint8_t *name = dup_exact(name_in, len);
-	if (len < 1 || len > NAME_MAXLEN || name_length(name) != len ||
-	    name_labels(name) < 0 || name_labels(name) > NAME_MAXLABELS - 1)
+	if (len < 1 || len > NAME_MAXLEN || name_length(name) != len || name_labels(name) < 0 ||
+	    name_labels(name) > NAME_MAXLABELS - 1)
 		abort();
 
 	char *text = malloc(NAME_TEXT_MAX);
@@ -150,7 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (abs_len > 0)
 			check_pair(rel_name, abs_name);
 		/* a relative name ends in the origin, an absolute one is itself */
-		if (abs_len > 0 && (rel_len != abs_len || memcmp(rel_name, abs_name, (size_t)abs_len)) &&
+		if (abs_len > 0 &&
+		    (rel_len != abs_len || memcmp(rel_name, abs_name, (size_t)abs_len)) &&
 		    !name_is_subdomain(rel_name, origin))
 			abort();
 	}

@@ -22,7 +22,8 @@ static bool includes_a_path(const uint8_t *data, size_t size)
 {
 	bool line_start = true, in_include = false;
 	for (size_t i = 0; i < size; i++) {
-		if (line_start && size - i >= 8 && strncasecmp((const char *)data + i, "$INCLUDE", 8) == 0)
+		if (line_start && size - i >= 8 &&
+		    strncasecmp((const char *)data + i, "$INCLUDE", 8) == 0)
 			in_include = true;
 		line_start = data[i] == '\n';
 		if (line_start)

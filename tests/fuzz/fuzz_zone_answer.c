@@ -15,9 +15,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NODES_ASKED 12     /* nodes of the zone asked about, each with its own types */
-#define TYPES_ASKED 4      /* of each node's types */
-#define QUERIES_MAX 64     /* fuzzed queries read from one input */
+#define NODES_ASKED 12 /* nodes of the zone asked about, each with its own types */
+#define TYPES_ASKED 4  /* of each node's types */
+#define QUERIES_MAX 64 /* fuzzed queries read from one input */
 
 static const uint8_t origin[] = "\4fuzz\4test";
 
@@ -46,7 +46,8 @@ static void check_records(const ldns_rr_list *list, const answer_ctx_t *ctx, siz
 		const char *why = NULL;
 		if (rdata_walk((uint16_t)ldns_rr_get_type(rr), ldns_buffer_begin(buf),
 			       ldns_buffer_position(buf), NULL, 0, &why) < 0) {
-			fprintf(stderr, "fuzz_zone_answer: type %u: %s\n", ldns_rr_get_type(rr), why);
+			fprintf(stderr, "fuzz_zone_answer: type %u: %s\n", ldns_rr_get_type(rr),
+				why);
 			fail("a record sent with RDATA that is not its type's", ctx, n);
 		}
 	}

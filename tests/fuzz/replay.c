@@ -74,8 +74,8 @@ int main(int argc, char **argv)
 	const char *const *dirs = (const char *const *)(argv + 1);
 	int ndirs = argc - 1;
 	if (ndirs == 0) {
-		snprintf(def, sizeof(def), "%s/tests/fuzz/corpus/%s",
-			 srcdir != NULL ? srcdir : ".", target);
+		snprintf(def, sizeof(def), "%s/tests/fuzz/corpus/%s", srcdir != NULL ? srcdir : ".",
+			 target);
 		dirs = dirs_default;
 		ndirs = 1;
 	}

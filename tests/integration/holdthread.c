@@ -1,4 +1,5 @@
-/* holdthread: stop the next thread a process creates in its first open(), as if the file system never answered. */
+/* holdthread: stop the next thread a process creates in its first open(), as if the file system
+ * never answered. */
 #include "config.h"
 
 #include <errno.h>

@@ -205,17 +205,39 @@ int main(int argc, char **argv)
 						  { NULL, 0, NULL, 0 } };
 	while ((opt = getopt_long(argc, argv, "c:n:k:bNr:l:i:w:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': conns = atoi(optarg); break;
-		case 'n': queries = atoi(optarg); break;
-		case 'k': batch = atoi(optarg); break;
-		case 'b': bytewise = true; break;
-		case 'N': nsid = true; break;
-		case 'r': ready = optarg; break;
-		case 'l': linger = atoi(optarg); break;
-		case 'i': idle = atoi(optarg); break;
-		case 'w': wait_s = atoi(optarg); break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
+		case 'c':
+			conns = atoi(optarg);
+			break;
+		case 'n':
+			queries = atoi(optarg);
+			break;
+		case 'k':
+			batch = atoi(optarg);
+			break;
+		case 'b':
+			bytewise = true;
+			break;
+		case 'N':
+			nsid = true;
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 'l':
+			linger = atoi(optarg);
+			break;
+		case 'i':
+			idle = atoi(optarg);
+			break;
+		case 'w':
+			wait_s = atoi(optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
 		}
 	}
 	if (argc - optind < 3 || conns < 1 || queries < 0 || queries > 60000) {
@@ -224,8 +246,8 @@ int main(int argc, char **argv)
 	}
 	const char *addr = argv[optind], *name = argv[optind + 2];
 	int port = atoi(argv[optind + 1]);
-	ldns_rr_type type = argc - optind > 3 ? ldns_get_rr_type_by_name(argv[optind + 3])
-					      : LDNS_RR_TYPE_A;
+	ldns_rr_type type =
+		argc - optind > 3 ? ldns_get_rr_type_by_name(argv[optind + 3]) : LDNS_RR_TYPE_A;
 	if (idle > 0)
 		return idle_test(addr, port, idle);
 

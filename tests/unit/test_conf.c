@@ -69,7 +69,8 @@ static void test_yaml_good(void)
 	snprintf(text, sizeof(text),
 		 "listen: [127.0.0.1@5353, \"::1@5353\"]\nthreads: 3\nsocket-mode: shared\n"
 		 "nsid: ns1\nnsid-thread: no\nedns-size: 1400\ntcp-max-output: 70000\n"
-		 "log-level: debug\nzones:\n  - name: example.com\n    file: %s\n", zone);
+		 "log-level: debug\nzones:\n  - name: example.com\n    file: %s\n",
+		 zone);
 	const char *path = write_file("good.conf", text);
 	conf_t c;
 	conf_init(&c);
@@ -112,9 +113,11 @@ static void test_yaml_errors(void)
 	expect_error("threads: -1\n", 1, "is not a number");
 	expect_error("edns-size: 100\n", 1, "edns-size");
 	expect_error("\n\nnsid-thread: maybe\n", 3, "is not yes or no");
-	expect_error("listen:\n  - 1.2.3.4@53\n  - nowhere@53\n", 3, "\"nowhere@53\" is not ADDR@PORT");
+	expect_error("listen:\n  - 1.2.3.4@53\n  - nowhere@53\n", 3,
+		     "\"nowhere@53\" is not ADDR@PORT");
 	expect_error("log-level: loud\n", 1, "log-level");
-	expect_error("zones:\n  - name: a.example\n    file: /nonexistent\n", 3, "cannot read file");
+	expect_error("zones:\n  - name: a.example\n    file: /nonexistent\n", 3,
+		     "cannot read file");
 	expect_error("zones:\n  - name: a.example\n", 2, "needs both name and file");
 	expect_error("threads: [1, 2]\n", 1, "expected a single value");
 	expect_error("- a\n- b\n", 1, "expected a mapping");
@@ -128,9 +131,10 @@ static void test_args(void)
 	const char *zone = write_file("a.zone", "; empty\n");
 	char zarg[300];
 	snprintf(zarg, sizeof(zarg), "example.org=%s", zone);
-	char *argv[] = { "shoald", "--listen", "127.0.0.1@5300", "--listen=::1@5300",
-			 "--threads", "2", "--zone", zarg, "--nsid", "x", "--check",
-			 "--socket-mode", "shared", NULL };
+	char *argv[] = { "shoald",    "--listen", "127.0.0.1@5300", "--listen=::1@5300",
+			 "--threads", "2",        "--zone",         zarg,
+			 "--nsid",    "x",        "--check",        "--socket-mode",
+			 "shared",    NULL };
 	conf_t c;
 	conf_init(&c);
 	CU_ASSERT_EQUAL(conf_parse_args(&c, 13, argv, stdout, err, sizeof(err)), 0);
@@ -198,7 +202,8 @@ static void test_man_page(void)
 		snprintf(def, sizeof(def), "Default: %s", o->def);
 		CU_ASSERT_PTR_NOT_NULL(strstr(paras[j], def));
 		if (!strstr(paras[j], def))
-			fprintf(stderr, "\n  %s: shoald.conf(5) does not say \"%s\"\n", o->name, def);
+			fprintf(stderr, "\n  %s: shoald.conf(5) does not say \"%s\"\n", o->name,
+				def);
 	}
 	for (size_t j = 0; j < n; j++) {
 		size_t i = 0;

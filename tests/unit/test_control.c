@@ -1,4 +1,5 @@
-/* Unit tests for server/control.c: who the control socket file is handed to, and where it may live. */
+/* Unit tests for server/control.c: who the control socket file is handed to, and where it may live.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -85,7 +86,8 @@ static void test_swap_before_handover(void)
 	CU_ASSERT(rc < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "was replaced by another file"));
 	if (owner(in_dir("secret")) != 0)
-		fprintf(stderr, "  root's file was handed to uid %u\n", (unsigned)owner(in_dir("secret")));
+		fprintf(stderr, "  root's file was handed to uid %u\n",
+			(unsigned)owner(in_dir("secret")));
 	fixture_done(&f);
 	/* closing removes the name (the link), never what it points to */
 	CU_ASSERT_EQUAL(owner(in_dir("secret")), 0);

@@ -16,11 +16,11 @@ static size_t unhex(uint8_t *out, size_t cap, const char *hex)
 	return n;
 }
 
-static const uint8_t ip_a1[4] = {198, 51, 100, 100};
-static const uint8_t ip_a3[4] = {203, 0, 113, 203};
+static const uint8_t ip_a1[4] = { 198, 51, 100, 100 };
+static const uint8_t ip_a3[4] = { 203, 0, 113, 203 };
 /* 2001:db8:220:1:59de:d0f4:8769:82b8 */
-static const uint8_t ip_a4[16] = {0x20, 0x01, 0x0d, 0xb8, 0x02, 0x20, 0x00, 0x01,
-                                  0x59, 0xde, 0xd0, 0xf4, 0x87, 0x69, 0x82, 0xb8};
+static const uint8_t ip_a4[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x02, 0x20, 0x00, 0x01,
+				   0x59, 0xde, 0xd0, 0xf4, 0x87, 0x69, 0x82, 0xb8 };
 
 /* Parse a COOKIE option given in hex into c, over storage buf. */
 static void option(cookie_t *c, uint8_t *buf, const char *hex)
@@ -31,7 +31,7 @@ static void option(cookie_t *c, uint8_t *buf, const char *hex)
 
 /* cookie_make's answer for client at ip and now under secret equals want (hex). */
 static void assert_made(const uint8_t *client, const uint8_t *ip, size_t ip_len, uint32_t now,
-                        const uint8_t *secret, const char *want)
+			const uint8_t *secret, const char *want)
 {
 	uint8_t server[COOKIE_SERVER_LEN], expect[COOKIE_SERVER_LEN];
 	CU_ASSERT_EQUAL(unhex(expect, sizeof(expect), want), COOKIE_SERVER_LEN);
@@ -42,7 +42,7 @@ static void assert_made(const uint8_t *client, const uint8_t *ip, size_t ip_len,
 /* RFC 9018 Appendix A, each exchange: what the server finds, and the cookie it sends back. */
 static void test_rfc9018_vectors(void)
 {
-	cookie_secrets_t s = {.has_staging = false};
+	cookie_secrets_t s = { .has_staging = false };
 	uint8_t buf[40];
 	cookie_t c;
 	CU_ASSERT_EQUAL(unhex(s.current, 16, "e5e973e5a6b2a43f48e7dc849e37bfcf"), 16);
@@ -74,7 +74,7 @@ static void test_rfc9018_vectors(void)
 	CU_ASSERT_EQUAL(unhex(old_secret, 16, "dd3bdf9344b678b185a6f5cb60fca715"), 16);
 	option(&c, buf, "22681ab97d52c298");
 	assert_made(c.client, ip_a4, 16, 1559741817, old_secret,
-	            "010000005cf7c57926556bd0934c72f8");
+		    "010000005cf7c57926556bd0934c72f8");
 	option(&c, buf, "22681ab97d52c298010000005cf7c57926556bd0934c72f8");
 	CU_ASSERT_EQUAL(unhex(s.current, 16, "445536bcd2513298075a5d379663c962"), 16);
 	memcpy(s.staging, old_secret, 16);
@@ -122,7 +122,7 @@ static void random_secrets(cookie_secrets_t *s)
 
 /* Make a cookie for client at ip and now into opt (client | server) and parse it into c. */
 static void made(cookie_t *c, uint8_t opt[24], const uint8_t *client, const uint8_t *ip,
-                 size_t ip_len, uint32_t now, const uint8_t *secret)
+		 size_t ip_len, uint32_t now, const uint8_t *secret)
 {
 	memcpy(opt, client, 8);
 	CU_ASSERT_EQUAL_FATAL(cookie_make(opt + 8, client, ip, ip_len, now, secret), 0);
@@ -133,10 +133,10 @@ static void test_round_trip_and_replay(void)
 {
 	cookie_secrets_t s;
 	random_secrets(&s);
-	const uint8_t client[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-	const uint8_t other_client[8] = {1, 2, 3, 4, 5, 6, 7, 9};
-	const uint8_t v4[4] = {192, 0, 2, 1}, v4_next[4] = {192, 0, 2, 2};
-	uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8}, v6_other[16] = {0x20, 0x01, 0x0d, 0xb8};
+	const uint8_t client[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const uint8_t other_client[8] = { 1, 2, 3, 4, 5, 6, 7, 9 };
+	const uint8_t v4[4] = { 192, 0, 2, 1 }, v4_next[4] = { 192, 0, 2, 2 };
+	uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8 }, v6_other[16] = { 0x20, 0x01, 0x0d, 0xb8 };
 	v6[15] = 1;
 	v6_other[15] = 2;
 	uint8_t opt[24];
@@ -160,7 +160,7 @@ static void test_round_trip_and_replay(void)
 	CU_ASSERT_EQUAL(cookie_check(&c, v6, 16, 1000000, &stranger), COOKIE_INVALID);
 
 	/* an IPv4 client seen on an IPv6 socket (::ffff:192.0.2.1) is the same client */
-	uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1};
+	uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1 };
 	made(&c, opt, client, v4, 4, 1000000, s.current);
 	CU_ASSERT_EQUAL(cookie_check(&c, mapped, 16, 1000000, &s), COOKIE_VALID);
 	made(&c, opt, client, mapped, 16, 1000000, s.current);
@@ -176,8 +176,8 @@ static void test_staging_secret(void)
 {
 	cookie_secrets_t before, during, after;
 	random_secrets(&before);
-	const uint8_t client[8] = {8, 7, 6, 5, 4, 3, 2, 1};
-	const uint8_t ip[4] = {198, 51, 100, 7};
+	const uint8_t client[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+	const uint8_t ip[4] = { 198, 51, 100, 7 };
 	uint8_t opt[24];
 	cookie_t c;
 	made(&c, opt, client, ip, 4, 5000, before.current);
@@ -203,8 +203,8 @@ static void test_time_window(void)
 {
 	cookie_secrets_t s;
 	random_secrets(&s);
-	const uint8_t client[8] = {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00, 0x11};
-	const uint8_t ip[4] = {203, 0, 113, 1};
+	const uint8_t client[8] = { 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00, 0x11 };
+	const uint8_t ip[4] = { 203, 0, 113, 1 };
 	uint8_t opt[24];
 	cookie_t c;
 	const uint32_t t = 1700000000;
@@ -229,8 +229,8 @@ static void test_not_ours(void)
 {
 	cookie_secrets_t s;
 	random_secrets(&s);
-	const uint8_t client[8] = {9, 9, 9, 9, 9, 9, 9, 9};
-	const uint8_t ip[4] = {192, 0, 2, 53};
+	const uint8_t client[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	const uint8_t ip[4] = { 192, 0, 2, 53 };
 	uint8_t opt[40];
 	cookie_t c;
 	made(&c, opt, client, ip, 4, 4242, s.current);
@@ -247,7 +247,7 @@ static void test_not_ours(void)
 	for (size_t len = 16; len <= 40; len++) {
 		CU_ASSERT_EQUAL_FATAL(cookie_parse(&c, opt, len), 0);
 		CU_ASSERT_EQUAL(cookie_check(&c, ip, 4, 4242, &s),
-		                len == 24 ? COOKIE_VALID : COOKIE_INVALID);
+				len == 24 ? COOKIE_VALID : COOKIE_INVALID);
 	}
 }
 
@@ -257,9 +257,10 @@ static void test_secret_from_hex(void)
 	CU_ASSERT_EQUAL(cookie_secret_from_hex(secret, "E5E973E5A6B2A43F48E7DC849E37BFCF"), 0);
 	CU_ASSERT_EQUAL(secret[0], 0xe5);
 	CU_ASSERT_EQUAL(secret[15], 0xcf);
-	const char *bad[] = {
-	    "", "e5e973e5a6b2a43f48e7dc849e37bfc", "e5e973e5a6b2a43f48e7dc849e37bfcf0",
-	    "e5e973e5a6b2a43f48e7dc849e37bfcg", "e5e973e5a6b2a43f 8e7dc849e37bfcf"};
+	const char *bad[] = { "", "e5e973e5a6b2a43f48e7dc849e37bfc",
+			      "e5e973e5a6b2a43f48e7dc849e37bfcf0",
+			      "e5e973e5a6b2a43f48e7dc849e37bfcg",
+			      "e5e973e5a6b2a43f 8e7dc849e37bfcf" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(secret, 0x55, sizeof(secret));
 		CU_ASSERT_EQUAL(cookie_secret_from_hex(secret, bad[i]), SHOAL_ESYNTAX);
@@ -272,8 +273,8 @@ static cookie_secrets_t shared_secrets;
 /* Make and check cookies under secrets every thread shares; returns how many were valid. */
 static void *check_many(void *arg)
 {
-	uint8_t client[8] = {(uint8_t)(uintptr_t)arg};
-	uint8_t ip[4] = {10, 0, 0, (uint8_t)(uintptr_t)arg};
+	uint8_t client[8] = { (uint8_t)(uintptr_t)arg };
+	uint8_t ip[4] = { 10, 0, 0, (uint8_t)(uintptr_t)arg };
 	uintptr_t valid = 0;
 	for (uint32_t i = 0; i < 2000; i++) {
 		uint8_t opt[24];
@@ -308,15 +309,15 @@ int main(void)
 	if (sodium_init() < 0)
 		return 99;
 	static const unit_test_t tests[] = {
-	    UNIT_TEST(test_rfc9018_vectors),
-	    UNIT_TEST(test_parse_lengths),
-	    UNIT_TEST(test_round_trip_and_replay),
-	    UNIT_TEST(test_staging_secret),
-	    UNIT_TEST(test_time_window),
-	    UNIT_TEST(test_not_ours),
-	    UNIT_TEST(test_secret_from_hex),
-	    UNIT_TEST(test_threads),
-	    UNIT_END,
+		UNIT_TEST(test_rfc9018_vectors),
+		UNIT_TEST(test_parse_lengths),
+		UNIT_TEST(test_round_trip_and_replay),
+		UNIT_TEST(test_staging_secret),
+		UNIT_TEST(test_time_window),
+		UNIT_TEST(test_not_ours),
+		UNIT_TEST(test_secret_from_hex),
+		UNIT_TEST(test_threads),
+		UNIT_END,
 	};
 	return unit_run("cookie", tests);
 }

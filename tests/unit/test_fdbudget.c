@@ -13,8 +13,12 @@
 /* The audit's case: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */
 static void test_small_limit(void)
 {
-	fdbudget_in_t in = { .limit = 128, .open = 5, .threads = 2, .addresses = 1,
-			     .control = true, .max_connections = 256 };
+	fdbudget_in_t in = { .limit = 128,
+			     .open = 5,
+			     .threads = 2,
+			     .addresses = 1,
+			     .control = true,
+			     .max_connections = 256 };
 	fdbudget_t b;
 	CU_ASSERT_EQUAL(fdbudget_plan(&in, &b), 0);
 	/* 2 UDP, 2 listeners, 2 held, 2 x 5 + 7 loop, 2 + 8 + 1 control, 32 reserve */
@@ -26,8 +30,9 @@ static void test_small_limit(void)
 /* Debian's default soft limit with 4 CPUs and two addresses: 256 each cannot fit. */
 static void test_default_soft_limit(void)
 {
-	fdbudget_in_t in = { .limit = 1024, .open = 4, .threads = 4, .addresses = 2,
-			     .max_connections = 256 };
+	fdbudget_in_t in = {
+		.limit = 1024, .open = 4, .threads = 4, .addresses = 2, .max_connections = 256
+	};
 	fdbudget_t b;
 	CU_ASSERT_EQUAL(fdbudget_plan(&in, &b), 0);
 	CU_ASSERT_TRUE(b.per_worker < 256);
@@ -39,8 +44,9 @@ static void test_default_soft_limit(void)
 
 static void test_cannot_fit(void)
 {
-	fdbudget_in_t in = { .limit = 40, .open = 4, .threads = 8, .addresses = 1,
-			     .max_connections = 256 };
+	fdbudget_in_t in = {
+		.limit = 40, .open = 4, .threads = 8, .addresses = 1, .max_connections = 256
+	};
 	fdbudget_t b;
 	CU_ASSERT_EQUAL(fdbudget_plan(&in, &b), SHOAL_ECONFIG);
 	CU_ASSERT_EQUAL(b.per_worker_room, 0);
@@ -104,12 +110,9 @@ static void test_raise_and_count(void)
 int main(void)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_small_limit),
-		UNIT_TEST(test_default_soft_limit),
-		UNIT_TEST(test_cannot_fit),
-		UNIT_TEST(test_plan_always_fits),
-		UNIT_TEST(test_raise_and_count),
-		UNIT_END,
+		UNIT_TEST(test_small_limit),     UNIT_TEST(test_default_soft_limit),
+		UNIT_TEST(test_cannot_fit),      UNIT_TEST(test_plan_always_fits),
+		UNIT_TEST(test_raise_and_count), UNIT_END,
 	};
 	return unit_run("fdbudget", tests);
 }

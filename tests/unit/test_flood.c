@@ -1,4 +1,5 @@
-/* Unit tests for shoal-flood's histogram and answer reader (tools/flood_hist.c, tools/flood_answer.c). */
+/* Unit tests for shoal-flood's histogram and answer reader (tools/flood_hist.c,
+ * tools/flood_answer.c). */
 #include "config.h"
 
 #include <string.h>

@@ -126,9 +126,9 @@ static void test_unpack_rejects(void)
 static void test_canonical_order(void)
 {
 	/* RFC 4034 6.1's example, in order */
-	const char *order[] = { "example.", "a.example.", "yljkjljk.a.example.",
-				"Z.a.example.", "zABC.a.EXAMPLE.", "z.example.",
-				"\\001.z.example.", "*.z.example.", "\\200.z.example." };
+	const char *order[] = { "example.",         "a.example.",      "yljkjljk.a.example.",
+				"Z.a.example.",     "zABC.a.EXAMPLE.", "z.example.",
+				"\\001.z.example.", "*.z.example.",    "\\200.z.example." };
 	uint8_t a[NAME_MAXLEN], b[NAME_MAXLEN];
 	for (size_t i = 0; i + 1 < sizeof(order) / sizeof(order[0]); i++) {
 		CU_ASSERT_FATAL(from_text(order[i], a) > 0);
@@ -174,7 +174,8 @@ static void test_hash_octets(void)
 	uint64_t h[256];
 	for (int v = 0; v < 256; v++) {
 		/* 13 octets: the octet lands in the first word and in the partial last one */
-		uint8_t n[] = { 5, 'a', 'B', (uint8_t)v, 'c', 'D', 5, 'x', 'Y', 'z', (uint8_t)v, 'Q', 0 };
+		uint8_t n[] = { 5,   'a', 'B', (uint8_t)v, 'c', 'D', 5,
+				'x', 'Y', 'z', (uint8_t)v, 'Q', 0 };
 		uint8_t low[sizeof(n)];
 		memcpy(low, n, sizeof(n));
 		name_lower(low);
@@ -194,14 +195,10 @@ static void test_hash_octets(void)
 int main(void)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_text_round_trip),
-		UNIT_TEST(test_text_relative_and_errors),
-		UNIT_TEST(test_unpack_compression),
-		UNIT_TEST(test_unpack_rejects),
-		UNIT_TEST(test_canonical_order),
-		UNIT_TEST(test_relations_and_hash),
-		UNIT_TEST(test_hash_octets),
-		UNIT_END,
+		UNIT_TEST(test_text_round_trip),    UNIT_TEST(test_text_relative_and_errors),
+		UNIT_TEST(test_unpack_compression), UNIT_TEST(test_unpack_rejects),
+		UNIT_TEST(test_canonical_order),    UNIT_TEST(test_relations_and_hash),
+		UNIT_TEST(test_hash_octets),        UNIT_END,
 	};
 	return unit_run("name", tests);
 }

@@ -157,12 +157,9 @@ static void test_edns_errors(void)
 int main(void)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_plain_query),
-		UNIT_TEST(test_drop_and_notimp),
-		UNIT_TEST(test_formerr_question),
-		UNIT_TEST(test_edns),
-		UNIT_TEST(test_edns_errors),
-		UNIT_END,
+		UNIT_TEST(test_plain_query),      UNIT_TEST(test_drop_and_notimp),
+		UNIT_TEST(test_formerr_question), UNIT_TEST(test_edns),
+		UNIT_TEST(test_edns_errors),      UNIT_END,
 	};
 	return unit_run("query", tests);
 }

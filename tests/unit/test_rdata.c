@@ -136,37 +136,65 @@ static void test_malformed_refused(void)
 		uint16_t type;
 		const char *hex; /* the RDATA in hex */
 	} bad[] = {
-		{ 1, "" },                    /* A: no address */
-		{ 1, "c00002" },              /* A: 3 octets */
-		{ 1, "c0000201ff" },          /* A: 5 octets */
-		{ 2, "" },                    /* NS: no name */
-		{ 2, "026e7300" "00" },       /* NS: an octet after the name */
-		{ 2, "036e73" },              /* NS: the root label missing */
-		{ 2, "c00c" },                /* NS: a compression pointer */
-		{ 2, "446e7300" },            /* NS: label type 01 */
-		{ 5, "" },                    /* CNAME: no name */
-		{ 39, "" },                   /* DNAME: no name */
-		{ 6, "0000" "00000001" },     /* SOA: numbers short */
-		{ 15, "000a" },               /* MX: no exchange */
-		{ 15, "000a" "03616263" },    /* MX: the exchange cut */
-		{ 16, "" },                   /* TXT: no string */
-		{ 16, "0561" },               /* TXT: a string longer than what is left */
-		{ 28, "20010db8" },           /* AAAA: 4 octets */
-		{ 33, "0000000013c4" },       /* SRV: no target */
-		{ 43, "3039" "08" },          /* DS: no digest type */
-		{ 46, "" },                   /* RRSIG: empty */
-		{ 46, "0001" "0802" },        /* RRSIG: cut in the fixed fields */
-		{ 47, "0000" },               /* NSEC: empty bitmap window */
-		{ 47, "00" "0021" "0102030405060708091011121314151617181920212223242526272829303132"
-		      "3334" },               /* NSEC: a window of 33 octets */
-		{ 47, "00" "0001" "40" "0001" "40" }, /* NSEC: windows out of order */
-		{ 50, "0101000c" "00" "00" }, /* NSEC3: empty next hash */
-		{ 51, "0100000c" "04aabb" },  /* NSEC3PARAM: salt cut */
-		{ 64, "0001" "00" "0001" "0002" "6832" "0001" "0000" }, /* SVCB: keys out of order */
-		{ 64, "0001" "00" "0003" "0002" "01" },                 /* SVCB: value cut */
-		{ 45, "0a" "04" "02" },       /* IPSECKEY: unknown gateway type */
-		{ 257, "00" "05" "697373" },  /* CAA: tag cut */
-		{ 29, "00121616" },           /* LOC: 4 of 16 octets */
+		{ 1, "" },           /* A: no address */
+		{ 1, "c00002" },     /* A: 3 octets */
+		{ 1, "c0000201ff" }, /* A: 5 octets */
+		{ 2, "" },           /* NS: no name */
+		{ 2, "026e7300"
+		     "00" },       /* NS: an octet after the name */
+		{ 2, "036e73" },   /* NS: the root label missing */
+		{ 2, "c00c" },     /* NS: a compression pointer */
+		{ 2, "446e7300" }, /* NS: label type 01 */
+		{ 5, "" },         /* CNAME: no name */
+		{ 39, "" },        /* DNAME: no name */
+		{ 6, "0000"
+		     "00000001" }, /* SOA: numbers short */
+		{ 15, "000a" },    /* MX: no exchange */
+		{ 15, "000a"
+		      "03616263" },     /* MX: the exchange cut */
+		{ 16, "" },             /* TXT: no string */
+		{ 16, "0561" },         /* TXT: a string longer than what is left */
+		{ 28, "20010db8" },     /* AAAA: 4 octets */
+		{ 33, "0000000013c4" }, /* SRV: no target */
+		{ 43, "3039"
+		      "08" }, /* DS: no digest type */
+		{ 46, "" },   /* RRSIG: empty */
+		{ 46, "0001"
+		      "0802" }, /* RRSIG: cut in the fixed fields */
+		{ 47, "0000" }, /* NSEC: empty bitmap window */
+		{ 47, "00"
+		      "0021"
+		      "0102030405060708091011121314151617181920212223242526272829303132"
+		      "3334" }, /* NSEC: a window of 33 octets */
+		{ 47, "00"
+		      "0001"
+		      "40"
+		      "0001"
+		      "40" }, /* NSEC: windows out of order */
+		{ 50, "0101000c"
+		      "00"
+		      "00" }, /* NSEC3: empty next hash */
+		{ 51, "0100000c"
+		      "04aabb" }, /* NSEC3PARAM: salt cut */
+		{ 64, "0001"
+		      "00"
+		      "0001"
+		      "0002"
+		      "6832"
+		      "0001"
+		      "0000" }, /* SVCB: keys out of order */
+		{ 64, "0001"
+		      "00"
+		      "0003"
+		      "0002"
+		      "01" }, /* SVCB: value cut */
+		{ 45, "0a"
+		      "04"
+		      "02" }, /* IPSECKEY: unknown gateway type */
+		{ 257, "00"
+		       "05"
+		       "697373" },  /* CAA: tag cut */
+		{ 29, "00121616" }, /* LOC: 4 of 16 octets */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint8_t rd[256];
@@ -184,7 +212,8 @@ static void test_malformed_refused(void)
 	CU_ASSERT_EQUAL(rdata_walk(65280, (const uint8_t *)"\xc0", 1, NULL, 0, NULL), 0);
 }
 
-/* The compressible names come from the same table: SOA two, MX one after the preference, SRV none. */
+/* The compressible names come from the same table: SOA two, MX one after the preference, SRV none.
+ */
 static void test_names_from_table(void)
 {
 	uint8_t rd[512];

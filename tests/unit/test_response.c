@@ -184,8 +184,11 @@ static void test_opt_and_extended_rcode(void)
 	make_query("example.com.", LDNS_RR_TYPE_A, 4096);
 	uint8_t out[512];
 	response_t r;
-	response_edns_t e = { .present = true, .udp_size = 1232, .do_bit = true,
-			      .nsid = (const uint8_t *)"ns/1", .nsid_len = 4 };
+	response_edns_t e = { .present = true,
+			      .udp_size = 1232,
+			      .do_bit = true,
+			      .nsid = (const uint8_t *)"ns/1",
+			      .nsid_len = 4 };
 	size_t opt = response_opt_size(&e);
 	CU_ASSERT_EQUAL(opt, 19);
 	response_init(&r, &query, out, sizeof(out), 512, opt);

@@ -50,9 +50,14 @@ static void test_json(void)
 	int n = stats_json(w, 2, buf, sizeof(buf));
 	CU_ASSERT(n > 0);
 	CU_ASSERT_EQUAL((size_t)n, strlen(buf));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"thread\": 0, \"queries\": 5, \"answers\": {\"NOERROR\": 5}"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"thread\": 1, \"queries\": 7, \"answers\": {\"NOERROR\": 6, \"REFUSED\": 1}"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "{\"thread\": 0, \"queries\": 5, \"answers\": {\"NOERROR\": 5}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf,
+		"{\"thread\": 1, \"queries\": 7, \"answers\": {\"NOERROR\": 6, \"REFUSED\": 1}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf,
+		"\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
 	CU_ASSERT_EQUAL(stats_json(w, 2, buf, 100), SHOAL_ESPACE);
 	free(w);
 }
@@ -82,7 +87,7 @@ static void test_json_cap_fits_any_thread_count(void)
 	int one = stats_json(w, 1, buf, cap);
 	int two = stats_json(w, 2, buf, cap);
 	CU_ASSERT_TRUE(one > 0 && two > one);
-	CU_ASSERT_TRUE(two - one <= STATS_JSON_WORKER_MAX);            /* one worker's entry */
+	CU_ASSERT_TRUE(two - one <= STATS_JSON_WORKER_MAX);              /* one worker's entry */
 	CU_ASSERT_TRUE(one - (two - one) <= STATS_JSON_WORKER_MAX + 64); /* totals and frame */
 	for (size_t n = 1; n <= THREADS_MAX; n *= 2) {
 		int len = stats_json(w, n, buf, stats_json_cap(n));

@@ -18,7 +18,7 @@
 #include "tests/unit/unit.h"
 
 /* A query with this ID is answered with a 65535-octet message. */
-#define BIG_ID 0xffff
+#define BIG_ID    0xffff
 #define QUERY_LEN 17
 /* The generous deadline for anything the server should do: a client read
  * that waits longer counts as "did not happen". */
@@ -91,7 +91,8 @@ static int listen_loopback(uint16_t *port, int sndbuf)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	int one = 1;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
 	if (sndbuf > 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
@@ -181,7 +182,7 @@ static bool recv_all(int fd, uint8_t *p, size_t len)
 static size_t frame_query(uint8_t *p, uint16_t id)
 {
 	static const uint8_t tmpl[2 + QUERY_LEN] = { 0, QUERY_LEN, 0, 0, 0x01, 0, 0, 1, 0, 0,
-						     0, 0,    0,         0, 0, 0,    6, 0, 1 };
+						     0, 0,         0, 0, 0,    0, 6, 0, 1 };
 	memcpy(p, tmpl, sizeof(tmpl));
 	p[2] = (uint8_t)(id >> 8);
 	p[3] = (uint8_t)id;

@@ -15,18 +15,18 @@
 #include "tests/unit/unit.h"
 
 #define B64_256 "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
-#define B64_512                                                                                    \
-	"ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTlJWWl5iZmpuc"             \
+#define B64_512                                                                        \
+	"ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTlJWWl5iZmpuc" \
 	"nZ6foKGiow=="
 /* 200 octets: longer than either hash's block, so HMAC hashes it first */
-#define B64_LONG                                                                                   \
-	"AAcOFRwjKjE4P0ZNVFtiaXB3foWMk5qhqK+2vcTL0tng5+71/AMKERgfJi00O0JJUFdeZWxzeoGI"             \
-	"j5adpKuyucDHztXc4+rx+P8GDRQbIikwNz5FTFNaYWhvdn2Ei5KZoKeutbzDytHY3+bt9PsCCRAX"             \
-	"HiUsMzpBSE9WXWRrcnmAh46VnKOqsbi/xs3U2+Lp8Pf+BQwTGiEoLzY9REtSWWBnbnV8g4qRmJ+m"             \
+#define B64_LONG                                                                       \
+	"AAcOFRwjKjE4P0ZNVFtiaXB3foWMk5qhqK+2vcTL0tng5+71/AMKERgfJi00O0JJUFdeZWxzeoGI" \
+	"j5adpKuyucDHztXc4+rx+P8GDRQbIikwNz5FTFNaYWhvdn2Ei5KZoKeutbzDytHY3+bt9PsCCRAX" \
+	"HiUsMzpBSE9WXWRrcnmAh46VnKOqsbi/xs3U2+Lp8Pf+BQwTGiEoLzY9REtSWWBnbnV8g4qRmJ+m" \
 	"rbS7wsnQ197l7PP6AQgPFh0kKzI5QEdOVVxjanE="
 #define B64_OTHER "AgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICE="
 
-#define T0 1700000000u /* a fixed "now" where no other program checks the time */
+#define T0  1700000000u /* a fixed "now" where no other program checks the time */
 #define BUF 4096
 
 static const uint8_t QNAME[] = "\7example\3com";
@@ -35,8 +35,8 @@ static const uint8_t QNAME[] = "\7example\3com";
 static const struct {
 	const char *alg, *ldns_alg, *secret;
 } ALGS[] = {
-    {"hmac-sha256", "hmac-sha256.", B64_256},
-    {"hmac-sha512", "hmac-sha512.", B64_512},
+	{ "hmac-sha256", "hmac-sha256.", B64_256 },
+	{ "hmac-sha512", "hmac-sha512.", B64_512 },
 };
 
 static void key_or_die(tsig_key_t *key, const char *name, const char *alg, const char *secret)
@@ -69,8 +69,9 @@ static size_t make_response(uint8_t *b, uint16_t id, int index, int records)
 	b[7] = (uint8_t)records;
 	for (int i = 0; i < records; i++) {
 		const uint8_t rr[] = {
-		    0xc0, 12, 0, DNS_TYPE_A, 0, DNS_CLASS_IN,   0,         0, 0x0e,
-		    0x10, 0,  4, 192,        0, (uint8_t)index, (uint8_t)i};
+			0xc0, 12, 0, DNS_TYPE_A, 0, DNS_CLASS_IN,   0,         0, 0x0e,
+			0x10, 0,  4, 192,        0, (uint8_t)index, (uint8_t)i
+		};
 		memcpy(b + n, rr, sizeof(rr));
 		n += sizeof(rr);
 	}
@@ -79,7 +80,7 @@ static size_t make_response(uint8_t *b, uint16_t id, int index, int records)
 
 /* Sign as a client: a fresh context for key, the request signed at now. */
 static size_t client_sign(tsig_ctx_t *ctx, const tsig_key_t *key, uint8_t *b, size_t len,
-                          uint64_t now)
+			  uint64_t now)
 {
 	tsig_init(ctx, key, TSIG_FUDGE_DEFAULT);
 	int n = tsig_sign(ctx, b, len, BUF, now);
@@ -89,7 +90,7 @@ static size_t client_sign(tsig_ctx_t *ctx, const tsig_key_t *key, uint8_t *b, si
 
 /* Verify as a server holding keys[0..count): find, look up, verify. */
 static int server_verify(tsig_ctx_t *ctx, const tsig_key_t *keys, size_t count, const uint8_t *b,
-                         size_t len, uint64_t now)
+			 size_t len, uint64_t now)
 {
 	tsig_rr_t rr;
 	int ret = tsig_find(b, len, &rr);
@@ -129,7 +130,7 @@ static void start(fixture_t *f, size_t alg, uint16_t id, uint16_t qtype, uint64_
  * resp; checks it fits tsig_space, stores its length in len, returns its TSIG RR.
  */
 static tsig_rr_t error_answer(tsig_ctx_t *server, uint8_t *resp, uint16_t id, uint64_t now,
-                              size_t *len)
+			      size_t *len)
 {
 	size_t rlen = make_response(resp, id, 0, 0);
 	resp[3] = DNS_RCODE_NOTAUTH;
@@ -160,14 +161,14 @@ static ldns_rdf *prior_rdf(const uint8_t *mac, size_t mac_len, const uint8_t *mo
 	if (more_len)
 		memcpy(data + 2 + mac_len, more, more_len);
 	ldns_rdf *rdf =
-	    ldns_rdf_new_frm_data(LDNS_RDF_TYPE_INT16_DATA, 2 + mac_len + more_len, data);
+		ldns_rdf_new_frm_data(LDNS_RDF_TYPE_INT16_DATA, 2 + mac_len + more_len, data);
 	free(data);
 	return rdf;
 }
 
 /* Does ldns verify this message, after prior (a MAC) with all variables or the timers only? */
 static bool ldns_verifies(const uint8_t *wire, size_t len, const char *key_name, const char *secret,
-                          const uint8_t *prior, size_t prior_len, int timers_only)
+			  const uint8_t *prior, size_t prior_len, int timers_only)
 {
 	ldns_pkt *p = to_ldns(wire, len);
 	ldns_rdf *rdf = prior ? prior_rdf(prior, prior_len, NULL, 0) : NULL;
@@ -180,12 +181,12 @@ static bool ldns_verifies(const uint8_t *wire, size_t len, const char *key_name,
 /* Sign wire[0..len) with ldns (at its own clock) after prior_rdf; returns the signed length in out.
  */
 static size_t ldns_sign(uint8_t *out, const uint8_t *wire, size_t len, const char *key_name,
-                        const char *secret, const char *alg, const ldns_rdf *prior, int timers_only)
+			const char *secret, const char *alg, const ldns_rdf *prior, int timers_only)
 {
 	ldns_pkt *p = to_ldns(wire, len);
 	CU_ASSERT_EQUAL_FATAL(ldns_pkt_tsig_sign_next(p, key_name, secret, TSIG_FUDGE_DEFAULT, alg,
-	                                              prior, timers_only),
-	                      LDNS_STATUS_OK);
+						      prior, timers_only),
+			      LDNS_STATUS_OK);
 	uint8_t *w = NULL;
 	size_t n = 0;
 	CU_ASSERT_EQUAL_FATAL(ldns_pkt2wire(&w, p, &n), LDNS_STATUS_OK);
@@ -218,9 +219,9 @@ static void test_keys(void)
 	CU_ASSERT_EQUAL(key.mac_len, 64);
 	/* spaces and line ends in the secret are skipped */
 	CU_ASSERT_EQUAL(tsig_key_init(&key, "k", "hmac-sha256",
-	                              " AQIDBAUGBwgJCgsMDQ4PEBES\n"
-	                              "ExQVFhcYGRobHB0eHyA= "),
-	                0);
+				      " AQIDBAUGBwgJCgsMDQ4PEBES\n"
+				      "ExQVFhcYGRobHB0eHyA= "),
+			0);
 
 	CU_ASSERT_EQUAL(tsig_key_init(&key, "a..b", "hmac-sha256", B64_256), SHOAL_ENAME);
 	CU_ASSERT_EQUAL(tsig_key_init(&key, "k", "hmac-sha1", B64_256), SHOAL_EUNSUPPORTED);
@@ -235,9 +236,9 @@ static void test_keys(void)
 	free(huge);
 	/* a failed init leaves nothing of an earlier key */
 	CU_ASSERT_EQUAL(key.mac_len, 0);
-	CU_ASSERT_EQUAL(
-	    tsig_key_set(&key, (const uint8_t *)"\1k", TSIG_HMAC_SHA256, (const uint8_t *)"", 0),
-	    SHOAL_EINVAL);
+	CU_ASSERT_EQUAL(tsig_key_set(&key, (const uint8_t *)"\1k", TSIG_HMAC_SHA256,
+				     (const uint8_t *)"", 0),
+			SHOAL_EINVAL);
 
 	tsig_key_t keys[3];
 	key_or_die(&keys[0], "a.example.", "hmac-sha256", B64_256);
@@ -314,12 +315,12 @@ static void test_ldns_verifies_shoal(void)
 			CU_ASSERT_FATAL(signed_len > 0);
 			/* 5.3.1: the first answer digests all variables, the others the timers */
 			CU_ASSERT(ldns_verifies(msg, (size_t)signed_len, "xfr-key.", ALGS[a].secret,
-			                        prior_mac, f.key.mac_len, i > 0));
+						prior_mac, f.key.mac_len, i > 0));
 			CU_ASSERT_FALSE(ldns_verifies(msg, (size_t)signed_len, "xfr-key.",
-			                              ALGS[a].secret, prior_mac, f.key.mac_len,
-			                              i == 0));
+						      ALGS[a].secret, prior_mac, f.key.mac_len,
+						      i == 0));
 			CU_ASSERT_EQUAL(
-			    tsig_verify(&f.client, msg, (size_t)signed_len, NULL, T0 + 10), 0);
+				tsig_verify(&f.client, msg, (size_t)signed_len, NULL, T0 + 10), 0);
 			tsig_rr_t rr = tsig_of(msg, (size_t)signed_len);
 			memcpy(prior_mac, rr.mac, rr.mac_len);
 		}
@@ -337,7 +338,7 @@ static void test_shoal_verifies_ldns(void)
 		uint8_t req[BUF], msg[BUF], signed_msg[BUF];
 		size_t qlen = make_query(req, 4321, DNS_TYPE_AXFR);
 		size_t len = ldns_sign(req, req, qlen, "key.example.com.", ALGS[a].secret,
-		                       ALGS[a].ldns_alg, NULL, 0);
+				       ALGS[a].ldns_alg, NULL, 0);
 		/* ldns compresses the owner against the question: c0 0c */
 		CU_ASSERT_EQUAL(req[qlen + 4], 0xc0);
 		tsig_ctx_t server, client;
@@ -350,7 +351,7 @@ static void test_shoal_verifies_ldns(void)
 		for (int i = 0; i < 3; i++) {
 			size_t n = make_response(msg, 4321, i, 2 + i);
 			n = ldns_sign(signed_msg, msg, n, "key.example.com.", ALGS[a].secret,
-			              ALGS[a].ldns_alg, prior, i > 0);
+				      ALGS[a].ldns_alg, prior, i > 0);
 			CU_ASSERT_EQUAL(tsig_verify(&client, signed_msg, n, NULL, now), 0);
 			ldns_rdf_deep_free(prior);
 			rr = tsig_of(signed_msg, n);
@@ -375,7 +376,7 @@ static void stream_with_unsigned(size_t a, int unsigned_count, bool expect_ok)
 	tsig_rr_t rr = tsig_of(f.req, f.len);
 	ldns_rdf *prior = prior_rdf(rr.mac, rr.mac_len, NULL, 0);
 	size_t n = ldns_sign(first, msg, make_response(msg, 5, 0, 3), "xfr-key.", ALGS[a].secret,
-	                     ALGS[a].ldns_alg, prior, 0);
+			     ALGS[a].ldns_alg, prior, 0);
 	ldns_rdf_deep_free(prior);
 	CU_ASSERT_EQUAL(tsig_verify(&f.client, first, n, NULL, now), 0);
 	rr = tsig_of(first, n);
@@ -393,13 +394,13 @@ static void stream_with_unsigned(size_t a, int unsigned_count, bool expect_ok)
 		if (ret != 0)
 			break;
 		CU_ASSERT_EQUAL(tsig_verify_end(&f.client),
-		                SHOAL_ETSIG); /* not done on an unsigned one */
+				SHOAL_ETSIG); /* not done on an unsigned one */
 	}
 	if (expect_ok) {
 		CU_ASSERT_EQUAL(ret, 0);
 		prior = prior_rdf(rr.mac, rr.mac_len, run, run_len);
 		n = ldns_sign(first, msg, make_response(msg, 5, 1000, 1), "xfr-key.",
-		              ALGS[a].secret, ALGS[a].ldns_alg, prior, 1);
+			      ALGS[a].secret, ALGS[a].ldns_alg, prior, 1);
 		ldns_rdf_deep_free(prior);
 		CU_ASSERT_EQUAL(tsig_verify(&f.client, first, n, NULL, now), 0);
 		CU_ASSERT_EQUAL(tsig_verify_end(&f.client), 0);
@@ -425,7 +426,7 @@ static void test_unsigned_messages(void)
 	start(&f, 0, 5, DNS_TYPE_AXFR, T0);
 	uint8_t msg[BUF];
 	CU_ASSERT_EQUAL(tsig_verify(&f.client, msg, make_response(msg, 5, 0, 1), NULL, T0),
-	                SHOAL_ETSIG);
+			SHOAL_ETSIG);
 	CU_ASSERT_EQUAL(f.client.error, DNS_TSIG_BADSIG);
 	/* nothing verified yet: the stream is not done */
 	tsig_init(&f.client, &f.key, TSIG_FUDGE_DEFAULT);
@@ -441,8 +442,8 @@ static void test_stream_tampered(void)
 	size_t lens[3];
 	CU_ASSERT_EQUAL_FATAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0), 0);
 	for (int i = 0; i < 3; i++) {
-		int n =
-		    tsig_sign(&f.server, msgs[i], make_response(msgs[i], 77, i, 3), BUF, T0 + 1);
+		int n = tsig_sign(&f.server, msgs[i], make_response(msgs[i], 77, i, 3), BUF,
+				  T0 + 1);
 		CU_ASSERT_FATAL(n > 0);
 		lens[i] = (size_t)n;
 	}
@@ -452,7 +453,7 @@ static void test_stream_tampered(void)
 	CU_ASSERT_EQUAL(c.error, DNS_TSIG_BADSIG);
 	c = f.client;
 	CU_ASSERT_EQUAL(tsig_verify(&c, msgs[1], lens[1], NULL, T0 + 1),
-	                SHOAL_ETSIG); /* reordered */
+			SHOAL_ETSIG); /* reordered */
 	c = f.client;
 	CU_ASSERT_EQUAL(tsig_verify(&c, msgs[0], lens[0], NULL, T0 + 1), 0);
 	msgs[1][tsig_of(msgs[1], lens[1]).offset - 1] ^= 1; /* an address in the answer */
@@ -482,7 +483,7 @@ static void test_badsig(void)
 		CU_ASSERT(ret == SHOAL_ETSIG || ret == SHOAL_EMALFORMED || ret == SHOAL_ENOTFOUND);
 		if (ret == SHOAL_ETSIG)
 			CU_ASSERT(f.server.error == DNS_TSIG_BADSIG ||
-			          f.server.error == DNS_TSIG_BADKEY);
+				  f.server.error == DNS_TSIG_BADKEY);
 		f.req[i] ^= 0x01;
 	}
 	/* the key and algorithm names are digested in canonical form: their case is free */
@@ -600,10 +601,10 @@ static void test_badtime(void)
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0 + 300), 0);
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0 - 300), 0);
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0 - 301),
-		                SHOAL_ETSIG);
+				SHOAL_ETSIG);
 		CU_ASSERT_EQUAL(f.server.error, DNS_TSIG_BADTIME);
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0 + 301),
-		                SHOAL_ETSIG);
+				SHOAL_ETSIG);
 		CU_ASSERT_EQUAL(f.server.error, DNS_TSIG_BADTIME);
 
 		size_t n;
@@ -615,8 +616,8 @@ static void test_badtime(void)
 		CU_ASSERT_EQUAL(rr.mac_len, f.key.mac_len);
 		/* signed over the request MAC: ldns and the client verify it */
 		tsig_rr_t qrr = tsig_of(f.req, f.len);
-		CU_ASSERT(
-		    ldns_verifies(f.resp, n, "xfr-key.", ALGS[a].secret, qrr.mac, qrr.mac_len, 0));
+		CU_ASSERT(ldns_verifies(f.resp, n, "xfr-key.", ALGS[a].secret, qrr.mac, qrr.mac_len,
+					0));
 		tsig_ctx_t client = f.client;
 		CU_ASSERT_EQUAL(tsig_verify(&client, f.resp, n, NULL, T0), SHOAL_ETSIG);
 		CU_ASSERT_EQUAL(client.error, DNS_TSIG_BADTIME);
@@ -643,7 +644,7 @@ static void test_truncation(void)
 	static const struct {
 		size_t alg;
 		uint16_t floor; /* max(10, half the hash) */
-	} cases[] = {{0, 16}, {1, 32}};
+	} cases[] = { { 0, 16 }, { 1, 32 } };
 	for (size_t c = 0; c < 2; c++) {
 		size_t a = cases[c].alg;
 		fixture_t f;
@@ -660,17 +661,17 @@ static void test_truncation(void)
 		CU_ASSERT_EQUAL(rr.error, DNS_TSIG_BADTRUNC);
 		/* signed, over the request MAC as it came: truncated (5.2.2.1 rule 4) */
 		tsig_rr_t qrr = tsig_of(f.req, tlen);
-		CU_ASSERT(
-		    ldns_verifies(f.resp, n, "xfr-key.", ALGS[a].secret, qrr.mac, qrr.mac_len, 0));
+		CU_ASSERT(ldns_verifies(f.resp, n, "xfr-key.", ALGS[a].secret, qrr.mac, qrr.mac_len,
+					0));
 
 		/* a policy that takes it: verified, and answered over the truncated MAC */
 		f.key.mac_min = (uint8_t)cases[c].floor;
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, tlen, T0), 0);
 		int signed_len =
-		    tsig_sign(&f.server, f.resp, make_response(f.resp, 3, 0, 1), BUF, T0);
+			tsig_sign(&f.server, f.resp, make_response(f.resp, 3, 0, 1), BUF, T0);
 		CU_ASSERT_FATAL(signed_len > 0);
 		CU_ASSERT(ldns_verifies(f.resp, (size_t)signed_len, "xfr-key.", ALGS[a].secret,
-		                        qrr.mac, qrr.mac_len, 0));
+					qrr.mac, qrr.mac_len, 0));
 		/* a wrong octet in the part sent still fails */
 		f.req[qrr.mac - f.req + 3] ^= 1;
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, tlen, T0), SHOAL_ETSIG);
@@ -680,15 +681,15 @@ static void test_truncation(void)
 		memcpy(f.req, copy, f.len);
 		tlen = resize_mac(f.req, f.len, (uint16_t)(cases[c].floor - 1));
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, tlen, T0),
-		                SHOAL_EMALFORMED);
+				SHOAL_EMALFORMED);
 		memcpy(f.req, copy, f.len);
 		tlen = resize_mac(f.req, f.len, 0);
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, tlen, T0),
-		                SHOAL_EMALFORMED);
+				SHOAL_EMALFORMED);
 		memcpy(f.req, copy, f.len);
 		tlen = resize_mac(f.req, f.len, (uint16_t)(f.key.mac_len + 1));
 		CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, tlen, T0),
-		                SHOAL_EMALFORMED);
+				SHOAL_EMALFORMED);
 	}
 }
 
@@ -760,7 +761,7 @@ static void test_malformed(void)
 	CU_ASSERT_EQUAL(find_exact(m, len + (len - qlen), &rr), SHOAL_EMALFORMED);
 	/* an OPT after the TSIG */
 	memcpy(m, good, len);
-	const uint8_t opt[] = {0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 0};
+	const uint8_t opt[] = { 0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 0 };
 	memcpy(m + len, opt, sizeof(opt));
 	m[11] = 2;
 	CU_ASSERT_EQUAL(find_exact(m, len + sizeof(opt), &rr), SHOAL_EMALFORMED);
@@ -785,7 +786,7 @@ static void test_malformed(void)
 		memcpy(copy, m, cut);
 		int ret = server_verify(&f.server, &f.key, 1, copy, cut, T0);
 		CU_ASSERT(ret == 0 || ret == SHOAL_EMALFORMED || ret == SHOAL_ENOTFOUND ||
-		          ret == SHOAL_ETSIG);
+			  ret == SHOAL_ETSIG);
 		free(copy);
 	}
 }
@@ -840,14 +841,14 @@ static void *transactions(void *arg)
 		tsig_rr_t rr;
 		tsig_init(&client, key, TSIG_FUDGE_DEFAULT);
 		int len = tsig_sign(&client, req, make_query(req, (uint16_t)i, DNS_TYPE_SOA),
-		                    sizeof(req), T0);
+				    sizeof(req), T0);
 		if (len < 0 || tsig_find(req, (size_t)len, &rr) != 0)
 			continue;
 		tsig_init(&server, tsig_key_find(shared_keys, 2, rr.name), TSIG_FUDGE_DEFAULT);
 		if (tsig_verify(&server, req, (size_t)len, &rr, T0) != 0)
 			continue;
 		int n = tsig_sign(&server, resp, make_response(resp, (uint16_t)i, 0, 2),
-		                  sizeof(resp), T0);
+				  sizeof(resp), T0);
 		if (n > 0 && tsig_verify(&client, resp, n, NULL, T0) == 0 &&
 		    tsig_verify_end(&client) == 0)
 			verified++;
@@ -862,7 +863,7 @@ static void test_threads(void)
 	pthread_t threads[4];
 	for (uintptr_t t = 0; t < 4; t++)
 		CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[t], NULL, transactions, (void *)t),
-		                      0);
+				      0);
 	for (int t = 0; t < 4; t++) {
 		void *verified = NULL;
 		pthread_join(threads[t], &verified);
@@ -875,21 +876,21 @@ int main(void)
 	if (sodium_init() < 0)
 		return 99;
 	static const unit_test_t tests[] = {
-	    UNIT_TEST(test_keys),
-	    UNIT_TEST(test_round_trip),
-	    UNIT_TEST(test_long_secret),
-	    UNIT_TEST(test_ldns_verifies_shoal),
-	    UNIT_TEST(test_shoal_verifies_ldns),
-	    UNIT_TEST(test_unsigned_messages),
-	    UNIT_TEST(test_stream_tampered),
-	    UNIT_TEST(test_badsig),
-	    UNIT_TEST(test_badkey),
-	    UNIT_TEST(test_badtime),
-	    UNIT_TEST(test_truncation),
-	    UNIT_TEST(test_malformed),
-	    UNIT_TEST(test_space),
-	    UNIT_TEST(test_threads),
-	    UNIT_END,
+		UNIT_TEST(test_keys),
+		UNIT_TEST(test_round_trip),
+		UNIT_TEST(test_long_secret),
+		UNIT_TEST(test_ldns_verifies_shoal),
+		UNIT_TEST(test_shoal_verifies_ldns),
+		UNIT_TEST(test_unsigned_messages),
+		UNIT_TEST(test_stream_tampered),
+		UNIT_TEST(test_badsig),
+		UNIT_TEST(test_badkey),
+		UNIT_TEST(test_badtime),
+		UNIT_TEST(test_truncation),
+		UNIT_TEST(test_malformed),
+		UNIT_TEST(test_space),
+		UNIT_TEST(test_threads),
+		UNIT_END,
 	};
 	return unit_run("tsig", tests);
 }

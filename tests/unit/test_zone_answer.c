@@ -1,4 +1,5 @@
-/* Packet-in, packet-out tests of zone/answer.c: queries built with ldns, answers parsed with ldns. */
+/* Packet-in, packet-out tests of zone/answer.c: queries built with ldns, answers parsed with ldns.
+ */
 #include "config.h"
 
 #include <ldns/ldns.h>
@@ -13,14 +14,14 @@
 #include "zone/answer.h"
 #include "zone/internal.h"
 
-static zonedb_t *db_parent;  /* example.com only: sub.example.com is a referral */
-static zonedb_t *db_both;    /* example.com and its child sub.example.com */
-static zonedb_t *db_broken;  /* example.com and a child that does not load */
+static zonedb_t *db_parent; /* example.com only: sub.example.com is a referral */
+static zonedb_t *db_both;   /* example.com and its child sub.example.com */
+static zonedb_t *db_broken; /* example.com and a child that does not load */
 
 /* How to ask. Zero means: class IN, no EDNS, UDP. */
 typedef struct ask {
 	uint16_t qclass;
-	uint16_t edns;           /* EDNS payload size, 0 for no OPT */
+	uint16_t edns; /* EDNS payload size, 0 for no OPT */
 	bool do_bit;
 	bool nsid;
 	uint8_t version;
@@ -37,8 +38,10 @@ static const uint8_t nsid_value[] = "shoal-test";
 static ldns_pkt *ask_raw(const uint8_t *q, size_t qlen, const ask_t *o)
 {
 	static uint8_t out[DNS_TCP_MAX];
-	answer_ctx_t ctx = { .edns_size = DNS_EDNS_DEFAULT, .tcp = o && o->tcp,
-			     .nsid = nsid_value, .nsid_len = sizeof(nsid_value) - 1 };
+	answer_ctx_t ctx = { .edns_size = DNS_EDNS_DEFAULT,
+			     .tcp = o && o->tcp,
+			     .nsid = nsid_value,
+			     .nsid_len = sizeof(nsid_value) - 1 };
 	const zonedb_t *db = o && o->db ? o->db : db_parent;
 	last_len = answer_query(db, q, qlen, out, sizeof(out), &ctx, &last_info);
 	if (last_len == 0)
@@ -63,8 +66,8 @@ static ldns_pkt *ask(const char *name, uint16_t type, const ask_t *o)
 		ldns_pkt_set_edns_do(q, o->do_bit);
 		ldns_pkt_set_edns_version(q, o->version);
 		if (o->nsid)
-			ldns_pkt_set_edns_data(q, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_UNKNOWN, 4,
-									"\0\x03\0\0"));
+			ldns_pkt_set_edns_data(
+				q, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_UNKNOWN, 4, "\0\x03\0\0"));
 	}
 	uint8_t *wire = NULL;
 	size_t len = 0;
@@ -91,9 +94,9 @@ static bool has_rr(const ldns_rr_list *l, const char *needle)
 	return false;
 }
 
-#define AN(p) ldns_pkt_answer(p)
-#define NS(p) ldns_pkt_authority(p)
-#define AR(p) ldns_pkt_additional(p)
+#define AN(p)    ldns_pkt_answer(p)
+#define NS(p)    ldns_pkt_authority(p)
+#define AR(p)    ldns_pkt_additional(p)
 #define COUNT(l) ldns_rr_list_rr_count(l)
 
 /* Rcode, AA and the three section counts in one line. */
@@ -139,7 +142,9 @@ static void test_nxdomain(void)
 	ldns_pkt *p = ask("nothere.example.com.", DNS_TYPE_A, NULL);
 	check(p, LDNS_RCODE_NXDOMAIN, true, 0, 1, 0);
 	/* RFC 2308 3: SOA in authority with TTL min(SOA TTL, MINIMUM) */
-	CU_ASSERT(has_rr(NS(p), "example.com. 300 IN SOA ns1.example.com. hostmaster.example.com. 2026120301"));
+	CU_ASSERT(has_rr(
+		NS(p),
+		"example.com. 300 IN SOA ns1.example.com. hostmaster.example.com. 2026120301"));
 	ldns_pkt_free(p);
 	p = ask("x.y.nothere.example.com.", DNS_TYPE_A, NULL);
 	check(p, LDNS_RCODE_NXDOMAIN, true, 0, 1, 0);
@@ -319,7 +324,8 @@ static void test_dname_too_long(void)
 	/* RFC 6672 2.2: the substituted name passes 255 octets */
 	ldns_pkt *p = ask("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb."
 			  "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb."
-			  "long.example.com.", DNS_TYPE_A, NULL);
+			  "long.example.com.",
+			  DNS_TYPE_A, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(ldns_pkt_get_rcode(p), LDNS_RCODE_YXDOMAIN);
 	CU_ASSERT(has_rr(AN(p), "DNAME"));
@@ -625,14 +631,15 @@ static void test_malformed(void)
 	CU_ASSERT_TRUE(last_info.dropped);
 	CU_ASSERT_TRUE(last_info.malformed);
 	/* QR set: no answer */
-	static const uint8_t resp[] = { 0x42, 0x42, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-					0, 0, 1, 0, 1 };
+	static const uint8_t resp[] = {
+		0x42, 0x42, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1
+	};
 	CU_ASSERT_PTR_NULL(ask_raw(resp, sizeof(resp), NULL));
 	CU_ASSERT_TRUE(last_info.dropped);
 	CU_ASSERT_FALSE(last_info.malformed);
 	/* QDCOUNT 2: FORMERR */
-	static const uint8_t two[] = { 0x42, 0x42, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
-				       0, 0, 1, 0, 1, 0, 0, 1, 0, 1 };
+	static const uint8_t two[] = { 0x42, 0x42, 0, 0, 0, 2, 0, 0, 0, 0, 0,
+				       0,    0,    0, 1, 0, 1, 0, 0, 1, 0, 1 };
 	ldns_pkt *p = ask_raw(two, sizeof(two), NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(ldns_pkt_get_rcode(p), LDNS_RCODE_FORMERR);
@@ -645,9 +652,10 @@ static void test_malformed(void)
 		CU_ASSERT_EQUAL(ldns_pkt_get_rcode(p), LDNS_RCODE_FORMERR);
 	ldns_pkt_free(p);
 	/* trailing bytes after the question do not matter */
-	static const uint8_t trail[] = { 0x42, 0x42, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-					 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e',
-					 3, 'c', 'o', 'm', 0, 0, 1, 0, 1, 0xde, 0xad };
+	static const uint8_t trail[] = { 0x42, 0x42, 0,   0,   0,   1,   0,    0,   0,
+					 0,    0,    0,   3,   'w', 'w', 'w',  7,   'e',
+					 'x',  'a',  'm', 'p', 'l', 'e', 3,    'c', 'o',
+					 'm',  0,    0,   1,   0,   1,   0xde, 0xad };
 	p = ask_raw(trail, sizeof(trail), NULL);
 	check(p, LDNS_RCODE_NOERROR, true, 2, 0, 0);
 	ldns_pkt_free(p);
@@ -656,9 +664,9 @@ static void test_malformed(void)
 static void test_notimp(void)
 {
 	/* opcode UPDATE (5) */
-	static const uint8_t upd[] = { 0x42, 0x42, 5 << 3, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-				       7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0,
-				       0, 6, 0, 1 };
+	static const uint8_t upd[] = { 0x42, 0x42, 5 << 3, 0,   0,   1,   0,   0,   0,   0,
+				       0,    0,    7,      'e', 'x', 'a', 'm', 'p', 'l', 'e',
+				       3,    'c',  'o',    'm', 0,   0,   6,   0,   1 };
 	ldns_pkt *p = ask_raw(upd, sizeof(upd), NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(ldns_pkt_get_rcode(p), LDNS_RCODE_NOTIMPL);
@@ -672,12 +680,13 @@ static void test_notimp(void)
  */
 static void test_mutated_packets(void)
 {
-	static const char *names[] = { "www.example.com.", "x.sub.example.com.",
-				       "big.example.com.", "a.old.example.com.",
+	static const char *names[] = { "www.example.com.",    "x.sub.example.com.",
+				       "big.example.com.",    "a.old.example.com.",
 				       "manymx.example.com.", "foo.wild.example.com." };
 	static const uint16_t types[] = { DNS_TYPE_A, DNS_TYPE_TXT, DNS_TYPE_MX, DNS_TYPE_ANY };
 	static uint8_t out[DNS_TCP_MAX];
-	answer_ctx_t ctx = { .edns_size = DNS_EDNS_DEFAULT, .nsid = nsid_value,
+	answer_ctx_t ctx = { .edns_size = DNS_EDNS_DEFAULT,
+			     .nsid = nsid_value,
 			     .nsid_len = sizeof(nsid_value) - 1 };
 	unsigned seed = 12345, answered = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -781,9 +790,9 @@ static void test_stored_names_bounded(void)
 
 	const zone_t *z = zonedb_find(db, (const uint8_t *)"\3cut\4test");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
-	cut_rdlen(z, "d.cut.test.", DNS_TYPE_DNAME, 3);   /* "\6ta": no name */
-	cut_rdlen(z, "c.cut.test.", DNS_TYPE_CNAME, 2);   /* "\3n" */
-	cut_rdlen(z, "srv.cut.test.", DNS_TYPE_SRV, 9);   /* priority, weight, port, "\4ho" */
+	cut_rdlen(z, "d.cut.test.", DNS_TYPE_DNAME, 3); /* "\6ta": no name */
+	cut_rdlen(z, "c.cut.test.", DNS_TYPE_CNAME, 2); /* "\3n" */
+	cut_rdlen(z, "srv.cut.test.", DNS_TYPE_SRV, 9); /* priority, weight, port, "\4ho" */
 	/* no CNAME made up from the octets after the DNAME's three */
 	ask_counts(db, "x.d.cut.test.", DNS_TYPE_A, c, &tc);
 	CU_ASSERT_EQUAL(c[1], 1);

@@ -19,9 +19,10 @@ static void write_zone(uint32_t serial, bool broken)
 {
 	FILE *f = fopen(zfile, "w");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fprintf(f, "$ORIGIN example.com.\n$TTL 300\n@ IN SOA ns1 hm %u 2 3 4 5\n"
-		   "  IN NS ns1\nns1 IN A 192.0.2.1\n%s", serial,
-		broken ? "www IN A not-an-address\n" : "www IN A 192.0.2.2\n");
+	fprintf(f,
+		"$ORIGIN example.com.\n$TTL 300\n@ IN SOA ns1 hm %u 2 3 4 5\n"
+		"  IN NS ns1\nns1 IN A 192.0.2.1\n%s",
+		serial, broken ? "www IN A not-an-address\n" : "www IN A 192.0.2.2\n");
 	fclose(f);
 }
 

@@ -36,10 +36,10 @@
 #ifdef SHOAL_LSAN
 #include <sanitizer/lsan_interface.h>
 #define LDNS_LEAKS_BEGIN() __lsan_disable()
-#define LDNS_LEAKS_END() __lsan_enable()
+#define LDNS_LEAKS_END()   __lsan_enable()
 #else
 #define LDNS_LEAKS_BEGIN() ((void)0)
-#define LDNS_LEAKS_END() ((void)0)
+#define LDNS_LEAKS_END()   ((void)0)
 #endif
 
 /* A time inside the test signatures' validity (2026-01-01 to 2036-12-31). */
@@ -51,7 +51,7 @@ static ldns_rr_list *keys; /* the DNSKEYs of the three zones, as served */
 typedef struct ask {
 	bool do_bit;
 	bool no_edns;
-	uint16_t edns;           /* 0: 1232 */
+	uint16_t edns; /* 0: 1232 */
 	bool tcp;
 } ask_t;
 
@@ -102,7 +102,8 @@ static size_t dnssec_records(const ldns_pkt *p)
 	const ldns_rr_list *secs[] = { ldns_pkt_answer(p), ldns_pkt_authority(p),
 				       ldns_pkt_additional(p) };
 	for (int s = 0; s < 3; s++)
-		n += count_type(secs[s], LDNS_RR_TYPE_RRSIG) + count_type(secs[s], LDNS_RR_TYPE_NSEC) +
+		n += count_type(secs[s], LDNS_RR_TYPE_RRSIG) +
+		     count_type(secs[s], LDNS_RR_TYPE_NSEC) +
 		     count_type(secs[s], LDNS_RR_TYPE_NSEC3);
 	return n;
 }
@@ -204,8 +205,8 @@ static void check_denial(ldns_pkt *p, const char *name, uint16_t type, bool nsec
 	}
 	LDNS_LEAKS_BEGIN();
 	ldns_status st = nsec3 ? ldns_dnssec_verify_denial_nsec3(
-				q, nsecs, sigs, ldns_pkt_get_rcode(p), (ldns_rr_type)type,
-				ldns_rr_list_rr_count(ldns_pkt_answer(p)) == 0)
+					 q, nsecs, sigs, ldns_pkt_get_rcode(p), (ldns_rr_type)type,
+					 ldns_rr_list_rr_count(ldns_pkt_answer(p)) == 0)
 			       : ldns_dnssec_verify_denial(q, nsecs, sigs);
 	LDNS_LEAKS_END();
 	if (st != LDNS_STATUS_OK)
@@ -235,8 +236,8 @@ static const char *at(const char *label, int k)
 
 static void test_no_do_no_dnssec(void)
 {
-	const char *names[] = { "www", "nothere", "a.b.ent", "foo.wild", "alias", "x.insecure",
-				"x.signed" };
+	const char *names[] = { "www",   "nothere",    "a.b.ent", "foo.wild",
+				"alias", "x.insecure", "x.signed" };
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			ldns_pkt *p = ask(at(names[i], k), DNS_TYPE_A, (ask_t){ 0 });
@@ -284,8 +285,8 @@ static void test_positive_signed(void)
 
 static void test_nxdomain_proven(void)
 {
-	const char *names[] = { "nothere", "a.b.c.nothere", "zzzz", "0", "nx.www", "nx.a.b.ent",
-				"nx.explicit.wild" };
+	const char *names[] = { "nothere",    "a.b.c.nothere",   "zzzz", "0", "nx.www",
+				"nx.a.b.ent", "nx.explicit.wild" };
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			ldns_pkt *p = ask_do(at(names[i], k), DNS_TYPE_A);
@@ -293,16 +294,18 @@ static void test_nxdomain_proven(void)
 			CU_ASSERT_TRUE(ldns_pkt_aa(p));
 			check_denial(p, at(names[i], k), DNS_TYPE_A, k == 1);
 			/* NSEC: covering + wildcard; NSEC3: encloser, next closer, wildcard */
-			size_t proofs = count_type(ldns_pkt_authority(p), k ? LDNS_RR_TYPE_NSEC3
-									  : LDNS_RR_TYPE_NSEC);
+			size_t proofs = count_type(ldns_pkt_authority(p),
+						   k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC);
 			CU_ASSERT(proofs >= 1 && proofs <= (k ? 3u : 2u));
-			/* the SOA and its RRSIG carry the negative TTL (RFC 2308 3, RFC 4035 3.1.3) */
+			/* the SOA and its RRSIG carry the negative TTL (RFC 2308 3, RFC 4035 3.1.3)
+			 */
 			const ldns_rr_list *au = ldns_pkt_authority(p);
 			for (size_t j = 0; j < ldns_rr_list_rr_count(au); j++) {
 				ldns_rr *rr = ldns_rr_list_rr(au, j);
 				if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA ||
 				    (ldns_rr_get_type(rr) == LDNS_RR_TYPE_RRSIG &&
-				     ldns_rdf2rr_type(ldns_rr_rrsig_typecovered(rr)) == LDNS_RR_TYPE_SOA))
+				     ldns_rdf2rr_type(ldns_rr_rrsig_typecovered(rr)) ==
+					     LDNS_RR_TYPE_SOA))
 					CU_ASSERT_EQUAL(ldns_rr_ttl(rr), 300);
 			}
 			ldns_pkt_free(p);
@@ -312,18 +315,19 @@ static void test_nxdomain_proven(void)
 
 static void test_nodata_proven(void)
 {
-	const char *names[] = { "www", "mail", "", "a.b.ent", "ent", "b.ent", "explicit.wild",
-				"alias" };
+	const char *names[] = { "www",   "mail",          "",     "a.b.ent", "ent",
+				"b.ent", "explicit.wild", "alias" };
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			uint16_t type = strcmp(names[i], "alias") == 0 ? DNS_TYPE_NSEC3PARAM
-								       : DNS_TYPE_SRV;
+			uint16_t type =
+				strcmp(names[i], "alias") == 0 ? DNS_TYPE_NSEC3PARAM : DNS_TYPE_SRV;
 			ldns_pkt *p = ask_do(at(names[i], k), type);
 			CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
 			if (strcmp(names[i], "alias") == 0) {
 				/* a CNAME answers, signed; its target has no such type */
 				CU_ASSERT(verify_section(ldns_pkt_answer(p), 0) >= 1);
-				CU_ASSERT_EQUAL(count_type(ldns_pkt_authority(p), LDNS_RR_TYPE_SOA), 1);
+				CU_ASSERT_EQUAL(count_type(ldns_pkt_authority(p), LDNS_RR_TYPE_SOA),
+						1);
 			} else {
 				CU_ASSERT_EQUAL(ldns_rr_list_rr_count(ldns_pkt_answer(p)), 0);
 				check_denial(p, at(names[i], k), type, k == 1);
@@ -342,19 +346,24 @@ static void test_wildcard_proven(void)
 			ldns_pkt *p = ask_do(at(names[i], k), DNS_TYPE_A);
 			CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
 			CU_ASSERT(verify_section(ldns_pkt_answer(p), 0) >= 1);
-			/* and the query name is proven not to exist (RFC 4035 3.1.3.3, RFC 5155 7.2.6) */
+			/* and the query name is proven not to exist (RFC 4035 3.1.3.3, RFC
+			 * 5155 7.2.6) */
 			ldns_rr_list *nsecs, *sigs;
-			denial_records(p, k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC, &nsecs, &sigs);
+			denial_records(p, k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC, &nsecs,
+				       &sigs);
 			CU_ASSERT_EQUAL(ldns_rr_list_rr_count(nsecs), 1);
 			verify_section(ldns_pkt_authority(p), 0);
 			ldns_rdf *qn = ldns_dname_new_frm_str(at(names[i], k));
 			if (k == 0) {
-				CU_ASSERT_TRUE(ldns_nsec_covers_name(ldns_rr_list_rr(nsecs, 0), qn));
+				CU_ASSERT_TRUE(
+					ldns_nsec_covers_name(ldns_rr_list_rr(nsecs, 0), qn));
 			} else {
 				/* the next closer name: one label below the wildcard's parent */
-				ldns_rdf *wild = ldns_dname_new_frm_str(at(i == 2 ? "wcname" : "wild", k));
+				ldns_rdf *wild =
+					ldns_dname_new_frm_str(at(i == 2 ? "wcname" : "wild", k));
 				ldns_rdf *next = ldns_dname_clone_from(
-					qn, ldns_dname_label_count(qn) - ldns_dname_label_count(wild) - 1);
+					qn, ldns_dname_label_count(qn) -
+						    ldns_dname_label_count(wild) - 1);
 				ldns_rr *n3 = ldns_rr_list_rr(nsecs, 0);
 				ldns_rdf *h = ldns_nsec3_hash_name_frm_nsec3(n3, next);
 				ldns_rdf *zone = ldns_dname_new_frm_str(zones[k]);
@@ -374,8 +383,8 @@ static void test_wildcard_proven(void)
 		ldns_pkt *p = ask_do(at("foo.wild", k), DNS_TYPE_MX);
 		CU_ASSERT_EQUAL(ldns_rr_list_rr_count(ldns_pkt_answer(p)), 0);
 		check_denial(p, at("foo.wild", k), DNS_TYPE_MX, k == 1);
-		CU_ASSERT_EQUAL(count_type(ldns_pkt_authority(p), k ? LDNS_RR_TYPE_NSEC3
-								    : LDNS_RR_TYPE_NSEC),
+		CU_ASSERT_EQUAL(count_type(ldns_pkt_authority(p),
+					   k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC),
 				k ? 3u : 2u);
 		ldns_pkt_free(p);
 	}
@@ -419,10 +428,11 @@ static void test_referrals(void)
 		CU_ASSERT_FALSE(ldns_pkt_aa(p));
 		CU_ASSERT_EQUAL(count_type(ldns_pkt_authority(p), LDNS_RR_TYPE_DS), 0);
 		CU_ASSERT_EQUAL(count_type(ldns_pkt_authority(p), LDNS_RR_TYPE_NS), 1);
-		size_t proofs = count_type(ldns_pkt_authority(p), k ? LDNS_RR_TYPE_NSEC3
-								   : LDNS_RR_TYPE_NSEC);
+		size_t proofs = count_type(ldns_pkt_authority(p),
+					   k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC);
 		CU_ASSERT(proofs >= 1);
-		CU_ASSERT_EQUAL((size_t)verify_section(ldns_pkt_authority(p), LDNS_RR_TYPE_NS), proofs);
+		CU_ASSERT_EQUAL((size_t)verify_section(ldns_pkt_authority(p), LDNS_RR_TYPE_NS),
+				proofs);
 		if (k == 0) {
 			ldns_rr_list *nsecs, *sigs;
 			denial_records(p, LDNS_RR_TYPE_NSEC, &nsecs, &sigs);
@@ -456,7 +466,8 @@ static void test_truncation_with_signatures(void)
 		/* a UDP size between the answer's size without and with signatures */
 		ldns_pkt_free(ask(at("big", k), DNS_TYPE_TXT, (ask_t){ .edns = 4096 }));
 		size_t plain = last_len;
-		ldns_pkt_free(ask(at("big", k), DNS_TYPE_TXT, (ask_t){ .edns = 4096, .do_bit = true }));
+		ldns_pkt_free(
+			ask(at("big", k), DNS_TYPE_TXT, (ask_t){ .edns = 4096, .do_bit = true }));
 		size_t signed_len = last_len;
 		CU_ASSERT_FATAL(signed_len > plain && plain >= 512);
 		uint16_t size = (uint16_t)((plain + signed_len) / 2);
@@ -471,7 +482,8 @@ static void test_truncation_with_signatures(void)
 		CU_ASSERT_TRUE(info.truncated);
 		ldns_pkt_free(p);
 		/* over TCP the whole signed answer */
-		p = ask(at("big", k), DNS_TYPE_TXT, (ask_t){ .edns = size, .do_bit = true, .tcp = true });
+		p = ask(at("big", k), DNS_TYPE_TXT,
+			(ask_t){ .edns = size, .do_bit = true, .tcp = true });
 		CU_ASSERT_FALSE(ldns_pkt_tc(p));
 		CU_ASSERT_EQUAL(verify_section(ldns_pkt_answer(p), 0), 1);
 		ldns_pkt_free(p);
@@ -526,7 +538,8 @@ int main(void)
 {
 	const char *src = getenv("SHOAL_SRCDIR");
 	char paths[3][4096];
-	const char *files[3] = { "secure.test.zone", "secure3.test.zone", "signed.secure.test.zone" };
+	const char *files[3] = { "secure.test.zone", "secure3.test.zone",
+				 "signed.secure.test.zone" };
 	for (int i = 0; i < 3; i++)
 		snprintf(paths[i], sizeof(paths[i]), "%s/tests/diff/dnssec/%s", src ? src : ".",
 			 files[i]);
@@ -550,7 +563,8 @@ int main(void)
 		ldns_pkt *p = NULL;
 		if (n == 0 || ldns_wire2pkt(&p, out, n) != LDNS_STATUS_OK)
 			return 1;
-		ldns_rr_list *l = ldns_pkt_rr_list_by_type(p, LDNS_RR_TYPE_DNSKEY, LDNS_SECTION_ANSWER);
+		ldns_rr_list *l =
+			ldns_pkt_rr_list_by_type(p, LDNS_RR_TYPE_DNSKEY, LDNS_SECTION_ANSWER);
 		for (size_t k = 0; l && k < ldns_rr_list_rr_count(l); k++)
 			ldns_rr_list_push_rr(keys, ldns_rr_clone(ldns_rr_list_rr(l, k)));
 		ldns_rr_list_deep_free(l);
@@ -559,16 +573,11 @@ int main(void)
 		free(wire);
 	}
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_no_do_no_dnssec),
-		UNIT_TEST(test_positive_signed),
-		UNIT_TEST(test_nxdomain_proven),
-		UNIT_TEST(test_nodata_proven),
-		UNIT_TEST(test_wildcard_proven),
-		UNIT_TEST(test_cname_dname_signed),
-		UNIT_TEST(test_referrals),
-		UNIT_TEST(test_truncation_with_signatures),
-		UNIT_TEST(test_nsec3_chain_hidden),
-		UNIT_END,
+		UNIT_TEST(test_no_do_no_dnssec),    UNIT_TEST(test_positive_signed),
+		UNIT_TEST(test_nxdomain_proven),    UNIT_TEST(test_nodata_proven),
+		UNIT_TEST(test_wildcard_proven),    UNIT_TEST(test_cname_dname_signed),
+		UNIT_TEST(test_referrals),          UNIT_TEST(test_truncation_with_signatures),
+		UNIT_TEST(test_nsec3_chain_hidden), UNIT_END,
 	};
 	int rc = unit_run("zone_dnssec", tests);
 	ldns_rr_list_deep_free(keys);

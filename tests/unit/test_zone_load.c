@@ -25,8 +25,8 @@ static void collect(void *arg, bool is_error, const char *msg)
 {
 	msgs_t *m = arg;
 	if (m->count < MSG_MAX)
-		snprintf(m->text[m->count++], sizeof(m->text[0]), "%s%s",
-			 is_error ? "E " : "W ", msg);
+		snprintf(m->text[m->count++], sizeof(m->text[0]), "%s%s", is_error ? "E " : "W ",
+			 msg);
 	m->errors += is_error;
 }
 
@@ -171,8 +171,12 @@ static void test_text_and_unknown_types(void)
 	CU_ASSERT_EQUAL_FATAL(load("example.zone", "example.com.", &m, &z), 0);
 	const zrrset_t *t = znode_rrset(find(z, "txt.example.com."), DNS_TYPE_TXT);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-	static const uint8_t rdata[] = "\x0c" "first string" "\x0f" "second \"quoted\""
-				       "\x0a" "semi;colon";
+	static const uint8_t rdata[] = "\x0c"
+				       "first string"
+				       "\x0f"
+				       "second \"quoted\""
+				       "\x0a"
+				       "semi;colon";
 	CU_ASSERT_EQUAL(wire_get_u16(t->set.data + 8), sizeof(rdata) - 1);
 	CU_ASSERT_EQUAL(memcmp(t->set.data + 10, rdata, sizeof(rdata) - 1), 0);
 	const zrrset_t *u = znode_rrset(find(z, "private.example.com."), 65280);
@@ -246,7 +250,7 @@ static void test_include_with_origin(void)
 typedef struct load_case {
 	const char *file, *origin;
 	int rc;
-	const char *message;   /* a substring of one message */
+	const char *message; /* a substring of one message */
 } load_case_t;
 
 static const load_case_t load_cases[] = {
@@ -307,9 +311,9 @@ static void test_outside_not_stored(void)
 static void test_name_key_order(void)
 {
 	/* RFC 4034 6.1 example order */
-	static const char *names[] = { "example.", "a.example.", "yljkjljk.a.example.",
-				       "Z.a.example.", "zABC.a.EXAMPLE.", "z.example.",
-				       "\\001.z.example.", "*.z.example.", "\\200.z.example." };
+	static const char *names[] = { "example.",         "a.example.",      "yljkjljk.a.example.",
+				       "Z.a.example.",     "zABC.a.EXAMPLE.", "z.example.",
+				       "\\001.z.example.", "*.z.example.",    "\\200.z.example." };
 	uint8_t prev_key[ZONE_KEY_MAX], key[ZONE_KEY_MAX];
 	size_t prev_len = 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -343,15 +347,19 @@ static void test_parallel_load_equals_serial(void)
 	snprintf(inc, sizeof(inc), "%s/inc.zone", dir);
 	FILE *f = fopen(big, "w");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fprintf(f, "$ORIGIN split.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n");
+	fprintf(f,
+		"$ORIGIN split.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n");
 	for (int i = 0; i < 70000; i++) {
 		switch (i % 7) {
 		case 0:
-			fprintf(f, "h%d IN A 192.0.2.%d ; a comment ( with a parenthesis\n", i, i % 250);
+			fprintf(f, "h%d IN A 192.0.2.%d ; a comment ( with a parenthesis\n", i,
+				i % 250);
 			break;
 		case 1:
-			fprintf(f, "h%d 60 IN TXT \"semi;colon (paren\" \"esc\\\"aped\" (\n"
-				   "\t\"second line ; ( \"\n\t)\n", i);
+			fprintf(f,
+				"h%d 60 IN TXT \"semi;colon (paren\" \"esc\\\"aped\" (\n"
+				"\t\"second line ; ( \"\n\t)\n",
+				i);
 			break;
 		case 2:
 			fprintf(f, "h%d MX ( 10 ; priority\n\tmail%d )\n", i, i);
@@ -367,7 +375,8 @@ static void test_parallel_load_equals_serial(void)
 			break;
 		default:
 			if ((i / 7) % 2500 == 0)
-				fprintf(f, "bad%d A 192.0.2.999\n", i); /* an error in some stretches */
+				fprintf(f, "bad%d A 192.0.2.999\n",
+					i); /* an error in some stretches */
 			else
 				fprintf(f, "h%d.sub CNAME h%d\n", i, i - 1);
 		}
@@ -597,13 +606,26 @@ static void test_generic_form_checked(void)
 static void minimal_rdata(uint16_t type, char *hex, size_t cap)
 {
 	static const char *const kind[] = {
-		[RDATA_U8] = "00", [RDATA_U16] = "0000", [RDATA_U32] = "00000000",
-		[RDATA_U48] = "000000000000", [RDATA_U64] = "0000000000000000",
-		[RDATA_A] = "00000000", [RDATA_AAAA] = "00000000000000000000000000000000",
-		[RDATA_NAME_C] = "00", [RDATA_NAME] = "00", [RDATA_STRING] = "00",
-		[RDATA_STRINGS] = "00", [RDATA_SALT] = "00", [RDATA_HASH] = "0100",
-		[RDATA_REST] = "", [RDATA_BITMAP] = "", [RDATA_SVCPARAMS] = "",
-		[RDATA_GATEWAY] = "", [RDATA_RELAY] = "", [RDATA_A6] = "8000", [RDATA_APL] = "",
+		[RDATA_U8] = "00",
+		[RDATA_U16] = "0000",
+		[RDATA_U32] = "00000000",
+		[RDATA_U48] = "000000000000",
+		[RDATA_U64] = "0000000000000000",
+		[RDATA_A] = "00000000",
+		[RDATA_AAAA] = "00000000000000000000000000000000",
+		[RDATA_NAME_C] = "00",
+		[RDATA_NAME] = "00",
+		[RDATA_STRING] = "00",
+		[RDATA_STRINGS] = "00",
+		[RDATA_SALT] = "00",
+		[RDATA_HASH] = "0100",
+		[RDATA_REST] = "",
+		[RDATA_BITMAP] = "",
+		[RDATA_SVCPARAMS] = "",
+		[RDATA_GATEWAY] = "",
+		[RDATA_RELAY] = "",
+		[RDATA_A6] = "8000",
+		[RDATA_APL] = "",
 		[RDATA_HIP] = "00000000",
 	};
 	const rdata_desc_t *d = rdata_desc(type);
@@ -691,7 +713,8 @@ static int gen_big_set(int n, int sigs, int siglen, const zone_limits_t *limits,
 	for (int i = 0; i < n; i++)
 		fprintf(f, "x IN A 10.%d.%d.%d\n", i >> 16, (i >> 8) & 255, i & 255);
 	for (int i = 0; i < sigs; i++) {
-		fprintf(f, "x IN RRSIG \\# %d 0001080200000e10000000000000000000%02x0367656e047465737400",
+		fprintf(f,
+			"x IN RRSIG \\# %d 0001080200000e10000000000000000000%02x0367656e047465737400",
 			18 + 10 + siglen, i);
 		for (int k = 0; k < siglen; k++)
 			fputs("ab", f);
@@ -797,7 +820,8 @@ static void test_include_not_regular(void)
 	CU_ASSERT(has_msg(&m, "/fifo: not a regular file (a FIFO)"));
 	CU_ASSERT_EQUAL(m.errors, 1);
 	CU_ASSERT_EQUAL(load_abs(scratch_path("zero.zone"), "files.test", &m, &z), SHOAL_EZONE);
-	CU_ASSERT(has_msg(&m, "E zero.zone:4: $INCLUDE /dev/zero: not a regular file (a character device)"));
+	CU_ASSERT(has_msg(
+		&m, "E zero.zone:4: $INCLUDE /dev/zero: not a regular file (a character device)"));
 	CU_ASSERT_EQUAL(load_abs(scratch_path("dir.zone"), "files.test", &m, &z), SHOAL_EZONE);
 	CU_ASSERT(has_msg(&m, "E dir.zone:2: $INCLUDE "));
 	CU_ASSERT(has_msg(&m, ": not a regular file (a directory)"));
@@ -827,9 +851,11 @@ static void test_include_bomb(void)
 		for (int i = 0; i < 10; i++) {
 			size_t len = strlen(text);
 			if (level < 5)
-				snprintf(text + len, sizeof(text) - len, "$INCLUDE l%d\n", level + 1);
+				snprintf(text + len, sizeof(text) - len, "$INCLUDE l%d\n",
+					 level + 1);
 			else
-				snprintf(text + len, sizeof(text) - len, "h%d 60 IN A 192.0.2.1\n", i);
+				snprintf(text + len, sizeof(text) - len, "h%d 60 IN A 192.0.2.1\n",
+					 i);
 		}
 		scratch_write(name, text);
 	}
@@ -881,8 +907,8 @@ static void test_zone_size_limit(void)
 	char text[4096] = "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n";
 	while (strlen(text) < 1500)
 		strcat(text, "a 60 IN A 192.0.2.1 ; padding to make the file longer\n");
-	scratch_write("big.zone", text);                   /* about 1.5 KB */
-	scratch_write("part", "b 60 IN A 192.0.2.2\n");    /* 20 octets */
+	scratch_write("big.zone", text);                /* about 1.5 KB */
+	scratch_write("part", "b 60 IN A 192.0.2.2\n"); /* 20 octets */
 	scratch_write("inc.zone", "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
 				  "$INCLUDE part\n$INCLUDE part\n$INCLUDE part\n");
 	size_t inc_size = strlen("@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"

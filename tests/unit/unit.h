@@ -12,8 +12,14 @@ typedef struct unit_test {
 	void (*fn)(void);
 } unit_test_t;
 
-#define UNIT_TEST(fn) { #fn, fn }
-#define UNIT_END { NULL, NULL }
+#define UNIT_TEST(fn)   \
+	{               \
+#fn, fn \
+	}
+#define UNIT_END           \
+	{                  \
+		NULL, NULL \
+	}
 
 /*
  * Run one suite of tests in CUnit's basic mode and return the process exit
