@@ -163,11 +163,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-/*
- * The length a record in RFC 3597's generic form declares ("\# N" on its
- * first line, outside quotes and comments), or -1.
- */
-static long generic_length(const char *text)
+long zbuild_generic_length(const char *text, const char **data)
 {
 	bool quote = false;
 	for (const char *p = text; p && *p && *p != '\n'; p++) {
@@ -176,6 +172,8 @@ static long generic_length(const char *text)
 		    isspace((unsigned char)p[2])) {
 			char *end;
 			long n = strtol(p + 2, &end, 10);
+			if (data)
+				*data = end;
 			return end > p + 2 && n >= 0 &&
 					       (*end == '\0' || isspace((unsigned char)*end))
 				       ? n
@@ -235,7 +233,7 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, c
 		return SHOAL_EZONE;
 	}
 	/* ldns keeps of generic RDATA what the type's fields take and drops the rest */
-	long declared = generic_length(text);
+	long declared = zbuild_generic_length(text, NULL);
 	if (declared >= 0 && declared != rdlen) {
 		const rdata_desc_t *d = rdata_desc(type);
 		if (name_to_text(owner, name, sizeof(name)) < 0)

@@ -57,6 +57,13 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, c
 	       uint16_t type, uint16_t rclass, uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
 
 /*
+ * The length a record in RFC 3597's generic form declares ("\# N" on its
+ * first line `text`, outside quotes and comments), or -1; *data (when data
+ * is not NULL) is where the octets' hex starts.
+ */
+long zbuild_generic_length(const char *text, const char **data);
+
+/*
  * Append every record of `from` (built for the same zone, for example from
  * one stretch of a file read on another thread) after those of b, in its
  * order, and free `from`. Returns 0 or SHOAL_ENOMEM (from is freed too).
@@ -78,6 +85,66 @@ void zbuild_fail(zbuild_t *b);
 int zbuild_finish(zbuild_t *b, zone_t **out);
 
 void zbuild_free(zbuild_t *b);
+
+/* Which reader turns master file text into records (zone_load_set_reader). */
+enum zone_reader {
+	ZONE_READER_ZSCANNER, /* Knot's zone scanner, libzscanner: the default */
+	ZONE_READER_LDNS,     /* ldns, the reference the other is tested against */
+};
+
+/* Choose the reader of the loads that start afterwards; not while one runs. */
+void zone_load_set_reader(enum zone_reader reader);
+
+#define LOAD_MAX_ERRORS  50   /* stop reading a hopeless file after this many */
+#define LOAD_DEFAULT_TTL 3600 /* without $TTL, as NSD does */
+
+/*
+ * What one zone has used of the limits: the octets of every file read
+ * (a file included twice counts twice) and the $INCLUDEs followed. Shared
+ * by the threads reading stretches of one file, hence atomic.
+ */
+typedef struct load_budget {
+	uint64_t octets;
+	uint32_t includes;
+} load_budget_t;
+
+struct ldns_struct_buffer;
+
+/* One zone (or one stretch of its file) being read: load.c and its readers. */
+typedef struct loader {
+	zbuild_t *b;
+	zone_msg_fn msg;
+	void *msg_arg;
+	struct ldns_struct_buffer *rdata; /* the ldns reader's RDATA buffer, or NULL */
+	int errors;
+	load_budget_t *budget;
+} loader_t;
+
+/* Report a reading error at file:line, count it and fail the zone. */
+void zload_error(loader_t *L, const char *file, unsigned line, const char *text);
+
+/* True once zone_load_cancel(true) asked loads to stop. Any thread. */
+bool zload_cancelled(void);
+
+/*
+ * Follow an $INCLUDE of `path` (already resolved against the including
+ * file's folder) found at file:line, with `origin` (wire) in force inside
+ * it, within the zone's include count, nesting and octet limits. A file
+ * that cannot be read is an error counted at file:line. Returns 0,
+ * SHOAL_ENOMEM or SHOAL_ETIMEOUT.
+ */
+int zload_include(loader_t *L, const char *file, unsigned line, const char *path,
+		  const uint8_t *origin, int depth);
+
+/*
+ * Read text[0..size) (the whole of `file`, NUL-terminated, writable: CR
+ * before LF becomes a blank) with Knot's zone scanner into L->b, origin
+ * (wire) and LOAD_DEFAULT_TTL in force at its start, $INCLUDE nesting
+ * depth `depth`. Messages name each record's first line, as the ldns
+ * reader's do. Returns 0, SHOAL_ENOMEM or SHOAL_ETIMEOUT. (load_zs.c)
+ */
+int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8_t *origin,
+	     int depth);
 
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the

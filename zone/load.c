@@ -1,4 +1,8 @@
-/* Reading RFC 1035 master files with ldns, record by record, into the store builder. */
+/*
+ * Reading RFC 1035 master files into the store builder: the files, their
+ * limits and $INCLUDE here, with one of two readers (zone_load_set_reader):
+ * Knot's zone scanner (zone/load_zs.c) or ldns, record by record, here.
+ */
 #include "config.h"
 
 #include <ctype.h>
@@ -19,8 +23,6 @@
 #include "zone/internal.h"
 
 #define LOAD_INCLUDE_DEPTH 8          /* $INCLUDE nesting; deeper is most likely a loop */
-#define LOAD_MAX_ERRORS    50         /* stop reading a hopeless file after this many */
-#define LOAD_DEFAULT_TTL   3600       /* without $TTL, as NSD does */
 #define LOAD_READ_CHUNK    (4u << 20) /* octets per read(): a cancel is seen between two */
 
 /*
@@ -31,6 +33,7 @@
 static zone_load_limits_t load_limits = { ZONE_LOAD_MAX_OCTETS_DEFAULT,
 					  ZONE_LOAD_MAX_INCLUDES_DEFAULT };
 static bool load_cancelled;
+static enum zone_reader load_reader = ZONE_READER_ZSCANNER;
 
 void zone_load_set_limits(const zone_load_limits_t *limits)
 {
@@ -44,29 +47,15 @@ void zone_load_cancel(bool cancel)
 	__atomic_store_n(&load_cancelled, cancel, __ATOMIC_RELAXED);
 }
 
-static bool cancelled(void)
+void zone_load_set_reader(enum zone_reader reader)
+{
+	load_reader = reader;
+}
+
+bool zload_cancelled(void)
 {
 	return __atomic_load_n(&load_cancelled, __ATOMIC_RELAXED);
 }
-
-/*
- * What one zone has used of the limits: the octets of every file read
- * (a file included twice counts twice) and the $INCLUDEs followed. Shared
- * by the threads reading stretches of one file, hence atomic.
- */
-typedef struct load_budget {
-	uint64_t octets;
-	uint32_t includes;
-} load_budget_t;
-
-typedef struct loader {
-	zbuild_t *b;
-	zone_msg_fn msg;
-	void *msg_arg;
-	ldns_buffer *rdata;
-	int errors;
-	load_budget_t *budget;
-} loader_t;
 
 /* Where a file was named: the zone's own file has no includer (file NULL). */
 typedef struct include_site {
@@ -74,10 +63,10 @@ typedef struct include_site {
 	unsigned line;
 } include_site_t;
 
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth,
+static int load_file(loader_t *L, const char *file, const uint8_t *origin, int depth,
 		     include_site_t from);
 
-static void load_error(loader_t *L, const char *file, unsigned line, const char *text)
+void zload_error(loader_t *L, const char *file, unsigned line, const char *text)
 {
 	zone_report(L->msg, L->msg_arg, true, file, line, "%s", text);
 	L->errors++;
@@ -89,7 +78,7 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 {
 	const ldns_rdf *owner = ldns_rr_owner(rr);
 	if (!owner || ldns_rdf_get_type(owner) != LDNS_RDF_TYPE_DNAME) {
-		load_error(L, file, line, "the owner is not a domain name");
+		zload_error(L, file, line, "the owner is not a domain name");
 		return 0;
 	}
 	ldns_buffer_clear(L->rdata);
@@ -97,7 +86,7 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 		return SHOAL_ENOMEM;
 	size_t rdlen = ldns_buffer_position(L->rdata);
 	if (rdlen > UINT16_MAX) {
-		load_error(L, file, line, "RDATA longer than 65535 octets");
+		zload_error(L, file, line, "RDATA longer than 65535 octets");
 		return 0;
 	}
 	int err = zbuild_add(L->b, file, line, text, ldns_rdf_data(owner),
@@ -108,26 +97,11 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 	return err == SHOAL_ENOMEM ? err : 0;
 }
 
-/*
- * $INCLUDE <file> [<origin>] (RFC 1035 5.1). A relative path is taken from
- * the including file's folder, as Knot does. The origin given (absolute,
- * or else the current one) holds inside the included file only.
- */
-static int do_include(loader_t *L, const char *file, unsigned line, char *text,
-		      const ldns_rdf *origin, int depth)
+int zload_include(loader_t *L, const char *file, unsigned line, const char *path,
+		  const uint8_t *origin, int depth)
 {
-	char *save = NULL;
-	strtok_r(text, " \t\r\n", &save); /* "$INCLUDE" */
-	char *path = strtok_r(NULL, " \t\r\n", &save);
-	char *org = strtok_r(NULL, " \t\r\n", &save);
-	if (org && org[0] == ';')
-		org = NULL;
-	if (!path) {
-		load_error(L, file, line, "$INCLUDE without a file name");
-		return 0;
-	}
 	if (depth >= LOAD_INCLUDE_DEPTH) {
-		load_error(L, file, line, "$INCLUDE nested too deep (a loop?)");
+		zload_error(L, file, line, "$INCLUDE nested too deep (a loop?)");
 		return 0;
 	}
 	/* a few octets of $INCLUDEs nested a few deep ask for 10^5 reads: count them */
@@ -140,6 +114,33 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		zbuild_fail(L->b);
 		return 0;
 	}
+	int err = load_file(L, path, origin, depth + 1, (include_site_t){ file, line });
+	if (err == SHOAL_EIO) {
+		L->errors++;
+		return 0;
+	}
+	return err;
+}
+
+/*
+ * $INCLUDE <file> [<origin>] (RFC 1035 5.1) read by the ldns reader. A
+ * relative path is taken from the including file's folder, as Knot does.
+ * The origin given (absolute, or else the current one) holds inside the
+ * included file only.
+ */
+static int do_include(loader_t *L, const char *file, unsigned line, char *text,
+		      const ldns_rdf *origin, int depth)
+{
+	char *save = NULL;
+	strtok_r(text, " \t\r\n", &save); /* "$INCLUDE" */
+	char *path = strtok_r(NULL, " \t\r\n", &save);
+	char *org = strtok_r(NULL, " \t\r\n", &save);
+	if (org && org[0] == ';')
+		org = NULL;
+	if (!path) {
+		zload_error(L, file, line, "$INCLUDE without a file name");
+		return 0;
+	}
 	char full[4096];
 	if (path[0] == '/') {
 		snprintf(full, sizeof(full), "%s", path);
@@ -148,24 +149,17 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		snprintf(dir, sizeof(dir), "%s", file);
 		snprintf(full, sizeof(full), "%s/%s", dirname(dir), path);
 	}
-	ldns_rdf *inc_origin = NULL;
+	uint8_t inc_origin[NAME_MAXLEN];
 	if (org) {
 		/* NSD and Knot both insist on an absolute origin here */
 		size_t len = strlen(org);
-		if (org[len - 1] != '.' || !(inc_origin = ldns_dname_new_frm_str(org))) {
-			load_error(L, file, line,
-				   "$INCLUDE origin must be an absolute domain name");
+		if (org[len - 1] != '.' || name_from_text(org, NULL, inc_origin) < 0) {
+			zload_error(L, file, line,
+				    "$INCLUDE origin must be an absolute domain name");
 			return 0;
 		}
 	}
-	int err = load_file(L, full, inc_origin ? inc_origin : origin, depth + 1,
-			    (include_site_t){ file, line });
-	ldns_rdf_deep_free(inc_origin);
-	if (err == SHOAL_EIO) {
-		L->errors++;
-		return 0;
-	}
-	return err;
+	return zload_include(L, file, line, full, org ? inc_origin : ldns_rdf_data(origin), depth);
 }
 
 /* What a file that is not a regular one is, for the message that refuses it. */
@@ -219,7 +213,7 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 		goto done;
 	}
 	for (;;) {
-		if (cancelled()) {
+		if (zload_cancelled()) {
 			snprintf(why, whylen, "loading cancelled");
 			goto done;
 		}
@@ -304,7 +298,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 	char *buf = NULL;
 	size_t cap = 0;
 	while (L->errors < LOAD_MAX_ERRORS) {
-		if (cancelled()) {
+		if (zload_cancelled()) {
 			err = SHOAL_ETIMEOUT;
 			break;
 		}
@@ -315,7 +309,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		if (memchr(buf, '\0', (size_t)got)) {
 			/* C strings end there: what follows would be read as another line */
 			line++;
-			load_error(L, file, (unsigned)line, "a NUL octet in the line");
+			zload_error(L, file, (unsigned)line, "a NUL octet in the line");
 			continue;
 		}
 		if (blank_line(buf)) {
@@ -329,7 +323,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 			continue;
 		}
 		if (fseek(f, pos, SEEK_SET) != 0) {
-			load_error(L, file, (unsigned)line, "cannot seek in the file");
+			zload_error(L, file, (unsigned)line, "cannot seek in the file");
 			break;
 		}
 		ldns_rr *rr = NULL;
@@ -347,7 +341,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		} else if (s != LDNS_STATUS_SYNTAX_TTL && s != LDNS_STATUS_SYNTAX_ORIGIN &&
 			   s != LDNS_STATUS_SYNTAX_EMPTY) {
 			ldns_rr_free(rr);
-			load_error(L, file, at, ldns_get_errorstr_by_id(s));
+			zload_error(L, file, at, ldns_get_errorstr_by_id(s));
 		}
 		if (ftell(f) == pos)
 			break; /* nothing consumed: do not spin */
@@ -612,7 +606,7 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
  * what is left of the zone's octets. A file that cannot be read is
  * reported at the $INCLUDE's line: SHOAL_EIO.
  */
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth,
+static int load_file(loader_t *L, const char *file, const uint8_t *origin, int depth,
 		     include_site_t from)
 {
 	uint64_t used = __atomic_load_n(&L->budget->octets, __ATOMIC_RELAXED);
@@ -620,7 +614,7 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 	size_t size = 0;
 	char why[256];
 	char *text = read_whole(file, room, &size, why, sizeof(why));
-	if (!text && cancelled())
+	if (!text && zload_cancelled())
 		return SHOAL_ETIMEOUT; /* zone_load says so once */
 	if (!text) {
 		if (from.file)
@@ -632,26 +626,34 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 		return SHOAL_EIO;
 	}
 	__atomic_add_fetch(&L->budget->octets, (uint64_t)size, __ATOMIC_RELAXED);
-	ldns_rdf *orig = ldns_rdf_clone(origin);
+	int err = SHOAL_ENOMEM;
+	ldns_rdf *orig = NULL, *org = NULL;
+	if (load_reader == ZONE_READER_ZSCANNER) {
+		err = zload_zs(L, file, text, size, origin, depth);
+		goto done;
+	}
 	uint32_t ttl = LOAD_DEFAULT_TTL;
 	size_t cut[LOAD_THREADS_MAX + 1];
 	int lines[LOAD_THREADS_MAX + 1];
 	int n = depth == 0 ? plan_stretches(text, size, load_threads(), cut, lines) : 1;
-	int err = SHOAL_ENOMEM;
-	if (!orig)
+	org = ldns_dname_new_frm_data((uint16_t)name_length(origin), origin);
+	if (!org || !(orig = ldns_rdf_clone(org)))
+		goto done;
+	if (!L->rdata && !(L->rdata = ldns_buffer_new(1024)))
 		goto done;
 	if (n == 1) {
-		err = load_text(L, file, text, size, 0, &orig, &ttl, origin, depth);
+		err = load_text(L, file, text, size, 0, &orig, &ttl, org, depth);
 		goto done;
 	}
 	/* the directives first, here; then the records after them on n threads */
-	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, origin, depth);
+	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, org, depth);
 	if (err == 0 && L->errors < LOAD_MAX_ERRORS) {
 		cut[n] = size;
-		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, origin);
+		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, org);
 	}
 done:
 	ldns_rdf_deep_free(orig);
+	ldns_rdf_deep_free(org);
 	free(text);
 	return err;
 }
@@ -664,14 +666,12 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 		return SHOAL_EINVAL;
 	load_budget_t budget = { 0 };
 	loader_t L = { .msg = msg, .msg_arg = msg_arg, .budget = &budget };
-	ldns_rdf *org = ldns_dname_new_frm_str(text);
 	L.b = zbuild_new(file, origin, msg, msg_arg);
-	L.rdata = ldns_buffer_new(1024);
 	int err = SHOAL_ENOMEM;
-	if (!org || !L.b || !L.rdata)
+	if (!L.b)
 		goto done;
 	zbuild_set_limits(L.b, limits);
-	err = load_file(&L, file, org, 0, (include_site_t){ NULL, 0 });
+	err = load_file(&L, file, origin, 0, (include_site_t){ NULL, 0 });
 	if (err == SHOAL_ETIMEOUT)
 		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 	if (err == SHOAL_EIO || err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT)
@@ -682,7 +682,6 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	L.b = NULL;
 done:
 	zbuild_free(L.b);
-	ldns_rdf_deep_free(org);
 	if (L.rdata)
 		ldns_buffer_free(L.rdata);
 	return err;
