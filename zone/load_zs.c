@@ -105,8 +105,8 @@ static void blank_crlf(char *text, size_t size)
 
 /*
  * A NUL octet ends a C string: ldns' reader refuses the line that holds
- * one. Report each such line and make it blank, so the scanner reads on
- * past it as ldns does.
+ * one. Report each such line and make it a comment, so the scanner reads
+ * on past it as ldns does.
  */
 static void blank_nul_lines(loader_t *L, const char *file, char *text, size_t size)
 {
@@ -119,7 +119,33 @@ static void blank_nul_lines(loader_t *L, const char *file, char *text, size_t si
 			stop++;
 		zload_error(L, file, 1 + count_lines(text, start), "a NUL octet in the line");
 		memset(start, ' ', (size_t)(stop - start));
+		if (stop > start)
+			*start = ';';
 		p = stop;
+	}
+}
+
+/*
+ * A line of blanks (and maybe a comment) before the first record with an
+ * owner is a record without one to the scanner ("previous owner is
+ * invalid"); to ldns, NSD and RFC 1035 5.1 it is a blank line. Such lines
+ * become comments: the same octets and lines.
+ */
+static void comment_leading_blanks(char *text, size_t size)
+{
+	char *p = text, *end = text + size;
+	while (p < end && *p != '\n' && (*p == ' ' || *p == '\t' || *p == ';' || *p == '$')) {
+		char *q = p;
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (p < q && (q == end || *q == '\n' || *q == ';'))
+			*p = ';';
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		p = nl + 1;
+		while (p < end && *p == '\n')
+			p++;
 	}
 }
 
@@ -198,6 +224,7 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 		goto done;
 	blank_crlf(text, size);
 	blank_nul_lines(L, file, text, size);
+	comment_leading_blanks(text, size);
 	if (zs_set_input_string(s, text, size) != 0)
 		goto done;
 	const char *end = text + size;

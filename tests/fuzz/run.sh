@@ -3,7 +3,7 @@
 # time, and report what they found. Not part of make check; see tests/fuzz/README.
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]
 # SECONDS defaults to 60 per target; TARGET is query, answer, name, zone,
-# zone_answer or conf (default: all). The build lives in $SHOAL_FUZZ_BUILD (default
+# zone_answer, zone_diff or conf (default: all). The build lives in $SHOAL_FUZZ_BUILD (default
 # build/fuzz-lf; configured with CC=clang --enable-fuzzing when it has no
 # config.status). Each target runs on its own work corpus,
 # <build>/fuzz-work/<target>/corpus, which starts as a copy of
@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(query answer name zone zone_answer conf)
+[ ${#targets[@]} -eq 0 ] && targets=(query answer name zone zone_answer zone_diff conf)
 build=${SHOAL_FUZZ_BUILD:-$top/build/fuzz-lf}
 
 case $secs in
@@ -37,7 +37,7 @@ programs=()
 for t in "${targets[@]}"; do programs+=("tests/fuzz/fuzz_$t"); done
 make -C "$build" -s -j"$(nproc)" "${programs[@]}" || exit 1
 
-# the answer target finds its zones here; the zone, zone_answer and conf targets write to $TMPDIR
+# the answer target finds its zones here; the zone, zone_answer, zone_diff and conf targets write to $TMPDIR
 export SHOAL_SRCDIR=$top
 found=0
 for t in "${targets[@]}"; do
