@@ -279,7 +279,9 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 				break;
 		} else if (s->state == ZS_STATE_ERROR) {
 			/* a bad directive has no record after it: the scanner's line is its own */
-			unsigned eline = s->line_counter < line ? (unsigned)s->line_counter : line;
+			unsigned eline = s->line_counter && s->line_counter < line
+						 ? (unsigned)s->line_counter
+						 : line;
 			zload_error(L, file, eline, zs_strerror(s->error.code));
 			if (zs_error_final(s->error.code))
 				break;

@@ -117,6 +117,8 @@ static void keep(void *arg, bool is_error, const char *msg)
 		}
 		p++;
 	}
+	if (!text && (text = strstr(msg, ": ")))
+		text += 2; /* "FILE: text", a message about the whole file */
 	char *s = NULL, *l = NULL;
 	char sev = is_error ? 'E' : 'W';
 	int at = text ? (int)(text - msg) : 0;
@@ -182,8 +184,10 @@ enum zone_diff zone_diff_file(const char *path, const uint8_t *origin, char *why
 	for (int i = 0; i < 2; i++) {
 		zone_load_set_reader(reader[i]);
 		rc[i] = zone_load(path, origin, NULL, keep, &m[i], &z[i]);
-		qsort(m[i].text, m[i].count, sizeof(char *), by_text);
-		qsort(m[i].lenient, m[i].count, sizeof(char *), by_text);
+		if (m[i].count) {
+			qsort(m[i].text, m[i].count, sizeof(char *), by_text);
+			qsort(m[i].lenient, m[i].count, sizeof(char *), by_text);
+		}
 	}
 	zone_load_set_reader(ZONE_READER_ZSCANNER);
 	why[0] = '\0';
