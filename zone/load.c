@@ -132,11 +132,12 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		      const ldns_rdf *origin, int depth)
 {
 	char *save = NULL;
+	char *comment = strchr(text, ';'); /* a comment starts there, in a file name too */
+	if (comment)
+		*comment = '\0';
 	strtok_r(text, " \t\r\n", &save); /* "$INCLUDE" */
 	char *path = strtok_r(NULL, " \t\r\n", &save);
 	char *org = strtok_r(NULL, " \t\r\n", &save);
-	if (org && org[0] == ';')
-		org = NULL;
 	if (!path) {
 		zload_error(L, file, line, "$INCLUDE without a file name");
 		return 0;
