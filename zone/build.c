@@ -158,6 +158,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	void *q = realloc(*p, n * elem);
 	if (!q)
 		return false;
+	zone_huge_pages(q, n * elem);
 	*p = q;
 	*cap = n;
 	return true;
@@ -909,6 +910,7 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 		err = SHOAL_EZONE;
 		goto fail;
 	}
+	zarena_trim(z->arena);
 	*out = z;
 	return 0;
 fail:
@@ -945,6 +947,7 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 	kept = malloc((b->rec_count ? b->rec_count : 1) * sizeof(size_t));
 	if (!kept)
 		goto done;
+	zone_huge_pages(kept, b->rec_count * sizeof(size_t));
 	for (size_t i = 0; i < b->rec_count;) {
 		size_t j = i + 1;
 		while (j < b->rec_count && same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j])))

@@ -18,8 +18,16 @@ zarena_t *zarena_new(void);
 /* n octets aligned for any object; NULL when out of memory. */
 void *zarena_alloc(zarena_t *a, size_t n);
 void zarena_free(zarena_t *a);
+/* Give back the unused ends of the arena's blocks: it is full for good. */
+void zarena_trim(zarena_t *a);
 /* Octets the arena took from malloc (for measuring). */
 size_t zarena_size(const zarena_t *a);
+
+/*
+ * Ask for huge pages under p[0..n) (an allocation about to be filled),
+ * where it holds whole 2 MiB pages; nothing for smaller ones.
+ */
+void zone_huge_pages(void *p, size_t n);
 
 /*
  * Report a message about a zone file through fn: "FILE:LINE: text", or

@@ -213,6 +213,7 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 		snprintf(why, whylen, "cannot read: %s", strerror(ENOMEM));
 		goto done;
 	}
+	zone_huge_pages(buf, cap + 1);
 	for (;;) {
 		if (zload_cancelled()) {
 			snprintf(why, whylen, "loading cancelled");
