@@ -282,14 +282,43 @@ int zbuild_merge(zbuild_t *b, zbuild_t *from)
 	int *fmap = malloc((from->file_count ? from->file_count : 1) * sizeof(*fmap));
 	if (!fmap)
 		goto done;
-	for (size_t i = 0; i < from->file_count; i++)
+	bool same_files = true;
+	for (size_t i = 0; i < from->file_count; i++) {
 		if ((fmap[i] = file_index(b, from->files[i])) < 0)
 			goto done;
+		same_files &= fmap[i] == (int)i;
+	}
+	if (same_files && b->rec_count == 0) {
+		/* the first stretch of a file: take its records over as they are */
+		uint8_t *blob = b->blob;
+		size_t *recs = b->recs, blob_cap = b->blob_cap, rec_cap = b->rec_cap;
+		b->blob = from->blob;
+		b->blob_len = from->blob_len;
+		b->blob_cap = from->blob_cap;
+		b->recs = from->recs;
+		b->rec_count = from->rec_count;
+		b->rec_cap = from->rec_cap;
+		from->blob = blob;
+		from->blob_cap = blob_cap;
+		from->recs = recs;
+		from->rec_cap = rec_cap;
+		b->failed |= from->failed;
+		err = 0;
+		goto done;
+	}
 	/* one growth to the final size: the pages fill as the records come */
 	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + from->blob_len, 1) ||
 	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + from->rec_count, sizeof(size_t)))
 		goto done;
-	for (size_t i = 0; i < from->rec_count; i++) {
+	if (same_files) {
+		/* records lie in the blob one after another, each a multiple of ZREC_ALIGN */
+		if (from->blob_len)
+			memcpy(b->blob + b->blob_len, from->blob, from->blob_len);
+		for (size_t i = 0; i < from->rec_count; i++)
+			b->recs[b->rec_count++] = b->blob_len + from->recs[i];
+		b->blob_len += from->blob_len;
+	}
+	for (size_t i = 0; !same_files && i < from->rec_count; i++) {
 		zrec_t *r = rec_at(from, from->recs[i]);
 		size_t size = sizeof(zrec_t) + r->keylen + r->namelen + r->rdlen;
 		size = (size + ZREC_ALIGN - 1) & ~(size_t)(ZREC_ALIGN - 1);

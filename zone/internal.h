@@ -145,14 +145,15 @@ int zload_include(loader_t *L, const char *file, unsigned line, const char *path
 		  const uint8_t *origin, int depth);
 
 /*
- * Read text[0..size) (the whole of `file`, NUL-terminated, writable: CR
- * before LF becomes a blank) with Knot's zone scanner into L->b, origin
- * (wire) and LOAD_DEFAULT_TTL in force at its start, $INCLUDE nesting
- * depth `depth`. Messages name each record's first line, as the ldns
- * reader's do. Returns 0, SHOAL_ENOMEM or SHOAL_ETIMEOUT. (load_zs.c)
+ * Read text[0..size) of `file` (writable: CR before LF becomes a blank),
+ * which starts after its line first_line, with Knot's zone scanner into
+ * L->b: `origin` (wire) and *ttl in force at its start, and set to those
+ * in force at its end; $INCLUDE nesting depth `depth`. Messages name each
+ * record's first line, as the ldns reader's do. Returns 0, SHOAL_ENOMEM
+ * or SHOAL_ETIMEOUT. (load_zs.c)
  */
-int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8_t *origin,
-	     int depth);
+int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
+	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth);
 
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the

@@ -357,13 +357,13 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 }
 
 /*
- * Big files are read by several threads: ldns' tokenizer is most of the
- * load time. The text after the last directive ($ORIGIN, $TTL, $INCLUDE)
- * is cut into stretches at lines that start a record with its own owner
- * name outside parentheses, so each stretch reads alone with the origin
- * and default TTL the directives left; each thread fills its own builder
- * and keeps its messages, and both are taken over in file order, so the
- * zone and the messages are those of a reading in one go.
+ * Big files are read by several threads, with either reader: reading
+ * and adding the records is the biggest part of the load (most of it with
+ * ldns' tokenizer, half of it with the scanner). The text after the last directive ($ORIGIN, $TTL,
+ * $INCLUDE) is cut into stretches at lines that start a record with its own owner name outside
+ * parentheses, so each stretch reads alone with the origin and default TTL the directives left;
+ * each thread fills its own builder and keeps its messages, and both are taken over in file order,
+ * so the zone and the messages are those of a reading in one go.
  */
 #define LOAD_SPLIT_MIN   (4u << 20) /* octets after the directives worth splitting */
 #define LOAD_THREADS_MAX 4
@@ -408,9 +408,10 @@ typedef struct stretch {
 	char *text;
 	size_t size;
 	int first_line;
-	ldns_rdf *orig;
+	ldns_rdf *orig; /* the ldns reader's */
 	uint32_t ttl;
 	const ldns_rdf *origin;
+	uint8_t zorigin[NAME_MAXLEN]; /* the scanner's */
 	int err;
 	pthread_t thread;
 	bool started;
@@ -419,8 +420,12 @@ typedef struct stretch {
 static void *read_stretch(void *arg)
 {
 	stretch_t *st = arg;
-	st->err = load_text(&st->L, st->file, st->text, st->size, st->first_line, &st->orig,
-			    &st->ttl, st->origin, 0);
+	if (load_reader == ZONE_READER_ZSCANNER)
+		st->err = zload_zs(&st->L, st->file, st->text, st->size, (unsigned)st->first_line,
+				   st->zorigin, &st->ttl, 0);
+	else
+		st->err = load_text(&st->L, st->file, st->text, st->size, st->first_line, &st->orig,
+				    &st->ttl, st->origin, 0);
 	return NULL;
 }
 
@@ -564,11 +569,16 @@ static int take_stretch(loader_t *L, stretch_t *st)
 	return err;
 }
 
-/* Read the stretches cut[1..n] on threads, each with the state after cut[0]. */
+/*
+ * Read the stretches cut[1..n] on threads, each with the state after
+ * cut[0]: the origin in force (orig for ldns, zorig in wire form for the
+ * scanner) and the default TTL.
+ */
 static int load_parallel(loader_t *L, const char *file, char *text, const size_t cut[],
 			 const int lines[], int n, const ldns_rdf *orig, uint32_t ttl,
-			 const ldns_rdf *origin)
+			 const ldns_rdf *origin, const uint8_t *zorig)
 {
+	bool ldns = load_reader == ZONE_READER_LDNS;
 	stretch_t st[LOAD_THREADS_MAX];
 	int err = 0;
 	for (int k = 0; k < n; k++) {
@@ -576,16 +586,18 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 				     .text = text + cut[k],
 				     .size = cut[k + 1] - cut[k],
 				     .first_line = lines[k],
-				     .orig = ldns_rdf_clone(orig),
+				     .orig = ldns ? ldns_rdf_clone(orig) : NULL,
 				     .ttl = ttl,
 				     .origin = origin };
 		st[k].L = (loader_t){ .msg = keep_msg,
 				      .msg_arg = &st[k].msgs,
 				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg,
 						      &st[k].msgs),
-				      .rdata = ldns_buffer_new(1024),
+				      .rdata = ldns ? ldns_buffer_new(1024) : NULL,
 				      .budget = L->budget };
-		if (!st[k].orig || !st[k].L.b || !st[k].L.rdata)
+		if (!ldns)
+			memcpy(st[k].zorigin, zorig, name_length(zorig));
+		if ((ldns && (!st[k].orig || !st[k].L.rdata)) || !st[k].L.b)
 			st[k].err = SHOAL_ENOMEM;
 		else
 			st[k].started =
@@ -630,14 +642,20 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 	__atomic_add_fetch(&L->budget->octets, (uint64_t)size, __ATOMIC_RELAXED);
 	int err = SHOAL_ENOMEM;
 	ldns_rdf *orig = NULL, *org = NULL;
-	if (load_reader == ZONE_READER_ZSCANNER) {
-		err = zload_zs(L, file, text, size, origin, depth);
-		goto done;
-	}
 	uint32_t ttl = LOAD_DEFAULT_TTL;
 	size_t cut[LOAD_THREADS_MAX + 1];
 	int lines[LOAD_THREADS_MAX + 1];
 	int n = depth == 0 ? plan_stretches(text, size, load_threads(), cut, lines) : 1;
+	if (load_reader == ZONE_READER_ZSCANNER) {
+		uint8_t zorig[NAME_MAXLEN];
+		memcpy(zorig, origin, name_length(origin));
+		err = zload_zs(L, file, text, n == 1 ? size : cut[0], 0, zorig, &ttl, depth);
+		if (n > 1 && err == 0 && L->errors < LOAD_MAX_ERRORS) {
+			cut[n] = size;
+			err = load_parallel(L, file, text, cut, lines, n, NULL, ttl, NULL, zorig);
+		}
+		goto done;
+	}
 	org = ldns_dname_new_frm_data((uint16_t)name_length(origin), origin);
 	if (!org || !(orig = ldns_rdf_clone(org)))
 		goto done;
@@ -651,7 +669,7 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, org, depth);
 	if (err == 0 && L->errors < LOAD_MAX_ERRORS) {
 		cut[n] = size;
-		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, org);
+		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, org, NULL);
 	}
 done:
 	ldns_rdf_deep_free(orig);

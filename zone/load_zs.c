@@ -108,7 +108,8 @@ static void blank_crlf(char *text, size_t size)
  * one. Report each such line and make it a comment, so the scanner reads
  * on past it as ldns does.
  */
-static void blank_nul_lines(loader_t *L, const char *file, char *text, size_t size)
+static void blank_nul_lines(loader_t *L, const char *file, char *text, size_t size,
+			    unsigned first_line)
 {
 	char *p = text, *end = text + size;
 	while (p < end && (p = memchr(p, '\0', (size_t)(end - p)))) {
@@ -117,7 +118,8 @@ static void blank_nul_lines(loader_t *L, const char *file, char *text, size_t si
 			start--;
 		while (stop < end && *stop != '\n')
 			stop++;
-		zload_error(L, file, 1 + count_lines(text, start), "a NUL octet in the line");
+		zload_error(L, file, first_line + 1 + count_lines(text, start),
+			    "a NUL octet in the line");
 		memset(start, ' ', (size_t)(stop - start));
 		if (stop > start)
 			*start = ';';
@@ -203,8 +205,8 @@ static int zs_include(loader_t *L, const char *file, unsigned line, zs_scanner_t
 	return zload_include(L, file, line, s->include_filename, origin, depth);
 }
 
-int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8_t *origin,
-	     int depth)
+int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
+	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth)
 {
 	char otext[NAME_TEXT_MAX], dir[4096];
 	if (name_to_text(origin, otext, sizeof(otext)) < 0)
@@ -213,7 +215,7 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 	if (!s)
 		return SHOAL_ENOMEM;
 	int err = SHOAL_ENOMEM;
-	if (zs_init(s, otext, DNS_CLASS_IN, LOAD_DEFAULT_TTL) != 0) {
+	if (zs_init(s, otext, DNS_CLASS_IN, *ttl) != 0) {
 		free(s);
 		return SHOAL_ENOMEM;
 	}
@@ -223,12 +225,13 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 	if (!(s->path = strdup(dirname(dir))))
 		goto done;
 	blank_crlf(text, size);
-	blank_nul_lines(L, file, text, size);
-	comment_leading_blanks(text, size);
+	blank_nul_lines(L, file, text, size, first_line);
+	if (first_line == 0)
+		comment_leading_blanks(text, size);
 	if (zs_set_input_string(s, text, size) != 0)
 		goto done;
 	const char *end = text + size;
-	zs_place_t at = { text, 1 };
+	zs_place_t at = { text, first_line + 1 };
 	bool after_error = false, in_parens = false;
 	err = 0;
 	while (L->errors < LOAD_MAX_ERRORS) {
@@ -266,8 +269,9 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 			 * the builder's checks say what is wrong, as for ldns.
 			 */
 			uint16_t rdlen = (uint16_t)(generic >= 0 ? generic : s->r_data_length);
-			int e = zbuild_add(L->b, file, line, rec, s->r_owner, s->r_type, s->r_class,
-					   s->r_ttl, s->r_data, rdlen);
+			/* no text: the scanner checked "\\# N" against the octets itself */
+			int e = zbuild_add(L->b, file, line, NULL, s->r_owner, s->r_type,
+					   s->r_class, s->r_ttl, s->r_data, rdlen);
 			if (e == SHOAL_EZONE)
 				L->errors++;
 			if (e == SHOAL_ENOMEM) {
@@ -275,12 +279,13 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 				break;
 			}
 		} else if (s->state == ZS_STATE_INCLUDE) {
-			if ((err = zs_include(L, file, (unsigned)s->line_counter, s, depth)) < 0)
+			if ((err = zs_include(L, file, first_line + (unsigned)s->line_counter, s,
+					      depth)) < 0)
 				break;
 		} else if (s->state == ZS_STATE_ERROR) {
 			/* a bad directive has no record after it: the scanner's line is its own */
-			unsigned eline = s->line_counter && s->line_counter < line
-						 ? (unsigned)s->line_counter
+			unsigned eline = s->line_counter && first_line + s->line_counter < line
+						 ? first_line + (unsigned)s->line_counter
 						 : line;
 			zload_error(L, file, eline, zs_strerror(s->error.code));
 			if (zs_error_final(s->error.code))
@@ -290,6 +295,10 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, const uint8
 			in_parens = s->multiline;
 		}
 	}
+	/* the state after the text, for the stretches that follow it */
+	if (s->zone_origin_length <= NAME_MAXLEN)
+		memcpy(origin, s->zone_origin, s->zone_origin_length);
+	*ttl = s->default_ttl;
 done:
 	zs_deinit(s);
 	free(s);

@@ -29,23 +29,16 @@ static void trace_msg(void *arg, bool is_error, const char *msg)
 }
 
 /*
- * One input is one zone file for fuzz.test., loaded from a file (the
- * loader reads paths). Errors are expected; a crash, a sanitizer report, a
- * leak or a broken store is a finding. The file is loaded twice with the
- * ldns reader: in one go and cut into stretches read on threads (as big
- * files are); a zone that loads must come out the same both ways, with
- * the same messages.
+ * The input loaded with `reader` in one go and cut into stretches read on
+ * threads (as big files are): a zone that loads must come out the same
+ * both ways, with the same messages.
  */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void serial_and_split(const char *path, enum zone_reader reader)
 {
 	static const uint8_t origin[] = "\4fuzz\4test";
-	const char *path = fuzz_file_zone(data, size);
-	if (!path)
-		return 0;
 	zone_t *z = NULL, *split = NULL;
 	msg_trace_t t1 = { 14695981039346656037u, 0 }, t2 = t1;
-	/* the split is the ldns reader's; fuzz_zone_diff sets the scanner against ldns */
-	zone_load_set_reader(ZONE_READER_LDNS);
+	zone_load_set_reader(reader);
 	zone_load_set_threads(1, 0);
 	int rc = zone_load(path, origin, NULL, trace_msg, &t1, &z);
 	zone_load_set_threads(3, 1); /* every input cut, however small */
@@ -68,5 +61,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	zone_free(z);
 	zone_free(split);
+}
+
+/*
+ * One input is one zone file for fuzz.test., loaded from a file (the
+ * loader reads paths) with each reader, in one go and cut. Errors are
+ * expected; a crash, a sanitizer report, a leak, a broken store or a cut
+ * that changes the outcome is a finding. (fuzz_zone_diff sets the readers
+ * against each other.)
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = fuzz_file_zone(data, size);
+	if (!path)
+		return 0;
+	serial_and_split(path, ZONE_READER_ZSCANNER);
+	serial_and_split(path, ZONE_READER_LDNS);
 	return 0;
 }

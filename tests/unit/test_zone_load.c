@@ -336,9 +336,9 @@ static void test_name_key_order(void)
  * same file read through $INCLUDE (included files are never split) is the
  * reference. The text has what could fool the cutting: records spread over
  * lines in parentheses, quotes holding ';' '(' and escaped quotes, comments
- * holding parentheses, and errors in several stretches.
+ * holding parentheses, and errors in several stretches. For each reader.
  */
-static void test_parallel_load_equals_serial(void)
+static void parallel_load_equals_serial(void)
 {
 	char dir[] = "/tmp/shoal-split.XXXXXX";
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
@@ -438,6 +438,18 @@ static void test_parallel_load_equals_serial(void)
 	unlink(big);
 	unlink(inc);
 	rmdir(dir);
+}
+
+static void test_parallel_load_equals_serial(void)
+{
+	parallel_load_equals_serial(); /* the scanner, the default */
+}
+
+static void test_parallel_load_equals_serial_ldns(void)
+{
+	zone_load_set_reader(ZONE_READER_LDNS);
+	parallel_load_equals_serial();
+	zone_load_set_reader(ZONE_READER_ZSCANNER);
 }
 
 /*
@@ -965,6 +977,7 @@ int main(void)
 		UNIT_TEST(test_outside_not_stored),
 		UNIT_TEST(test_name_key_order),
 		UNIT_TEST(test_parallel_load_equals_serial),
+		UNIT_TEST(test_parallel_load_equals_serial_ldns),
 		UNIT_TEST(test_nul_in_line),
 		UNIT_TEST(test_ns_without_name),
 		UNIT_TEST(test_dname_cname_without_name),
