@@ -490,6 +490,29 @@ static bool scan_step(scan_t *sc, const char *text, size_t size, size_t *i)
 	return at_start;
 }
 
+/*
+ * The first octet from text[i] on that scan_step must see: it passes over
+ * the others without a change of state (inside a comment all but the line
+ * end; elsewhere all but escapes, quotes, parentheses, ';' and line ends,
+ * once past a line's first octet). A quarter of a big load went to
+ * stepping over every octet.
+ */
+static size_t skip_plain(const scan_t *sc, const char *text, size_t size, size_t i)
+{
+	static const bool special[256] = {
+		['\\'] = true, ['"'] = true, [';'] = true, ['('] = true, [')'] = true, ['\n'] = true
+	};
+	if (sc->line_start || i >= size)
+		return i;
+	if (sc->comment) {
+		const char *nl = memchr(text + i, '\n', size - i);
+		return nl ? (size_t)(nl - text) : size;
+	}
+	while (i < size && !special[(unsigned char)text[i]])
+		i++;
+	return i;
+}
+
 /* A record line with its own owner: not blank, a comment, a directive or a continuation. */
 static bool owner_line(char c)
 {
@@ -508,7 +531,9 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	scan_t sc = { .line_start = true };
 	size_t dir_end = 0;
 	int dir_line = 0;
-	for (size_t i = 0; i < size; i++) {
+	if (threads < 2 || size < load_split_min)
+		return 1;
+	for (size_t i = 0; (i = skip_plain(&sc, text, size, i)) < size; i++) {
 		bool start = scan_step(&sc, text, size, &i);
 		if (start && text[i] == '$') {
 			size_t eol = i;
@@ -525,7 +550,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	int n = 1;
 	size_t share = (size - dir_end) / (size_t)threads;
 	sc = (scan_t){ .line_start = true, .lines = (size_t)dir_line };
-	for (size_t i = dir_end; i < size && n < threads; i++) {
+	for (size_t i = dir_end; (i = skip_plain(&sc, text, size, i)) < size && n < threads; i++) {
 		bool start = scan_step(&sc, text, size, &i);
 		if (start && i >= dir_end + (size_t)n * share && owner_line(text[i])) {
 			cut[n] = i;
