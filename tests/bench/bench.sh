@@ -12,21 +12,27 @@
 #   -t THREADS       server threads (default 2)
 #   -r ROUNDS        rounds of A B C ... (default 3)
 #   -l SECONDS       length of one shoal-flood run (default 5)
-#   -S "SERVERS"     among shoal nsd knot ceiling (default: all that exist)
+#   -S "SERVERS"     among shoal nsd knot ceiling (default: all that exist),
+#                    and before: the shoald at $SHOALD_BEFORE (an earlier build)
 #   -o DIR           results folder (default tests/bench/results)
 #   -P               skip the spreading experiment
 #   -D               DNSSEC: sign each zone (ldns-signzone, NSEC3, no salt,
 #                    0 iterations as RFC 9276 asks, ECDSA P-256) and send
 #                    every query with DO, so answers carry RRSIGs and the
 #                    NXDOMAIN share carries NSEC3 proofs
+#   -L               zone loads only: in each round start every server,
+#                    time start to first answer, stop it; no queries, no
+#                    spreading experiment (report bench-load-DATE.md)
+#   -Z FILE          with -L: load FILE (names under bench.test.) instead
+#                    of a generated zone; -s then only labels it
 #   -h               this text
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 
 sizes="10000 1000000" threads=2 rounds=3 seconds=5 servers="" outdir=$SRC/tests/bench/results
-spread=yes dnssec=no
-while getopts "s:t:r:l:S:o:PDh" opt; do
+spread=yes dnssec=no load_only=no zone_file=""
+while getopts "s:t:r:l:S:o:PDLZ:h" opt; do
 	case $opt in
 	s) sizes=$OPTARG ;;
 	t) threads=$OPTARG ;;
@@ -36,6 +42,8 @@ while getopts "s:t:r:l:S:o:PDh" opt; do
 	o) outdir=$OPTARG ;;
 	P) spread=no ;;
 	D) dnssec=yes ;;
+	L) load_only=yes ;;
+	Z) zone_file=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 1 ;;
 	esac
@@ -71,6 +79,7 @@ for s in $servers; do
 	shoal | ceiling) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
 	nsd) command -v nsd >/dev/null || { echo "bench: nsd missing (apt-get install nsd)" >&2; exit 1; } ;;
 	knot) command -v knotd >/dev/null || { echo "bench: knotd missing (apt-get install knot)" >&2; exit 1; } ;;
+	before) [ -x "${SHOALD_BEFORE:-}" ] || { echo "bench: before needs SHOALD_BEFORE, a shoald binary" >&2; exit 1; } ;;
 	*) echo "bench: unknown server $s" >&2; exit 1 ;;
 	esac
 done
@@ -111,6 +120,61 @@ median() {
 	sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan";
 		else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+
+# -L: zone loads only, every server started and stopped once per round,
+# round by round (A B C A B C), so a busy machine weighs on all alike.
+if [ "$load_only" = yes ]; then
+	servers=${servers// ceiling/}
+	report=$outdir/bench-load-$stamp.md
+	for size in $sizes; do
+		zone=$T_DIR/zone-$size.zone
+		if [ -n "$zone_file" ]; then
+			cp "$zone_file" "$zone" || exit 1
+		else
+			"$SRC/tests/bench/genzone.sh" "$origin" "$size" "$zone" "$T_DIR/q.txt" 10 10
+			[ "$dnssec" = yes ] && sign_zone "$zone" "$origin"
+		fi
+		records=$(grep -cv '^[;$]' "$zone")
+		for r in $(seq 1 "$rounds"); do
+			for s in $servers; do
+				p=$(free_port) || exit 1
+				"start_$s" "$T_DIR/$s-$size-$r" "$p" "$threads" "$zone" "$origin"
+				if ! load=$(wait_zone "$p" "h0.$origin" 120 "$SERVER_PID"); then
+					log "$s did not start; its log:"
+					tail -n 20 "$T_DIR/$s-$size-$r"/*.log >&2
+					exit 1
+				fi
+				printf '%s\t%s\t%s\t%s\t%s\n' "$size" "$s" "$r" "$load" "$records" >>"$runs"
+				log "$size $s round $r: answering after ${load}s (load $(cut -d' ' -f1 /proc/loadavg))"
+				stop_pid "$SERVER_PID" >/dev/null 2>&1
+			done
+		done
+	done
+	{
+		echo "# Shoal zone loads, $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo
+		echo "Command: \`tests/bench/bench.sh -L -s \"$sizes\" -t $threads -r $rounds$([ "$dnssec" = yes ] && echo " -D")$([ -n "$zone_file" ] && echo " -Z $zone_file")\`"
+		echo "Machine: $(nproc) CPUs, Linux $(uname -r); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+		echo "Each server started $rounds times per zone, interleaved ($servers), $threads threads;"
+		echo "seconds from start to the first answer from the zone (dig polled every 20 ms)."
+		for size in $sizes; do
+			echo
+			echo "## $size names ($(awk -F'\t' -v z="$size" '$1 == z { print $5; exit }' "$runs") lines of records)"
+			echo
+			echo "| server | median s | min s | max s | runs |"
+			echo "|---|---|---|---|---|"
+			for s in $servers; do
+				v=$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $4 }' "$runs")
+				printf '| %s | %s | %s | %s | %s |\n' "$s" "$(echo "$v" | median)" \
+					"$(echo "$v" | sort -g | head -1)" "$(echo "$v" | sort -g | tail -1)" \
+					"$(echo $v)"
+			done
+		done
+	} >"$report"
+	cat "$report"
+	log "wrote $report"
+	exit 0
+fi
 
 for size in $sizes; do
 	zone=$T_DIR/zone-$size.zone

@@ -91,6 +91,12 @@ start_ceiling() {
 	start_shoal "$@" --ceiling
 }
 
+# start_before: another shoald binary, $SHOALD_BEFORE (an earlier build), so
+# one run sets a change against what came before it.
+start_before() {
+	SHOALD=$SHOALD_BEFORE start_shoal "$@"
+}
+
 # wait_zone PORT NAME TIMEOUT_S [PID]: until the server answers NAME
 # authoritatively; prints the seconds it took. Non-zero when it never does, or
 # as soon as PID (when given) has exited.
