@@ -24,8 +24,9 @@ void zarena_trim(zarena_t *a);
 size_t zarena_size(const zarena_t *a);
 
 /*
- * Ask for huge pages under p[0..n) (an allocation about to be filled),
- * where it holds whole 2 MiB pages; nothing for smaller ones.
+ * Ask for huge pages under p[0..n) (an allocation of 2 MiB or more about
+ * to be filled; nothing for smaller ones): the advice covers the pages
+ * the allocation touches, so a mapping of its own stays one mapping.
  */
 void zone_huge_pages(void *p, size_t n);
 

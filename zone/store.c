@@ -23,13 +23,15 @@ void zone_huge_pages(void *p, size_t n)
 	 * 4 KiB pages each is a fault (a third of the load time in a VM). The
 	 * 2 MiB-aligned stretches of a big allocation may be huge pages where
 	 * the kernel allows it (transparent_hugepage "madvise" or "always").
+	 * The advice covers every page the allocation touches, not only those
+	 * stretches: advice on part of a mapping splits it, and mremap, which
+	 * grows the builder's arrays, refuses a range over two mappings.
 	 */
 	if (n < ZONE_HUGE_PAGE)
 		return;
-	uintptr_t start = ((uintptr_t)p + ZONE_HUGE_PAGE - 1) & ~(uintptr_t)(ZONE_HUGE_PAGE - 1);
-	uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(ZONE_HUGE_PAGE - 1);
-	if (end > start)
-		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+	uintptr_t start = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t end = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+	(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
 /* ---- arena ---- */
