@@ -156,6 +156,19 @@ int zload_include(loader_t *L, const char *file, unsigned line, const char *path
 int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
 	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth);
 
+#define LOAD_THREADS_MAX 4
+
+/* The threads a load may use: zone_load_set_threads, or the CPUs online; 1 to 4. */
+int zload_threads(void);
+
+/*
+ * Run fn(arg, from, to) over [0, n), cut into equal ranges, one per
+ * thread a load may use (fewer for small n); the caller's thread runs the
+ * first. Returns when all have run. fn must touch only its range's items.
+ * (parallel.c)
+ */
+void zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
+
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the
  * default: the CPUs online; 1: one), and from how many octets of records

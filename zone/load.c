@@ -365,8 +365,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
  * each thread fills its own builder and keeps its messages, and both are taken over in file order,
  * so the zone and the messages are those of a reading in one go.
  */
-#define LOAD_SPLIT_MIN   (4u << 20) /* octets after the directives worth splitting */
-#define LOAD_THREADS_MAX 4
+#define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
 
 /* Messages of one stretch, kept until they can be passed on in order. */
 typedef struct msg_list {
@@ -563,7 +562,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	return n;
 }
 
-static int load_threads(void)
+int zload_threads(void)
 {
 	long n = load_threads_set ? load_threads_set : sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > LOAD_THREADS_MAX ? LOAD_THREADS_MAX : (int)n;
@@ -670,7 +669,7 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 	uint32_t ttl = LOAD_DEFAULT_TTL;
 	size_t cut[LOAD_THREADS_MAX + 1];
 	int lines[LOAD_THREADS_MAX + 1];
-	int n = depth == 0 ? plan_stretches(text, size, load_threads(), cut, lines) : 1;
+	int n = depth == 0 ? plan_stretches(text, size, zload_threads(), cut, lines) : 1;
 	if (load_reader == ZONE_READER_ZSCANNER) {
 		uint8_t zorig[NAME_MAXLEN];
 		memcpy(zorig, origin, name_length(origin));
