@@ -372,6 +372,68 @@ static int rec_cmp(const void *pa, const void *pb, void *arg)
 	return x->rdlen < y->rdlen ? -1 : x->rdlen > y->rdlen;
 }
 
+static void sort_range(void *arg, size_t from, size_t to)
+{
+	zbuild_t *b = arg;
+	qsort_r(b->recs + from, to - from, sizeof(size_t), rec_cmp, b);
+}
+
+/* Merge the sorted runs a[0..m) and a[m..n) into out, the left first on ties. */
+static void merge_runs(zbuild_t *b, const size_t *a, size_t m, size_t n, size_t *out)
+{
+	size_t i = 0, j = m, k = 0;
+	while (i < m && j < n)
+		out[k++] = rec_cmp(&a[j], &a[i], b) < 0 ? a[j++] : a[i++];
+	while (i < m)
+		out[k++] = a[i++];
+	while (j < n)
+		out[k++] = a[j++];
+}
+
+/*
+ * Sort the records in canonical order: ranges sorted on the load's
+ * threads (qsort_r, a merge sort in glibc, keeps equal records in reading
+ * order), then merged pairwise, the earlier range first on ties, so the
+ * order is the one sort would give. The sort was a tenth of a big load.
+ */
+static int sort_records(zbuild_t *b)
+{
+	size_t n = b->rec_count;
+	size_t k = zone_parallel(n, sort_range, b);
+	if (k < 2)
+		return 0;
+	size_t *tmp = malloc(n * sizeof(size_t));
+	if (!tmp)
+		return SHOAL_ENOMEM;
+	zone_huge_pages(tmp, n * sizeof(size_t));
+	size_t *src = b->recs, *dst = tmp;
+	/* runs [n * i / k, n * (i + 1) / k): merge neighbours until one is left */
+	size_t bound[LOAD_THREADS_MAX + 1];
+	for (size_t i = 0; i <= k; i++)
+		bound[i] = n * i / k;
+	while (k > 1) {
+		size_t runs = 0;
+		for (size_t i = 0; i < k; i += 2) {
+			if (i + 1 < k)
+				merge_runs(b, src + bound[i], bound[i + 1] - bound[i],
+					   bound[i + 2] - bound[i], dst + bound[i]);
+			else
+				memcpy(dst + bound[i], src + bound[i],
+				       (bound[i + 1] - bound[i]) * sizeof(size_t));
+			bound[runs++] = bound[i];
+		}
+		bound[runs] = n;
+		k = runs;
+		size_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != b->recs)
+		memcpy(b->recs, src, n * sizeof(size_t));
+	free(tmp);
+	return 0;
+}
+
 static bool same_owner(zrec_t *x, zrec_t *y)
 {
 	return x->keylen == y->keylen && memcmp(rec_key(x), rec_key(y), x->keylen) == 0;
@@ -989,8 +1051,8 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 		err = SHOAL_EZONE; /* the reasons are reported already */
 		goto done;
 	}
-	if (b->rec_count)
-		qsort_r(b->recs, b->rec_count, sizeof(size_t), rec_cmp, b);
+	if (b->rec_count && sort_records(b) < 0)
+		goto done;
 	kept = malloc((b->rec_count ? b->rec_count : 1) * sizeof(size_t));
 	if (!kept)
 		goto done;

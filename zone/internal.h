@@ -162,12 +162,12 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned fi
 int zload_threads(void);
 
 /*
- * Run fn(arg, from, to) over [0, n), cut into equal ranges, one per
- * thread a load may use (fewer for small n); the caller's thread runs the
- * first. Returns when all have run. fn must touch only its range's items.
- * (parallel.c)
+ * Run fn(arg, from, to) over [0, n), cut into k equal ranges (range i is
+ * [n * i / k, n * (i + 1) / k)), one per thread a load may use (fewer for
+ * small n); the caller's thread runs the first. Returns k when all have
+ * run. fn must touch only its range's items. (parallel.c)
  */
-void zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
+size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
 
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the

@@ -22,7 +22,7 @@ static void *run_range(void *p)
 	return NULL;
 }
 
-void zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg)
+size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg)
 {
 	range_t r[LOAD_THREADS_MAX];
 	size_t threads = (size_t)zload_threads();
@@ -43,4 +43,5 @@ void zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void
 		else
 			run_range(&r[k]); /* no thread to be had: run it here */
 	}
+	return threads;
 }
