@@ -269,7 +269,7 @@ int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned fi
 			 * the builder's checks say what is wrong, as for ldns.
 			 */
 			uint16_t rdlen = (uint16_t)(generic >= 0 ? generic : s->r_data_length);
-			/* no text: the scanner checked "\\# N" against the octets itself */
+			/* no text: the scanner checked "\# N" against the octets itself */
 			int e = zbuild_add(L->b, file, line, NULL, s->r_owner, s->r_type,
 					   s->r_class, s->r_ttl, s->r_data, rdlen);
 			if (e == SHOAL_EZONE)
