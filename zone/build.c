@@ -761,7 +761,8 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_
  * Fill node n from its records: one block holding
  * [zrrset_t x sets][rrset_wire_t x sigs][uint16 name offsets][RR data][owner].
  */
-static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n)
+static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n,
+		     bool report)
 {
 	size_t sets, sigs;
 	size_t size = node_size(b, d, recs, &sets, &sigs);
@@ -792,7 +793,9 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 		rrset_wire_t *set = &rs[s].set;
 		size_t at = pos - (size_t)(set->data - data);
 		if (at + 10 + r->rdlen > UINT16_MAX) {
-			report_rec(b, true, r, "%s: RRset larger than 65535 octets%s", NULL);
+			if (report)
+				report_rec(b, true, r, "%s: RRset larger than 65535 octets%s",
+					   NULL);
 			return SHOAL_EZONE;
 		}
 		uint8_t *p = data + pos;
@@ -857,8 +860,9 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 	}
 	if (sets > UINT16_MAX) {
 		/* max-types-per-name stops this first; the count must not wrap */
-		report_rec(b, true, rec_at(b, recs[d->first]), "%s: more than 65535 RRsets%s",
-			   NULL);
+		if (report)
+			report_rec(b, true, rec_at(b, recs[d->first]),
+				   "%s: more than 65535 RRsets%s", NULL);
 		return SHOAL_EZONE;
 	}
 	uint8_t *name = data + pos;
@@ -980,6 +984,57 @@ static int build_neg_soa(zone_t *z, zarena_t *a)
 	return 0;
 }
 
+/*
+ * Nodes filled on the load's threads, each range into an arena of its
+ * own (one arena is for one thread), taken into the zone's afterwards.
+ * The first node that fails (the lowest index) is the one reported.
+ */
+typedef struct fill_job {
+	zbuild_t *b;
+	const zdesc_t *d;
+	const size_t *recs;
+	znode_t *nodes;
+	zarena_t *arena[LOAD_THREADS_MAX];
+	size_t next;      /* the next arena slot, taken atomically */
+	size_t failed_at; /* the lowest node that failed, or SIZE_MAX */
+	int err;
+} fill_job_t;
+
+static void fill_range(void *arg, size_t from, size_t to)
+{
+	fill_job_t *job = arg;
+	size_t slot = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+	zarena_t *a = job->arena[slot] = zarena_new();
+	for (size_t i = from; i < to; i++) {
+		int err = a ? fill_node(job->b, a, &job->d[i], job->recs, &job->nodes[i], false)
+			    : SHOAL_ENOMEM;
+		if (err < 0) {
+			/* the ranges run at once: keep the lowest failure (compare and swap) */
+			size_t at = __atomic_load_n(&job->failed_at, __ATOMIC_ACQUIRE);
+			while (i < at &&
+			       !__atomic_compare_exchange_n(&job->failed_at, &at, i, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				;
+			return;
+		}
+	}
+}
+
+static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs,
+		      znode_t *nodes, size_t count)
+{
+	fill_job_t job = { .b = b, .d = d, .recs = recs, .nodes = nodes, .failed_at = SIZE_MAX };
+	size_t k = zone_parallel(count, fill_range, &job);
+	int err = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!job.arena[i] || zarena_adopt(a, job.arena[i]) < 0)
+			err = SHOAL_ENOMEM;
+	if (job.failed_at != SIZE_MAX)
+		/* again, here, to say why: the zone is refused anyway */
+		err = fill_node(b, a, &d[job.failed_at], recs, &nodes[job.failed_at], true);
+	return err < 0 ? err : 0;
+}
+
 static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count, size_t rr_count,
 		   zone_t **out)
 {
@@ -993,9 +1048,8 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	if (!nodes)
 		goto fail;
 	memset(nodes, 0, count * sizeof(*nodes));
-	for (size_t i = 0; i < count; i++)
-		if ((err = fill_node(b, z->arena, &d[i], recs, &nodes[i])) < 0)
-			goto fail;
+	if ((err = fill_nodes(b, z->arena, d, recs, nodes, count)) < 0)
+		goto fail;
 	link_nodes(nodes, count);
 	z->nodes = nodes;
 	z->node_count = count;

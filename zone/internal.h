@@ -18,6 +18,9 @@ zarena_t *zarena_new(void);
 /* n octets aligned for any object; NULL when out of memory. */
 void *zarena_alloc(zarena_t *a, size_t n);
 void zarena_free(zarena_t *a);
+/* Move every block of `from` into a (the memory stays where it is) and free from. */
+int zarena_adopt(zarena_t *a, zarena_t *from);
+
 /* Give back the unused ends of the arena's blocks: it is full for good. */
 void zarena_trim(zarena_t *a);
 /* Octets the arena took from malloc (for measuring). */

@@ -133,6 +133,28 @@ void *zarena_alloc(zarena_t *a, size_t n)
 	return p;
 }
 
+int zarena_adopt(zarena_t *a, zarena_t *from)
+{
+	/* its blocks join a's lists; a's block being filled stays first */
+	zblock_t **tail = &from->head;
+	while (*tail)
+		tail = &(*tail)->next;
+	if (a->head) {
+		*tail = a->head->next;
+		a->head->next = from->head;
+	} else {
+		a->head = from->head;
+	}
+	tail = &from->big;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = a->big;
+	a->big = from->big;
+	a->total += from->total;
+	free(from);
+	return 0;
+}
+
 void zarena_trim(zarena_t *a)
 {
 	for (zblock_t *b = a->head; b; b = b->next) {
