@@ -357,13 +357,15 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 }
 
 /*
- * Big files are read by several threads, with either reader: reading
- * and adding the records is the biggest part of the load (most of it with
- * ldns' tokenizer, half of it with the scanner). The text after the last directive ($ORIGIN, $TTL,
- * $INCLUDE) is cut into stretches at lines that start a record with its own owner name outside
- * parentheses, so each stretch reads alone with the origin and default TTL the directives left;
- * each thread fills its own builder and keeps its messages, and both are taken over in file order,
- * so the zone and the messages are those of a reading in one go.
+ * Big files are read by several threads, with either reader: reading and
+ * adding the records is the biggest part of the load (most of it with
+ * ldns' tokenizer, half of it with the scanner). The text after the last
+ * directive ($ORIGIN, $TTL, $INCLUDE) is cut into stretches at lines that
+ * start a record with its own owner name outside parentheses, so each
+ * stretch reads alone with the origin and default TTL the directives
+ * left; each thread fills its own builder and keeps its messages, and
+ * both are taken over in file order, so the zone and the messages are
+ * those of a reading in one go.
  */
 #define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
 
@@ -558,7 +560,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 		}
 	}
 	if (sc.quote || sc.depth)
-		n = 1; /* unbalanced text: let ldns report it, reading in one go */
+		n = 1; /* unbalanced text: let the reader report it, reading in one go */
 	return n;
 }
 
