@@ -600,7 +600,8 @@ static void check_limits(zbuild_t *b, const size_t *out, size_t n)
  * (with a warning) and check one node's records: SOA only at the apex and
  * only one (RFC 1035 5.2), CNAME alone (RFC 1034 3.6.2, RFC 2181 10.1;
  * RRSIG and NSEC may stay, RFC 4035 2.5), one DNAME (RFC 6672 2.4).
- * Writes the records kept to out and returns their count.
+ * Writes the records kept to out (which may be b->recs + k for k <= first:
+ * each is written at or before where it was read) and returns their count.
  */
 static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 {
@@ -1107,10 +1108,12 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 	}
 	if (b->rec_count && sort_records(b) < 0)
 		goto done;
-	kept = malloc((b->rec_count ? b->rec_count : 1) * sizeof(size_t));
-	if (!kept)
-		goto done;
-	zone_huge_pages(kept, b->rec_count * sizeof(size_t));
+	/*
+	 * The records kept overwrite the index in place: a node's are written
+	 * at or before where they were read (duplicates only drop out), so the
+	 * peak of a big load holds no second index.
+	 */
+	kept = b->recs;
 	for (size_t i = 0; i < b->rec_count;) {
 		size_t j = i + 1;
 		while (j < b->rec_count && same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j])))
@@ -1134,7 +1137,6 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 	err = compile(b, kept, d, count, n, out);
 done:
 	shed(d, d_cap, sizeof(*d));
-	free(kept);
 	zbuild_free(b);
 	return err;
 }

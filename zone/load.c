@@ -600,10 +600,11 @@ static int take_stretch(loader_t *L, stretch_t *st)
  * cut[0]: the origin in force (orig for ldns, zorig in wire form for the
  * scanner) and the default TTL.
  */
-static int load_parallel(loader_t *L, const char *file, char *text, const size_t cut[],
+static int load_parallel(loader_t *L, const char *file, char **textp, const size_t cut[],
 			 const int lines[], int n, const ldns_rdf *orig, uint32_t ttl,
 			 const ldns_rdf *origin, const uint8_t *zorig)
 {
+	char *text = *textp;
 	bool ldns = load_reader == ZONE_READER_LDNS;
 	stretch_t st[LOAD_THREADS_MAX];
 	int err = 0;
@@ -631,9 +632,13 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 		if (!st[k].err && !st[k].started)
 			read_stretch(&st[k]); /* no thread to be had: read it here */
 	}
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k++)
 		if (st[k].started)
 			pthread_join(st[k].thread, NULL);
+	/* read: the text goes before the stretches' records are taken over */
+	free(text);
+	*textp = NULL;
+	for (int k = 0; k < n; k++) {
 		int e = take_stretch(L, &st[k]);
 		if (e < 0 && err == 0)
 			err = e;
@@ -678,7 +683,7 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 		err = zload_zs(L, file, text, n == 1 ? size : cut[0], 0, zorig, &ttl, depth);
 		if (n > 1 && err == 0 && L->errors < LOAD_MAX_ERRORS) {
 			cut[n] = size;
-			err = load_parallel(L, file, text, cut, lines, n, NULL, ttl, NULL, zorig);
+			err = load_parallel(L, file, &text, cut, lines, n, NULL, ttl, NULL, zorig);
 		}
 		goto done;
 	}
@@ -695,7 +700,7 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, org, depth);
 	if (err == 0 && L->errors < LOAD_MAX_ERRORS) {
 		cut[n] = size;
-		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, org, NULL);
+		err = load_parallel(L, file, &text, cut, lines, n, orig, ttl, org, NULL);
 	}
 done:
 	ldns_rdf_deep_free(orig);
