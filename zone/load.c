@@ -128,16 +128,57 @@ int zload_include(loader_t *L, const char *file, unsigned line, const char *path
  * The origin given (absolute, or else the current one) holds inside the
  * included file only.
  */
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * The next word of an $INCLUDE line from *p on, or NULL at its end: a
+ * quoted string or a run of octets up to a blank, ';' (a comment, RFC
+ * 1035 5.1) ending the line outside quotes. With decode, its escapes are
+ * replaced in place by what they stand for (\X is X, \DDD the octet DDD),
+ * as the scanner reads a file name; a domain name keeps them for
+ * name_from_text. The word is NUL-terminated in place.
+ */
+static char *include_word(char **p, bool decode)
+{
+	char *s = *p;
+	while (blank(*s))
+		s++;
+	if (!*s || *s == ';')
+		return NULL;
+	bool quoted = *s == '"';
+	s += quoted;
+	char *word = s, *out = s;
+	while (*s && (quoted ? *s != '"' : !blank(*s) && *s != ';')) {
+		if (*s != '\\' || !s[1]) {
+			*out++ = *s++;
+		} else if (!decode) {
+			*out++ = *s++;
+			*out++ = *s++;
+		} else if (isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
+			   isdigit((unsigned char)s[3]) &&
+			   (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0') <= 255) {
+			*out++ = (char)((s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = s[1];
+			s += 2;
+		}
+	}
+	/* past a closing quote or a blank; a ';' (or the NUL put over it) ends the next word */
+	*p = *s && *s != ';' ? s + 1 : s;
+	*out = '\0';
+	return word;
+}
+
 static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		      const ldns_rdf *origin, int depth)
 {
-	char *save = NULL;
-	char *comment = strchr(text, ';'); /* a comment starts there, in a file name too */
-	if (comment)
-		*comment = '\0';
-	strtok_r(text, " \t\r\n", &save); /* "$INCLUDE" */
-	char *path = strtok_r(NULL, " \t\r\n", &save);
-	char *org = strtok_r(NULL, " \t\r\n", &save);
+	char *p = text + 8; /* past "$INCLUDE" */
+	char *path = include_word(&p, true);
+	char *org = path ? include_word(&p, false) : NULL;
 	if (!path) {
 		zload_error(L, file, line, "$INCLUDE without a file name");
 		return 0;
