@@ -194,8 +194,8 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 	uint8_t inc_origin[NAME_MAXLEN];
 	if (org) {
 		/* NSD and Knot both insist on an absolute origin here */
-		size_t len = strlen(org);
-		if (org[len - 1] != '.' || name_from_text(org, NULL, inc_origin) < 0) {
+		size_t len = strlen(org); /* a quoted word may be empty */
+		if (len == 0 || org[len - 1] != '.' || name_from_text(org, NULL, inc_origin) < 0) {
 			zload_error(L, file, line,
 				    "$INCLUDE origin must be an absolute domain name");
 			return 0;
