@@ -208,17 +208,23 @@ static int zs_include(loader_t *L, const char *file, unsigned line, zs_scanner_t
 int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
 	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth)
 {
-	char otext[NAME_TEXT_MAX], dir[4096];
-	if (name_to_text(origin, otext, sizeof(otext)) < 0)
-		return SHOAL_EINVAL;
+	char dir[4096];
 	zs_scanner_t *s = malloc(sizeof(*s));
 	if (!s)
 		return SHOAL_ENOMEM;
 	int err = SHOAL_ENOMEM;
-	if (zs_init(s, otext, DNS_CLASS_IN, *ttl) != 0) {
+	if (zs_init(s, ".", DNS_CLASS_IN, *ttl) != 0) {
 		free(s);
 		return SHOAL_ENOMEM;
 	}
+	/*
+	 * The origin goes in as wire, as the scanner keeps it: in text it
+	 * would be read again, and the scanner refuses octets in names that
+	 * name_to_text leaves plain (',' from "$INCLUDE x sub\,x.test.").
+	 */
+	size_t olen = name_length(origin);
+	memcpy(s->zone_origin, origin, olen);
+	s->zone_origin_length = (uint32_t)olen;
 	/* a relative $INCLUDE is taken from the including file's folder */
 	snprintf(dir, sizeof(dir), "%s", file);
 	free(s->path);
