@@ -76,6 +76,19 @@ static inline uint8_t *rec_rdata(zrec_t *r)
 }
 
 /*
+ * ThreadSanitizer does not see mremap: pages one thread's array left
+ * behind and another thread's array then got looked like one memory
+ * written by both. Its build copies to a new mapping instead.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define ZBUILD_NO_MREMAP 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ZBUILD_NO_MREMAP 1
+#endif
+#endif
+
+/*
  * Room for `need` elements of `elem` octets in *p (*cap of them now).
  * The arrays that grow with the zone have pages of their own, grown by
  * mremap: the kernel moves the pages where realloc would copy them (a
@@ -88,11 +101,21 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	size_t n = *cap ? *cap : 4096; /* so n * elem stays a multiple of 4096 */
 	while (n < need)
 		n *= 2;
+#ifdef ZBUILD_NO_MREMAP
+	void *q = mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return false;
+	if (*p) {
+		memcpy(q, *p, *cap * elem);
+		munmap(*p, *cap * elem);
+	}
+#else
 	void *q = *p ? mremap(*p, *cap * elem, n * elem, MREMAP_MAYMOVE)
 		     : mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 			    0);
 	if (q == MAP_FAILED)
 		return false;
+#endif
 	zone_huge_pages(q, n * elem);
 	*p = q;
 	*cap = n;
