@@ -29,8 +29,9 @@ typedef struct server server_t;
 typedef struct worker worker_t;
 
 /*
- * The UDP I/O path of a worker, chosen once at start (STYLE 11): which
- * sockets it reads, and how a query becomes an answer.
+ * The UDP I/O path of a worker, chosen once at start: which sockets it
+ * reads, and how a query becomes an answer. Another path is another table,
+ * not a branch in the loop (doc/design.md, "Sockets").
  */
 typedef struct udp_path {
 	const char *name;

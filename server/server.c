@@ -93,7 +93,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 /*
  * Drop to uid/gid after every socket is bound: the sockets keep the
  * uid they were made with, so a process of another user cannot join their
- * SO_REUSEPORT group (DESIGN: hijack protection). The control socket is
+ * SO_REUSEPORT group (doc/design.md, "Sockets"). The control socket is
  * handed over first, through its descriptor.
  */
 static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)

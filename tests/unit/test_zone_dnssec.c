@@ -1,5 +1,5 @@
 /*
- * DNSSEC answers of zone/answer.c (issue 5), packet in and packet out, over
+ * DNSSEC answers of zone/answer.c, packet in and packet out, over
  * the signed zones of tests/diff/dnssec (secure.test with NSEC, secure3.test
  * with NSEC3 and opt-out, the signed child signed.secure.test). Every
  * signature served is verified with ldns against the zone's DNSKEY, and
