@@ -8,11 +8,6 @@
 /* RFC 1035 4.1.4: a name is at most 127 labels, so more hops is a loop. */
 #define NAME_MAX_HOPS 127
 
-static inline uint8_t lower_octet(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
-}
-
 /*
  * Lowercase the 8 octets of x at once: an octet below 0x80 in 'A'..'Z' gets
  * 0x20 added. Adding to the low 7 bits never carries into the next octet.
@@ -38,7 +33,7 @@ static void lower_flat(uint8_t *name, size_t len)
 		memcpy(name + i, &x, 8);
 	}
 	for (; i < len; i++)
-		name[i] = lower_octet(name[i]);
+		name[i] = name_lower_octet(name[i]);
 }
 
 int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
@@ -148,7 +143,7 @@ void name_lower(uint8_t *name)
 {
 	for (uint8_t *p = name; *p; p += 1 + *p)
 		for (uint8_t i = 1; i <= *p; i++)
-			p[i] = lower_octet(p[i]);
+			p[i] = name_lower_octet(p[i]);
 }
 
 bool name_equal(const uint8_t *a, const uint8_t *b)
@@ -160,7 +155,7 @@ bool name_equal(const uint8_t *a, const uint8_t *b)
 			return true;
 		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= *a; i++)
-			if (a[i] != b[i] && lower_octet(a[i]) != lower_octet(b[i]))
+			if (a[i] != b[i] && name_lower_octet(a[i]) != name_lower_octet(b[i]))
 				return false;
 		a += 1 + *a;
 		b += 1 + *b;
@@ -207,7 +202,7 @@ int name_compare(const uint8_t *a, const uint8_t *b)
 		const uint8_t *lb = b + bo[--bn];
 		uint8_t n = la[0] < lb[0] ? la[0] : lb[0];
 		for (uint8_t i = 1; i <= n; i++) {
-			uint8_t ca = lower_octet(la[i]), cb = lower_octet(lb[i]);
+			uint8_t ca = name_lower_octet(la[i]), cb = name_lower_octet(lb[i]);
 			if (ca != cb)
 				return ca < cb ? -1 : 1;
 		}

@@ -8,11 +8,6 @@
 /* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
 #define COMPRESS_MAX_OFFSET 0x3fff
 
-static inline uint8_t lower_octet(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
-}
-
 /*
  * True when the name written in the message at `off` (following pointers)
  * equals `name` case-insensitively. The message is our own output, but its
@@ -40,7 +35,7 @@ static bool packet_name_equal(const uint8_t *pkt, size_t end, size_t off, const 
 		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= c; i++)
 			if (pkt[off + i] != name[i] &&
-			    lower_octet(pkt[off + i]) != lower_octet(name[i]))
+			    name_lower_octet(pkt[off + i]) != name_lower_octet(name[i]))
 				return false;
 		off += 1 + (size_t)c;
 		name += 1 + *name;
