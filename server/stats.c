@@ -83,32 +83,16 @@ static void jput(jbuf_t *b, const char *fmt, ...)
 		b->len += (size_t)n;
 }
 
-static const char *rcode_name(size_t rcode)
-{
-	static const char *const names[DNS_RCODE_MAX] = {
-		[DNS_RCODE_NOERROR] = "NOERROR",     [DNS_RCODE_FORMERR] = "FORMERR",
-		[DNS_RCODE_SERVFAIL] = "SERVFAIL",   [DNS_RCODE_NXDOMAIN] = "NXDOMAIN",
-		[DNS_RCODE_NOTIMP] = "NOTIMP",       [DNS_RCODE_REFUSED] = "REFUSED",
-		[DNS_RCODE_YXDOMAIN] = "YXDOMAIN",   [DNS_RCODE_NOTAUTH] = "NOTAUTH",
-		[DNS_RCODE_NOTZONE] = "NOTZONE",     [DNS_RCODE_BADVERS] = "BADVERS",
-		[DNS_RCODE_BADCOOKIE] = "BADCOOKIE",
-	};
-	return names[rcode];
-}
-
 static void json_counters(jbuf_t *b, const worker_stats_t *s)
 {
+	char name[DNS_RCODE_TEXT_MAX];
 	jput(b, "\"queries\": %lu, \"answers\": {", (unsigned long)s->queries);
 	bool first = true;
 	for (size_t i = 0; i < DNS_RCODE_MAX; i++) {
 		if (!s->answers[i])
 			continue;
-		if (rcode_name(i))
-			jput(b, "%s\"%s\": %lu", first ? "" : ", ", rcode_name(i),
-			     (unsigned long)s->answers[i]);
-		else
-			jput(b, "%s\"RCODE%zu\": %lu", first ? "" : ", ", i,
-			     (unsigned long)s->answers[i]);
+		jput(b, "%s\"%s\": %lu", first ? "" : ", ", dns_rcode_name((unsigned)i, name),
+		     (unsigned long)s->answers[i]);
 		first = false;
 	}
 	jput(b,

@@ -42,17 +42,6 @@ void flood_stats_sum(flood_stats_t *sum, const flood_thread_t *threads, unsigned
 	}
 }
 
-static const char *rcode_name(unsigned r, char *buf, size_t cap)
-{
-	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-					     "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET",
-					     "NXRRSET", "NOTAUTH", "NOTZONE" };
-	if (r < sizeof(names) / sizeof(names[0]))
-		return names[r];
-	snprintf(buf, cap, "RCODE%u", r);
-	return buf;
-}
-
 /* What the report needs, computed once for both formats. */
 typedef struct figures {
 	uint64_t hist[FLOOD_HIST_BUCKETS];
@@ -103,7 +92,7 @@ static double ratio(uint64_t a, uint64_t b)
 static void report_text(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
 {
 	uint64_t sent = LOAD(s->sent), answered = LOAD(s->answered), lost = LOAD(s->lost);
-	char buf[16];
+	char buf[DNS_RCODE_TEXT_MAX];
 	printf("shoal-flood: %s port %u, %s, %u thread%s x %u %s, %.2f s\n", o->server_text,
 	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->threads == 1 ? "" : "s",
 	       o->sockets, o->tcp_pipeline ? "connections" : "sockets", f->secs);
@@ -116,7 +105,7 @@ static void report_text(const flood_opts_t *o, const flood_stats_t *s, const fig
 	printf("  rcodes     ");
 	for (unsigned r = 0; r < 16; r++)
 		if (LOAD(s->rcode[r]))
-			printf(" %s %llu", rcode_name(r, buf, sizeof(buf)),
+			printf(" %s %llu", dns_rcode_name(r, buf),
 			       (unsigned long long)LOAD(s->rcode[r]));
 	printf("\n  truncated   %llu\n", (unsigned long long)LOAD(s->truncated));
 	if (LOAD(s->unexpected) || LOAD(s->send_errors) || LOAD(s->refused_icmp))
@@ -165,7 +154,7 @@ static void json_string(const char *text)
 
 static void report_json(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
 {
-	char buf[16];
+	char buf[DNS_RCODE_TEXT_MAX];
 	printf("{\"server\":");
 	json_string(o->server_text);
 	printf(",\"port\":%u,\"transport\":\"%s\",\"threads\":%u,\"sockets\":%u,\"seconds\":%.6f",
@@ -183,7 +172,7 @@ static void report_json(const flood_opts_t *o, const flood_stats_t *s, const fig
 	const char *sep = "";
 	for (unsigned r = 0; r < 16; r++) {
 		if (LOAD(s->rcode[r])) {
-			printf("%s\"%s\":%llu", sep, rcode_name(r, buf, sizeof(buf)),
+			printf("%s\"%s\":%llu", sep, dns_rcode_name(r, buf),
 			       (unsigned long long)LOAD(s->rcode[r]));
 			sep = ",";
 		}
