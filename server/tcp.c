@@ -72,7 +72,7 @@ static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd)
 		tcp_conn_close(c, NULL);
 		return;
 	}
-	tcp_stat_add(&t->stats->accepted, 1);
+	stats_add(&t->stats->accepted, 1);
 	tcp_conn_open(c);
 }
 
@@ -136,7 +136,7 @@ static void on_accept_paused(acceptor_t *a, int err)
 {
 	tcp_listener_t *l = a->data;
 	(void)err;
-	tcp_stat_add(&l->srv->stats->accept_paused, 1);
+	stats_add(&l->srv->stats->accept_paused, 1);
 }
 
 /* ---- the server ---- */

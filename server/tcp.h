@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "server/stats.h"
+
 /*
  * Answers one message: q[0..len) in, answer written to out[0..cap) (cap is
  * 65535). Returns the answer length, or 0 for no answer. Called on the
@@ -27,30 +29,6 @@ typedef struct tcp_limits {
 	{                                    \
 		10000, 256, 5000, 262144, 64 \
 	}
-
-/*
- * The per-worker TCP counters, one line each, in the order shoalctl stats
- * prints them; the struct, the sums and the JSON all expand this list.
- */
-#define TCP_STATS(X)                                                 \
-	X(accepted)     /* connections accepted */                   \
-	X(closed_idle)  /* closed after the idle timeout */          \
-	X(closed_limit) /* the oldest dropped for max_connections */ \
-	X(closed_slow)  /* message timeout or output cap */          \
-	X(queries)                                                   \
-	X(answers)                                                   \
-	X(bytes_in)                                                  \
-	X(bytes_out)                                                 \
-	X(accept_paused) /* a listener rested: accept failed for want of descriptors or memory */
-
-/* Per-worker TCP counters; the worker owns the memory (its cache lines).
- * The loop's thread writes them with relaxed atomic stores; any thread may
- * read them with relaxed atomic loads. */
-typedef struct tcp_stats {
-#define TCP_STATS_FIELD(name) uint64_t name;
-	TCP_STATS(TCP_STATS_FIELD)
-#undef TCP_STATS_FIELD
-} tcp_stats_t;
 
 typedef struct tcp_server tcp_server_t;
 
