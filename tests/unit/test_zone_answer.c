@@ -12,7 +12,8 @@
 #include "proto/error.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
-#include "zone/internal.h"
+#include "zone/zone.h"
+#include "zone/zonedb.h"
 
 static zonedb_t *db_parent; /* example.com only: sub.example.com is a referral */
 static zonedb_t *db_both;   /* example.com and its child sub.example.com */

@@ -10,7 +10,8 @@
 
 #include "proto/error.h"
 #include "tests/unit/unit.h"
-#include "zone/internal.h"
+#include "zone/zone.h"
+#include "zone/zonedb.h"
 
 static char tmpdir[] = "/tmp/shoal-zonedb-XXXXXX";
 static char zfile[4096];

@@ -17,7 +17,7 @@
 #include "proto/error.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
-#include "zone/internal.h"
+#include "zone/zonedb.h"
 
 /*
  * ldns 1.8.3's NSEC3 denial check loses the hashed names it builds
