@@ -229,9 +229,6 @@ int server_run(conf_t *cfg)
 		goto cleanup_rcu;
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
-	zone_load_set_limits(
-		&(zone_load_limits_t){ .max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
-				       .max_includes = cfg->max_zone_includes });
 	if (cfg->ceiling)
 		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
 			    "(benchmark only)");

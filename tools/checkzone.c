@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	};
 	counts_t c = { 0 };
 	bool stats = false;
-	zone_limits_t limits = { 0 };
+	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "qst:r:h", opts, NULL)) != -1) {
 		switch (opt) {

@@ -97,10 +97,8 @@ zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, v
 
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits)
 {
-	uint32_t types = limits ? limits->max_types_per_name : 0;
-	uint32_t records = limits ? limits->max_records_per_type : 0;
-	b->max_types = types ? types : ZONE_MAX_TYPES_DEFAULT;
-	b->max_records = records ? records : ZONE_MAX_RECORDS_DEFAULT;
+	b->max_types = limits ? limits->max_types_per_name : ZONE_MAX_TYPES_DEFAULT;
+	b->max_records = limits ? limits->max_records_per_type : ZONE_MAX_RECORDS_DEFAULT;
 	/* the store counts a name's RRsets in 16 bits */
 	if (b->max_types > ZONE_LIMIT_MAX)
 		b->max_types = ZONE_LIMIT_MAX;

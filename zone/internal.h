@@ -42,7 +42,7 @@ typedef struct zbuild zbuild_t;
  */
 zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg);
 
-/* Bound what one name may hold (see zone_limits_t); NULL or 0 fields: the defaults. */
+/* Bound what one name may hold (see zone_limits_t); NULL: the defaults. */
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits);
 
 /*

@@ -6,14 +6,22 @@
 #include <stdint.h>
 
 /*
- * Bounds on what one zone file may put at one name, as BIND's
- * max-types-per-name and max-records-per-type (a type and its signatures
- * count as two types). 0 means the default. The store counts RRsets per
- * name in 16 bits, so neither may pass ZONE_LIMIT_MAX.
+ * Bounds on one zone, whose files are outside input; each zone_spec_t
+ * carries its own, passed to every load of the zone.
+ * max_types_per_name, max_records_per_type: what one name may hold, as
+ *   BIND's options of those names (a type and its signatures count as two
+ *   types). The store counts RRsets per name in 16 bits, so a larger value
+ *   counts as ZONE_LIMIT_MAX.
+ * max_octets: the octets read from the zone's file and its $INCLUDEs, a
+ *   file read twice counted twice (so no one file is larger either).
+ * max_includes: the $INCLUDE directives followed (0: none); their nesting
+ *   is bounded too, at 8 deep.
  */
 typedef struct zone_limits {
 	uint32_t max_types_per_name;
 	uint32_t max_records_per_type;
+	uint64_t max_octets;
+	uint32_t max_includes;
 } zone_limits_t;
 
 /*
@@ -23,9 +31,17 @@ typedef struct zone_limits {
  * TXT sets, and a set too big to answer is refused apart (it must fit one
  * 65535-octet TCP message with its signatures, about 4000 A records).
  */
-#define ZONE_MAX_TYPES_DEFAULT   100
-#define ZONE_MAX_RECORDS_DEFAULT 1000
-#define ZONE_LIMIT_MAX           65535
+#define ZONE_MAX_TYPES_DEFAULT    100
+#define ZONE_MAX_RECORDS_DEFAULT  1000
+#define ZONE_MAX_OCTETS_DEFAULT   (1024ull << 20)
+#define ZONE_MAX_INCLUDES_DEFAULT 256u
+#define ZONE_LIMIT_MAX            65535
+
+#define ZONE_LIMITS_DEFAULT                                                                \
+	{                                                                                  \
+		ZONE_MAX_TYPES_DEFAULT, ZONE_MAX_RECORDS_DEFAULT, ZONE_MAX_OCTETS_DEFAULT, \
+			ZONE_MAX_INCLUDES_DEFAULT                                          \
+	}
 
 /*
  * How messages about zone files reach the caller (the daemon's log, or
@@ -33,27 +49,6 @@ typedef struct zone_limits {
  * form "FILE:LINE: text" where a line is known. Called on the loading thread.
  */
 typedef void (*zone_msg_fn)(void *arg, bool is_error, const char *msg);
-
-/*
- * Bounds on what loading one zone may read, for every load in the process:
- * zone files are outside input. max_octets: the octets read from the
- * zone's file and its $INCLUDEs, a file read twice counted twice (so no
- * one file is larger either); max_includes: the $INCLUDE directives
- * followed for one zone (their nesting is bounded too, at 8 deep).
- */
-typedef struct zone_load_limits {
-	uint64_t max_octets;
-	uint32_t max_includes;
-} zone_load_limits_t;
-
-#define ZONE_LOAD_MAX_OCTETS_DEFAULT   (1024ull << 20)
-#define ZONE_LOAD_MAX_INCLUDES_DEFAULT 256u
-
-/*
- * Set the limits of the loads that start afterwards (NULL: the defaults).
- * Not while a load runs: at start-up, before any thread loads.
- */
-void zone_load_set_limits(const zone_load_limits_t *limits);
 
 /*
  * With cancel true, loads in progress stop at their next record or read
@@ -66,7 +61,7 @@ void zone_load_cancel(bool cancel);
 
 /*
  * Load the master file `file` for the zone `origin` (uncompressed wire,
- * any case), check it and compile it; limits may be NULL (the defaults).
+ * any case), check it and compile it within limits (NULL: the defaults).
  * Messages ("FILE:LINE: text") go to msg. Returns 0 and *out (refs = 1,
  * caller frees with zone_free), or SHOAL_EZONE (content errors, all
  * reported), SHOAL_EIO (unreadable file) or SHOAL_ENOMEM. Allocates

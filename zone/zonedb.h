@@ -11,9 +11,9 @@
 
 /* A zone to serve, as configured. Strings belong to the caller. */
 typedef struct zone_spec {
-	const char *name; /* presentation format, "example.com" or "example.com." */
-	const char *file; /* path of the RFC 1035 master file */
-	zone_limits_t limits;
+	const char *name;     /* presentation format, "example.com" or "example.com." */
+	const char *file;     /* path of the RFC 1035 master file */
+	zone_limits_t limits; /* ZONE_LIMITS_DEFAULT, or the configuration's */
 } zone_spec_t;
 
 /*

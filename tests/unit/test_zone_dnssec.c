@@ -543,9 +543,11 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		snprintf(paths[i], sizeof(paths[i]), "%s/tests/diff/dnssec/%s", src ? src : ".",
 			 files[i]);
-	zone_spec_t specs[] = { { .name = "secure.test", .file = paths[0] },
-				{ .name = "secure3.test", .file = paths[1] },
-				{ .name = "signed.secure.test", .file = paths[2] } };
+	zone_spec_t specs[] = {
+		{ .name = "secure.test", .file = paths[0], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure3.test", .file = paths[1], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "signed.secure.test", .file = paths[2], .limits = ZONE_LIMITS_DEFAULT }
+	};
 	if (zonedb_build(specs, 3, NULL, NULL, on_msg, NULL, &db) != 0) {
 		fprintf(stderr, "signed test zones do not load\n");
 		return 1;
