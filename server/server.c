@@ -75,17 +75,17 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
-			 srv->cfg->user, strerror(errno));
-		rc = SHOAL_ESYSTEM;
+			 srv->cfg->user, shoal_strerror(rc));
 	} else {
 		rc = server_load_zones(srv, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot take back root's ids after loading the zones: %s",
-			 strerror(errno));
-		return SHOAL_ESYSTEM;
+			 shoal_strerror(rc));
 	}
 	return rc;
 }
@@ -107,17 +107,19 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	if (srv->control && control_chown(srv, uid, gid, err, errlen) < 0)
-		return SHOAL_ESYSTEM;
+	int rc = srv->control ? control_chown(srv, uid, gid, err, errlen) : 0;
+	if (rc < 0)
+		return rc;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
-			 strerror(errno));
-		return SHOAL_ESYSTEM;
+			 shoal_strerror(rc));
+		return rc;
 	}
-	/* setuid(0) must now fail, or the drop did not take */
+	/* setuid(0) must now fail, or the drop did not take: how the system is set up */
 	if (uid != 0 && setuid(0) == 0) {
 		snprintf(err, errlen, "privileges could be regained after the drop");
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	log_info("running as user %s (uid %u, gid %u)", cfg->user, (unsigned)uid, (unsigned)gid);
 	return 0;
@@ -146,9 +148,10 @@ static void log_migrate_req(void)
 static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 {
 	uint64_t before, limit;
-	if (fdbudget_raise(&before, &limit) < 0)
+	int rc = fdbudget_raise(&before, &limit);
+	if (rc < 0)
 		log_warning("cannot raise the descriptor limit (RLIMIT_NOFILE) from %llu: %s",
-			    (unsigned long long)before, strerror(errno));
+			    (unsigned long long)before, shoal_strerror(rc));
 	int64_t open = fdbudget_count_open();
 	fdbudget_in_t in = {
 		.limit = limit,
@@ -190,9 +193,11 @@ static int signals_start(server_t *srv)
 	int nums[] = { SIGTERM, SIGINT, SIGHUP };
 	for (size_t i = 0; i < 3; i++) {
 		sigs[i]->data = srv;
-		if (uv_signal_init(srv->loop, sigs[i]) < 0 ||
-		    uv_signal_start(sigs[i], on_signal, nums[i]) < 0)
-			return SHOAL_ESYSTEM;
+		int rc = uv_signal_init(srv->loop, sigs[i]);
+		if (rc == 0)
+			rc = uv_signal_start(sigs[i], on_signal, nums[i]);
+		if (rc < 0)
+			return rc; /* libuv's: -errno */
 	}
 	return 0;
 }

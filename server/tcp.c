@@ -271,7 +271,7 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits
 		/* The handles exist, so they must close before the memory goes:
 		 * a stop with no connections does exactly that. */
 		tcp_server_stop(t, NULL, NULL);
-		return SHOAL_ESYSTEM;
+		return err;
 	}
 	*out = t;
 	return 0;

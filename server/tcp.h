@@ -39,8 +39,8 @@ typedef struct tcp_server tcp_server_t;
  * Must be called on the loop's thread.
  * The fds belong to the server after a 0 return (tcp_server_stop closes
  * them). SHOAL_EINVAL (a zero limit, a socket that is not a listening TCP
- * socket) and SHOAL_ENOMEM leave them to the caller; SHOAL_ESYSTEM (libuv
- * refused one) means they are closed. limits->max_output below 65537 is
+ * socket) and SHOAL_ENOMEM leave them to the caller; a system error (libuv
+ * refused one: shoal_error_is_system) means they are closed. limits->max_output below 65537 is
  * raised to 65537, so one whole answer always fits.
  * The process must ignore SIGPIPE: libuv writes with write(2), which raises
  * it when a peer has gone.

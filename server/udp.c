@@ -37,8 +37,9 @@ static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reu
 	int one = 1;
 	int fd = socket(a->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: socket: %s", a->text, strerror(errno));
-		return SHOAL_ESYSTEM;
+		int e = -errno;
+		snprintf(err, errlen, "%s: socket: %s", a->text, shoal_strerror(e));
+		return e;
 	}
 	/*
 	 * SO_REUSEPORT before bind: each worker's socket joins the port's group
@@ -57,10 +58,11 @@ static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reu
 	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) < 0)
 		goto fail;
 	return fd;
-fail:
-	snprintf(err, errlen, "%s: %s", a->text, strerror(errno));
+fail:;
+	int e = -errno;
+	snprintf(err, errlen, "%s: %s", a->text, shoal_strerror(e));
 	close(fd);
-	return SHOAL_ESYSTEM;
+	return e;
 }
 
 int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen)
@@ -85,9 +87,10 @@ int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
 	if (fd < 0)
 		return fd;
 	if (listen(fd, 1024) < 0) {
-		snprintf(err, errlen, "%s: listen: %s", a->text, strerror(errno));
+		int e = -errno;
+		snprintf(err, errlen, "%s: listen: %s", a->text, shoal_strerror(e));
 		close(fd);
-		return SHOAL_ESYSTEM;
+		return e;
 	}
 	return fd;
 }

@@ -63,7 +63,7 @@ static int worker_setup(worker_t *w)
 	int rc = uv_loop_init(&w->loop);
 	if (rc < 0) {
 		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
-		return SHOAL_ESYSTEM;
+		return rc; /* libuv's: -errno */
 	}
 	w->loop_ready = true;
 	w->stop_async.data = w;
@@ -83,7 +83,7 @@ static int worker_setup(worker_t *w)
 					   worker_tcp_answer, w, &w->stats->tcp, &w->tcp);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
-			if (trc == SHOAL_ESYSTEM)
+			if (shoal_error_is_system(trc))
 				w->tcp_count = 0; /* closed by tcp_server_start */
 			return trc;
 		}
@@ -92,7 +92,7 @@ static int worker_setup(worker_t *w)
 	return 0;
 fail:
 	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
-	return SHOAL_ESYSTEM;
+	return rc;
 }
 
 static void *worker_main(void *arg)
@@ -101,7 +101,7 @@ static void *worker_main(void *arg)
 	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
 	rcu_register_thread();
 	int rc = worker_setup(w);
-	set_started(w, rc < 0 ? -1 : 1);
+	set_started(w, rc < 0 ? rc : 1);
 	if (rc == 0)
 		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
 	/* on failure too: wait for the main thread's stop, then close what was opened */
@@ -178,8 +178,8 @@ int workers_start(server_t *srv, char *err, size_t errlen)
 		worker_t *w = &srv->workers[i];
 		int e = pthread_create(&w->thread, NULL, worker_main, w);
 		if (e) {
-			snprintf(err, errlen, "cannot start worker %zu: %s", i, strerror(e));
-			rc = SHOAL_ESYSTEM;
+			rc = -e;
+			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
 			break;
 		}
 		w->thread_started = true;
@@ -192,7 +192,7 @@ int workers_start(server_t *srv, char *err, size_t errlen)
 			pthread_cond_wait(&srv->start_cond, &srv->start_lock);
 		if (w->started < 0 && rc == 0) {
 			snprintf(err, errlen, "worker %zu failed to start (see above)", i);
-			rc = SHOAL_ESYSTEM;
+			rc = w->started;
 		}
 	}
 	pthread_mutex_unlock(&srv->start_lock);

@@ -204,16 +204,16 @@ static int setup(tworker_t *w, flood_thread_t *t)
 	w->next_query = t->queries->count * t->index / w->o->threads;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0)
-		return errno;
+		return -errno;
 	w->conns = calloc(w->nconns, sizeof(*w->conns));
 	w->events = calloc(w->nconns, sizeof(*w->events));
 	if (!w->conns || !w->events)
-		return ENOMEM;
+		return -ENOMEM;
 	for (unsigned i = 0; i < w->nconns; i++) {
 		w->conns[i].fd = -1;
 		w->conns[i].out = malloc((size_t)w->o->tcp_pipeline * QUERY_ROOM);
 		if (!w->conns[i].out)
-			return ENOMEM;
+			return -ENOMEM;
 	}
 	return 0;
 }
