@@ -49,15 +49,15 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 
 	for (;;) {
 		if (p >= w->len)
-			goto bad;
+			goto done;
 		uint8_t c = buf[p];
 		if ((c & 0xc0) == 0xc0) {
 			if (p + 1 >= w->len)
-				goto bad;
+				goto done;
 			size_t target = (size_t)(c & 0x3f) << 8 | buf[p + 1];
 			/* only backward pointers; the hop limit ends any loop */
 			if (target >= p || ++hops > NAME_MAX_HOPS)
-				goto bad;
+				goto done;
 			if (!jumped) {
 				end = p + 2;
 				jumped = true;
@@ -66,17 +66,17 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 			continue;
 		}
 		if (c & 0xc0)
-			goto bad; /* label types 01 and 10 (RFC 6891 9) */
+			goto done; /* label types 01 and 10 (RFC 6891 9) */
 		if (c == 0) {
 			if (out + 1 > NAME_MAXLEN)
-				goto bad;
+				goto done;
 			dst[out++] = 0;
 			if (!jumped)
 				end = p + 1;
 			break;
 		}
 		if (p + 1 + c > w->len || out + 1 + c + 1 > NAME_MAXLEN)
-			goto bad;
+			goto done;
 		/* bounds checked above for the whole label: copy it as one block */
 		memcpy(dst + out, buf + p, 1 + (size_t)c);
 		out += 1 + (size_t)c;
@@ -86,7 +86,7 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 		lower_flat(dst, out);
 	w->pos = end;
 	return (int)out;
-bad:
+done:
 	w->err = SHOAL_EMALFORMED;
 	return SHOAL_EMALFORMED;
 }
@@ -99,26 +99,26 @@ int name_skip(wire_t *w)
 	size_t total = 0;
 	for (;;) {
 		if (p >= w->len)
-			goto bad;
+			goto done;
 		uint8_t c = w->buf[p];
 		if ((c & 0xc0) == 0xc0) {
 			if (p + 1 >= w->len)
-				goto bad;
+				goto done;
 			w->pos = p + 2;
 			return 0;
 		}
 		if (c & 0xc0)
-			goto bad;
+			goto done;
 		total += 1 + (size_t)c;
 		if (total > NAME_MAXLEN)
-			goto bad;
+			goto done;
 		p += 1 + (size_t)c;
 		if (c == 0) {
 			w->pos = p;
 			return 0;
 		}
 	}
-bad:
+done:
 	w->err = SHOAL_EMALFORMED;
 	return SHOAL_EMALFORMED;
 }

@@ -184,12 +184,12 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 	for (uint16_t i = 0; i < set->rr_count && !r->w.err; i++) {
 		write_name(r, owner);
 		if (off + 10 > set->data_len)
-			goto bad;
+			goto done;
 		wire_write_bytes(&r->w, d + off, 8); /* type, class, TTL */
 		uint16_t rdlen = wire_get_u16(d + off + 8);
 		size_t rd = off + 10, rd_end = rd + rdlen;
 		if (rd_end > set->data_len)
-			goto bad;
+			goto done;
 		size_t len_at = r->w.pos;
 		wire_write_u16(&r->w, 0);
 		size_t start = r->w.pos;
@@ -202,7 +202,7 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 			/* the name must end inside its own RDATA, however the set was built */
 			int nlen = rdata_name_length(d + rd, rdlen, at - rd);
 			if (nlen < 0)
-				goto bad;
+				goto done;
 			wire_write_bytes(&r->w, d + p, at - p);
 			write_name(r, d + at);
 			p = at + (size_t)nlen;
@@ -218,7 +218,7 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 	r->counts[section] += set->rr_count;
 	r->section = (int)section;
 	return 0;
-bad:
+done:
 	response_rollback(r, &m);
 	return SHOAL_EINVAL;
 }

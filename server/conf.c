@@ -420,6 +420,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	yaml_document_t doc;
 	yaml_ctx_t y = { &doc, path, err, errlen };
 	int rc = SHOAL_ECONFIG;
+	bool loaded = false; /* doc holds a document to delete */
 	if (!yaml_parser_initialize(&parser)) {
 		fclose(f);
 		return SHOAL_ENOMEM;
@@ -429,16 +430,17 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		set_err(err, errlen, "%s:%lu: %s", path,
 			(unsigned long)parser.problem_mark.line + 1,
 			parser.problem ? parser.problem : "YAML syntax error");
-		goto cleanup_parser;
+		goto done;
 	}
+	loaded = true;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		rc = 0; /* an empty file: all defaults */
-		goto cleanup;
+		goto done;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
 		rc = yerr(&y, root, "expected a mapping of option: value");
-		goto cleanup;
+		goto done;
 	}
 	rc = 0;
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
@@ -455,10 +457,11 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 			seen[o - conf_options] = true;
 		rc = load_pair(cfg, &y, k, yaml_document_get_node(&doc, p->value));
 	}
-cleanup:
-	apply_zone_limits(cfg);
-	yaml_document_delete(&doc);
-cleanup_parser:
+done:
+	if (loaded) {
+		apply_zone_limits(cfg);
+		yaml_document_delete(&doc);
+	}
 	yaml_parser_delete(&parser);
 	fclose(f);
 	return rc;

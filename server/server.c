@@ -230,22 +230,23 @@ int server_run(conf_t *cfg)
 
 	uid_t uid = 0;
 	gid_t gid = 0;
+	bool workers_run = false; /* workers_start was called: stop them */
 	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->ceiling)
 		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
 			    "(benchmark only)");
 	else if (load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->check) {
 		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
 		       cfg->zone_count);
 		status = 0;
-		goto cleanup_rcu;
+		goto done;
 	}
 	if (!cfg->user && geteuid() == 0)
 		log_warning("running as root with no user to drop to: every query is answered "
@@ -253,32 +254,34 @@ int server_run(conf_t *cfg)
 	log_migrate_req();
 	if (uv_loop_init(&loop) < 0) {
 		snprintf(err, sizeof(err), "cannot create the main loop");
-		goto cleanup_rcu;
+		goto done;
 	}
 	srv->loop = &loop;
 	if (workers_create(srv, err, sizeof(err)) < 0)
-		goto cleanup_loop;
+		goto done;
 	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
-		goto cleanup_loop;
+		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
-		goto cleanup_loop;
+		goto done;
 	if (reload_init(srv) < 0 || signals_start(srv) < 0) {
 		snprintf(err, sizeof(err), "cannot set up signals");
-		goto cleanup_loop;
+		goto done;
 	}
+	workers_run = true;
 	if (workers_start(srv, err, sizeof(err)) < 0)
-		goto cleanup_workers;
+		goto done;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->worker_count, srv->path->name, cfg->listen_count,
 		 cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
-cleanup_workers:
-	srv->stopping = true;
-	workers_stop(srv);
-cleanup_loop:
-	if (reload_close(srv)) {
+done:
+	if (workers_run) {
+		srv->stopping = true;
+		workers_stop(srv);
+	}
+	if (srv->loop && reload_close(srv)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv);
 		if (status != 0 && err[0])
@@ -286,14 +289,15 @@ cleanup_loop:
 		log_info("stopped");
 		_exit(status);
 	}
-	control_close(srv);
-	signals_close(srv);
-	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
-	control_free(srv);
-	if (uv_loop_close(&loop) < 0)
-		log_warning("main loop not closed cleanly");
-	workers_destroy(srv);
-cleanup_rcu:
+	if (srv->loop) {
+		control_close(srv);
+		signals_close(srv);
+		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
+		control_free(srv);
+		if (uv_loop_close(&loop) < 0)
+			log_warning("main loop not closed cleanly");
+		workers_destroy(srv);
+	}
 	if (srv->zones_writer)
 		zonedb_publish(&srv->zones, NULL); /* frees the set after a grace period */
 	rcu_unregister_thread();

@@ -34,10 +34,10 @@ static void set_buffers(int fd)
 static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
 		      size_t errlen)
 {
-	int one = 1;
+	int one = 1, e;
 	int fd = socket(a->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		int e = -errno;
+		e = -errno;
 		snprintf(err, errlen, "%s: socket: %s", a->text, shoal_strerror(e));
 		return e;
 	}
@@ -48,18 +48,18 @@ static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reu
 	 * made before privileges drop.
 	 */
 	if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
-		goto fail;
+		goto done;
 	if (reuseaddr && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
-		goto fail;
+		goto done;
 	/* v6 sockets answer v6 only; 0.0.0.0 has its own socket */
 	if (a->addr.ss_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
-		goto fail;
+		goto done;
 	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) < 0)
-		goto fail;
+		goto done;
 	return fd;
-fail:;
-	int e = -errno;
+done:
+	e = -errno;
 	snprintf(err, errlen, "%s: %s", a->text, shoal_strerror(e));
 	close(fd);
 	return e;

@@ -68,15 +68,15 @@ static int worker_setup(worker_t *w)
 	w->loop_ready = true;
 	w->stop_async.data = w;
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
-		goto fail;
+		goto done;
 	w->async_ready = true;
 	for (size_t i = 0; i < w->udp_count; i++) {
 		w->udp_polls[i].data = w;
 		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
-			goto fail;
+			goto done;
 		w->polls_ready++;
 		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
-			goto fail;
+			goto done;
 	}
 	if (w->tcp_count) {
 		int trc = tcp_server_start(&w->loop, w->tcp_fds, w->tcp_count, &w->srv->cfg->tcp,
@@ -90,7 +90,7 @@ static int worker_setup(worker_t *w)
 		w->tcp_count = 0; /* the TCP server owns and closes them now */
 	}
 	return 0;
-fail:
+done:
 	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
 	return rc;
 }
