@@ -29,8 +29,9 @@ typedef struct server server_t;
 typedef struct worker worker_t;
 
 /*
- * The UDP I/O path of a worker, chosen once at start (STYLE 11): which
- * sockets it reads, and how a query becomes an answer.
+ * The UDP I/O path of a worker, chosen once at start: which sockets it
+ * reads, and how a query becomes an answer. Another path is another table,
+ * not a branch in the loop (doc/design.md, "Sockets").
  */
 typedef struct udp_path {
 	const char *name;
@@ -81,7 +82,8 @@ struct worker {
 	char nsid[300];
 	udp_batch_t *batch;
 	worker_stats_t *stats; /* &srv->stats[index] */
-	int started;           /* 0 starting, 1 running, -1 failed (under srv->start_lock) */
+	int started; /* 0 starting, 1 running, or the error it failed with (under srv->start_lock)
+		      */
 };
 
 typedef struct reload_job reload_job_t;
@@ -119,14 +121,14 @@ struct server {
 /*
  * Open a non-blocking UDP socket bound to a: SO_REUSEPORT when reuseport,
  * IPV6_V6ONLY on IPv6, 4 MiB buffers (best effort), never SO_REUSEADDR.
- * Returns the fd (the caller owns it) or SHOAL_ESYSTEM with "ADDR: reason"
- * in err. Main thread, before the privilege drop.
+ * Returns the fd (the caller owns it) or -errno with "ADDR: reason" in
+ * err. Main thread, before the privilege drop.
  */
 int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen);
 
 /*
  * Open a non-blocking TCP socket bound to a with SO_REUSEPORT, listening.
- * Returns the fd (the caller owns it) or SHOAL_ESYSTEM with err. Main thread.
+ * Returns the fd (the caller owns it) or -errno with err. Main thread.
  */
 int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen);
 
@@ -158,7 +160,7 @@ void udp_on_readable(uv_poll_t *handle, int status, int events);
  *   sockets (through srv->path) and TCP listeners; before the privilege
  *   drop. Returns 0 or a negative error with err.
  * workers_start: one thread each (signals blocked), waits until every
- *   worker runs its loop or failed. Returns 0 or SHOAL_ESYSTEM with err.
+ *   worker runs its loop or failed. Returns 0 or a negative error with err.
  * workers_stop: tell each worker to stop after its batch; join them.
  * workers_destroy: close what the workers still own and free them.
  */
@@ -190,7 +192,7 @@ typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
  * other reload starts until its thread has ended. Main thread.
  * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
  * again after); SHOAL_ENOTFOUND when `only` is not configured;
- * SHOAL_ENOMEM or SHOAL_ESYSTEM.
+ * SHOAL_ENOMEM or a system error (-errno).
  */
 int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg);
 

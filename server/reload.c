@@ -248,11 +248,11 @@ int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg
 	int e = pthread_create(&srv->reload_thread, NULL, reload_main, job);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		log_error("cannot start the reload thread: %s", strerror(e));
+		log_error("cannot start the reload thread: %s", shoal_strerror(-e));
 		srv->reload_job = NULL;
 		srv->reload_running = false;
 		job_free(job);
-		return SHOAL_ESYSTEM;
+		return -e;
 	}
 	uv_timer_start(&srv->reload_timer, on_reload_timeout,
 		       (uint64_t)srv->cfg->reload_timeout * 1000, 0);
@@ -262,21 +262,22 @@ int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg
 int reload_init(server_t *srv)
 {
 	pthread_condattr_t attr;
-	if (pthread_condattr_init(&attr) != 0)
-		return SHOAL_ESYSTEM;
+	int e = pthread_condattr_init(&attr);
+	if (e != 0)
+		return -e;
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	int e = pthread_cond_init(&srv->reload_cond, &attr);
+	e = pthread_cond_init(&srv->reload_cond, &attr);
 	pthread_condattr_destroy(&attr);
 	if (e != 0)
-		return SHOAL_ESYSTEM;
+		return -e;
 	pthread_mutex_init(&srv->reload_lock, NULL);
 	srv->reload_sync_ready = true;
 	srv->reload_done.data = srv;
 	srv->reload_timer.data = srv;
-	if (uv_async_init(srv->loop, &srv->reload_done, on_reload_done) < 0 ||
-	    uv_timer_init(srv->loop, &srv->reload_timer) < 0)
-		return SHOAL_ESYSTEM;
-	return 0;
+	e = uv_async_init(srv->loop, &srv->reload_done, on_reload_done);
+	if (e == 0)
+		e = uv_timer_init(srv->loop, &srv->reload_timer);
+	return e; /* libuv's: 0 or -errno */
 }
 
 /* Wait up to ms for the reload thread's last step. True when it came. */

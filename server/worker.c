@@ -63,36 +63,36 @@ static int worker_setup(worker_t *w)
 	int rc = uv_loop_init(&w->loop);
 	if (rc < 0) {
 		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
-		return SHOAL_ESYSTEM;
+		return rc; /* libuv's: -errno */
 	}
 	w->loop_ready = true;
 	w->stop_async.data = w;
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
-		goto fail;
+		goto done;
 	w->async_ready = true;
 	for (size_t i = 0; i < w->udp_count; i++) {
 		w->udp_polls[i].data = w;
 		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
-			goto fail;
+			goto done;
 		w->polls_ready++;
 		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
-			goto fail;
+			goto done;
 	}
 	if (w->tcp_count) {
 		int trc = tcp_server_start(&w->loop, w->tcp_fds, w->tcp_count, &w->srv->cfg->tcp,
 					   worker_tcp_answer, w, &w->stats->tcp, &w->tcp);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
-			if (trc == SHOAL_ESYSTEM)
+			if (shoal_error_is_system(trc))
 				w->tcp_count = 0; /* closed by tcp_server_start */
 			return trc;
 		}
 		w->tcp_count = 0; /* the TCP server owns and closes them now */
 	}
 	return 0;
-fail:
+done:
 	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
-	return SHOAL_ESYSTEM;
+	return rc;
 }
 
 static void *worker_main(void *arg)
@@ -101,7 +101,7 @@ static void *worker_main(void *arg)
 	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
 	rcu_register_thread();
 	int rc = worker_setup(w);
-	set_started(w, rc < 0 ? -1 : 1);
+	set_started(w, rc < 0 ? rc : 1);
 	if (rc == 0)
 		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
 	/* on failure too: wait for the main thread's stop, then close what was opened */
@@ -178,8 +178,8 @@ int workers_start(server_t *srv, char *err, size_t errlen)
 		worker_t *w = &srv->workers[i];
 		int e = pthread_create(&w->thread, NULL, worker_main, w);
 		if (e) {
-			snprintf(err, errlen, "cannot start worker %zu: %s", i, strerror(e));
-			rc = SHOAL_ESYSTEM;
+			rc = -e;
+			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
 			break;
 		}
 		w->thread_started = true;
@@ -192,7 +192,7 @@ int workers_start(server_t *srv, char *err, size_t errlen)
 			pthread_cond_wait(&srv->start_cond, &srv->start_lock);
 		if (w->started < 0 && rc == 0) {
 			snprintf(err, errlen, "worker %zu failed to start (see above)", i);
-			rc = SHOAL_ESYSTEM;
+			rc = w->started;
 		}
 	}
 	pthread_mutex_unlock(&srv->start_lock);

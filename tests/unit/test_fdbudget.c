@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/conf.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 #include "unit.h"
 
-/* The audit's case: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */
+/* A tight limit: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */
 static void test_small_limit(void)
 {
 	fdbudget_in_t in = { .limit = 128,
