@@ -235,3 +235,18 @@ void zone_free(zone_t *z)
 	zarena_free(z->arena);
 	free(z);
 }
+
+const zone_t *zone_ref(const zone_t *z)
+{
+	/* the caller's own hold keeps the count above 0: no ordering needed */
+	__atomic_fetch_add(&((zone_t *)z)->refs, 1, __ATOMIC_RELAXED);
+	return z;
+}
+
+void zone_unref(const zone_t *z)
+{
+	zone_t *m = (zone_t *)z;
+	/* release: this thread's reads of the zone come before the free on another */
+	if (m && __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL) == 1)
+		zone_free(m);
+}

@@ -129,8 +129,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 		const zentry_t *prev = find_entry(old, e->apex);
 		if (prev && prev->zone && only && !name_equal(only_apex, e->apex)) {
 			/* not asked to reload: share the version being served */
-			e->zone = prev->zone;
-			e->zone->refs++;
+			e->zone = (zone_t *)zone_ref(prev->zone);
 			memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
 			e->apex_len = (uint8_t)len;
 			continue;
@@ -145,8 +144,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old,
 				 shoal_strerror(err));
 		if (prev && prev->zone) {
 			/* a failed reload keeps serving the old version */
-			e->zone = prev->zone;
-			e->zone->refs++;
+			e->zone = (zone_t *)zone_ref(prev->zone);
 		} else {
 			rc = SHOAL_EZONE;
 		}
@@ -180,8 +178,7 @@ void zonedb_free(zonedb_t *db)
 		return;
 	for (size_t i = 0; i < db->count; i++) {
 		zentry_t *e = &db->entries[i];
-		if (e->zone && --e->zone->refs == 0)
-			zone_free(e->zone);
+		zone_unref(e->zone);
 		free(e->file);
 	}
 	free(db->entries);
