@@ -1,0 +1,132 @@
+/*
+ * Zone transfer benchmark (not a test): AXFR out of a zone of N records
+ * built in memory, at message limits of 65535 and 16383 octets; reports
+ * messages per second, octets, and the longest single call (the most a
+ * worker's loop waits for one message).
+ *
+ *   tests/bench/xfr_bench [RECORDS]     (default 1000000)
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "zone/internal.h"
+#include "zone/xfr_out.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void quiet(void *arg, bool is_error, const char *msg)
+{
+	(void)arg;
+	if (is_error)
+		fprintf(stderr, "%s\n", msg);
+}
+
+/* The name h<i>.bench.test. in wire form; returns its length. */
+static size_t host_name(uint8_t *out, size_t i)
+{
+	char label[32];
+	int n = snprintf(label, sizeof(label), "h%zu", i);
+	out[0] = (uint8_t)n;
+	memcpy(out + 1, label, (size_t)n);
+	static const uint8_t apex[] = "\5bench\4test";
+	memcpy(out + 1 + n, apex, sizeof(apex));
+	return 1 + (size_t)n + sizeof(apex);
+}
+
+/*
+ * The benchmark zone of tests/bench/genzone.sh, records counted: a host
+ * name with an A record, every tenth with an AAAA too, until `records`.
+ */
+static zone_t *build_zone(size_t records)
+{
+	static const uint8_t apex[] = "\5bench\4test";
+	static const uint8_t soa[] = "\3ns1\5bench\4test\0\2hm\5bench\4test\0"
+				     "\x78\xc4\xe8\x3d\0\0\x1c\x20\0\0\x0e\x10\0\x12\x75\0\0\0\1\x2c";
+	static const uint8_t ns[] = "\3ns1\5bench\4test";
+	zbuild_t *b = zbuild_new("bench", apex, quiet, NULL);
+	if (!b)
+		return NULL;
+	uint8_t name[NAME_MAXLEN], a[4] = { 10, 0, 0, 0 }, aaaa[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	size_t n = 3;
+	zbuild_add(b, "bench", 0, NULL, apex, DNS_TYPE_SOA, DNS_CLASS_IN, 3600, soa, sizeof(soa) - 1);
+	zbuild_add(b, "bench", 0, NULL, apex, DNS_TYPE_NS, DNS_CLASS_IN, 3600, ns, sizeof(ns));
+	zbuild_add(b, "bench", 0, NULL, ns, DNS_TYPE_A, DNS_CLASS_IN, 3600, a, 4);
+	for (size_t i = 0; n < records; i++) {
+		host_name(name, i);
+		a[1] = (uint8_t)(i >> 16);
+		a[2] = (uint8_t)(i >> 8);
+		a[3] = (uint8_t)i;
+		zbuild_add(b, "bench", 0, NULL, name, DNS_TYPE_A, DNS_CLASS_IN, 3600, a, 4);
+		n++;
+		if (i % 10 == 0 && n < records) {
+			memcpy(aaaa + 12, a, 4);
+			zbuild_add(b, "bench", 0, NULL, name, DNS_TYPE_AAAA, DNS_CLASS_IN, 3600, aaaa,
+				   16);
+			n++;
+		}
+	}
+	zone_t *z = NULL;
+	return zbuild_finish(b, &z) == 0 ? z : NULL;
+}
+
+static void bench_axfr(const zone_t *z, size_t limit)
+{
+	static uint8_t req[512], buf[DNS_TCP_MAX];
+	static const uint8_t q[] = "\0\1\0\0\0\1\0\0\0\0\0\0\5bench\4test\0\0\xfc\0\1";
+	memcpy(req, q, sizeof(q) - 1);
+	query_t query;
+	if (query_parse(&query, req, sizeof(q) - 1) != QUERY_OK)
+		return;
+	xfr_out_t x;
+	if (xfr_out_axfr(&x, z, &query, limit, 0, NULL) < 0)
+		return;
+	size_t octets = 0;
+	double worst = 0, start = now();
+	int len;
+	for (;;) {
+		double t = now();
+		len = xfr_out_next(&x, buf);
+		t = now() - t;
+		if (t > worst)
+			worst = t;
+		if (len <= 0)
+			break;
+		octets += (size_t)len;
+	}
+	double secs = now() - start;
+	printf("AXFR limit %5zu: %s; %u messages, %lu records, %zu octets (%.1f per record) in "
+	       "%.3f s: %.0f messages/s, %.0f records/s, %.1f MB/s; longest call %.3f ms\n",
+	       limit, len == 0 ? "complete" : shoal_strerror(len), x.messages,
+	       (unsigned long)x.records, octets, (double)octets / (double)x.records, secs,
+	       x.messages / secs, (double)x.records / secs, (double)octets / secs / 1e6,
+	       worst * 1e3);
+	xfr_out_clear(&x);
+}
+
+int main(int argc, char **argv)
+{
+	size_t records = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
+	double t = now();
+	zone_t *z = build_zone(records);
+	if (!z) {
+		fprintf(stderr, "cannot build the zone\n");
+		return 1;
+	}
+	printf("zone of %zu records, %zu nodes, built in %.2f s\n", z->rr_count, z->node_count,
+	       now() - t);
+	bench_axfr(z, DNS_TCP_MAX);
+	bench_axfr(z, 16383);
+	zone_unref(z);
+	return 0;
+}
