@@ -103,6 +103,21 @@ size_t zarena_size(const zarena_t *a)
 	return a ? a->total : 0;
 }
 
+bool zone_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
 /* ---- messages ---- */
 
 void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file,

@@ -1,9 +1,10 @@
-/* Outgoing zone transfers: AXFR answers streamed from a referenced zone, one message per call. */
+/* Outgoing zone transfers: AXFR and IXFR answers from a referenced zone, one message per call. */
 #include "config.h"
 
 #include <string.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "zone/xfr_out.h"
 
 enum xfr_phase {
@@ -37,6 +38,80 @@ int xfr_out_axfr(xfr_out_t *x, const zone_t *z, const query_t *q, size_t limit, 
 	return 0;
 }
 
+int xfr_out_ixfr(xfr_out_t *x, const zone_t *z, xfr_changes_t *changes, const query_t *q,
+		 size_t limit, size_t reserve, const response_edns_t *edns)
+{
+	xfr_changes_t c = { 0 };
+	if (changes) {
+		c = *changes;
+		memset(changes, 0, sizeof(*changes));
+	}
+	if (c.count && c.sets[c.count - 1]->to != z->serial) {
+		xfr_changes_clear(&c);
+		return SHOAL_EINVAL;
+	}
+	int err = xfr_out_axfr(x, z, q, limit, reserve, edns);
+	if (err < 0) {
+		xfr_changes_clear(&c);
+		return err;
+	}
+	x->ixfr = true;
+	x->changes = c;
+	return 0;
+}
+
+int xfr_request_serial(const query_t *q, uint32_t *serial)
+{
+	if (!q->has_question)
+		return SHOAL_EMALFORMED;
+	wire_t w;
+	wire_init_read(&w, q->pkt, q->len);
+	w.pos = q->question_end;
+	for (uint16_t i = 0; i < q->ancount && !w.err; i++) {
+		name_skip(&w);
+		wire_skip(&w, 8);
+		wire_skip(&w, wire_read_u16(&w));
+	}
+	if (q->nscount == 0)
+		return w.err ? SHOAL_EMALFORMED : SHOAL_ENOTFOUND;
+	uint8_t owner[NAME_MAXLEN];
+	if (name_unpack(&w, owner, true) < 0 || !name_equal(owner, q->qname))
+		return SHOAL_EMALFORMED;
+	uint16_t type = wire_read_u16(&w);
+	wire_skip(&w, 6); /* class, TTL */
+	uint16_t rdlen = wire_read_u16(&w);
+	size_t end = w.pos + rdlen;
+	name_skip(&w); /* MNAME, RNAME: may be compressed (RFC 1035 3.3.13) */
+	name_skip(&w);
+	*serial = wire_read_u32(&w);
+	wire_skip(&w, 16);
+	if (w.err || type != DNS_TYPE_SOA || w.pos != end)
+		return SHOAL_EMALFORMED;
+	return 0;
+}
+
+/*
+ * IXFR's body: per changeset, the runs of its deletions (the old SOA
+ * first) and of its additions (the new SOA first), RFC 1995 4.
+ */
+static bool ixfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **set)
+{
+	for (; x->node < x->changes.count; x->node++, x->rrset = 0) {
+		const changeset_t *cs = x->changes.sets[x->node];
+		size_t r = x->rrset;
+		const xfr_run_t *run = r < cs->del.run_count ? &cs->del.runs[r]
+				       : r - cs->del.run_count < cs->add.run_count
+					       ? &cs->add.runs[r - cs->del.run_count]
+					       : NULL;
+		if (run) {
+			*owner = run->owner;
+			*set = &run->set;
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * The RRset to write next, with its owner; false when the body is over.
  * The SOA opens and closes the transfer, so the apex's own is skipped in
@@ -50,6 +125,8 @@ static bool axfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **
 		*set = &znode_rrset(z->apex, DNS_TYPE_SOA)->set;
 		return true;
 	}
+	if (x->ixfr)
+		return ixfr_item(x, owner, set);
 	for (; x->node < z->node_count; x->node++, x->rrset = 0) {
 		const znode_t *n = &z->nodes[x->node];
 		for (; x->rrset < n->rrset_count; x->rrset++) {
@@ -70,6 +147,8 @@ static void axfr_advance(xfr_out_t *x)
 	memset(&x->pos, 0, sizeof(x->pos));
 	if (x->phase == XFR_BODY)
 		x->rrset++;
+	else if (x->phase == XFR_FIRST_SOA && x->ixfr && !x->changes.count)
+		x->phase = XFR_DONE; /* up to date: the SOA alone (RFC 1995 2) */
 	else
 		x->phase++;
 }
@@ -129,4 +208,5 @@ void xfr_out_clear(xfr_out_t *x)
 {
 	zone_unref(x->zone);
 	x->zone = NULL;
+	xfr_changes_clear(&x->changes);
 }

@@ -2,7 +2,8 @@
  * Zone transfer benchmark (not a test): AXFR out of a zone of N records
  * built in memory, at message limits of 65535 and 16383 octets; reports
  * messages per second, octets, and the longest single call (the most a
- * worker's loop waits for one message).
+ * worker's loop waits for one message). Then the diff of that zone and a
+ * version with 100 records changed (what a reload adds to the journal).
  *
  *   tests/bench/xfr_bench [RECORDS]     (default 1000000)
  */
@@ -15,6 +16,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "zone/changeset.h"
 #include "zone/internal.h"
 #include "zone/xfr_out.h"
 
@@ -46,20 +48,30 @@ static size_t host_name(uint8_t *out, size_t i)
 
 /*
  * The benchmark zone of tests/bench/genzone.sh, records counted: a host
- * name with an A record, every tenth with an AAAA too, until `records`.
+ * name with an A record, every tenth with an AAAA too, until `records`;
+ * `changed` A records spread over it get another address and the serial
+ * goes up by one (a new version).
  */
-static zone_t *build_zone(size_t records)
+static zone_t *build_zone(size_t records, size_t changed)
 {
 	static const uint8_t apex[] = "\5bench\4test";
+	/* ns1 hm 2026120301 7200 3600 1209600 300 */
 	static const uint8_t soa[] = "\3ns1\5bench\4test\0\2hm\5bench\4test\0"
-				     "\x78\xc4\xe8\x3d\0\0\x1c\x20\0\0\x0e\x10\0\x12\x75\0\0\0\1\x2c";
+				     "\x78\xc4\x24\x6d\0\0\x1c\x20\0\0\x0e\x10"
+				     "\0\x12\x75\0\0\0\1\x2c";
 	static const uint8_t ns[] = "\3ns1\5bench\4test";
 	zbuild_t *b = zbuild_new("bench", apex, quiet, NULL);
 	if (!b)
 		return NULL;
+	uint8_t soa_rd[sizeof(soa)];
+	memcpy(soa_rd, soa, sizeof(soa));
+	soa_rd[sizeof(soa) - 18] += changed ? 1 : 0; /* the serial's last octet */
+	/* about 10 names in 11 records: `changed` names, one A record each */
+	size_t every = changed ? records * 10 / 11 / changed : 0;
 	uint8_t name[NAME_MAXLEN], a[4] = { 10, 0, 0, 0 }, aaaa[16] = { 0x20, 0x01, 0x0d, 0xb8 };
 	size_t n = 3;
-	zbuild_add(b, "bench", 0, NULL, apex, DNS_TYPE_SOA, DNS_CLASS_IN, 3600, soa, sizeof(soa) - 1);
+	zbuild_add(b, "bench", 0, NULL, apex, DNS_TYPE_SOA, DNS_CLASS_IN, 3600, soa_rd,
+		   sizeof(soa) - 1);
 	zbuild_add(b, "bench", 0, NULL, apex, DNS_TYPE_NS, DNS_CLASS_IN, 3600, ns, sizeof(ns));
 	zbuild_add(b, "bench", 0, NULL, ns, DNS_TYPE_A, DNS_CLASS_IN, 3600, a, 4);
 	for (size_t i = 0; n < records; i++) {
@@ -67,12 +79,14 @@ static zone_t *build_zone(size_t records)
 		a[1] = (uint8_t)(i >> 16);
 		a[2] = (uint8_t)(i >> 8);
 		a[3] = (uint8_t)i;
+		a[0] = every && i % every == every / 2 ? 11 : 10;
 		zbuild_add(b, "bench", 0, NULL, name, DNS_TYPE_A, DNS_CLASS_IN, 3600, a, 4);
+		a[0] = 10;
 		n++;
 		if (i % 10 == 0 && n < records) {
 			memcpy(aaaa + 12, a, 4);
-			zbuild_add(b, "bench", 0, NULL, name, DNS_TYPE_AAAA, DNS_CLASS_IN, 3600, aaaa,
-				   16);
+			zbuild_add(b, "bench", 0, NULL, name, DNS_TYPE_AAAA, DNS_CLASS_IN, 3600,
+				   aaaa, 16);
 			n++;
 		}
 	}
@@ -118,7 +132,7 @@ int main(int argc, char **argv)
 {
 	size_t records = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
 	double t = now();
-	zone_t *z = build_zone(records);
+	zone_t *z = build_zone(records, 0);
 	if (!z) {
 		fprintf(stderr, "cannot build the zone\n");
 		return 1;
@@ -127,6 +141,18 @@ int main(int argc, char **argv)
 	       now() - t);
 	bench_axfr(z, DNS_TCP_MAX);
 	bench_axfr(z, 16383);
+	zone_t *z2 = build_zone(records, 100);
+	changeset_t *cs = NULL;
+	t = now();
+	if (!z2 || changeset_diff(z, z2, &cs) < 0) {
+		fprintf(stderr, "cannot diff\n");
+		return 1;
+	}
+	printf("diff of two versions (serial %u to %u): %zu deleted, %zu added, %zu octets, "
+	       "%.3f s\n", cs->from, cs->to, cs->del.rr_count - 1, cs->add.rr_count - 1,
+	       cs->octets, now() - t);
+	changeset_unref(cs);
+	zone_unref(z2);
 	zone_unref(z);
 	return 0;
 }

@@ -1,14 +1,17 @@
 /*
- * Unit tests for zone/xfr_out.c, AXFR: every message of a transfer is
- * parsed by ldns, the records put together again and compared with the
- * zone file as ldns reads it, so the test does not restate the writer.
+ * Unit tests for zone/xfr_out.c: every message of a transfer is parsed by
+ * ldns and the records put together again: an AXFR is compared with the
+ * zone file as ldns reads it, an IXFR applied to the old version must give
+ * the new one, so the test does not restate the writer.
  */
 #include "config.h"
 
 #include <unistd.h>
 
 #include "proto/tsig.h"
+#include "proto/serial.h"
 #include "tests/unit/xfr_test.h"
+#include "zone/journal.h"
 #include "zone/xfr_out.h"
 
 static char tmpdir[] = "/tmp/shoal-xfrout-XXXXXX";
@@ -228,19 +231,215 @@ static void test_axfr_record_too_big(void)
 	zone_unref(z);
 }
 
+/* The versions 1, 2, 3 of j.test. and a journal of the changes between them. */
+static zone_t *v[4];
+static journal_t *journal;
+
+static void ixfr_setup(void)
+{
+	for (int i = 1; i <= 3; i++)
+		v[i] = xt_load(xt_write_version(tmpdir, i), "j.test.");
+	journal = journal_new(1 << 20);
+	for (int i = 1; i < 3; i++) {
+		changeset_t *cs = NULL;
+		if (v[i] && v[i + 1] && changeset_diff(v[i], v[i + 1], &cs) == 0)
+			journal_add(journal, cs);
+	}
+}
+
+static void ixfr_teardown(void)
+{
+	for (int i = 1; i <= 3; i++)
+		zone_unref(v[i]);
+	journal_unref(journal);
+}
+
+/*
+ * What a server does with an IXFR request for version 3: the client's
+ * serial from the request, then the changes since, the SOA alone when the
+ * client is not older, or the whole zone when the history does not reach
+ * back. Returns what xfr_out_* returned.
+ */
+static int ixfr_start(xfr_out_t *x, uint32_t client, bool condense, size_t limit)
+{
+	uint8_t req[512];
+	size_t rlen = xt_request(req, 0x1995, "j.test.", DNS_TYPE_IXFR, client);
+	query_t q;
+	if (query_parse(&q, req, rlen) != QUERY_OK)
+		return SHOAL_EMALFORMED;
+	uint32_t serial;
+	int err = xfr_request_serial(&q, &serial);
+	if (err < 0)
+		return err;
+	if (!serial_lt(serial, v[3]->serial))
+		return xfr_out_ixfr(x, v[3], NULL, &q, limit, 0, NULL);
+	xfr_changes_t c;
+	err = journal_changes(journal, serial, v[3]->serial, condense, &c);
+	if (err == SHOAL_ENOTFOUND)
+		return xfr_out_axfr(x, v[3], &q, limit, 0, NULL);
+	return err < 0 ? err : xfr_out_ixfr(x, v[3], &c, &q, limit, 0, NULL);
+}
+
+/* An IXFR from the client's version, applied to it, gives version 3. */
+static void check_ixfr(int client, bool condense, size_t limit, size_t *messages)
+{
+	xfr_out_t x;
+	CU_ASSERT_EQUAL_FATAL(ixfr_start(&x, (uint32_t)client, condense, limit), 0);
+	CU_ASSERT_TRUE(x.ixfr);
+	seen_t s;
+	CU_ASSERT_EQUAL(run(&x, 0x1995, NULL, NULL, &s), 0);
+	CU_ASSERT_TRUE(s.header_ok);
+	CU_ASSERT_TRUE(s.question_ok);
+	CU_ASSERT(s.largest <= limit);
+	*messages = s.messages;
+	/* SOA 3, SOA of the client's version, ..., SOA 3 (RFC 1995 4) */
+	ldns_rr *first = ldns_rr_list_rr(s.rrs, 0), *second = ldns_rr_list_rr(s.rrs, 1);
+	CU_ASSERT_EQUAL(ldns_rr_get_type(first), LDNS_RR_TYPE_SOA);
+	CU_ASSERT_EQUAL(ldns_rdf2native_int32(ldns_rr_rdf(first, 2)), 3);
+	CU_ASSERT_EQUAL(ldns_rr_get_type(second), LDNS_RR_TYPE_SOA);
+	CU_ASSERT_EQUAL(ldns_rdf2native_int32(ldns_rr_rdf(second, 2)), (uint32_t)client);
+	size_t soas = 0;
+	for (size_t i = 0; i < ldns_rr_list_rr_count(s.rrs); i++)
+		soas += ldns_rr_get_type(ldns_rr_list_rr(s.rrs, i)) == LDNS_RR_TYPE_SOA;
+	size_t changesets = condense ? 1 : (size_t)(3 - client);
+	CU_ASSERT_EQUAL(soas, 2 + 2 * changesets);
+	ldns_rr_list *zone = xt_zone_rrs(v[client]), *want = xt_zone_rrs(v[3]);
+	CU_ASSERT_TRUE(xt_apply_ixfr(zone, s.rrs));
+	CU_ASSERT_TRUE(xt_same_rrs(zone, want));
+	ldns_rr_list_deep_free(zone);
+	ldns_rr_list_deep_free(want);
+	ldns_rr_list_deep_free(s.rrs);
+	xfr_out_clear(&x);
+}
+
+static void test_ixfr_changes(void)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v[3]);
+	size_t one, many;
+	check_ixfr(2, false, DNS_TCP_MAX, &one);
+	CU_ASSERT_EQUAL(one, 1);
+	check_ixfr(1, false, DNS_TCP_MAX, &one);
+	check_ixfr(1, true, DNS_TCP_MAX, &one);
+	/* a small limit: the sequence goes over many messages */
+	check_ixfr(1, false, 128, &many);
+	CU_ASSERT(many > 3);
+}
+
+/* One message holding the one SOA of version 3. */
+static void check_soa_only(uint32_t client)
+{
+	xfr_out_t x;
+	CU_ASSERT_EQUAL_FATAL(ixfr_start(&x, client, true, DNS_TCP_MAX), 0);
+	seen_t s;
+	CU_ASSERT_EQUAL(run(&x, 0x1995, NULL, NULL, &s), 0);
+	CU_ASSERT_EQUAL(s.messages, 1);
+	CU_ASSERT_EQUAL(ldns_rr_list_rr_count(s.rrs), 1);
+	ldns_rr *soa = ldns_rr_list_rr(s.rrs, 0);
+	CU_ASSERT_EQUAL(ldns_rr_get_type(soa), LDNS_RR_TYPE_SOA);
+	CU_ASSERT_EQUAL(ldns_rdf2native_int32(ldns_rr_rdf(soa, 2)), 3);
+	ldns_rr_list_deep_free(s.rrs);
+	xfr_out_clear(&x);
+}
+
+/* RFC 1995 2: a client as new as the server, or newer, gets the SOA alone. */
+static void test_ixfr_up_to_date(void)
+{
+	check_soa_only(3);
+	check_soa_only(7);                /* a serial from the future */
+	check_soa_only(3 + SERIAL_HALF); /* nor newer nor older (RFC 1982) */
+}
+
+/* History that does not reach back: the whole zone, AXFR-style (RFC 1995 4). */
+static void test_ixfr_falls_back(void)
+{
+	xfr_out_t x;
+	CU_ASSERT_EQUAL_FATAL(ixfr_start(&x, 0xfffffff0, false, DNS_TCP_MAX), 0);
+	CU_ASSERT_FALSE(x.ixfr);
+	seen_t s;
+	CU_ASSERT_EQUAL(run(&x, 0x1995, NULL, NULL, &s), 0);
+	CU_ASSERT_TRUE(same_as_file(s.rrs, xt_write_version(tmpdir, 3), "j.test."));
+	ldns_rr_list_deep_free(s.rrs);
+	xfr_out_clear(&x);
+	/* the question says IXFR, as it came */
+	uint8_t buf[DNS_TCP_MAX];
+	CU_ASSERT_EQUAL_FATAL(ixfr_start(&x, 0xfffffff0, false, DNS_TCP_MAX), 0);
+	int len = xfr_out_next(&x, buf);
+	CU_ASSERT(len > 0);
+	ldns_pkt *p = NULL;
+	CU_ASSERT_EQUAL_FATAL(ldns_wire2pkt(&p, buf, (size_t)len), LDNS_STATUS_OK);
+	CU_ASSERT_EQUAL(ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_question(p), 0)),
+			LDNS_RR_TYPE_IXFR);
+	ldns_pkt_free(p);
+	xfr_out_clear(&x);
+	/* changes that do not lead to the zone served are refused */
+	xfr_changes_t c;
+	CU_ASSERT_EQUAL_FATAL(journal_changes(journal, 1, 2, false, &c), 0);
+	uint8_t req[512];
+	query_t q;
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, xt_request(req, 1, "j.test.", DNS_TYPE_IXFR, 1)),
+			      QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_out_ixfr(&x, v[3], &c, &q, DNS_TCP_MAX, 0, NULL), SHOAL_EINVAL);
+	CU_ASSERT_EQUAL(c.count, 0); /* taken over, and dropped */
+}
+
+/* The client's serial in the request's authority section (RFC 1995 3). */
+static void test_request_serial(void)
+{
+	uint8_t req[512];
+	query_t q;
+	uint32_t serial = 0;
+	size_t len = xt_request(req, 1, "J.Test.", DNS_TYPE_IXFR, 0xdeadbeef);
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, len), QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_request_serial(&q, &serial), 0);
+	CU_ASSERT_EQUAL(serial, 0xdeadbeef);
+	/* no authority section */
+	len = xt_request(req, 1, "j.test.", DNS_TYPE_AXFR, 0);
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, len), QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_request_serial(&q, &serial), SHOAL_ENOTFOUND);
+	/* the SOA of another name, another type, a wrong RDLENGTH */
+	len = xt_request(req, 1, "j.test.", DNS_TYPE_IXFR, 5);
+	size_t owner_at = len - 34; /* a pointer, 10 octets, 22 of RDATA */
+	req[owner_at + 1] = 14;     /* a pointer to "test." */
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, len), QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_request_serial(&q, &serial), SHOAL_EMALFORMED);
+	len = xt_request(req, 1, "j.test.", DNS_TYPE_IXFR, 5);
+	req[owner_at + 3] = DNS_TYPE_A;
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, len), QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_request_serial(&q, &serial), SHOAL_EMALFORMED);
+	len = xt_request(req, 1, "j.test.", DNS_TYPE_IXFR, 5);
+	req[owner_at + 11] = 21;
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, len), QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_request_serial(&q, &serial), SHOAL_EMALFORMED);
+	/* names in the SOA RDATA may be compressed */
+	len = xt_request(req, 1, "j.test.", DNS_TYPE_IXFR, 77);
+	req[owner_at + 11] = 23; /* MNAME becomes a pointer to the apex */
+	memmove(req + owner_at + 13, req + owner_at + 12, 22);
+	req[owner_at + 12] = 0xc0;
+	req[owner_at + 13] = 0x0c;
+	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, len + 1), QUERY_OK);
+	CU_ASSERT_EQUAL(xfr_request_serial(&q, &serial), 0);
+	CU_ASSERT_EQUAL(serial, 77);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
+	ixfr_setup();
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_axfr_signed_nsec3),
 		UNIT_TEST(test_axfr_signed_nsec),
 		UNIT_TEST(test_axfr_many_messages),
 		UNIT_TEST(test_axfr_tsig_room),
 		UNIT_TEST(test_axfr_record_too_big),
+		UNIT_TEST(test_ixfr_changes),
+		UNIT_TEST(test_ixfr_up_to_date),
+		UNIT_TEST(test_ixfr_falls_back),
+		UNIT_TEST(test_request_serial),
 		UNIT_END,
 	};
 	int rc = unit_run("xfr_out", tests);
+	ixfr_teardown();
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

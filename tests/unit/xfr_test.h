@@ -91,6 +91,32 @@ static inline size_t xt_request(uint8_t *buf, uint16_t id, const char *origin, u
 	return w.pos;
 }
 
+/*
+ * Version v (1 to 7) of a small zone j.test. in dir: each version changes a
+ * few kinds of things. Returns its path.
+ */
+static inline const char *xt_write_version(const char *dir, int v)
+{
+	static char path[8][4096];
+	snprintf(path[v], sizeof(path[v]), "%s/v%d.zone", dir, v);
+	FILE *f = fopen(path[v], "w");
+	if (!f)
+		return NULL;
+	fprintf(f, "$ORIGIN j.test.\n$TTL 300\n@ SOA ns1 hm %d 3600 900 604800 300\n@ NS ns1\n"
+		   "ns1 A 192.0.2.1\n", v);
+	/* from v2: the set's TTL changes, and one of its records */
+	fprintf(f, "www %d A 192.0.2.80\n", v >= 2 ? 600 : 300);
+	fprintf(f, "www %d A 192.0.2.%d\n", v >= 2 ? 600 : 300, v >= 2 ? 82 : 81);
+	if (v == 1 || v == 3)
+		fprintf(f, "gone.a.b A 192.0.2.9\n");                /* a name and its ENTs */
+	if (v == 2)
+		fprintf(f, "new MX 10 mail.new\nmail.new AAAA 2001:db8::25\n");
+	fprintf(f, "txt TXT \"%s\"\n", v == 3 ? "three" : "one");
+	fprintf(f, "same A 192.0.2.7\nsame TXT \"unchanged\"\n");
+	fclose(f);
+	return path[v];
+}
+
 /* The records of a master file as ldns reads it (SOA first). */
 static inline ldns_rr_list *xt_file_rrs(const char *path, const char *origin)
 {
@@ -143,6 +169,79 @@ static inline bool xt_same_rrs(ldns_rr_list *a, ldns_rr_list *b)
 	if (na != nb)
 		fprintf(stderr, "  %zu records against %zu\n", na, nb);
 	return na == nb;
+}
+
+/* One record, owner and wire form (type, class, TTL, RDLENGTH, RDATA), as an ldns RR. */
+static inline ldns_rr *xt_rr(const uint8_t *owner, const uint8_t *rec)
+{
+	uint8_t buf[NAME_MAXLEN + 10 + 65535];
+	size_t olen = name_length(owner), rdlen = wire_get_u16(rec + 8);
+	memcpy(buf, owner, olen);
+	memcpy(buf + olen, rec, 10 + rdlen);
+	ldns_rr *rr = NULL;
+	size_t pos = 0;
+	if (ldns_wire2rr(&rr, buf, olen + 10 + rdlen, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK)
+		return NULL;
+	return rr;
+}
+
+/* Push every record of set, with owner, onto l. */
+static inline void xt_push_set(ldns_rr_list *l, const uint8_t *owner, const rrset_wire_t *set)
+{
+	for (const uint8_t *rec = set->data; rec < set->data + set->data_len;
+	     rec += 10 + wire_get_u16(rec + 8))
+		ldns_rr_list_push_rr(l, xt_rr(owner, rec));
+}
+
+/* Every record of a compiled zone. */
+static inline ldns_rr_list *xt_zone_rrs(const zone_t *z)
+{
+	ldns_rr_list *l = ldns_rr_list_new();
+	for (size_t i = 0; i < z->node_count; i++)
+		for (uint16_t k = 0; k < z->nodes[i].rrset_count; k++)
+			xt_push_set(l, z->nodes[i].name, &z->nodes[i].rrsets[k].set);
+	return l;
+}
+
+/* Take the record equal to rr (TTL aside) out of l; false when it is not there. */
+static inline bool xt_remove(ldns_rr_list *l, const ldns_rr *rr)
+{
+	size_t n = ldns_rr_list_rr_count(l);
+	for (size_t i = 0; i < n; i++) {
+		ldns_rr *x = ldns_rr_list_rr(l, i);
+		if (ldns_rr_compare(x, rr) == 0) {
+			ldns_rr_list_set_rr(l, ldns_rr_list_rr(l, n - 1), i);
+			ldns_rr_list_set_rr_count(l, n - 1);
+			ldns_rr_free(x);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Apply an IXFR answer's records (RFC 1995 4: SOA, then per changeset the
+ * old SOA, deletions, the new SOA, additions; the SOA again) to zone, a
+ * list of every record with its SOA. False when the shape is wrong or a
+ * deletion is not in the zone.
+ */
+static inline bool xt_apply_ixfr(ldns_rr_list *zone, const ldns_rr_list *stream)
+{
+	size_t n = ldns_rr_list_rr_count(stream);
+	if (n < 2)
+		return false;
+	const ldns_rr *last = ldns_rr_list_rr(stream, n - 1);
+	bool adding = true;
+	for (size_t i = 1; i + 1 < n; i++) {
+		ldns_rr *rr = ldns_rr_list_rr(stream, i);
+		if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA)
+			adding = !adding;
+		if (!adding && !xt_remove(zone, rr))
+			return false;
+		if (adding)
+			ldns_rr_list_push_rr(zone, ldns_rr_clone(rr));
+	}
+	return adding && ldns_rr_compare(ldns_rr_list_rr(stream, 0), last) == 0;
 }
 
 #endif
