@@ -3,7 +3,10 @@
  * built in memory, at message limits of 65535 and 16383 octets; reports
  * messages per second, octets, and the longest single call (the most a
  * worker's loop waits for one message). Then the diff of that zone and a
- * version with 100 records changed (what a reload adds to the journal).
+ * version with 100 records changed (what a reload adds to the journal),
+ * and the secondary's side: that AXFR received (xfr_in: parse, check,
+ * build) and the IXFR of the 100 changes applied to the zone (the whole
+ * zone rebuilt through zbuild).
  *
  *   tests/bench/xfr_bench [RECORDS]     (default 1000000)
  */
@@ -18,6 +21,7 @@
 #include "proto/error.h"
 #include "zone/changeset.h"
 #include "zone/internal.h"
+#include "zone/xfr_in.h"
 #include "zone/xfr_out.h"
 
 static double now(void)
@@ -94,16 +98,22 @@ static zone_t *build_zone(size_t records, size_t changed)
 	return zbuild_finish(b, &z) == 0 ? z : NULL;
 }
 
-static void bench_axfr(const zone_t *z, size_t limit)
+/* A request for bench.test. of qtype (IXFR: the client's SOA is not needed here). */
+static bool request(query_t *query, uint16_t qtype)
 {
-	static uint8_t req[512], buf[DNS_TCP_MAX];
+	static uint8_t req[512];
 	static const uint8_t q[] = "\0\1\0\0\0\1\0\0\0\0\0\0\5bench\4test\0\0\xfc\0\1";
 	memcpy(req, q, sizeof(q) - 1);
+	req[sizeof(q) - 4] = (uint8_t)qtype;
+	return query_parse(query, req, sizeof(q) - 1) == QUERY_OK;
+}
+
+static void bench_axfr(const zone_t *z, size_t limit)
+{
+	static uint8_t buf[DNS_TCP_MAX];
 	query_t query;
-	if (query_parse(&query, req, sizeof(q) - 1) != QUERY_OK)
-		return;
 	xfr_out_t x;
-	if (xfr_out_axfr(&x, z, &query, limit, 0, NULL) < 0)
+	if (!request(&query, DNS_TYPE_AXFR) || xfr_out_axfr(&x, z, &query, limit, 0, NULL) < 0)
 		return;
 	size_t octets = 0;
 	double worst = 0, start = now();
@@ -126,6 +136,35 @@ static void bench_axfr(const zone_t *z, size_t limit)
 	       x.messages / secs, (double)x.records / secs, (double)octets / secs / 1e6,
 	       worst * 1e3);
 	xfr_out_clear(&x);
+}
+
+/*
+ * The secondary's side: the answer x writes, received by xfr_in over
+ * `current`, and the new version built. Returns it (or NULL).
+ */
+static zone_t *receive(xfr_out_t *x, uint16_t qtype, const zone_t *current, const char *what)
+{
+	static uint8_t buf[DNS_TCP_MAX];
+	xfr_in_t *in = xfr_in_new((const uint8_t *)"\5bench\4test", qtype, 1, current, NULL, NULL,
+				  "primary bench", quiet, NULL);
+	double t = now(), fed = 0;
+	int len, rc = 0;
+	while (rc == 0 && (len = xfr_out_next(x, buf)) > 0) {
+		double f = now();
+		rc = xfr_in_feed(in, buf, (size_t)len);
+		fed += now() - f;
+	}
+	double written = now() - t - fed;
+	t = now();
+	zone_t *z = NULL;
+	if (rc != 1 || xfr_in_finish(in, NULL, &z) < 0)
+		fprintf(stderr, "%s: the transfer failed\n", what);
+	else
+		printf("%s in: %u messages written in %.3f s, parsed and checked in %.3f s, the "
+		       "zone built in %.3f s\n", what, x->messages, written, fed, now() - t);
+	xfr_in_free(in);
+	xfr_out_clear(x);
+	return z;
 }
 
 int main(int argc, char **argv)
@@ -151,7 +190,14 @@ int main(int argc, char **argv)
 	printf("diff of two versions (serial %u to %u): %zu deleted, %zu added, %zu octets, "
 	       "%.3f s\n", cs->from, cs->to, cs->del.rr_count - 1, cs->add.rr_count - 1,
 	       cs->octets, now() - t);
-	changeset_unref(cs);
+	query_t q;
+	xfr_out_t x;
+	if (request(&q, DNS_TYPE_AXFR) && xfr_out_axfr(&x, z2, &q, DNS_TCP_MAX, 0, NULL) == 0)
+		zone_unref(receive(&x, DNS_TYPE_AXFR, NULL, "AXFR"));
+	xfr_changes_t c = { .sets = malloc(sizeof(*c.sets)), .count = 1 };
+	c.sets[0] = cs;
+	if (request(&q, DNS_TYPE_IXFR) && xfr_out_ixfr(&x, z2, &c, &q, DNS_TCP_MAX, 0, NULL) == 0)
+		zone_unref(receive(&x, DNS_TYPE_IXFR, z, "IXFR of 100 changes"));
 	zone_unref(z2);
 	zone_unref(z);
 	return 0;
