@@ -487,9 +487,5 @@ int main(void)
 	for (int i = 1; i <= 3; i++)
 		zone_unref(v[i]);
 	journal_unref(primary);
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		rc = rc ? rc : 1;
-	return rc;
+	return xt_remove_dir(tmpdir, rc);
 }

@@ -386,9 +386,5 @@ int main(void)
 		UNIT_END,
 	};
 	int rc = unit_run("xfr_journal", tests);
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		rc = rc ? rc : 1;
-	return rc;
+	return xt_remove_dir(tmpdir, rc);
 }

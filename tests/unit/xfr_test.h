@@ -31,6 +31,14 @@ static inline void xt_msg(void *arg, bool is_error, const char *msg)
 		fprintf(stderr, "  %s: %s\n", is_error ? "error" : "warning", msg);
 }
 
+/* Remove a test's temporary folder; the exit status rc, made a failure if that fails. */
+static inline int xt_remove_dir(const char *dir, int rc)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) != 0 && rc == 0 ? 1 : rc;
+}
+
 /* A file of the source tree, by its path from the top. */
 static inline const char *xt_src(const char *rel)
 {
