@@ -280,7 +280,18 @@ static int key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
 	return c ? c : (la > lb) - (la < lb);
 }
 
-int changeset_diff(const zone_t *old, const zone_t *new, changeset_t **out)
+/* The octets a changeset being built holds so far (its arrays' used parts). */
+static size_t held(const changeset_t *cs)
+{
+	size_t n = sizeof(*cs) + sizeof(*cs->store);
+	for (int i = 0; i < 2; i++) {
+		const side_t *s = &cs->store->side[i];
+		n += s->len + s->name_len * sizeof(uint16_t) + s->run_count * sizeof(xfr_run_t);
+	}
+	return n;
+}
+
+int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, changeset_t **out)
 {
 	changeset_t *cs = changeset_new();
 	if (!cs)
@@ -320,13 +331,15 @@ int changeset_diff(const zone_t *old, const zone_t *new, changeset_t **out)
 			j++;
 			have_b = false;
 		}
+		if (err == 0 && max_octets && held(cs) > max_octets)
+			err = SHOAL_ESPACE;
 	}
 	if (err == 0)
 		err = changeset_seal(cs);
 	if (err < 0) {
-		/* zone data always fits its type: only memory can run out */
+		/* zone data always fits its type: only memory or the bound can end it */
 		changeset_unref(cs);
-		return SHOAL_ENOMEM;
+		return err == SHOAL_ESPACE ? err : SHOAL_ENOMEM;
 	}
 	*out = cs;
 	return 0;

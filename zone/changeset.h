@@ -76,10 +76,13 @@ void changeset_unref(const changeset_t *cs);
  * walk over both in canonical order, each RRset's records compared by
  * RDATA and TTL. The SOAs are the versions' own, whatever their serials;
  * the caller decides what the serials allow. O(records of both); reads
- * both zones (held by the caller), writes only the new changeset.
- * Returns 0 and *out (sealed, one reference), or SHOAL_ENOMEM.
+ * both zones (held by the caller), writes only the new changeset, which
+ * stops growing past max_octets (0: no bound; a journal's size: a change
+ * it could not keep is not worth building).
+ * Returns 0 and *out (sealed, one reference), SHOAL_ESPACE (bigger than
+ * max_octets) or SHOAL_ENOMEM.
  */
-int changeset_diff(const zone_t *old, const zone_t *new, changeset_t **out);
+int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, changeset_t **out);
 
 /*
  * RFC 1995 6: sets[0..n) (consecutive: each one's `to` the next one's

@@ -551,8 +551,10 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 		return 0;
 	}
 	changeset_t *cs = NULL;
-	if (x->current && serial_gt((*out)->serial, x->current->serial) &&
-	    changeset_diff(x->current, *out, &cs) == 0)
+	journal_info_t ji;
+	journal_get_info(journal, &ji);
+	if (x->current && serial_gt((*out)->serial, x->current->serial) && ji.max_octets &&
+	    changeset_diff(x->current, *out, ji.max_octets, &cs) == 0)
 		journal_add(journal, cs);
 	else
 		journal_clear(journal);

@@ -14,7 +14,7 @@
 
 /*
  * Where a transfer stands. It lives in caller memory (a connection's
- * state, about 600 octets) and holds a reference to the zone it streams,
+ * state, about 720 octets) and holds a reference to the zone it streams,
  * so the caller leaves the RCU read-side section as soon as it is set up:
  * the zone stays whole while reloads publish and free the sets around it.
  * Nothing of the zone is copied; the state is a few indexes. One thread

@@ -110,9 +110,12 @@ static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, zon
 	if (ji.max_octets == 0 || was == now)
 		return;
 	changeset_t *cs = NULL;
-	if (changeset_diff(was, now, &cs) < 0) {
-		zone_report(msg, msg_arg, false, e->file, 0, "out of memory for the IXFR "
-			    "history: secondaries will transfer the whole zone");
+	int err = changeset_diff(was, now, ji.max_octets, &cs);
+	if (err < 0) {
+		zone_report(msg, msg_arg, false, e->file, 0, "the changes from serial %u to %u %s: "
+			    "secondaries will transfer the whole zone", was->serial, now->serial,
+			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
+						: "found no memory");
 		journal_clear(e->journal);
 		return;
 	}

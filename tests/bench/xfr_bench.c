@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	zone_t *z2 = build_zone(records, 100);
 	changeset_t *cs = NULL;
 	t = now();
-	if (!z2 || changeset_diff(z, z2, &cs) < 0) {
+	if (!z2 || changeset_diff(z, z2, 0, &cs) < 0) {
 		fprintf(stderr, "cannot diff\n");
 		return 1;
 	}

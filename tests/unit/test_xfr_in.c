@@ -464,7 +464,7 @@ int main(void)
 	primary = journal_new(1 << 20);
 	for (int i = 1; i < 3; i++) {
 		changeset_t *cs = NULL;
-		if (v[i] && v[i + 1] && changeset_diff(v[i], v[i + 1], &cs) == 0)
+		if (v[i] && v[i + 1] && changeset_diff(v[i], v[i + 1], 0, &cs) == 0)
 			journal_add(primary, cs);
 	}
 	static const unit_test_t tests[] = {

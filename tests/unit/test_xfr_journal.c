@@ -59,7 +59,7 @@ static void test_diff(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
 	changeset_t *cs;
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v2, &cs), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v2, 0, &cs), 0);
 	CU_ASSERT_EQUAL(cs->from, 1);
 	CU_ASSERT_EQUAL(cs->to, 2);
 	/* deleted: www A .80 (TTL), www A .81, gone.a.b A; added: the same two, MX, AAAA */
@@ -72,12 +72,12 @@ static void test_diff(void)
 	changeset_unref(cs);
 
 	/* backwards works the same way */
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v1, &cs), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v1, 0, &cs), 0);
 	CU_ASSERT_TRUE(takes(cs, v2, v1));
 	changeset_unref(cs);
 
 	/* a version against itself: the SOAs only */
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v2, &cs), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v2, 0, &cs), 0);
 	CU_ASSERT_EQUAL(cs->del.rr_count, 1);
 	CU_ASSERT_EQUAL(cs->add.rr_count, 1);
 	changeset_unref(cs);
@@ -113,7 +113,10 @@ static void test_diff_big(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
 	changeset_t *cs;
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(a, b, &cs), 0);
+	/* bounded: a change too big for the journal is not built whole */
+	CU_ASSERT_EQUAL(changeset_diff(a, b, 4096, &cs), SHOAL_ESPACE);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(a, b, 0, &cs), 0);
+	CU_ASSERT(cs->octets > 4096);
 	CU_ASSERT_EQUAL(cs->del.rr_count, 1 + 31);
 	CU_ASSERT_EQUAL(cs->add.rr_count, 1 + 34 + 600);
 	CU_ASSERT_TRUE(takes(cs, a, b));
@@ -127,8 +130,8 @@ static void test_condense(void)
 	zone_t *v1 = version(1), *v2 = version(2), *v3 = version(3);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v3);
 	changeset_t *c12, *c23, *c13;
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v2, &c12), 0);
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v3, &c23), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v2, 0, &c12), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v3, 0, &c23), 0);
 	const changeset_t *both[] = { c12, c23 };
 	CU_ASSERT_EQUAL_FATAL(changeset_condense(both, 2, &c13), 0);
 	CU_ASSERT_EQUAL(c13->from, 1);
@@ -136,7 +139,7 @@ static void test_condense(void)
 	CU_ASSERT_TRUE(takes(c13, v1, v3));
 	/* gone.a.b went and came back, MX and AAAA came and went: none of it is sent */
 	changeset_t *direct;
-	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v3, &direct), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v3, 0, &direct), 0);
 	CU_ASSERT_EQUAL(c13->del.rr_count, direct->del.rr_count);
 	CU_ASSERT_EQUAL(c13->add.rr_count, direct->add.rr_count);
 	CU_ASSERT_EQUAL(c13->del.rr_count, 1 + 3);
@@ -286,7 +289,7 @@ static void test_journal_in_zonedb(void)
 	uint8_t apex[NAME_MAXLEN];
 	name_from_text("j.test.", NULL, apex);
 	zone_spec_t s = { .name = "j.test", .file = path };
-	zonedb_t *db[6] = { NULL };
+	zonedb_t *db[7] = { NULL };
 	xt_msgs_t m = { 0 };
 	for (int v = 1; v <= 3; v++) {
 		char cmd[8500];
@@ -322,8 +325,18 @@ static void test_journal_in_zonedb(void)
 	CU_ASSERT_EQUAL(info.depth, 0);
 	CU_ASSERT_EQUAL(m.warnings, 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "not forward"));
+	/* changes bigger than the journal's bound: not recorded, and said */
+	journal_set_max(j, 200);
+	char cmd[8500];
+	snprintf(cmd, sizeof(cmd), "cp %s %s", write_version(4), path);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, db[5], NULL, quiet, &m, &db[6]), 0);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	CU_ASSERT_EQUAL(m.warnings, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "more than the IXFR journal holds"));
 	/* the sets go, in any order; the journal goes with the last */
-	for (int v = 1; v <= 5; v++)
+	for (int v = 1; v <= 6; v++)
 		zonedb_free(db[v]);
 }
 

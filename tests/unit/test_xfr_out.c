@@ -242,7 +242,7 @@ static void ixfr_setup(void)
 	journal = journal_new(1 << 20);
 	for (int i = 1; i < 3; i++) {
 		changeset_t *cs = NULL;
-		if (v[i] && v[i + 1] && changeset_diff(v[i], v[i + 1], &cs) == 0)
+		if (v[i] && v[i + 1] && changeset_diff(v[i], v[i + 1], 0, &cs) == 0)
 			journal_add(journal, cs);
 	}
 }
