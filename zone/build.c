@@ -146,21 +146,6 @@ static int file_index(zbuild_t *b, const char *file)
 	return (int)b->file_count++;
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap : 4096;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = n;
-	return true;
-}
-
 /*
  * The length a record in RFC 3597's generic form declares ("\# N" on its
  * first line, outside quotes and comments), or -1.
@@ -253,8 +238,8 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, c
 	size_t namelen = name_length(owner);
 	size_t size = sizeof(zrec_t) + keylen + namelen + rdlen;
 	size = (size + ZREC_ALIGN - 1) & ~(size_t)(ZREC_ALIGN - 1);
-	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + size, 1) ||
-	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + 1, sizeof(size_t)))
+	if (!zone_grow((void **)&b->blob, &b->blob_cap, b->blob_len + size, 1) ||
+	    !zone_grow((void **)&b->recs, &b->rec_cap, b->rec_count + 1, sizeof(size_t)))
 		return SHOAL_ENOMEM;
 
 	zrec_t *r = rec_at(b, b->blob_len);
@@ -285,8 +270,9 @@ int zbuild_merge(zbuild_t *b, zbuild_t *from)
 		if ((fmap[i] = file_index(b, from->files[i])) < 0)
 			goto done;
 	/* one growth to the final size: the pages fill as the records come */
-	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + from->blob_len, 1) ||
-	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + from->rec_count, sizeof(size_t)))
+	if (!zone_grow((void **)&b->blob, &b->blob_cap, b->blob_len + from->blob_len, 1) ||
+	    !zone_grow((void **)&b->recs, &b->rec_cap, b->rec_count + from->rec_count,
+		       sizeof(size_t)))
 		goto done;
 	for (size_t i = 0; i < from->rec_count; i++) {
 		zrec_t *r = rec_at(from, from->recs[i]);
@@ -603,7 +589,7 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 		int have = prev ? common_labels(prev, name) : labels;
 		if (have < b->origin_labels)
 			have = b->origin_labels;
-		if (!grow((void **)&d, &cap, k + (size_t)(labels - have) + 1, sizeof(*d))) {
+		if (!zone_grow((void **)&d, &cap, k + (size_t)(labels - have) + 1, sizeof(*d))) {
 			free(d);
 			return SHOAL_ENOMEM;
 		}

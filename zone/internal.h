@@ -24,6 +24,12 @@ void zarena_free(zarena_t *a);
 size_t zarena_size(const zarena_t *a);
 
 /*
+ * Make the array *p of *cap elements of elem octets hold at least need,
+ * doubling. False (and *p unchanged) when out of memory.
+ */
+bool zone_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/*
  * Report a message about a zone file through fn: "FILE:LINE: text", or
  * "FILE: text" when line is 0. printf-style.
  */

@@ -74,6 +74,26 @@ const struct zone *zonedb_find(const zonedb_t *db, const uint8_t *name);
 const struct zone *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
 
 /*
+ * The IXFR history each zone keeps until told otherwise, in octets of
+ * changesets (RFC 1995 5 lets a server purge at any time): enough for
+ * hundreds of small changes, a bounded share of a big zone.
+ */
+#define ZONE_JOURNAL_DEFAULT (1u << 20)
+
+struct journal;
+
+/*
+ * The IXFR history of the zone whose apex is `apex` (lowercase wire), or
+ * NULL for a zone db does not have. Each zone has one journal for as long
+ * as it is configured: zonedb_build carries it from `old` to the new set
+ * and, when a reload brings a newer serial, records the changes from the
+ * version served to the one loaded (journal_set_max bounds it; 0 turns
+ * recording off). Read-only on db; any thread inside a read-side section
+ * of a published db (journal_ref to keep it after); O(zones).
+ */
+struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);
+
+/*
  * The RCU-published current set. Readers (threads registered with liburcu):
  * zonedb_read_lock(); db = zonedb_current(&ref); ... zonedb_read_unlock(&ref).
  * The writer (one thread at a time) calls zonedb_publish: it swaps the
