@@ -18,6 +18,9 @@
 #include "proto/error.h"
 #include "zone/internal.h"
 
+/* ldns's common.h turns bool into signed char when config.h lacks HAVE_STDBOOL_H */
+_Static_assert((bool)0x100, "bool must be C's _Bool, not ldns's signed char");
+
 #define LOAD_INCLUDE_DEPTH 8          /* $INCLUDE nesting; deeper is most likely a loop */
 #define LOAD_MAX_ERRORS    50         /* stop reading a hopeless file after this many */
 #define LOAD_DEFAULT_TTL   3600       /* without $TTL, as NSD does */
