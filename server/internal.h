@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "server/conf.h"
+#include "server/socket.h"
 #include "server/stats.h"
 #include "server/tcp.h"
 #include "zone/answer.h"
@@ -22,8 +23,7 @@
 /* then back to the loop, so a stop and the other sockets get a turn */
 #define UDP_BATCHES_PER_WAKEUP 8
 /* EAGAIN on sendmmsg: retry this often, then drop */
-#define UDP_SEND_RETRIES   4
-#define SOCKET_BUFFER_SIZE (4 * 1024 * 1024)
+#define UDP_SEND_RETRIES 4
 
 typedef struct server server_t;
 typedef struct worker worker_t;
@@ -115,20 +115,6 @@ struct server {
 	pthread_cond_t start_cond;
 	time_t started_at;
 };
-
-/*
- * Open a non-blocking UDP socket bound to a: SO_REUSEPORT when reuseport,
- * IPV6_V6ONLY on IPv6, 4 MiB buffers (best effort), never SO_REUSEADDR.
- * Returns the fd (the caller owns it) or SHOAL_ESYSTEM with "ADDR: reason"
- * in err. Main thread, before the privilege drop.
- */
-int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen);
-
-/*
- * Open a non-blocking TCP socket bound to a with SO_REUSEPORT, listening.
- * Returns the fd (the caller owns it) or SHOAL_ESYSTEM with err. Main thread.
- */
-int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen);
 
 /*
  * Allocate w->batch: UDP_BATCH receive buffers of UDP_QUERY_MAX, answer
