@@ -17,8 +17,6 @@
 #include "server/conf.h"
 #include "server/log.h"
 
-static const char *const socket_mode_names[] = { "reuseport", "shared", NULL };
-
 #define OFF(field) offsetof(conf_t, field)
 
 /*

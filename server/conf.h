@@ -8,20 +8,9 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "server/socket.h"
 #include "server/tcp.h"
 #include "zone/zonedb.h"
-
-/* One listen address, ADDR@PORT. */
-typedef struct listen_addr {
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
-	char text[80]; /* as written, for logs */
-} listen_addr_t;
-
-enum socket_mode {
-	SOCKET_MODE_REUSEPORT = 0, /* one socket per worker per address */
-	SOCKET_MODE_SHARED = 1,    /* one socket per address, all workers poll it */
-};
 
 #define CONF_LISTEN_MAX             16
 #define CONF_ZONES_MAX              4096
@@ -36,7 +25,7 @@ typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
 	size_t listen_count;
 	uint32_t threads;
-	uint32_t socket_mode; /* enum socket_mode */
+	uint32_t socket_mode; /* enum socket_mode (server/socket.h) */
 	char *user;
 	char *group;
 	char *nsid;

@@ -120,7 +120,8 @@ static void cmd_status(control_client_t *c)
 	snprintf(body, sizeof(body),
 		 "version %s\npid %ld\nthreads %zu\nsocket-mode %s\nuptime %ld\nzones %zu\n"
 		 "reloading %s\n",
-		 PACKAGE_VERSION, (long)getpid(), srv->worker_count, srv->path->name,
+		 PACKAGE_VERSION, (long)getpid(), srv->worker_count,
+		 socket_mode_names[socket_set_mode(srv->sockets)],
 		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
 		 srv->reload_abandoned ? "abandoned"
 		 : srv->reload_running ? "yes"
@@ -139,8 +140,8 @@ static void cmd_stats(control_client_t *c)
 		return;
 	}
 	for (size_t i = 0; i < srv->worker_count; i++)
-		__atomic_store_n(&srv->stats[i].rcvbuf_drops, udp_rcvbuf_drops(&srv->workers[i]),
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&srv->stats[i].rcvbuf_drops,
+				 socket_set_udp_drops(srv->sockets, (unsigned)i), __ATOMIC_RELAXED);
 	int n = stats_json(srv->stats, srv->worker_count, body, cap);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);

@@ -1,4 +1,4 @@
-/* What the files of server/ share: the server, its workers, the UDP path table. */
+/* What the files of server/ share: the server and its workers. */
 #ifndef SHOAL_SERVER_INTERNAL_H
 #define SHOAL_SERVER_INTERNAL_H
 
@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "server/conf.h"
+#include "server/responder.h"
 #include "server/socket.h"
 #include "server/stats.h"
 #include "server/tcp.h"
@@ -27,25 +28,6 @@
 
 typedef struct server server_t;
 typedef struct worker worker_t;
-
-/*
- * The UDP I/O path of a worker, chosen once at start (STYLE 11): which
- * sockets it reads, and how a query becomes an answer.
- */
-typedef struct udp_path {
-	const char *name;
-	/* Create (or pick) the worker's UDP sockets on the main thread, before privileges drop. */
-	int (*sockets_open)(server_t *srv, worker_t *w);
-	/* Close what sockets_open created for this worker. */
-	void (*sockets_close)(server_t *srv, worker_t *w);
-	/* Answer q[0..len) into out[0..cap); 0 for no answer. Worker thread, no allocation. */
-	size_t (*answer)(worker_t *w, const zonedb_t *db, const uint8_t *q, size_t len,
-			 uint8_t *out, size_t cap, const answer_ctx_t *ctx, answer_info_t *info);
-} udp_path_t;
-
-extern const udp_path_t udp_path_reuseport;
-extern const udp_path_t udp_path_shared;
-extern const udp_path_t udp_path_ceiling;
 
 /* Buffers for one recvmmsg/sendmmsg batch, allocated once per worker. */
 typedef struct udp_batch {
@@ -66,15 +48,13 @@ struct worker {
 	bool thread_started;
 	uv_loop_t loop;
 	uv_async_t stop_async;
-	const udp_path_t *path;
-	int udp_fds[CONF_LISTEN_MAX];
+	const responder_t *responder;
+	int udp_fds[CONF_LISTEN_MAX]; /* the socket set's, read only */
 	uv_poll_t udp_polls[CONF_LISTEN_MAX];
 	size_t udp_count;
 	size_t polls_ready; /* udp_polls initialised (to close on stop) */
 	bool loop_ready;    /* loop initialised */
 	bool async_ready;   /* stop_async initialised (set before started) */
-	int tcp_fds[CONF_LISTEN_MAX];
-	size_t tcp_count;
 	tcp_server_t *tcp;
 	answer_ctx_t ctx_udp;
 	answer_ctx_t ctx_tcp;
@@ -88,14 +68,14 @@ typedef struct reload_job reload_job_t;
 
 struct server {
 	conf_t *cfg;
-	const udp_path_t *path;
+	const responder_t *responder;
+	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	worker_t *workers;
 	size_t worker_count;
-	worker_stats_t *stats;           /* one per worker, cache-line aligned */
-	int shared_fds[CONF_LISTEN_MAX]; /* shared mode: one socket per address */
-	zonedb_ref_t zones;              /* what workers read (RCU) */
-	zonedb_t *zones_writer;          /* the same set, for the one writer (reload) */
-	uv_loop_t *loop;                 /* main loop: signals, control, reload results */
+	worker_stats_t *stats;  /* one per worker, cache-line aligned */
+	zonedb_ref_t zones;     /* what workers read (RCU) */
+	zonedb_t *zones_writer; /* the same set, for the one writer (reload) */
+	uv_loop_t *loop;        /* main loop: signals, control, reload results */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_async_t reload_done;
 	uv_timer_t reload_timer; /* reload-timeout of the running reload */
@@ -125,12 +105,6 @@ int udp_batch_new(worker_t *w, size_t answer_cap);
 void udp_batch_free(worker_t *w);
 
 /*
- * Datagrams the kernel dropped on w's UDP sockets for want of buffer space
- * (SO_MEMINFO). Any thread: the fds stay open while workers run.
- */
-uint64_t udp_rcvbuf_drops(const worker_t *w);
-
-/*
  * uv_poll callback (handle->data is the worker): read the socket in
  * recvmmsg batches, answer each query inside one rcu_read_lock per batch,
  * sendmmsg the answers; at most UDP_BATCHES_PER_WAKEUP batches per call.
@@ -140,13 +114,12 @@ void udp_on_readable(uv_poll_t *handle, int status, int events);
 
 /*
  * Workers (server/worker.c), all on the main thread.
- * workers_create: srv->workers and srv->stats, every worker's buffers, UDP
- *   sockets (through srv->path) and TCP listeners; before the privilege
- *   drop. Returns 0 or a negative error with err.
+ * workers_create: srv->workers and srv->stats, every worker's buffers.
+ *   Returns 0 or a negative error with err.
  * workers_start: one thread each (signals blocked), waits until every
  *   worker runs its loop or failed. Returns 0 or SHOAL_ESYSTEM with err.
  * workers_stop: tell each worker to stop after its batch; join them.
- * workers_destroy: close what the workers still own and free them.
+ * workers_destroy: free what the workers own (not the sockets: srv->sockets).
  */
 int workers_create(server_t *srv, char *err, size_t errlen);
 int workers_start(server_t *srv, char *err, size_t errlen);

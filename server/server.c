@@ -212,11 +212,9 @@ int server_run(conf_t *cfg)
 	char err[1024] = "";
 	int status = 1;
 	srv->cfg = cfg;
-	srv->path = cfg->ceiling                             ? &udp_path_ceiling
-		    : cfg->socket_mode == SOCKET_MODE_SHARED ? &udp_path_shared
-							     : &udp_path_reuseport;
-	for (size_t i = 0; i < CONF_LISTEN_MAX; i++)
-		srv->shared_fds[i] = -1;
+	srv->responder = cfg->ceiling ? &responder_ceiling : &responder_zones;
+	/* the ceiling's sockets are always one per worker */
+	enum socket_mode mode = cfg->ceiling ? SOCKET_MODE_REUSEPORT : cfg->socket_mode;
 	pthread_mutex_init(&srv->start_lock, NULL);
 	pthread_cond_init(&srv->start_cond, NULL);
 	srv->started_at = time(NULL);
@@ -232,10 +230,10 @@ int server_run(conf_t *cfg)
 	zone_load_set_limits(
 		&(zone_load_limits_t){ .max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
 				       .max_includes = cfg->max_zone_includes });
-	if (cfg->ceiling)
-		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
-			    "(benchmark only)");
-	else if (load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
+	if (srv->responder->warning)
+		log_warning("%s", srv->responder->warning);
+	if (srv->responder->zones &&
+	    load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
 	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
 		goto cleanup_rcu;
@@ -254,7 +252,9 @@ int server_run(conf_t *cfg)
 		goto cleanup_rcu;
 	}
 	srv->loop = &loop;
-	if (workers_create(srv, err, sizeof(err)) < 0)
+	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, mode, &srv->sockets, err,
+			    sizeof(err)) < 0 ||
+	    workers_create(srv, err, sizeof(err)) < 0)
 		goto cleanup_loop;
 	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
 		goto cleanup_loop;
@@ -267,7 +267,7 @@ int server_run(conf_t *cfg)
 	if (workers_start(srv, err, sizeof(err)) < 0)
 		goto cleanup_workers;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
-		 PACKAGE_VERSION, srv->worker_count, srv->path->name, cfg->listen_count,
+		 PACKAGE_VERSION, srv->worker_count, socket_mode_names[mode], cfg->listen_count,
 		 cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
@@ -291,6 +291,7 @@ cleanup_loop:
 	if (uv_loop_close(&loop) < 0)
 		log_warning("main loop not closed cleanly");
 	workers_destroy(srv);
+	socket_set_close(srv->sockets);
 cleanup_rcu:
 	if (srv->zones_writer)
 		zonedb_publish(&srv->zones, NULL); /* frees the set after a grace period */

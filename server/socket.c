@@ -2,14 +2,28 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/log.h"
 #include "server/socket.h"
+
+const char *const socket_mode_names[] = { "reuseport", "shared", NULL };
+
+struct socket_set {
+	enum socket_mode mode;
+	size_t addresses;
+	unsigned workers;
+	int *udp;         /* [worker * addresses + address]; shared mode: one fd repeated */
+	int *tcp;         /* [worker * addresses + address] */
+	bool *tcp_handed; /* [worker]: its TCP server closes them, not the set */
+};
 
 /* Receive and send buffer size asked for each UDP socket. */
 #define SOCKET_BUFFER_SIZE (4 * 1024 * 1024)
@@ -60,7 +74,7 @@ fail:
 	return SHOAL_ESYSTEM;
 }
 
-int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen)
+static int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen)
 {
 	/*
 	 * Never SO_REUSEADDR on UDP: measured on Linux 6.18, another user's
@@ -72,7 +86,7 @@ int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t er
 	return fd;
 }
 
-int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
+static int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
 {
 	/*
 	 * SO_REUSEADDR is safe on a TCP listener (Linux refuses a second bind
@@ -87,4 +101,130 @@ int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
 		return SHOAL_ESYSTEM;
 	}
 	return fd;
+}
+
+/* Worker w's UDP sockets: its own (reuseport), or the shared ones, made by the first worker. */
+static int open_udp(socket_set_t *s, const listen_addr_t *addrs, unsigned w, char *err,
+		    size_t errlen)
+{
+	int *fds = &s->udp[(size_t)w * s->addresses];
+	for (size_t i = 0; i < s->addresses; i++) {
+		if (s->mode == SOCKET_MODE_SHARED && w > 0) {
+			fds[i] = s->udp[i];
+			continue;
+		}
+		/* shared: no SO_REUSEPORT, one socket per address, read by every worker */
+		bool reuseport = s->mode != SOCKET_MODE_SHARED;
+		fds[i] = udp_socket_open(&addrs[i], reuseport, err, errlen);
+		if (fds[i] < 0) {
+			if (reuseport)
+				log_error("worker %u: UDP %s", w, err);
+			else
+				log_error("UDP %s", err);
+			snprintf(err, errlen, "cannot open the UDP sockets (see above)");
+			return fds[i];
+		}
+	}
+	return 0;
+}
+
+int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
+		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen)
+{
+	size_t n = (size_t)workers * n_addrs;
+	socket_set_t *s = calloc(1, sizeof(*s));
+	if (s) {
+		s->udp = malloc((n ? n : 1) * sizeof(int));
+		s->tcp = malloc((n ? n : 1) * sizeof(int));
+		s->tcp_handed = calloc(workers ? workers : 1, sizeof(bool));
+	}
+	if (!s || !s->udp || !s->tcp || !s->tcp_handed) {
+		socket_set_close(s);
+		snprintf(err, errlen, "out of memory for %zu sockets", 2 * n);
+		return SHOAL_ENOMEM;
+	}
+	s->mode = mode;
+	s->addresses = n_addrs;
+	for (size_t i = 0; i < n; i++)
+		s->udp[i] = s->tcp[i] = -1;
+	/* worker by worker, UDP then TCP: each socket's place in its SO_REUSEPORT group */
+	int rc = 0;
+	for (unsigned w = 0; w < workers && rc == 0; w++) {
+		s->workers = w + 1;
+		rc = open_udp(s, addrs, w, err, errlen);
+		for (size_t i = 0; i < n_addrs && rc == 0; i++) {
+			int fd = tcp_socket_open(&addrs[i], err, errlen);
+			if (fd < 0)
+				rc = fd;
+			else
+				s->tcp[(size_t)w * n_addrs + i] = fd;
+		}
+	}
+	if (rc < 0) {
+		socket_set_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+enum socket_mode socket_set_mode(const socket_set_t *s)
+{
+	return s->mode;
+}
+
+size_t socket_set_addresses(const socket_set_t *s)
+{
+	return s->addresses;
+}
+
+int socket_set_udp(const socket_set_t *s, unsigned w, size_t a)
+{
+	return s->udp[(size_t)w * s->addresses + a];
+}
+
+int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a)
+{
+	return s->tcp[(size_t)w * s->addresses + a];
+}
+
+void socket_set_tcp_handed(socket_set_t *s, unsigned w)
+{
+	s->tcp_handed[w] = true;
+}
+
+uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w)
+{
+	uint64_t drops = 0;
+	/* shared mode: the sockets are every worker's; count them once, on worker 0 */
+	if (s->mode == SOCKET_MODE_SHARED && w != 0)
+		return 0;
+	for (size_t i = 0; i < s->addresses; i++) {
+		uint32_t mem[SK_MEMINFO_VARS];
+		socklen_t len = sizeof(mem);
+		if (getsockopt(socket_set_udp(s, w, i), SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
+		    len > SK_MEMINFO_DROPS * sizeof(mem[0]))
+			drops += mem[SK_MEMINFO_DROPS];
+	}
+	return drops;
+}
+
+void socket_set_close(socket_set_t *s)
+{
+	if (!s)
+		return;
+	for (unsigned w = 0; w < s->workers; w++) {
+		for (size_t i = 0; i < s->addresses; i++) {
+			size_t k = (size_t)w * s->addresses + i;
+			/* shared mode: worker 0's entries own the sockets */
+			if (s->udp[k] >= 0 && (s->mode != SOCKET_MODE_SHARED || w == 0))
+				close(s->udp[k]);
+			if (s->tcp[k] >= 0 && !s->tcp_handed[w])
+				close(s->tcp[k]);
+		}
+	}
+	free(s->udp);
+	free(s->tcp);
+	free(s->tcp_handed);
+	free(s);
 }

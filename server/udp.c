@@ -1,21 +1,13 @@
-/* The UDP path: recvmmsg/sendmmsg batches, the per-worker path tables. */
+/* The UDP path: recvmmsg/sendmmsg batches answered by the worker's responder. */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/sock_diag.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include "proto/dns.h"
 #include "proto/error.h"
 #include "server/internal.h"
-#include "server/log.h"
 
 int udp_batch_new(worker_t *w, size_t answer_cap)
 {
@@ -108,8 +100,8 @@ static int udp_batch_once(worker_t *w, int fd)
 		if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			info.malformed = true; /* longer than any query we answer */
 		} else {
-			alen = w->path->answer(w, db, b->rx_iov[i].iov_base, len, abuf,
-					       b->answer_cap, &w->ctx_udp, &info);
+			alen = w->responder->answer(db, b->rx_iov[i].iov_base, len, abuf,
+						    b->answer_cap, &w->ctx_udp, &info);
 		}
 		stats_count_udp(w->stats, len, alen > 0, &info);
 		if (alen == 0)
@@ -141,100 +133,3 @@ void udp_on_readable(uv_poll_t *handle, int status, int events)
 			break;
 	}
 }
-
-uint64_t udp_rcvbuf_drops(const worker_t *w)
-{
-	uint64_t drops = 0;
-	/* shared mode: the sockets are every worker's; count them once, on worker 0 */
-	if (w->path == &udp_path_shared && w->index != 0)
-		return 0;
-	for (size_t i = 0; i < w->udp_count; i++) {
-		uint32_t mem[SK_MEMINFO_VARS];
-		socklen_t len = sizeof(mem);
-		if (getsockopt(w->udp_fds[i], SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
-		    len > SK_MEMINFO_DROPS * sizeof(mem[0]))
-			drops += mem[SK_MEMINFO_DROPS];
-	}
-	return drops;
-}
-
-/* Paths */
-
-static int reuseport_open(server_t *srv, worker_t *w)
-{
-	char err[256];
-	for (size_t i = 0; i < srv->cfg->listen_count; i++) {
-		int fd = udp_socket_open(&srv->cfg->listen[i], true, err, sizeof(err));
-		if (fd < 0) {
-			log_error("worker %u: UDP %s", w->index, err);
-			return fd;
-		}
-		w->udp_fds[w->udp_count++] = fd;
-	}
-	return 0;
-}
-
-static void reuseport_close(server_t *srv, worker_t *w)
-{
-	for (size_t i = 0; i < w->udp_count; i++)
-		close(w->udp_fds[i]);
-	w->udp_count = 0;
-}
-
-static int shared_open(server_t *srv, worker_t *w)
-{
-	char err[256];
-	for (size_t i = 0; i < srv->cfg->listen_count; i++) {
-		if (srv->shared_fds[i] < 0) {
-			/* no SO_REUSEPORT: one socket per address, read by every worker */
-			int fd = udp_socket_open(&srv->cfg->listen[i], false, err, sizeof(err));
-			if (fd < 0) {
-				log_error("UDP %s", err);
-				return fd;
-			}
-			srv->shared_fds[i] = fd;
-		}
-		w->udp_fds[w->udp_count++] = srv->shared_fds[i];
-	}
-	return 0;
-}
-
-static void shared_close(server_t *srv, worker_t *w)
-{
-	w->udp_count = 0;
-	if (w->index != 0)
-		return;
-	for (size_t i = 0; i < CONF_LISTEN_MAX; i++) {
-		if (srv->shared_fds[i] >= 0)
-			close(srv->shared_fds[i]);
-		srv->shared_fds[i] = -1;
-	}
-}
-
-static size_t zone_answer(worker_t *w, const zonedb_t *db, const uint8_t *q, size_t len,
-			  uint8_t *out, size_t cap, const answer_ctx_t *ctx, answer_info_t *info)
-{
-	return answer_query(db, q, len, out, cap, ctx, info);
-}
-
-/*
- * The kernel ceiling responder for benchmarks: the query comes back with QR
- * set and nothing looked up, so the cost measured is the socket path alone.
- */
-static size_t ceiling_answer(worker_t *w, const zonedb_t *db, const uint8_t *q, size_t len,
-			     uint8_t *out, size_t cap, const answer_ctx_t *ctx, answer_info_t *info)
-{
-	if (len < DNS_HEADER_SIZE || len > cap || (q[2] & 0x80)) {
-		info->dropped = true;
-		info->malformed = len < DNS_HEADER_SIZE;
-		return 0;
-	}
-	memcpy(out, q, len);
-	out[2] |= 0x80;
-	info->rcode = DNS_RCODE_NOERROR;
-	return len;
-}
-
-const udp_path_t udp_path_reuseport = { "reuseport", reuseport_open, reuseport_close, zone_answer };
-const udp_path_t udp_path_shared = { "shared", shared_open, shared_close, zone_answer };
-const udp_path_t udp_path_ceiling = { "ceiling", reuseport_open, reuseport_close, ceiling_answer };

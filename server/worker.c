@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/dns.h"
@@ -20,8 +19,8 @@ static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t
 	worker_t *w = arg;
 	answer_info_t info = { 0 };
 	zonedb_read_lock();
-	size_t n = w->path->answer(w, zonedb_current(&w->srv->zones), q, len, out, cap, &w->ctx_tcp,
-				   &info);
+	size_t n = w->responder->answer(zonedb_current(&w->srv->zones), q, len, out, cap,
+					&w->ctx_tcp, &info);
 	zonedb_read_unlock(&w->srv->zones);
 	return n;
 }
@@ -70,24 +69,31 @@ static int worker_setup(worker_t *w)
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
 		goto fail;
 	w->async_ready = true;
-	for (size_t i = 0; i < w->udp_count; i++) {
+	socket_set_t *sockets = w->srv->sockets;
+	size_t n = socket_set_addresses(sockets);
+	for (size_t i = 0; i < n; i++) {
+		w->udp_fds[i] = socket_set_udp(sockets, w->index, i);
 		w->udp_polls[i].data = w;
 		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
 			goto fail;
+		w->udp_count++;
 		w->polls_ready++;
 		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
 			goto fail;
 	}
-	if (w->tcp_count) {
-		int trc = tcp_server_start(&w->loop, w->tcp_fds, w->tcp_count, &w->srv->cfg->tcp,
-					   worker_tcp_answer, w, &w->stats->tcp, &w->tcp);
+	if (n) {
+		int fds[CONF_LISTEN_MAX];
+		for (size_t i = 0; i < n; i++)
+			fds[i] = socket_set_tcp(sockets, w->index, i);
+		int trc = tcp_server_start(&w->loop, fds, n, &w->srv->cfg->tcp, worker_tcp_answer,
+					   w, &w->stats->tcp, &w->tcp);
+		/* on SHOAL_ESYSTEM tcp_server_start has closed them */
+		if (trc == 0 || trc == SHOAL_ESYSTEM)
+			socket_set_tcp_handed(sockets, w->index);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
-			if (trc == SHOAL_ESYSTEM)
-				w->tcp_count = 0; /* closed by tcp_server_start */
 			return trc;
 		}
-		w->tcp_count = 0; /* the TCP server owns and closes them now */
 	}
 	return 0;
 fail:
@@ -143,7 +149,7 @@ int workers_create(server_t *srv, char *err, size_t errlen)
 		worker_t *w = &srv->workers[i];
 		w->srv = srv;
 		w->index = (unsigned)i;
-		w->path = srv->path;
+		w->responder = srv->responder;
 		w->stats = &srv->stats[i];
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
@@ -151,17 +157,6 @@ int workers_create(server_t *srv, char *err, size_t errlen)
 		if (udp_batch_new(w, answer_cap) < 0) {
 			snprintf(err, errlen, "out of memory for worker buffers");
 			return SHOAL_ENOMEM;
-		}
-		int rc = w->path->sockets_open(srv, w);
-		if (rc < 0) {
-			snprintf(err, errlen, "cannot open the UDP sockets (see above)");
-			return rc;
-		}
-		for (size_t j = 0; j < cfg->listen_count; j++) {
-			int fd = tcp_socket_open(&cfg->listen[j], err, errlen);
-			if (fd < 0)
-				return fd;
-			w->tcp_fds[w->tcp_count++] = fd;
 		}
 	}
 	return 0;
@@ -218,16 +213,8 @@ void workers_destroy(server_t *srv)
 {
 	if (!srv->workers)
 		return;
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
-		if (!w->path)
-			break; /* workers_create stopped before this one */
-		w->path->sockets_close(srv, w);
-		for (size_t j = 0; j < w->tcp_count; j++)
-			close(w->tcp_fds[j]);
-		w->tcp_count = 0;
-		udp_batch_free(w);
-	}
+	for (size_t i = 0; i < srv->worker_count; i++)
+		udp_batch_free(&srv->workers[i]);
 	free(srv->workers);
 	free(srv->stats);
 	srv->workers = NULL;
