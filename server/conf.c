@@ -85,7 +85,6 @@ typedef struct cli_flag {
 static const cli_flag_t cli_flags[] = {
 	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
-	{ "ceiling", 0, NULL, "benchmark only: echo every query with QR set, no zone lookup" },
 	{ "help", 'h', NULL, "print this help and exit" },
 	{ "version", 'V', NULL, "print the version and exit" },
 };
@@ -508,10 +507,6 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 		}
 		if (!strcmp(a, "--check")) {
 			cfg->check = true;
-			continue;
-		}
-		if (!strcmp(a, "--ceiling")) {
-			cfg->ceiling = true;
 			continue;
 		}
 		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {

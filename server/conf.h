@@ -44,7 +44,6 @@ typedef struct conf {
 	/* from the command line only */
 	char *file; /* -c FILE, or NULL */
 	bool check;
-	bool ceiling;
 } conf_t;
 
 /* Kinds of value an option takes. */

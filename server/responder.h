@@ -27,7 +27,4 @@ typedef struct responder {
 /* The daemon's: answer_query over the zones served. */
 extern const responder_t responder_zones;
 
-/* The benchmark's kernel ceiling: every query echoed with QR set. */
-extern const responder_t responder_ceiling;
-
 #endif

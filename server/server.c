@@ -155,7 +155,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.open = open < 0 ? 3 : (uint64_t)open,
 		.threads = cfg->threads,
 		.addresses = cfg->listen_count,
-		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED && !cfg->ceiling,
+		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
 		.max_connections = cfg->tcp.max_connections,
 	};
@@ -205,16 +205,14 @@ static void signals_close(server_t *srv)
 			uv_close((uv_handle_t *)sigs[i], NULL);
 }
 
-int server_run(conf_t *cfg)
+int server_run(conf_t *cfg, const responder_t *responder)
 {
 	server_t srv_mem = { 0 }, *srv = &srv_mem;
 	uv_loop_t loop;
 	char err[1024] = "";
 	int status = 1;
 	srv->cfg = cfg;
-	srv->responder = cfg->ceiling ? &responder_ceiling : &responder_zones;
-	/* the ceiling's sockets are always one per worker */
-	enum socket_mode mode = cfg->ceiling ? SOCKET_MODE_REUSEPORT : cfg->socket_mode;
+	srv->responder = responder;
 	pthread_mutex_init(&srv->start_lock, NULL);
 	pthread_cond_init(&srv->start_cond, NULL);
 	srv->started_at = time(NULL);
@@ -252,8 +250,8 @@ int server_run(conf_t *cfg)
 		goto cleanup_rcu;
 	}
 	srv->loop = &loop;
-	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, mode, &srv->sockets, err,
-			    sizeof(err)) < 0 ||
+	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
+			    &srv->sockets, err, sizeof(err)) < 0 ||
 	    workers_create(srv, err, sizeof(err)) < 0)
 		goto cleanup_loop;
 	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
@@ -267,8 +265,8 @@ int server_run(conf_t *cfg)
 	if (workers_start(srv, err, sizeof(err)) < 0)
 		goto cleanup_workers;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
-		 PACKAGE_VERSION, srv->worker_count, socket_mode_names[mode], cfg->listen_count,
-		 cfg->listen[0].text);
+		 PACKAGE_VERSION, srv->worker_count, socket_mode_names[cfg->socket_mode],
+		 cfg->listen_count, cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
@@ -302,5 +300,25 @@ cleanup_rcu:
 		log_error("%s", err);
 	if (status == 0 && !cfg->check)
 		log_info("stopped");
+	return status;
+}
+
+int server_main(int argc, char **argv, const responder_t *responder)
+{
+	conf_t cfg;
+	char err[1024] = "";
+	conf_init(&cfg);
+	int rc = conf_parse_args(&cfg, argc, argv, stdout, err, sizeof(err));
+	if (rc == 0)
+		rc = conf_validate(&cfg, err, sizeof(err));
+	if (rc != 0) {
+		if (rc < 0)
+			fprintf(stderr, "shoald: %s\n", err);
+		conf_clear(&cfg);
+		return rc < 0 ? 1 : 0;
+	}
+	log_init(cfg.log_level, cfg.syslog);
+	int status = server_run(&cfg, responder);
+	conf_clear(&cfg);
 	return status;
 }
