@@ -123,8 +123,8 @@ static void cmd_status(control_client_t *c)
 		 PACKAGE_VERSION, (long)getpid(), srv->worker_count,
 		 socket_mode_names[socket_set_mode(srv->sockets)],
 		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
-		 srv->reload_abandoned ? "abandoned"
-		 : srv->reload_running ? "yes"
+		 srv->reload.abandoned ? "abandoned"
+		 : srv->reload.running ? "yes"
 				       : "no");
 	reply(c, true, body);
 }
@@ -191,9 +191,9 @@ static void cmd_zone_status(control_client_t *c)
 		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(&srv->zones);
-	if (ok && srv->reload_note[0]) {
-		char note[sizeof(srv->reload_note) + 2];
-		snprintf(note, sizeof(note), "%s\n", srv->reload_note);
+	if (ok && srv->reload.note[0]) {
+		char note[sizeof(srv->reload.note) + 2];
+		snprintf(note, sizeof(note), "%s\n", srv->reload.note);
 		ok = body_append(&body, &len, &cap, note);
 	}
 	reply(c, ok, ok ? body : "out of memory\n");
@@ -224,13 +224,13 @@ static void on_reload_reply(void *arg, int rc, const char *messages)
 
 static void cmd_reload(control_client_t *c, const char *arg)
 {
-	int rc = reload_start(c->ctl->srv, arg, on_reload_reply, c);
+	int rc = reload_start(&c->ctl->srv->reload, arg, on_reload_reply, c);
 	if (rc == 0)
 		return; /* the reply comes when the reload thread is done */
 	char body[1200];
 	if (rc == SHOAL_ENOTFOUND)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
-	else if (rc == SHOAL_EEXIST && c->ctl->srv->reload_abandoned)
+	else if (rc == SHOAL_EEXIST && c->ctl->srv->reload.abandoned)
 		snprintf(
 			body, sizeof(body),
 			"the last reload was abandoned and its thread has not ended yet; no reload "

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "server/conf.h"
+#include "server/reload.h"
 #include "server/responder.h"
 #include "server/socket.h"
 #include "server/stats.h"
@@ -64,30 +65,17 @@ struct worker {
 	int started;           /* 0 starting, 1 running, -1 failed (under srv->start_lock) */
 };
 
-typedef struct reload_job reload_job_t;
-
 struct server {
 	conf_t *cfg;
 	const responder_t *responder;
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	worker_t *workers;
 	size_t worker_count;
-	worker_stats_t *stats;  /* one per worker, cache-line aligned */
-	zonedb_ref_t zones;     /* what workers read (RCU) */
-	zonedb_t *zones_writer; /* the same set, for the one writer (reload) */
-	uv_loop_t *loop;        /* main loop: signals, control, reload results */
+	worker_stats_t *stats; /* one per worker, cache-line aligned */
+	zonedb_ref_t zones;    /* what workers read (RCU) */
+	reload_t reload;       /* loads and publishes the zones */
+	uv_loop_t *loop;       /* main loop: signals, control, reload results */
 	uv_signal_t sig_term, sig_int, sig_hup;
-	uv_async_t reload_done;
-	uv_timer_t reload_timer; /* reload-timeout of the running reload */
-	pthread_t reload_thread;
-	bool reload_running;         /* a reload thread exists (joined in on_reload_done) */
-	bool reload_again;           /* SIGHUP during a reload: run once more after it */
-	bool reload_abandoned;       /* the running one passed reload-timeout and was answered */
-	reload_job_t *reload_job;    /* the one running */
-	char reload_note[320];       /* "" or what became of the last abandoned reload */
-	pthread_mutex_t reload_lock; /* the job's cancel, publishing and finished */
-	pthread_cond_t reload_cond;  /* signalled when the job has finished */
-	bool reload_sync_ready;      /* reload_lock and reload_cond initialised */
 	struct control *control;
 	struct control *control_closed; /* closed, freed after the close callbacks */
 	bool stopping;
@@ -125,43 +113,6 @@ int workers_create(server_t *srv, char *err, size_t errlen);
 int workers_start(server_t *srv, char *err, size_t errlen);
 void workers_stop(server_t *srv);
 void workers_destroy(server_t *srv);
-
-/*
- * Reloads (server/reload.c). server_load_zones: the first load, on the
- * main thread before workers start; publishes the set. A zone that fails
- * stops start-up with its first "FILE:LINE: reason" in err.
- */
-int server_load_zones(server_t *srv, char *err, size_t errlen);
-
-/*
- * Called on the main loop when a reload ends: rc 0, or a negative error;
- * messages holds the error lines ("FILE:LINE: reason\n"...), valid only
- * during the call.
- */
-typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
-
-/*
- * Start reloading `only` (NULL: all zones) on a reload thread that builds
- * the new set beside the served one and publishes it; done(arg, ...) runs
- * on the main loop afterwards (done may be NULL: a signal). A reload still
- * running after reload-timeout is abandoned: its loads are cancelled,
- * nothing it built is published, done gets SHOAL_ETIMEOUT at once, and no
- * other reload starts until its thread has ended. Main thread.
- * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
- * again after); SHOAL_ENOTFOUND when `only` is not configured;
- * SHOAL_ENOMEM or SHOAL_ESYSTEM.
- */
-int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg);
-
-/*
- * The main loop's side of reloads. reload_init: before serving. reload_close:
- * at stop, cancels a running reload and joins it, waiting a bounded grace
- * time; returns true when the thread did not end in it and was left
- * running: then it may still use srv, the zone sets and the loop, so the
- * caller must exit the process without freeing them.
- */
-int reload_init(server_t *srv);
-bool reload_close(server_t *srv);
 
 /* Control clients served at once; more wait, unaccepted, until one leaves. */
 #define CONTROL_CLIENTS_MAX 8

@@ -22,6 +22,7 @@ void server_request_stop(server_t *srv)
 	if (srv->stopping)
 		return;
 	srv->stopping = true;
+	reload_stopping(&srv->reload);
 	log_info("stopping");
 	uv_stop(srv->loop);
 }
@@ -31,7 +32,7 @@ static void on_signal(uv_signal_t *h, int signum)
 	server_t *srv = h->data;
 	if (signum == SIGHUP) {
 		log_info("SIGHUP: reloading all zones");
-		int rc = reload_start(srv, NULL, NULL, NULL);
+		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
 		if (rc < 0 && rc != SHOAL_EEXIST)
 			log_error("reload: %s", shoal_strerror(rc));
 		return;
@@ -71,7 +72,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 			 size_t errlen)
 {
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return server_load_zones(srv, err, errlen);
+		return reload_load(&srv->reload, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
@@ -79,7 +80,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 			 srv->cfg->user, strerror(errno));
 		rc = SHOAL_ESYSTEM;
 	} else {
-		rc = server_load_zones(srv, err, errlen);
+		rc = reload_load(&srv->reload, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
@@ -213,6 +214,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	int status = 1;
 	srv->cfg = cfg;
 	srv->responder = responder;
+	reload_init(&srv->reload, cfg, &srv->zones);
 	pthread_mutex_init(&srv->start_lock, NULL);
 	pthread_cond_init(&srv->start_cond, NULL);
 	srv->started_at = time(NULL);
@@ -258,7 +260,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto cleanup_loop;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto cleanup_loop;
-	if (reload_init(srv) < 0 || signals_start(srv) < 0) {
+	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
 		snprintf(err, sizeof(err), "cannot set up signals");
 		goto cleanup_loop;
 	}
@@ -272,9 +274,10 @@ int server_run(conf_t *cfg, const responder_t *responder)
 
 cleanup_workers:
 	srv->stopping = true;
+	reload_stopping(&srv->reload);
 	workers_stop(srv);
 cleanup_loop:
-	if (reload_close(srv)) {
+	if (reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv);
 		if (status != 0 && err[0])
@@ -291,8 +294,7 @@ cleanup_loop:
 	workers_destroy(srv);
 	socket_set_close(srv->sockets);
 cleanup_rcu:
-	if (srv->zones_writer)
-		zonedb_publish(&srv->zones, NULL); /* frees the set after a grace period */
+	reload_clear(&srv->reload);
 	rcu_unregister_thread();
 	pthread_cond_destroy(&srv->start_cond);
 	pthread_mutex_destroy(&srv->start_lock);
