@@ -120,7 +120,7 @@ static void cmd_status(control_client_t *c)
 	snprintf(body, sizeof(body),
 		 "version %s\npid %ld\nthreads %zu\nsocket-mode %s\nuptime %ld\nzones %zu\n"
 		 "reloading %s\n",
-		 PACKAGE_VERSION, (long)getpid(), srv->worker_count,
+		 PACKAGE_VERSION, (long)getpid(), srv->workers.count,
 		 socket_mode_names[socket_set_mode(srv->sockets)],
 		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
 		 srv->reload.abandoned ? "abandoned"
@@ -133,16 +133,17 @@ static void cmd_stats(control_client_t *c)
 {
 	server_t *srv = c->ctl->srv;
 	/* sized for the thread count: a fixed size failed past about 100 threads */
-	size_t cap = stats_json_cap(srv->worker_count);
+	workers_t *ws = &srv->workers;
+	size_t cap = stats_json_cap(ws->count);
 	char *body = malloc(cap);
 	if (!body) {
 		reply(c, false, "out of memory\n");
 		return;
 	}
-	for (size_t i = 0; i < srv->worker_count; i++)
-		__atomic_store_n(&srv->stats[i].rcvbuf_drops,
+	for (size_t i = 0; i < ws->count; i++)
+		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
 				 socket_set_udp_drops(srv->sockets, (unsigned)i), __ATOMIC_RELAXED);
-	int n = stats_json(srv->stats, srv->worker_count, body, cap);
+	int n = stats_json(ws->stats, ws->count, body, cap);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);
 }

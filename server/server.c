@@ -215,8 +215,6 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	srv->cfg = cfg;
 	srv->responder = responder;
 	reload_init(&srv->reload, cfg, &srv->zones);
-	pthread_mutex_init(&srv->start_lock, NULL);
-	pthread_cond_init(&srv->start_cond, NULL);
 	srv->started_at = time(NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
@@ -254,7 +252,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	srv->loop = &loop;
 	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
 			    &srv->sockets, err, sizeof(err)) < 0 ||
-	    workers_create(srv, err, sizeof(err)) < 0)
+	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
+			   sizeof(err)) < 0)
 		goto cleanup_loop;
 	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
 		goto cleanup_loop;
@@ -264,10 +263,10 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		snprintf(err, sizeof(err), "cannot set up signals");
 		goto cleanup_loop;
 	}
-	if (workers_start(srv, err, sizeof(err)) < 0)
+	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
 		goto cleanup_workers;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
-		 PACKAGE_VERSION, srv->worker_count, socket_mode_names[cfg->socket_mode],
+		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
@@ -275,7 +274,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 cleanup_workers:
 	srv->stopping = true;
 	reload_stopping(&srv->reload);
-	workers_stop(srv);
+	workers_stop(&srv->workers);
 cleanup_loop:
 	if (reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
@@ -291,13 +290,11 @@ cleanup_loop:
 	control_free(srv);
 	if (uv_loop_close(&loop) < 0)
 		log_warning("main loop not closed cleanly");
-	workers_destroy(srv);
+	workers_destroy(&srv->workers);
 	socket_set_close(srv->sockets);
 cleanup_rcu:
 	reload_clear(&srv->reload);
 	rcu_unregister_thread();
-	pthread_cond_destroy(&srv->start_cond);
-	pthread_mutex_destroy(&srv->start_lock);
 	if (status != 0 && err[0])
 		log_error("%s", err);
 	if (status == 0 && !cfg->check)

@@ -6,39 +6,53 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "proto/error.h"
-#include "server/internal.h"
+#include "server/udp.h"
+#include "server/worker.h"
 
-int udp_batch_new(worker_t *w, size_t answer_cap)
+/* a longer datagram is cut short (MSG_TRUNC) and dropped */
+#define UDP_QUERY_MAX 4096
+/* then back to the loop, so a stop and the other sockets get a turn */
+#define UDP_BATCHES_PER_WAKEUP 8
+/* EAGAIN on sendmmsg: retry this often, then drop */
+#define UDP_SEND_RETRIES 4
+
+struct udp_batch {
+	struct mmsghdr rx[UDP_BATCH];
+	struct mmsghdr tx[UDP_BATCH];
+	struct iovec rx_iov[UDP_BATCH];
+	struct iovec tx_iov[UDP_BATCH];
+	struct sockaddr_storage peer[UDP_BATCH];
+	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
+	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
+	size_t answer_cap;
+};
+
+udp_batch_t *udp_batch_new(size_t answer_cap)
 {
 	udp_batch_t *b = calloc(1, sizeof(*b));
 	if (!b)
-		return SHOAL_ENOMEM;
+		return NULL;
 	b->answer_cap = answer_cap;
 	b->rx_buf = malloc((size_t)UDP_BATCH * UDP_QUERY_MAX);
 	b->tx_buf = malloc((size_t)UDP_BATCH * answer_cap);
 	if (!b->rx_buf || !b->tx_buf) {
-		free(b->rx_buf);
-		free(b->tx_buf);
-		free(b);
-		return SHOAL_ENOMEM;
+		udp_batch_free(b);
+		return NULL;
 	}
 	for (size_t i = 0; i < UDP_BATCH; i++) {
 		b->rx_iov[i] = (struct iovec){ b->rx_buf + i * UDP_QUERY_MAX, UDP_QUERY_MAX };
 		b->tx_iov[i] = (struct iovec){ b->tx_buf + i * answer_cap, 0 };
 	}
-	w->batch = b;
-	return 0;
+	return b;
 }
 
-void udp_batch_free(worker_t *w)
+void udp_batch_free(udp_batch_t *b)
 {
-	if (!w->batch)
+	if (!b)
 		return;
-	free(w->batch->rx_buf);
-	free(w->batch->tx_buf);
-	free(w->batch);
-	w->batch = NULL;
+	free(b->rx_buf);
+	free(b->tx_buf);
+	free(b);
 }
 
 /*
@@ -91,7 +105,7 @@ static int udp_batch_once(worker_t *w, int fd)
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR ? -1 : 0;
 	unsigned out = 0;
 	zonedb_read_lock();
-	const zonedb_t *db = zonedb_current(&w->srv->zones);
+	const zonedb_t *db = zonedb_current(w->zones);
 	for (int i = 0; i < n; i++) {
 		size_t len = b->rx[i].msg_len;
 		answer_info_t info = { 0 };
@@ -115,7 +129,7 @@ static int udp_batch_once(worker_t *w, int fd)
 		};
 		out++;
 	}
-	zonedb_read_unlock(&w->srv->zones);
+	zonedb_read_unlock(w->zones);
 	if (out)
 		send_batch(w, fd, out);
 	return n;
