@@ -12,13 +12,33 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "server/control.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 #include "server/log.h"
+#include "server/reload.h"
 #include "server/server.h"
+#include "server/socket.h"
+#include "server/worker.h"
 
-void server_request_stop(server_t *srv)
+/* The running daemon: what server_run sets up, in that order, and tears down. */
+typedef struct server {
+	conf_t *cfg;
+	const responder_t *responder;
+	zonedb_ref_t zones;    /* what workers read (RCU) */
+	reload_t reload;       /* loads and publishes the zones */
+	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
+	workers_t workers;
+	control_t *control;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	bool stopping;
+	time_t started_at;
+} server_t;
+
+/* Stop: end the main loop, after which server_run stops the workers. Main thread. */
+static void server_request_stop(void *arg)
 {
+	server_t *srv = arg;
 	if (srv->stopping)
 		return;
 	srv->stopping = true;
@@ -108,7 +128,7 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	if (srv->control && control_chown(srv, uid, gid, err, errlen) < 0)
+	if (srv->control && control_chown(srv->control, uid, gid, err, errlen) < 0)
 		return SHOAL_ESYSTEM;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
 		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
@@ -185,6 +205,22 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* The control socket, with what its commands report on and act upon. */
+static int control_start(server_t *srv, char *err, size_t errlen)
+{
+	control_env_t env = {
+		.loop = srv->loop,
+		.cfg = srv->cfg,
+		.workers = &srv->workers,
+		.reload = &srv->reload,
+		.zones = &srv->zones,
+		.started_at = srv->started_at,
+		.stop = server_request_stop,
+		.stop_arg = srv,
+	};
+	return control_open(&srv->control, &env, srv->cfg->control, err, errlen);
+}
+
 static int signals_start(server_t *srv)
 {
 	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
@@ -255,7 +291,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
 			   sizeof(err)) < 0)
 		goto cleanup_loop;
-	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
+	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
 		goto cleanup_loop;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto cleanup_loop;
@@ -278,16 +314,17 @@ cleanup_workers:
 cleanup_loop:
 	if (reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
-		control_close(srv);
+		control_close(srv->control);
 		if (status != 0 && err[0])
 			log_error("%s", err);
 		log_info("stopped");
 		_exit(status);
 	}
-	control_close(srv);
+	control_close(srv->control);
 	signals_close(srv);
 	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
-	control_free(srv);
+	control_free(srv->control);
+	srv->control = NULL;
 	if (uv_loop_close(&loop) < 0)
 		log_warning("main loop not closed cleanly");
 	workers_destroy(&srv->workers);

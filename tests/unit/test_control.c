@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/internal.h"
+#include "server/control.h"
 #include "unit.h"
 
 #define OTHER_UID 65534 /* nobody: the user shoald drops to in the tests */
@@ -27,24 +27,25 @@ static const char *in_dir(const char *name)
 	return path[k];
 }
 
-/* A server with just a loop, enough for control_open and control_close. */
+/* A loop and nothing else, enough for control_open and control_close. */
 typedef struct fixture {
 	uv_loop_t loop;
-	server_t srv;
+	control_env_t env;
+	control_t *ctl;
 } fixture_t;
 
 static void fixture_init(fixture_t *f)
 {
 	memset(f, 0, sizeof(*f));
 	CU_ASSERT_EQUAL_FATAL(uv_loop_init(&f->loop), 0);
-	f->srv.loop = &f->loop;
+	f->env.loop = &f->loop;
 }
 
 static void fixture_done(fixture_t *f)
 {
-	control_close(&f->srv);
+	control_close(f->ctl);
 	uv_run(&f->loop, UV_RUN_DEFAULT);
-	control_free(&f->srv);
+	control_free(f->ctl);
 	CU_ASSERT_EQUAL(uv_loop_close(&f->loop), 0);
 }
 
@@ -78,10 +79,10 @@ static void test_swap_before_handover(void)
 	CU_ASSERT_EQUAL_FATAL(symlink(in_dir("secret"), in_dir("link")), 0);
 
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(control_open(&f.srv, in_dir("ctl"), err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ctl"), err, sizeof(err)), 0);
 	/* the swap: rename() puts the link in the socket's place in one step */
 	CU_ASSERT_EQUAL_FATAL(rename(in_dir("link"), in_dir("ctl")), 0);
-	int rc = control_chown(&f.srv, OTHER_UID, OTHER_GID, err, sizeof(err));
+	int rc = control_chown(f.ctl, OTHER_UID, OTHER_GID, err, sizeof(err));
 	CU_ASSERT_EQUAL(owner(in_dir("secret")), 0);
 	CU_ASSERT(rc < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "was replaced by another file"));
@@ -105,8 +106,8 @@ static void test_handover(void)
 	fixture_t f;
 	fixture_init(&f);
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(control_open(&f.srv, in_dir("ctl"), err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(control_chown(&f.srv, OTHER_UID, OTHER_GID, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ctl"), err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(control_chown(f.ctl, OTHER_UID, OTHER_GID, err, sizeof(err)), 0);
 	struct stat st;
 	CU_ASSERT_EQUAL_FATAL(lstat(in_dir("ctl"), &st), 0);
 	CU_ASSERT(S_ISSOCK(st.st_mode));

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/conf.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 #include "unit.h"
 
 /* The audit's case: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */

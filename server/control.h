@@ -1,0 +1,72 @@
+/* The control socket: shoalctl's commands on a unix stream socket, served on the main loop. */
+#ifndef SHOAL_SERVER_CONTROL_H
+#define SHOAL_SERVER_CONTROL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+#include <uv.h>
+
+#include "server/conf.h"
+#include "server/reload.h"
+#include "server/worker.h"
+#include "zone/zonedb.h"
+
+/* Control clients served at once; more wait, unaccepted, until one leaves. */
+#define CONTROL_CLIENTS_MAX 8
+
+typedef struct control control_t;
+
+/*
+ * What the commands report on and act upon. Copied by control_open; what
+ * it points to must outlive the control. Only loop is needed to open,
+ * hand over and close the socket.
+ */
+typedef struct control_env {
+	uv_loop_t *loop;         /* the main loop: the socket and its clients */
+	const conf_t *cfg;       /* status: the zones configured */
+	workers_t *workers;      /* status, stats: threads, counters, sockets */
+	reload_t *reload;        /* reload; its state for status and zone-status */
+	zonedb_ref_t *zones;     /* zone-status: the set served */
+	time_t started_at;       /* status: uptime */
+	void (*stop)(void *arg); /* stop: end the server, on the main loop */
+	void *stop_arg;
+} control_env_t;
+
+/*
+ * Refuse a control path under a folder every user may write without the
+ * sticky bit (any of them could replace the socket), and warn about one
+ * in a sticky world-writable folder. Before binding, also for --check.
+ * Returns 0 or SHOAL_ECONFIG with err. Main thread.
+ */
+int control_check_path(const char *path, char *err, size_t errlen);
+
+/*
+ * Bind a unix stream socket at path, mode 0600 from the start, replacing
+ * a stale socket file but not a live one, hold the new file by an O_PATH
+ * descriptor, and serve commands on env->loop. Returns 0 or a negative
+ * error with err. *out is set as soon as there is something to close,
+ * also when the call then fails: control_close and control_free it. Main
+ * thread.
+ */
+int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
+		 size_t errlen);
+
+/*
+ * Hand the socket file to uid/gid through the descriptor (never by name:
+ * a name swapped for a symbolic link would hand over its target). Returns
+ * 0, or SHOAL_ESYSTEM with err when that fails or the name no longer leads
+ * to the socket. Main thread, before the privilege drop.
+ */
+int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen);
+
+/*
+ * Close the listener and every client, and unlink the file; NULL does
+ * nothing. The memory stays until control_free. Main thread.
+ */
+void control_close(control_t *ctl);
+
+/* Free a closed control once the loop has run the close callbacks; NULL does nothing. */
+void control_free(control_t *ctl);
+
+#endif
