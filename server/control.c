@@ -113,7 +113,7 @@ static void reply(control_client_t *c, bool ok, const char *body)
 	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 }
 
-static void cmd_status(control_client_t *c)
+static void cmd_status(control_client_t *c, const char *arg)
 {
 	const control_env_t *env = &c->ctl->env;
 	char body[512];
@@ -129,7 +129,7 @@ static void cmd_status(control_client_t *c)
 	reply(c, true, body);
 }
 
-static void cmd_stats(control_client_t *c)
+static void cmd_stats(control_client_t *c, const char *arg)
 {
 	workers_t *ws = c->ctl->env.workers;
 	/* sized for the thread count: a fixed size failed past about 100 threads */
@@ -166,7 +166,7 @@ static bool body_append(char **body, size_t *len, size_t *cap, const char *line)
 	return true;
 }
 
-static void cmd_zone_status(control_client_t *c)
+static void cmd_zone_status(control_client_t *c, const char *arg)
 {
 	const control_env_t *env = &c->ctl->env;
 	char *body = NULL;
@@ -243,6 +243,58 @@ static void cmd_reload(control_client_t *c, const char *arg)
 	reply(c, false, body);
 }
 
+static void cmd_stop(control_client_t *c, const char *arg)
+{
+	reply(c, true, "stopping\n");
+	c->ctl->env.stop(c->ctl->env.stop_arg);
+}
+
+/* The commands (control.h lists them) and what runs each. */
+typedef struct command {
+	const char *name;
+	enum control_arg rule;
+	const char *arg;
+	void (*run)(control_client_t *c, const char *arg); /* arg NULL when none was given */
+} command_t;
+
+static const command_t commands[] = {
+#define COMMAND(id, name, rule, arg, help) { name, rule, arg, cmd_##id },
+	CONTROL_COMMANDS(COMMAND)
+#undef COMMAND
+};
+
+#define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+
+/* The command called name that takes arg (or no argument, when NULL), or NULL. */
+static const command_t *command_find(const char *name, const char *arg)
+{
+	for (size_t i = 0; i < COMMAND_COUNT; i++) {
+		const command_t *k = &commands[i];
+		if (strcmp(k->name, name))
+			continue;
+		if ((arg && k->rule == CONTROL_ARG_NONE) ||
+		    (!arg && k->rule == CONTROL_ARG_REQUIRED))
+			return NULL;
+		return k;
+	}
+	return NULL;
+}
+
+/* "unknown command (status, stats, reload [ZONE], ...)\n": every command, as written. */
+static void reply_unknown(control_client_t *c)
+{
+	char body[512] = "unknown command (", usage[64];
+	for (size_t i = 0; i < COMMAND_COUNT; i++) {
+		const command_t *k = &commands[i];
+		control_usage(usage, sizeof(usage), k->name, k->rule, k->arg);
+		size_t len = strlen(body);
+		snprintf(body + len, sizeof(body) - len, "%s%s", i ? ", " : "", usage);
+	}
+	size_t len = strlen(body);
+	snprintf(body + len, sizeof(body) - len, ")\n");
+	reply(c, false, body);
+}
+
 static void run_command(control_client_t *c)
 {
 	char *cmd = c->line, *arg = NULL;
@@ -261,21 +313,11 @@ static void run_command(control_client_t *c)
 			arg = NULL;
 	}
 	log_debug("control: %s%s%s", cmd, arg ? " " : "", arg ? arg : "");
-	if (!strcmp(cmd, "status") && !arg) {
-		cmd_status(c);
-	} else if (!strcmp(cmd, "stats") && !arg) {
-		cmd_stats(c);
-	} else if (!strcmp(cmd, "zone-status") && !arg) {
-		cmd_zone_status(c);
-	} else if (!strcmp(cmd, "reload")) {
-		cmd_reload(c, arg);
-	} else if (!strcmp(cmd, "stop") && !arg) {
-		reply(c, true, "stopping\n");
-		c->ctl->env.stop(c->ctl->env.stop_arg);
-	} else {
-		reply(c, false,
-		      "unknown command (status, stats, reload [ZONE], zone-status, stop)\n");
-	}
+	const command_t *k = command_find(cmd, arg);
+	if (k)
+		k->run(c, arg);
+	else
+		reply_unknown(c);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

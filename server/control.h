@@ -3,6 +3,7 @@
 #define SHOAL_SERVER_CONTROL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 #include <uv.h>
@@ -14,6 +15,46 @@
 
 /* Control clients served at once; more wait, unaccepted, until one leaves. */
 #define CONTROL_CLIENTS_MAX 8
+
+/* What a command takes after its name. */
+enum control_arg {
+	CONTROL_ARG_NONE,     /* nothing */
+	CONTROL_ARG_OPTIONAL, /* an argument or nothing */
+	CONTROL_ARG_REQUIRED, /* an argument */
+};
+
+/*
+ * Every command, in the order shoalctl --help lists them, as
+ * X(id, name, argument rule, argument's name or NULL, help line). The
+ * server dispatches on it (command id runs cmd_<id>), its "unknown
+ * command" reply and shoalctl --help list it, and tests/unit/test_control.c
+ * checks it against man/shoalctl.8: a command is one line here.
+ */
+#define CONTROL_COMMANDS(X)                                         \
+	X(status, "status", CONTROL_ARG_NONE, NULL,                 \
+	  "version, threads, socket mode, uptime, zones")           \
+	X(stats, "stats", CONTROL_ARG_NONE, NULL,                   \
+	  "counters as JSON: totals and one entry per thread")      \
+	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",           \
+	  "reload every zone, or ZONE; errors name FILE:LINE")      \
+	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,       \
+	  "serial, records, load time and last error of each zone") \
+	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
+
+/*
+ * How a command is written, into buf[0..len): "stats", "reload [ZONE]"
+ * (optional argument) or "name ARG" (required). Returns what snprintf
+ * returns. Any thread.
+ */
+static inline int control_usage(char *buf, size_t len, const char *name, enum control_arg rule,
+				const char *arg)
+{
+	if (rule == CONTROL_ARG_NONE)
+		return snprintf(buf, len, "%s", name);
+	if (rule == CONTROL_ARG_OPTIONAL)
+		return snprintf(buf, len, "%s [%s]", name, arg);
+	return snprintf(buf, len, "%s %s", name, arg);
+}
 
 typedef struct control control_t;
 
