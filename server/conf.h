@@ -104,7 +104,21 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
  */
 int conf_validate(const conf_t *cfg, char *err, size_t errlen);
 
-/* Print the --help text, from the option table. */
+/* One option of the command line as --help shows it. */
+typedef struct conf_help_entry {
+	char head[64];    /* "-c, --config FILE", "--check", "--listen ADDR@PORT" */
+	const char *help; /* static */
+	const char *def;  /* the default as text, or NULL for a command-line flag */
+} conf_help_entry_t;
+
+/*
+ * The i-th option of --help (from 0): the command-line flags, then every
+ * option of the table with a cli name, in table order. Fills *e and
+ * returns true, or returns false past the last. Any thread.
+ */
+bool conf_help_entry(size_t i, conf_help_entry_t *e);
+
+/* Print the --help text: every conf_help_entry. */
 void conf_print_help(FILE *out);
 
 /* Parse "ADDR@PORT" (or "ADDR", port 53) into *a. Returns 0 or SHOAL_EINVAL. */
