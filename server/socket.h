@@ -1,5 +1,4 @@
-/* The listening sockets of this process: per listen address and worker, a UDP socket and a TCP
- * listener, all made before the privilege drop. */
+/* This process's listening sockets: a UDP socket and a TCP listener per address and worker. */
 #ifndef SHOAL_SERVER_SOCKET_H
 #define SHOAL_SERVER_SOCKET_H
 

@@ -50,8 +50,8 @@ typedef struct worker {
 
 /*
  * The server's workers and what they all read. The fields are the
- * module's; the main thread may read count, w and stats (the counters with
- * stats_read, from any thread).
+ * module's; the main thread may read count, w, stats (the counters with
+ * stats_read, from any thread) and sockets.
  */
 struct workers {
 	const conf_t *cfg; /* threads, edns-size, nsid, the TCP limits */
