@@ -8,11 +8,6 @@
 /* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
 #define COMPRESS_MAX_OFFSET 0x3fff
 
-static inline uint8_t lower_octet(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
-}
-
 /*
  * True when the name written in the message at `off` (following pointers)
  * equals `name` case-insensitively. The message is our own output, but its
@@ -40,7 +35,7 @@ static bool packet_name_equal(const uint8_t *pkt, size_t end, size_t off, const 
 		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= c; i++)
 			if (pkt[off + i] != name[i] &&
-			    lower_octet(pkt[off + i]) != lower_octet(name[i]))
+			    name_lower_octet(pkt[off + i]) != name_lower_octet(name[i]))
 				return false;
 		off += 1 + (size_t)c;
 		name += 1 + *name;
@@ -189,12 +184,12 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 	for (uint16_t i = 0; i < set->rr_count && !r->w.err; i++) {
 		write_name(r, owner);
 		if (off + 10 > set->data_len)
-			goto bad;
+			goto done;
 		wire_write_bytes(&r->w, d + off, 8); /* type, class, TTL */
 		uint16_t rdlen = wire_get_u16(d + off + 8);
 		size_t rd = off + 10, rd_end = rd + rdlen;
 		if (rd_end > set->data_len)
-			goto bad;
+			goto done;
 		size_t len_at = r->w.pos;
 		wire_write_u16(&r->w, 0);
 		size_t start = r->w.pos;
@@ -207,7 +202,7 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 			/* the name must end inside its own RDATA, however the set was built */
 			int nlen = rdata_name_length(d + rd, rdlen, at - rd);
 			if (nlen < 0)
-				goto bad;
+				goto done;
 			wire_write_bytes(&r->w, d + p, at - p);
 			write_name(r, d + at);
 			p = at + (size_t)nlen;
@@ -223,7 +218,7 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 	r->counts[section] += set->rr_count;
 	r->section = (int)section;
 	return 0;
-bad:
+done:
 	response_rollback(r, &m);
 	return SHOAL_EINVAL;
 }

@@ -35,8 +35,10 @@ typedef struct conf {
 	bool syslog;
 	uint32_t edns_size;
 	tcp_limits_t tcp;
-	zone_limits_t zone_limits;  /* copied into every zones[i].limits */
-	uint32_t reload_timeout;    /* seconds a reload may take before it is abandoned */
+	uint32_t reload_timeout; /* seconds a reload may take before it is abandoned */
+	/* every zone's limits, set in zones[i].limits once all options are read */
+	uint32_t max_types_per_name;
+	uint32_t max_records_per_type;
 	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
 	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
 	zone_spec_t *zones;

@@ -539,7 +539,7 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 		e = control_listen(ctl);
 	if (e < 0) {
 		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
-		return SHOAL_ESYSTEM;
+		return e; /* libuv's: -errno */
 	}
 	/*
 	 * Hold the file just made by a descriptor, never following a link:
@@ -558,7 +558,7 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 		if (ctl->file_fd >= 0)
 			close(ctl->file_fd);
 		ctl->file_fd = -1;
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	log_info("control socket %s", path);
 	return 0;
@@ -568,9 +568,10 @@ int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen
 {
 	/* through the descriptor: a name swapped for a link cannot redirect it */
 	if (fchownat(ctl->file_fd, "", uid, gid, AT_EMPTY_PATH) < 0) {
+		int e = -errno;
 		snprintf(err, errlen, "control %s: cannot hand it to uid %u: %s", ctl->path,
-			 (unsigned)uid, strerror(errno));
-		return SHOAL_ESYSTEM;
+			 (unsigned)uid, shoal_strerror(e));
+		return e;
 	}
 	/* and the name must still lead to it, or shoalctl would talk to another file */
 	struct stat a, b;
@@ -580,7 +581,7 @@ int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen
 			 "control %s: the socket was replaced by another file: who "
 			 "else may write its folder?",
 			 ctl->path);
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	return 0;
 }

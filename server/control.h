@@ -96,8 +96,9 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 /*
  * Hand the socket file to uid/gid through the descriptor (never by name:
  * a name swapped for a symbolic link would hand over its target). Returns
- * 0, or SHOAL_ESYSTEM with err when that fails or the name no longer leads
- * to the socket. Main thread, before the privilege drop.
+ * 0; with err, a system error (-errno) when that fails, or SHOAL_ECONFIG
+ * when the name no longer leads to the socket. Main thread, before the
+ * privilege drop.
  */
 int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen);
 

@@ -255,11 +255,11 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 	int e = pthread_create(&r->thread, NULL, reload_main, job);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		log_error("cannot start the reload thread: %s", strerror(e));
+		log_error("cannot start the reload thread: %s", shoal_strerror(-e));
 		r->job = NULL;
 		r->running = false;
 		job_free(job);
-		return SHOAL_ESYSTEM;
+		return -e;
 	}
 	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
 	return 0;
@@ -274,20 +274,22 @@ int reload_attach(reload_t *r, uv_loop_t *loop)
 {
 	pthread_condattr_t attr;
 	r->loop = loop;
-	if (pthread_condattr_init(&attr) != 0)
-		return SHOAL_ESYSTEM;
+	int e = pthread_condattr_init(&attr);
+	if (e != 0)
+		return -e;
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	int e = pthread_cond_init(&r->cond, &attr);
+	e = pthread_cond_init(&r->cond, &attr);
 	pthread_condattr_destroy(&attr);
 	if (e != 0)
-		return SHOAL_ESYSTEM;
+		return -e;
 	pthread_mutex_init(&r->lock, NULL);
 	r->sync_ready = true;
 	r->done.data = r;
 	r->timer.data = r;
-	if (uv_async_init(loop, &r->done, on_reload_done) < 0 || uv_timer_init(loop, &r->timer) < 0)
-		return SHOAL_ESYSTEM;
-	return 0;
+	e = uv_async_init(loop, &r->done, on_reload_done);
+	if (e == 0)
+		e = uv_timer_init(loop, &r->timer);
+	return e; /* libuv's: 0 or -errno */
 }
 
 /* Wait up to ms for the reload thread's last step. True when it came. */

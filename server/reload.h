@@ -54,8 +54,9 @@ int reload_load(reload_t *r, char *err, size_t errlen);
 
 /*
  * Give r its handles on the main loop (the thread's results, the
- * reload-timeout timer) before reloads may start. Returns 0 or
- * SHOAL_ESYSTEM; reload_close undoes what was done either way. Main thread.
+ * reload-timeout timer) before reloads may start. Returns 0 or a system
+ * error (-errno); reload_close undoes what was done either way. Main
+ * thread.
  */
 int reload_attach(reload_t *r, uv_loop_t *loop);
 
@@ -75,7 +76,7 @@ typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
  * other reload starts until its thread has ended. Main thread.
  * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
  * again after); SHOAL_ENOTFOUND when `only` is not configured;
- * SHOAL_ENOMEM or SHOAL_ESYSTEM.
+ * SHOAL_ENOMEM or a system error (-errno).
  */
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg);
 

@@ -96,17 +96,17 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
-			 srv->cfg->user, strerror(errno));
-		rc = SHOAL_ESYSTEM;
+			 srv->cfg->user, shoal_strerror(rc));
 	} else {
 		rc = reload_load(&srv->reload, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot take back root's ids after loading the zones: %s",
-			 strerror(errno));
-		return SHOAL_ESYSTEM;
+			 shoal_strerror(rc));
 	}
 	return rc;
 }
@@ -114,7 +114,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 /*
  * Drop to uid/gid after every socket is bound: the sockets keep the
  * uid they were made with, so a process of another user cannot join their
- * SO_REUSEPORT group (DESIGN: hijack protection). The control socket is
+ * SO_REUSEPORT group (doc/design.md, "Sockets"). The control socket is
  * handed over first, through its descriptor.
  */
 static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
@@ -128,17 +128,19 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	if (srv->control && control_chown(srv->control, uid, gid, err, errlen) < 0)
-		return SHOAL_ESYSTEM;
+	int rc = srv->control ? control_chown(srv->control, uid, gid, err, errlen) : 0;
+	if (rc < 0)
+		return rc;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
-			 strerror(errno));
-		return SHOAL_ESYSTEM;
+			 shoal_strerror(rc));
+		return rc;
 	}
-	/* setuid(0) must now fail, or the drop did not take */
+	/* setuid(0) must now fail, or the drop did not take: how the system is set up */
 	if (uid != 0 && setuid(0) == 0) {
 		snprintf(err, errlen, "privileges could be regained after the drop");
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	log_info("running as user %s (uid %u, gid %u)", cfg->user, (unsigned)uid, (unsigned)gid);
 	return 0;
@@ -167,9 +169,10 @@ static void log_migrate_req(void)
 static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 {
 	uint64_t before, limit;
-	if (fdbudget_raise(&before, &limit) < 0)
+	int rc = fdbudget_raise(&before, &limit);
+	if (rc < 0)
 		log_warning("cannot raise the descriptor limit (RLIMIT_NOFILE) from %llu: %s",
-			    (unsigned long long)before, strerror(errno));
+			    (unsigned long long)before, shoal_strerror(rc));
 	int64_t open = fdbudget_count_open();
 	fdbudget_in_t in = {
 		.limit = limit,
@@ -227,9 +230,11 @@ static int signals_start(server_t *srv)
 	int nums[] = { SIGTERM, SIGINT, SIGHUP };
 	for (size_t i = 0; i < 3; i++) {
 		sigs[i]->data = srv;
-		if (uv_signal_init(srv->loop, sigs[i]) < 0 ||
-		    uv_signal_start(sigs[i], on_signal, nums[i]) < 0)
-			return SHOAL_ESYSTEM;
+		int rc = uv_signal_init(srv->loop, sigs[i]);
+		if (rc == 0)
+			rc = uv_signal_start(sigs[i], on_signal, nums[i]);
+		if (rc < 0)
+			return rc; /* libuv's: -errno */
 	}
 	return 0;
 }
@@ -257,25 +262,23 @@ int server_run(conf_t *cfg, const responder_t *responder)
 
 	uid_t uid = 0;
 	gid_t gid = 0;
+	bool workers_run = false; /* workers_start was called: stop them */
 	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
-	zone_load_set_limits(
-		&(zone_load_limits_t){ .max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
-				       .max_includes = cfg->max_zone_includes });
+		goto done;
 	if (srv->responder->warning)
 		log_warning("%s", srv->responder->warning);
 	if (srv->responder->zones &&
 	    load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->check) {
 		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
 		       cfg->zone_count);
 		status = 0;
-		goto cleanup_rcu;
+		goto done;
 	}
 	if (!cfg->user && geteuid() == 0)
 		log_warning("running as root with no user to drop to: every query is answered "
@@ -283,36 +286,38 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	log_migrate_req();
 	if (uv_loop_init(&loop) < 0) {
 		snprintf(err, sizeof(err), "cannot create the main loop");
-		goto cleanup_rcu;
+		goto done;
 	}
 	srv->loop = &loop;
 	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
 			    &srv->sockets, err, sizeof(err)) < 0 ||
 	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
 			   sizeof(err)) < 0)
-		goto cleanup_loop;
+		goto done;
 	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
-		goto cleanup_loop;
+		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
-		goto cleanup_loop;
+		goto done;
 	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
 		snprintf(err, sizeof(err), "cannot set up signals");
-		goto cleanup_loop;
+		goto done;
 	}
+	workers_run = true;
 	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
-		goto cleanup_workers;
+		goto done;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
-cleanup_workers:
-	srv->stopping = true;
-	reload_stopping(&srv->reload);
-	workers_stop(&srv->workers);
-cleanup_loop:
-	if (reload_close(&srv->reload)) {
+done:
+	if (workers_run) {
+		srv->stopping = true;
+		reload_stopping(&srv->reload);
+		workers_stop(&srv->workers);
+	}
+	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv->control);
 		if (status != 0 && err[0])
@@ -320,16 +325,17 @@ cleanup_loop:
 		log_info("stopped");
 		_exit(status);
 	}
-	control_close(srv->control);
-	signals_close(srv);
-	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
-	control_free(srv->control);
-	srv->control = NULL;
-	if (uv_loop_close(&loop) < 0)
-		log_warning("main loop not closed cleanly");
-	workers_destroy(&srv->workers);
-	socket_set_close(srv->sockets);
-cleanup_rcu:
+	if (srv->loop) {
+		control_close(srv->control);
+		signals_close(srv);
+		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
+		control_free(srv->control);
+		srv->control = NULL;
+		if (uv_loop_close(&loop) < 0)
+			log_warning("main loop not closed cleanly");
+		workers_destroy(&srv->workers);
+		socket_set_close(srv->sockets);
+	}
 	reload_clear(&srv->reload);
 	rcu_unregister_thread();
 	if (status != 0 && err[0])

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,11 +44,12 @@ static void set_buffers(int fd)
 static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
 		      size_t errlen)
 {
-	int one = 1;
+	int one = 1, e;
 	int fd = socket(a->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: socket: %s", a->text, strerror(errno));
-		return SHOAL_ESYSTEM;
+		e = -errno;
+		snprintf(err, errlen, "%s: socket: %s", a->text, shoal_strerror(e));
+		return e;
 	}
 	/*
 	 * SO_REUSEPORT before bind: each worker's socket joins the port's group
@@ -58,20 +58,21 @@ static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reu
 	 * made before privileges drop.
 	 */
 	if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
-		goto fail;
+		goto done;
 	if (reuseaddr && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
-		goto fail;
+		goto done;
 	/* v6 sockets answer v6 only; 0.0.0.0 has its own socket */
 	if (a->addr.ss_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
-		goto fail;
+		goto done;
 	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) < 0)
-		goto fail;
+		goto done;
 	return fd;
-fail:
-	snprintf(err, errlen, "%s: %s", a->text, strerror(errno));
+done:
+	e = -errno;
+	snprintf(err, errlen, "%s: %s", a->text, shoal_strerror(e));
 	close(fd);
-	return SHOAL_ESYSTEM;
+	return e;
 }
 
 static int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen)
@@ -96,9 +97,10 @@ static int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
 	if (fd < 0)
 		return fd;
 	if (listen(fd, 1024) < 0) {
-		snprintf(err, errlen, "%s: listen: %s", a->text, strerror(errno));
+		int e = -errno;
+		snprintf(err, errlen, "%s: listen: %s", a->text, shoal_strerror(e));
 		close(fd);
-		return SHOAL_ESYSTEM;
+		return e;
 	}
 	return fd;
 }

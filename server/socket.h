@@ -34,8 +34,9 @@ typedef struct socket_set socket_set_t;
  * socket's place in its SO_REUSEPORT group. A group admits only sockets of
  * the effective uid of its first one, so call this before the privilege
  * drop: then no process of another user can join it.
- * Returns 0 and *out (the caller owns it: socket_set_close), or a negative
- * error with err ("ADDR: reason"), nothing left open. Main thread.
+ * Returns 0 and *out (the caller owns it: socket_set_close), or with err
+ * ("ADDR: reason") the system call's -errno (SHOAL_ENOMEM when out of
+ * memory), nothing left open. Main thread.
  */
 int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
 		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen);

@@ -63,12 +63,12 @@ static int worker_setup(worker_t *w)
 	int rc = uv_loop_init(&w->loop);
 	if (rc < 0) {
 		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
-		return SHOAL_ESYSTEM;
+		return rc; /* libuv's: -errno */
 	}
 	w->loop_ready = true;
 	w->stop_async.data = w;
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
-		goto fail;
+		goto done;
 	w->async_ready = true;
 	socket_set_t *sockets = w->all->sockets;
 	size_t n = socket_set_addresses(sockets);
@@ -76,11 +76,11 @@ static int worker_setup(worker_t *w)
 		w->udp_fds[i] = socket_set_udp(sockets, w->index, i);
 		w->udp_polls[i].data = w;
 		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
-			goto fail;
+			goto done;
 		w->udp_count++;
 		w->polls_ready++;
 		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
-			goto fail;
+			goto done;
 	}
 	if (n) {
 		int fds[CONF_LISTEN_MAX];
@@ -88,8 +88,8 @@ static int worker_setup(worker_t *w)
 			fds[i] = socket_set_tcp(sockets, w->index, i);
 		int trc = tcp_server_start(&w->loop, fds, n, &w->all->cfg->tcp, worker_tcp_answer,
 					   w, &w->stats->tcp, &w->tcp);
-		/* on SHOAL_ESYSTEM tcp_server_start has closed them */
-		if (trc == 0 || trc == SHOAL_ESYSTEM)
+		/* on a system error (-errno) tcp_server_start has closed them */
+		if (trc == 0 || shoal_error_is_system(trc))
 			socket_set_tcp_handed(sockets, w->index);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
@@ -97,9 +97,9 @@ static int worker_setup(worker_t *w)
 		}
 	}
 	return 0;
-fail:
+done:
 	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
-	return SHOAL_ESYSTEM;
+	return rc;
 }
 
 static void *worker_main(void *arg)
@@ -108,7 +108,7 @@ static void *worker_main(void *arg)
 	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
 	rcu_register_thread();
 	int rc = worker_setup(w);
-	set_started(w, rc < 0 ? -1 : 1);
+	set_started(w, rc < 0 ? rc : 1);
 	if (rc == 0)
 		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
 	/* on failure too: wait for the main thread's stop, then close what was opened */
@@ -183,8 +183,8 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 		worker_t *w = &ws->w[i];
 		int e = pthread_create(&w->thread, NULL, worker_main, w);
 		if (e) {
-			snprintf(err, errlen, "cannot start worker %zu: %s", i, strerror(e));
-			rc = SHOAL_ESYSTEM;
+			rc = -e;
+			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
 			break;
 		}
 		w->thread_started = true;
@@ -197,7 +197,7 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 			pthread_cond_wait(&ws->start_cond, &ws->start_lock);
 		if (w->started < 0 && rc == 0) {
 			snprintf(err, errlen, "worker %zu failed to start (see above)", i);
-			rc = SHOAL_ESYSTEM;
+			rc = w->started;
 		}
 	}
 	pthread_mutex_unlock(&ws->start_lock);

@@ -45,7 +45,8 @@ typedef struct worker {
 	char nsid[300];
 	udp_batch_t *batch;
 	worker_stats_t *stats; /* &all->stats[index] */
-	int started;           /* 0 starting, 1 running, -1 failed (under all->start_lock) */
+	/* 0 starting, 1 running, or the error it failed with (under all->start_lock) */
+	int started;
 } worker_t;
 
 /*
@@ -79,8 +80,9 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 /*
  * Start one thread per worker (with every signal blocked: the main loop
  * takes them) and wait until each runs its loop or has failed. Returns 0,
- * or SHOAL_ESYSTEM with err: then the threads that started must still be
- * stopped with workers_stop. Main thread.
+ * or a negative error with err (pthread_create's as -errno, or the error
+ * the first failed worker gave): then the threads that started must still
+ * be stopped with workers_stop. Main thread.
  */
 int workers_start(workers_t *ws, char *err, size_t errlen);
 

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zone/load.h"
 #include "zone/zone.h"
+#include "zone/zonedb.h"
 
 /*
  * A bump allocator: a few big blocks per zone, freed together. Not
@@ -40,7 +42,7 @@ typedef struct zbuild zbuild_t;
  */
 zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg);
 
-/* Bound what one name may hold (see zone_limits_t); NULL or 0 fields: the defaults. */
+/* Bound what one name may hold (see zone_limits_t); NULL: the defaults. */
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits);
 
 /*
@@ -94,20 +96,5 @@ void zone_load_set_threads(int n, size_t split_min);
  * `file`. Returns 0 or SHOAL_ENOMEM.
  */
 int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file);
-
-/*
- * The zone of db that holds name (lowercase wire), longest match first
- * (label stripping over a hash of the apexes), or NULL. Read-only; any
- * thread inside rcu_read_lock; no allocation.
- */
-const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name);
-
-/*
- * zonedb_find, telling apart a name in no configured zone (*configured
- * false) from one whose longest-matching zone is configured but did not
- * load (NULL with *configured true: NSD and Knot answer SERVFAIL).
- * configured may be NULL.
- */
-const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
 
 #endif

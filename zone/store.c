@@ -103,6 +103,11 @@ size_t zarena_size(const zarena_t *a)
 	return a ? a->total : 0;
 }
 
+size_t zone_memory(const zone_t *z)
+{
+	return zarena_size(z->arena);
+}
+
 /* ---- messages ---- */
 
 void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, unsigned line,

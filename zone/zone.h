@@ -9,7 +9,6 @@
 
 #include "proto/name.h"
 #include "proto/rrset.h"
-#include "zone/zonedb.h"
 
 /* Per node flags, set when the store is built (never at query time). */
 enum znode_flag {
@@ -113,19 +112,11 @@ typedef struct zone {
 /* The process-wide SipHash key for name_hash, drawn once from randombytes. */
 const uint8_t *zone_hash_key(void);
 
-/*
- * Load the master file `file` for the zone `origin` (uncompressed wire,
- * any case), check it and compile it; limits may be NULL (the defaults).
- * Messages ("FILE:LINE: text") go to msg. Returns 0 and *out (refs = 1,
- * caller frees with zone_free), or SHOAL_EZONE (content errors, all
- * reported), SHOAL_EIO (unreadable file) or SHOAL_ENOMEM. Allocates
- * freely; one thread.
- */
-int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits, zone_msg_fn msg,
-	      void *msg_arg, zone_t **out);
-
 /* Free a zone and everything it owns (ignores refs). NULL is fine. */
 void zone_free(zone_t *z);
+
+/* Octets the zone's store took from malloc (its arena; not the zone_t itself). */
+size_t zone_memory(const zone_t *z);
 
 /*
  * The node with exactly `name` (lowercase wire) whose name_hash is `hash`,

@@ -42,12 +42,12 @@ static const zonedb_t *fuzz_db(void)
 	snprintf(files[4], sizeof(files[4]), "%s/tests/diff/dnssec/secure3.test.zone", src);
 	snprintf(files[5], sizeof(files[5]), "%s/tests/diff/dnssec/signed.secure.test.zone", src);
 	const zone_spec_t specs[] = {
-		{ .name = "example.com.", .file = files[0] },
-		{ .name = "sub.example.com.", .file = files[1] },
-		{ .name = "tcp.test.", .file = files[2] },
-		{ .name = "secure.test.", .file = files[3] },
-		{ .name = "secure3.test.", .file = files[4] },
-		{ .name = "signed.secure.test.", .file = files[5] },
+		{ .name = "example.com.", .file = files[0], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "sub.example.com.", .file = files[1], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "tcp.test.", .file = files[2], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure.test.", .file = files[3], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure3.test.", .file = files[4], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "signed.secure.test.", .file = files[5], .limits = ZONE_LIMITS_DEFAULT },
 	};
 	if (zonedb_build(specs, sizeof(specs) / sizeof(specs[0]), NULL, NULL, on_msg, NULL, &db) !=
 	    0) {

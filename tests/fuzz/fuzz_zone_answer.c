@@ -192,7 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((data[i] == '$') && strncasecmp((const char *)data + i, "$INCLUDE", 8) == 0)
 			return 0;
 	const char *path = fuzz_file_write("zone-answer.zone", data, text_len);
-	zone_spec_t spec = { .name = "fuzz.test.", .file = path };
+	zone_spec_t spec = { .name = "fuzz.test.", .file = path, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *db = NULL;
 	zone_load_set_threads(1, 0);
 	int rc = zonedb_build(&spec, 1, NULL, NULL, NULL, NULL, &db);

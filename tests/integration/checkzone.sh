@@ -44,7 +44,7 @@ noglue.zone|example.com|0|^warning: .*/noglue.zone:6: sub.example.com.: no glue 
 nons.zone|example.com|0|^warning: .*/nons.zone: no NS records at the zone apex
 CASES
 
-# Signed zones (issue 5): the denial each one serves.
+# Signed zones: the denial each one serves.
 DNSSEC=$SHOAL_SRCDIR/tests/diff/dnssec
 out=$("$CHECKZONE" "$DNSSEC/secure.test.zone" secure.test 2>&1)
 check_match "NSEC-signed zone" "^signed: NSEC$" "$out"

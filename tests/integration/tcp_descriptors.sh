@@ -52,7 +52,7 @@ stop_within() {
 	STOPPED=hung
 }
 
-# 1. The audit's case: 2 threads under RLIMIT_NOFILE 128, 600 idle TCP
+# 1. A tight limit: 2 threads under RLIMIT_NOFILE 128, 600 idle TCP
 # connections held, then closed. Before, the workers spun in accept4 with
 # EMFILE: no UDP answer, no control socket, SIGTERM ignored.
 port=$(free_port)

@@ -10,7 +10,7 @@
 #include "server/fdbudget.h"
 #include "unit.h"
 
-/* The audit's case: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */
+/* A tight limit: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */
 static void test_small_limit(void)
 {
 	fdbudget_in_t in = { .limit = 128,

@@ -12,7 +12,8 @@
 #include "proto/error.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
-#include "zone/internal.h"
+#include "zone/zone.h"
+#include "zone/zonedb.h"
 
 static zonedb_t *db_parent; /* example.com only: sub.example.com is a referral */
 static zonedb_t *db_both;   /* example.com and its child sub.example.com */
@@ -774,7 +775,7 @@ static void test_stored_names_bounded(void)
 				   "srv SRV 0 0 1 host.cut.test.\nhost A 192.0.2.2\n";
 	CU_ASSERT_EQUAL_FATAL(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
 	close(fd);
-	zone_spec_t spec = { .name = "cut.test", .file = path };
+	zone_spec_t spec = { .name = "cut.test", .file = path, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *db = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&spec, 1, NULL, NULL, on_msg, NULL, &db), 0);
 	unlink(path);
@@ -822,10 +823,12 @@ int main(void)
 	snprintf(child, sizeof(child), "%s", path_of("child.zone"));
 	char broken[4096];
 	snprintf(broken, sizeof(broken), "%s", path_of("nosoa.zone"));
-	zone_spec_t specs[] = { { .name = "example.com", .file = parent },
-				{ .name = "sub.example.com.", .file = child },
-				{ .name = "example.com", .file = parent },
-				{ .name = "sub.example.com", .file = broken } };
+	zone_spec_t specs[] = {
+		{ .name = "example.com", .file = parent, .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "sub.example.com.", .file = child, .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "example.com", .file = parent, .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "sub.example.com", .file = broken, .limits = ZONE_LIMITS_DEFAULT }
+	};
 	if (zonedb_build(specs, 1, NULL, NULL, on_msg, NULL, &db_parent) != 0 ||
 	    zonedb_build(specs, 2, NULL, NULL, on_msg, NULL, &db_both) != 0 ||
 	    zonedb_build(specs + 2, 2, NULL, NULL, NULL, NULL, &db_broken) != SHOAL_EZONE) {

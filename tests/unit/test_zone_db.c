@@ -10,7 +10,8 @@
 
 #include "proto/error.h"
 #include "tests/unit/unit.h"
-#include "zone/internal.h"
+#include "zone/zone.h"
+#include "zone/zonedb.h"
 
 static char tmpdir[] = "/tmp/shoal-zonedb-XXXXXX";
 static char zfile[4096];
@@ -36,7 +37,7 @@ static void quiet(void *arg, bool is_error, const char *msg)
 static void test_build_and_info(void)
 {
 	write_zone(1, false);
-	zone_spec_t s = { .name = "example.com", .file = zfile };
+	zone_spec_t s = { .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *db = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &db), 0);
 	CU_ASSERT_EQUAL(zonedb_zone_count(db), 1);
@@ -60,8 +61,8 @@ static void test_build_and_info(void)
 static void test_failed_first_load(void)
 {
 	write_zone(1, true);
-	zone_spec_t s[] = { { .name = "example.com", .file = zfile },
-			    { .name = "bad..name", .file = zfile } };
+	zone_spec_t s[] = { { .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT },
+			    { .name = "bad..name", .file = zfile, .limits = ZONE_LIMITS_DEFAULT } };
 	zonedb_t *db = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, 2, NULL, NULL, quiet, NULL, &db), SHOAL_EZONE);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
@@ -80,7 +81,7 @@ static void test_failed_first_load(void)
 static void test_reload_semantics(void)
 {
 	write_zone(1, false);
-	zone_spec_t s = { .name = "example.com.", .file = zfile };
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
 	uint8_t w[NAME_MAXLEN];
@@ -150,7 +151,7 @@ static void *reader(void *arg)
 static void test_publish_swaps(void)
 {
 	write_zone(1, false);
-	zone_spec_t s = { .name = "example.com.", .file = zfile };
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *v1 = NULL, *v2 = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
 	zonedb_publish(&ref, v1); /* frees the NULL that was there */

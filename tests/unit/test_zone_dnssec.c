@@ -1,5 +1,5 @@
 /*
- * DNSSEC answers of zone/answer.c (issue 5), packet in and packet out, over
+ * DNSSEC answers of zone/answer.c, packet in and packet out, over
  * the signed zones of tests/diff/dnssec (secure.test with NSEC, secure3.test
  * with NSEC3 and opt-out, the signed child signed.secure.test). Every
  * signature served is verified with ldns against the zone's DNSKEY, and
@@ -17,7 +17,7 @@
 #include "proto/error.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
-#include "zone/internal.h"
+#include "zone/zonedb.h"
 
 /*
  * ldns 1.8.3's NSEC3 denial check loses the hashed names it builds
@@ -543,9 +543,11 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		snprintf(paths[i], sizeof(paths[i]), "%s/tests/diff/dnssec/%s", src ? src : ".",
 			 files[i]);
-	zone_spec_t specs[] = { { .name = "secure.test", .file = paths[0] },
-				{ .name = "secure3.test", .file = paths[1] },
-				{ .name = "signed.secure.test", .file = paths[2] } };
+	zone_spec_t specs[] = {
+		{ .name = "secure.test", .file = paths[0], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure3.test", .file = paths[1], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "signed.secure.test", .file = paths[2], .limits = ZONE_LIMITS_DEFAULT }
+	};
 	if (zonedb_build(specs, 3, NULL, NULL, on_msg, NULL, &db) != 0) {
 		fprintf(stderr, "signed test zones do not load\n");
 		return 1;
