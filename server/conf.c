@@ -17,8 +17,6 @@
 #include "server/conf.h"
 #include "server/log.h"
 
-static const char *const socket_mode_names[] = { "reuseport", "shared", NULL };
-
 #define OFF(field) offsetof(conf_t, field)
 
 /*
@@ -86,7 +84,6 @@ typedef struct cli_flag {
 static const cli_flag_t cli_flags[] = {
 	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
-	{ "ceiling", 0, NULL, "benchmark only: echo every query with QR set, no zone lookup" },
 	{ "help", 'h', NULL, "print this help and exit" },
 	{ "version", 'V', NULL, "print the version and exit" },
 };
@@ -467,25 +464,46 @@ done:
 	return rc;
 }
 
+bool conf_help_entry(size_t i, conf_help_entry_t *e)
+{
+	size_t flags = sizeof(cli_flags) / sizeof(cli_flags[0]);
+	if (i < flags) {
+		const cli_flag_t *c = &cli_flags[i];
+		char shortname[8] = "";
+		if (c->short_name)
+			snprintf(shortname, sizeof(shortname), "-%c, ", c->short_name);
+		snprintf(e->head, sizeof(e->head), "%s--%s%s%s", shortname, c->name,
+			 c->arg ? " " : "", c->arg ? c->arg : "");
+		e->help = c->help;
+		e->def = NULL;
+		return true;
+	}
+	size_t left = i - flags; /* options with a cli name to pass first */
+	for (size_t k = 0; k < conf_option_count; k++) {
+		const conf_option_t *o = &conf_options[k];
+		if (!o->cli || left-- > 0)
+			continue;
+		snprintf(e->head, sizeof(e->head), "--%s %s", o->cli, o->arg);
+		e->help = o->help;
+		e->def = o->def;
+		return true;
+	}
+	return false;
+}
+
 void conf_print_help(FILE *out)
 {
 	fprintf(out, "Usage: shoald [OPTION]...\n"
 		     "Shoal authoritative DNS server. Runs in the foreground.\n\n");
-	for (size_t i = 0; i < sizeof(cli_flags) / sizeof(cli_flags[0]); i++) {
-		const cli_flag_t *c = &cli_flags[i];
-		char head[64];
-		snprintf(head, sizeof(head), "%c%c%s--%s%s%s", c->short_name ? '-' : ' ',
-			 c->short_name ? c->short_name : ' ', c->short_name ? ", " : "  ", c->name,
-			 c->arg ? " " : "", c->arg ? c->arg : "");
-		fprintf(out, "  %-28s %s\n", head, c->help);
-	}
-	for (size_t i = 0; i < conf_option_count; i++) {
-		const conf_option_t *o = &conf_options[i];
-		if (!o->cli)
-			continue;
-		char head[64];
-		snprintf(head, sizeof(head), "    --%s %s", o->cli, o->arg);
-		fprintf(out, "  %-28s %s (default: %s)\n", head, o->help, o->def);
+	conf_help_entry_t e;
+	for (size_t i = 0; conf_help_entry(i, &e); i++) {
+		char head[sizeof(e.head) + 4];
+		/* long-only options line up with the long names of "-c, --config" */
+		snprintf(head, sizeof(head), "%s%s", e.head[1] == '-' ? "    " : "", e.head);
+		if (e.def)
+			fprintf(out, "  %-28s %s (default: %s)\n", head, e.help, e.def);
+		else
+			fprintf(out, "  %-28s %s\n", head, e.help);
 	}
 	fprintf(out, "\nCommand-line options override the file; --listen replaces the file's\n"
 		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
@@ -523,10 +541,6 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 		}
 		if (!strcmp(a, "--check")) {
 			cfg->check = true;
-			continue;
-		}
-		if (!strcmp(a, "--ceiling")) {
-			cfg->ceiling = true;
 			continue;
 		}
 		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {

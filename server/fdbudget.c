@@ -7,8 +7,8 @@
 #include <sys/resource.h>
 
 #include "proto/error.h"
+#include "server/control.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 
 int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 {

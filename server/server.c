@@ -12,16 +12,37 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "server/control.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 #include "server/log.h"
+#include "server/reload.h"
 #include "server/server.h"
+#include "server/socket.h"
+#include "server/worker.h"
 
-void server_request_stop(server_t *srv)
+/* The running daemon: what server_run sets up, in that order, and tears down. */
+typedef struct server {
+	conf_t *cfg;
+	const responder_t *responder;
+	zonedb_ref_t zones;    /* what workers read (RCU) */
+	reload_t reload;       /* loads and publishes the zones */
+	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
+	workers_t workers;
+	control_t *control;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	bool stopping;
+	time_t started_at;
+} server_t;
+
+/* Stop: end the main loop, after which server_run stops the workers. Main thread. */
+static void server_request_stop(void *arg)
 {
+	server_t *srv = arg;
 	if (srv->stopping)
 		return;
 	srv->stopping = true;
+	reload_stopping(&srv->reload);
 	log_info("stopping");
 	uv_stop(srv->loop);
 }
@@ -31,7 +52,7 @@ static void on_signal(uv_signal_t *h, int signum)
 	server_t *srv = h->data;
 	if (signum == SIGHUP) {
 		log_info("SIGHUP: reloading all zones");
-		int rc = reload_start(srv, NULL, NULL, NULL);
+		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
 		if (rc < 0 && rc != SHOAL_EEXIST)
 			log_error("reload: %s", shoal_strerror(rc));
 		return;
@@ -71,7 +92,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 			 size_t errlen)
 {
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return server_load_zones(srv, err, errlen);
+		return reload_load(&srv->reload, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
@@ -79,7 +100,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
 			 srv->cfg->user, shoal_strerror(rc));
 	} else {
-		rc = server_load_zones(srv, err, errlen);
+		rc = reload_load(&srv->reload, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
@@ -107,7 +128,7 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	int rc = srv->control ? control_chown(srv, uid, gid, err, errlen) : 0;
+	int rc = srv->control ? control_chown(srv->control, uid, gid, err, errlen) : 0;
 	if (rc < 0)
 		return rc;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
@@ -158,7 +179,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.open = open < 0 ? 3 : (uint64_t)open,
 		.threads = cfg->threads,
 		.addresses = cfg->listen_count,
-		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED && !cfg->ceiling,
+		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
 		.max_connections = cfg->tcp.max_connections,
 	};
@@ -187,6 +208,22 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* The control socket, with what its commands report on and act upon. */
+static int control_start(server_t *srv, char *err, size_t errlen)
+{
+	control_env_t env = {
+		.loop = srv->loop,
+		.cfg = srv->cfg,
+		.workers = &srv->workers,
+		.reload = &srv->reload,
+		.zones = &srv->zones,
+		.started_at = srv->started_at,
+		.stop = server_request_stop,
+		.stop_arg = srv,
+	};
+	return control_open(&srv->control, &env, srv->cfg->control, err, errlen);
+}
+
 static int signals_start(server_t *srv)
 {
 	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
@@ -210,20 +247,15 @@ static void signals_close(server_t *srv)
 			uv_close((uv_handle_t *)sigs[i], NULL);
 }
 
-int server_run(conf_t *cfg)
+int server_run(conf_t *cfg, const responder_t *responder)
 {
 	server_t srv_mem = { 0 }, *srv = &srv_mem;
 	uv_loop_t loop;
 	char err[1024] = "";
 	int status = 1;
 	srv->cfg = cfg;
-	srv->path = cfg->ceiling                             ? &udp_path_ceiling
-		    : cfg->socket_mode == SOCKET_MODE_SHARED ? &udp_path_shared
-							     : &udp_path_reuseport;
-	for (size_t i = 0; i < CONF_LISTEN_MAX; i++)
-		srv->shared_fds[i] = -1;
-	pthread_mutex_init(&srv->start_lock, NULL);
-	pthread_cond_init(&srv->start_cond, NULL);
+	srv->responder = responder;
+	reload_init(&srv->reload, cfg, &srv->zones);
 	srv->started_at = time(NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
@@ -235,10 +267,10 @@ int server_run(conf_t *cfg)
 		goto done;
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
 		goto done;
-	if (cfg->ceiling)
-		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
-			    "(benchmark only)");
-	else if (load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
+	if (srv->responder->warning)
+		log_warning("%s", srv->responder->warning);
+	if (srv->responder->zones &&
+	    load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
 		goto done;
 	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
 		goto done;
@@ -257,55 +289,78 @@ int server_run(conf_t *cfg)
 		goto done;
 	}
 	srv->loop = &loop;
-	if (workers_create(srv, err, sizeof(err)) < 0)
+	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
+			    &srv->sockets, err, sizeof(err)) < 0 ||
+	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
+			   sizeof(err)) < 0)
 		goto done;
-	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
+	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
 		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto done;
-	if (reload_init(srv) < 0 || signals_start(srv) < 0) {
+	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
 		snprintf(err, sizeof(err), "cannot set up signals");
 		goto done;
 	}
 	workers_run = true;
-	if (workers_start(srv, err, sizeof(err)) < 0)
+	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
 		goto done;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
-		 PACKAGE_VERSION, srv->worker_count, srv->path->name, cfg->listen_count,
-		 cfg->listen[0].text);
+		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
+		 cfg->listen_count, cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
 done:
 	if (workers_run) {
 		srv->stopping = true;
-		workers_stop(srv);
+		reload_stopping(&srv->reload);
+		workers_stop(&srv->workers);
 	}
-	if (srv->loop && reload_close(srv)) {
+	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
-		control_close(srv);
+		control_close(srv->control);
 		if (status != 0 && err[0])
 			log_error("%s", err);
 		log_info("stopped");
 		_exit(status);
 	}
 	if (srv->loop) {
-		control_close(srv);
+		control_close(srv->control);
 		signals_close(srv);
 		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
-		control_free(srv);
+		control_free(srv->control);
+		srv->control = NULL;
 		if (uv_loop_close(&loop) < 0)
 			log_warning("main loop not closed cleanly");
-		workers_destroy(srv);
+		workers_destroy(&srv->workers);
+		socket_set_close(srv->sockets);
 	}
-	if (srv->zones_writer)
-		zonedb_publish(&srv->zones, NULL); /* frees the set after a grace period */
+	reload_clear(&srv->reload);
 	rcu_unregister_thread();
-	pthread_cond_destroy(&srv->start_cond);
-	pthread_mutex_destroy(&srv->start_lock);
 	if (status != 0 && err[0])
 		log_error("%s", err);
 	if (status == 0 && !cfg->check)
 		log_info("stopped");
+	return status;
+}
+
+int server_main(int argc, char **argv, const responder_t *responder)
+{
+	conf_t cfg;
+	char err[1024] = "";
+	conf_init(&cfg);
+	int rc = conf_parse_args(&cfg, argc, argv, stdout, err, sizeof(err));
+	if (rc == 0)
+		rc = conf_validate(&cfg, err, sizeof(err));
+	if (rc != 0) {
+		if (rc < 0)
+			fprintf(stderr, "shoald: %s\n", err);
+		conf_clear(&cfg);
+		return rc < 0 ? 1 : 0;
+	}
+	log_init(cfg.log_level, cfg.syslog);
+	int status = server_run(&cfg, responder);
+	conf_clear(&cfg);
 	return status;
 }

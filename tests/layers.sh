@@ -128,8 +128,8 @@ T=$(mktemp -d /tmp/shoal-layers.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T"/proto "$T"/zone "$T"/server "$T"/tools "$T"/tests/unit "$T"/tests/fuzz
 inc() { printf '#include "%s"\n' "$2" >>"$T/$1"; }
-touch "$T"/zone/zone.h "$T"/zone/internal.h "$T"/server/stats.h "$T"/server/internal.h \
-	"$T"/server/control.c "$T"/zone/load.c
+touch "$T"/zone/zone.h "$T"/zone/internal.h "$T"/server/stats.h "$T"/server/tcp_internal.h \
+	"$T"/server/tcp.c "$T"/zone/load.c
 inc proto/name.c zone/zone.h          # proto/ reaching up
 inc zone/answer.c server/stats.h      # zone/ reaching up
 inc zone/store.c ../server/stats.h    # the same, by a relative path
@@ -137,10 +137,10 @@ inc server/udp.c zone/internal.h      # server/ inside zone/
 inc tools/checkzone.c zone/internal.h # tools/ inside zone/
 inc tests/unit/test_name.c zone/internal.h
 inc tests/unit/test_control.c zone/internal.h # a test of server/, not of zone/
-inc tests/fuzz/replay.c server/internal.h
+inc tests/fuzz/replay.c server/tcp_internal.h
 inc zone/build.c internal.h                   # kept: zone/internal.h inside zone/
 inc tests/unit/test_zone_load.c zone/internal.h # kept: a test of zone/
-inc tests/unit/test_control.c server/internal.h # kept: a test of server/control.c
+inc tests/unit/test_tcp.c server/tcp_internal.h # kept: a test of server/tcp.c
 out=$(check_tree "$T")
 rc=$?
 printf '%s\n' "$out"
