@@ -213,7 +213,7 @@ static void test_man_page(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -226,7 +226,7 @@ int main(void)
 		UNIT_TEST(test_man_page),
 		UNIT_END,
 	};
-	int rc = unit_run("conf", tests);
+	int rc = unit_run(argc, argv, "conf", tests);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

@@ -237,7 +237,7 @@ static void test_names_from_table(void)
 	CU_ASSERT_EQUAL(rdata_name_length((const uint8_t *)"\0", 1, 1), -1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_table_covers_ldns),
@@ -246,5 +246,5 @@ int main(void)
 		UNIT_TEST(test_names_from_table),
 		UNIT_END,
 	};
-	return unit_run("rdata", tests);
+	return unit_run(argc, argv, "rdata", tests);
 }

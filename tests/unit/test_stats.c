@@ -100,7 +100,7 @@ static void test_json_cap_fits_any_thread_count(void)
 	free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_layout),
@@ -109,5 +109,5 @@ int main(void)
 		UNIT_TEST(test_json_cap_fits_any_thread_count),
 		UNIT_END,
 	};
-	return unit_run("stats", tests);
+	return unit_run(argc, argv, "stats", tests);
 }

@@ -760,7 +760,7 @@ static void test_bad_arguments(void)
 	CU_ASSERT_TRUE(m == 0 || m == 1 || m == SHOAL_ENOTFOUND);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN); /* as shoald does: see tcp_server_start */
 	static const unit_test_t tests[] = {
@@ -786,5 +786,5 @@ int main(void)
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};
-	return unit_run("tcp", tests);
+	return unit_run(argc, argv, "tcp", tests);
 }

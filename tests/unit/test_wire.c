@@ -55,7 +55,7 @@ static void test_strerror_table(void)
 	CU_ASSERT_STRING_EQUAL(shoal_strerror(-9999), "unknown error");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_read_in_bounds),
@@ -64,5 +64,5 @@ int main(void)
 		UNIT_TEST(test_strerror_table),
 		UNIT_END,
 	};
-	return unit_run("wire", tests);
+	return unit_run(argc, argv, "wire", tests);
 }

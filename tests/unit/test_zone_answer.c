@@ -815,7 +815,7 @@ static char *path_of(const char *file)
 	return p;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char parent[4096], child[4096];
 	snprintf(parent, sizeof(parent), "%s", path_of("example.zone"));
@@ -874,7 +874,7 @@ int main(void)
 		UNIT_TEST(test_mutated_packets),
 		UNIT_END,
 	};
-	int rc = unit_run("zone_answer", tests);
+	int rc = unit_run(argc, argv, "zone_answer", tests);
 	zonedb_free(db_parent);
 	zonedb_free(db_both);
 	zonedb_free(db_broken);

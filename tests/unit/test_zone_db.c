@@ -167,7 +167,7 @@ static void test_publish_swaps(void)
 	zonedb_publish(&ref, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -180,7 +180,7 @@ int main(void)
 		UNIT_TEST(test_publish_swaps),
 		UNIT_END,
 	};
-	int rc = unit_run("zone_db", tests);
+	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
 	unlink(zfile);
 	rmdir(tmpdir);

@@ -534,7 +534,7 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 	fprintf(stderr, "%s: %s\n", is_error ? "error" : "warning", msg);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *src = getenv("SHOAL_SRCDIR");
 	char paths[3][4096];
@@ -579,7 +579,7 @@ int main(void)
 		UNIT_TEST(test_referrals),          UNIT_TEST(test_truncation_with_signatures),
 		UNIT_TEST(test_nsec3_chain_hidden), UNIT_END,
 	};
-	int rc = unit_run("zone_dnssec", tests);
+	int rc = unit_run(argc, argv, "zone_dnssec", tests);
 	ldns_rr_list_deep_free(keys);
 	zonedb_free(db);
 	return rc;

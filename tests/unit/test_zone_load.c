@@ -951,7 +951,7 @@ static void test_load_cancel(void)
 	zone_free(z);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_good_zone_loads),
@@ -979,5 +979,5 @@ int main(void)
 		UNIT_TEST(test_load_cancel),
 		UNIT_END,
 	};
-	return unit_run("zone_load", tests);
+	return unit_run(argc, argv, "zone_load", tests);
 }
