@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include "proto/error.h"
 #include "server/acceptor.h"
 #include "server/tcp.h"
+#include "tests/tcpio.h"
 #include "tests/unit/unit.h"
 
 /* A query with this ID is answered with a 65535-octet message. */
@@ -135,47 +135,16 @@ static void fx_stop(fixture_t *fx)
 	sem_destroy(&fx->ready);
 }
 
+/* A loopback client whose reads give up after the deadline. */
 static int client_connect(uint16_t port)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int one = 1;
-	struct timeval tv = { .tv_sec = DEADLINE_S };
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return tcpio_connect("127.0.0.1", port, DEADLINE_S);
 }
 
 static void send_all(int fd, const uint8_t *p, size_t len)
 {
-	while (len > 0) {
-		ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
-		if (r <= 0) {
-			CU_FAIL("send failed");
-			return;
-		}
-		p += r;
-		len -= (size_t)r;
-	}
-}
-
-/* Read exactly len octets; false on EOF, error or the deadline. */
-static bool recv_all(int fd, uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t r = recv(fd, p, len, 0);
-		if (r <= 0)
-			return false;
-		p += r;
-		len -= (size_t)r;
-	}
-	return true;
+	if (!tcpio_send_all(fd, p, len))
+		CU_FAIL("send failed");
 }
 
 /* A framed query (length prefix + header + root question) with this ID. */
@@ -189,16 +158,12 @@ static size_t frame_query(uint8_t *p, uint16_t id)
 	return sizeof(tmpl);
 }
 
-/* Read one framed answer; returns its ID, or -1 when none came. */
+/* Read one framed answer into msg (65535 octets); returns its ID, or -1 when none came. */
 static int read_answer(int fd, uint8_t *msg, size_t *len)
 {
-	uint8_t pre[2];
-	if (!recv_all(fd, pre, 2))
-		return -1;
-	*len = (size_t)(pre[0] << 8 | pre[1]);
-	if (*len < 12 || !recv_all(fd, msg, *len))
-		return -1;
-	if (!(msg[2] & 0x80))
+	ssize_t n = tcpio_recv_msg(fd, msg, 65535);
+	*len = n > 0 ? (size_t)n : 0;
+	if (n < 12 || !(msg[2] & 0x80))
 		return -1;
 	return msg[0] << 8 | msg[1];
 }
@@ -665,8 +630,7 @@ static void test_accept_emfile_pauses_then_serves(void)
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(fx.port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { .tv_sec = DEADLINE_S };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	tcpio_deadline(fd, DEADLINE_S);
 	struct rlimit old, low;
 	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &old), 0);
 	low = old;
