@@ -164,10 +164,8 @@ static void test_args(void)
  */
 static void test_man_page(void)
 {
-	const char *src = getenv("SHOAL_SRCDIR");
-	char path[512];
-	snprintf(path, sizeof(path), "%s/man/shoald.conf.5", src ? src : ".");
-	FILE *f = fopen(path, "r");
+	char path[4096];
+	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	char line[512], names[64][64], paras[64][2048];
 	size_t n = 0;

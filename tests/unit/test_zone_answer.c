@@ -171,15 +171,12 @@ static void ask_counts(const zonedb_t *db, const char *name, uint16_t type, uint
 static void test_stored_names_bounded(void)
 {
 	char path[] = "/tmp/shoal-cut.XXXXXX";
-	int fd = mkstemp(path);
-	CU_ASSERT_FATAL(fd >= 0);
 	static const char text[] = "$ORIGIN cut.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n"
 				   "@ NS ns1\nns1 A 192.0.2.1\n"
 				   "d DNAME target.example.\n"
 				   "c CNAME ns1.cut.test.\n"
 				   "srv SRV 0 0 1 host.cut.test.\nhost A 192.0.2.2\n";
-	CU_ASSERT_EQUAL_FATAL(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
-	close(fd);
+	CU_ASSERT_EQUAL_FATAL(unit_temp_file(path, text, sizeof(text) - 1), 0);
 	zone_spec_t spec = { .name = "cut.test", .file = path };
 	zonedb_t *db = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&spec, 1, NULL, NULL, on_msg, NULL, &db), 0);
@@ -211,17 +208,6 @@ static void test_stored_names_bounded(void)
 	zonedb_free(db);
 }
 
-/* A file of the source tree (SHOAL_SRCDIR, else the current folder); one of two static buffers. */
-static char *path_of(const char *file)
-{
-	static char paths[2][4096];
-	static int k;
-	const char *src = getenv("SHOAL_SRCDIR");
-	char *p = paths[k++ & 1];
-	snprintf(p, 4096, "%s/%s", src ? src : ".", file);
-	return p;
-}
-
 /* The unit case of one group of the table: CUnit runs it under the group's name. */
 static void test_table_group(void)
 {
@@ -230,11 +216,11 @@ static void test_table_group(void)
 
 int main(int argc, char **argv)
 {
-	char parent[4096], child[4096];
-	snprintf(parent, sizeof(parent), "%s", path_of("tests/unit/zones/example.zone"));
-	snprintf(child, sizeof(child), "%s", path_of("tests/unit/zones/child.zone"));
-	char broken[4096];
-	snprintf(broken, sizeof(broken), "%s", path_of("tests/unit/zones/nosoa.zone"));
+	char parent[4096], child[4096], broken[4096], table[4096];
+	unit_src_path(parent, sizeof(parent), "tests/unit/zones/example.zone");
+	unit_src_path(child, sizeof(child), "tests/unit/zones/child.zone");
+	unit_src_path(broken, sizeof(broken), "tests/unit/zones/nosoa.zone");
+	unit_src_path(table, sizeof(table), TABLE);
 	zone_spec_t specs[] = { { .name = "example.com", .file = parent },
 				{ .name = "sub.example.com.", .file = child },
 				{ .name = "example.com", .file = parent },
@@ -250,7 +236,7 @@ int main(int argc, char **argv)
 					{ "@broken", db_broken },
 					{ "@none", NULL } };
 	int rc = 1;
-	if (answer_table_load(path_of(TABLE), TABLE, sets, sizeof(sets) / sizeof(sets[0])) == 0) {
+	if (answer_table_load(table, TABLE, sets, sizeof(sets) / sizeof(sets[0])) == 0) {
 		static unit_test_t tests[ANSWER_TABLE_GROUPS_MAX + 4];
 		size_t k = 0;
 		for (const char *g; k < ANSWER_TABLE_GROUPS_MAX && (g = answer_table_group(k));)

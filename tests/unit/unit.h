@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One test: a name and a function. */
 typedef struct unit_test {
@@ -22,6 +23,33 @@ typedef struct unit_test {
 	{                  \
 		NULL, NULL \
 	}
+
+/*
+ * The path of rel, a file of the source tree, written into buf[0..cap):
+ * under $SHOAL_SRCDIR (make check sets it), else under the current folder.
+ * Returns buf.
+ */
+static inline char *unit_src_path(char *buf, size_t cap, const char *rel)
+{
+	const char *src = getenv("SHOAL_SRCDIR");
+	snprintf(buf, cap, "%s/%s", src ? src : ".", rel);
+	return buf;
+}
+
+/*
+ * Write text[0..len) to a new file named after the template path
+ * ("/tmp/shoal-x.XXXXXX", completed in place, as mkstemp does). Returns 0,
+ * or -1 when it cannot. The caller removes the file.
+ */
+static inline int unit_temp_file(char *path, const void *text, size_t len)
+{
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	bool whole = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	return whole ? 0 : -1;
+}
 
 /* A case's name as run and listed: without the "test_" its function has. */
 static inline const char *unit_name(const char *name)
