@@ -210,6 +210,17 @@ static bool wait_closed(int fd)
 	}
 }
 
+/* Wait up to the deadline for a counter of the loop thread to reach `want`. */
+static bool wait_counter(const uint64_t *counter, uint64_t want)
+{
+	for (int i = 0; i < DEADLINE_S * 100; i++) {
+		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static const tcp_limits_t default_limits = TCP_LIMITS_DEFAULT;
 
 static void test_one_byte_at_a_time(void)
@@ -433,7 +444,9 @@ static void test_max_connections_prefers_idle(void)
 	int busy = client_connect(fx.port);
 	send_all(busy, q, n / 2);
 	int idle = client_connect(fx.port);
-	usleep(100000); /* both accepted, the half message read */
+	/* both accepted, the half message read */
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.accepted, 2));
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.bytes_in, n / 2));
 	int fresh = client_connect(fx.port);
 	send_all(fresh, q, n);
 	CU_ASSERT_EQUAL(read_answer(fresh, a, &len), 77);
@@ -460,7 +473,9 @@ static void test_max_connections_none_idle(void)
 	send_all(first, q, n / 2);
 	int second = client_connect(fx.port);
 	send_all(second, q, n / 2);
-	usleep(100000); /* both mid-message */
+	/* both accepted, both mid-message */
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.accepted, 2));
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.bytes_in, 2 * (n / 2)));
 	int fresh = client_connect(fx.port);
 	send_all(fresh, q, n);
 	CU_ASSERT_EQUAL(read_answer(fresh, a, &len), 78);
@@ -599,17 +614,6 @@ static void test_half_close_answered(void)
 	CU_ASSERT_TRUE(wait_closed(fd));
 	close(fd);
 	fx_stop(&fx);
-}
-
-/* Wait up to the deadline for a counter of the loop thread to reach `want`. */
-static bool wait_counter(const uint64_t *counter, uint64_t want)
-{
-	for (int i = 0; i < DEADLINE_S * 100; i++) {
-		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= want)
-			return true;
-		usleep(10000);
-	}
-	return false;
 }
 
 /*
