@@ -303,10 +303,11 @@ int answer_table_load(const char *path, const char *name, const answer_zones_t *
 			groups[n_groups++] = (group_t){ .name = s + 1, .first_row = n_rows };
 			r = NULL;
 		} else if (t != s) {
-			if (!r || parse_pattern(r, line, t) != 0)
-				return r ? -1
-					 : table_error(table_name, line,
-						       "a record line with no case above");
+			if (!r)
+				return table_error(table_name, line,
+						   "a record line with no case above");
+			if (parse_pattern(r, line, t) != 0)
+				return -1;
 		} else {
 			if (n_groups == 0 || n_rows == ROWS_MAX)
 				return table_error(table_name, line,

@@ -36,6 +36,7 @@ void answer_table_run(const char *group);
  * Answer the wire query q[0..qlen) and check the answer against a row given
  * as text ("QUERY -> RESULT", cut in place) that stands at file:line: for
  * queries no row can build. The row's QUERY says what the answer must echo.
+ * Only after answer_table_load (the row may name its zone sets).
  */
 void answer_table_check_wire(const char *file, int line, char *text, const uint8_t *q, size_t qlen);
 
