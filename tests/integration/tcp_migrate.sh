@@ -13,6 +13,20 @@
 #   b. SIGKILL: the daemon never accepts; every query is answered by the other;
 #   c. control: as b with tcp_migrate_req=0; connections are lost, which shows
 #      the test can see a loss.
+#
+# The sysctl is one for the whole network namespace, and make check in every
+# build folder on the machine runs this test: two runs at once switch it under
+# each other (seen: a control run that lost nothing because another run had
+# just set it to 1). Runs take turns on a lock file; flock -o keeps the lock
+# in flock itself, so no daemon started here holds it past the run.
+LOCK=/tmp/shoal-tcp_migrate_req.lock
+if [ -z "${SHOAL_MIGRATE_LOCKED:-}" ]; then
+	export SHOAL_MIGRATE_LOCKED=1
+	flock -o -w 600 -E 75 "$LOCK" "$BASH" "$0" "$@"
+	rc=$?
+	[ "$rc" -eq 75 ] && { echo "tcp_migrate: another run held $LOCK for 600 s"; rc=99; }
+	exit "$rc"
+fi
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
