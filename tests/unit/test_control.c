@@ -153,7 +153,7 @@ static void test_path_folders(void)
 	rmdir(in_dir("sticky"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(dir))
 		return 99;
@@ -163,7 +163,7 @@ int main(void)
 		UNIT_TEST(test_path_folders),
 		UNIT_END,
 	};
-	int rc = unit_run("control", tests);
+	int rc = unit_run(argc, argv, "control", tests);
 	rmdir(dir);
 	return rc;
 }
