@@ -35,13 +35,25 @@ enum dns_rcode {
 	DNS_RCODE_NXDOMAIN = 3,
 	DNS_RCODE_NOTIMP = 4,
 	DNS_RCODE_REFUSED = 5,
-	DNS_RCODE_YXDOMAIN = 6,
+	DNS_RCODE_YXDOMAIN = 6, /* 6 to 10: RFC 2136 2.2 */
+	DNS_RCODE_YXRRSET = 7,
+	DNS_RCODE_NXRRSET = 8,
 	DNS_RCODE_NOTAUTH = 9,
 	DNS_RCODE_NOTZONE = 10,
-	DNS_RCODE_BADVERS = 16, /* extended: upper 8 bits go in the OPT TTL */
-	DNS_RCODE_BADCOOKIE = 23,
-	DNS_RCODE_MAX = 24, /* size of per-rcode counter arrays */
+	DNS_RCODE_BADVERS = 16,   /* extended: upper 8 bits go in the OPT TTL (RFC 6891 6.1.3) */
+	DNS_RCODE_BADCOOKIE = 23, /* RFC 7873 8 */
+	DNS_RCODE_MAX = 24,       /* size of per-rcode counter arrays */
 };
+
+/* Room for any text dns_rcode_name writes: "RCODE" and an unsigned in decimal. */
+#define DNS_RCODE_TEXT_MAX 16
+
+/*
+ * The mnemonic of rcode ("NOERROR", "BADCOOKIE": the names above), or, for
+ * one without a name here, "RCODE<n>" written into buf. The one rcode name
+ * table of statistics and reports. Static storage or buf; any thread.
+ */
+const char *dns_rcode_name(unsigned rcode, char buf[DNS_RCODE_TEXT_MAX]);
 
 /*
  * TSIG errors (RFC 8945 3, IANA "TSIG/TKEY Error Values"): the Error field

@@ -8,11 +8,6 @@
 /* RFC 1035 4.1.4: a name is at most 127 labels, so more hops is a loop. */
 #define NAME_MAX_HOPS 127
 
-static inline uint8_t lower_octet(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
-}
-
 /*
  * Lowercase the 8 octets of x at once: an octet below 0x80 in 'A'..'Z' gets
  * 0x20 added. Adding to the low 7 bits never carries into the next octet.
@@ -38,7 +33,7 @@ static void lower_flat(uint8_t *name, size_t len)
 		memcpy(name + i, &x, 8);
 	}
 	for (; i < len; i++)
-		name[i] = lower_octet(name[i]);
+		name[i] = name_lower_octet(name[i]);
 }
 
 int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
@@ -54,15 +49,15 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 
 	for (;;) {
 		if (p >= w->len)
-			goto bad;
+			goto done;
 		uint8_t c = buf[p];
 		if ((c & 0xc0) == 0xc0) {
 			if (p + 1 >= w->len)
-				goto bad;
+				goto done;
 			size_t target = (size_t)(c & 0x3f) << 8 | buf[p + 1];
 			/* only backward pointers; the hop limit ends any loop */
 			if (target >= p || ++hops > NAME_MAX_HOPS)
-				goto bad;
+				goto done;
 			if (!jumped) {
 				end = p + 2;
 				jumped = true;
@@ -71,17 +66,17 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 			continue;
 		}
 		if (c & 0xc0)
-			goto bad; /* label types 01 and 10 (RFC 6891 9) */
+			goto done; /* label types 01 and 10 (RFC 6891 9) */
 		if (c == 0) {
 			if (out + 1 > NAME_MAXLEN)
-				goto bad;
+				goto done;
 			dst[out++] = 0;
 			if (!jumped)
 				end = p + 1;
 			break;
 		}
 		if (p + 1 + c > w->len || out + 1 + c + 1 > NAME_MAXLEN)
-			goto bad;
+			goto done;
 		/* bounds checked above for the whole label: copy it as one block */
 		memcpy(dst + out, buf + p, 1 + (size_t)c);
 		out += 1 + (size_t)c;
@@ -91,7 +86,7 @@ int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 		lower_flat(dst, out);
 	w->pos = end;
 	return (int)out;
-bad:
+done:
 	w->err = SHOAL_EMALFORMED;
 	return SHOAL_EMALFORMED;
 }
@@ -104,26 +99,26 @@ int name_skip(wire_t *w)
 	size_t total = 0;
 	for (;;) {
 		if (p >= w->len)
-			goto bad;
+			goto done;
 		uint8_t c = w->buf[p];
 		if ((c & 0xc0) == 0xc0) {
 			if (p + 1 >= w->len)
-				goto bad;
+				goto done;
 			w->pos = p + 2;
 			return 0;
 		}
 		if (c & 0xc0)
-			goto bad;
+			goto done;
 		total += 1 + (size_t)c;
 		if (total > NAME_MAXLEN)
-			goto bad;
+			goto done;
 		p += 1 + (size_t)c;
 		if (c == 0) {
 			w->pos = p;
 			return 0;
 		}
 	}
-bad:
+done:
 	w->err = SHOAL_EMALFORMED;
 	return SHOAL_EMALFORMED;
 }
@@ -148,7 +143,7 @@ void name_lower(uint8_t *name)
 {
 	for (uint8_t *p = name; *p; p += 1 + *p)
 		for (uint8_t i = 1; i <= *p; i++)
-			p[i] = lower_octet(p[i]);
+			p[i] = name_lower_octet(p[i]);
 }
 
 bool name_equal(const uint8_t *a, const uint8_t *b)
@@ -160,7 +155,7 @@ bool name_equal(const uint8_t *a, const uint8_t *b)
 			return true;
 		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= *a; i++)
-			if (a[i] != b[i] && lower_octet(a[i]) != lower_octet(b[i]))
+			if (a[i] != b[i] && name_lower_octet(a[i]) != name_lower_octet(b[i]))
 				return false;
 		a += 1 + *a;
 		b += 1 + *b;
@@ -207,7 +202,7 @@ int name_compare(const uint8_t *a, const uint8_t *b)
 		const uint8_t *lb = b + bo[--bn];
 		uint8_t n = la[0] < lb[0] ? la[0] : lb[0];
 		for (uint8_t i = 1; i <= n; i++) {
-			uint8_t ca = lower_octet(la[i]), cb = lower_octet(lb[i]);
+			uint8_t ca = name_lower_octet(la[i]), cb = name_lower_octet(lb[i]);
 			if (ca != cb)
 				return ca < cb ? -1 : 1;
 		}

@@ -37,6 +37,12 @@ size_t name_length(const uint8_t *name);
 /* Number of labels, not counting the root ("." has 0). */
 int name_labels(const uint8_t *name);
 
+/* One octet of a name lowercased: ASCII letters only (RFC 4343 3). */
+static inline uint8_t name_lower_octet(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
 /* Lowercase a name in place (ASCII only, RFC 4343). */
 void name_lower(uint8_t *name);
 

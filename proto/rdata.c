@@ -1,8 +1,10 @@
 /* The RDATA layout of every known type, and the one walk that checks RDATA and finds its names. */
-#include "proto/rdata.h"
+#include <string.h>
+
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/name.h"
+#include "proto/rdata.h"
 
 #define U8     RDATA_U8
 #define U16    RDATA_U16
@@ -382,4 +384,68 @@ int rdata_walk(uint16_t type, const uint8_t *rdata, size_t rdlen, uint16_t *name
 		return SHOAL_EMALFORMED;
 	}
 	return w.count;
+}
+
+int rdata_unpack(uint16_t type, wire_t *w, uint16_t rdlen, uint8_t *out, size_t cap,
+		 const char **why)
+{
+	const char *bad = NULL;
+	size_t end = w->pos + rdlen, n = 0;
+	if (w->err || rdlen > wire_left(w)) {
+		bad = "RDATA runs past the end of the message";
+		goto done;
+	}
+	const rdata_desc_t *d = rdata_desc(type);
+	for (int i = 0; d && i < RDATA_FIELDS_MAX && d->fields[i] != RDATA_END; i++) {
+		enum rdata_field f = (enum rdata_field)d->fields[i];
+		size_t take = fixed_size(f);
+		if (f == RDATA_NAME_C || f == RDATA_NAME) {
+			uint8_t name[NAME_MAXLEN];
+			/* a name must start inside the RDATA and, pointers aside, end there */
+			wire_t in = *w;
+			in.len = end;
+			int len = w->pos < end ? name_unpack(&in, name, false) : SHOAL_EMALFORMED;
+			if (len < 0) {
+				bad = "a domain name that does not parse inside the RDATA";
+				goto done;
+			}
+			if (n + (size_t)len > cap)
+				return SHOAL_ESPACE;
+			memcpy(out + n, name, (size_t)len);
+			n += (size_t)len;
+			w->pos = in.pos;
+			continue;
+		}
+		if (f == RDATA_STRING)
+			take = w->pos < end ? 1 + (size_t)w->buf[w->pos] : 1;
+		if (!take)
+			break; /* the rest, whatever its kind, is copied as it is */
+		if (take > end - w->pos) {
+			bad = "a field runs past the end of the RDATA";
+			goto done;
+		}
+		if (n + take > cap)
+			return SHOAL_ESPACE;
+		memcpy(out + n, w->buf + w->pos, take);
+		n += take;
+		w->pos += take;
+	}
+	if (n + (end - w->pos) > cap)
+		return SHOAL_ESPACE;
+	memcpy(out + n, w->buf + w->pos, end - w->pos);
+	n += end - w->pos;
+	w->pos = end;
+	if (n > UINT16_MAX) {
+		bad = "RDATA longer than 65535 octets once its names are expanded";
+		goto done;
+	}
+	if (rdata_walk(type, out, n, NULL, 0, &bad) < 0)
+		goto done;
+	return (int)n;
+done:
+	if (why)
+		*why = bad;
+	if (!w->err)
+		w->err = SHOAL_EMALFORMED;
+	return SHOAL_EMALFORMED;
 }

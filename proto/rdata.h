@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/wire.h"
+
 /* The kinds of field an RDATA is made of, in wire order. */
 enum rdata_field {
 	RDATA_END = 0, /* no more fields: the RDATA must end here */
@@ -73,5 +75,22 @@ int rdata_walk(uint16_t type, const uint8_t *rdata, size_t rdlen, uint16_t *name
  * each is bounded by its own RDATA).
  */
 int rdata_name_length(const uint8_t *rdata, size_t rdlen, size_t off);
+
+/*
+ * Copy the rdlen octets of RDATA of `type` at w's position in a received
+ * message into out[0..cap) with every domain name uncompressed, and move w
+ * past them. w reads the whole message, so a name's compression pointers
+ * are followed (backwards only, as name_unpack does): RFC 3597 4 has
+ * receivers expand them in the types of RFC 1035 and some later ones, and
+ * any name field of the layout is read so, since a pointer there cannot
+ * mean anything else. Fields after the first of variable kind other than
+ * names and character-strings are copied as they are (names inside them
+ * are never compressed). The result is then checked with rdata_walk.
+ * Unknown types are copied as they are. Returns the uncompressed length;
+ * SHOAL_EMALFORMED (w->err set; *why, when why != NULL, a static text) or
+ * SHOAL_ESPACE (out too small). No allocation.
+ */
+int rdata_unpack(uint16_t type, wire_t *w, uint16_t rdlen, uint8_t *out, size_t cap,
+		 const char **why);
 
 #endif

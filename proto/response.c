@@ -8,11 +8,6 @@
 /* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
 #define COMPRESS_MAX_OFFSET 0x3fff
 
-static inline uint8_t lower_octet(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
-}
-
 /*
  * True when the name written in the message at `off` (following pointers)
  * equals `name` case-insensitively. The message is our own output, but its
@@ -40,7 +35,7 @@ static bool packet_name_equal(const uint8_t *pkt, size_t end, size_t off, const 
 		/* octets are mostly equal as they stand: lowercase only when not */
 		for (uint8_t i = 1; i <= c; i++)
 			if (pkt[off + i] != name[i] &&
-			    lower_octet(pkt[off + i]) != lower_octet(name[i]))
+			    name_lower_octet(pkt[off + i]) != name_lower_octet(name[i]))
 				return false;
 		off += 1 + (size_t)c;
 		name += 1 + *name;
@@ -175,6 +170,47 @@ void response_rollback(response_t *r, const response_mark_t *m)
 	r->section = m->section;
 }
 
+/*
+ * Write the record of set at *off with owner, compressing the names the
+ * set lists for it (from *ni on); move *off and *ni past it. Running out
+ * of room shows in r->w.err. Returns 0, or SHOAL_EINVAL for a record that
+ * does not lie inside the set (the caller rolls back).
+ */
+static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set, size_t *off,
+		    uint16_t *ni)
+{
+	const uint8_t *d = set->data;
+	write_name(r, owner);
+	if (*off + 10 > set->data_len)
+		return SHOAL_EINVAL;
+	wire_write_bytes(&r->w, d + *off, 8); /* type, class, TTL */
+	uint16_t rdlen = wire_get_u16(d + *off + 8);
+	size_t rd = *off + 10, rd_end = rd + rdlen;
+	if (rd_end > set->data_len)
+		return SHOAL_EINVAL;
+	size_t len_at = r->w.pos;
+	wire_write_u16(&r->w, 0);
+	size_t start = r->w.pos;
+	size_t p = rd;
+	/* RDATA: copy, compressing the names the RRset lists in this record */
+	while (*ni < set->name_count && set->names[*ni] < rd_end) {
+		size_t at = set->names[(*ni)++];
+		if (at < p)
+			continue;
+		/* the name must end inside its own RDATA, however the set was built */
+		int nlen = rdata_name_length(d + rd, rdlen, at - rd);
+		if (nlen < 0)
+			return SHOAL_EINVAL;
+		wire_write_bytes(&r->w, d + p, at - p);
+		write_name(r, d + at);
+		p = at + (size_t)nlen;
+	}
+	wire_write_bytes(&r->w, d + p, rd_end - p);
+	wire_put_u16_at(&r->w, len_at, (uint16_t)(r->w.pos - start));
+	*off = rd_end;
+	return 0;
+}
+
 int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
 		       const rrset_wire_t *set)
 {
@@ -183,38 +219,13 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 	if ((int)section < r->section)
 		return SHOAL_EINVAL; /* sections are written in order */
 	response_mark_t m = response_mark(r);
-	const uint8_t *d = set->data;
 	size_t off = 0;
 	uint16_t ni = 0;
 	for (uint16_t i = 0; i < set->rr_count && !r->w.err; i++) {
-		write_name(r, owner);
-		if (off + 10 > set->data_len)
-			goto bad;
-		wire_write_bytes(&r->w, d + off, 8); /* type, class, TTL */
-		uint16_t rdlen = wire_get_u16(d + off + 8);
-		size_t rd = off + 10, rd_end = rd + rdlen;
-		if (rd_end > set->data_len)
-			goto bad;
-		size_t len_at = r->w.pos;
-		wire_write_u16(&r->w, 0);
-		size_t start = r->w.pos;
-		size_t p = rd;
-		/* RDATA: copy, compressing the names the RRset lists in this record */
-		while (ni < set->name_count && set->names[ni] < rd_end) {
-			size_t at = set->names[ni++];
-			if (at < p)
-				continue;
-			/* the name must end inside its own RDATA, however the set was built */
-			int nlen = rdata_name_length(d + rd, rdlen, at - rd);
-			if (nlen < 0)
-				goto bad;
-			wire_write_bytes(&r->w, d + p, at - p);
-			write_name(r, d + at);
-			p = at + (size_t)nlen;
+		if (write_rr(r, owner, set, &off, &ni) < 0) {
+			response_rollback(r, &m);
+			return SHOAL_EINVAL;
 		}
-		wire_write_bytes(&r->w, d + p, rd_end - p);
-		wire_put_u16_at(&r->w, len_at, (uint16_t)(r->w.pos - start));
-		off = rd_end;
 	}
 	if (r->w.err) {
 		response_rollback(r, &m);
@@ -223,9 +234,33 @@ int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *o
 	r->counts[section] += set->rr_count;
 	r->section = (int)section;
 	return 0;
-bad:
-	response_rollback(r, &m);
-	return SHOAL_EINVAL;
+}
+
+int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *owner,
+		     const rrset_wire_t *set, rrset_pos_t *pos)
+{
+	if (r->w.err)
+		return SHOAL_ESPACE;
+	if ((int)section < r->section)
+		return SHOAL_EINVAL;
+	while (pos->rr < set->rr_count) {
+		if (r->counts[section] == UINT16_MAX)
+			return SHOAL_ESPACE; /* the count field is full */
+		response_mark_t m = response_mark(r);
+		size_t off = pos->off;
+		uint16_t ni = pos->name;
+		int err = write_rr(r, owner, set, &off, &ni);
+		if (err < 0 || r->w.err) {
+			response_rollback(r, &m);
+			return err < 0 ? err : SHOAL_ESPACE;
+		}
+		pos->off = (uint32_t)off;
+		pos->name = ni;
+		pos->rr++;
+		r->counts[section]++;
+		r->section = (int)section;
+	}
+	return 0;
 }
 
 void response_truncate(response_t *r)

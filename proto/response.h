@@ -63,6 +63,29 @@ void response_set_rcode(response_t *r, uint16_t rcode);
 int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
 		       const rrset_wire_t *set);
 
+/*
+ * How far a partial write of an RRset has come (response_add_rrs): the
+ * records written, where the next one starts in set->data, and the index
+ * in set->names of its first name. Zero it to start a set.
+ */
+typedef struct rrset_pos {
+	uint32_t off;
+	uint16_t rr;
+	uint16_t name;
+} rrset_pos_t;
+
+/*
+ * Append the records of `set` from *pos on, one by one and compressed as
+ * response_add_rrset does, as many as fit; *pos moves past each record
+ * written (the message keeps them). For zone transfers, where an RRset
+ * may continue in the next message (RFC 5936 2.2). Returns 0 when the set
+ * is complete, SHOAL_ESPACE when the next record does not fit (or the
+ * section's count is full), SHOAL_EINVAL for a set whose records do not
+ * lie inside it or a section out of order (the bad record is not written).
+ */
+int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *owner,
+		     const rrset_wire_t *set, rrset_pos_t *pos);
+
 /* A position to roll back to (see response_rollback). */
 typedef struct response_mark {
 	size_t pos;

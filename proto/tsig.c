@@ -94,15 +94,15 @@ int tsig_key_init(tsig_key_t *key, const char *name, const char *alg, const char
 	/* four base64 digits make three octets: refuse what cannot fit first */
 	if (digits / 4 * 3 > TSIG_SECRET_MAX) {
 		ret = SHOAL_EINVAL;
-		goto out;
+		goto done;
 	}
 	if (sodium_base642bin(secret, sizeof(secret), secret_b64, strlen(secret_b64), " \t\r\n",
 			      &secret_len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0) {
 		ret = SHOAL_ESYNTAX;
-		goto out;
+		goto done;
 	}
 	ret = tsig_key_set(key, wire_name, (enum tsig_alg)a, secret, secret_len);
-out:
+done:
 	sodium_memzero(secret, sizeof(secret));
 	return ret;
 }

@@ -112,8 +112,9 @@ int acceptor_init(acceptor_t *a, uv_loop_t *loop, int fd, acceptor_fn accepted,
 	*a = (acceptor_t){
 		.fd = fd, .held = -1, .accepted = accepted, .paused = paused, .data = data
 	};
-	if (uv_poll_init_socket(loop, &a->poll, fd) != 0)
-		return SHOAL_ESYSTEM;
+	int e = uv_poll_init_socket(loop, &a->poll, fd);
+	if (e < 0)
+		return e; /* libuv's: -errno */
 	uv_timer_init(loop, &a->pause_timer);
 	a->poll.data = a;
 	a->pause_timer.data = a;

@@ -59,8 +59,8 @@ struct acceptor {
  * Start accepting on the listening socket fd (non-blocking) on loop: each
  * connection goes to accepted; paused may be NULL. a is caller memory that
  * must stay until acceptor_close's callback. Returns 0, and fd belongs to
- * the acceptor (acceptor_close closes it); or SHOAL_ESYSTEM with nothing
- * to close and fd still the caller's. Loop thread.
+ * the acceptor (acceptor_close closes it); or a system error (-errno)
+ * with nothing to close and fd still the caller's. Loop thread.
  */
 int acceptor_init(acceptor_t *a, uv_loop_t *loop, int fd, acceptor_fn accepted,
 		  acceptor_pause_fn paused);

@@ -17,8 +17,6 @@
 #include "server/conf.h"
 #include "server/log.h"
 
-static const char *const socket_mode_names[] = { "reuseport", "shared", NULL };
-
 #define OFF(field) offsetof(conf_t, field)
 
 /*
@@ -59,11 +57,10 @@ const conf_option_t conf_options[] = {
 	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
 	  OFF(tcp.max_output), "answer octets queued per TCP connection" },
 	{ "max-types-per-name", "max-types-per-name", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
-	  "100", OFF(zone_limits.max_types_per_name),
+	  "100", OFF(max_types_per_name),
 	  "refuse a zone with a name of more types (a signed type counts twice)" },
 	{ "max-records-per-type", "max-records-per-type", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
-	  "1000", OFF(zone_limits.max_records_per_type),
-	  "refuse a zone with an RRset of more records" },
+	  "1000", OFF(max_records_per_type), "refuse a zone with an RRset of more records" },
 	{ "reload-timeout", "reload-timeout", "SECONDS", CONF_UINT, 1, 86400, NULL, "300",
 	  OFF(reload_timeout), "abandon a reload still running after this long; the zones stay" },
 	{ "max-zone-file-size", "max-zone-file-size", "MIB", CONF_UINT, 1, 1048576, NULL, "1024",
@@ -87,7 +84,6 @@ typedef struct cli_flag {
 static const cli_flag_t cli_flags[] = {
 	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
-	{ "ceiling", 0, NULL, "benchmark only: echo every query with QR set, no zone lookup" },
 	{ "help", 'h', NULL, "print this help and exit" },
 	{ "version", 'V', NULL, "print the version and exit" },
 };
@@ -233,15 +229,25 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 		return SHOAL_ENOMEM;
 	}
 	/* the limits are filled in once every option is read (apply_zone_limits) */
-	cfg->zones[cfg->zone_count++] = (zone_spec_t){ n, f, { 0, 0 } };
+	cfg->zones[cfg->zone_count++] =
+		(zone_spec_t){ .name = n, .file = f, .limits = ZONE_LIMITS_DEFAULT };
 	return 0;
 }
 
-/* Every zone gets the limits, whichever came first in the file or on the command line. */
+/*
+ * Every zone gets the limits, whichever came first in the file or on the
+ * command line: the one place the options become a zone_limits_t.
+ */
 static void apply_zone_limits(conf_t *cfg)
 {
+	zone_limits_t limits = {
+		.max_types_per_name = cfg->max_types_per_name,
+		.max_records_per_type = cfg->max_records_per_type,
+		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
+		.max_includes = cfg->max_zone_includes,
+	};
 	for (size_t i = 0; i < cfg->zone_count; i++)
-		cfg->zones[i].limits = cfg->zone_limits;
+		cfg->zones[i].limits = limits;
 }
 
 static const conf_option_t *find_option(const char *key, bool cli)
@@ -272,10 +278,11 @@ int conf_init(conf_t *cfg)
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->edns_size = DNS_EDNS_DEFAULT;
 	cfg->tcp = (tcp_limits_t)TCP_LIMITS_DEFAULT;
-	cfg->zone_limits = (zone_limits_t){ ZONE_MAX_TYPES_DEFAULT, ZONE_MAX_RECORDS_DEFAULT };
 	cfg->reload_timeout = CONF_RELOAD_TIMEOUT_DEFAULT;
-	cfg->max_zone_file_mib = (uint32_t)(ZONE_LOAD_MAX_OCTETS_DEFAULT >> 20);
-	cfg->max_zone_includes = ZONE_LOAD_MAX_INCLUDES_DEFAULT;
+	cfg->max_types_per_name = ZONE_MAX_TYPES_DEFAULT;
+	cfg->max_records_per_type = ZONE_MAX_RECORDS_DEFAULT;
+	cfg->max_zone_file_mib = (uint32_t)(ZONE_MAX_OCTETS_DEFAULT >> 20);
+	cfg->max_zone_includes = ZONE_MAX_INCLUDES_DEFAULT;
 	default_listen(cfg);
 	return 0;
 }
@@ -410,6 +417,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	yaml_document_t doc;
 	yaml_ctx_t y = { &doc, path, err, errlen };
 	int rc = SHOAL_ECONFIG;
+	bool loaded = false; /* doc holds a document to delete */
 	if (!yaml_parser_initialize(&parser)) {
 		fclose(f);
 		return SHOAL_ENOMEM;
@@ -419,16 +427,17 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		set_err(err, errlen, "%s:%lu: %s", path,
 			(unsigned long)parser.problem_mark.line + 1,
 			parser.problem ? parser.problem : "YAML syntax error");
-		goto cleanup_parser;
+		goto done;
 	}
+	loaded = true;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		rc = 0; /* an empty file: all defaults */
-		goto cleanup;
+		goto done;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
 		rc = yerr(&y, root, "expected a mapping of option: value");
-		goto cleanup;
+		goto done;
 	}
 	rc = 0;
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
@@ -445,34 +454,56 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 			seen[o - conf_options] = true;
 		rc = load_pair(cfg, &y, k, yaml_document_get_node(&doc, p->value));
 	}
-cleanup:
-	apply_zone_limits(cfg);
-	yaml_document_delete(&doc);
-cleanup_parser:
+done:
+	if (loaded) {
+		apply_zone_limits(cfg);
+		yaml_document_delete(&doc);
+	}
 	yaml_parser_delete(&parser);
 	fclose(f);
 	return rc;
+}
+
+bool conf_help_entry(size_t i, conf_help_entry_t *e)
+{
+	size_t flags = sizeof(cli_flags) / sizeof(cli_flags[0]);
+	if (i < flags) {
+		const cli_flag_t *c = &cli_flags[i];
+		char shortname[8] = "";
+		if (c->short_name)
+			snprintf(shortname, sizeof(shortname), "-%c, ", c->short_name);
+		snprintf(e->head, sizeof(e->head), "%s--%s%s%s", shortname, c->name,
+			 c->arg ? " " : "", c->arg ? c->arg : "");
+		e->help = c->help;
+		e->def = NULL;
+		return true;
+	}
+	size_t left = i - flags; /* options with a cli name to pass first */
+	for (size_t k = 0; k < conf_option_count; k++) {
+		const conf_option_t *o = &conf_options[k];
+		if (!o->cli || left-- > 0)
+			continue;
+		snprintf(e->head, sizeof(e->head), "--%s %s", o->cli, o->arg);
+		e->help = o->help;
+		e->def = o->def;
+		return true;
+	}
+	return false;
 }
 
 void conf_print_help(FILE *out)
 {
 	fprintf(out, "Usage: shoald [OPTION]...\n"
 		     "Shoal authoritative DNS server. Runs in the foreground.\n\n");
-	for (size_t i = 0; i < sizeof(cli_flags) / sizeof(cli_flags[0]); i++) {
-		const cli_flag_t *c = &cli_flags[i];
-		char head[64];
-		snprintf(head, sizeof(head), "%c%c%s--%s%s%s", c->short_name ? '-' : ' ',
-			 c->short_name ? c->short_name : ' ', c->short_name ? ", " : "  ", c->name,
-			 c->arg ? " " : "", c->arg ? c->arg : "");
-		fprintf(out, "  %-28s %s\n", head, c->help);
-	}
-	for (size_t i = 0; i < conf_option_count; i++) {
-		const conf_option_t *o = &conf_options[i];
-		if (!o->cli)
-			continue;
-		char head[64];
-		snprintf(head, sizeof(head), "    --%s %s", o->cli, o->arg);
-		fprintf(out, "  %-28s %s (default: %s)\n", head, o->help, o->def);
+	conf_help_entry_t e;
+	for (size_t i = 0; conf_help_entry(i, &e); i++) {
+		char head[sizeof(e.head) + 4];
+		/* long-only options line up with the long names of "-c, --config" */
+		snprintf(head, sizeof(head), "%s%s", e.head[1] == '-' ? "    " : "", e.head);
+		if (e.def)
+			fprintf(out, "  %-28s %s (default: %s)\n", head, e.help, e.def);
+		else
+			fprintf(out, "  %-28s %s\n", head, e.help);
 	}
 	fprintf(out, "\nCommand-line options override the file; --listen replaces the file's\n"
 		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
@@ -510,10 +541,6 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 		}
 		if (!strcmp(a, "--check")) {
 			cfg->check = true;
-			continue;
-		}
-		if (!strcmp(a, "--ceiling")) {
-			cfg->ceiling = true;
 			continue;
 		}
 		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {

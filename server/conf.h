@@ -8,20 +8,9 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "server/socket.h"
 #include "server/tcp.h"
 #include "zone/zonedb.h"
-
-/* One listen address, ADDR@PORT. */
-typedef struct listen_addr {
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
-	char text[80]; /* as written, for logs */
-} listen_addr_t;
-
-enum socket_mode {
-	SOCKET_MODE_REUSEPORT = 0, /* one socket per worker per address */
-	SOCKET_MODE_SHARED = 1,    /* one socket per address, all workers poll it */
-};
 
 #define CONF_LISTEN_MAX             16
 #define CONF_ZONES_MAX              4096
@@ -36,7 +25,7 @@ typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
 	size_t listen_count;
 	uint32_t threads;
-	uint32_t socket_mode; /* enum socket_mode */
+	uint32_t socket_mode; /* enum socket_mode (server/socket.h) */
 	char *user;
 	char *group;
 	char *nsid;
@@ -46,8 +35,10 @@ typedef struct conf {
 	bool syslog;
 	uint32_t edns_size;
 	tcp_limits_t tcp;
-	zone_limits_t zone_limits;  /* copied into every zones[i].limits */
-	uint32_t reload_timeout;    /* seconds a reload may take before it is abandoned */
+	uint32_t reload_timeout; /* seconds a reload may take before it is abandoned */
+	/* every zone's limits, set in zones[i].limits once all options are read */
+	uint32_t max_types_per_name;
+	uint32_t max_records_per_type;
 	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
 	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
 	zone_spec_t *zones;
@@ -55,7 +46,6 @@ typedef struct conf {
 	/* from the command line only */
 	char *file; /* -c FILE, or NULL */
 	bool check;
-	bool ceiling;
 } conf_t;
 
 /* Kinds of value an option takes. */
@@ -116,7 +106,21 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
  */
 int conf_validate(const conf_t *cfg, char *err, size_t errlen);
 
-/* Print the --help text, from the option table. */
+/* One option of the command line as --help shows it. */
+typedef struct conf_help_entry {
+	char head[64];    /* "-c, --config FILE", "--check", "--listen ADDR@PORT" */
+	const char *help; /* static */
+	const char *def;  /* the default as text, or NULL for a command-line flag */
+} conf_help_entry_t;
+
+/*
+ * The i-th option of --help (from 0): the command-line flags, then every
+ * option of the table with a cli name, in table order. Fills *e and
+ * returns true, or returns false past the last. Any thread.
+ */
+bool conf_help_entry(size_t i, conf_help_entry_t *e);
+
+/* Print the --help text: every conf_help_entry. */
 void conf_print_help(FILE *out);
 
 /* Parse "ADDR@PORT" (or "ADDR", port 53) into *a. Returns 0 or SHOAL_EINVAL. */

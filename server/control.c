@@ -15,7 +15,7 @@
 
 #include "proto/error.h"
 #include "server/acceptor.h"
-#include "server/internal.h"
+#include "server/control.h"
 #include "server/log.h"
 
 /*
@@ -32,7 +32,7 @@
 typedef struct control_client {
 	uv_pipe_t pipe;
 	uv_timer_t timer; /* the command line must arrive, and the reply leave, in time */
-	struct control *ctl;
+	control_t *ctl;
 	struct control_client *next;
 	char line[CONTROL_LINE_MAX];
 	size_t len;
@@ -44,7 +44,7 @@ typedef struct control_client {
 } control_client_t;
 
 struct control {
-	server_t *srv;
+	control_env_t env;
 	uv_pipe_t listener; /* binds the socket and unlinks its path when closed */
 	acceptor_t accept;  /* accepts on a duplicate of listener's descriptor */
 	bool accepting;     /* accept is initialised */
@@ -58,7 +58,7 @@ struct control {
 static void on_client_closed(uv_handle_t *h)
 {
 	control_client_t *c = h->data;
-	struct control *ctl = c->ctl;
+	control_t *ctl = c->ctl;
 	if (--c->closes_pending > 0)
 		return;
 	for (control_client_t **p = &ctl->clients; *p; p = &(*p)->next) {
@@ -113,35 +113,36 @@ static void reply(control_client_t *c, bool ok, const char *body)
 	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 }
 
-static void cmd_status(control_client_t *c)
+static void cmd_status(control_client_t *c, const char *arg)
 {
-	server_t *srv = c->ctl->srv;
+	const control_env_t *env = &c->ctl->env;
 	char body[512];
 	snprintf(body, sizeof(body),
 		 "version %s\npid %ld\nthreads %zu\nsocket-mode %s\nuptime %ld\nzones %zu\n"
 		 "reloading %s\n",
-		 PACKAGE_VERSION, (long)getpid(), srv->worker_count, srv->path->name,
-		 (long)(time(NULL) - srv->started_at), srv->cfg->zone_count,
-		 srv->reload_abandoned ? "abandoned"
-		 : srv->reload_running ? "yes"
-				       : "no");
+		 PACKAGE_VERSION, (long)getpid(), env->workers->count,
+		 socket_mode_names[socket_set_mode(env->workers->sockets)],
+		 (long)(time(NULL) - env->started_at), env->cfg->zone_count,
+		 env->reload->abandoned ? "abandoned"
+		 : env->reload->running ? "yes"
+					: "no");
 	reply(c, true, body);
 }
 
-static void cmd_stats(control_client_t *c)
+static void cmd_stats(control_client_t *c, const char *arg)
 {
-	server_t *srv = c->ctl->srv;
+	workers_t *ws = c->ctl->env.workers;
 	/* sized for the thread count: a fixed size failed past about 100 threads */
-	size_t cap = stats_json_cap(srv->worker_count);
+	size_t cap = stats_json_cap(ws->count);
 	char *body = malloc(cap);
 	if (!body) {
 		reply(c, false, "out of memory\n");
 		return;
 	}
-	for (size_t i = 0; i < srv->worker_count; i++)
-		__atomic_store_n(&srv->stats[i].rcvbuf_drops, udp_rcvbuf_drops(&srv->workers[i]),
-				 __ATOMIC_RELAXED);
-	int n = stats_json(srv->stats, srv->worker_count, body, cap);
+	for (size_t i = 0; i < ws->count; i++)
+		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
+				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
+	int n = stats_json(ws->stats, ws->count, body, cap);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);
 }
@@ -165,14 +166,14 @@ static bool body_append(char **body, size_t *len, size_t *cap, const char *line)
 	return true;
 }
 
-static void cmd_zone_status(control_client_t *c)
+static void cmd_zone_status(control_client_t *c, const char *arg)
 {
-	server_t *srv = c->ctl->srv;
+	const control_env_t *env = &c->ctl->env;
 	char *body = NULL;
 	size_t len = 0, cap = 0;
 	bool ok = body_append(&body, &len, &cap, "");
 	zonedb_read_lock();
-	const zonedb_t *db = zonedb_current(&srv->zones);
+	const zonedb_t *db = zonedb_current(env->zones);
 	size_t n = db ? zonedb_zone_count(db) : 0;
 	/* every zone, however many: the reply grows (it once stopped at 64 KiB) */
 	for (size_t i = 0; i < n && ok; i++) {
@@ -189,10 +190,10 @@ static void cmd_zone_status(control_client_t *c)
 			 info.last_error);
 		ok = body_append(&body, &len, &cap, line);
 	}
-	zonedb_read_unlock(&srv->zones);
-	if (ok && srv->reload_note[0]) {
-		char note[sizeof(srv->reload_note) + 2];
-		snprintf(note, sizeof(note), "%s\n", srv->reload_note);
+	zonedb_read_unlock(env->zones);
+	if (ok && env->reload->note[0]) {
+		char note[sizeof(env->reload->note) + 2];
+		snprintf(note, sizeof(note), "%s\n", env->reload->note);
 		ok = body_append(&body, &len, &cap, note);
 	}
 	reply(c, ok, ok ? body : "out of memory\n");
@@ -223,13 +224,14 @@ static void on_reload_reply(void *arg, int rc, const char *messages)
 
 static void cmd_reload(control_client_t *c, const char *arg)
 {
-	int rc = reload_start(c->ctl->srv, arg, on_reload_reply, c);
+	reload_t *r = c->ctl->env.reload;
+	int rc = reload_start(r, arg, on_reload_reply, c);
 	if (rc == 0)
 		return; /* the reply comes when the reload thread is done */
 	char body[1200];
 	if (rc == SHOAL_ENOTFOUND)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
-	else if (rc == SHOAL_EEXIST && c->ctl->srv->reload_abandoned)
+	else if (rc == SHOAL_EEXIST && r->abandoned)
 		snprintf(
 			body, sizeof(body),
 			"the last reload was abandoned and its thread has not ended yet; no reload "
@@ -238,6 +240,58 @@ static void cmd_reload(control_client_t *c, const char *arg)
 		snprintf(body, sizeof(body), "a reload is already running\n");
 	else
 		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
+	reply(c, false, body);
+}
+
+static void cmd_stop(control_client_t *c, const char *arg)
+{
+	reply(c, true, "stopping\n");
+	c->ctl->env.stop(c->ctl->env.stop_arg);
+}
+
+/* The commands (control.h lists them) and what runs each. */
+typedef struct command {
+	const char *name;
+	enum control_arg rule;
+	const char *arg;
+	void (*run)(control_client_t *c, const char *arg); /* arg NULL when none was given */
+} command_t;
+
+static const command_t commands[] = {
+#define COMMAND(id, name, rule, arg, help) { name, rule, arg, cmd_##id },
+	CONTROL_COMMANDS(COMMAND)
+#undef COMMAND
+};
+
+#define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+
+/* The command called name that takes arg (or no argument, when NULL), or NULL. */
+static const command_t *command_find(const char *name, const char *arg)
+{
+	for (size_t i = 0; i < COMMAND_COUNT; i++) {
+		const command_t *k = &commands[i];
+		if (strcmp(k->name, name))
+			continue;
+		if ((arg && k->rule == CONTROL_ARG_NONE) ||
+		    (!arg && k->rule == CONTROL_ARG_REQUIRED))
+			return NULL;
+		return k;
+	}
+	return NULL;
+}
+
+/* "unknown command (status, stats, reload [ZONE], ...)\n": every command, as written. */
+static void reply_unknown(control_client_t *c)
+{
+	char body[512] = "unknown command (", usage[64];
+	for (size_t i = 0; i < COMMAND_COUNT; i++) {
+		const command_t *k = &commands[i];
+		control_usage(usage, sizeof(usage), k->name, k->rule, k->arg);
+		size_t len = strlen(body);
+		snprintf(body + len, sizeof(body) - len, "%s%s", i ? ", " : "", usage);
+	}
+	size_t len = strlen(body);
+	snprintf(body + len, sizeof(body) - len, ")\n");
 	reply(c, false, body);
 }
 
@@ -259,21 +313,11 @@ static void run_command(control_client_t *c)
 			arg = NULL;
 	}
 	log_debug("control: %s%s%s", cmd, arg ? " " : "", arg ? arg : "");
-	if (!strcmp(cmd, "status") && !arg) {
-		cmd_status(c);
-	} else if (!strcmp(cmd, "stats") && !arg) {
-		cmd_stats(c);
-	} else if (!strcmp(cmd, "zone-status") && !arg) {
-		cmd_zone_status(c);
-	} else if (!strcmp(cmd, "reload")) {
-		cmd_reload(c, arg);
-	} else if (!strcmp(cmd, "stop") && !arg) {
-		reply(c, true, "stopping\n");
-		server_request_stop(c->ctl->srv);
-	} else {
-		reply(c, false,
-		      "unknown command (status, stats, reload [ZONE], zone-status, stop)\n");
-	}
+	const command_t *k = command_find(cmd, arg);
+	if (k)
+		k->run(c, arg);
+	else
+		reply_unknown(c);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -322,7 +366,7 @@ static void on_client_timeout(uv_timer_t *t)
 /* At most CONTROL_CLIENTS_MAX clients at once; the next waits in the acceptor. */
 static bool on_client_accepted(acceptor_t *a, int fd)
 {
-	struct control *ctl = a->data;
+	control_t *ctl = a->data;
 	if (ctl->client_count >= CONTROL_CLIENTS_MAX)
 		return false;
 	ctl->pause_logged = false;
@@ -334,8 +378,8 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 	c->ctl = ctl;
 	c->pipe.data = c;
 	c->timer.data = c;
-	uv_pipe_init(ctl->srv->loop, &c->pipe, 0);
-	uv_timer_init(ctl->srv->loop, &c->timer);
+	uv_pipe_init(ctl->env.loop, &c->pipe, 0);
+	uv_timer_init(ctl->env.loop, &c->timer);
 	c->closes_pending = 2;
 	c->next = ctl->clients;
 	ctl->clients = c;
@@ -355,7 +399,7 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 
 static void on_accept_paused(acceptor_t *a, int err)
 {
-	struct control *ctl = a->data;
+	control_t *ctl = a->data;
 	if (ctl->pause_logged)
 		return;
 	ctl->pause_logged = true; /* once until a client gets in again */
@@ -369,7 +413,7 @@ static void on_accept_paused(acceptor_t *a, int err)
  * keeps the bound socket (and unlinks its path when closed); the acceptor
  * reads a duplicate of its descriptor. Returns 0 or a libuv error.
  */
-static int control_listen(struct control *ctl)
+static int control_listen(control_t *ctl)
 {
 	uv_os_fd_t bound;
 	int e = uv_fileno((uv_handle_t *)&ctl->listener, &bound);
@@ -384,7 +428,7 @@ static int control_listen(struct control *ctl)
 		return e;
 	}
 	ctl->accept.data = ctl;
-	if (acceptor_init(&ctl->accept, ctl->srv->loop, fd, on_client_accepted, on_accept_paused) <
+	if (acceptor_init(&ctl->accept, ctl->env.loop, fd, on_client_accepted, on_accept_paused) <
 	    0) {
 		close(fd);
 		return UV_EINVAL;
@@ -465,7 +509,8 @@ int control_check_path(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int control_open(server_t *srv, const char *path, char *err, size_t errlen)
+int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
+		 size_t errlen)
 {
 	struct sockaddr_un sun;
 	if (strlen(path) >= sizeof(sun.sun_path)) {
@@ -475,17 +520,17 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 	int rc = clear_stale(path, err, errlen);
 	if (rc < 0)
 		return rc;
-	struct control *ctl = calloc(1, sizeof(*ctl));
+	control_t *ctl = calloc(1, sizeof(*ctl));
 	if (!ctl || !(ctl->path = strdup(path))) {
 		free(ctl);
 		snprintf(err, errlen, "out of memory");
 		return SHOAL_ENOMEM;
 	}
-	ctl->srv = srv;
+	ctl->env = *env;
 	ctl->file_fd = -1;
 	ctl->listener.data = ctl;
-	uv_pipe_init(srv->loop, &ctl->listener, 0);
-	srv->control = ctl;
+	uv_pipe_init(env->loop, &ctl->listener, 0);
+	*out = ctl;
 	/* created 0600 from the start: no window in which others may connect */
 	mode_t old = umask(0177);
 	int e = uv_pipe_bind(&ctl->listener, path);
@@ -494,7 +539,7 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 		e = control_listen(ctl);
 	if (e < 0) {
 		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
-		return SHOAL_ESYSTEM;
+		return e; /* libuv's: -errno */
 	}
 	/*
 	 * Hold the file just made by a descriptor, never following a link:
@@ -513,20 +558,20 @@ int control_open(server_t *srv, const char *path, char *err, size_t errlen)
 		if (ctl->file_fd >= 0)
 			close(ctl->file_fd);
 		ctl->file_fd = -1;
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	log_info("control socket %s", path);
 	return 0;
 }
 
-int control_chown(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
+int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	struct control *ctl = srv->control;
 	/* through the descriptor: a name swapped for a link cannot redirect it */
 	if (fchownat(ctl->file_fd, "", uid, gid, AT_EMPTY_PATH) < 0) {
+		int e = -errno;
 		snprintf(err, errlen, "control %s: cannot hand it to uid %u: %s", ctl->path,
-			 (unsigned)uid, strerror(errno));
-		return SHOAL_ESYSTEM;
+			 (unsigned)uid, shoal_strerror(e));
+		return e;
 	}
 	/* and the name must still lead to it, or shoalctl would talk to another file */
 	struct stat a, b;
@@ -536,14 +581,13 @@ int control_chown(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
 			 "control %s: the socket was replaced by another file: who "
 			 "else may write its folder?",
 			 ctl->path);
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	return 0;
 }
 
-void control_close(server_t *srv)
+void control_close(control_t *ctl)
 {
-	struct control *ctl = srv->control;
 	if (!ctl)
 		return;
 	for (control_client_t *c = ctl->clients; c; c = c->next)
@@ -558,15 +602,11 @@ void control_close(server_t *srv)
 		close(ctl->file_fd);
 	ctl->file_fd = -1;
 	/* freed after the loop ran the close callbacks: see control_free */
-	srv->control = NULL;
-	ctl->srv = NULL;
 	free(ctl->path);
 	ctl->path = NULL;
-	srv->control_closed = ctl;
 }
 
-void control_free(server_t *srv)
+void control_free(control_t *ctl)
 {
-	free(srv->control_closed);
-	srv->control_closed = NULL;
+	free(ctl);
 }

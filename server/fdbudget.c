@@ -3,11 +3,12 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <sys/resource.h>
 
 #include "proto/error.h"
+#include "server/control.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 
 int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 {
@@ -35,14 +36,14 @@ int fdbudget_raise(uint64_t *before, uint64_t *now)
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
 		*before = *now = 0;
-		return SHOAL_ESYSTEM;
+		return -errno;
 	}
 	*before = *now = rl.rlim_cur;
 	if (rl.rlim_cur == rl.rlim_max)
 		return 0;
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return SHOAL_ESYSTEM;
+		return -errno;
 	*now = rl.rlim_cur;
 	return 0;
 }
@@ -51,7 +52,7 @@ int64_t fdbudget_count_open(void)
 {
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
-		return SHOAL_ESYSTEM;
+		return -errno;
 	int64_t n = 0;
 	for (struct dirent *e; (e = readdir(d)) != NULL;)
 		if (e->d_name[0] != '.')

@@ -49,13 +49,13 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out);
 
 /*
  * Raise the RLIMIT_NOFILE soft limit to the hard limit. Sets *before and
- * *now (the soft limit found, and the one in force). Returns 0, or
- * SHOAL_ESYSTEM when the limits cannot be read or set (*now is then what
- * is in force). Main thread, at start.
+ * *now (the soft limit found, and the one in force). Returns 0, or -errno
+ * when the limits cannot be read or set (*now is then what is in force).
+ * Main thread, at start.
  */
 int fdbudget_raise(uint64_t *before, uint64_t *now);
 
-/* Descriptors open in this process now (/proc/self/fd), or SHOAL_ESYSTEM. */
+/* Descriptors open in this process now (/proc/self/fd), or -errno. */
 int64_t fdbudget_count_open(void);
 
 #endif

@@ -24,7 +24,8 @@ void log_init(enum log_level level, bool use_syslog);
 /*
  * Log one message at `level` when it passes the threshold. Any thread: each
  * line is written with one write(2), so lines from threads do not mix.
- * Never call per query (STYLE 3).
+ * Never call per query: a bad query becomes an RCODE or a drop, not a line
+ * in the log (doc/design.md, "Query path").
  */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "proto/error.h"
-#include "server/internal.h"
 #include "server/log.h"
+#include "server/reload.h"
 
 /*
  * How long stopping waits for a reload thread that was told to stop. A
@@ -24,7 +24,7 @@
 #define RELOAD_STOP_GRACE_MS 3000
 
 struct reload_job {
-	server_t *srv;
+	reload_t *r;
 	char *only; /* zone to reload, NULL for all */
 	reload_done_fn done;
 	void *arg;
@@ -32,10 +32,10 @@ struct reload_job {
 	char *messages; /* error lines, "" when none */
 	size_t len, cap;
 	time_t started_at;
-	/* under srv->reload_lock: */
+	/* under r->lock: */
 	bool cancel;     /* past reload-timeout, or stopping: publish nothing */
 	bool publishing; /* past the point where cancel is seen */
-	bool finished;   /* the thread is done with srv but for the join */
+	bool finished;   /* the thread is done with r but for the join */
 };
 
 /* Collect the loader's error lines (and log every line). Loading thread. */
@@ -63,9 +63,16 @@ static void collect_msg(void *arg, bool is_error, const char *msg)
 	job->messages[job->len] = '\0';
 }
 
-int server_load_zones(server_t *srv, char *err, size_t errlen)
+void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 {
-	const conf_t *cfg = srv->cfg;
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	r->zones = zones;
+}
+
+int reload_load(reload_t *r, char *err, size_t errlen)
+{
+	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
 	int rc = zonedb_build(cfg->zones, cfg->zone_count, NULL, NULL, collect_msg, &job, &db);
@@ -82,8 +89,8 @@ int server_load_zones(server_t *srv, char *err, size_t errlen)
 		return rc;
 	}
 	free(job.messages);
-	srv->zones_writer = db;
-	zonedb_publish(&srv->zones, db);
+	r->writer = db;
+	zonedb_publish(r->zones, db);
 	log_info("%zu zone(s) loaded", zonedb_zone_count(db));
 	return 0;
 }
@@ -92,16 +99,16 @@ int server_load_zones(server_t *srv, char *err, size_t errlen)
 static void *reload_main(void *arg)
 {
 	reload_job_t *job = arg;
-	server_t *srv = job->srv;
-	const conf_t *cfg = srv->cfg;
+	reload_t *r = job->r;
+	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
-	/* zones_writer is only touched by this thread while a reload runs */
-	int rc = zonedb_build(cfg->zones, cfg->zone_count, srv->zones_writer, job->only,
-			      collect_msg, job, &db);
-	pthread_mutex_lock(&srv->reload_lock);
+	/* the writer's set is only touched by this thread while a reload runs */
+	int rc = zonedb_build(cfg->zones, cfg->zone_count, r->writer, job->only, collect_msg, job,
+			      &db);
+	pthread_mutex_lock(&r->lock);
 	bool cancel = job->cancel;
 	job->publishing = !cancel;
-	pthread_mutex_unlock(&srv->reload_lock);
+	pthread_mutex_unlock(&r->lock);
 	if (cancel) {
 		/* abandoned: the client was told the served zones stay, so they do */
 		if (db)
@@ -110,16 +117,16 @@ static void *reload_main(void *arg)
 	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
-		srv->zones_writer = db;
-		zonedb_publish(&srv->zones, db); /* synchronize_rcu, then frees the old set */
+		r->writer = db;
+		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}
-	pthread_mutex_lock(&srv->reload_lock);
+	pthread_mutex_lock(&r->lock);
 	job->finished = true;
-	pthread_cond_signal(&srv->reload_cond);
-	pthread_mutex_unlock(&srv->reload_lock);
-	/* the last use of srv: the main thread joins before closing the handle */
-	uv_async_send(&srv->reload_done);
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	/* the last use of r: the main thread joins before closing the handle */
+	uv_async_send(&r->done);
 	return NULL;
 }
 
@@ -133,35 +140,35 @@ static void job_free(reload_job_t *job)
 /* Main loop: the reload thread has finished; report and maybe run the queued one. */
 static void on_reload_done(uv_async_t *a)
 {
-	server_t *srv = a->data;
-	reload_job_t *job = srv->reload_job;
+	reload_t *r = a->data;
+	reload_job_t *job = r->job;
 	if (!job)
 		return;
-	pthread_join(srv->reload_thread, NULL);
-	uv_timer_stop(&srv->reload_timer);
-	srv->reload_job = NULL;
-	srv->reload_running = false;
-	if (srv->reload_abandoned) {
+	pthread_join(r->thread, NULL);
+	uv_timer_stop(&r->timer);
+	r->job = NULL;
+	r->running = false;
+	if (r->abandoned) {
 		/* answered at the timeout already; the loads may run again */
 		log_notice("the abandoned reload%s%s has ended", job->only ? " of " : "",
 			   job->only ? job->only : "");
-		srv->reload_abandoned = false;
+		r->abandoned = false;
 		zone_load_cancel(false);
 	} else if (job->rc == 0) {
 		log_info("reload%s%s done", job->only ? " of " : "", job->only ? job->only : "");
-		srv->reload_note[0] = '\0';
+		r->note[0] = '\0';
 	} else {
 		log_error("reload%s%s failed (%s): zones that failed keep their previous version",
 			  job->only ? " of " : "", job->only ? job->only : "",
 			  shoal_strerror(job->rc));
-		srv->reload_note[0] = '\0';
+		r->note[0] = '\0';
 	}
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
 	job_free(job);
-	if (srv->reload_again && !srv->stopping) {
-		srv->reload_again = false;
-		reload_start(srv, NULL, NULL, NULL);
+	if (r->again && !r->stopping) {
+		r->again = false;
+		reload_start(r, NULL, NULL, NULL);
 	}
 }
 
@@ -173,31 +180,31 @@ static void on_reload_done(uv_async_t *a)
  */
 static void on_reload_timeout(uv_timer_t *t)
 {
-	server_t *srv = t->data;
-	reload_job_t *job = srv->reload_job;
-	if (!job || srv->reload_abandoned)
+	reload_t *r = t->data;
+	reload_job_t *job = r->job;
+	if (!job || r->abandoned)
 		return;
-	pthread_mutex_lock(&srv->reload_lock);
+	pthread_mutex_lock(&r->lock);
 	bool publishing = job->publishing;
 	job->cancel = !publishing;
-	pthread_mutex_unlock(&srv->reload_lock);
+	pthread_mutex_unlock(&r->lock);
 	if (publishing)
 		return; /* built already: it ends in a moment with its own report */
-	srv->reload_abandoned = true;
+	r->abandoned = true;
 	zone_load_cancel(true);
 	char when[32] = "?";
 	struct tm tm;
 	if (gmtime_r(&job->started_at, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	snprintf(srv->reload_note, sizeof(srv->reload_note),
+	snprintf(r->note, sizeof(r->note),
 		 "reload%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
 		 "the version it had",
 		 job->only ? " of " : "", job->only ? job->only : "", when,
-		 (unsigned)srv->cfg->reload_timeout);
-	log_error("%s; a file may be blocking the reload thread", srv->reload_note);
+		 (unsigned)r->cfg->reload_timeout);
+	log_error("%s; a file may be blocking the reload thread", r->note);
 	if (job->done) {
 		char body[400];
-		snprintf(body, sizeof(body), "%s\n", srv->reload_note);
+		snprintf(body, sizeof(body), "%s\n", r->note);
 		job->done(job->arg, SHOAL_ETIMEOUT, body);
 		job->done = NULL;
 	}
@@ -214,17 +221,17 @@ static bool zone_name_eq(const char *a, const char *b)
 	return la == lb && strncasecmp(a, b, la) == 0;
 }
 
-int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg)
+int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
-	if (srv->reload_running) {
+	if (r->running) {
 		if (!done)
-			srv->reload_again = true; /* a signal: run again after this one */
+			r->again = true; /* a signal: run again after this one */
 		return SHOAL_EEXIST;
 	}
 	if (only) {
 		bool found = false;
-		for (size_t i = 0; i < srv->cfg->zone_count && !found; i++)
-			found = zone_name_eq(srv->cfg->zones[i].name, only);
+		for (size_t i = 0; i < r->cfg->zone_count && !found; i++)
+			found = zone_name_eq(r->cfg->zones[i].name, only);
 		if (!found)
 			return SHOAL_ENOTFOUND;
 	}
@@ -233,54 +240,60 @@ int reload_start(server_t *srv, const char *only, reload_done_fn done, void *arg
 		free(job);
 		return SHOAL_ENOMEM;
 	}
-	job->srv = srv;
+	job->r = r;
 	job->done = done;
 	job->arg = arg;
 	job->started_at = time(NULL);
-	srv->reload_job = job;
-	srv->reload_running = true;
+	r->job = job;
+	r->running = true;
 	zone_load_cancel(false);
 	log_info("reload%s%s started", only ? " of " : "", only ? only : "");
 	/* the reload thread takes no signals: the main loop handles them all */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&srv->reload_thread, NULL, reload_main, job);
+	int e = pthread_create(&r->thread, NULL, reload_main, job);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		log_error("cannot start the reload thread: %s", strerror(e));
-		srv->reload_job = NULL;
-		srv->reload_running = false;
+		log_error("cannot start the reload thread: %s", shoal_strerror(-e));
+		r->job = NULL;
+		r->running = false;
 		job_free(job);
-		return SHOAL_ESYSTEM;
+		return -e;
 	}
-	uv_timer_start(&srv->reload_timer, on_reload_timeout,
-		       (uint64_t)srv->cfg->reload_timeout * 1000, 0);
+	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
 	return 0;
 }
 
-int reload_init(server_t *srv)
+void reload_stopping(reload_t *r)
+{
+	r->stopping = true;
+}
+
+int reload_attach(reload_t *r, uv_loop_t *loop)
 {
 	pthread_condattr_t attr;
-	if (pthread_condattr_init(&attr) != 0)
-		return SHOAL_ESYSTEM;
+	r->loop = loop;
+	int e = pthread_condattr_init(&attr);
+	if (e != 0)
+		return -e;
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	int e = pthread_cond_init(&srv->reload_cond, &attr);
+	e = pthread_cond_init(&r->cond, &attr);
 	pthread_condattr_destroy(&attr);
 	if (e != 0)
-		return SHOAL_ESYSTEM;
-	pthread_mutex_init(&srv->reload_lock, NULL);
-	srv->reload_sync_ready = true;
-	srv->reload_done.data = srv;
-	srv->reload_timer.data = srv;
-	if (uv_async_init(srv->loop, &srv->reload_done, on_reload_done) < 0 ||
-	    uv_timer_init(srv->loop, &srv->reload_timer) < 0)
-		return SHOAL_ESYSTEM;
-	return 0;
+		return -e;
+	pthread_mutex_init(&r->lock, NULL);
+	r->sync_ready = true;
+	r->done.data = r;
+	r->timer.data = r;
+	e = uv_async_init(loop, &r->done, on_reload_done);
+	if (e == 0)
+		e = uv_timer_init(loop, &r->timer);
+	return e; /* libuv's: 0 or -errno */
 }
 
 /* Wait up to ms for the reload thread's last step. True when it came. */
-static bool wait_finished(server_t *srv, unsigned ms)
+static bool wait_finished(reload_t *r, unsigned ms)
 {
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -290,43 +303,50 @@ static bool wait_finished(server_t *srv, unsigned ms)
 		deadline.tv_sec++;
 		deadline.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&srv->reload_lock);
+	pthread_mutex_lock(&r->lock);
 	int e = 0;
-	while (!srv->reload_job->finished && e != ETIMEDOUT)
-		e = pthread_cond_timedwait(&srv->reload_cond, &srv->reload_lock, &deadline);
-	bool finished = srv->reload_job->finished;
-	pthread_mutex_unlock(&srv->reload_lock);
+	while (!r->job->finished && e != ETIMEDOUT)
+		e = pthread_cond_timedwait(&r->cond, &r->lock, &deadline);
+	bool finished = r->job->finished;
+	pthread_mutex_unlock(&r->lock);
 	return finished;
 }
 
-bool reload_close(server_t *srv)
+bool reload_close(reload_t *r)
 {
-	if (srv->reload_running) {
+	if (r->running) {
 		/* its loads stop at the next record or read; publishing finishes first */
-		pthread_mutex_lock(&srv->reload_lock);
-		srv->reload_job->cancel = !srv->reload_job->publishing;
-		pthread_mutex_unlock(&srv->reload_lock);
+		pthread_mutex_lock(&r->lock);
+		r->job->cancel = !r->job->publishing;
+		pthread_mutex_unlock(&r->lock);
 		zone_load_cancel(true);
-		if (!wait_finished(srv, RELOAD_STOP_GRACE_MS)) {
-			/* it still owns zones_writer and the handles it signals: keep them */
+		if (!wait_finished(r, RELOAD_STOP_GRACE_MS)) {
+			/* it still owns the writer's set and the handles it signals: keep them */
 			log_error("the reload thread did not stop within %u ms (blocked reading a "
 				  "file?): exiting without it",
 				  RELOAD_STOP_GRACE_MS);
 			return true;
 		}
-		pthread_join(srv->reload_thread, NULL);
-		srv->reload_running = false;
-		job_free(srv->reload_job);
-		srv->reload_job = NULL;
+		pthread_join(r->thread, NULL);
+		r->running = false;
+		job_free(r->job);
+		r->job = NULL;
 	}
-	if (srv->reload_done.loop)
-		uv_close((uv_handle_t *)&srv->reload_done, NULL);
-	if (srv->reload_timer.loop)
-		uv_close((uv_handle_t *)&srv->reload_timer, NULL);
-	if (srv->reload_sync_ready) {
-		pthread_cond_destroy(&srv->reload_cond);
-		pthread_mutex_destroy(&srv->reload_lock);
-		srv->reload_sync_ready = false;
+	if (r->done.loop)
+		uv_close((uv_handle_t *)&r->done, NULL);
+	if (r->timer.loop)
+		uv_close((uv_handle_t *)&r->timer, NULL);
+	if (r->sync_ready) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		r->sync_ready = false;
 	}
 	return false;
+}
+
+void reload_clear(reload_t *r)
+{
+	if (r->writer)
+		zonedb_publish(r->zones, NULL); /* frees the set after a grace period */
+	r->writer = NULL;
 }

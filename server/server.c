@@ -12,16 +12,37 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "server/control.h"
 #include "server/fdbudget.h"
-#include "server/internal.h"
 #include "server/log.h"
+#include "server/reload.h"
 #include "server/server.h"
+#include "server/socket.h"
+#include "server/worker.h"
 
-void server_request_stop(server_t *srv)
+/* The running daemon: what server_run sets up, in that order, and tears down. */
+typedef struct server {
+	conf_t *cfg;
+	const responder_t *responder;
+	zonedb_ref_t zones;    /* what workers read (RCU) */
+	reload_t reload;       /* loads and publishes the zones */
+	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
+	workers_t workers;
+	control_t *control;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	bool stopping;
+	time_t started_at;
+} server_t;
+
+/* Stop: end the main loop, after which server_run stops the workers. Main thread. */
+static void server_request_stop(void *arg)
 {
+	server_t *srv = arg;
 	if (srv->stopping)
 		return;
 	srv->stopping = true;
+	reload_stopping(&srv->reload);
 	log_info("stopping");
 	uv_stop(srv->loop);
 }
@@ -31,7 +52,7 @@ static void on_signal(uv_signal_t *h, int signum)
 	server_t *srv = h->data;
 	if (signum == SIGHUP) {
 		log_info("SIGHUP: reloading all zones");
-		int rc = reload_start(srv, NULL, NULL, NULL);
+		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
 		if (rc < 0 && rc != SHOAL_EEXIST)
 			log_error("reload: %s", shoal_strerror(rc));
 		return;
@@ -71,21 +92,21 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 			 size_t errlen)
 {
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return server_load_zones(srv, err, errlen);
+		return reload_load(&srv->reload, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
-			 srv->cfg->user, strerror(errno));
-		rc = SHOAL_ESYSTEM;
+			 srv->cfg->user, shoal_strerror(rc));
 	} else {
-		rc = server_load_zones(srv, err, errlen);
+		rc = reload_load(&srv->reload, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot take back root's ids after loading the zones: %s",
-			 strerror(errno));
-		return SHOAL_ESYSTEM;
+			 shoal_strerror(rc));
 	}
 	return rc;
 }
@@ -93,7 +114,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 /*
  * Drop to uid/gid after every socket is bound: the sockets keep the
  * uid they were made with, so a process of another user cannot join their
- * SO_REUSEPORT group (DESIGN: hijack protection). The control socket is
+ * SO_REUSEPORT group (doc/design.md, "Sockets"). The control socket is
  * handed over first, through its descriptor.
  */
 static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
@@ -107,17 +128,19 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
 		return SHOAL_ECONFIG;
 	}
-	if (srv->control && control_chown(srv, uid, gid, err, errlen) < 0)
-		return SHOAL_ESYSTEM;
+	int rc = srv->control ? control_chown(srv->control, uid, gid, err, errlen) : 0;
+	if (rc < 0)
+		return rc;
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
-			 strerror(errno));
-		return SHOAL_ESYSTEM;
+			 shoal_strerror(rc));
+		return rc;
 	}
-	/* setuid(0) must now fail, or the drop did not take */
+	/* setuid(0) must now fail, or the drop did not take: how the system is set up */
 	if (uid != 0 && setuid(0) == 0) {
 		snprintf(err, errlen, "privileges could be regained after the drop");
-		return SHOAL_ESYSTEM;
+		return SHOAL_ECONFIG;
 	}
 	log_info("running as user %s (uid %u, gid %u)", cfg->user, (unsigned)uid, (unsigned)gid);
 	return 0;
@@ -146,16 +169,17 @@ static void log_migrate_req(void)
 static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 {
 	uint64_t before, limit;
-	if (fdbudget_raise(&before, &limit) < 0)
+	int rc = fdbudget_raise(&before, &limit);
+	if (rc < 0)
 		log_warning("cannot raise the descriptor limit (RLIMIT_NOFILE) from %llu: %s",
-			    (unsigned long long)before, strerror(errno));
+			    (unsigned long long)before, shoal_strerror(rc));
 	int64_t open = fdbudget_count_open();
 	fdbudget_in_t in = {
 		.limit = limit,
 		.open = open < 0 ? 3 : (uint64_t)open,
 		.threads = cfg->threads,
 		.addresses = cfg->listen_count,
-		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED && !cfg->ceiling,
+		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
 		.max_connections = cfg->tcp.max_connections,
 	};
@@ -184,15 +208,33 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* The control socket, with what its commands report on and act upon. */
+static int control_start(server_t *srv, char *err, size_t errlen)
+{
+	control_env_t env = {
+		.loop = srv->loop,
+		.cfg = srv->cfg,
+		.workers = &srv->workers,
+		.reload = &srv->reload,
+		.zones = &srv->zones,
+		.started_at = srv->started_at,
+		.stop = server_request_stop,
+		.stop_arg = srv,
+	};
+	return control_open(&srv->control, &env, srv->cfg->control, err, errlen);
+}
+
 static int signals_start(server_t *srv)
 {
 	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
 	int nums[] = { SIGTERM, SIGINT, SIGHUP };
 	for (size_t i = 0; i < 3; i++) {
 		sigs[i]->data = srv;
-		if (uv_signal_init(srv->loop, sigs[i]) < 0 ||
-		    uv_signal_start(sigs[i], on_signal, nums[i]) < 0)
-			return SHOAL_ESYSTEM;
+		int rc = uv_signal_init(srv->loop, sigs[i]);
+		if (rc == 0)
+			rc = uv_signal_start(sigs[i], on_signal, nums[i]);
+		if (rc < 0)
+			return rc; /* libuv's: -errno */
 	}
 	return 0;
 }
@@ -205,45 +247,38 @@ static void signals_close(server_t *srv)
 			uv_close((uv_handle_t *)sigs[i], NULL);
 }
 
-int server_run(conf_t *cfg)
+int server_run(conf_t *cfg, const responder_t *responder)
 {
 	server_t srv_mem = { 0 }, *srv = &srv_mem;
 	uv_loop_t loop;
 	char err[1024] = "";
 	int status = 1;
 	srv->cfg = cfg;
-	srv->path = cfg->ceiling                             ? &udp_path_ceiling
-		    : cfg->socket_mode == SOCKET_MODE_SHARED ? &udp_path_shared
-							     : &udp_path_reuseport;
-	for (size_t i = 0; i < CONF_LISTEN_MAX; i++)
-		srv->shared_fds[i] = -1;
-	pthread_mutex_init(&srv->start_lock, NULL);
-	pthread_cond_init(&srv->start_cond, NULL);
+	srv->responder = responder;
+	reload_init(&srv->reload, cfg, &srv->zones);
 	srv->started_at = time(NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
 
 	uid_t uid = 0;
 	gid_t gid = 0;
+	bool workers_run = false; /* workers_start was called: stop them */
 	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
-	zone_load_set_limits(
-		&(zone_load_limits_t){ .max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
-				       .max_includes = cfg->max_zone_includes });
-	if (cfg->ceiling)
-		log_warning("--ceiling: every query is echoed with QR set, no zone is consulted "
-			    "(benchmark only)");
-	else if (load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
+	if (srv->responder->warning)
+		log_warning("%s", srv->responder->warning);
+	if (srv->responder->zones &&
+	    load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
+		goto done;
 	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
-		goto cleanup_rcu;
+		goto done;
 	if (cfg->check) {
 		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
 		       cfg->zone_count);
 		status = 0;
-		goto cleanup_rcu;
+		goto done;
 	}
 	if (!cfg->user && geteuid() == 0)
 		log_warning("running as root with no user to drop to: every query is answered "
@@ -251,55 +286,81 @@ int server_run(conf_t *cfg)
 	log_migrate_req();
 	if (uv_loop_init(&loop) < 0) {
 		snprintf(err, sizeof(err), "cannot create the main loop");
-		goto cleanup_rcu;
+		goto done;
 	}
 	srv->loop = &loop;
-	if (workers_create(srv, err, sizeof(err)) < 0)
-		goto cleanup_loop;
-	if (cfg->control && control_open(srv, cfg->control, err, sizeof(err)) < 0)
-		goto cleanup_loop;
+	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
+			    &srv->sockets, err, sizeof(err)) < 0 ||
+	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
+			   sizeof(err)) < 0)
+		goto done;
+	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
+		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
-		goto cleanup_loop;
-	if (reload_init(srv) < 0 || signals_start(srv) < 0) {
+		goto done;
+	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
 		snprintf(err, sizeof(err), "cannot set up signals");
-		goto cleanup_loop;
+		goto done;
 	}
-	if (workers_start(srv, err, sizeof(err)) < 0)
-		goto cleanup_workers;
+	workers_run = true;
+	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
+		goto done;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
-		 PACKAGE_VERSION, srv->worker_count, srv->path->name, cfg->listen_count,
-		 cfg->listen[0].text);
+		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
+		 cfg->listen_count, cfg->listen[0].text);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
-cleanup_workers:
-	srv->stopping = true;
-	workers_stop(srv);
-cleanup_loop:
-	if (reload_close(srv)) {
+done:
+	if (workers_run) {
+		srv->stopping = true;
+		reload_stopping(&srv->reload);
+		workers_stop(&srv->workers);
+	}
+	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
-		control_close(srv);
+		control_close(srv->control);
 		if (status != 0 && err[0])
 			log_error("%s", err);
 		log_info("stopped");
 		_exit(status);
 	}
-	control_close(srv);
-	signals_close(srv);
-	uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
-	control_free(srv);
-	if (uv_loop_close(&loop) < 0)
-		log_warning("main loop not closed cleanly");
-	workers_destroy(srv);
-cleanup_rcu:
-	if (srv->zones_writer)
-		zonedb_publish(&srv->zones, NULL); /* frees the set after a grace period */
+	if (srv->loop) {
+		control_close(srv->control);
+		signals_close(srv);
+		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
+		control_free(srv->control);
+		srv->control = NULL;
+		if (uv_loop_close(&loop) < 0)
+			log_warning("main loop not closed cleanly");
+		workers_destroy(&srv->workers);
+		socket_set_close(srv->sockets);
+	}
+	reload_clear(&srv->reload);
 	rcu_unregister_thread();
-	pthread_cond_destroy(&srv->start_cond);
-	pthread_mutex_destroy(&srv->start_lock);
 	if (status != 0 && err[0])
 		log_error("%s", err);
 	if (status == 0 && !cfg->check)
 		log_info("stopped");
+	return status;
+}
+
+int server_main(int argc, char **argv, const responder_t *responder)
+{
+	conf_t cfg;
+	char err[1024] = "";
+	conf_init(&cfg);
+	int rc = conf_parse_args(&cfg, argc, argv, stdout, err, sizeof(err));
+	if (rc == 0)
+		rc = conf_validate(&cfg, err, sizeof(err));
+	if (rc != 0) {
+		if (rc < 0)
+			fprintf(stderr, "shoald: %s\n", err);
+		conf_clear(&cfg);
+		return rc < 0 ? 1 : 0;
+	}
+	log_init(cfg.log_level, cfg.syslog);
+	int status = server_run(&cfg, responder);
+	conf_clear(&cfg);
 	return status;
 }

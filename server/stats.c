@@ -8,6 +8,7 @@
 
 #include "proto/error.h"
 #include "server/stats.h"
+#include "zone/answer.h"
 
 void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const answer_info_t *info)
 {
@@ -25,39 +26,51 @@ void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const answer_i
 		stats_add(&s->answers[info->rcode], 1);
 }
 
-#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+/* Counters per field: 1, or DNS_RCODE_MAX for RCODES. */
+#define STATS_COUNT(field) (sizeof(field) / sizeof(uint64_t))
+
+static void read_counters(uint64_t *out, const uint64_t *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = __atomic_load_n(&in[i], __ATOMIC_RELAXED);
+}
+
+static void sum_counters(uint64_t *total, const uint64_t *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		total[i] += a[i];
+}
+
+/*
+ * Each expansion names its structs s, out, total and a, so it serves the
+ * UDP list on a worker_stats_t and the TCP list on its tcp_stats_t.
+ */
+#define READ(name, kind, help) \
+	read_counters((uint64_t *)&out->name, (const uint64_t *)&s->name, STATS_COUNT(s->name));
+#define SUM(name, kind, help) \
+	sum_counters((uint64_t *)&total->name, (const uint64_t *)&a->name, STATS_COUNT(a->name));
+
+static void tcp_read(const tcp_stats_t *s, tcp_stats_t *out)
+{
+	STATS_TCP(READ)
+}
 
 void stats_read(const worker_stats_t *s, worker_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->queries = LOAD(s->queries);
-	for (size_t i = 0; i < DNS_RCODE_MAX; i++)
-		out->answers[i] = LOAD(s->answers[i]);
-	out->truncated = LOAD(s->truncated);
-	out->dropped = LOAD(s->dropped);
-	out->malformed = LOAD(s->malformed);
-	out->bytes_in = LOAD(s->bytes_in);
-	out->bytes_out = LOAD(s->bytes_out);
-	out->rcvbuf_drops = LOAD(s->rcvbuf_drops);
-#define TCP_READ(name) out->tcp.name = LOAD(s->tcp.name);
-	TCP_STATS(TCP_READ)
-#undef TCP_READ
+	STATS_UDP(READ)
+	tcp_read(&s->tcp, &out->tcp);
+}
+
+static void tcp_sum(tcp_stats_t *total, const tcp_stats_t *a)
+{
+	STATS_TCP(SUM)
 }
 
 void stats_sum(worker_stats_t *total, const worker_stats_t *a)
 {
-	total->queries += a->queries;
-	for (size_t i = 0; i < DNS_RCODE_MAX; i++)
-		total->answers[i] += a->answers[i];
-	total->truncated += a->truncated;
-	total->dropped += a->dropped;
-	total->malformed += a->malformed;
-	total->bytes_in += a->bytes_in;
-	total->bytes_out += a->bytes_out;
-	total->rcvbuf_drops += a->rcvbuf_drops;
-#define TCP_SUM(name) total->tcp.name += a->tcp.name;
-	TCP_STATS(TCP_SUM)
-#undef TCP_SUM
+	STATS_UDP(SUM)
+	tcp_sum(&total->tcp, &a->tcp);
 }
 
 /* A small appender that remembers running out of room. */
@@ -83,46 +96,42 @@ static void jput(jbuf_t *b, const char *fmt, ...)
 		b->len += (size_t)n;
 }
 
-static const char *rcode_name(size_t rcode)
+/* One field as "name": value, or for RCODES "name": {"RCODE": n, ...} without the zeros. */
+static void json_field(jbuf_t *b, const char **sep, const char *name, enum stats_kind kind,
+		       const uint64_t *v)
 {
-	static const char *const names[DNS_RCODE_MAX] = {
-		[DNS_RCODE_NOERROR] = "NOERROR",     [DNS_RCODE_FORMERR] = "FORMERR",
-		[DNS_RCODE_SERVFAIL] = "SERVFAIL",   [DNS_RCODE_NXDOMAIN] = "NXDOMAIN",
-		[DNS_RCODE_NOTIMP] = "NOTIMP",       [DNS_RCODE_REFUSED] = "REFUSED",
-		[DNS_RCODE_YXDOMAIN] = "YXDOMAIN",   [DNS_RCODE_NOTAUTH] = "NOTAUTH",
-		[DNS_RCODE_NOTZONE] = "NOTZONE",     [DNS_RCODE_BADVERS] = "BADVERS",
-		[DNS_RCODE_BADCOOKIE] = "BADCOOKIE",
-	};
-	return names[rcode];
+	jput(b, "%s\"%s\": ", *sep, name);
+	*sep = ", ";
+	if (kind != STATS_RCODES) {
+		jput(b, "%lu", (unsigned long)v[0]);
+		return;
+	}
+	char text[DNS_RCODE_TEXT_MAX];
+	const char *inner = "";
+	jput(b, "{");
+	for (unsigned i = 0; i < DNS_RCODE_MAX; i++) {
+		if (!v[i])
+			continue;
+		jput(b, "%s\"%s\": %lu", inner, dns_rcode_name(i, text), (unsigned long)v[i]);
+		inner = ", ";
+	}
+	jput(b, "}");
+}
+
+#define JSON(name, kind, help) json_field(b, &sep, #name, STATS_##kind, (const uint64_t *)&s->name);
+
+static void json_tcp(jbuf_t *b, const tcp_stats_t *s)
+{
+	const char *sep = "";
+	STATS_TCP(JSON)
 }
 
 static void json_counters(jbuf_t *b, const worker_stats_t *s)
 {
-	jput(b, "\"queries\": %lu, \"answers\": {", (unsigned long)s->queries);
-	bool first = true;
-	for (size_t i = 0; i < DNS_RCODE_MAX; i++) {
-		if (!s->answers[i])
-			continue;
-		if (rcode_name(i))
-			jput(b, "%s\"%s\": %lu", first ? "" : ", ", rcode_name(i),
-			     (unsigned long)s->answers[i]);
-		else
-			jput(b, "%s\"RCODE%zu\": %lu", first ? "" : ", ", i,
-			     (unsigned long)s->answers[i]);
-		first = false;
-	}
-	jput(b,
-	     "}, \"truncated\": %lu, \"dropped\": %lu, \"malformed\": %lu, "
-	     "\"bytes_in\": %lu, \"bytes_out\": %lu, \"rcvbuf_drops\": %lu, ",
-	     (unsigned long)s->truncated, (unsigned long)s->dropped, (unsigned long)s->malformed,
-	     (unsigned long)s->bytes_in, (unsigned long)s->bytes_out,
-	     (unsigned long)s->rcvbuf_drops);
-	const char *sep = "\"tcp\": {";
-#define TCP_JSON(name)                                                    \
-	jput(b, "%s\"" #name "\": %lu", sep, (unsigned long)s->tcp.name); \
-	sep = ", ";
-	TCP_STATS(TCP_JSON)
-#undef TCP_JSON
+	const char *sep = "";
+	STATS_UDP(JSON)
+	jput(b, "%s\"tcp\": {", sep);
+	json_tcp(b, &s->tcp);
 	jput(b, "}");
 }
 

@@ -2,40 +2,85 @@
 #ifndef SHOAL_SERVER_STATS_H
 #define SHOAL_SERVER_STATS_H
 
-#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "proto/dns.h"
-#include "server/tcp.h"
-#include "zone/answer.h"
+
+/*
+ * The counters, one line each, in the order shoalctl stats prints them:
+ * the structs, stats_read, stats_sum and stats_json all expand these
+ * lists, and an exporter can expand them the same way. X(name, kind, help):
+ *   name  a C identifier: the field, the JSON key, and the end of a metric
+ *         name (shoal_udp_<name>, shoal_tcp_<name>)
+ *   kind  COUNTER (only grows), GAUGE (goes up and down) or RCODES (a
+ *         counter per rcode, an array of DNS_RCODE_MAX named by
+ *         dns_rcode_name): STATS_<kind> of enum stats_kind
+ *   help  one line on what it counts
+ * STATS_UDP are the fields of worker_stats_t. rcvbuf_drops are datagrams
+ * the kernel dropped on full receive buffers: shoald never sees them, so
+ * they are not in queries; the thread that reads the statistics reads
+ * them from the sockets (SO_MEMINFO) and is the only writer of that field.
+ */
+#define STATS_UDP(X)                                                                       \
+	X(queries, COUNTER, "UDP datagrams received")                                      \
+	X(answers, RCODES, "UDP answers sent, by rcode")                                   \
+	X(truncated, COUNTER, "UDP answers sent with TC set")                              \
+	X(dropped, COUNTER, "UDP queries not answered, or whose answer could not be sent") \
+	X(malformed, COUNTER, "UDP queries answered FORMERR or dropped as malformed")      \
+	X(bytes_in, COUNTER, "octets of UDP queries received")                             \
+	X(bytes_out, COUNTER, "octets of UDP answers sent")                                \
+	X(rcvbuf_drops, COUNTER, "UDP datagrams the kernel dropped on a full receive buffer")
+
+/* STATS_TCP are the fields of tcp_stats_t, which server/tcp.c writes; "tcp" in the JSON. */
+#define STATS_TCP(X)                                                                            \
+	X(accepted, COUNTER, "TCP connections accepted")                                        \
+	X(closed_idle, COUNTER, "TCP connections closed after the idle timeout")                \
+	X(closed_limit, COUNTER, "TCP connections closed, the oldest, for max_connections")     \
+	X(closed_slow, COUNTER, "TCP connections closed for the message timeout or output cap") \
+	X(queries, COUNTER, "TCP queries received")                                             \
+	X(answers, COUNTER, "TCP answers sent")                                                 \
+	X(bytes_in, COUNTER, "octets read from TCP connections")                                \
+	X(bytes_out, COUNTER, "octets written to TCP connections")                              \
+	X(accept_paused, COUNTER, "TCP listener rests: accept found no descriptor or memory")
+
+enum stats_kind {
+	STATS_COUNTER,
+	STATS_GAUGE,
+	STATS_RCODES,
+};
+
+/* The declaration of one field of each kind. */
+#define STATS_DIM_COUNTER
+#define STATS_DIM_GAUGE
+#define STATS_DIM_RCODES              [DNS_RCODE_MAX]
+#define STATS_FIELD(name, kind, help) uint64_t name STATS_DIM_##kind;
+
+/*
+ * Per-worker TCP counters; the worker owns the memory (its cache lines).
+ * The loop's thread writes them with stats_add; any thread may read them
+ * with relaxed atomic loads.
+ */
+typedef struct tcp_stats {
+	STATS_TCP(STATS_FIELD)
+} tcp_stats_t;
 
 /*
  * One worker's counters. Only the owning worker writes them (stats_add:
  * relaxed atomic stores, no lock prefix); any thread may read them with
- * stats_sum at any time. alignas(64) keeps two workers' counters off one
- * cache line, so counting never bounces a line between CPUs.
+ * stats_read at any time. Aligned to 64, so two workers' counters never
+ * share a cache line and counting never bounces one between CPUs.
  */
 typedef struct worker_stats {
-	alignas(64) uint64_t queries;    /* UDP datagrams received */
-	uint64_t answers[DNS_RCODE_MAX]; /* UDP answers sent, by rcode */
-	uint64_t truncated;              /* UDP answers with TC set */
-	uint64_t dropped;                /* no answer, or the send failed */
-	uint64_t malformed;              /* FORMERR or dropped as malformed */
-	uint64_t bytes_in;
-	uint64_t bytes_out;
-	tcp_stats_t tcp; /* written by server/tcp.c */
-	/*
-	 * Datagrams the kernel dropped because the worker's receive buffers
-	 * were full: shoald never sees them, so they are not in `queries`.
-	 * Read from the sockets (SO_MEMINFO) by the thread that reads the
-	 * statistics, which is the only writer of this field.
-	 */
-	uint64_t rcvbuf_drops;
-} worker_stats_t;
+	STATS_UDP(STATS_FIELD)
+	tcp_stats_t tcp;
+} __attribute__((aligned(64))) worker_stats_t;
 
-/* Add v to a counter of the calling worker's own stats. */
+/*
+ * Add v to a counter of the calling worker's own stats: a relaxed load and
+ * store, no lock prefix, and no torn value for a reader on another thread.
+ */
 static inline void stats_add(uint64_t *counter, uint64_t v)
 {
 	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
@@ -46,7 +91,8 @@ static inline void stats_add(uint64_t *counter, uint64_t v)
  * (bytes_out is counted when the answer is sent). Worker thread, on its
  * own stats.
  */
-void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const answer_info_t *info);
+struct answer_info;
+void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const struct answer_info *info);
 
 /* A consistent-enough copy of one worker's counters (each read atomically). */
 void stats_read(const worker_stats_t *s, worker_stats_t *out);

@@ -72,7 +72,7 @@ static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd)
 		tcp_conn_close(c, NULL);
 		return;
 	}
-	tcp_stat_add(&t->stats->accepted, 1);
+	stats_add(&t->stats->accepted, 1);
 	tcp_conn_open(c);
 }
 
@@ -136,7 +136,7 @@ static void on_accept_paused(acceptor_t *a, int err)
 {
 	tcp_listener_t *l = a->data;
 	(void)err;
-	tcp_stat_add(&l->srv->stats->accept_paused, 1);
+	stats_add(&l->srv->stats->accept_paused, 1);
 }
 
 /* ---- the server ---- */
@@ -271,7 +271,7 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits
 		/* The handles exist, so they must close before the memory goes:
 		 * a stop with no connections does exactly that. */
 		tcp_server_stop(t, NULL, NULL);
-		return SHOAL_ESYSTEM;
+		return err;
 	}
 	*out = t;
 	return 0;

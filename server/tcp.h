@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "server/stats.h"
+
 /*
  * Answers one message: q[0..len) in, answer written to out[0..cap) (cap is
  * 65535). Returns the answer length, or 0 for no answer. Called on the
@@ -28,30 +30,6 @@ typedef struct tcp_limits {
 		10000, 256, 5000, 262144, 64 \
 	}
 
-/*
- * The per-worker TCP counters, one line each, in the order shoalctl stats
- * prints them; the struct, the sums and the JSON all expand this list.
- */
-#define TCP_STATS(X)                                                 \
-	X(accepted)     /* connections accepted */                   \
-	X(closed_idle)  /* closed after the idle timeout */          \
-	X(closed_limit) /* the oldest dropped for max_connections */ \
-	X(closed_slow)  /* message timeout or output cap */          \
-	X(queries)                                                   \
-	X(answers)                                                   \
-	X(bytes_in)                                                  \
-	X(bytes_out)                                                 \
-	X(accept_paused) /* a listener rested: accept failed for want of descriptors or memory */
-
-/* Per-worker TCP counters; the worker owns the memory (its cache lines).
- * The loop's thread writes them with relaxed atomic stores; any thread may
- * read them with relaxed atomic loads. */
-typedef struct tcp_stats {
-#define TCP_STATS_FIELD(name) uint64_t name;
-	TCP_STATS(TCP_STATS_FIELD)
-#undef TCP_STATS_FIELD
-} tcp_stats_t;
-
 typedef struct tcp_server tcp_server_t;
 
 /*
@@ -61,8 +39,8 @@ typedef struct tcp_server tcp_server_t;
  * Must be called on the loop's thread.
  * The fds belong to the server after a 0 return (tcp_server_stop closes
  * them). SHOAL_EINVAL (a zero limit, a socket that is not a listening TCP
- * socket) and SHOAL_ENOMEM leave them to the caller; SHOAL_ESYSTEM (libuv
- * refused one) means they are closed. limits->max_output below 65537 is
+ * socket) and SHOAL_ENOMEM leave them to the caller; a system error (libuv
+ * refused one: shoal_error_is_system) means they are closed. limits->max_output below 65537 is
  * raised to 65537, so one whole answer always fits.
  * The process must ignore SIGPIPE: libuv writes with write(2), which raises
  * it when a peer has gone.

@@ -28,7 +28,7 @@ void tcp_conn_close(tcp_conn_t *c, uint64_t *counter)
 	tcp_active_remove(t, c);
 	t->closing++;
 	if (counter)
-		tcp_stat_add(counter, 1);
+		stats_add(counter, 1);
 	c->closes_pending = 2;
 	uv_close((uv_handle_t *)&c->handle, on_conn_handle_closed);
 	uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
@@ -155,7 +155,7 @@ static void on_write(uv_write_t *req, int status)
 		return;
 	}
 	tcp_outbuf_t *o = &c->out[c->flight];
-	tcp_stat_add(&c->srv->stats->bytes_out, o->len);
+	stats_add(&c->srv->stats->bytes_out, o->len);
 	o->len = 0;
 	o->answers = 0;
 	if (c->out[c->flight ^ 1].len > 0)
@@ -198,7 +198,7 @@ static ssize_t conn_try_write(tcp_conn_t *c, const uint8_t *p, size_t len)
 		tcp_conn_close(c, NULL);
 		return r;
 	}
-	tcp_stat_add(&c->srv->stats->bytes_out, (uint64_t)r);
+	stats_add(&c->srv->stats->bytes_out, (uint64_t)r);
 	return r;
 }
 
@@ -277,14 +277,14 @@ static void conn_send(tcp_conn_t *c, const uint8_t *p, size_t len, bool more)
 static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more)
 {
 	tcp_server_t *t = c->srv;
-	tcp_stat_add(&t->stats->queries, 1);
+	stats_add(&t->stats->queries, 1);
 	size_t n = t->answer(t->arg, msg, len, t->scratch + 2, TCP_MSG_MAX);
 	if (n == 0 || n > TCP_MSG_MAX)
 		return;
 	wire_t w;
 	wire_init_write(&w, t->scratch, 2);
 	wire_write_u16(&w, (uint16_t)n);
-	tcp_stat_add(&t->stats->answers, 1);
+	stats_add(&t->stats->answers, 1);
 	conn_send(c, t->scratch, 2 + n, more);
 }
 
@@ -460,7 +460,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (c->shut)
 		return;
-	tcp_stat_add(&c->srv->stats->bytes_in, (uint64_t)nread);
+	stats_add(&c->srv->stats->bytes_in, (uint64_t)nread);
 	c->in_len += (size_t)nread;
 	c->got_input = true;
 	tcp_conn_advance(c, false);

@@ -107,16 +107,6 @@ struct tcp_server {
 	uint8_t *scratch; /* TCP_FRAME_MAX: the answer callback writes at scratch + 2 */
 };
 
-/*
- * Count into the caller's tcp_stats_t. Only this loop's thread writes it, but
- * other threads read it at any time (statistics), so each store is a relaxed
- * atomic one: no lock prefix, no torn value.
- */
-static inline void tcp_stat_add(uint64_t *counter, uint64_t v)
-{
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
-}
-
 /* The activity list: open connections, least recently active first. */
 static inline void tcp_active_remove(tcp_server_t *t, tcp_conn_t *c)
 {

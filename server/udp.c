@@ -1,127 +1,58 @@
-/* The UDP path: sockets made by hand, recvmmsg/sendmmsg batches, the per-worker path tables. */
+/* The UDP path: recvmmsg/sendmmsg batches answered by the worker's responder. */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/sock_diag.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include "proto/dns.h"
-#include "proto/error.h"
-#include "server/internal.h"
-#include "server/log.h"
+#include "server/udp.h"
+#include "server/worker.h"
 
-/*
- * Best effort: a bigger buffer rides out bursts. SO_*BUFFORCE (root, before
- * the privilege drop) passes net.core.rmem_max/wmem_max; otherwise the
- * kernel caps the size at those.
- */
-static void set_buffers(int fd)
-{
-	int size = SOCKET_BUFFER_SIZE;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-}
+/* a longer datagram is cut short (MSG_TRUNC) and dropped */
+#define UDP_QUERY_MAX 4096
+/* then back to the loop, so a stop and the other sockets get a turn */
+#define UDP_BATCHES_PER_WAKEUP 8
+/* EAGAIN on sendmmsg: retry this often, then drop */
+#define UDP_SEND_RETRIES 4
 
-static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
-		      size_t errlen)
-{
-	int one = 1;
-	int fd = socket(a->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: socket: %s", a->text, strerror(errno));
-		return SHOAL_ESYSTEM;
-	}
-	/*
-	 * SO_REUSEPORT before bind: each worker's socket joins the port's group
-	 * and the kernel spreads clients over them by 4-tuple hash. The group
-	 * only admits sockets of the same effective uid, which is why all are
-	 * made before privileges drop.
-	 */
-	if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
-		goto fail;
-	if (reuseaddr && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
-		goto fail;
-	/* v6 sockets answer v6 only; 0.0.0.0 has its own socket */
-	if (a->addr.ss_family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
-		goto fail;
-	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) < 0)
-		goto fail;
-	return fd;
-fail:
-	snprintf(err, errlen, "%s: %s", a->text, strerror(errno));
-	close(fd);
-	return SHOAL_ESYSTEM;
-}
+struct udp_batch {
+	struct mmsghdr rx[UDP_BATCH];
+	struct mmsghdr tx[UDP_BATCH];
+	struct iovec rx_iov[UDP_BATCH];
+	struct iovec tx_iov[UDP_BATCH];
+	struct sockaddr_storage peer[UDP_BATCH];
+	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
+	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
+	size_t answer_cap;
+};
 
-int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen)
-{
-	/*
-	 * Never SO_REUSEADDR on UDP: measured on Linux 6.18, another user's
-	 * socket with SO_REUSEADDR binds beside it and receives all datagrams.
-	 */
-	int fd = open_bound(a, SOCK_DGRAM, reuseport, false, err, errlen);
-	if (fd >= 0)
-		set_buffers(fd);
-	return fd;
-}
-
-int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
-{
-	/*
-	 * SO_REUSEADDR is safe on a TCP listener (Linux refuses a second bind
-	 * over a listening socket) and lets a restart bind past TIME_WAIT.
-	 */
-	int fd = open_bound(a, SOCK_STREAM, true, true, err, errlen);
-	if (fd < 0)
-		return fd;
-	if (listen(fd, 1024) < 0) {
-		snprintf(err, errlen, "%s: listen: %s", a->text, strerror(errno));
-		close(fd);
-		return SHOAL_ESYSTEM;
-	}
-	return fd;
-}
-
-int udp_batch_new(worker_t *w, size_t answer_cap)
+udp_batch_t *udp_batch_new(size_t answer_cap)
 {
 	udp_batch_t *b = calloc(1, sizeof(*b));
 	if (!b)
-		return SHOAL_ENOMEM;
+		return NULL;
 	b->answer_cap = answer_cap;
 	b->rx_buf = malloc((size_t)UDP_BATCH * UDP_QUERY_MAX);
 	b->tx_buf = malloc((size_t)UDP_BATCH * answer_cap);
 	if (!b->rx_buf || !b->tx_buf) {
-		free(b->rx_buf);
-		free(b->tx_buf);
-		free(b);
-		return SHOAL_ENOMEM;
+		udp_batch_free(b);
+		return NULL;
 	}
 	for (size_t i = 0; i < UDP_BATCH; i++) {
 		b->rx_iov[i] = (struct iovec){ b->rx_buf + i * UDP_QUERY_MAX, UDP_QUERY_MAX };
 		b->tx_iov[i] = (struct iovec){ b->tx_buf + i * answer_cap, 0 };
 	}
-	w->batch = b;
-	return 0;
+	return b;
 }
 
-void udp_batch_free(worker_t *w)
+void udp_batch_free(udp_batch_t *b)
 {
-	if (!w->batch)
+	if (!b)
 		return;
-	free(w->batch->rx_buf);
-	free(w->batch->tx_buf);
-	free(w->batch);
-	w->batch = NULL;
+	free(b->rx_buf);
+	free(b->tx_buf);
+	free(b);
 }
 
 /*
@@ -174,7 +105,7 @@ static int udp_batch_once(worker_t *w, int fd)
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR ? -1 : 0;
 	unsigned out = 0;
 	zonedb_read_lock();
-	const zonedb_t *db = zonedb_current(&w->srv->zones);
+	const zonedb_t *db = zonedb_current(w->zones);
 	for (int i = 0; i < n; i++) {
 		size_t len = b->rx[i].msg_len;
 		answer_info_t info = { 0 };
@@ -183,8 +114,8 @@ static int udp_batch_once(worker_t *w, int fd)
 		if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			info.malformed = true; /* longer than any query we answer */
 		} else {
-			alen = w->path->answer(w, db, b->rx_iov[i].iov_base, len, abuf,
-					       b->answer_cap, &w->ctx_udp, &info);
+			alen = w->responder->answer(db, b->rx_iov[i].iov_base, len, abuf,
+						    b->answer_cap, &w->ctx_udp, &info);
 		}
 		stats_count_udp(w->stats, len, alen > 0, &info);
 		if (alen == 0)
@@ -198,7 +129,7 @@ static int udp_batch_once(worker_t *w, int fd)
 		};
 		out++;
 	}
-	zonedb_read_unlock(&w->srv->zones);
+	zonedb_read_unlock(w->zones);
 	if (out)
 		send_batch(w, fd, out);
 	return n;
@@ -216,100 +147,3 @@ void udp_on_readable(uv_poll_t *handle, int status, int events)
 			break;
 	}
 }
-
-uint64_t udp_rcvbuf_drops(const worker_t *w)
-{
-	uint64_t drops = 0;
-	/* shared mode: the sockets are every worker's; count them once, on worker 0 */
-	if (w->path == &udp_path_shared && w->index != 0)
-		return 0;
-	for (size_t i = 0; i < w->udp_count; i++) {
-		uint32_t mem[SK_MEMINFO_VARS];
-		socklen_t len = sizeof(mem);
-		if (getsockopt(w->udp_fds[i], SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
-		    len > SK_MEMINFO_DROPS * sizeof(mem[0]))
-			drops += mem[SK_MEMINFO_DROPS];
-	}
-	return drops;
-}
-
-/* Paths */
-
-static int reuseport_open(server_t *srv, worker_t *w)
-{
-	char err[256];
-	for (size_t i = 0; i < srv->cfg->listen_count; i++) {
-		int fd = udp_socket_open(&srv->cfg->listen[i], true, err, sizeof(err));
-		if (fd < 0) {
-			log_error("worker %u: UDP %s", w->index, err);
-			return fd;
-		}
-		w->udp_fds[w->udp_count++] = fd;
-	}
-	return 0;
-}
-
-static void reuseport_close(server_t *srv, worker_t *w)
-{
-	for (size_t i = 0; i < w->udp_count; i++)
-		close(w->udp_fds[i]);
-	w->udp_count = 0;
-}
-
-static int shared_open(server_t *srv, worker_t *w)
-{
-	char err[256];
-	for (size_t i = 0; i < srv->cfg->listen_count; i++) {
-		if (srv->shared_fds[i] < 0) {
-			/* no SO_REUSEPORT: one socket per address, read by every worker */
-			int fd = udp_socket_open(&srv->cfg->listen[i], false, err, sizeof(err));
-			if (fd < 0) {
-				log_error("UDP %s", err);
-				return fd;
-			}
-			srv->shared_fds[i] = fd;
-		}
-		w->udp_fds[w->udp_count++] = srv->shared_fds[i];
-	}
-	return 0;
-}
-
-static void shared_close(server_t *srv, worker_t *w)
-{
-	w->udp_count = 0;
-	if (w->index != 0)
-		return;
-	for (size_t i = 0; i < CONF_LISTEN_MAX; i++) {
-		if (srv->shared_fds[i] >= 0)
-			close(srv->shared_fds[i]);
-		srv->shared_fds[i] = -1;
-	}
-}
-
-static size_t zone_answer(worker_t *w, const zonedb_t *db, const uint8_t *q, size_t len,
-			  uint8_t *out, size_t cap, const answer_ctx_t *ctx, answer_info_t *info)
-{
-	return answer_query(db, q, len, out, cap, ctx, info);
-}
-
-/*
- * The kernel ceiling responder for benchmarks: the query comes back with QR
- * set and nothing looked up, so the cost measured is the socket path alone.
- */
-static size_t ceiling_answer(worker_t *w, const zonedb_t *db, const uint8_t *q, size_t len,
-			     uint8_t *out, size_t cap, const answer_ctx_t *ctx, answer_info_t *info)
-{
-	if (len < DNS_HEADER_SIZE || len > cap || (q[2] & 0x80)) {
-		info->dropped = true;
-		info->malformed = len < DNS_HEADER_SIZE;
-		return 0;
-	}
-	memcpy(out, q, len);
-	out[2] |= 0x80;
-	info->rcode = DNS_RCODE_NOERROR;
-	return len;
-}
-
-const udp_path_t udp_path_reuseport = { "reuseport", reuseport_open, reuseport_close, zone_answer };
-const udp_path_t udp_path_shared = { "shared", shared_open, shared_close, zone_answer };
-const udp_path_t udp_path_ceiling = { "ceiling", reuseport_open, reuseport_close, ceiling_answer };

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/dns.h"
 #include "proto/error.h"
-#include "server/internal.h"
 #include "server/log.h"
+#include "server/udp.h"
+#include "server/worker.h"
 
 /* TCP: the same answer path as UDP, with the TCP context (no truncation to 512). */
 static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap)
@@ -20,9 +20,9 @@ static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t
 	worker_t *w = arg;
 	answer_info_t info = { 0 };
 	zonedb_read_lock();
-	size_t n = w->path->answer(w, zonedb_current(&w->srv->zones), q, len, out, cap, &w->ctx_tcp,
-				   &info);
-	zonedb_read_unlock(&w->srv->zones);
+	size_t n = w->responder->answer(zonedb_current(w->zones), q, len, out, cap, &w->ctx_tcp,
+					&info);
+	zonedb_read_unlock(w->zones);
 	return n;
 }
 
@@ -52,10 +52,10 @@ static void on_stop(uv_async_t *a)
 
 static void set_started(worker_t *w, int state)
 {
-	pthread_mutex_lock(&w->srv->start_lock);
+	pthread_mutex_lock(&w->all->start_lock);
 	w->started = state;
-	pthread_cond_broadcast(&w->srv->start_cond);
-	pthread_mutex_unlock(&w->srv->start_lock);
+	pthread_cond_broadcast(&w->all->start_cond);
+	pthread_mutex_unlock(&w->all->start_lock);
 }
 
 static int worker_setup(worker_t *w)
@@ -63,36 +63,43 @@ static int worker_setup(worker_t *w)
 	int rc = uv_loop_init(&w->loop);
 	if (rc < 0) {
 		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
-		return SHOAL_ESYSTEM;
+		return rc; /* libuv's: -errno */
 	}
 	w->loop_ready = true;
 	w->stop_async.data = w;
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
-		goto fail;
+		goto done;
 	w->async_ready = true;
-	for (size_t i = 0; i < w->udp_count; i++) {
+	socket_set_t *sockets = w->all->sockets;
+	size_t n = socket_set_addresses(sockets);
+	for (size_t i = 0; i < n; i++) {
+		w->udp_fds[i] = socket_set_udp(sockets, w->index, i);
 		w->udp_polls[i].data = w;
 		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
-			goto fail;
+			goto done;
+		w->udp_count++;
 		w->polls_ready++;
 		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
-			goto fail;
+			goto done;
 	}
-	if (w->tcp_count) {
-		int trc = tcp_server_start(&w->loop, w->tcp_fds, w->tcp_count, &w->srv->cfg->tcp,
-					   worker_tcp_answer, w, &w->stats->tcp, &w->tcp);
+	if (n) {
+		int fds[CONF_LISTEN_MAX];
+		for (size_t i = 0; i < n; i++)
+			fds[i] = socket_set_tcp(sockets, w->index, i);
+		int trc = tcp_server_start(&w->loop, fds, n, &w->all->cfg->tcp, worker_tcp_answer,
+					   w, &w->stats->tcp, &w->tcp);
+		/* on a system error (-errno) tcp_server_start has closed them */
+		if (trc == 0 || shoal_error_is_system(trc))
+			socket_set_tcp_handed(sockets, w->index);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
-			if (trc == SHOAL_ESYSTEM)
-				w->tcp_count = 0; /* closed by tcp_server_start */
 			return trc;
 		}
-		w->tcp_count = 0; /* the TCP server owns and closes them now */
 	}
 	return 0;
-fail:
+done:
 	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
-	return SHOAL_ESYSTEM;
+	return rc;
 }
 
 static void *worker_main(void *arg)
@@ -101,7 +108,7 @@ static void *worker_main(void *arg)
 	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
 	rcu_register_thread();
 	int rc = worker_setup(w);
-	set_started(w, rc < 0 ? -1 : 1);
+	set_started(w, rc < 0 ? rc : 1);
 	if (rc == 0)
 		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
 	/* on failure too: wait for the main thread's stop, then close what was opened */
@@ -127,109 +134,104 @@ static void nsid_init(worker_t *w, const conf_t *cfg)
 	w->ctx_udp.nsid_len = w->ctx_tcp.nsid_len = (uint16_t)len;
 }
 
-int workers_create(server_t *srv, char *err, size_t errlen)
+int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
+		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
-	const conf_t *cfg = srv->cfg;
-	srv->worker_count = cfg->threads;
-	srv->workers = calloc(srv->worker_count, sizeof(worker_t));
-	srv->stats = aligned_alloc(64, srv->worker_count * sizeof(worker_stats_t));
-	if (!srv->workers || !srv->stats) {
-		snprintf(err, errlen, "out of memory for %zu workers", srv->worker_count);
+	memset(ws, 0, sizeof(*ws));
+	ws->cfg = cfg;
+	ws->responder = responder;
+	ws->zones = zones;
+	ws->sockets = sockets;
+	pthread_mutex_init(&ws->start_lock, NULL);
+	pthread_cond_init(&ws->start_cond, NULL);
+	ws->sync_ready = true;
+	ws->count = cfg->threads;
+	ws->w = calloc(ws->count, sizeof(worker_t));
+	ws->stats = aligned_alloc(64, ws->count * sizeof(worker_stats_t));
+	if (!ws->w || !ws->stats) {
+		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
 		return SHOAL_ENOMEM;
 	}
-	memset(srv->stats, 0, srv->worker_count * sizeof(worker_stats_t));
+	memset(ws->stats, 0, ws->count * sizeof(worker_stats_t));
 	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
-		w->srv = srv;
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		w->all = ws;
 		w->index = (unsigned)i;
-		w->path = srv->path;
-		w->stats = &srv->stats[i];
+		w->responder = responder;
+		w->zones = zones;
+		w->stats = &ws->stats[i];
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
 		nsid_init(w, cfg);
-		if (udp_batch_new(w, answer_cap) < 0) {
+		if (!(w->batch = udp_batch_new(answer_cap))) {
 			snprintf(err, errlen, "out of memory for worker buffers");
 			return SHOAL_ENOMEM;
-		}
-		int rc = w->path->sockets_open(srv, w);
-		if (rc < 0) {
-			snprintf(err, errlen, "cannot open the UDP sockets (see above)");
-			return rc;
-		}
-		for (size_t j = 0; j < cfg->listen_count; j++) {
-			int fd = tcp_socket_open(&cfg->listen[j], err, errlen);
-			if (fd < 0)
-				return fd;
-			w->tcp_fds[w->tcp_count++] = fd;
 		}
 	}
 	return 0;
 }
 
-int workers_start(server_t *srv, char *err, size_t errlen)
+int workers_start(workers_t *ws, char *err, size_t errlen)
 {
 	/* workers take no signals: the main loop handles them all */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = 0;
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
 		int e = pthread_create(&w->thread, NULL, worker_main, w);
 		if (e) {
-			snprintf(err, errlen, "cannot start worker %zu: %s", i, strerror(e));
-			rc = SHOAL_ESYSTEM;
+			rc = -e;
+			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
 			break;
 		}
 		w->thread_started = true;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_mutex_lock(&srv->start_lock);
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
+	pthread_mutex_lock(&ws->start_lock);
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
 		while (w->thread_started && w->started == 0)
-			pthread_cond_wait(&srv->start_cond, &srv->start_lock);
+			pthread_cond_wait(&ws->start_cond, &ws->start_lock);
 		if (w->started < 0 && rc == 0) {
 			snprintf(err, errlen, "worker %zu failed to start (see above)", i);
-			rc = SHOAL_ESYSTEM;
+			rc = w->started;
 		}
 	}
-	pthread_mutex_unlock(&srv->start_lock);
+	pthread_mutex_unlock(&ws->start_lock);
 	return rc;
 }
 
-void workers_stop(server_t *srv)
+void workers_stop(workers_t *ws)
 {
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
 		if (w->thread_started && w->async_ready)
 			uv_async_send(&w->stop_async);
 	}
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
 		if (w->thread_started)
 			pthread_join(w->thread, NULL);
 		w->thread_started = false;
 	}
 }
 
-void workers_destroy(server_t *srv)
+void workers_destroy(workers_t *ws)
 {
-	if (!srv->workers)
-		return;
-	for (size_t i = 0; i < srv->worker_count; i++) {
-		worker_t *w = &srv->workers[i];
-		if (!w->path)
-			break; /* workers_create stopped before this one */
-		w->path->sockets_close(srv, w);
-		for (size_t j = 0; j < w->tcp_count; j++)
-			close(w->tcp_fds[j]);
-		w->tcp_count = 0;
-		udp_batch_free(w);
+	if (ws->w) {
+		for (size_t i = 0; i < ws->count; i++)
+			udp_batch_free(ws->w[i].batch);
 	}
-	free(srv->workers);
-	free(srv->stats);
-	srv->workers = NULL;
-	srv->stats = NULL;
+	free(ws->w);
+	free(ws->stats);
+	ws->w = NULL;
+	ws->stats = NULL;
+	if (ws->sync_ready) {
+		pthread_cond_destroy(&ws->start_cond);
+		pthread_mutex_destroy(&ws->start_lock);
+		ws->sync_ready = false;
+	}
 }

@@ -9,7 +9,8 @@
 #include <time.h>
 
 #include "proto/error.h"
-#include "zone/internal.h"
+#include "zone/load.h"
+#include "zone/zone.h"
 
 static const char usage[] =
 	"Usage: shoal-checkzone [OPTIONS] FILE ORIGIN\n"
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
 	};
 	counts_t c = { 0 };
 	bool stats = false;
-	zone_limits_t limits = { 0 };
+	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "qst:r:R:h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -169,9 +170,8 @@ int main(int argc, char **argv)
 	if (stats)
 		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record), "
 		       "RSS %ld KiB\n",
-		       took, z->node_count, zarena_size(z->arena) + sizeof(*z),
-		       (double)zarena_size(z->arena) / (double)(z->rr_count ? z->rr_count : 1),
-		       rss_kib());
+		       took, z->node_count, zone_memory(z) + sizeof(*z),
+		       (double)zone_memory(z) / (double)(z->rr_count ? z->rr_count : 1), rss_kib());
 	zone_free(z);
 	return 0;
 }

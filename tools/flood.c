@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "proto/error.h"
 #include "tools/flood.h"
 
 #define DEFAULT_DURATION 10.0 /* seconds, when neither -l nor -n is given */
@@ -353,7 +354,8 @@ int main(int argc, char **argv)
 	int failed = 0;
 	for (unsigned i = 0; i < o.threads; i++) {
 		if (th[i].error && !failed) {
-			fprintf(stderr, "shoal-flood: thread %u: %s\n", i, strerror(th[i].error));
+			fprintf(stderr, "shoal-flood: thread %u: %s\n", i,
+				shoal_strerror(th[i].error));
 			failed = 1;
 		}
 	}

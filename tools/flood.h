@@ -91,7 +91,7 @@ typedef struct flood_thread {
 	unsigned inflight;        /* outstanding queries allowed per socket */
 	uint64_t start_ns;        /* common start, CLOCK_MONOTONIC */
 	uint64_t send_end_ns;     /* stop sending here; UINT64_MAX = by count only */
-	int error;                /* 0, or a setup failure (errno) */
+	int error;                /* 0, or a setup failure (-errno) */
 	pthread_barrier_t *ready; /* setup done / start time set (flood_thread_ready) */
 	flood_stats_t stats __attribute__((aligned(64)));
 } flood_thread_t;

@@ -8,7 +8,7 @@
 #include "proto/wire.h"
 #include "tools/flood.h"
 
-/* The N of an NSID ending in "/N" (DESIGN.md: "<identity>/<thread index>"), or -1. */
+/* The N of an NSID ending in "/N" (shoald's "<identity>/<thread index>"), or -1. */
 static int nsid_thread_index(const uint8_t *nsid, uint16_t len)
 {
 	int n = 0;

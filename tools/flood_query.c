@@ -79,7 +79,7 @@ static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 		size_t cap = l->cap ? l->cap * 2 : 1024;
 		size_t *off = realloc(l->offsets, cap * sizeof(*off));
 		if (!off)
-			goto nomem;
+			goto done;
 		l->offsets = off;
 		l->cap = cap;
 	}
@@ -87,7 +87,7 @@ static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 		size_t cap = l->arena_cap ? l->arena_cap * 2 : 64 * QUERY_MAX;
 		uint8_t *a = realloc(l->qs->arena, cap);
 		if (!a)
-			goto nomem;
+			goto done;
 		l->qs->arena = a;
 		l->arena_cap = cap;
 	}
@@ -100,7 +100,7 @@ static int add_query(loader_t *l, const flood_opts_t *o, const char *name_text,
 	l->offsets[l->qs->count++] = l->arena_used;
 	l->arena_used += (size_t)len;
 	return 0;
-nomem:
+done:
 	fprintf(stderr, "shoal-flood: out of memory\n");
 	return -1;
 }

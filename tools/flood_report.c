@@ -1,6 +1,7 @@
 /* shoal-flood's final report: totals, latency percentiles, rcodes, NSID spreading; text or JSON. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,17 +41,6 @@ void flood_stats_sum(flood_stats_t *sum, const flood_thread_t *threads, unsigned
 		if (!sum->nsid_sample[0])
 			memcpy(sum->nsid_sample, t->stats.nsid_sample, sizeof(sum->nsid_sample));
 	}
-}
-
-static const char *rcode_name(unsigned r, char *buf, size_t cap)
-{
-	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-					     "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET",
-					     "NXRRSET", "NOTAUTH", "NOTZONE" };
-	if (r < sizeof(names) / sizeof(names[0]))
-		return names[r];
-	snprintf(buf, cap, "RCODE%u", r);
-	return buf;
 }
 
 /* What the report needs, computed once for both formats. */
@@ -100,30 +90,136 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
+/*
+ * The figures of the report, in the order the text gives them; the JSON
+ * has the same, keyed. label: the text's (11 columns wide); key: the
+ * JSON's; counter: the flood_stats_t field the kind reads, if any.
+ */
+enum field_kind {
+	FIELD_COUNT,   /* a counter */
+	FIELD_LOSS,    /* a counter, and in the text its share of sent */
+	FIELD_QPS,     /* answers per second */
+	FIELD_LATENCY, /* the percentiles and the largest, in milliseconds */
+	FIELD_RCODES,  /* answers by rcode, zeros left out */
+	FIELD_RARE,    /* a counter the text shows, on one line with the RARE ones
+			  next to it, only when one of them is not zero */
+};
+
+typedef struct report_field {
+	const char *label;
+	const char *key;
+	enum field_kind kind;
+	size_t counter; /* offsetof(flood_stats_t, ...) */
+} report_field_t;
+
+#define COUNTER(field) offsetof(flood_stats_t, field)
+static const report_field_t report_fields[] = {
+	{ "sent", "sent", FIELD_COUNT, COUNTER(sent) },
+	{ "answered", "answered", FIELD_COUNT, COUNTER(answered) },
+	{ "lost", "lost", FIELD_LOSS, COUNTER(lost) },
+	{ "qps", "qps", FIELD_QPS, 0 },
+	{ "latency ms", "latency_ms", FIELD_LATENCY, 0 },
+	{ "rcodes", "rcodes", FIELD_RCODES, COUNTER(rcode) },
+	{ "truncated", "truncated", FIELD_COUNT, COUNTER(truncated) },
+	{ "unexpected", "unexpected", FIELD_RARE, COUNTER(unexpected) },
+	{ "send errors", "send_errors", FIELD_RARE, COUNTER(send_errors) },
+	{ "icmp refused", "icmp_refused", FIELD_RARE, COUNTER(refused_icmp) },
+};
+#define REPORT_FIELDS (sizeof(report_fields) / sizeof(report_fields[0]))
+
+/* The counter a field reads (for RCODES, the first of 16). */
+static const _Atomic uint64_t *field_counter(const report_field_t *fd, const flood_stats_t *s)
+{
+	return (const _Atomic uint64_t *)((const char *)s + fd->counter);
+}
+
+static void text_field(const report_field_t *fd, const flood_stats_t *s, const figures_t *f)
+{
+	const _Atomic uint64_t *c = field_counter(fd, s);
+	char name[DNS_RCODE_TEXT_MAX];
+	switch (fd->kind) {
+	case FIELD_COUNT:
+		printf("  %-11s %llu\n", fd->label, (unsigned long long)LOAD(*c));
+		break;
+	case FIELD_LOSS:
+		printf("  %-11s %llu (%.3f%%)\n", fd->label, (unsigned long long)LOAD(*c),
+		       100 * ratio(LOAD(*c), LOAD(s->sent)));
+		break;
+	case FIELD_QPS:
+		printf("  %-11s %.1f\n", fd->label, f->qps);
+		break;
+	case FIELD_LATENCY:
+		printf("  %-11s p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n", fd->label,
+		       f->p50, f->p90, f->p99, f->p999, f->max);
+		break;
+	case FIELD_RCODES:
+		printf("  %-11s", fd->label);
+		for (unsigned r = 0; r < 16; r++)
+			if (LOAD(c[r]))
+				printf(" %s %llu", dns_rcode_name(r, name),
+				       (unsigned long long)LOAD(c[r]));
+		printf("\n");
+		break;
+	case FIELD_RARE: {
+		/* the first of a run of RARE fields prints the run */
+		if (fd > report_fields && fd[-1].kind == FIELD_RARE)
+			break;
+		const report_field_t *end = fd, *last = report_fields + REPORT_FIELDS;
+		bool any = false;
+		for (; end < last && end->kind == FIELD_RARE; end++)
+			any |= LOAD(*field_counter(end, s)) != 0;
+		for (const report_field_t *r = fd; any && r < end; r++)
+			printf("  %-11s %llu", r->label,
+			       (unsigned long long)LOAD(*field_counter(r, s)));
+		if (any)
+			printf("\n");
+		break;
+	}
+	}
+}
+
+static void json_field(const report_field_t *fd, const flood_stats_t *s, const figures_t *f)
+{
+	const _Atomic uint64_t *c = field_counter(fd, s);
+	char name[DNS_RCODE_TEXT_MAX];
+	printf(",\"%s\":", fd->key);
+	switch (fd->kind) {
+	case FIELD_COUNT:
+	case FIELD_LOSS:
+	case FIELD_RARE:
+		printf("%llu", (unsigned long long)LOAD(*c));
+		break;
+	case FIELD_QPS:
+		printf("%.1f", f->qps);
+		break;
+	case FIELD_LATENCY:
+		printf("{\"p50\":%.4f,\"p90\":%.4f,\"p99\":%.4f,\"p99.9\":%.4f,\"max\":%.4f}",
+		       f->p50, f->p90, f->p99, f->p999, f->max);
+		break;
+	case FIELD_RCODES: {
+		const char *sep = "";
+		printf("{");
+		for (unsigned r = 0; r < 16; r++) {
+			if (LOAD(c[r])) {
+				printf("%s\"%s\":%llu", sep, dns_rcode_name(r, name),
+				       (unsigned long long)LOAD(c[r]));
+				sep = ",";
+			}
+		}
+		printf("}");
+		break;
+	}
+	}
+}
+
 static void report_text(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
 {
-	uint64_t sent = LOAD(s->sent), answered = LOAD(s->answered), lost = LOAD(s->lost);
-	char buf[16];
+	uint64_t answered = LOAD(s->answered);
 	printf("shoal-flood: %s port %u, %s, %u thread%s x %u %s, %.2f s\n", o->server_text,
 	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->threads == 1 ? "" : "s",
 	       o->sockets, o->tcp_pipeline ? "connections" : "sockets", f->secs);
-	printf("  sent        %llu\n", (unsigned long long)sent);
-	printf("  answered    %llu\n", (unsigned long long)answered);
-	printf("  lost        %llu (%.3f%%)\n", (unsigned long long)lost, 100 * ratio(lost, sent));
-	printf("  qps         %.1f\n", f->qps);
-	printf("  latency ms  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n", f->p50, f->p90,
-	       f->p99, f->p999, f->max);
-	printf("  rcodes     ");
-	for (unsigned r = 0; r < 16; r++)
-		if (LOAD(s->rcode[r]))
-			printf(" %s %llu", rcode_name(r, buf, sizeof(buf)),
-			       (unsigned long long)LOAD(s->rcode[r]));
-	printf("\n  truncated   %llu\n", (unsigned long long)LOAD(s->truncated));
-	if (LOAD(s->unexpected) || LOAD(s->send_errors) || LOAD(s->refused_icmp))
-		printf("  unexpected  %llu  send errors %llu  icmp refused %llu\n",
-		       (unsigned long long)LOAD(s->unexpected),
-		       (unsigned long long)LOAD(s->send_errors),
-		       (unsigned long long)LOAD(s->refused_icmp));
+	for (size_t i = 0; i < REPORT_FIELDS; i++)
+		text_field(&report_fields[i], s, f);
 	if (!o->nsid)
 		return;
 	printf("  nsid        %s\n", s->nsid_sample[0] ? s->nsid_sample : "(none)");
@@ -165,30 +261,12 @@ static void json_string(const char *text)
 
 static void report_json(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
 {
-	char buf[16];
 	printf("{\"server\":");
 	json_string(o->server_text);
 	printf(",\"port\":%u,\"transport\":\"%s\",\"threads\":%u,\"sockets\":%u,\"seconds\":%.6f",
 	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->sockets, f->secs);
-	printf(",\"sent\":%llu,\"answered\":%llu,\"lost\":%llu,\"qps\":%.1f",
-	       (unsigned long long)LOAD(s->sent), (unsigned long long)LOAD(s->answered),
-	       (unsigned long long)LOAD(s->lost), f->qps);
-	printf(",\"unexpected\":%llu,\"send_errors\":%llu,\"icmp_refused\":%llu,\"truncated\":%llu",
-	       (unsigned long long)LOAD(s->unexpected), (unsigned long long)LOAD(s->send_errors),
-	       (unsigned long long)LOAD(s->refused_icmp), (unsigned long long)LOAD(s->truncated));
-	printf(",\"latency_ms\":{\"p50\":%.4f,\"p90\":%.4f,\"p99\":%.4f,\"p99.9\":%.4f,"
-	       "\"max\":%.4f}",
-	       f->p50, f->p90, f->p99, f->p999, f->max);
-	printf(",\"rcodes\":{");
-	const char *sep = "";
-	for (unsigned r = 0; r < 16; r++) {
-		if (LOAD(s->rcode[r])) {
-			printf("%s\"%s\":%llu", sep, rcode_name(r, buf, sizeof(buf)),
-			       (unsigned long long)LOAD(s->rcode[r]));
-			sep = ",";
-		}
-	}
-	printf("}");
+	for (size_t i = 0; i < REPORT_FIELDS; i++)
+		json_field(&report_fields[i], s, f);
 	if (o->nsid) {
 		printf(",\"nsid\":{\"sample\":");
 		json_string(s->nsid_sample);

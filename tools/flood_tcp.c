@@ -89,21 +89,21 @@ static unsigned conn_open(tworker_t *w, tconn_t *c, unsigned n, uint64_t now)
 	const flood_opts_t *o = w->o;
 	c->fd = socket(o->server.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
-		goto fail;
+		goto done;
 	int one = 1;
 	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(c->fd, (const struct sockaddr *)&o->server, o->server_len) < 0 &&
 	    errno != EINPROGRESS)
-		goto fail;
+		goto done;
 	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = c };
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
-		goto fail;
+		goto done;
 	fill_queries(w, c, n);
 	c->state = CONN_CONNECTING;
 	c->start_ns = now;
 	w->active++;
 	return n;
-fail:
+done:
 	if (errno == ECONNREFUSED)
 		flood_add(&w->t->stats.refused_icmp, 1);
 	else
@@ -204,16 +204,16 @@ static int setup(tworker_t *w, flood_thread_t *t)
 	w->next_query = t->queries->count * t->index / w->o->threads;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0)
-		return errno;
+		return -errno;
 	w->conns = calloc(w->nconns, sizeof(*w->conns));
 	w->events = calloc(w->nconns, sizeof(*w->events));
 	if (!w->conns || !w->events)
-		return ENOMEM;
+		return -ENOMEM;
 	for (unsigned i = 0; i < w->nconns; i++) {
 		w->conns[i].fd = -1;
 		w->conns[i].out = malloc((size_t)w->o->tcp_pipeline * QUERY_ROOM);
 		if (!w->conns[i].out)
-			return ENOMEM;
+			return -ENOMEM;
 	}
 	return 0;
 }

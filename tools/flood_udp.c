@@ -68,14 +68,14 @@ static int open_socket(uworker_t *w, usock_t *s, unsigned limit)
 	const flood_opts_t *o = w->o;
 	s->fd = socket(o->server.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
-		return errno;
+		return -errno;
 	/* Room for a whole window of answers; the kernel caps it at rmem_max. */
 	int rcvbuf = 1 << 20;
 	(void)setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	/* connect(): the kernel picks the source port, filters other senders, and
 	 * sendmmsg needs no address per message. */
 	if (connect(s->fd, (const struct sockaddr *)&o->server, o->server_len) < 0)
-		return errno;
+		return -errno;
 	unsigned bits = 0;
 	while ((1u << bits) < limit)
 		bits++;
@@ -83,7 +83,7 @@ static int open_socket(uworker_t *w, usock_t *s, unsigned limit)
 	s->slots = calloc((size_t)1 << bits, sizeof(*s->slots));
 	s->free = calloc(limit, sizeof(*s->free));
 	if (!s->slots || !s->free)
-		return ENOMEM;
+		return -ENOMEM;
 	for (uint32_t i = 0; i < limit; i++)
 		s->free[i] = limit - 1 - i;
 	s->nfree = limit;
@@ -91,7 +91,7 @@ static int open_socket(uworker_t *w, usock_t *s, unsigned limit)
 	s->nsid_thread = -1;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
-		return errno;
+		return -errno;
 	return 0;
 }
 
@@ -107,7 +107,7 @@ static int setup(uworker_t *w, flood_thread_t *t)
 	w->next_query = t->queries->count * t->index / (o->threads ? o->threads : 1);
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0)
-		return errno;
+		return -errno;
 	unsigned b = o->batch;
 	w->rbuf_size = o->edns > 4096 ? o->edns : 4096;
 	w->socks = calloc(w->nsocks, sizeof(*w->socks));
@@ -120,7 +120,7 @@ static int setup(uworker_t *w, flood_thread_t *t)
 	w->events = calloc(w->nsocks, sizeof(*w->events));
 	if (!w->socks || !w->smsg || !w->rmsg || !w->siov || !w->riov || !w->sid || !w->rbuf ||
 	    !w->events)
-		return ENOMEM;
+		return -ENOMEM;
 	for (unsigned i = 0; i < w->nsocks; i++)
 		w->socks[i].fd = -1;
 	for (unsigned i = 0; i < w->nsocks; i++) {

@@ -9,25 +9,28 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "server/control.h"
+
 /* the control path the example configuration and the man pages give shoald */
 #define SHOALCTL_DEFAULT_SOCKET RUNSTATEDIR "/shoald.ctl"
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: shoalctl [-s PATH] COMMAND [ARG]\n"
-		"Send COMMAND to shoald's control socket and print the reply.\n\n"
-		"  -s, --socket PATH   control socket (default " SHOALCTL_DEFAULT_SOCKET ")\n"
-		"  -h, --help          print this help and exit\n"
-		"  -V, --version       print the version and exit\n\n"
-		"Commands:\n"
-		"  status              version, threads, socket mode, uptime, zones\n"
-		"  stats               counters as JSON: totals and one entry per thread\n"
-		"  reload [ZONE]       reload every zone, or ZONE; errors name FILE:LINE\n"
-		"  zone-status         serial, records, load time and last error of each zone\n"
-		"  stop                stop the server\n\n"
-		"Exit status: 0 when the server answered ok, 1 when it reported an error,\n"
-		"2 on a usage error or when the server cannot be reached. See shoalctl(8).\n");
+	fprintf(out, "Usage: shoalctl [-s PATH] COMMAND [ARG]\n"
+		     "Send COMMAND to shoald's control socket and print the reply.\n\n"
+		     "  -s, --socket PATH   control socket (default " SHOALCTL_DEFAULT_SOCKET ")\n"
+		     "  -h, --help          print this help and exit\n"
+		     "  -V, --version       print the version and exit\n\n"
+		     "Commands:\n");
+	char head[64];
+	/* the server's own list of commands */
+#define COMMAND_HELP(id, name, rule, arg, help)             \
+	control_usage(head, sizeof(head), name, rule, arg); \
+	fprintf(out, "  %-19s %s\n", head, help);
+	CONTROL_COMMANDS(COMMAND_HELP)
+#undef COMMAND_HELP
+	fprintf(out, "\nExit status: 0 when the server answered ok, 1 when it reported an error,\n"
+		     "2 on a usage error or when the server cannot be reached. See shoalctl(8).\n");
 }
 
 /* Write all of buf, retrying short writes. Returns 0 or -1. */

@@ -7,7 +7,7 @@
 #include "proto/rdata.h"
 #include "proto/response.h"
 #include "zone/answer.h"
-#include "zone/internal.h"
+#include "zone/zone.h"
 
 /*
  * CNAMEs (real or synthesised from a DNAME) followed inside one zone: like

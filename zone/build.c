@@ -152,10 +152,8 @@ zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, v
 
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits)
 {
-	uint32_t types = limits ? limits->max_types_per_name : 0;
-	uint32_t records = limits ? limits->max_records_per_type : 0;
-	b->max_types = types ? types : ZONE_MAX_TYPES_DEFAULT;
-	b->max_records = records ? records : ZONE_MAX_RECORDS_DEFAULT;
+	b->max_types = limits ? limits->max_types_per_name : ZONE_MAX_TYPES_DEFAULT;
+	b->max_records = limits ? limits->max_records_per_type : ZONE_MAX_RECORDS_DEFAULT;
 	/* the store counts a name's RRsets in 16 bits */
 	if (b->max_types > ZONE_LIMIT_MAX)
 		b->max_types = ZONE_LIMIT_MAX;
@@ -1070,10 +1068,10 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	int err = SHOAL_ENOMEM;
 	znode_t *nodes = zarena_alloc(z->arena, count * sizeof(*nodes));
 	if (!nodes)
-		goto fail;
+		goto done;
 	memset(nodes, 0, count * sizeof(*nodes));
 	if ((err = fill_nodes(b, z->arena, d, recs, nodes, count)) < 0)
-		goto fail;
+		goto done;
 	link_nodes(nodes, count);
 	z->nodes = nodes;
 	z->node_count = count;
@@ -1082,7 +1080,7 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	z->loaded_at = time(NULL);
 	z->refs = 1;
 	if ((err = build_hash(z, z->arena)) < 0)
-		goto fail;
+		goto done;
 	if (!znode_rrset(z->apex, DNS_TYPE_NS)) {
 		/* Knot warns and NSD is silent; both serve the zone (RFC 1034 4.2.1 wants NS) */
 		zone_report(b->msg, b->msg_arg, false, b->file, 0,
@@ -1090,17 +1088,17 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	}
 	check_glue(b, z, d, recs);
 	if ((err = build_neg_soa(z, z->arena)) < 0)
-		goto fail;
+		goto done;
 	if ((err = zone_dnssec_build(z, z->arena, b->msg, b->msg_arg, b->file)) < 0)
-		goto fail;
+		goto done;
 	if (b->failed) {
 		err = SHOAL_EZONE;
-		goto fail;
+		goto done;
 	}
 	zarena_trim(z->arena);
 	*out = z;
 	return 0;
-fail:
+done:
 	zone_free(z);
 	return err;
 }

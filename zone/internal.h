@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zone/load.h"
 #include "zone/zone.h"
+#include "zone/zonedb.h"
 
 /*
  * A bump allocator: a few big blocks per zone, freed together. Not
@@ -34,6 +36,12 @@ size_t zarena_size(const zarena_t *a);
 void zone_huge_pages(void *p, size_t n);
 
 /*
+ * Make the array *p of *cap elements of elem octets hold at least need,
+ * doubling. False (and *p unchanged) when out of memory.
+ */
+bool zone_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/*
  * Report a message about a zone file through fn: "FILE:LINE: text", or
  * "FILE: text" when line is 0. printf-style.
  */
@@ -52,7 +60,7 @@ typedef struct zbuild zbuild_t;
  */
 zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg);
 
-/* Bound what one name may hold (see zone_limits_t); NULL or 0 fields: the defaults. */
+/* Bound what one name may hold (see zone_limits_t); NULL: the defaults. */
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits);
 
 /*
@@ -98,15 +106,6 @@ int zbuild_finish(zbuild_t *b, zone_t **out);
 
 void zbuild_free(zbuild_t *b);
 
-/* Which reader turns master file text into records (zone_load_set_reader). */
-enum zone_reader {
-	ZONE_READER_ZSCANNER, /* Knot's zone scanner, libzscanner: the default */
-	ZONE_READER_LDNS,     /* ldns, the reference the other is tested against */
-};
-
-/* Choose the reader of the loads that start afterwards; not while one runs. */
-void zone_load_set_reader(enum zone_reader reader);
-
 #define LOAD_MAX_ERRORS  50   /* stop reading a hopeless file after this many */
 #define LOAD_DEFAULT_TTL 3600 /* without $TTL, as NSD does */
 
@@ -129,6 +128,7 @@ typedef struct loader {
 	void *msg_arg;
 	struct ldns_struct_buffer *rdata; /* the ldns reader's RDATA buffer, or NULL */
 	int errors;
+	zone_limits_t limits;
 	load_budget_t *budget;
 } loader_t;
 
@@ -187,20 +187,5 @@ void zone_load_set_threads(int n, size_t split_min);
  * `file`. Returns 0 or SHOAL_ENOMEM.
  */
 int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file);
-
-/*
- * The zone of db that holds name (lowercase wire), longest match first
- * (label stripping over a hash of the apexes), or NULL. Read-only; any
- * thread inside rcu_read_lock; no allocation.
- */
-const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name);
-
-/*
- * zonedb_find, telling apart a name in no configured zone (*configured
- * false) from one whose longest-matching zone is configured but did not
- * load (NULL with *configured true: NSD and Knot answer SERVFAIL).
- * configured may be NULL.
- */
-const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
 
 #endif

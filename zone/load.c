@@ -22,25 +22,15 @@
 #include "proto/error.h"
 #include "zone/internal.h"
 
+/* ldns's common.h turns bool into signed char when config.h lacks HAVE_STDBOOL_H */
+_Static_assert((bool)0x100, "bool must be C's _Bool, not ldns's signed char");
+
 #define LOAD_INCLUDE_DEPTH 8          /* $INCLUDE nesting; deeper is most likely a loop */
 #define LOAD_READ_CHUNK    (4u << 20) /* octets per read(): a cancel is seen between two */
 
-/*
- * What every load may read (zone_load_set_limits; written before loads
- * start, read-only while they run), and the flag that stops loads in
- * progress (zone_load_cancel; any thread, hence atomic).
- */
-static zone_load_limits_t load_limits = { ZONE_LOAD_MAX_OCTETS_DEFAULT,
-					  ZONE_LOAD_MAX_INCLUDES_DEFAULT };
+/* What stops loads in progress (zone_load_cancel; any thread, hence atomic). */
 static bool load_cancelled;
 static enum zone_reader load_reader = ZONE_READER_ZSCANNER;
-
-void zone_load_set_limits(const zone_load_limits_t *limits)
-{
-	load_limits = limits ? *limits
-			     : (zone_load_limits_t){ ZONE_LOAD_MAX_OCTETS_DEFAULT,
-						     ZONE_LOAD_MAX_INCLUDES_DEFAULT };
-}
 
 void zone_load_cancel(bool cancel)
 {
@@ -106,10 +96,10 @@ int zload_include(loader_t *L, const char *file, unsigned line, const char *path
 	}
 	/* a few octets of $INCLUDEs nested a few deep ask for 10^5 reads: count them */
 	if (__atomic_add_fetch(&L->budget->includes, 1, __ATOMIC_RELAXED) >
-	    load_limits.max_includes) {
+	    L->limits.max_includes) {
 		zone_report(L->msg, L->msg_arg, true, file, line,
 			    "more than %u $INCLUDE directives in the zone (max-zone-includes)",
-			    (unsigned)load_limits.max_includes);
+			    (unsigned)L->limits.max_includes);
 		L->errors++;
 		zbuild_fail(L->b);
 		return 0;
@@ -662,6 +652,7 @@ static int load_parallel(loader_t *L, const char *file, char **textp, const size
 				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg,
 						      &st[k].msgs),
 				      .rdata = ldns ? ldns_buffer_new(1024) : NULL,
+				      .limits = L->limits,
 				      .budget = L->budget };
 		if (!ldns)
 			memcpy(st[k].zorigin, zorig, name_length(zorig));
@@ -696,7 +687,7 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 		     include_site_t from)
 {
 	uint64_t used = __atomic_load_n(&L->budget->octets, __ATOMIC_RELAXED);
-	uint64_t room = used < load_limits.max_octets ? load_limits.max_octets - used : 0;
+	uint64_t room = used < L->limits.max_octets ? L->limits.max_octets - used : 0;
 	size_t size = 0;
 	char why[256];
 	char *text = read_whole(file, room, &size, why, sizeof(why));
@@ -757,12 +748,15 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	if (name_to_text(origin, text, sizeof(text)) < 0)
 		return SHOAL_EINVAL;
 	load_budget_t budget = { 0 };
-	loader_t L = { .msg = msg, .msg_arg = msg_arg, .budget = &budget };
+	loader_t L = { .msg = msg,
+		       .msg_arg = msg_arg,
+		       .limits = limits ? *limits : (zone_limits_t)ZONE_LIMITS_DEFAULT,
+		       .budget = &budget };
 	L.b = zbuild_new(file, origin, msg, msg_arg);
 	int err = SHOAL_ENOMEM;
 	if (!L.b)
 		goto done;
-	zbuild_set_limits(L.b, limits);
+	zbuild_set_limits(L.b, &L.limits);
 	err = load_file(&L, file, origin, 0, (include_site_t){ NULL, 0 });
 	if (err == SHOAL_ETIMEOUT)
 		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");

@@ -194,6 +194,26 @@ size_t zarena_size(const zarena_t *a)
 	return a ? a->total : 0;
 }
 
+size_t zone_memory(const zone_t *z)
+{
+	return zarena_size(z->arena);
+}
+
+bool zone_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
 /* ---- messages ---- */
 
 void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, unsigned line,
@@ -324,4 +344,19 @@ void zone_free(zone_t *z)
 		return;
 	zarena_free(z->arena);
 	free(z);
+}
+
+const zone_t *zone_ref(const zone_t *z)
+{
+	/* the caller's own hold keeps the count above 0: no ordering needed */
+	__atomic_fetch_add(&((zone_t *)z)->refs, 1, __ATOMIC_RELAXED);
+	return z;
+}
+
+void zone_unref(const zone_t *z)
+{
+	zone_t *m = (zone_t *)z;
+	/* release: this thread's reads of the zone come before the free on another */
+	if (m && __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL) == 1)
+		zone_free(m);
 }

@@ -9,7 +9,6 @@
 
 #include "proto/name.h"
 #include "proto/rrset.h"
-#include "zone/zonedb.h"
 
 /* Per node flags, set when the store is built (never at query time). */
 enum znode_flag {
@@ -87,8 +86,10 @@ typedef struct zone_nsec3 {
 } zone_nsec3_t;
 
 /*
- * A compiled zone. Immutable once built; shared between zone sets by a
- * reference count that only the loading thread touches (zonedb.c).
+ * A compiled zone. Immutable once built, except for refs: every zone set
+ * that serves it holds a reference, and so may any thread that keeps using
+ * it outside a read-side section (a zone transfer streaming it for
+ * seconds must not hold up synchronize_rcu); see zone_ref.
  */
 typedef struct zone {
 	const znode_t *apex;
@@ -106,26 +107,34 @@ typedef struct zone {
 	uint32_t serial;
 	size_t rr_count;
 	time_t loaded_at;
-	unsigned refs;
+	unsigned refs; /* atomic: zone_ref, zone_unref */
 	struct zarena *arena;
 } zone_t;
 
 /* The process-wide SipHash key for name_hash, drawn once from randombytes. */
 const uint8_t *zone_hash_key(void);
 
-/*
- * Load the master file `file` for the zone `origin` (uncompressed wire,
- * any case), check it and compile it; limits may be NULL (the defaults).
- * Messages ("FILE:LINE: text") go to msg. Returns 0 and *out (refs = 1,
- * caller frees with zone_free), or SHOAL_EZONE (content errors, all
- * reported), SHOAL_EIO (unreadable file) or SHOAL_ENOMEM. Allocates
- * freely; one thread.
- */
-int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits, zone_msg_fn msg,
-	      void *msg_arg, zone_t **out);
-
 /* Free a zone and everything it owns (ignores refs). NULL is fine. */
 void zone_free(zone_t *z);
+
+/* Octets the zone's store took from malloc (its arena; not the zone_t itself). */
+size_t zone_memory(const zone_t *z);
+
+/*
+ * Take a reference to z and return it. Any thread, as long as z cannot go
+ * meanwhile: inside the read-side section of a published set that serves
+ * z, or while holding another reference. The zone then stays whole after
+ * the section ends and after the sets that served it are freed, until the
+ * matching zone_unref.
+ */
+const zone_t *zone_ref(const zone_t *z);
+
+/*
+ * Drop a reference; the last one frees the zone, on the calling thread.
+ * Any thread; NULL is fine. The count is the one mutable field of a zone,
+ * hence the cast inside: callers hold zones as const.
+ */
+void zone_unref(const zone_t *z);
 
 /*
  * The node with exactly `name` (lowercase wire) whose name_hash is `hash`,

@@ -7,14 +7,17 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "proto/serial.h"
 #include "zone/internal.h"
+#include "zone/journal.h"
 
 typedef struct zentry {
 	char name[NAME_TEXT_MAX];  /* presentation form with the final dot */
 	uint8_t apex[NAME_MAXLEN]; /* lowercase wire form */
 	uint8_t apex_len;
 	char *file;
-	zone_t *zone; /* the version served, or NULL */
+	zone_t *zone;       /* the version served, or NULL */
+	journal_t *journal; /* shared with the sets before and after */
 	char last_error[512];
 } zentry_t;
 
@@ -94,6 +97,46 @@ static int build_apex_hash(zonedb_t *db)
 	return 0;
 }
 
+/*
+ * A reload brought `now` where `was` was served: record the changes in
+ * the journal for IXFR when the serial went forward (RFC 1982); otherwise
+ * the history no longer leads to what is served, and goes.
+ */
+static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, zone_msg_fn msg,
+			  void *msg_arg)
+{
+	journal_info_t ji;
+	journal_get_info(e->journal, &ji);
+	if (ji.max_octets == 0 || was == now)
+		return;
+	changeset_t *cs = NULL;
+	int err = changeset_diff(was, now, ji.max_octets, &cs);
+	if (err < 0) {
+		zone_report(msg, msg_arg, false, e->file, 0,
+			    "the changes from serial %u to %u %s: "
+			    "secondaries will transfer the whole zone",
+			    was->serial, now->serial,
+			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
+						: "found no memory");
+		journal_clear(e->journal);
+		return;
+	}
+	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
+	if (serial_gt(now->serial, was->serial)) {
+		journal_add(e->journal, cs);
+		return;
+	}
+	changeset_unref(cs);
+	if (!changed && now->serial == was->serial)
+		return; /* the same version read again */
+	zone_report(msg, msg_arg, false, e->file, 0,
+		    "the serial went from %u to %u, not forward "
+		    "(RFC 1982)%s",
+		    was->serial, now->serial,
+		    changed ? ": secondaries will not see the changes" : "");
+	journal_clear(e->journal);
+}
+
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
 		 zone_msg_fn msg, void *msg_arg, zonedb_t **out)
 {
@@ -126,10 +169,15 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		}
 		name_to_text(e->apex, e->name, sizeof(e->name));
 		const zentry_t *prev = find_entry(old, e->apex);
+		e->journal = prev ? journal_ref(prev->journal) : journal_new(ZONE_JOURNAL_DEFAULT);
+		if (!e->journal) {
+			rc = SHOAL_ENOMEM;
+			db->count++;
+			break;
+		}
 		if (prev && prev->zone && only && !name_equal(only_apex, e->apex)) {
 			/* not asked to reload: share the version being served */
-			e->zone = prev->zone;
-			e->zone->refs++;
+			e->zone = (zone_t *)zone_ref(prev->zone);
 			memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
 			e->apex_len = (uint8_t)len;
 			continue;
@@ -137,6 +185,8 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		e->apex_len = (uint8_t)len;
 		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
 		int err = zone_load(e->file, e->apex, &specs[i].limits, tap_msg, &tap, &e->zone);
+		if (err == 0 && prev && prev->zone)
+			record_change(e, prev->zone, e->zone, msg, msg_arg);
 		if (err == 0)
 			continue;
 		if (e->last_error[0] == '\0')
@@ -144,8 +194,7 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 				 shoal_strerror(err));
 		if (prev && prev->zone) {
 			/* a failed reload keeps serving the old version */
-			e->zone = prev->zone;
-			e->zone->refs++;
+			e->zone = (zone_t *)zone_ref(prev->zone);
 		} else {
 			rc = SHOAL_EZONE;
 		}
@@ -180,8 +229,8 @@ void zonedb_free(zonedb_t *db)
 		return;
 	for (size_t i = 0; i < db->count; i++) {
 		zentry_t *e = &db->entries[i];
-		if (e->zone && --e->zone->refs == 0)
-			zone_free(e->zone);
+		zone_unref(e->zone);
+		journal_unref(e->journal);
 		free(e->file);
 	}
 	free(db->entries);
@@ -207,6 +256,12 @@ void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 		info->loaded_at = e->zone->loaded_at;
 	}
 	snprintf(info->last_error, sizeof(info->last_error), "%s", e->last_error);
+}
+
+journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
+{
+	const zentry_t *e = find_entry(db, apex);
+	return e ? e->journal : NULL;
 }
 
 const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)

@@ -7,47 +7,22 @@
 #include <stdint.h>
 #include <time.h>
 
-/*
- * Bounds on what one zone file may put at one name, as BIND's
- * max-types-per-name and max-records-per-type (a type and its signatures
- * count as two types). 0 means the default. The store counts RRsets per
- * name in 16 bits, so neither may pass ZONE_LIMIT_MAX.
- */
-typedef struct zone_limits {
-	uint32_t max_types_per_name;
-	uint32_t max_records_per_type;
-} zone_limits_t;
-
-/*
- * Defaults: BIND's 100 types (about 90 types are in use; a signed name with
- * 50 of them is far beyond any real zone); 1000 records per RRset, not
- * BIND's 100, because an authoritative zone holds its own address pools and
- * TXT sets, and a set too big to answer is refused apart (it must fit one
- * 65535-octet TCP message with its signatures, about 4000 A records).
- */
-#define ZONE_MAX_TYPES_DEFAULT   100
-#define ZONE_MAX_RECORDS_DEFAULT 1000
-#define ZONE_LIMIT_MAX           65535
+#include "zone/load.h"
 
 /* A zone to serve, as configured. Strings belong to the caller. */
 typedef struct zone_spec {
-	const char *name; /* presentation format, "example.com" or "example.com." */
-	const char *file; /* path of the RFC 1035 master file */
-	zone_limits_t limits;
+	const char *name;     /* presentation format, "example.com" or "example.com." */
+	const char *file;     /* path of the RFC 1035 master file */
+	zone_limits_t limits; /* ZONE_LIMITS_DEFAULT, or the configuration's */
 } zone_spec_t;
-
-/*
- * How messages about zone files reach the caller (the daemon's log, or
- * shoal-checkzone's stderr). `is_error` false means a warning. msg has the
- * form "FILE:LINE: text" where a line is known. Called on the loading thread.
- */
-typedef void (*zone_msg_fn)(void *arg, bool is_error, const char *msg);
 
 /*
  * An immutable set of zones. Readers (workers) use it without locks inside
  * rcu_read_lock(); it is freed only by zonedb_publish after a grace period.
  */
 typedef struct zonedb zonedb_t;
+
+struct zone;
 
 /* What one zone of a set says about itself (for shoalctl zone-status). */
 typedef struct zone_info {
@@ -59,36 +34,6 @@ typedef struct zone_info {
 	time_t loaded_at;     /* when the version served was loaded */
 	char last_error[512]; /* "" or why the last (re)load failed */
 } zone_info_t;
-
-/*
- * Bounds on what loading one zone may read, for every load in the process:
- * zone files are outside input. max_octets: the octets read from the
- * zone's file and its $INCLUDEs, a file read twice counted twice (so no
- * one file is larger either); max_includes: the $INCLUDE directives
- * followed for one zone (their nesting is bounded too, at 8 deep).
- */
-typedef struct zone_load_limits {
-	uint64_t max_octets;
-	uint32_t max_includes;
-} zone_load_limits_t;
-
-#define ZONE_LOAD_MAX_OCTETS_DEFAULT   (1024ull << 20)
-#define ZONE_LOAD_MAX_INCLUDES_DEFAULT 256u
-
-/*
- * Set the limits of the loads that start afterwards (NULL: the defaults).
- * Not while a load runs: at start-up, before any thread loads.
- */
-void zone_load_set_limits(const zone_load_limits_t *limits);
-
-/*
- * With cancel true, loads in progress stop at their next record or read
- * (a read blocked in the kernel finishes first), and loads started while
- * it stays true stop at once: zone_load and zonedb_build return
- * SHOAL_ETIMEOUT and report "FILE: loading cancelled". false lets loads
- * run again. Any thread.
- */
-void zone_load_cancel(bool cancel);
 
 /*
  * Build a new set from n specs. With `old` != NULL (a reload), zones whose
@@ -112,6 +57,41 @@ void zonedb_free(zonedb_t *db);
 size_t zonedb_zone_count(const zonedb_t *db);
 /* Copy the info of zone i (0 <= i < count) into *info. */
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info);
+
+/*
+ * The zone of db that holds name (lowercase wire), longest match first
+ * (label stripping over a hash of the apexes), or NULL. Read-only; any
+ * thread inside rcu_read_lock; no allocation.
+ */
+const struct zone *zonedb_find(const zonedb_t *db, const uint8_t *name);
+
+/*
+ * zonedb_find, telling apart a name in no configured zone (*configured
+ * false) from one whose longest-matching zone is configured but did not
+ * load (NULL with *configured true: NSD and Knot answer SERVFAIL).
+ * configured may be NULL.
+ */
+const struct zone *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
+
+/*
+ * The IXFR history each zone keeps until told otherwise, in octets of
+ * changesets (RFC 1995 5 lets a server purge at any time): enough for
+ * hundreds of small changes, a bounded share of a big zone.
+ */
+#define ZONE_JOURNAL_DEFAULT (1u << 20)
+
+struct journal;
+
+/*
+ * The IXFR history of the zone whose apex is `apex` (lowercase wire), or
+ * NULL for a zone db does not have. Each zone has one journal for as long
+ * as it is configured: zonedb_build carries it from `old` to the new set
+ * and, when a reload brings a newer serial, records the changes from the
+ * version served to the one loaded (journal_set_max bounds it; 0 turns
+ * recording off). Read-only on db; any thread inside a read-side section
+ * of a published db (journal_ref to keep it after); O(zones).
+ */
+struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);
 
 /*
  * The RCU-published current set. Readers (threads registered with liburcu):

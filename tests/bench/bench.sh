@@ -1,12 +1,13 @@
 #!/bin/bash
-# Shoal's benchmark: Shoal, NSD and Knot DNS (and shoald --ceiling, the kernel
+# Shoal's benchmark: Shoal, NSD and Knot DNS (and shoald-ceiling, the kernel
 # ceiling) with the same generated zone and thread count, the same query mix
 # from shoal-flood, interleaved round by round; then the spreading experiment
 # (shoald socket-mode reuseport vs shared). Loopback only, free high ports,
 # every run bounded in time. Writes a Markdown table and PNG charts.
 #
 # Usage: tests/bench/bench.sh [options] [BUILDDIR]
-#   BUILDDIR         build folder with tools/shoal-flood and server/shoald
+#   BUILDDIR         build folder with tools/shoal-flood, server/shoald and
+#                    tests/bench/shoald-ceiling
 #                    (default: $SHOAL_BUILDDIR, else the newest build/*/)
 #   -s "SIZES"       zone sizes in names (default "10000 1000000")
 #   -t THREADS       server threads (default 2)
@@ -68,15 +69,18 @@ tools=(jq gnuplot "$DIG")
 for tool in "${tools[@]}"; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool missing (apt-get install jq gnuplot dnsutils)" >&2; exit 1; }
 done
-have_shoald=no
+have_shoald=no have_ceiling=no
 [ -x "$SHOALD" ] && have_shoald=yes
+[ -x "$SHOALD_CEILING" ] && have_ceiling=yes
 if [ -z "$servers" ]; then
 	servers="nsd knot"
-	[ "$have_shoald" = yes ] && servers="shoal $servers ceiling"
+	[ "$have_shoald" = yes ] && servers="shoal $servers"
+	[ "$have_ceiling" = yes ] && servers="$servers ceiling"
 fi
 for s in $servers; do
 	case $s in
-	shoal | ceiling) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
+	shoal) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
+	ceiling) [ "$have_ceiling" = yes ] || { echo "bench: $SHOALD_CEILING missing" >&2; exit 1; } ;;
 	nsd) command -v nsd >/dev/null || { echo "bench: nsd missing (apt-get install nsd)" >&2; exit 1; } ;;
 	knot) command -v knotd >/dev/null || { echo "bench: knotd missing (apt-get install knot)" >&2; exit 1; } ;;
 	before) [ -x "${SHOALD_BEFORE:-}" ] || { echo "bench: before needs SHOALD_BEFORE, a shoald binary" >&2; exit 1; } ;;

@@ -85,10 +85,11 @@ start_shoal() {
 	T_PIDS="$T_PIDS $SERVER_PID"
 }
 
-# start_ceiling: shoald --ceiling answers every query by echoing it with QR
-# set, from the same worker loop: what this kernel allows, no DNS work.
+# start_ceiling: tests/bench/shoald-ceiling (shoald with an echo for a
+# responder) answers every query by echoing it with QR set, from the same
+# worker loop: what this kernel allows, no DNS work.
 start_ceiling() {
-	start_shoal "$@" --ceiling
+	SHOALD=$SHOALD_CEILING start_shoal "$@"
 }
 
 # start_before: another shoald binary, $SHOALD_BEFORE (an earlier build), so

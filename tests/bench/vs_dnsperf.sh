@@ -3,9 +3,9 @@
 # core with taskset, the same server pinned to another core, the same queries,
 # the same client sockets and in-flight limit, interleaved rounds. Reports each
 # client's queries per second and its own CPU time per answered query
-# (user+system of the client process). The server is shoald --ceiling (one
-# thread, echoes queries: fast enough that the clients are the limit) when
-# shoald is built, else NSD (one server process); -S chooses.
+# (user+system of the client process). The server is tests/bench/shoald-ceiling
+# (one thread, echoes queries: fast enough that the clients are the limit) when
+# it is built, else NSD (one server process); -S chooses.
 #
 # Usage: tests/bench/vs_dnsperf.sh [-r ROUNDS] [-l SECONDS] [-c SOCKETS] [-i INFLIGHT]
 #                                  [-C CLIENT_CPU,SERVER_CPU] [-S ceiling|nsd] [BUILDDIR]
@@ -35,7 +35,7 @@ client_cpu=${cpus%,*} server_cpu=${cpus#*,}
 "$SRC/tests/bench/genzone.sh" bench.test. 10000 "$T_DIR/zone" "$T_DIR/queries" 100000 10
 if [ -z "$server" ]; then
 	server=nsd
-	[ -x "$SHOALD" ] && server=ceiling
+	[ -x "$SHOALD_CEILING" ] && server=ceiling
 fi
 port=$(free_port) || exit 1
 case $server in

@@ -5,7 +5,7 @@
 # knot, shoal (normalised files; shoal may be empty: then only NSD against
 # Knot is reported), verbose (1: also list the cases where NSD and Knot
 # differ), min_pct (the pass mark).
-# Rule (issue 3): a case agrees when Shoal's MAIN part equals NSD's or
+# Rule: a case agrees when Shoal's MAIN part equals NSD's or
 # Knot's; where NSD and Knot agree with each other that means equal to both,
 # where they differ either one is fine. Those cases are also counted
 # separately. The additional section is compared the same way but counted

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/diff/dnssec.sh: the DNSSEC differential test of issue 5: run.sh over
+# tests/diff/dnssec.sh: the DNSSEC differential test: run.sh over
 # the signed zones of tests/diff/dnssec (NSEC, NSEC3 with opt-out, a signed
 # child) and their corpus, every case without and with DO. Options as run.sh.
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -7,7 +7,7 @@
 #          QDCOUNT, EDNS (present or not, version, DO; the UDP size and the
 #          options such as NSID, cookies and EDE are not compared: each server
 #          advertises its own), the question exactly as received (0x20 case
-#          kept: RFC 1035 7.3 and our issue 3 want it back byte for byte),
+#          kept: RFC 1035 7.3 wants it back byte for byte),
 #          then the answer and authority sections as sorted record sets;
 #   ADDITIONAL = the additional section, sorted (compared separately).
 # Records are "owner ttl class type rdata" with single spaces; the owner is

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/diff/run.sh: the differential test of issue 3. Serves the zones of
+# tests/diff/run.sh: the differential test. Serves the zones of
 # tests/diff/zones with NSD, Knot DNS and shoald on loopback, asks each the
 # cases of tests/diff/queries.txt with dig, and compares the normalised
 # answers (normalise.awk, compare.awk).

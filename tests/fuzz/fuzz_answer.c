@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "proto/dns.h"
+#include "tests/fuzz/fuzz_answer_check.h"
 #include "zone/answer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,12 +43,12 @@ static const zonedb_t *fuzz_db(void)
 	snprintf(files[4], sizeof(files[4]), "%s/tests/diff/dnssec/secure3.test.zone", src);
 	snprintf(files[5], sizeof(files[5]), "%s/tests/diff/dnssec/signed.secure.test.zone", src);
 	const zone_spec_t specs[] = {
-		{ .name = "example.com.", .file = files[0] },
-		{ .name = "sub.example.com.", .file = files[1] },
-		{ .name = "tcp.test.", .file = files[2] },
-		{ .name = "secure.test.", .file = files[3] },
-		{ .name = "secure3.test.", .file = files[4] },
-		{ .name = "signed.secure.test.", .file = files[5] },
+		{ .name = "example.com.", .file = files[0], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "sub.example.com.", .file = files[1], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "tcp.test.", .file = files[2], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure.test.", .file = files[3], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure3.test.", .file = files[4], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "signed.secure.test.", .file = files[5], .limits = ZONE_LIMITS_DEFAULT },
 	};
 	if (zonedb_build(specs, sizeof(specs) / sizeof(specs[0]), NULL, NULL, on_msg, NULL, &db) !=
 	    0) {
@@ -56,14 +57,6 @@ static const zonedb_t *fuzz_db(void)
 		exit(1);
 	}
 	return db;
-}
-
-/* A broken promise of answer_query: say which, then crash (the finding). */
-static void fail(const char *why, const answer_ctx_t *ctx, size_t n)
-{
-	fprintf(stderr, "fuzz_answer: %s (%s, server size %u, answer %zu octets)\n", why,
-		ctx->tcp ? "TCP" : "UDP", (unsigned)ctx->edns_size, n);
-	abort();
 }
 
 /*
@@ -77,24 +70,9 @@ static void answer_once(const zonedb_t *db, const uint8_t *data, size_t size, ui
 {
 	answer_info_t info;
 	size_t n = answer_query(db, data, size, out, cap, ctx, &info);
-	if (n == 0)
-		return;
-	size_t limit = ctx->tcp ? DNS_TCP_MAX : info.edns ? ctx->edns_size : DNS_UDP_MIN;
-	if (limit < DNS_UDP_MIN)
-		limit = DNS_UDP_MIN;
-	if (n > cap || n > limit)
-		fail("answer longer than the transport allows", ctx, n);
-	if (n < DNS_HEADER_SIZE || size < 2)
-		fail("answer shorter than a header", ctx, n);
-	if (out[0] != data[0] || out[1] != data[1] || !(out[2] & (DNS_FLAG_QR >> 8)))
-		fail("answer without the query's ID or QR", ctx, n);
-	ldns_pkt *p = NULL;
-	ldns_status s = ldns_wire2pkt(&p, out, n);
-	if (s != LDNS_STATUS_OK) {
-		fprintf(stderr, "fuzz_answer: ldns: %s\n", ldns_get_errorstr_by_id(s));
-		fail("answer ldns cannot parse", ctx, n);
-	}
-	ldns_pkt_free(p);
+	if (n > 0)
+		ldns_pkt_free(
+			fuzz_answer_parse("fuzz_answer", data, size, out, n, cap, ctx, &info));
 }
 
 /*

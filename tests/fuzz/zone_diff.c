@@ -9,7 +9,7 @@
 
 #include "proto/error.h"
 #include "tests/fuzz/zone_diff.h"
-#include "zone/internal.h"
+#include "zone/load.h"
 
 void zone_diff_check_store(const zone_t *z)
 {

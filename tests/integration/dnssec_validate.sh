@@ -1,6 +1,6 @@
 #!/bin/bash
-# dnssec_validate: a validator accepts what shoald serves from signed zones
-# (issue 5). Keys are made and three zones signed here with ldns-keygen and
+# dnssec_validate: a validator accepts what shoald serves from signed
+# zones. Keys are made and three zones signed here with ldns-keygen and
 # ldns-signzone: valid.test with NSEC, valid3.test with NSEC3 (salt, 5
 # iterations) and optout.test likewise with opt-out, each with a signed
 # delegation (a DS) and an unsigned one. In optout.test a wildcard answer

@@ -30,9 +30,9 @@ check_match "shared: answers" "status: NOERROR" "$(q "$PORT" www.example.com A)"
 stop_pid "$SHOALD_PID"
 check_eq "SIGTERM exits 0 (shared)" 0 $?
 
-# --ceiling: the query comes back with QR set and nothing else (benchmark responder)
+# shoald-ceiling: the query comes back with QR set and nothing else (benchmark responder)
 PORT=$(free_port) || exit 99
-start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --ceiling || exit 99
+SHOALD=$SHOALD_CEILING start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 || exit 99
 out=$(q "$PORT" +noedns +noad www.example.com A)
 check_match "ceiling: echoed with QR" "flags: qr;" "$out"
 check_match "ceiling: no answer records" "ANSWER: 0," "$out"
@@ -40,4 +40,8 @@ check_match "ceiling: the question is the query's" "^;www.example.com.[[:space:]
 check_match "ceiling: the log warns" "benchmark only" "$(cat "$T_DIR/shoald.log")"
 stop_pid "$SHOALD_PID"
 check_eq "SIGTERM exits 0 (ceiling)" 0 $?
+# and the daemon itself has no echo: --ceiling is an unknown option, not in --help
+check_match "shoald refuses --ceiling" "unknown option \"--ceiling\"" \
+	"$("$SHOALD" --ceiling --check --listen "127.0.0.1@$PORT" 2>&1)"
+check_eq "shoald --help does not name the ceiling" 0 "$("$SHOALD" --help | grep -ci ceiling)"
 done_testing

@@ -1,7 +1,7 @@
 #!/bin/bash
 # shoald_user: with --user nobody the daemon binds as root, then runs as nobody and still
 # answers; a process running as nobody cannot bind the port beside it, with SO_REUSEPORT,
-# SO_REUSEADDR or both (DESIGN: hijack protection). Zones are read with nobody's rights from
+# SO_REUSEADDR or both (doc/design.md, "Sockets"). Zones are read with nobody's rights from
 # the start, as every reload reads them: a file only root may read stops start-up. Needs root.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 

@@ -9,6 +9,7 @@
 #include "proto/error.h"
 #include "server/conf.h"
 #include "server/log.h"
+#include "tests/unit/man.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/shoal-test-conf.XXXXXX";
@@ -164,10 +165,8 @@ static void test_args(void)
  */
 static void test_man_page(void)
 {
-	const char *src = getenv("SHOAL_SRCDIR");
-	char path[512];
-	snprintf(path, sizeof(path), "%s/man/shoald.conf.5", src ? src : ".");
-	FILE *f = fopen(path, "r");
+	char path[4096];
+	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	char line[512], names[64][64], paras[64][2048];
 	size_t n = 0;
@@ -213,7 +212,38 @@ static void test_man_page(void)
 	}
 }
 
-int main(void)
+/*
+ * OPTIONS in man/shoald.8 has one .TP paragraph per option of --help,
+ * headed as --help heads it ("-c, --config FILE", "--listen ADDR@PORT"),
+ * and no other paragraph: two options joined into one paragraph, or one
+ * left out, fail here.
+ */
+static void test_man_page_shoald(void)
+{
+	char heads[MAN_HEADS_MAX][MAN_HEAD_LEN];
+	int n = man_heads("shoald.8", "OPTIONS", heads);
+	CU_ASSERT_FATAL(n >= 0);
+	conf_help_entry_t e;
+	size_t count = 0;
+	for (; conf_help_entry(count, &e); count++) {
+		CU_ASSERT(man_find(heads, n, e.head) >= 0);
+		if (man_find(heads, n, e.head) < 0)
+			fprintf(stderr, "\n  \"%s\" is not a paragraph of OPTIONS in shoald(8)\n",
+				e.head);
+	}
+	CU_ASSERT_EQUAL((size_t)n, count);
+	for (int i = 0; i < n; i++) {
+		size_t k = 0;
+		while (conf_help_entry(k, &e) && strcmp(e.head, heads[i]))
+			k++;
+		CU_ASSERT(k < count);
+		if (k == count)
+			fprintf(stderr, "\n  shoald(8) has \"%s\", which --help does not\n",
+				heads[i]);
+	}
+}
+
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -224,9 +254,10 @@ int main(void)
 		UNIT_TEST(test_yaml_errors),
 		UNIT_TEST(test_args),
 		UNIT_TEST(test_man_page),
+		UNIT_TEST(test_man_page_shoald),
 		UNIT_END,
 	};
-	int rc = unit_run("conf", tests);
+	int rc = unit_run(argc, argv, "conf", tests);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

@@ -1,16 +1,18 @@
-/* Unit tests for server/control.c: who the control socket file is handed to, and where it may live.
- */
+/* Unit tests for server/control.c: who gets the socket file, where it may live, the commands. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/internal.h"
+#include "server/control.h"
+#include "tests/unit/man.h"
 #include "unit.h"
 
 #define OTHER_UID 65534 /* nobody: the user shoald drops to in the tests */
@@ -27,24 +29,25 @@ static const char *in_dir(const char *name)
 	return path[k];
 }
 
-/* A server with just a loop, enough for control_open and control_close. */
+/* A loop and nothing else, enough for control_open and control_close. */
 typedef struct fixture {
 	uv_loop_t loop;
-	server_t srv;
+	control_env_t env;
+	control_t *ctl;
 } fixture_t;
 
 static void fixture_init(fixture_t *f)
 {
 	memset(f, 0, sizeof(*f));
 	CU_ASSERT_EQUAL_FATAL(uv_loop_init(&f->loop), 0);
-	f->srv.loop = &f->loop;
+	f->env.loop = &f->loop;
 }
 
 static void fixture_done(fixture_t *f)
 {
-	control_close(&f->srv);
+	control_close(f->ctl);
 	uv_run(&f->loop, UV_RUN_DEFAULT);
-	control_free(&f->srv);
+	control_free(f->ctl);
 	CU_ASSERT_EQUAL(uv_loop_close(&f->loop), 0);
 }
 
@@ -78,10 +81,10 @@ static void test_swap_before_handover(void)
 	CU_ASSERT_EQUAL_FATAL(symlink(in_dir("secret"), in_dir("link")), 0);
 
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(control_open(&f.srv, in_dir("ctl"), err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ctl"), err, sizeof(err)), 0);
 	/* the swap: rename() puts the link in the socket's place in one step */
 	CU_ASSERT_EQUAL_FATAL(rename(in_dir("link"), in_dir("ctl")), 0);
-	int rc = control_chown(&f.srv, OTHER_UID, OTHER_GID, err, sizeof(err));
+	int rc = control_chown(f.ctl, OTHER_UID, OTHER_GID, err, sizeof(err));
 	CU_ASSERT_EQUAL(owner(in_dir("secret")), 0);
 	CU_ASSERT(rc < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "was replaced by another file"));
@@ -105,8 +108,8 @@ static void test_handover(void)
 	fixture_t f;
 	fixture_init(&f);
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(control_open(&f.srv, in_dir("ctl"), err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(control_chown(&f.srv, OTHER_UID, OTHER_GID, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ctl"), err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(control_chown(f.ctl, OTHER_UID, OTHER_GID, err, sizeof(err)), 0);
 	struct stat st;
 	CU_ASSERT_EQUAL_FATAL(lstat(in_dir("ctl"), &st), 0);
 	CU_ASSERT(S_ISSOCK(st.st_mode));
@@ -153,7 +156,96 @@ static void test_path_folders(void)
 	rmdir(in_dir("sticky"));
 }
 
-int main(void)
+/* Send line to the control socket at path; the reply, read until the server closes. */
+static void ask(fixture_t *f, const char *path, const char *line, char *out, size_t cap)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	CU_ASSERT_EQUAL_FATAL(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	size_t len = 0;
+	/* the server runs on this thread: turn its loop until it closes, 10 s at most */
+	for (int i = 0; i < 10000 && len + 1 < cap; i++) {
+		uv_run(&f->loop, UV_RUN_NOWAIT);
+		ssize_t r = recv(fd, out + len, cap - 1 - len, MSG_DONTWAIT);
+		if (r == 0)
+			break;
+		if (r > 0)
+			len += (size_t)r;
+		else
+			usleep(1000);
+	}
+	out[len] = '\0';
+	close(fd);
+}
+
+static void count_stop(void *arg)
+{
+	++*(int *)arg;
+}
+
+/*
+ * The commands are one table: a name with the wrong argument is no
+ * command, the reply to one that is unknown lists them all as
+ * shoalctl(8) writes them, and stop reaches the server through its
+ * callback.
+ */
+static void test_dispatch(void)
+{
+	fixture_t f;
+	fixture_init(&f);
+	int stops = 0;
+	f.env.stop = count_stop;
+	f.env.stop_arg = &stops;
+	char err[512] = "", reply[1024];
+	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ask"), err, sizeof(err)), 0);
+	const char *unknown = "error\nunknown command (status, stats, reload [ZONE], zone-status, "
+			      "stop)\n";
+	const char *wrong[] = { "bogus\n", "status now\n", "stop please\n", "zone-status x\n" };
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		ask(&f, in_dir("ask"), wrong[i], reply, sizeof(reply));
+		CU_ASSERT_STRING_EQUAL(reply, unknown);
+	}
+	CU_ASSERT_EQUAL(stops, 0);
+	ask(&f, in_dir("ask"), "  stop  \n", reply, sizeof(reply));
+	CU_ASSERT_STRING_EQUAL(reply, "ok\nstopping\n");
+	CU_ASSERT_EQUAL(stops, 1);
+	fixture_done(&f);
+}
+
+/* Every command of the table is a paragraph of COMMANDS in shoalctl(8), and nothing else is. */
+static void test_man_page(void)
+{
+	char heads[MAN_HEADS_MAX][MAN_HEAD_LEN], usage[MAN_HEAD_LEN];
+	int n = man_heads("shoalctl.8", "COMMANDS", heads);
+	CU_ASSERT_FATAL(n >= 0);
+	int commands = 0;
+#define CHECK_COMMAND(id, name, rule, arg, help)              \
+	control_usage(usage, sizeof(usage), name, rule, arg); \
+	commands++;                                           \
+	CU_ASSERT(man_find(heads, n, usage) >= 0);            \
+	if (man_find(heads, n, usage) < 0)                    \
+		fprintf(stderr, "\n  \"%s\" is not a paragraph of shoalctl(8)\n", usage);
+	CONTROL_COMMANDS(CHECK_COMMAND)
+#undef CHECK_COMMAND
+	CU_ASSERT_EQUAL(n, commands);
+	for (int i = 0; i < n; i++) {
+		bool known = false;
+#define KNOWN(id, name, rule, arg, help)                      \
+	control_usage(usage, sizeof(usage), name, rule, arg); \
+	known = known || !strcmp(usage, heads[i]);
+		CONTROL_COMMANDS(KNOWN)
+#undef KNOWN
+		CU_ASSERT(known);
+		if (!known)
+			fprintf(stderr, "\n  shoalctl(8) documents \"%s\", no such command\n",
+				heads[i]);
+	}
+}
+
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(dir))
 		return 99;
@@ -161,9 +253,11 @@ int main(void)
 		UNIT_TEST(test_swap_before_handover),
 		UNIT_TEST(test_handover),
 		UNIT_TEST(test_path_folders),
+		UNIT_TEST(test_dispatch),
+		UNIT_TEST(test_man_page),
 		UNIT_END,
 	};
-	int rc = unit_run("control", tests);
+	int rc = unit_run(argc, argv, "control", tests);
 	rmdir(dir);
 	return rc;
 }

@@ -2,6 +2,7 @@
 #include <ldns/ldns.h>
 #include <string.h>
 
+#include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/rdata.h"
 #include "proto/rrset.h"
@@ -237,14 +238,80 @@ static void test_names_from_table(void)
 	CU_ASSERT_EQUAL(rdata_name_length((const uint8_t *)"\0", 1, 1), -1);
 }
 
-int main(void)
+/*
+ * A message holding "example.com." at offset 12 and then RDATA at offset
+ * 25: rdata_unpack of it, into out. Returns what rdata_unpack returned.
+ */
+static int unpack(uint16_t type, const uint8_t *rd, size_t rdlen, uint8_t *out, size_t cap)
+{
+	uint8_t msg[600] = { 0 };
+	memcpy(msg + 12, "\7example\3com", 13);
+	memcpy(msg + 25, rd, rdlen);
+	wire_t w;
+	wire_init_read(&w, msg, 25 + rdlen);
+	w.pos = 25;
+	const char *why = NULL;
+	int n = rdata_unpack(type, &w, (uint16_t)rdlen, out, cap, &why);
+	if (n >= 0 && w.pos != 25 + rdlen)
+		return -100; /* w must end up past the RDATA */
+	if (n < 0 && !why && n != SHOAL_ESPACE)
+		return -101; /* a refusal says why */
+	return n;
+}
+
+/* Received RDATA gets its names expanded, checked by the layout table. */
+static void test_unpack_received(void)
+{
+	uint8_t out[600];
+	/* MX 10 mail.<pointer to example.com.> */
+	static const uint8_t mx[] = { 0, 10, 4, 'm', 'a', 'i', 'l', 0xc0, 12 };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_MX, mx, sizeof(mx), out, sizeof(out)), 2 + 18);
+	CU_ASSERT_EQUAL(memcmp(out, "\0\12\4mail\7example\3com", 19), 0);
+	/* SOA with both names pointers, then the five numbers */
+	uint8_t soa[24] = { 0xc0, 12, 0xc0, 12 };
+	soa[7] = 42;
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_SOA, soa, sizeof(soa), out, sizeof(out)), 13 + 13 + 20);
+	CU_ASSERT_EQUAL(out[13 + 13 + 3], 42);
+	/* SRV's name: compressed by some senders, expanded as RFC 3597 4 asks */
+	static const uint8_t srv[] = { 0, 1, 0, 2, 0, 3, 0xc0, 12 };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_SRV, srv, sizeof(srv), out, sizeof(out)), 6 + 13);
+	/* TXT and an unknown type: copied as they are */
+	static const uint8_t txt[] = { 2, 0xc0, 12, 1, 'x' };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_TXT, txt, sizeof(txt), out, sizeof(out)), 5);
+	CU_ASSERT_EQUAL(memcmp(out, txt, 5), 0);
+	CU_ASSERT_EQUAL(unpack(65280, txt, sizeof(txt), out, sizeof(out)), 5);
+	/* RRSIG: the signer's name, then the signature copied whole */
+	uint8_t sig[18 + 13 + 4] = { 0, 1, 13, 2 };
+	memcpy(sig + 18, "\7example\3com", 13);
+	memcpy(sig + 31, "\xc0\x0c\1\2", 4);
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_RRSIG, sig, sizeof(sig), out, sizeof(out)),
+			(int)sizeof(sig));
+	CU_ASSERT_EQUAL(memcmp(out, sig, sizeof(sig)), 0);
+
+	/* refused: a forward pointer, a loop, a name running out of the RDATA */
+	static const uint8_t fwd[] = { 0xc0, 40 };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_NS, fwd, sizeof(fwd), out, sizeof(out)), SHOAL_EMALFORMED);
+	static const uint8_t self[] = { 0xc0, 25 };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_NS, self, sizeof(self), out, sizeof(out)),
+			SHOAL_EMALFORMED);
+	static const uint8_t open_name[] = { 3, 'a', 'b', 'c' };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_CNAME, open_name, sizeof(open_name), out, sizeof(out)),
+			SHOAL_EMALFORMED);
+	/* the layout's own checks: an A of 3 octets, octets after an MX */
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_A, mx, 3, out, sizeof(out)), SHOAL_EMALFORMED);
+	static const uint8_t mx_long[] = { 0, 10, 0xc0, 12, 7 };
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_MX, mx_long, sizeof(mx_long), out, sizeof(out)),
+			SHOAL_EMALFORMED);
+	/* no room to expand into */
+	CU_ASSERT_EQUAL(unpack(DNS_TYPE_MX, mx, sizeof(mx), out, 10), SHOAL_ESPACE);
+}
+
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_table_covers_ldns),
-		UNIT_TEST(test_examples_accepted),
-		UNIT_TEST(test_malformed_refused),
-		UNIT_TEST(test_names_from_table),
-		UNIT_END,
+		UNIT_TEST(test_table_covers_ldns), UNIT_TEST(test_examples_accepted),
+		UNIT_TEST(test_malformed_refused), UNIT_TEST(test_names_from_table),
+		UNIT_TEST(test_unpack_received),   UNIT_END,
 	};
-	return unit_run("rdata", tests);
+	return unit_run(argc, argv, "rdata", tests);
 }

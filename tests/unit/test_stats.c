@@ -8,6 +8,7 @@
 #include "proto/error.h"
 #include "server/stats.h"
 #include "unit.h"
+#include "zone/answer.h"
 
 static void test_layout(void)
 {
@@ -100,14 +101,42 @@ static void test_json_cap_fits_any_thread_count(void)
 	free(w);
 }
 
-int main(void)
+/*
+ * The tables are the counters: every field of the structs is a line of
+ * STATS_UDP or STATS_TCP, and each line is in the JSON with its name.
+ */
+static void test_table_is_every_counter(void)
+{
+#define UDP_COUNT(name, kind, help) +sizeof(((const worker_stats_t *)0)->name) / sizeof(uint64_t)
+#define TCP_COUNT(name, kind, help) +sizeof(((const tcp_stats_t *)0)->name) / sizeof(uint64_t)
+	size_t udp = 0 STATS_UDP(UDP_COUNT), tcp = 0 STATS_TCP(TCP_COUNT);
+	CU_ASSERT_EQUAL(sizeof(tcp_stats_t), tcp * sizeof(uint64_t));
+	size_t octets = (udp + tcp) * sizeof(uint64_t);
+	CU_ASSERT_EQUAL(sizeof(worker_stats_t), (octets + 63) / 64 * 64);
+	worker_stats_t *w = stats_full(1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	char buf[STATS_JSON_WORKER_MAX * 2 + 64];
+	CU_ASSERT_FATAL(stats_json(w, 1, buf, sizeof(buf)) > 0);
+	char *tcp_part = strstr(buf, "\"tcp\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_part);
+#define NAMED(name, kind, help) CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"" #name "\": "));
+	STATS_UDP(NAMED)
+#undef NAMED
+#define NAMED(name, kind, help) CU_ASSERT_PTR_NOT_NULL(strstr(tcp_part, "\"" #name "\": "));
+	STATS_TCP(NAMED)
+#undef NAMED
+	free(w);
+}
+
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_layout),
 		UNIT_TEST(test_count),
 		UNIT_TEST(test_json),
 		UNIT_TEST(test_json_cap_fits_any_thread_count),
+		UNIT_TEST(test_table_is_every_counter),
 		UNIT_END,
 	};
-	return unit_run("stats", tests);
+	return unit_run(argc, argv, "stats", tests);
 }

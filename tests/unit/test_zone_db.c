@@ -10,7 +10,8 @@
 
 #include "proto/error.h"
 #include "tests/unit/unit.h"
-#include "zone/internal.h"
+#include "zone/zone.h"
+#include "zone/zonedb.h"
 
 static char tmpdir[] = "/tmp/shoal-zonedb-XXXXXX";
 static char zfile[4096];
@@ -36,7 +37,7 @@ static void quiet(void *arg, bool is_error, const char *msg)
 static void test_build_and_info(void)
 {
 	write_zone(1, false);
-	zone_spec_t s = { .name = "example.com", .file = zfile };
+	zone_spec_t s = { .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *db = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &db), 0);
 	CU_ASSERT_EQUAL(zonedb_zone_count(db), 1);
@@ -60,8 +61,8 @@ static void test_build_and_info(void)
 static void test_failed_first_load(void)
 {
 	write_zone(1, true);
-	zone_spec_t s[] = { { .name = "example.com", .file = zfile },
-			    { .name = "bad..name", .file = zfile } };
+	zone_spec_t s[] = { { .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT },
+			    { .name = "bad..name", .file = zfile, .limits = ZONE_LIMITS_DEFAULT } };
 	zonedb_t *db = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, 2, NULL, NULL, quiet, NULL, &db), SHOAL_EZONE);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
@@ -80,7 +81,7 @@ static void test_failed_first_load(void)
 static void test_reload_semantics(void)
 {
 	write_zone(1, false);
-	zone_spec_t s = { .name = "example.com.", .file = zfile };
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
 	uint8_t w[NAME_MAXLEN];
@@ -150,7 +151,7 @@ static void *reader(void *arg)
 static void test_publish_swaps(void)
 {
 	write_zone(1, false);
-	zone_spec_t s = { .name = "example.com.", .file = zfile };
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
 	zonedb_t *v1 = NULL, *v2 = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
 	zonedb_publish(&ref, v1); /* frees the NULL that was there */
@@ -167,20 +168,97 @@ static void test_publish_swaps(void)
 	zonedb_publish(&ref, NULL);
 }
 
-int main(void)
+/*
+ * A zone transfer's thread: it takes a reference inside a read-side
+ * section, leaves the section, and reads the zone for as long as it likes
+ * while reloads publish new sets and free the old ones.
+ */
+static zonedb_ref_t xfr_ref;
+static int xfr_stage; /* atomics: 1 reference taken, 2 the set is replaced, 3 done */
+static uint32_t xfr_serial;
+static uint64_t xfr_sum;
+
+/* A sum over every octet of every RRset of z. */
+static uint64_t zone_sum(const zone_t *z)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < z->node_count; i++)
+		for (uint16_t k = 0; k < z->nodes[i].rrset_count; k++) {
+			const rrset_wire_t *s = &z->nodes[i].rrsets[k].set;
+			for (uint32_t j = 0; j < s->data_len; j++)
+				sum = sum * 31 + s->data[j];
+		}
+	return sum;
+}
+
+static void wait_stage(int want)
+{
+	for (int i = 0; i < 20000 && __atomic_load_n(&xfr_stage, __ATOMIC_ACQUIRE) < want; i++)
+		usleep(500);
+}
+
+static void *transfer(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, w);
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(&xfr_ref);
+	const zone_t *z = zone_ref(zonedb_find(db, w));
+	zonedb_read_unlock(&xfr_ref);
+	__atomic_store_n(&xfr_stage, 1, __ATOMIC_RELEASE);
+	wait_stage(2);
+	/* the set that served z is gone: every octet must still be there */
+	xfr_sum = zone_sum(z);
+	xfr_serial = z->serial;
+	zone_unref(z); /* the last reference: frees it here */
+	__atomic_store_n(&xfr_stage, 3, __ATOMIC_RELEASE);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void test_reference_outlives_set(void)
+{
+	write_zone(1, false);
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, w);
+	uint64_t sum = zone_sum(zonedb_find(v1, w));
+	zonedb_publish(&xfr_ref, v1);
+	pthread_t t;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, transfer, NULL), 0);
+	wait_stage(1);
+	CU_ASSERT_EQUAL(__atomic_load_n(&xfr_stage, __ATOMIC_ACQUIRE), 1);
+	/*
+	 * A reload publishes a new version and frees v1: the grace period
+	 * does not wait for the transfer, which holds no read-side section.
+	 */
+	write_zone(2, false);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
+	zonedb_publish(&xfr_ref, v2);
+	__atomic_store_n(&xfr_stage, 2, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(xfr_stage, 3);
+	CU_ASSERT_EQUAL(xfr_serial, 1);
+	CU_ASSERT_EQUAL(xfr_sum, sum);
+	zonedb_publish(&xfr_ref, NULL);
+}
+
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
 	snprintf(zfile, sizeof(zfile), "%s/example.zone", tmpdir);
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_build_and_info),
-		UNIT_TEST(test_failed_first_load),
-		UNIT_TEST(test_reload_semantics),
-		UNIT_TEST(test_publish_swaps),
-		UNIT_END,
+		UNIT_TEST(test_build_and_info),         UNIT_TEST(test_failed_first_load),
+		UNIT_TEST(test_reload_semantics),       UNIT_TEST(test_publish_swaps),
+		UNIT_TEST(test_reference_outlives_set), UNIT_END,
 	};
-	int rc = unit_run("zone_db", tests);
+	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
 	unlink(zfile);
 	rmdir(tmpdir);

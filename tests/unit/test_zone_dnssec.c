@@ -1,5 +1,5 @@
 /*
- * DNSSEC answers of zone/answer.c (issue 5), packet in and packet out, over
+ * DNSSEC answers of zone/answer.c, packet in and packet out, over
  * the signed zones of tests/diff/dnssec (secure.test with NSEC, secure3.test
  * with NSEC3 and opt-out, the signed child signed.secure.test). Every
  * signature served is verified with ldns against the zone's DNSKEY, and
@@ -19,6 +19,7 @@
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
 #include "zone/internal.h"
+#include "zone/zonedb.h"
 
 /*
  * ldns 1.8.3's NSEC3 denial check loses the hashed names it builds
@@ -594,18 +595,17 @@ static void test_nsec3_match_threads(void)
 	zone_free(many);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const char *src = getenv("SHOAL_SRCDIR");
 	char paths[3][4096];
-	const char *files[3] = { "secure.test.zone", "secure3.test.zone",
-				 "signed.secure.test.zone" };
-	for (int i = 0; i < 3; i++)
-		snprintf(paths[i], sizeof(paths[i]), "%s/tests/diff/dnssec/%s", src ? src : ".",
-			 files[i]);
-	zone_spec_t specs[] = { { .name = "secure.test", .file = paths[0] },
-				{ .name = "secure3.test", .file = paths[1] },
-				{ .name = "signed.secure.test", .file = paths[2] } };
+	unit_src_path(paths[0], sizeof(paths[0]), "tests/diff/dnssec/secure.test.zone");
+	unit_src_path(paths[1], sizeof(paths[1]), "tests/diff/dnssec/secure3.test.zone");
+	unit_src_path(paths[2], sizeof(paths[2]), "tests/diff/dnssec/signed.secure.test.zone");
+	zone_spec_t specs[] = {
+		{ .name = "secure.test", .file = paths[0], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "secure3.test", .file = paths[1], .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "signed.secure.test", .file = paths[2], .limits = ZONE_LIMITS_DEFAULT }
+	};
 	if (zonedb_build(specs, 3, NULL, NULL, on_msg, NULL, &db) != 0) {
 		fprintf(stderr, "signed test zones do not load\n");
 		return 1;
@@ -645,7 +645,7 @@ int main(void)
 		UNIT_TEST(test_nsec3_match_threads),
 		UNIT_END,
 	};
-	int rc = unit_run("zone_dnssec", tests);
+	int rc = unit_run(argc, argv, "zone_dnssec", tests);
 	ldns_rr_list_deep_free(keys);
 	zonedb_free(db);
 	return rc;

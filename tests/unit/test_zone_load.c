@@ -52,10 +52,9 @@ static bool has_msg(const msgs_t *m, const char *needle)
 
 static const char *zone_path(const char *file)
 {
-	static char path[4096];
-	const char *src = getenv("SHOAL_SRCDIR");
-	snprintf(path, sizeof(path), "%s/tests/unit/zones/%s", src ? src : ".", file);
-	return path;
+	static char path[4096], rel[512];
+	snprintf(rel, sizeof(rel), "tests/unit/zones/%s", file);
+	return unit_src_path(path, sizeof(path), rel);
 }
 
 static int load(const char *file, const char *origin, msgs_t *m, zone_t **z)
@@ -68,15 +67,21 @@ static int load(const char *file, const char *origin, msgs_t *m, zone_t **z)
 	return zone_load(zone_path(file), wire, NULL, collect, m, z);
 }
 
-/* load() for a file anywhere. */
-static int load_abs(const char *path, const char *origin, msgs_t *m, zone_t **z)
+/* load() for a file anywhere, within limits (NULL: the defaults). */
+static int load_limited(const char *path, const char *origin, const zone_limits_t *limits,
+			msgs_t *m, zone_t **z)
 {
 	uint8_t wire[NAME_MAXLEN];
 	memset(m, 0, sizeof(*m));
 	*z = NULL;
 	if (name_from_text(origin, NULL, wire) < 0)
 		return SHOAL_EINVAL;
-	return zone_load(path, wire, NULL, collect, m, z);
+	return zone_load(path, wire, limits, collect, m, z);
+}
+
+static int load_abs(const char *path, const char *origin, msgs_t *m, zone_t **z)
+{
+	return load_limited(path, origin, NULL, m, z);
 }
 
 static const znode_t *find(const zone_t *z, const char *text)
@@ -462,14 +467,11 @@ static void test_parallel_load_equals_serial_ldns(void)
 static void test_nul_in_line(void)
 {
 	char path[] = "/tmp/shoal-nul.XXXXXX";
-	int fd = mkstemp(path);
-	CU_ASSERT_FATAL(fd >= 0);
 	static const char text[] = "@ 60 IN SOA a b 1 2 3 4 5\n"
 				   "\0\0junk NS a\n"
 				   "a 20 IN A 192.0.2.1\n"
 				   "b 20 IN A 192.0.2.2\n";
-	CU_ASSERT_EQUAL_FATAL(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
-	close(fd);
+	CU_ASSERT_EQUAL_FATAL(unit_temp_file(path, text, sizeof(text) - 1), 0);
 	msgs_t m;
 	zone_t *z = NULL;
 	CU_ASSERT_EQUAL(load_abs(path, "nul.test", &m, &z), SHOAL_EZONE);
@@ -685,7 +687,8 @@ static void test_types_per_name(void)
 	zone_free(z);
 
 	/* without the meta types, under the highest limit: every RRset counted, SOA kept */
-	zone_limits_t most = { ZONE_LIMIT_MAX, 0 };
+	zone_limits_t most = ZONE_LIMITS_DEFAULT;
+	most.max_types_per_name = ZONE_LIMIT_MAX;
 	f = gen_open(path);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	write_types(f, 0, UINT16_MAX, false);
@@ -746,7 +749,8 @@ static void test_rrset_too_big_to_send(void)
 {
 	msgs_t m;
 	zone_t *z;
-	zone_limits_t many = { 0, ZONE_LIMIT_MAX };
+	zone_limits_t many = ZONE_LIMITS_DEFAULT;
+	many.max_records_per_type = ZONE_LIMIT_MAX;
 	CU_ASSERT_EQUAL(gen_big_set(4600, 0, 0, &many, &m, &z), SHOAL_EZONE);
 	CU_ASSERT(has_msg(&m, "E /tmp/shoal-gen."));
 	CU_ASSERT(has_msg(&m, "x.gen.test.: the A RRset (4600 records) takes at least 73628 "
@@ -766,7 +770,8 @@ static void test_rrset_too_big_to_send(void)
 			      "(max-records-per-type)"));
 	CU_ASSERT_EQUAL(m.errors, 1);
 	zone_free(z);
-	zone_limits_t few = { 0, 10 };
+	zone_limits_t few = ZONE_LIMITS_DEFAULT;
+	few.max_records_per_type = 10;
 	CU_ASSERT_EQUAL(gen_big_set(5, 11, 10, &few, &m, &z), SHOAL_EZONE);
 	CU_ASSERT(has_msg(&m, "more than 10 RRSIG records at one name"));
 	zone_free(z);
@@ -896,16 +901,22 @@ static void test_include_limit_set(void)
 				    "$INCLUDE one\n$INCLUDE one\n$INCLUDE one\n");
 	scratch_write("four.zone", "@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
 				   "$INCLUDE one\n$INCLUDE one\n$INCLUDE one\n$INCLUDE one\n");
-	zone_load_limits_t limits = { .max_octets = ZONE_LOAD_MAX_OCTETS_DEFAULT,
-				      .max_includes = 3 };
-	zone_load_set_limits(&limits);
+	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
+	limits.max_includes = 3;
 	msgs_t m;
 	zone_t *z = NULL;
-	CU_ASSERT_EQUAL(load_abs(scratch_path("three.zone"), "limit.test", &m, &z), 0);
+	CU_ASSERT_EQUAL(load_limited(scratch_path("three.zone"), "limit.test", &limits, &m, &z), 0);
 	zone_free(z);
-	CU_ASSERT_EQUAL(load_abs(scratch_path("four.zone"), "limit.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT_EQUAL(load_limited(scratch_path("four.zone"), "limit.test", &limits, &m, &z),
+			SHOAL_EZONE);
 	CU_ASSERT(has_msg(&m, "E four.zone:6: more than 3 $INCLUDE directives in the zone"));
-	zone_load_set_limits(NULL);
+	/* the limits are the load's own: the next load has the defaults */
+	CU_ASSERT_EQUAL(load_abs(scratch_path("four.zone"), "limit.test", &m, &z), 0);
+	zone_free(z);
+	limits.max_includes = 0;
+	CU_ASSERT_EQUAL(load_limited(scratch_path("three.zone"), "limit.test", &limits, &m, &z),
+			SHOAL_EZONE);
+	CU_ASSERT(has_msg(&m, "E three.zone:3: more than 0 $INCLUDE directives in the zone"));
 	scratch_done();
 }
 
@@ -926,27 +937,25 @@ static void test_zone_size_limit(void)
 				  "$INCLUDE part\n$INCLUDE part\n$INCLUDE part\n");
 	size_t inc_size = strlen("@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\n"
 				 "$INCLUDE part\n$INCLUDE part\n$INCLUDE part\n");
-	zone_load_limits_t limits = { .max_octets = 1000,
-				      .max_includes = ZONE_LOAD_MAX_INCLUDES_DEFAULT };
-	zone_load_set_limits(&limits);
+	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
+	limits.max_octets = 1000;
 	msgs_t m;
 	zone_t *z = NULL;
-	CU_ASSERT_EQUAL(load_abs(scratch_path("big.zone"), "size.test", &m, &z), SHOAL_EIO);
+	CU_ASSERT_EQUAL(load_limited(scratch_path("big.zone"), "size.test", &limits, &m, &z),
+			SHOAL_EIO);
 	CU_ASSERT(has_msg(&m, "big.zone: 15"));
 	CU_ASSERT(has_msg(&m, " octets, more than the 1000 left for the zone's files "
 			      "(max-zone-file-size)"));
 	/* room for the file and two of its three $INCLUDEs */
 	limits.max_octets = inc_size + 2 * 20;
-	zone_load_set_limits(&limits);
-	CU_ASSERT_EQUAL(load_abs(scratch_path("inc.zone"), "size.test", &m, &z), SHOAL_EZONE);
+	CU_ASSERT_EQUAL(load_limited(scratch_path("inc.zone"), "size.test", &limits, &m, &z),
+			SHOAL_EZONE);
 	CU_ASSERT(has_msg(&m, "E inc.zone:5: $INCLUDE "));
 	CU_ASSERT(has_msg(&m, "/part: 20 octets, more than the 0 left for the zone's files"));
 	CU_ASSERT_EQUAL(m.errors, 1);
 	limits.max_octets = inc_size + 3 * 20;
-	zone_load_set_limits(&limits);
-	CU_ASSERT_EQUAL(load_abs(scratch_path("inc.zone"), "size.test", &m, &z), 0);
+	CU_ASSERT_EQUAL(load_limited(scratch_path("inc.zone"), "size.test", &limits, &m, &z), 0);
 	zone_free(z);
-	zone_load_set_limits(NULL);
 	scratch_done();
 }
 
@@ -991,7 +1000,7 @@ static void test_huge_pages_keep_mremap(void)
 	munmap(q != MAP_FAILED ? q : p, q != MAP_FAILED ? 2 * len : len);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_good_zone_loads),
@@ -1021,5 +1030,5 @@ int main(void)
 		UNIT_TEST(test_load_cancel),
 		UNIT_END,
 	};
-	return unit_run("zone_load", tests);
+	return unit_run(argc, argv, "zone_load", tests);
 }

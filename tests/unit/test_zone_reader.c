@@ -113,9 +113,8 @@ static int by_name(const struct dirent **a, const struct dirent **b)
  */
 static void same_in_folder(const char *folder, const char *origin, bool zone_files_only)
 {
-	const char *src = getenv("SHOAL_SRCDIR");
 	char dir[4096], path[4096 + 256];
-	snprintf(dir, sizeof(dir), "%s/%s", src ? src : ".", folder);
+	unit_src_path(dir, sizeof(dir), folder);
 	struct dirent **names;
 	int n = scandir(dir, &names, NULL, by_name);
 	CU_ASSERT_FATAL(n > 0);
@@ -167,11 +166,11 @@ static void test_corpora(void)
 		same_in_folder(corpora[i].folder, corpora[i].origin, corpora[i].zone_files_only);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_corpora),
 		UNIT_END,
 	};
-	return unit_run("zone_reader", tests);
+	return unit_run(argc, argv, "zone_reader", tests);
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/diff/dnssec/sign.sh: make the signed zones of the DNSSEC differential
-# test (issue 5) from src/: secure.test with NSEC, secure3.test with NSEC3
+# test from src/: secure.test with NSEC, secure3.test with NSEC3
 # (salt, 5 iterations, opt-out), and the signed child signed.secure.test whose
 # DS sits in secure.test. Fresh ECDSA P-256 keys each run (not kept: nothing
 # needs to re-sign); signatures valid 2026-01-01 to 2036-12-31.

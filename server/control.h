@@ -1,0 +1,114 @@
+/* The control socket: shoalctl's commands on a unix stream socket, served on the main loop. */
+#ifndef SHOAL_SERVER_CONTROL_H
+#define SHOAL_SERVER_CONTROL_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+#include <uv.h>
+
+#include "server/conf.h"
+#include "server/reload.h"
+#include "server/worker.h"
+#include "zone/zonedb.h"
+
+/* Control clients served at once; more wait, unaccepted, until one leaves. */
+#define CONTROL_CLIENTS_MAX 8
+
+/* What a command takes after its name. */
+enum control_arg {
+	CONTROL_ARG_NONE,     /* nothing */
+	CONTROL_ARG_OPTIONAL, /* an argument or nothing */
+	CONTROL_ARG_REQUIRED, /* an argument */
+};
+
+/*
+ * Every command, in the order shoalctl --help lists them, as
+ * X(id, name, argument rule, argument's name or NULL, help line). The
+ * server dispatches on it (command id runs cmd_<id>), its "unknown
+ * command" reply and shoalctl --help list it, and tests/unit/test_control.c
+ * checks it against man/shoalctl.8: a command is one line here.
+ */
+#define CONTROL_COMMANDS(X)                                         \
+	X(status, "status", CONTROL_ARG_NONE, NULL,                 \
+	  "version, threads, socket mode, uptime, zones")           \
+	X(stats, "stats", CONTROL_ARG_NONE, NULL,                   \
+	  "counters as JSON: totals and one entry per thread")      \
+	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",           \
+	  "reload every zone, or ZONE; errors name FILE:LINE")      \
+	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,       \
+	  "serial, records, load time and last error of each zone") \
+	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
+
+/*
+ * How a command is written, into buf[0..len): "stats", "reload [ZONE]"
+ * (optional argument) or "name ARG" (required). Returns what snprintf
+ * returns. Any thread.
+ */
+static inline int control_usage(char *buf, size_t len, const char *name, enum control_arg rule,
+				const char *arg)
+{
+	if (rule == CONTROL_ARG_NONE)
+		return snprintf(buf, len, "%s", name);
+	if (rule == CONTROL_ARG_OPTIONAL)
+		return snprintf(buf, len, "%s [%s]", name, arg);
+	return snprintf(buf, len, "%s %s", name, arg);
+}
+
+typedef struct control control_t;
+
+/*
+ * What the commands report on and act upon. Copied by control_open; what
+ * it points to must outlive the control. Only loop is needed to open,
+ * hand over and close the socket.
+ */
+typedef struct control_env {
+	uv_loop_t *loop;         /* the main loop: the socket and its clients */
+	const conf_t *cfg;       /* status: the zones configured */
+	workers_t *workers;      /* status, stats: threads, counters, sockets */
+	reload_t *reload;        /* reload; its state for status and zone-status */
+	zonedb_ref_t *zones;     /* zone-status: the set served */
+	time_t started_at;       /* status: uptime */
+	void (*stop)(void *arg); /* stop: end the server, on the main loop */
+	void *stop_arg;
+} control_env_t;
+
+/*
+ * Refuse a control path under a folder every user may write without the
+ * sticky bit (any of them could replace the socket), and warn about one
+ * in a sticky world-writable folder. Before binding, also for --check.
+ * Returns 0 or SHOAL_ECONFIG with err. Main thread.
+ */
+int control_check_path(const char *path, char *err, size_t errlen);
+
+/*
+ * Bind a unix stream socket at path, mode 0600 from the start, replacing
+ * a stale socket file but not a live one, hold the new file by an O_PATH
+ * descriptor, and serve commands on env->loop. Returns 0 or a negative
+ * error with err. *out is set as soon as there is something to close,
+ * also when the call then fails: control_close and control_free it. Main
+ * thread.
+ */
+int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
+		 size_t errlen);
+
+/*
+ * Hand the socket file to uid/gid through the descriptor (never by name:
+ * a name swapped for a symbolic link would hand over its target). Returns
+ * 0; with err, a system error (-errno) when that fails, or SHOAL_ECONFIG
+ * when the name no longer leads to the socket. Main thread, before the
+ * privilege drop.
+ */
+int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen);
+
+/*
+ * Close the listener and every client, and unlink the file; NULL does
+ * nothing. The memory stays until control_free. Main thread.
+ */
+void control_close(control_t *ctl);
+
+/* Free a closed control once the loop has run the close callbacks; NULL does nothing. */
+void control_free(control_t *ctl);
+
+#endif

@@ -1,0 +1,6 @@
+/* The daemon's responder: answers from the zones served. */
+#include "config.h"
+
+#include "server/responder.h"
+
+const responder_t responder_zones = { .answer = answer_query, .zones = true };

@@ -1,0 +1,403 @@
+/*
+ * Unit tests for zone/changeset.c and zone/journal.c: the diff of two
+ * versions applied (through ldns) to the old one gives the new one,
+ * condensing, the journal's bounds and answers, its place in zonedb across
+ * reloads, and readers on other threads.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include "tests/unit/xfr_test.h"
+#include "zone/changeset.h"
+#include "zone/journal.h"
+#include "zone/zonedb.h"
+
+static char tmpdir[] = "/tmp/shoal-journal-XXXXXX";
+
+static const char *write_version(int v)
+{
+	return xt_write_version(tmpdir, v);
+}
+
+static zone_t *version(int v)
+{
+	return xt_load(write_version(v), "j.test.");
+}
+
+/* The records of a changeset side, SOA first. */
+static ldns_rr_list *side_rrs(const xfr_part_t *p)
+{
+	ldns_rr_list *l = ldns_rr_list_new();
+	for (size_t i = 0; i < p->run_count; i++)
+		xt_push_set(l, p->runs[i].owner, &p->runs[i].set);
+	return l;
+}
+
+/* Apply cs to a's records (through ldns) and compare with b's. */
+static bool takes(const changeset_t *cs, const zone_t *a, const zone_t *b)
+{
+	ldns_rr_list *za = xt_zone_rrs(a), *zb = xt_zone_rrs(b);
+	ldns_rr_list *del = side_rrs(&cs->del), *add = side_rrs(&cs->add);
+	bool ok = true;
+	for (size_t i = 0; i < ldns_rr_list_rr_count(del); i++)
+		ok &= xt_remove(za, ldns_rr_list_rr(del, i));
+	for (size_t i = 0; i < ldns_rr_list_rr_count(add); i++)
+		ldns_rr_list_push_rr(za, ldns_rr_clone(ldns_rr_list_rr(add, i)));
+	ok = ok && xt_same_rrs(za, zb);
+	ldns_rr_list_deep_free(za);
+	ldns_rr_list_deep_free(zb);
+	ldns_rr_list_deep_free(del);
+	ldns_rr_list_deep_free(add);
+	return ok;
+}
+
+static void test_diff(void)
+{
+	zone_t *v1 = version(1), *v2 = version(2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
+	changeset_t *cs;
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v2, 0, &cs), 0);
+	CU_ASSERT_EQUAL(cs->from, 1);
+	CU_ASSERT_EQUAL(cs->to, 2);
+	/* deleted: www A .80 (TTL), www A .81, gone.a.b A; added: the same two, MX, AAAA */
+	CU_ASSERT_EQUAL(cs->del.rr_count, 1 + 3);
+	CU_ASSERT_EQUAL(cs->add.rr_count, 1 + 4);
+	CU_ASSERT_EQUAL(cs->del.runs[0].set.type, DNS_TYPE_SOA);
+	CU_ASSERT_EQUAL(cs->add.runs[0].set.rr_count, 1);
+	CU_ASSERT(cs->octets > 0);
+	CU_ASSERT_TRUE(takes(cs, v1, v2));
+	changeset_unref(cs);
+
+	/* backwards works the same way */
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v1, 0, &cs), 0);
+	CU_ASSERT_TRUE(takes(cs, v2, v1));
+	changeset_unref(cs);
+
+	/* a version against itself: the SOAs only */
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v2, 0, &cs), 0);
+	CU_ASSERT_EQUAL(cs->del.rr_count, 1);
+	CU_ASSERT_EQUAL(cs->add.rr_count, 1);
+	changeset_unref(cs);
+	zone_unref(v1);
+	zone_unref(v2);
+}
+
+/* Two versions of a zone of many names, with changes spread over it. */
+static void test_diff_big(void)
+{
+	char p1[4200], p2[4200];
+	snprintf(p1, sizeof(p1), "%s/big1.zone", tmpdir);
+	snprintf(p2, sizeof(p2), "%s/big2.zone", tmpdir);
+	FILE *f1 = fopen(p1, "w"), *f2 = fopen(p2, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
+	const char *head = "$ORIGIN big.test.\n@ 60 SOA ns hm %d 1 1 1 1\n@ 60 NS ns\n"
+			   "ns 60 A 192.0.2.1\n";
+	fprintf(f1, head, 10);
+	fprintf(f2, head, 11);
+	for (int i = 0; i < 3000; i++) {
+		fprintf(f1, "h%d.s%d 60 A 10.0.%d.%d\n", i, i % 17, i / 256, i % 256);
+		if (i % 97 != 0) /* some names go */
+			fprintf(f2, "h%d.s%d 60 A 10.0.%d.%d\n", i, i % 17, i / 256, i % 256);
+		if (i % 89 == 0) /* some come */
+			fprintf(f2, "n%d 60 TXT \"new %d\"\n", i, i);
+		if (i % 5 == 0) /* some change */
+			fprintf(f2, "h%d.s%d 60 A 10.1.%d.%d\n", i, i % 17, i / 256, i % 256);
+	}
+	fclose(f1);
+	fclose(f2);
+	zone_t *a = xt_load(p1, "big.test."), *b = xt_load(p2, "big.test.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	changeset_t *cs;
+	/* bounded: a change too big for the journal is not built whole */
+	CU_ASSERT_EQUAL(changeset_diff(a, b, 4096, &cs), SHOAL_ESPACE);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(a, b, 0, &cs), 0);
+	CU_ASSERT(cs->octets > 4096);
+	CU_ASSERT_EQUAL(cs->del.rr_count, 1 + 31);
+	CU_ASSERT_EQUAL(cs->add.rr_count, 1 + 34 + 600);
+	CU_ASSERT_TRUE(takes(cs, a, b));
+	changeset_unref(cs);
+	zone_unref(a);
+	zone_unref(b);
+}
+
+static void test_condense(void)
+{
+	zone_t *v1 = version(1), *v2 = version(2), *v3 = version(3);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v3);
+	changeset_t *c12, *c23, *c13;
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v2, 0, &c12), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v2, v3, 0, &c23), 0);
+	const changeset_t *both[] = { c12, c23 };
+	CU_ASSERT_EQUAL_FATAL(changeset_condense(both, 2, &c13), 0);
+	CU_ASSERT_EQUAL(c13->from, 1);
+	CU_ASSERT_EQUAL(c13->to, 3);
+	CU_ASSERT_TRUE(takes(c13, v1, v3));
+	/* gone.a.b went and came back, MX and AAAA came and went: none of it is sent */
+	changeset_t *direct;
+	CU_ASSERT_EQUAL_FATAL(changeset_diff(v1, v3, 0, &direct), 0);
+	CU_ASSERT_EQUAL(c13->del.rr_count, direct->del.rr_count);
+	CU_ASSERT_EQUAL(c13->add.rr_count, direct->add.rr_count);
+	CU_ASSERT_EQUAL(c13->del.rr_count, 1 + 3);
+	/* sets that do not follow each other */
+	const changeset_t *gap[] = { c23, c12 };
+	CU_ASSERT_EQUAL(changeset_condense(gap, 2, &direct), SHOAL_EINVAL);
+	CU_ASSERT_EQUAL(changeset_condense(gap, 0, &direct), SHOAL_EINVAL);
+	changeset_unref(direct);
+	changeset_unref(c12);
+	changeset_unref(c23);
+	changeset_unref(c13);
+	zone_unref(v1);
+	zone_unref(v2);
+	zone_unref(v3);
+}
+
+static void test_changeset_build_rules(void)
+{
+	changeset_t *cs = changeset_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+	uint8_t owner[NAME_MAXLEN], soa[64];
+	name_from_text("Www.J.Test.", NULL, owner);
+	static const uint8_t a[4] = { 192, 0, 2, 1 };
+	/* the SOA must come first */
+	CU_ASSERT_EQUAL(changeset_add(cs, false, owner, DNS_TYPE_A, 60, a, 4), SHOAL_EINVAL);
+	memset(soa, 0, sizeof(soa));
+	soa[5] = 9; /* ". . 9 0 0 0 0" */
+	soa[2] = 0;
+	CU_ASSERT_EQUAL(changeset_add(cs, false, owner, DNS_TYPE_SOA, 60, soa, 22), 0);
+	CU_ASSERT_EQUAL(changeset_add(cs, false, owner, DNS_TYPE_SOA, 60, soa, 22), SHOAL_EINVAL);
+	/* RDATA that does not fit its type */
+	CU_ASSERT_EQUAL(changeset_add(cs, false, owner, DNS_TYPE_A, 60, a, 3), SHOAL_EMALFORMED);
+	CU_ASSERT_EQUAL(changeset_add(cs, false, owner, DNS_TYPE_A, 60, a, 4), 0);
+	CU_ASSERT_EQUAL(changeset_seal(cs), SHOAL_EINVAL); /* no SOA among the additions */
+	soa[5] = 10;
+	CU_ASSERT_EQUAL(changeset_add(cs, true, owner, DNS_TYPE_SOA, 60, soa, 22), 0);
+	CU_ASSERT_EQUAL(changeset_seal(cs), 0);
+	CU_ASSERT_EQUAL(cs->from, 9);
+	CU_ASSERT_EQUAL(cs->to, 10);
+	CU_ASSERT_EQUAL(cs->del.runs[1].owner[1], 'w'); /* owners are lowercased */
+	CU_ASSERT_EQUAL(changeset_add(cs, true, owner, DNS_TYPE_A, 60, a, 4), SHOAL_EINVAL);
+	changeset_unref(changeset_ref(cs));
+	changeset_unref(cs);
+}
+
+/* A changeset from..to with one TXT record of `size` octets added. */
+static changeset_t *make_cs(uint32_t from, uint32_t to, size_t size)
+{
+	changeset_t *cs = changeset_new();
+	uint8_t apex[NAME_MAXLEN], soa[22] = { 0 }, txt[256];
+	name_from_text("j.test.", NULL, apex);
+	soa[2] = (uint8_t)(from >> 24), soa[3] = (uint8_t)(from >> 16);
+	soa[4] = (uint8_t)(from >> 8), soa[5] = (uint8_t)from;
+	changeset_add(cs, false, apex, DNS_TYPE_SOA, 60, soa, 22);
+	soa[2] = (uint8_t)(to >> 24), soa[3] = (uint8_t)(to >> 16);
+	soa[4] = (uint8_t)(to >> 8), soa[5] = (uint8_t)to;
+	changeset_add(cs, true, apex, DNS_TYPE_SOA, 60, soa, 22);
+	memset(txt, 'x', sizeof(txt));
+	for (size_t done = 0; done < size; done += 200) {
+		txt[0] = 199;
+		txt[1] = (uint8_t)(done / 200); /* each record different */
+		changeset_add(cs, true, apex, DNS_TYPE_TXT, 60, txt, 200);
+	}
+	changeset_seal(cs);
+	return cs;
+}
+
+static void test_journal_bounds(void)
+{
+	journal_t *j = journal_new(0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+	changeset_t *probe = make_cs(1, 2, 2000);
+	size_t each = probe->octets;
+	changeset_unref(probe);
+	journal_set_max(j, 3 * each + each / 2); /* room for three */
+	for (uint32_t s = 1; s <= 5; s++)
+		journal_add(j, make_cs(s, s + 1, 2000));
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 3);
+	CU_ASSERT_EQUAL(info.oldest, 3);
+	CU_ASSERT_EQUAL(info.newest, 6);
+	CU_ASSERT(info.octets <= info.max_octets);
+	xfr_changes_t c;
+	/* dropped: the history does not reach back to 1 or 2 */
+	CU_ASSERT_EQUAL(journal_changes(j, 1, 6, false, &c), SHOAL_ENOTFOUND);
+	CU_ASSERT_EQUAL(journal_changes(j, 2, 6, false, &c), SHOAL_ENOTFOUND);
+	CU_ASSERT_EQUAL(c.count, 0);
+	CU_ASSERT_EQUAL_FATAL(journal_changes(j, 3, 6, false, &c), 0);
+	CU_ASSERT_EQUAL(c.count, 3);
+	CU_ASSERT_EQUAL(c.sets[0]->from, 3);
+	CU_ASSERT_EQUAL(c.sets[2]->to, 6);
+	xfr_changes_clear(&c);
+	/* up to a version older than the newest (a reload not yet published) */
+	CU_ASSERT_EQUAL_FATAL(journal_changes(j, 3, 5, false, &c), 0);
+	CU_ASSERT_EQUAL(c.count, 2);
+	xfr_changes_clear(&c);
+	CU_ASSERT_EQUAL_FATAL(journal_changes(j, 3, 6, true, &c), 0);
+	CU_ASSERT_EQUAL(c.count, 1);
+	CU_ASSERT_EQUAL(c.sets[0]->from, 3);
+	CU_ASSERT_EQUAL(c.sets[0]->to, 6);
+	xfr_changes_clear(&c);
+	CU_ASSERT_EQUAL(journal_changes(j, 6, 6, false, &c), SHOAL_ENOTFOUND);
+	CU_ASSERT_EQUAL(journal_changes(j, 7, 9, false, &c), SHOAL_ENOTFOUND);
+
+	/* the bound shrinks: the oldest go */
+	journal_set_max(j, each + each / 2);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.oldest, 5);
+
+	/* a changeset that does not follow the last starts the history again */
+	journal_add(j, make_cs(100, 101, 10));
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.oldest, 100);
+
+	/* one bigger than the whole bound is not kept, and nothing before it */
+	journal_add(j, make_cs(101, 102, 20000));
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	CU_ASSERT_EQUAL(info.octets, 0);
+	CU_ASSERT_EQUAL(journal_changes(j, 101, 102, false, &c), SHOAL_ENOTFOUND);
+
+	/* serials wrap (RFC 1982): the history follows them */
+	journal_add(j, make_cs(0xffffffff, 0, 10));
+	journal_add(j, make_cs(0, 1, 10));
+	CU_ASSERT_EQUAL_FATAL(journal_changes(j, 0xffffffff, 1, true, &c), 0);
+	CU_ASSERT_EQUAL(c.sets[0]->to, 1);
+	xfr_changes_clear(&c);
+	journal_clear(j);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	journal_unref(j);
+}
+
+static void quiet(void *arg, bool is_error, const char *msg)
+{
+	xt_msg(arg, is_error, msg);
+}
+
+/* The journal lives in zonedb: carried over reloads, filled by them. */
+static void test_journal_in_zonedb(void)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/db.zone", tmpdir);
+	uint8_t apex[NAME_MAXLEN];
+	name_from_text("j.test.", NULL, apex);
+	zone_spec_t s = { .name = "j.test", .file = path, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *db[7] = { NULL };
+	xt_msgs_t m = { 0 };
+	for (int v = 1; v <= 3; v++) {
+		char cmd[8500];
+		snprintf(cmd, sizeof(cmd), "cp %s %s", write_version(v), path);
+		CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+		CU_ASSERT_EQUAL_FATAL(
+			zonedb_build(&s, 1, v > 1 ? db[v - 1] : NULL, NULL, quiet, &m, &db[v]), 0);
+	}
+	journal_t *j = zonedb_journal(db[3], apex);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+	CU_ASSERT_PTR_EQUAL(zonedb_journal(db[1], apex), j);
+	CU_ASSERT_PTR_NULL(zonedb_journal(db[3], (const uint8_t *)"\4none\0"));
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 2);
+	CU_ASSERT_EQUAL(info.max_octets, ZONE_JOURNAL_DEFAULT);
+	xfr_changes_t c;
+	CU_ASSERT_EQUAL_FATAL(journal_changes(j, 1, 3, false, &c), 0);
+	CU_ASSERT_EQUAL(c.count, 2);
+	xfr_changes_clear(&c);
+	/* reloading the same version records nothing */
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, db[3], NULL, quiet, &m, &db[4]), 0);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 2);
+	CU_ASSERT_EQUAL(m.warnings, 0);
+	/* changed without a newer serial: the history no longer leads here */
+	FILE *f = fopen(path, "a");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "extra A 192.0.2.99\n");
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, db[4], NULL, quiet, &m, &db[5]), 0);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	CU_ASSERT_EQUAL(m.warnings, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "not forward"));
+	/* changes bigger than the journal's bound: not recorded, and said */
+	journal_set_max(j, 200);
+	char cmd[8500];
+	snprintf(cmd, sizeof(cmd), "cp %s %s", write_version(4), path);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, db[5], NULL, quiet, &m, &db[6]), 0);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	CU_ASSERT_EQUAL(m.warnings, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "more than the IXFR journal holds"));
+	/* the sets go, in any order; the journal goes with the last */
+	for (int v = 1; v <= 6; v++)
+		zonedb_free(db[v]);
+}
+
+/* Readers on other threads ask while the journal grows and sheds. */
+static journal_t *shared;
+static int readers_stop;
+
+static void *reader(void *arg)
+{
+	size_t *found = arg;
+	while (!__atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE)) {
+		journal_info_t info;
+		journal_get_info(shared, &info);
+		xfr_changes_t c;
+		if (info.depth &&
+		    journal_changes(shared, info.oldest, info.newest, true, &c) == 0) {
+			/* the changesets are the reader's now: read them whole */
+			for (size_t i = 0; i < c.count; i++)
+				*found += c.sets[i]->add.rr_count +
+					  c.sets[i]->add.runs[0].set.data[0];
+			xfr_changes_clear(&c);
+		}
+	}
+	return NULL;
+}
+
+static void test_journal_threads(void)
+{
+	changeset_t *probe = make_cs(1, 2, 1000);
+	shared = journal_new(4 * probe->octets);
+	changeset_unref(probe);
+	size_t found[2] = { 0, 0 };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, reader, &found[i]), 0);
+	for (uint32_t s = 1; s <= 300; s++)
+		journal_add(shared, make_cs(s, s + 1, 1000));
+	__atomic_store_n(&readers_stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	journal_info_t info;
+	journal_get_info(shared, &info);
+	CU_ASSERT_EQUAL(info.depth, 4);
+	CU_ASSERT_EQUAL(info.newest, 301);
+	journal_unref(shared);
+}
+
+int main(int argc, char **argv)
+{
+	if (!mkdtemp(tmpdir))
+		return 99;
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_diff),
+		UNIT_TEST(test_diff_big),
+		UNIT_TEST(test_condense),
+		UNIT_TEST(test_changeset_build_rules),
+		UNIT_TEST(test_journal_bounds),
+		UNIT_TEST(test_journal_in_zonedb),
+		UNIT_TEST(test_journal_threads),
+		UNIT_END,
+	};
+	int rc = unit_run(argc, argv, "xfr_journal", tests);
+	return xt_remove_dir(tmpdir, rc);
+}

@@ -1,0 +1,461 @@
+/* Changesets: building them record by record, the diff of two zone versions, condensing. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "proto/wire.h"
+#include "zone/changeset.h"
+#include "zone/internal.h"
+
+#define CS_NAMES_MAX 8          /* compressible names in one RDATA (SOA has 2) */
+#define CS_RUN_MAX   UINT16_MAX /* octets of one run: its name offsets are 16 bits */
+
+/* Where a run lies while the side grows (the memory moves; offsets do not). */
+typedef struct run_at {
+	size_t owner, data, names;
+	uint32_t data_len;
+	uint16_t rr_count, name_count, type;
+} run_at_t;
+
+/* One side's memory: owners and records in one blob, name offsets, runs. */
+typedef struct side {
+	uint8_t *blob;
+	size_t len, cap;
+	uint16_t *names;
+	size_t name_len, name_cap;
+	run_at_t *at;
+	size_t run_count, run_cap;
+	size_t rr_count;
+	xfr_run_t *runs; /* filled by changeset_seal */
+} side_t;
+
+struct cs_store {
+	side_t side[2]; /* deletions, additions */
+	bool sealed;
+};
+
+changeset_t *changeset_new(void)
+{
+	changeset_t *cs = calloc(1, sizeof(*cs));
+	if (cs && !(cs->store = calloc(1, sizeof(*cs->store)))) {
+		free(cs);
+		return NULL;
+	}
+	if (cs)
+		cs->refs = 1;
+	return cs;
+}
+
+static void changeset_free(changeset_t *cs)
+{
+	for (int i = 0; cs->store && i < 2; i++) {
+		side_t *s = &cs->store->side[i];
+		free(s->blob);
+		free(s->names);
+		free(s->at);
+		free(s->runs);
+	}
+	free(cs->store);
+	free(cs);
+}
+
+const changeset_t *changeset_ref(const changeset_t *cs)
+{
+	__atomic_fetch_add(&((changeset_t *)cs)->refs, 1, __ATOMIC_RELAXED);
+	return cs;
+}
+
+void changeset_unref(const changeset_t *cs)
+{
+	changeset_t *m = (changeset_t *)cs;
+	if (m && __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL) == 1)
+		changeset_free(m);
+}
+
+/* Can a record of `size` octets join the side's last run? */
+static bool joins_last(const side_t *s, const uint8_t *owner, uint16_t type, size_t size)
+{
+	if (s->run_count < 2) /* the first run is the SOA's alone */
+		return false;
+	const run_at_t *r = &s->at[s->run_count - 1];
+	return r->type == type && r->rr_count < UINT16_MAX && r->data_len + size <= CS_RUN_MAX &&
+	       name_equal(s->blob + r->owner, owner);
+}
+
+int changeset_add(changeset_t *cs, bool add, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		  const uint8_t *rdata, uint16_t rdlen)
+{
+	if (cs->store->sealed)
+		return SHOAL_EINVAL;
+	side_t *s = &cs->store->side[add];
+	if ((s->run_count == 0) != (type == DNS_TYPE_SOA))
+		return SHOAL_EINVAL; /* the SOA first, and only there */
+	uint16_t off[CS_NAMES_MAX];
+	int names = rrtype_rdata_names(type, rdata, rdlen, off, CS_NAMES_MAX);
+	if (names < 0)
+		return SHOAL_EMALFORMED;
+	size_t size = 10 + (size_t)rdlen, olen = name_length(owner);
+	bool join = joins_last(s, owner, type, size);
+	if (!zone_grow((void **)&s->blob, &s->cap, s->len + olen + size, 1) ||
+	    !zone_grow((void **)&s->names, &s->name_cap, s->name_len + (size_t)names,
+		       sizeof(uint16_t)) ||
+	    !zone_grow((void **)&s->at, &s->run_cap, s->run_count + 1, sizeof(run_at_t)))
+		return SHOAL_ENOMEM;
+	if (!join) {
+		run_at_t *r = &s->at[s->run_count++];
+		memset(r, 0, sizeof(*r));
+		r->owner = s->len;
+		memcpy(s->blob + s->len, owner, olen);
+		name_lower(s->blob + s->len);
+		s->len += olen;
+		r->data = s->len;
+		r->names = s->name_len;
+		r->type = type;
+	}
+	run_at_t *r = &s->at[s->run_count - 1];
+	uint8_t *p = s->blob + s->len;
+	wire_t w;
+	wire_init_write(&w, p, size);
+	wire_write_u16(&w, type);
+	wire_write_u16(&w, DNS_CLASS_IN);
+	wire_write_u32(&w, ttl);
+	wire_write_u16(&w, rdlen);
+	wire_write_bytes(&w, rdata, rdlen);
+	for (int k = 0; k < names; k++)
+		s->names[s->name_len++] = (uint16_t)(r->data_len + 10 + off[k]);
+	r->name_count = (uint16_t)(r->name_count + names);
+	r->data_len += (uint32_t)size;
+	r->rr_count++;
+	s->len += size;
+	s->rr_count++;
+	return 0;
+}
+
+/* The serial of the SOA record at rec (its RDATA is checked: at least 22 octets). */
+static uint32_t soa_serial(const uint8_t *rec)
+{
+	uint16_t rdlen = wire_get_u16(rec + 8);
+	return wire_get_u32(rec + 10 + rdlen - 20);
+}
+
+int changeset_seal(changeset_t *cs)
+{
+	struct cs_store *st = cs->store;
+	if (st->sealed || !st->side[0].run_count || !st->side[1].run_count)
+		return SHOAL_EINVAL;
+	size_t octets = sizeof(*cs) + sizeof(*st);
+	for (int i = 0; i < 2; i++) {
+		side_t *s = &st->side[i];
+		if (!(s->runs = calloc(s->run_count, sizeof(xfr_run_t))))
+			return SHOAL_ENOMEM;
+		for (size_t k = 0; k < s->run_count; k++) {
+			const run_at_t *a = &s->at[k];
+			s->runs[k] = (xfr_run_t){
+				.owner = s->blob + a->owner,
+				.set = { .type = a->type,
+					 .rr_count = a->rr_count,
+					 .data_len = a->data_len,
+					 .data = s->blob + a->data,
+					 .names = a->name_count ? s->names + a->names : NULL,
+					 .name_count = a->name_count },
+			};
+		}
+		/* the growth arrays are done with: what stays is what counts */
+		free(s->at);
+		s->at = NULL;
+		octets += s->cap + s->name_cap * sizeof(uint16_t);
+		octets += s->run_count * sizeof(xfr_run_t);
+		xfr_part_t *part = i ? &cs->add : &cs->del;
+		*part = (xfr_part_t){ s->runs, s->run_count, s->rr_count };
+	}
+	cs->from = soa_serial(cs->del.runs[0].set.data);
+	cs->to = soa_serial(cs->add.runs[0].set.data);
+	cs->octets = octets;
+	st->sealed = true;
+	return 0;
+}
+
+void xfr_changes_clear(xfr_changes_t *c)
+{
+	for (size_t i = 0; i < c->count; i++)
+		changeset_unref(c->sets[i]);
+	free(c->sets);
+	c->sets = NULL;
+	c->count = 0;
+}
+
+/* ---- the diff of two versions ---- */
+
+/* Add the record at rec (type, class, TTL, RDLENGTH, RDATA) with owner. */
+static int add_rec(changeset_t *cs, bool add, const uint8_t *owner, const uint8_t *rec)
+{
+	return changeset_add(cs, add, owner, wire_get_u16(rec), wire_get_u32(rec + 4), rec + 10,
+			     wire_get_u16(rec + 8));
+}
+
+/* The records of set (zone data: built by zbuild, so well formed) one by one. */
+#define FOR_EACH_REC(set, rec)                                                            \
+	for (const uint8_t *rec = (set)->data; rec + 10 <= (set)->data + (set)->data_len; \
+	     rec += 10 + wire_get_u16(rec + 8))
+
+/* Every record of n to one side (the apex's SOA stays out: the SOAs go first). */
+static int add_node(changeset_t *cs, bool add, const zone_t *z, const znode_t *n)
+{
+	for (uint16_t i = 0; i < n->rrset_count; i++) {
+		const rrset_wire_t *set = &n->rrsets[i].set;
+		if (n == z->apex && set->type == DNS_TYPE_SOA)
+			continue;
+		FOR_EACH_REC(set, rec)
+		{
+			int err = add_rec(cs, add, n->name, rec);
+			if (err < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Records in RDATA order, as zbuild sorts them (RFC 4034 6.3). */
+static int rdata_cmp(const uint8_t *a, const uint8_t *b)
+{
+	uint16_t la = wire_get_u16(a + 8), lb = wire_get_u16(b + 8);
+	int c = memcmp(a + 10, b + 10, la < lb ? la : lb);
+	return c ? c : (la > lb) - (la < lb);
+}
+
+/* One RRset in both versions: record by record. */
+static int diff_set(changeset_t *cs, const uint8_t *owner, const rrset_wire_t *a,
+		    const rrset_wire_t *b)
+{
+	const uint8_t *pa = a->data, *ea = a->data + a->data_len;
+	const uint8_t *pb = b->data, *eb = b->data + b->data_len;
+	int err = 0;
+	while (err == 0 && (pa + 10 <= ea || pb + 10 <= eb)) {
+		int c = pa + 10 > ea ? 1 : pb + 10 > eb ? -1 : rdata_cmp(pa, pb);
+		if (c == 0 && wire_get_u32(pa + 4) == wire_get_u32(pb + 4)) {
+			/* the same record */
+		} else {
+			if (c <= 0)
+				err = add_rec(cs, false, owner, pa);
+			if (c >= 0 && err == 0)
+				err = add_rec(cs, true, owner, pb);
+		}
+		if (c <= 0)
+			pa += 10 + wire_get_u16(pa + 8);
+		if (c >= 0)
+			pb += 10 + wire_get_u16(pb + 8);
+	}
+	return err;
+}
+
+/* One name in both versions: RRsets by type, both in ascending order. */
+static int diff_node(changeset_t *cs, const zone_t *zo, const znode_t *a, const znode_t *b)
+{
+	uint16_t i = 0, j = 0;
+	int err = 0;
+	while (err == 0 && (i < a->rrset_count || j < b->rrset_count)) {
+		const rrset_wire_t *sa = i < a->rrset_count ? &a->rrsets[i].set : NULL;
+		const rrset_wire_t *sb = j < b->rrset_count ? &b->rrsets[j].set : NULL;
+		int c = !sa ? 1 : !sb ? -1 : (sa->type > sb->type) - (sa->type < sb->type);
+		if (c == 0 && a == zo->apex && sa->type == DNS_TYPE_SOA) {
+			/* the SOAs head the two sides */
+		} else if (c == 0) {
+			err = diff_set(cs, a->name, sa, sb);
+		} else {
+			const rrset_wire_t *one = c < 0 ? sa : sb;
+			FOR_EACH_REC(one, rec)
+			{
+				if ((err = add_rec(cs, c > 0, c < 0 ? a->name : b->name, rec)) < 0)
+					break;
+			}
+		}
+		i += c <= 0;
+		j += c >= 0;
+	}
+	return err;
+}
+
+static int key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+	int c = memcmp(a, b, la < lb ? la : lb);
+	return c ? c : (la > lb) - (la < lb);
+}
+
+/* The octets a changeset being built holds so far (its arrays' used parts). */
+static size_t held(const changeset_t *cs)
+{
+	size_t n = sizeof(*cs) + sizeof(*cs->store);
+	for (int i = 0; i < 2; i++) {
+		const side_t *s = &cs->store->side[i];
+		n += s->len + s->name_len * sizeof(uint16_t) + s->run_count * sizeof(xfr_run_t);
+	}
+	return n;
+}
+
+int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, changeset_t **out)
+{
+	changeset_t *cs = changeset_new();
+	if (!cs)
+		return SHOAL_ENOMEM;
+	const uint8_t *soa_old = znode_rrset(old->apex, DNS_TYPE_SOA)->set.data;
+	const uint8_t *soa_new = znode_rrset(new->apex, DNS_TYPE_SOA)->set.data;
+	/* the SOAs first (the node walk below skips them) */
+	int err = add_rec(cs, false, old->apex->name, soa_old);
+	if (err == 0)
+		err = add_rec(cs, true, new->apex->name, soa_new);
+	uint8_t ka[ZONE_KEY_MAX], kb[ZONE_KEY_MAX];
+	size_t i = 0, j = 0, la = 0, lb = 0;
+	bool have_a = false, have_b = false;
+	while (err == 0 && (i < old->node_count || j < new->node_count)) {
+		if (i < old->node_count && !have_a) {
+			la = zone_name_key(old->nodes[i].name, ka);
+			have_a = true;
+		}
+		if (j < new->node_count && !have_b) {
+			lb = zone_name_key(new->nodes[j].name, kb);
+			have_b = true;
+		}
+		int c = i == old->node_count   ? 1
+			: j == new->node_count ? -1
+					       : key_cmp(ka, la, kb, lb);
+		if (c < 0)
+			err = add_node(cs, false, old, &old->nodes[i]);
+		else if (c > 0)
+			err = add_node(cs, true, new, &new->nodes[j]);
+		else
+			err = diff_node(cs, old, &old->nodes[i], &new->nodes[j]);
+		if (c <= 0) {
+			i++;
+			have_a = false;
+		}
+		if (c >= 0) {
+			j++;
+			have_b = false;
+		}
+		if (err == 0 && max_octets && held(cs) > max_octets)
+			err = SHOAL_ESPACE;
+	}
+	if (err == 0)
+		err = changeset_seal(cs);
+	if (err < 0) {
+		/* zone data always fits its type: only memory or the bound can end it */
+		changeset_unref(cs);
+		return err == SHOAL_ESPACE ? err : SHOAL_ENOMEM;
+	}
+	*out = cs;
+	return 0;
+}
+
+/* ---- operations over several changesets ---- */
+
+int xfr_op_cmp(const uint8_t *key, size_t key_len, const uint8_t *rr, const xfr_op_t *op)
+{
+	int c = key_cmp(key, key_len, op->key, op->key_len);
+	if (c)
+		return c;
+	uint16_t ta = wire_get_u16(rr), tb = wire_get_u16(op->rr);
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return rdata_cmp(rr, op->rr);
+}
+
+static int op_sort(const void *pa, const void *pb)
+{
+	const xfr_op_t *a = pa, *b = pb;
+	int c = xfr_op_cmp(a->key, a->key_len, a->rr, b);
+	return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+int xfr_ops_collect(const changeset_t *const *sets, size_t n, xfr_ops_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t count = 0, runs = 0;
+	for (size_t k = 0; k < n; k++) {
+		count += sets[k]->del.rr_count - 1 + sets[k]->add.rr_count - 1;
+		runs += sets[k]->del.run_count - 1 + sets[k]->add.run_count - 1;
+	}
+	out->ops = malloc((count ? count : 1) * sizeof(xfr_op_t));
+	out->keys = malloc((runs ? runs : 1) * ZONE_KEY_MAX);
+	if (!out->ops || !out->keys) {
+		xfr_ops_clear(out);
+		return SHOAL_ENOMEM;
+	}
+	uint8_t *key = out->keys;
+	for (size_t k = 0; k < n; k++) {
+		for (int add = 0; add < 2; add++) {
+			const xfr_part_t *part = add ? &sets[k]->add : &sets[k]->del;
+			for (size_t r = 1; r < part->run_count; r++) {
+				const xfr_run_t *run = &part->runs[r];
+				size_t klen = zone_name_key(run->owner, key);
+				FOR_EACH_REC(&run->set, rec)
+				{
+					out->ops[out->count++] = (xfr_op_t){
+						.owner = run->owner,
+						.rr = rec,
+						.key = key,
+						.key_len = (uint16_t)klen,
+						.seq = (uint32_t)(2 * k + (size_t)add)
+					};
+				}
+				key += klen;
+			}
+		}
+	}
+	/* one record's operations stay in the order they happen (seq breaks ties) */
+	qsort(out->ops, out->count, sizeof(xfr_op_t), op_sort);
+	return 0;
+}
+
+void xfr_ops_clear(xfr_ops_t *ops)
+{
+	free(ops->ops);
+	free(ops->keys);
+	memset(ops, 0, sizeof(*ops));
+}
+
+int changeset_condense(const changeset_t *const *sets, size_t n, changeset_t **out)
+{
+	if (n == 0)
+		return SHOAL_EINVAL;
+	for (size_t k = 1; k < n; k++)
+		if (sets[k]->from != sets[k - 1]->to)
+			return SHOAL_EINVAL;
+	xfr_ops_t ops;
+	if (xfr_ops_collect(sets, n, &ops) < 0)
+		return SHOAL_ENOMEM;
+	changeset_t *cs = changeset_new();
+	int err = cs ? 0 : SHOAL_ENOMEM;
+	if (err == 0)
+		err = add_rec(cs, false, sets[0]->del.runs[0].owner, sets[0]->del.runs[0].set.data);
+	if (err == 0)
+		err = add_rec(cs, true, sets[n - 1]->add.runs[0].owner,
+			      sets[n - 1]->add.runs[0].set.data);
+	for (size_t i = 0; err == 0 && i < ops.count;) {
+		/* one record's history: was it there before the first, is it after the last? */
+		const xfr_op_t *first = &ops.ops[i];
+		size_t j = i + 1;
+		while (j < ops.count &&
+		       xfr_op_cmp(first->key, first->key_len, first->rr, &ops.ops[j]) == 0)
+			j++;
+		const xfr_op_t *last = &ops.ops[j - 1];
+		bool before = !xfr_op_is_add(first), after = xfr_op_is_add(last);
+		bool same_ttl = wire_get_u32(first->rr + 4) == wire_get_u32(last->rr + 4);
+		if (before && !(after && same_ttl))
+			err = add_rec(cs, false, first->owner, first->rr);
+		if (after && !(before && same_ttl) && err == 0)
+			err = add_rec(cs, true, last->owner, last->rr);
+		i = j;
+	}
+	xfr_ops_clear(&ops);
+	if (err == 0)
+		err = changeset_seal(cs);
+	if (err < 0) {
+		changeset_unref(cs);
+		return err;
+	}
+	*out = cs;
+	return 0;
+}

@@ -1,0 +1,579 @@
+/* Incoming zone transfers: parsing the answer stream, then building or patching the zone. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "proto/rdata.h"
+#include "proto/serial.h"
+#include "zone/internal.h"
+#include "zone/xfr_in.h"
+
+/* Where the stream is: which record is expected next. */
+enum xfr_state {
+	XS_FIRST,  /* the SOA that opens every answer */
+	XS_SECOND, /* after it: an SOA here makes an IXFR (RFC 1995 4) */
+	XS_AXFR,   /* the zone's records, up to the SOA again */
+	XS_DEL,    /* an IXFR changeset's deletions */
+	XS_ADD,    /* its additions */
+	XS_END,    /* the final SOA was read */
+};
+
+struct xfr_in {
+	uint8_t apex[NAME_MAXLEN];
+	char apex_text[NAME_TEXT_MAX];
+	uint16_t qtype, id;
+	const zone_t *current;
+	xfr_in_limits_t limits;
+	zone_limits_t zone_limits;
+	char *label;
+	zone_msg_fn msg;
+	void *msg_arg;
+	enum xfr_state state;
+	enum xfr_in_kind kind;
+	int err;
+	size_t octets, records, messages;
+	uint8_t soa[NAME_MAXLEN * 2 + 20]; /* the first SOA's RDATA, names expanded */
+	uint16_t soa_len;
+	uint32_t soa_ttl, serial;
+	zbuild_t *b;              /* AXFR: the new version's records */
+	changeset_t *cs;          /* IXFR: the changeset being read */
+	const changeset_t **sets; /* IXFR: those read */
+	size_t set_count, set_cap;
+	uint8_t rdata[UINT16_MAX]; /* one record's RDATA, names expanded */
+};
+
+/* One answer record, its RDATA expanded into x->rdata. */
+typedef struct rr {
+	uint8_t owner[NAME_MAXLEN];
+	uint16_t type, rclass, rdlen;
+	uint32_t ttl;
+	const uint8_t *rdata;
+} rr_t;
+
+xfr_in_t *xfr_in_new(const uint8_t *apex, uint16_t qtype, uint16_t id, const zone_t *current,
+		     const xfr_in_limits_t *limits, const zone_limits_t *zone_limits,
+		     const char *label, zone_msg_fn msg, void *msg_arg)
+{
+	if (qtype != DNS_TYPE_AXFR && qtype != DNS_TYPE_IXFR)
+		return NULL;
+	xfr_in_t *x = calloc(1, sizeof(*x));
+	if (!x || !(x->label = strdup(label ? label : "primary"))) {
+		free(x);
+		return NULL;
+	}
+	memcpy(x->apex, apex, name_length(apex));
+	name_lower(x->apex);
+	if (name_to_text(x->apex, x->apex_text, sizeof(x->apex_text)) < 0)
+		strcpy(x->apex_text, "?");
+	x->qtype = qtype;
+	x->id = id;
+	x->current = current ? zone_ref(current) : NULL;
+	if (limits)
+		x->limits = *limits;
+	x->zone_limits = zone_limits ? *zone_limits : (zone_limits_t)ZONE_LIMITS_DEFAULT;
+	x->msg = msg;
+	x->msg_arg = msg_arg;
+	return x;
+}
+
+void xfr_in_free(xfr_in_t *x)
+{
+	if (!x)
+		return;
+	zone_unref(x->current);
+	zbuild_free(x->b);
+	changeset_unref(x->cs);
+	for (size_t i = 0; i < x->set_count; i++)
+		changeset_unref(x->sets[i]);
+	free(x->sets);
+	free(x->label);
+	free(x);
+}
+
+enum xfr_in_kind xfr_in_kind(const xfr_in_t *x)
+{
+	return x->kind;
+}
+
+uint32_t xfr_in_serial(const xfr_in_t *x)
+{
+	return x->state == XS_FIRST ? 0 : x->serial;
+}
+
+/* Report an error with the label, keep it for every later call, and return it. */
+static int fail(xfr_in_t *x, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(xfr_in_t *x, int err, const char *fmt, ...)
+{
+	char text[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	zone_report(x->msg, x->msg_arg, true, x->label, 0, "%s: %s", x->apex_text, text);
+	x->err = err;
+	return err;
+}
+
+/* A name and a type for messages: "www.example.com. A". */
+static const char *rr_text(const rr_t *rr, char *buf, size_t cap)
+{
+	char name[NAME_TEXT_MAX], type[16];
+	if (name_to_text(rr->owner, name, sizeof(name)) < 0)
+		strcpy(name, "?");
+	const rdata_desc_t *d = rdata_desc(rr->type);
+	if (d)
+		snprintf(type, sizeof(type), "%s", d->name);
+	else
+		snprintf(type, sizeof(type), "TYPE%u", rr->type);
+	snprintf(buf, cap, "%s %s", name, type);
+	return buf;
+}
+
+/* Read one answer record at w's position; 0 or a reported error. */
+static int read_rr(xfr_in_t *x, wire_t *w, rr_t *rr)
+{
+	if (name_unpack(w, rr->owner, false) < 0)
+		return fail(x, SHOAL_EMALFORMED, "message %zu: an owner name that does not parse",
+			    x->messages);
+	rr->type = wire_read_u16(w);
+	rr->rclass = wire_read_u16(w);
+	rr->ttl = wire_read_u32(w);
+	uint16_t rdlen = wire_read_u16(w);
+	if (w->err || rdlen > wire_left(w))
+		return fail(x, SHOAL_EMALFORMED, "message %zu: a record cut short", x->messages);
+	char text[NAME_TEXT_MAX + 20];
+	const char *why = NULL;
+	int n = rdata_unpack(rr->type, w, rdlen, x->rdata, sizeof(x->rdata), &why);
+	if (n < 0)
+		return fail(x, n == SHOAL_ESPACE ? SHOAL_EMALFORMED : n, "%s: bad RDATA: %s",
+			    rr_text(rr, text, sizeof(text)), why ? why : "too long");
+	rr->rdlen = (uint16_t)n;
+	rr->rdata = x->rdata;
+	if (rr->rclass != DNS_CLASS_IN)
+		return fail(x, SHOAL_EZONE, "%s: class %u, not IN", rr_text(rr, text, sizeof(text)),
+			    rr->rclass);
+	if (rdata_type_is_meta(rr->type))
+		return fail(x, SHOAL_EZONE, "%s: a type that is not zone data (RFC 6895 3.1)",
+			    rr_text(rr, text, sizeof(text)));
+	if (!name_is_subdomain(rr->owner, x->apex))
+		return fail(x, SHOAL_EZONE, "%s: outside the zone",
+			    rr_text(rr, text, sizeof(text)));
+	if (++x->records > x->limits.max_records && x->limits.max_records)
+		return fail(x, SHOAL_ESPACE, "more than %zu records", x->limits.max_records);
+	return 0;
+}
+
+static bool is_soa(const xfr_in_t *x, const rr_t *rr)
+{
+	return rr->type == DNS_TYPE_SOA && name_equal(rr->owner, x->apex);
+}
+
+static uint32_t rr_serial(const rr_t *rr)
+{
+	return wire_get_u32(rr->rdata + rr->rdlen - 20);
+}
+
+/* The SOA of the first record, again: same RDATA. */
+static bool is_first_soa(const xfr_in_t *x, const rr_t *rr)
+{
+	return is_soa(x, rr) && rr->rdlen == x->soa_len &&
+	       memcmp(rr->rdata, x->soa, x->soa_len) == 0;
+}
+
+/* An SOA anywhere but at the apex is an error of the zone (zbuild says so too). */
+static int check_soa_owner(xfr_in_t *x, const rr_t *rr)
+{
+	char text[NAME_TEXT_MAX + 20];
+	if (rr->type == DNS_TYPE_SOA && !is_soa(x, rr))
+		return fail(x, SHOAL_EZONE, "%s: an SOA record not at the zone apex",
+			    rr_text(rr, text, sizeof(text)));
+	return 0;
+}
+
+static int axfr_add(xfr_in_t *x, const rr_t *rr)
+{
+	int err = zbuild_add(x->b, x->label, 0, NULL, rr->owner, rr->type, DNS_CLASS_IN, rr->ttl,
+			     rr->rdata, rr->rdlen);
+	if (err < 0) {
+		x->err = err; /* zbuild reported it */
+		return err;
+	}
+	return 0;
+}
+
+/* The builder of the new version, holding its SOA (the answer's first record). */
+static int new_builder(xfr_in_t *x)
+{
+	x->b = zbuild_new(x->label, x->apex, x->msg, x->msg_arg);
+	if (!x->b)
+		return fail(x, SHOAL_ENOMEM, "out of memory");
+	zbuild_set_limits(x->b, &x->zone_limits);
+	rr_t soa = {
+		.type = DNS_TYPE_SOA, .ttl = x->soa_ttl, .rdata = x->soa, .rdlen = x->soa_len
+	};
+	memcpy(soa.owner, x->apex, name_length(x->apex));
+	return axfr_add(x, &soa);
+}
+
+/* The answer is an AXFR (or AXFR-style): collect the zone, its SOA first. */
+static int start_axfr(xfr_in_t *x)
+{
+	x->kind = XFR_IN_AXFR;
+	return new_builder(x);
+}
+
+/* Add to the changeset being read; the SOAs go first on each side. */
+static int cs_add(xfr_in_t *x, bool add, const rr_t *rr)
+{
+	int err = changeset_add(x->cs, add, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlen);
+	if (err == SHOAL_ENOMEM)
+		return fail(x, err, "out of memory");
+	if (err < 0) {
+		char text[NAME_TEXT_MAX + 20];
+		return fail(x, SHOAL_EMALFORMED, "%s: out of place in an IXFR changeset",
+			    rr_text(rr, text, sizeof(text)));
+	}
+	return 0;
+}
+
+/* A changeset's deletions begin with the SOA of its old version. */
+static int start_changeset(xfr_in_t *x, const rr_t *old_soa)
+{
+	uint32_t from = rr_serial(old_soa);
+	uint32_t want = x->set_count ? x->sets[x->set_count - 1]->to : x->current->serial;
+	if (from != want)
+		return fail(
+			x, SHOAL_EMALFORMED, "an IXFR changeset from serial %u, where %s %u", from,
+			x->set_count ? "the previous one ended at" : "the zone served has", want);
+	if (!(x->cs = changeset_new()))
+		return fail(x, SHOAL_ENOMEM, "out of memory");
+	x->state = XS_DEL;
+	return cs_add(x, false, old_soa);
+}
+
+/* The SOA that ends a changeset's additions: seal it and keep it. */
+static int end_changeset(xfr_in_t *x)
+{
+	if (!zone_grow((void **)&x->sets, &x->set_cap, x->set_count + 1, sizeof(*x->sets)))
+		return fail(x, SHOAL_ENOMEM, "out of memory");
+	int err = changeset_seal(x->cs);
+	if (err < 0)
+		return fail(x, SHOAL_EMALFORMED, "an IXFR changeset without its SOAs");
+	x->sets[x->set_count++] = x->cs;
+	x->cs = NULL;
+	return 0;
+}
+
+/* One answer record, by the state of the stream. */
+static int take_rr(xfr_in_t *x, const rr_t *rr, bool last_in_message)
+{
+	char text[NAME_TEXT_MAX + 20];
+	int err = check_soa_owner(x, rr);
+	if (err < 0)
+		return err;
+	switch (x->state) {
+	case XS_FIRST:
+		/* RFC 5936 2.2, RFC 1995 4: every answer starts with the zone's SOA */
+		if (!is_soa(x, rr))
+			return fail(x, SHOAL_EMALFORMED,
+				    "the answer starts with %s, not the "
+				    "zone's SOA",
+				    rr_text(rr, text, sizeof(text)));
+		memcpy(x->soa, rr->rdata, rr->rdlen);
+		x->soa_len = rr->rdlen;
+		x->soa_ttl = rr->ttl;
+		x->serial = rr_serial(rr);
+		x->state = XS_SECOND;
+		/*
+		 * RFC 1995 2: an IXFR answered with the SOA alone means nothing
+		 * newer. A newer serial alone in the first message may be the
+		 * start of an answer sent one record per message: wait for more.
+		 */
+		if (last_in_message && x->messages == 1 && x->qtype == DNS_TYPE_IXFR &&
+		    x->current && !serial_gt(x->serial, x->current->serial)) {
+			x->kind = XFR_IN_UPTODATE;
+			x->state = XS_END;
+		}
+		return 0;
+	case XS_SECOND:
+		if (is_first_soa(x, rr)) {
+			/* the SOA twice: a zone of nothing else (zbuild judges it) */
+			if ((err = start_axfr(x)) < 0)
+				return err;
+			x->state = XS_END;
+			return 0;
+		}
+		if (rr->type == DNS_TYPE_SOA && x->qtype == DNS_TYPE_IXFR && x->current) {
+			x->kind = XFR_IN_IXFR;
+			if (!serial_gt(x->serial, x->current->serial))
+				return fail(x, SHOAL_EMALFORMED,
+					    "an IXFR to serial %u, not newer "
+					    "than the zone served (%u)",
+					    x->serial, x->current->serial);
+			return start_changeset(x, rr);
+		}
+		if (rr->type == DNS_TYPE_SOA)
+			return fail(x, SHOAL_EMALFORMED,
+				    "an SOA record where the zone's records "
+				    "begin");
+		if ((err = start_axfr(x)) < 0)
+			return err;
+		x->state = XS_AXFR;
+		return axfr_add(x, rr);
+	case XS_AXFR:
+		if (rr->type != DNS_TYPE_SOA)
+			return axfr_add(x, rr);
+		if (!is_first_soa(x, rr))
+			return fail(x, SHOAL_EMALFORMED,
+				    "the final SOA (serial %u) differs from "
+				    "the first (serial %u)",
+				    rr_serial(rr), x->serial);
+		x->state = XS_END;
+		return 0;
+	case XS_DEL:
+		if (rr->type != DNS_TYPE_SOA)
+			return cs_add(x, false, rr);
+		/* the new version's SOA opens the additions: a newer one (RFC 1982) */
+		if (!serial_gt(rr_serial(rr),
+			       x->set_count ? x->sets[x->set_count - 1]->to : x->current->serial))
+			return fail(x, SHOAL_EMALFORMED,
+				    "an IXFR changeset to serial %u, not "
+				    "newer than where it starts",
+				    rr_serial(rr));
+		x->state = XS_ADD;
+		return cs_add(x, true, rr);
+	case XS_ADD:
+		if (rr->type != DNS_TYPE_SOA)
+			return cs_add(x, true, rr);
+		if ((err = end_changeset(x)) < 0)
+			return err;
+		if (is_first_soa(x, rr) && x->sets[x->set_count - 1]->to == x->serial) {
+			x->state = XS_END;
+			return 0;
+		}
+		return start_changeset(x, rr);
+	case XS_END:
+	default:
+		return fail(x, SHOAL_EMALFORMED, "%s after the final SOA",
+			    rr_text(rr, text, sizeof(text)));
+	}
+}
+
+/* The header and question of message `len` octets; 0 or a reported error. */
+static int check_header(xfr_in_t *x, wire_t *w, uint16_t *ancount)
+{
+	uint16_t id = wire_read_u16(w), flags = wire_read_u16(w);
+	uint16_t qdcount = wire_read_u16(w);
+	*ancount = wire_read_u16(w);
+	wire_skip(w, 4); /* authority and additional: not looked at */
+	if (w->err)
+		return fail(x, SHOAL_EMALFORMED, "message %zu: shorter than a header", x->messages);
+	if (id != x->id || !(flags & DNS_FLAG_QR) || (flags & DNS_OPCODE_MASK))
+		return fail(x, SHOAL_EMALFORMED,
+			    "message %zu: not an answer to the request "
+			    "(ID %u, flags 0x%04x)",
+			    x->messages, id, flags);
+	if (flags & DNS_RCODE_MASK)
+		return fail(x, SHOAL_EMALFORMED, "the primary answered RCODE %u",
+			    flags & DNS_RCODE_MASK);
+	if (flags & DNS_FLAG_TC)
+		return fail(x, SHOAL_EMALFORMED, "message %zu: truncated (TC)", x->messages);
+	if (qdcount > 1)
+		return fail(x, SHOAL_EMALFORMED, "message %zu: %u questions", x->messages, qdcount);
+	if (qdcount == 1) {
+		uint8_t qname[NAME_MAXLEN];
+		name_unpack(w, qname, true);
+		uint16_t qtype = wire_read_u16(w), qclass = wire_read_u16(w);
+		if (w->err || !name_equal(qname, x->apex) || qtype != x->qtype ||
+		    qclass != DNS_CLASS_IN)
+			return fail(x, SHOAL_EMALFORMED,
+				    "message %zu: the question is not the "
+				    "request's",
+				    x->messages);
+	}
+	return 0;
+}
+
+int xfr_in_feed(xfr_in_t *x, const uint8_t *msg, size_t len)
+{
+	if (x->err)
+		return x->err;
+	x->messages++;
+	if (len > DNS_TCP_MAX)
+		return fail(x, SHOAL_EMALFORMED,
+			    "message %zu: %zu octets, more than a message "
+			    "holds (65535)",
+			    x->messages, len);
+	if (x->state == XS_END)
+		return fail(x, SHOAL_EMALFORMED, "message %zu after the final SOA", x->messages);
+	x->octets += len;
+	if (x->limits.max_octets && x->octets > x->limits.max_octets)
+		return fail(x, SHOAL_ESPACE, "more than %zu octets (max-zone-size)",
+			    x->limits.max_octets);
+	if (x->limits.max_messages && x->messages > x->limits.max_messages)
+		return fail(x, SHOAL_ESPACE, "more than %zu messages", x->limits.max_messages);
+	wire_t w;
+	wire_init_read(&w, msg, len);
+	uint16_t ancount;
+	int err = check_header(x, &w, &ancount);
+	for (uint16_t i = 0; err == 0 && i < ancount; i++) {
+		rr_t rr;
+		if ((err = read_rr(x, &w, &rr)) == 0)
+			err = take_rr(x, &rr, i + 1 == ancount);
+	}
+	if (err < 0)
+		return err;
+	return x->state == XS_END ? 1 : 0;
+}
+
+/* ---- the new version ---- */
+
+/*
+ * One record's operations, in the order they happen, on what the zone
+ * has of it (present, with the record `have`): false when a deletion meets
+ * nothing. *have ends as the record to keep, or NULL.
+ */
+static bool replay(const xfr_op_t *ops, size_t n, const uint8_t **have)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!xfr_op_is_add(&ops[i]) && !*have)
+			return false;
+		*have = xfr_op_is_add(&ops[i]) ? ops[i].rr : NULL;
+	}
+	return true;
+}
+
+/* Hand a record (type, class, TTL, RDLENGTH, RDATA) with owner to the builder. */
+static int build_rec(xfr_in_t *x, const uint8_t *owner, const uint8_t *rec)
+{
+	rr_t rr = { .type = wire_get_u16(rec),
+		    .ttl = wire_get_u32(rec + 4),
+		    .rdlen = wire_get_u16(rec + 8),
+		    .rdata = rec + 10 };
+	memcpy(rr.owner, owner, name_length(owner));
+	return axfr_add(x, &rr);
+}
+
+/* The ops [i, *j) of one record, from i: *j is where the next record's start. */
+static size_t op_group(const xfr_ops_t *ops, size_t i)
+{
+	size_t j = i + 1;
+	const xfr_op_t *a = &ops->ops[i];
+	while (j < ops->count && xfr_op_cmp(a->key, a->key_len, a->rr, &ops->ops[j]) == 0)
+		j++;
+	return j;
+}
+
+/* Records only the changesets have: each must end added, never deleted first. */
+static int apply_new(xfr_in_t *x, const xfr_ops_t *ops, size_t i, size_t j)
+{
+	const uint8_t *have = NULL;
+	if (!replay(ops->ops + i, j - i, &have)) {
+		rr_t rr = { .type = wire_get_u16(ops->ops[i].rr) };
+		memcpy(rr.owner, ops->ops[i].owner, name_length(ops->ops[i].owner));
+		char text[NAME_TEXT_MAX + 20];
+		return fail(x, SHOAL_EZONE, "the IXFR deletes %s, a record the zone does not have",
+			    rr_text(&rr, text, sizeof(text)));
+	}
+	return have ? build_rec(x, ops->ops[i].owner, have) : 0;
+}
+
+/*
+ * Apply the changesets to the version served: a merge walk over its
+ * records and the operations, both in record order, into a new builder.
+ */
+static int apply_ixfr(xfr_in_t *x)
+{
+	xfr_ops_t ops;
+	if (xfr_ops_collect(x->sets, x->set_count, &ops) < 0)
+		return fail(x, SHOAL_ENOMEM, "out of memory");
+	int err = new_builder(x);
+	const zone_t *z = x->current;
+	uint8_t key[ZONE_KEY_MAX];
+	size_t i = 0;
+	for (size_t n = 0; err == 0 && n < z->node_count; n++) {
+		const znode_t *node = &z->nodes[n];
+		size_t klen = zone_name_key(node->name, key);
+		for (uint16_t s = 0; err == 0 && s < node->rrset_count; s++) {
+			const rrset_wire_t *set = &node->rrsets[s].set;
+			if (node == z->apex && set->type == DNS_TYPE_SOA)
+				continue;
+			const uint8_t *end = set->data + set->data_len;
+			for (const uint8_t *rec = set->data; err == 0 && rec < end;
+			     rec += 10 + wire_get_u16(rec + 8)) {
+				int c = -1;
+				while (err == 0 && i < ops.count &&
+				       (c = xfr_op_cmp(key, klen, rec, &ops.ops[i])) > 0) {
+					size_t j = op_group(&ops, i);
+					err = apply_new(x, &ops, i, j);
+					i = j;
+				}
+				if (err < 0)
+					break;
+				if (i < ops.count && c == 0) {
+					size_t j = op_group(&ops, i);
+					const uint8_t *have = rec;
+					/* the record is there: replaying never fails */
+					replay(ops.ops + i, j - i, &have);
+					if (have)
+						err = build_rec(x, node->name, have);
+					i = j;
+				} else {
+					err = build_rec(x, node->name, rec);
+				}
+			}
+		}
+	}
+	while (err == 0 && i < ops.count) {
+		size_t j = op_group(&ops, i);
+		err = apply_new(x, &ops, i, j);
+		i = j;
+	}
+	xfr_ops_clear(&ops);
+	return err;
+}
+
+int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
+{
+	*out = NULL;
+	if (x->err)
+		return x->err;
+	if (x->state != XS_END)
+		return fail(x, SHOAL_EMALFORMED,
+			    "the transfer ended before the final SOA "
+			    "(%zu messages, %zu records)",
+			    x->messages, x->records);
+	if (x->kind == XFR_IN_UPTODATE)
+		return 0;
+	int err = x->kind == XFR_IN_IXFR ? apply_ixfr(x) : 0;
+	if (err < 0)
+		return err;
+	err = zbuild_finish(x->b, out);
+	x->b = NULL;
+	if (err < 0) {
+		x->err = err; /* the builder reported why */
+		return err;
+	}
+	if (!journal)
+		return 0;
+	if (x->kind == XFR_IN_IXFR) {
+		for (size_t i = 0; i < x->set_count; i++)
+			journal_add(journal, changeset_ref(x->sets[i]));
+		return 0;
+	}
+	changeset_t *cs = NULL;
+	journal_info_t ji;
+	journal_get_info(journal, &ji);
+	if (x->current && serial_gt((*out)->serial, x->current->serial) && ji.max_octets &&
+	    changeset_diff(x->current, *out, ji.max_octets, &cs) == 0)
+		journal_add(journal, cs);
+	else
+		journal_clear(journal);
+	return 0;
+}

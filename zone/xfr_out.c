@@ -1,0 +1,212 @@
+/* Outgoing zone transfers: AXFR and IXFR answers from a referenced zone, one message per call. */
+#include "config.h"
+
+#include <string.h>
+
+#include "proto/error.h"
+#include "proto/name.h"
+#include "zone/xfr_out.h"
+
+enum xfr_phase {
+	XFR_FIRST_SOA = 0,
+	XFR_BODY,
+	XFR_LAST_SOA,
+	XFR_DONE,
+	XFR_FAILED,
+};
+
+int xfr_out_axfr(xfr_out_t *x, const zone_t *z, const query_t *q, size_t limit, size_t reserve,
+		 const response_edns_t *edns)
+{
+	memset(x, 0, sizeof(*x));
+	size_t qlen = q->has_question ? q->question_end : DNS_HEADER_SIZE;
+	size_t opt = edns ? response_opt_size(edns) : 0;
+	if (limit > DNS_TCP_MAX)
+		limit = DNS_TCP_MAX;
+	if (qlen > sizeof(x->qpkt) || qlen > q->len || reserve + opt + qlen >= limit)
+		return SHOAL_EINVAL;
+	memcpy(x->qpkt, q->pkt, qlen);
+	x->query = *q;
+	x->query.pkt = x->qpkt;
+	x->query.len = qlen;
+	x->query.cookie = NULL; /* it pointed into the caller's packet */
+	if (edns)
+		x->edns = *edns;
+	x->limit = limit;
+	x->reserve = reserve;
+	x->zone = zone_ref(z);
+	return 0;
+}
+
+int xfr_out_ixfr(xfr_out_t *x, const zone_t *z, xfr_changes_t *changes, const query_t *q,
+		 size_t limit, size_t reserve, const response_edns_t *edns)
+{
+	xfr_changes_t c = { 0 };
+	if (changes) {
+		c = *changes;
+		memset(changes, 0, sizeof(*changes));
+	}
+	if (c.count && c.sets[c.count - 1]->to != z->serial) {
+		xfr_changes_clear(&c);
+		return SHOAL_EINVAL;
+	}
+	int err = xfr_out_axfr(x, z, q, limit, reserve, edns);
+	if (err < 0) {
+		xfr_changes_clear(&c);
+		return err;
+	}
+	x->ixfr = true;
+	x->changes = c;
+	return 0;
+}
+
+int xfr_request_serial(const query_t *q, uint32_t *serial)
+{
+	if (!q->has_question)
+		return SHOAL_EMALFORMED;
+	wire_t w;
+	wire_init_read(&w, q->pkt, q->len);
+	w.pos = q->question_end;
+	for (uint16_t i = 0; i < q->ancount && !w.err; i++) {
+		name_skip(&w);
+		wire_skip(&w, 8);
+		wire_skip(&w, wire_read_u16(&w));
+	}
+	if (q->nscount == 0)
+		return w.err ? SHOAL_EMALFORMED : SHOAL_ENOTFOUND;
+	uint8_t owner[NAME_MAXLEN];
+	if (name_unpack(&w, owner, true) < 0 || !name_equal(owner, q->qname))
+		return SHOAL_EMALFORMED;
+	uint16_t type = wire_read_u16(&w);
+	wire_skip(&w, 6); /* class, TTL */
+	uint16_t rdlen = wire_read_u16(&w);
+	size_t end = w.pos + rdlen;
+	name_skip(&w); /* MNAME, RNAME: may be compressed (RFC 1035 3.3.13) */
+	name_skip(&w);
+	*serial = wire_read_u32(&w);
+	wire_skip(&w, 16);
+	if (w.err || type != DNS_TYPE_SOA || w.pos != end)
+		return SHOAL_EMALFORMED;
+	return 0;
+}
+
+/*
+ * IXFR's body: per changeset, the runs of its deletions (the old SOA
+ * first) and of its additions (the new SOA first), RFC 1995 4.
+ */
+static bool ixfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **set)
+{
+	for (; x->node < x->changes.count; x->node++, x->rrset = 0) {
+		const changeset_t *cs = x->changes.sets[x->node];
+		size_t r = x->rrset;
+		const xfr_run_t *run = r < cs->del.run_count ? &cs->del.runs[r]
+				       : r - cs->del.run_count < cs->add.run_count
+					       ? &cs->add.runs[r - cs->del.run_count]
+					       : NULL;
+		if (run) {
+			*owner = run->owner;
+			*set = &run->set;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The RRset to write next, with its owner; false when the body is over.
+ * The SOA opens and closes the transfer, so the apex's own is skipped in
+ * the body (RFC 5936 2.2).
+ */
+static bool axfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **set)
+{
+	const zone_t *z = x->zone;
+	if (x->phase != XFR_BODY) {
+		*owner = z->apex->name;
+		*set = &znode_rrset(z->apex, DNS_TYPE_SOA)->set;
+		return true;
+	}
+	if (x->ixfr)
+		return ixfr_item(x, owner, set);
+	for (; x->node < z->node_count; x->node++, x->rrset = 0) {
+		const znode_t *n = &z->nodes[x->node];
+		for (; x->rrset < n->rrset_count; x->rrset++) {
+			const rrset_wire_t *s = &n->rrsets[x->rrset].set;
+			if (n == z->apex && s->type == DNS_TYPE_SOA)
+				continue;
+			*owner = n->name;
+			*set = s;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The RRset axfr_item gave is written whole: on to the next. */
+static void axfr_advance(xfr_out_t *x)
+{
+	memset(&x->pos, 0, sizeof(x->pos));
+	if (x->phase == XFR_BODY)
+		x->rrset++;
+	else if (x->phase == XFR_FIRST_SOA && x->ixfr && !x->changes.count)
+		x->phase = XFR_DONE; /* up to date: the SOA alone (RFC 1995 2) */
+	else
+		x->phase++;
+}
+
+int xfr_out_next(xfr_out_t *x, uint8_t *buf)
+{
+	if (x->phase == XFR_DONE)
+		return 0;
+	if (x->phase == XFR_FAILED || !x->zone)
+		return SHOAL_EINVAL;
+	query_t q = x->query;
+	q.pkt = x->qpkt;
+	q.has_question = q.has_question && x->messages == 0; /* RFC 5936 2.2.1 */
+	const response_edns_t *e = x->messages == 0 && x->edns.present ? &x->edns : NULL;
+	size_t keep = x->reserve + (e ? response_opt_size(e) : 0);
+	response_t r;
+	if (response_init(&r, &q, buf, x->limit, x->limit, keep) < 0)
+		return SHOAL_ESPACE;
+	/* RFC 5936 2.2.1: AA in every message of a NOERROR answer */
+	response_set_flags(&r, DNS_FLAG_AA);
+	int err = 0;
+	while (x->phase != XFR_DONE) {
+		const uint8_t *owner;
+		const rrset_wire_t *set;
+		if (!axfr_item(x, &owner, &set)) {
+			x->phase = XFR_LAST_SOA;
+			continue;
+		}
+		err = response_add_rrs(&r, DNS_SECTION_ANSWER, owner, set, &x->pos);
+		if (err < 0)
+			break;
+		axfr_advance(x);
+	}
+	uint16_t written = r.counts[DNS_SECTION_ANSWER];
+	if (err == SHOAL_ESPACE && written > 0)
+		err = 0; /* full: the rest goes in the next message */
+	if (err < 0) {
+		x->phase = XFR_FAILED;
+		return err;
+	}
+	int len = response_finish(&r, e);
+	if (len < 0) {
+		x->phase = XFR_FAILED;
+		return len;
+	}
+	x->messages++;
+	x->records += written;
+	return len;
+}
+
+bool xfr_out_done(const xfr_out_t *x)
+{
+	return x->phase == XFR_DONE;
+}
+
+void xfr_out_clear(xfr_out_t *x)
+{
+	zone_unref(x->zone);
+	x->zone = NULL;
+	xfr_changes_clear(&x->changes);
+}
