@@ -148,8 +148,9 @@ if [ "$load_only" = yes ]; then
 					tail -n 20 "$T_DIR/$s-$size-$r"/*.log >&2
 					exit 1
 				fi
-				printf '%s\t%s\t%s\t%s\t%s\n' "$size" "$s" "$r" "$load" "$records" >>"$runs"
-				log "$size $s round $r: answering after ${load}s (load $(cut -d' ' -f1 /proc/loadavg))"
+				hwm=$(hwm_kib "$SERVER_PID")
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$s" "$r" "$load" "$records" "$hwm" >>"$runs"
+				log "$size $s round $r: answering after ${load}s, peak RSS $((hwm / 1024)) MiB (load $(cut -d' ' -f1 /proc/loadavg))"
 				stop_pid "$SERVER_PID" >/dev/null 2>&1
 			done
 		done
@@ -160,18 +161,20 @@ if [ "$load_only" = yes ]; then
 		echo "Command: \`tests/bench/bench.sh -L -s \"$sizes\" -t $threads -r $rounds$([ "$dnssec" = yes ] && echo " -D")$([ -n "$zone_file" ] && echo " -Z $zone_file")\`"
 		echo "Machine: $(nproc) CPUs, Linux $(uname -r); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 		echo "Each server started $rounds times per zone, interleaved ($servers), $threads threads;"
-		echo "seconds from start to the first answer from the zone (dig polled every 20 ms)."
+		echo "seconds from start to the first answer from the zone (dig polled every 20 ms);"
+		echo "peak RSS: VmHWM of the server's processes at the first answer, summed (median)."
 		for size in $sizes; do
 			echo
 			echo "## $size names ($(awk -F'\t' -v z="$size" '$1 == z { print $5; exit }' "$runs") lines of records)"
 			echo
-			echo "| server | median s | min s | max s | runs |"
-			echo "|---|---|---|---|---|"
+			echo "| server | median s | min s | max s | peak RSS MiB | runs |"
+			echo "|---|---|---|---|---|---|"
 			for s in $servers; do
 				v=$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $4 }' "$runs")
-				printf '| %s | %s | %s | %s | %s |\n' "$s" "$(echo "$v" | median)" \
+				m=$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $6 }' "$runs")
+				printf '| %s | %s | %s | %s | %s | %s |\n' "$s" "$(echo "$v" | median)" \
 					"$(echo "$v" | sort -g | head -1)" "$(echo "$v" | sort -g | tail -1)" \
-					"$(echo $v)"
+					"$(($(echo "$m" | median | cut -d. -f1) / 1024))" "$(echo $v)"
 			done
 		done
 	} >"$report"
