@@ -359,17 +359,29 @@ static void put_additional(answer_t *a)
 	}
 }
 
+/* NSEC and NSEC3 describe the zone, not the name: no answer to ANY alone. */
+static bool dnssec_metadata(uint16_t type)
+{
+	return type == DNS_TYPE_RRSIG || type == DNS_TYPE_NSEC || type == DNS_TYPE_NSEC3;
+}
+
 /*
  * ANY (RFC 8482 4.2): one RRset instead of all. Like Knot, send the first
  * RRset of the node (in type order), which keeps the answer small and
- * deterministic.
+ * deterministic; but data before DNSSEC metadata, so a name whose only
+ * data is of a type numbered above NSEC answers that data, as NSD does.
  */
 static const zrrset_t *pick_any(const znode_t *n)
 {
-	for (uint16_t i = 0; i < n->rrset_count; i++)
-		if (n->rrsets[i].set.type != DNS_TYPE_RRSIG)
+	const zrrset_t *meta = NULL;
+	for (uint16_t i = 0; i < n->rrset_count; i++) {
+		uint16_t type = n->rrsets[i].set.type;
+		if (!dnssec_metadata(type))
 			return &n->rrsets[i];
-	return NULL;
+		if (!meta && type != DNS_TYPE_RRSIG)
+			meta = &n->rrsets[i];
+	}
+	return meta;
 }
 
 /*
@@ -526,7 +538,9 @@ static void answer_zone(answer_t *a, const query_t *q)
 			bool wild = res.kind == LOOKUP_WILDCARD;
 			const rrset_wire_t *sigs = a->qtype == DNS_TYPE_RRSIG ? pick_sigs(n) : NULL;
 			if (sigs) {
-				put(a, DNS_SECTION_ANSWER, owner, sigs);
+				/* signatures of the wildcard: the name itself does not exist */
+				if (put(a, DNS_SECTION_ANSWER, owner, sigs) && wild && a->dnssec)
+					prove_wildcard(a, name, n, false);
 				break;
 			}
 			const zrrset_t *rs = a->qtype == DNS_TYPE_ANY ? pick_any(n)
