@@ -60,6 +60,13 @@ static void on_signal(uv_signal_t *h, int signum)
 	server_request_stop(srv);
 }
 
+/* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
+static void prepare_zone_set(void *arg, const zonedb_t *db)
+{
+	server_t *srv = arg;
+	workers_zone_slots_reset(srv->workers.zone_stats ? &srv->workers : NULL, db);
+}
+
 /* The uid and gid of cfg->user and cfg->group. Returns 0 or SHOAL_ECONFIG with err. */
 static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, size_t errlen)
 {
@@ -256,6 +263,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	srv->cfg = cfg;
 	srv->responder = responder;
 	reload_init(&srv->reload, cfg, &srv->zones);
+	srv->reload.prepare = prepare_zone_set;
+	srv->reload.prepare_arg = srv;
 	srv->started_at = time(NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */

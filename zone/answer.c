@@ -37,6 +37,7 @@ typedef struct lookup {
 typedef struct answer {
 	response_t r;
 	const zone_t *z;
+	uint32_t slot; /* z's statistics slot */
 	uint16_t qtype;
 	bool stop;                 /* truncated: nothing more is written */
 	const rrset_wire_t *extra; /* RRset whose targets get A/AAAA in additional */
@@ -605,7 +606,7 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	/* class ANY is answered from IN data, as Knot does */
 	bool configured = false;
 	if (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY)
-		a->z = zonedb_match(db, q->qname, &configured);
+		a->z = zonedb_match_slot(db, q->qname, &configured, &a->slot);
 	if (!a->z) {
 		/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
 		response_set_rcode(&a->r, configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
@@ -627,9 +628,12 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	 * Knot answer it from the parent when they serve both.
 	 */
 	const zone_t *parent;
+	uint32_t parent_slot;
 	if (q->qtype == DNS_TYPE_DS && q->qname_len == a->z->apex->name_len && q->qname_len > 1 &&
-	    (parent = zonedb_find(db, name_parent(q->qname))) != NULL)
+	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot)) != NULL) {
 		a->z = parent;
+		a->slot = parent_slot;
+	}
 	answer_zone(a, q);
 }
 
@@ -638,7 +642,9 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
-	*info = (answer_info_t){ .edns = q.edns, .qtype = q.has_question ? q.qtype : 0 };
+	*info = (answer_info_t){ .edns = q.edns,
+				 .dnssec_ok = q.edns && q.edns_do,
+				 .qtype = q.has_question ? q.qtype : 0 };
 	if (v == QUERY_DROP) {
 		/* shorter than a header is malformed; a response (QR set) is not */
 		info->dropped = true;
@@ -693,5 +699,6 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 	}
 	info->rcode = a.r.rcode;
 	info->truncated = a.r.truncated || a.glue_truncated;
+	info->zone_slot = a.slot;
 	return (size_t)n;
 }

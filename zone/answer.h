@@ -18,12 +18,14 @@ typedef struct answer_ctx {
 
 /* What happened, for the statistics. */
 typedef struct answer_info {
-	int rcode;      /* rcode sent (extended rcodes included) */
-	bool dropped;   /* no answer was sent */
-	bool malformed; /* FORMERR, or dropped as malformed */
-	bool truncated; /* TC set */
-	bool edns;      /* the query had EDNS */
-	uint16_t qtype;
+	int rcode;          /* rcode sent (extended rcodes included) */
+	bool dropped;       /* no answer was sent */
+	bool malformed;     /* FORMERR, or dropped as malformed */
+	bool truncated;     /* TC set */
+	bool edns;          /* the query had EDNS */
+	bool dnssec_ok;     /* ... with the DO bit */
+	uint16_t qtype;     /* 0 when the query had no question */
+	uint32_t zone_slot; /* the answering zone's slot (zonedb_zone_slot), 0 for none */
 } answer_info_t;
 
 /*

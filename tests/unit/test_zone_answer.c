@@ -368,6 +368,38 @@ static void test_ds_at_cut(void)
 	ldns_pkt_free(p);
 }
 
+/*
+ * What the statistics are told: the answering zone's slot (the child
+ * for its names, the parent for the DS at the child's apex, none for a
+ * name of no zone), and EDNS with DO.
+ */
+static void test_info_for_statistics(void)
+{
+	ask_t o = { .db = db_both, .edns = 1232, .do_bit = true };
+	ldns_pkt *p = ask("www.example.com.", DNS_TYPE_A, &o);
+	CU_ASSERT_EQUAL(last_info.zone_slot, 1);
+	CU_ASSERT_TRUE(last_info.edns);
+	CU_ASSERT_TRUE(last_info.dnssec_ok);
+	ldns_pkt_free(p);
+	o.do_bit = false;
+	p = ask("nothere.sub.example.com.", DNS_TYPE_A, &o);
+	CU_ASSERT_EQUAL(last_info.zone_slot, 2);
+	CU_ASSERT_EQUAL(last_info.rcode, DNS_RCODE_NXDOMAIN);
+	CU_ASSERT_FALSE(last_info.dnssec_ok);
+	ldns_pkt_free(p);
+	p = ask("sub.example.com.", DNS_TYPE_DS, &o);
+	CU_ASSERT_EQUAL(last_info.zone_slot, 1);
+	ldns_pkt_free(p);
+	p = ask("www.example.org.", DNS_TYPE_A, &o);
+	CU_ASSERT_EQUAL(last_info.zone_slot, 0);
+	ldns_pkt_free(p);
+	ask_t broken = { .db = db_broken };
+	p = ask("host.sub.example.com.", DNS_TYPE_A, &broken);
+	CU_ASSERT_EQUAL(last_info.rcode, DNS_RCODE_SERVFAIL);
+	CU_ASSERT_EQUAL(last_info.zone_slot, 0); /* configured, not loaded: no zone answered */
+	ldns_pkt_free(p);
+}
+
 static void test_longest_match(void)
 {
 	ask_t o = { .db = db_both };
@@ -837,6 +869,7 @@ int main(void)
 	}
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_exact_match),
+		UNIT_TEST(test_info_for_statistics),
 		UNIT_TEST(test_stored_names_bounded),
 		UNIT_TEST(test_question_case_echoed),
 		UNIT_TEST(test_nxdomain),

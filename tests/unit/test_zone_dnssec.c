@@ -357,8 +357,8 @@ static void check_wildcard_proof(ldns_pkt *p, const char *name, const char *pare
 	} else {
 		/* the next closer name: one label below the wildcard's parent */
 		ldns_rdf *wild = ldns_dname_new_frm_str(parent);
-		ldns_rdf *next = ldns_dname_clone_from(qn, ldns_dname_label_count(qn) -
-								   ldns_dname_label_count(wild) - 1);
+		ldns_rdf *next = ldns_dname_clone_from(
+			qn, ldns_dname_label_count(qn) - ldns_dname_label_count(wild) - 1);
 		ldns_rr *n3 = ldns_rr_list_rr(nsecs, 0);
 		ldns_rdf *h = ldns_nsec3_hash_name_frm_nsec3(n3, next);
 		ldns_rdf *zone = ldns_dname_new_frm_str(zones[k]);
