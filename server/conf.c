@@ -67,6 +67,8 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
+	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
+	  "serve Prometheus metrics at GET /metrics over HTTP; a port alone: 127.0.0.1" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
 	  "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
@@ -207,6 +209,17 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		cfg->listen_count++;
 		return 0;
+	case CONF_ADDR: {
+		/* a port alone is on loopback: the counters are not for everyone */
+		char text[sizeof(((listen_addr_t *)0)->text)];
+		bool port_only = value[0] && strspn(value, "0123456789") == strlen(value);
+		snprintf(text, sizeof(text), "%s%s", port_only ? "127.0.0.1@" : "", value);
+		if (!strchr(text, '@') || conf_parse_listen(text, (listen_addr_t *)field) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not [ADDR@]PORT", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		return 0;
+	}
 	case CONF_ZONES:
 		break;
 	}

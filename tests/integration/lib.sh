@@ -127,3 +127,14 @@ wait_ready() {
 	done
 	[ -e "$1" ]
 }
+
+# poll_until SECONDS COMMAND: run COMMAND (eval'd) every 0.1 s until it
+# succeeds (returns 0) or SECONDS have passed (returns 1).
+poll_until() {
+	local i
+	for i in $(seq 1 $(($1 * 10))); do
+		eval "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}

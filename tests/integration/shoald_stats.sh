@@ -5,16 +5,6 @@
 # status, zone-status, unknown commands, stop.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-# poll_until SECONDS COMMAND: run COMMAND every 0.1 s until it succeeds (0) or time is up (1).
-poll_until() {
-	local i
-	for i in $(seq 1 $(($1 * 10))); do
-		eval "$2" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 PORT=$(free_port) || exit 99
 CTL=$T_DIR/ctl
 start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --control "$CTL" \
