@@ -39,6 +39,10 @@ const conf_option_t conf_options[] = {
 	  "NSID (RFC 5001) sent to clients that ask" },
 	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes", OFF(nsid_thread),
 	  "append /<thread index> to the NSID" },
+	{ "identity", "identity", "NAME", CONF_STRING, 0, UINT8_MAX, NULL, "the host name",
+	  OFF(identity), "answer to TXT queries of class CH for id.server and hostname.bind" },
+	{ "version", NULL, "TEXT", CONF_STRING, 0, UINT8_MAX, NULL, "(hidden)", OFF(version),
+	  "answer to TXT queries of class CH for version.server and version.bind" },
 	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(control),
 	  "unix socket for shoalctl (mode 0600)" },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
@@ -182,6 +186,11 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		return 0;
 	case CONF_STRING: {
+		/* max, when set, bounds the length (a TXT character-string: 255) */
+		if (o->max && strlen(value) > o->max) {
+			set_err(err, errlen, "%s: longer than %u octets", o->name, o->max);
+			return SHOAL_EINVAL;
+		}
 		char *copy = strdup(value);
 		if (!copy)
 			return SHOAL_ENOMEM;
@@ -305,6 +314,8 @@ void conf_clear(conf_t *cfg)
 	free(cfg->user);
 	free(cfg->group);
 	free(cfg->nsid);
+	free(cfg->identity);
+	free(cfg->version);
 	free(cfg->control);
 	free(cfg->file);
 	for (size_t i = 0; i < cfg->zone_count; i++) {

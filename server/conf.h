@@ -30,6 +30,8 @@ typedef struct conf {
 	char *group;
 	char *nsid;
 	bool nsid_thread;
+	char *identity; /* CHAOS id.server; NULL: the host name */
+	char *version;  /* CHAOS version.server; NULL: REFUSED */
 	char *control;
 	uint32_t log_level; /* enum log_level (server/log.h) */
 	bool syslog;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/dns.h"
@@ -136,6 +137,26 @@ static void nsid_init(worker_t *w, const conf_t *cfg)
 	w->ctx_udp.nsid_len = w->ctx_tcp.nsid_len = (uint16_t)len;
 }
 
+/*
+ * The CHAOS TXT texts (id.server, version.server): the configured identity
+ * or else the host name, as NSD and Knot default to; the version only when
+ * set, so that it stays hidden unless the operator wants it known.
+ */
+static void chaos_init(worker_t *w, const conf_t *cfg, const char *hostname)
+{
+	const char *id = cfg->identity ? cfg->identity : hostname;
+	size_t len = strlen(id);
+	if (len > 0 && len <= UINT8_MAX) {
+		w->ctx_udp.identity = w->ctx_tcp.identity = (const uint8_t *)id;
+		w->ctx_udp.identity_len = w->ctx_tcp.identity_len = (uint8_t)len;
+	}
+	len = cfg->version ? strlen(cfg->version) : 0;
+	if (len > 0 && len <= UINT8_MAX) {
+		w->ctx_udp.version = w->ctx_tcp.version = (const uint8_t *)cfg->version;
+		w->ctx_udp.version_len = w->ctx_tcp.version_len = (uint8_t)len;
+	}
+}
+
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
@@ -160,6 +181,8 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
 		return SHOAL_ENOMEM;
 	}
+	if (gethostname(ws->hostname, sizeof(ws->hostname) - 1) < 0)
+		ws->hostname[0] = '\0'; /* no identity then: id.server is REFUSED */
 	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
@@ -177,6 +200,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
 		nsid_init(w, cfg);
+		chaos_init(w, cfg, ws->hostname);
 		if (!(w->batch = udp_batch_new(answer_cap))) {
 			snprintf(err, errlen, "out of memory for worker buffers");
 			return SHOAL_ENOMEM;

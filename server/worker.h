@@ -74,7 +74,8 @@ struct workers {
 	zone_stats_t **zone_stats; /* one array per worker, WORKER_ZONE_SLOTS each */
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
-	bool sync_ready; /* start_lock and start_cond initialised */
+	bool sync_ready;    /* start_lock and start_cond initialised */
+	char hostname[256]; /* the CHAOS identity when identity: is not set */
 };
 
 /*

@@ -599,11 +599,60 @@ static void answer_zone(answer_t *a, const query_t *q)
 	response_set_rcode(&a->r, rcode);
 }
 
+/*
+ * CHAOS class TXT (as NSD and Knot answer it): id.server and hostname.bind
+ * name the server, version.server and version.bind give its version. TTL 0
+ * and no AA: no zone holds these names. Any other CH name or type, and a
+ * text not configured, is REFUSED as NSD and Knot do.
+ */
+static void answer_chaos(answer_t *a, const query_t *q, const answer_ctx_t *ctx)
+{
+	static const uint8_t id_server[] = "\2id\6server";
+	static const uint8_t hostname_bind[] = "\10hostname\4bind";
+	static const uint8_t version_server[] = "\7version\6server";
+	static const uint8_t version_bind[] = "\7version\4bind";
+	const uint8_t *text = NULL;
+	uint8_t text_len = 0;
+	if (q->qtype == DNS_TYPE_TXT) {
+		if (name_equal(q->qname, id_server) || name_equal(q->qname, hostname_bind)) {
+			text = ctx->identity;
+			text_len = ctx->identity_len;
+		} else if (name_equal(q->qname, version_server) ||
+			   name_equal(q->qname, version_bind)) {
+			text = ctx->version;
+			text_len = ctx->version_len;
+		}
+	}
+	if (!text) {
+		response_set_rcode(&a->r, DNS_RCODE_REFUSED);
+		return;
+	}
+	/* type, class, TTL 0, RDLENGTH, then one character-string (RFC 1035 3.3.14) */
+	uint8_t rr[10 + 1 + UINT8_MAX];
+	wire_t w;
+	wire_init_write(&w, rr, sizeof(rr));
+	wire_write_u16(&w, DNS_TYPE_TXT);
+	wire_write_u16(&w, DNS_CLASS_CH);
+	wire_write_u32(&w, 0);
+	wire_write_u16(&w, (uint16_t)(1 + text_len));
+	wire_write_u8(&w, text_len);
+	wire_write_bytes(&w, text, text_len);
+	rrset_wire_t set = { .type = DNS_TYPE_TXT,
+			     .rr_count = 1,
+			     .data_len = (uint32_t)(11 + text_len),
+			     .data = rr };
+	put(a, DNS_SECTION_ANSWER, q->qname, &set);
+}
+
 /* A query that parsed: pick the zone, then RFC 1034 4.3.2. */
 static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q,
 			       const answer_ctx_t *ctx)
 {
 	/* class ANY is answered from IN data, as Knot does */
+	if (q->qclass == DNS_CLASS_CH) {
+		answer_chaos(a, q, ctx);
+		return;
+	}
 	bool configured = false;
 	if (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY)
 		a->z = zonedb_match_slot(db, q->qname, &configured, &a->slot);

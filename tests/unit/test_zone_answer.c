@@ -28,6 +28,9 @@ typedef struct ask {
 	uint8_t version;
 	bool tcp;
 	const zonedb_t *db;
+	const char *identity;     /* CHAOS id.server text (NULL: "ns1.test") */
+	const char *version_text; /* CHAOS version.server text (NULL: hidden) */
+	bool no_identity;         /* no id.server text at all */
 } ask_t;
 
 static answer_info_t last_info;
@@ -43,6 +46,15 @@ static ldns_pkt *ask_raw(const uint8_t *q, size_t qlen, const ask_t *o)
 			     .tcp = o && o->tcp,
 			     .nsid = nsid_value,
 			     .nsid_len = sizeof(nsid_value) - 1 };
+	const char *id = o && o->identity ? o->identity : "ns1.test";
+	if (!(o && o->no_identity)) {
+		ctx.identity = (const uint8_t *)id;
+		ctx.identity_len = (uint8_t)strlen(id);
+	}
+	if (o && o->version_text) {
+		ctx.version = (const uint8_t *)o->version_text;
+		ctx.version_len = (uint8_t)strlen(o->version_text);
+	}
 	const zonedb_t *db = o && o->db ? o->db : db_parent;
 	last_len = answer_query(db, q, qlen, out, sizeof(out), &ctx, &last_info);
 	if (last_len == 0)
@@ -444,6 +456,74 @@ static void test_refused(void)
 	size_t n = answer_query(NULL, q, sizeof(q), out, sizeof(out), &ctx, &last_info);
 	CU_ASSERT_EQUAL(n, sizeof(q));
 	CU_ASSERT_EQUAL(out[3] & 0xf, DNS_RCODE_REFUSED);
+}
+
+/*
+ * CHAOS TXT as NSD and Knot answer it: id.server and hostname.bind give the
+ * identity, version.server and version.bind the version when one is set;
+ * TTL 0, class CH, no AA; any other CH name or type is REFUSED.
+ */
+static void test_chaos(void)
+{
+	ask_t ch = { .qclass = DNS_CLASS_CH };
+	static const char *const id_names[] = { "id.server.", "hostname.bind.", "ID.Server." };
+	for (size_t i = 0; i < sizeof(id_names) / sizeof(id_names[0]); i++) {
+		ldns_pkt *p = ask(id_names[i], DNS_TYPE_TXT, &ch);
+		check(p, LDNS_RCODE_NOERROR, false, 1, 0, 0);
+		CU_ASSERT_TRUE(has_rr(AN(p), " 0 CH TXT \"ns1.test\""));
+		CU_ASSERT_EQUAL(last_info.rcode, DNS_RCODE_NOERROR);
+		CU_ASSERT_EQUAL(last_info.zone_slot, 0);
+		ldns_pkt_free(p);
+	}
+	/* the version is hidden unless set */
+	ldns_pkt *p = ask("version.server.", DNS_TYPE_TXT, &ch);
+	check(p, LDNS_RCODE_REFUSED, false, 0, 0, 0);
+	ldns_pkt_free(p);
+	ask_t ver = { .qclass = DNS_CLASS_CH, .version_text = "Shoal 1.2", .edns = 1232 };
+	p = ask("version.bind.", DNS_TYPE_TXT, &ver);
+	check(p, LDNS_RCODE_NOERROR, false, 1, 0, 0);
+	CU_ASSERT_TRUE(has_rr(AN(p), "version.bind. 0 CH TXT \"Shoal 1.2\""));
+	CU_ASSERT_EQUAL(ldns_pkt_edns_udp_size(p), DNS_EDNS_DEFAULT);
+	ldns_pkt_free(p);
+	p = ask("version.server.", DNS_TYPE_TXT, &ver);
+	check(p, LDNS_RCODE_NOERROR, false, 1, 0, 0);
+	ldns_pkt_free(p);
+	/* other names, other types, class IN, no identity: REFUSED */
+	static const struct {
+		const char *name;
+		uint16_t type;
+		uint16_t qclass;
+	} refused[] = {
+		{ "authors.bind.", DNS_TYPE_TXT, DNS_CLASS_CH },
+		{ "server.", DNS_TYPE_TXT, DNS_CLASS_CH },
+		{ "x.id.server.", DNS_TYPE_TXT, DNS_CLASS_CH },
+		{ "id.server.", DNS_TYPE_A, DNS_CLASS_CH },
+		{ "id.server.", DNS_TYPE_ANY, DNS_CLASS_CH },
+		{ "id.server.", DNS_TYPE_TXT, DNS_CLASS_IN },
+		{ "example.com.", DNS_TYPE_SOA, DNS_CLASS_CH },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ask_t o = { .qclass = refused[i].qclass, .version_text = "Shoal 1.2" };
+		p = ask(refused[i].name, refused[i].type, &o);
+		check(p, LDNS_RCODE_REFUSED, false, 0, 0, 0);
+		ldns_pkt_free(p);
+	}
+	ask_t none = { .qclass = DNS_CLASS_CH, .no_identity = true };
+	p = ask("id.server.", DNS_TYPE_TXT, &none);
+	check(p, LDNS_RCODE_REFUSED, false, 0, 0, 0);
+	ldns_pkt_free(p);
+	/* the longest text (255 octets) with a long name fits 512 octets */
+	char longest[256];
+	memset(longest, 'x', 255);
+	longest[255] = '\0';
+	ask_t big = { .qclass = DNS_CLASS_CH, .identity = longest };
+	p = ask("hostname.bind.", DNS_TYPE_TXT, &big);
+	check(p, LDNS_RCODE_NOERROR, false, 1, 0, 0);
+	CU_ASSERT_TRUE(last_len <= DNS_UDP_MIN);
+	char quoted[260];
+	snprintf(quoted, sizeof(quoted), "\"%s\"", longest);
+	CU_ASSERT_TRUE(has_rr(AN(p), quoted));
+	ldns_pkt_free(p);
 }
 
 static void test_zone_not_loaded(void)
@@ -892,6 +972,7 @@ int main(void)
 		UNIT_TEST(test_ds_at_cut),
 		UNIT_TEST(test_longest_match),
 		UNIT_TEST(test_refused),
+		UNIT_TEST(test_chaos),
 		UNIT_TEST(test_zone_not_loaded),
 		UNIT_TEST(test_class_any),
 		UNIT_TEST(test_apex_queries),
