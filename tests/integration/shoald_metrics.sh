@@ -110,11 +110,11 @@ done
 http "$MPORT" 'GET /metrics HTTP/1.1\r\n\r\n' >"$T_DIR/ninth.http" &
 NINTH=$!
 T_PIDS="$T_PIDS $NINTH"
-poll_until 20 "ss -Htn state established '( dport = :$MPORT )' | grep -c . | grep -qx 9"
+wait_until 20 eval "ss -Htn state established '( dport = :$MPORT )' | grep -c . | grep -qx 9"
 sleep 1
 check_eq "the 9th client waits while 8 hold the slots" 0 "$(wc -c <"$T_DIR/ninth.http")"
 exec 3>&-
-poll_until 20 "! kill -0 $NINTH 2>/dev/null"
+wait_until 20 eval "! kill -0 $NINTH 2>/dev/null"
 check_match "and is answered when one leaves" '^HTTP/1.1 200 OK' "$(head -1 "$T_DIR/ninth.http")"
 # the idle ones are closed by the server (10 s from their connection)
 timeout 30 cat <&4 >/dev/null

@@ -67,7 +67,7 @@ check_eq "an unknown format exits 1" 1 $?
 	>"$T_DIR/flood.out" 2>&1 &
 FLOOD=$!
 T_PIDS="$T_PIDS $FLOOD"
-poll_until 10 "[ \"\$(zone_counts | cut -d' ' -f1)\" -gt $((za1 + 100)) ]" ||
+wait_until 10 eval "[ \"\$(zone_counts | cut -d' ' -f1)\" -gt $((za1 + 100)) ]" ||
 	fail "the load did not start"
 top=$(timeout 30 "$SHOALCTL" -s "$CTL" top 2)
 check_eq "top 2 exits 0" 0 $?
@@ -79,9 +79,9 @@ wait "$FLOOD"
 "$SHOALCTL" -s "$CTL" top 1000 >"$T_DIR/top.out" &
 TOP=$!
 T_PIDS="$T_PIDS $TOP"
-poll_until 10 "grep -q '^ *total' '$T_DIR/top.out'" || fail "top printed nothing"
+wait_until 10 eval "grep -q '^ *total' '$T_DIR/top.out'" || fail "top printed nothing"
 kill -INT "$TOP"
-poll_until 10 "! kill -0 $TOP 2>/dev/null"
+wait_until 10 eval "! kill -0 $TOP 2>/dev/null"
 check_eq "Ctrl-C ends top" 0 "$(kill -0 "$TOP" 2>/dev/null && echo running || echo 0)"
 "$SHOALCTL" -s "$CTL" top 0 2>/dev/null
 check_eq "top 0 is a usage error" 2 $?

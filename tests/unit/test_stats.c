@@ -410,8 +410,6 @@ static void quiet(void *arg, bool is_error, const char *msg)
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
 	if (!mkdtemp(tmpdir))
 		return 99;
 	snprintf(zfile, sizeof(zfile), "%s/relative.zone", tmpdir);
@@ -442,7 +440,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_man_page_names_every_counter),
 		UNIT_END,
 	};
-	int rc = unit_run("stats", tests);
+	int rc = unit_run(argc, argv, "stats", tests);
 	zonedb_free(db);
 	return rc;
 }

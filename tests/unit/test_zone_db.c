@@ -311,7 +311,7 @@ static void test_reference_outlives_set(void)
 	zonedb_publish(&xfr_ref, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -332,7 +332,7 @@ int main(void)
 		UNIT_TEST(test_stats_slots),
 		UNIT_END,
 	};
-	int rc = unit_run("zone_db", tests);
+	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
 	unlink(zfile);
 	unlink(rfile);
