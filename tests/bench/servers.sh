@@ -92,10 +92,10 @@ start_ceiling() {
 	SHOALD=$SHOALD_CEILING start_shoal "$@"
 }
 
-# start_before: another shoald binary, $SHOALD_BEFORE (an earlier build), so
-# one run sets a change against what came before it.
-start_before() {
-	SHOALD=$SHOALD_BEFORE start_shoal "$@"
+# start_base: the shoald of another build (bench.sh -B), started as shoal is,
+# to compare a change with what came before it on the same load.
+start_base() {
+	SHOALD=$SHOALD_BASE start_shoal "$@"
 }
 
 # wait_zone PORT NAME TIMEOUT_S [PID]: until the server answers NAME
