@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -509,101 +510,150 @@ void conf_print_help(FILE *out)
 		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
 }
 
+/* The long options of the command line: the flags, then every option with a cli name. */
+#define CLI_FLAG_COUNT (sizeof(cli_flags) / sizeof(cli_flags[0]))
+#define LONGOPT_TABLE  (CLI_FLAG_COUNT + sizeof(conf_options) / sizeof(conf_options[0]) + 1)
+/* getopt_long's value for the table's option k: above every short option's character */
+#define LONGOPT_TABLE_BASE 256
+
+static void longopts_fill(struct option *lo, char *shortopts, size_t shortcap)
+{
+	size_t n = 0, s = 0;
+	shortopts[s++] = ':'; /* a missing argument is reported as ':' */
+	for (size_t i = 0; i < CLI_FLAG_COUNT; i++, n++) {
+		const cli_flag_t *c = &cli_flags[i];
+		lo[n] = (struct option){ c->name, c->arg ? required_argument : no_argument, NULL,
+					 c->short_name ? c->short_name : (int)(128 + i) };
+		if (c->short_name && s + 3 < shortcap) {
+			shortopts[s++] = c->short_name;
+			if (c->arg)
+				shortopts[s++] = ':';
+		}
+	}
+	for (size_t k = 0; k < conf_option_count; k++)
+		if (conf_options[k].cli)
+			lo[n++] = (struct option){ conf_options[k].cli, required_argument, NULL,
+						   LONGOPT_TABLE_BASE + (int)k };
+	lo[n] = (struct option){ 0 };
+	shortopts[s] = '\0';
+}
+
+/* The command-line flag with value v from getopt_long, or NULL. */
+static const cli_flag_t *cli_flag_of(int v)
+{
+	for (size_t i = 0; i < CLI_FLAG_COUNT; i++)
+		if (v == (cli_flags[i].short_name ? cli_flags[i].short_name : (int)(128 + i)))
+			return &cli_flags[i];
+	return NULL;
+}
+
+/* "-c" or "--config": how the option getopt just refused was written. */
+static const char *refused_option(int argc, char **argv, char *buf, size_t len)
+{
+	if (optopt > 0 && optopt < 128) {
+		snprintf(buf, len, "-%c", optopt);
+		return buf;
+	}
+	return optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+}
+
+/*
+ * One option of the table from the command line. Returns 0, SHOAL_ENOMEM,
+ * or SHOAL_EINVAL with the reason in err.
+ */
+static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value, bool *cli_listen,
+			  char *err, size_t errlen)
+{
+	char reason[400];
+	int rc;
+	if (o->type == CONF_ZONES) {
+		const char *sep = strchr(value, '=');
+		if (!sep || sep == value || !sep[1]) {
+			set_err(err, errlen, "--zone: \"%s\" is not NAME=PATH", value);
+			return SHOAL_EINVAL;
+		}
+		char zname[1024];
+		snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
+		if (access(sep + 1, R_OK) != 0) {
+			set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname, sep + 1,
+				strerror(errno));
+			return SHOAL_EINVAL;
+		}
+		rc = add_zone(cfg, zname, sep + 1);
+		if (rc < 0 && rc != SHOAL_ENOMEM)
+			snprintf(reason, sizeof(reason), "zone: too many zones");
+	} else {
+		if (o->type == CONF_LISTEN && !*cli_listen) {
+			cfg->listen_count = 0; /* the command line's list replaces the file's */
+			*cli_listen = true;
+		}
+		rc = set_scalar(cfg, o, value, reason, sizeof(reason));
+	}
+	if (rc == SHOAL_ENOMEM)
+		return rc;
+	if (rc < 0) {
+		set_err(err, errlen, "--%s", reason);
+		return SHOAL_EINVAL;
+	}
+	return 0;
+}
+
 int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen)
 {
-	/* First pass: the file, so that the rest of the command line overrides it. */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "-c") && strcmp(a, "--config"))
-			continue;
-		if (i + 1 >= argc) {
-			set_err(err, errlen, "%s needs a FILE", a);
-			return SHOAL_ECONFIG;
-		}
-		free(cfg->file);
-		if (!(cfg->file = strdup(argv[i + 1])))
-			return SHOAL_ENOMEM;
-		int rc = conf_load_file(cfg, cfg->file, err, errlen);
-		if (rc < 0)
-			return rc;
-		break;
-	}
+	struct option lo[LONGOPT_TABLE];
+	char shortopts[2 * CLI_FLAG_COUNT + 2];
+	longopts_fill(lo, shortopts, sizeof(shortopts));
+	char optname[8];
+	int v, rc = 0;
 	bool cli_listen = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			conf_print_help(out);
-			return 1;
-		}
-		if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-			fprintf(out, "shoald %s\n", PACKAGE_VERSION);
-			return 1;
-		}
-		if (!strcmp(a, "--check")) {
-			cfg->check = true;
-			continue;
-		}
-		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
-			i++;
-			continue;
-		}
-		/* --name VALUE or --name=VALUE for every option with a cli name */
-		if (strncmp(a, "--", 2) != 0) {
-			set_err(err, errlen, "unexpected argument \"%s\" (see --help)", a);
-			return SHOAL_ECONFIG;
-		}
-		char name[64];
-		const char *eq = strchr(a, '='), *value;
-		size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		snprintf(name, sizeof(name), "%.*s", (int)nlen, a + 2);
-		const conf_option_t *o = find_option(name, true);
-		if (!o) {
-			set_err(err, errlen, "unknown option \"%s\" (see --help)", a);
-			return SHOAL_ECONFIG;
-		}
-		if (eq) {
-			value = eq + 1;
-		} else if (i + 1 < argc) {
-			value = argv[++i];
-		} else {
-			set_err(err, errlen, "--%s needs a value (%s)", o->cli, o->arg);
-			return SHOAL_ECONFIG;
-		}
-		char reason[400];
-		int rc;
-		if (o->type == CONF_ZONES) {
-			const char *sep = strchr(value, '=');
-			if (!sep || sep == value || !sep[1]) {
-				set_err(err, errlen, "--zone: \"%s\" is not NAME=PATH", value);
-				return SHOAL_ECONFIG;
+	/*
+	 * Two passes: the file first, so that the rest of the command line
+	 * overrides it, then every option. optind 0 makes getopt start over
+	 * (each call of this function, too); opterr 0 leaves the messages to us.
+	 */
+	opterr = 0;
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		optind = 0;
+		while (rc == 0 && (v = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+			const cli_flag_t *flag = cli_flag_of(v);
+			if (v == '?' || v == ':') {
+				const char *name =
+					refused_option(argc, argv, optname, sizeof(optname));
+				set_err(err, errlen,
+					v == ':' ? "%s needs a value (see --help)"
+						 : "unknown option \"%s\" (see --help)",
+					name);
+				rc = SHOAL_EINVAL;
+			} else if (pass == 0) {
+				if (flag && flag->short_name == 'c') {
+					free(cfg->file);
+					if (!(cfg->file = strdup(optarg)))
+						rc = SHOAL_ENOMEM;
+				}
+			} else if (v >= LONGOPT_TABLE_BASE) {
+				rc = set_cli_option(cfg, &conf_options[v - LONGOPT_TABLE_BASE],
+						    optarg, &cli_listen, err, errlen);
+			} else if (flag && flag->short_name == 'h') {
+				conf_print_help(out);
+				return 1;
+			} else if (flag && flag->short_name == 'V') {
+				fprintf(out, "shoald %s\n", PACKAGE_VERSION);
+				return 1;
+			} else if (flag && !strcmp(flag->name, "check")) {
+				cfg->check = true;
 			}
-			char zname[1024];
-			snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
-			if (access(sep + 1, R_OK) != 0) {
-				set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname,
-					sep + 1, strerror(errno));
-				return SHOAL_ECONFIG;
-			}
-			rc = add_zone(cfg, zname, sep + 1);
-			if (rc < 0 && rc != SHOAL_ENOMEM)
-				snprintf(reason, sizeof(reason), "zone: too many zones");
-		} else {
-			if (o->type == CONF_LISTEN && !cli_listen) {
-				cfg->listen_count =
-					0; /* the command line's list replaces the file's */
-				cli_listen = true;
-			}
-			rc = set_scalar(cfg, o, value, reason, sizeof(reason));
 		}
-		if (rc == SHOAL_ENOMEM)
-			return rc;
-		if (rc < 0) {
-			set_err(err, errlen, "--%s", reason);
-			return SHOAL_ECONFIG;
+		if (rc == 0 && pass == 0 && optind < argc) {
+			set_err(err, errlen, "unexpected argument \"%s\" (see --help)",
+				argv[optind]);
+			rc = SHOAL_EINVAL;
 		}
+		if (rc == 0 && pass == 0 && cfg->file)
+			rc = conf_load_file(cfg, cfg->file, err, errlen);
 	}
-	apply_zone_limits(cfg);
-	return 0;
+	if (rc == 0)
+		apply_zone_limits(cfg);
+	return rc;
 }
 
 int conf_validate(const conf_t *cfg, char *err, size_t errlen)

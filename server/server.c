@@ -357,7 +357,8 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		if (rc < 0)
 			fprintf(stderr, "shoald: %s\n", err);
 		conf_clear(&cfg);
-		return rc < 0 ? 1 : 0;
+		/* 2: the command line is wrong; 1: the configuration is */
+		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
 	}
 	log_init(cfg.log_level, cfg.syslog);
 	int status = server_run(&cfg, responder);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,25 +51,32 @@ static int write_all(int fd, const char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *path = SHOALCTL_DEFAULT_SOCKET;
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	int opt;
+	/* '+': options end at the command, whose argument may start with '-' */
+	while ((opt = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			path = optarg;
+			break;
+		case 'h':
 			usage(stdout);
 			return 0;
-		}
-		if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+		case 'V':
 			printf("shoalctl %s\n", PACKAGE_VERSION);
 			return 0;
+		default:
+			fprintf(stderr, "shoalctl: see --help\n");
+			return 2;
 		}
-		if ((!strcmp(a, "-s") || !strcmp(a, "--socket")) && i + 1 < argc) {
-			path = argv[++i];
-			continue;
-		}
-		fprintf(stderr, "shoalctl: unknown option %s (see --help)\n", a);
-		return 2;
 	}
+	int i = optind;
 	if (i >= argc || argc - i > 2) {
 		usage(stderr);
 		return 2;

@@ -60,7 +60,16 @@ CONF
 out=$("$SHOALD" --threads 0 --check 2>&1)
 check_match "bad --threads value" 'threads: "0" is not a number from 1 to' "$out"
 out=$("$SHOALD" --no-such-option 2>&1)
+check_eq "an unknown option exits 2 (usage)" 2 $?
 check_match "unknown command-line option" 'unknown option "--no-such-option"' "$out"
+"$SHOALD" --threads >/dev/null 2>&1
+check_eq "an option without its value exits 2" 2 $?
+"$SHOALD" --threads 0 --check >/dev/null 2>&1
+check_eq "a bad value on the command line exits 2" 2 $?
+"$SHOALD" --check stray-argument >/dev/null 2>&1
+check_eq "a stray argument exits 2" 2 $?
+out=$("$SHOALD" --version)
+check_match "--version" "^shoald [0-9]+\.[0-9]+" "$out"
 out=$("$SHOALD" --zone example.com=/nonexistent --check 2>&1)
 check_match "--zone with a missing file" 'cannot read file /nonexistent' "$out"
 

@@ -149,12 +149,12 @@ static void test_args(void)
 
 	char *bad[] = { "shoald", "--threads", NULL };
 	conf_init(&c);
-	CU_ASSERT_EQUAL(conf_parse_args(&c, 2, bad, stdout, err, sizeof(err)), SHOAL_ECONFIG);
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 2, bad, stdout, err, sizeof(err)), SHOAL_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "needs a value"));
 	conf_clear(&c);
 	char *bad2[] = { "shoald", "--zone", "example.org", NULL };
 	conf_init(&c);
-	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, bad2, stdout, err, sizeof(err)), SHOAL_ECONFIG);
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, bad2, stdout, err, sizeof(err)), SHOAL_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "NAME=PATH"));
 	conf_clear(&c);
 }
