@@ -14,6 +14,7 @@
 #include "proto/error.h"
 #include "server/control.h"
 #include "server/fdbudget.h"
+#include "server/instance.h"
 #include "server/log.h"
 #include "server/reload.h"
 #include "server/server.h"
@@ -27,6 +28,7 @@ typedef struct server {
 	zonedb_ref_t zones;    /* what workers read (RCU) */
 	reload_t reload;       /* loads and publishes the zones */
 	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	instance_t *instance;  /* this process's claim on its addresses, taken before binding */
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
 	control_t *control;
@@ -289,6 +291,10 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	}
 	srv->loop = &loop;
+	/* no other server on these ports: a second one would take part of the queries */
+	if (instance_claim(cfg->listen, cfg->listen_count, INSTANCE_EXCLUSIVE, &srv->instance, err,
+			   sizeof(err)) < 0)
+		goto done;
 	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
 			    &srv->sockets, err, sizeof(err)) < 0 ||
 	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
@@ -336,6 +342,7 @@ done:
 		workers_destroy(&srv->workers);
 		socket_set_close(srv->sockets);
 	}
+	instance_release(srv->instance);
 	reload_clear(&srv->reload);
 	rcu_unregister_thread();
 	if (status != 0 && err[0])
