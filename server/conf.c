@@ -41,7 +41,9 @@ const conf_option_t conf_options[] = {
 	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes", OFF(nsid_thread),
 	  "append /<thread index> to the NSID" },
 	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(control),
-	  "unix socket for shoalctl (mode 0600)" },
+	  "unix socket for shoalctl (mode 0600; shoalctl's default: " CONF_CONTROL_DEFAULT ")" },
+	{ "pid-file", "pid-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(pid_file),
+	  "write the process id to this file while running" },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
 	  OFF(log_level), "error, warning, notice, info or debug" },
 	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
@@ -68,6 +70,8 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
+	{ "zones-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, "the configuration file's folder",
+	  OFF(zones_dir), "folder that relative zone file paths start from" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
 	  "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
@@ -85,6 +89,8 @@ typedef struct cli_flag {
 static const cli_flag_t cli_flags[] = {
 	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
+	{ "share-port", 0, NULL,
+	  "join the ports another server holds, on purpose (see shoald(8))" },
 	{ "help", 'h', NULL, "print this help and exit" },
 	{ "version", 'V', NULL, "print the version and exit" },
 };
@@ -294,6 +300,8 @@ void conf_clear(conf_t *cfg)
 	free(cfg->group);
 	free(cfg->nsid);
 	free(cfg->control);
+	free(cfg->pid_file);
+	free(cfg->zones_dir);
 	free(cfg->file);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		free((char *)cfg->zones[i].name);
@@ -310,6 +318,7 @@ typedef struct yaml_ctx {
 	const char *path;
 	char *err;
 	size_t errlen;
+	char zones_base[PATH_MAX]; /* where relative zone file paths start */
 } yaml_ctx_t;
 
 static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
@@ -358,6 +367,13 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 	}
 	if (!name || !file)
 		return yerr(y, item, "zones: a zone needs both name and file");
+	char joined[PATH_MAX];
+	if (file[0] != '/') {
+		if (snprintf(joined, sizeof(joined), "%s/%s", y->zones_base, file) >=
+		    (int)sizeof(joined))
+			return yerr(y, file_node, "zone %s: file path too long", name);
+		file = joined;
+	}
 	if (access(file, R_OK) != 0)
 		return yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
 			    strerror(errno));
@@ -407,6 +423,47 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, v, "%s", reason) : 0;
 }
 
+/*
+ * Where the file's relative zone paths start, into y->zones_base: its
+ * zones-dir (read first, wherever it stands in the file; a relative one is
+ * taken from the file's folder), or the file's folder, made absolute so
+ * that a reload finds the same files. Returns 0 or SHOAL_ECONFIG.
+ */
+static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
+{
+	char folder[PATH_MAX];
+	const char *slash = strrchr(y->path, '/');
+	if (!slash)
+		snprintf(folder, sizeof(folder), ".");
+	else
+		snprintf(folder, sizeof(folder), "%.*s",
+			 (int)(slash == y->path ? 1 : slash - y->path), y->path);
+	char real[PATH_MAX];
+	if (realpath(folder, real))
+		snprintf(folder, sizeof(folder), "%s", real);
+	const char *dir = NULL;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const char *key = scalar(yaml_document_get_node(y->doc, p->key));
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		if (!key || strcmp(key, "zones-dir"))
+			continue;
+		if (!scalar(v) || !scalar(v)[0])
+			return yerr(y, v, "zones-dir: expected a folder");
+		dir = scalar(v);
+	}
+	int n;
+	if (!dir)
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", folder);
+	else if (dir[0] == '/')
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", dir);
+	else
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s/%s", folder, dir);
+	if (n >= (int)sizeof(y->zones_base))
+		return yerr(y, root, "zones-dir: path too long");
+	return 0;
+}
+
 int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -416,7 +473,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	}
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	yaml_ctx_t y = { &doc, path, err, errlen };
+	yaml_ctx_t y = { .doc = &doc, .path = path, .err = err, .errlen = errlen };
 	int rc = SHOAL_ECONFIG;
 	bool loaded = false; /* doc holds a document to delete */
 	if (!yaml_parser_initialize(&parser)) {
@@ -440,7 +497,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		rc = yerr(&y, root, "expected a mapping of option: value");
 		goto done;
 	}
-	rc = 0;
+	rc = zones_base(&y, root);
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
@@ -641,12 +698,20 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 				return 1;
 			} else if (flag && !strcmp(flag->name, "check")) {
 				cfg->check = true;
+			} else if (flag && !strcmp(flag->name, "share-port")) {
+				cfg->share_port = true;
 			}
 		}
 		if (rc == 0 && pass == 0 && optind < argc) {
 			set_err(err, errlen, "unexpected argument \"%s\" (see --help)",
 				argv[optind]);
 			rc = SHOAL_EINVAL;
+		}
+		if (rc == 0 && pass == 0 && !cfg->file) {
+			/* as a packaged daemon: the system's file, when there is one */
+			cfg->file_default_missing = access(CONF_FILE_DEFAULT, F_OK) != 0;
+			if (!cfg->file_default_missing && !(cfg->file = strdup(CONF_FILE_DEFAULT)))
+				rc = SHOAL_ENOMEM;
 		}
 		if (rc == 0 && pass == 0 && cfg->file)
 			rc = conf_load_file(cfg, cfg->file, err, errlen);

@@ -4,11 +4,13 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 struct instance {
 	int *locks; /* one abstract unix socket per address, -1 when none */
 	size_t count;
+	char *pid_file; /* written by instance_pid_file, removed at release */
 };
 
 /* "127.0.0.1@5353", "::1@53": an address as the kernel has it, whatever was written. */
@@ -297,7 +300,7 @@ int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode
 	for (size_t i = 0; i < n; i++)
 		in->locks[i] = -1;
 	int rc = 0;
-	/* a takeover shares the port on purpose: nothing to lock or to refuse */
+	/* shared on purpose (a takeover, --share-port): nothing to lock or to refuse */
 	for (size_t i = 0; i < n && rc == 0 && mode == INSTANCE_EXCLUSIVE; i++) {
 		rc = lock_address(&addrs[i], &in->locks[i], err, errlen);
 		if (rc == 0)
@@ -311,10 +314,47 @@ int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode
 	return 0;
 }
 
+int instance_pid_file(instance_t *in, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	/* kill(pid, 0): EPERM is a live process of another user */
+	if (pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+		snprintf(err, errlen, "pid-file %s: names pid %ld, which is running", path, pid);
+		return SHOAL_EEXIST;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = -errno;
+		snprintf(err, errlen, "pid-file %s: %s", path, shoal_strerror(e));
+		return e;
+	}
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+	int e = write(fd, line, (size_t)n) == n ? 0 : -errno;
+	close(fd);
+	if (e == 0 && !(in->pid_file = strdup(path)))
+		e = SHOAL_ENOMEM;
+	if (e < 0) {
+		unlink(path);
+		snprintf(err, errlen, "pid-file %s: %s", path, shoal_strerror(e));
+	}
+	return e;
+}
+
 void instance_release(instance_t *in)
 {
 	if (!in)
 		return;
+	/* may fail after the privilege drop (the folder is root's): then it stays, stale */
+	if (in->pid_file && unlink(in->pid_file) < 0)
+		log_debug("pid-file %s: not removed: %s", in->pid_file, strerror(errno));
+	free(in->pid_file);
 	for (size_t i = 0; i < in->count; i++)
 		if (in->locks[i] >= 0)
 			close(in->locks[i]);

@@ -30,13 +30,12 @@ typedef struct instance instance_t;
 enum instance_mode {
 	INSTANCE_EXCLUSIVE, /* refuse a port held by anyone else */
 	/*
-	 * The one sanctioned way to share a port: a process that takes the
-	 * sockets over from the running one (SCM_RIGHTS on the control
-	 * socket) joins the groups on purpose. Nothing is checked or locked;
-	 * the taker receives the old process's lock descriptors with the
-	 * sockets, or claims the addresses once the old process is gone.
+	 * Join a port another process holds, on purpose: a socket takeover
+	 * (the new process receives the running one's sockets and lock
+	 * descriptors over the control socket), or an operator's
+	 * --share-port. Nothing is checked or locked.
 	 */
-	INSTANCE_TAKEOVER,
+	INSTANCE_SHARE,
 };
 
 /*
@@ -46,10 +45,18 @@ enum instance_mode {
  * negative error (the netlink socket could not be read: -errno) with err.
  * Main thread, before socket_set_open.
  */
-int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode,
-		   instance_t **out, char *err, size_t errlen);
+int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode, instance_t **out,
+		   char *err, size_t errlen);
 
-/* Give the claim up (closes the locks); NULL does nothing. */
+/*
+ * Write this process's id to `path` (pid-file), removed again by
+ * instance_release. A file that names another live process stops
+ * start-up: two servers with one pid file would make it lie. Returns 0, or
+ * SHOAL_EEXIST or -errno with err. Main thread, after instance_claim.
+ */
+int instance_pid_file(instance_t *in, const char *path, char *err, size_t errlen);
+
+/* Give the claim up (closes the locks, removes the pid file); NULL does nothing. */
 void instance_release(instance_t *in);
 
 /* Who holds a socket, as far as this process may see. */

@@ -291,9 +291,12 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	}
 	srv->loop = &loop;
-	/* no other server on these ports: a second one would take part of the queries */
-	if (instance_claim(cfg->listen, cfg->listen_count, INSTANCE_EXCLUSIVE, &srv->instance, err,
-			   sizeof(err)) < 0)
+	/* no other server on these ports (unless asked): it would take part of the queries */
+	if (instance_claim(cfg->listen, cfg->listen_count,
+			   cfg->share_port ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE, &srv->instance,
+			   err, sizeof(err)) < 0)
+		goto done;
+	if (cfg->pid_file && instance_pid_file(srv->instance, cfg->pid_file, err, sizeof(err)) < 0)
 		goto done;
 	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
 			    &srv->sockets, err, sizeof(err)) < 0 ||
@@ -328,6 +331,7 @@ done:
 		control_close(srv->control);
 		if (status != 0 && err[0])
 			log_error("%s", err);
+		instance_release(srv->instance); /* the pid file goes */
 		log_info("stopped");
 		_exit(status);
 	}
@@ -368,6 +372,10 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
 	}
 	log_init(cfg.log_level, cfg.syslog);
+	if (cfg.file_default_missing)
+		log_notice("no configuration file %s (-c FILE names another): the command line "
+			   "and the defaults apply",
+			   CONF_FILE_DEFAULT);
 	int status = server_run(&cfg, responder);
 	conf_clear(&cfg);
 	return status;

@@ -12,8 +12,8 @@
 
 #include "server/control.h"
 
-/* the control path the example configuration and the man pages give shoald */
-#define SHOALCTL_DEFAULT_SOCKET RUNSTATEDIR "/shoald.ctl"
+/* the control path the installed configuration gives shoald */
+#define SHOALCTL_DEFAULT_SOCKET CONF_CONTROL_DEFAULT
 
 static void usage(FILE *out)
 {

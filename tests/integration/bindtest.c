@@ -4,36 +4,22 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
- * Usage: bindtest ADDR PORT reuseport|reuseaddr|both [SECONDS]
+ * Usage: bindtest ADDR PORT reuseport|reuseaddr|both
  * Exit 0 when the bind succeeded, 1 when it failed (the errno name is
  * printed either way), 2 on a usage error. Used by shoald_user.sh to show
- * that another user cannot join shoald's port. With SECONDS, a socket that
- * bound stays for that long (or until SIGTERM), reading what reaches it,
- * then prints "received N" (datagrams): shoald_instance.sh's witness of the
- * queries a socket that joins the port takes away from the server.
+ * that another user cannot join shoald's port.
  */
-static volatile sig_atomic_t stop;
-
-static void on_term(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: bindtest ADDR PORT reuseport|reuseaddr|both [SECONDS]\n");
+	if (argc != 4) {
+		fprintf(stderr, "usage: bindtest ADDR PORT reuseport|reuseaddr|both\n");
 		return 2;
 	}
 	struct sockaddr_storage ss = { 0 };
@@ -70,25 +56,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("OK\n");
-	fflush(stdout);
-	if (argc == 5) {
-		struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		struct timespec start, now;
-		clock_gettime(CLOCK_MONOTONIC, &start);
-		double hold = atof(argv[4]);
-		unsigned long received = 0;
-		char buf[4096];
-		signal(SIGTERM, on_term);
-		do {
-			if (recv(fd, buf, sizeof(buf), 0) >= 0)
-				received++;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-		} while (!stop && (double)(now.tv_sec - start.tv_sec) +
-						  (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
-					  hold);
-		printf("received %lu\n", received);
-	}
 	close(fd);
 	return 0;
 }
