@@ -391,6 +391,11 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 		return yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
 	if (o->type == CONF_LISTEN || o->type == CONF_ZONES) {
+		/* "zones:" with every item commented out is an empty list, not an error */
+		bool empty = scalar(v) && !scalar(v)[0] &&
+			     v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		if (empty && o->type == CONF_ZONES)
+			return 0;
 		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && scalar(v)))
 			return yerr(y, v, "%s: expected a list", key);
 		if (o->type == CONF_LISTEN)

@@ -145,6 +145,18 @@ static void test_zones_dir(void)
 	conf_clear(&c);
 }
 
+/* "zones:" with its items commented out, as the installed file has it: no zones. */
+static void test_zones_empty(void)
+{
+	char err[512] = "";
+	const char *path = write_file("empty.conf", "log-level: info\nzones:\n#  - name: x\n");
+	conf_t c;
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.zone_count, 0);
+	conf_clear(&c);
+}
+
 /* Load text and expect an error that ends with "FILE:LINE: ..." containing want. */
 static void expect_error(const char *text, int line, const char *want)
 {
@@ -175,6 +187,8 @@ static void test_yaml_errors(void)
 		     "cannot read file");
 	expect_error("zones:\n  - name: a.example\n", 2, "needs both name and file");
 	expect_error("threads: [1, 2]\n", 1, "expected a single value");
+	expect_error("zones: example.com\n", 1, "zones: expected a list");
+	expect_error("zones: \"\"\n", 1, "zones: expected a list");
 	expect_error("- a\n- b\n", 1, "expected a mapping");
 	expect_error("threads: 1\n  bad indent: 2\n", 2, "");
 	expect_error("nsid: a\nthreads: 1\nnsid: b\n", 3, "nsid is given twice");
@@ -309,6 +323,7 @@ int main(void)
 		UNIT_TEST(test_yaml_good),
 		UNIT_TEST(test_yaml_errors),
 		UNIT_TEST(test_zones_dir),
+		UNIT_TEST(test_zones_empty),
 		UNIT_TEST(test_args),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_shoald),
