@@ -13,6 +13,7 @@
 
 #include "proto/error.h"
 #include "server/log.h"
+#include "server/notify.h"
 #include "server/reload.h"
 
 /*
@@ -163,6 +164,8 @@ static void on_reload_done(uv_async_t *a)
 			  shoal_strerror(job->rc));
 		r->note[0] = '\0';
 	}
+	/* RELOADING=1 was sent at the start; the set served now is complete either way */
+	notify_ready(zonedb_zone_count(r->writer), r->cfg->threads);
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
 	job_free(job);
@@ -202,6 +205,7 @@ static void on_reload_timeout(uv_timer_t *t)
 		 job->only ? " of " : "", job->only ? job->only : "", when,
 		 (unsigned)r->cfg->reload_timeout);
 	log_error("%s; a file may be blocking the reload thread", r->note);
+	notify_ready(zonedb_zone_count(r->writer), r->cfg->threads); /* the zones stay */
 	if (job->done) {
 		char body[400];
 		snprintf(body, sizeof(body), "%s\n", r->note);
@@ -262,6 +266,7 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 		return -e;
 	}
 	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
+	notify_reloading();
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "server/fdbudget.h"
 #include "server/instance.h"
 #include "server/log.h"
+#include "server/notify.h"
 #include "server/reload.h"
 #include "server/server.h"
 #include "server/socket.h"
@@ -45,6 +46,7 @@ static void server_request_stop(void *arg)
 		return;
 	srv->stopping = true;
 	reload_stopping(&srv->reload);
+	notify_stopping();
 	log_info("stopping");
 	uv_stop(srv->loop);
 }
@@ -317,6 +319,9 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
+	/* zones loaded, every socket bound, workers answering: a Type=notify unit is up */
+	if (notify_ready(cfg->zone_count, srv->workers.count) < 0)
+		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
