@@ -5,7 +5,7 @@
 
 CHECKZONE=$SHOAL_BUILDDIR/tools/shoal-checkzone
 ZONES=$SHOAL_SRCDIR/tests/unit/zones
-MAN=$SHOAL_SRCDIR/man/shoal-checkzone.1
+MAN=$SHOAL_SRCDIR/man/shoal-checkzone.1.in
 
 help=$("$CHECKZONE" --help)
 check_eq "--help exits 0" 0 $?

@@ -4,7 +4,7 @@
 # and a run with no server ends on time with everything lost.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-MAN=$SHOAL_SRCDIR/man/shoal-flood.1
+MAN=$SHOAL_SRCDIR/man/shoal-flood.1.in
 help=$("$SHOAL_FLOOD" --help)
 check_eq "--help exits 0" 0 $?
 

@@ -99,7 +99,7 @@ check_eq "examples/shoald.conf passes --check" 0 $?
 
 # --help and man/shoald.8 name the same long options.
 "$SHOALD" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u >"$T_DIR/help.opts"
-sed -n 's/\\-/-/g; s/\\f[BIR]//g; p' "$SHOAL_SRCDIR/man/shoald.8" | grep -E '^-' |
+sed -n 's/\\-/-/g; s/\\f[BIR]//g; p' "$SHOAL_SRCDIR/man/shoald.8.in" | grep -E '^-' |
 	grep -oE -- '--[a-z][a-z-]+' | sort -u >"$T_DIR/man.opts"
 check_eq "--help and shoald(8) list the same options" "$(cat "$T_DIR/help.opts")" "$(cat "$T_DIR/man.opts")"
 check_match "--version" "^shoald [0-9]" "$("$SHOALD" --version)"

@@ -71,9 +71,14 @@ stop_pid "$SHOALD_PID"
 check_match "and says it cannot notify" "NOTIFY_SOCKET: cannot tell" "$(cat "$T_DIR/shoald.log")"
 
 # the unit file, as systemd reads it
-UNIT=$SHOAL_BUILDDIR/shoald.service
+UNIT=$SHOAL_BUILDDIR/systemd/shoald.service
 if command -v systemd-analyze >/dev/null && [ -f "$UNIT" ]; then
-	out=$(cd "$T_DIR" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$UNIT" 2>&1)
+	# the programs as built, where the unit names the installed ones
+	mkdir -p "$T_DIR/unit"
+	sed -e "s|^ExecStart=[^ ]*/shoald |ExecStart=$SHOALD |" \
+		-e "s|^ExecReload=[^ ]*/shoalctl |ExecReload=$SHOALCTL |" "$UNIT" >"$T_DIR/unit/shoald.service"
+	out=$(cd "$T_DIR" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no \
+		"$T_DIR/unit/shoald.service" 2>&1)
 	check_eq "systemd-analyze verify shoald.service: no complaint" "" "$out"
 else
 	echo "SKIP: systemd-analyze or the unit file is missing"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Every program: getopt_long's options, --help and --version exit 0, a usage
-# error (an unknown option, a missing value) exits 2 and says to see --help.
+# error (an unknown option, a missing value) exits 2 and says to see --help;
+# every man page carries the version --version prints.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 CHECKZONE=$SHOAL_BUILDDIR/tools/shoal-checkzone
@@ -34,6 +35,13 @@ check_eq "shoal-flood -p without a value exits 2" 2 $?
 check_eq "shoal-checkzone -t without a value exits 2" 2 $?
 "$CHECKZONE" a.zone >/dev/null 2>&1
 check_eq "shoal-checkzone with one argument exits 2" 2 $?
+
+# the built man pages carry configure's version and paths, nothing left unfilled
+for page in shoald.8 shoald.conf.5 shoalctl.8 shoal-flood.1 shoal-checkzone.1; do
+	th=$(grep -m1 '^\.TH ' "$SHOAL_BUILDDIR/man/$page")
+	check_match "$page carries version $VERSION" "\"Shoal $VERSION\"" "$th"
+	check_eq "$page has no @name@ left" "" "$(grep -o '@[a-zA-Z_]*@' "$SHOAL_BUILDDIR/man/$page")"
+done
 
 # getopt_long: --name=value and abbreviations work as everywhere else
 out=$("$SHOALD" --check --listen=127.0.0.1@5399 --thread=1 2>&1)

@@ -235,7 +235,7 @@ static void test_man_page(void)
 {
 	const char *src = getenv("SHOAL_SRCDIR");
 	char path[512];
-	snprintf(path, sizeof(path), "%s/man/shoald.conf.5", src ? src : ".");
+	snprintf(path, sizeof(path), "%s/man/shoald.conf.5.in", src ? src : ".");
 	FILE *f = fopen(path, "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	char line[512], names[64][64], paras[64][2048];
@@ -291,7 +291,7 @@ static void test_man_page(void)
 static void test_man_page_shoald(void)
 {
 	char heads[MAN_HEADS_MAX][MAN_HEAD_LEN];
-	int n = man_heads("shoald.8", "OPTIONS", heads);
+	int n = man_heads("shoald.8.in", "OPTIONS", heads);
 	CU_ASSERT_FATAL(n >= 0);
 	conf_help_entry_t e;
 	size_t count = 0;

@@ -224,7 +224,7 @@ static void test_dispatch(void)
 static void test_man_page(void)
 {
 	char heads[MAN_HEADS_MAX][MAN_HEAD_LEN], usage[MAN_HEAD_LEN];
-	int n = man_heads("shoalctl.8", "COMMANDS", heads);
+	int n = man_heads("shoalctl.8.in", "COMMANDS", heads);
 	CU_ASSERT_FATAL(n >= 0);
 	int commands = 0;
 #define CHECK_COMMAND(id, name, rule, arg, help)              \
