@@ -152,15 +152,13 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 
 static void log_migrate_req(void)
 {
+	/* said once at start-up, and only when it costs something */
 	int state = tcp_migrate_req_state();
 	if (state == 0)
-		log_notice("net.ipv4.tcp_migrate_req is 0: TCP connections queued on a closing "
-			   "listener are reset, not handed to the other workers' listeners "
-			   "(sysctl -w net.ipv4.tcp_migrate_req=1 to migrate them)");
-	else if (state > 0)
-		log_info("net.ipv4.tcp_migrate_req is 1: queued TCP connections migrate on close");
+		log_notice("net.ipv4.tcp_migrate_req=0: TCP connections queued at a worker's "
+			   "stop are reset, not migrated");
 	else
-		log_info("net.ipv4.tcp_migrate_req cannot be read (kernel before 5.14?)");
+		log_debug("net.ipv4.tcp_migrate_req: %s", state > 0 ? "1" : "unreadable");
 }
 
 /*
