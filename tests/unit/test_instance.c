@@ -173,7 +173,5 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_find_holder),
 		UNIT_END,
 	};
-	(void)argc;
-	(void)argv;
-	return unit_run("instance", tests);
+	return unit_run(argc, argv, "instance", tests);
 }
