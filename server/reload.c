@@ -126,6 +126,8 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 	free(job.messages);
 	log_zones(db, NULL);
 	r->writer = db;
+	if (r->prepare)
+		r->prepare(r->prepare_arg, db);
 	zonedb_publish(r->zones, db);
 	log_info("%zu zone(s) loaded", zonedb_zone_count(db));
 	return 0;
@@ -155,6 +157,8 @@ static void *reload_main(void *arg)
 	} else {
 		log_zones(db, job->only);
 		r->writer = db;
+		if (r->prepare)
+			r->prepare(r->prepare_arg, db);
 		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}
