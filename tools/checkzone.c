@@ -29,6 +29,7 @@ static const char usage[] =
 	"                 read the file with zscanner (Knot's zone scanner, the\n"
 	"                 default, as shoald) or ldns (the reference reader)\n"
 	"  -h, --help     print this help and exit\n"
+	"  -V, --version  print the version and exit\n"
 	"\n"
 	"Exit status: 0 the zone loads, 1 it does not, 2 usage error.\n";
 
@@ -90,13 +91,14 @@ int main(int argc, char **argv)
 		{ "max-records-per-type", required_argument, NULL, 'r' },
 		{ "reader", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	counts_t c = { 0 };
 	bool stats = false;
 	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "qst:r:R:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qst:r:R:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			if (strcmp(optarg, "zscanner") == 0) {
@@ -127,6 +129,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("shoal-checkzone %s\n", PACKAGE_VERSION);
 			return 0;
 		default:
 			fputs(usage, stderr);

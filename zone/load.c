@@ -545,6 +545,26 @@ static size_t skip_plain(const scan_t *sc, const char *text, size_t size, size_t
 	return i;
 }
 
+/*
+ * The line (from 1) of a quoted string still open at the end of text, or 0.
+ * ldns reads such a string on to the end of the file and takes every line
+ * after it as text, so the records there vanish without a word; NSD calls
+ * it "EOF inside quoted string". The reader's own check, kept apart so
+ * another reader can keep it or drop it.
+ */
+static unsigned unclosed_quote_line(const char *text, size_t size)
+{
+	scan_t sc = { .line_start = true };
+	size_t opened = 0;
+	for (size_t i = 0; (i = skip_plain(&sc, text, size, i)) < size; i++) {
+		bool was_open = sc.quote;
+		scan_step(&sc, text, size, &i);
+		if (sc.quote && !was_open)
+			opened = sc.lines + 1;
+	}
+	return sc.quote ? (unsigned)opened : 0;
+}
+
 /* A record line with its own owner: not blank, a comment, a directive or a continuation. */
 static bool owner_line(char c)
 {
@@ -703,6 +723,13 @@ static int load_file(loader_t *L, const char *file, const uint8_t *origin, int d
 		return SHOAL_EIO;
 	}
 	__atomic_add_fetch(&L->budget->octets, (uint64_t)size, __ATOMIC_RELAXED);
+	unsigned open_line = unclosed_quote_line(text, size);
+	if (open_line) {
+		zload_error(L, file, open_line,
+			    "a quoted string opened here is not closed before the end of the file");
+		free(text);
+		return SHOAL_EZONE;
+	}
 	int err = SHOAL_ENOMEM;
 	ldns_rdf *orig = NULL, *org = NULL;
 	uint32_t ttl = LOAD_DEFAULT_TTL;
