@@ -55,11 +55,17 @@ static void tcp_read(const tcp_stats_t *s, tcp_stats_t *out)
 	STATS_TCP(READ)
 }
 
+static void xfr_read(const xfr_stats_t *s, xfr_stats_t *out)
+{
+	STATS_XFR(READ)
+}
+
 void stats_read(const worker_stats_t *s, worker_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	STATS_UDP(READ)
 	tcp_read(&s->tcp, &out->tcp);
+	xfr_read(&s->xfr, &out->xfr);
 }
 
 static void tcp_sum(tcp_stats_t *total, const tcp_stats_t *a)
@@ -67,10 +73,16 @@ static void tcp_sum(tcp_stats_t *total, const tcp_stats_t *a)
 	STATS_TCP(SUM)
 }
 
+static void xfr_sum(xfr_stats_t *total, const xfr_stats_t *a)
+{
+	STATS_XFR(SUM)
+}
+
 void stats_sum(worker_stats_t *total, const worker_stats_t *a)
 {
 	STATS_UDP(SUM)
 	tcp_sum(&total->tcp, &a->tcp);
+	xfr_sum(&total->xfr, &a->xfr);
 }
 
 /* A small appender that remembers running out of room. */
@@ -126,12 +138,20 @@ static void json_tcp(jbuf_t *b, const tcp_stats_t *s)
 	STATS_TCP(JSON)
 }
 
+static void json_xfr(jbuf_t *b, const xfr_stats_t *s)
+{
+	const char *sep = "";
+	STATS_XFR(JSON)
+}
+
 static void json_counters(jbuf_t *b, const worker_stats_t *s)
 {
 	const char *sep = "";
 	STATS_UDP(JSON)
 	jput(b, "%s\"tcp\": {", sep);
 	json_tcp(b, &s->tcp);
+	jput(b, "}, \"xfr\": {");
+	json_xfr(b, &s->xfr);
 	jput(b, "}");
 }
 

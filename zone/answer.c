@@ -624,7 +624,9 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
-	*info = (answer_info_t){ .edns = q.edns, .qtype = q.has_question ? q.qtype : 0 };
+	*info = (answer_info_t){ .edns = q.edns,
+				 .tsig = q.tsig,
+				 .qtype = q.has_question ? q.qtype : 0 };
 	if (v == QUERY_DROP) {
 		/* shorter than a header is malformed; a response (QR set) is not */
 		info->dropped = true;

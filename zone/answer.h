@@ -23,6 +23,7 @@ typedef struct answer_info {
 	bool malformed; /* FORMERR, or dropped as malformed */
 	bool truncated; /* TC set */
 	bool edns;      /* the query had EDNS */
+	bool tsig;      /* the query carries a TSIG RR: the answer is left unsigned here */
 	uint16_t qtype;
 } answer_info_t;
 

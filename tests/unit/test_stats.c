@@ -103,15 +103,19 @@ static void test_json_cap_fits_any_thread_count(void)
 
 /*
  * The tables are the counters: every field of the structs is a line of
- * STATS_UDP or STATS_TCP, and each line is in the JSON with its name.
+ * STATS_UDP, STATS_TCP or STATS_XFR, and each line is in the JSON with its
+ * name.
  */
 static void test_table_is_every_counter(void)
 {
 #define UDP_COUNT(name, kind, help) +sizeof(((const worker_stats_t *)0)->name) / sizeof(uint64_t)
 #define TCP_COUNT(name, kind, help) +sizeof(((const tcp_stats_t *)0)->name) / sizeof(uint64_t)
+#define XFR_COUNT(name, kind, help) +sizeof(((const xfr_stats_t *)0)->name) / sizeof(uint64_t)
 	size_t udp = 0 STATS_UDP(UDP_COUNT), tcp = 0 STATS_TCP(TCP_COUNT);
+	size_t xfr = 0 STATS_XFR(XFR_COUNT);
 	CU_ASSERT_EQUAL(sizeof(tcp_stats_t), tcp * sizeof(uint64_t));
-	size_t octets = (udp + tcp) * sizeof(uint64_t);
+	CU_ASSERT_EQUAL(sizeof(xfr_stats_t), xfr * sizeof(uint64_t));
+	size_t octets = (udp + tcp + xfr) * sizeof(uint64_t);
 	CU_ASSERT_EQUAL(sizeof(worker_stats_t), (octets + 63) / 64 * 64);
 	worker_stats_t *w = stats_full(1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
@@ -124,6 +128,11 @@ static void test_table_is_every_counter(void)
 #undef NAMED
 #define NAMED(name, kind, help) CU_ASSERT_PTR_NOT_NULL(strstr(tcp_part, "\"" #name "\": "));
 	STATS_TCP(NAMED)
+#undef NAMED
+	char *xfr_part = strstr(buf, "\"xfr\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(xfr_part);
+#define NAMED(name, kind, help) CU_ASSERT_PTR_NOT_NULL(strstr(xfr_part, "\"" #name "\": "));
+	STATS_XFR(NAMED)
 #undef NAMED
 	free(w);
 }
