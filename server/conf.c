@@ -710,6 +710,22 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 	return 0;
 }
 
+long conf_zone_index(const conf_t *cfg, const char *name)
+{
+	size_t len = strlen(name);
+	if (len > 1 && name[len - 1] == '.')
+		len--;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const char *z = cfg->zones[i].name;
+		size_t zlen = strlen(z);
+		if (zlen > 1 && z[zlen - 1] == '.')
+			zlen--;
+		if (zlen == len && !strncasecmp(z, name, len))
+			return (long)i;
+	}
+	return -1;
+}
+
 int conf_validate(const conf_t *cfg, char *err, size_t errlen)
 {
 	if (cfg->listen_count == 0) {

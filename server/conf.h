@@ -115,6 +115,12 @@ typedef struct conf_zone_key {
 extern const conf_zone_key_t conf_zone_keys[];
 extern const size_t conf_zone_key_count;
 
+/*
+ * The index of the zone called name (any case, final dot or not) in
+ * cfg->zones, or -1. Any thread; O(zones).
+ */
+long conf_zone_index(const conf_t *cfg, const char *name);
+
 /* Whether zone i is a secondary (it has primaries). */
 static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
 {

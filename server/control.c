@@ -17,6 +17,8 @@
 #include "server/acceptor.h"
 #include "server/control.h"
 #include "server/log.h"
+#include "zone/journal.h"
+#include "zone/zone.h"
 
 /*
  * Protocol (shoalctl(8)): the client sends one line, "COMMAND [ARG]\n";
@@ -129,11 +131,52 @@ static void cmd_status(control_client_t *c, const char *arg)
 	reply(c, true, body);
 }
 
+/*
+ * Add the counters of NOTIFY out and transfers in (kept by the main and the
+ * transfer thread, not the workers) to the JSON object in buf: "notify_out"
+ * and "xfr_in" before its last brace.
+ * Returns the new length, or SHOAL_ESPACE.
+ */
+static int notify_json(const control_env_t *env, char *buf, size_t cap)
+{
+	const notifier_t *nt = env->notifier;
+	char *end = strrchr(buf, '}');
+	if (!end)
+		return SHOAL_ESPACE;
+	notify_stats_t s;
+	notifier_stats(nt, &s);
+	char add[1024];
+	int k = snprintf(add, sizeof(add), ",\n \"notify_out\": {");
+	const char *sep = "";
+#define NOTIFY_JSON(name, help)                                                       \
+	k += snprintf(add + k, sizeof(add) - (size_t)k, "%s\"" #name "\": %llu", sep, \
+		      (unsigned long long)s.name);                                    \
+	sep = ", ";
+	NOTIFY_STATS(NOTIFY_JSON)
+#undef NOTIFY_JSON
+	secondary_stats_t in;
+	secondary_stats(env->secondary, &in);
+	k += snprintf(add + k, sizeof(add) - (size_t)k, "},\n \"xfr_in\": {");
+	sep = "";
+#define SECONDARY_JSON(name, help)                                                    \
+	k += snprintf(add + k, sizeof(add) - (size_t)k, "%s\"" #name "\": %llu", sep, \
+		      (unsigned long long)in.name);                                   \
+	sep = ", ";
+	SECONDARY_STATS(SECONDARY_JSON)
+#undef SECONDARY_JSON
+	k += snprintf(add + k, sizeof(add) - (size_t)k, "}}\n");
+	size_t at = (size_t)(end - buf);
+	if (at + (size_t)k + 1 > cap)
+		return SHOAL_ESPACE;
+	memcpy(buf + at, add, (size_t)k + 1);
+	return (int)(at + (size_t)k);
+}
+
 static void cmd_stats(control_client_t *c, const char *arg)
 {
 	workers_t *ws = c->ctl->env.workers;
 	/* sized for the thread count: a fixed size failed past about 100 threads */
-	size_t cap = stats_json_cap(ws->count);
+	size_t cap = stats_json_cap(ws->count) + 1024; /* and notify_json's */
 	char *body = malloc(cap);
 	if (!body) {
 		reply(c, false, "out of memory\n");
@@ -143,6 +186,8 @@ static void cmd_stats(control_client_t *c, const char *arg)
 		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
 				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
 	int n = stats_json(ws->stats, ws->count, body, cap);
+	if (n >= 2 && c->ctl->env.notifier)
+		n = notify_json(&c->ctl->env, body, cap);
 	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
 	free(body);
 }
@@ -183,11 +228,27 @@ static void cmd_zone_status(control_client_t *c, const char *arg)
 		struct tm tm;
 		if (info.loaded && gmtime_r(&info.loaded_at, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 128];
-		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s\n",
+		/* the IXFR history: how far back a secondary can be brought by changes */
+		char hist[128] = "";
+		const zone_t *z = zonedb_zone(db, i);
+		journal_t *j = z ? zonedb_journal(db, z->apex->name) : NULL;
+		if (j) {
+			journal_info_t ji;
+			journal_get_info(j, &ji);
+			if (ji.depth)
+				snprintf(hist, sizeof(hist),
+					 " journal %zu changes %zu octets from %u", ji.depth,
+					 ji.octets, (unsigned)ji.oldest);
+			else
+				snprintf(hist, sizeof(hist), " journal 0 changes");
+		}
+		char sec[512];
+		secondary_status(env->secondary, i, sec, sizeof(sec));
+		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 1024];
+		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n",
 			 info.name, (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
-			 info.file ? info.file : "-", info.last_error[0] ? " error " : "",
-			 info.last_error);
+			 info.file ? info.file : "-", hist, sec,
+			 info.last_error[0] ? " error " : "", info.last_error);
 		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(env->zones);
@@ -241,6 +302,53 @@ static void cmd_reload(control_client_t *c, const char *arg)
 	else
 		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
 	reply(c, false, body);
+}
+
+static void cmd_notify(control_client_t *c, const char *arg)
+{
+	const control_env_t *env = &c->ctl->env;
+	char body[1200];
+	long i = conf_zone_index(env->cfg, arg);
+	int rc = i < 0 || !env->notifier ? SHOAL_EINVAL : notifier_zone(env->notifier, (size_t)i);
+	if (i < 0)
+		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc == SHOAL_ENOTFOUND)
+		snprintf(body, sizeof(body), "zone %s serves nothing yet\n", arg);
+	else if (rc == 0)
+		snprintf(body, sizeof(body), "zone %s has no notify list\n", arg);
+	else if (rc > 0)
+		snprintf(body, sizeof(body), "NOTIFY sent to %d secondaries\n", rc);
+	else
+		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
+	reply(c, rc > 0, body);
+}
+
+/* refresh and retransfer: the transfer thread does the work; the reply says it started. */
+static void refresh_reply(control_client_t *c, const char *arg, bool whole)
+{
+	const control_env_t *env = &c->ctl->env;
+	char body[1200];
+	long i = conf_zone_index(env->cfg, arg);
+	int rc = i < 0 ? SHOAL_ENOTFOUND : secondary_refresh(env->secondary, (size_t)i, whole);
+	if (i < 0)
+		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc < 0)
+		snprintf(body, sizeof(body), "zone %s is not a secondary (it has no primaries)\n",
+			 arg);
+	else
+		snprintf(body, sizeof(body), "%s of %s started; see zone-status\n",
+			 whole ? "transfer" : "refresh", arg);
+	reply(c, rc == 0, body);
+}
+
+static void cmd_refresh(control_client_t *c, const char *arg)
+{
+	refresh_reply(c, arg, false);
+}
+
+static void cmd_retransfer(control_client_t *c, const char *arg)
+{
+	refresh_reply(c, arg, true);
 }
 
 static void cmd_stop(control_client_t *c, const char *arg)
