@@ -134,5 +134,5 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_match),
 		UNIT_END,
 	};
-	return unit_run("acl", tests);
+	return unit_run(argc, argv, "acl", tests);
 }

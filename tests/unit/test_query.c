@@ -154,12 +154,12 @@ static void test_edns_errors(void)
 	CU_ASSERT_EQUAL(query_parse(&q, b, len + sizeof(not_root)), QUERY_FORMERR);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_plain_query),      UNIT_TEST(test_drop_and_notimp),
 		UNIT_TEST(test_formerr_question), UNIT_TEST(test_edns),
 		UNIT_TEST(test_edns_errors),      UNIT_END,
 	};
-	return unit_run("query", tests);
+	return unit_run(argc, argv, "query", tests);
 }

@@ -70,5 +70,5 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_notify_and_ixfr),
 		UNIT_END,
 	};
-	return unit_run("request", tests);
+	return unit_run(argc, argv, "request", tests);
 }

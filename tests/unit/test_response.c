@@ -237,7 +237,7 @@ static void test_opt_reserve_always_fits(void)
 	ldns_pkt_free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_header_and_question),
@@ -248,5 +248,5 @@ int main(void)
 		UNIT_TEST(test_opt_reserve_always_fits),
 		UNIT_END,
 	};
-	return unit_run("response", tests);
+	return unit_run(argc, argv, "response", tests);
 }

@@ -365,7 +365,7 @@ int main(int argc, char **argv)
 			UNIT_TEST(test_notify_in),
 			UNIT_END,
 		};
-		rc = unit_run("transfer", tests);
+		rc = unit_run(argc, argv, "transfer", tests);
 	}
 	zonedb_publish(&zones, NULL);
 	conf_clear(&cfg);

@@ -317,7 +317,7 @@ static void test_secondary(void)
 	unlink(missing);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -332,7 +332,7 @@ int main(void)
 		UNIT_TEST(test_secondary),
 		UNIT_END,
 	};
-	int rc = unit_run("zone_db", tests);
+	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
 	unlink(zfile);
 	rmdir(tmpdir);

@@ -14,7 +14,7 @@ BAD=$(free_port) || exit 99
 PORT=$(free_port) || exit 99
 perl "$SHOAL_SRCDIR/tests/xfr/bad_primary.pl" "$BAD" >"$T_DIR/bad.out" 2>&1 &
 T_PIDS="$T_PIDS $!"
-peer_wait 10 grep -q ready "$T_DIR/bad.out" || { echo "bad_primary.pl did not start"; exit 99; }
+wait_until 10 grep -q ready "$T_DIR/bad.out" || { echo "bad_primary.pl did not start"; exit 99; }
 
 ZONES="truncated wrongsoa outside big stall trickle"
 {
@@ -43,7 +43,7 @@ start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 expect() {
 	local z=$1 pattern=$2
 	logged() { grep -qE "zone $z.test: transfer from 127.0.0.1@$BAD failed: .*$pattern" "$T_DIR/shoald.log"; }
-	if peer_wait 40 logged; then pass "$z: logged ($pattern)"; else fail "$z: no line like: $pattern"; fi
+	if wait_until 40 logged; then pass "$z: logged ($pattern)"; else fail "$z: no line like: $pattern"; fi
 	check_eq "$z: serial 1 still served" 1 "$(peer_serial "$PORT" "$z.test")"
 	check_eq "shoald answers (after $z)" 192.0.2.1 "$(q "$PORT" +short www.good.test A)"
 }

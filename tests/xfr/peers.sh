@@ -19,18 +19,6 @@ XFR_SECRET="hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0="
 OTHER_KEY=other-key
 OTHER_SECRET="Kp1o0bUJyDNBvgSdmqNTh5sNDcc2ENqF+5lgdIBOqlE="
 
-# peer_wait SECONDS CMD...: run CMD every 0.1 s until it succeeds, at most
-# SECONDS; returns its last status.
-peer_wait() {
-	local limit=$(($1 * 10)) i
-	shift
-	for ((i = 0; i < limit; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
-
 # serial_is PORT ZONE SERIAL: the server on PORT serves ZONE with SERIAL.
 serial_is() {
 	[ "$("$DIG" @127.0.0.1 -p "$1" +norec +time=1 +tries=1 +short "$2" SOA 2>/dev/null |

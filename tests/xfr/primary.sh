@@ -99,7 +99,7 @@ done
 for p in $PEERS; do
 	eval "port=\$PORT_$p"
 	for z in plain.test tsig.test; do
-		if peer_wait 30 serial_is "$port" "$z" 1; then
+		if wait_until 30 serial_is "$port" "$z" 1; then
 			pass "$p: $z transferred (serial 1)"
 		else
 			fail "$p: $z not transferred; its log:"
@@ -126,7 +126,7 @@ check_match "shoalctl reload" "reloaded" "$("$SHOALCTL" -s "$CTL" reload 2>&1)"
 for p in $PEERS; do
 	eval "port=\$PORT_$p"
 	for z in plain.test tsig.test; do
-		(peer_wait 20 serial_is "$port" "$z" 2 &&
+		(wait_until 20 serial_is "$port" "$z" 2 &&
 			echo "$(date +%s.%N) - $start" | bc >"$T_DIR/$p.$z.took") &
 		watchers="${watchers:-} $!"
 	done

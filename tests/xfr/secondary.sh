@@ -68,10 +68,10 @@ fi
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 
 # The first transfer: AXFR, signed.
-if peer_wait 20 serial_is "$PORT" notify.test 1; then pass "notify.test transferred (serial 1)"
+if wait_until 20 serial_is "$PORT" notify.test 1; then pass "notify.test transferred (serial 1)"
 else fail "notify.test not transferred"; tail -20 "$T_DIR/shoald.log"; fi
 check_match "by AXFR" "zone notify.test: serial 1 from 127.0.0.1@$KPORT by AXFR" "$(cat "$T_DIR/shoald.log")"
-if peer_wait 20 serial_is "$PORT" exp.test 1; then pass "exp.test transferred from its second primary"
+if wait_until 20 serial_is "$PORT" exp.test 1; then pass "exp.test transferred from its second primary"
 else fail "exp.test not transferred"; fi
 check_match "... after the first failed" "zone exp.test: transfer from 127.0.0.1@$DEAD failed: .*cannot connect" \
 	"$(cat "$T_DIR/shoald.log")"
@@ -83,7 +83,7 @@ check_eq "saved to its file" 1 "$(grep -c 'IN[[:space:]]*SOA' "$T_DIR/shoal/noti
 write_zone notify.test 2 3600 600 86400
 "$KNOTC" -c "$T_DIR/knot/knot.conf" zone-reload notify.test >/dev/null 2>&1
 start=$(date +%s.%N)
-if peer_wait 20 serial_is "$PORT" notify.test 2; then
+if wait_until 20 serial_is "$PORT" notify.test 2; then
 	pass "notify.test at serial 2 after $(echo "$(date +%s.%N) - $start" | bc) s"
 else
 	fail "notify.test not at serial 2"; tail -20 "$T_DIR/shoald.log"; tail -20 "$T_DIR/knot/log"
@@ -99,17 +99,17 @@ for nt in notify.test:SOA notify.test:NS ns1:A www:A v1:TXT v2:TXT mail:MX x.wil
 	set -- "$@" "$n" "$t"
 done
 check_eq "every name answers as on Knot" "$(answers "$KPORT" "$@")" "$(answers "$PORT" "$@")"
-peer_wait 10 grep -q "version 2" "$T_DIR/shoal/notify.test.zone"
+wait_until 10 grep -q "version 2" "$T_DIR/shoal/notify.test.zone"
 check_match "the new version saved" "version 2" "$(cat "$T_DIR/shoal/notify.test.zone")"
 
 # NSD as the primary: AXFR, then SIGHUP after a change: NOTIFY and IXFR.
 if [ -n "$NSD" ]; then
-	if peer_wait 20 serial_is "$PORT" nsd.test 1; then pass "nsd.test transferred from NSD"
+	if wait_until 20 serial_is "$PORT" nsd.test 1; then pass "nsd.test transferred from NSD"
 	else fail "nsd.test not transferred"; tail -5 "$T_DIR/nsd/log"; fi
 	write_zone nsd.test 2 3600 600 86400 nsd
 	touch -d '+2 seconds' "$T_DIR/nsd/nsd.test.zone" # a new mtime, whatever the clock's grain
 	kill -HUP "$NSD_PID"
-	if peer_wait 20 serial_is "$PORT" nsd.test 2; then pass "nsd.test at serial 2 (NOTIFY from NSD)"
+	if wait_until 20 serial_is "$PORT" nsd.test 2; then pass "nsd.test at serial 2 (NOTIFY from NSD)"
 	else fail "nsd.test not at serial 2"; tail -5 "$T_DIR/nsd/log"; fi
 	check_match "... by IXFR" "zone nsd.test: serial 2 from 127.0.0.1@$NPORT by IXFR" \
 		"$(cat "$T_DIR/shoald.log")"
@@ -131,7 +131,7 @@ start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 check_eq "after a restart, the saved version answers" 2 "$(peer_serial "$PORT" notify.test)"
 check_eq "exp.test too, for now" 1 "$(peer_serial "$PORT" exp.test)"
 servfail() { q "$PORT" www.exp.test A | grep -q "status: SERVFAIL"; }
-if peer_wait 30 servfail; then pass "exp.test expired: SERVFAIL"; else fail "exp.test did not expire"; fi
+if wait_until 30 servfail; then pass "exp.test expired: SERVFAIL"; else fail "exp.test did not expire"; fi
 check_match "the expiry is logged" "zone exp.test: expired: no refresh for 6 s; answering SERVFAIL" \
 	"$(cat "$T_DIR/shoald.log")"
 check_match "zone-status says why" "^exp.test. .*error expired" "$("$SHOALCTL" -s "$CTL" zone-status)"

@@ -132,7 +132,7 @@ check_match "a big zone in many messages" "XFR size: 20003 records \(messages [2
 # NOTIFY out to a secondary that never answers: sent notify-retry times
 # (after 1 s, then 2 s more), then given up, and said
 gave_up() { grep -q "NOTIFY out.test. serial 3 to 127.0.0.1@$DEAD: no answer after 2 tries" "$T_DIR/shoald.log"; }
-if peer_wait 20 gave_up; then pass "NOTIFY retried, then given up"; else fail "NOTIFY not given up"; fi
+if wait_until 20 gave_up; then pass "NOTIFY retried, then given up"; else fail "NOTIFY not given up"; fi
 check_match "shoalctl notify: sent at once" "NOTIFY sent to 1 secondaries" \
 	"$("$SHOALCTL" -s "$CTL" notify out.test 2>&1)"
 check_match "shoalctl notify: a zone without a notify list" "big.test has no notify list" \
