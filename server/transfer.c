@@ -415,6 +415,12 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 	uint32_t serial = 0;
 	bool has_serial = notify_serial(&r->q, &serial);
 	stats_add(&t->stats->notify_in, 1);
+	/* only the zone's primaries get this far: a line per NOTIFY is bounded by them */
+	if (has_serial)
+		log_info("NOTIFY %s serial %u from %s: checking the primaries", zone,
+			 (unsigned)serial, r->peer_text);
+	else
+		log_info("NOTIFY %s from %s: checking the primaries", zone, r->peer_text);
 	if (t->notify)
 		t->notify(t->notify_arg, t->worker, (size_t)i, has_serial, serial, r->peer);
 	return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR, DNS_FLAG_AA);
