@@ -291,8 +291,9 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	char label[160];
 	snprintf(label, sizeof(label), "primary %.140s", p->text);
 	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
-	x = xfr_in_new(sz->apex, qtype, id, qtype == DNS_TYPE_IXFR ? current : NULL, &limits,
-		       &cfg->zones[sz->index].limits, label, on_msg, a);
+	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
+	x = xfr_in_new(sz->apex, qtype, id, current, &limits, &cfg->zones[sz->index].limits, label,
+		       on_msg, a);
 	if (!x) {
 		rc = SHOAL_ENOMEM;
 		goto done;
