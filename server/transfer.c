@@ -263,15 +263,15 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 	if (ixfr && (order == SERIAL_EQUAL || order == SERIAL_GREATER)) {
 		/* RFC 1995 2: the SOA alone */
 		stats_add(&t->stats->uptodate, 1);
-		rc = xfr_out_ixfr(&s->out, z, NULL, &r->q, DNS_TCP_MAX, reserve, &e);
+		rc = xfr_out_ixfr(&s->out, z, NULL, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
 	} else if (ixfr && j && journal_changes(j, from, z->serial, true, &changes) == 0) {
 		stats_add(&t->stats->ixfr, 1);
-		rc = xfr_out_ixfr(&s->out, z, &changes, &r->q, DNS_TCP_MAX, reserve, &e);
+		rc = xfr_out_ixfr(&s->out, z, &changes, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
 	} else {
 		/* AXFR, or the history does not reach back: the whole zone (RFC 1995 4) */
 		s->whole = true;
 		stats_add(&t->stats->axfr, 1);
-		rc = xfr_out_axfr(&s->out, z, &r->q, DNS_TCP_MAX, reserve, &e);
+		rc = xfr_out_axfr(&s->out, z, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
 	}
 	if (rc < 0) {
 		rc = DNS_RCODE_SERVFAIL;

@@ -46,6 +46,15 @@ typedef struct transfer {
 #define TRANSFER_LOG_PER_S 10
 
 /*
+ * The size of each message of an outgoing transfer. Any up to 65535 is
+ * allowed (RFC 5936 2.2), but receivers that merge each message's names one
+ * by one spend time growing with the square of the names per message: dig
+ * took 22 s for a 1,000,000-record AXFR in 64 KiB messages, 3 s from Knot.
+ * 16 KiB is what NSD sends.
+ */
+#define TRANSFER_MESSAGE_MAX 16384
+
+/*
  * Set t up for worker `worker`, whose answer contexts are udp and tcp
  * (kept: they must outlive t); notify may be NULL (NOTIFY is answered,
  * then dropped).
