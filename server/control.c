@@ -131,64 +131,95 @@ static void cmd_status(control_client_t *c, const char *arg)
 	reply(c, true, body);
 }
 
+/* One counter of NOTIFY out or transfers in, in format f, appended to add at *k. */
+static void put_counter(char *add, size_t cap, int *k, enum stats_format f, const char *group,
+			const char *name, const char *help, uint64_t v, const char **sep)
+{
+	size_t at = (size_t)*k < cap ? (size_t)*k : cap;
+	if (f == STATS_FORMAT_JSON)
+		*k += snprintf(add + at, cap - at, "%s\"%s\": %llu", *sep, name,
+			       (unsigned long long)v);
+	else if (f == STATS_FORMAT_PROMETHEUS)
+		*k += snprintf(add + at, cap - at,
+			       "# HELP " STATS_METRIC_PREFIX
+			       "%s_%s_total %s\n# TYPE " STATS_METRIC_PREFIX
+			       "%s_%s_total counter\n" STATS_METRIC_PREFIX "%s_%s_total %llu\n",
+			       group, name, help, group, name, group, name, (unsigned long long)v);
+	else
+		*k += snprintf(add + at, cap - at, "%s %s  %llu\n", group, name,
+			       (unsigned long long)v);
+	*sep = ", ";
+}
+
 /*
  * Add the counters of NOTIFY out and transfers in (kept by the main and the
- * transfer thread, not the workers) to the JSON object in buf: "notify_out"
- * and "xfr_in" before its last brace.
- * Returns the new length, or SHOAL_ESPACE.
+ * transfer thread, not the workers) to a rendered *body of *len octets: in
+ * JSON "notify_out" and "xfr_in" before its last brace, else after it.
+ * Returns 0, or SHOAL_ENOMEM.
  */
-static int notify_json(const control_env_t *env, char *buf, size_t cap)
+static int transfer_counters(const control_env_t *env, enum stats_format f, char **body,
+			     size_t *len)
 {
-	const notifier_t *nt = env->notifier;
-	char *end = strrchr(buf, '}');
-	if (!end)
-		return SHOAL_ESPACE;
-	notify_stats_t s;
-	notifier_stats(nt, &s);
-	char add[1024];
-	int k = snprintf(add, sizeof(add), ",\n \"notify_out\": {");
-	const char *sep = "";
-#define NOTIFY_JSON(name, help)                                                       \
-	k += snprintf(add + k, sizeof(add) - (size_t)k, "%s\"" #name "\": %llu", sep, \
-		      (unsigned long long)s.name);                                    \
-	sep = ", ";
-	NOTIFY_STATS(NOTIFY_JSON)
-#undef NOTIFY_JSON
+	notify_stats_t no = { 0 };
 	secondary_stats_t in;
+	if (env->notifier)
+		notifier_stats(env->notifier, &no);
 	secondary_stats(env->secondary, &in);
-	k += snprintf(add + k, sizeof(add) - (size_t)k, "},\n \"xfr_in\": {");
+	char add[4096];
+	int k = 0;
+	const char *sep = "";
+	bool json = f == STATS_FORMAT_JSON;
+	if (json)
+		k += snprintf(add, sizeof(add), ",\n \"notify_out\": {");
+#define NOTIFY_PUT(name, help) \
+	put_counter(add, sizeof(add), &k, f, "notify_out", #name, help, no.name, &sep);
+	NOTIFY_STATS(NOTIFY_PUT)
+#undef NOTIFY_PUT
+	if (json)
+		k += snprintf(add + k, sizeof(add) - (size_t)k, "},\n \"xfr_in\": {");
 	sep = "";
-#define SECONDARY_JSON(name, help)                                                    \
-	k += snprintf(add + k, sizeof(add) - (size_t)k, "%s\"" #name "\": %llu", sep, \
-		      (unsigned long long)in.name);                                   \
-	sep = ", ";
-	SECONDARY_STATS(SECONDARY_JSON)
-#undef SECONDARY_JSON
-	k += snprintf(add + k, sizeof(add) - (size_t)k, "}}\n");
-	size_t at = (size_t)(end - buf);
-	if (at + (size_t)k + 1 > cap)
-		return SHOAL_ESPACE;
-	memcpy(buf + at, add, (size_t)k + 1);
-	return (int)(at + (size_t)k);
+#define SECONDARY_PUT(name, help) \
+	put_counter(add, sizeof(add), &k, f, "xfr_in", #name, help, in.name, &sep);
+	SECONDARY_STATS(SECONDARY_PUT)
+#undef SECONDARY_PUT
+	if (json)
+		k += snprintf(add + k, sizeof(add) - (size_t)k, "}}\n");
+	if (k < 0 || (size_t)k >= sizeof(add))
+		return SHOAL_ENOMEM;
+	char *end = json ? strrchr(*body, '}') : NULL;
+	size_t at = end ? (size_t)(end - *body) : *len;
+	char *p = realloc(*body, at + (size_t)k + 1);
+	if (!p)
+		return SHOAL_ENOMEM;
+	memcpy(p + at, add, (size_t)k + 1);
+	*body = p;
+	*len = at + (size_t)k;
+	return 0;
 }
 
 static void cmd_stats(control_client_t *c, const char *arg)
 {
-	workers_t *ws = c->ctl->env.workers;
-	/* sized for the thread count: a fixed size failed past about 100 threads */
-	size_t cap = stats_json_cap(ws->count) + 1024; /* and notify_json's */
-	char *body = malloc(cap);
-	if (!body) {
+	const control_env_t *env = &c->ctl->env;
+	enum stats_format f = STATS_FORMAT_TEXT;
+	if (arg) {
+		size_t i = 0;
+		while (stats_format_names[i] && strcmp(stats_format_names[i], arg))
+			i++;
+		if (!stats_format_names[i]) {
+			reply(c, false, "stats: the format is text, json or prometheus\n");
+			return;
+		}
+		f = (enum stats_format)i;
+	}
+	/* sized for the threads and zones: a fixed size failed past about 100 threads */
+	char *body = NULL;
+	size_t len;
+	if (workers_stats_render(env->workers, env->zones, f, &body, &len) < 0 ||
+	    transfer_counters(env, f, &body, &len) < 0) {
 		reply(c, false, "out of memory\n");
 		return;
 	}
-	for (size_t i = 0; i < ws->count; i++)
-		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
-				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
-	int n = stats_json(ws->stats, ws->count, body, cap);
-	if (n >= 2 && c->ctl->env.notifier)
-		n = notify_json(&c->ctl->env, body, cap);
-	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
+	reply(c, true, body);
 	free(body);
 }
 

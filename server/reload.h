@@ -26,15 +26,22 @@ typedef struct reload {
 	uv_async_t done;     /* the reload thread has finished */
 	uv_timer_t timer;    /* reload-timeout of the running reload */
 	pthread_t thread;
-	bool running;                 /* a reload thread exists (joined in on_reload_done) */
-	bool again;                   /* SIGHUP during a reload: run once more after it */
-	bool abandoned;               /* the running one passed reload-timeout and was answered */
-	bool stopping;                /* the server stops: no reload starts again by itself */
-	reload_job_t *job;            /* the one running */
-	char note[320];               /* "" or what became of the last abandoned reload */
-	pthread_mutex_t lock;         /* the job's cancel, publishing and finished */
-	pthread_cond_t cond;          /* signalled when the job has finished */
-	bool sync_ready;              /* lock and cond initialised */
+	bool running;         /* a reload thread exists (joined in on_reload_done) */
+	bool again;           /* SIGHUP during a reload: run once more after it */
+	bool abandoned;       /* the running one passed reload-timeout and was answered */
+	bool stopping;        /* the server stops: no reload starts again by itself */
+	reload_job_t *job;    /* the one running */
+	char note[320];       /* "" or what became of the last abandoned reload */
+	pthread_mutex_t lock; /* the job's cancel, publishing and finished */
+	pthread_cond_t cond;  /* signalled when the job has finished */
+	bool sync_ready;      /* lock and cond initialised */
+	/*
+	 * Called with every set built, on the thread that publishes it, just
+	 * before it is published (the server zeroes the counters of the zones
+	 * new to it); NULL for nothing. Set before the first load.
+	 */
+	void (*prepare)(void *arg, const zonedb_t *db);
+	void *prepare_arg;
 	void (*published)(void *arg); /* after each reload, on the main loop (reload_on_publish) */
 	void *published_arg;
 } reload_t;

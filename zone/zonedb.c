@@ -19,6 +19,8 @@ typedef struct zentry {
 	char *file;
 	zone_t *zone;       /* the version served, or NULL */
 	journal_t *journal; /* shared with the sets before and after */
+	uint32_t slot;      /* statistics slot, 0 for none (zonedb_zone_slot) */
+	bool slot_fresh;    /* the slot is new to this zone */
 	char last_error[512];
 } zentry_t;
 
@@ -29,6 +31,7 @@ struct zonedb {
 	uint32_t apex_mask;
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	int max_labels;          /* deepest apex: where label stripping starts */
+	uint32_t max_slot;       /* the highest statistics slot of the entries */
 };
 
 /* Passes messages on and keeps the first error for zone_info. */
@@ -95,6 +98,44 @@ static int build_apex_hash(zonedb_t *db)
 		if (labels > db->max_labels)
 			db->max_labels = labels;
 	}
+	return 0;
+}
+
+/*
+ * Statistics slots: a zone of `old` keeps its own; a new one takes the
+ * lowest slot free in both sets, as workers may count into old's slots
+ * until the grace period after this set is published.
+ */
+static int assign_slots(zonedb_t *db, const zonedb_t *old)
+{
+	size_t cap = (old ? old->max_slot : 0) + db->count + 2;
+	bool *used = calloc(cap, sizeof(bool));
+	if (!used)
+		return SHOAL_ENOMEM;
+	used[0] = true;
+	for (size_t i = 0; old && i < old->count; i++)
+		used[old->entries[i].slot] = true;
+	for (size_t i = 0; i < db->count; i++) {
+		zentry_t *e = &db->entries[i];
+		const zentry_t *prev = e->apex_len ? find_entry(old, e->apex) : NULL;
+		if (prev && prev->slot)
+			e->slot = prev->slot;
+	}
+	uint32_t next = 1;
+	for (size_t i = 0; i < db->count; i++) {
+		zentry_t *e = &db->entries[i];
+		if (e->slot || !e->apex_len)
+			continue;
+		while (used[next])
+			next++;
+		e->slot = next;
+		e->slot_fresh = true;
+		used[next] = true;
+	}
+	for (size_t i = 0; i < db->count; i++)
+		if (db->entries[i].slot > db->max_slot)
+			db->max_slot = db->entries[i].slot;
+	free(used);
 	return 0;
 }
 
@@ -220,7 +261,8 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 			break;
 		}
 	}
-	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT && build_apex_hash(db) < 0)
+	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT &&
+	    (build_apex_hash(db) < 0 || assign_slots(db, old) < 0))
 		rc = SHOAL_ENOMEM;
 	if (rc == 0 && only && !find_entry(db, only_apex)) {
 		/* nothing was reloaded: say so rather than report success */
@@ -309,6 +351,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 		*e = *o;
 		e->file = strdup(o->file);
 		e->journal = o->journal ? journal_ref(o->journal) : NULL;
+		e->slot_fresh = false; /* the same zones in the same statistics slots */
 		const zone_t *keep = k == i ? z : o->zone;
 		e->zone = keep ? (zone_t *)zone_ref(keep) : NULL;
 		if (k == i)
@@ -319,12 +362,25 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 			return SHOAL_ENOMEM;
 		}
 	}
+	db->max_slot = old->max_slot;
 	if (build_apex_hash(db) < 0) {
 		zonedb_free(db);
 		return SHOAL_ENOMEM;
 	}
 	*out = db;
 	return 0;
+}
+
+const char *zonedb_zone_name(const zonedb_t *db, size_t i)
+{
+	return db->entries[i].name;
+}
+
+uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
+{
+	if (fresh)
+		*fresh = db->entries[i].slot_fresh;
+	return db->entries[i].slot;
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
@@ -340,6 +396,14 @@ const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 
 const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured)
 {
+	uint32_t slot;
+	return zonedb_match_slot(db, name, configured, &slot);
+}
+
+const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
+				uint32_t *slot)
+{
+	*slot = 0;
 	if (configured)
 		*configured = false;
 	if (!db || !db->apex_hash)
@@ -361,6 +425,7 @@ const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *config
 			if (db->apex_hash[j].tag == tag && name_equal(e->apex, suffix)) {
 				if (configured)
 					*configured = true;
+				*slot = e->zone ? e->slot : 0;
 				return e->zone;
 			}
 		}

@@ -60,7 +60,7 @@ for z in $ZONES; do
 	check_match "zone-status: $z's last error" "^$z.test. serial 1 .* last-error primary 127.0.0.1@$BAD" "$status"
 done
 check_match "stats: xfr_in failed counted" "\"failed\": [1-9]" \
-	"$("$SHOALCTL" -s "$T_DIR/ctl" stats | sed -n '/"xfr_in"/,$p')"
+	"$("$SHOALCTL" -s "$T_DIR/ctl" stats json | sed -n '/"xfr_in"/,$p')"
 stop_pid "$SHOALD_PID"
 check_eq "shoald stops cleanly" 0 $?
 done_testing

@@ -197,7 +197,7 @@ for p in $PEERS; do
 	check_eq "$p answers every name as Shoal does" 0 "$bad"
 done
 
-stats=$("$SHOALCTL" -s "$CTL" stats)
+stats=$("$SHOALCTL" -s "$CTL" stats json)
 check_match "stats count the IXFRs" "\"ixfr\": [1-9]" "$stats"
 check_match "stats count the refusals" "\"refused\": [1-9]" "$stats"
 check_eq "Shoal still answers" 2 "$(peer_serial "$PORT" plain.test)"

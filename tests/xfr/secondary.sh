@@ -89,7 +89,7 @@ else
 	fail "notify.test not at serial 2"; tail -20 "$T_DIR/shoald.log"; tail -20 "$T_DIR/knot/log"
 fi
 check_match "by IXFR" "zone notify.test: serial 2 from 127.0.0.1@$KPORT by IXFR" "$(cat "$T_DIR/shoald.log")"
-stats=$("$SHOALCTL" -s "$CTL" stats)
+stats=$("$SHOALCTL" -s "$CTL" stats json)
 check_match "the NOTIFY was let in" "\"notify_in\": [1-9]" "$(echo "$stats" | sed -n '/"total"/,$p')"
 check_match "stats: xfr_in ixfr" "\"ixfr\": [1-9]" "$(echo "$stats" | sed -n '/"xfr_in"/,$p')"
 set --

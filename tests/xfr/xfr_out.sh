@@ -142,7 +142,7 @@ check_match "shoalctl notify: a zone not configured" "no zone example.org is con
 check_match "zone-status: the journal's depth" "^out.test. serial 3 .* journal 2 changes [0-9]+ octets from 1" \
 	"$("$SHOALCTL" -s "$CTL" zone-status)"
 
-stats=$("$SHOALCTL" -s "$CTL" stats)
+stats=$("$SHOALCTL" -s "$CTL" stats json)
 for c in sent unanswered; do
 	check_match "stats: notify_out $c counted" "\"$c\": [1-9]" "$(echo "$stats" | sed -n '/"notify_out"/,$p')"
 done
