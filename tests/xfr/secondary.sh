@@ -102,6 +102,18 @@ check_eq "every name answers as on Knot" "$(answers "$KPORT" "$@")" "$(answers "
 wait_until 10 grep -q "version 2" "$T_DIR/shoal/notify.test.zone"
 check_match "the new version saved" "version 2" "$(cat "$T_DIR/shoal/notify.test.zone")"
 
+# shoalctl refresh and retransfer: an IXFR that finds nothing new, a whole transfer.
+check_match "shoalctl refresh" "refresh of notify.test started" \
+	"$("$SHOALCTL" -s "$CTL" refresh notify.test 2>&1)"
+current() { grep -q "zone notify.test: serial 2 is current at 127.0.0.1@$KPORT" "$T_DIR/shoald.log"; }
+if wait_until 20 current; then pass "... the serial is current"; else fail "refresh: nothing logged"; fi
+check_match "shoalctl retransfer" "transfer of notify.test started" \
+	"$("$SHOALCTL" -s "$CTL" retransfer notify.test 2>&1)"
+whole() { grep -q "zone notify.test: serial 2 from 127.0.0.1@$KPORT by AXFR" "$T_DIR/shoald.log"; }
+if wait_until 20 whole; then pass "... by AXFR"; else fail "retransfer: no AXFR logged"; fi
+check_match "refresh of a zone not configured" "no zone example.org is configured" \
+	"$("$SHOALCTL" -s "$CTL" refresh example.org 2>&1)"
+
 # NSD as the primary: AXFR, then SIGHUP after a change: NOTIFY and IXFR.
 if [ -n "$NSD" ]; then
 	if wait_until 20 serial_is "$PORT" nsd.test 1; then pass "nsd.test transferred from NSD"
