@@ -282,15 +282,23 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 {
 	if (cfg->zone_count == CONF_ZONES_MAX)
 		return SHOAL_EINVAL;
-	zone_spec_t *z = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*z));
-	if (!z)
-		return SHOAL_ENOMEM;
-	cfg->zones = z;
-	conf_zone_xfr_t *x = realloc(cfg->zone_xfr, (cfg->zone_count + 1) * sizeof(*x));
-	if (!x)
-		return SHOAL_ENOMEM;
-	cfg->zone_xfr = x;
-	x[cfg->zone_count] = conf_zone_xfr_default();
+	/*
+	 * Room for 8, then doubled at each power of two: grown by one each time,
+	 * the copies made 4000 zones take 14 s to read in a ThreadSanitizer build.
+	 */
+	size_t n_zones = cfg->zone_count;
+	if (n_zones == 0 || (n_zones >= 8 && !(n_zones & (n_zones - 1)))) {
+		size_t cap = n_zones ? n_zones * 2 : 8;
+		zone_spec_t *z = realloc(cfg->zones, cap * sizeof(*z));
+		if (!z)
+			return SHOAL_ENOMEM;
+		cfg->zones = z;
+		conf_zone_xfr_t *x = realloc(cfg->zone_xfr, cap * sizeof(*x));
+		if (!x)
+			return SHOAL_ENOMEM;
+		cfg->zone_xfr = x;
+	}
+	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
 	char *n = strdup(name), *f = strdup(file);
 	if (!n || !f) {
 		free(n);
