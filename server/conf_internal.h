@@ -2,6 +2,7 @@
 #ifndef SHOAL_SERVER_CONF_INTERNAL_H
 #define SHOAL_SERVER_CONF_INTERNAL_H
 
+#include <limits.h>
 #include <yaml.h>
 
 #include "server/conf.h"
@@ -12,6 +13,7 @@ typedef struct yaml_ctx {
 	const char *path;
 	char *err;
 	size_t errlen;
+	char zones_base[PATH_MAX]; /* where relative zone file paths start */
 } yaml_ctx_t;
 
 /* "FILE:LINE: reason" (the line of node n) into y->err; returns SHOAL_ECONFIG. */

@@ -1,62 +1,41 @@
-/* NOTIFY out (RFC 1996): telling secondaries of a new serial, with retries, on the main loop. */
+/* systemd's readiness notifications (sd_notify(3)'s datagram protocol), written by hand. */
 #ifndef SHOAL_SERVER_NOTIFY_H
 #define SHOAL_SERVER_NOTIFY_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <uv.h>
-
-#include "server/conf.h"
-#include "zone/zonedb.h"
 
 /*
- * Counters of NOTIFY out, kept by the main thread (the only writer); any
- * thread may read them with relaxed loads. X(name, help), as server/stats.h.
+ * Under a unit with Type=notify, systemd names a unix datagram socket in
+ * NOTIFY_SOCKET (a path, or "@name" in the abstract namespace) and waits
+ * for "READY=1" before it calls the service started; "RELOADING=1" and
+ * "READY=1" frame a reload, "STOPPING=1" starts a stop, "STATUS=" is the
+ * line systemctl status shows. Without NOTIFY_SOCKET every call does
+ * nothing. The protocol is a stable interface of systemd; written here in
+ * a few lines rather than linked from libsystemd, so shoald needs no
+ * library of systemd's, and behaves the same under any service manager
+ * that speaks it.
  */
-#define NOTIFY_STATS(X)                                                   \
-	X(sent, "NOTIFY messages sent, retries included")                 \
-	X(answered, "NOTIFY answered NOERROR by a secondary")             \
-	X(refused, "NOTIFY answered with an error (REFUSED, NOTAUTH...)") \
-	X(unanswered, "NOTIFY given up after notify-retry sends")
-
-typedef struct notify_stats {
-#define NOTIFY_FIELD(name, help) uint64_t name;
-	NOTIFY_STATS(NOTIFY_FIELD)
-#undef NOTIFY_FIELD
-} notify_stats_t;
-
-typedef struct notifier notifier_t;
 
 /*
- * A notifier for cfg's zones (their notify lists and keys) served from
- * *zones, on loop. Sockets are opened when first needed. Returns 0 and *out
- * or SHOAL_ENOMEM. Main thread.
+ * Send `state` ("READY=1\nSTATUS=...", newline-separated assignments) in
+ * one datagram. Returns 0 (also when there is no NOTIFY_SOCKET) or a
+ * negative error (-errno; SHOAL_EINVAL for a NOTIFY_SOCKET that is not an
+ * absolute path or "@name"). Any thread: each call is one sendto on a
+ * socket of its own.
  */
-int notifier_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, notifier_t **out);
+int notify_send(const char *state);
+
+/* READY=1 with STATUS="serving Z zone(s) with T thread(s)": start-up done, or a reload. */
+int notify_ready(size_t zones, size_t threads);
 
 /*
- * A new set was published: NOTIFY the secondaries of every zone whose
- * serial differs from the one last seen (the first call only records
- * them: nothing changed at start). Main thread.
+ * RELOADING=1 with MONOTONIC_USEC (CLOCK_MONOTONIC, as systemd 253 and
+ * later want it to tell this reload from an older one; earlier versions
+ * ignore it).
  */
-void notifier_published(notifier_t *n);
+int notify_reloading(void);
 
-/*
- * NOTIFY the secondaries of zone i (its index in cfg) of the serial
- * served now, changed or not (shoalctl notify). Returns how many
- * secondaries were told, SHOAL_ENOTFOUND when nothing is served for the
- * zone. Main thread.
- */
-int notifier_zone(notifier_t *n, size_t i);
-
-/* The counters so far. Any thread. */
-void notifier_stats(const notifier_t *n, notify_stats_t *out);
-
-/* Close the sockets and timers, drop what is pending; then the loop frees them. Main thread. */
-void notifier_close(notifier_t *n);
-
-/* Free a closed notifier once the loop ran the close callbacks; NULL is fine. */
-void notifier_free(notifier_t *n);
+/* STOPPING=1. */
+int notify_stopping(void);
 
 #endif
