@@ -7,11 +7,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 SHOAL_TOP=$(pwd)
 
 # Build and library packages; dnsutils (dig) and ldnsutils for tests; nsd and
-# knot for the differential tests and the benchmark.
+# knot for the differential tests and the benchmark; bind9 with them for
+# the zone transfer tests.
 SHOAL_PACKAGES="build-essential autoconf automake pkg-config
  libldns-dev libknot-dev libuv1-dev libsodium-dev libcunit1-dev liburcu-dev libyaml-dev
  dnsutils bind9-dnsutils ldnsutils iproute2 procps"
-SHOAL_TEST_PACKAGES="nsd knot dnsperf clang libclang-rt-14-dev clang-format"
+SHOAL_TEST_PACKAGES="nsd knot bind9 dnsperf clang libclang-rt-14-dev clang-format"
 
 shoal_install() {
 	local want="$SHOAL_PACKAGES ${1:-}" missing=""

@@ -63,6 +63,8 @@ static enum query_verdict parse_records(query_t *q, wire_t *w)
 			if (w->err)
 				return QUERY_FORMERR;
 			if (type != DNS_TYPE_OPT) {
+				/* RFC 8945 5.2: the last additional record (tsig_find checks) */
+				q->tsig = q->tsig || (s == 2 && type == DNS_TYPE_TSIG);
 				wire_skip(w, 2 + 4); /* class, TTL */
 				uint16_t rdlen = wire_read_u16(w);
 				wire_skip(w, rdlen);

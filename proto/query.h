@@ -43,6 +43,7 @@ typedef struct query {
 	bool nsid_requested;    /* an NSID option was present (RFC 5001) */
 	const uint8_t *cookie;  /* COOKIE option data (RFC 7873), or NULL */
 	uint8_t cookie_len;
+	bool tsig; /* a TSIG RR is in the additional section (tsig_find checks it) */
 } query_t;
 
 /*

@@ -16,6 +16,7 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "server/conf.h"
+#include "server/conf_internal.h"
 #include "server/log.h"
 
 #define OFF(field) offsetof(conf_t, field)
@@ -74,6 +75,34 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
+	{ "ixfr-journal-size", NULL, "OCTETS", CONF_UINT, 0, UINT32_MAX, NULL, "1048576",
+	  OFF(ixfr_journal_size), "IXFR history kept per zone (0: none; a zone may set its own)" },
+	{ "max-zone-size", NULL, "OCTETS", CONF_UINT, 512, UINT32_MAX, NULL, "1073741824",
+	  OFF(max_zone_size), "octets one incoming zone transfer may bring" },
+	{ "notify-retry", NULL, "N", CONF_UINT, 1, 20, NULL, "5", OFF(notify_retry),
+	  "NOTIFY sent this many times until a secondary answers" },
+	{ "xfr-timeout", NULL, "SECONDS", CONF_UINT, 1, 86400, NULL, "600", OFF(xfr_timeout),
+	  "give up an incoming zone transfer that takes longer" },
+	{ "xfr-message-timeout", NULL, "SECONDS", CONF_UINT, 1, 3600, NULL, "30",
+	  OFF(xfr_message_timeout), "time to connect to a primary, and for each message" },
+	{ "transfers-out", NULL, "N", CONF_UINT, 1, 1024, NULL, "10", OFF(transfers_out),
+	  "outgoing zone transfers at once, per worker thread" },
+	{ "transfers-in", NULL, "N", CONF_UINT, 1, 256, NULL, "10", OFF(transfers_in),
+	  "incoming zone transfers at once" },
+	{ "min-refresh-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "5",
+	  OFF(min_refresh_time), "a secondary checks its primary at least this far apart" },
+	{ "max-refresh-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "86400",
+	  OFF(max_refresh_time), "and at most this far apart, whatever the SOA says" },
+	{ "min-retry-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "5",
+	  OFF(min_retry_time), "the shortest wait after a failed check" },
+	{ "max-retry-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "3600",
+	  OFF(max_retry_time), "the longest wait after a failed check" },
+	{ "min-expire-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 365, NULL, "10",
+	  OFF(min_expire_time), "a secondary serves its last version at least this long" },
+	{ "max-expire-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 365, NULL, "2419200",
+	  OFF(max_expire_time), "and at most this long without a successful check" },
+	{ "keys", NULL, "LIST", CONF_KEYS, 0, 0, NULL, "(none)", OFF(keys),
+	  "TSIG keys: a list of {name, algorithm, secret or secret-file}" },
 	{ "zones-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, "the configuration file's folder",
 	  OFF(zones_dir), "folder that relative zone file paths start from" },
 	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
@@ -83,6 +112,18 @@ const conf_option_t conf_options[] = {
 };
 
 const size_t conf_option_count = sizeof(conf_options) / sizeof(conf_options[0]);
+
+const conf_zone_key_t conf_zone_keys[] = {
+	{ "name", "the zone's apex" },
+	{ "file", "its master file; for a secondary, where each transfer is saved" },
+	{ "primaries", "servers to transfer it from, in order: the zone is a secondary" },
+	{ "allow-notify", "who may send NOTIFY for it (default: the primaries)" },
+	{ "provide-xfr", "who may transfer it from us" },
+	{ "notify", "secondaries sent NOTIFY when its serial changes" },
+	{ "ixfr-journal-size", "IXFR history kept for it, in octets" },
+};
+
+const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
 
 /* Options of the command line only (not in the file). */
 typedef struct cli_flag {
@@ -237,6 +278,7 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		return 0;
 	}
 	case CONF_ZONES:
+	case CONF_KEYS:
 		break;
 	}
 	set_err(err, errlen, "%s: not a single value", o->name);
@@ -247,10 +289,23 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 {
 	if (cfg->zone_count == CONF_ZONES_MAX)
 		return SHOAL_EINVAL;
-	zone_spec_t *z = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*z));
-	if (!z)
-		return SHOAL_ENOMEM;
-	cfg->zones = z;
+	/*
+	 * Room for 8, then doubled at each power of two: grown by one each time,
+	 * the copies made 4000 zones take 14 s to read in a ThreadSanitizer build.
+	 */
+	size_t n_zones = cfg->zone_count;
+	if (n_zones == 0 || (n_zones >= 8 && !(n_zones & (n_zones - 1)))) {
+		size_t cap = n_zones ? n_zones * 2 : 8;
+		zone_spec_t *z = realloc(cfg->zones, cap * sizeof(*z));
+		if (!z)
+			return SHOAL_ENOMEM;
+		cfg->zones = z;
+		conf_zone_xfr_t *x = realloc(cfg->zone_xfr, cap * sizeof(*x));
+		if (!x)
+			return SHOAL_ENOMEM;
+		cfg->zone_xfr = x;
+	}
+	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
 	char *n = strdup(name), *f = strdup(file);
 	if (!n || !f) {
 		free(n);
@@ -275,8 +330,12 @@ static void apply_zone_limits(conf_t *cfg)
 		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
 		.max_includes = cfg->max_zone_includes,
 	};
-	for (size_t i = 0; i < cfg->zone_count; i++)
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		int64_t own = cfg->zone_xfr[i].journal_size;
+		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
 		cfg->zones[i].limits = limits;
+		cfg->zones[i].secondary = conf_zone_is_secondary(cfg, i);
+	}
 }
 
 static const conf_option_t *find_option(const char *key, bool cli)
@@ -312,6 +371,19 @@ int conf_init(conf_t *cfg)
 	cfg->max_records_per_type = ZONE_MAX_RECORDS_DEFAULT;
 	cfg->max_zone_file_mib = (uint32_t)(ZONE_MAX_OCTETS_DEFAULT >> 20);
 	cfg->max_zone_includes = ZONE_MAX_INCLUDES_DEFAULT;
+	cfg->ixfr_journal_size = ZONE_JOURNAL_DEFAULT;
+	cfg->max_zone_size = 1u << 30;
+	cfg->notify_retry = 5;
+	cfg->xfr_timeout = 600;
+	cfg->xfr_message_timeout = 30;
+	cfg->transfers_out = 10;
+	cfg->transfers_in = 10;
+	cfg->min_refresh_time = 5;
+	cfg->max_refresh_time = 86400;
+	cfg->min_retry_time = 5;
+	cfg->max_retry_time = 3600;
+	cfg->min_expire_time = 10;
+	cfg->max_expire_time = 2419200;
 	default_listen(cfg);
 	return 0;
 }
@@ -327,6 +399,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->pid_file);
 	free(cfg->zones_dir);
 	free(cfg->file);
+	conf_xfr_clear(cfg);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		free((char *)cfg->zones[i].name);
 		free((char *)cfg->zones[i].file);
@@ -337,18 +410,7 @@ void conf_clear(conf_t *cfg)
 
 /* YAML loading with the document API: every node carries its line. */
 
-typedef struct yaml_ctx {
-	yaml_document_t *doc;
-	const char *path;
-	char *err;
-	size_t errlen;
-	char zones_base[PATH_MAX]; /* where relative zone file paths start */
-} yaml_ctx_t;
-
-static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
+int conf_yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
 {
 	char reason[400];
 	va_list ap;
@@ -360,73 +422,115 @@ static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
 	return SHOAL_ECONFIG;
 }
 
-static const char *scalar(const yaml_node_t *n)
+const char *conf_scalar(const yaml_node_t *n)
 {
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* "name, file, ...": the keys a zone may have, for the unknown-key message. */
+static void zone_key_list(char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < conf_zone_key_count && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+					conf_zone_keys[i].name);
+}
+
+static bool is_zone_key(const char *key)
+{
+	for (size_t i = 0; i < conf_zone_key_count; i++)
+		if (!strcmp(conf_zone_keys[i].name, key))
+			return true;
+	return false;
+}
+
+/*
+ * One zone's mapping: name and file first, then its transfer keys (which
+ * need the zone added). A secondary (with primaries) may lack file, or
+ * name one that does not exist yet: its first transfer makes it.
+ */
 static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 {
 	if (item->type != YAML_MAPPING_NODE)
-		return yerr(y, item, "zones: each zone is a mapping with name and file");
+		return conf_yerr(y, item, "zones: each zone is a mapping with name and file");
 	const char *name = NULL, *file = NULL;
 	yaml_node_t *file_node = item;
+	bool secondary = false;
 	for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
-		const char *key = scalar(k), *val = scalar(v);
+		const char *key = conf_scalar(k), *val = conf_scalar(v);
 		if (!key)
-			return yerr(y, k, "zones: a key must be a plain word");
+			return conf_yerr(y, k, "zones: a key must be a plain word");
+		if (!is_zone_key(key)) {
+			char keys[256];
+			zone_key_list(keys, sizeof(keys));
+			return conf_yerr(y, k, "zones: unknown key \"%s\" (%s)", key, keys);
+		}
+		if (!strcmp(key, "primaries"))
+			secondary = true;
+		if (strcmp(key, "name") && strcmp(key, "file"))
+			continue;
 		if (!val)
-			return yerr(y, v, "zones: %s must be a single value", key);
+			return conf_yerr(y, v, "zones: %s must be a single value", key);
 		if (!strcmp(key, "name")) {
 			name = val;
-		} else if (!strcmp(key, "file")) {
+		} else {
 			file = val;
 			file_node = v;
-		} else {
-			return yerr(y, k, "zones: unknown key \"%s\" (name, file)", key);
 		}
 	}
-	if (!name || !file)
-		return yerr(y, item, "zones: a zone needs both name and file");
+	if (!name || (!file && !secondary))
+		return conf_yerr(y, item, "zones: a zone needs both name and file (or primaries)");
 	char joined[PATH_MAX];
-	if (file[0] != '/') {
+	if (file && file[0] != '/') {
 		if (snprintf(joined, sizeof(joined), "%s/%s", y->zones_base, file) >=
 		    (int)sizeof(joined))
-			return yerr(y, file_node, "zone %s: file path too long", name);
+			return conf_yerr(y, file_node, "zone %s: file path too long", name);
 		file = joined;
 	}
-	if (access(file, R_OK) != 0)
-		return yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
-			    strerror(errno));
-	int rc = add_zone(cfg, name, file);
-	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, item, "zones: too many zones") : 0;
+	if (file && access(file, R_OK) != 0 && !(secondary && errno == ENOENT))
+		return conf_yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
+				 strerror(errno));
+	int rc = add_zone(cfg, name, file ? file : "");
+	if (rc < 0)
+		return rc == SHOAL_ENOMEM ? rc : conf_yerr(y, item, "zones: too many zones");
+	for (yaml_node_pair_t *p = item->data.mapping.pairs.start;
+	     rc == 0 && p < item->data.mapping.pairs.top; p++) {
+		const char *key = conf_scalar(yaml_document_get_node(y->doc, p->key));
+		if (strcmp(key, "name") && strcmp(key, "file"))
+			rc = conf_load_zone_key(cfg, y, cfg->zone_count - 1, key,
+						yaml_document_get_node(y->doc, p->value));
+	}
+	return rc;
 }
 
 static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 {
-	const char *key = scalar(k);
+	const char *key = conf_scalar(k);
 	if (!key)
-		return yerr(y, k, "a key must be a plain word");
+		return conf_yerr(y, k, "a key must be a plain word");
 	const conf_option_t *o = find_option(key, false);
 	if (!o)
-		return yerr(y, k, "unknown key \"%s\"", key);
+		return conf_yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
+	if (o->type == CONF_KEYS)
+		return 0; /* read first, before the zones that name keys */
 	if (o->type == CONF_LISTEN || o->type == CONF_ZONES) {
 		/* "zones:" with every item commented out is an empty list, not an error */
-		bool empty = scalar(v) && !scalar(v)[0] &&
+		bool empty = conf_scalar(v) && !conf_scalar(v)[0] &&
 			     v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		if (empty && o->type == CONF_ZONES)
 			return 0;
-		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && scalar(v)))
-			return yerr(y, v, "%s: expected a list", key);
+		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && conf_scalar(v)))
+			return conf_yerr(y, v, "%s: expected a list", key);
 		if (o->type == CONF_LISTEN)
 			cfg->listen_count = 0; /* the file's list replaces the default */
-		if (scalar(v)) {
-			int rc = set_scalar(cfg, o, scalar(v), reason, sizeof(reason));
-			return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, v, "%s", reason) : 0;
+		if (conf_scalar(v)) {
+			int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
+			return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
 		}
 		for (yaml_node_item_t *i = v->data.sequence.items.start;
 		     i < v->data.sequence.items.top; i++) {
@@ -434,22 +538,22 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 			int rc;
 			if (o->type == CONF_ZONES) {
 				rc = load_zone_item(cfg, y, item);
-			} else if (!scalar(item)) {
-				rc = yerr(y, item, "listen: expected ADDR@PORT");
+			} else if (!conf_scalar(item)) {
+				rc = conf_yerr(y, item, "listen: expected ADDR@PORT");
 			} else {
-				rc = set_scalar(cfg, o, scalar(item), reason, sizeof(reason));
+				rc = set_scalar(cfg, o, conf_scalar(item), reason, sizeof(reason));
 				if (rc == SHOAL_EINVAL)
-					rc = yerr(y, item, "%s", reason);
+					rc = conf_yerr(y, item, "%s", reason);
 			}
 			if (rc < 0)
 				return rc;
 		}
 		return 0;
 	}
-	if (!scalar(v))
-		return yerr(y, v, "%s: expected a single value", key);
-	int rc = set_scalar(cfg, o, scalar(v), reason, sizeof(reason));
-	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, v, "%s", reason) : 0;
+	if (!conf_scalar(v))
+		return conf_yerr(y, v, "%s: expected a single value", key);
+	int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
+	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
 }
 
 /*
@@ -473,13 +577,13 @@ static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 	const char *dir = NULL;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
-		const char *key = scalar(yaml_document_get_node(y->doc, p->key));
+		const char *key = conf_scalar(yaml_document_get_node(y->doc, p->key));
 		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
 		if (!key || strcmp(key, "zones-dir"))
 			continue;
-		if (!scalar(v) || !scalar(v)[0])
-			return yerr(y, v, "zones-dir: expected a folder");
-		dir = scalar(v);
+		if (!conf_scalar(v) || !conf_scalar(v)[0])
+			return conf_yerr(y, v, "zones-dir: expected a folder");
+		dir = conf_scalar(v);
 	}
 	int n;
 	if (!dir)
@@ -489,7 +593,7 @@ static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 	else
 		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s/%s", folder, dir);
 	if (n >= (int)sizeof(y->zones_base))
-		return yerr(y, root, "zones-dir: path too long");
+		return conf_yerr(y, root, "zones-dir: path too long");
 	return 0;
 }
 
@@ -523,18 +627,25 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		goto done;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
-		rc = yerr(&y, root, "expected a mapping of option: value");
+		rc = conf_yerr(&y, root, "expected a mapping of option: value");
 		goto done;
 	}
 	rc = zones_base(&y, root);
+	/* keys first, wherever they are: the zones' lists name them */
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
+		const char *key = conf_scalar(yaml_document_get_node(&doc, p->key));
+		if (key && !strcmp(key, "keys") && !cfg->keys)
+			rc = conf_load_keys(cfg, &y, yaml_document_get_node(&doc, p->value));
+	}
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
-		const conf_option_t *o = scalar(k) ? find_option(scalar(k), false) : NULL;
+		const conf_option_t *o = conf_scalar(k) ? find_option(conf_scalar(k), false) : NULL;
 		if (o && seen[o - conf_options]) {
 			/* a second value would silently win: say so instead */
-			rc = yerr(&y, k, "%s is given twice", o->name);
+			rc = conf_yerr(&y, k, "%s is given twice", o->name);
 			break;
 		}
 		if (o)
@@ -750,6 +861,22 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 	return rc;
 }
 
+long conf_zone_index(const conf_t *cfg, const char *name)
+{
+	size_t len = strlen(name);
+	if (len > 1 && name[len - 1] == '.')
+		len--;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const char *z = cfg->zones[i].name;
+		size_t zlen = strlen(z);
+		if (zlen > 1 && z[zlen - 1] == '.')
+			zlen--;
+		if (zlen == len && !strncasecmp(z, name, len))
+			return (long)i;
+	}
+	return -1;
+}
+
 int conf_validate(const conf_t *cfg, char *err, size_t errlen)
 {
 	if (cfg->listen_count == 0) {
@@ -760,6 +887,21 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen)
 	if (cfg->group && !cfg->user) {
 		set_err(err, errlen, "group is set without user");
 		return SHOAL_ECONFIG;
+	}
+	const struct {
+		const char *what;
+		uint32_t min, max;
+	} bounds[] = {
+		{ "refresh", cfg->min_refresh_time, cfg->max_refresh_time },
+		{ "retry", cfg->min_retry_time, cfg->max_retry_time },
+		{ "expire", cfg->min_expire_time, cfg->max_expire_time },
+	};
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		if (bounds[i].min > bounds[i].max) {
+			set_err(err, errlen, "min-%s-time %u is above max-%s-time %u",
+				bounds[i].what, bounds[i].min, bounds[i].what, bounds[i].max);
+			return SHOAL_ECONFIG;
+		}
 	}
 	return 0;
 }

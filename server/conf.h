@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "proto/tsig.h"
+#include "server/acl.h"
 #include "server/socket.h"
 #include "server/tcp.h"
 #include "zone/zonedb.h"
@@ -16,6 +18,20 @@
 #define CONF_ZONES_MAX              4096
 #define CONF_THREADS_MAX            256
 #define CONF_RELOAD_TIMEOUT_DEFAULT 300
+#define CONF_KEYS_MAX               1024
+
+/*
+ * One zone's transfer settings, beside its zone_spec_t (zone_xfr[i] goes
+ * with zones[i]). Entries' keys index conf_t.keys.
+ */
+typedef struct conf_zone_xfr {
+	acl_t provide_xfr;     /* who may transfer the zone from us (ADDR[/PREFIX] KEY) */
+	acl_t notify;          /* whom we NOTIFY when its serial changes (ADDR[@PORT] KEY) */
+	acl_t primaries;       /* where we transfer it from: the zone is a secondary */
+	acl_t allow_notify;    /* who may NOTIFY us: the primaries unless set */
+	bool allow_notify_set; /* allow-notify was given (an empty list refuses all) */
+	int64_t journal_size;  /* ixfr-journal-size of this zone, or -1: the global one */
+} conf_zone_xfr_t;
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
 /*
@@ -53,8 +69,22 @@ typedef struct conf {
 	uint32_t max_records_per_type;
 	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
 	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
+	/* zone transfers: every zone's journal and transfer limits, the secondaries' timers */
+	uint32_t ixfr_journal_size;   /* octets of IXFR history per zone */
+	uint32_t max_zone_size;       /* octets one incoming transfer may bring */
+	uint32_t notify_retry;        /* NOTIFY sent this many times until answered */
+	uint32_t xfr_timeout;         /* seconds an incoming transfer may take */
+	uint32_t xfr_message_timeout; /* seconds to connect, and for each message */
+	uint32_t transfers_out;       /* outgoing transfers at once, per worker */
+	uint32_t transfers_in;        /* incoming transfers at once */
+	uint32_t min_refresh_time, max_refresh_time; /* bounds on the SOA's timers */
+	uint32_t min_retry_time, max_retry_time;
+	uint32_t min_expire_time, max_expire_time;
+	tsig_key_t *keys; /* keys: wiped by conf_clear */
+	size_t key_count;
 	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
 	zone_spec_t *zones;
+	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
 	size_t zone_count;
 	/* from the command line only */
 	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
@@ -71,6 +101,7 @@ enum conf_type {
 	CONF_ENUM,   /* one of names[] (stored as its index) */
 	CONF_LISTEN, /* list of ADDR@PORT */
 	CONF_ZONES,  /* list of {name, file}; on the command line NAME=PATH */
+	CONF_KEYS,   /* list of {name, algorithm, secret}: file only */
 	CONF_ADDR,   /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
 };
 
@@ -90,6 +121,27 @@ typedef struct conf_option {
 /* The option table, and its length. Static storage, read-only. */
 extern const conf_option_t conf_options[];
 extern const size_t conf_option_count;
+
+/* The keys of one zone's mapping (zones:), for the loader's messages and the man page. */
+typedef struct conf_zone_key {
+	const char *name;
+	const char *help;
+} conf_zone_key_t;
+
+extern const conf_zone_key_t conf_zone_keys[];
+extern const size_t conf_zone_key_count;
+
+/*
+ * The index of the zone called name (any case, final dot or not) in
+ * cfg->zones, or -1. Any thread; O(zones).
+ */
+long conf_zone_index(const conf_t *cfg, const char *name);
+
+/* Whether zone i is a secondary (it has primaries). */
+static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
+{
+	return cfg->zone_xfr[i].primaries.count > 0;
+}
 
 /*
  * Set every option to its default (threads: the online CPUs). cfg is

@@ -17,6 +17,8 @@
 #include "server/acceptor.h"
 #include "server/control.h"
 #include "server/log.h"
+#include "zone/journal.h"
+#include "zone/zone.h"
 
 /*
  * Protocol (shoalctl(8)): the client sends one line, "COMMAND [ARG]\n";
@@ -129,6 +131,72 @@ static void cmd_status(control_client_t *c, const char *arg)
 	reply(c, true, body);
 }
 
+/* One counter of NOTIFY out or transfers in, in format f, appended to add at *k. */
+static void put_counter(char *add, size_t cap, int *k, enum stats_format f, const char *group,
+			const char *name, const char *help, uint64_t v, const char **sep)
+{
+	size_t at = (size_t)*k < cap ? (size_t)*k : cap;
+	if (f == STATS_FORMAT_JSON)
+		*k += snprintf(add + at, cap - at, "%s\"%s\": %llu", *sep, name,
+			       (unsigned long long)v);
+	else if (f == STATS_FORMAT_PROMETHEUS)
+		*k += snprintf(add + at, cap - at,
+			       "# HELP " STATS_METRIC_PREFIX
+			       "%s_%s_total %s\n# TYPE " STATS_METRIC_PREFIX
+			       "%s_%s_total counter\n" STATS_METRIC_PREFIX "%s_%s_total %llu\n",
+			       group, name, help, group, name, group, name, (unsigned long long)v);
+	else
+		*k += snprintf(add + at, cap - at, "%s %s  %llu\n", group, name,
+			       (unsigned long long)v);
+	*sep = ", ";
+}
+
+/*
+ * Add the counters of NOTIFY out and transfers in (kept by the main and the
+ * transfer thread, not the workers) to a rendered *body of *len octets: in
+ * JSON "notify_out" and "xfr_in" before its last brace, else after it.
+ * Returns 0, or SHOAL_ENOMEM.
+ */
+static int transfer_counters(const control_env_t *env, enum stats_format f, char **body,
+			     size_t *len)
+{
+	notify_stats_t no = { 0 };
+	secondary_stats_t in;
+	if (env->notifier)
+		notifier_stats(env->notifier, &no);
+	secondary_stats(env->secondary, &in);
+	char add[4096];
+	int k = 0;
+	const char *sep = "";
+	bool json = f == STATS_FORMAT_JSON;
+	if (json)
+		k += snprintf(add, sizeof(add), ",\n \"notify_out\": {");
+#define NOTIFY_PUT(name, help) \
+	put_counter(add, sizeof(add), &k, f, "notify_out", #name, help, no.name, &sep);
+	NOTIFY_STATS(NOTIFY_PUT)
+#undef NOTIFY_PUT
+	if (json)
+		k += snprintf(add + k, sizeof(add) - (size_t)k, "},\n \"xfr_in\": {");
+	sep = "";
+#define SECONDARY_PUT(name, help) \
+	put_counter(add, sizeof(add), &k, f, "xfr_in", #name, help, in.name, &sep);
+	SECONDARY_STATS(SECONDARY_PUT)
+#undef SECONDARY_PUT
+	if (json)
+		k += snprintf(add + k, sizeof(add) - (size_t)k, "}}\n");
+	if (k < 0 || (size_t)k >= sizeof(add))
+		return SHOAL_ENOMEM;
+	char *end = json ? strrchr(*body, '}') : NULL;
+	size_t at = end ? (size_t)(end - *body) : *len;
+	char *p = realloc(*body, at + (size_t)k + 1);
+	if (!p)
+		return SHOAL_ENOMEM;
+	memcpy(p + at, add, (size_t)k + 1);
+	*body = p;
+	*len = at + (size_t)k;
+	return 0;
+}
+
 static void cmd_stats(control_client_t *c, const char *arg)
 {
 	const control_env_t *env = &c->ctl->env;
@@ -146,7 +214,8 @@ static void cmd_stats(control_client_t *c, const char *arg)
 	/* sized for the threads and zones: a fixed size failed past about 100 threads */
 	char *body = NULL;
 	size_t len;
-	if (workers_stats_render(env->workers, env->zones, f, &body, &len) < 0) {
+	if (workers_stats_render(env->workers, env->zones, f, &body, &len) < 0 ||
+	    transfer_counters(env, f, &body, &len) < 0) {
 		reply(c, false, "out of memory\n");
 		return;
 	}
@@ -190,11 +259,27 @@ static void cmd_zone_status(control_client_t *c, const char *arg)
 		struct tm tm;
 		if (info.loaded && gmtime_r(&info.loaded_at, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 128];
-		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s\n",
+		/* the IXFR history: how far back a secondary can be brought by changes */
+		char hist[128] = "";
+		const zone_t *z = zonedb_zone(db, i);
+		journal_t *j = z ? zonedb_journal(db, z->apex->name) : NULL;
+		if (j) {
+			journal_info_t ji;
+			journal_get_info(j, &ji);
+			if (ji.depth)
+				snprintf(hist, sizeof(hist),
+					 " journal %zu changes %zu octets from %u", ji.depth,
+					 ji.octets, (unsigned)ji.oldest);
+			else
+				snprintf(hist, sizeof(hist), " journal 0 changes");
+		}
+		char sec[512];
+		secondary_status(env->secondary, i, sec, sizeof(sec));
+		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 1024];
+		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n",
 			 info.name, (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
-			 info.file ? info.file : "-", info.last_error[0] ? " error " : "",
-			 info.last_error);
+			 info.file ? info.file : "-", hist, sec,
+			 info.last_error[0] ? " error " : "", info.last_error);
 		ok = body_append(&body, &len, &cap, line);
 	}
 	zonedb_read_unlock(env->zones);
@@ -248,6 +333,53 @@ static void cmd_reload(control_client_t *c, const char *arg)
 	else
 		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
 	reply(c, false, body);
+}
+
+static void cmd_notify(control_client_t *c, const char *arg)
+{
+	const control_env_t *env = &c->ctl->env;
+	char body[1200];
+	long i = conf_zone_index(env->cfg, arg);
+	int rc = i < 0 || !env->notifier ? SHOAL_EINVAL : notifier_zone(env->notifier, (size_t)i);
+	if (i < 0)
+		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc == SHOAL_ENOTFOUND)
+		snprintf(body, sizeof(body), "zone %s serves nothing yet\n", arg);
+	else if (rc == 0)
+		snprintf(body, sizeof(body), "zone %s has no notify list\n", arg);
+	else if (rc > 0)
+		snprintf(body, sizeof(body), "NOTIFY sent to %d secondaries\n", rc);
+	else
+		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
+	reply(c, rc > 0, body);
+}
+
+/* refresh and retransfer: the transfer thread does the work; the reply says it started. */
+static void refresh_reply(control_client_t *c, const char *arg, bool whole)
+{
+	const control_env_t *env = &c->ctl->env;
+	char body[1200];
+	long i = conf_zone_index(env->cfg, arg);
+	int rc = i < 0 ? SHOAL_ENOTFOUND : secondary_refresh(env->secondary, (size_t)i, whole);
+	if (i < 0)
+		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
+	else if (rc < 0)
+		snprintf(body, sizeof(body), "zone %s is not a secondary (it has no primaries)\n",
+			 arg);
+	else
+		snprintf(body, sizeof(body), "%s of %s started; see zone-status\n",
+			 whole ? "transfer" : "refresh", arg);
+	reply(c, rc == 0, body);
+}
+
+static void cmd_refresh(control_client_t *c, const char *arg)
+{
+	refresh_reply(c, arg, false);
+}
+
+static void cmd_retransfer(control_client_t *c, const char *arg)
+{
+	refresh_reply(c, arg, true);
 }
 
 static void cmd_stop(control_client_t *c, const char *arg)

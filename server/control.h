@@ -9,7 +9,9 @@
 #include <uv.h>
 
 #include "server/conf.h"
+#include "server/notify_out.h"
 #include "server/reload.h"
+#include "server/secondary.h"
 #include "server/worker.h"
 #include "zone/zonedb.h"
 
@@ -39,6 +41,12 @@ enum control_arg {
 	  "reload every zone, or ZONE; errors name FILE:LINE")       \
 	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,        \
 	  "serial, records, load time and last error of each zone")  \
+	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",            \
+	  "send NOTIFY for ZONE to its secondaries now")             \
+	X(refresh, "refresh", CONTROL_ARG_REQUIRED, "ZONE",          \
+	  "ask the primaries of ZONE for a newer serial now")        \
+	X(retransfer, "retransfer", CONTROL_ARG_REQUIRED, "ZONE",    \
+	  "transfer ZONE whole from its primaries now")              \
 	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
 
 /*
@@ -69,6 +77,8 @@ typedef struct control_env {
 	workers_t *workers;      /* status, stats: threads, counters, sockets */
 	reload_t *reload;        /* reload; its state for status and zone-status */
 	zonedb_ref_t *zones;     /* zone-status, stats: the set served */
+	notifier_t *notifier;    /* notify; stats: its counters */
+	secondary_t *secondary;  /* refresh, retransfer, zone-status, stats; may be NULL */
 	time_t started_at;       /* status: uptime */
 	void (*stop)(void *arg); /* stop: end the server, on the main loop */
 	void *stop_arg;

@@ -133,6 +133,40 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The writer's set (r->writer) has two writers, the reload thread and the
+ * secondary thread: each holds this from reading it to publishing the next,
+ * so a reload never publishes a set built before a transfer's (undoing it)
+ * nor the other way round.
+ */
+static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int reload_replace_zone(reload_t *r, size_t i, const struct zone *z, const char *error,
+			const int *stop)
+{
+	struct timespec d;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &d);
+		d.tv_nsec += 200 * 1000000L;
+		d.tv_sec += d.tv_nsec / 1000000000L;
+		d.tv_nsec %= 1000000000L;
+		if (pthread_mutex_timedlock(&writer_lock, &d) == 0)
+			break;
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			return SHOAL_ETIMEOUT;
+	}
+	zonedb_t *db = NULL;
+	int rc = zonedb_replace(r->writer, i, z, error, &db);
+	if (rc == 0) {
+		if (r->prepare)
+			r->prepare(r->prepare_arg, db);
+		r->writer = db;
+		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
+	}
+	pthread_mutex_unlock(&writer_lock);
+	return rc;
+}
+
 /* The reload thread: build beside the served set, swap, wait a grace period, free the old. */
 static void *reload_main(void *arg)
 {
@@ -140,6 +174,7 @@ static void *reload_main(void *arg)
 	reload_t *r = job->r;
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
+	pthread_mutex_lock(&writer_lock);
 	/* the writer's set is only touched by this thread while a reload runs */
 	int rc = zonedb_build(cfg->zones, cfg->zone_count, r->writer, job->only, collect_msg, job,
 			      &db);
@@ -162,6 +197,7 @@ static void *reload_main(void *arg)
 		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}
+	pthread_mutex_unlock(&writer_lock);
 	pthread_mutex_lock(&r->lock);
 	job->finished = true;
 	pthread_cond_signal(&r->cond);
@@ -209,6 +245,8 @@ static void on_reload_done(uv_async_t *a)
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
 	job_free(job);
+	if (r->published)
+		r->published(r->published_arg);
 	if (r->again && !r->stopping) {
 		r->again = false;
 		reload_start(r, NULL, NULL, NULL);
@@ -308,6 +346,12 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
 	notify_reloading();
 	return 0;
+}
+
+void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg)
+{
+	r->published = fn;
+	r->published_arg = arg;
 }
 
 void reload_stopping(reload_t *r)

@@ -42,6 +42,8 @@ typedef struct reload {
 	 */
 	void (*prepare)(void *arg, const zonedb_t *db);
 	void *prepare_arg;
+	void (*published)(void *arg); /* after each reload, on the main loop (reload_on_publish) */
+	void *published_arg;
 } reload_t;
 
 /*
@@ -86,6 +88,24 @@ typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
  * SHOAL_ENOMEM or a system error (-errno).
  */
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg);
+
+/*
+ * Call fn(arg) on the main loop after every reload that ends (whatever
+ * it published; the callee compares), so NOTIFY can follow new serials.
+ * Main thread.
+ */
+void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg);
+
+/*
+ * Publish a set like the one served with zone i serving z (NULL: nothing,
+ * SERVFAIL) and its last error set to error (zonedb_replace): a transfer
+ * in, or an expiry. It waits for a reload running to publish first (so
+ * neither undoes the other), giving up with SHOAL_ETIMEOUT when *stop
+ * becomes non-zero. Returns 0 or a negative error. Any thread but a
+ * worker or the main loop (it waits for a grace period).
+ */
+int reload_replace_zone(reload_t *r, size_t i, const struct zone *z, const char *error,
+			const int *stop);
 
 /* The server is stopping: a reload asked for during the running one no longer starts. Main thread.
  */

@@ -18,7 +18,9 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
+#include "server/notify_out.h"
 #include "server/reload.h"
+#include "server/secondary.h"
 #include "server/server.h"
 #include "server/socket.h"
 #include "server/worker.h"
@@ -34,6 +36,10 @@ typedef struct server {
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
 	control_t *control;
+	notifier_t *notifier;   /* NOTIFY out, after each reload */
+	secondary_t *secondary; /* transfers in: NULL without secondary zones */
+	uv_async_t transferred; /* the secondary thread published a zone: NOTIFY out */
+	bool transferred_on;
 	metrics_t *metrics; /* the Prometheus endpoint, or NULL */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	bool stopping;
@@ -51,6 +57,35 @@ static void server_request_stop(void *arg)
 	notify_stopping();
 	log_info("stopping");
 	uv_stop(srv->loop);
+}
+
+/* A reload ended: NOTIFY the secondaries of zones whose serial changed. Main thread. */
+static void on_published(void *arg)
+{
+	server_t *srv = arg;
+	notifier_published(srv->notifier);
+}
+
+/* The secondary thread published a transferred zone: NOTIFY our own secondaries. */
+static void on_transferred(uv_async_t *a)
+{
+	server_t *srv = a->data;
+	notifier_published(srv->notifier);
+}
+
+/* On the secondary thread: wake the main loop for on_transferred. */
+static void transferred(void *arg)
+{
+	server_t *srv = arg;
+	uv_async_send(&srv->transferred);
+}
+
+/* On a worker: a NOTIFY was let in for secondary zone `zone`. */
+static void notify_in(void *arg, unsigned worker, size_t zone, bool has_serial, uint32_t serial,
+		      const struct sockaddr *peer)
+{
+	server_t *srv = arg;
+	secondary_notify(srv->secondary, zone);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -229,6 +264,8 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.workers = &srv->workers,
 		.reload = &srv->reload,
 		.zones = &srv->zones,
+		.notifier = srv->notifier,
+		.secondary = srv->secondary,
 		.started_at = srv->started_at,
 		.stop = server_request_stop,
 		.stop_arg = srv,
@@ -315,6 +352,20 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
 			   sizeof(err)) < 0)
 		goto done;
+	if (notifier_new(&loop, cfg, &srv->zones, &srv->notifier) < 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto done;
+	}
+	notifier_published(srv->notifier); /* the serials at start: nothing to tell yet */
+	reload_on_publish(&srv->reload, on_published, srv);
+	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &srv->secondary) < 0 ||
+	    uv_async_init(&loop, &srv->transferred, on_transferred) < 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto done;
+	}
+	srv->transferred.data = srv;
+	srv->transferred_on = true;
+	workers_set_notify(&srv->workers, notify_in, srv);
 	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
 		goto done;
 	metrics_env_t menv = { .loop = &loop, .workers = &srv->workers, .zones = &srv->zones };
@@ -330,6 +381,12 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	workers_run = true;
 	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
 		goto done;
+	int se = secondary_start(srv->secondary);
+	if (se < 0) {
+		snprintf(err, sizeof(err), "cannot start the transfer thread: %s",
+			 shoal_strerror(se));
+		goto done;
+	}
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
@@ -340,6 +397,9 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	status = 0;
 
 done:
+	/* the transfer thread first: it publishes, and wakes the main loop */
+	secondary_free(srv->secondary);
+	srv->secondary = NULL;
 	if (workers_run) {
 		srv->stopping = true;
 		reload_stopping(&srv->reload);
@@ -357,11 +417,16 @@ done:
 	}
 	if (srv->loop) {
 		control_close(srv->control);
+		notifier_close(srv->notifier);
+		if (srv->transferred_on)
+			uv_close((uv_handle_t *)&srv->transferred, NULL);
 		metrics_close(srv->metrics);
 		signals_close(srv);
 		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
 		control_free(srv->control);
 		srv->control = NULL;
+		notifier_free(srv->notifier);
+		srv->notifier = NULL;
 		metrics_free(srv->metrics);
 		srv->metrics = NULL;
 		if (uv_loop_close(&loop) < 0)

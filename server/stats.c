@@ -85,11 +85,13 @@ typedef struct field {
 #define UDP_FIELD(n, k, h)   { "udp", #n, h, STATS_##k, offsetof(worker_stats_t, n) },
 #define TCP_FIELD(n, k, h)   { "tcp", #n, h, STATS_##k, offsetof(worker_stats_t, tcp.n) },
 #define QUERY_FIELD(n, k, h) { "query", #n, h, STATS_##k, offsetof(worker_stats_t, query.n) },
+#define XFR_FIELD(n, k, h)   { "xfr", #n, h, STATS_##k, offsetof(worker_stats_t, xfr.n) },
 static const field_t worker_fields[] = { STATS_UDP(UDP_FIELD) STATS_TCP(TCP_FIELD)
-						 STATS_QUERY(QUERY_FIELD) };
+						 STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD) };
 #undef UDP_FIELD
 #undef TCP_FIELD
 #undef QUERY_FIELD
+#undef XFR_FIELD
 
 static const field_t zone_fields[] = {
 #define ZONE_FIELD(n, k, h) { "zone", #n, h, STATS_##k, offsetof(zone_stats_t, n) },

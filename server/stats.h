@@ -115,6 +115,23 @@ static inline unsigned stats_qtype_index(uint16_t qtype)
 /* The name of counter i of a QTYPES field ("A", ..., "other"). Static storage. */
 const char *stats_qtype_name(unsigned i);
 
+/*
+ * STATS_XFR are the fields of xfr_stats_t: a worker's side of zone
+ * transfers, written by server/transfer.c on the worker; "xfr" in the JSON.
+ */
+#define STATS_XFR(X)                                                                          \
+	X(requests, COUNTER, "AXFR and IXFR requests received (TCP, and IXFR over UDP)")      \
+	X(refused, COUNTER, "transfer requests refused: provide-xfr, TSIG, transfers-out")    \
+	X(axfr, COUNTER, "whole zones sent: AXFR, and IXFR beyond the journal's history")     \
+	X(ixfr, COUNTER, "IXFR answers with the changes since the client's serial")           \
+	X(uptodate, COUNTER, "IXFR answered with the SOA alone: the client is up to date")    \
+	X(done, COUNTER, "outgoing transfers sent whole")                                     \
+	X(failed, COUNTER, "outgoing transfers cut short: the client left, an error, a stop") \
+	X(messages, COUNTER, "outgoing transfer messages")                                    \
+	X(bytes_out, COUNTER, "octets of outgoing transfer messages")                         \
+	X(notify_in, COUNTER, "NOTIFY messages let in and handed to the secondary")           \
+	X(notify_refused, COUNTER, "NOTIFY refused: not in allow-notify, TSIG, not a secondary")
+
 enum stats_kind {
 	STATS_COUNTER,
 	STATS_GAUGE,
@@ -154,9 +171,15 @@ typedef struct zone_stats {
  * stats_read at any time. Aligned to 64, so two workers' counters never
  * share a cache line and counting never bounces one between CPUs.
  */
+/* Per-worker transfer counters, written by the worker as tcp_stats_t are. */
+typedef struct xfr_stats {
+	STATS_XFR(STATS_FIELD)
+} xfr_stats_t;
+
 typedef struct worker_stats {
 	STATS_UDP(STATS_FIELD)
 	tcp_stats_t tcp;
+	xfr_stats_t xfr;
 	query_stats_t query;
 } __attribute__((aligned(64))) worker_stats_t;
 

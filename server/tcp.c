@@ -56,6 +56,9 @@ static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd)
 {
 	uv_tcp_init(t->loop, &c->handle);
 	uv_timer_init(t->loop, &c->timer);
+	socklen_t plen = sizeof(c->peer);
+	if (getpeername(fd, (struct sockaddr *)&c->peer, &plen) != 0)
+		memset(&c->peer, 0, sizeof(c->peer)); /* AF_UNSPEC: matches no address list */
 	c->handle.data = c;
 	c->timer.data = c;
 	c->write_req.data = c;
@@ -308,6 +311,11 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 				       : TCP_STOP_MAX_MS,
 			       0);
 	server_maybe_finish(t);
+}
+
+void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn)
+{
+	t->special = fn;
 }
 
 size_t tcp_server_connections(const tcp_server_t *t)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include "server/stats.h"
@@ -15,6 +16,42 @@
  * worker's loop thread; the TCP code calls it for every complete message.
  */
 typedef size_t (*tcp_answer_fn)(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap);
+
+/*
+ * An answer of many messages (a zone transfer). The connection asks for
+ * one message at a time, when the one before has been handed to the
+ * socket: one message per turn of the loop, so the worker's other
+ * connections are served in between, and none while the peer does not
+ * read (its idle timeout then closes the connection). Queries pipelined
+ * behind a stream wait until it ends.
+ * next: write the next message into out[0..cap) (cap is 65535); return
+ *   its length, 0 when the stream is over, or a negative error, which
+ *   closes the connection.
+ * end: called once when the stream is over, complete (next returned 0)
+ *   or not (an error, the connection closed, the server stopping); frees
+ *   the stream.
+ * Both on the loop's thread.
+ */
+typedef struct tcp_stream tcp_stream_t;
+struct tcp_stream {
+	int (*next)(tcp_stream_t *s, uint8_t *out, size_t cap);
+	void (*end)(tcp_stream_t *s, bool complete);
+};
+
+/* From a tcp_special_fn: let the answer function answer this message. */
+#define TCP_SPECIAL_PASS (-1)
+
+/*
+ * Messages whose answer depends on who asks or takes many messages (zone
+ * transfers, NOTIFY), set with tcp_server_set_special: called with the
+ * peer's address for every whole message before the answer function.
+ * Returns TCP_SPECIAL_PASS to leave the message to the answer function;
+ * otherwise the length of the answer written to out[0..cap) (0: none) and,
+ * when it sets *stream, the stream's messages follow that answer. On the
+ * loop's thread.
+ */
+typedef int (*tcp_special_fn)(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+			      uint8_t *out, size_t cap, tcp_stream_t **stream);
 
 /* Limits that protect the server (shoald.conf(5) documents each). */
 typedef struct tcp_limits {
@@ -53,9 +90,12 @@ typedef struct tcp_server tcp_server_t;
 int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits_t *limits,
 		     tcp_answer_fn answer, void *arg, tcp_stats_t *stats, tcp_server_t **out);
 
+/* Ask fn (with the server's arg) first for every message from now on. On the loop's thread. */
+void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn);
+
 /*
  * Graceful stop: close the listeners at once, let open connections finish
- * writing the answers to queries already received, then close them, then
+ * writing the answers to queries already received (streams are cut), then close them, then
  * call done(arg) and free the server. Connections still open after
  * message_timeout_ms, and at most 5 seconds, are closed as they are. On
  * the loop's thread.

@@ -19,12 +19,22 @@ static void on_conn_handle_closed(uv_handle_t *h)
 		tcp_pool_release(c);
 }
 
+/* The stream is over, complete or not: let it go. */
+static void conn_stream_end(tcp_conn_t *c, bool complete)
+{
+	tcp_stream_t *s = c->stream;
+	c->stream = NULL;
+	if (s)
+		s->end(s, complete);
+}
+
 void tcp_conn_close(tcp_conn_t *c, uint64_t *counter)
 {
 	if (c->closing)
 		return;
 	tcp_server_t *t = c->srv;
 	c->closing = true;
+	conn_stream_end(c, false);
 	tcp_active_remove(t, c);
 	t->closing++;
 	if (counter)
@@ -45,7 +55,7 @@ static size_t conn_queued_bytes(const tcp_conn_t *c)
  * only so far: past max_pipelined unwritten answers we stop reading. */
 static bool conn_blocked(const tcp_conn_t *c)
 {
-	return c->out[0].answers + c->out[1].answers >= c->srv->lim.max_pipelined;
+	return c->stream || c->out[0].answers + c->out[1].answers >= c->srv->lim.max_pipelined;
 }
 
 /* True when a whole length-prefixed message starts at the cursor. */
@@ -116,7 +126,8 @@ static void on_conn_timer(uv_timer_t *timer)
 static void conn_arm_timer(tcp_conn_t *c, bool message_done, bool wrote)
 {
 	const tcp_limits_t *lim = &c->srv->lim;
-	if (c->in_len > 0) {
+	/* behind a stream, queries wait for it: the idle timeout, moved by each write */
+	if (c->in_len > 0 && !c->stream) {
 		if (message_done || !c->timing_message) {
 			uv_timer_start(&c->timer, on_conn_timer, lim->message_timeout_ms, 0);
 			c->timing_message = true;
@@ -278,7 +289,13 @@ static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more
 {
 	tcp_server_t *t = c->srv;
 	stats_add(&t->stats->queries, 1);
-	size_t n = t->answer(t->arg, msg, len, t->scratch + 2, TCP_MSG_MAX);
+	int special = TCP_SPECIAL_PASS;
+	if (t->special)
+		special = t->special(t->arg, (const struct sockaddr *)&c->peer, msg, len,
+				     t->scratch + 2, TCP_MSG_MAX, &c->stream);
+	size_t n = special != TCP_SPECIAL_PASS
+			   ? (special < 0 ? 0 : (size_t)special)
+			   : t->answer(t->arg, msg, len, t->scratch + 2, TCP_MSG_MAX);
 	if (n == 0 || n > TCP_MSG_MAX)
 		return;
 	wire_t w;
@@ -286,6 +303,37 @@ static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more
 	wire_write_u16(&w, (uint16_t)n);
 	stats_add(&t->stats->answers, 1);
 	conn_send(c, t->scratch, 2 + n, more);
+}
+
+/*
+ * With nothing queued or in flight, have the stream write its next
+ * message straight into the collecting buffer and hand it to uv_write,
+ * whose callback comes on a later turn of the loop: one message per turn,
+ * and the next only once the socket took this one.
+ */
+static void conn_stream_pump(tcp_conn_t *c)
+{
+	if (!c->stream || c->writing || conn_queued_bytes(c) > 0)
+		return;
+	tcp_outbuf_t *o = &c->out[c->flight ^ 1];
+	if (outbuf_reserve(o, TCP_FRAME_MAX, c->srv->lim.max_output) != 0) {
+		tcp_conn_close(c, NULL);
+		return;
+	}
+	int n = c->stream->next(c->stream, o->data + 2, TCP_MSG_MAX);
+	if (n <= 0 || n > (int)TCP_MSG_MAX) {
+		if (n == 0)
+			conn_stream_end(c, true);
+		else
+			tcp_conn_close(c, NULL);
+		return;
+	}
+	wire_t w;
+	wire_init_write(&w, o->data, 2);
+	wire_write_u16(&w, (uint16_t)n);
+	o->len = 2 + (size_t)n;
+	o->answers = 1;
+	conn_start_write(c);
 }
 
 /* ---- stopping one connection ---- */
@@ -368,6 +416,8 @@ void tcp_conn_advance(tcp_conn_t *c, bool wrote)
 
 	if (c->shut)
 		return;
+	if (t->stopping)
+		conn_stream_end(c, false); /* a transfer cut short is of no use: none more */
 	wire_init_read(&w, c->in, c->in_len);
 	for (;;) {
 		while (!c->closing && !conn_blocked(c) && frame_complete(&w)) {
@@ -379,10 +429,13 @@ void tcp_conn_advance(tcp_conn_t *c, bool wrote)
 		}
 		if (!c->closing)
 			conn_flush(c);
+		if (!c->closing)
+			conn_stream_pump(c);
 		if (c->closing)
 			return;
-		/* blocked by max_pipelined, but the flush emptied the queue: go on */
-		if (c->writing || !frame_complete(&w))
+		/* blocked by max_pipelined (or a stream that ended), but the queue is empty: go on
+		 */
+		if (c->writing || c->stream || !frame_complete(&w))
 			break;
 	}
 	if (w.pos > 0) {

@@ -67,6 +67,8 @@ struct tcp_conn {
 	 * and is flushed at its end (conn_flush). */
 	tcp_outbuf_t out[2];
 	unsigned flight;
+	tcp_stream_t *stream;         /* a many-message answer being sent, or NULL */
+	struct sockaddr_storage peer; /* the client's address */
 	uint8_t closes_pending;
 	bool writing;        /* write_req is in flight */
 	bool reading;        /* uv_read_start is in effect */
@@ -88,6 +90,7 @@ struct tcp_server {
 	uv_loop_t *loop;
 	tcp_limits_t lim;
 	tcp_answer_fn answer;
+	tcp_special_fn special; /* or NULL */
 	void *arg;
 	tcp_stats_t *stats;
 	tcp_listener_t *listeners;

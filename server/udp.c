@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include "proto/dns.h"
 #include "server/udp.h"
 #include "server/worker.h"
 
@@ -116,6 +117,12 @@ static int udp_batch_once(worker_t *w, int fd)
 		} else {
 			alen = w->responder->answer(db, b->rx_iov[i].iov_base, len, abuf,
 						    b->answer_cap, &w->ctx_udp, &info);
+			/* IXFR, NOTIFY and TSIG depend on who asks: answered again, rarely */
+			if (w->responder->zones && (info.qtype == DNS_TYPE_IXFR || info.tsig ||
+						    info.rcode == DNS_RCODE_NOTIMP))
+				alen = transfer_udp(&w->xfr, db, (struct sockaddr *)&b->peer[i],
+						    b->rx_iov[i].iov_base, len, abuf, b->answer_cap,
+						    alen, &info);
 		}
 		stats_count_udp(w->stats, len, alen > 0, &info);
 		stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);

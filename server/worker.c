@@ -29,6 +29,14 @@ static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t
 	return n;
 }
 
+/* TCP: zone transfers and NOTIFY first (they need the peer, and may stream). */
+static int worker_tcp_special(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+			      uint8_t *out, size_t cap, tcp_stream_t **stream)
+{
+	worker_t *w = arg;
+	return transfer_tcp(&w->xfr, peer, q, len, out, cap, stream);
+}
+
 static void on_handle_closed(uv_handle_t *h)
 {
 	(void)h;
@@ -94,6 +102,8 @@ static int worker_setup(worker_t *w)
 		/* on a system error (-errno) tcp_server_start has closed them */
 		if (trc == 0 || shoal_error_is_system(trc))
 			socket_set_tcp_handed(sockets, w->index);
+		if (trc == 0 && w->responder->zones)
+			tcp_server_set_special(w->tcp, worker_tcp_special);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
 			return trc;
@@ -200,6 +210,8 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
 		nsid_init(w, cfg);
+		transfer_init(&w->xfr, cfg, zones, &w->stats->xfr, w->index, &w->ctx_udp,
+			      &w->ctx_tcp, NULL, NULL);
 		chaos_init(w, cfg, ws->hostname);
 		if (!(w->batch = udp_batch_new(answer_cap))) {
 			snprintf(err, errlen, "out of memory for worker buffers");
@@ -207,6 +219,14 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		}
 	}
 	return 0;
+}
+
+void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
+{
+	for (size_t i = 0; i < ws->count; i++) {
+		ws->w[i].xfr.notify = fn;
+		ws->w[i].xfr.notify_arg = arg;
+	}
 }
 
 int workers_start(workers_t *ws, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 #include "server/socket.h"
 #include "server/stats.h"
 #include "server/tcp.h"
+#include "server/transfer.h"
 #include "server/udp.h"
 #include "zone/answer.h"
 #include "zone/zonedb.h"
@@ -48,6 +49,7 @@ typedef struct worker {
 	bool loop_ready;    /* loop initialised */
 	bool async_ready;   /* stop_async initialised (set before started) */
 	tcp_server_t *tcp;
+	transfer_t xfr; /* zone transfers and NOTIFY, over UDP and TCP */
 	answer_ctx_t ctx_udp;
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
@@ -87,6 +89,13 @@ struct workers {
  */
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen);
+
+/*
+ * Where each worker hands the NOTIFY messages it lets in (see
+ * transfer_notify_fn): after workers_create, before workers_start. Main
+ * thread.
+ */
+void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg);
 
 /*
  * Start one thread per worker (with every signal blocked: the main loop

@@ -692,6 +692,7 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
 	*info = (answer_info_t){ .edns = q.edns,
+				 .tsig = q.tsig,
 				 .dnssec_ok = q.edns && q.edns_do,
 				 .qtype = q.has_question ? q.qtype : 0 };
 	if (v == QUERY_DROP) {

@@ -33,6 +33,7 @@ typedef struct answer_info {
 	bool truncated;     /* TC set */
 	bool edns;          /* the query had EDNS */
 	bool dnssec_ok;     /* ... with the DO bit */
+	bool tsig;          /* the query carries a TSIG RR: the answer is left unsigned here */
 	uint16_t qtype;     /* 0 when the query had no question */
 	uint32_t zone_slot; /* the answering zone's slot (zonedb_zone_slot), 0 for none */
 } answer_info_t;

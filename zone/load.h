@@ -16,12 +16,15 @@
  *   file read twice counted twice (so no one file is larger either).
  * max_includes: the $INCLUDE directives followed (0: none); their nesting
  *   is bounded too, at 8 deep.
+ * max_journal: the octets of IXFR history the zone keeps (0: none), see
+ *   zonedb_journal; loads do not look at it.
  */
 typedef struct zone_limits {
 	uint32_t max_types_per_name;
 	uint32_t max_records_per_type;
 	uint64_t max_octets;
 	uint32_t max_includes;
+	uint64_t max_journal;
 } zone_limits_t;
 
 /*
@@ -37,10 +40,17 @@ typedef struct zone_limits {
 #define ZONE_MAX_INCLUDES_DEFAULT 256u
 #define ZONE_LIMIT_MAX            65535
 
+/*
+ * The IXFR history each zone keeps until told otherwise, in octets of
+ * changesets (RFC 1995 5 lets a server purge at any time): enough for
+ * hundreds of small changes, a bounded share of a big zone.
+ */
+#define ZONE_JOURNAL_DEFAULT (1u << 20)
+
 #define ZONE_LIMITS_DEFAULT                                                                \
 	{                                                                                  \
 		ZONE_MAX_TYPES_DEFAULT, ZONE_MAX_RECORDS_DEFAULT, ZONE_MAX_OCTETS_DEFAULT, \
-			ZONE_MAX_INCLUDES_DEFAULT                                          \
+			ZONE_MAX_INCLUDES_DEFAULT, ZONE_JOURNAL_DEFAULT                    \
 	}
 
 /*

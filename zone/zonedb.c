@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/error.h"
@@ -210,11 +211,24 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		}
 		name_to_text(e->apex, e->name, sizeof(e->name));
 		const zentry_t *prev = find_entry(old, e->apex);
-		e->journal = prev ? journal_ref(prev->journal) : journal_new(ZONE_JOURNAL_DEFAULT);
+		size_t journal_max = (size_t)specs[i].limits.max_journal;
+		e->journal = prev ? journal_ref(prev->journal) : journal_new(journal_max);
 		if (!e->journal) {
 			rc = SHOAL_ENOMEM;
 			db->count++;
 			break;
+		}
+		if (prev)
+			journal_set_max(e->journal, journal_max);
+		const char *file = specs[i].file;
+		bool secondary = specs[i].secondary;
+		if (secondary && (prev || !file || !*file || access(file, F_OK) != 0)) {
+			/* its versions come from the primaries; none saved yet, or one served */
+			e->zone = prev && prev->zone ? (zone_t *)zone_ref(prev->zone) : NULL;
+			if (prev)
+				memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
+			e->apex_len = (uint8_t)len;
+			continue;
 		}
 		if (prev && prev->zone && only && !name_equal(only_apex, e->apex)) {
 			/* not asked to reload: share the version being served */
@@ -236,7 +250,8 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		if (prev && prev->zone) {
 			/* a failed reload keeps serving the old version */
 			e->zone = (zone_t *)zone_ref(prev->zone);
-		} else {
+		} else if (!secondary) {
+			/* a secondary's saved copy is only a head start: it transfers anew */
 			rc = SHOAL_EZONE;
 		}
 		if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
@@ -298,6 +313,62 @@ void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 		info->loaded_at = e->zone->loaded_at;
 	}
 	snprintf(info->last_error, sizeof(info->last_error), "%s", e->last_error);
+}
+
+long zonedb_index(const zonedb_t *db, const uint8_t *apex)
+{
+	if (!db || !db->apex_hash)
+		return -1;
+	uint64_t h = name_hash(apex, db->hash_key);
+	uint32_t tag = (uint32_t)(h >> 32);
+	for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
+	     j = (j + 1) & db->apex_mask) {
+		uint32_t i = db->apex_hash[j].idx - 1;
+		if (db->apex_hash[j].tag == tag && name_equal(db->entries[i].apex, apex))
+			return (long)i;
+	}
+	return -1;
+}
+
+const zone_t *zonedb_zone(const zonedb_t *db, size_t i)
+{
+	return db && i < db->count ? db->entries[i].zone : NULL;
+}
+
+int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *error,
+		   zonedb_t **out)
+{
+	if (!old || i >= old->count || !old->entries[i].apex_len)
+		return SHOAL_EINVAL;
+	zonedb_t *db = calloc(1, sizeof(*db));
+	if (!db || !(db->entries = calloc(old->count, sizeof(zentry_t)))) {
+		free(db);
+		return SHOAL_ENOMEM;
+	}
+	for (size_t k = 0; k < old->count; k++, db->count++) {
+		const zentry_t *o = &old->entries[k];
+		zentry_t *e = &db->entries[k];
+		*e = *o;
+		e->file = strdup(o->file);
+		e->journal = o->journal ? journal_ref(o->journal) : NULL;
+		e->slot_fresh = false; /* the same zones in the same statistics slots */
+		const zone_t *keep = k == i ? z : o->zone;
+		e->zone = keep ? (zone_t *)zone_ref(keep) : NULL;
+		if (k == i)
+			snprintf(e->last_error, sizeof(e->last_error), "%s", error ? error : "");
+		if (!e->file) {
+			db->count++;
+			zonedb_free(db);
+			return SHOAL_ENOMEM;
+		}
+	}
+	db->max_slot = old->max_slot;
+	if (build_apex_hash(db) < 0) {
+		zonedb_free(db);
+		return SHOAL_ENOMEM;
+	}
+	*out = db;
+	return 0;
 }
 
 const char *zonedb_zone_name(const zonedb_t *db, size_t i)

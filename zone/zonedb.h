@@ -9,11 +9,19 @@
 
 #include "zone/load.h"
 
-/* A zone to serve, as configured. Strings belong to the caller. */
+/*
+ * A zone to serve, as configured. Strings belong to the caller.
+ * A secondary zone's data comes from its primaries (zonedb_replace puts
+ * each transferred version in): its file, when it has one, is only where
+ * transfers are saved, read at start so a restart answers at once. So a
+ * missing or broken file does not fail the build (the zone serves nothing
+ * until its first transfer), and a reload keeps the version served.
+ */
 typedef struct zone_spec {
 	const char *name;     /* presentation format, "example.com" or "example.com." */
-	const char *file;     /* path of the RFC 1035 master file */
+	const char *file;     /* path of the RFC 1035 master file; "" or NULL: none (secondary) */
 	zone_limits_t limits; /* ZONE_LIMITS_DEFAULT, or the configuration's */
+	bool secondary;
 } zone_spec_t;
 
 /*
@@ -96,11 +104,26 @@ const struct zone *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bo
 				     uint32_t *slot);
 
 /*
- * The IXFR history each zone keeps until told otherwise, in octets of
- * changesets (RFC 1995 5 lets a server purge at any time): enough for
- * hundreds of small changes, a bounded share of a big zone.
+ * The index (as in zonedb_zone_info, and the specs it was built from) of
+ * the zone whose apex is exactly `apex` (lowercase wire), loaded or not;
+ * -1 when no such zone is configured. Any thread inside rcu_read_lock;
+ * no allocation; one hash lookup.
  */
-#define ZONE_JOURNAL_DEFAULT (1u << 20)
+long zonedb_index(const zonedb_t *db, const uint8_t *apex);
+
+/* The version zone i (from zonedb_index) serves, or NULL. As zonedb_index. */
+const struct zone *zonedb_zone(const zonedb_t *db, size_t i);
+
+/*
+ * A new set like old, but zone i serves z (a reference is taken; NULL:
+ * nothing, its names get SERVFAIL, as an expired secondary) and its last
+ * error becomes `error` (NULL or "": none). The other zones, and every
+ * journal, are shared with old. For the one writer, as zonedb_build.
+ * Returns 0 and *out (publish it), SHOAL_EINVAL (no zone i) or
+ * SHOAL_ENOMEM.
+ */
+int zonedb_replace(const zonedb_t *old, size_t i, const struct zone *z, const char *error,
+		   zonedb_t **out);
 
 struct journal;
 
@@ -109,8 +132,8 @@ struct journal;
  * NULL for a zone db does not have. Each zone has one journal for as long
  * as it is configured: zonedb_build carries it from `old` to the new set
  * and, when a reload brings a newer serial, records the changes from the
- * version served to the one loaded (journal_set_max bounds it; 0 turns
- * recording off). Read-only on db; any thread inside a read-side section
+ * version served to the one loaded (its spec's limits.max_journal bounds
+ * it; 0 turns recording off). Read-only on db; any thread inside a read-side section
  * of a published db (journal_ref to keep it after); O(zones).
  */
 struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);

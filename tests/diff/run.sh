@@ -4,7 +4,7 @@
 # cases of tests/diff/queries.txt with dig, and compares the normalised
 # answers (normalise.awk, compare.awk).
 #
-# Usage: tests/diff/run.sh [-v] [-k] [-M] [-m PCT] [-q FILE] [-z DIR] [-t]
+# Usage: tests/diff/run.sh [-v] [-k] [-M] [-m PCT] [-q FILE] [-z DIR] [-t] [-s]
 #   -v       also list every case where NSD and Knot differ, with both answers
 #   -k       keep the temporary directory (configurations, logs, raw dig output)
 #   -m PCT   pass mark in percent (default $DIFF_MIN_PCT, else 99)
@@ -14,6 +14,8 @@
 #            (dig +tcp +keepopen): the TCP path with many queries in turn
 #   -M       NSD with minimal-responses: yes (no NS RRset in the authority
 #            section of positive answers, as Knot does); default: stock NSD
+#   -s       shoald as a secondary of the Knot started here: every zone
+#            comes to it by AXFR, not from the files
 # Environment: SHOAL_BUILDDIR (shoald is $SHOAL_BUILDDIR/server/shoald),
 # SHOAL_SRCDIR, DIG. Exit 77 (skip) when nsd or knotd is not installed, or
 # when shoald is not built (then the NSD-against-Knot figure is still printed).
@@ -35,7 +37,8 @@ CORPUS=$DIFF/queries.txt
 NSD_MINIMAL=no
 TRANSPORT=""
 ZONEDIR=$DIFF/zones
-while getopts "vkm:q:z:tM" opt; do
+SECONDARY=0
+while getopts "vkm:q:z:tMs" opt; do
 	case $opt in
 	v) VERBOSE=1 ;;
 	k) KEEP=1 ;;
@@ -44,8 +47,9 @@ while getopts "vkm:q:z:tM" opt; do
 	z) ZONEDIR=$(cd "$OPTARG" && pwd) ;;
 	M) NSD_MINIMAL=yes ;;
 	t) TRANSPORT="+tcp +keepopen" ;;
+	s) SECONDARY=1 ;;
 	*)
-		sed -n '2,21s/^# \{0,1\}//p' "$0"
+		sed -n '2,23s/^# \{0,1\}//p' "$0"
 		exit 2
 		;;
 	esac
@@ -123,6 +127,10 @@ start_knot() {
 	    any: notice
 	database:
 	    storage: "$dir/db"
+	acl:
+	  - id: xfr
+	    address: 127.0.0.1
+	    action: transfer
 	template:
 	  - id: default
 	    storage: "$ZONEDIR"
@@ -134,16 +142,27 @@ start_knot() {
 	zone:
 	CONF
 	for z in $ZONES; do
-		printf '  - domain: "%s"\n' "$z" >>"$dir/knot.conf"
+		printf '  - domain: "%s"\n    acl: xfr\n' "$z" >>"$dir/knot.conf"
 	done
 	"$KNOTD" -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
 	SERVER_PID=$!
 }
 
-# start_shoal DIR PORT: shoald, one worker thread, every zone.
+# start_shoal DIR PORT: shoald, one worker thread, every zone (with -s,
+# every zone transferred from the Knot on $PORT_KNOT).
 start_shoal() {
 	local dir=$1 port=$2 z args=""
 	mkdir -p "$dir"
+	if [ "$SECONDARY" = 1 ]; then
+		printf 'listen: 127.0.0.1@%s\nthreads: 1\nzones:\n' "$port" >"$dir/shoald.conf"
+		for z in $ZONES; do
+			printf '  - name: %s\n    primaries: ["127.0.0.1@%s NOKEY"]\n' "$z" "$PORT_KNOT" \
+				>>"$dir/shoald.conf"
+		done
+		"$SHOALD" -c "$dir/shoald.conf" >"$dir/stderr.log" 2>&1 &
+		SERVER_PID=$!
+		return
+	fi
 	for z in $ZONES; do
 		args="$args --zone $z=$ZONEDIR/$z.zone"
 	done

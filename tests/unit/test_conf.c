@@ -194,6 +194,102 @@ static void test_yaml_errors(void)
 	expect_error("nsid: a\nthreads: 1\nnsid: b\n", 3, "nsid is given twice");
 }
 
+/*
+ * The transfer keys: TSIG keys read and set up, each zone's lists with
+ * their keys resolved whichever comes first in the file, a secondary's
+ * missing file accepted; and what stops start-up, with its line.
+ */
+static void test_yaml_xfr(void)
+{
+	char zone[300], secret[300], text[2048], err[512] = "";
+	snprintf(zone, sizeof(zone), "%s", write_file("x.zone", "; empty\n"));
+	snprintf(secret, sizeof(secret), "%s",
+		 write_file("k.secret", "hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0=\n"));
+	CU_ASSERT_EQUAL(chmod(secret, 0600), 0);
+	snprintf(text, sizeof(text),
+		 "zones:\n"
+		 "  - name: example.com\n    file: %s\n"
+		 "    provide-xfr: [\"127.0.0.0/8 k1\", \"::1 NOKEY\"]\n"
+		 "    notify: \"127.0.0.1@5400 k2\"\n"
+		 "    ixfr-journal-size: 0\n"
+		 "  - name: example.net\n    file: %s/not-yet.zone\n"
+		 "    primaries: [\"127.0.0.1@5300 k1\", \"127.0.0.2 NOKEY\"]\n"
+		 "ixfr-journal-size: 4096\n"
+		 "keys:\n"
+		 "  - name: k1\n    algorithm: hmac-sha256\n"
+		 "    secret: \"hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0=\"\n"
+		 "  - name: k2.\n    algorithm: HMAC-SHA512\n    secret-file: %s\n",
+		 zone, tmpdir, secret);
+	conf_t c;
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_load_file(&c, write_file("xfr.conf", text), err, sizeof(err)), 0);
+	if (err[0])
+		fprintf(stderr, "\n  %s\n", err);
+	CU_ASSERT_EQUAL_FATAL(c.key_count, 2);
+	CU_ASSERT_EQUAL(c.keys[1].alg, TSIG_HMAC_SHA512);
+	CU_ASSERT_EQUAL_FATAL(c.zone_count, 2);
+	const conf_zone_xfr_t *a = &c.zone_xfr[0], *b = &c.zone_xfr[1];
+	CU_ASSERT_EQUAL(a->provide_xfr.count, 2);
+	CU_ASSERT_EQUAL(a->provide_xfr.entries[0].key, 0);
+	CU_ASSERT_EQUAL(a->provide_xfr.entries[1].key, ACL_NOKEY);
+	CU_ASSERT_EQUAL(a->notify.count, 1);
+	CU_ASSERT_EQUAL(a->notify.entries[0].key, 1);
+	CU_ASSERT_FALSE(c.zones[0].secondary);
+	CU_ASSERT_EQUAL(c.zones[0].limits.max_journal, 0);
+	CU_ASSERT_EQUAL(b->primaries.count, 2);
+	CU_ASSERT(c.zones[1].secondary);
+	CU_ASSERT_EQUAL(c.zones[1].limits.max_journal, 4096);
+	conf_clear(&c);
+
+	/* a secondary needs no file at all */
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_load_file(&c,
+				       write_file("sec.conf", "zones:\n  - name: a.example\n"
+							      "    primaries: 192.0.2.1 NOKEY\n"),
+				       err, sizeof(err)),
+			0);
+	CU_ASSERT_STRING_EQUAL(c.zones[0].file, "");
+	conf_clear(&c);
+
+	/* the secret file must be the owner's alone */
+	CU_ASSERT_EQUAL(chmod(secret, 0644), 0);
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_load_file(&c, write_file("xfr.conf", text), err, sizeof(err)),
+			SHOAL_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "may be read or written by others"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "xfr.conf:17: key k2.: secret-file: "));
+	conf_clear(&c);
+
+	const char *key = "keys:\n  - name: k\n    algorithm: hmac-sha256\n"
+			  "    secret: \"aGVsbG8=\"\n";
+	char bad[1024];
+	snprintf(bad, sizeof(bad),
+		 "%szones:\n  - name: a.example\n    file: %s\n"
+		 "    provide-xfr: [\"127.0.0.1 nokey\", \"127.0.0.1 other\"]\n",
+		 key, zone);
+	expect_error(bad, 8, "provide-xfr: no key called \"other\"");
+	snprintf(bad, sizeof(bad),
+		 "%szones:\n  - name: a.example\n"
+		 "    primaries:\n      - 192.0.2.1 k\n      - ns1.example.net k\n",
+		 key);
+	expect_error(bad, 9, "\"ns1.example.net\" is not an IPv4 or IPv6 address");
+	expect_error(
+		"keys:\n  - name: k\n    algorithm: hmac-sha256\n    secret: \"not base64!\"\n", 4,
+		"key k: the secret is not base64");
+	expect_error("keys:\n  - name: k\n    algorithm: hmac-sha1\n    secret: \"aGVsbG8=\"\n", 2,
+		     "algorithm \"hmac-sha1\" is not supported");
+	snprintf(bad, sizeof(bad),
+		 "%s  - name: K.\n    algorithm: hmac-sha512\n"
+		 "    secret: \"aGVsbG8=\"\n",
+		 key);
+	expect_error(bad, 5, "keys: K. is given twice");
+	snprintf(bad, sizeof(bad), "zones:\n  - name: a.example\n    file: %s\n    master: x\n",
+		 zone);
+	expect_error(bad, 4, "unknown key \"master\" (name, file, primaries");
+	expect_error("zones:\n  - name: a.example\n    provide-xfr: 10.0.0.0/8 NOKEY\n", 2,
+		     "needs both name and file (or primaries)");
+}
+
 /* metrics: [ADDR@]PORT, a port alone on loopback; off by default; no port is an error. */
 static void test_metrics_address(void)
 {
@@ -263,7 +359,7 @@ static void test_man_page(void)
 	bool after_tp = false;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (!strcmp(line, ".SH EXAMPLE"))
+		if (!strcmp(line, ".SH EXAMPLE") || !strcmp(line, ".SH ZONES"))
 			break;
 		if (after_tp && !strncmp(line, ".B ", 3) && n < 64) {
 			snprintf(names[n], sizeof(names[n]), "%.63s", line + 3);
@@ -299,6 +395,21 @@ static void test_man_page(void)
 		while (i < conf_option_count && strcmp(names[j], conf_options[i].name))
 			i++;
 		CU_ASSERT(i < conf_option_count);
+	}
+}
+
+/* ZONES in man/shoald.conf.5 has one paragraph per key of a zone's mapping, and no other. */
+static void test_man_page_zones(void)
+{
+	char heads[MAN_HEADS_MAX][MAN_HEAD_LEN];
+	int n = man_heads("shoald.conf.5.in", "ZONES", heads);
+	CU_ASSERT_FATAL(n >= 0);
+	CU_ASSERT_EQUAL((size_t)n, conf_zone_key_count);
+	for (size_t i = 0; i < conf_zone_key_count; i++) {
+		CU_ASSERT(man_find(heads, n, conf_zone_keys[i].name) >= 0);
+		if (man_find(heads, n, conf_zone_keys[i].name) < 0)
+			fprintf(stderr, "\n  zone key %s is not in ZONES of shoald.conf(5)\n",
+				conf_zone_keys[i].name);
 	}
 }
 
@@ -342,11 +453,13 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_listen_parse),
 		UNIT_TEST(test_yaml_good),
 		UNIT_TEST(test_yaml_errors),
+		UNIT_TEST(test_yaml_xfr),
 		UNIT_TEST(test_zones_dir),
 		UNIT_TEST(test_zones_empty),
 		UNIT_TEST(test_args),
 		UNIT_TEST(test_metrics_address),
 		UNIT_TEST(test_man_page),
+		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),
 		UNIT_END,
 	};

@@ -149,7 +149,8 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"rcode\": {\"NXDOMAIN\": 2}}, \"query\": {"));
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(buf, "\"query\": {\"type\": {\"A\": 7, \"other\": 1}, \"edns\": 0, "
-			    "\"dnssec_ok\": 2}, \"zones\": {"));
+			    "\"dnssec_ok\": 2}, \"xfr\": {\"requests\": 0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"notify_refused\": 0}, \"zones\": {"));
 	/* zones by name, the name's quote and backslash escaped */
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
 				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
@@ -321,12 +322,15 @@ static void test_table_is_every_counter(void)
 #define TCP_COUNT(name, kind, help)   COUNT(tcp_stats_t, name)
 #define QUERY_COUNT(name, kind, help) COUNT(query_stats_t, name)
 #define ZONE_COUNT(name, kind, help)  COUNT(zone_stats_t, name)
+#define XFR_COUNT(name, kind, help)   COUNT(xfr_stats_t, name)
 	size_t udp = 0 STATS_UDP(UDP_COUNT), tcp = 0 STATS_TCP(TCP_COUNT);
 	size_t query = 0 STATS_QUERY(QUERY_COUNT), zone = 0 STATS_ZONE(ZONE_COUNT);
+	size_t xfr = 0 STATS_XFR(XFR_COUNT);
+	CU_ASSERT_EQUAL(sizeof(xfr_stats_t), xfr * sizeof(uint64_t));
 	CU_ASSERT_EQUAL(sizeof(tcp_stats_t), tcp * sizeof(uint64_t));
 	CU_ASSERT_EQUAL(sizeof(query_stats_t), query * sizeof(uint64_t));
 	CU_ASSERT_EQUAL(sizeof(zone_stats_t), zone * sizeof(uint64_t));
-	size_t octets = (udp + tcp + query) * sizeof(uint64_t);
+	size_t octets = (udp + tcp + query + xfr) * sizeof(uint64_t);
 	CU_ASSERT_EQUAL(sizeof(worker_stats_t), (octets + 63) / 64 * 64);
 	fixture_t fx;
 	fixture_init(&fx);
@@ -357,6 +361,10 @@ static void test_table_is_every_counter(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
 #define QUERY_NAMED(name, kind, help) NAMED("query", name, kind)
 	STATS_QUERY(QUERY_NAMED)
+	part = strstr(total, "\"xfr\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+#define XFR_NAMED(name, kind, help) NAMED("xfr", name, kind)
+	STATS_XFR(XFR_NAMED)
 	part = strstr(total, "\"zones\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
 #define ZONE_NAMED(name, kind, help)                                      \

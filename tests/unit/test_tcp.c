@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -58,6 +59,68 @@ static size_t echo_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out,
 	return len;
 }
 
+/*
+ * Streams: a query with STREAM_ID is answered with STREAM_MESSAGES messages
+ * of STREAM_LEN octets, message i filled with the octet i, through a
+ * tcp_stream_t; the special function sees the peer's address. Counters
+ * are written on the loop thread and read by the test with atomics.
+ */
+#define STREAM_ID       0x5353
+#define STREAM_MESSAGES 120
+#define STREAM_LEN      60000
+
+typedef struct test_stream {
+	tcp_stream_t base;
+	uint8_t id[2];
+	int sent;
+} test_stream_t;
+
+static int streams_complete, streams_cut, special_calls, special_peer_ok;
+
+static int stream_next(tcp_stream_t *base, uint8_t *out, size_t cap)
+{
+	test_stream_t *s = (test_stream_t *)base;
+	if (s->sent == STREAM_MESSAGES)
+		return 0;
+	memset(out, s->sent, STREAM_LEN < cap ? STREAM_LEN : cap);
+	out[0] = s->id[0];
+	out[1] = s->id[1];
+	out[2] = 0x80;
+	s->sent++;
+	return STREAM_LEN;
+}
+
+static void stream_end(tcp_stream_t *base, bool complete)
+{
+	__atomic_add_fetch(complete ? &streams_complete : &streams_cut, 1, __ATOMIC_SEQ_CST);
+	free(base);
+}
+
+static int stream_special(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+			  uint8_t *out, size_t cap, tcp_stream_t **stream)
+{
+	(void)arg;
+	(void)out;
+	(void)cap;
+	__atomic_add_fetch(&special_calls, 1, __ATOMIC_SEQ_CST);
+	const struct sockaddr_in *in = (const struct sockaddr_in *)peer;
+	if (peer->sa_family == AF_INET && in->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+		__atomic_add_fetch(&special_peer_ok, 1, __ATOMIC_SEQ_CST);
+	if (len < 12 || (q[0] << 8 | q[1]) != STREAM_ID)
+		return TCP_SPECIAL_PASS;
+	test_stream_t *s = calloc(1, sizeof(*s));
+	if (!s)
+		return 0;
+	s->base.next = stream_next;
+	s->base.end = stream_end;
+	memcpy(s->id, q, 2);
+	*stream = &s->base;
+	return 0;
+}
+
+/* Set before fx_start: the special function the next fixture's server asks first. */
+static tcp_special_fn fx_special;
+
 static void on_server_done(void *arg)
 {
 	fixture_t *fx = arg;
@@ -76,6 +139,8 @@ static void *loop_thread(void *arg)
 	fixture_t *fx = arg;
 	fx->start_err = tcp_server_start(&fx->loop, &fx->lfd, 1, &fx->lim, echo_answer, NULL,
 					 &fx->stats, &fx->srv);
+	if (fx->start_err == 0 && fx_special)
+		tcp_server_set_special(fx->srv, fx_special);
 	if (fx->start_err)
 		uv_close((uv_handle_t *)&fx->stop_async, NULL);
 	sem_post(&fx->ready);
@@ -713,6 +778,97 @@ static void test_stop_bounded_with_long_message_timeout(void)
 	close(fd);
 }
 
+static int atomic_get(int *v)
+{
+	return __atomic_load_n(v, __ATOMIC_SEQ_CST);
+}
+
+/* Wait up to the deadline for *v to reach want. */
+static bool wait_count(int *v, int want)
+{
+	for (int i = 0; i < DEADLINE_S * 100 && atomic_get(v) < want; i++)
+		usleep(10000);
+	return atomic_get(v) >= want;
+}
+
+/*
+ * A stream of 120 messages of 60000 octets (7 MB) to a client that does
+ * not read at first: the server waits (a small send buffer fills at
+ * once), and meanwhile answers another client; the query pipelined behind
+ * the stream is answered after it, in order. A client that leaves in the
+ * middle of a stream gets it ended, not completed.
+ */
+static void test_stream_backpressure(void)
+{
+	fixture_t fx;
+	streams_complete = streams_cut = special_calls = special_peer_ok = 0;
+	fx_special = stream_special;
+	fx_start_sndbuf(&fx, &default_limits, 16384);
+	int a = client_connect(fx.port);
+	CU_ASSERT_FATAL(a >= 0);
+	uint8_t q[64];
+	size_t n = frame_query(q, STREAM_ID);
+	n += frame_query(q + n, 7);
+	send_all(a, q, n);
+	/* a does not read: b is answered meanwhile */
+	int b = client_connect(fx.port);
+	CU_ASSERT_FATAL(b >= 0);
+	n = frame_query(q, 9);
+	send_all(b, q, n);
+	static uint8_t msg[65536];
+	size_t len;
+	CU_ASSERT_EQUAL(read_answer(b, msg, &len), 9);
+	close(b);
+	CU_ASSERT_EQUAL(atomic_get(&streams_complete), 0);
+	int good = 0;
+	for (int i = 0; i < STREAM_MESSAGES; i++) {
+		int id = read_answer(a, msg, &len);
+		good += id == STREAM_ID && len == STREAM_LEN && msg[100] == (uint8_t)i;
+	}
+	CU_ASSERT_EQUAL(good, STREAM_MESSAGES);
+	CU_ASSERT_EQUAL(read_answer(a, msg, &len), 7);
+	CU_ASSERT_TRUE(wait_count(&streams_complete, 1));
+	/* every message went through the special function, which saw loopback */
+	CU_ASSERT_EQUAL(atomic_get(&special_calls), 3);
+	CU_ASSERT_EQUAL(atomic_get(&special_peer_ok), 3);
+
+	/* a client that leaves in the middle */
+	int c = client_connect(fx.port);
+	CU_ASSERT_FATAL(c >= 0);
+	n = frame_query(q, STREAM_ID);
+	send_all(c, q, n);
+	CU_ASSERT_EQUAL(read_answer(c, msg, &len), STREAM_ID);
+	close(c);
+	CU_ASSERT_TRUE(wait_count(&streams_cut, 1));
+	CU_ASSERT_EQUAL(atomic_get(&streams_complete), 1);
+	close(a);
+	fx_stop(&fx);
+	fx_special = NULL;
+}
+
+/* The server stops in the middle of a stream to a slow reader: the stream is cut, the stop ends. */
+static void test_stream_cut_by_stop(void)
+{
+	fixture_t fx;
+	tcp_limits_t lim = default_limits;
+	lim.message_timeout_ms = 500; /* how long the stop waits for the slow reader */
+	streams_complete = streams_cut = 0;
+	fx_special = stream_special;
+	fx_start_sndbuf(&fx, &lim, 16384);
+	int a = client_connect(fx.port);
+	CU_ASSERT_FATAL(a >= 0);
+	uint8_t q[32];
+	send_all(a, q, frame_query(q, STREAM_ID));
+	static uint8_t msg[65536];
+	size_t len;
+	CU_ASSERT_EQUAL(read_answer(a, msg, &len), STREAM_ID);
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(atomic_get(&streams_cut), 1);
+	CU_ASSERT_EQUAL(atomic_get(&streams_complete), 0);
+	close(a);
+	fx_special = NULL;
+}
+
 static void test_bad_arguments(void)
 {
 	uv_loop_t loop;
@@ -754,6 +910,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_half_close_answered),
 		UNIT_TEST(test_accept_emfile_pauses_then_serves),
 		UNIT_TEST(test_stop_bounded_with_long_message_timeout),
+		UNIT_TEST(test_stream_backpressure),
+		UNIT_TEST(test_stream_cut_by_stop),
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};

@@ -311,6 +311,76 @@ static void test_reference_outlives_set(void)
 	zonedb_publish(&xfr_ref, NULL);
 }
 
+/*
+ * A secondary zone: no file yet is no error (nothing served, the name
+ * configured: SERVFAIL); zonedb_replace puts a transferred version in and
+ * takes it out again (expiry); a reload keeps the version served even
+ * when the file on disk says otherwise; a broken saved file does not stop
+ * the first build.
+ */
+static void test_secondary(void)
+{
+	char missing[4200];
+	snprintf(missing, sizeof(missing), "%s/not-yet.zone", tmpdir);
+	write_zone(7, false);
+	zone_spec_t s[] = {
+		{ .name = "example.net",
+		  .file = missing,
+		  .limits = ZONE_LIMITS_DEFAULT,
+		  .secondary = true },
+		{ .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT },
+	};
+	uint8_t net[NAME_MAXLEN], com[NAME_MAXLEN], www[NAME_MAXLEN];
+	name_from_text("example.net.", NULL, net);
+	name_from_text("example.com.", NULL, com);
+	name_from_text("www.example.net.", NULL, www);
+	zonedb_t *db = NULL, *db2 = NULL, *db3 = NULL, *db4 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, 2, NULL, NULL, quiet, NULL, &db), 0);
+	CU_ASSERT_EQUAL(zonedb_index(db, net), 0);
+	CU_ASSERT_EQUAL(zonedb_index(db, com), 1);
+	CU_ASSERT_EQUAL(zonedb_index(db, www), -1);
+	CU_ASSERT_PTR_NULL(zonedb_zone(db, 0));
+	bool configured = false;
+	CU_ASSERT_PTR_NULL(zonedb_match(db, www, &configured));
+	CU_ASSERT_TRUE(configured);
+
+	/* a transfer brings a version: example.com's zone stands in for it */
+	const zone_t *com_zone = zonedb_zone(db, 1);
+	CU_ASSERT_EQUAL_FATAL(zonedb_replace(db, 0, com_zone, NULL, &db2), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_zone(db2, 0), com_zone);
+	CU_ASSERT_PTR_EQUAL(zonedb_zone(db2, 1), com_zone);
+	CU_ASSERT_PTR_EQUAL(zonedb_journal(db2, net), zonedb_journal(db, net));
+	CU_ASSERT_EQUAL(zonedb_replace(db, 2, com_zone, NULL, &db3), SHOAL_EINVAL);
+
+	/* a reload, the saved file now broken: the version served stays */
+	FILE *f = fopen(missing, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("this is not a zone\n", f);
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, 2, db2, NULL, quiet, NULL, &db3), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_zone(db3, 0), com_zone);
+
+	/* expiry: nothing served, and why */
+	CU_ASSERT_EQUAL_FATAL(zonedb_replace(db3, 0, NULL, "expired", &db4), 0);
+	CU_ASSERT_PTR_NULL(zonedb_zone(db4, 0));
+	zone_info_t info;
+	zonedb_zone_info(db4, 0, &info);
+	CU_ASSERT_FALSE(info.loaded);
+	CU_ASSERT_STRING_EQUAL(info.last_error, "expired");
+	zonedb_free(db);
+	zonedb_free(db2);
+	zonedb_free(db3);
+	zonedb_free(db4);
+
+	/* the first build over a broken saved file: reported, not fatal */
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, 2, NULL, NULL, quiet, NULL, &db), 0);
+	CU_ASSERT_PTR_NULL(zonedb_zone(db, 0));
+	zonedb_zone_info(db, 0, &info);
+	CU_ASSERT_PTR_NOT_NULL(strstr(info.last_error, "not-yet.zone"));
+	zonedb_free(db);
+	unlink(missing);
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
@@ -329,6 +399,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_reload_semantics),
 		UNIT_TEST(test_publish_swaps),
 		UNIT_TEST(test_reference_outlives_set),
+		UNIT_TEST(test_secondary),
 		UNIT_TEST(test_stats_slots),
 		UNIT_END,
 	};

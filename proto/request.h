@@ -1,0 +1,26 @@
+/* Writing the requests a server sends: NOTIFY, and the SOA, AXFR and IXFR queries of a secondary.
+ */
+#ifndef SHOAL_PROTO_REQUEST_H
+#define SHOAL_PROTO_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/dns.h"
+
+/*
+ * Write into buf[0..cap) a request with ID id, opcode (enum dns_opcode)
+ * and header flags (DNS_FLAG_AA for NOTIFY, RFC 1996 3.7), the question
+ * qname (uncompressed wire) qtype class IN, and, when soa is not NULL,
+ * one SOA record owned by qname in `section`: the answer for NOTIFY
+ * (RFC 1996 3.7), the authority for IXFR (RFC 1995 3). soa is the record
+ * after its owner (type, class, TTL, RDLENGTH, RDATA, as in rrset_wire_t
+ * data, RDATA names uncompressed); its owner is written as a pointer to
+ * the question. Returns the length, or SHOAL_ESPACE. No allocation; any
+ * thread.
+ */
+int request_write(uint8_t *buf, size_t cap, uint16_t id, enum dns_opcode opcode, uint16_t flags,
+		  const uint8_t *qname, uint16_t qtype, enum dns_section section,
+		  const uint8_t *soa);
+
+#endif

@@ -1,0 +1,622 @@
+/* Secondary zones: SOA timers, NOTIFY in, IXFR with AXFR fallback, saving, expiry; one thread. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "proto/request.h"
+#include "proto/tsig.h"
+#include "proto/wire.h"
+#include "server/log.h"
+#include "server/secondary.h"
+#include "zone/journal.h"
+#include "zone/write.h"
+#include "zone/xfr_in.h"
+#include "zone/zone.h"
+
+/* How often the thread looks at the stop flag and the clock, at most, in ms. */
+#define SECONDARY_TICK_MS 500
+
+typedef struct sec_zone {
+	size_t index; /* in cfg */
+	char name[NAME_TEXT_MAX];
+	uint8_t apex[NAME_MAXLEN];
+	int notified; /* atomic: a NOTIFY came in */
+	int forced;   /* atomic: 1 refresh, 2 retransfer */
+	/* the thread's own */
+	bool have;       /* a version is served */
+	uint32_t serial; /* the version served */
+	uint32_t refresh, retry, expire;
+	time_t next_check; /* when to ask the primaries next */
+	time_t expire_at;  /* when the version served expires (have) */
+	/* for zone-status, under status_lock */
+	char source[128];    /* "file", or "primary ADDR" */
+	time_t last_refresh; /* the last successful check */
+	time_t next_refresh;
+	char last_error[256]; /* "" or why the last refresh failed */
+} sec_zone_t;
+
+struct secondary {
+	const conf_t *cfg;
+	zonedb_ref_t *zones;
+	reload_t *reload;
+	void (*published)(void *arg);
+	void *published_arg;
+	sec_zone_t *z;
+	size_t count;
+	pthread_t thread;
+	bool started;
+	int stop; /* atomic */
+	sem_t wake;
+	pthread_mutex_t status_lock;
+	secondary_stats_t stats;
+	uint8_t buf[DNS_TCP_MAX + 2];
+};
+
+static void count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/* The timers of z's SOA (RFC 1035 3.3.13), bounded by the configuration. */
+static void soa_timers(const conf_t *cfg, const zone_t *z, sec_zone_t *sz)
+{
+	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+	uint32_t refresh = 3600, retry = 600, expire = 86400;
+	if (soa && soa->set.data_len > 10) {
+		wire_t w;
+		wire_init_read(&w, soa->set.data, soa->set.data_len);
+		wire_skip(&w, 10);
+		name_skip(&w);
+		name_skip(&w);
+		wire_skip(&w, 4); /* serial */
+		uint32_t a = wire_read_u32(&w), b = wire_read_u32(&w), c = wire_read_u32(&w);
+		if (!w.err) {
+			refresh = a;
+			retry = b;
+			expire = c;
+		}
+	}
+#define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
+	sz->refresh = CLAMP(refresh, cfg->min_refresh_time, cfg->max_refresh_time);
+	sz->retry = CLAMP(retry, cfg->min_retry_time, cfg->max_retry_time);
+	sz->expire = CLAMP(expire, cfg->min_expire_time, cfg->max_expire_time);
+#undef CLAMP
+	sz->serial = z->serial;
+}
+
+int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*published)(void *arg),
+		  void *arg, secondary_t **out)
+{
+	*out = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		n += conf_zone_is_secondary(cfg, i);
+	if (!n)
+		return 0;
+	secondary_t *s = calloc(1, sizeof(*s));
+	if (!s || !(s->z = calloc(n, sizeof(*s->z)))) {
+		free(s);
+		return SHOAL_ENOMEM;
+	}
+	s->cfg = cfg;
+	s->zones = zones;
+	s->reload = r;
+	s->published = published;
+	s->published_arg = arg;
+	sem_init(&s->wake, 0, 0);
+	pthread_mutex_init(&s->status_lock, NULL);
+	time_t now = time(NULL);
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(zones);
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		if (!conf_zone_is_secondary(cfg, i))
+			continue;
+		sec_zone_t *sz = &s->z[s->count++];
+		sz->index = i;
+		snprintf(sz->name, sizeof(sz->name), "%s", cfg->zones[i].name);
+		name_from_text(cfg->zones[i].name, NULL, sz->apex);
+		const zone_t *z = zonedb_zone(db, i);
+		if (z) {
+			/* the saved copy answers at once; it lasts expire from now */
+			soa_timers(cfg, z, sz);
+			sz->have = true;
+			sz->expire_at = now + sz->expire;
+			snprintf(sz->source, sizeof(sz->source), "file");
+		} else {
+			/* nothing to serve: ask again at the shortest bounds until a primary
+			 * answers */
+			sz->refresh = cfg->min_refresh_time;
+			sz->retry = cfg->min_retry_time;
+			sz->expire = cfg->min_expire_time;
+			snprintf(sz->source, sizeof(sz->source), "none");
+		}
+		sz->next_check = now;
+		sz->next_refresh = now;
+	}
+	zonedb_read_unlock(zones);
+	*out = s;
+	return 0;
+}
+
+/* ---- TCP with time limits ---- */
+
+/* The thread's stop flag: a transfer running gives up at once when the server stops. */
+static __thread const int *stop_flag;
+
+/* Wait until fd is ready for events, or the deadline (CLOCK_MONOTONIC) passes. */
+static int wait_fd(int fd, short events, const struct timespec *deadline)
+{
+	for (;;) {
+		if (stop_flag && __atomic_load_n(stop_flag, __ATOMIC_ACQUIRE))
+			return SHOAL_ETIMEOUT;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = (deadline->tv_sec - now.tv_sec) * 1000 +
+			  (deadline->tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0)
+			return SHOAL_ETIMEOUT;
+		struct pollfd p = { .fd = fd, .events = events };
+		int n = poll(&p, 1, ms > SECONDARY_TICK_MS ? SECONDARY_TICK_MS : (int)ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* The sooner of now + secs and *limit. */
+static struct timespec deadline_in(unsigned secs, const struct timespec *limit)
+{
+	struct timespec d;
+	clock_gettime(CLOCK_MONOTONIC, &d);
+	d.tv_sec += secs;
+	if (limit &&
+	    (limit->tv_sec < d.tv_sec || (limit->tv_sec == d.tv_sec && limit->tv_nsec < d.tv_nsec)))
+		d = *limit;
+	return d;
+}
+
+/* Read exactly len octets, each read within the message time limit and the whole one. */
+static int read_full(int fd, uint8_t *p, size_t len, unsigned msg_secs,
+		     const struct timespec *whole)
+{
+	struct timespec d = deadline_in(msg_secs, whole);
+	size_t got = 0;
+	while (got < len) {
+		int rc = wait_fd(fd, POLLIN, &d);
+		if (rc < 0)
+			return rc;
+		ssize_t n = read(fd, p + got, len - got);
+		if (n == 0)
+			return SHOAL_EMALFORMED; /* the primary closed: truncated */
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	return 0;
+}
+
+static int connect_to(const acl_entry_t *p, unsigned secs)
+{
+	int fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 &&
+	    errno != EINPROGRESS) {
+		rc = -errno;
+		goto done;
+	}
+	struct timespec d = deadline_in(secs, NULL);
+	rc = wait_fd(fd, POLLOUT, &d);
+	if (rc == 0) {
+		int e = 0;
+		socklen_t l = sizeof(e);
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+		rc = -e;
+	}
+done:
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* ---- one transfer ---- */
+
+typedef struct attempt {
+	secondary_t *s;
+	sec_zone_t *sz;
+	bool connected; /* the primary took the connection */
+	char err[256];  /* the first error message of the transfer */
+} attempt_t;
+
+/* The checks' messages: the first error is kept for the one line that says the transfer failed. */
+static void on_msg(void *arg, bool is_error, const char *msg)
+{
+	attempt_t *a = arg;
+	if (is_error && !a->err[0])
+		snprintf(a->err, sizeof(a->err), "%s", msg);
+	else if (!is_error)
+		log_info("zone %s: %s", a->sz->name, msg);
+}
+
+/*
+ * Transfer zone sz from primary p with qtype (IXFR from current, or AXFR):
+ * returns 0 and *out (NULL: up to date), a negative error with a->err
+ * set, or a positive rcode the primary answered with.
+ */
+static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zone_t *current,
+		    journal_t *journal, zone_t **out, enum xfr_in_kind *kind)
+{
+	secondary_t *s = a->s;
+	const conf_t *cfg = s->cfg;
+	sec_zone_t *sz = a->sz;
+	uint8_t *buf = s->buf;
+	xfr_in_t *x = NULL;
+	tsig_ctx_t tsig;
+	bool signed_ = p->key != ACL_NOKEY;
+	int rc, fd = -1;
+	*out = NULL;
+	uint16_t id = (uint16_t)randombytes_uniform(65536);
+	const zrrset_t *soa = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
+	rc = request_write(buf + 2, 512, id, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
+			   DNS_SECTION_AUTHORITY,
+			   qtype == DNS_TYPE_IXFR && soa ? soa->set.data : NULL);
+	if (rc < 0)
+		goto done;
+	if (signed_) {
+		tsig_init(&tsig, &cfg->keys[p->key], TSIG_FUDGE_DEFAULT);
+		rc = tsig_sign(&tsig, buf + 2, (size_t)rc, 1024, (uint64_t)time(NULL));
+		if (rc < 0)
+			goto done;
+	}
+	buf[0] = (uint8_t)(rc >> 8); /* TCP: the two-octet length (RFC 1035 4.2.2) */
+	buf[1] = (uint8_t)rc;
+	size_t reqlen = (size_t)rc + 2;
+	char label[160];
+	snprintf(label, sizeof(label), "primary %.140s", p->text);
+	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
+	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
+	x = xfr_in_new(sz->apex, qtype, id, current, &limits, &cfg->zones[sz->index].limits, label,
+		       on_msg, a);
+	if (!x) {
+		rc = SHOAL_ENOMEM;
+		goto done;
+	}
+	fd = connect_to(p, cfg->xfr_message_timeout);
+	if (fd < 0) {
+		rc = fd;
+		snprintf(a->err, sizeof(a->err), "%s: cannot connect: %s", label,
+			 shoal_strerror(rc));
+		goto done;
+	}
+	a->connected = true;
+	struct timespec whole = deadline_in(cfg->xfr_timeout, NULL);
+	struct timespec d = deadline_in(cfg->xfr_message_timeout, &whole);
+	if (wait_fd(fd, POLLOUT, &d) < 0 || write(fd, buf, reqlen) != (ssize_t)reqlen) {
+		rc = SHOAL_EIO;
+		snprintf(a->err, sizeof(a->err), "%s: cannot send the request", label);
+		goto done;
+	}
+	for (;;) {
+		rc = read_full(fd, buf, 2, cfg->xfr_message_timeout, &whole);
+		size_t len = rc == 0 ? wire_get_u16(buf) : 0;
+		if (rc == 0)
+			rc = read_full(fd, buf, len, cfg->xfr_message_timeout, &whole);
+		if (rc == SHOAL_ETIMEOUT) {
+			snprintf(a->err, sizeof(a->err),
+				 "%s: no message within %u s, or the transfer took over %u s "
+				 "(xfr-message-timeout, xfr-timeout)",
+				 label, cfg->xfr_message_timeout, cfg->xfr_timeout);
+			goto done;
+		}
+		if (rc < 0) {
+			if (!a->err[0])
+				snprintf(a->err, sizeof(a->err),
+					 "%s: the transfer stopped before its end", label);
+			goto done;
+		}
+		count(&s->stats.bytes_in, len + 2);
+		if (len >= DNS_HEADER_SIZE && (buf[3] & DNS_RCODE_MASK) != DNS_RCODE_NOERROR &&
+		    wire_get_u16(buf) == id) {
+			rc = buf[3] & DNS_RCODE_MASK; /* REFUSED, NOTAUTH, NOTIMP... */
+			char rt[DNS_RCODE_TEXT_MAX];
+			snprintf(a->err, sizeof(a->err), "%s answered %s", label,
+				 dns_rcode_name((uint16_t)rc, rt));
+			goto done;
+		}
+		if (signed_ && tsig_verify(&tsig, buf, len, NULL, (uint64_t)time(NULL)) < 0) {
+			rc = SHOAL_ETSIG;
+			snprintf(a->err, sizeof(a->err), "%s: a message's TSIG does not verify",
+				 label);
+			goto done;
+		}
+		rc = xfr_in_feed(x, buf, len);
+		if (rc < 0)
+			goto done;
+		if (rc == 1)
+			break;
+	}
+	if (signed_ && tsig_verify_end(&tsig) < 0) {
+		rc = SHOAL_ETSIG;
+		snprintf(a->err, sizeof(a->err), "%s: the last message is not signed", label);
+		goto done;
+	}
+	*kind = xfr_in_kind(x);
+	rc = xfr_in_finish(x, journal, out);
+done:
+	if (fd >= 0)
+		close(fd);
+	xfr_in_free(x);
+	if (signed_)
+		sodium_memzero(&tsig, sizeof(tsig));
+	if (rc < 0 && !a->err[0])
+		snprintf(a->err, sizeof(a->err), "%s: %s", label, shoal_strerror(rc));
+	return rc;
+}
+
+/* Publish z (or nothing: NULL) for sz with error, then tell who follows. */
+static int publish(secondary_t *s, sec_zone_t *sz, const zone_t *z, const char *error)
+{
+	int rc = reload_replace_zone(s->reload, sz->index, z, error, &s->stop);
+	if (rc < 0)
+		log_error("zone %s: cannot publish the new version: %s", sz->name,
+			  shoal_strerror(rc));
+	else if (z && s->published)
+		s->published(s->published_arg);
+	return rc;
+}
+
+/* Ask the primaries in order; true when one answered with the zone or said it is current. */
+static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
+{
+	const conf_t *cfg = s->cfg;
+	const acl_t *primaries = &cfg->zone_xfr[sz->index].primaries;
+	zone_t *current = NULL;
+	journal_t *journal = NULL;
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(s->zones);
+	const zone_t *z = zonedb_zone(db, sz->index);
+	if (z)
+		current = (zone_t *)zone_ref(z);
+	journal_t *j = zonedb_journal(db, sz->apex);
+	if (j)
+		journal = journal_ref(j);
+	zonedb_read_unlock(s->zones);
+	count(&s->stats.checks, 1);
+	attempt_t a = { .s = s, .sz = sz };
+	bool ok = false;
+	for (size_t k = 0; k < primaries->count && !ok && !__atomic_load_n(&s->stop, 0); k++) {
+		const acl_entry_t *p = &primaries->entries[k];
+		uint16_t qtype = current && !whole ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
+		zone_t *got = NULL;
+		enum xfr_in_kind kind = XFR_IN_PENDING;
+		a.err[0] = '\0';
+		a.connected = false;
+		int rc = transfer(&a, p, qtype, current, journal, &got, &kind);
+		if (rc != 0 && qtype == DNS_TYPE_IXFR && a.connected) {
+			/* IXFR refused or broken: the whole zone from the same primary (RFC 1995 4)
+			 */
+			log_notice("zone %s: IXFR from %s failed (%s): trying AXFR", sz->name,
+				   p->text, a.err);
+			a.err[0] = '\0';
+			qtype = DNS_TYPE_AXFR;
+			rc = transfer(&a, p, qtype, current, journal, &got, &kind);
+		}
+		if (rc != 0) {
+			count(&s->stats.failed, 1);
+			log_warning(
+				"zone %s: transfer from %s failed: %s; the version served stays",
+				sz->name, p->text, a.err);
+			continue;
+		}
+		ok = true;
+		pthread_mutex_lock(&s->status_lock);
+		sz->last_refresh = time(NULL);
+		sz->last_error[0] = '\0';
+		pthread_mutex_unlock(&s->status_lock);
+		if (!got) {
+			count(&s->stats.uptodate, 1);
+			log_info("zone %s: serial %u is current at %s", sz->name,
+				 (unsigned)sz->serial, p->text);
+			break;
+		}
+		count(kind == XFR_IN_IXFR ? &s->stats.ixfr : &s->stats.axfr, 1);
+		if (publish(s, sz, got, NULL) == 0) {
+			log_info("zone %s: serial %u from %s by %s, %zu records", sz->name,
+				 (unsigned)got->serial, p->text,
+				 kind == XFR_IN_IXFR ? "IXFR" : "AXFR", got->rr_count);
+			soa_timers(cfg, got, sz);
+			sz->have = true;
+			pthread_mutex_lock(&s->status_lock);
+			snprintf(sz->source, sizeof(sz->source), "primary %.110s", p->text);
+			pthread_mutex_unlock(&s->status_lock);
+			const char *file = cfg->zones[sz->index].file;
+			if (file && *file) {
+				char comment[256];
+				snprintf(comment, sizeof(comment), "transferred from %.200s",
+					 p->text);
+				int wrc = zone_write(got, file, comment);
+				if (wrc < 0)
+					log_error("zone %s: cannot save to %s: %s", sz->name, file,
+						  shoal_strerror(wrc));
+			}
+		}
+		zone_unref(got);
+	}
+	if (!ok) {
+		pthread_mutex_lock(&s->status_lock);
+		snprintf(sz->last_error, sizeof(sz->last_error), "%s",
+			 a.err[0] ? a.err : "no primary answered");
+		pthread_mutex_unlock(&s->status_lock);
+	}
+	if (current)
+		zone_unref(current);
+	if (journal)
+		journal_unref(journal);
+	return ok;
+}
+
+static void *secondary_main(void *arg)
+{
+	secondary_t *s = arg;
+	stop_flag = &s->stop;
+	rcu_register_thread();
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		time_t now = time(NULL);
+		time_t next = now + 3600;
+		for (size_t k = 0; k < s->count && !__atomic_load_n(&s->stop, 0); k++) {
+			sec_zone_t *sz = &s->z[k];
+			int forced = __atomic_exchange_n(&sz->forced, 0, __ATOMIC_ACQ_REL);
+			bool notified = __atomic_exchange_n(&sz->notified, 0, __ATOMIC_ACQ_REL);
+			if (forced || notified || sz->next_check <= now) {
+				bool ok = refresh_zone(s, sz, forced == 2);
+				now = time(NULL);
+				if (ok)
+					sz->expire_at = now + sz->expire;
+				sz->next_check = now + (ok ? sz->refresh : sz->retry);
+				pthread_mutex_lock(&s->status_lock);
+				sz->next_refresh = sz->next_check;
+				pthread_mutex_unlock(&s->status_lock);
+			}
+			if (sz->have && sz->expire_at <= now) {
+				/* RFC 1035 3.3.13: no longer authoritative; SERVFAIL, as NSD and
+				 * Knot */
+				char why[128];
+				snprintf(why, sizeof(why), "expired: no refresh for %u s",
+					 (unsigned)sz->expire);
+				log_error("zone %s: %s; answering SERVFAIL", sz->name, why);
+				if (publish(s, sz, NULL, why) == 0) {
+					sz->have = false;
+					count(&s->stats.expired, 1);
+				}
+			}
+			if (sz->next_check < next)
+				next = sz->next_check;
+			if (sz->have && sz->expire_at < next)
+				next = sz->expire_at;
+		}
+		struct timespec d;
+		clock_gettime(CLOCK_REALTIME, &d);
+		long wait_ms = (long)(next - time(NULL)) * 1000;
+		if (wait_ms > SECONDARY_TICK_MS)
+			wait_ms = SECONDARY_TICK_MS;
+		if (wait_ms < 10)
+			wait_ms = 10;
+		d.tv_nsec += wait_ms * 1000000;
+		d.tv_sec += d.tv_nsec / 1000000000;
+		d.tv_nsec %= 1000000000;
+		while (sem_timedwait(&s->wake, &d) < 0 && errno == EINTR)
+			;
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int secondary_start(secondary_t *s)
+{
+	if (!s)
+		return 0;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int e = pthread_create(&s->thread, NULL, secondary_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e)
+		return -e;
+	s->started = true;
+	return 0;
+}
+
+/* The entry of zone i, or NULL when it is not a secondary. */
+static sec_zone_t *zone_of(secondary_t *s, size_t i)
+{
+	for (size_t k = 0; s && k < s->count; k++)
+		if (s->z[k].index == i)
+			return &s->z[k];
+	return NULL;
+}
+
+void secondary_notify(secondary_t *s, size_t i)
+{
+	sec_zone_t *sz = zone_of(s, i);
+	if (!sz)
+		return;
+	__atomic_store_n(&sz->notified, 1, __ATOMIC_RELEASE);
+	sem_post(&s->wake);
+}
+
+int secondary_refresh(secondary_t *s, size_t i, bool retransfer)
+{
+	sec_zone_t *sz = zone_of(s, i);
+	if (!sz)
+		return SHOAL_ENOTFOUND;
+	__atomic_store_n(&sz->forced, retransfer ? 2 : 1, __ATOMIC_RELEASE);
+	sem_post(&s->wake);
+	return 0;
+}
+
+static void format_time(time_t t, char *buf, size_t cap)
+{
+	struct tm tm;
+	if (!t || !gmtime_r(&t, &tm))
+		snprintf(buf, cap, "-");
+	else
+		strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void secondary_status(secondary_t *s, size_t i, char *buf, size_t cap)
+{
+	sec_zone_t *sz = zone_of(s, i);
+	if (!sz) {
+		snprintf(buf, cap, "%s", "");
+		return;
+	}
+	char last[32], next[32];
+	pthread_mutex_lock(&s->status_lock);
+	format_time(sz->last_refresh, last, sizeof(last));
+	format_time(sz->next_refresh, next, sizeof(next));
+	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s%s%s", sz->source, last, next,
+		 sz->last_error[0] ? " last-error " : "", sz->last_error);
+	pthread_mutex_unlock(&s->status_lock);
+}
+
+void secondary_stats(const secondary_t *s, secondary_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+#define SECONDARY_READ(name, help) out->name = __atomic_load_n(&s->stats.name, __ATOMIC_RELAXED);
+	SECONDARY_STATS(SECONDARY_READ)
+#undef SECONDARY_READ
+}
+
+void secondary_free(secondary_t *s)
+{
+	if (!s)
+		return;
+	if (s->started) {
+		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+		sem_post(&s->wake);
+		pthread_join(s->thread, NULL);
+	}
+	sem_destroy(&s->wake);
+	pthread_mutex_destroy(&s->status_lock);
+	free(s->z);
+	free(s);
+}

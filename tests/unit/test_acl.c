@@ -1,0 +1,138 @@
+/* Unit tests for server/acl.c: entries parsed, peers matched by address, prefix and key. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "proto/error.h"
+#include "server/acl.h"
+#include "unit.h"
+
+static struct sockaddr_storage peer(const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+	} else {
+		CU_ASSERT_EQUAL(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+	}
+	return ss;
+}
+
+#define SA(ss) ((const struct sockaddr *)&(ss))
+
+static void test_parse(void)
+{
+	acl_entry_t e;
+	char key[64], err[256];
+	CU_ASSERT_EQUAL(acl_entry_parse("127.0.0.0/8 xfr-key", ACL_MATCH, &e, key, sizeof(key), err,
+					sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(e.prefix, 8);
+	CU_ASSERT_STRING_EQUAL(key, "xfr-key");
+	CU_ASSERT_STRING_EQUAL(e.text, "127.0.0.0/8");
+	CU_ASSERT_EQUAL(
+		acl_entry_parse("::1 NOKEY", ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(e.prefix, 128);
+	CU_ASSERT_STRING_EQUAL(key, "");
+	CU_ASSERT_EQUAL(e.key, ACL_NOKEY);
+	CU_ASSERT_EQUAL(acl_entry_parse("192.0.2.1@5300 nokey", ACL_TARGET, &e, key, sizeof(key),
+					err, sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(ntohs(((struct sockaddr_in *)&e.addr)->sin_port), 5300);
+	CU_ASSERT_STRING_EQUAL(key, "");
+	CU_ASSERT_EQUAL(acl_entry_parse("[2001:db8::1]@53 k", ACL_TARGET, &e, key, sizeof(key), err,
+					sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(e.addr.ss_family, AF_INET6);
+	CU_ASSERT_EQUAL(
+		acl_entry_parse("192.0.2.1 k", ACL_TARGET, &e, key, sizeof(key), err, sizeof(err)),
+		0);
+	CU_ASSERT_STRING_EQUAL(e.text, "192.0.2.1@53");
+
+	/* what stops start-up, each with its reason */
+	static const struct {
+		const char *text;
+		enum acl_kind kind;
+		const char *why;
+	} bad[] = {
+		{ "primary.example.com k", ACL_TARGET, "not an IPv4 or IPv6 address" },
+		{ "192.0.2.1", ACL_TARGET, "followed by a key name" },
+		{ "192.0.2.1 k extra", ACL_TARGET, "unexpected words" },
+		{ "192.0.2.1@0 k", ACL_TARGET, "out of range" },
+		{ "192.0.2.1@65536 k", ACL_TARGET, "out of range" },
+		{ "192.0.2.0/33 k", ACL_MATCH, "out of range" },
+		{ "192.0.2.1/24 k", ACL_MATCH, "bits set past" },
+		{ "192.0.2.0/x k", ACL_MATCH, "out of range" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(acl_entry_parse(bad[i].text, bad[i].kind, &e, key, sizeof(key), err,
+						sizeof(err)),
+				SHOAL_ESYNTAX);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].why));
+		if (!strstr(err, bad[i].why))
+			fprintf(stderr, "\n  %s: got \"%s\"\n", bad[i].text, err);
+	}
+}
+
+static void test_match(void)
+{
+	acl_t a = { 0 };
+	acl_entry_t e;
+	char key[64], err[256];
+	CU_ASSERT_EQUAL(
+		acl_entry_parse("10.1.0.0/16 k", ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)),
+		0);
+	e.key = 0;
+	CU_ASSERT_EQUAL(acl_add(&a, &e), 0);
+	CU_ASSERT_EQUAL(acl_entry_parse("10.1.2.3 NOKEY", ACL_MATCH, &e, key, sizeof(key), err,
+					sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(acl_add(&a, &e), 0);
+	CU_ASSERT_EQUAL(acl_entry_parse("2001:db8:80::/41 k", ACL_MATCH, &e, key, sizeof(key), err,
+					sizeof(err)),
+			0);
+	e.key = 0;
+	CU_ASSERT_EQUAL(acl_add(&a, &e), 0);
+
+	struct sockaddr_storage in = peer("10.1.200.9", 40000), host = peer("10.1.2.3", 1);
+	struct sockaddr_storage out = peer("10.2.0.1", 1), mapped = peer("::ffff:10.1.0.1", 1);
+	struct sockaddr_storage v6in = peer("2001:db8:ff::1", 1), v6out = peer("2001:db8:7f::1", 1);
+	/* signed with key 0: the /16 */
+	CU_ASSERT_PTR_EQUAL(acl_find(&a, SA(in), 0), &a.entries[0]);
+	CU_ASSERT_PTR_EQUAL(acl_find(&a, SA(mapped), 0), &a.entries[0]);
+	/* unsigned: only the NOKEY host */
+	CU_ASSERT_PTR_NULL(acl_find(&a, SA(in), ACL_NOKEY));
+	CU_ASSERT_PTR_EQUAL(acl_find(&a, SA(host), ACL_NOKEY), &a.entries[1]);
+	/* another key, or outside every block */
+	CU_ASSERT_PTR_NULL(acl_find(&a, SA(in), 1));
+	CU_ASSERT_PTR_NULL(acl_find(&a, SA(out), 0));
+	/* a prefix that is not a multiple of 8 */
+	CU_ASSERT_PTR_EQUAL(acl_find(&a, SA(v6in), 0), &a.entries[2]);
+	CU_ASSERT_PTR_NULL(acl_find(&a, SA(v6out), 0));
+	char text[64];
+	CU_ASSERT_STRING_EQUAL(acl_addr_text(SA(mapped), text, sizeof(text)), "10.1.0.1@1");
+	CU_ASSERT_STRING_EQUAL(acl_addr_text(SA(in), text, sizeof(text)), "10.1.200.9@40000");
+	acl_clear(&a);
+	CU_ASSERT_EQUAL(a.count, 0);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_parse),
+		UNIT_TEST(test_match),
+		UNIT_END,
+	};
+	return unit_run(argc, argv, "acl", tests);
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# xfr/faults: Shoal as a secondary of a primary that breaks the protocol
+# (tests/xfr/bad_primary.pl): a stream cut before its final SOA, a final
+# SOA with another serial, a record outside the zone, a stream over
+# max-zone-size, a primary that stops after the first message
+# (xfr-message-timeout), one that sends an octet a second. Each zone has a
+# saved version (serial 1): each failure leaves it served, logs one clear
+# line and shows in zone-status, and shoald answers throughout.
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+. "$SHOAL_SRCDIR/tests/xfr/peers.sh"
+
+command -v perl >/dev/null || { echo "SKIP: perl is not installed"; exit 77; }
+BAD=$(free_port) || exit 99
+PORT=$(free_port) || exit 99
+perl "$SHOAL_SRCDIR/tests/xfr/bad_primary.pl" "$BAD" >"$T_DIR/bad.out" 2>&1 &
+T_PIDS="$T_PIDS $!"
+wait_until 10 grep -q ready "$T_DIR/bad.out" || { echo "bad_primary.pl did not start"; exit 99; }
+
+ZONES="truncated wrongsoa outside big stall trickle"
+{
+	cat <<CONF
+listen: 127.0.0.1@$PORT
+threads: 1
+control: $T_DIR/ctl
+max-zone-size: 2000
+xfr-message-timeout: 2
+xfr-timeout: 30
+zones:
+  - name: good.test
+    file: $T_DIR/good.test.zone
+CONF
+	for z in $ZONES; do
+		printf '$ORIGIN %s.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 1 3600 600 86400 60\n@ IN NS ns1\nns1 IN A 192.0.2.1\nwww IN A 192.0.2.1\n' \
+			"$z" >"$T_DIR/$z.test.zone"
+		printf '  - name: %s.test\n    file: %s\n    primaries: ["127.0.0.1@%s NOKEY"]\n' \
+			"$z" "$T_DIR/$z.test.zone" "$BAD"
+	done
+} >"$T_DIR/shoald.conf"
+sed 's/truncated/good/g' "$T_DIR/truncated.test.zone" >"$T_DIR/good.test.zone"
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+
+# expect ZONE PATTERN: the failure of ZONE is logged as PATTERN
+expect() {
+	local z=$1 pattern=$2
+	logged() { grep -qE "zone $z.test: transfer from 127.0.0.1@$BAD failed: .*$pattern" "$T_DIR/shoald.log"; }
+	if wait_until 40 logged; then pass "$z: logged ($pattern)"; else fail "$z: no line like: $pattern"; fi
+	check_eq "$z: serial 1 still served" 1 "$(peer_serial "$PORT" "$z.test")"
+	check_eq "shoald answers (after $z)" 192.0.2.1 "$(q "$PORT" +short www.good.test A)"
+}
+expect truncated "the transfer stopped before its end|ended before the final SOA"
+expect wrongsoa "the final SOA \(serial 3\) differs from the first \(serial 2\)"
+expect outside "www.other.test. A: outside the zone"
+expect big "more than 2000 octets \(max-zone-size\)"
+expect stall "no message within 2 s"
+expect trickle "no message within 2 s"
+check_match "IXFR failed: AXFR tried next" "zone truncated.test: IXFR from 127.0.0.1@$BAD failed .*: trying AXFR" \
+	"$(cat "$T_DIR/shoald.log")"
+status=$("$SHOALCTL" -s "$T_DIR/ctl" zone-status)
+for z in $ZONES; do
+	check_match "zone-status: $z's last error" "^$z.test. serial 1 .* last-error primary 127.0.0.1@$BAD" "$status"
+done
+check_match "stats: xfr_in failed counted" "\"failed\": [1-9]" \
+	"$("$SHOALCTL" -s "$T_DIR/ctl" stats json | sed -n '/"xfr_in"/,$p')"
+stop_pid "$SHOALD_PID"
+check_eq "shoald stops cleanly" 0 $?
+done_testing
