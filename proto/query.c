@@ -30,8 +30,12 @@ static enum query_verdict parse_opt(query_t *q, wire_t *w)
 			return QUERY_FORMERR; /* RFC 6891 6.1.2: options must fit RDLEN */
 		if (code == DNS_EDNS_NSID) {
 			nsid = true;
-		} else if (code == DNS_EDNS_COOKIE) {
-			/* RFC 7873 5.2.2: 8 octets client cookie, or 16 to 40 in all */
+		} else if (code == DNS_EDNS_COOKIE && !cookie) {
+			/*
+			 * RFC 7873 5.2: only the first COOKIE option counts, the
+			 * others are ignored. 5.2.2: 8 octets client cookie, or
+			 * 16 to 40 in all, else FORMERR.
+			 */
 			if (olen != 8 && (olen < 16 || olen > 40))
 				return QUERY_FORMERR;
 			cookie = odata;

@@ -41,7 +41,7 @@ typedef struct query {
 	uint16_t edns_udp_size; /* requester's payload size, as sent */
 	bool edns_do;           /* DNSSEC OK bit */
 	bool nsid_requested;    /* an NSID option was present (RFC 5001) */
-	const uint8_t *cookie;  /* COOKIE option data (RFC 7873), or NULL */
+	const uint8_t *cookie;  /* the first COOKIE option's data (RFC 7873), or NULL */
 	uint8_t cookie_len;
 } query_t;
 
