@@ -50,8 +50,10 @@ typedef struct query {
  * header or QR set: QUERY_DROP. Opcode other than QUERY: QUERY_NOTIMP.
  * QDCOUNT other than 1, a question that does not parse (truncated, bad label,
  * compression loop), two OPT records, an OPT outside the additional section
- * or not owned by the root, or a malformed OPT: QUERY_FORMERR. EDNS version
- * above 0: QUERY_BADVERS. Trailing bytes after the records are ignored.
+ * or not owned by the root, a malformed OPT, or a malformed first COOKIE
+ * option (then with edns set, as the OPT itself is sound): QUERY_FORMERR.
+ * EDNS version above 0: QUERY_BADVERS. Trailing bytes after the records are
+ * ignored.
  * Records other than OPT in the answer/authority/additional sections are
  * skipped (TSIG is recognised later). Allocates nothing.
  */

@@ -177,6 +177,13 @@ static void test_cookie_first_only(void)
 	const uint8_t bad_good[] = { 0, 10, 0, 3, 9, 9, 9, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 };
 	len = add_opt(b, make_query(b, 0, 1, 0, 1), 1232, 0, false, bad_good, sizeof(bad_good));
 	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_FORMERR);
+	/*
+	 * The OPT record itself is well formed: the FORMERR carries EDNS (as
+	 * Knot's does), without a cookie.
+	 */
+	CU_ASSERT(q.edns);
+	CU_ASSERT_EQUAL(q.edns_udp_size, 1232);
+	CU_ASSERT_PTR_NULL(q.cookie);
 }
 
 int main(void)
