@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,9 @@ const conf_option_t conf_options[] = {
 	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message" },
 	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
 	  OFF(tcp.max_output), "answer octets queued per TCP connection" },
+	{ "tcp-max-per-address", "tcp-max-per-address", "N", CONF_UINT, 0, 65536, NULL, "32",
+	  OFF(tcp.max_per_address),
+	  "most TCP connections one client address holds over all workers; 0: no limit" },
 	{ "max-types-per-name", "max-types-per-name", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
 	  "100", OFF(max_types_per_name),
 	  "refuse a zone with a name of more types (a signed type counts twice)" },
@@ -67,6 +71,32 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
+	{ "rate-limit", "rate-limit", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL, "0", OFF(rrl.rate),
+	  "UDP answers per second per response class (RRL); 0: off" },
+	{ "rate-limit-nxdomain", "rate-limit-nxdomain", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
+	  "as rate-limit", OFF(rrl.nxdomain_rate),
+	  "NXDOMAIN answers per second per class; 0: not limited" },
+	{ "rate-limit-errors", "rate-limit-errors", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
+	  "as rate-limit", OFF(rrl.error_rate),
+	  "error answers per second per class; 0: not limited" },
+	{ "rate-limit-slip", "rate-limit-slip", "N", CONF_UINT, 0, RRL_SLIP_MAX, NULL, "2",
+	  OFF(rrl.slip), "send every Nth limited answer truncated (TC); 0: drop them all" },
+	{ "rate-limit-ipv4-prefix", "rate-limit-ipv4-prefix", "BITS", CONF_UINT, 0, 32, NULL, "24",
+	  OFF(rrl.ipv4_prefix), "IPv4 clients in one network share their classes" },
+	{ "rate-limit-ipv6-prefix", "rate-limit-ipv6-prefix", "BITS", CONF_UINT, 0, 128, NULL, "56",
+	  OFF(rrl.ipv6_prefix), "IPv6 clients in one network share their classes" },
+	{ "rate-limit-size", "rate-limit-size", "N", CONF_UINT, RRL_SIZE_MIN, RRL_SIZE_MAX, NULL,
+	  "1048576", OFF(rrl.size), "classes the rate limiting table holds (8 octets each)" },
+	{ "rate-limit-exempt", "rate-limit-exempt", "ADDR/BITS", CONF_PREFIXES, 0, 0, NULL,
+	  "(none)", OFF(rrl.exempt),
+	  "networks never rate limited; a list (repeat on the command line)" },
+	{ "cookie-secret", NULL, "HEX", CONF_SECRET, 0, 0, NULL, "random at start",
+	  OFF(cookie_secret), "DNS cookie server secret, 32 hex digits (RFC 9018)" },
+	{ "cookie-secret-staging", NULL, "HEX", CONF_SECRET, 0, 0, NULL, "(none)",
+	  OFF(cookie_secret_staging), "a second cookie secret that is accepted, not used" },
+	{ "cookie-require", "cookie-require", "yes|no", CONF_BOOL, 0, 0, NULL, "no",
+	  OFF(cookie_require),
+	  "answer BADCOOKIE over UDP to a client cookie without a valid server cookie" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
 	  "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
@@ -207,6 +237,29 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		cfg->listen_count++;
 		return 0;
+	case CONF_PREFIXES: {
+		rrl_prefix_list_t *l = field;
+		if (l->count == RRL_EXEMPT_MAX) {
+			set_err(err, errlen, "%s: more than %d prefixes", o->name, RRL_EXEMPT_MAX);
+			return SHOAL_EINVAL;
+		}
+		if (rrl_prefix_parse(value, &l->items[l->count]) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not ADDR/BITS", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		l->count++;
+		return 0;
+	}
+	case CONF_SECRET: {
+		conf_secret_t *secret = field;
+		if (cookie_secret_from_hex(secret->value, value) < 0) {
+			/* the value is a secret: not repeated in the message */
+			set_err(err, errlen, "%s: not 32 hex digits", o->name);
+			return SHOAL_EINVAL;
+		}
+		secret->set = true;
+		return 0;
+	}
 	case CONF_ZONES:
 		break;
 	}
@@ -283,6 +336,7 @@ int conf_init(conf_t *cfg)
 	cfg->max_records_per_type = ZONE_MAX_RECORDS_DEFAULT;
 	cfg->max_zone_file_mib = (uint32_t)(ZONE_MAX_OCTETS_DEFAULT >> 20);
 	cfg->max_zone_includes = ZONE_MAX_INCLUDES_DEFAULT;
+	cfg->rrl = (rrl_limits_t)RRL_LIMITS_DEFAULT;
 	default_listen(cfg);
 	return 0;
 }
@@ -299,6 +353,8 @@ void conf_clear(conf_t *cfg)
 		free((char *)cfg->zones[i].file);
 	}
 	free(cfg->zones);
+	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
+	sodium_memzero(&cfg->cookie_secret_staging, sizeof(cfg->cookie_secret_staging));
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -373,8 +429,8 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	if (!o)
 		return yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
-	if (o->type == CONF_LISTEN || o->type == CONF_ZONES) {
-		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && scalar(v)))
+	if (o->type == CONF_LISTEN || o->type == CONF_ZONES || o->type == CONF_PREFIXES) {
+		if (v->type != YAML_SEQUENCE_NODE && !(o->type != CONF_ZONES && scalar(v)))
 			return yerr(y, v, "%s: expected a list", key);
 		if (o->type == CONF_LISTEN)
 			cfg->listen_count = 0; /* the file's list replaces the default */
@@ -389,7 +445,7 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 			if (o->type == CONF_ZONES) {
 				rc = load_zone_item(cfg, y, item);
 			} else if (!scalar(item)) {
-				rc = yerr(y, item, "listen: expected ADDR@PORT");
+				rc = yerr(y, item, "%s: expected %s", key, o->arg);
 			} else {
 				rc = set_scalar(cfg, o, scalar(item), reason, sizeof(reason));
 				if (rc == SHOAL_EINVAL)

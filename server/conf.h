@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "proto/cookie.h"
+#include "server/rrl.h"
 #include "server/socket.h"
 #include "server/tcp.h"
 #include "zone/zonedb.h"
@@ -16,6 +18,12 @@
 #define CONF_ZONES_MAX              4096
 #define CONF_THREADS_MAX            256
 #define CONF_RELOAD_TIMEOUT_DEFAULT 300
+
+/* A secret from the configuration (cookie-secret), or none. */
+typedef struct conf_secret {
+	bool set;
+	uint8_t value[COOKIE_SECRET_LEN];
+} conf_secret_t;
 
 /*
  * The whole configuration. Strings are owned by the config (conf_clear
@@ -39,8 +47,12 @@ typedef struct conf {
 	/* every zone's limits, set in zones[i].limits once all options are read */
 	uint32_t max_types_per_name;
 	uint32_t max_records_per_type;
-	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
-	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
+	uint32_t max_zone_file_mib;          /* MiB read from one zone's files, $INCLUDEs counted */
+	uint32_t max_zone_includes;          /* $INCLUDE directives followed per zone */
+	rrl_limits_t rrl;                    /* rate-limit-* */
+	conf_secret_t cookie_secret;         /* the current secret, or random when not set */
+	conf_secret_t cookie_secret_staging; /* also accepted */
+	bool cookie_require;                 /* BADCOOKIE without a valid server cookie (UDP) */
 	zone_spec_t *zones;
 	size_t zone_count;
 	/* from the command line only */
@@ -53,9 +65,11 @@ enum conf_type {
 	CONF_UINT, /* decimal, within [min, max] */
 	CONF_BOOL, /* yes/no (also true/false, on/off) */
 	CONF_STRING,
-	CONF_ENUM,   /* one of names[] (stored as its index) */
-	CONF_LISTEN, /* list of ADDR@PORT */
-	CONF_ZONES,  /* list of {name, file}; on the command line NAME=PATH */
+	CONF_ENUM,     /* one of names[] (stored as its index) */
+	CONF_LISTEN,   /* list of ADDR@PORT */
+	CONF_ZONES,    /* list of {name, file}; on the command line NAME=PATH */
+	CONF_PREFIXES, /* list of ADDR/BITS (rrl_prefix_list_t); the command line adds */
+	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */

@@ -24,9 +24,6 @@
 #define SECOND_SHIFT COUNT_BITS
 #define EPISODE_BIT  (1ull << 41)
 #define TAG_SHIFT    42
-#define RRL_SIZE_MIN 1024u
-#define RRL_SIZE_MAX (1u << 28)
-#define RRL_RATE_MAX 1000000u
 #define CAS_TRIES    4
 /* seconds a worker's clock reading may lag another's (taken once per batch) */
 #define CLOCK_SKEW_MAX 2
@@ -41,8 +38,7 @@ struct rrl {
 	uint32_t rates[ANSWER_KIND_COUNT]; /* 0: that kind is not limited */
 	uint32_t slip;
 	uint8_t ipv4_prefix, ipv6_prefix;
-	rrl_prefix_t exempt[RRL_EXEMPT_MAX];
-	size_t exempt_count;
+	rrl_prefix_list_t exempt;
 };
 
 static const char *const kind_names[ANSWER_KIND_COUNT] = {
@@ -127,7 +123,7 @@ int rrl_new(const rrl_limits_t *limits, rrl_t **out)
 	uint32_t errors = rate_of(limits->error_rate, limits->rate);
 	if (limits->rate > RRL_RATE_MAX || nxdomain > RRL_RATE_MAX || errors > RRL_RATE_MAX ||
 	    limits->ipv4_prefix > 32 || limits->ipv6_prefix > 128 || limits->size < RRL_SIZE_MIN ||
-	    limits->size > RRL_SIZE_MAX || limits->exempt_count > RRL_EXEMPT_MAX)
+	    limits->size > RRL_SIZE_MAX || limits->exempt.count > RRL_EXEMPT_MAX)
 		return SHOAL_EINVAL;
 	rrl_t *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -150,8 +146,7 @@ int rrl_new(const rrl_limits_t *limits, rrl_t **out)
 	r->slip = limits->slip;
 	r->ipv4_prefix = (uint8_t)limits->ipv4_prefix;
 	r->ipv6_prefix = (uint8_t)limits->ipv6_prefix;
-	memcpy(r->exempt, limits->exempt, limits->exempt_count * sizeof(r->exempt[0]));
-	r->exempt_count = limits->exempt_count;
+	r->exempt = limits->exempt;
 	*out = r;
 	return 0;
 }
@@ -294,8 +289,8 @@ enum rrl_verdict rrl_check(rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_t
 	uint32_t limit = r->rates[info->kind];
 	if (limit == 0 || (ip_len != 4 && ip_len != 16))
 		return RRL_SEND;
-	for (size_t i = 0; i < r->exempt_count; i++)
-		if (rrl_prefix_match(&r->exempt[i], ip, ip_len))
+	for (size_t i = 0; i < r->exempt.count; i++)
+		if (rrl_prefix_match(&r->exempt.items[i], ip, ip_len))
 			return RRL_SEND;
 	uint8_t key[KEY_MAX];
 	uint8_t h[crypto_shorthash_BYTES];

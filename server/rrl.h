@@ -24,6 +24,12 @@
  * to exempt networks are not counted.
  */
 
+/* The ranges of rate-limit, rate-limit-size and rate-limit-slip. */
+#define RRL_RATE_MAX 1000000u
+#define RRL_SIZE_MIN 1024u
+#define RRL_SIZE_MAX (1u << 28)
+#define RRL_SLIP_MAX 10u
+
 /* Most rate-limit-exempt prefixes. */
 #define RRL_EXEMPT_MAX 64
 
@@ -49,6 +55,12 @@ int rrl_prefix_parse(const char *text, rrl_prefix_t *p);
 /* Does ip (ip_len 4 or 16 octets) lie in p? An IPv4 address never lies in an IPv6 prefix. */
 bool rrl_prefix_match(const rrl_prefix_t *p, const uint8_t *ip, size_t ip_len);
 
+/* A list of prefixes (rate-limit-exempt). */
+typedef struct rrl_prefix_list {
+	rrl_prefix_t items[RRL_EXEMPT_MAX];
+	size_t count;
+} rrl_prefix_list_t;
+
 /* The configuration (shoald.conf(5) documents each). uint32_t as the option table stores them. */
 typedef struct rrl_limits {
 	uint32_t rate;          /* answers per second per class; 0 turns rate limiting off */
@@ -58,8 +70,7 @@ typedef struct rrl_limits {
 	uint32_t ipv4_prefix;   /* bits of a client's IPv4 address that name its network */
 	uint32_t ipv6_prefix;
 	uint32_t size; /* classes the table holds, rounded up to a power of two */
-	rrl_prefix_t exempt[RRL_EXEMPT_MAX];
-	size_t exempt_count;
+	rrl_prefix_list_t exempt;
 } rrl_limits_t;
 
 #define RRL_LIMITS_DEFAULT                                                                    \

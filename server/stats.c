@@ -16,6 +16,11 @@ void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const answer_i
 	stats_add(&s->bytes_in, in);
 	if (info->malformed)
 		stats_add(&s->malformed, 1);
+	if (info->cookie != ANSWER_COOKIE_NONE)
+		stats_add(info->cookie == ANSWER_COOKIE_CLIENT  ? &s->cookie_client
+			  : info->cookie == ANSWER_COOKIE_VALID ? &s->cookie_valid
+								: &s->cookie_invalid,
+			  1);
 	if (!answered) {
 		stats_add(&s->dropped, 1);
 		return;

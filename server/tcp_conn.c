@@ -278,7 +278,8 @@ static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more
 {
 	tcp_server_t *t = c->srv;
 	stats_add(&t->stats->queries, 1);
-	size_t n = t->answer(t->arg, msg, len, t->scratch + 2, TCP_MSG_MAX);
+	size_t n = t->answer(t->arg, (const struct sockaddr *)&c->peer, msg, len, t->scratch + 2,
+			     TCP_MSG_MAX);
 	if (n == 0 || n > TCP_MSG_MAX)
 		return;
 	wire_t w;

@@ -677,8 +677,7 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
-	/* all but the name, which is only written */
-	memset(info, 0, offsetof(answer_info_t, name));
+	answer_info_clear(info);
 	info->edns = q.edns;
 	info->qtype = q.has_question ? q.qtype : 0;
 	info->kind = ANSWER_ERROR;

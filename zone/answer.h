@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "proto/cookie.h"
 #include "proto/name.h"
@@ -76,6 +77,12 @@ typedef struct answer_info {
 	uint8_t name_len;
 	uint8_t name[NAME_MAXLEN];
 } answer_info_t;
+
+/* Clear everything in info but the name, which is only ever written with its length. */
+static inline void answer_info_clear(answer_info_t *info)
+{
+	memset(info, 0, offsetof(answer_info_t, name));
+}
 
 /*
  * Answer the message pkt[0..len) from db into out[0..cap): RFC 1034 4.3.2

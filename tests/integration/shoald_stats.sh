@@ -24,7 +24,7 @@ for n in $per_thread; do sum=$((sum + n)); done
 check_eq "per-thread queries sum to the queries sent" "$SENT" $((sum - before))
 total=$(printf '%s\n' "$stats" | sed -n 's/.*"total": {"queries": \([0-9]*\).*/\1/p')
 check_eq "total equals the per-thread sum" "$sum" "$total"
-check_match "kernel drops reported" '"total":.*"rcvbuf_drops": 0, "tcp"' "$stats"
+check_match "kernel drops reported" '"total":.*"rcvbuf_drops": 0,' "$stats"
 check_match "answers by rcode" '"total": \{"queries": [0-9]+, "answers": \{"NOERROR": [0-9]+' "$stats"
 
 "$DIG" @127.0.0.1 -p "$PORT" +tcp +norec +time=2 +tries=1 www.example.com A >/dev/null

@@ -181,8 +181,8 @@ static void test_exempt_and_cookie(void)
 	rrl_limits_t l = RRL_LIMITS_DEFAULT;
 	l.rate = 5;
 	l.size = 1024;
-	CU_ASSERT_EQUAL(rrl_prefix_parse("192.0.2.0/25", &l.exempt[0]), 0);
-	l.exempt_count = 1;
+	CU_ASSERT_EQUAL(rrl_prefix_parse("192.0.2.0/25", &l.exempt.items[0]), 0);
+	l.exempt.count = 1;
 	rrl_t *r = NULL;
 	CU_ASSERT_EQUAL_FATAL(rrl_new(&l, &r), 0);
 	rrl_worker_t wk = { 0 };
