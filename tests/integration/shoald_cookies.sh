@@ -148,6 +148,76 @@ stop_pid "$SHOALD_PID"
 run_with $SECRET2
 check_match "a server without that secret answers BADCOOKIE" '^BADCOOKIE ' \
 	"$(ask 127.0.0.1 "$cookie")"
+
+# 6. dig +cookie against Knot DNS with its cookies module (which answers as
+# cookie-require does) and the same secret: the same rcode for each case,
+# and each server accepts the other's cookies (both make them as RFC 9018
+# says). Skipped without knotd.
+KNOTD=$(command -v knotd || ls /usr/sbin/knotd 2>/dev/null)
+if [ -z "$KNOTD" ]; then
+	echo "# skipped the comparison with Knot DNS: no knotd (Debian package knot)"
+else
+	shoal_port=$port
+	knot_port=$(free_port)
+	mkdir -p "$T_DIR/knot/db"
+	cat >"$T_DIR/knot/knot.conf" <<-CONF
+	server:
+	    rundir: "$T_DIR/knot"
+	    listen: 127.0.0.1@$knot_port
+	    udp-workers: 1
+	    tcp-workers: 1
+	    background-workers: 1
+	log:
+	  - target: stderr
+	    any: notice
+	database:
+	    storage: "$T_DIR/knot/db"
+	mod-cookies:
+	  - id: same
+	    secret: 0x$SECRET2
+	template:
+	  - id: default
+	    storage: "$EXAMPLES"
+	    file: "%s.zone"
+	    journal-content: none
+	    zonefile-sync: -1
+	    zonefile-load: whole
+	    semantic-checks: off
+	    global-module: mod-cookies/same
+	zone:
+	  - domain: example.com
+	CONF
+	"$KNOTD" -c "$T_DIR/knot/knot.conf" >"$T_DIR/knot/stderr.log" 2>&1 &
+	knot_pid=$!
+	T_PIDS="$T_PIDS $knot_pid"
+	wait_answering 127.0.0.1 "$knot_port" || fail "knotd did not start"
+	# rcodes SERVER-PORT COOKIE-FROM-THAT-SERVER: one rcode per case
+	rcodes() {
+		local p=$1 c=$2 r
+		for args in "127.0.0.1 $CLIENT" "127.0.0.1 $c" "127.0.0.2 $c" "127.0.0.2 $c +tcp" \
+			"127.0.0.1 $(printf '%014d' 0)" "127.0.0.1 $(printf '%018d' 0)" \
+			"127.0.0.1 $(printf '%030d' 0)" "127.0.0.1 $(printf '%080d' 0)"; do
+			# shellcheck disable=SC2086
+			r=$(port=$p ask $args)
+			printf '%s ' "${r%% *}"
+		done
+	}
+	c_shoal=$(port=$shoal_port ask 127.0.0.1 $CLIENT)
+	c_shoal=${c_shoal#* }
+	c_knot=$(port=$knot_port ask 127.0.0.1 $CLIENT)
+	c_knot=${c_knot#* }
+	shoal_rcodes=$(rcodes "$shoal_port" "$c_shoal")
+	knot_rcodes=$(rcodes "$knot_port" "$c_knot")
+	echo "# shoald: $shoal_rcodes"
+	echo "# knotd:  $knot_rcodes"
+	check_eq "the same rcodes as Knot DNS for the same cases" "$knot_rcodes" "$shoal_rcodes"
+	check_match "Knot's cookie is valid at shoald" '^NOERROR ' \
+		"$(port=$shoal_port ask 127.0.0.1 "$c_knot")"
+	check_match "shoald's cookie is valid at Knot" '^NOERROR ' \
+		"$(port=$knot_port ask 127.0.0.1 "$c_shoal")"
+	stop_pid "$knot_pid"
+fi
+
 stop_pid "$SHOALD_PID"
 check_eq "shoald stops with SIGTERM, exit 0" 0 $?
 done_testing
