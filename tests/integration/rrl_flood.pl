@@ -3,12 +3,16 @@
 # SRC, evenly paced over SECONDS, to 127.0.0.1@PORT, and meanwhile one query
 # every 200 ms from a socket bound to SRC2 (when given); read the answers
 # for two more seconds and print what came back:
-#   full N tc N other N lost N second_full N second_sent N first_second S last_second S rcode R
+#   full N tc N other N lost N second_full N second_sent N first_second S
+#   last_second S rcode R octets_out N octets_in N
 # full: NOERROR with records and TC clear; tc: TC set, no records; other:
 # anything else; rcode: that of the last answer of the flood (-1: none).
-# first/last_second: the clock seconds (time(2)) of the first query sent and of the last answer read, between which the server
-# counted. COOKIE, when given, is the hex of a COOKIE option sent with
-# every query of the flood (the second sender sends none).
+# first/last_second: the clock seconds (time(2)) of the first query sent
+# and of the last answer read, between which the server counted. COOKIE, when given, is the hex of a COOKIE option sent with
+# every query of the flood (the second sender sends none). TYPES, when
+# given, is a comma-separated list of type numbers the flood's queries take
+# in turn (default 1, A); octets_out and octets_in are the DNS payload the
+# flood sent and received.
 use strict;
 use warnings;
 use IO::Socket::INET;
@@ -16,15 +20,18 @@ use IO::Select;
 use Socket qw(SOL_SOCKET SO_RCVBUF);
 use Time::HiRes qw(time sleep);
 
-my ($port, $name, $count, $seconds, $src, $cookie, $src2) = @ARGV;
-die "usage: rrl_flood.pl PORT NAME COUNT SECONDS SRC [COOKIE|-] [SRC2]\n" unless defined $src;
+my ($port, $name, $count, $seconds, $src, $cookie, $src2, $types) = @ARGV;
+die "usage: rrl_flood.pl PORT NAME COUNT SECONDS SRC [COOKIE|-] [SRC2|-] [TYPES]\n"
+	unless defined $src;
 $cookie = '' if !defined $cookie || $cookie eq '-';
+$src2 = undef if defined $src2 && $src2 eq '-';
+my @types = split /,/, ($types // '1');
 
 sub query {
-	my ($id, $cookie_hex) = @_;
+	my ($id, $cookie_hex, $type) = @_;
 	my $q = pack('nnnnnn', $id, 0, 1, 0, 0, 1);
 	$q .= pack('C/a*', $_) for split /\./, $name;
-	$q .= pack('Cnn', 0, 1, 1);
+	$q .= pack('Cnn', 0, $type // 1, 1);
 	my $opt = '';
 	$opt = pack('nn', 10, length($cookie_hex) / 2) . pack('H*', $cookie_hex) if $cookie_hex ne '';
 	return $q . pack('Cnnnnn', 0, 41, 1232, 0, 0, length $opt) . $opt;
@@ -42,7 +49,7 @@ sub open_socket {
 my $flood = open_socket($src);
 my $second = $src2 ? open_socket($src2) : undef;
 my $sel = IO::Select->new($flood, $second ? $second : ());
-my %r = (rcode => -1, full => 0, tc => 0, other => 0, second_full => 0, second_sent => 0);
+my %r = (octets_out => 0, octets_in => 0, rcode => -1, full => 0, tc => 0, other => 0, second_full => 0, second_sent => 0);
 my $answers = 0;
 
 sub read_answers {
@@ -57,6 +64,7 @@ sub read_answers {
 				next;
 			}
 			$answers++;
+			$r{octets_in} += length $buf;
 			$r{rcode} = $rcode;
 			if ($rcode == 0 && $an > 0 && !($flags & 0x200)) {
 				$r{full}++;
@@ -78,7 +86,9 @@ for my $i (0 .. $count - 1) {
 	while (time < $due) {
 		read_answers($due - time);
 	}
-	$flood->send(query($i & 0xffff, $cookie));
+	my $q = query($i & 0xffff, $cookie, $types[$i % @types]);
+	$r{octets_out} += length $q;
+	$flood->send($q);
 	if ($second && time >= $next_second) {
 		$second->send(query($r{second_sent}++, ''));
 		$next_second += 0.2;
@@ -92,4 +102,5 @@ read_answers(0.2) if $second; # the second sender's last answer
 $r{last_second} //= int(time);
 $r{lost} = $count - $answers;
 print join(' ', map { "$_ $r{$_}" }
-	qw(full tc other lost second_full second_sent first_second last_second rcode)), "\n";
+	qw(full tc other lost second_full second_sent first_second last_second rcode
+	   octets_out octets_in)), "\n";
