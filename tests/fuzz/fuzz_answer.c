@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "proto/dns.h"
+#include "tests/fuzz/fuzz_answer_check.h"
 #include "zone/answer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -58,14 +59,6 @@ static const zonedb_t *fuzz_db(void)
 	return db;
 }
 
-/* A broken promise of answer_query: say which, then crash (the finding). */
-static void fail(const char *why, const answer_ctx_t *ctx, size_t n)
-{
-	fprintf(stderr, "fuzz_answer: %s (%s, server size %u, answer %zu octets)\n", why,
-		ctx->tcp ? "TCP" : "UDP", (unsigned)ctx->edns_size, n);
-	abort();
-}
-
 /*
  * Answer the input with one transport setting into a buffer of exactly
  * `cap` octets (so ASan sees any write past it) and check the answer: no
@@ -77,24 +70,9 @@ static void answer_once(const zonedb_t *db, const uint8_t *data, size_t size, ui
 {
 	answer_info_t info;
 	size_t n = answer_query(db, data, size, out, cap, ctx, &info);
-	if (n == 0)
-		return;
-	size_t limit = ctx->tcp ? DNS_TCP_MAX : info.edns ? ctx->edns_size : DNS_UDP_MIN;
-	if (limit < DNS_UDP_MIN)
-		limit = DNS_UDP_MIN;
-	if (n > cap || n > limit)
-		fail("answer longer than the transport allows", ctx, n);
-	if (n < DNS_HEADER_SIZE || size < 2)
-		fail("answer shorter than a header", ctx, n);
-	if (out[0] != data[0] || out[1] != data[1] || !(out[2] & (DNS_FLAG_QR >> 8)))
-		fail("answer without the query's ID or QR", ctx, n);
-	ldns_pkt *p = NULL;
-	ldns_status s = ldns_wire2pkt(&p, out, n);
-	if (s != LDNS_STATUS_OK) {
-		fprintf(stderr, "fuzz_answer: ldns: %s\n", ldns_get_errorstr_by_id(s));
-		fail("answer ldns cannot parse", ctx, n);
-	}
-	ldns_pkt_free(p);
+	if (n > 0)
+		ldns_pkt_free(
+			fuzz_answer_parse("fuzz_answer", data, size, out, n, cap, ctx, &info));
 }
 
 /*

@@ -9,6 +9,7 @@
 #include "proto/dns.h"
 #include "proto/name.h"
 #include "proto/rdata.h"
+#include "tests/fuzz/fuzz_answer_check.h"
 #include "tests/fuzz/fuzz_file.h"
 #include "zone/answer.h"
 #include "zone/internal.h"
@@ -24,9 +25,7 @@ static const uint8_t origin[] = "\4fuzz\4test";
 /* A broken promise of answer_query: say which, then crash (the finding). */
 static void fail(const char *why, const answer_ctx_t *ctx, size_t n)
 {
-	fprintf(stderr, "fuzz_zone_answer: %s (%s, answer %zu octets)\n", why,
-		ctx->tcp ? "TCP" : "UDP", n);
-	abort();
+	fuzz_answer_fail("fuzz_zone_answer", why, ctx, n);
 }
 
 /*
@@ -73,18 +72,8 @@ static void ask(const zonedb_t *db, const uint8_t *q, size_t qlen, const answer_
 	size_t n = answer_query(db, q, qlen, ctx->tcp ? out_tcp : out_udp, cap, ctx, &info);
 	if (n == 0)
 		return;
-	const uint8_t *out = ctx->tcp ? out_tcp : out_udp;
-	if (n > cap)
-		fail("answer longer than the transport allows", ctx, n);
-	if (n < DNS_HEADER_SIZE || out[0] != q[0] || out[1] != q[1] ||
-	    !(out[2] & (DNS_FLAG_QR >> 8)))
-		fail("answer without the query's ID or QR", ctx, n);
-	ldns_pkt *p = NULL;
-	ldns_status s = ldns_wire2pkt(&p, out, n);
-	if (s != LDNS_STATUS_OK) {
-		fprintf(stderr, "fuzz_zone_answer: ldns: %s\n", ldns_get_errorstr_by_id(s));
-		fail("answer ldns cannot parse", ctx, n);
-	}
+	ldns_pkt *p = fuzz_answer_parse("fuzz_zone_answer", q, qlen, ctx->tcp ? out_tcp : out_udp,
+					n, cap, ctx, &info);
 	/* over TCP, TC with nothing in it means a set that no message can carry */
 	if (ctx->tcp && ldns_pkt_tc(p) && ldns_pkt_ancount(p) + ldns_pkt_nscount(p) == 0)
 		fail("TC over TCP with no records", ctx, n);

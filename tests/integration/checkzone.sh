@@ -9,10 +9,7 @@ MAN=$SHOAL_SRCDIR/man/shoal-checkzone.1
 
 help=$("$CHECKZONE" --help)
 check_eq "--help exits 0" 0 $?
-help_opts=$(printf '%s\n' "$help" | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z-]*' | tr -d ' ,' | sort -u)
-man_opts=$(grep -E '^\.(B|BI|BR) \\-' "$MAN" | grep -oE '(\\-)+[a-zA-Z][a-zA-Z\\-]*' |
-	sed 's/\\-/-/g' | sort -u)
-check_eq "--help and shoal-checkzone.1 list the same options" "$help_opts" "$man_opts"
+check_help_man "--help and shoal-checkzone.1 list the same options" "$help" "$MAN"
 
 "$CHECKZONE" >/dev/null 2>&1
 check_eq "no arguments: usage error" 2 $?

@@ -27,7 +27,7 @@ json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -t A -l 2 -Q 20
 	--nsid --json)
 check_eq "shoal-flood exits 0" 0 $?
 # get KEY: a scalar from shoal-flood's JSON (keys used here are unique in it).
-get() { printf '%s\n' "$json" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2- | tr -d '"'; }
+get() { json_value "$json" "$1"; }
 sent=$(get sent)
 check_eq "nothing lost" 0 "$(get lost)"
 check_eq "every query answered" "$sent" "$(get answered)"

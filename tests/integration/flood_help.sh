@@ -7,13 +7,7 @@
 MAN=$SHOAL_SRCDIR/man/shoal-flood.1
 help=$("$SHOAL_FLOOD" --help)
 check_eq "--help exits 0" 0 $?
-
-# Options as written in --help: "-s", "--tcp-pipeline", ...
-help_opts=$(printf '%s\n' "$help" | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z-]*' | tr -d ' ,' | sort -u)
-# Options as the man page marks them up: .BI \-s, .B \-\-nsid, .BR \-h ", " \-\-help
-man_opts=$(grep -E '^\.(B|BI|BR) \\-' "$MAN" | grep -oE '(\\-)+[a-zA-Z][a-zA-Z\\-]*' |
-	sed 's/\\-/-/g' | sort -u)
-check_eq "--help and shoal-flood.1 list the same options" "$help_opts" "$man_opts"
+check_help_man "--help and shoal-flood.1 list the same options" "$help" "$MAN"
 
 out=$("$SHOAL_FLOOD" -s 192.0.2.1 -q example.com -n 1 2>&1)
 check_eq "a remote target is refused" 1 $?
@@ -33,7 +27,7 @@ check_match "a bad query file names its line" "q.txt line 2: unknown type" "$out
 port=$(free_port) || exit 1
 json=$("$SHOAL_FLOOD" -p "$port" -q example.com -n 50 -c 2 -w 0.2 --json)
 check_eq "no server: the run completes" 0 $?
-get() { printf '%s\n' "$json" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2-; }
+get() { json_value "$json" "$1"; }
 check_eq "no server: nothing answered" 0 "$(get answered)"
 check_eq "no server: every sent query is lost" "$(get sent)" "$(get lost)"
 done_testing

@@ -84,22 +84,51 @@ start_shoald() {
 	}
 }
 
-# wait_answering ADDR PORT: up to 10 s for any DNS answer (even REFUSED).
-wait_answering() {
-	local i
-	for i in $(seq 1 100); do
-		if "$DIG" @"$1" -p "$2" +time=1 +tries=1 . SOA >/dev/null 2>&1; then
-			return 0
-		fi
+# wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds, for about
+# SECONDS at most (the command's own time comes on top); returns 0 when it did.
+wait_until() {
+	local tries=$(($1 * 10))
+	shift
+	until "$@"; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
 		sleep 0.1
 	done
-	return 1
+}
+
+# answering ADDR PORT: the server there gives any DNS answer (even REFUSED).
+answering() {
+	"$DIG" @"$1" -p "$2" +time=1 +tries=1 . SOA >/dev/null 2>&1
+}
+
+# wait_answering ADDR PORT: up to 10 s for any DNS answer.
+wait_answering() {
+	wait_until 10 answering "$1" "$2"
+}
+
+# gone PID: PID has exited (this shell reaps its own children as they end).
+gone() {
+	! kill -0 "$1" 2>/dev/null
 }
 
 # stop_pid PID: SIGTERM and wait; returns the exit status.
 stop_pid() {
 	kill -TERM "$1" 2>/dev/null
 	wait "$1"
+}
+
+# stop_within PID [SECONDS]: SIGTERM, then up to SECONDS (default 60) for PID to exit;
+# returns its exit status, or 124 after killing a PID that did not stop in time. Call it
+# in the shell that started PID (not in $(...)): only that shell can wait for it.
+stop_within() {
+	kill -TERM "$1" 2>/dev/null
+	if wait_until "${2:-60}" gone "$1"; then
+		wait "$1"
+		return $?
+	fi
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 124
 }
 
 # q PORT DIG-ARGS...: dig on loopback with settings that make output stable.
@@ -119,11 +148,28 @@ done_testing() {
 # wait_ready FILE PID: up to 15 s for FILE to appear, or until PID (the
 # process that makes it) ends; returns 0 when FILE is there.
 wait_ready() {
-	local i
-	for i in $(seq 1 300); do
-		[ -e "$1" ] && return 0
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_until 15 ready_or_gone "$1" "$2"
 	[ -e "$1" ]
+}
+ready_or_gone() { [ -e "$1" ] || gone "$2"; }
+
+# wait_line FILE REGEX: up to 30 s for a line of FILE to match REGEX (grep -E).
+wait_line() {
+	wait_until 30 grep -Eq -- "$2" "$1" 2>/dev/null
+}
+
+# check_help_man WHAT HELP MANPAGE: the options HELP (a program's --help text) names and
+# those MANPAGE marks up (.B \-s, .BI \-\-long, .BR \-h ", " \-\-help) are the same.
+check_help_man() {
+	local help_opts man_opts
+	help_opts=$(printf '%s\n' "$2" | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z-]*' | tr -d ' ,' |
+		sort -u)
+	man_opts=$(grep -E '^\.(B|BI|BR) \\-' "$3" | grep -oE '(\\-)+[a-zA-Z][a-zA-Z\\-]*' |
+		sed 's/\\-/-/g' | sort -u)
+	check_eq "$1" "$help_opts" "$man_opts"
+}
+
+# json_value JSON KEY: the first scalar called KEY in the JSON text, quotes removed.
+json_value() {
+	printf '%s\n' "$1" | grep -o "\"$2\":[^,}]*" | head -1 | cut -d: -f2- | tr -d '"'
 }

@@ -24,39 +24,6 @@ ZONEFILE
 	mv "$ZONE.new" "$ZONE"
 }
 
-# gone PID: wait up to 60 s for PID to exit; true when it did (then it is reaped).
-gone() {
-	local i
-	for i in $(seq 1 600); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# stop_within PID: SIGTERM, then up to 60 s for the exit; returns the exit status, or 124
-# (and kills PID) when it did not come.
-stop_within() {
-	kill -TERM "$1" 2>/dev/null
-	if gone "$1"; then
-		wait "$1"
-		return $?
-	fi
-	kill -KILL "$1" 2>/dev/null
-	wait "$1"
-	return 124
-}
-
-# wait_line FILE REGEX: up to 30 s for a line of FILE to match.
-wait_line() {
-	local i
-	for i in $(seq 1 300); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 write_zone 10
 PORT=$(free_port) || exit 99
 CTL=$T_DIR/ctl

@@ -111,10 +111,7 @@ start_shoald "$port2" --listen "127.0.0.1@$port2" --threads 1 --tcp-max-connecti
 	--zone "example.com=$EXAMPLES/example.com.zone" --control "$T_DIR/ctl2" || exit 1
 "$TCPCLIENT" -n 0 -c 40 -l 3 -r "$T_DIR/held" 127.0.0.1 "$port2" x >/dev/null &
 holder=$!
-for _ in $(seq 1 100); do
-	[ -e "$T_DIR/held" ] && break
-	sleep 0.05
-done
+wait_ready "$T_DIR/held" "$holder"
 out=$(q "$port2" +tcp +short www.example.com A | sort | tr '\n' ' ')
 check_eq "new client served while 40 connections are held (limit 8)" \
 	"192.0.2.80 192.0.2.81 " "$out"

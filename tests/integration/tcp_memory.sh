@@ -24,12 +24,11 @@ before=$(rss)
 "$TCPCLIENT" -c $CONNS -n $QUERIES -l 1 -w 20 127.0.0.1 "$port" big.tcp.test TXT \
 	>"$T_DIR/client" 2>&1
 echo "# $(head -1 "$T_DIR/client")"
-# wait until shoald has closed every connection (up to 20 s)
-for _ in $(seq 1 200); do
-	[ "$(ss -Htn state established "sport = :$port" | wc -l)" -eq 0 ] && break
-	sleep 0.1
-done
-check_eq "every connection closed" 0 "$(ss -Htn state established "sport = :$port" | wc -l)"
+# established: the connections to shoald still open.
+established() { ss -Htn state established "sport = :$port" | wc -l; }
+all_closed() { [ "$(established)" -eq 0 ]; }
+wait_until 20 all_closed # shoald closes them all
+check_eq "every connection closed" 0 "$(established)"
 after=$(rss)
 per=$(((after - before) / CONNS))
 echo "# VmRSS before ${before} kB, after ${after} kB: ${per} kB per connection"

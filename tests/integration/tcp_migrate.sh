@@ -13,6 +13,20 @@
 #   b. SIGKILL: the daemon never accepts; every query is answered by the other;
 #   c. control: as b with tcp_migrate_req=0; connections are lost, which shows
 #      the test can see a loss.
+#
+# The sysctl is one for the whole network namespace, and make check in every
+# build folder on the machine runs this test: two runs at once switch it under
+# each other (seen: a control run that lost nothing because another run had
+# just set it to 1). Runs take turns on a lock file; flock -o keeps the lock
+# in flock itself, so no daemon started here holds it past the run.
+LOCK=/tmp/shoal-tcp_migrate_req.lock
+if [ -z "${SHOAL_MIGRATE_LOCKED:-}" ]; then
+	export SHOAL_MIGRATE_LOCKED=1
+	flock -o -w 600 -E 75 "$LOCK" "$BASH" "$0" "$@"
+	rc=$?
+	[ "$rc" -eq 75 ] && { echo "tcp_migrate: another run held $LOCK for 600 s"; rc=99; }
+	exit "$rc"
+fi
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
@@ -38,6 +52,12 @@ zone="example.com=$EXAMPLES/example.com.zone"
 start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid B --zone "$zone" || exit 1
 B=$SHOALD_PID
 
+# a_answers: daemon A (NSID A) answers on the shared port.
+a_answers() {
+	"$DIG" @127.0.0.1 -p "$port" +nsid +time=1 +tries=1 www.example.com A 2>/dev/null |
+		grep -q 'NSID:.*("A/'
+}
+
 # run_case SIGNAL: start daemon A beside B, freeze it, connect the clients,
 # send SIGNAL to A (and SIGCONT); sets OUT to the client's report.
 run_case() {
@@ -45,11 +65,7 @@ run_case() {
 		exit 1
 	local a=$SHOALD_PID
 	# B answered start_shoald's probe; wait until A answers too (NSID says who)
-	for _ in $(seq 1 100); do
-		"$DIG" @127.0.0.1 -p "$port" +nsid +time=1 +tries=1 www.example.com A 2>/dev/null |
-			grep -q 'NSID:.*("A/' && break
-		sleep 0.05
-	done
+	wait_until 10 a_answers
 	if [ "$(ss -Hltnp "sport = :$port" | grep -c "pid=$a,")" -ne 2 ]; then
 		fail "daemon A has its two listeners on the shared port"
 	fi
@@ -58,10 +74,7 @@ run_case() {
 	"$TCPCLIENT" -N -w 10 -c $CLIENTS -r "$T_DIR/ready" 127.0.0.1 "$port" www.example.com A \
 		>"$T_DIR/client.out" &
 	local client=$!
-	for _ in $(seq 1 200); do
-		[ -e "$T_DIR/ready" ] && break
-		sleep 0.05
-	done
+	wait_ready "$T_DIR/ready" "$client"
 	queued=$(ss -Hltn "sport = :$port" | awk '{ s += $2 } END { print s + 0 }')
 	echo "# connections waiting in accept queues before the stop: $queued"
 	kill "-$1" "$a"

@@ -1,18 +1,15 @@
 /* A small DNS-over-TCP client for the TCP integration tests: pipelining, many connections, idle. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <ldns/ldns.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tests/tcpio.h"
 
 #define NSID_MAX 64
 
@@ -64,32 +61,13 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int tcp_connect(const char *addr, int port, int wait_s)
+/* A connection with a read deadline of wait_s; -1 when it fails. A bad address ends the run. */
+static int connect_to(const char *addr, int port, int wait_s)
 {
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		sl = sizeof(*s6);
-	} else {
+	int fd = tcpio_connect(addr, (uint16_t)port, wait_s);
+	if (fd == -2) {
 		fprintf(stderr, "tcpclient: bad address %s\n", addr);
 		exit(2);
-	}
-	int fd = socket(ss.ss_family, SOCK_STREAM, 0);
-	int one = 1;
-	struct timeval tv = { .tv_sec = wait_s };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&ss, sl) != 0) {
-		close(fd);
-		return -1;
 	}
 	return fd;
 }
@@ -125,28 +103,15 @@ static size_t build_query(uint8_t *buf, size_t cap, const char *name, ldns_rr_ty
 	return len + 2;
 }
 
-static bool recv_all(int fd, uint8_t *p, size_t len)
+/* Write the queries whole, or one octet at a time, 1 ms apart. */
+static bool send_queries(int fd, const uint8_t *p, size_t len, bool bytewise)
 {
-	while (len > 0) {
-		ssize_t r = recv(fd, p, len, 0);
-		if (r <= 0)
+	if (!bytewise)
+		return tcpio_send_all(fd, p, len);
+	for (size_t i = 0; i < len; i++) {
+		if (!tcpio_send_all(fd, p + i, 1))
 			return false;
-		p += r;
-		len -= (size_t)r;
-	}
-	return true;
-}
-
-static bool send_all(int fd, const uint8_t *p, size_t len, bool bytewise)
-{
-	while (len > 0) {
-		ssize_t r = send(fd, p, bytewise ? 1 : len, MSG_NOSIGNAL);
-		if (r <= 0)
-			return false;
-		if (bytewise)
-			usleep(1000);
-		p += r;
-		len -= (size_t)r;
+		usleep(1000);
 	}
 	return true;
 }
@@ -155,12 +120,9 @@ static bool send_all(int fd, const uint8_t *p, size_t len, bool bytewise)
 static ldns_pkt *read_answer(int fd)
 {
 	static uint8_t msg[65535];
-	uint8_t pre[2];
 	ldns_pkt *pkt = NULL;
-	if (!recv_all(fd, pre, 2))
-		return NULL;
-	size_t len = (size_t)(pre[0] << 8 | pre[1]);
-	if (!recv_all(fd, msg, len) || ldns_wire2pkt(&pkt, msg, len) != LDNS_STATUS_OK)
+	ssize_t len = tcpio_recv_msg(fd, msg, sizeof(msg));
+	if (len < 0 || ldns_wire2pkt(&pkt, msg, (size_t)len) != LDNS_STATUS_OK)
 		return NULL;
 	return pkt;
 }
@@ -178,7 +140,7 @@ static void count_nsid(ldns_pkt *pkt)
 /* Idle test: connect, send nothing, wait for the server to close. */
 static int idle_test(const char *addr, int port, int seconds)
 {
-	int fd = tcp_connect(addr, port, seconds);
+	int fd = connect_to(addr, port, seconds);
 	if (fd < 0) {
 		perror("tcpclient: connect");
 		return 1;
@@ -265,11 +227,11 @@ int main(int argc, char **argv)
 	for (int first = 0; first < conns; first += batch) {
 		int nb = conns - first < batch ? conns - first : batch;
 		for (int c = 0; c < nb; c++) {
-			fds[c] = tcp_connect(addr, port, wait_s);
+			fds[c] = connect_to(addr, port, wait_s);
 			if (fds[c] < 0)
 				continue;
 			opened++;
-			if (qlen && !send_all(fds[c], q, qlen, bytewise)) {
+			if (qlen && !send_queries(fds[c], q, qlen, bytewise)) {
 				close(fds[c]);
 				fds[c] = -1;
 			}

@@ -248,10 +248,8 @@ static void test_rate_limit_and_cookies(void)
  */
 static void test_man_page(void)
 {
-	const char *src = getenv("SHOAL_SRCDIR");
-	char path[512];
-	snprintf(path, sizeof(path), "%s/man/shoald.conf.5", src ? src : ".");
-	FILE *f = fopen(path, "r");
+	char path[4096];
+	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	char line[512], names[64][64], paras[64][2048];
 	size_t n = 0;
@@ -328,7 +326,7 @@ static void test_man_page_shoald(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -343,7 +341,7 @@ int main(void)
 		UNIT_TEST(test_man_page_shoald),
 		UNIT_END,
 	};
-	int rc = unit_run("conf", tests);
+	int rc = unit_run(argc, argv, "conf", tests);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

@@ -245,7 +245,7 @@ static void test_man_page(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(dir))
 		return 99;
@@ -257,7 +257,7 @@ int main(void)
 		UNIT_TEST(test_man_page),
 		UNIT_END,
 	};
-	int rc = unit_run("control", tests);
+	int rc = unit_run(argc, argv, "control", tests);
 	rmdir(dir);
 	return rc;
 }

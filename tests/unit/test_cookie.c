@@ -304,7 +304,7 @@ static void test_threads(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (sodium_init() < 0)
 		return 99;
@@ -319,5 +319,5 @@ int main(void)
 		UNIT_TEST(test_threads),
 		UNIT_END,
 	};
-	return unit_run("cookie", tests);
+	return unit_run(argc, argv, "cookie", tests);
 }

@@ -25,12 +25,12 @@ static void test_rcode_unnamed(void)
 	CU_ASSERT_STRING_EQUAL(dns_rcode_name(UINT32_MAX, buf), "RCODE4294967295");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_rcode_names),
 		UNIT_TEST(test_rcode_unnamed),
 		UNIT_END,
 	};
-	return unit_run("dns", tests);
+	return unit_run(argc, argv, "dns", tests);
 }

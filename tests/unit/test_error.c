@@ -64,7 +64,7 @@ static void test_unknown_codes(void)
 	CU_ASSERT_STRING_EQUAL(shoal_errname(-4000), "SHOAL_EUNKNOWN");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_own_codes),
@@ -72,5 +72,5 @@ int main(void)
 		UNIT_TEST(test_unknown_codes),
 		UNIT_END,
 	};
-	return unit_run("error", tests);
+	return unit_run(argc, argv, "error", tests);
 }

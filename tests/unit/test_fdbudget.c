@@ -107,12 +107,12 @@ static void test_raise_and_count(void)
 	close(fd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_small_limit),     UNIT_TEST(test_default_soft_limit),
 		UNIT_TEST(test_cannot_fit),      UNIT_TEST(test_plan_always_fits),
 		UNIT_TEST(test_raise_and_count), UNIT_END,
 	};
-	return unit_run("fdbudget", tests);
+	return unit_run(argc, argv, "fdbudget", tests);
 }

@@ -123,7 +123,7 @@ static void test_answer_truncated_records_are_safe(void)
 	CU_ASSERT(!a.has_nsid);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_hist_buckets_are_monotonic_and_tight),
@@ -133,5 +133,5 @@ int main(void)
 		UNIT_TEST(test_answer_truncated_records_are_safe),
 		UNIT_END,
 	};
-	return unit_run("flood", tests);
+	return unit_run(argc, argv, "flood", tests);
 }

@@ -192,7 +192,7 @@ static void test_hash_octets(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_text_round_trip),    UNIT_TEST(test_text_relative_and_errors),
@@ -200,5 +200,5 @@ int main(void)
 		UNIT_TEST(test_canonical_order),    UNIT_TEST(test_relations_and_hash),
 		UNIT_TEST(test_hash_octets),        UNIT_END,
 	};
-	return unit_run("name", tests);
+	return unit_run(argc, argv, "name", tests);
 }

@@ -186,7 +186,7 @@ static void test_cookie_first_only(void)
 	CU_ASSERT_PTR_NULL(q.cookie);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_plain_query),
@@ -197,5 +197,5 @@ int main(void)
 		UNIT_TEST(test_cookie_first_only),
 		UNIT_END,
 	};
-	return unit_run("query", tests);
+	return unit_run(argc, argv, "query", tests);
 }

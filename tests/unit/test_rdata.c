@@ -306,12 +306,12 @@ static void test_unpack_received(void)
 	CU_ASSERT_EQUAL(unpack(DNS_TYPE_MX, mx, sizeof(mx), out, 10), SHOAL_ESPACE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_table_covers_ldns), UNIT_TEST(test_examples_accepted),
 		UNIT_TEST(test_malformed_refused), UNIT_TEST(test_names_from_table),
 		UNIT_TEST(test_unpack_received),   UNIT_END,
 	};
-	return unit_run("rdata", tests);
+	return unit_run(argc, argv, "rdata", tests);
 }

@@ -308,7 +308,7 @@ static void test_strip(void)
 	CU_ASSERT_EQUAL(response_strip(out, 5), SHOAL_EMALFORMED);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_header_and_question),
@@ -321,5 +321,5 @@ int main(void)
 		UNIT_TEST(test_strip),
 		UNIT_END,
 	};
-	return unit_run("response", tests);
+	return unit_run(argc, argv, "response", tests);
 }

@@ -59,7 +59,7 @@ static void test_addition(void)
 	CU_ASSERT_EQUAL(serial_add(42, 0), 42);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_plain_order),
@@ -68,5 +68,5 @@ int main(void)
 		UNIT_TEST(test_addition),
 		UNIT_END,
 	};
-	return unit_run("serial", tests);
+	return unit_run(argc, argv, "serial", tests);
 }

@@ -95,7 +95,7 @@ static void test_busy_port_keeps_errno(void)
 	close(held);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_reuseport_layout),
@@ -103,5 +103,5 @@ int main(void)
 		UNIT_TEST(test_busy_port_keeps_errno),
 		UNIT_END,
 	};
-	return unit_run("socket", tests);
+	return unit_run(argc, argv, "socket", tests);
 }

@@ -128,7 +128,7 @@ static void test_table_is_every_counter(void)
 	free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_layout),
@@ -138,5 +138,5 @@ int main(void)
 		UNIT_TEST(test_table_is_every_counter),
 		UNIT_END,
 	};
-	return unit_run("stats", tests);
+	return unit_run(argc, argv, "stats", tests);
 }

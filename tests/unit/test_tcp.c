@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include "proto/error.h"
 #include "server/acceptor.h"
 #include "server/tcp.h"
+#include "tests/tcpio.h"
 #include "tests/unit/unit.h"
 
 /* A query with this ID is answered with a 65535-octet message. */
@@ -137,47 +137,16 @@ static void fx_stop(fixture_t *fx)
 	sem_destroy(&fx->ready);
 }
 
+/* A loopback client whose reads give up after the deadline. */
 static int client_connect(uint16_t port)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int one = 1;
-	struct timeval tv = { .tv_sec = DEADLINE_S };
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return tcpio_connect("127.0.0.1", port, DEADLINE_S);
 }
 
 static void send_all(int fd, const uint8_t *p, size_t len)
 {
-	while (len > 0) {
-		ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
-		if (r <= 0) {
-			CU_FAIL("send failed");
-			return;
-		}
-		p += r;
-		len -= (size_t)r;
-	}
-}
-
-/* Read exactly len octets; false on EOF, error or the deadline. */
-static bool recv_all(int fd, uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t r = recv(fd, p, len, 0);
-		if (r <= 0)
-			return false;
-		p += r;
-		len -= (size_t)r;
-	}
-	return true;
+	if (!tcpio_send_all(fd, p, len))
+		CU_FAIL("send failed");
 }
 
 /* A framed query (length prefix + header + root question) with this ID. */
@@ -191,16 +160,12 @@ static size_t frame_query(uint8_t *p, uint16_t id)
 	return sizeof(tmpl);
 }
 
-/* Read one framed answer; returns its ID, or -1 when none came. */
+/* Read one framed answer into msg (65535 octets); returns its ID, or -1 when none came. */
 static int read_answer(int fd, uint8_t *msg, size_t *len)
 {
-	uint8_t pre[2];
-	if (!recv_all(fd, pre, 2))
-		return -1;
-	*len = (size_t)(pre[0] << 8 | pre[1]);
-	if (*len < 12 || !recv_all(fd, msg, *len))
-		return -1;
-	if (!(msg[2] & 0x80))
+	ssize_t n = tcpio_recv_msg(fd, msg, 65535);
+	*len = n > 0 ? (size_t)n : 0;
+	if (n < 12 || !(msg[2] & 0x80))
 		return -1;
 	return msg[0] << 8 | msg[1];
 }
@@ -245,6 +210,17 @@ static bool wait_closed(int fd)
 		if (r < 0)
 			return false; /* deadline */
 	}
+}
+
+/* Wait up to the deadline for a counter of the loop thread to reach `want`. */
+static bool wait_counter(const uint64_t *counter, uint64_t want)
+{
+	for (int i = 0; i < DEADLINE_S * 100; i++) {
+		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= want)
+			return true;
+		usleep(10000);
+	}
+	return false;
 }
 
 static const tcp_limits_t default_limits = TCP_LIMITS_DEFAULT;
@@ -470,7 +446,9 @@ static void test_max_connections_prefers_idle(void)
 	int busy = client_connect(fx.port);
 	send_all(busy, q, n / 2);
 	int idle = client_connect(fx.port);
-	usleep(100000); /* both accepted, the half message read */
+	/* both accepted, the half message read */
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.accepted, 2));
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.bytes_in, n / 2));
 	int fresh = client_connect(fx.port);
 	send_all(fresh, q, n);
 	CU_ASSERT_EQUAL(read_answer(fresh, a, &len), 77);
@@ -497,7 +475,9 @@ static void test_max_connections_none_idle(void)
 	send_all(first, q, n / 2);
 	int second = client_connect(fx.port);
 	send_all(second, q, n / 2);
-	usleep(100000); /* both mid-message */
+	/* both accepted, both mid-message */
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.accepted, 2));
+	CU_ASSERT_TRUE(wait_counter(&fx.stats.bytes_in, 2 * (n / 2)));
 	int fresh = client_connect(fx.port);
 	send_all(fresh, q, n);
 	CU_ASSERT_EQUAL(read_answer(fresh, a, &len), 78);
@@ -638,17 +618,6 @@ static void test_half_close_answered(void)
 	fx_stop(&fx);
 }
 
-/* Wait up to the deadline for a counter of the loop thread to reach `want`. */
-static bool wait_counter(const uint64_t *counter, uint64_t want)
-{
-	for (int i = 0; i < DEADLINE_S * 100; i++) {
-		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= want)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 /*
  * accept fails with EMFILE: the listener rests (counted) and does not drop
  * the connection; once descriptors are back, the waiting client is served.
@@ -667,8 +636,7 @@ static void test_accept_emfile_pauses_then_serves(void)
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(fx.port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { .tv_sec = DEADLINE_S };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	tcpio_deadline(fd, DEADLINE_S);
 	struct rlimit old, low;
 	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &old), 0);
 	low = old;
@@ -762,7 +730,7 @@ static void test_bad_arguments(void)
 	CU_ASSERT_TRUE(m == 0 || m == 1 || m == SHOAL_ENOTFOUND);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN); /* as shoald does: see tcp_server_start */
 	static const unit_test_t tests[] = {
@@ -788,5 +756,5 @@ int main(void)
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};
-	return unit_run("tcp", tests);
+	return unit_run(argc, argv, "tcp", tests);
 }

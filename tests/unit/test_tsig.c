@@ -871,7 +871,7 @@ static void test_threads(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (sodium_init() < 0)
 		return 99;
@@ -892,5 +892,5 @@ int main(void)
 		UNIT_TEST(test_threads),
 		UNIT_END,
 	};
-	return unit_run("tsig", tests);
+	return unit_run(argc, argv, "tsig", tests);
 }

@@ -47,7 +47,7 @@ static void test_write_overrun(void)
 	CU_ASSERT_EQUAL(w.err, SHOAL_ESPACE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_read_in_bounds),
@@ -55,5 +55,5 @@ int main(void)
 		UNIT_TEST(test_write_overrun),
 		UNIT_END,
 	};
-	return unit_run("wire", tests);
+	return unit_run(argc, argv, "wire", tests);
 }

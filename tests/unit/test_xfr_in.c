@@ -465,7 +465,7 @@ static void test_header_checks(void)
 				      label, NULL, NULL));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -495,7 +495,7 @@ int main(void)
 		UNIT_TEST(test_header_checks),
 		UNIT_END,
 	};
-	int rc = unit_run("xfr_in", tests);
+	int rc = unit_run(argc, argv, "xfr_in", tests);
 	for (int i = 1; i <= 3; i++)
 		zone_unref(v[i]);
 	journal_unref(primary);

@@ -384,7 +384,7 @@ static void test_journal_threads(void)
 	journal_unref(shared);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -398,6 +398,6 @@ int main(void)
 		UNIT_TEST(test_journal_threads),
 		UNIT_END,
 	};
-	int rc = unit_run("xfr_journal", tests);
+	int rc = unit_run(argc, argv, "xfr_journal", tests);
 	return xt_remove_dir(tmpdir, rc);
 }

@@ -424,7 +424,7 @@ static void test_request_serial(void)
 	CU_ASSERT_EQUAL(serial, 77);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -436,7 +436,7 @@ int main(void)
 		UNIT_TEST(test_ixfr_up_to_date),     UNIT_TEST(test_ixfr_falls_back),
 		UNIT_TEST(test_request_serial),      UNIT_END,
 	};
-	int rc = unit_run("xfr_out", tests);
+	int rc = unit_run(argc, argv, "xfr_out", tests);
 	ixfr_teardown();
 	return xt_remove_dir(tmpdir, rc);
 }

@@ -150,7 +150,7 @@ static void test_atomic_replace(void)
 	zone_unref(z);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -160,6 +160,6 @@ int main(void)
 		UNIT_TEST(test_atomic_replace),
 		UNIT_END,
 	};
-	int rc = unit_run("xfr_write", tests);
+	int rc = unit_run(argc, argv, "xfr_write", tests);
 	return xt_remove_dir(tmpdir, rc);
 }

@@ -247,7 +247,7 @@ static void test_reference_outlives_set(void)
 	zonedb_publish(&xfr_ref, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
@@ -258,7 +258,7 @@ int main(void)
 		UNIT_TEST(test_reload_semantics),       UNIT_TEST(test_publish_swaps),
 		UNIT_TEST(test_reference_outlives_set), UNIT_END,
 	};
-	int rc = unit_run("zone_db", tests);
+	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
 	unlink(zfile);
 	rmdir(tmpdir);

@@ -534,15 +534,12 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 	fprintf(stderr, "%s: %s\n", is_error ? "error" : "warning", msg);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const char *src = getenv("SHOAL_SRCDIR");
 	char paths[3][4096];
-	const char *files[3] = { "secure.test.zone", "secure3.test.zone",
-				 "signed.secure.test.zone" };
-	for (int i = 0; i < 3; i++)
-		snprintf(paths[i], sizeof(paths[i]), "%s/tests/diff/dnssec/%s", src ? src : ".",
-			 files[i]);
+	unit_src_path(paths[0], sizeof(paths[0]), "tests/diff/dnssec/secure.test.zone");
+	unit_src_path(paths[1], sizeof(paths[1]), "tests/diff/dnssec/secure3.test.zone");
+	unit_src_path(paths[2], sizeof(paths[2]), "tests/diff/dnssec/signed.secure.test.zone");
 	zone_spec_t specs[] = {
 		{ .name = "secure.test", .file = paths[0], .limits = ZONE_LIMITS_DEFAULT },
 		{ .name = "secure3.test", .file = paths[1], .limits = ZONE_LIMITS_DEFAULT },
@@ -581,7 +578,7 @@ int main(void)
 		UNIT_TEST(test_referrals),          UNIT_TEST(test_truncation_with_signatures),
 		UNIT_TEST(test_nsec3_chain_hidden), UNIT_END,
 	};
-	int rc = unit_run("zone_dnssec", tests);
+	int rc = unit_run(argc, argv, "zone_dnssec", tests);
 	ldns_rr_list_deep_free(keys);
 	zonedb_free(db);
 	return rc;

@@ -51,10 +51,9 @@ static bool has_msg(const msgs_t *m, const char *needle)
 
 static const char *zone_path(const char *file)
 {
-	static char path[4096];
-	const char *src = getenv("SHOAL_SRCDIR");
-	snprintf(path, sizeof(path), "%s/tests/unit/zones/%s", src ? src : ".", file);
-	return path;
+	static char path[4096], rel[512];
+	snprintf(rel, sizeof(rel), "tests/unit/zones/%s", file);
+	return unit_src_path(path, sizeof(path), rel);
 }
 
 static int load(const char *file, const char *origin, msgs_t *m, zone_t **z)
@@ -455,14 +454,11 @@ static void test_parallel_load_equals_serial(void)
 static void test_nul_in_line(void)
 {
 	char path[] = "/tmp/shoal-nul.XXXXXX";
-	int fd = mkstemp(path);
-	CU_ASSERT_FATAL(fd >= 0);
 	static const char text[] = "@ 60 IN SOA a b 1 2 3 4 5\n"
 				   "\0\0junk NS a\n"
 				   "a 20 IN A 192.0.2.1\n"
 				   "b 20 IN A 192.0.2.2\n";
-	CU_ASSERT_EQUAL_FATAL(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
-	close(fd);
+	CU_ASSERT_EQUAL_FATAL(unit_temp_file(path, text, sizeof(text) - 1), 0);
 	msgs_t m;
 	zone_t *z = NULL;
 	CU_ASSERT_EQUAL(load_abs(path, "nul.test", &m, &z), SHOAL_EZONE);
@@ -964,7 +960,7 @@ static void test_load_cancel(void)
 	zone_free(z);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_good_zone_loads),
@@ -992,5 +988,5 @@ int main(void)
 		UNIT_TEST(test_load_cancel),
 		UNIT_END,
 	};
-	return unit_run("zone_load", tests);
+	return unit_run(argc, argv, "zone_load", tests);
 }

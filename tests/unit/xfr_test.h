@@ -45,10 +45,8 @@ static inline const char *xt_src(const char *rel)
 {
 	static char path[4][4096];
 	static int k;
-	const char *src = getenv("SHOAL_SRCDIR");
 	k = (k + 1) % 4;
-	snprintf(path[k], sizeof(path[k]), "%s/%s", src ? src : ".", rel);
-	return path[k];
+	return unit_src_path(path[k], sizeof(path[k]), rel);
 }
 
 static inline zone_t *xt_load(const char *path, const char *origin)
