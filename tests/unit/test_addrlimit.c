@@ -77,7 +77,7 @@ static void test_what_is_one_address(void)
 	addrlimit_free(a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (sodium_init() < 0)
 		return 99;
@@ -86,5 +86,5 @@ int main(void)
 		UNIT_TEST(test_what_is_one_address),
 		UNIT_END,
 	};
-	return unit_run("addrlimit", tests);
+	return unit_run(argc, argv, "addrlimit", tests);
 }

@@ -328,7 +328,7 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char path[4096];
 	const char *src = getenv("SHOAL_SRCDIR");
@@ -344,7 +344,7 @@ int main(void)
 		UNIT_TEST(test_cookie_staging),   UNIT_TEST(test_cookie_malformed),
 		UNIT_TEST(test_cookie_required),  UNIT_END,
 	};
-	int rc = unit_run("answer_info", tests);
+	int rc = unit_run(argc, argv, "answer_info", tests);
 	zonedb_free(db);
 	return rc;
 }

@@ -338,7 +338,7 @@ static void test_threads(void)
 	rrl_free(shared);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (sodium_init() < 0)
 		return 99;
@@ -349,5 +349,5 @@ int main(void)
 		UNIT_TEST(test_limits_checked), UNIT_TEST(test_takeover),
 		UNIT_TEST(test_threads),        UNIT_END,
 	};
-	return unit_run("rrl", tests);
+	return unit_run(argc, argv, "rrl", tests);
 }
