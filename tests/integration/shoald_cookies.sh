@@ -76,7 +76,7 @@ for len in 7 9 15; do
 done
 out=$(perl "$SHOAL_SRCDIR/tests/integration/rrl_flood.pl" "$port" www.example.com 1 0 127.0.0.1 \
 	"$(printf '%082d' 0)")
-check_match "a COOKIE option of 41 octets gets FORMERR" ' rcode 1$' "$out"
+check_match "a COOKIE option of 41 octets gets FORMERR" ' rcode 1 ' "$out"
 check_match "40 octets are well formed (a server cookie of 32, not valid)" '^NOERROR' \
 	"$(ask 127.0.0.1 "$(printf '%080d' 0)")"
 check_match "a query without a cookie is answered" 'status: NOERROR' \

@@ -56,10 +56,7 @@ start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --zone "$ZONE" \
 hold 127.0.0.1 5 3 >"$T_DIR/held" &
 holder=$!
 T_PIDS="$T_PIDS $holder"
-for _ in $(seq 1 200); do
-	[ -s "$T_DIR/held" ] && break
-	sleep 0.05
-done
+wait_until 20 test -s "$T_DIR/held"
 check_eq "tcp-max-per-address 4: 4 of 5 connections from one address served" \
 	"served 4 closed 1" "$(cat "$T_DIR/held")"
 check_eq "tcp.refused_per_address counts the fifth" 1 "$(tcp_counter refused_per_address)"

@@ -49,7 +49,9 @@ trap migrate_cleanup EXIT
 
 port=$(free_port)
 zone="example.com=$EXAMPLES/example.com.zone"
-start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid B --zone "$zone" || exit 1
+# every client connection comes from 127.0.0.1: no limit per address here
+start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid B --zone "$zone" \
+	--tcp-max-per-address 0 || exit 1
 B=$SHOALD_PID
 
 # a_answers: daemon A (NSID A) answers on the shared port.
@@ -61,8 +63,8 @@ a_answers() {
 # run_case SIGNAL: start daemon A beside B, freeze it, connect the clients,
 # send SIGNAL to A (and SIGCONT); sets OUT to the client's report.
 run_case() {
-	start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid A --zone "$zone" ||
-		exit 1
+	start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid A --zone "$zone" \
+		--tcp-max-per-address 0 || exit 1
 	local a=$SHOALD_PID
 	# B answered start_shoald's probe; wait until A answers too (NSID says who)
 	wait_until 10 a_answers
