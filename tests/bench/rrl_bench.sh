@@ -44,7 +44,7 @@ ORIGIN=bench.test.
 cpu_ns() {
 	local p sum=0 t
 	for p in $(tree "$1"); do
-		t=$(cat /proc/"$p"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+		t=$(cat /proc/"$p"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }')
 		sum=$((sum + t))
 	done
 	echo "$sum"
