@@ -92,7 +92,7 @@ static void check_account(const char *qname, uint16_t type, uint16_t qclass, enu
 		ldns_rdf *r = ldns_dname_new_frm_str(name);
 		want_len = ldns_rdf_size(r);
 		memcpy(want, ldns_rdf_data(r), want_len);
-		ldns_rdf_free(r);
+		ldns_rdf_deep_free(r);
 	}
 	CU_ASSERT_EQUAL(info.name_len, want_len);
 	CU_ASSERT(info.name_len == want_len && memcmp(info.name, want, want_len) == 0);
