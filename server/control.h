@@ -33,8 +33,8 @@ enum control_arg {
 #define CONTROL_COMMANDS(X)                                            \
 	X(status, "status", CONTROL_ARG_NONE, NULL,                    \
 	  "version, threads, socket mode, uptime, zones")              \
-	X(stats, "stats", CONTROL_ARG_NONE, NULL,                      \
-	  "counters as JSON: totals and one entry per thread")         \
+	X(stats, "stats", CONTROL_ARG_OPTIONAL, "FORMAT",              \
+	  "counters per thread: text (a table), json or prometheus")   \
 	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",              \
 	  "reload every zone, or ZONE; errors name FILE:LINE")         \
 	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,          \
@@ -70,7 +70,7 @@ typedef struct control_env {
 	const conf_t *cfg;       /* status: the zones configured */
 	workers_t *workers;      /* status, stats: threads, counters, sockets */
 	reload_t *reload;        /* reload; its state for status and zone-status */
-	zonedb_ref_t *zones;     /* zone-status: the set served */
+	zonedb_ref_t *zones;     /* zone-status, stats: the set served */
 	time_t started_at;       /* status: uptime */
 	void (*stop)(void *arg); /* stop: end the server, on the main loop */
 	void *stop_arg;

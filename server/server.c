@@ -15,6 +15,7 @@
 #include "server/control.h"
 #include "server/fdbudget.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/reload.h"
 #include "server/server.h"
 #include "server/socket.h"
@@ -30,6 +31,7 @@ typedef struct server {
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
 	control_t *control;
+	metrics_t *metrics; /* the Prometheus endpoint, or NULL */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	bool stopping;
 	time_t started_at;
@@ -58,6 +60,13 @@ static void on_signal(uv_signal_t *h, int signum)
 		return;
 	}
 	server_request_stop(srv);
+}
+
+/* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
+static void prepare_zone_set(void *arg, const zonedb_t *db)
+{
+	server_t *srv = arg;
+	workers_zone_slots_reset(srv->workers.zone_stats ? &srv->workers : NULL, db);
 }
 
 /* The uid and gid of cfg->user and cfg->group. Returns 0 or SHOAL_ECONFIG with err. */
@@ -181,6 +190,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.addresses = cfg->listen_count,
 		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
+		.metrics = cfg->metrics.addr_len != 0,
 		.max_connections = cfg->tcp.max_connections,
 	};
 	fdbudget_t b;
@@ -256,6 +266,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	srv->cfg = cfg;
 	srv->responder = responder;
 	reload_init(&srv->reload, cfg, &srv->zones);
+	srv->reload.prepare = prepare_zone_set;
+	srv->reload.prepare_arg = srv;
 	srv->started_at = time(NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
@@ -296,6 +308,10 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
 		goto done;
+	metrics_env_t menv = { .loop = &loop, .workers = &srv->workers, .zones = &srv->zones };
+	if (cfg->metrics.addr_len &&
+	    metrics_open(&srv->metrics, &menv, &cfg->metrics, err, sizeof(err)) < 0)
+		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto done;
 	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
@@ -320,6 +336,7 @@ done:
 	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv->control);
+		metrics_close(srv->metrics);
 		if (status != 0 && err[0])
 			log_error("%s", err);
 		log_info("stopped");
@@ -327,10 +344,13 @@ done:
 	}
 	if (srv->loop) {
 		control_close(srv->control);
+		metrics_close(srv->metrics);
 		signals_close(srv);
 		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
 		control_free(srv->control);
 		srv->control = NULL;
+		metrics_free(srv->metrics);
+		srv->metrics = NULL;
 		if (uv_loop_close(&loop) < 0)
 			log_warning("main loop not closed cleanly");
 		workers_destroy(&srv->workers);

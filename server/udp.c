@@ -142,10 +142,10 @@ static int udp_batch_once(worker_t *w, int fd)
 	for (int i = 0; i < n; i++) {
 		size_t len = b->rx[i].msg_len;
 		answer_info_t info;
+		answer_info_clear(&info); /* a responder need not set every field */
 		size_t alen = 0;
 		uint8_t *abuf = b->tx_buf + (size_t)out * b->answer_cap;
 		if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			answer_info_clear(&info);
 			info.malformed = true; /* longer than any query we answer */
 		} else {
 			worker_client_ip(ctx, (const struct sockaddr *)&b->peer[i]);
@@ -155,6 +155,7 @@ static int udp_batch_once(worker_t *w, int fd)
 				alen = udp_rate_limit(w, abuf, alen, &info);
 		}
 		stats_count_udp(w->stats, len, alen > 0, &info);
+		stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
 		if (alen == 0)
 			continue;
 		b->tx_iov[out].iov_len = alen;
