@@ -92,7 +92,7 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 for c in $CONFIGS; do
-	"$SHOALCTL" -s "$T_DIR/$c/control.sock" stats | tail -1 |
+	"$SHOALCTL" -s "$T_DIR/$c/control.sock" stats json | grep "\"total\"" |
 		grep -o '"\(rrl_dropped\|rrl_slipped\|cookie_client\|cookie_valid\|cookie_invalid\)": [0-9]*' |
 		tr '\n' ' ' >"$T_DIR/stats.$c"
 	kill "${PID[$c]}"

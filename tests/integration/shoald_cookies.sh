@@ -23,7 +23,7 @@ ask() {
 		tr '\n' ' ' | sed 's/ $//'
 }
 stat() {
-	"$SHOALCTL" -s "$T_DIR/ctl" stats | sed -n "s/^ \"total\": .*\"$1\": \\([0-9]*\\).*/\\1/p"
+	"$SHOALCTL" -s "$T_DIR/ctl" stats json | sed -n "s/^ \"total\": .*\"$1\": \\([0-9]*\\).*/\\1/p"
 }
 # conf FILE SECRET [STAGING]: a configuration with these cookie secrets
 conf() {

@@ -19,7 +19,7 @@ COUNT=1000
 field() { printf '%s\n' "$2" | sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p"; }
 # stat NAME: a counter of the totals in shoalctl stats
 stat() {
-	"$SHOALCTL" -s "$T_DIR/ctl" stats | sed -n "s/^ \"total\": .*\"$1\": \\([0-9]*\\).*/\\1/p"
+	"$SHOALCTL" -s "$T_DIR/ctl" stats json | sed -n "s/^ \"total\": .*\"$1\": \\([0-9]*\\).*/\\1/p"
 }
 
 port=$(free_port)
