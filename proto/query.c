@@ -6,7 +6,9 @@
 
 /*
  * Read one OPT record's fields (after its owner and type) into q.
- * Returns QUERY_OK or QUERY_FORMERR.
+ * Returns QUERY_OK, or QUERY_FORMERR: for a malformed OPT record with
+ * q->edns left false, for a malformed COOKIE option with the OPT's fields
+ * read (the answer carries EDNS) and no cookie.
  */
 static enum query_verdict parse_opt(query_t *q, wire_t *w)
 {
@@ -19,7 +21,7 @@ static enum query_verdict parse_opt(query_t *q, wire_t *w)
 
 	wire_t opts;
 	wire_init_read(&opts, rdata, rdlen);
-	bool nsid = false;
+	bool nsid = false, cookie_malformed = false;
 	const uint8_t *cookie = NULL;
 	uint16_t cookie_len = 0;
 	while (wire_left(&opts) > 0) {
@@ -30,11 +32,16 @@ static enum query_verdict parse_opt(query_t *q, wire_t *w)
 			return QUERY_FORMERR; /* RFC 6891 6.1.2: options must fit RDLEN */
 		if (code == DNS_EDNS_NSID) {
 			nsid = true;
-		} else if (code == DNS_EDNS_COOKIE) {
-			/* RFC 7873 5.2.2: 8 octets client cookie, or 16 to 40 in all */
+		} else if (code == DNS_EDNS_COOKIE && !cookie && !cookie_malformed) {
+			/*
+			 * RFC 7873 5.2: only the first COOKIE option counts, the
+			 * others are ignored. 5.2.2: 8 octets client cookie, or
+			 * 16 to 40 in all, else FORMERR.
+			 */
 			if (olen != 8 && (olen < 16 || olen > 40))
-				return QUERY_FORMERR;
-			cookie = odata;
+				cookie_malformed = true;
+			else
+				cookie = odata;
 			cookie_len = olen;
 		}
 		/* RFC 6891 6.1.2: unknown options are ignored */
@@ -45,8 +52,9 @@ static enum query_verdict parse_opt(query_t *q, wire_t *w)
 	q->edns_do = (ttl & DNS_EDNS_DO) != 0;
 	q->nsid_requested = nsid;
 	q->cookie = cookie;
-	q->cookie_len = (uint8_t)cookie_len;
-	return QUERY_OK;
+	q->cookie_len = cookie ? (uint8_t)cookie_len : 0;
+	/* the OPT is well formed, the COOKIE option in it is not: FORMERR with EDNS */
+	return cookie_malformed ? QUERY_FORMERR : QUERY_OK;
 }
 
 /* Walk the answer, authority and additional sections looking for the OPT. */
@@ -78,10 +86,9 @@ static enum query_verdict parse_records(query_t *q, wire_t *w)
 				return QUERY_FORMERR;
 			}
 			seen_opt = true;
-			if (parse_opt(q, w) != QUERY_OK) {
-				q->edns = false;
+			/* q->edns is set only when the OPT record itself is well formed */
+			if (parse_opt(q, w) != QUERY_OK)
 				return QUERY_FORMERR;
-			}
 		}
 	}
 	/* bytes after the counted records are ignored, as NSD and Knot do */

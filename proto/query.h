@@ -41,7 +41,7 @@ typedef struct query {
 	uint16_t edns_udp_size; /* requester's payload size, as sent */
 	bool edns_do;           /* DNSSEC OK bit */
 	bool nsid_requested;    /* an NSID option was present (RFC 5001) */
-	const uint8_t *cookie;  /* COOKIE option data (RFC 7873), or NULL */
+	const uint8_t *cookie;  /* the first COOKIE option's data (RFC 7873), or NULL */
 	uint8_t cookie_len;
 	bool tsig; /* a TSIG RR is in the additional section (tsig_find checks it) */
 } query_t;
@@ -51,8 +51,10 @@ typedef struct query {
  * header or QR set: QUERY_DROP. Opcode other than QUERY: QUERY_NOTIMP.
  * QDCOUNT other than 1, a question that does not parse (truncated, bad label,
  * compression loop), two OPT records, an OPT outside the additional section
- * or not owned by the root, or a malformed OPT: QUERY_FORMERR. EDNS version
- * above 0: QUERY_BADVERS. Trailing bytes after the records are ignored.
+ * or not owned by the root, a malformed OPT, or a malformed first COOKIE
+ * option (then with edns set, as the OPT itself is sound): QUERY_FORMERR.
+ * EDNS version above 0: QUERY_BADVERS. Trailing bytes after the records are
+ * ignored.
  * Records other than OPT in the answer/authority/additional sections are
  * skipped (TSIG is recognised later). Allocates nothing.
  */

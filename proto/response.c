@@ -279,8 +279,17 @@ size_t response_opt_size(const response_edns_t *e)
 {
 	if (!e->present)
 		return 0;
-	/* root owner, type, class, TTL, RDLENGTH; then the NSID option */
-	return 11 + (e->nsid ? 4 + (size_t)e->nsid_len : 0);
+	/* root owner, type, class, TTL, RDLENGTH; then the NSID and COOKIE options */
+	return 11 + (e->nsid ? 4 + (size_t)e->nsid_len : 0) +
+	       (e->cookie ? 4 + (size_t)e->cookie_len : 0);
+}
+
+/* One option (RFC 6891 6.1.2): code, length, data. */
+static void write_option(wire_t *w, uint16_t code, const uint8_t *data, uint16_t len)
+{
+	wire_write_u16(w, code);
+	wire_write_u16(w, len);
+	wire_write_bytes(w, data, len);
 }
 
 int response_finish(response_t *r, const response_edns_t *e)
@@ -303,14 +312,11 @@ int response_finish(response_t *r, const response_edns_t *e)
 		if (e->do_bit)
 			ttl |= DNS_EDNS_DO;
 		wire_write_u32(&r->w, ttl);
-		if (e->nsid) {
-			wire_write_u16(&r->w, (uint16_t)(4 + e->nsid_len));
-			wire_write_u16(&r->w, DNS_EDNS_NSID);
-			wire_write_u16(&r->w, e->nsid_len);
-			wire_write_bytes(&r->w, e->nsid, e->nsid_len);
-		} else {
-			wire_write_u16(&r->w, 0);
-		}
+		wire_write_u16(&r->w, (uint16_t)(response_opt_size(e) - 11));
+		if (e->nsid)
+			write_option(&r->w, DNS_EDNS_NSID, e->nsid, e->nsid_len);
+		if (e->cookie)
+			write_option(&r->w, DNS_EDNS_COOKIE, e->cookie, e->cookie_len);
 		arcount++;
 	}
 	if (r->w.err)
@@ -321,4 +327,42 @@ int response_finish(response_t *r, const response_edns_t *e)
 	wire_put_u16_at(&r->w, 8, r->counts[DNS_SECTION_AUTHORITY]);
 	wire_put_u16_at(&r->w, 10, arcount);
 	return (int)r->w.pos;
+}
+
+int response_strip(uint8_t *msg, size_t len)
+{
+	wire_t w;
+	wire_init_read(&w, msg, len);
+	wire_skip(&w, 4);
+	uint16_t counts[4];
+	for (int i = 0; i < 4; i++)
+		counts[i] = wire_read_u16(&w);
+	for (uint16_t i = 0; i < counts[DNS_SECTION_QUESTION]; i++) {
+		name_skip(&w);
+		wire_skip(&w, 4);
+	}
+	size_t question_end = w.pos;
+	/* the OPT is the last record we write: find where it starts */
+	size_t opt_at = 0;
+	unsigned records = (unsigned)counts[1] + counts[2] + counts[3];
+	for (unsigned i = 0; i < records && !w.err; i++) {
+		size_t at = w.pos;
+		name_skip(&w);
+		uint16_t type = wire_read_u16(&w);
+		wire_skip(&w, 6);
+		wire_skip(&w, wire_read_u16(&w));
+		if (type == DNS_TYPE_OPT && i + 1 == records)
+			opt_at = at;
+	}
+	if (w.err || w.pos != len)
+		return SHOAL_EMALFORMED;
+	size_t opt_len = opt_at ? len - opt_at : 0;
+	memmove(msg + question_end, msg + opt_at, opt_len);
+	wire_t out;
+	wire_init_write(&out, msg, len);
+	wire_put_u16_at(&out, 2, (uint16_t)(wire_get_u16(msg + 2) | DNS_FLAG_TC));
+	wire_put_u16_at(&out, 6, 0);
+	wire_put_u16_at(&out, 8, 0);
+	wire_put_u16_at(&out, 10, opt_len ? 1 : 0);
+	return (int)(question_end + opt_len);
 }

@@ -110,10 +110,23 @@ typedef struct response_edns {
 	bool do_bit;         /* echo DO */
 	const uint8_t *nsid; /* NSID payload to add, or NULL */
 	uint16_t nsid_len;
+	/* COOKIE option data to add (RFC 7873 4: client cookie, then server cookie), or NULL */
+	const uint8_t *cookie;
+	uint8_t cookie_len;
 } response_edns_t;
 
 /* Octets the OPT record for `e` takes (0 when !e->present). */
 size_t response_opt_size(const response_edns_t *e);
+
+/*
+ * Turn the finished message msg[0..len) into its truncated form in place:
+ * the header with TC set, the question, and the OPT record if it has one
+ * (with its cookie); every other record goes. Response rate limiting sends
+ * this instead of a limited answer, so that a real client retries over TCP.
+ * Returns the new length, or SHOAL_EMALFORMED when msg does not parse (it
+ * is then left as it was). Allocates nothing.
+ */
+int response_strip(uint8_t *msg, size_t len);
 
 /*
  * Write the counts, the rcode (upper bits in the OPT TTL) and the OPT record.

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,9 @@ const conf_option_t conf_options[] = {
 	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message" },
 	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
 	  OFF(tcp.max_output), "answer octets queued per TCP connection" },
+	{ "tcp-max-per-address", "tcp-max-per-address", "N", CONF_UINT, 0, 65536, NULL, "32",
+	  OFF(tcp.max_per_address),
+	  "most TCP connections one client address holds over all workers; 0: no limit" },
 	{ "max-types-per-name", "max-types-per-name", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
 	  "100", OFF(max_types_per_name),
 	  "refuse a zone with a name of more types (a signed type counts twice)" },
@@ -103,6 +107,32 @@ const conf_option_t conf_options[] = {
 	  OFF(max_expire_time), "and at most this long without a successful check" },
 	{ "keys", NULL, "LIST", CONF_KEYS, 0, 0, NULL, "(none)", OFF(keys),
 	  "TSIG keys: a list of {name, algorithm, secret or secret-file}" },
+	{ "rate-limit", "rate-limit", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL, "0", OFF(rrl.rate),
+	  "UDP answers per second per response class (RRL); 0: off" },
+	{ "rate-limit-nxdomain", "rate-limit-nxdomain", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
+	  "as rate-limit", OFF(rrl.nxdomain_rate),
+	  "NXDOMAIN answers per second per class; 0: not limited" },
+	{ "rate-limit-errors", "rate-limit-errors", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
+	  "as rate-limit", OFF(rrl.error_rate),
+	  "error answers per second per class; 0: not limited" },
+	{ "rate-limit-slip", "rate-limit-slip", "N", CONF_UINT, 0, RRL_SLIP_MAX, NULL, "2",
+	  OFF(rrl.slip), "send every Nth limited answer truncated (TC); 0: drop them all" },
+	{ "rate-limit-ipv4-prefix", "rate-limit-ipv4-prefix", "BITS", CONF_UINT, 0, 32, NULL, "24",
+	  OFF(rrl.ipv4_prefix), "IPv4 clients in one network share their classes" },
+	{ "rate-limit-ipv6-prefix", "rate-limit-ipv6-prefix", "BITS", CONF_UINT, 0, 128, NULL, "56",
+	  OFF(rrl.ipv6_prefix), "IPv6 clients in one network share their classes" },
+	{ "rate-limit-size", "rate-limit-size", "N", CONF_UINT, RRL_SIZE_MIN, RRL_SIZE_MAX, NULL,
+	  "1048576", OFF(rrl.size), "classes the rate limiting table holds (8 octets each)" },
+	{ "rate-limit-exempt", "rate-limit-exempt", "ADDR/BITS", CONF_PREFIXES, 0, 0, NULL,
+	  "(none)", OFF(rrl.exempt),
+	  "networks never rate limited; a list (repeat on the command line)" },
+	{ "cookie-secret", NULL, "HEX", CONF_SECRET, 0, 0, NULL, "random at start",
+	  OFF(cookie_secret), "DNS cookie server secret, 32 hex digits (RFC 9018)" },
+	{ "cookie-secret-staging", NULL, "HEX", CONF_SECRET, 0, 0, NULL, "(none)",
+	  OFF(cookie_secret_staging), "a second cookie secret that is accepted, not used" },
+	{ "cookie-require", "cookie-require", "yes|no", CONF_BOOL, 0, 0, NULL, "no",
+	  OFF(cookie_require),
+	  "answer BADCOOKIE over UDP to a client cookie without a valid server cookie" },
 	{ "zones-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, "the configuration file's folder",
 	  OFF(zones_dir), "folder that relative zone file paths start from" },
 	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
@@ -266,6 +296,29 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		cfg->listen_count++;
 		return 0;
+	case CONF_PREFIXES: {
+		rrl_prefix_list_t *l = field;
+		if (l->count == RRL_EXEMPT_MAX) {
+			set_err(err, errlen, "%s: more than %d prefixes", o->name, RRL_EXEMPT_MAX);
+			return SHOAL_EINVAL;
+		}
+		if (rrl_prefix_parse(value, &l->items[l->count]) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not ADDR/BITS", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		l->count++;
+		return 0;
+	}
+	case CONF_SECRET: {
+		conf_secret_t *secret = field;
+		if (cookie_secret_from_hex(secret->value, value) < 0) {
+			/* the value is a secret: not repeated in the message */
+			set_err(err, errlen, "%s: not 32 hex digits", o->name);
+			return SHOAL_EINVAL;
+		}
+		secret->set = true;
+		return 0;
+	}
 	case CONF_ADDR: {
 		/* a port alone is on loopback: the counters are not for everyone */
 		char text[sizeof(((listen_addr_t *)0)->text)];
@@ -384,6 +437,7 @@ int conf_init(conf_t *cfg)
 	cfg->max_retry_time = 3600;
 	cfg->min_expire_time = 10;
 	cfg->max_expire_time = 2419200;
+	cfg->rrl = (rrl_limits_t)RRL_LIMITS_DEFAULT;
 	default_listen(cfg);
 	return 0;
 }
@@ -405,6 +459,8 @@ void conf_clear(conf_t *cfg)
 		free((char *)cfg->zones[i].file);
 	}
 	free(cfg->zones);
+	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
+	sodium_memzero(&cfg->cookie_secret_staging, sizeof(cfg->cookie_secret_staging));
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -518,13 +574,13 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	char reason[400];
 	if (o->type == CONF_KEYS)
 		return 0; /* read first, before the zones that name keys */
-	if (o->type == CONF_LISTEN || o->type == CONF_ZONES) {
+	if (o->type == CONF_LISTEN || o->type == CONF_ZONES || o->type == CONF_PREFIXES) {
 		/* "zones:" with every item commented out is an empty list, not an error */
 		bool empty = conf_scalar(v) && !conf_scalar(v)[0] &&
 			     v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		if (empty && o->type == CONF_ZONES)
 			return 0;
-		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && conf_scalar(v)))
+		if (v->type != YAML_SEQUENCE_NODE && !(o->type != CONF_ZONES && conf_scalar(v)))
 			return conf_yerr(y, v, "%s: expected a list", key);
 		if (o->type == CONF_LISTEN)
 			cfg->listen_count = 0; /* the file's list replaces the default */
@@ -539,7 +595,7 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 			if (o->type == CONF_ZONES) {
 				rc = load_zone_item(cfg, y, item);
 			} else if (!conf_scalar(item)) {
-				rc = conf_yerr(y, item, "listen: expected ADDR@PORT");
+				rc = conf_yerr(y, item, "%s: expected %s", key, o->arg);
 			} else {
 				rc = set_scalar(cfg, o, conf_scalar(item), reason, sizeof(reason));
 				if (rc == SHOAL_EINVAL)

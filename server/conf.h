@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "proto/cookie.h"
 #include "proto/tsig.h"
 #include "server/acl.h"
+#include "server/rrl.h"
 #include "server/socket.h"
 #include "server/tcp.h"
 #include "zone/zonedb.h"
@@ -40,6 +42,12 @@ typedef struct conf_zone_xfr {
  * that runs as its own user (systemd's RuntimeDirectory=shoal) may make it.
  */
 #define CONF_CONTROL_DEFAULT RUNSTATEDIR "/shoal/shoald.ctl"
+
+/* A secret from the configuration (cookie-secret), or none. */
+typedef struct conf_secret {
+	bool set;
+	uint8_t value[COOKIE_SECRET_LEN];
+} conf_secret_t;
 
 /*
  * The whole configuration. Strings are owned by the config (conf_clear
@@ -82,6 +90,10 @@ typedef struct conf {
 	uint32_t min_expire_time, max_expire_time;
 	tsig_key_t *keys; /* keys: wiped by conf_clear */
 	size_t key_count;
+	rrl_limits_t rrl;                    /* rate-limit-* */
+	conf_secret_t cookie_secret;         /* the current secret, or random when not set */
+	conf_secret_t cookie_secret_staging; /* also accepted */
+	bool cookie_require;                 /* BADCOOKIE without a valid server cookie (UDP) */
 	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
 	zone_spec_t *zones;
 	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
@@ -98,11 +110,13 @@ enum conf_type {
 	CONF_UINT, /* decimal, within [min, max] */
 	CONF_BOOL, /* yes/no (also true/false, on/off) */
 	CONF_STRING,
-	CONF_ENUM,   /* one of names[] (stored as its index) */
-	CONF_LISTEN, /* list of ADDR@PORT */
-	CONF_ZONES,  /* list of {name, file}; on the command line NAME=PATH */
-	CONF_KEYS,   /* list of {name, algorithm, secret}: file only */
-	CONF_ADDR,   /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
+	CONF_ENUM,     /* one of names[] (stored as its index) */
+	CONF_LISTEN,   /* list of ADDR@PORT */
+	CONF_ZONES,    /* list of {name, file}; on the command line NAME=PATH */
+	CONF_KEYS,     /* list of {name, algorithm, secret}: file only */
+	CONF_ADDR,     /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
+	CONF_PREFIXES, /* list of ADDR/BITS (rrl_prefix_list_t); the command line adds */
+	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */

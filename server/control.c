@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,6 +381,31 @@ static void cmd_refresh(control_client_t *c, const char *arg)
 static void cmd_retransfer(control_client_t *c, const char *arg)
 {
 	refresh_reply(c, arg, true);
+}
+
+/*
+ * RFC 9018 5: the new secret makes the cookies from now on; the one it
+ * replaces is still accepted (staging) so that clients holding its
+ * cookies are not refused until the next rotation.
+ */
+static void cmd_cookie_rotate(control_client_t *c, const char *arg)
+{
+	uint8_t secret[COOKIE_SECRET_LEN];
+	if (arg && cookie_secret_from_hex(secret, arg) < 0) {
+		reply(c, false, "the secret must be 32 hex digits\n");
+		return;
+	}
+	int rc = cookies_rotate(&c->ctl->env.workers->cookies, arg ? secret : NULL);
+	sodium_memzero(secret, sizeof(secret));
+	if (rc < 0) {
+		char body[128];
+		snprintf(body, sizeof(body), "%s\n", shoal_strerror(rc));
+		reply(c, false, body);
+		return;
+	}
+	log_notice("control: cookie secret rotated; the previous one is the staging secret");
+	reply(c, true,
+	      "cookie secret rotated; the previous one is accepted until the next rotation\n");
 }
 
 static void cmd_stop(control_client_t *c, const char *arg)

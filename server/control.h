@@ -32,21 +32,23 @@ enum control_arg {
  * command" reply and shoalctl --help list it, and tests/unit/test_control.c
  * checks it against man/shoalctl.8: a command is one line here.
  */
-#define CONTROL_COMMANDS(X)                                          \
-	X(status, "status", CONTROL_ARG_NONE, NULL,                  \
-	  "version, threads, socket mode, uptime, zones")            \
-	X(stats, "stats", CONTROL_ARG_OPTIONAL, "FORMAT",            \
-	  "counters per thread: text (a table), json or prometheus") \
-	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",            \
-	  "reload every zone, or ZONE; errors name FILE:LINE")       \
-	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,        \
-	  "serial, records, load time and last error of each zone")  \
-	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",            \
-	  "send NOTIFY for ZONE to its secondaries now")             \
-	X(refresh, "refresh", CONTROL_ARG_REQUIRED, "ZONE",          \
-	  "ask the primaries of ZONE for a newer serial now")        \
-	X(retransfer, "retransfer", CONTROL_ARG_REQUIRED, "ZONE",    \
-	  "transfer ZONE whole from its primaries now")              \
+#define CONTROL_COMMANDS(X)                                            \
+	X(status, "status", CONTROL_ARG_NONE, NULL,                    \
+	  "version, threads, socket mode, uptime, zones")              \
+	X(stats, "stats", CONTROL_ARG_OPTIONAL, "FORMAT",              \
+	  "counters per thread: text (a table), json or prometheus")   \
+	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",              \
+	  "reload every zone, or ZONE; errors name FILE:LINE")         \
+	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,          \
+	  "serial, records, load time and last error of each zone")    \
+	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",              \
+	  "send NOTIFY for ZONE to its secondaries now")               \
+	X(refresh, "refresh", CONTROL_ARG_REQUIRED, "ZONE",            \
+	  "ask the primaries of ZONE for a newer serial now")          \
+	X(retransfer, "retransfer", CONTROL_ARG_REQUIRED, "ZONE",      \
+	  "transfer ZONE whole from its primaries now")                \
+	X(cookie_rotate, "cookie-rotate", CONTROL_ARG_OPTIONAL, "HEX", \
+	  "new DNS cookie secret (random, or HEX); old one staged")    \
 	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
 
 /*

@@ -30,6 +30,11 @@ void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const answer_i
 	count_query(&s->query, info);
 	if (info->malformed)
 		stats_add(&s->malformed, 1);
+	if (info->cookie != ANSWER_COOKIE_NONE)
+		stats_add(info->cookie == ANSWER_COOKIE_CLIENT  ? &s->cookie_client
+			  : info->cookie == ANSWER_COOKIE_VALID ? &s->cookie_valid
+								: &s->cookie_invalid,
+			  1);
 	if (!answered) {
 		stats_add(&s->dropped, 1);
 		return;

@@ -25,15 +25,20 @@
  * they are not in queries; the thread that reads the statistics reads
  * them from the sockets (SO_MEMINFO) and is the only writer of that field.
  */
-#define STATS_UDP(X)                                                                       \
-	X(queries, COUNTER, "UDP datagrams received")                                      \
-	X(answers, RCODES, "UDP answers sent, by rcode")                                   \
-	X(truncated, COUNTER, "UDP answers sent with TC set")                              \
-	X(dropped, COUNTER, "UDP queries not answered, or whose answer could not be sent") \
-	X(malformed, COUNTER, "UDP queries answered FORMERR or dropped as malformed")      \
-	X(bytes_in, COUNTER, "octets of UDP queries received")                             \
-	X(bytes_out, COUNTER, "octets of UDP answers sent")                                \
-	X(rcvbuf_drops, COUNTER, "UDP datagrams the kernel dropped on a full receive buffer")
+#define STATS_UDP(X)                                                                           \
+	X(queries, COUNTER, "UDP datagrams received")                                          \
+	X(answers, RCODES, "UDP answers sent, by rcode")                                       \
+	X(truncated, COUNTER, "UDP answers sent with TC set")                                  \
+	X(dropped, COUNTER, "UDP queries not answered, or whose answer could not be sent")     \
+	X(malformed, COUNTER, "UDP queries answered FORMERR or dropped as malformed")          \
+	X(bytes_in, COUNTER, "octets of UDP queries received")                                 \
+	X(bytes_out, COUNTER, "octets of UDP answers sent")                                    \
+	X(rcvbuf_drops, COUNTER, "UDP datagrams the kernel dropped on a full receive buffer")  \
+	X(rrl_dropped, COUNTER, "UDP answers not sent: their class was over rate-limit")       \
+	X(rrl_slipped, COUNTER, "UDP answers sent truncated: their class was over rate-limit") \
+	X(cookie_client, COUNTER, "UDP queries with a client cookie alone (RFC 7873)")         \
+	X(cookie_valid, COUNTER, "UDP queries with a valid server cookie")                     \
+	X(cookie_invalid, COUNTER, "UDP queries with a server cookie not valid here and now")
 
 /* STATS_TCP are the fields of tcp_stats_t, which server/tcp.c writes; "tcp" in the JSON. */
 #define STATS_TCP(X)                                                                            \
@@ -46,6 +51,7 @@
 	X(bytes_in, COUNTER, "octets read from TCP connections")                                \
 	X(bytes_out, COUNTER, "octets written to TCP connections")                              \
 	X(accept_paused, COUNTER, "TCP listener rests: accept found no descriptor or memory")   \
+	X(refused_per_address, COUNTER, "TCP connections closed at once: tcp-max-per-address")  \
 	X(rcode, RCODES, "TCP answers, by rcode")
 
 /*

@@ -39,6 +39,9 @@ void tcp_pool_release(tcp_conn_t *c)
 	c->flight = 0;
 	c->writing = c->reading = c->eof = c->timing_message = false;
 	c->shut = c->closing = c->got_input = c->stop_grace = false;
+	if (c->counted)
+		addrlimit_give(t->addresses, (const struct sockaddr *)&c->peer);
+	c->counted = false;
 	c->next = t->free_list;
 	t->free_list = c;
 	t->in_use--;
@@ -51,14 +54,14 @@ void tcp_pool_release(tcp_conn_t *c)
 
 /* ---- accepting ---- */
 
-/* fd was accepted into slot c: set the slot up and start serving it. */
-static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd)
+/* fd, from peer, was accepted into slot c: set the slot up and start serving it. */
+static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd, const struct sockaddr_storage *peer,
+			bool counted)
 {
+	c->peer = *peer;
+	c->counted = counted;
 	uv_tcp_init(t->loop, &c->handle);
 	uv_timer_init(t->loop, &c->timer);
-	socklen_t plen = sizeof(c->peer);
-	if (getpeername(fd, (struct sockaddr *)&c->peer, &plen) != 0)
-		memset(&c->peer, 0, sizeof(c->peer)); /* AF_UNSPEC: matches no address list */
 	c->handle.data = c;
 	c->timer.data = c;
 	c->write_req.data = c;
@@ -119,11 +122,27 @@ static bool on_accepted(acceptor_t *a, int fd)
 {
 	tcp_listener_t *l = a->data;
 	tcp_server_t *t = l->srv;
-	tcp_conn_t *c = pool_take(t);
-	if (c) {
-		conn_accept(t, c, fd);
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0) {
+		close(fd); /* gone already (ENOTCONN) */
 		return true;
 	}
+	/* an address at its limit takes no slot and closes no one else's connection */
+	bool counted = t->addresses != NULL;
+	if (counted && !addrlimit_take(t->addresses, (const struct sockaddr *)&peer)) {
+		close(fd);
+		stats_add(&t->stats->refused_per_address, 1);
+		return true;
+	}
+	tcp_conn_t *c = pool_take(t);
+	if (c) {
+		conn_accept(t, c, fd, &peer, counted);
+		return true;
+	}
+	/* offered again when a slot frees: counted again then */
+	if (counted)
+		addrlimit_give(t->addresses, (const struct sockaddr *)&peer);
 	/* The acceptor keeps the connection and stops accepting until a slot
 	 * frees (server_serve_waiting). */
 	if (!l->waiting) {
@@ -316,6 +335,11 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn)
 {
 	t->special = fn;
+}
+
+void tcp_server_limit_addresses(tcp_server_t *t, addrlimit_t *a)
+{
+	t->addresses = a;
 }
 
 size_t tcp_server_connections(const tcp_server_t *t)

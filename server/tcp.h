@@ -8,14 +8,17 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include "server/addrlimit.h"
 #include "server/stats.h"
 
 /*
- * Answers one message: q[0..len) in, answer written to out[0..cap) (cap is
- * 65535). Returns the answer length, or 0 for no answer. Called on the
- * worker's loop thread; the TCP code calls it for every complete message.
+ * Answers one message from the client at peer: q[0..len) in, answer
+ * written to out[0..cap) (cap is 65535). Returns the answer length, or 0
+ * for no answer. Called on the worker's loop thread; the TCP code calls it
+ * for every complete message.
  */
-typedef size_t (*tcp_answer_fn)(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap);
+typedef size_t (*tcp_answer_fn)(void *arg, const struct sockaddr *peer, const uint8_t *q,
+				size_t len, uint8_t *out, size_t cap);
 
 /*
  * An answer of many messages (a zone transfer). The connection asks for
@@ -60,11 +63,12 @@ typedef struct tcp_limits {
 	uint32_t message_timeout_ms; /* to receive one whole message (5000) */
 	uint32_t max_output;         /* queued answer octets per connection (262144) */
 	uint32_t max_pipelined;      /* messages read ahead of writes per connection (64) */
+	uint32_t max_per_address;    /* per client address, over all workers; 0: no limit (32) */
 } tcp_limits_t;
 
-#define TCP_LIMITS_DEFAULT                   \
-	{                                    \
-		10000, 256, 5000, 262144, 64 \
+#define TCP_LIMITS_DEFAULT                       \
+	{                                        \
+		10000, 256, 5000, 262144, 64, 32 \
 	}
 
 typedef struct tcp_server tcp_server_t;
@@ -101,6 +105,14 @@ void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn);
  * the loop's thread.
  */
 void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg);
+
+/*
+ * Count connections per client address in a (shared by every worker's
+ * server; NULL: no limit): a connection from an address that holds the
+ * limit is closed as soon as it is accepted (stats->refused_per_address).
+ * a must outlive t. On the loop's thread, before connections come.
+ */
+void tcp_server_limit_addresses(tcp_server_t *t, addrlimit_t *a);
 
 /* Open connections right now (for statistics). */
 size_t tcp_server_connections(const tcp_server_t *t);

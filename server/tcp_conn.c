@@ -295,7 +295,8 @@ static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more
 				     t->scratch + 2, TCP_MSG_MAX, &c->stream);
 	size_t n = special != TCP_SPECIAL_PASS
 			   ? (special < 0 ? 0 : (size_t)special)
-			   : t->answer(t->arg, msg, len, t->scratch + 2, TCP_MSG_MAX);
+			   : t->answer(t->arg, (const struct sockaddr *)&c->peer, msg, len,
+				       t->scratch + 2, TCP_MSG_MAX);
 	if (n == 0 || n > TCP_MSG_MAX)
 		return;
 	wire_t w;

@@ -78,6 +78,7 @@ struct tcp_conn {
 	bool got_input;      /* at least one octet arrived */
 	bool stop_grace;     /* stopping: the timer is the first-query grace */
 	bool closing;        /* uv_close called, waiting for both close callbacks */
+	bool counted;        /* its address is counted in srv->addresses */
 };
 
 typedef struct tcp_listener {
@@ -93,6 +94,7 @@ struct tcp_server {
 	tcp_special_fn special; /* or NULL */
 	void *arg;
 	tcp_stats_t *stats;
+	addrlimit_t *addresses; /* connections per client address, or NULL */
 	tcp_listener_t *listeners;
 	size_t n_listeners;
 	tcp_conn_t *conns; /* the pool: lim.max_connections slots */

@@ -5,6 +5,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
+
+#include "proto/response.h"
 
 #include "proto/dns.h"
 #include "server/udp.h"
@@ -89,6 +92,33 @@ static void send_batch(worker_t *w, int fd, unsigned n)
 	}
 }
 
+/*
+ * Response rate limiting of one answer abuf[0..alen): returns the length
+ * to send, 0 for none; a slipped answer is truncated in place.
+ */
+static size_t udp_rate_limit(worker_t *w, uint8_t *abuf, size_t alen, answer_info_t *info)
+{
+	const answer_ctx_t *ctx = &w->ctx_udp;
+	switch (rrl_check(w->all->rrl, &w->rrl, ctx->client_ip, ctx->client_ip_len, info,
+			  ctx->now)) {
+	case RRL_SEND:
+		return alen;
+	case RRL_SLIP: {
+		int n = response_strip(abuf, alen);
+		if (n > 0) {
+			stats_add(&w->stats->rrl_slipped, 1);
+			info->truncated = true;
+			return (size_t)n;
+		}
+		break; /* our own answer does not parse: send nothing */
+	}
+	case RRL_DROP:
+		break;
+	}
+	stats_add(&w->stats->rrl_dropped, 1);
+	return 0;
+}
+
 /* One batch: receive, answer under one RCU read section, send. Returns datagrams read. */
 static int udp_batch_once(worker_t *w, int fd)
 {
@@ -105,24 +135,31 @@ static int udp_batch_once(worker_t *w, int fd)
 	if (n <= 0)
 		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR ? -1 : 0;
 	unsigned out = 0;
+	answer_ctx_t *ctx = &w->ctx_udp;
+	ctx->now = (uint32_t)time(NULL); /* for cookies and rate limiting: one reading a batch */
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(w->zones);
+	ctx->cookies = cookies_read(&w->all->cookies);
 	for (int i = 0; i < n; i++) {
 		size_t len = b->rx[i].msg_len;
-		answer_info_t info = { 0 };
+		answer_info_t info;
+		answer_info_clear(&info); /* a responder need not set every field */
 		size_t alen = 0;
 		uint8_t *abuf = b->tx_buf + (size_t)out * b->answer_cap;
 		if (b->rx[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			info.malformed = true; /* longer than any query we answer */
 		} else {
+			worker_client_ip(ctx, (const struct sockaddr *)&b->peer[i]);
 			alen = w->responder->answer(db, b->rx_iov[i].iov_base, len, abuf,
-						    b->answer_cap, &w->ctx_udp, &info);
+						    b->answer_cap, ctx, &info);
 			/* IXFR, NOTIFY and TSIG depend on who asks: answered again, rarely */
 			if (w->responder->zones && (info.qtype == DNS_TYPE_IXFR || info.tsig ||
 						    info.rcode == DNS_RCODE_NOTIMP))
 				alen = transfer_udp(&w->xfr, db, (struct sockaddr *)&b->peer[i],
 						    b->rx_iov[i].iov_base, len, abuf, b->answer_cap,
 						    alen, &info);
+			if (alen && w->all->rrl)
+				alen = udp_rate_limit(w, abuf, alen, &info);
 		}
 		stats_count_udp(w->stats, len, alen > 0, &info);
 		stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
@@ -137,6 +174,8 @@ static int udp_batch_once(worker_t *w, int fd)
 		};
 		out++;
 	}
+	ctx->cookies = NULL;
+	cookies_read_done(&w->all->cookies);
 	zonedb_read_unlock(w->zones);
 	if (out)
 		send_batch(w, fd, out);

@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <urcu.h>
 
@@ -15,14 +17,37 @@
 #include "server/udp.h"
 #include "server/worker.h"
 
-/* TCP: the same answer path as UDP, with the TCP context (no truncation to 512). */
-static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap)
+void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
+{
+	ctx->client_ip = NULL;
+	ctx->client_ip_len = 0;
+	if (peer->sa_family == AF_INET) {
+		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
+		ctx->client_ip_len = 4;
+	} else if (peer->sa_family == AF_INET6) {
+		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in6 *)peer)->sin6_addr;
+		ctx->client_ip_len = 16;
+	}
+}
+
+/*
+ * TCP: the same answer path as UDP, with the TCP context (no truncation to
+ * 512, cookies answered but never required, no rate limiting).
+ */
+static size_t worker_tcp_answer(void *arg, const struct sockaddr *peer, const uint8_t *q,
+				size_t len, uint8_t *out, size_t cap)
 {
 	worker_t *w = arg;
-	answer_info_t info = { 0 };
+	answer_ctx_t *ctx = &w->ctx_tcp;
+	answer_info_t info;
+	answer_info_clear(&info); /* a responder need not set every field */
+	ctx->now = (uint32_t)time(NULL);
+	worker_client_ip(ctx, peer);
 	zonedb_read_lock();
-	size_t n = w->responder->answer(zonedb_current(w->zones), q, len, out, cap, &w->ctx_tcp,
-					&info);
+	ctx->cookies = cookies_read(&w->all->cookies);
+	size_t n = w->responder->answer(zonedb_current(w->zones), q, len, out, cap, ctx, &info);
+	ctx->cookies = NULL;
+	cookies_read_done(&w->all->cookies);
 	zonedb_read_unlock(w->zones);
 	stats_count_tcp(w->stats, n > 0, &info);
 	stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, n > 0, &info);
@@ -104,6 +129,8 @@ static int worker_setup(worker_t *w)
 			socket_set_tcp_handed(sockets, w->index);
 		if (trc == 0 && w->responder->zones)
 			tcp_server_set_special(w->tcp, worker_tcp_special);
+		if (trc == 0)
+			tcp_server_limit_addresses(w->tcp, w->all->tcp_addresses);
 		if (trc < 0) {
 			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
 			return trc;
@@ -186,6 +213,22 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		return SHOAL_ENOMEM;
 	}
 	memset(ws->stats, 0, ws->count * sizeof(worker_stats_t));
+	int rc = rrl_new(&cfg->rrl, &ws->rrl);
+	if (rc < 0) {
+		snprintf(err, errlen, "rate limiting: %s", shoal_strerror(rc));
+		return rc;
+	}
+	if (cookies_init(&ws->cookies, cfg->cookie_secret.set ? cfg->cookie_secret.value : NULL,
+			 cfg->cookie_secret_staging.set ? cfg->cookie_secret_staging.value : NULL) <
+	    0) {
+		snprintf(err, errlen, "out of memory for the cookie secrets");
+		return SHOAL_ENOMEM;
+	}
+	ws->cookies_ready = true;
+	if (addrlimit_new(cfg->tcp.max_per_address, &ws->tcp_addresses) < 0) {
+		snprintf(err, errlen, "out of memory for the TCP address counts");
+		return SHOAL_ENOMEM;
+	}
 	ws->zone_stats = calloc(ws->count, sizeof(zone_stats_t *));
 	if (!ws->zone_stats) {
 		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
@@ -207,7 +250,8 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 			snprintf(err, errlen, "out of memory for zone counters");
 			return SHOAL_ENOMEM;
 		}
-		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
+		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
+					     .cookie_required = cfg->cookie_require };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
 		nsid_init(w, cfg);
 		transfer_init(&w->xfr, cfg, zones, &w->stats->xfr, w->index, &w->ctx_udp,
@@ -325,6 +369,13 @@ void workers_destroy(workers_t *ws)
 	free(ws->stats);
 	ws->w = NULL;
 	ws->stats = NULL;
+	rrl_free(ws->rrl);
+	ws->rrl = NULL;
+	addrlimit_free(ws->tcp_addresses);
+	ws->tcp_addresses = NULL;
+	if (ws->cookies_ready)
+		cookies_clear(&ws->cookies);
+	ws->cookies_ready = false;
 	ws->zone_stats = NULL;
 	if (ws->sync_ready) {
 		pthread_cond_destroy(&ws->start_cond);

@@ -8,7 +8,9 @@
 #include <uv.h>
 
 #include "server/conf.h"
+#include "server/cookies.h"
 #include "server/responder.h"
+#include "server/rrl.h"
 #include "server/socket.h"
 #include "server/stats.h"
 #include "server/tcp.h"
@@ -54,6 +56,7 @@ typedef struct worker {
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
 	udp_batch_t *batch;
+	rrl_worker_t rrl;         /* this worker's slip count and log budget */
 	worker_stats_t *stats;    /* &all->stats[index] */
 	zone_stats_t *zone_stats; /* all->zone_stats[index]: WORKER_ZONE_SLOTS */
 	/* 0 starting, 1 running, or the error it failed with (under all->start_lock) */
@@ -72,13 +75,24 @@ struct workers {
 	socket_set_t *sockets; /* each worker's UDP sockets and TCP listeners */
 	worker_t *w;           /* count of them */
 	size_t count;
-	worker_stats_t *stats;     /* one per worker, cache-line aligned */
-	zone_stats_t **zone_stats; /* one array per worker, WORKER_ZONE_SLOTS each */
+	worker_stats_t *stats;      /* one per worker, cache-line aligned */
+	zone_stats_t **zone_stats;  /* one array per worker, WORKER_ZONE_SLOTS each */
+	rrl_t *rrl;                 /* response rate limiting, shared; NULL when off */
+	addrlimit_t *tcp_addresses; /* TCP connections per client address; NULL: no limit */
+	cookies_t cookies;          /* the cookie secrets (cookies_rotate from the main thread) */
+	bool cookies_ready;
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
 	bool sync_ready;    /* start_lock and start_cond initialised */
 	char hostname[256]; /* the CHAOS identity when identity: is not set */
 };
+
+/*
+ * Point ctx's client address at peer's address octets (4 or 16; none for
+ * another family), for cookies and rate limiting. ctx keeps the pointer:
+ * peer must outlive the answer. Worker thread.
+ */
+void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer);
 
 /*
  * Make cfg->threads workers in ws (caller memory) with their counters and

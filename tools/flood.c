@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -83,6 +84,7 @@ static void usage(FILE *f)
 		"  -e SIZE            EDNS payload size, 0 for no OPT record (default 1232)\n"
 		"  -D                 set the DNSSEC OK bit (needs EDNS)\n"
 		"      --nsid         ask for the NSID and count answers per server thread\n"
+		"      --cookie HEX   send this COOKIE option (8 to 40 octets in hex) with every query\n"
 		"      --allow-remote allow a target outside 127.0.0.0/8 and ::1\n"
 		"Load:\n"
 		"  -T THREADS         sender threads (default 1)\n"
@@ -150,11 +152,30 @@ static void parse_address(flood_opts_t *o)
 	}
 }
 
+/* --cookie HEX: any length from 8 to 40 octets, so that a test may send a server cookie too. */
+static void parse_cookie(flood_opts_t *o, const char *hex)
+{
+	size_t len = strlen(hex);
+	o->cookie_len = 0;
+	for (size_t i = 0; i + 1 < len && len % 2 == 0 && i / 2 < sizeof(o->cookie); i += 2) {
+		char pair[3] = { hex[i], hex[i + 1], 0 }, *end;
+		o->cookie[i / 2] = (uint8_t)strtoul(pair, &end, 16);
+		if (*end || !isxdigit((unsigned char)pair[0]))
+			break;
+		o->cookie_len++;
+	}
+	if (o->cookie_len * 2 != len || o->cookie_len < 8) {
+		fprintf(stderr, "shoal-flood: --cookie: 16 to 80 hex digits\n");
+		exit(2);
+	}
+}
+
 static void parse_options(flood_opts_t *o, int argc, char **argv)
 {
-	enum { OPT_NSID = 256, OPT_TCP, OPT_PIPELINE, OPT_JSON, OPT_REMOTE };
+	enum { OPT_NSID = 256, OPT_TCP, OPT_PIPELINE, OPT_JSON, OPT_REMOTE, OPT_COOKIE };
 	static const struct option longopts[] = {
 		{ "nsid", no_argument, NULL, OPT_NSID },
+		{ "cookie", required_argument, NULL, OPT_COOKIE },
 		{ "tcp", no_argument, NULL, OPT_TCP },
 		{ "tcp-pipeline", required_argument, NULL, OPT_PIPELINE },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -234,6 +255,9 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_COOKIE:
+			parse_cookie(o, optarg);
+			break;
 		case OPT_REMOTE:
 			o->allow_remote = true;
 			break;
@@ -256,8 +280,8 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 		fprintf(stderr, "shoal-flood: give either -d FILE or -q NAME\n");
 		exit(2);
 	}
-	if ((o->dnssec_ok || o->nsid) && o->edns == 0) {
-		fprintf(stderr, "shoal-flood: -D and --nsid need EDNS (-e above 0)\n");
+	if ((o->dnssec_ok || o->nsid || o->cookie_len) && o->edns == 0) {
+		fprintf(stderr, "shoal-flood: -D, --nsid and --cookie need EDNS (-e above 0)\n");
 		exit(2);
 	}
 	if (o->duration == 0 && o->count == 0)

@@ -36,6 +36,8 @@ typedef struct flood_opts {
 	unsigned edns;         /* -e payload size; 0 = no OPT record */
 	bool dnssec_ok;        /* -D */
 	bool nsid;             /* --nsid */
+	uint8_t cookie[40];    /* --cookie: a COOKIE option's data (RFC 7873 4) */
+	uint8_t cookie_len;    /* 0: none */
 	unsigned tcp_pipeline; /* 0 = UDP; N = TCP with N queries per connection */
 	double timeout;        /* -w seconds */
 	unsigned batch;        /* -b: sendmmsg/recvmmsg batch */

@@ -13,8 +13,8 @@
 #include "proto/wire.h"
 #include "tools/flood.h"
 
-/* Header + longest name + QTYPE/QCLASS + OPT with an empty NSID option. */
-#define QUERY_MAX (DNS_HEADER_SIZE + 255 + 4 + 11 + 4)
+/* Header + longest name + QTYPE/QCLASS + OPT with an empty NSID option and a COOKIE. */
+#define QUERY_MAX (DNS_HEADER_SIZE + 255 + 4 + 11 + 4 + 4 + 40)
 
 /* Growing list while loading; the packets live in one arena. */
 typedef struct loader {
@@ -27,8 +27,8 @@ typedef struct loader {
 /*
  * Encode one query into dst: ID 0 (patched per send), every flag clear
  * (RD clear: this is an authoritative server), one question, and with EDNS
- * an OPT record (RFC 6891 6.1.2) with the DO bit (RFC 3225) and an empty
- * NSID option (RFC 5001 2.3) as asked.
+ * an OPT record (RFC 6891 6.1.2) with the DO bit (RFC 3225), an empty
+ * NSID option (RFC 5001 2.3) and a COOKIE option (RFC 7873 4) as asked.
  */
 static int build_query(const flood_opts_t *o, const uint8_t *name, size_t name_len, uint16_t type,
 		       uint8_t dst[QUERY_MAX])
@@ -50,10 +50,16 @@ static int build_query(const flood_opts_t *o, const uint8_t *name, size_t name_l
 		wire_write_u16(&w, (uint16_t)o->edns);
 		wire_write_u16(&w, 0); /* extended RCODE, version 0 */
 		wire_write_u16(&w, o->dnssec_ok ? DNS_EDNS_DO : 0);
-		wire_write_u16(&w, o->nsid ? 4 : 0);
+		wire_write_u16(&w, (uint16_t)((o->nsid ? 4 : 0) +
+					      (o->cookie_len ? 4 + o->cookie_len : 0)));
 		if (o->nsid) {
 			wire_write_u16(&w, DNS_EDNS_NSID);
 			wire_write_u16(&w, 0);
+		}
+		if (o->cookie_len) {
+			wire_write_u16(&w, DNS_EDNS_COOKIE);
+			wire_write_u16(&w, o->cookie_len);
+			wire_write_bytes(&w, o->cookie, o->cookie_len);
 		}
 	}
 	return w.err ? w.err : (int)w.pos;

@@ -46,6 +46,8 @@ typedef struct answer {
 	bool dnssec;               /* DO set (RFC 4035 3.1): RRSIGs and denial proofs */
 	const znode_t *proofs[ANSWER_PROOFS_MAX]; /* owners of the NSEC/NSEC3 to add */
 	int proof_count;
+	enum answer_kind kind;  /* where the lookup ended, for rate limiting */
+	const znode_t *account; /* the name rate limiting counts it for; NULL: the query name */
 } answer_t;
 
 /* Find where name (lowercase, hashed with the zone's key) ends in z. */
@@ -485,6 +487,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 			/* RFC 1034 4.3.2 3b: not authoritative below a cut */
 			if (chain == 0)
 				flags &= (uint16_t)~DNS_FLAG_AA;
+			a->kind = ANSWER_REFERRAL;
+			a->account = n;
 			const zrrset_t *ns = znode_rrset(n, DNS_TYPE_NS);
 			if (put(a, DNS_SECTION_AUTHORITY, n->name, &ns->set)) {
 				a->extra = &ns->set;
@@ -496,6 +500,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 		}
 		if (res.kind == LOOKUP_NXDOMAIN) {
 			rcode = DNS_RCODE_NXDOMAIN;
+			a->kind = ANSWER_NXDOMAIN;
+			a->account = n; /* the closest encloser */
 			put_negative(a);
 			if (a->dnssec)
 				prove_nxdomain(a, name, n);
@@ -537,6 +543,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 		} else {
 			/* exact or wildcard: the owner is the name asked for (RFC 4592 3.3.1) */
 			bool wild = res.kind == LOOKUP_WILDCARD;
+			a->account = wild ? n->parent : NULL;
 			const rrset_wire_t *sigs = a->qtype == DNS_TYPE_RRSIG ? pick_sigs(n) : NULL;
 			if (sigs) {
 				/* signatures of the wildcard: the name itself does not exist */
@@ -557,6 +564,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 			}
 			cname_rs = (n->flags & ZNODE_CNAME) ? znode_rrset(n, DNS_TYPE_CNAME) : NULL;
 			if (!cname_rs) {
+				a->kind = ANSWER_NODATA;
 				put_negative(a); /* NODATA (RFC 2308 2.2) */
 				if (a->dnssec && wild)
 					prove_wildcard(a, name, n, true);
@@ -686,21 +694,69 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	answer_zone(a, q);
 }
 
+/*
+ * The COOKIE option of the answer to q (RFC 7873 5.2) into out (client
+ * cookie, then server cookie): the valid server cookie that came, or a
+ * fresh one. Sets info->cookie. Returns its length, or 0 for no option
+ * (no cookie came, cookies are off, or the client's address is not known).
+ */
+static uint8_t answer_cookie(const query_t *q, const answer_ctx_t *ctx, answer_info_t *info,
+			     uint8_t out[COOKIE_CLIENT_LEN + COOKIE_SERVER_MAX])
+{
+	cookie_t c;
+	if (!q->edns || !q->cookie || !ctx->cookies ||
+	    cookie_parse(&c, q->cookie, q->cookie_len) < 0)
+		return 0;
+	enum cookie_verdict v =
+		cookie_check(&c, ctx->client_ip, ctx->client_ip_len, ctx->now, ctx->cookies);
+	memcpy(out, c.client, COOKIE_CLIENT_LEN);
+	if (v == COOKIE_VALID) {
+		/* still fresh (RFC 9018 4.3): sent back as it came, no hash to make */
+		info->cookie = ANSWER_COOKIE_VALID;
+		memcpy(out + COOKIE_CLIENT_LEN, c.server, c.server_len);
+		return (uint8_t)(COOKIE_CLIENT_LEN + c.server_len);
+	}
+	if (cookie_make(out + COOKIE_CLIENT_LEN, c.client, ctx->client_ip, ctx->client_ip_len,
+			ctx->now, ctx->cookies->current) < 0)
+		return 0;
+	info->cookie = v == COOKIE_RENEW ? ANSWER_COOKIE_VALID
+		       : c.server        ? ANSWER_COOKIE_INVALID
+					 : ANSWER_COOKIE_CLIENT;
+	return COOKIE_CLIENT_LEN + COOKIE_SERVER_LEN;
+}
+
+/* Tell rate limiting what the answer was and whom to count it for. */
+static void answer_account(const answer_t *a, const query_t *q, answer_info_t *info)
+{
+	info->kind = a->kind;
+	if (a->r.rcode != DNS_RCODE_NOERROR && a->r.rcode != DNS_RCODE_NXDOMAIN)
+		info->kind = ANSWER_ERROR;
+	const uint8_t *name = a->account ? a->account->name : q->qname;
+	uint8_t len = a->account ? a->account->name_len : q->qname_len;
+	if (info->kind == ANSWER_ERROR || !q->has_question)
+		len = 0; /* errors are counted per client, whatever the name */
+	info->name_len = len;
+	memcpy(info->name, name, len);
+}
+
 size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t *out, size_t cap,
 		    const answer_ctx_t *ctx, answer_info_t *info)
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
-	*info = (answer_info_t){ .edns = q.edns,
-				 .tsig = q.tsig,
-				 .dnssec_ok = q.edns && q.edns_do,
-				 .qtype = q.has_question ? q.qtype : 0 };
+	answer_info_clear(info);
+	info->edns = q.edns;
+	info->tsig = q.tsig;
+	info->dnssec_ok = q.edns && q.edns_do;
+	info->qtype = q.has_question ? q.qtype : 0;
+	info->kind = ANSWER_ERROR;
 	if (v == QUERY_DROP) {
 		/* shorter than a header is malformed; a response (QR set) is not */
 		info->dropped = true;
 		info->malformed = len < DNS_HEADER_SIZE;
 		return 0;
 	}
+	uint8_t cookie[COOKIE_CLIENT_LEN + COOKIE_SERVER_MAX];
 	response_edns_t e = { 0 };
 	if (q.edns) {
 		e.present = true;
@@ -710,6 +766,8 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 			e.nsid = ctx->nsid;
 			e.nsid_len = ctx->nsid_len;
 		}
+		e.cookie_len = answer_cookie(&q, ctx, info, cookie);
+		e.cookie = e.cookie_len ? cookie : NULL;
 	}
 	size_t limit = ctx->tcp ? DNS_TCP_MAX : query_udp_limit(&q, ctx->edns_size);
 	if (limit > cap)
@@ -740,7 +798,16 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 		response_set_rcode(&a.r, DNS_RCODE_NOTIMP);
 		break;
 	default:
-		answer_well_formed(&a, db, &q, ctx);
+		/*
+		 * RFC 7873 5.2.3, 5.2.4: a server that requires cookies answers
+		 * a client without a valid one BADCOOKIE, with a fresh cookie
+		 * it can retry with; over TCP the connection is proof enough.
+		 */
+		if (ctx->cookie_required && !ctx->tcp && e.cookie &&
+		    info->cookie != ANSWER_COOKIE_VALID)
+			response_set_rcode(&a.r, DNS_RCODE_BADCOOKIE);
+		else
+			answer_well_formed(&a, db, &q, ctx);
 	}
 	int n = response_finish(&a.r, &e);
 	if (n < 0) {
@@ -750,5 +817,6 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 	info->rcode = a.r.rcode;
 	info->truncated = a.r.truncated || a.glue_truncated;
 	info->zone_slot = a.slot;
+	answer_account(&a, &q, info);
 	return (size_t)n;
 }

@@ -5,15 +5,35 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "proto/cookie.h"
+#include "proto/name.h"
 #include "zone/zonedb.h"
 
-/* What the transport tells the answer logic. Set up once per worker. */
+/*
+ * What the transport tells the answer logic. Set up once per worker; the
+ * transport sets now and the client's address before each query.
+ */
 typedef struct answer_ctx {
 	uint16_t edns_size;  /* payload size the server advertises (1232) */
 	bool tcp;            /* TCP: answers up to 65535, no UDP truncation */
 	const uint8_t *nsid; /* NSID payload (RFC 5001), or NULL for none */
 	uint16_t nsid_len;
+	/*
+	 * DNS cookies (RFC 7873, server cookies as RFC 9018 makes them): the
+	 * secrets, read only while the query is answered (NULL: COOKIE options
+	 * are ignored, as by a server without cookies); the time in seconds
+	 * since the epoch; the client's address, 4 or 16 octets in network
+	 * order, which the server cookie is bound to.
+	 */
+	const cookie_secrets_t *cookies;
+	uint32_t now;
+	const uint8_t *client_ip;
+	uint8_t client_ip_len;
+	/* BADCOOKIE (RFC 7873 5.2.3) to a UDP query with a client cookie but no valid server cookie
+	 */
+	bool cookie_required;
 	/*
 	 * CHAOS TXT answers: id.server and hostname.bind give the identity,
 	 * version.server and version.bind the version; NULL refuses them.
@@ -25,7 +45,28 @@ typedef struct answer_ctx {
 	uint8_t version_len;
 } answer_ctx_t;
 
-/* What happened, for the statistics. */
+/*
+ * The kind of an answer: response rate limiting counts each kind apart
+ * (so that a flood of one kind does not limit the others).
+ */
+enum answer_kind {
+	ANSWER_POSITIVE = 0, /* the records asked for, or a CNAME or DNAME chain */
+	ANSWER_NODATA,       /* the name exists without the type (RFC 2308 2.2) */
+	ANSWER_NXDOMAIN,
+	ANSWER_REFERRAL,
+	ANSWER_ERROR, /* any rcode but NOERROR and NXDOMAIN */
+	ANSWER_KIND_COUNT,
+};
+
+/* What the query's COOKIE option (RFC 7873) proved. */
+enum answer_cookie {
+	ANSWER_COOKIE_NONE = 0, /* no COOKIE option, or cookies off */
+	ANSWER_COOKIE_CLIENT,   /* a client cookie alone: a server cookie was sent */
+	ANSWER_COOKIE_INVALID,  /* a server cookie that is not valid: a fresh one was sent */
+	ANSWER_COOKIE_VALID,    /* a valid server cookie: the client receives at its address */
+};
+
+/* What happened, for the statistics and response rate limiting. */
 typedef struct answer_info {
 	int rcode;          /* rcode sent (extended rcodes included) */
 	bool dropped;       /* no answer was sent */
@@ -36,7 +77,24 @@ typedef struct answer_info {
 	bool tsig;          /* the query carries a TSIG RR: the answer is left unsigned here */
 	uint16_t qtype;     /* 0 when the query had no question */
 	uint32_t zone_slot; /* the answering zone's slot (zonedb_zone_slot), 0 for none */
+	enum answer_kind kind;
+	enum answer_cookie cookie;
+	/*
+	 * The name rate limiting accounts the answer to (lowercase wire, 0
+	 * octets for errors): the query name; for NXDOMAIN its closest
+	 * encloser, for a referral the zone cut, for an answer from a wildcard
+	 * the wildcard's parent, so that made-up names share one account
+	 * (like BIND's and Knot's RRL). Last: it is written, not cleared.
+	 */
+	uint8_t name_len;
+	uint8_t name[NAME_MAXLEN];
 } answer_info_t;
+
+/* Clear everything in info but the name, which is only ever written with its length. */
+static inline void answer_info_clear(answer_info_t *info)
+{
+	memset(info, 0, offsetof(answer_info_t, name));
+}
 
 /*
  * Answer the message pkt[0..len) from db into out[0..cap): RFC 1034 4.3.2

@@ -6,16 +6,20 @@
 # returns once the server is started (the caller measures zone load time).
 
 # start_nsd: NSD with reuseport and rate limiting off (its default RRL would
-# throttle a loopback benchmark), one server process per thread.
+# throttle a loopback benchmark), one server process per thread. A sixth
+# and seventh argument turn RRL on: responses per second and slip.
 start_nsd() {
-	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5
+	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5 rate=${6:-0} slip=${7:-2}
 	mkdir -p "$dir"
 	cat >"$dir/nsd.conf" <<-CONF
 	server:
 	  ip-address: 127.0.0.1@$port
 	  server-count: $threads
 	  reuseport: yes
-	  rrl-ratelimit: 0
+	  rrl-ratelimit: $rate
+	  rrl-slip: $slip
+	  rrl-ipv4-prefix-length: 24
+	  rrl-ipv6-prefix-length: 56
 	  username: ""
 	  chroot: ""
 	  zonesdir: "$dir"
@@ -40,10 +44,15 @@ start_nsd() {
 
 # start_knot: Knot DNS with udp-workers = threads, one background worker,
 # no journal and no zone file flushing, semantic checks off (as NSD and Shoal
-# do not run DNSSEC checks at load either).
+# do not run DNSSEC checks at load either). A sixth and seventh argument
+# turn its RRL module on: responses per second and slip.
 start_knot() {
-	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5
+	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5 rrl="" module=""
 	mkdir -p "$dir/db"
+	if [ -n "${6:-}" ]; then
+		rrl=$(printf 'mod-rrl:\n  - id: rrl\n    rate-limit: %s\n    slip: %s' "$6" "${7:-2}")
+		module="    global-module: mod-rrl/rrl"
+	fi
 	cat >"$dir/knot.conf" <<-CONF
 	server:
 	    rundir: "$dir"
@@ -57,6 +66,7 @@ start_knot() {
 	    any: warning
 	database:
 	    storage: "$dir/db"
+	$rrl
 	template:
 	  - id: default
 	    storage: "$dir"
@@ -65,6 +75,7 @@ start_knot() {
 	    zonefile-sync: -1
 	    zonefile-load: whole
 	    semantic-checks: off
+	$module
 	zone:
 	  - domain: "$origin"
 	CONF

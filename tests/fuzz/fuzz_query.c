@@ -3,9 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/dns.h"
 #include "proto/query.h"
-#include "proto/response.h"
+#include "tests/fuzz/fuzz_response.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,26 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	uint8_t buf[4096]; /* the largest limit query_udp_limit gives here is 1232 */
 	response_edns_t e = {
-		.present = q.edns,
-		.udp_size = 1232,
-		.do_bit = q.edns_do,
 		.nsid = q.nsid_requested ? nsid : NULL,
 		.nsid_len = q.nsid_requested ? (uint16_t)(sizeof(nsid) - 1) : 0,
 	};
-	size_t limit = query_udp_limit(&q, 1232);
-	if (limit > sizeof(buf))
-		limit = sizeof(buf);
-	response_t r;
-	if (response_init(&r, &q, buf, sizeof(buf), limit, response_opt_size(&e)) != 0)
-		return 0;
-	if (v == QUERY_FORMERR)
-		response_set_rcode(&r, DNS_RCODE_FORMERR);
-	else if (v == QUERY_BADVERS)
-		response_set_rcode(&r, DNS_RCODE_BADVERS);
-	else if (v == QUERY_NOTIMP)
-		response_set_rcode(&r, DNS_RCODE_NOTIMP);
-	int n = response_finish(&r, &e);
-	if (n > (int)limit)
-		abort();
+	fuzz_respond(&q, v, &e, buf);
 	return 0;
 }

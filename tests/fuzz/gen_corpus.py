@@ -323,6 +323,35 @@ zones:
 }
 
 
+# fuzz_cookie: queries whose OPT carries COOKIE options of every length
+# class (RFC 7873 4), several of them, beside other options; and bare
+# option data (the target reads an input without a COOKIE as one).
+CLIENT_COOKIE = bytes(range(1, 9))
+
+
+def cookie_query(*cookies, extra=b""):
+    return header(ar=1) + question() + opt(options=b"".join(option(10, c) for c in cookies) + extra)
+
+
+COOKIE_SEEDS = {
+    "client_only": cookie_query(CLIENT_COOKIE),
+    "client_server": cookie_query(CLIENT_COOKIE + b"\x01\x00\x00\x00\x6b\x12\xff\x06" + b"\x5a" * 8),
+    "server_max": cookie_query(CLIENT_COOKIE + b"\x01" * 32),
+    "server_min": cookie_query(CLIENT_COOKIE + b"\x01" * 8),
+    "too_short": cookie_query(b"\x01" * 7),
+    "between": cookie_query(b"\x01" * 12),
+    "too_long": cookie_query(b"\x01" * 41),
+    "empty_cookie": cookie_query(b""),
+    "two_cookies": cookie_query(CLIENT_COOKIE, b"\x02" * 7),
+    "bad_then_good": cookie_query(b"\x02" * 7, CLIENT_COOKIE),
+    "with_nsid": cookie_query(CLIENT_COOKIE, extra=option(3) + option(12, b"\x00" * 16)),
+    "truncated_option": header(ar=1) + question() + opt(options=struct.pack("!HH", 10, 24) + CLIENT_COOKIE),
+    "raw_client": CLIENT_COOKIE,
+    "raw_full": CLIENT_COOKIE + b"\x01\x00\x00\x00\x6b\x12\xff\x06" + b"\x5a" * 8,
+    "raw_v6": CLIENT_COOKIE + bytes(range(16)) + b"\x01",
+}
+
+
 def write(target, seeds):
     out = os.path.join(CORPUS, target)
     os.makedirs(out, exist_ok=True)
@@ -336,6 +365,7 @@ def main():
     write("query", SEEDS)
     write("answer", ANSWER_SEEDS)
     write("name", NAME_SEEDS)
+    write("cookie", COOKIE_SEEDS)
     zones = dict(ZONE_SEEDS)
     with open(EXAMPLE_ZONE, "rb") as f:
         text = f.read().replace(b"example.com.", b"fuzz.test.")

@@ -3,7 +3,7 @@
 # time, and report what they found. Not part of make check; see tests/fuzz/README.
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]
 # SECONDS defaults to 60 per target; TARGET is query, answer, name, zone,
-# zone_answer, zone_diff, conf or xfr_in (default: all). The build lives in
+# zone_answer, zone_diff, conf, xfr_in or cookie (default: all). The build lives in
 # $SHOAL_FUZZ_BUILD (default build/fuzz-lf; configured with CC=clang --enable-fuzzing when it has no
 # config.status). Each target runs on its own work corpus,
 # <build>/fuzz-work/<target>/corpus, which starts as a copy of
@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(query answer name zone zone_answer zone_diff conf xfr_in)
+[ ${#targets[@]} -eq 0 ] && targets=(query answer name zone zone_answer zone_diff conf xfr_in cookie)
 build=${SHOAL_FUZZ_BUILD:-$top/build/fuzz-lf}
 
 case $secs in

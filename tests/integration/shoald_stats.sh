@@ -26,7 +26,7 @@ for n in $per_thread; do sum=$((sum + n)); done
 check_eq "per-thread queries sum to the queries sent" "$SENT" $((sum - before))
 total=$(printf '%s\n' "$stats" | sed -n 's/.*"total": {"queries": \([0-9]*\).*/\1/p')
 check_eq "total equals the per-thread sum" "$sum" "$total"
-check_match "kernel drops reported" '"total":.*"rcvbuf_drops": 0, "tcp"' "$stats"
+check_match "kernel drops reported" '"total":.*"rcvbuf_drops": 0,' "$stats"
 check_match "answers by rcode" '"total": \{"queries": [0-9]+, "answers": \{"NOERROR": [0-9]+' "$stats"
 
 check_match "query types and EDNS" '"total":.*"query": \{"type": \{"A": [0-9]+[,}].*"edns": [0-9]+' \

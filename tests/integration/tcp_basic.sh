@@ -26,11 +26,12 @@ tcp_counter() {
 		sed -n "s/.*\"thread\": \([0-9]*\),.*\"tcp\": {.*\"$2\": \([0-9]*\).*/\1 \2/p"
 }
 
-# dig output without what differs from run to run (ID, timing, server line).
+# dig output without what differs from run to run (ID, timing, server line,
+# and the COOKIE: dig makes a client cookie per run, the server cookie follows).
 stable() {
 	q "$port" +noall +comments +answer +authority +additional "$@" |
-		sed -e 's/, id: [0-9]*//' | grep -v -e '^;; Query time' -e '^;; SERVER' -e '^;; WHEN' \
-		-e '^;; MSG SIZE' -e '^$'
+		sed -e 's/, id: [0-9]*//' | grep -v -e '^; COOKIE' -e '^;; Query time' \
+		-e '^;; SERVER' -e '^;; WHEN' -e '^;; MSG SIZE' -e '^$'
 }
 
 # 1. TCP answers equal UDP answers (RFC 7766 5: same answers on both).

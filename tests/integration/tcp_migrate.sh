@@ -49,7 +49,9 @@ trap migrate_cleanup EXIT
 
 port=$(free_port)
 zone="example.com=$EXAMPLES/example.com.zone"
-start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid B --zone "$zone" || exit 1
+# every client connection comes from 127.0.0.1: no limit per address here
+start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid B --zone "$zone" \
+	--tcp-max-per-address 0 || exit 1
 B=$SHOALD_PID
 
 # a_answers: daemon A (NSID A) answers on the shared port.
@@ -63,7 +65,7 @@ a_answers() {
 run_case() {
 	# A joins B's port on purpose (shoald refuses a busy port otherwise)
 	start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid A --zone "$zone" \
-		--share-port || exit 1
+		--share-port --tcp-max-per-address 0 || exit 1
 	local a=$SHOALD_PID
 	# B answered start_shoald's probe; wait until A answers too (NSID says who)
 	wait_until 10 a_answers

@@ -346,6 +346,90 @@ static void test_args(void)
 }
 
 /*
+ * Rate limiting and cookies: a list of prefixes (or one), a secret in hex,
+ * the per-kind rates following rate-limit unless set; a bad prefix or
+ * secret names its line, and the secret itself is not repeated.
+ */
+static void test_rate_limit_and_cookies(void)
+{
+	char err[512] = "";
+	const char *path =
+		write_file("rrl.conf", "rate-limit: 20\n"
+				       "rate-limit-nxdomain: 5\n"
+				       "rate-limit-exempt:\n"
+				       "  - 192.0.2.0/24\n"
+				       "  - 2001:db8::1\n"
+				       "cookie-secret: 000102030405060708090a0b0c0d0e0F\n"
+				       "cookie-require: yes\n"
+				       "tcp-max-per-address: 4\n");
+	conf_t c;
+	conf_init(&c);
+	CU_ASSERT_EQUAL(c.rrl.rate, 0); /* off unless asked for */
+	CU_ASSERT_EQUAL(c.rrl.slip, 2);
+	CU_ASSERT_EQUAL(c.rrl.ipv4_prefix, 24);
+	CU_ASSERT_EQUAL(c.rrl.ipv6_prefix, 56);
+	CU_ASSERT_EQUAL(c.rrl.size, 1u << 20);
+	CU_ASSERT_EQUAL(c.tcp.max_per_address, 32);
+	CU_ASSERT_FALSE(c.cookie_secret.set);
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.rrl.rate, 20);
+	CU_ASSERT_EQUAL(c.rrl.nxdomain_rate, 5);
+	CU_ASSERT_EQUAL(c.rrl.error_rate, RRL_RATE_AS_RATE);
+	CU_ASSERT_EQUAL(c.rrl.exempt.count, 2);
+	CU_ASSERT_EQUAL(c.rrl.exempt.items[0].bits, 24);
+	CU_ASSERT_EQUAL(c.rrl.exempt.items[1].bits, 128);
+	CU_ASSERT(c.cookie_secret.set);
+	CU_ASSERT_EQUAL(c.cookie_secret.value[15], 0x0f);
+	CU_ASSERT_FALSE(c.cookie_secret_staging.set);
+	CU_ASSERT(c.cookie_require);
+	CU_ASSERT_EQUAL(c.tcp.max_per_address, 4);
+	/* the command line adds prefixes; a secret is not taken there */
+	char *args[] = { "shoald", "--rate-limit-exempt", "198.51.100.7", NULL };
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, args, stdout, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.rrl.exempt.count, 3);
+	char *secret_args[] = { "shoald", "--cookie-secret", "000102030405060708090a0b0c0d0e0f",
+				NULL };
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, secret_args, stdout, err, sizeof(err)),
+			SHOAL_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown option \"--cookie-secret\""));
+	conf_clear(&c);
+
+	/* one prefix need not be a list */
+	conf_init(&c);
+	path = write_file("rrl1.conf", "rate-limit-exempt: 10.0.0.0/8\n");
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.rrl.exempt.count, 1);
+	conf_clear(&c);
+
+	static const struct {
+		const char *text, *error;
+	} bad[] = {
+		{ "threads: 1\nrate-limit-exempt:\n  - 192.0.2.0/33\n",
+		  ":3: rate-limit-exempt: \"192.0.2.0/33\" is not ADDR/BITS" },
+		{ "rate-limit-exempt: [example.com]\n", ":1: rate-limit-exempt: \"example.com\"" },
+		{ "rate-limit-exempt:\n  - [1.2.3.4]\n",
+		  ":2: rate-limit-exempt: expected ADDR/BITS" },
+		{ "\ncookie-secret: 0011\n", ":2: cookie-secret: not 32 hex digits" },
+		{ "cookie-secret-staging: 000102030405060708090a0b0c0d0e0g\n",
+		  ":1: cookie-secret-staging: not 32 hex digits" },
+		{ "rate-limit: 1000001\n", ":1: rate-limit: \"1000001\" is not a number from 0" },
+		{ "rate-limit-slip: 11\n", ":1: rate-limit-slip:" },
+		{ "rate-limit-ipv6-prefix: 129\n", ":1: rate-limit-ipv6-prefix:" },
+		{ "rate-limit-size: 100\n", ":1: rate-limit-size:" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		conf_init(&c);
+		path = write_file("bad-rrl.conf", bad[i].text);
+		CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), SHOAL_ECONFIG);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].error));
+		if (!strstr(err, bad[i].error))
+			fprintf(stderr, "\n  got \"%s\", want \"%s\"\n", err, bad[i].error);
+		CU_ASSERT_PTR_NULL(strstr(err, "0a0b0c"));
+		conf_clear(&c);
+	}
+}
+
+/*
  * man/shoald.conf.5 documents exactly the options of the table (each as
  * ".TP" then ".B name"), and each entry's paragraph states the default.
  */
@@ -457,6 +541,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_zones_dir),
 		UNIT_TEST(test_zones_empty),
 		UNIT_TEST(test_args),
+		UNIT_TEST(test_rate_limit_and_cookies),
 		UNIT_TEST(test_metrics_address),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),

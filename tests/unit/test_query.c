@@ -154,12 +154,48 @@ static void test_edns_errors(void)
 	CU_ASSERT_EQUAL(query_parse(&q, b, len + sizeof(not_root)), QUERY_FORMERR);
 }
 
+/*
+ * RFC 7873 5.2: of several COOKIE options only the first (the one closest
+ * to the header) is considered and the others are ignored, malformed or not.
+ */
+static void test_cookie_first_only(void)
+{
+	uint8_t b[512];
+	query_t q;
+	const uint8_t good_bad[] = { 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0, 10, 0, 3, 9, 9, 9 };
+	size_t len =
+		add_opt(b, make_query(b, 0, 1, 0, 1), 1232, 0, false, good_bad, sizeof(good_bad));
+	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_OK);
+	CU_ASSERT_EQUAL(q.cookie_len, 8);
+	CU_ASSERT(q.cookie && q.cookie[0] == 1);
+	const uint8_t two_good[] = { 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8,
+				     0, 10, 0, 8, 9, 9, 9, 9, 9, 9, 9, 9 };
+	len = add_opt(b, make_query(b, 0, 1, 0, 1), 1232, 0, false, two_good, sizeof(two_good));
+	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_OK);
+	CU_ASSERT(q.cookie && q.cookie[0] == 1);
+	/* the first is what counts: a malformed first one is FORMERR (RFC 7873 5.2.2) */
+	const uint8_t bad_good[] = { 0, 10, 0, 3, 9, 9, 9, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 };
+	len = add_opt(b, make_query(b, 0, 1, 0, 1), 1232, 0, false, bad_good, sizeof(bad_good));
+	CU_ASSERT_EQUAL(query_parse(&q, b, len), QUERY_FORMERR);
+	/*
+	 * The OPT record itself is well formed: the FORMERR carries EDNS (as
+	 * Knot's does), without a cookie.
+	 */
+	CU_ASSERT(q.edns);
+	CU_ASSERT_EQUAL(q.edns_udp_size, 1232);
+	CU_ASSERT_PTR_NULL(q.cookie);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_plain_query),      UNIT_TEST(test_drop_and_notimp),
-		UNIT_TEST(test_formerr_question), UNIT_TEST(test_edns),
-		UNIT_TEST(test_edns_errors),      UNIT_END,
+		UNIT_TEST(test_plain_query),
+		UNIT_TEST(test_drop_and_notimp),
+		UNIT_TEST(test_formerr_question),
+		UNIT_TEST(test_edns),
+		UNIT_TEST(test_edns_errors),
+		UNIT_TEST(test_cookie_first_only),
+		UNIT_END,
 	};
 	return unit_run(argc, argv, "query", tests);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proto/dns.h"
+#include "proto/error.h"
 #include "proto/name.h"
 #include "proto/response.h"
 #include "tests/unit/unit.h"
@@ -237,6 +238,76 @@ static void test_opt_reserve_always_fits(void)
 	ldns_pkt_free(p);
 }
 
+/* The COOKIE option (RFC 7873 4) follows the NSID in the OPT, and counts in its size. */
+static void test_opt_cookie(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_A, 1232);
+	uint8_t out[512], cookie[24];
+	for (size_t i = 0; i < sizeof(cookie); i++)
+		cookie[i] = (uint8_t)(0xa0 + i);
+	response_edns_t e = { .present = true,
+			      .udp_size = 1232,
+			      .nsid = (const uint8_t *)"ns",
+			      .nsid_len = 2,
+			      .cookie = cookie,
+			      .cookie_len = sizeof(cookie) };
+	size_t opt = response_opt_size(&e);
+	CU_ASSERT_EQUAL(opt, 11 + 6 + 28);
+	response_t r;
+	CU_ASSERT_EQUAL(response_init(&r, &query, out, sizeof(out), 512, opt), 0);
+	int len = response_finish(&r, &e);
+	CU_ASSERT_EQUAL(len, 29 + (int)opt);
+	const uint8_t *o = out + 29;
+	CU_ASSERT_EQUAL(wire_get_u16(o + 9), 6 + 28);
+	CU_ASSERT_EQUAL(wire_get_u16(o + 17), DNS_EDNS_COOKIE);
+	CU_ASSERT_EQUAL(wire_get_u16(o + 19), sizeof(cookie));
+	CU_ASSERT_EQUAL(memcmp(o + 21, cookie, sizeof(cookie)), 0);
+	ldns_pkt_free(parse(out, len));
+}
+
+/* response_strip keeps the header (TC set), the question and the OPT with its cookie. */
+static void test_strip(void)
+{
+	make_query("www.example.com.", LDNS_RR_TYPE_A, 1232);
+	uint8_t out[512], cookie[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	response_edns_t e = {
+		.present = true, .udp_size = 1232, .cookie = cookie, .cookie_len = 8
+	};
+	response_t r;
+	response_init(&r, &query, out, sizeof(out), 512, response_opt_size(&e));
+	test_set_t a;
+	set_init(&a, DNS_TYPE_A);
+	set_add(&a, 60, (const uint8_t *)"\xc0\0\2\1", 4);
+	set_add(&a, 60, (const uint8_t *)"\xc0\0\2\2", 4);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, query.qname, &a.set), 0);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ADDITIONAL, query.qname, &a.set), 0);
+	response_set_flags(&r, DNS_FLAG_AA);
+	int len = response_finish(&r, &e);
+	int question_end = 12 + 17 + 4;
+	int slim = response_strip(out, (size_t)len);
+	CU_ASSERT_EQUAL(slim, question_end + (int)response_opt_size(&e));
+	ldns_pkt *p = parse(out, slim);
+	CU_ASSERT(ldns_pkt_tc(p));
+	CU_ASSERT(ldns_pkt_aa(p));
+	CU_ASSERT_EQUAL(ldns_pkt_id(p), 4242);
+	CU_ASSERT_EQUAL(ldns_pkt_qdcount(p), 1);
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p) + ldns_pkt_nscount(p) + ldns_pkt_arcount(p), 0);
+	CU_ASSERT(ldns_pkt_edns(p));
+	ldns_pkt_free(p);
+	CU_ASSERT_EQUAL(memcmp(out + slim - 8, cookie, 8), 0);
+
+	/* without EDNS: header and question only */
+	make_query("www.example.com.", LDNS_RR_TYPE_A, 0);
+	response_init(&r, &query, out, sizeof(out), 512, 0);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, query.qname, &a.set), 0);
+	len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(response_strip(out, (size_t)len), question_end);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 10), 0);
+	/* a message that does not parse is left alone */
+	CU_ASSERT_EQUAL(response_strip(out, (size_t)question_end - 1), SHOAL_EMALFORMED);
+	CU_ASSERT_EQUAL(response_strip(out, 5), SHOAL_EMALFORMED);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -246,6 +317,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_rollback_on_space),
 		UNIT_TEST(test_opt_and_extended_rcode),
 		UNIT_TEST(test_opt_reserve_always_fits),
+		UNIT_TEST(test_opt_cookie),
+		UNIT_TEST(test_strip),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "response", tests);

@@ -145,7 +145,7 @@ static void test_json(void)
 		buf,
 		"\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
 	/* the lists nest after the UDP counters, in table order */
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"rcvbuf_drops\": 0, \"tcp\": {\"accepted\": 0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"cookie_invalid\": 0, \"tcp\": {\"accepted\": 0"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"rcode\": {\"NXDOMAIN\": 2}}, \"query\": {"));
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(buf, "\"query\": {\"type\": {\"A\": 7, \"other\": 1}, \"edns\": 0, "

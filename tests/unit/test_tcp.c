@@ -42,9 +42,11 @@ typedef struct fixture {
 } fixture_t;
 
 /* Echo the query with QR set; drop anything shorter than a header. */
-static size_t echo_answer(void *arg, const uint8_t *q, size_t len, uint8_t *out, size_t cap)
+static size_t echo_answer(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+			  uint8_t *out, size_t cap)
 {
 	(void)arg;
+	(void)peer;
 	if (len < 12)
 		return 0;
 	if ((q[0] << 8 | q[1]) == BIG_ID) {
