@@ -84,6 +84,8 @@ typedef struct cli_flag {
 static const cli_flag_t cli_flags[] = {
 	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
+	{ "takeover", 0, "PATH",
+	  "take the sockets over from the shoald whose control socket is PATH" },
 	{ "help", 'h', NULL, "print this help and exit" },
 	{ "version", 'V', NULL, "print the version and exit" },
 };
@@ -294,6 +296,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->nsid);
 	free(cfg->control);
 	free(cfg->file);
+	free(cfg->takeover);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		free((char *)cfg->zones[i].name);
 		free((char *)cfg->zones[i].file);
@@ -529,6 +532,8 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 		break;
 	}
 	bool cli_listen = false;
+	cfg->argc = argc;
+	cfg->argv = argv;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -545,6 +550,18 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 		}
 		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
 			i++;
+			continue;
+		}
+		if (!strcmp(a, "--takeover") || !strncmp(a, "--takeover=", 11)) {
+			const char *path = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : NULL;
+			if (!path || !path[0]) {
+				set_err(err, errlen,
+					"--takeover needs the PATH of a control socket");
+				return SHOAL_ECONFIG;
+			}
+			free(cfg->takeover);
+			if (!(cfg->takeover = strdup(path)))
+				return SHOAL_ENOMEM;
 			continue;
 		}
 		/* --name VALUE or --name=VALUE for every option with a cli name */

@@ -46,6 +46,10 @@ typedef struct conf {
 	/* from the command line only */
 	char *file; /* -c FILE, or NULL */
 	bool check;
+	char *takeover; /* --takeover PATH: the running server's control socket, or NULL */
+	/* the command line as given, for a restart with the same arguments (main's, not owned) */
+	int argc;
+	char **argv;
 } conf_t;
 
 /* Kinds of value an option takes. */
