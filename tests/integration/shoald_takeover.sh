@@ -8,8 +8,8 @@
 #     the flood's answers;
 #   - control: the same load with stop + start instead loses queries (the
 #     test sees what the takeover protects against);
-#   - a takeover with a configuration for another port is refused, and the
-#     old process serves on.
+#   - a takeover with a configuration for another port, a broken zone or no
+#     server at the path fails with a reason, and the old process serves on.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 if [ ! -x "$SHOALD" ] || [ ! -x "$SHOAL_FLOOD" ]; then
@@ -131,6 +131,21 @@ LOGN=$((LOGN + 1))
 check_eq "a takeover for another port exits 1" 1 $?
 check_match "it says why" "takeover refused: .*127.0.0.1@$port.*; pid $PID serves on" \
 	"$(cat "$T_DIR/refused.log")"
+# a zone that does not load stops the new process before it asks
+printf 'example.com. 3600 IN SOA broken\n' >"$T_DIR/broken.zone"
+"$SHOALD" --listen "127.0.0.1@$port" --zone "example.com=$T_DIR/broken.zone" \
+	--control "$ctl" --takeover "$ctl" >"$T_DIR/broken.log" 2>&1
+check_eq "a takeover with a broken zone exits 1" 1 $?
+check_match "it names the file and line" "broken.zone:1" "$(cat "$T_DIR/broken.log")"
+# no server at the path
+"$SHOALD" "${args[@]}" --takeover "$T_DIR/nobody.sock" >"$T_DIR/nobody.log" 2>&1
+check_eq "a takeover with no server at the path exits 1" 1 $?
+check_match "it says so" "cannot reach the running server at .*nobody.sock" \
+	"$(cat "$T_DIR/nobody.log")"
+# an upgrade to a binary that does not take over
+reply=$("$SHOALCTL" -s "$ctl" upgrade /bin/false 2>&1)
+check_eq "shoalctl upgrade to a binary that fails exits 1" 1 $?
+check_match "it says why" "exited with status 1 before taking over.*pid $PID serves on" "$reply"
 check_match "the old process still answers" "^192.0.2.80" \
 	"$(q "$port" +short www.example.com A)"
 check_match "and still takes commands" "^pid $PID" "$("$SHOALCTL" -s "$ctl" status)"
