@@ -62,7 +62,8 @@ take_over() {
 	PID=$!
 	T_PIDS="$T_PIDS $PID"
 	if wait_until 60 grep -q "took over from pid $old" "$log" && wait_until 60 gone "$old"; then
-		pass "takeover by $1 threads: pid $PID took over from $old, which exited"
+		wait "$old"
+		check_eq "takeover by $1 threads: pid $PID took over from $old, which exited 0" 0 $?
 	else
 		fail "takeover by $1 threads: $(cat "$log")"
 	fi
