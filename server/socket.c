@@ -178,7 +178,8 @@ int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers
 {
 	socket_set_t *s = set_new(addrs, n_addrs, workers, mode);
 	if (!s) {
-		snprintf(err, errlen, "out of memory for %zu sockets", 2 * (size_t)workers * n_addrs);
+		snprintf(err, errlen, "out of memory for %zu sockets",
+			 2 * (size_t)workers * n_addrs);
 		return SHOAL_ENOMEM;
 	}
 	/* worker by worker, UDP then TCP: each socket's place in its SO_REUSEPORT group */
@@ -477,13 +478,14 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 		snprintf(err, errlen,
 			 "nothing to take over: the running server listens on %s, this "
 			 "configuration on %s%s",
-			 n_given ? given[0].addr.text : "nothing", n_addrs ? addrs[0].text : "nothing",
-			 n_addrs > 1 ? " and others" : "");
+			 n_given ? given[0].addr.text : "nothing",
+			 n_addrs ? addrs[0].text : "nothing", n_addrs > 1 ? " and others" : "");
 		rc = SHOAL_ECONFIG;
 		goto done;
 	}
 	if (!(s = set_new(addrs, n_addrs, workers, mode))) {
-		snprintf(err, errlen, "out of memory for %zu sockets", 2 * (size_t)workers * n_addrs);
+		snprintf(err, errlen, "out of memory for %zu sockets",
+			 2 * (size_t)workers * n_addrs);
 		rc = SHOAL_ENOMEM;
 		goto done;
 	}
@@ -554,7 +556,8 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 			if (kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED)
 				continue; /* one socket, no group */
 			unsigned *members = kind == SOCKET_UDP ? s->udp_members : s->tcp_members;
-			int fd = kind == SOCKET_UDP ? socket_set_udp(s, 0, a) : socket_set_tcp(s, 0, a);
+			int fd = kind == SOCKET_UDP ? socket_set_udp(s, 0, a)
+						    : socket_set_tcp(s, 0, a);
 			int rc = 0;
 			if (away && members[a] > s->workers)
 				rc = group_attach(fd, s->addrs[a].addr.ss_family, s->workers);

@@ -105,8 +105,8 @@ const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a);
 /* A socket another process handed over (socket_set_adopt takes the descriptor). */
 typedef struct socket_given {
 	enum socket_kind kind;
-	unsigned worker;      /* its place in its group, as the giver numbered it */
-	listen_addr_t addr;   /* where the giver says it listens */
+	unsigned worker;    /* its place in its group, as the giver numbered it */
+	listen_addr_t addr; /* where the giver says it listens */
 	int fd;
 } socket_given_t;
 

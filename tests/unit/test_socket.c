@@ -110,7 +110,8 @@ static listen_addr_t loopback_free(void)
 		listen_addr_t a = loopback(0);
 		int u = socket(AF_INET, SOCK_DGRAM, 0), t = socket(AF_INET, SOCK_STREAM, 0);
 		socklen_t len = a.addr_len;
-		bool ok = u >= 0 && t >= 0 && bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
+		bool ok = u >= 0 && t >= 0 &&
+			  bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
 			  getsockname(u, (struct sockaddr *)&a.addr, &len) == 0 &&
 			  bind(t, (struct sockaddr *)&a.addr, a.addr_len) == 0;
 		close(u);
@@ -161,9 +162,9 @@ static void open_adopt(unsigned from, unsigned to, listen_addr_t *a, socket_set_
 	int64_t open_before = fdbudget_count_open();
 	size_t n = hand_over(*old, given, 16);
 	CU_ASSERT_EQUAL(n, 2 * from);
-	CU_ASSERT_EQUAL_FATAL(socket_set_adopt(a, 1, to, SOCKET_MODE_REUSEPORT, given, n, s, err,
-					       sizeof(err)),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_adopt(a, 1, to, SOCKET_MODE_REUSEPORT, given, n, s, err, sizeof(err)),
+		0);
 	*opened = fdbudget_count_open() - open_before;
 }
 
@@ -181,8 +182,9 @@ static void test_entries_in_group_order(void)
 		CU_ASSERT_EQUAL(e.address, n / 6);
 		CU_ASSERT_EQUAL(e.kind, n % 6 < 3 ? SOCKET_UDP : SOCKET_TCP);
 		CU_ASSERT_EQUAL(e.worker, n % 3);
-		CU_ASSERT_EQUAL(e.fd, e.kind == SOCKET_UDP ? socket_set_udp(s, e.worker, e.address)
-							   : socket_set_tcp(s, e.worker, e.address));
+		CU_ASSERT_EQUAL(e.fd, e.kind == SOCKET_UDP
+					      ? socket_set_udp(s, e.worker, e.address)
+					      : socket_set_tcp(s, e.worker, e.address));
 	}
 	CU_ASSERT_EQUAL(n, 12);
 	socket_set_close(s);
@@ -227,7 +229,8 @@ static void test_adopt_grows(void)
 	for (unsigned w = 2; w < 4; w++) {
 		struct sockaddr_storage b;
 		socklen_t len = sizeof(b);
-		CU_ASSERT_EQUAL(getsockname(socket_set_udp(s, w, 0), (struct sockaddr *)&b, &len), 0);
+		CU_ASSERT_EQUAL(getsockname(socket_set_udp(s, w, 0), (struct sockaddr *)&b, &len),
+				0);
 		CU_ASSERT_EQUAL(((struct sockaddr_in *)&b)->sin_port,
 				((struct sockaddr_in *)&a.addr)->sin_port);
 	}
@@ -341,8 +344,8 @@ static void send_from_many(const listen_addr_t *a, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		int c = socket(AF_INET, SOCK_DGRAM, 0);
 		CU_ASSERT_FATAL(c >= 0);
-		CU_ASSERT_EQUAL(sendto(c, "q", 1, 0, (const struct sockaddr *)&a->addr, a->addr_len),
-				1);
+		CU_ASSERT_EQUAL(
+			sendto(c, "q", 1, 0, (const struct sockaddr *)&a->addr, a->addr_len), 1);
 		close(c);
 	}
 }
@@ -418,8 +421,8 @@ static void test_shrink_steering_order(void)
 	CU_ASSERT_EQUAL(lost, 0);
 	CU_ASSERT_EQUAL(queued, 0);
 	CU_ASSERT_EQUAL(drops, 0);
-	fprintf(stderr, "\n  steered: lost %u, queued at close %u octets, drops %u\n", lost,
-		queued, drops);
+	fprintf(stderr, "\n  steered: lost %u, queued at close %u octets, drops %u\n", lost, queued,
+		drops);
 	lost = shrink_run(false, &queued, &drops);
 	/* about 3/4 of 200 go to the retiring sockets by hash */
 	CU_ASSERT_TRUE(lost > 50);
