@@ -19,17 +19,6 @@
 /* A record's text: an address, a worker, a control path (a sun_path, 108 octets at most). */
 #define RECORD_MAX 512
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -182,7 +171,7 @@ int takeover_send(int fd, const socket_set_t *s, unsigned threads, int control_f
 	if (rc == 0)
 		rc = send_record(fd, -1, deadline, "end %zu", count);
 	if (rc < 0)
-		set_err(err, errlen, "sending the sockets: %s", shoal_strerror(rc));
+		snprintf(err, errlen, "sending the sockets: %s", shoal_strerror(rc));
 	return rc;
 }
 
@@ -196,9 +185,9 @@ int takeover_read_go(int fd, char *buf, size_t cap, size_t *len, bool *keep_cont
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n <= 0) {
-			set_err(err, errlen,
-				"the new process closed the connection before \"go\"%s",
-				n < 0 ? " (error)" : "");
+			snprintf(err, errlen,
+				 "the new process closed the connection before \"go\"%s",
+				 n < 0 ? " (error)" : "");
 			return SHOAL_EIO;
 		}
 		if (buf[*len] == '\n') {
@@ -212,7 +201,7 @@ int takeover_read_go(int fd, char *buf, size_t cap, size_t *len, bool *keep_cont
 		(*len)++;
 	}
 	buf[*len < cap ? *len : cap - 1] = '\0';
-	set_err(err, errlen, "the new process sent \"%.40s\", not \"go\"", buf);
+	snprintf(err, errlen, "the new process sent \"%.40s\", not \"go\"", buf);
 	return SHOAL_EMALFORMED;
 }
 
@@ -245,7 +234,7 @@ static void read_refusal(int fd, char *err, size_t errlen, int64_t deadline)
 	while (len > 0 && why[len - 1] == '\n')
 		len--;
 	why[len] = '\0';
-	set_err(err, errlen, "the running server refused: %s", len ? why : "(no reason given)");
+	snprintf(err, errlen, "the running server refused: %s", len ? why : "(no reason given)");
 }
 
 /* One socket record's text ("udp 0 127.0.0.1@53") into g. */
@@ -303,7 +292,7 @@ static int receive_records(takeover_taken_t *t, char *err, size_t errlen)
 		if (rc < 0) {
 			if (pass >= 0)
 				close(pass);
-			set_err(err, errlen, "record %zu: %s", records, shoal_strerror(rc));
+			snprintf(err, errlen, "record %zu: %s", records, shoal_strerror(rc));
 			return rc;
 		}
 		text[len] = '\0';
@@ -333,8 +322,8 @@ static int receive_records(takeover_taken_t *t, char *err, size_t errlen)
 		if (pass >= 0)
 			close(pass);
 		if (rc < 0) {
-			set_err(err, errlen, "record %zu is not understood: \"%.80s\"", records,
-				text);
+			snprintf(err, errlen, "record %zu is not understood: \"%.80s\"", records,
+				 text);
 			return rc;
 		}
 	}
@@ -352,7 +341,7 @@ int takeover_receive(int fd, takeover_taken_t *t, char *err, size_t errlen)
 		t->giver_pid = cred.pid;
 	int rc = SHOAL_ENOMEM;
 	if (!(t->given = calloc(TAKEOVER_SOCKETS_MAX, sizeof(*t->given)))) {
-		set_err(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
 	int64_t deadline = now_ms() + TAKEOVER_STEP_MS;
@@ -361,7 +350,7 @@ int takeover_receive(int fd, takeover_taken_t *t, char *err, size_t errlen)
 	if (rc == 0)
 		rc = recv_line(fd, line, sizeof(line), deadline);
 	if (rc < 0) {
-		set_err(err, errlen, "no answer from the running server: %s", shoal_strerror(rc));
+		snprintf(err, errlen, "no answer from the running server: %s", shoal_strerror(rc));
 		goto done;
 	}
 	if (!strcmp(line, "error")) {
@@ -370,7 +359,7 @@ int takeover_receive(int fd, takeover_taken_t *t, char *err, size_t errlen)
 		goto done;
 	}
 	if (strcmp(line, "ok")) {
-		set_err(err, errlen, "the running server answered \"%.20s\", not \"ok\"", line);
+		snprintf(err, errlen, "the running server answered \"%.20s\", not \"ok\"", line);
 		rc = SHOAL_EMALFORMED;
 		goto done;
 	}
@@ -385,15 +374,15 @@ int takeover_connect(const char *path, takeover_taken_t *t, char *err, size_t er
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		set_err(err, errlen, "%s: path too long", path);
+		snprintf(err, errlen, "%s: path too long", path);
 		return SHOAL_ECONFIG;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		int rc = -errno;
-		set_err(err, errlen, "cannot reach the running server at %s: %s", path,
-			shoal_strerror(rc));
+		snprintf(err, errlen, "cannot reach the running server at %s: %s", path,
+			 shoal_strerror(rc));
 		if (fd >= 0)
 			close(fd);
 		return rc;
@@ -410,8 +399,8 @@ int takeover_go(takeover_taken_t *t, bool keep_control, char *err, size_t errlen
 	if (rc == 0)
 		rc = recv_line(t->fd, line, sizeof(line), deadline);
 	if (rc < 0) {
-		set_err(err, errlen, "no answer to \"go\" from pid %ld: %s", (long)t->giver_pid,
-			shoal_strerror(rc));
+		snprintf(err, errlen, "no answer to \"go\" from pid %ld: %s", (long)t->giver_pid,
+			 shoal_strerror(rc));
 		return rc;
 	}
 	if (strcmp(line, "ok")) {
