@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -43,8 +46,10 @@ struct handover {
 	control_reply_fn reply;
 	void *client;
 	uv_timer_t restart_timer;
-	uv_process_t child;
-	bool child_running; /* child's handle is open (until its exit callback) */
+	pid_t child;  /* the restart's process */
+	int child_fd; /* its pidfd, readable once it has exited */
+	uv_poll_t child_poll;
+	bool child_running; /* child_poll is open (until the exit is reaped and it closed) */
 	uint8_t timers_open;
 };
 
@@ -140,23 +145,31 @@ static void restart_done(handover_t *h, bool ok, const char *body)
 static void on_child_closed(uv_handle_t *handle)
 {
 	handover_t *h = handle->data;
+	close(h->child_fd);
+	h->child_fd = -1;
 	h->child_running = false;
 }
 
-static void on_child_exit(uv_process_t *p, int64_t status, int signum)
+/* The restart's process has exited (its pidfd is readable): reap it. */
+static void on_child_exit(uv_poll_t *poll, int status, int events)
 {
-	handover_t *h = p->data;
-	if (h->restarting) {
+	handover_t *h = poll->data;
+	int st = 0;
+	pid_t got = waitpid(h->child, &st, WNOHANG);
+	if (got == 0)
+		return;
+	if (got == h->child && h->restarting) {
 		char body[256];
+		bool sig = WIFSIGNALED(st);
 		snprintf(body, sizeof(body),
 			 "the new process (pid %d) exited with %s %d before taking over (see its "
 			 "log); pid %d serves on\n",
-			 p->pid, signum ? "signal" : "status", signum ? signum : (int)status,
-			 (int)getpid());
+			 (int)h->child, sig ? "signal" : "status",
+			 sig ? WTERMSIG(st) : WEXITSTATUS(st), (int)getpid());
 		log_warning("restart: %.*s", (int)strlen(body) - 1, body);
 		restart_done(h, false, body);
 	}
-	uv_close((uv_handle_t *)p, on_child_closed);
+	uv_close((uv_handle_t *)poll, on_child_closed);
 }
 
 static void on_restart_timer(uv_timer_t *t)
@@ -172,9 +185,9 @@ static void on_restart_timer(uv_timer_t *t)
 		snprintf(body, sizeof(body),
 			 "the new process (pid %d) did not take over in time and was stopped; pid "
 			 "%d serves on\n",
-			 h->child.pid, (int)getpid());
+			 (int)h->child, (int)getpid());
 		if (h->child_running)
-			uv_process_kill(&h->child, SIGTERM);
+			kill(h->child, SIGTERM);
 	}
 	log_warning("restart: %.*s", (int)strlen(body) - 1, body);
 	restart_done(h, false, body);
@@ -218,32 +231,51 @@ static void restart_spawn(handover_t *h)
 		restart_done(h, false, "out of memory\n");
 		return;
 	}
-	/* the new process writes where this one does; the loop's handles are not inherited */
-	uv_stdio_container_t stdio[3] = {
-		{ .flags = UV_INHERIT_FD, .data.fd = 0 },
-		{ .flags = UV_INHERIT_FD, .data.fd = 1 },
-		{ .flags = UV_INHERIT_FD, .data.fd = 2 },
-	};
-	uv_process_options_t opts = {
-		.exit_cb = on_child_exit,
-		.file = binary,
-		.args = args,
-		.stdio_count = 3,
-		.stdio = stdio,
-	};
-	h->child.data = h;
-	int rc = uv_spawn(h->env.loop, &h->child, &opts);
+	/*
+	 * posix_spawn, not uv_spawn: libuv closes its exec-error pipe with a
+	 * raw system call, so a thread sanitizer sees the descriptor number a
+	 * worker's accept4 gets next as a race. The new process writes where
+	 * this one does (descriptors 0-2; every other one is close-on-exec),
+	 * with default signal handling and no signal blocked.
+	 */
+	posix_spawnattr_t attr;
+	sigset_t none, dflt;
+	sigemptyset(&none);
+	sigemptyset(&dflt);
+	sigaddset(&dflt, SIGPIPE);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dflt);
+	pid_t pid;
+	int rc = posix_spawn(&pid, binary, NULL, &attr, args, environ);
+	posix_spawnattr_destroy(&attr);
 	free(args);
-	if (rc < 0) {
-		/* libuv needs the handle closed even when the spawn failed */
-		uv_close((uv_handle_t *)&h->child, NULL);
-		snprintf(body, sizeof(body), "cannot start %s: %s\n", binary, uv_strerror(rc));
+	int pfd = -1;
+	if (rc == 0 && (pfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+		rc = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	h->child_poll.data = h;
+	if (rc == 0 && (rc = -uv_poll_init(h->env.loop, &h->child_poll, pfd)) == 0 &&
+	    (rc = -uv_poll_start(&h->child_poll, UV_READABLE, on_child_exit)) != 0)
+		uv_close((uv_handle_t *)&h->child_poll, NULL);
+	if (rc != 0) {
+		if (pfd >= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			close(pfd);
+		}
+		snprintf(body, sizeof(body), "cannot start %s: %s\n", binary, strerror(rc));
 		log_warning("restart: %s", body);
 		restart_done(h, false, body);
 		return;
 	}
+	h->child = pid;
+	h->child_fd = pfd;
 	h->child_running = true;
-	log_info("restart: started %s as pid %d to take over", binary, h->child.pid);
+	log_info("restart: started %s as pid %d to take over", binary, (int)pid);
 	uv_timer_start(&h->restart_timer, on_restart_timer,
 		       (uint64_t)h->env.cfg->reload_timeout * 1000 + HANDOVER_START_SLACK_MS, 0);
 }
@@ -291,7 +323,7 @@ static void give_abandon(handover_t *h, const char *why)
 	log_warning("takeover by pid %d abandoned: %s; this process serves on as before",
 		    (int)c->pid, why);
 	uv_timer_stop(&h->go_timer);
-	if (h->restarting && h->child_running && h->child.pid == c->pid) {
+	if (h->restarting && h->child_running && h->child == c->pid) {
 		char body[600];
 		snprintf(body, sizeof(body),
 			 "the new process (pid %d) did not take over: %s; pid %d "
@@ -339,7 +371,7 @@ static void on_taker_readable(uv_poll_t *poll, int status, int events)
 	notify_service_manager(text);
 	if (h->restarting) {
 		char body[160];
-		bool ours = h->child_running && h->child.pid == c->pid;
+		bool ours = h->child_running && h->child == c->pid;
 		snprintf(body, sizeof(body), "%s pid %d serves now; pid %d stops\n",
 			 ours ? "restarted:" : "another process took over first:", (int)c->pid,
 			 (int)getpid());
@@ -475,8 +507,9 @@ void handover_close(handover_t *h)
 	h->taker = NULL;
 	conn_close(h->giver);
 	h->giver = NULL;
-	if (h->child_running && !uv_is_closing((uv_handle_t *)&h->child))
-		uv_close((uv_handle_t *)&h->child, on_child_closed);
+	/* a restart's process that took over runs on; one that did not exits by itself */
+	if (h->child_running && !uv_is_closing((uv_handle_t *)&h->child_poll))
+		uv_close((uv_handle_t *)&h->child_poll, on_child_closed);
 	uv_close((uv_handle_t *)&h->go_timer, on_timer_closed);
 	uv_close((uv_handle_t *)&h->restart_timer, on_timer_closed);
 }

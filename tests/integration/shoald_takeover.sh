@@ -122,6 +122,9 @@ wait_until 30 gone "$PID" || fail "the last process stops"
 check_eq "the servers' UDP answers are the flood's" "$sent" $(($(logged_answers udp) - base))
 check_eq "the servers' TCP answers are the flood's" "$(json_value "$tjson" answered)" \
 	"$(logged_answers tcp)"
+# the restart's process is not this shell's child: its log speaks for it
+check_eq "no sanitizer report in any process's log" "" \
+	"$(grep -l 'Sanitizer' "$T_DIR"/shoald-*.log)"
 
 # 2. The socket check: another port is refused; the old process serves on.
 start_first 2
