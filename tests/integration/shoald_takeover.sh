@@ -52,13 +52,13 @@ start_first() {
 	wait_answering 127.0.0.1 "$port" || { cat "$T_DIR/shoald-$LOGN.log"; exit 1; }
 }
 
-# take_over N: a shoald with N threads takes over from PID; waits until it
+# take_over N [ARGS...]: a shoald with N threads (and ARGS) takes over from PID; waits until it
 # has and the old process has exited (no query asks meanwhile: the counts
 # stay the flood's); sets PID to the new one.
 take_over() {
 	LOGN=$((LOGN + 1))
 	local log=$T_DIR/shoald-$LOGN.log old=$PID
-	"$SHOALD" "${args[@]}" --threads "$1" --takeover "$ctl" >"$log" 2>&1 &
+	"$SHOALD" "${args[@]}" --threads "$@" --takeover "$ctl" >"$log" 2>&1 &
 	PID=$!
 	T_PIDS="$T_PIDS $PID"
 	if wait_until 60 grep -q "took over from pid $old" "$log" && wait_until 60 gone "$old"; then
@@ -153,6 +153,12 @@ check_match "it says why" "exited with status 1 before taking over.*pid $PID ser
 check_match "the old process still answers" "^192.0.2.80" \
 	"$(q "$port" +short www.example.com A)"
 check_match "and still takes commands" "^pid $PID" "$("$SHOALCTL" -s "$ctl" status)"
+
+# an address the old process did not have is bound as at start
+take_over 2 --listen "::1@$port"
+check_match "the new address answers" "^192.0.2.80" \
+	"$("$DIG" @::1 -p "$port" +short +time=2 +tries=1 www.example.com A)"
+check_match "the taken one too" "^192.0.2.80" "$(q "$port" +short www.example.com A)"
 
 # 3. Control: stop + start under the same load loses queries.
 udp_flood 3 &
