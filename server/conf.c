@@ -39,6 +39,10 @@ const conf_option_t conf_options[] = {
 	  "NSID (RFC 5001) sent to clients that ask" },
 	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes", OFF(nsid_thread),
 	  "append /<thread index> to the NSID" },
+	{ "identity", "identity", "NAME", CONF_STRING, 0, UINT8_MAX, NULL, "the host name",
+	  OFF(identity), "answer to TXT queries of class CH for id.server and hostname.bind" },
+	{ "version", NULL, "TEXT", CONF_STRING, 0, UINT8_MAX, NULL, "(hidden)", OFF(version),
+	  "answer to TXT queries of class CH for version.server and version.bind" },
 	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(control),
 	  "unix socket for shoalctl (mode 0600)" },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
@@ -67,6 +71,8 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
+	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
+	  "serve Prometheus metrics at GET /metrics over HTTP; a port alone: 127.0.0.1" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
 	  "zones to serve: a list of {name, file} (repeat on the command line)" },
 };
@@ -182,6 +188,11 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		return 0;
 	case CONF_STRING: {
+		/* max, when set, bounds the length (a TXT character-string: 255) */
+		if (o->max && strlen(value) > o->max) {
+			set_err(err, errlen, "%s: longer than %u octets", o->name, o->max);
+			return SHOAL_EINVAL;
+		}
 		char *copy = strdup(value);
 		if (!copy)
 			return SHOAL_ENOMEM;
@@ -209,6 +220,17 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		cfg->listen_count++;
 		return 0;
+	case CONF_ADDR: {
+		/* a port alone is on loopback: the counters are not for everyone */
+		char text[sizeof(((listen_addr_t *)0)->text)];
+		bool port_only = value[0] && strspn(value, "0123456789") == strlen(value);
+		snprintf(text, sizeof(text), "%s%s", port_only ? "127.0.0.1@" : "", value);
+		if (!strchr(text, '@') || conf_parse_listen(text, (listen_addr_t *)field) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not [ADDR@]PORT", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		return 0;
+	}
 	case CONF_ZONES:
 		break;
 	}
@@ -294,6 +316,8 @@ void conf_clear(conf_t *cfg)
 	free(cfg->user);
 	free(cfg->group);
 	free(cfg->nsid);
+	free(cfg->identity);
+	free(cfg->version);
 	free(cfg->control);
 	free(cfg->file);
 	free(cfg->takeover);

@@ -30,12 +30,15 @@ typedef struct conf {
 	char *group;
 	char *nsid;
 	bool nsid_thread;
+	char *identity; /* CHAOS id.server; NULL: the host name */
+	char *version;  /* CHAOS version.server; NULL: REFUSED */
 	char *control;
 	uint32_t log_level; /* enum log_level (server/log.h) */
 	bool syslog;
 	uint32_t edns_size;
 	tcp_limits_t tcp;
 	uint32_t reload_timeout; /* seconds a reload may take before it is abandoned */
+	listen_addr_t metrics;   /* the Prometheus endpoint; addr_len 0: off */
 	/* every zone's limits, set in zones[i].limits once all options are read */
 	uint32_t max_types_per_name;
 	uint32_t max_records_per_type;
@@ -60,6 +63,7 @@ enum conf_type {
 	CONF_ENUM,   /* one of names[] (stored as its index) */
 	CONF_LISTEN, /* list of ADDR@PORT */
 	CONF_ZONES,  /* list of {name, file}; on the command line NAME=PATH */
+	CONF_ADDR,   /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */

@@ -132,19 +132,26 @@ static void cmd_status(control_client_t *c, const char *arg)
 
 static void cmd_stats(control_client_t *c, const char *arg)
 {
-	workers_t *ws = c->ctl->env.workers;
-	/* sized for the thread count: a fixed size failed past about 100 threads */
-	size_t cap = stats_json_cap(ws->count);
-	char *body = malloc(cap);
-	if (!body) {
+	const control_env_t *env = &c->ctl->env;
+	enum stats_format f = STATS_FORMAT_TEXT;
+	if (arg) {
+		size_t i = 0;
+		while (stats_format_names[i] && strcmp(stats_format_names[i], arg))
+			i++;
+		if (!stats_format_names[i]) {
+			reply(c, false, "stats: the format is text, json or prometheus\n");
+			return;
+		}
+		f = (enum stats_format)i;
+	}
+	/* sized for the threads and zones: a fixed size failed past about 100 threads */
+	char *body = NULL;
+	size_t len;
+	if (workers_stats_render(env->workers, env->zones, f, &body, &len) < 0) {
 		reply(c, false, "out of memory\n");
 		return;
 	}
-	for (size_t i = 0; i < ws->count; i++)
-		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
-				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
-	int n = stats_json(ws->stats, ws->count, body, cap);
-	reply(c, n >= 0, n >= 0 ? body : "statistics do not fit the reply\n");
+	reply(c, true, body);
 	free(body);
 }
 

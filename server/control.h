@@ -31,15 +31,15 @@ enum control_arg {
  * command" reply and shoalctl --help list it, and tests/unit/test_control.c
  * checks it against man/shoalctl.8: a command is one line here.
  */
-#define CONTROL_COMMANDS(X)                                         \
-	X(status, "status", CONTROL_ARG_NONE, NULL,                 \
-	  "version, threads, socket mode, uptime, zones")           \
-	X(stats, "stats", CONTROL_ARG_NONE, NULL,                   \
-	  "counters as JSON: totals and one entry per thread")      \
-	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",           \
-	  "reload every zone, or ZONE; errors name FILE:LINE")      \
-	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,       \
-	  "serial, records, load time and last error of each zone") \
+#define CONTROL_COMMANDS(X)                                          \
+	X(status, "status", CONTROL_ARG_NONE, NULL,                  \
+	  "version, threads, socket mode, uptime, zones")            \
+	X(stats, "stats", CONTROL_ARG_OPTIONAL, "FORMAT",            \
+	  "counters per thread: text (a table), json or prometheus") \
+	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",            \
+	  "reload every zone, or ZONE; errors name FILE:LINE")       \
+	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,        \
+	  "serial, records, load time and last error of each zone")  \
 	X(restart, "restart", CONTROL_ARG_NONE, NULL,               \
 	  "start this binary anew; it takes the sockets over")      \
 	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",         \
@@ -78,7 +78,7 @@ typedef struct control_env {
 	const conf_t *cfg;       /* status: the zones configured */
 	workers_t *workers;      /* status, stats: threads, counters, sockets */
 	reload_t *reload;        /* reload; its state for status and zone-status */
-	zonedb_ref_t *zones;     /* zone-status: the set served */
+	zonedb_ref_t *zones;     /* zone-status, stats: the set served */
 	time_t started_at;       /* status: uptime */
 	void (*stop)(void *arg); /* stop: end the server, on the main loop */
 	void *stop_arg;

@@ -9,6 +9,7 @@
 #include "proto/error.h"
 #include "server/control.h"
 #include "server/fdbudget.h"
+#include "server/metrics.h"
 
 int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 {
@@ -21,7 +22,10 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 	uint64_t loops = threads * FDBUDGET_PER_LOOP + FDBUDGET_MAIN;
 	/* the bound socket, the duplicate accept reads, the clients, one held */
 	uint64_t control = in->control ? 2 + CONTROL_CLIENTS_MAX + 1 : 0;
-	out->fixed = in->open + udp + listeners + held + loops + control + FDBUDGET_RESERVE;
+	/* the listener, the clients, one held */
+	uint64_t metrics = in->metrics ? 1 + METRICS_CLIENTS_MAX + 1 : 0;
+	out->fixed =
+		in->open + udp + listeners + held + loops + control + metrics + FDBUDGET_RESERVE;
 	out->per_worker_room = in->limit > out->fixed ? (in->limit - out->fixed) / threads : 0;
 	out->per_worker = out->per_worker_room < in->max_connections
 				  ? (uint32_t)out->per_worker_room

@@ -27,6 +27,7 @@ typedef struct fdbudget_in {
 	size_t addresses;         /* listen addresses */
 	bool shared_udp;          /* one UDP socket per address, not per worker */
 	bool control;             /* a control socket is configured */
+	bool metrics;             /* a metrics endpoint is configured */
 	uint32_t max_connections; /* tcp-max-connections: the upper bound */
 } fdbudget_in_t;
 

@@ -90,6 +90,8 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 	}
 	free(job.messages);
 	r->writer = db;
+	if (r->prepare)
+		r->prepare(r->prepare_arg, db);
 	zonedb_publish(r->zones, db);
 	log_info("%zu zone(s) loaded", zonedb_zone_count(db));
 	return 0;
@@ -118,6 +120,8 @@ static void *reload_main(void *arg)
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
 		r->writer = db;
+		if (r->prepare)
+			r->prepare(r->prepare_arg, db);
 		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}

@@ -35,6 +35,13 @@ typedef struct reload {
 	pthread_mutex_t lock; /* the job's cancel, publishing and finished */
 	pthread_cond_t cond;  /* signalled when the job has finished */
 	bool sync_ready;      /* lock and cond initialised */
+	/*
+	 * Called with every set built, on the thread that publishes it, just
+	 * before it is published (the server zeroes the counters of the zones
+	 * new to it); NULL for nothing. Set before the first load.
+	 */
+	void (*prepare)(void *arg, const zonedb_t *db);
+	void *prepare_arg;
 } reload_t;
 
 /*

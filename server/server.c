@@ -17,6 +17,7 @@
 #include "server/fdbudget.h"
 #include "server/handover.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/reload.h"
 #include "server/server.h"
 #include "server/socket.h"
@@ -48,6 +49,7 @@ typedef struct server {
 	bool handed;            /* this process gave its sockets away: it stops soon */
 	pid_t taker;            /* ... to this one */
 	uv_timer_t overlap;     /* then serves on beside it for HANDED_OVERLAP_MS */
+	metrics_t *metrics;     /* the Prometheus endpoint, or NULL */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	bool stopping;
 	time_t started_at;
@@ -78,6 +80,13 @@ static void on_signal(uv_signal_t *h, int signum)
 		return;
 	}
 	server_request_stop(srv);
+}
+
+/* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
+static void prepare_zone_set(void *arg, const zonedb_t *db)
+{
+	server_t *srv = arg;
+	workers_zone_slots_reset(srv->workers.zone_stats ? &srv->workers : NULL, db);
 }
 
 /* The uid and gid of cfg->user and cfg->group. Returns 0 or SHOAL_ECONFIG with err. */
@@ -201,6 +210,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.addresses = cfg->listen_count,
 		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
+		.metrics = cfg->metrics.addr_len != 0,
 		.max_connections = cfg->tcp.max_connections,
 	};
 	fdbudget_t b;
@@ -354,6 +364,12 @@ static void on_handed(void *arg, pid_t taker, bool kept_control)
 	uv_timer_start(&srv->overlap, on_overlap_over, HANDED_OVERLAP_MS, 0);
 }
 
+static int metrics_start(server_t *srv, char *err, size_t errlen)
+{
+	metrics_env_t env = { .loop = srv->loop, .workers = &srv->workers, .zones = &srv->zones };
+	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
+}
+
 /* The process this one took over from has exited: its sockets left the groups. */
 static void on_giver_gone(void *arg, pid_t giver)
 {
@@ -362,6 +378,8 @@ static void on_giver_gone(void *arg, pid_t giver)
 	if (socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
 		log_warning("takeover: %s (the groups keep steering to %zu workers)", err,
 			    srv->workers.count);
+	if (srv->cfg->metrics.addr_len && !srv->metrics && metrics_start(srv, err, sizeof(err)) < 0)
+		log_warning("takeover: %s", err);
 	(void)giver;
 }
 
@@ -432,6 +450,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	srv->responder = responder;
 	srv->taken.fd = srv->taken.control_fd = -1;
 	reload_init(&srv->reload, cfg, &srv->zones);
+	srv->reload.prepare = prepare_zone_set;
+	srv->reload.prepare_arg = srv;
 	srv->started_at = time(NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
@@ -479,6 +499,9 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
 		goto done;
+	/* a taker binds it once the giver, which holds it, has exited (on_giver_gone) */
+	if (cfg->metrics.addr_len && !cfg->takeover && metrics_start(srv, err, sizeof(err)) < 0)
+		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto done;
 	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
@@ -513,6 +536,7 @@ done:
 	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv->control);
+		metrics_close(srv->metrics);
 		if (status != 0 && err[0])
 			log_error("%s", err);
 		log_info("stopped");
@@ -520,6 +544,7 @@ done:
 	}
 	if (srv->loop) {
 		control_close(srv->control);
+		metrics_close(srv->metrics); /* before the taker hears this process is gone */
 		handover_close(srv->handover);
 		takeover_taken_clear(&srv->taken);
 		if (srv->handover)
@@ -530,6 +555,8 @@ done:
 		srv->control = NULL;
 		handover_free(srv->handover);
 		srv->handover = NULL;
+		metrics_free(srv->metrics);
+		srv->metrics = NULL;
 		if (uv_loop_close(&loop) < 0)
 			log_warning("main loop not closed cleanly");
 		workers_destroy(&srv->workers);

@@ -10,13 +10,15 @@
 
 /*
  * The counters, one line each, in the order shoalctl stats prints them:
- * the structs, stats_read, stats_sum and stats_json all expand these
- * lists, and an exporter can expand them the same way. X(name, kind, help):
- *   name  a C identifier: the field, the JSON key, and the end of a metric
- *         name (shoal_udp_<name>, shoal_tcp_<name>)
- *   kind  COUNTER (only grows), GAUGE (goes up and down) or RCODES (a
- *         counter per rcode, an array of DNS_RCODE_MAX named by
- *         dns_rcode_name): STATS_<kind> of enum stats_kind
+ * the structs, reading, summing and every output (text, JSON, the
+ * Prometheus exporter) expand these lists. X(name, kind, help):
+ *   name  a C identifier: the field, the JSON key, and the end of the
+ *         metric name shoal_<list>_<name> (udp, tcp, query, zone), with
+ *         "_total" for what only grows
+ *   kind  COUNTER (only grows), GAUGE (goes up and down), RCODES (a
+ *         counter per rcode, named by dns_rcode_name, label "rcode") or
+ *         QTYPES (a counter per query type of STATS_QTYPES and one for
+ *         the rest, label "type"): STATS_<kind> of enum stats_kind
  *   help  one line on what it counts
  * STATS_UDP are the fields of worker_stats_t. rcvbuf_drops are datagrams
  * the kernel dropped on full receive buffers: shoald never sees them, so
@@ -43,18 +45,88 @@
 	X(answers, COUNTER, "TCP answers sent")                                                 \
 	X(bytes_in, COUNTER, "octets read from TCP connections")                                \
 	X(bytes_out, COUNTER, "octets written to TCP connections")                              \
-	X(accept_paused, COUNTER, "TCP listener rests: accept found no descriptor or memory")
+	X(accept_paused, COUNTER, "TCP listener rests: accept found no descriptor or memory")   \
+	X(rcode, RCODES, "TCP answers, by rcode")
+
+/*
+ * STATS_QUERY are the fields of query_stats_t: what the queries asked,
+ * over UDP and TCP alike, counted for every query with a question;
+ * "query" in the JSON.
+ */
+#define STATS_QUERY(X)                                                \
+	X(type, QTYPES, "queries by QTYPE, the less common as other") \
+	X(edns, COUNTER, "queries with an EDNS OPT record")           \
+	X(dnssec_ok, COUNTER, "queries with the DNSSEC OK bit (DO)")
+
+/*
+ * STATS_ZONE are the fields of zone_stats_t: per zone served, in each
+ * worker's array indexed by the zone's slot in the zone set
+ * (zonedb_zone_slot); "zones" in the JSON, label "zone".
+ */
+#define STATS_ZONE(X)                                             \
+	X(answers, COUNTER, "answers from the zone, every rcode") \
+	X(nxdomain, COUNTER, "NXDOMAIN answers from the zone")
+
+/* The query types counted by name (DNS_TYPE_<name>); every other is "other". */
+#define STATS_QTYPES(X) \
+	X(A)            \
+	X(NS)           \
+	X(CNAME)        \
+	X(SOA)          \
+	X(PTR)          \
+	X(MX)           \
+	X(TXT)          \
+	X(AAAA)         \
+	X(SRV)          \
+	X(NAPTR)        \
+	X(DS)           \
+	X(RRSIG)        \
+	X(NSEC)         \
+	X(DNSKEY)       \
+	X(NSEC3)        \
+	X(NSEC3PARAM)   \
+	X(TLSA)         \
+	X(SVCB)         \
+	X(HTTPS)        \
+	X(CAA)          \
+	X(IXFR)         \
+	X(AXFR)         \
+	X(ANY)
+
+/* STATS_QTYPE_<name> for each, then OTHER; STATS_QTYPE_MAX is the size of per-type arrays. */
+#define STATS_QTYPE_ENUM(t) STATS_QTYPE_##t,
+enum stats_qtype { STATS_QTYPES(STATS_QTYPE_ENUM) STATS_QTYPE_OTHER, STATS_QTYPE_MAX };
+#undef STATS_QTYPE_ENUM
+
+/* The counter of qtype: its STATS_QTYPE_<name>, or STATS_QTYPE_OTHER. */
+static inline unsigned stats_qtype_index(uint16_t qtype)
+{
+	switch (qtype) {
+#define STATS_QTYPE_CASE(t) \
+	case DNS_TYPE_##t:  \
+		return STATS_QTYPE_##t;
+		STATS_QTYPES(STATS_QTYPE_CASE)
+#undef STATS_QTYPE_CASE
+	default:
+		return STATS_QTYPE_OTHER;
+	}
+}
+
+/* The name of counter i of a QTYPES field ("A", ..., "other"). Static storage. */
+const char *stats_qtype_name(unsigned i);
 
 enum stats_kind {
 	STATS_COUNTER,
 	STATS_GAUGE,
 	STATS_RCODES,
+	STATS_QTYPES,
 };
 
 /* The declaration of one field of each kind. */
 #define STATS_DIM_COUNTER
 #define STATS_DIM_GAUGE
 #define STATS_DIM_RCODES              [DNS_RCODE_MAX]
+#define STATS_DIM_QTYPES              [STATS_QTYPE_MAX]
 #define STATS_FIELD(name, kind, help) uint64_t name STATS_DIM_##kind;
 
 /*
@@ -66,6 +138,16 @@ typedef struct tcp_stats {
 	STATS_TCP(STATS_FIELD)
 } tcp_stats_t;
 
+/* Per-worker counters of what was asked, UDP and TCP together. */
+typedef struct query_stats {
+	STATS_QUERY(STATS_FIELD)
+} query_stats_t;
+
+/* One zone's counters in one worker's array. */
+typedef struct zone_stats {
+	STATS_ZONE(STATS_FIELD)
+} zone_stats_t;
+
 /*
  * One worker's counters. Only the owning worker writes them (stats_add:
  * relaxed atomic stores, no lock prefix); any thread may read them with
@@ -75,6 +157,7 @@ typedef struct tcp_stats {
 typedef struct worker_stats {
 	STATS_UDP(STATS_FIELD)
 	tcp_stats_t tcp;
+	query_stats_t query;
 } __attribute__((aligned(64))) worker_stats_t;
 
 /*
@@ -88,11 +171,25 @@ static inline void stats_add(uint64_t *counter, uint64_t v)
 
 /*
  * Count one UDP query of `in` octets, answered or not, described by info
- * (bytes_out is counted when the answer is sent). Worker thread, on its
- * own stats.
+ * (bytes_out is counted when the answer is sent), and what it asked.
+ * Worker thread, on its own stats.
  */
 struct answer_info;
 void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const struct answer_info *info);
+
+/*
+ * Count one TCP query's rcode when answered, and what it asked (the TCP
+ * server counts the messages and octets). Worker thread, on its own stats.
+ */
+void stats_count_tcp(worker_stats_t *s, bool answered, const struct answer_info *info);
+
+/*
+ * Count an answer from the zone whose slot info names into zones[0..slots)
+ * (the calling worker's own array); nothing for a query no zone answered,
+ * or a slot past the array. Worker thread.
+ */
+void stats_count_zone(zone_stats_t *zones, size_t slots, bool answered,
+		      const struct answer_info *info);
 
 /* A consistent-enough copy of one worker's counters (each read atomically). */
 void stats_read(const worker_stats_t *s, worker_stats_t *out);
@@ -100,23 +197,45 @@ void stats_read(const worker_stats_t *s, worker_stats_t *out);
 /* Add a's counters into total. */
 void stats_sum(worker_stats_t *total, const worker_stats_t *a);
 
-/*
- * The most octets one worker's entry (or the totals) takes in the JSON,
- * every counter at its largest; tests/unit/test_stats.c checks it.
- */
-#define STATS_JSON_WORKER_MAX 2048
-
-/* A buffer this big always holds stats_json of n workers, with its NUL. */
-static inline size_t stats_json_cap(size_t n)
-{
-	return (n + 1) * STATS_JSON_WORKER_MAX + 64;
-}
+struct zonedb;
 
 /*
- * Write the statistics of workers[0..n) as JSON into buf[0..cap): totals and
- * a per-thread breakdown. Returns the length written (without the NUL), or
- * SHOAL_ESPACE. Any thread.
+ * What the statistics are read from: count workers' counters, each with
+ * its zone array (zone_slots entries; zones may be NULL for none), and the
+ * zone set that names the slots (NULL: no zone counters). The reader must
+ * be inside a read section of db.
  */
-int stats_json(const worker_stats_t *workers, size_t n, char *buf, size_t cap);
+typedef struct stats_source {
+	const worker_stats_t *workers;
+	size_t count;
+	zone_stats_t *const *zones;
+	size_t zone_slots;
+	const struct zonedb *db;
+} stats_source_t;
+
+/* The start of every metric name in the Prometheus output (shoal_udp_queries_total). */
+#define STATS_METRIC_PREFIX "shoal_"
+
+/* The outputs: shoalctl stats's table, its JSON, the Prometheus text format. */
+enum stats_format {
+	STATS_FORMAT_TEXT,
+	STATS_FORMAT_JSON,
+	STATS_FORMAT_PROMETHEUS,
+};
+
+/* "text", "json", "prometheus" (indexed by enum stats_format), NULL-terminated. */
+extern const char *const stats_format_names[];
+
+/*
+ * Every counter of src in format f, into a string the caller frees:
+ *   TEXT        a table: one row per counter (the zero ones of RCODES and
+ *               QTYPES left out), a column for the total and one per thread
+ *   JSON        {"threads": [{"thread": 0, ...}, ...], "total": {...}}
+ *   PROMETHEUS  the text exposition format 0.0.4: HELP and TYPE per
+ *               metric, one sample per thread (label thread="N")
+ * Returns 0 with *out (NUL-terminated) and *len, or SHOAL_ENOMEM. Any
+ * thread; reads the counters atomically.
+ */
+int stats_render(const stats_source_t *src, enum stats_format f, char **out, size_t *len);
 
 #endif

@@ -118,6 +118,7 @@ static int udp_batch_once(worker_t *w, int fd)
 						    b->answer_cap, &w->ctx_udp, &info);
 		}
 		stats_count_udp(w->stats, len, alen > 0, &info);
+		stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
 		if (alen == 0)
 			continue;
 		b->tx_iov[out].iov_len = alen;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/dns.h"
@@ -23,6 +24,8 @@ static size_t worker_tcp_answer(void *arg, const uint8_t *q, size_t len, uint8_t
 	size_t n = w->responder->answer(zonedb_current(w->zones), q, len, out, cap, &w->ctx_tcp,
 					&info);
 	zonedb_read_unlock(w->zones);
+	stats_count_tcp(w->stats, n > 0, &info);
+	stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, n > 0, &info);
 	return n;
 }
 
@@ -134,6 +137,26 @@ static void nsid_init(worker_t *w, const conf_t *cfg)
 	w->ctx_udp.nsid_len = w->ctx_tcp.nsid_len = (uint16_t)len;
 }
 
+/*
+ * The CHAOS TXT texts (id.server, version.server): the configured identity
+ * or else the host name, as NSD and Knot default to; the version only when
+ * set, so that it stays hidden unless the operator wants it known.
+ */
+static void chaos_init(worker_t *w, const conf_t *cfg, const char *hostname)
+{
+	const char *id = cfg->identity ? cfg->identity : hostname;
+	size_t len = strlen(id);
+	if (len > 0 && len <= UINT8_MAX) {
+		w->ctx_udp.identity = w->ctx_tcp.identity = (const uint8_t *)id;
+		w->ctx_udp.identity_len = w->ctx_tcp.identity_len = (uint8_t)len;
+	}
+	len = cfg->version ? strlen(cfg->version) : 0;
+	if (len > 0 && len <= UINT8_MAX) {
+		w->ctx_udp.version = w->ctx_tcp.version = (const uint8_t *)cfg->version;
+		w->ctx_udp.version_len = w->ctx_tcp.version_len = (uint8_t)len;
+	}
+}
+
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
@@ -153,6 +176,13 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		return SHOAL_ENOMEM;
 	}
 	memset(ws->stats, 0, ws->count * sizeof(worker_stats_t));
+	ws->zone_stats = calloc(ws->count, sizeof(zone_stats_t *));
+	if (!ws->zone_stats) {
+		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
+		return SHOAL_ENOMEM;
+	}
+	if (gethostname(ws->hostname, sizeof(ws->hostname) - 1) < 0)
+		ws->hostname[0] = '\0'; /* no identity then: id.server is REFUSED */
 	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
@@ -161,9 +191,16 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		w->responder = responder;
 		w->zones = zones;
 		w->stats = &ws->stats[i];
+		/* each its own allocation: page-aligned at this size, no line shared */
+		w->zone_stats = ws->zone_stats[i] = calloc(WORKER_ZONE_SLOTS, sizeof(zone_stats_t));
+		if (!w->zone_stats) {
+			snprintf(err, errlen, "out of memory for zone counters");
+			return SHOAL_ENOMEM;
+		}
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
 		nsid_init(w, cfg);
+		chaos_init(w, cfg, ws->hostname);
 		if (!(w->batch = udp_batch_new(answer_cap))) {
 			snprintf(err, errlen, "out of memory for worker buffers");
 			return SHOAL_ENOMEM;
@@ -219,16 +256,56 @@ void workers_stop(workers_t *ws)
 	}
 }
 
+int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f, char **out,
+			 size_t *len)
+{
+	for (size_t i = 0; i < ws->count; i++)
+		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
+				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
+	zonedb_read_lock();
+	stats_source_t src = {
+		.workers = ws->stats,
+		.count = ws->count,
+		.zones = ws->zone_stats,
+		.zone_slots = WORKER_ZONE_SLOTS,
+		.db = zonedb_current(zones),
+	};
+	int rc = stats_render(&src, f, out, len);
+	zonedb_read_unlock(zones);
+	return rc;
+}
+
+void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
+{
+	if (!ws || !ws->zone_stats)
+		return;
+	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
+		bool fresh;
+		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
+		if (!fresh || slot >= WORKER_ZONE_SLOTS)
+			continue;
+		for (size_t t = 0; t < ws->count; t++) {
+			uint64_t *c = (uint64_t *)&ws->zone_stats[t][slot];
+			for (size_t k = 0; k < sizeof(zone_stats_t) / sizeof(uint64_t); k++)
+				__atomic_store_n(&c[k], 0, __ATOMIC_RELAXED);
+		}
+	}
+}
+
 void workers_destroy(workers_t *ws)
 {
 	if (ws->w) {
 		for (size_t i = 0; i < ws->count; i++)
 			udp_batch_free(ws->w[i].batch);
 	}
+	for (size_t i = 0; ws->zone_stats && i < ws->count; i++)
+		free(ws->zone_stats[i]);
+	free(ws->zone_stats);
 	free(ws->w);
 	free(ws->stats);
 	ws->w = NULL;
 	ws->stats = NULL;
+	ws->zone_stats = NULL;
 	if (ws->sync_ready) {
 		pthread_cond_destroy(&ws->start_cond);
 		pthread_mutex_destroy(&ws->start_lock);

@@ -19,6 +19,14 @@
 typedef struct workers workers_t;
 
 /*
+ * Zone statistics slots per worker: zone sets give slots below the
+ * zones of two sets together (zonedb_zone_slot), so twice the most zones
+ * a configuration holds, and slot 0 unused. 128 KiB per worker of which
+ * only the pages of slots in use are ever touched.
+ */
+#define WORKER_ZONE_SLOTS (2 * CONF_ZONES_MAX + 1)
+
+/*
  * One worker. Made by workers_create on the main thread; from
  * workers_start to workers_stop its own thread is the only one to touch
  * it, but for `started` (under all->start_lock) and `stats` (read by any
@@ -44,7 +52,8 @@ typedef struct worker {
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
 	udp_batch_t *batch;
-	worker_stats_t *stats; /* &all->stats[index] */
+	worker_stats_t *stats;    /* &all->stats[index] */
+	zone_stats_t *zone_stats; /* all->zone_stats[index]: WORKER_ZONE_SLOTS */
 	/* 0 starting, 1 running, or the error it failed with (under all->start_lock) */
 	int started;
 } worker_t;
@@ -61,10 +70,12 @@ struct workers {
 	socket_set_t *sockets; /* each worker's UDP sockets and TCP listeners */
 	worker_t *w;           /* count of them */
 	size_t count;
-	worker_stats_t *stats; /* one per worker, cache-line aligned */
+	worker_stats_t *stats;     /* one per worker, cache-line aligned */
+	zone_stats_t **zone_stats; /* one array per worker, WORKER_ZONE_SLOTS each */
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
-	bool sync_ready; /* start_lock and start_cond initialised */
+	bool sync_ready;    /* start_lock and start_cond initialised */
+	char hostname[256]; /* the CHAOS identity when identity: is not set */
 };
 
 /*
@@ -91,6 +102,25 @@ int workers_start(workers_t *ws, char *err, size_t errlen);
  * answers it owes), and join them. Main thread.
  */
 void workers_stop(workers_t *ws);
+
+/*
+ * Every counter of the workers in format f (stats_render), the zones
+ * named from the set *zones serves: a string the caller frees, and its
+ * length. Reads the kernel's drop counts of the UDP sockets first.
+ * Returns 0 or SHOAL_ENOMEM. Main thread (the one reader that writes
+ * rcvbuf_drops), registered with RCU.
+ */
+int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f, char **out,
+			 size_t *len);
+
+/*
+ * Zero, in every worker's array, the counters of the zones that db (built,
+ * not yet published) gives a fresh slot: a slot free in the set served, so
+ * no worker counts into it until db is published. ws may be NULL or not
+ * yet created (at the first load): then there is nothing to zero. The
+ * thread that builds and publishes sets.
+ */
+void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db);
 
 /*
  * Free what workers_create made, not the sockets (the socket set's). Main

@@ -37,6 +37,7 @@ typedef struct lookup {
 typedef struct answer {
 	response_t r;
 	const zone_t *z;
+	uint32_t slot; /* z's statistics slot */
 	uint16_t qtype;
 	bool stop;                 /* truncated: nothing more is written */
 	const rrset_wire_t *extra; /* RRset whose targets get A/AAAA in additional */
@@ -359,17 +360,29 @@ static void put_additional(answer_t *a)
 	}
 }
 
+/* NSEC and NSEC3 describe the zone, not the name: no answer to ANY alone. */
+static bool dnssec_metadata(uint16_t type)
+{
+	return type == DNS_TYPE_RRSIG || type == DNS_TYPE_NSEC || type == DNS_TYPE_NSEC3;
+}
+
 /*
  * ANY (RFC 8482 4.2): one RRset instead of all. Like Knot, send the first
  * RRset of the node (in type order), which keeps the answer small and
- * deterministic.
+ * deterministic; but data before DNSSEC metadata, so a name whose only
+ * data is of a type numbered above NSEC answers that data, as NSD does.
  */
 static const zrrset_t *pick_any(const znode_t *n)
 {
-	for (uint16_t i = 0; i < n->rrset_count; i++)
-		if (n->rrsets[i].set.type != DNS_TYPE_RRSIG)
+	const zrrset_t *meta = NULL;
+	for (uint16_t i = 0; i < n->rrset_count; i++) {
+		uint16_t type = n->rrsets[i].set.type;
+		if (!dnssec_metadata(type))
 			return &n->rrsets[i];
-	return NULL;
+		if (!meta && type != DNS_TYPE_RRSIG)
+			meta = &n->rrsets[i];
+	}
+	return meta;
 }
 
 /*
@@ -526,7 +539,9 @@ static void answer_zone(answer_t *a, const query_t *q)
 			bool wild = res.kind == LOOKUP_WILDCARD;
 			const rrset_wire_t *sigs = a->qtype == DNS_TYPE_RRSIG ? pick_sigs(n) : NULL;
 			if (sigs) {
-				put(a, DNS_SECTION_ANSWER, owner, sigs);
+				/* signatures of the wildcard: the name itself does not exist */
+				if (put(a, DNS_SECTION_ANSWER, owner, sigs) && wild && a->dnssec)
+					prove_wildcard(a, name, n, false);
 				break;
 			}
 			const zrrset_t *rs = a->qtype == DNS_TYPE_ANY ? pick_any(n)
@@ -584,14 +599,63 @@ static void answer_zone(answer_t *a, const query_t *q)
 	response_set_rcode(&a->r, rcode);
 }
 
+/*
+ * CHAOS class TXT (as NSD and Knot answer it): id.server and hostname.bind
+ * name the server, version.server and version.bind give its version. TTL 0
+ * and no AA: no zone holds these names. Any other CH name or type, and a
+ * text not configured, is REFUSED as NSD and Knot do.
+ */
+static void answer_chaos(answer_t *a, const query_t *q, const answer_ctx_t *ctx)
+{
+	static const uint8_t id_server[] = "\2id\6server";
+	static const uint8_t hostname_bind[] = "\10hostname\4bind";
+	static const uint8_t version_server[] = "\7version\6server";
+	static const uint8_t version_bind[] = "\7version\4bind";
+	const uint8_t *text = NULL;
+	uint8_t text_len = 0;
+	if (q->qtype == DNS_TYPE_TXT) {
+		if (name_equal(q->qname, id_server) || name_equal(q->qname, hostname_bind)) {
+			text = ctx->identity;
+			text_len = ctx->identity_len;
+		} else if (name_equal(q->qname, version_server) ||
+			   name_equal(q->qname, version_bind)) {
+			text = ctx->version;
+			text_len = ctx->version_len;
+		}
+	}
+	if (!text) {
+		response_set_rcode(&a->r, DNS_RCODE_REFUSED);
+		return;
+	}
+	/* type, class, TTL 0, RDLENGTH, then one character-string (RFC 1035 3.3.14) */
+	uint8_t rr[10 + 1 + UINT8_MAX];
+	wire_t w;
+	wire_init_write(&w, rr, sizeof(rr));
+	wire_write_u16(&w, DNS_TYPE_TXT);
+	wire_write_u16(&w, DNS_CLASS_CH);
+	wire_write_u32(&w, 0);
+	wire_write_u16(&w, (uint16_t)(1 + text_len));
+	wire_write_u8(&w, text_len);
+	wire_write_bytes(&w, text, text_len);
+	rrset_wire_t set = { .type = DNS_TYPE_TXT,
+			     .rr_count = 1,
+			     .data_len = (uint32_t)(11 + text_len),
+			     .data = rr };
+	put(a, DNS_SECTION_ANSWER, q->qname, &set);
+}
+
 /* A query that parsed: pick the zone, then RFC 1034 4.3.2. */
 static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q,
 			       const answer_ctx_t *ctx)
 {
 	/* class ANY is answered from IN data, as Knot does */
+	if (q->qclass == DNS_CLASS_CH) {
+		answer_chaos(a, q, ctx);
+		return;
+	}
 	bool configured = false;
 	if (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY)
-		a->z = zonedb_match(db, q->qname, &configured);
+		a->z = zonedb_match_slot(db, q->qname, &configured, &a->slot);
 	if (!a->z) {
 		/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
 		response_set_rcode(&a->r, configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
@@ -613,9 +677,12 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	 * Knot answer it from the parent when they serve both.
 	 */
 	const zone_t *parent;
+	uint32_t parent_slot;
 	if (q->qtype == DNS_TYPE_DS && q->qname_len == a->z->apex->name_len && q->qname_len > 1 &&
-	    (parent = zonedb_find(db, name_parent(q->qname))) != NULL)
+	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot)) != NULL) {
 		a->z = parent;
+		a->slot = parent_slot;
+	}
 	answer_zone(a, q);
 }
 
@@ -624,7 +691,9 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
-	*info = (answer_info_t){ .edns = q.edns, .qtype = q.has_question ? q.qtype : 0 };
+	*info = (answer_info_t){ .edns = q.edns,
+				 .dnssec_ok = q.edns && q.edns_do,
+				 .qtype = q.has_question ? q.qtype : 0 };
 	if (v == QUERY_DROP) {
 		/* shorter than a header is malformed; a response (QR set) is not */
 		info->dropped = true;
@@ -679,5 +748,6 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 	}
 	info->rcode = a.r.rcode;
 	info->truncated = a.r.truncated || a.glue_truncated;
+	info->zone_slot = a.slot;
 	return (size_t)n;
 }

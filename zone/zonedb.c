@@ -18,6 +18,8 @@ typedef struct zentry {
 	char *file;
 	zone_t *zone;       /* the version served, or NULL */
 	journal_t *journal; /* shared with the sets before and after */
+	uint32_t slot;      /* statistics slot, 0 for none (zonedb_zone_slot) */
+	bool slot_fresh;    /* the slot is new to this zone */
 	char last_error[512];
 } zentry_t;
 
@@ -28,6 +30,7 @@ struct zonedb {
 	uint32_t apex_mask;
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	int max_labels;          /* deepest apex: where label stripping starts */
+	uint32_t max_slot;       /* the highest statistics slot of the entries */
 };
 
 /* Passes messages on and keeps the first error for zone_info. */
@@ -94,6 +97,44 @@ static int build_apex_hash(zonedb_t *db)
 		if (labels > db->max_labels)
 			db->max_labels = labels;
 	}
+	return 0;
+}
+
+/*
+ * Statistics slots: a zone of `old` keeps its own; a new one takes the
+ * lowest slot free in both sets, as workers may count into old's slots
+ * until the grace period after this set is published.
+ */
+static int assign_slots(zonedb_t *db, const zonedb_t *old)
+{
+	size_t cap = (old ? old->max_slot : 0) + db->count + 2;
+	bool *used = calloc(cap, sizeof(bool));
+	if (!used)
+		return SHOAL_ENOMEM;
+	used[0] = true;
+	for (size_t i = 0; old && i < old->count; i++)
+		used[old->entries[i].slot] = true;
+	for (size_t i = 0; i < db->count; i++) {
+		zentry_t *e = &db->entries[i];
+		const zentry_t *prev = e->apex_len ? find_entry(old, e->apex) : NULL;
+		if (prev && prev->slot)
+			e->slot = prev->slot;
+	}
+	uint32_t next = 1;
+	for (size_t i = 0; i < db->count; i++) {
+		zentry_t *e = &db->entries[i];
+		if (e->slot || !e->apex_len)
+			continue;
+		while (used[next])
+			next++;
+		e->slot = next;
+		e->slot_fresh = true;
+		used[next] = true;
+	}
+	for (size_t i = 0; i < db->count; i++)
+		if (db->entries[i].slot > db->max_slot)
+			db->max_slot = db->entries[i].slot;
+	free(used);
 	return 0;
 }
 
@@ -205,7 +246,8 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 			break;
 		}
 	}
-	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT && build_apex_hash(db) < 0)
+	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT &&
+	    (build_apex_hash(db) < 0 || assign_slots(db, old) < 0))
 		rc = SHOAL_ENOMEM;
 	if (rc == 0 && only && !find_entry(db, only_apex)) {
 		/* nothing was reloaded: say so rather than report success */
@@ -258,6 +300,18 @@ void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 	snprintf(info->last_error, sizeof(info->last_error), "%s", e->last_error);
 }
 
+const char *zonedb_zone_name(const zonedb_t *db, size_t i)
+{
+	return db->entries[i].name;
+}
+
+uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
+{
+	if (fresh)
+		*fresh = db->entries[i].slot_fresh;
+	return db->entries[i].slot;
+}
+
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
 {
 	const zentry_t *e = find_entry(db, apex);
@@ -271,6 +325,14 @@ const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 
 const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured)
 {
+	uint32_t slot;
+	return zonedb_match_slot(db, name, configured, &slot);
+}
+
+const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
+				uint32_t *slot)
+{
+	*slot = 0;
 	if (configured)
 		*configured = false;
 	if (!db || !db->apex_hash)
@@ -292,6 +354,7 @@ const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *config
 			if (db->apex_hash[j].tag == tag && name_equal(e->apex, suffix)) {
 				if (configured)
 					*configured = true;
+				*slot = e->zone ? e->slot : 0;
 				return e->zone;
 			}
 		}

@@ -59,6 +59,24 @@ size_t zonedb_zone_count(const zonedb_t *db);
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info);
 
 /*
+ * The name of zone i (0 <= i < count), presentation format with the final
+ * dot. Valid as long as db.
+ */
+const char *zonedb_zone_name(const zonedb_t *db, size_t i);
+
+/*
+ * Zone i's statistics slot: a small number, 1 and up (0 for a configured
+ * name that is no zone name), that stays the zone's while it is
+ * configured: a reload carries it to the new set. A zone new to the set
+ * gets the lowest slot that neither this set nor `old` (which workers may
+ * still count into until its grace period ends) uses, so slots stay below
+ * the zones of two sets together; *fresh (when not NULL) tells such a
+ * zone, whose counters start at zero. Per-worker counter arrays indexed by
+ * slot need no lock and no allocation on the query path.
+ */
+uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh);
+
+/*
  * The zone of db that holds name (lowercase wire), longest match first
  * (label stripping over a hash of the apexes), or NULL. Read-only; any
  * thread inside rcu_read_lock; no allocation.
@@ -72,6 +90,10 @@ const struct zone *zonedb_find(const zonedb_t *db, const uint8_t *name);
  * configured may be NULL.
  */
 const struct zone *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
+
+/* zonedb_match, also giving the zone's statistics slot in *slot (0 when none). */
+const struct zone *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
+				     uint32_t *slot);
 
 /*
  * The IXFR history each zone keeps until told otherwise, in octets of

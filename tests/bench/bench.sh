@@ -13,7 +13,10 @@
 #   -t THREADS       server threads (default 2)
 #   -r ROUNDS        rounds of A B C ... (default 3)
 #   -l SECONDS       length of one shoal-flood run (default 5)
-#   -S "SERVERS"     among shoal nsd knot ceiling (default: all that exist)
+#   -S "SERVERS"     among shoal nsd knot ceiling base (default: all that
+#                    exist but base)
+#   -B BUILDDIR      "base": the shoald of another build, to measure a change
+#                    (-S "shoal base" -B build/before: before and after)
 #   -o DIR           results folder (default tests/bench/results)
 #   -P               skip the spreading experiment
 #   -D               DNSSEC: sign each zone (ldns-signzone, NSEC3, no salt,
@@ -23,18 +26,19 @@
 #   -h               this text
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^#   -h/p' "$0" | sed 's/^# \{0,1\}//'; }
 
 sizes="10000 1000000" threads=2 rounds=3 seconds=5 servers="" outdir=$SRC/tests/bench/results
-spread=yes dnssec=no
-while getopts "s:t:r:l:S:o:PDh" opt; do
+spread=yes dnssec=no base_build="" servers_given=no
+while getopts "s:t:r:l:S:o:B:PDh" opt; do
 	case $opt in
 	s) sizes=$OPTARG ;;
 	t) threads=$OPTARG ;;
 	r) rounds=$OPTARG ;;
 	l) seconds=$OPTARG ;;
-	S) servers=$OPTARG ;;
+	S) servers=$OPTARG servers_given=yes ;;
 	o) outdir=$OPTARG ;;
+	B) base_build=$OPTARG ;;
 	P) spread=no ;;
 	D) dnssec=yes ;;
 	h) usage; exit 0 ;;
@@ -73,6 +77,8 @@ for s in $servers; do
 	case $s in
 	shoal) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
 	ceiling) [ "$have_ceiling" = yes ] || { echo "bench: $SHOALD_CEILING missing" >&2; exit 1; } ;;
+	base) [ -x "$base_build/server/shoald" ] || { echo "bench: base needs -B BUILDDIR with server/shoald" >&2; exit 1; }
+		SHOALD_BASE=$(cd "$base_build" && pwd)/server/shoald ;;
 	nsd) command -v nsd >/dev/null || { echo "bench: nsd missing (apt-get install nsd)" >&2; exit 1; } ;;
 	knot) command -v knotd >/dev/null || { echo "bench: knotd missing (apt-get install knot)" >&2; exit 1; } ;;
 	*) echo "bench: unknown server $s" >&2; exit 1 ;;
@@ -188,7 +194,7 @@ case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
 {
 	echo "# Shoal benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Command: \`tests/bench/bench.sh -s \"$sizes\" -t $threads -r $rounds -l $seconds$([ "$dnssec" = yes ] && echo " -D")\`"
+	echo "Command: \`tests/bench/bench.sh -s \"$sizes\" -t $threads -r $rounds -l $seconds$([ "$dnssec" = yes ] && echo " -D")$([ "$servers_given" = yes ] && echo " -S \"$servers\"")$([ -n "$base_build" ] && echo " -B $base_build")\`"
 	echo "Machine: $(nproc) CPUs, Linux $(uname -r); servers: $threads threads each;"
 	echo "load: shoal-flood ${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds, mix 90% existing names, 10% NXDOMAIN;"
 	[ "$dnssec" = yes ] && echo "DNSSEC (-D): zones signed with ldns-signzone -n -t 0 (NSEC3, no salt), ECDSA P-256; every query with DO."

@@ -92,6 +92,12 @@ start_ceiling() {
 	SHOALD=$SHOALD_CEILING start_shoal "$@"
 }
 
+# start_base: the shoald of another build (bench.sh -B), started as shoal is,
+# to compare a change with what came before it on the same load.
+start_base() {
+	SHOALD=$SHOALD_BASE start_shoal "$@"
+}
+
 # wait_zone PORT NAME TIMEOUT_S [PID]: until the server answers NAME
 # authoritatively; prints the seconds it took. Non-zero when it never does, or
 # as soon as PID (when given) has exited.

@@ -70,7 +70,8 @@ done
 
 # start_nsd DIR PORT: NSD in the foreground of a background job, as the
 # current user (username ""), rate limiting off (RRL would throttle a batch),
-# CHAOS identity answers off (they name the server; Shoal refuses CHAOS).
+# CHAOS identity answers off (they name the server; shoald_chaos.sh compares
+# those).
 start_nsd() {
 	local dir=$1 port=$2 z
 	mkdir -p "$dir"

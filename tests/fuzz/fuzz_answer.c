@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "proto/dns.h"
 #include "tests/fuzz/fuzz_answer_check.h"
@@ -83,7 +84,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t nsid[] = "fuzz/0";
 	static uint8_t *out_512, *out_1232, *out_tcp;
+	/* CHAOS texts: the longest identity (one full character-string) */
+	static uint8_t identity[UINT8_MAX];
+	static const uint8_t version[] = "fuzz 1.0";
 	if (out_512 == NULL) {
+		memset(identity, 'i', sizeof(identity));
 		out_512 = malloc(DNS_UDP_MIN);
 		out_1232 = malloc(DNS_EDNS_DEFAULT);
 		out_tcp = malloc(DNS_TCP_MAX);
@@ -93,12 +98,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const zonedb_t *db = fuzz_db();
 	const answer_ctx_t udp_512 = { .edns_size = DNS_UDP_MIN,
 				       .nsid = nsid,
-				       .nsid_len = sizeof(nsid) - 1 };
+				       .nsid_len = sizeof(nsid) - 1,
+				       .identity = identity,
+				       .identity_len = sizeof(identity) };
 	const answer_ctx_t udp_1232 = { .edns_size = DNS_EDNS_DEFAULT };
 	const answer_ctx_t tcp = { .edns_size = DNS_EDNS_DEFAULT,
 				   .tcp = true,
 				   .nsid = nsid,
-				   .nsid_len = sizeof(nsid) - 1 };
+				   .nsid_len = sizeof(nsid) - 1,
+				   .identity = identity,
+				   .identity_len = sizeof(identity),
+				   .version = version,
+				   .version_len = sizeof(version) - 1 };
 	answer_once(db, data, size, out_512, DNS_UDP_MIN, &udp_512);
 	answer_once(db, data, size, out_1232, DNS_EDNS_DEFAULT, &udp_1232);
 	answer_once(db, data, size, out_tcp, DNS_TCP_MAX, &tcp);

@@ -137,6 +137,8 @@ ANSWER_SEEDS = {
     "refused": query("example.org"),
     "root": query(".", NS),
     "class_ch": query("version.bind", TXT, qclass=3),
+    "class_ch_id": query("id.server", TXT, qclass=3, edns=512, nsid=True),
+    "class_ch_hostname_long": query("hostname.bind", TXT, qclass=3),
     "class_any": query("www.example.com", A, qclass=255),
     # DNSSEC (tests/diff/dnssec): secure.test NSEC, secure3.test NSEC3 with opt-out
     "dnssec_positive": query("www.secure.test", A, edns=1232, do=True),

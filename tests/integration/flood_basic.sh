@@ -17,7 +17,7 @@ start_shoald "$port" --listen "127.0.0.1@$port" --listen "::1@$port" --threads 2
 # in shoalctl stats); empty when shoalctl is not there.
 server_answers() {
 	[ -x "$SHOALCTL" ] || return 0
-	"$SHOALCTL" -s "$ctl" stats 2>/dev/null | tr -d '\n' | sed 's/.*"total": *{//' |
+	"$SHOALCTL" -s "$ctl" stats json 2>/dev/null | tr -d '\n' | sed 's/.*"total": *{//' |
 		grep -o '"answers": *{[^}]*}' | head -1 | grep -o ': *[0-9][0-9]*' | tr -d ': ' |
 		awk '{ n += $1 } END { if (NR) print n + 0 }'
 }

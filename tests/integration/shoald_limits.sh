@@ -17,7 +17,7 @@ else
 	port=$(free_port)
 	start_shoald "$port" --listen "127.0.0.1@$port" --threads $THREADS --zone "$ZONE" \
 		--control "$T_DIR/ctl256" || exit 1
-	stats=$(timeout 30 "$SHOALCTL" -s "$T_DIR/ctl256" stats 2>&1)
+	stats=$(timeout 30 "$SHOALCTL" -s "$T_DIR/ctl256" stats json 2>&1)
 	check_eq "shoalctl stats at $THREADS threads exits 0" 0 $?
 	check_eq "one entry per thread" $THREADS \
 		"$(printf '%s\n' "$stats" | grep -c '^ *{"thread": [0-9]*, ')"

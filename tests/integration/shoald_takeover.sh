@@ -26,11 +26,12 @@ fi
 port=$(free_port) || exit 1
 ctl=$T_DIR/control.sock
 zone="example.com=$EXAMPLES/example.com.zone"
-args=(--listen "127.0.0.1@$port" --zone "$zone" --control "$ctl")
+mport=$(free_port) || exit 1
+args=(--listen "127.0.0.1@$port" --zone "$zone" --control "$ctl" --metrics "$mport")
 
 # server_answers: UDP answers of the server now on the control socket.
 server_answers() {
-	"$SHOALCTL" -s "$ctl" stats 2>/dev/null | tr -d '\n' | sed 's/.*"total": *{//' |
+	"$SHOALCTL" -s "$ctl" stats json 2>/dev/null | tr -d '\n' | sed 's/.*"total": *{//' |
 		grep -o '"answers": *{[^}]*}' | head -1 | grep -o ': *[0-9][0-9]*' | tr -d ': ' |
 		awk '{ n += $1 } END { print n + 0 }'
 }
@@ -116,6 +117,17 @@ check_eq "UDP: every query answered" "$sent" "$(json_value "$json" answered)"
 check_eq "TCP: nothing lost" 0 "$(json_value "$tjson" lost)"
 check_eq "TCP: every query answered" "$(json_value "$tjson" sent)" \
 	"$(json_value "$tjson" answered)"
+# the metrics endpoint: bound again by each taker once its giver has exited
+metrics_ok() {
+	timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+		printf "GET /metrics HTTP/1.0\r\n\r\n" >&3; cat <&3' _ "$mport" | head -1 |
+		grep -q '^HTTP/1.1 200'
+}
+if wait_until 10 metrics_ok; then
+	pass "the metrics endpoint answers after the takeovers"
+else
+	fail "the metrics endpoint answers after the takeovers"
+fi
 # the last process's count comes when it stops
 "$SHOALCTL" -s "$ctl" stop >/dev/null
 wait_until 30 gone "$PID" || fail "the last process stops"

@@ -75,6 +75,27 @@ static inline int man_heads(const char *page, const char *section,
 	return n;
 }
 
+/*
+ * The whole of SHOAL_SRCDIR/man/page into buf[0..cap), NUL-terminated (cut
+ * at cap - 1). Returns its length, or -1 when the page cannot be read.
+ */
+static inline long man_read(const char *page, char *buf, size_t cap)
+{
+	const char *src = getenv("SHOAL_SRCDIR");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/man/%s", src ? src : ".", page);
+	FILE *f = fopen(path, "r");
+	if (!f || cap == 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	size_t n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (long)n;
+}
+
 /* Where head is among heads[0..n), or -1. */
 static inline int man_find(char heads[][MAN_HEAD_LEN], int n, const char *head)
 {

@@ -126,6 +126,28 @@ static void test_yaml_errors(void)
 	expect_error("nsid: a\nthreads: 1\nnsid: b\n", 3, "nsid is given twice");
 }
 
+/* metrics: [ADDR@]PORT, a port alone on loopback; off by default; no port is an error. */
+static void test_metrics_address(void)
+{
+	char err[512] = "";
+	conf_t c;
+	conf_init(&c);
+	CU_ASSERT_EQUAL(c.metrics.addr_len, 0);
+	CU_ASSERT_EQUAL(
+		conf_load_file(&c, write_file("m.conf", "metrics: 9153\n"), err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(c.metrics.text, "127.0.0.1@9153");
+	CU_ASSERT_EQUAL(c.metrics.addr.ss_family, AF_INET);
+	conf_clear(&c);
+	char *argv[] = { "shoald", "--metrics", "[::1]@9100", NULL };
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, argv, stdout, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(c.metrics.text, "::1@9100");
+	conf_clear(&c);
+	expect_error("metrics: 192.0.2.1\n", 1, "metrics: \"192.0.2.1\" is not [ADDR@]PORT");
+	expect_error("metrics: 0\n", 1, "is not [ADDR@]PORT");
+	expect_error("metrics: here@9100\n", 1, "is not [ADDR@]PORT");
+}
+
 static void test_args(void)
 {
 	char err[512] = "";
@@ -253,6 +275,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_yaml_good),
 		UNIT_TEST(test_yaml_errors),
 		UNIT_TEST(test_args),
+		UNIT_TEST(test_metrics_address),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_shoald),
 		UNIT_END,

@@ -1,14 +1,23 @@
-/* Unit tests for server/stats.c: counting, summing, the JSON of shoalctl stats. */
+/* Unit tests for server/stats.c: counting, summing, and the table, JSON and Prometheus outputs. */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdalign.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/error.h"
 #include "server/stats.h"
+#include "tests/unit/man.h"
 #include "unit.h"
 #include "zone/answer.h"
+#include "zone/zonedb.h"
+
+static char tmpdir[] = "/tmp/shoal-stats-XXXXXX";
+static char zfile[4096];
+static zonedb_t *db; /* example.com (slot 1) and a"b.test (slot 2) */
 
 static void test_layout(void)
 {
@@ -21,8 +30,8 @@ static void test_count(void)
 {
 	worker_stats_t s;
 	memset(&s, 0, sizeof(s));
-	answer_info_t ok = { .rcode = 3, .truncated = true };
-	answer_info_t bad = { .rcode = 1, .malformed = true };
+	answer_info_t ok = { .rcode = 3, .truncated = true, .qtype = DNS_TYPE_AAAA, .edns = true };
+	answer_info_t bad = { .rcode = 1, .malformed = true, .qtype = 65000 };
 	answer_info_t drop = { .dropped = true, .malformed = true };
 	stats_count_udp(&s, 40, true, &ok);
 	stats_count_udp(&s, 20, true, &bad);
@@ -34,23 +43,99 @@ static void test_count(void)
 	CU_ASSERT_EQUAL(s.truncated, 1);
 	CU_ASSERT_EQUAL(s.malformed, 2);
 	CU_ASSERT_EQUAL(s.dropped, 1);
+	/* what was asked: a query without a question has no type */
+	CU_ASSERT_EQUAL(s.query.type[STATS_QTYPE_AAAA], 1);
+	CU_ASSERT_EQUAL(s.query.type[STATS_QTYPE_OTHER], 1);
+	CU_ASSERT_EQUAL(s.query.edns, 1);
+	CU_ASSERT_EQUAL(s.query.dnssec_ok, 0);
+	/* TCP: rcodes of what was answered, and the same query counters */
+	answer_info_t tcp = { .rcode = 0, .qtype = DNS_TYPE_AXFR, .edns = true, .dnssec_ok = true };
+	stats_count_tcp(&s, true, &tcp);
+	stats_count_tcp(&s, false, &tcp);
+	CU_ASSERT_EQUAL(s.tcp.rcode[0], 1);
+	CU_ASSERT_EQUAL(s.query.type[STATS_QTYPE_AXFR], 2);
+	CU_ASSERT_EQUAL(s.query.edns, 3);
+	CU_ASSERT_EQUAL(s.query.dnssec_ok, 2);
+}
+
+/* The named types are counted by name, every other as other. */
+static void test_qtype_index(void)
+{
+	CU_ASSERT_EQUAL(stats_qtype_index(DNS_TYPE_A), STATS_QTYPE_A);
+	CU_ASSERT_EQUAL(stats_qtype_index(DNS_TYPE_CAA), STATS_QTYPE_CAA);
+	CU_ASSERT_EQUAL(stats_qtype_index(DNS_TYPE_ANY), STATS_QTYPE_ANY);
+	CU_ASSERT_EQUAL(stats_qtype_index(DNS_TYPE_HINFO), STATS_QTYPE_OTHER);
+	CU_ASSERT_EQUAL(stats_qtype_index(0), STATS_QTYPE_OTHER);
+	CU_ASSERT_STRING_EQUAL(stats_qtype_name(STATS_QTYPE_NSEC3PARAM), "NSEC3PARAM");
+	CU_ASSERT_STRING_EQUAL(stats_qtype_name(STATS_QTYPE_OTHER), "other");
+}
+
+static void test_count_zone(void)
+{
+	zone_stats_t z[4];
+	memset(z, 0, sizeof(z));
+	answer_info_t nx = { .rcode = DNS_RCODE_NXDOMAIN, .zone_slot = 2 };
+	answer_info_t ok = { .rcode = 0, .zone_slot = 2 };
+	answer_info_t none = { .rcode = DNS_RCODE_REFUSED };
+	answer_info_t past = { .rcode = 0, .zone_slot = 4 };
+	stats_count_zone(z, 4, true, &nx);
+	stats_count_zone(z, 4, true, &ok);
+	stats_count_zone(z, 4, false, &ok); /* not sent: not an answer */
+	stats_count_zone(z, 4, true, &none);
+	stats_count_zone(z, 4, true, &past);
+	CU_ASSERT_EQUAL(z[2].answers, 2);
+	CU_ASSERT_EQUAL(z[2].nxdomain, 1);
+	CU_ASSERT_EQUAL(z[0].answers, 0);
+}
+
+/* Two workers with a few counters, and zone arrays of 3 slots. */
+typedef struct fixture {
+	worker_stats_t *w;
+	zone_stats_t zones[2][3];
+	zone_stats_t *zp[2];
+	stats_source_t src;
+} fixture_t;
+
+static void fixture_init(fixture_t *fx)
+{
+	memset(fx, 0, sizeof(*fx));
+	fx->w = aligned_alloc(64, 2 * sizeof(*fx->w));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fx->w);
+	memset(fx->w, 0, 2 * sizeof(*fx->w));
+	fx->w[0].queries = 5;
+	fx->w[0].answers[0] = 5;
+	fx->w[1].queries = 7;
+	fx->w[1].answers[0] = 6;
+	fx->w[1].answers[5] = 1;
+	fx->w[1].tcp.queries = 2;
+	fx->w[1].tcp.rcode[3] = 2;
+	fx->w[0].query.type[STATS_QTYPE_A] = 4;
+	fx->w[1].query.type[STATS_QTYPE_A] = 3;
+	fx->w[1].query.type[STATS_QTYPE_OTHER] = 1;
+	fx->w[0].query.dnssec_ok = 2;
+	fx->zones[0][1].answers = 3;
+	fx->zones[1][1].answers = 4;
+	fx->zones[1][1].nxdomain = 1;
+	fx->zones[1][2].answers = 9;
+	fx->zp[0] = fx->zones[0];
+	fx->zp[1] = fx->zones[1];
+	fx->src = (stats_source_t){ fx->w, 2, fx->zp, 3, db };
+}
+
+static char *render(const stats_source_t *src, enum stats_format f)
+{
+	char *out = NULL;
+	size_t len = 0;
+	CU_ASSERT_EQUAL_FATAL(stats_render(src, f, &out, &len), 0);
+	CU_ASSERT_EQUAL(len, strlen(out));
+	return out;
 }
 
 static void test_json(void)
 {
-	worker_stats_t *w = aligned_alloc(64, 2 * sizeof(*w));
-	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-	memset(w, 0, 2 * sizeof(*w));
-	w[0].queries = 5;
-	w[0].answers[0] = 5;
-	w[1].queries = 7;
-	w[1].answers[0] = 6;
-	w[1].answers[5] = 1;
-	w[1].tcp.queries = 2;
-	char buf[4096];
-	int n = stats_json(w, 2, buf, sizeof(buf));
-	CU_ASSERT(n > 0);
-	CU_ASSERT_EQUAL((size_t)n, strlen(buf));
+	fixture_t fx;
+	fixture_init(&fx);
+	char *buf = render(&fx.src, STATS_FORMAT_JSON);
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(buf, "{\"thread\": 0, \"queries\": 5, \"answers\": {\"NOERROR\": 5}"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(
@@ -59,8 +144,143 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(
 		buf,
 		"\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
-	CU_ASSERT_EQUAL(stats_json(w, 2, buf, 100), SHOAL_ESPACE);
-	free(w);
+	/* the lists nest after the UDP counters, in table order */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"rcvbuf_drops\": 0, \"tcp\": {\"accepted\": 0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"rcode\": {\"NXDOMAIN\": 2}}, \"query\": {"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "\"query\": {\"type\": {\"A\": 7, \"other\": 1}, \"edns\": 0, "
+			    "\"dnssec_ok\": 2}, \"zones\": {"));
+	/* zones by name, the name's quote and backslash escaped */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
+				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
+				      "\"nxdomain\": 1}, \"a\\\\\\\"b.test.\": {\"answers\": 9, "
+				      "\"nxdomain\": 0}}}}\n"));
+	free(buf);
+	/* without a zone set: no zones */
+	fx.src.db = NULL;
+	buf = render(&fx.src, STATS_FORMAT_JSON);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {}}}\n"));
+	free(buf);
+	free(fx.w);
+}
+
+static void test_text(void)
+{
+	fixture_t fx;
+	fixture_init(&fx);
+	char *buf = render(&fx.src, STATS_FORMAT_TEXT);
+	/* a header, then each counter with the total first; zero rcodes and types left out */
+	CU_ASSERT_EQUAL(strncmp(buf, "counter ", 8), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "  total  thread 0  thread 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nudp queries "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "     12         5         7\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nudp answers REFUSED "));
+	CU_ASSERT_PTR_NULL(strstr(buf, "SERVFAIL"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\ntcp rcode NXDOMAIN "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nquery type other "));
+	CU_ASSERT_PTR_NULL(strstr(buf, "query type AAAA"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone example.com. nxdomain "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone a\\\"b.test. answers "));
+	/* every line as wide as the header */
+	size_t width = strcspn(buf, "\n");
+	for (char *line = buf; *line; line += strcspn(line, "\n") + 1)
+		CU_ASSERT_EQUAL(strcspn(line, "\n"), width);
+	free(buf);
+	free(fx.w);
+}
+
+/*
+ * A small reader of the text exposition format: every line is a HELP or
+ * TYPE comment or a sample; a sample's metric was typed before it, its
+ * labels are name="value" with escapes, its value an integer. Returns the
+ * number of samples (-1 on a bad line) and sums the samples of `metric`
+ * whose labels contain `with` into *sum, counting their threads.
+ */
+static int prom_parse(const char *text, const char *metric, const char *with, uint64_t *sum)
+{
+	char typed[256][96];
+	int ntyped = 0, samples = 0;
+	*sum = 0;
+	for (const char *line = text; *line; line += strcspn(line, "\n") + 1) {
+		size_t len = strcspn(line, "\n");
+		char l[2048];
+		if (len >= sizeof(l))
+			return -1;
+		memcpy(l, line, len);
+		l[len] = '\0';
+		char name[96], kind[16];
+		if (!strncmp(l, "# HELP ", 7)) {
+			if (sscanf(l, "# HELP %95s %*s", name) != 1)
+				return -1;
+			continue;
+		}
+		if (!strncmp(l, "# TYPE ", 7)) {
+			if (sscanf(l, "# TYPE %95s %15s", name, kind) != 2 ||
+			    (strcmp(kind, "counter") && strcmp(kind, "gauge")) || ntyped == 256)
+				return -1;
+			snprintf(typed[ntyped++], sizeof(typed[0]), "%s", name);
+			continue;
+		}
+		size_t nlen = strcspn(l, "{ ");
+		if (nlen == 0 || nlen >= sizeof(name) || l[nlen] != '{')
+			return -1;
+		memcpy(name, l, nlen);
+		name[nlen] = '\0';
+		bool known = false;
+		for (int i = 0; i < ntyped; i++)
+			known |= !strcmp(typed[i], name);
+		if (!known)
+			return -1;
+		/* labels: name="value" pairs, commas between, backslash escapes */
+		const char *p = l + nlen + 1;
+		while (*p != '}') {
+			size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+			if (k == 0 || p[k] != '=' || p[k + 1] != '"')
+				return -1;
+			p += k + 2;
+			while (*p && *p != '"')
+				p += *p == '\\' && p[1] ? 2 : 1;
+			if (*p != '"')
+				return -1;
+			p++;
+			if (*p == ',')
+				p++;
+		}
+		char *end;
+		unsigned long long v = strtoull(p + 2, &end, 10);
+		if (p[1] != ' ' || *end)
+			return -1;
+		if (!strcmp(name, metric) && strstr(l, with))
+			*sum += v;
+		samples++;
+	}
+	return samples;
+}
+
+static void test_prometheus(void)
+{
+	fixture_t fx;
+	fixture_init(&fx);
+	char *buf = render(&fx.src, STATS_FORMAT_PROMETHEUS);
+	uint64_t sum;
+	CU_ASSERT(prom_parse(buf, "shoal_udp_queries_total", "", &sum) > 0);
+	CU_ASSERT_EQUAL(sum, 12);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# HELP shoal_udp_queries_total UDP datagrams received\n"
+					   "# TYPE shoal_udp_queries_total counter\n"
+					   "shoal_udp_queries_total{thread=\"0\"} 5\n"
+					   "shoal_udp_queries_total{thread=\"1\"} 7\n"));
+	prom_parse(buf, "shoal_udp_answers_total", "rcode=\"NOERROR\"", &sum);
+	CU_ASSERT_EQUAL(sum, 11);
+	prom_parse(buf, "shoal_query_type_total", "type=\"A\"", &sum);
+	CU_ASSERT_EQUAL(sum, 7);
+	prom_parse(buf, "shoal_zone_answers_total", "zone=\"example.com.\"", &sum);
+	CU_ASSERT_EQUAL(sum, 7);
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf, "shoal_zone_answers_total{thread=\"1\",zone=\"a\\\\\\\"b.test.\"} 9\n"));
+	/* a zero rcode is left out, as in the table */
+	CU_ASSERT_PTR_NULL(strstr(buf, "rcode=\"SERVFAIL\""));
+	free(buf);
+	free(fx.w);
 }
 
 /* Every counter of every worker at its largest. */
@@ -73,70 +293,154 @@ static worker_stats_t *stats_full(size_t n)
 }
 
 /*
- * The reply buffer of shoalctl stats is sized by stats_json_cap: it holds
- * the largest JSON of any thread count up to CONF_THREADS_MAX (256), which
- * a fixed 64 KiB did not.
+ * The outputs grow with the threads: 256 threads with every counter at
+ * its largest render whole (a fixed 64 KiB reply once refused them).
  */
-static void test_json_cap_fits_any_thread_count(void)
+static void test_any_thread_count(void)
 {
 	enum { THREADS_MAX = 256 };
 	worker_stats_t *w = stats_full(THREADS_MAX);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-	size_t cap = stats_json_cap(THREADS_MAX);
-	char *buf = malloc(cap);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
-	int one = stats_json(w, 1, buf, cap);
-	int two = stats_json(w, 2, buf, cap);
-	CU_ASSERT_TRUE(one > 0 && two > one);
-	CU_ASSERT_TRUE(two - one <= STATS_JSON_WORKER_MAX);              /* one worker's entry */
-	CU_ASSERT_TRUE(one - (two - one) <= STATS_JSON_WORKER_MAX + 64); /* totals and frame */
-	for (size_t n = 1; n <= THREADS_MAX; n *= 2) {
-		int len = stats_json(w, n, buf, stats_json_cap(n));
-		CU_ASSERT_TRUE(len > 0 && (size_t)len < stats_json_cap(n));
+	stats_source_t src = { w, THREADS_MAX, NULL, 0, NULL };
+	for (int f = 0; f < 3; f++) {
+		char *buf = render(&src, (enum stats_format)f);
+		CU_ASSERT(strlen(buf) > 64 * 1024);
+		free(buf);
 	}
-	memset(w, 0, THREADS_MAX * sizeof(*w));
-	CU_ASSERT_EQUAL(stats_json(w, THREADS_MAX, buf, 64 * 1024), SHOAL_ESPACE);
-	CU_ASSERT_TRUE(stats_json(w, THREADS_MAX, buf, cap) > 64 * 1024);
-	free(buf);
 	free(w);
 }
 
 /*
  * The tables are the counters: every field of the structs is a line of
- * STATS_UDP or STATS_TCP, and each line is in the JSON with its name.
+ * a list, and each line is in every output with its name.
  */
 static void test_table_is_every_counter(void)
 {
-#define UDP_COUNT(name, kind, help) +sizeof(((const worker_stats_t *)0)->name) / sizeof(uint64_t)
-#define TCP_COUNT(name, kind, help) +sizeof(((const tcp_stats_t *)0)->name) / sizeof(uint64_t)
+#define COUNT(type, name)             +sizeof(((const type *)0)->name) / sizeof(uint64_t)
+#define UDP_COUNT(name, kind, help)   COUNT(worker_stats_t, name)
+#define TCP_COUNT(name, kind, help)   COUNT(tcp_stats_t, name)
+#define QUERY_COUNT(name, kind, help) COUNT(query_stats_t, name)
+#define ZONE_COUNT(name, kind, help)  COUNT(zone_stats_t, name)
 	size_t udp = 0 STATS_UDP(UDP_COUNT), tcp = 0 STATS_TCP(TCP_COUNT);
+	size_t query = 0 STATS_QUERY(QUERY_COUNT), zone = 0 STATS_ZONE(ZONE_COUNT);
 	CU_ASSERT_EQUAL(sizeof(tcp_stats_t), tcp * sizeof(uint64_t));
-	size_t octets = (udp + tcp) * sizeof(uint64_t);
+	CU_ASSERT_EQUAL(sizeof(query_stats_t), query * sizeof(uint64_t));
+	CU_ASSERT_EQUAL(sizeof(zone_stats_t), zone * sizeof(uint64_t));
+	size_t octets = (udp + tcp + query) * sizeof(uint64_t);
 	CU_ASSERT_EQUAL(sizeof(worker_stats_t), (octets + 63) / 64 * 64);
-	worker_stats_t *w = stats_full(1);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-	char buf[STATS_JSON_WORKER_MAX * 2 + 64];
-	CU_ASSERT_FATAL(stats_json(w, 1, buf, sizeof(buf)) > 0);
-	char *tcp_part = strstr(buf, "\"tcp\": {");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_part);
-#define NAMED(name, kind, help) CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"" #name "\": "));
-	STATS_UDP(NAMED)
-#undef NAMED
-#define NAMED(name, kind, help) CU_ASSERT_PTR_NOT_NULL(strstr(tcp_part, "\"" #name "\": "));
-	STATS_TCP(NAMED)
-#undef NAMED
-	free(w);
+	fixture_t fx;
+	fixture_init(&fx);
+	char *json = render(&fx.src, STATS_FORMAT_JSON);
+	char *prom = render(&fx.src, STATS_FORMAT_PROMETHEUS);
+	char *text = render(&fx.src, STATS_FORMAT_TEXT);
+	char *total = strstr(json, "\"total\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(total);
+	const char *part = total;
+#define NAMED(list, name, kind)                                                \
+	do {                                                                   \
+		char key[128];                                                 \
+		snprintf(key, sizeof(key), "\"%s\": ", #name);                 \
+		CU_ASSERT_PTR_NOT_NULL(strstr(part, key));                     \
+		snprintf(key, sizeof(key), "# TYPE shoal_%s_%s", list, #name); \
+		CU_ASSERT_PTR_NOT_NULL(strstr(prom, key));                     \
+		snprintf(key, sizeof(key), "\n%s %s ", list, #name);           \
+		if (STATS_##kind == STATS_COUNTER)                             \
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, key));             \
+	} while (0);
+#define UDP_NAMED(name, kind, help) NAMED("udp", name, kind)
+	STATS_UDP(UDP_NAMED)
+	part = strstr(total, "\"tcp\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+#define TCP_NAMED(name, kind, help) NAMED("tcp", name, kind)
+	STATS_TCP(TCP_NAMED)
+	part = strstr(total, "\"query\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+#define QUERY_NAMED(name, kind, help) NAMED("query", name, kind)
+	STATS_QUERY(QUERY_NAMED)
+	part = strstr(total, "\"zones\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+#define ZONE_NAMED(name, kind, help)                                      \
+	CU_ASSERT_PTR_NOT_NULL(strstr(part, "\"" #name "\": "));          \
+	CU_ASSERT_PTR_NOT_NULL(strstr(prom, "# TYPE shoal_zone_" #name)); \
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " " #name " "));
+	STATS_ZONE(ZONE_NAMED)
+	free(json);
+	free(prom);
+	free(text);
+	free(fx.w);
+}
+
+/* Does word stand in text as a word of its own (not part of a longer name)? */
+static bool has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word)) {
+		bool before = p == text || !(p[-1] == '_' || isalnum((unsigned char)p[-1]));
+		bool after = !(p[n] == '_' || isalnum((unsigned char)p[n]));
+		if (before && after)
+			return true;
+	}
+	return false;
+}
+
+/* shoalctl(8) names every counter and every query type counted by name. */
+static void test_man_page_names_every_counter(void)
+{
+	static char page[65536];
+	CU_ASSERT_FATAL(man_read("shoalctl.8", page, sizeof(page)) > 0);
+#define IN_PAGE(name, kind, help)         \
+	CU_ASSERT(has_word(page, #name)); \
+	if (!has_word(page, #name))       \
+		fprintf(stderr, "\n  shoalctl(8) does not name the counter %s\n", #name);
+	STATS_UDP(IN_PAGE)
+	STATS_TCP(IN_PAGE)
+	STATS_QUERY(IN_PAGE)
+	STATS_ZONE(IN_PAGE)
+#undef IN_PAGE
+	for (unsigned i = 0; i < STATS_QTYPE_MAX; i++)
+		CU_ASSERT(has_word(page, stats_qtype_name(i)));
+}
+
+static void quiet(void *arg, bool is_error, const char *msg)
+{
+	(void)arg;
+	(void)is_error;
+	(void)msg;
 }
 
 int main(int argc, char **argv)
 {
+	if (!mkdtemp(tmpdir))
+		return 99;
+	snprintf(zfile, sizeof(zfile), "%s/relative.zone", tmpdir);
+	FILE *f = fopen(zfile, "w");
+	if (!f)
+		return 99;
+	fputs("$TTL 300\n@ IN SOA ns1 hm 1 2 3 4 5\n@ IN NS ns1\nns1 IN A 192.0.2.1\n", f);
+	fclose(f);
+	zone_spec_t specs[] = {
+		{ .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT },
+		{ .name = "a\\\"b.test", .file = zfile, .limits = ZONE_LIMITS_DEFAULT },
+	};
+	int built = zonedb_build(specs, 2, NULL, NULL, quiet, NULL, &db);
+	unlink(zfile);
+	rmdir(tmpdir);
+	if (built != 0)
+		return 99;
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_layout),
 		UNIT_TEST(test_count),
+		UNIT_TEST(test_qtype_index),
+		UNIT_TEST(test_count_zone),
 		UNIT_TEST(test_json),
-		UNIT_TEST(test_json_cap_fits_any_thread_count),
+		UNIT_TEST(test_text),
+		UNIT_TEST(test_prometheus),
+		UNIT_TEST(test_any_thread_count),
 		UNIT_TEST(test_table_is_every_counter),
+		UNIT_TEST(test_man_page_names_every_counter),
 		UNIT_END,
 	};
-	return unit_run(argc, argv, "stats", tests);
+	int rc = unit_run(argc, argv, "stats", tests);
+	zonedb_free(db);
+	return rc;
 }

@@ -209,6 +209,165 @@ static void test_stored_names_bounded(void)
 	zonedb_free(db);
 }
 
+/* How ask() asks: class IN, no EDNS, UDP, db_parent, no CHAOS texts when zero. */
+typedef struct ask {
+	const zonedb_t *db;
+	uint16_t qclass;
+	uint16_t edns; /* EDNS payload size, 0 for no OPT */
+	bool do_bit;
+	const char *identity; /* CHAOS id.server text, or NULL */
+	const char *version;  /* CHAOS version.server text, or NULL */
+} ask_t;
+
+static answer_info_t last_info;
+static size_t last_len;
+
+/* Ask name/type as o says; the parsed answer (caller frees), info in last_info. */
+static ldns_pkt *ask(const char *name, uint16_t type, const ask_t *o)
+{
+	static uint8_t out[DNS_TCP_MAX];
+	ldns_pkt *q = ldns_pkt_query_new(ldns_dname_new_frm_str(name), (ldns_rr_type)type,
+					 (ldns_rr_class)(o->qclass ? o->qclass : DNS_CLASS_IN), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	ldns_pkt_set_id(q, 0x4242);
+	if (o->edns) {
+		ldns_pkt_set_edns_udp_size(q, o->edns);
+		ldns_pkt_set_edns_do(q, o->do_bit);
+	}
+	uint8_t *wire = NULL;
+	size_t len = 0;
+	CU_ASSERT_EQUAL_FATAL(ldns_pkt2wire(&wire, q, &len), LDNS_STATUS_OK);
+	ldns_pkt_free(q);
+	answer_ctx_t ctx = { .edns_size = DNS_EDNS_DEFAULT };
+	if (o->identity) {
+		ctx.identity = (const uint8_t *)o->identity;
+		ctx.identity_len = (uint8_t)strlen(o->identity);
+	}
+	if (o->version) {
+		ctx.version = (const uint8_t *)o->version;
+		ctx.version_len = (uint8_t)strlen(o->version);
+	}
+	last_len = answer_query(o->db ? o->db : db_parent, wire, len, out, sizeof(out), &ctx,
+				&last_info);
+	free(wire);
+	ldns_pkt *p = NULL;
+	CU_ASSERT_FATAL(last_len > 0);
+	CU_ASSERT_EQUAL_FATAL(ldns_wire2pkt(&p, out, last_len), LDNS_STATUS_OK);
+	return p;
+}
+
+/* Does some record of the answer section print (tabs as spaces) with needle in it? */
+static bool answer_has(const ldns_pkt *p, const char *needle)
+{
+	const ldns_rr_list *l = ldns_pkt_answer(p);
+	for (size_t i = 0; i < ldns_rr_list_rr_count(l); i++) {
+		char *t = ldns_rr2str(ldns_rr_list_rr(l, i));
+		for (char *c = t; *c; c++)
+			if (*c == '\t')
+				*c = ' ';
+		bool hit = strstr(t, needle) != NULL;
+		free(t);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* Rcode, AA and the answer count of p, then p freed. */
+static void check_free(ldns_pkt *p, int rcode, bool aa, size_t an)
+{
+	CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), rcode);
+	CU_ASSERT_EQUAL(ldns_pkt_aa(p), aa);
+	CU_ASSERT_EQUAL(ldns_rr_list_rr_count(ldns_pkt_answer(p)), an);
+	CU_ASSERT_EQUAL(ldns_pkt_id(p), 0x4242);
+	ldns_pkt_free(p);
+}
+
+/*
+ * What the statistics are told, which no answer shows: the answering
+ * zone's slot (the child for its names, the parent for the DS at the
+ * child's apex, none for a name of no zone or a zone not loaded), and
+ * EDNS with DO.
+ */
+static void test_info_for_statistics(void)
+{
+	ask_t o = { .db = db_both, .edns = 1232, .do_bit = true };
+	ldns_pkt_free(ask("www.example.com.", DNS_TYPE_A, &o));
+	CU_ASSERT_EQUAL(last_info.zone_slot, 1);
+	CU_ASSERT_TRUE(last_info.edns);
+	CU_ASSERT_TRUE(last_info.dnssec_ok);
+	o.do_bit = false;
+	ldns_pkt_free(ask("nothere.sub.example.com.", DNS_TYPE_A, &o));
+	CU_ASSERT_EQUAL(last_info.zone_slot, 2);
+	CU_ASSERT_EQUAL(last_info.rcode, DNS_RCODE_NXDOMAIN);
+	CU_ASSERT_FALSE(last_info.dnssec_ok);
+	ldns_pkt_free(ask("sub.example.com.", DNS_TYPE_DS, &o));
+	CU_ASSERT_EQUAL(last_info.zone_slot, 1);
+	ldns_pkt_free(ask("www.example.org.", DNS_TYPE_A, &o));
+	CU_ASSERT_EQUAL(last_info.zone_slot, 0);
+	ask_t broken = { .db = db_broken };
+	ldns_pkt_free(ask("host.sub.example.com.", DNS_TYPE_A, &broken));
+	CU_ASSERT_EQUAL(last_info.rcode, DNS_RCODE_SERVFAIL);
+	CU_ASSERT_EQUAL(last_info.zone_slot, 0); /* configured, not loaded: no zone answered */
+}
+
+/*
+ * CHAOS TXT as NSD and Knot answer it, from texts the server is given (so
+ * not rows of the table): id.server and hostname.bind give the identity,
+ * version.server and version.bind the version when one is set; TTL 0,
+ * class CH, no AA; any other CH name or type is REFUSED.
+ */
+static void test_chaos(void)
+{
+	ask_t ch = { .qclass = DNS_CLASS_CH, .identity = "ns1.test" };
+	static const char *const id_names[] = { "id.server.", "hostname.bind.", "ID.Server." };
+	for (size_t i = 0; i < sizeof(id_names) / sizeof(id_names[0]); i++) {
+		ldns_pkt *p = ask(id_names[i], DNS_TYPE_TXT, &ch);
+		CU_ASSERT_TRUE(answer_has(p, " 0 CH TXT \"ns1.test\""));
+		check_free(p, LDNS_RCODE_NOERROR, false, 1);
+		CU_ASSERT_EQUAL(last_info.rcode, DNS_RCODE_NOERROR);
+		CU_ASSERT_EQUAL(last_info.zone_slot, 0);
+	}
+	/* the version is hidden unless set */
+	check_free(ask("version.server.", DNS_TYPE_TXT, &ch), LDNS_RCODE_REFUSED, false, 0);
+	ask_t ver = { .qclass = DNS_CLASS_CH, .version = "Shoal 1.2", .edns = 1232 };
+	ldns_pkt *p = ask("version.bind.", DNS_TYPE_TXT, &ver);
+	CU_ASSERT_TRUE(answer_has(p, "version.bind. 0 CH TXT \"Shoal 1.2\""));
+	CU_ASSERT_EQUAL(ldns_pkt_edns_udp_size(p), DNS_EDNS_DEFAULT);
+	check_free(p, LDNS_RCODE_NOERROR, false, 1);
+	check_free(ask("version.server.", DNS_TYPE_TXT, &ver), LDNS_RCODE_NOERROR, false, 1);
+	/* other names, other types, class IN, no identity: REFUSED */
+	static const struct {
+		const char *name;
+		uint16_t type;
+		uint16_t qclass;
+	} refused[] = {
+		{ "authors.bind.", DNS_TYPE_TXT, DNS_CLASS_CH },
+		{ "server.", DNS_TYPE_TXT, DNS_CLASS_CH },
+		{ "x.id.server.", DNS_TYPE_TXT, DNS_CLASS_CH },
+		{ "id.server.", DNS_TYPE_A, DNS_CLASS_CH },
+		{ "id.server.", DNS_TYPE_ANY, DNS_CLASS_CH },
+		{ "id.server.", DNS_TYPE_TXT, DNS_CLASS_IN },
+		{ "example.com.", DNS_TYPE_SOA, DNS_CLASS_CH },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ask_t o = { .qclass = refused[i].qclass, .identity = "ns1.test", .version = "1.2" };
+		check_free(ask(refused[i].name, refused[i].type, &o), LDNS_RCODE_REFUSED, false, 0);
+	}
+	ask_t none = { .qclass = DNS_CLASS_CH };
+	check_free(ask("id.server.", DNS_TYPE_TXT, &none), LDNS_RCODE_REFUSED, false, 0);
+	/* the longest text (255 octets, RDLENGTH 256) fits 512 octets */
+	char longest[256], quoted[260];
+	memset(longest, 'x', 255);
+	longest[255] = '\0';
+	snprintf(quoted, sizeof(quoted), "\"%s\"", longest);
+	ask_t big = { .qclass = DNS_CLASS_CH, .identity = longest };
+	p = ask("hostname.bind.", DNS_TYPE_TXT, &big);
+	CU_ASSERT_TRUE(last_len <= DNS_UDP_MIN);
+	CU_ASSERT_TRUE(answer_has(p, quoted));
+	check_free(p, LDNS_RCODE_NOERROR, false, 1);
+}
+
 /* The unit case of one group of the table: CUnit runs it under the group's name. */
 static void test_table_group(void)
 {
@@ -240,13 +399,15 @@ int main(int argc, char **argv)
 					{ "@none", NULL } };
 	int rc = 1;
 	if (answer_table_load(table, TABLE, sets, sizeof(sets) / sizeof(sets[0])) == 0) {
-		static unit_test_t tests[ANSWER_TABLE_GROUPS_MAX + 4];
+		static unit_test_t tests[ANSWER_TABLE_GROUPS_MAX + 6];
 		size_t k = 0;
 		for (const char *g; k < ANSWER_TABLE_GROUPS_MAX && (g = answer_table_group(k));)
 			tests[k++] = (unit_test_t){ g, test_table_group };
 		tests[k++] = (unit_test_t)UNIT_TEST(test_malformed);
 		tests[k++] = (unit_test_t)UNIT_TEST(test_mutated_packets);
 		tests[k++] = (unit_test_t)UNIT_TEST(test_stored_names_bounded);
+		tests[k++] = (unit_test_t)UNIT_TEST(test_info_for_statistics);
+		tests[k++] = (unit_test_t)UNIT_TEST(test_chaos);
 		tests[k] = (unit_test_t)UNIT_END;
 		rc = unit_run(argc, argv, "zone_answer", tests);
 	}

@@ -15,6 +15,7 @@
 
 static char tmpdir[] = "/tmp/shoal-zonedb-XXXXXX";
 static char zfile[4096];
+static char rfile[4096]; /* relative names only: loads as any zone */
 
 static void write_zone(uint32_t serial, bool broken)
 {
@@ -122,6 +123,69 @@ static void test_reload_semantics(void)
 	zonedb_free(v2);
 	zonedb_free(v3);
 	zonedb_free(v4);
+}
+
+/* Build a set of the zones names[0..n) from one relative zone file, over old. */
+static zonedb_t *build_named(const char *const *names, size_t n, const zonedb_t *old)
+{
+	zone_spec_t s[8];
+	for (size_t i = 0; i < n; i++)
+		s[i] = (zone_spec_t){ .name = names[i],
+				      .file = rfile,
+				      .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *db = NULL;
+	zonedb_build(s, n, old, NULL, quiet, NULL, &db);
+	return db;
+}
+
+/* Zone i's slot, and whether it is fresh (as the bool 1, else 0, times 100). */
+static unsigned slot_of(const zonedb_t *db, size_t i)
+{
+	bool fresh;
+	uint32_t slot = zonedb_zone_slot(db, i, &fresh);
+	return slot + (fresh ? 100u : 0u);
+}
+
+/*
+ * Statistics slots: a zone keeps its slot across sets; a new zone takes
+ * the lowest slot that neither the new set nor the one it replaces uses
+ * (workers may still count into the old set's slots), so a removed zone's
+ * slot is given again only one set later, fresh.
+ */
+static void test_stats_slots(void)
+{
+	static const char *const v1n[] = { "a.test", "b.test", "c.test" };
+	static const char *const v2n[] = { "b.test", "d.test", "c.test", "bad..name" };
+	static const char *const v3n[] = { "b.test", "d.test", "e.test" };
+	zonedb_t *v1 = build_named(v1n, 3, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
+	CU_ASSERT_EQUAL(slot_of(v1, 0), 101);
+	CU_ASSERT_EQUAL(slot_of(v1, 1), 102);
+	CU_ASSERT_EQUAL(slot_of(v1, 2), 103);
+	CU_ASSERT_STRING_EQUAL(zonedb_zone_name(v1, 1), "b.test.");
+	zonedb_t *v2 = build_named(v2n, 4, v1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
+	CU_ASSERT_EQUAL(slot_of(v2, 0), 2);   /* b keeps its slot */
+	CU_ASSERT_EQUAL(slot_of(v2, 1), 104); /* d: 1 is a's until v2's grace period */
+	CU_ASSERT_EQUAL(slot_of(v2, 2), 3);
+	CU_ASSERT_EQUAL(slot_of(v2, 3), 0); /* no zone name, no slot */
+	zonedb_t *v3 = build_named(v3n, 3, v2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v3);
+	CU_ASSERT_EQUAL(slot_of(v3, 0), 2);
+	CU_ASSERT_EQUAL(slot_of(v3, 1), 4);
+	CU_ASSERT_EQUAL(slot_of(v3, 2), 101); /* a's slot again, counting from zero */
+	/* the answer path finds the slot with the zone */
+	uint8_t w[NAME_MAXLEN];
+	uint32_t slot = 99;
+	name_from_text("www.d.test.", NULL, w);
+	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(v3, w, NULL, &slot));
+	CU_ASSERT_EQUAL(slot, 4);
+	name_from_text("www.c.test.", NULL, w);
+	CU_ASSERT_PTR_NULL(zonedb_match_slot(v3, w, NULL, &slot));
+	CU_ASSERT_EQUAL(slot, 0);
+	zonedb_free(v1);
+	zonedb_free(v2);
+	zonedb_free(v3);
 }
 
 /* A reader thread: loops in read-side sections until it sees serial 2. */
@@ -252,15 +316,26 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 99;
 	snprintf(zfile, sizeof(zfile), "%s/example.zone", tmpdir);
+	snprintf(rfile, sizeof(rfile), "%s/relative.zone", tmpdir);
+	FILE *f = fopen(rfile, "w");
+	if (!f)
+		return 99;
+	fputs("$TTL 300\n@ IN SOA ns1 hm 1 2 3 4 5\n@ IN NS ns1\nns1 IN A 192.0.2.1\n", f);
+	fclose(f);
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_build_and_info),         UNIT_TEST(test_failed_first_load),
-		UNIT_TEST(test_reload_semantics),       UNIT_TEST(test_publish_swaps),
-		UNIT_TEST(test_reference_outlives_set), UNIT_END,
+		UNIT_TEST(test_build_and_info),
+		UNIT_TEST(test_failed_first_load),
+		UNIT_TEST(test_reload_semantics),
+		UNIT_TEST(test_publish_swaps),
+		UNIT_TEST(test_reference_outlives_set),
+		UNIT_TEST(test_stats_slots),
+		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
 	unlink(zfile);
+	unlink(rfile);
 	rmdir(tmpdir);
 	return rc;
 }

@@ -337,6 +337,43 @@ static void test_nodata_proven(void)
 	}
 }
 
+/*
+ * The answer p for `name`, synthesised from the wildcard below `parent`
+ * in zone k, proves that name itself does not exist (RFC 4035 3.1.3.3,
+ * RFC 5155 7.2.6): one NSEC covering it, or one NSEC3 covering the next
+ * closer name, signed.
+ */
+static void check_wildcard_proof(ldns_pkt *p, const char *name, const char *parent, int k)
+{
+	ldns_rr_list *nsecs, *sigs;
+	denial_records(p, k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC, &nsecs, &sigs);
+	CU_ASSERT_EQUAL(ldns_rr_list_rr_count(nsecs), 1);
+	verify_section(ldns_pkt_authority(p), 0);
+	ldns_rdf *qn = ldns_dname_new_frm_str(name);
+	if (ldns_rr_list_rr_count(nsecs) == 0) {
+		/* nothing to check further */
+	} else if (k == 0) {
+		CU_ASSERT_TRUE(ldns_nsec_covers_name(ldns_rr_list_rr(nsecs, 0), qn));
+	} else {
+		/* the next closer name: one label below the wildcard's parent */
+		ldns_rdf *wild = ldns_dname_new_frm_str(parent);
+		ldns_rdf *next = ldns_dname_clone_from(
+			qn, ldns_dname_label_count(qn) - ldns_dname_label_count(wild) - 1);
+		ldns_rr *n3 = ldns_rr_list_rr(nsecs, 0);
+		ldns_rdf *h = ldns_nsec3_hash_name_frm_nsec3(n3, next);
+		ldns_rdf *zone = ldns_dname_new_frm_str(zones[k]);
+		CU_ASSERT_EQUAL(ldns_dname_cat(h, zone), LDNS_STATUS_OK);
+		CU_ASSERT_TRUE(ldns_nsec_covers_name(n3, h));
+		ldns_rdf_deep_free(wild);
+		ldns_rdf_deep_free(next);
+		ldns_rdf_deep_free(h);
+		ldns_rdf_deep_free(zone);
+	}
+	ldns_rdf_deep_free(qn);
+	ldns_rr_list_free(nsecs);
+	ldns_rr_list_free(sigs);
+}
+
 static void test_wildcard_proven(void)
 {
 	for (int k = 0; k < 2; k++) {
@@ -346,37 +383,8 @@ static void test_wildcard_proven(void)
 			ldns_pkt *p = ask_do(at(names[i], k), DNS_TYPE_A);
 			CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
 			CU_ASSERT(verify_section(ldns_pkt_answer(p), 0) >= 1);
-			/* and the query name is proven not to exist (RFC 4035 3.1.3.3, RFC
-			 * 5155 7.2.6) */
-			ldns_rr_list *nsecs, *sigs;
-			denial_records(p, k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC, &nsecs,
-				       &sigs);
-			CU_ASSERT_EQUAL(ldns_rr_list_rr_count(nsecs), 1);
-			verify_section(ldns_pkt_authority(p), 0);
-			ldns_rdf *qn = ldns_dname_new_frm_str(at(names[i], k));
-			if (k == 0) {
-				CU_ASSERT_TRUE(
-					ldns_nsec_covers_name(ldns_rr_list_rr(nsecs, 0), qn));
-			} else {
-				/* the next closer name: one label below the wildcard's parent */
-				ldns_rdf *wild =
-					ldns_dname_new_frm_str(at(i == 2 ? "wcname" : "wild", k));
-				ldns_rdf *next = ldns_dname_clone_from(
-					qn, ldns_dname_label_count(qn) -
-						    ldns_dname_label_count(wild) - 1);
-				ldns_rr *n3 = ldns_rr_list_rr(nsecs, 0);
-				ldns_rdf *h = ldns_nsec3_hash_name_frm_nsec3(n3, next);
-				ldns_rdf *zone = ldns_dname_new_frm_str(zones[k]);
-				CU_ASSERT_EQUAL(ldns_dname_cat(h, zone), LDNS_STATUS_OK);
-				CU_ASSERT_TRUE(ldns_nsec_covers_name(n3, h));
-				ldns_rdf_deep_free(wild);
-				ldns_rdf_deep_free(next);
-				ldns_rdf_deep_free(h);
-				ldns_rdf_deep_free(zone);
-			}
-			ldns_rdf_deep_free(qn);
-			ldns_rr_list_free(nsecs);
-			ldns_rr_list_free(sigs);
+			check_wildcard_proof(p, at(names[i], k), at(i == 2 ? "wcname" : "wild", k),
+					     k);
 			ldns_pkt_free(p);
 		}
 		/* wildcard NODATA (RFC 4035 3.1.3.4, RFC 5155 7.2.5) */
@@ -387,6 +395,50 @@ static void test_wildcard_proven(void)
 					   k ? LDNS_RR_TYPE_NSEC3 : LDNS_RR_TYPE_NSEC),
 				k ? 3u : 2u);
 		ldns_pkt_free(p);
+	}
+}
+
+/*
+ * RRSIG asked for at a name a wildcard synthesises: the signatures come
+ * from the wildcard, so with DO the answer proves, as every other
+ * wildcard answer does, that the name itself does not exist (RFC 4035
+ * 3.1.3.3; Knot includes the proof too). Without DO, no proof.
+ */
+static void test_rrsig_at_wildcard_proven(void)
+{
+	for (int k = 0; k < 2; k++) {
+		ldns_pkt *p = ask_do(at("foo.wild", k), DNS_TYPE_RRSIG);
+		CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+		CU_ASSERT(count_type(ldns_pkt_answer(p), LDNS_RR_TYPE_RRSIG) > 0);
+		check_wildcard_proof(p, at("foo.wild", k), at("wild", k), k);
+		ldns_pkt_free(p);
+		p = ask(at("foo.wild", k), DNS_TYPE_RRSIG, (ask_t){ 0 });
+		CU_ASSERT(count_type(ldns_pkt_answer(p), LDNS_RR_TYPE_RRSIG) > 0);
+		CU_ASSERT_EQUAL(ldns_rr_list_rr_count(ldns_pkt_authority(p)), 0);
+		ldns_pkt_free(p);
+	}
+}
+
+/*
+ * ANY at a name whose only data is of a type numbered above NSEC: the
+ * data, not the NSEC (RFC 8482 4.2 allows any one RRset; NSD answers the
+ * data, which is what an ANY user wants), signed with DO.
+ */
+static void test_any_prefers_data(void)
+{
+	for (int k = 0; k < 2; k++) {
+		ask_t opts[2] = { { 0 }, { .do_bit = true } };
+		for (int d = 0; d < 2; d++) {
+			ldns_pkt *p = ask(at("unk-only", k), DNS_TYPE_ANY, opts[d]);
+			CU_ASSERT_EQUAL((int)ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+			CU_ASSERT_EQUAL(count_type(ldns_pkt_answer(p), (ldns_rr_type)65281), 1);
+			CU_ASSERT_EQUAL(count_type(ldns_pkt_answer(p), LDNS_RR_TYPE_NSEC), 0);
+			CU_ASSERT_EQUAL(count_type(ldns_pkt_answer(p), LDNS_RR_TYPE_RRSIG),
+					(size_t)d);
+			if (d)
+				CU_ASSERT_EQUAL(verify_section(ldns_pkt_answer(p), 0), 1);
+			ldns_pkt_free(p);
+		}
 	}
 }
 
@@ -574,7 +626,8 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_no_do_no_dnssec),    UNIT_TEST(test_positive_signed),
 		UNIT_TEST(test_nxdomain_proven),    UNIT_TEST(test_nodata_proven),
-		UNIT_TEST(test_wildcard_proven),    UNIT_TEST(test_cname_dname_signed),
+		UNIT_TEST(test_wildcard_proven),    UNIT_TEST(test_rrsig_at_wildcard_proven),
+		UNIT_TEST(test_any_prefers_data),   UNIT_TEST(test_cname_dname_signed),
 		UNIT_TEST(test_referrals),          UNIT_TEST(test_truncation_with_signatures),
 		UNIT_TEST(test_nsec3_chain_hidden), UNIT_END,
 	};
