@@ -40,12 +40,12 @@ enum control_arg {
 	  "reload every zone, or ZONE; errors name FILE:LINE")       \
 	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,        \
 	  "serial, records, load time and last error of each zone")  \
-	X(restart, "restart", CONTROL_ARG_NONE, NULL,               \
-	  "start this binary anew; it takes the sockets over")      \
-	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",         \
-	  "as restart, with the shoald binary at PATH")             \
-	X(takeover, "takeover", CONTROL_ARG_REQUIRED, "VERSION",    \
-	  "hand the sockets over (shoald --takeover asks this)")    \
+	X(restart, "restart", CONTROL_ARG_NONE, NULL,                \
+	  "start this binary anew; it takes the sockets over")       \
+	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",          \
+	  "as restart, with the shoald binary at PATH")              \
+	X(takeover, "takeover", CONTROL_ARG_REQUIRED, "VERSION",     \
+	  "hand the sockets over (shoald --takeover asks this)")     \
 	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
 
 /*
