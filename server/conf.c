@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -44,7 +45,9 @@ const conf_option_t conf_options[] = {
 	{ "version", NULL, "TEXT", CONF_STRING, 0, UINT8_MAX, NULL, "(hidden)", OFF(version),
 	  "answer to TXT queries of class CH for version.server and version.bind" },
 	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(control),
-	  "unix socket for shoalctl (mode 0600)" },
+	  "unix socket for shoalctl (mode 0600; shoalctl's default: " CONF_CONTROL_DEFAULT ")" },
+	{ "pid-file", "pid-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(pid_file),
+	  "write the process id to this file while running" },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
 	  OFF(log_level), "error, warning, notice, info or debug" },
 	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
@@ -71,6 +74,8 @@ const conf_option_t conf_options[] = {
 	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted" },
 	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
 	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone" },
+	{ "zones-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, "the configuration file's folder",
+	  OFF(zones_dir), "folder that relative zone file paths start from" },
 	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
 	  "serve Prometheus metrics at GET /metrics over HTTP; a port alone: 127.0.0.1" },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
@@ -92,6 +97,8 @@ static const cli_flag_t cli_flags[] = {
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
 	{ "takeover", 0, "PATH",
 	  "take the sockets over from the shoald whose control socket is PATH" },
+	{ "share-port", 0, NULL,
+	  "join the ports another server holds, on purpose (see shoald(8))" },
 	{ "help", 'h', NULL, "print this help and exit" },
 	{ "version", 'V', NULL, "print the version and exit" },
 };
@@ -319,6 +326,8 @@ void conf_clear(conf_t *cfg)
 	free(cfg->identity);
 	free(cfg->version);
 	free(cfg->control);
+	free(cfg->pid_file);
+	free(cfg->zones_dir);
 	free(cfg->file);
 	free(cfg->takeover);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
@@ -336,6 +345,7 @@ typedef struct yaml_ctx {
 	const char *path;
 	char *err;
 	size_t errlen;
+	char zones_base[PATH_MAX]; /* where relative zone file paths start */
 } yaml_ctx_t;
 
 static int yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
@@ -384,6 +394,13 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 	}
 	if (!name || !file)
 		return yerr(y, item, "zones: a zone needs both name and file");
+	char joined[PATH_MAX];
+	if (file[0] != '/') {
+		if (snprintf(joined, sizeof(joined), "%s/%s", y->zones_base, file) >=
+		    (int)sizeof(joined))
+			return yerr(y, file_node, "zone %s: file path too long", name);
+		file = joined;
+	}
 	if (access(file, R_OK) != 0)
 		return yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
 			    strerror(errno));
@@ -401,6 +418,11 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 		return yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
 	if (o->type == CONF_LISTEN || o->type == CONF_ZONES) {
+		/* "zones:" with every item commented out is an empty list, not an error */
+		bool empty = scalar(v) && !scalar(v)[0] &&
+			     v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		if (empty && o->type == CONF_ZONES)
+			return 0;
 		if (v->type != YAML_SEQUENCE_NODE && !(o->type == CONF_LISTEN && scalar(v)))
 			return yerr(y, v, "%s: expected a list", key);
 		if (o->type == CONF_LISTEN)
@@ -433,6 +455,47 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? yerr(y, v, "%s", reason) : 0;
 }
 
+/*
+ * Where the file's relative zone paths start, into y->zones_base: its
+ * zones-dir (read first, wherever it stands in the file; a relative one is
+ * taken from the file's folder), or the file's folder, made absolute so
+ * that a reload finds the same files. Returns 0 or SHOAL_ECONFIG.
+ */
+static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
+{
+	char folder[PATH_MAX];
+	const char *slash = strrchr(y->path, '/');
+	if (!slash)
+		snprintf(folder, sizeof(folder), ".");
+	else
+		snprintf(folder, sizeof(folder), "%.*s",
+			 (int)(slash == y->path ? 1 : slash - y->path), y->path);
+	char real[PATH_MAX];
+	if (realpath(folder, real))
+		snprintf(folder, sizeof(folder), "%s", real);
+	const char *dir = NULL;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const char *key = scalar(yaml_document_get_node(y->doc, p->key));
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		if (!key || strcmp(key, "zones-dir"))
+			continue;
+		if (!scalar(v) || !scalar(v)[0])
+			return yerr(y, v, "zones-dir: expected a folder");
+		dir = scalar(v);
+	}
+	int n;
+	if (!dir)
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", folder);
+	else if (dir[0] == '/')
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", dir);
+	else
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s/%s", folder, dir);
+	if (n >= (int)sizeof(y->zones_base))
+		return yerr(y, root, "zones-dir: path too long");
+	return 0;
+}
+
 int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -442,7 +505,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	}
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	yaml_ctx_t y = { &doc, path, err, errlen };
+	yaml_ctx_t y = { .doc = &doc, .path = path, .err = err, .errlen = errlen };
 	int rc = SHOAL_ECONFIG;
 	bool loaded = false; /* doc holds a document to delete */
 	if (!yaml_parser_initialize(&parser)) {
@@ -466,7 +529,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		rc = yerr(&y, root, "expected a mapping of option: value");
 		goto done;
 	}
-	rc = 0;
+	rc = zones_base(&y, root);
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
@@ -536,115 +599,164 @@ void conf_print_help(FILE *out)
 		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
 }
 
+/* The long options of the command line: the flags, then every option with a cli name. */
+#define CLI_FLAG_COUNT (sizeof(cli_flags) / sizeof(cli_flags[0]))
+#define LONGOPT_TABLE  (CLI_FLAG_COUNT + sizeof(conf_options) / sizeof(conf_options[0]) + 1)
+/* getopt_long's value for the table's option k: above every short option's character */
+#define LONGOPT_TABLE_BASE 256
+
+static void longopts_fill(struct option *lo, char *shortopts, size_t shortcap)
+{
+	size_t n = 0, s = 0;
+	shortopts[s++] = ':'; /* a missing argument is reported as ':' */
+	for (size_t i = 0; i < CLI_FLAG_COUNT; i++, n++) {
+		const cli_flag_t *c = &cli_flags[i];
+		lo[n] = (struct option){ c->name, c->arg ? required_argument : no_argument, NULL,
+					 c->short_name ? c->short_name : (int)(128 + i) };
+		if (c->short_name && s + 3 < shortcap) {
+			shortopts[s++] = c->short_name;
+			if (c->arg)
+				shortopts[s++] = ':';
+		}
+	}
+	for (size_t k = 0; k < conf_option_count; k++)
+		if (conf_options[k].cli)
+			lo[n++] = (struct option){ conf_options[k].cli, required_argument, NULL,
+						   LONGOPT_TABLE_BASE + (int)k };
+	lo[n] = (struct option){ 0 };
+	shortopts[s] = '\0';
+}
+
+/* The command-line flag with value v from getopt_long, or NULL. */
+static const cli_flag_t *cli_flag_of(int v)
+{
+	for (size_t i = 0; i < CLI_FLAG_COUNT; i++)
+		if (v == (cli_flags[i].short_name ? cli_flags[i].short_name : (int)(128 + i)))
+			return &cli_flags[i];
+	return NULL;
+}
+
+/* "-c" or "--config": how the option getopt just refused was written. */
+static const char *refused_option(int argc, char **argv, char *buf, size_t len)
+{
+	if (optopt > 0 && optopt < 128) {
+		snprintf(buf, len, "-%c", optopt);
+		return buf;
+	}
+	return optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+}
+
+/*
+ * One option of the table from the command line. Returns 0, SHOAL_ENOMEM,
+ * or SHOAL_EINVAL with the reason in err.
+ */
+static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value, bool *cli_listen,
+			  char *err, size_t errlen)
+{
+	char reason[400];
+	int rc;
+	if (o->type == CONF_ZONES) {
+		const char *sep = strchr(value, '=');
+		if (!sep || sep == value || !sep[1]) {
+			set_err(err, errlen, "--zone: \"%s\" is not NAME=PATH", value);
+			return SHOAL_EINVAL;
+		}
+		char zname[1024];
+		snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
+		if (access(sep + 1, R_OK) != 0) {
+			set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname, sep + 1,
+				strerror(errno));
+			return SHOAL_EINVAL;
+		}
+		rc = add_zone(cfg, zname, sep + 1);
+		if (rc < 0 && rc != SHOAL_ENOMEM)
+			snprintf(reason, sizeof(reason), "zone: too many zones");
+	} else {
+		if (o->type == CONF_LISTEN && !*cli_listen) {
+			cfg->listen_count = 0; /* the command line's list replaces the file's */
+			*cli_listen = true;
+		}
+		rc = set_scalar(cfg, o, value, reason, sizeof(reason));
+	}
+	if (rc == SHOAL_ENOMEM)
+		return rc;
+	if (rc < 0) {
+		set_err(err, errlen, "--%s", reason);
+		return SHOAL_EINVAL;
+	}
+	return 0;
+}
+
 int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen)
 {
-	/* First pass: the file, so that the rest of the command line overrides it. */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "-c") && strcmp(a, "--config"))
-			continue;
-		if (i + 1 >= argc) {
-			set_err(err, errlen, "%s needs a FILE", a);
-			return SHOAL_ECONFIG;
-		}
-		free(cfg->file);
-		if (!(cfg->file = strdup(argv[i + 1])))
-			return SHOAL_ENOMEM;
-		int rc = conf_load_file(cfg, cfg->file, err, errlen);
-		if (rc < 0)
-			return rc;
-		break;
-	}
+	struct option lo[LONGOPT_TABLE];
+	char shortopts[2 * CLI_FLAG_COUNT + 2];
+	longopts_fill(lo, shortopts, sizeof(shortopts));
+	char optname[8];
+	int v, rc = 0;
 	bool cli_listen = false;
 	cfg->argc = argc;
 	cfg->argv = argv;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			conf_print_help(out);
-			return 1;
-		}
-		if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-			fprintf(out, "shoald %s\n", PACKAGE_VERSION);
-			return 1;
-		}
-		if (!strcmp(a, "--check")) {
-			cfg->check = true;
-			continue;
-		}
-		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--takeover") || !strncmp(a, "--takeover=", 11)) {
-			const char *path = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : NULL;
-			if (!path || !path[0]) {
+	/*
+	 * Two passes: the file first, so that the rest of the command line
+	 * overrides it, then every option. optind 0 makes getopt start over
+	 * (each call of this function, too); opterr 0 leaves the messages to us.
+	 */
+	opterr = 0;
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		optind = 0;
+		while (rc == 0 && (v = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+			const cli_flag_t *flag = cli_flag_of(v);
+			if (v == '?' || v == ':') {
+				const char *name =
+					refused_option(argc, argv, optname, sizeof(optname));
 				set_err(err, errlen,
-					"--takeover needs the PATH of a control socket");
-				return SHOAL_ECONFIG;
+					v == ':' ? "%s needs a value (see --help)"
+						 : "unknown option \"%s\" (see --help)",
+					name);
+				rc = SHOAL_EINVAL;
+			} else if (pass == 0) {
+				if (flag && flag->short_name == 'c') {
+					free(cfg->file);
+					if (!(cfg->file = strdup(optarg)))
+						rc = SHOAL_ENOMEM;
+				}
+			} else if (v >= LONGOPT_TABLE_BASE) {
+				rc = set_cli_option(cfg, &conf_options[v - LONGOPT_TABLE_BASE],
+						    optarg, &cli_listen, err, errlen);
+			} else if (flag && flag->short_name == 'h') {
+				conf_print_help(out);
+				return 1;
+			} else if (flag && flag->short_name == 'V') {
+				fprintf(out, "shoald %s\n", PACKAGE_VERSION);
+				return 1;
+			} else if (flag && !strcmp(flag->name, "check")) {
+				cfg->check = true;
+			} else if (flag && !strcmp(flag->name, "share-port")) {
+				cfg->share_port = true;
+			} else if (flag && !strcmp(flag->name, "takeover")) {
+				free(cfg->takeover);
+				if (!(cfg->takeover = strdup(optarg)))
+					rc = SHOAL_ENOMEM;
 			}
-			free(cfg->takeover);
-			if (!(cfg->takeover = strdup(path)))
-				return SHOAL_ENOMEM;
-			continue;
 		}
-		/* --name VALUE or --name=VALUE for every option with a cli name */
-		if (strncmp(a, "--", 2) != 0) {
-			set_err(err, errlen, "unexpected argument \"%s\" (see --help)", a);
-			return SHOAL_ECONFIG;
+		if (rc == 0 && pass == 0 && optind < argc) {
+			set_err(err, errlen, "unexpected argument \"%s\" (see --help)",
+				argv[optind]);
+			rc = SHOAL_EINVAL;
 		}
-		char name[64];
-		const char *eq = strchr(a, '='), *value;
-		size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		snprintf(name, sizeof(name), "%.*s", (int)nlen, a + 2);
-		const conf_option_t *o = find_option(name, true);
-		if (!o) {
-			set_err(err, errlen, "unknown option \"%s\" (see --help)", a);
-			return SHOAL_ECONFIG;
+		if (rc == 0 && pass == 0 && !cfg->file) {
+			/* as a packaged daemon: the system's file, when there is one */
+			cfg->file_default_missing = access(CONF_FILE_DEFAULT, F_OK) != 0;
+			if (!cfg->file_default_missing && !(cfg->file = strdup(CONF_FILE_DEFAULT)))
+				rc = SHOAL_ENOMEM;
 		}
-		if (eq) {
-			value = eq + 1;
-		} else if (i + 1 < argc) {
-			value = argv[++i];
-		} else {
-			set_err(err, errlen, "--%s needs a value (%s)", o->cli, o->arg);
-			return SHOAL_ECONFIG;
-		}
-		char reason[400];
-		int rc;
-		if (o->type == CONF_ZONES) {
-			const char *sep = strchr(value, '=');
-			if (!sep || sep == value || !sep[1]) {
-				set_err(err, errlen, "--zone: \"%s\" is not NAME=PATH", value);
-				return SHOAL_ECONFIG;
-			}
-			char zname[1024];
-			snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
-			if (access(sep + 1, R_OK) != 0) {
-				set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname,
-					sep + 1, strerror(errno));
-				return SHOAL_ECONFIG;
-			}
-			rc = add_zone(cfg, zname, sep + 1);
-			if (rc < 0 && rc != SHOAL_ENOMEM)
-				snprintf(reason, sizeof(reason), "zone: too many zones");
-		} else {
-			if (o->type == CONF_LISTEN && !cli_listen) {
-				cfg->listen_count =
-					0; /* the command line's list replaces the file's */
-				cli_listen = true;
-			}
-			rc = set_scalar(cfg, o, value, reason, sizeof(reason));
-		}
-		if (rc == SHOAL_ENOMEM)
-			return rc;
-		if (rc < 0) {
-			set_err(err, errlen, "--%s", reason);
-			return SHOAL_ECONFIG;
-		}
+		if (rc == 0 && pass == 0 && cfg->file)
+			rc = conf_load_file(cfg, cfg->file, err, errlen);
 	}
-	apply_zone_limits(cfg);
-	return 0;
+	if (rc == 0)
+		apply_zone_limits(cfg);
+	return rc;
 }
 
 int conf_validate(const conf_t *cfg, char *err, size_t errlen)

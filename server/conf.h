@@ -16,6 +16,14 @@
 #define CONF_ZONES_MAX              4096
 #define CONF_THREADS_MAX            256
 #define CONF_RELOAD_TIMEOUT_DEFAULT 300
+/* The configuration read when the command line names none (-c FILE) */
+#define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
+/*
+ * Where shoalctl looks by default, and what the installed configuration
+ * sets: a folder of its own under the run-time folder, so that a server
+ * that runs as its own user (systemd's RuntimeDirectory=shoal) may make it.
+ */
+#define CONF_CONTROL_DEFAULT RUNSTATEDIR "/shoal/shoald.ctl"
 
 /*
  * The whole configuration. Strings are owned by the config (conf_clear
@@ -33,6 +41,7 @@ typedef struct conf {
 	char *identity; /* CHAOS id.server; NULL: the host name */
 	char *version;  /* CHAOS version.server; NULL: REFUSED */
 	char *control;
+	char *pid_file;
 	uint32_t log_level; /* enum log_level (server/log.h) */
 	bool syslog;
 	uint32_t edns_size;
@@ -44,12 +53,15 @@ typedef struct conf {
 	uint32_t max_records_per_type;
 	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
 	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
+	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
 	zone_spec_t *zones;
 	size_t zone_count;
 	/* from the command line only */
-	char *file; /* -c FILE, or NULL */
+	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
+	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */
 	bool check;
-	char *takeover; /* --takeover PATH: the running server's control socket, or NULL */
+	bool share_port; /* --share-port: no instance check (server/instance.h) */
+	char *takeover;  /* --takeover PATH: the running server's control socket, or NULL */
 	/* the command line as given, for a restart with the same arguments (main's, not owned) */
 	int argc;
 	char **argv;
@@ -93,18 +105,22 @@ int conf_init(conf_t *cfg);
 void conf_clear(conf_t *cfg);
 
 /*
- * Read the YAML file `path` into cfg (over the defaults). On error returns
+ * Read the YAML file `path` into cfg (over the defaults). A relative zone
+ * file path is taken from zones-dir (itself from the file's folder when
+ * relative), or from the file's folder. On error returns
  * SHOAL_ECONFIG (or SHOAL_ENOMEM) and writes "FILE:LINE: reason" into
  * err[0..errlen). Main thread, at start-up.
  */
 int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen);
 
 /*
- * Parse the command line into cfg. The file named by -c is loaded first,
- * then the other options override it (--listen and --zone given on the
+ * Parse the command line into cfg. The file named by -c (without -c,
+ * CONF_FILE_DEFAULT when it exists: cfg->file_default_missing tells when
+ * not) is loaded first, then the other options override it (--listen and --zone given on the
  * command line replace, respectively add to, the file's). Returns 0 to go
  * on, 1 when the program should exit 0 (--help, --version printed to out),
- * or a negative error with a message in err.
+ * or a negative error with a message in err: SHOAL_EINVAL for a wrong
+ * command line (a usage error), another for the file.
  */
 int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen);
 

@@ -546,11 +546,15 @@ int control_check_path(const char *path, char *err, size_t errlen)
 	 * folder above it. A sticky folder (/tmp) lets only owners do that,
 	 * but anyone may take the name first and keep shoald from starting.
 	 */
-	bool parent = true;
-	for (char *cut = strrchr(dir, '/'); cut; cut = strrchr(dir, '/'), parent = false) {
+	bool parent = true; /* the folder the socket is made in */
+	bool own = true;    /* the socket's own folder, which control_open makes if missing */
+	for (char *cut = strrchr(dir, '/'); cut; cut = strrchr(dir, '/'), own = false) {
 		cut[cut == dir] = '\0'; /* "/x" ends as "/" */
 		struct stat st;
 		if (stat(dir, &st) < 0) {
+			if (own && errno == ENOENT)
+				continue; /* made when the socket is: the folder above is its parent
+					   */
 			snprintf(err, errlen, "control %s: %s: %s", path, dir, strerror(errno));
 			return SHOAL_ECONFIG;
 		}
@@ -568,6 +572,7 @@ int control_check_path(const char *path, char *err, size_t errlen)
 				"control %s: every user may write %s (sticky): another user may "
 				"take the name before shoald starts; prefer " RUNSTATEDIR,
 				path, dir);
+		parent = false;
 		if (!strcmp(dir, "/"))
 			break;
 	}
@@ -583,6 +588,19 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 		return SHOAL_ECONFIG;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
+	/*
+	 * The socket's own folder, made when missing (one level, as root
+	 * before the drop would): where systemd's RuntimeDirectory= does not
+	 * make it, a server started by hand still finds its default path.
+	 */
+	char folder[sizeof(sun.sun_path)];
+	snprintf(folder, sizeof(folder), "%s", path);
+	char *slash = strrchr(folder, '/');
+	if (slash && slash != folder) {
+		*slash = '\0';
+		if (mkdir(folder, 0755) == 0)
+			log_info("control: made the folder %s", folder);
+	}
 	int rc = clear_stale(path, err, errlen);
 	if (rc == 0)
 		rc = control_new(out, env, path, err, errlen);

@@ -99,8 +99,10 @@ typedef struct control_env {
 /*
  * Refuse a control path under a folder every user may write without the
  * sticky bit (any of them could replace the socket), and warn about one
- * in a sticky world-writable folder. Before binding, also for --check.
- * Returns 0 or SHOAL_ECONFIG with err. Main thread.
+ * in a sticky world-writable folder. The socket's own folder may be
+ * missing (control_open makes it): then the folder above it is checked.
+ * Before binding, also for --check. Returns 0 or SHOAL_ECONFIG with err.
+ * Main thread.
  */
 int control_check_path(const char *path, char *err, size_t errlen);
 

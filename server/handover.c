@@ -17,6 +17,7 @@
 #include "proto/error.h"
 #include "server/handover.h"
 #include "server/log.h"
+#include "server/notify.h"
 #include "server/takeover.h"
 
 /* One connection of a hand-over on the main loop: to a taker, or to the giver. */
@@ -52,29 +53,6 @@ struct handover {
 	bool child_running; /* child_poll is open (until the exit is reaped and it closed) */
 	uint8_t timers_open;
 };
-
-/*
- * The service manager's notification socket (sd_notify(3)'s protocol, a
- * datagram to $NOTIFY_SOCKET; "@" starts an abstract name). Nothing when
- * not started by one.
- */
-static void notify_service_manager(const char *text)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	if (!path || !path[0] || strlen(path) >= sizeof(sun.sun_path))
-		return;
-	memcpy(sun.sun_path, path, strlen(path));
-	if (sun.sun_path[0] == '@')
-		sun.sun_path[0] = '\0';
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 ||
-	    sendto(fd, text, strlen(text), MSG_NOSIGNAL, (struct sockaddr *)&sun, len) < 0)
-		log_warning("cannot tell the service manager \"%s\": %s", text, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-}
 
 static void on_conn_closed(uv_handle_t *handle)
 {
@@ -368,7 +346,8 @@ static void on_taker_readable(uv_poll_t *poll, int status, int events)
 		   (int)c->pid);
 	char text[64];
 	snprintf(text, sizeof(text), "MAINPID=%d", (int)c->pid);
-	notify_service_manager(text);
+	if (notify_send(text) < 0)
+		log_warning("cannot tell the service manager \"%s\"", text);
 	if (h->restarting) {
 		char body[160];
 		bool ours = h->child_running && h->child == c->pid;

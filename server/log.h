@@ -1,4 +1,7 @@
-/* shoald's log: levels, one line per message to stderr with a timestamp, optionally syslog. */
+/*
+ * shoald's log: levels, one line per message to stderr with a timestamp (none
+ * when stderr is the journal), optionally syslog.
+ */
 #ifndef SHOAL_SERVER_LOG_H
 #define SHOAL_SERVER_LOG_H
 
@@ -17,9 +20,14 @@ extern const char *const log_level_names[];
 
 /*
  * Set the threshold and whether lines also go to syslog (daemon facility).
- * Call once on the main thread before other threads start.
+ * When stderr is the journal (log_stderr_is_journal), lines carry a "<N>"
+ * priority prefix instead of a timestamp. Call once on the main thread
+ * before other threads start.
  */
 void log_init(enum log_level level, bool use_syslog);
+
+/* Whether stderr is the stream systemd's JOURNAL_STREAM names. */
+bool log_stderr_is_journal(void);
 
 /*
  * Log one message at `level` when it passes the threshold. Any thread: each

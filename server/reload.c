@@ -13,6 +13,7 @@
 
 #include "proto/error.h"
 #include "server/log.h"
+#include "server/notify.h"
 #include "server/reload.h"
 
 /*
@@ -63,6 +64,40 @@ static void collect_msg(void *arg, bool is_error, const char *msg)
 	job->messages[job->len] = '\0';
 }
 
+/* Whether zone_info's name (with its final dot) is the zone `only` names. */
+static bool is_only(const char *name, const char *only)
+{
+	size_t n = strlen(only);
+	if (n == 1 && only[0] == '.')
+		return strcmp(name, ".") == 0;
+	if (n > 1 && only[n - 1] == '.')
+		n--;
+	return strncasecmp(name, only, n) == 0 && strcmp(name + n, ".") == 0;
+}
+
+/*
+ * One line per zone the build read (all, or the one `only` names): its name
+ * and serial when it loaded, or the serial it keeps serving when it did not
+ * (the reason is in the reload's messages).
+ */
+static void log_zones(const zonedb_t *db, const char *only)
+{
+	zone_info_t info;
+	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
+		zonedb_zone_info(db, i, &info);
+		if (only && !is_only(info.name, only))
+			continue;
+		if (!info.loaded)
+			log_warning("zone %s not loaded: %s", info.name, info.last_error);
+		else if (info.last_error[0])
+			log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
+				    info.last_error);
+		else
+			log_info("zone %s serial %u loaded, %zu records", info.name,
+				 (unsigned)info.serial, info.rr_count);
+	}
+}
+
 void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 {
 	memset(r, 0, sizeof(*r));
@@ -89,6 +124,7 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 		return rc;
 	}
 	free(job.messages);
+	log_zones(db, NULL);
 	r->writer = db;
 	if (r->prepare)
 		r->prepare(r->prepare_arg, db);
@@ -119,6 +155,7 @@ static void *reload_main(void *arg)
 	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
+		log_zones(db, job->only);
 		r->writer = db;
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);
@@ -167,6 +204,8 @@ static void on_reload_done(uv_async_t *a)
 			  shoal_strerror(job->rc));
 		r->note[0] = '\0';
 	}
+	/* RELOADING=1 was sent at the start; the set served now is complete either way */
+	notify_ready(zonedb_zone_count(r->writer), r->cfg->threads);
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
 	job_free(job);
@@ -206,6 +245,7 @@ static void on_reload_timeout(uv_timer_t *t)
 		 job->only ? " of " : "", job->only ? job->only : "", when,
 		 (unsigned)r->cfg->reload_timeout);
 	log_error("%s; a file may be blocking the reload thread", r->note);
+	notify_ready(zonedb_zone_count(r->writer), r->cfg->threads); /* the zones stay */
 	if (job->done) {
 		char body[400];
 		snprintf(body, sizeof(body), "%s\n", r->note);
@@ -266,6 +306,7 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 		return -e;
 	}
 	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
+	notify_reloading();
 	return 0;
 }
 

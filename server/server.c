@@ -16,8 +16,10 @@
 #include "server/control.h"
 #include "server/fdbudget.h"
 #include "server/handover.h"
+#include "server/instance.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/notify.h"
 #include "server/reload.h"
 #include "server/server.h"
 #include "server/socket.h"
@@ -39,6 +41,7 @@ typedef struct server {
 	zonedb_ref_t zones;    /* what workers read (RCU) */
 	reload_t reload;       /* loads and publishes the zones */
 	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	instance_t *instance;  /* this process's claim on its addresses, taken before binding */
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
 	control_t *control;
@@ -65,6 +68,8 @@ static void server_request_stop(void *arg)
 	reload_stopping(&srv->reload);
 	if (srv->handover)
 		handover_stopping(srv->handover);
+	if (!srv->handed) /* the taker is the service now */
+		notify_stopping();
 	log_info("stopping");
 	uv_stop(srv->loop);
 }
@@ -177,15 +182,13 @@ static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_
 
 static void log_migrate_req(void)
 {
+	/* said once at start-up, and only when it costs something */
 	int state = tcp_migrate_req_state();
 	if (state == 0)
-		log_notice("net.ipv4.tcp_migrate_req is 0: TCP connections queued on a closing "
-			   "listener are reset, not handed to the other workers' listeners "
-			   "(sysctl -w net.ipv4.tcp_migrate_req=1 to migrate them)");
-	else if (state > 0)
-		log_info("net.ipv4.tcp_migrate_req is 1: queued TCP connections migrate on close");
+		log_notice("net.ipv4.tcp_migrate_req=0: TCP connections queued at a worker's "
+			   "stop are reset, not migrated");
 	else
-		log_info("net.ipv4.tcp_migrate_req cannot be read (kernel before 5.14?)");
+		log_debug("net.ipv4.tcp_migrate_req: %s", state > 0 ? "1" : "unreadable");
 }
 
 /*
@@ -378,6 +381,10 @@ static void on_giver_gone(void *arg, pid_t giver)
 	if (socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
 		log_warning("takeover: %s (the groups keep steering to %zu workers)", err,
 			    srv->workers.count);
+	/* the giver removed its pid file before it closed the connection */
+	if (srv->cfg->pid_file &&
+	    instance_pid_file(srv->instance, srv->cfg->pid_file, err, sizeof(err)) < 0)
+		log_warning("takeover: %s", err);
 	if (srv->cfg->metrics.addr_len && !srv->metrics && metrics_start(srv, err, sizeof(err)) < 0)
 		log_warning("takeover: %s", err);
 	(void)giver;
@@ -485,6 +492,18 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	}
 	srv->loop = &loop;
+	/*
+	 * No other server on these ports (unless asked): it would take part of
+	 * the queries. A takeover shares them on purpose, with the process it
+	 * takes them from; the pid file is written once that one has exited.
+	 */
+	if (instance_claim(cfg->listen, cfg->listen_count,
+			   cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
+			   &srv->instance, err, sizeof(err)) < 0)
+		goto done;
+	if (cfg->pid_file && !cfg->takeover &&
+	    instance_pid_file(srv->instance, cfg->pid_file, err, sizeof(err)) < 0)
+		goto done;
 	if (cfg->takeover ? sockets_take(srv, err, sizeof(err)) < 0
 			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
 					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
@@ -516,6 +535,9 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
+	/* zones loaded, every socket bound, workers answering: a Type=notify unit is up */
+	if (notify_ready(cfg->zone_count, srv->workers.count) < 0)
+		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 
@@ -533,6 +555,9 @@ done:
 	 */
 	socket_set_close(srv->sockets);
 	srv->sockets = NULL;
+	/* and the pid file goes before them too: a taker writes its own then */
+	instance_release(srv->instance);
+	srv->instance = NULL;
 	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv->control);
@@ -561,6 +586,7 @@ done:
 			log_warning("main loop not closed cleanly");
 		workers_destroy(&srv->workers);
 	}
+	instance_release(srv->instance);
 	reload_clear(&srv->reload);
 	rcu_unregister_thread();
 	if (status != 0 && err[0])
@@ -582,9 +608,14 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		if (rc < 0)
 			fprintf(stderr, "shoald: %s\n", err);
 		conf_clear(&cfg);
-		return rc < 0 ? 1 : 0;
+		/* 2: the command line is wrong; 1: the configuration is */
+		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
 	}
 	log_init(cfg.log_level, cfg.syslog);
+	if (cfg.file_default_missing)
+		log_notice("no configuration file %s (-c FILE names another): the command line "
+			   "and the defaults apply",
+			   CONF_FILE_DEFAULT);
 	int status = server_run(&cfg, responder);
 	conf_clear(&cfg);
 	return status;

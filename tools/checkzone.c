@@ -26,6 +26,7 @@ static const char usage[] =
 	"                 refuse an RRset of more than N records (1 to 65535;\n"
 	"                 default 1000, as shoald)\n"
 	"  -h, --help     print this help and exit\n"
+	"  -V, --version  print the version and exit\n"
 	"\n"
 	"Exit status: 0 the zone loads, 1 it does not, 2 usage error.\n";
 
@@ -86,13 +87,14 @@ int main(int argc, char **argv)
 		{ "max-types-per-name", required_argument, NULL, 't' },
 		{ "max-records-per-type", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	counts_t c = { 0 };
 	bool stats = false;
 	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "qst:r:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qst:r:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 		case 'r':
@@ -111,6 +113,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("shoal-checkzone %s\n", PACKAGE_VERSION);
 			return 0;
 		default:
 			fputs(usage, stderr);

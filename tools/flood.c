@@ -98,7 +98,11 @@ static void usage(FILE *f)
 		"      --tcp-pipeline N  TCP, N queries sent at once on each connection\n"
 		"Output:\n"
 		"      --json         print the report as one JSON object\n"
-		"  -h, --help         this text\n");
+		"  -h, --help         this text\n"
+		"  -V, --version      print the version and exit\n"
+		"\n"
+		"Exit status: 0 when at least one answer came back, 1 when none did (or on an\n"
+		"error while running), 2 on a usage error.\n");
 }
 
 /* Parse a number in [min, max]; exits with a message naming the option otherwise. */
@@ -110,7 +114,7 @@ static double number(const char *opt, const char *text, double min, double max)
 	if (errno || end == text || *end || v < min || v > max) {
 		fprintf(stderr, "shoal-flood: %s: '%s' is not a number in [%g, %g]\n", opt, text,
 			min, max);
-		exit(1);
+		exit(2);
 	}
 	return v;
 }
@@ -131,7 +135,7 @@ static void parse_address(flood_opts_t *o)
 	} else {
 		fprintf(stderr, "shoal-flood: -s: '%s' is not an IPv4 or IPv6 address\n",
 			o->server_text);
-		exit(1);
+		exit(2);
 	}
 	/* A load generator aimed at someone else's server is an attack: loopback
 	 * only unless the operator says otherwise. */
@@ -142,7 +146,7 @@ static void parse_address(flood_opts_t *o)
 			"shoal-flood: %s is not a loopback address (127.0.0.0/8, ::1); "
 			"use --allow-remote for a server you run\n",
 			o->server_text);
-		exit(1);
+		exit(2);
 	}
 }
 
@@ -156,6 +160,7 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "allow-remote", no_argument, NULL, OPT_REMOTE },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	*o = (flood_opts_t){ .server_text = "127.0.0.1",
@@ -168,7 +173,7 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 			     .timeout = 2.0,
 			     .batch = 32 };
 	int c;
-	while ((c = getopt_long(argc, argv, "s:p:d:q:t:e:DT:c:l:n:Q:i:w:b:h", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "s:p:d:q:t:e:DT:c:l:n:Q:i:w:b:hV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 's':
@@ -235,22 +240,25 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'V':
+			printf("shoal-flood %s\n", PACKAGE_VERSION);
+			exit(0);
 		default:
-			usage(stderr);
-			exit(1);
+			fprintf(stderr, "shoal-flood: see --help\n");
+			exit(2);
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "shoal-flood: unexpected argument '%s'\n", argv[optind]);
-		exit(1);
+		exit(2);
 	}
 	if (!o->datafile == !o->qname) {
 		fprintf(stderr, "shoal-flood: give either -d FILE or -q NAME\n");
-		exit(1);
+		exit(2);
 	}
 	if ((o->dnssec_ok || o->nsid) && o->edns == 0) {
 		fprintf(stderr, "shoal-flood: -D and --nsid need EDNS (-e above 0)\n");
-		exit(1);
+		exit(2);
 	}
 	if (o->duration == 0 && o->count == 0)
 		o->duration = DEFAULT_DURATION;
@@ -395,10 +403,15 @@ int main(int argc, char **argv)
 	if (end < start || atomic_load(&sum->answered) == 0)
 		end = stopped;
 	flood_report(&o, sum, end - start);
+	/* a run with no answer at all measured nothing: a script must see it */
+	int status = atomic_load(&sum->answered) == 0 ? 1 : 0;
+	if (status)
+		fprintf(stderr, "shoal-flood: no answer at all from %s port %u\n", o.server_text,
+			(unsigned)o.port);
 	free(sum);
 	pthread_barrier_destroy(&ready);
 	free(th);
 	free(tid);
 	flood_queries_free(&qs);
-	return 0;
+	return status;
 }

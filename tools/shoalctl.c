@@ -18,8 +18,8 @@
 #include "server/control.h"
 #include "server/stats.h"
 
-/* the control path the example configuration and the man pages give shoald */
-#define SHOALCTL_DEFAULT_SOCKET RUNSTATEDIR "/shoald.ctl"
+/* the control path the installed configuration gives shoald */
+#define SHOALCTL_DEFAULT_SOCKET CONF_CONTROL_DEFAULT
 
 /* top: refreshes when no count is given, the most allowed, and threads shown */
 #define TOP_COUNT_DEFAULT 60

@@ -480,6 +480,26 @@ static bool scan_step(scan_t *sc, const char *text, size_t size, size_t *i)
 	return at_start;
 }
 
+/*
+ * The line (from 1) of a quoted string still open at the end of text, or 0.
+ * ldns reads such a string on to the end of the file and takes every line
+ * after it as text, so the records there vanish without a word; NSD calls
+ * it "EOF inside quoted string". The reader's own check, kept apart so
+ * another reader can keep it or drop it.
+ */
+static unsigned unclosed_quote_line(const char *text, size_t size)
+{
+	scan_t sc = { .line_start = true };
+	size_t opened = 0;
+	for (size_t i = 0; i < size; i++) {
+		bool was_open = sc.quote;
+		scan_step(&sc, text, size, &i);
+		if (sc.quote && !was_open)
+			opened = sc.lines + 1;
+	}
+	return sc.quote ? (unsigned)opened : 0;
+}
+
 /* A record line with its own owner: not blank, a comment, a directive or a continuation. */
 static bool owner_line(char c)
 {
@@ -624,6 +644,13 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 		return SHOAL_EIO;
 	}
 	__atomic_add_fetch(&L->budget->octets, (uint64_t)size, __ATOMIC_RELAXED);
+	unsigned open_line = unclosed_quote_line(text, size);
+	if (open_line) {
+		load_error(L, file, open_line,
+			   "a quoted string opened here is not closed before the end of the file");
+		free(text);
+		return SHOAL_EZONE;
+	}
 	ldns_rdf *orig = ldns_rdf_clone(origin);
 	uint32_t ttl = LOAD_DEFAULT_TTL;
 	size_t cut[LOAD_THREADS_MAX + 1];

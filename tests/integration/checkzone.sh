@@ -5,7 +5,7 @@
 
 CHECKZONE=$SHOAL_BUILDDIR/tools/shoal-checkzone
 ZONES=$SHOAL_SRCDIR/tests/unit/zones
-MAN=$SHOAL_SRCDIR/man/shoal-checkzone.1
+MAN=$SHOAL_SRCDIR/man/shoal-checkzone.1.in
 
 help=$("$CHECKZONE" --help)
 check_eq "--help exits 0" 0 $?
@@ -34,6 +34,7 @@ nosoa.zone|example.com|1|^error: .*/nosoa.zone: no SOA record at the zone apex e
 twosoa.zone|example.com|1|^error: .*/twosoa.zone:6: example.com.: more than one SOA record
 cname.zone|example.com|1|^error: .*/cname.zone:9: www.example.com.: CNAME and other data
 syntax.zone|example.com|1|^error: .*/syntax.zone:7: 
+unclosed.zone|example.com|1|^error: .*/unclosed.zone:7: a quoted string opened here is not closed
 soaplace.zone|example.com|1|^error: .*/soaplace.zone:6: host.sub.example.com.: SOA record not at the zone apex
 badinc.zone|example.com|1|missing.zone: cannot open
 outside.zone|example.com|0|^warning: .*/outside.zone:6: www.example.org. is outside the zone

@@ -4,18 +4,20 @@
 # and a run with no server ends on time with everything lost.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-MAN=$SHOAL_SRCDIR/man/shoal-flood.1
+MAN=$SHOAL_SRCDIR/man/shoal-flood.1.in
 help=$("$SHOAL_FLOOD" --help)
 check_eq "--help exits 0" 0 $?
 check_help_man "--help and shoal-flood.1 list the same options" "$help" "$MAN"
 
 out=$("$SHOAL_FLOOD" -s 192.0.2.1 -q example.com -n 1 2>&1)
-check_eq "a remote target is refused" 1 $?
+check_eq "a remote target is refused as a usage error" 2 $?
 check_match "the refusal says why" "not a loopback address" "$out"
 "$SHOAL_FLOOD" -q example.com -n 1 -T 0 >/dev/null 2>&1
-check_eq "-T 0 is refused" 1 $?
+check_eq "-T 0 is a usage error" 2 $?
 "$SHOAL_FLOOD" -n 1 >/dev/null 2>&1
-check_eq "no query source is refused" 1 $?
+check_eq "no query source is a usage error" 2 $?
+"$SHOAL_FLOOD" --no-such-option >/dev/null 2>&1
+check_eq "an unknown option is a usage error" 2 $?
 out=$("$SHOAL_FLOOD" -q 'bad..name' -n 1 2>&1)
 check_match "a bad name is refused with the reason" "bad name" "$out"
 printf 'ok.example. A\nbroken.example. NOSUCHTYPE\n' >"$T_DIR/q.txt"
@@ -26,7 +28,7 @@ check_match "a bad query file names its line" "q.txt line 2: unknown type" "$out
 # timeout, the run still ends on time and reports it.
 port=$(free_port) || exit 1
 json=$("$SHOAL_FLOOD" -p "$port" -q example.com -n 50 -c 2 -w 0.2 --json)
-check_eq "no server: the run completes" 0 $?
+check_eq "no server: the run ends with status 1 (no answer at all)" 1 $?
 get() { json_value "$json" "$1"; }
 check_eq "no server: nothing answered" 0 "$(get answered)"
 check_eq "no server: every sent query is lost" "$(get sent)" "$(get lost)"

@@ -60,7 +60,16 @@ CONF
 out=$("$SHOALD" --threads 0 --check 2>&1)
 check_match "bad --threads value" 'threads: "0" is not a number from 1 to' "$out"
 out=$("$SHOALD" --no-such-option 2>&1)
+check_eq "an unknown option exits 2 (usage)" 2 $?
 check_match "unknown command-line option" 'unknown option "--no-such-option"' "$out"
+"$SHOALD" --threads >/dev/null 2>&1
+check_eq "an option without its value exits 2" 2 $?
+"$SHOALD" --threads 0 --check >/dev/null 2>&1
+check_eq "a bad value on the command line exits 2" 2 $?
+"$SHOALD" --check stray-argument >/dev/null 2>&1
+check_eq "a stray argument exits 2" 2 $?
+out=$("$SHOALD" --version)
+check_match "--version" "^shoald [0-9]+\.[0-9]+" "$out"
 out=$("$SHOALD" --zone example.com=/nonexistent --check 2>&1)
 check_match "--zone with a missing file" 'cannot read file /nonexistent' "$out"
 
@@ -90,7 +99,7 @@ check_eq "examples/shoald.conf passes --check" 0 $?
 
 # --help and man/shoald.8 name the same long options.
 "$SHOALD" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u >"$T_DIR/help.opts"
-sed -n 's/\\-/-/g; s/\\f[BIR]//g; p' "$SHOAL_SRCDIR/man/shoald.8" | grep -E '^-' |
+sed -n 's/\\-/-/g; s/\\f[BIR]//g; p' "$SHOAL_SRCDIR/man/shoald.8.in" | grep -E '^-' |
 	grep -oE -- '--[a-z][a-z-]+' | sort -u >"$T_DIR/man.opts"
 check_eq "--help and shoald(8) list the same options" "$(cat "$T_DIR/help.opts")" "$(cat "$T_DIR/man.opts")"
 check_match "--version" "^shoald [0-9]" "$("$SHOALD" --version)"

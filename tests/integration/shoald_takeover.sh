@@ -27,7 +27,8 @@ port=$(free_port) || exit 1
 ctl=$T_DIR/control.sock
 zone="example.com=$EXAMPLES/example.com.zone"
 mport=$(free_port) || exit 1
-args=(--listen "127.0.0.1@$port" --zone "$zone" --control "$ctl" --metrics "$mport")
+args=(--listen "127.0.0.1@$port" --zone "$zone" --control "$ctl" --metrics "$mport"
+	--pid-file "$T_DIR/shoald.pid")
 
 # server_answers: UDP answers of the server now on the control socket.
 server_answers() {
@@ -127,6 +128,12 @@ if wait_until 10 metrics_ok; then
 	pass "the metrics endpoint answers after the takeovers"
 else
 	fail "the metrics endpoint answers after the takeovers"
+fi
+# the pid file: written by each taker once its giver removed its own
+if wait_until 10 grep -qx "$PID" "$T_DIR/shoald.pid"; then
+	pass "the pid file names the last taker"
+else
+	fail "the pid file names the last taker ($PID): [$(cat "$T_DIR/shoald.pid" 2>&1)]"
 fi
 # the last process's count comes when it stops
 "$SHOALCTL" -s "$ctl" stop >/dev/null

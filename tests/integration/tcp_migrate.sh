@@ -61,8 +61,9 @@ a_answers() {
 # run_case SIGNAL: start daemon A beside B, freeze it, connect the clients,
 # send SIGNAL to A (and SIGCONT); sets OUT to the client's report.
 run_case() {
-	start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid A --zone "$zone" ||
-		exit 1
+	# A joins B's port on purpose (shoald refuses a busy port otherwise)
+	start_shoald "$port" --listen "127.0.0.1@$port" --threads 2 --nsid A --zone "$zone" \
+		--share-port || exit 1
 	local a=$SHOALD_PID
 	# B answered start_shoald's probe; wait until A answers too (NSID says who)
 	wait_until 10 a_answers

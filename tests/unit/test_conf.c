@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -42,6 +43,8 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.max_zone_file_mib, 1024);
 	CU_ASSERT_EQUAL(c.max_zone_includes, 256);
 	CU_ASSERT_PTR_NULL(c.control); /* off until asked for */
+	CU_ASSERT_PTR_NULL(c.pid_file);
+	CU_ASSERT_PTR_NULL(c.zones_dir); /* the file's folder */
 	conf_clear(&c);
 }
 
@@ -91,6 +94,69 @@ static void test_yaml_good(void)
 	conf_clear(&c);
 }
 
+/* Load text as FOLDER/shoald.conf; the first zone's file is want, its path after zones-dir. */
+static void expect_zone_file(const char *folder, const char *text, const char *want)
+{
+	char conf_name[128], err[512] = "";
+	snprintf(conf_name, sizeof(conf_name), "%s/shoald.conf", folder);
+	const char *path = write_file(conf_name, text);
+	conf_t c;
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(c.zone_count, 1);
+	CU_ASSERT_STRING_EQUAL(c.zones[0].file, want);
+	if (strcmp(c.zones[0].file, want))
+		fprintf(stderr, "\n  zone file %s, want %s (%s)\n", c.zones[0].file, want, err);
+	conf_clear(&c);
+}
+
+/* Relative zone paths start from zones-dir, by default the configuration file's folder. */
+static void test_zones_dir(void)
+{
+	char dir[300], zones[320], want[400], text[1024];
+	snprintf(dir, sizeof(dir), "%s/etc", tmpdir);
+	snprintf(zones, sizeof(zones), "%s/zones", dir);
+	CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 && mkdir(zones, 0755) == 0);
+	write_file("etc/zones/a.zone", "; empty\n");
+	snprintf(want, sizeof(want), "%s/a.zone", zones);
+	/* zones-dir after the zones that need it, and relative to the file's folder */
+	expect_zone_file("etc", "zones:\n  - name: a.example\n    file: a.zone\nzones-dir: zones\n",
+			 want);
+	/* none: the file's folder */
+	expect_zone_file("etc", "zones:\n  - name: a.example\n    file: zones/a.zone\n", want);
+	/* an absolute zones-dir as it is */
+	snprintf(text, sizeof(text),
+		 "zones-dir: %s\nzones:\n  - { name: a.example, file: a.zone }\n", zones);
+	expect_zone_file("etc", text, want);
+	/* an absolute zone file path ignores it */
+	snprintf(text, sizeof(text),
+		 "zones-dir: /nowhere\nzones:\n  - { name: a.example, file: %s }\n", want);
+	expect_zone_file("etc", text, want);
+	/* a file missing there names the path it was looked for at */
+	conf_t c;
+	char err[512] = "", missing[400];
+	conf_init(&c);
+	const char *path =
+		write_file("etc/bad.conf",
+			   "zones-dir: zones\nzones:\n  - { name: b.example, file: b.zone }\n");
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), SHOAL_ECONFIG);
+	snprintf(missing, sizeof(missing), ":3: zone b.example: cannot read file %s/b.zone", zones);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, missing));
+	conf_clear(&c);
+}
+
+/* "zones:" with its items commented out, as the installed file has it: no zones. */
+static void test_zones_empty(void)
+{
+	char err[512] = "";
+	const char *path = write_file("empty.conf", "log-level: info\nzones:\n#  - name: x\n");
+	conf_t c;
+	conf_init(&c);
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.zone_count, 0);
+	conf_clear(&c);
+}
+
 /* Load text and expect an error that ends with "FILE:LINE: ..." containing want. */
 static void expect_error(const char *text, int line, const char *want)
 {
@@ -121,6 +187,8 @@ static void test_yaml_errors(void)
 		     "cannot read file");
 	expect_error("zones:\n  - name: a.example\n", 2, "needs both name and file");
 	expect_error("threads: [1, 2]\n", 1, "expected a single value");
+	expect_error("zones: example.com\n", 1, "zones: expected a list");
+	expect_error("zones: \"\"\n", 1, "zones: expected a list");
 	expect_error("- a\n- b\n", 1, "expected a mapping");
 	expect_error("threads: 1\n  bad indent: 2\n", 2, "");
 	expect_error("nsid: a\nthreads: 1\nnsid: b\n", 3, "nsid is given twice");
@@ -171,12 +239,12 @@ static void test_args(void)
 
 	char *bad[] = { "shoald", "--threads", NULL };
 	conf_init(&c);
-	CU_ASSERT_EQUAL(conf_parse_args(&c, 2, bad, stdout, err, sizeof(err)), SHOAL_ECONFIG);
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 2, bad, stdout, err, sizeof(err)), SHOAL_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "needs a value"));
 	conf_clear(&c);
 	char *bad2[] = { "shoald", "--zone", "example.org", NULL };
 	conf_init(&c);
-	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, bad2, stdout, err, sizeof(err)), SHOAL_ECONFIG);
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, bad2, stdout, err, sizeof(err)), SHOAL_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "NAME=PATH"));
 	conf_clear(&c);
 }
@@ -188,7 +256,7 @@ static void test_args(void)
 static void test_man_page(void)
 {
 	char path[4096];
-	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5"), "r");
+	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5.in"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	char line[512], names[64][64], paras[64][2048];
 	size_t n = 0;
@@ -243,7 +311,7 @@ static void test_man_page(void)
 static void test_man_page_shoald(void)
 {
 	char heads[MAN_HEADS_MAX][MAN_HEAD_LEN];
-	int n = man_heads("shoald.8", "OPTIONS", heads);
+	int n = man_heads("shoald.8.in", "OPTIONS", heads);
 	CU_ASSERT_FATAL(n >= 0);
 	conf_help_entry_t e;
 	size_t count = 0;
@@ -274,6 +342,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_listen_parse),
 		UNIT_TEST(test_yaml_good),
 		UNIT_TEST(test_yaml_errors),
+		UNIT_TEST(test_zones_dir),
+		UNIT_TEST(test_zones_empty),
 		UNIT_TEST(test_args),
 		UNIT_TEST(test_metrics_address),
 		UNIT_TEST(test_man_page),

@@ -387,7 +387,7 @@ static bool has_word(const char *text, const char *word)
 static void test_man_page_names_every_counter(void)
 {
 	static char page[65536];
-	CU_ASSERT_FATAL(man_read("shoalctl.8", page, sizeof(page)) > 0);
+	CU_ASSERT_FATAL(man_read("shoalctl.8.in", page, sizeof(page)) > 0);
 #define IN_PAGE(name, kind, help)         \
 	CU_ASSERT(has_word(page, #name)); \
 	if (!has_word(page, #name))       \

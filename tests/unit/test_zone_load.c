@@ -272,6 +272,9 @@ static const load_case_t load_cases[] = {
 	{ "nons.zone", "example.com.", 0,
 	  "W nons.zone: no NS records at the zone apex example.com." },
 	{ "syntax.zone", "example.com.", SHOAL_EZONE, "E syntax.zone:7: " },
+	/* ldns reads to the end of the file into the string: NSD's "EOF inside quoted string" */
+	{ "unclosed.zone", "example.com.", SHOAL_EZONE,
+	  "E unclosed.zone:7: a quoted string opened here is not closed before the end of the file" },
 	{ "soaplace.zone", "example.com.", SHOAL_EZONE,
 	  "E soaplace.zone:6: host.sub.example.com.: SOA record not at the zone apex" },
 	{ "badinc.zone", "example.com.", SHOAL_EZONE, "missing.zone: cannot open" },
