@@ -9,7 +9,7 @@ SHOAL_TOP=$(pwd)
 # Build and library packages; dnsutils (dig) and ldnsutils for tests; nsd and
 # knot for the differential tests and the benchmark.
 SHOAL_PACKAGES="build-essential autoconf automake pkg-config
- libldns-dev libuv1-dev libsodium-dev libcunit1-dev liburcu-dev libyaml-dev
+ libldns-dev libknot-dev libuv1-dev libsodium-dev libcunit1-dev liburcu-dev libyaml-dev
  dnsutils bind9-dnsutils ldnsutils iproute2 procps"
 SHOAL_TEST_PACKAGES="nsd knot dnsperf clang libclang-rt-14-dev clang-format"
 

@@ -25,6 +25,9 @@ static const char usage[] =
 	"  -r, --max-records-per-type N\n"
 	"                 refuse an RRset of more than N records (1 to 65535;\n"
 	"                 default 1000, as shoald)\n"
+	"  -R, --reader NAME\n"
+	"                 read the file with zscanner (Knot's zone scanner, the\n"
+	"                 default, as shoald) or ldns (the reference reader)\n"
 	"  -h, --help     print this help and exit\n"
 	"  -V, --version  print the version and exit\n"
 	"\n"
@@ -86,6 +89,7 @@ int main(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-types-per-name", required_argument, NULL, 't' },
 		{ "max-records-per-type", required_argument, NULL, 'r' },
+		{ "reader", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -94,8 +98,20 @@ int main(int argc, char **argv)
 	bool stats = false;
 	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "qst:r:hV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "qst:r:R:hV", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'R':
+			if (strcmp(optarg, "zscanner") == 0) {
+				zone_load_set_reader(ZONE_READER_ZSCANNER);
+			} else if (strcmp(optarg, "ldns") == 0) {
+				zone_load_set_reader(ZONE_READER_LDNS);
+			} else {
+				fprintf(stderr,
+					"shoal-checkzone: %s: not a reader (zscanner or ldns)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 't':
 		case 'r':
 			if (parse_limit(optarg, opt == 't' ? &limits.max_types_per_name

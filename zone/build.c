@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "proto/dns.h"
@@ -74,6 +75,60 @@ static inline uint8_t *rec_rdata(zrec_t *r)
 	return rec_name(r) + r->namelen;
 }
 
+/*
+ * ThreadSanitizer does not see mremap: pages one thread's array left
+ * behind and another thread's array then got looked like one memory
+ * written by both. Its build copies to a new mapping instead.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define ZBUILD_NO_MREMAP 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ZBUILD_NO_MREMAP 1
+#endif
+#endif
+
+/*
+ * Room for `need` elements of `elem` octets in *p (*cap of them now).
+ * The arrays that grow with the zone have pages of their own, grown by
+ * mremap: the kernel moves the pages where realloc would copy them (a
+ * tenth of a big load went to those copies). Free with shed().
+ */
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap : 4096; /* so n * elem stays a multiple of 4096 */
+	while (n < need)
+		n *= 2;
+#ifdef ZBUILD_NO_MREMAP
+	void *q = mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return false;
+	if (*p) {
+		memcpy(q, *p, *cap * elem);
+		munmap(*p, *cap * elem);
+	}
+#else
+	void *q = *p ? mremap(*p, *cap * elem, n * elem, MREMAP_MAYMOVE)
+		     : mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			    0);
+	if (q == MAP_FAILED)
+		return false;
+#endif
+	zone_huge_pages(q, n * elem);
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+/* Unmap what grow() mapped. */
+static void shed(void *p, size_t cap, size_t elem)
+{
+	if (p)
+		munmap(p, cap * elem);
+}
+
 zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg)
 {
 	zbuild_t *b = calloc(1, sizeof(*b));
@@ -114,8 +169,8 @@ void zbuild_free(zbuild_t *b)
 		free(b->files[i]);
 	free(b->files);
 	free(b->file);
-	free(b->blob);
-	free(b->recs);
+	shed(b->blob, b->blob_cap, 1);
+	shed(b->recs, b->rec_cap, sizeof(size_t));
 	free(b);
 }
 
@@ -146,11 +201,7 @@ static int file_index(zbuild_t *b, const char *file)
 	return (int)b->file_count++;
 }
 
-/*
- * The length a record in RFC 3597's generic form declares ("\# N" on its
- * first line, outside quotes and comments), or -1.
- */
-static long generic_length(const char *text)
+long zbuild_generic_length(const char *text, const char **data)
 {
 	bool quote = false;
 	for (const char *p = text; p && *p && *p != '\n'; p++) {
@@ -159,6 +210,8 @@ static long generic_length(const char *text)
 		    isspace((unsigned char)p[2])) {
 			char *end;
 			long n = strtol(p + 2, &end, 10);
+			if (data)
+				*data = end;
 			return end > p + 2 && n >= 0 &&
 					       (*end == '\0' || isspace((unsigned char)*end))
 				       ? n
@@ -218,7 +271,7 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, c
 		return SHOAL_EZONE;
 	}
 	/* ldns keeps of generic RDATA what the type's fields take and drops the rest */
-	long declared = generic_length(text);
+	long declared = zbuild_generic_length(text, NULL);
 	if (declared >= 0 && declared != rdlen) {
 		const rdata_desc_t *d = rdata_desc(type);
 		if (name_to_text(owner, name, sizeof(name)) < 0)
@@ -238,8 +291,8 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, c
 	size_t namelen = name_length(owner);
 	size_t size = sizeof(zrec_t) + keylen + namelen + rdlen;
 	size = (size + ZREC_ALIGN - 1) & ~(size_t)(ZREC_ALIGN - 1);
-	if (!zone_grow((void **)&b->blob, &b->blob_cap, b->blob_len + size, 1) ||
-	    !zone_grow((void **)&b->recs, &b->rec_cap, b->rec_count + 1, sizeof(size_t)))
+	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + size, 1) ||
+	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + 1, sizeof(size_t)))
 		return SHOAL_ENOMEM;
 
 	zrec_t *r = rec_at(b, b->blob_len);
@@ -266,15 +319,43 @@ int zbuild_merge(zbuild_t *b, zbuild_t *from)
 	int *fmap = malloc((from->file_count ? from->file_count : 1) * sizeof(*fmap));
 	if (!fmap)
 		goto done;
-	for (size_t i = 0; i < from->file_count; i++)
+	bool same_files = true;
+	for (size_t i = 0; i < from->file_count; i++) {
 		if ((fmap[i] = file_index(b, from->files[i])) < 0)
 			goto done;
-	/* one growth to the final size: the pages fill as the records come */
-	if (!zone_grow((void **)&b->blob, &b->blob_cap, b->blob_len + from->blob_len, 1) ||
-	    !zone_grow((void **)&b->recs, &b->rec_cap, b->rec_count + from->rec_count,
-		       sizeof(size_t)))
+		same_files &= fmap[i] == (int)i;
+	}
+	if (same_files && b->rec_count == 0) {
+		/* the first stretch of a file: take its records over as they are */
+		uint8_t *blob = b->blob;
+		size_t *recs = b->recs, blob_cap = b->blob_cap, rec_cap = b->rec_cap;
+		b->blob = from->blob;
+		b->blob_len = from->blob_len;
+		b->blob_cap = from->blob_cap;
+		b->recs = from->recs;
+		b->rec_count = from->rec_count;
+		b->rec_cap = from->rec_cap;
+		from->blob = blob;
+		from->blob_cap = blob_cap;
+		from->recs = recs;
+		from->rec_cap = rec_cap;
+		b->failed |= from->failed;
+		err = 0;
 		goto done;
-	for (size_t i = 0; i < from->rec_count; i++) {
+	}
+	/* one growth to the final size: the pages fill as the records come */
+	if (!grow((void **)&b->blob, &b->blob_cap, b->blob_len + from->blob_len, 1) ||
+	    !grow((void **)&b->recs, &b->rec_cap, b->rec_count + from->rec_count, sizeof(size_t)))
+		goto done;
+	if (same_files) {
+		/* records lie in the blob one after another, each a multiple of ZREC_ALIGN */
+		if (from->blob_len)
+			memcpy(b->blob + b->blob_len, from->blob, from->blob_len);
+		for (size_t i = 0; i < from->rec_count; i++)
+			b->recs[b->rec_count++] = b->blob_len + from->recs[i];
+		b->blob_len += from->blob_len;
+	}
+	for (size_t i = 0; !same_files && i < from->rec_count; i++) {
 		zrec_t *r = rec_at(from, from->recs[i]);
 		size_t size = sizeof(zrec_t) + r->keylen + r->namelen + r->rdlen;
 		size = (size + ZREC_ALIGN - 1) & ~(size_t)(ZREC_ALIGN - 1);
@@ -310,6 +391,68 @@ static int rec_cmp(const void *pa, const void *pb, void *arg)
 	if (c)
 		return c;
 	return x->rdlen < y->rdlen ? -1 : x->rdlen > y->rdlen;
+}
+
+static void sort_range(void *arg, size_t from, size_t to)
+{
+	zbuild_t *b = arg;
+	qsort_r(b->recs + from, to - from, sizeof(size_t), rec_cmp, b);
+}
+
+/* Merge the sorted runs a[0..m) and a[m..n) into out, the left first on ties. */
+static void merge_runs(zbuild_t *b, const size_t *a, size_t m, size_t n, size_t *out)
+{
+	size_t i = 0, j = m, k = 0;
+	while (i < m && j < n)
+		out[k++] = rec_cmp(&a[j], &a[i], b) < 0 ? a[j++] : a[i++];
+	while (i < m)
+		out[k++] = a[i++];
+	while (j < n)
+		out[k++] = a[j++];
+}
+
+/*
+ * Sort the records in canonical order: ranges sorted on the load's
+ * threads (qsort_r, a merge sort in glibc, keeps equal records in reading
+ * order), then merged pairwise, the earlier range first on ties, so the
+ * order is the one sort would give. The sort was a tenth of a big load.
+ */
+static int sort_records(zbuild_t *b)
+{
+	size_t n = b->rec_count;
+	size_t k = zone_parallel(n, sort_range, b);
+	if (k < 2)
+		return 0;
+	size_t *tmp = malloc(n * sizeof(size_t));
+	if (!tmp)
+		return SHOAL_ENOMEM;
+	zone_huge_pages(tmp, n * sizeof(size_t));
+	size_t *src = b->recs, *dst = tmp;
+	/* runs [n * i / k, n * (i + 1) / k): merge neighbours until one is left */
+	size_t bound[LOAD_THREADS_MAX + 1];
+	for (size_t i = 0; i <= k; i++)
+		bound[i] = n * i / k;
+	while (k > 1) {
+		size_t runs = 0;
+		for (size_t i = 0; i < k; i += 2) {
+			if (i + 1 < k)
+				merge_runs(b, src + bound[i], bound[i + 1] - bound[i],
+					   bound[i + 2] - bound[i], dst + bound[i]);
+			else
+				memcpy(dst + bound[i], src + bound[i],
+				       (bound[i + 1] - bound[i]) * sizeof(size_t));
+			bound[runs++] = bound[i];
+		}
+		bound[runs] = n;
+		k = runs;
+		size_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != b->recs)
+		memcpy(b->recs, src, n * sizeof(size_t));
+	free(tmp);
+	return 0;
 }
 
 static bool same_owner(zrec_t *x, zrec_t *y)
@@ -478,7 +621,8 @@ static void check_limits(zbuild_t *b, const size_t *out, size_t n)
  * (with a warning) and check one node's records: SOA only at the apex and
  * only one (RFC 1035 5.2), CNAME alone (RFC 1034 3.6.2, RFC 2181 10.1;
  * RRSIG and NSEC may stay, RFC 4035 2.5), one DNAME (RFC 6672 2.4).
- * Writes the records kept to out and returns their count.
+ * Writes the records kept to out (which may be b->recs + k for k <= first:
+ * each is written at or before where it was read) and returns their count.
  */
 static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 {
@@ -573,7 +717,8 @@ static int common_labels(const uint8_t *a, const uint8_t *b)
  * ancestors of X that exist are the ones X shares with the node just
  * before it; the others are created right before X.
  */
-static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t *count)
+static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t *count,
+		      size_t *cap_out)
 {
 	size_t cap = 0, k = 0;
 	zdesc_t *d = NULL;
@@ -589,8 +734,8 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 		int have = prev ? common_labels(prev, name) : labels;
 		if (have < b->origin_labels)
 			have = b->origin_labels;
-		if (!zone_grow((void **)&d, &cap, k + (size_t)(labels - have) + 1, sizeof(*d))) {
-			free(d);
+		if (!grow((void **)&d, &cap, k + (size_t)(labels - have) + 1, sizeof(*d))) {
+			shed(d, cap, sizeof(*d));
 			return SHOAL_ENOMEM;
 		}
 		for (int depth = have + 1; depth < labels; depth++) {
@@ -603,6 +748,7 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 	}
 	*out = d;
 	*count = k;
+	*cap_out = cap;
 	return 0;
 }
 
@@ -637,7 +783,8 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_
  * Fill node n from its records: one block holding
  * [zrrset_t x sets][rrset_wire_t x sigs][uint16 name offsets][RR data][owner].
  */
-static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n)
+static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n,
+		     bool report)
 {
 	size_t sets, sigs;
 	size_t size = node_size(b, d, recs, &sets, &sigs);
@@ -668,7 +815,9 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 		rrset_wire_t *set = &rs[s].set;
 		size_t at = pos - (size_t)(set->data - data);
 		if (at + 10 + r->rdlen > UINT16_MAX) {
-			report_rec(b, true, r, "%s: RRset larger than 65535 octets%s", NULL);
+			if (report)
+				report_rec(b, true, r, "%s: RRset larger than 65535 octets%s",
+					   NULL);
 			return SHOAL_EZONE;
 		}
 		uint8_t *p = data + pos;
@@ -733,8 +882,9 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 	}
 	if (sets > UINT16_MAX) {
 		/* max-types-per-name stops this first; the count must not wrap */
-		report_rec(b, true, rec_at(b, recs[d->first]), "%s: more than 65535 RRsets%s",
-			   NULL);
+		if (report)
+			report_rec(b, true, rec_at(b, recs[d->first]),
+				   "%s: more than 65535 RRsets%s", NULL);
 		return SHOAL_EZONE;
 	}
 	uint8_t *name = data + pos;
@@ -856,6 +1006,57 @@ static int build_neg_soa(zone_t *z, zarena_t *a)
 	return 0;
 }
 
+/*
+ * Nodes filled on the load's threads, each range into an arena of its
+ * own (one arena is for one thread), taken into the zone's afterwards.
+ * The first node that fails (the lowest index) is the one reported.
+ */
+typedef struct fill_job {
+	zbuild_t *b;
+	const zdesc_t *d;
+	const size_t *recs;
+	znode_t *nodes;
+	zarena_t *arena[LOAD_THREADS_MAX];
+	size_t next;      /* the next arena slot, taken atomically */
+	size_t failed_at; /* the lowest node that failed, or SIZE_MAX */
+	int err;
+} fill_job_t;
+
+static void fill_range(void *arg, size_t from, size_t to)
+{
+	fill_job_t *job = arg;
+	size_t slot = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+	zarena_t *a = job->arena[slot] = zarena_new();
+	for (size_t i = from; i < to; i++) {
+		int err = a ? fill_node(job->b, a, &job->d[i], job->recs, &job->nodes[i], false)
+			    : SHOAL_ENOMEM;
+		if (err < 0) {
+			/* the ranges run at once: keep the lowest failure (compare and swap) */
+			size_t at = __atomic_load_n(&job->failed_at, __ATOMIC_ACQUIRE);
+			while (i < at &&
+			       !__atomic_compare_exchange_n(&job->failed_at, &at, i, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				;
+			return;
+		}
+	}
+}
+
+static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs,
+		      znode_t *nodes, size_t count)
+{
+	fill_job_t job = { .b = b, .d = d, .recs = recs, .nodes = nodes, .failed_at = SIZE_MAX };
+	size_t k = zone_parallel(count, fill_range, &job);
+	int err = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!job.arena[i] || zarena_adopt(a, job.arena[i]) < 0)
+			err = SHOAL_ENOMEM;
+	if (job.failed_at != SIZE_MAX)
+		/* again, here, to say why: the zone is refused anyway */
+		err = fill_node(b, a, &d[job.failed_at], recs, &nodes[job.failed_at], true);
+	return err < 0 ? err : 0;
+}
+
 static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count, size_t rr_count,
 		   zone_t **out)
 {
@@ -869,9 +1070,8 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	if (!nodes)
 		goto done;
 	memset(nodes, 0, count * sizeof(*nodes));
-	for (size_t i = 0; i < count; i++)
-		if ((err = fill_node(b, z->arena, &d[i], recs, &nodes[i])) < 0)
-			goto done;
+	if ((err = fill_nodes(b, z->arena, d, recs, nodes, count)) < 0)
+		goto done;
 	link_nodes(nodes, count);
 	z->nodes = nodes;
 	z->node_count = count;
@@ -895,6 +1095,7 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 		err = SHOAL_EZONE;
 		goto done;
 	}
+	zarena_trim(z->arena);
 	*out = z;
 	return 0;
 done:
@@ -921,16 +1122,19 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 	int err = SHOAL_ENOMEM;
 	size_t *kept = NULL, n = 0;
 	zdesc_t *d = NULL;
-	size_t count = 0;
+	size_t count = 0, d_cap = 0;
 	if (b->rec_count == 0 && b->failed) {
 		err = SHOAL_EZONE; /* the reasons are reported already */
 		goto done;
 	}
-	if (b->rec_count)
-		qsort_r(b->recs, b->rec_count, sizeof(size_t), rec_cmp, b);
-	kept = malloc((b->rec_count ? b->rec_count : 1) * sizeof(size_t));
-	if (!kept)
+	if (b->rec_count && sort_records(b) < 0)
 		goto done;
+	/*
+	 * The records kept overwrite the index in place: a node's are written
+	 * at or before where they were read (duplicates only drop out), so the
+	 * peak of a big load holds no second index.
+	 */
+	kept = b->recs;
 	for (size_t i = 0; i < b->rec_count;) {
 		size_t j = i + 1;
 		while (j < b->rec_count && same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j])))
@@ -949,12 +1153,11 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 		err = SHOAL_EZONE;
 		goto done;
 	}
-	if ((err = plan_nodes(b, kept, n, &d, &count)) < 0)
+	if ((err = plan_nodes(b, kept, n, &d, &count, &d_cap)) < 0)
 		goto done;
 	err = compile(b, kept, d, count, n, out);
 done:
-	free(d);
-	free(kept);
+	shed(d, d_cap, sizeof(*d));
 	zbuild_free(b);
 	return err;
 }

@@ -173,6 +173,30 @@ static bool only_nsec3(const znode_t *n)
 	return true;
 }
 
+/* The NSEC3 node of each node in a range: hashes are most of a signed zone's build. */
+struct match_job {
+	const zone_t *z;
+	const znode_t **match;
+};
+
+static void match_range(void *arg, size_t from, size_t to)
+{
+	const struct match_job *job = arg;
+	const zone_t *z = job->z;
+	const zone_nsec3_t *p = &z->nsec3;
+	for (size_t i = from; i < to; i++) {
+		const znode_t *n = &z->nodes[i];
+		job->match[i] = NULL;
+		if (n->flags & (ZNODE_NSEC3 | ZNODE_OCCLUDED))
+			continue;
+		uint8_t h[ZONE_NSEC3_HASH_LEN];
+		zone_nsec3_hash(z, n->name, h);
+		size_t j = nsec3_le(p, h);
+		if (memcmp(p->hashes + j * ZONE_NSEC3_HASH_LEN, h, ZONE_NSEC3_HASH_LEN) == 0)
+			job->match[i] = p->owners[j];
+	}
+}
+
 static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file)
 {
 	zone_nsec3_t *p = &z->nsec3;
@@ -224,17 +248,8 @@ static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, c
 	p->hashes = hashes;
 	p->owners = owners;
 	/* the names that exist, hashed once here so that queries need not */
-	for (size_t i = 0; i < z->node_count; i++) {
-		const znode_t *n = &z->nodes[i];
-		match[i] = NULL;
-		if (n->flags & (ZNODE_NSEC3 | ZNODE_OCCLUDED))
-			continue;
-		uint8_t h[ZONE_NSEC3_HASH_LEN];
-		zone_nsec3_hash(z, n->name, h);
-		size_t j = nsec3_le(p, h);
-		if (memcmp(hashes + j * ZONE_NSEC3_HASH_LEN, h, ZONE_NSEC3_HASH_LEN) == 0)
-			match[i] = owners[j];
-	}
+	struct match_job job = { z, match };
+	zone_parallel(z->node_count, match_range, &job);
 	p->match = match;
 	z->denial = ZONE_DENIAL_NSEC3;
 	if (p->iterations > NSEC3_ITERATIONS_WARN)

@@ -20,8 +20,20 @@ zarena_t *zarena_new(void);
 /* n octets aligned for any object; NULL when out of memory. */
 void *zarena_alloc(zarena_t *a, size_t n);
 void zarena_free(zarena_t *a);
+/* Move every block of `from` into a (the memory stays where it is) and free from. */
+int zarena_adopt(zarena_t *a, zarena_t *from);
+
+/* Give back the unused ends of the arena's blocks: it is full for good. */
+void zarena_trim(zarena_t *a);
 /* Octets the arena took from malloc (for measuring). */
 size_t zarena_size(const zarena_t *a);
+
+/*
+ * Ask for huge pages under p[0..n) (an allocation of 2 MiB or more about
+ * to be filled; nothing for smaller ones): the advice covers the pages
+ * the allocation touches, so a mapping of its own stays one mapping.
+ */
+void zone_huge_pages(void *p, size_t n);
 
 /*
  * Make the array *p of *cap elements of elem octets hold at least need,
@@ -65,6 +77,13 @@ int zbuild_add(zbuild_t *b, const char *file, unsigned line, const char *text, c
 	       uint16_t type, uint16_t rclass, uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
 
 /*
+ * The length a record in RFC 3597's generic form declares ("\# N" on its
+ * first line `text`, outside quotes and comments), or -1; *data (when data
+ * is not NULL) is where the octets' hex starts.
+ */
+long zbuild_generic_length(const char *text, const char **data);
+
+/*
  * Append every record of `from` (built for the same zone, for example from
  * one stretch of a file read on another thread) after those of b, in its
  * order, and free `from`. Returns 0 or SHOAL_ENOMEM (from is freed too).
@@ -86,6 +105,72 @@ void zbuild_fail(zbuild_t *b);
 int zbuild_finish(zbuild_t *b, zone_t **out);
 
 void zbuild_free(zbuild_t *b);
+
+#define LOAD_MAX_ERRORS  50   /* stop reading a hopeless file after this many */
+#define LOAD_DEFAULT_TTL 3600 /* without $TTL, as NSD does */
+
+/*
+ * What one zone has used of the limits: the octets of every file read
+ * (a file included twice counts twice) and the $INCLUDEs followed. Shared
+ * by the threads reading stretches of one file, hence atomic.
+ */
+typedef struct load_budget {
+	uint64_t octets;
+	uint32_t includes;
+} load_budget_t;
+
+struct ldns_struct_buffer;
+
+/* One zone (or one stretch of its file) being read: load.c and its readers. */
+typedef struct loader {
+	zbuild_t *b;
+	zone_msg_fn msg;
+	void *msg_arg;
+	struct ldns_struct_buffer *rdata; /* the ldns reader's RDATA buffer, or NULL */
+	int errors;
+	zone_limits_t limits;
+	load_budget_t *budget;
+} loader_t;
+
+/* Report a reading error at file:line, count it and fail the zone. */
+void zload_error(loader_t *L, const char *file, unsigned line, const char *text);
+
+/* True once zone_load_cancel(true) asked loads to stop. Any thread. */
+bool zload_cancelled(void);
+
+/*
+ * Follow an $INCLUDE of `path` (already resolved against the including
+ * file's folder) found at file:line, with `origin` (wire) in force inside
+ * it, within the zone's include count, nesting and octet limits. A file
+ * that cannot be read is an error counted at file:line. Returns 0,
+ * SHOAL_ENOMEM or SHOAL_ETIMEOUT.
+ */
+int zload_include(loader_t *L, const char *file, unsigned line, const char *path,
+		  const uint8_t *origin, int depth);
+
+/*
+ * Read text[0..size) of `file` (writable: CR before LF becomes a blank),
+ * which starts after its line first_line, with Knot's zone scanner into
+ * L->b: `origin` (wire) and *ttl in force at its start, and set to those
+ * in force at its end; $INCLUDE nesting depth `depth`. Messages name each
+ * record's first line, as the ldns reader's do. Returns 0, SHOAL_ENOMEM
+ * or SHOAL_ETIMEOUT. (load_zs.c)
+ */
+int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
+	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth);
+
+#define LOAD_THREADS_MAX 4
+
+/* The threads a load may use: zone_load_set_threads, or the CPUs online; 1 to 4. */
+int zload_threads(void);
+
+/*
+ * Run fn(arg, from, to) over [0, n), cut into k equal ranges (range i is
+ * [n * i / k, n * (i + 1) / k)), one per thread a load may use (fewer for
+ * small n); the caller's thread runs the first. Returns k when all have
+ * run. fn must touch only its range's items. (parallel.c)
+ */
+size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
 
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the

@@ -1,4 +1,8 @@
-/* Reading RFC 1035 master files with ldns, record by record, into the store builder. */
+/*
+ * Reading RFC 1035 master files into the store builder: the files, their
+ * limits and $INCLUDE here, with one of two readers (zone_load_set_reader):
+ * Knot's zone scanner (zone/load_zs.c) or ldns, record by record, here.
+ */
 #include "config.h"
 
 #include <ctype.h>
@@ -22,42 +26,26 @@
 _Static_assert((bool)0x100, "bool must be C's _Bool, not ldns's signed char");
 
 #define LOAD_INCLUDE_DEPTH 8          /* $INCLUDE nesting; deeper is most likely a loop */
-#define LOAD_MAX_ERRORS    50         /* stop reading a hopeless file after this many */
-#define LOAD_DEFAULT_TTL   3600       /* without $TTL, as NSD does */
 #define LOAD_READ_CHUNK    (4u << 20) /* octets per read(): a cancel is seen between two */
 
 /* What stops loads in progress (zone_load_cancel; any thread, hence atomic). */
 static bool load_cancelled;
+static enum zone_reader load_reader = ZONE_READER_ZSCANNER;
 
 void zone_load_cancel(bool cancel)
 {
 	__atomic_store_n(&load_cancelled, cancel, __ATOMIC_RELAXED);
 }
 
-static bool cancelled(void)
+void zone_load_set_reader(enum zone_reader reader)
+{
+	load_reader = reader;
+}
+
+bool zload_cancelled(void)
 {
 	return __atomic_load_n(&load_cancelled, __ATOMIC_RELAXED);
 }
-
-/*
- * What one zone has used of the limits: the octets of every file read
- * (a file included twice counts twice) and the $INCLUDEs followed. Shared
- * by the threads reading stretches of one file, hence atomic.
- */
-typedef struct load_budget {
-	uint64_t octets;
-	uint32_t includes;
-} load_budget_t;
-
-typedef struct loader {
-	zbuild_t *b;
-	zone_msg_fn msg;
-	void *msg_arg;
-	ldns_buffer *rdata;
-	int errors;
-	zone_limits_t limits;
-	load_budget_t *budget;
-} loader_t;
 
 /* Where a file was named: the zone's own file has no includer (file NULL). */
 typedef struct include_site {
@@ -65,10 +53,10 @@ typedef struct include_site {
 	unsigned line;
 } include_site_t;
 
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth,
+static int load_file(loader_t *L, const char *file, const uint8_t *origin, int depth,
 		     include_site_t from);
 
-static void load_error(loader_t *L, const char *file, unsigned line, const char *text)
+void zload_error(loader_t *L, const char *file, unsigned line, const char *text)
 {
 	zone_report(L->msg, L->msg_arg, true, file, line, "%s", text);
 	L->errors++;
@@ -80,7 +68,7 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 {
 	const ldns_rdf *owner = ldns_rr_owner(rr);
 	if (!owner || ldns_rdf_get_type(owner) != LDNS_RDF_TYPE_DNAME) {
-		load_error(L, file, line, "the owner is not a domain name");
+		zload_error(L, file, line, "the owner is not a domain name");
 		return 0;
 	}
 	ldns_buffer_clear(L->rdata);
@@ -88,7 +76,7 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 		return SHOAL_ENOMEM;
 	size_t rdlen = ldns_buffer_position(L->rdata);
 	if (rdlen > UINT16_MAX) {
-		load_error(L, file, line, "RDATA longer than 65535 octets");
+		zload_error(L, file, line, "RDATA longer than 65535 octets");
 		return 0;
 	}
 	int err = zbuild_add(L->b, file, line, text, ldns_rdf_data(owner),
@@ -99,26 +87,11 @@ static int add_rr(loader_t *L, const char *file, unsigned line, const char *text
 	return err == SHOAL_ENOMEM ? err : 0;
 }
 
-/*
- * $INCLUDE <file> [<origin>] (RFC 1035 5.1). A relative path is taken from
- * the including file's folder, as Knot does. The origin given (absolute,
- * or else the current one) holds inside the included file only.
- */
-static int do_include(loader_t *L, const char *file, unsigned line, char *text,
-		      const ldns_rdf *origin, int depth)
+int zload_include(loader_t *L, const char *file, unsigned line, const char *path,
+		  const uint8_t *origin, int depth)
 {
-	char *save = NULL;
-	strtok_r(text, " \t\r\n", &save); /* "$INCLUDE" */
-	char *path = strtok_r(NULL, " \t\r\n", &save);
-	char *org = strtok_r(NULL, " \t\r\n", &save);
-	if (org && org[0] == ';')
-		org = NULL;
-	if (!path) {
-		load_error(L, file, line, "$INCLUDE without a file name");
-		return 0;
-	}
 	if (depth >= LOAD_INCLUDE_DEPTH) {
-		load_error(L, file, line, "$INCLUDE nested too deep (a loop?)");
+		zload_error(L, file, line, "$INCLUDE nested too deep (a loop?)");
 		return 0;
 	}
 	/* a few octets of $INCLUDEs nested a few deep ask for 10^5 reads: count them */
@@ -131,6 +104,75 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		zbuild_fail(L->b);
 		return 0;
 	}
+	int err = load_file(L, path, origin, depth + 1, (include_site_t){ file, line });
+	if (err == SHOAL_EIO) {
+		L->errors++;
+		return 0;
+	}
+	return err;
+}
+
+/*
+ * $INCLUDE <file> [<origin>] (RFC 1035 5.1) read by the ldns reader. A
+ * relative path is taken from the including file's folder, as Knot does.
+ * The origin given (absolute, or else the current one) holds inside the
+ * included file only.
+ */
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * The next word of an $INCLUDE line from *p on, or NULL at its end: a
+ * quoted string or a run of octets up to a blank, ';' (a comment, RFC
+ * 1035 5.1) ending the line outside quotes. With decode, its escapes are
+ * replaced in place by what they stand for (\X is X, \DDD the octet DDD),
+ * as the scanner reads a file name; a domain name keeps them for
+ * name_from_text. The word is NUL-terminated in place.
+ */
+static char *include_word(char **p, bool decode)
+{
+	char *s = *p;
+	while (blank(*s))
+		s++;
+	if (!*s || *s == ';')
+		return NULL;
+	bool quoted = *s == '"';
+	s += quoted;
+	char *word = s, *out = s;
+	while (*s && (quoted ? *s != '"' : !blank(*s) && *s != ';')) {
+		if (*s != '\\' || !s[1]) {
+			*out++ = *s++;
+		} else if (!decode) {
+			*out++ = *s++;
+			*out++ = *s++;
+		} else if (isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
+			   isdigit((unsigned char)s[3]) &&
+			   (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0') <= 255) {
+			*out++ = (char)((s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = s[1];
+			s += 2;
+		}
+	}
+	/* past a closing quote or a blank; a ';' (or the NUL put over it) ends the next word */
+	*p = *s && *s != ';' ? s + 1 : s;
+	*out = '\0';
+	return word;
+}
+
+static int do_include(loader_t *L, const char *file, unsigned line, char *text,
+		      const ldns_rdf *origin, int depth)
+{
+	char *p = text + 8; /* past "$INCLUDE" */
+	char *path = include_word(&p, true);
+	char *org = path ? include_word(&p, false) : NULL;
+	if (!path) {
+		zload_error(L, file, line, "$INCLUDE without a file name");
+		return 0;
+	}
 	char full[4096];
 	if (path[0] == '/') {
 		snprintf(full, sizeof(full), "%s", path);
@@ -139,24 +181,17 @@ static int do_include(loader_t *L, const char *file, unsigned line, char *text,
 		snprintf(dir, sizeof(dir), "%s", file);
 		snprintf(full, sizeof(full), "%s/%s", dirname(dir), path);
 	}
-	ldns_rdf *inc_origin = NULL;
+	uint8_t inc_origin[NAME_MAXLEN];
 	if (org) {
 		/* NSD and Knot both insist on an absolute origin here */
-		size_t len = strlen(org);
-		if (org[len - 1] != '.' || !(inc_origin = ldns_dname_new_frm_str(org))) {
-			load_error(L, file, line,
-				   "$INCLUDE origin must be an absolute domain name");
+		size_t len = strlen(org); /* a quoted word may be empty */
+		if (len == 0 || org[len - 1] != '.' || name_from_text(org, NULL, inc_origin) < 0) {
+			zload_error(L, file, line,
+				    "$INCLUDE origin must be an absolute domain name");
 			return 0;
 		}
 	}
-	int err = load_file(L, full, inc_origin ? inc_origin : origin, depth + 1,
-			    (include_site_t){ file, line });
-	ldns_rdf_deep_free(inc_origin);
-	if (err == SHOAL_EIO) {
-		L->errors++;
-		return 0;
-	}
-	return err;
+	return zload_include(L, file, line, full, org ? inc_origin : ldns_rdf_data(origin), depth);
 }
 
 /* What a file that is not a regular one is, for the message that refuses it. */
@@ -209,8 +244,9 @@ static char *read_whole(const char *file, uint64_t room, size_t *size, char *why
 		snprintf(why, whylen, "cannot read: %s", strerror(ENOMEM));
 		goto done;
 	}
+	zone_huge_pages(buf, cap + 1);
 	for (;;) {
-		if (cancelled()) {
+		if (zload_cancelled()) {
 			snprintf(why, whylen, "loading cancelled");
 			goto done;
 		}
@@ -295,7 +331,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 	char *buf = NULL;
 	size_t cap = 0;
 	while (L->errors < LOAD_MAX_ERRORS) {
-		if (cancelled()) {
+		if (zload_cancelled()) {
 			err = SHOAL_ETIMEOUT;
 			break;
 		}
@@ -306,7 +342,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		if (memchr(buf, '\0', (size_t)got)) {
 			/* C strings end there: what follows would be read as another line */
 			line++;
-			load_error(L, file, (unsigned)line, "a NUL octet in the line");
+			zload_error(L, file, (unsigned)line, "a NUL octet in the line");
 			continue;
 		}
 		if (blank_line(buf)) {
@@ -320,7 +356,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 			continue;
 		}
 		if (fseek(f, pos, SEEK_SET) != 0) {
-			load_error(L, file, (unsigned)line, "cannot seek in the file");
+			zload_error(L, file, (unsigned)line, "cannot seek in the file");
 			break;
 		}
 		ldns_rr *rr = NULL;
@@ -338,7 +374,7 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		} else if (s != LDNS_STATUS_SYNTAX_TTL && s != LDNS_STATUS_SYNTAX_ORIGIN &&
 			   s != LDNS_STATUS_SYNTAX_EMPTY) {
 			ldns_rr_free(rr);
-			load_error(L, file, at, ldns_get_errorstr_by_id(s));
+			zload_error(L, file, at, ldns_get_errorstr_by_id(s));
 		}
 		if (ftell(f) == pos)
 			break; /* nothing consumed: do not spin */
@@ -352,16 +388,17 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 }
 
 /*
- * Big files are read by several threads: ldns' tokenizer is most of the
- * load time. The text after the last directive ($ORIGIN, $TTL, $INCLUDE)
- * is cut into stretches at lines that start a record with its own owner
- * name outside parentheses, so each stretch reads alone with the origin
- * and default TTL the directives left; each thread fills its own builder
- * and keeps its messages, and both are taken over in file order, so the
- * zone and the messages are those of a reading in one go.
+ * Big files are read by several threads, with either reader: reading and
+ * adding the records is the biggest part of the load (most of it with
+ * ldns' tokenizer, half of it with the scanner). The text after the last
+ * directive ($ORIGIN, $TTL, $INCLUDE) is cut into stretches at lines that
+ * start a record with its own owner name outside parentheses, so each
+ * stretch reads alone with the origin and default TTL the directives
+ * left; each thread fills its own builder and keeps its messages, and
+ * both are taken over in file order, so the zone and the messages are
+ * those of a reading in one go.
  */
-#define LOAD_SPLIT_MIN   (4u << 20) /* octets after the directives worth splitting */
-#define LOAD_THREADS_MAX 4
+#define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
 
 /* Messages of one stretch, kept until they can be passed on in order. */
 typedef struct msg_list {
@@ -403,9 +440,10 @@ typedef struct stretch {
 	char *text;
 	size_t size;
 	int first_line;
-	ldns_rdf *orig;
+	ldns_rdf *orig; /* the ldns reader's */
 	uint32_t ttl;
 	const ldns_rdf *origin;
+	uint8_t zorigin[NAME_MAXLEN]; /* the scanner's */
 	int err;
 	pthread_t thread;
 	bool started;
@@ -414,8 +452,12 @@ typedef struct stretch {
 static void *read_stretch(void *arg)
 {
 	stretch_t *st = arg;
-	st->err = load_text(&st->L, st->file, st->text, st->size, st->first_line, &st->orig,
-			    &st->ttl, st->origin, 0);
+	if (load_reader == ZONE_READER_ZSCANNER)
+		st->err = zload_zs(&st->L, st->file, st->text, st->size, (unsigned)st->first_line,
+				   st->zorigin, &st->ttl, 0);
+	else
+		st->err = load_text(&st->L, st->file, st->text, st->size, st->first_line, &st->orig,
+				    &st->ttl, st->origin, 0);
 	return NULL;
 }
 
@@ -481,6 +523,29 @@ static bool scan_step(scan_t *sc, const char *text, size_t size, size_t *i)
 }
 
 /*
+ * The first octet from text[i] on that scan_step must see: it passes over
+ * the others without a change of state (inside a comment all but the line
+ * end; elsewhere all but escapes, quotes, parentheses, ';' and line ends,
+ * once past a line's first octet). A quarter of a big load went to
+ * stepping over every octet.
+ */
+static size_t skip_plain(const scan_t *sc, const char *text, size_t size, size_t i)
+{
+	static const bool special[256] = {
+		['\\'] = true, ['"'] = true, [';'] = true, ['('] = true, [')'] = true, ['\n'] = true
+	};
+	if (sc->line_start || i >= size)
+		return i;
+	if (sc->comment) {
+		const char *nl = memchr(text + i, '\n', size - i);
+		return nl ? (size_t)(nl - text) : size;
+	}
+	while (i < size && !special[(unsigned char)text[i]])
+		i++;
+	return i;
+}
+
+/*
  * The line (from 1) of a quoted string still open at the end of text, or 0.
  * ldns reads such a string on to the end of the file and takes every line
  * after it as text, so the records there vanish without a word; NSD calls
@@ -491,7 +556,7 @@ static unsigned unclosed_quote_line(const char *text, size_t size)
 {
 	scan_t sc = { .line_start = true };
 	size_t opened = 0;
-	for (size_t i = 0; i < size; i++) {
+	for (size_t i = 0; (i = skip_plain(&sc, text, size, i)) < size; i++) {
 		bool was_open = sc.quote;
 		scan_step(&sc, text, size, &i);
 		if (sc.quote && !was_open)
@@ -518,7 +583,9 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	scan_t sc = { .line_start = true };
 	size_t dir_end = 0;
 	int dir_line = 0;
-	for (size_t i = 0; i < size; i++) {
+	if (threads < 2 || size < load_split_min)
+		return 1;
+	for (size_t i = 0; (i = skip_plain(&sc, text, size, i)) < size; i++) {
 		bool start = scan_step(&sc, text, size, &i);
 		if (start && text[i] == '$') {
 			size_t eol = i;
@@ -535,7 +602,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	int n = 1;
 	size_t share = (size - dir_end) / (size_t)threads;
 	sc = (scan_t){ .line_start = true, .lines = (size_t)dir_line };
-	for (size_t i = dir_end; i < size && n < threads; i++) {
+	for (size_t i = dir_end; (i = skip_plain(&sc, text, size, i)) < size && n < threads; i++) {
 		bool start = scan_step(&sc, text, size, &i);
 		if (start && i >= dir_end + (size_t)n * share && owner_line(text[i])) {
 			cut[n] = i;
@@ -544,11 +611,11 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 		}
 	}
 	if (sc.quote || sc.depth)
-		n = 1; /* unbalanced text: let ldns report it, reading in one go */
+		n = 1; /* unbalanced text: let the reader report it, reading in one go */
 	return n;
 }
 
-static int load_threads(void)
+int zload_threads(void)
 {
 	long n = load_threads_set ? load_threads_set : sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > LOAD_THREADS_MAX ? LOAD_THREADS_MAX : (int)n;
@@ -579,11 +646,17 @@ static int take_stretch(loader_t *L, stretch_t *st)
 	return err;
 }
 
-/* Read the stretches cut[1..n] on threads, each with the state after cut[0]. */
-static int load_parallel(loader_t *L, const char *file, char *text, const size_t cut[],
+/*
+ * Read the stretches cut[1..n] on threads, each with the state after
+ * cut[0]: the origin in force (orig for ldns, zorig in wire form for the
+ * scanner) and the default TTL.
+ */
+static int load_parallel(loader_t *L, const char *file, char **textp, const size_t cut[],
 			 const int lines[], int n, const ldns_rdf *orig, uint32_t ttl,
-			 const ldns_rdf *origin)
+			 const ldns_rdf *origin, const uint8_t *zorig)
 {
+	char *text = *textp;
+	bool ldns = load_reader == ZONE_READER_LDNS;
 	stretch_t st[LOAD_THREADS_MAX];
 	int err = 0;
 	for (int k = 0; k < n; k++) {
@@ -591,17 +664,19 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 				     .text = text + cut[k],
 				     .size = cut[k + 1] - cut[k],
 				     .first_line = lines[k],
-				     .orig = ldns_rdf_clone(orig),
+				     .orig = ldns ? ldns_rdf_clone(orig) : NULL,
 				     .ttl = ttl,
 				     .origin = origin };
 		st[k].L = (loader_t){ .msg = keep_msg,
 				      .msg_arg = &st[k].msgs,
 				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg,
 						      &st[k].msgs),
-				      .rdata = ldns_buffer_new(1024),
+				      .rdata = ldns ? ldns_buffer_new(1024) : NULL,
 				      .limits = L->limits,
 				      .budget = L->budget };
-		if (!st[k].orig || !st[k].L.b || !st[k].L.rdata)
+		if (!ldns)
+			memcpy(st[k].zorigin, zorig, name_length(zorig));
+		if ((ldns && (!st[k].orig || !st[k].L.rdata)) || !st[k].L.b)
 			st[k].err = SHOAL_ENOMEM;
 		else
 			st[k].started =
@@ -609,9 +684,13 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
 		if (!st[k].err && !st[k].started)
 			read_stretch(&st[k]); /* no thread to be had: read it here */
 	}
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k++)
 		if (st[k].started)
 			pthread_join(st[k].thread, NULL);
+	/* read: the text goes before the stretches' records are taken over */
+	free(text);
+	*textp = NULL;
+	for (int k = 0; k < n; k++) {
 		int e = take_stretch(L, &st[k]);
 		if (e < 0 && err == 0)
 			err = e;
@@ -624,7 +703,7 @@ static int load_parallel(loader_t *L, const char *file, char *text, const size_t
  * what is left of the zone's octets. A file that cannot be read is
  * reported at the $INCLUDE's line: SHOAL_EIO.
  */
-static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int depth,
+static int load_file(loader_t *L, const char *file, const uint8_t *origin, int depth,
 		     include_site_t from)
 {
 	uint64_t used = __atomic_load_n(&L->budget->octets, __ATOMIC_RELAXED);
@@ -632,7 +711,7 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 	size_t size = 0;
 	char why[256];
 	char *text = read_whole(file, room, &size, why, sizeof(why));
-	if (!text && cancelled())
+	if (!text && zload_cancelled())
 		return SHOAL_ETIMEOUT; /* zone_load says so once */
 	if (!text) {
 		if (from.file)
@@ -646,31 +725,45 @@ static int load_file(loader_t *L, const char *file, const ldns_rdf *origin, int 
 	__atomic_add_fetch(&L->budget->octets, (uint64_t)size, __ATOMIC_RELAXED);
 	unsigned open_line = unclosed_quote_line(text, size);
 	if (open_line) {
-		load_error(L, file, open_line,
-			   "a quoted string opened here is not closed before the end of the file");
+		zload_error(L, file, open_line,
+			    "a quoted string opened here is not closed before the end of the file");
 		free(text);
 		return SHOAL_EZONE;
 	}
-	ldns_rdf *orig = ldns_rdf_clone(origin);
+	int err = SHOAL_ENOMEM;
+	ldns_rdf *orig = NULL, *org = NULL;
 	uint32_t ttl = LOAD_DEFAULT_TTL;
 	size_t cut[LOAD_THREADS_MAX + 1];
 	int lines[LOAD_THREADS_MAX + 1];
-	int n = depth == 0 ? plan_stretches(text, size, load_threads(), cut, lines) : 1;
-	int err = SHOAL_ENOMEM;
-	if (!orig)
+	int n = depth == 0 ? plan_stretches(text, size, zload_threads(), cut, lines) : 1;
+	if (load_reader == ZONE_READER_ZSCANNER) {
+		uint8_t zorig[NAME_MAXLEN];
+		memcpy(zorig, origin, name_length(origin));
+		err = zload_zs(L, file, text, n == 1 ? size : cut[0], 0, zorig, &ttl, depth);
+		if (n > 1 && err == 0 && L->errors < LOAD_MAX_ERRORS) {
+			cut[n] = size;
+			err = load_parallel(L, file, &text, cut, lines, n, NULL, ttl, NULL, zorig);
+		}
+		goto done;
+	}
+	org = ldns_dname_new_frm_data((uint16_t)name_length(origin), origin);
+	if (!org || !(orig = ldns_rdf_clone(org)))
+		goto done;
+	if (!L->rdata && !(L->rdata = ldns_buffer_new(1024)))
 		goto done;
 	if (n == 1) {
-		err = load_text(L, file, text, size, 0, &orig, &ttl, origin, depth);
+		err = load_text(L, file, text, size, 0, &orig, &ttl, org, depth);
 		goto done;
 	}
 	/* the directives first, here; then the records after them on n threads */
-	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, origin, depth);
+	err = load_text(L, file, text, cut[0], 0, &orig, &ttl, org, depth);
 	if (err == 0 && L->errors < LOAD_MAX_ERRORS) {
 		cut[n] = size;
-		err = load_parallel(L, file, text, cut, lines, n, orig, ttl, origin);
+		err = load_parallel(L, file, &text, cut, lines, n, orig, ttl, org, NULL);
 	}
 done:
 	ldns_rdf_deep_free(orig);
+	ldns_rdf_deep_free(org);
 	free(text);
 	return err;
 }
@@ -686,14 +779,12 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 		       .msg_arg = msg_arg,
 		       .limits = limits ? *limits : (zone_limits_t)ZONE_LIMITS_DEFAULT,
 		       .budget = &budget };
-	ldns_rdf *org = ldns_dname_new_frm_str(text);
 	L.b = zbuild_new(file, origin, msg, msg_arg);
-	L.rdata = ldns_buffer_new(1024);
 	int err = SHOAL_ENOMEM;
-	if (!org || !L.b || !L.rdata)
+	if (!L.b)
 		goto done;
 	zbuild_set_limits(L.b, &L.limits);
-	err = load_file(&L, file, org, 0, (include_site_t){ NULL, 0 });
+	err = load_file(&L, file, origin, 0, (include_site_t){ NULL, 0 });
 	if (err == SHOAL_ETIMEOUT)
 		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 	if (err == SHOAL_EIO || err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT)
@@ -704,7 +795,6 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	L.b = NULL;
 done:
 	zbuild_free(L.b);
-	ldns_rdf_deep_free(org);
 	if (L.rdata)
 		ldns_buffer_free(L.rdata);
 	return err;

@@ -59,6 +59,15 @@ typedef void (*zone_msg_fn)(void *arg, bool is_error, const char *msg);
  */
 void zone_load_cancel(bool cancel);
 
+/* Which reader turns master file text into records (zone_load_set_reader). */
+enum zone_reader {
+	ZONE_READER_ZSCANNER, /* Knot's zone scanner, libzscanner: the default */
+	ZONE_READER_LDNS,     /* ldns, the reference the other is tested against */
+};
+
+/* Choose the reader of the loads that start afterwards; not while one runs. */
+void zone_load_set_reader(enum zone_reader reader);
+
 /*
  * Load the master file `file` for the zone `origin` (uncompressed wire,
  * any case), check it and compile it within limits (NULL: the defaults).

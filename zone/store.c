@@ -7,19 +7,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "proto/error.h"
 #include "zone/internal.h"
 
+/* ---- huge pages ---- */
+
+#define ZONE_HUGE_PAGE (2u << 20)
+
+void zone_huge_pages(void *p, size_t n)
+{
+	/*
+	 * A big zone's load touches a few hundred MiB for the first time; in
+	 * 4 KiB pages each is a fault (a third of the load time in a VM). The
+	 * 2 MiB-aligned stretches of a big allocation may be huge pages where
+	 * the kernel allows it (transparent_hugepage "madvise" or "always").
+	 * The advice covers every page the allocation touches, not only those
+	 * stretches: advice on part of a mapping splits it, and mremap, which
+	 * grows the builder's arrays, refuses a range over two mappings.
+	 */
+	if (n < ZONE_HUGE_PAGE)
+		return;
+	uintptr_t start = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t end = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+	(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
 /* ---- arena ---- */
 
-#define ZARENA_BLOCK     (1u << 20) /* big enough that malloc maps it: freed at once */
+#define ZARENA_BLOCK     (2u << 20) /* one huge page, header included */
 #define ZARENA_BLOCK_MIN (16u << 10)
 #define ZARENA_ALIGN     8 /* the blocks hold pointers and integers, nothing wider */
 
 typedef struct zblock {
 	struct zblock *next;
 	size_t used, cap;
+	size_t mapped; /* octets mapped for it at a huge page boundary; 0: from malloc */
 	_Alignas(ZARENA_ALIGN) uint8_t data[];
 } zblock_t;
 
@@ -34,14 +58,41 @@ zarena_t *zarena_new(void)
 	return calloc(1, sizeof(zarena_t));
 }
 
-static zblock_t *zblock_new(size_t cap)
+/*
+ * A block of at least cap octets. One of a huge page or more is mapped on
+ * a huge page boundary, so all of it may be huge pages (malloc would put
+ * its header first and lose most of one); the rest of its last 4 KiB page
+ * is added to cap. *size: the octets the block takes.
+ */
+static zblock_t *zblock_new(size_t cap, size_t *size)
 {
-	zblock_t *b = malloc(sizeof(*b) + cap);
-	if (b) {
-		b->next = NULL;
-		b->used = 0;
-		b->cap = cap;
+	size_t len = sizeof(zblock_t) + cap, mapped = 0;
+	zblock_t *b = NULL;
+	if (len >= ZONE_HUGE_PAGE) {
+		len = (len + 4095) & ~(size_t)4095;
+		uint8_t *m = mmap(NULL, len + ZONE_HUGE_PAGE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		uintptr_t at =
+			((uintptr_t)m + ZONE_HUGE_PAGE - 1) & ~(uintptr_t)(ZONE_HUGE_PAGE - 1);
+		size_t head = at - (uintptr_t)m;
+		if (head)
+			munmap(m, head);
+		if (ZONE_HUGE_PAGE - head)
+			munmap((uint8_t *)at + len, ZONE_HUGE_PAGE - head);
+		b = (zblock_t *)at;
+		zone_huge_pages(b, len);
+		mapped = len;
+		cap = len - sizeof(*b);
+	} else if (!(b = malloc(len))) {
+		return NULL;
 	}
+	b->next = NULL;
+	b->used = 0;
+	b->cap = cap;
+	b->mapped = mapped;
+	*size = sizeof(*b) + cap;
 	return b;
 }
 
@@ -52,39 +103,79 @@ void *zarena_alloc(zarena_t *a, size_t n)
 		n = ZARENA_ALIGN;
 	if (n > ZARENA_BLOCK / 4 || (n > ZARENA_BLOCK_MIN && !a->head)) {
 		/* Large arrays (nodes, hash) get their own block. */
-		zblock_t *b = zblock_new(n);
+		size_t size;
+		zblock_t *b = zblock_new(n, &size);
 		if (!b)
 			return NULL;
 		b->used = n;
 		b->next = a->big;
 		a->big = b;
-		a->total += sizeof(*b) + n;
+		a->total += size;
 		return b->data;
 	}
 	if (!a->head || a->head->cap - a->head->used < n) {
 		/* blocks grow with the zone: small zones stay small */
 		size_t cap = a->total < ZARENA_BLOCK_MIN ? ZARENA_BLOCK_MIN : a->total;
-		if (cap > ZARENA_BLOCK)
-			cap = ZARENA_BLOCK;
+		if (cap > ZARENA_BLOCK - sizeof(zblock_t))
+			cap = ZARENA_BLOCK - sizeof(zblock_t);
 		while (cap < n)
 			cap *= 2;
-		zblock_t *b = zblock_new(cap);
+		size_t size;
+		zblock_t *b = zblock_new(cap, &size);
 		if (!b)
 			return NULL;
 		b->next = a->head;
 		a->head = b;
-		a->total += sizeof(*b) + cap;
+		a->total += size;
 	}
 	void *p = a->head->data + a->head->used;
 	a->head->used += n;
 	return p;
 }
 
+int zarena_adopt(zarena_t *a, zarena_t *from)
+{
+	/* its blocks join a's lists; a's block being filled stays first */
+	zblock_t **tail = &from->head;
+	while (*tail)
+		tail = &(*tail)->next;
+	if (a->head) {
+		*tail = a->head->next;
+		a->head->next = from->head;
+	} else {
+		a->head = from->head;
+	}
+	tail = &from->big;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = a->big;
+	a->big = from->big;
+	a->total += from->total;
+	free(from);
+	return 0;
+}
+
+void zarena_trim(zarena_t *a)
+{
+	for (zblock_t *b = a->head; b; b = b->next) {
+		size_t keep = (sizeof(*b) + b->used + 4095) & ~(size_t)4095;
+		if (!b->mapped || keep >= b->mapped)
+			continue;
+		munmap((uint8_t *)b + keep, b->mapped - keep);
+		a->total -= b->mapped - keep;
+		b->mapped = keep;
+		b->cap = keep - sizeof(*b);
+	}
+}
+
 static void zblock_free_list(zblock_t *b)
 {
 	while (b) {
 		zblock_t *next = b->next;
-		free(b);
+		if (b->mapped)
+			munmap(b, b->mapped);
+		else
+			free(b);
 		b = next;
 	}
 }

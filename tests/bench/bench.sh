@@ -23,14 +23,19 @@
 #                    0 iterations as RFC 9276 asks, ECDSA P-256) and send
 #                    every query with DO, so answers carry RRSIGs and the
 #                    NXDOMAIN share carries NSEC3 proofs
+#   -L               zone loads only: in each round start every server,
+#                    time start to first answer, stop it; no queries, no
+#                    spreading experiment (report bench-load-DATE.md)
+#   -Z FILE          with -L: load FILE (names under bench.test.) instead
+#                    of a generated zone; -s then only labels it
 #   -h               this text
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 usage() { sed -n '2,/^#   -h/p' "$0" | sed 's/^# \{0,1\}//'; }
 
 sizes="10000 1000000" threads=2 rounds=3 seconds=5 servers="" outdir=$SRC/tests/bench/results
-spread=yes dnssec=no base_build="" servers_given=no
-while getopts "s:t:r:l:S:o:B:PDh" opt; do
+spread=yes dnssec=no base_build="" servers_given=no load_only=no zone_file=""
+while getopts "s:t:r:l:S:o:B:PDLZ:h" opt; do
 	case $opt in
 	s) sizes=$OPTARG ;;
 	t) threads=$OPTARG ;;
@@ -41,6 +46,8 @@ while getopts "s:t:r:l:S:o:B:PDh" opt; do
 	B) base_build=$OPTARG ;;
 	P) spread=no ;;
 	D) dnssec=yes ;;
+	L) load_only=yes ;;
+	Z) zone_file=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 1 ;;
 	esac
@@ -121,6 +128,64 @@ median() {
 	sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan";
 		else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+
+# -L: zone loads only, every server started and stopped once per round,
+# round by round (A B C A B C), so a busy machine weighs on all alike.
+if [ "$load_only" = yes ]; then
+	servers=${servers// ceiling/}
+	report=$outdir/bench-load-$stamp.md
+	for size in $sizes; do
+		zone=$T_DIR/zone-$size.zone
+		if [ -n "$zone_file" ]; then
+			cp "$zone_file" "$zone" || exit 1
+		else
+			"$SRC/tests/bench/genzone.sh" "$origin" "$size" "$zone" "$T_DIR/q.txt" 10 10
+			[ "$dnssec" = yes ] && sign_zone "$zone" "$origin"
+		fi
+		records=$(grep -cv '^[;$]' "$zone")
+		for r in $(seq 1 "$rounds"); do
+			for s in $servers; do
+				p=$(free_port) || exit 1
+				"start_$s" "$T_DIR/$s-$size-$r" "$p" "$threads" "$zone" "$origin"
+				if ! load=$(wait_zone "$p" "h0.$origin" 120 "$SERVER_PID"); then
+					log "$s did not start; its log:"
+					tail -n 20 "$T_DIR/$s-$size-$r"/*.log >&2
+					exit 1
+				fi
+				hwm=$(hwm_kib "$SERVER_PID")
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$s" "$r" "$load" "$records" "$hwm" >>"$runs"
+				log "$size $s round $r: answering after ${load}s, peak RSS $((hwm / 1024)) MiB (load $(cut -d' ' -f1 /proc/loadavg))"
+				stop_pid "$SERVER_PID" >/dev/null 2>&1
+			done
+		done
+	done
+	{
+		echo "# Shoal zone loads, $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo
+		echo "Command: \`tests/bench/bench.sh -L -s \"$sizes\" -t $threads -r $rounds$([ "$dnssec" = yes ] && echo " -D")$([ -n "$zone_file" ] && echo " -Z $zone_file")$([ "$servers_given" = yes ] && echo " -S \"$servers\"")$([ -n "$base_build" ] && echo " -B $base_build")\`"
+		echo "Machine: $(nproc) CPUs, Linux $(uname -r); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+		echo "Each server started $rounds times per zone, interleaved ($servers), $threads threads;"
+		echo "seconds from start to the first answer from the zone (dig polled every 20 ms);"
+		echo "peak RSS: VmHWM of the server's processes at the first answer, summed (median)."
+		for size in $sizes; do
+			echo
+			echo "## $size names ($(awk -F'\t' -v z="$size" '$1 == z { print $5; exit }' "$runs") lines of records)"
+			echo
+			echo "| server | median s | min s | max s | peak RSS MiB | runs |"
+			echo "|---|---|---|---|---|---|"
+			for s in $servers; do
+				v=$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $4 }' "$runs")
+				m=$(awk -F'\t' -v z="$size" -v s="$s" '$1 == z && $2 == s { print $6 }' "$runs")
+				printf '| %s | %s | %s | %s | %s | %s |\n' "$s" "$(echo "$v" | median)" \
+					"$(echo "$v" | sort -g | head -1)" "$(echo "$v" | sort -g | tail -1)" \
+					"$(($(echo "$m" | median | cut -d. -f1) / 1024))" "$(echo $v)"
+			done
+		done
+	} >"$report"
+	cat "$report"
+	log "wrote $report"
+	exit 0
+fi
 
 for size in $sizes; do
 	zone=$T_DIR/zone-$size.zone

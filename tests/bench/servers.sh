@@ -159,3 +159,7 @@ mem_kib() { tree_kib "$1" smaps_rollup Pss; }
 # rss_kib PID: VmRSS of the process tree in KiB (shared pages count once per
 # process: mem_kib is the fair figure, this is the familiar one).
 rss_kib() { tree_kib "$1" status VmRSS; }
+
+# hwm_kib PID: peak resident set (VmHWM) of the process tree in KiB, summed
+# (a forked child's pages shared with its parent count in both).
+hwm_kib() { tree_kib "$1" status VmHWM; }

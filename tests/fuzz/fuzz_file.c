@@ -2,8 +2,10 @@
 #include "tests/fuzz/fuzz_file.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <unistd.h>
 
 static char fuzz_dir[4096];
@@ -46,4 +48,39 @@ const char *fuzz_file_write(const char *name, const uint8_t *data, size_t size)
 		abort();
 	}
 	return path;
+}
+
+/*
+ * True when some line of data starts with $INCLUDE (as zone/load.c reads
+ * it) and has a '/' after it.
+ */
+static bool includes_a_path(const uint8_t *data, size_t size)
+{
+	bool line_start = true, in_include = false;
+	for (size_t i = 0; i < size; i++) {
+		if (line_start && size - i >= 8 &&
+		    strncasecmp((const char *)data + i, "$INCLUDE", 8) == 0)
+			in_include = true;
+		line_start = data[i] == '\n';
+		if (line_start)
+			in_include = false;
+		else if (in_include && data[i] == '/')
+			return true;
+	}
+	return false;
+}
+
+const char *fuzz_file_zone(const uint8_t *data, size_t size)
+{
+	static const char inc[] = "$ORIGIN inc.fuzz.test.\n"
+				  "www IN A 192.0.2.1\n"
+				  "* IN TXT \"included\"\n";
+	static bool inc_written;
+	if (includes_a_path(data, size))
+		return NULL;
+	if (!inc_written) {
+		fuzz_file_write("inc.zone", (const uint8_t *)inc, sizeof(inc) - 1);
+		inc_written = true;
+	}
+	return fuzz_file_write("fuzz.zone", data, size);
 }

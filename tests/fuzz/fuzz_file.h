@@ -14,4 +14,12 @@
  */
 const char *fuzz_file_write(const char *name, const uint8_t *data, size_t size);
 
+/*
+ * Write a zone file input as fuzz.zone beside an inc.zone it may $INCLUDE
+ * (written once) and return its path; NULL (nothing written) when an
+ * $INCLUDE line of it holds a '/': such a path can leave the private
+ * folder and name a device that never ends (/dev/zero, /dev/stdin).
+ */
+const char *fuzz_file_zone(const uint8_t *data, size_t size);
+
 #endif

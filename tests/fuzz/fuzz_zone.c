@@ -7,55 +7,11 @@
 
 #include "proto/error.h"
 #include "tests/fuzz/fuzz_file.h"
+#include "tests/fuzz/zone_diff.h"
 #include "zone/internal.h"
 #include "zone/zone.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/*
- * True when some line of the input starts with $INCLUDE (as zone/load.c
- * reads it) and has a '/' after it: such a path can leave the private
- * folder and name a device that never ends (/dev/zero, /dev/stdin). A
- * relative name stays in the folder, where inc.zone is the one file.
- */
-static bool includes_a_path(const uint8_t *data, size_t size)
-{
-	bool line_start = true, in_include = false;
-	for (size_t i = 0; i < size; i++) {
-		if (line_start && size - i >= 8 &&
-		    strncasecmp((const char *)data + i, "$INCLUDE", 8) == 0)
-			in_include = true;
-		line_start = data[i] == '\n';
-		if (line_start)
-			in_include = false;
-		else if (in_include && data[i] == '/')
-			return true;
-	}
-	return false;
-}
-
-/*
- * Check what the store promises of a zone that loaded: nodes in strictly
- * canonical order with the apex first, every node found by exact lookup and
- * by "less or equal", parents in the zone and one label shorter.
- */
-static void check_zone(const zone_t *z)
-{
-	if (z->node_count == 0 || z->apex != &z->nodes[0] || z->apex->parent != NULL)
-		abort();
-	for (size_t i = 0; i < z->node_count; i++) {
-		const znode_t *n = &z->nodes[i];
-		if (name_length(n->name) != n->name_len || name_labels(n->name) != n->labels)
-			abort();
-		if (i > 0 && name_compare(z->nodes[i - 1].name, n->name) >= 0)
-			abort();
-		if (zone_lookup(z, n->name) != n || zone_find_le(z, n->name) != n)
-			abort();
-		if (i > 0 && (n->parent == NULL || n->parent->labels + 1 != n->labels ||
-			      !name_equal(n->parent->name, name_parent(n->name))))
-			abort();
-	}
-}
 
 /* The messages of one load, folded into a hash and a count. */
 typedef struct msg_trace {
@@ -72,60 +28,32 @@ static void trace_msg(void *arg, bool is_error, const char *msg)
 	t->count++;
 }
 
-/* Two loads of one zone: the same nodes with the same RRsets, octet for octet. */
-static void same_zone(const zone_t *a, const zone_t *b)
-{
-	if (a->node_count != b->node_count || a->rr_count != b->rr_count)
-		abort();
-	for (size_t i = 0; i < a->node_count; i++) {
-		const znode_t *x = &a->nodes[i], *y = &b->nodes[i];
-		if (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0 ||
-		    x->rrset_count != y->rrset_count || x->flags != y->flags)
-			abort();
-		for (uint16_t k = 0; k < x->rrset_count; k++)
-			if (x->rrsets[k].set.data_len != y->rrsets[k].set.data_len ||
-			    memcmp(x->rrsets[k].set.data, y->rrsets[k].set.data,
-				   x->rrsets[k].set.data_len) != 0)
-				abort();
-	}
-}
-
 /*
- * One input is one zone file for fuzz.test., loaded from a file (the
- * loader reads paths). Errors are expected; a crash, a sanitizer report, a
- * leak or a broken store is a finding. The file is loaded twice: in one go
- * and cut into stretches read on threads (as big files are); a zone that
- * loads must come out the same both ways, with the same messages.
+ * The input loaded with `reader` in one go and cut into stretches read on
+ * threads (as big files are): a zone that loads must come out the same
+ * both ways, with the same messages.
  */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void serial_and_split(const char *path, enum zone_reader reader)
 {
 	static const uint8_t origin[] = "\4fuzz\4test";
-	static const char inc[] = "$ORIGIN inc.fuzz.test.\n"
-				  "www IN A 192.0.2.1\n"
-				  "* IN TXT \"included\"\n";
-	static bool inc_written;
-	if (includes_a_path(data, size))
-		return 0;
-	if (!inc_written) {
-		fuzz_file_write("inc.zone", (const uint8_t *)inc, sizeof(inc) - 1);
-		inc_written = true;
-	}
-	const char *path = fuzz_file_write("fuzz.zone", data, size);
 	zone_t *z = NULL, *split = NULL;
 	msg_trace_t t1 = { 14695981039346656037u, 0 }, t2 = t1;
+	zone_load_set_reader(reader);
 	zone_load_set_threads(1, 0);
 	int rc = zone_load(path, origin, NULL, trace_msg, &t1, &z);
 	zone_load_set_threads(3, 1); /* every input cut, however small */
 	int rc2 = zone_load(path, origin, NULL, trace_msg, &t2, &split);
 	zone_load_set_threads(0, 0);
+	zone_load_set_reader(ZONE_READER_ZSCANNER);
 	if (rc == 0) {
 		if (z == NULL)
 			abort();
-		check_zone(z);
+		zone_diff_check_store(z);
 		/* errors may differ in number (each stretch stops after as many) */
 		if (rc2 != 0 || t1.count != t2.count || t1.hash != t2.hash)
 			abort();
-		same_zone(z, split);
+		if (!zone_diff_same(z, split))
+			abort();
 	} else if (rc != SHOAL_EZONE && rc != SHOAL_EIO && rc != SHOAL_ENOMEM) {
 		abort();
 	} else if (rc2 == 0) {
@@ -133,5 +61,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	zone_free(z);
 	zone_free(split);
+}
+
+/*
+ * One input is one zone file for fuzz.test., loaded from a file (the
+ * loader reads paths) with each reader, in one go and cut. Errors are
+ * expected; a crash, a sanitizer report, a leak, a broken store or a cut
+ * that changes the outcome is a finding. (fuzz_zone_diff sets the readers
+ * against each other.)
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = fuzz_file_zone(data, size);
+	if (!path)
+		return 0;
+	serial_and_split(path, ZONE_READER_ZSCANNER);
+	serial_and_split(path, ZONE_READER_LDNS);
 	return 0;
 }

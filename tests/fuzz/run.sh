@@ -3,8 +3,8 @@
 # time, and report what they found. Not part of make check; see tests/fuzz/README.
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]
 # SECONDS defaults to 60 per target; TARGET is query, answer, name, zone,
-# zone_answer, conf or xfr_in (default: all). The build lives in $SHOAL_FUZZ_BUILD (default
-# build/fuzz-lf; configured with CC=clang --enable-fuzzing when it has no
+# zone_answer, zone_diff, conf or xfr_in (default: all). The build lives in
+# $SHOAL_FUZZ_BUILD (default build/fuzz-lf; configured with CC=clang --enable-fuzzing when it has no
 # config.status). Each target runs on its own work corpus,
 # <build>/fuzz-work/<target>/corpus, which starts as a copy of
 # tests/fuzz/corpus/<target> and keeps what earlier runs found (remove it to
@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(query answer name zone zone_answer conf xfr_in)
+[ ${#targets[@]} -eq 0 ] && targets=(query answer name zone zone_answer zone_diff conf xfr_in)
 build=${SHOAL_FUZZ_BUILD:-$top/build/fuzz-lf}
 
 case $secs in
@@ -37,7 +37,7 @@ programs=()
 for t in "${targets[@]}"; do programs+=("tests/fuzz/fuzz_$t"); done
 make -C "$build" -s -j"$(nproc)" "${programs[@]}" || exit 1
 
-# the answer target finds its zones here; the zone, zone_answer and conf targets write to $TMPDIR
+# the answer target finds its zones here; the zone, zone_answer, zone_diff and conf targets write to $TMPDIR
 export SHOAL_SRCDIR=$top
 found=0
 for t in "${targets[@]}"; do

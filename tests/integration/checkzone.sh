@@ -20,6 +20,15 @@ out=$("$CHECKZONE" "$SHOAL_SRCDIR/examples/example.com.zone" example.com 2>&1)
 check_eq "the bundled example zone loads" 0 $?
 check_match "and says so with its serial" "^zone example.com.: loaded, serial 2026120301" "$out"
 
+# the two readers: the same zone, the same summary and messages
+for zone in "$SHOAL_SRCDIR/examples/example.com.zone" "$ZONES/twosoa.zone"; do
+	zs=$("$CHECKZONE" -R zscanner "$zone" example.com 2>&1)
+	ld=$("$CHECKZONE" --reader ldns "$zone" example.com 2>&1)
+	check_eq "$(basename "$zone"): zscanner and ldns say the same" "$ld" "$zs"
+done
+"$CHECKZONE" -R bind "$ZONES/example.zone" example.com >/dev/null 2>&1
+check_eq "an unknown reader: usage error" 2 $?
+
 out=$("$CHECKZONE" -s "$ZONES/example.zone" example.com. 2>&1)
 check_eq "the test zone loads" 0 $?
 check_match "--stats prints the store size" "store [0-9]+ octets" "$out"

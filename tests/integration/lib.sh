@@ -77,7 +77,10 @@ start_shoald() {
 	"$SHOALD" "$@" >>"$T_DIR/shoald.log" 2>&1 &
 	SHOALD_PID=$!
 	T_PIDS="$T_PIDS $SHOALD_PID"
-	wait_answering 127.0.0.1 "$port" || {
+	# a start that fails ends the process: that is seen at once; a slow one (thousands of
+	# zones in a sanitizer build) gets two minutes
+	wait_until 120 started "$port"
+	answering 127.0.0.1 "$port" || {
 		echo "shoald did not start; its log:" >&2
 		cat "$T_DIR/shoald.log" >&2
 		return 1
@@ -104,6 +107,11 @@ answering() {
 # wait_answering ADDR PORT: up to 10 s for any DNS answer.
 wait_answering() {
 	wait_until 10 answering "$1" "$2"
+}
+
+# started PORT: shoald (SHOALD_PID) answers on PORT, or has exited.
+started() {
+	answering 127.0.0.1 "$1" || gone "$SHOALD_PID"
 }
 
 # gone PID: PID has exited (this shell reaps its own children as they end).

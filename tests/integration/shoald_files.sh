@@ -85,12 +85,20 @@ check_match "with a warning" "warning: control $T_DIR/sticky/ctl: every user may
 # A reload thread stuck in the kernel: holdthread stops the next thread shoald makes as it
 # opens the zone file, and keeps it there.
 # hold_reload: start holdthread on SHOALD_PID, then a reload; sets HOLD_PID, RELOAD_PID.
+# An attach that fails (seen once on a loaded machine, after one had worked) is tried again
+# before the case is skipped (77).
 hold_reload() {
-	"$HOLDTHREAD" "$SHOALD_PID" >"$T_DIR/hold.out" 2>&1 &
-	HOLD_PID=$!
-	T_PIDS="$T_PIDS $HOLD_PID"
-	wait_line "$T_DIR/hold.out" "^attached|cannot trace" || return 1
-	grep -q '^attached' "$T_DIR/hold.out" || return 77
+	local try
+	for try in 1 2 3; do
+		"$HOLDTHREAD" "$SHOALD_PID" >"$T_DIR/hold.out" 2>&1 &
+		HOLD_PID=$!
+		T_PIDS="$T_PIDS $HOLD_PID"
+		wait_line "$T_DIR/hold.out" "^attached|cannot trace" || return 1
+		grep -q '^attached' "$T_DIR/hold.out" && break
+		wait "$HOLD_PID"
+		[ $try -eq 3 ] && return 77
+		sleep 1
+	done
 	timeout 120 "$SHOALCTL" -s "$CTL" reload >"$T_DIR/reload.out" 2>&1 &
 	RELOAD_PID=$!
 	T_PIDS="$T_PIDS $RELOAD_PID"
@@ -124,7 +132,13 @@ start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --control "$CTL" \
 	--reload-timeout 1 --zone "files.test=$ZONE" || exit 99
 write_zone 19
 hold_reload
-check_eq "the reload thread is held" 0 $?
+rc=$?
+if [ $rc -eq 77 ]; then
+	echo "SKIP: holdthread cannot trace shoald here: $(cat "$T_DIR/hold.out")"
+	stop_within "$SHOALD_PID"
+	done_testing
+fi
+check_eq "the reload thread is held" 0 $rc
 wait "$RELOAD_PID"
 check_eq "the stuck reload is answered with an error" 1 $?
 check_match "that says it was abandoned" "reload started .* abandoned after 1 s \(reload-timeout\): every zone keeps the version it had" "$(cat "$T_DIR/reload.out")"

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -556,7 +557,9 @@ static void test_stop_delivers_pending(void)
 	n += frame_big(q + n, 3);
 	n += frame_queries(q + n, 100, 50);
 	send_all(fd, q, n);
-	usleep(100000); /* let the server read and queue before the stop */
+	/* the first answer shows the server has read the queries (one segment): stop then */
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 30000), 1);
 	uv_async_send(&fx.stop_async);
 	int got = 0;
 	for (int i = 0; i < 3; i++)

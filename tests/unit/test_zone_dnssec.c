@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
+#include "zone/internal.h"
 #include "zone/zonedb.h"
 
 /*
@@ -586,6 +588,65 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 	fprintf(stderr, "%s: %s\n", is_error ? "error" : "warning", msg);
 }
 
+/*
+ * A big NSEC3 zone matches its names to their NSEC3 nodes on several
+ * threads (each a range of nodes): the same table as on one thread. 12,000
+ * names, an NSEC3PARAM (no salt, no extra iteration) and the NSEC3 of
+ * every tenth name, owned by that name's hash.
+ */
+static void test_nsec3_match_threads(void)
+{
+	char path[] = "/tmp/shoal-nsec3.XXXXXX";
+	int fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "$ORIGIN big3.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\n"
+		   "ns1 A 192.0.2.1\n@ NSEC3PARAM 1 0 0 -\n");
+	LDNS_LEAKS_BEGIN();
+	for (int i = 0; i < 12000; i++) {
+		fprintf(f, "h%d A 192.0.2.%d\n", i, i % 250);
+		if (i % 10)
+			continue;
+		char text[64];
+		snprintf(text, sizeof(text), "h%d.big3.test.", i);
+		ldns_rdf *name = ldns_dname_new_frm_str(text);
+		ldns_rdf *hashed = ldns_nsec3_hash_name(name, 1, 0, 0, NULL);
+		char *label = ldns_rdf2str(hashed);
+		/* the hashed name is "<base32>." : the label, then the zone */
+		label[strlen(label) - 1] = '\0';
+		fprintf(f, "%s NSEC3 1 0 0 - %s A RRSIG\n", label, label);
+		free(label);
+		ldns_rdf_deep_free(hashed);
+		ldns_rdf_deep_free(name);
+	}
+	LDNS_LEAKS_END();
+	fclose(f);
+	uint8_t origin[NAME_MAXLEN];
+	name_from_text("big3.test.", NULL, origin);
+	zone_t *one = NULL, *many = NULL;
+	zone_load_set_threads(1, 0);
+	int r1 = zone_load(path, origin, NULL, NULL, NULL, &one);
+	zone_load_set_threads(3, 0);
+	int r2 = zone_load(path, origin, NULL, NULL, NULL, &many);
+	zone_load_set_threads(0, 0);
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(r1, 0);
+	CU_ASSERT_EQUAL_FATAL(r2, 0);
+	CU_ASSERT_EQUAL_FATAL(one->denial, ZONE_DENIAL_NSEC3);
+	CU_ASSERT_EQUAL_FATAL(one->node_count, many->node_count);
+	size_t matched = 0;
+	for (size_t i = 0; i < one->node_count; i++) {
+		const znode_t *a = zone_nsec3_match(one, &one->nodes[i]);
+		const znode_t *b = zone_nsec3_match(many, &many->nodes[i]);
+		CU_ASSERT_EQUAL(a ? a - one->nodes : -1, b ? b - many->nodes : -1);
+		matched += a != NULL;
+	}
+	CU_ASSERT_EQUAL(matched, 1200); /* h0, h10, ... h11990 */
+	zone_free(one);
+	zone_free(many);
+}
+
 int main(int argc, char **argv)
 {
 	char paths[3][4096];
@@ -624,12 +685,19 @@ int main(int argc, char **argv)
 		free(wire);
 	}
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_no_do_no_dnssec),    UNIT_TEST(test_positive_signed),
-		UNIT_TEST(test_nxdomain_proven),    UNIT_TEST(test_nodata_proven),
-		UNIT_TEST(test_wildcard_proven),    UNIT_TEST(test_rrsig_at_wildcard_proven),
-		UNIT_TEST(test_any_prefers_data),   UNIT_TEST(test_cname_dname_signed),
-		UNIT_TEST(test_referrals),          UNIT_TEST(test_truncation_with_signatures),
-		UNIT_TEST(test_nsec3_chain_hidden), UNIT_END,
+		UNIT_TEST(test_no_do_no_dnssec),
+		UNIT_TEST(test_positive_signed),
+		UNIT_TEST(test_nxdomain_proven),
+		UNIT_TEST(test_nodata_proven),
+		UNIT_TEST(test_wildcard_proven),
+		UNIT_TEST(test_rrsig_at_wildcard_proven),
+		UNIT_TEST(test_any_prefers_data),
+		UNIT_TEST(test_cname_dname_signed),
+		UNIT_TEST(test_referrals),
+		UNIT_TEST(test_truncation_with_signatures),
+		UNIT_TEST(test_nsec3_chain_hidden),
+		UNIT_TEST(test_nsec3_match_threads),
+		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_dnssec", tests);
 	ldns_rr_list_deep_free(keys);

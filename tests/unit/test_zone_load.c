@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -344,9 +345,9 @@ static void test_name_key_order(void)
  * same file read through $INCLUDE (included files are never split) is the
  * reference. The text has what could fool the cutting: records spread over
  * lines in parentheses, quotes holding ';' '(' and escaped quotes, comments
- * holding parentheses, and errors in several stretches.
+ * holding parentheses, and errors in several stretches. For each reader.
  */
-static void test_parallel_load_equals_serial(void)
+static void parallel_load_equals_serial(void)
 {
 	char dir[] = "/tmp/shoal-split.XXXXXX";
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
@@ -446,6 +447,18 @@ static void test_parallel_load_equals_serial(void)
 	unlink(big);
 	unlink(inc);
 	rmdir(dir);
+}
+
+static void test_parallel_load_equals_serial(void)
+{
+	parallel_load_equals_serial(); /* the scanner, the default */
+}
+
+static void test_parallel_load_equals_serial_ldns(void)
+{
+	zone_load_set_reader(ZONE_READER_LDNS);
+	parallel_load_equals_serial();
+	zone_load_set_reader(ZONE_READER_ZSCANNER);
 }
 
 /*
@@ -963,6 +976,33 @@ static void test_load_cancel(void)
 	zone_free(z);
 }
 
+/*
+ * Asking for huge pages must not split the mapping of an array the
+ * builder grows with mremap: mremap refuses a range over two mappings
+ * (EFAULT), and a big load then failed now and then with "out of memory",
+ * when the kernel had not put the array on a 2 MiB boundary.
+ */
+static void test_huge_pages_keep_mremap(void)
+{
+	size_t len = (4u << 20) + 4096;
+	uint8_t *m =
+		mmap(NULL, len + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	/* start it 4 KiB past a 2 MiB boundary, whatever mmap gave */
+	uint8_t *p = m;
+	if (((uintptr_t)m & ((2u << 20) - 1)) == 0) {
+		munmap(m, 4096);
+		p = m + 4096;
+	} else {
+		munmap(m + len, 4096);
+	}
+	zone_huge_pages(p, len);
+	memset(p, 1, len);
+	void *q = mremap(p, len, 2 * len, MREMAP_MAYMOVE);
+	CU_ASSERT(q != MAP_FAILED);
+	munmap(q != MAP_FAILED ? q : p, q != MAP_FAILED ? 2 * len : len);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -977,6 +1017,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_outside_not_stored),
 		UNIT_TEST(test_name_key_order),
 		UNIT_TEST(test_parallel_load_equals_serial),
+		UNIT_TEST(test_parallel_load_equals_serial_ldns),
+		UNIT_TEST(test_huge_pages_keep_mremap),
 		UNIT_TEST(test_nul_in_line),
 		UNIT_TEST(test_ns_without_name),
 		UNIT_TEST(test_dname_cname_without_name),
