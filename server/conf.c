@@ -166,6 +166,8 @@ typedef struct cli_flag {
 static const cli_flag_t cli_flags[] = {
 	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
 	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
+	{ "takeover", 0, "PATH",
+	  "take the sockets over from the shoald whose control socket is PATH" },
 	{ "share-port", 0, NULL,
 	  "join the ports another server holds, on purpose (see shoald(8))" },
 	{ "help", 'h', NULL, "print this help and exit" },
@@ -454,6 +456,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->zones_dir);
 	free(cfg->file);
 	conf_xfr_clear(cfg);
+	free(cfg->takeover);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		free((char *)cfg->zones[i].name);
 		free((char *)cfg->zones[i].file);
@@ -859,6 +862,8 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 	char optname[8];
 	int v, rc = 0;
 	bool cli_listen = false;
+	cfg->argc = argc;
+	cfg->argv = argv;
 	/*
 	 * Two passes: the file first, so that the rest of the command line
 	 * overrides it, then every option. optind 0 makes getopt start over
@@ -896,6 +901,10 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 				cfg->check = true;
 			} else if (flag && !strcmp(flag->name, "share-port")) {
 				cfg->share_port = true;
+			} else if (flag && !strcmp(flag->name, "takeover")) {
+				free(cfg->takeover);
+				if (!(cfg->takeover = strdup(optarg)))
+					rc = SHOAL_ENOMEM;
 			}
 		}
 		if (rc == 0 && pass == 0 && optind < argc) {

@@ -103,6 +103,10 @@ typedef struct conf {
 	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */
 	bool check;
 	bool share_port; /* --share-port: no instance check (server/instance.h) */
+	char *takeover;  /* --takeover PATH: the running server's control socket, or NULL */
+	/* the command line as given, for a restart with the same arguments (main's, not owned) */
+	int argc;
+	char **argv;
 } conf_t;
 
 /* Kinds of value an option takes. */

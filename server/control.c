@@ -48,10 +48,11 @@ typedef struct control_client {
 
 struct control {
 	control_env_t env;
-	uv_pipe_t listener; /* binds the socket and unlinks its path when closed */
-	acceptor_t accept;  /* accepts on a duplicate of listener's descriptor */
-	bool accepting;     /* accept is initialised */
+	int listen_fd;     /* the bound socket (what a hand-over gives), or -1 */
+	acceptor_t accept; /* accepts on a duplicate of listen_fd */
+	bool accepting;    /* accept is initialised */
 	bool pause_logged;
+	bool owns_path; /* close removes the file: it is this process's */
 	char *path;
 	int file_fd; /* O_PATH descriptor of the socket file, or -1 */
 	control_client_t *clients;
@@ -408,6 +409,52 @@ static void cmd_cookie_rotate(control_client_t *c, const char *arg)
 	      "cookie secret rotated; the previous one is accepted until the next rotation\n");
 }
 
+/* The server's later answer to restart or upgrade. */
+static void on_restart_reply(void *client, bool ok, const char *body)
+{
+	reply(client, ok, body);
+}
+
+static void cmd_restart(control_client_t *c, const char *arg)
+{
+	const control_env_t *env = &c->ctl->env;
+	if (!env->restart) {
+		reply(c, false, "this server cannot restart itself\n");
+		return;
+	}
+	env->restart(env->handover_arg, arg, on_restart_reply, c);
+}
+
+static void cmd_upgrade(control_client_t *c, const char *arg)
+{
+	cmd_restart(c, arg);
+}
+
+/*
+ * A new shoald asks for the sockets: the hand-over goes on over this
+ * connection (server/takeover.h), on a descriptor of its own, so the
+ * client is closed here without a reply of ours.
+ */
+static void cmd_takeover(control_client_t *c, const char *arg)
+{
+	const control_env_t *env = &c->ctl->env;
+	uv_os_fd_t fd;
+	int dup_fd = -1;
+	if (!env->takeover) {
+		reply(c, false, "this server cannot hand its sockets over\n");
+		return;
+	}
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0)
+		dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0) {
+		reply(c, false, "cannot keep the connection for the hand-over\n");
+		return;
+	}
+	c->answered = true;
+	client_close(c);
+	env->takeover(env->handover_arg, dup_fd, arg);
+}
+
 static void cmd_stop(control_client_t *c, const char *arg)
 {
 	reply(c, true, "stopping\n");
@@ -574,31 +621,42 @@ static void on_accept_paused(acceptor_t *a, int err)
 
 /*
  * Accept with the acceptor, not uv_listen, whose accept loop can spin for
- * good when descriptors run out (see server/acceptor.h). The pipe handle
- * keeps the bound socket (and unlinks its path when closed); the acceptor
- * reads a duplicate of its descriptor. Returns 0 or a libuv error.
+ * good when descriptors run out (see server/acceptor.h). listen_fd stays
+ * the control's (a hand-over gives it); the acceptor reads a duplicate.
+ * Returns 0 or -errno.
  */
 static int control_listen(control_t *ctl)
 {
-	uv_os_fd_t bound;
-	int e = uv_fileno((uv_handle_t *)&ctl->listener, &bound);
-	if (e < 0)
-		return e;
-	int fd = fcntl(bound, F_DUPFD_CLOEXEC, 0);
+	int fd = fcntl(ctl->listen_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (listen(fd, CONTROL_BACKLOG) < 0) {
-		e = -errno;
+	int e = listen(fd, CONTROL_BACKLOG) < 0 ? -errno : 0;
+	ctl->accept.data = ctl;
+	if (e == 0)
+		e = acceptor_init(&ctl->accept, ctl->env.loop, fd, on_client_accepted,
+				  on_accept_paused);
+	if (e < 0) {
 		close(fd);
 		return e;
 	}
-	ctl->accept.data = ctl;
-	if (acceptor_init(&ctl->accept, ctl->env.loop, fd, on_client_accepted, on_accept_paused) <
-	    0) {
-		close(fd);
-		return UV_EINVAL;
-	}
 	ctl->accepting = true;
+	return 0;
+}
+
+/* A control with nothing open yet; *out is set so that control_close can run. */
+static int control_new(control_t **out, const control_env_t *env, const char *path, char *err,
+		       size_t errlen)
+{
+	control_t *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl || !(ctl->path = strdup(path))) {
+		free(ctl);
+		snprintf(err, errlen, "out of memory");
+		return SHOAL_ENOMEM;
+	}
+	ctl->env = *env;
+	ctl->file_fd = -1;
+	ctl->listen_fd = -1;
+	*out = ctl;
 	return 0;
 }
 
@@ -682,11 +740,12 @@ int control_check_path(const char *path, char *err, size_t errlen)
 int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
 		 size_t errlen)
 {
-	struct sockaddr_un sun;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "control %s: path too long", path);
 		return SHOAL_ECONFIG;
 	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
 	/*
 	 * The socket's own folder, made when missing (one level, as root
 	 * before the drop would): where systemd's RuntimeDirectory= does not
@@ -701,28 +760,26 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 			log_info("control: made the folder %s", folder);
 	}
 	int rc = clear_stale(path, err, errlen);
+	if (rc == 0)
+		rc = control_new(out, env, path, err, errlen);
 	if (rc < 0)
 		return rc;
-	control_t *ctl = calloc(1, sizeof(*ctl));
-	if (!ctl || !(ctl->path = strdup(path))) {
-		free(ctl);
-		snprintf(err, errlen, "out of memory");
-		return SHOAL_ENOMEM;
-	}
-	ctl->env = *env;
-	ctl->file_fd = -1;
-	ctl->listener.data = ctl;
-	uv_pipe_init(env->loop, &ctl->listener, 0);
-	*out = ctl;
+	control_t *ctl = *out;
+	int e = 0;
+	if ((ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		e = -errno;
 	/* created 0600 from the start: no window in which others may connect */
 	mode_t old = umask(0177);
-	int e = uv_pipe_bind(&ctl->listener, path);
+	if (e == 0 && bind(ctl->listen_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+		e = -errno;
 	umask(old);
-	if (e == 0)
+	if (e == 0) {
+		ctl->owns_path = true;
 		e = control_listen(ctl);
+	}
 	if (e < 0) {
-		snprintf(err, errlen, "control %s: %s", path, uv_strerror(e));
-		return e; /* libuv's: -errno */
+		snprintf(err, errlen, "control %s: %s", path, shoal_strerror(e));
+		return e;
 	}
 	/*
 	 * Hold the file just made by a descriptor, never following a link:
@@ -745,6 +802,65 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 	}
 	log_info("control socket %s", path);
 	return 0;
+}
+
+int control_adopt(control_t **out, const control_env_t *env, int fd, const char *path, char *err,
+		  size_t errlen)
+{
+	int rc = control_new(out, env, path, err, errlen);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	control_t *ctl = *out;
+	ctl->listen_fd = fd;
+	/* the file as control_open holds it (for control_chown); the giver made it */
+	struct stat st;
+	ctl->file_fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (ctl->file_fd < 0 || fstat(ctl->file_fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "control %s: not the socket the running server gave", path);
+		return SHOAL_ECONFIG;
+	}
+	int e = control_listen(ctl);
+	if (e < 0) {
+		snprintf(err, errlen, "control %s: %s", path, shoal_strerror(e));
+		return e;
+	}
+	log_info("control socket %s (taken over)", path);
+	return 0;
+}
+
+void control_claim(control_t *ctl)
+{
+	ctl->owns_path = true;
+}
+
+int control_listen_fd(const control_t *ctl)
+{
+	return ctl->listen_fd;
+}
+
+const char *control_path(const control_t *ctl)
+{
+	return ctl->path;
+}
+
+/* Accept no more clients and close this process's listening descriptors. */
+static void control_unlisten(control_t *ctl)
+{
+	if (ctl->accepting)
+		acceptor_close(&ctl->accept, NULL);
+	ctl->accepting = false;
+	if (ctl->listen_fd >= 0)
+		close(ctl->listen_fd);
+	ctl->listen_fd = -1;
+}
+
+void control_handover(control_t *ctl, bool taken)
+{
+	control_unlisten(ctl);
+	if (taken)
+		ctl->owns_path = false;
 }
 
 int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen)
@@ -775,11 +891,9 @@ void control_close(control_t *ctl)
 		return;
 	for (control_client_t *c = ctl->clients; c; c = c->next)
 		client_close(c);
-	if (ctl->accepting)
-		acceptor_close(&ctl->accept, NULL);
-	uv_close((uv_handle_t *)&ctl->listener, NULL);
+	control_unlisten(ctl);
 	/* may fail after the privilege drop (directory not writable): harmless */
-	if (unlink(ctl->path) < 0)
+	if (ctl->owns_path && unlink(ctl->path) < 0)
 		log_debug("control %s: not removed: %s", ctl->path, strerror(errno));
 	if (ctl->file_fd >= 0)
 		close(ctl->file_fd);

@@ -2,6 +2,7 @@
 #ifndef SHOAL_SERVER_CONTROL_H
 #define SHOAL_SERVER_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -49,6 +50,12 @@ enum control_arg {
 	  "transfer ZONE whole from its primaries now")                \
 	X(cookie_rotate, "cookie-rotate", CONTROL_ARG_OPTIONAL, "HEX", \
 	  "new DNS cookie secret (random, or HEX); old one staged")    \
+	X(restart, "restart", CONTROL_ARG_NONE, NULL,                  \
+	  "start this binary anew; it takes the sockets over")         \
+	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",            \
+	  "as restart, with the shoald binary at PATH")                \
+	X(takeover, "takeover", CONTROL_ARG_REQUIRED, "VERSION",       \
+	  "hand the sockets over (shoald --takeover asks this)")       \
 	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
 
 /*
@@ -68,6 +75,9 @@ static inline int control_usage(char *buf, size_t len, const char *name, enum co
 
 typedef struct control control_t;
 
+/* A reply that comes later, once, on the main loop: ok or error, and the body. */
+typedef void (*control_reply_fn)(void *client, bool ok, const char *body);
+
 /*
  * What the commands report on and act upon. Copied by control_open; what
  * it points to must outlive the control. Only loop is needed to open,
@@ -84,6 +94,18 @@ typedef struct control_env {
 	time_t started_at;       /* status: uptime */
 	void (*stop)(void *arg); /* stop: end the server, on the main loop */
 	void *stop_arg;
+	/*
+	 * takeover: a new shoald asks for the sockets. fd is a duplicate of
+	 * the client's connection, the callee's to answer on and to close;
+	 * the control sends nothing on it. NULL: refused.
+	 */
+	void (*takeover)(void *arg, int fd, const char *version);
+	/*
+	 * restart, upgrade: start `binary` (NULL: this one) to take over; the
+	 * callee calls reply(client, ...) once, later. NULL: refused.
+	 */
+	void (*restart)(void *arg, const char *binary, control_reply_fn reply, void *client);
+	void *handover_arg;
 } control_env_t;
 
 /*
@@ -106,6 +128,32 @@ int control_check_path(const char *path, char *err, size_t errlen);
  */
 int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
 		 size_t errlen);
+
+/*
+ * Serve commands on a listening unix socket another process bound at path
+ * and handed over (fd: the control takes it, also on error). The file is
+ * held as by control_open but stays the giver's until control_claim: a
+ * control closed before then leaves the file where it is. Returns 0 or a
+ * negative error with err; *out as for control_open. Main thread.
+ */
+int control_adopt(control_t **out, const control_env_t *env, int fd, const char *path, char *err,
+		  size_t errlen);
+
+/* The path is this process's now: control_close removes it. Main thread. */
+void control_claim(control_t *ctl);
+
+/* The listening socket, to hand over (the control keeps it). Main thread. */
+int control_listen_fd(const control_t *ctl);
+
+/* The path as configured. */
+const char *control_path(const control_t *ctl);
+
+/*
+ * The socket was handed over: accept no more clients (those connected get
+ * their replies), close this process's descriptors, and remove the file
+ * only when the taker does not serve it (`taken` false). Main thread.
+ */
+void control_handover(control_t *ctl, bool taken);
 
 /*
  * Hand the socket file to uid/gid through the descriptor (never by name:

@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <urcu.h>
 
 #include "proto/error.h"
 #include "server/control.h"
 #include "server/fdbudget.h"
+#include "server/handover.h"
 #include "server/instance.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -23,7 +25,16 @@
 #include "server/secondary.h"
 #include "server/server.h"
 #include "server/socket.h"
+#include "server/takeover.h"
 #include "server/worker.h"
+
+/*
+ * After handing its sockets over, a process serves on this long beside the
+ * new one before it stops: what the kernel queued on sockets it retires,
+ * and connections whose handshake was under way when the new process
+ * steered traffic away from them, arrive and are answered meanwhile.
+ */
+#define HANDED_OVERLAP_MS 500
 
 /* The running daemon: what server_run sets up, in that order, and tears down. */
 typedef struct server {
@@ -40,7 +51,14 @@ typedef struct server {
 	secondary_t *secondary; /* transfers in: NULL without secondary zones */
 	uv_async_t transferred; /* the secondary thread published a zone: NOTIFY out */
 	bool transferred_on;
-	metrics_t *metrics; /* the Prometheus endpoint, or NULL */
+	handover_t *handover;   /* giving the sockets away, restarting, the old process watched */
+	takeover_taken_t taken; /* --takeover: what the running server gave, until "go" */
+	bool taking;            /* taken holds a hand-over */
+	bool control_taken;     /* the control socket is the one taken over */
+	bool handed;            /* this process gave its sockets away: it stops soon */
+	pid_t taker;            /* ... to this one */
+	uv_timer_t overlap;     /* then serves on beside it for HANDED_OVERLAP_MS */
+	metrics_t *metrics;     /* the Prometheus endpoint, or NULL */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	bool stopping;
 	time_t started_at;
@@ -54,7 +72,10 @@ static void server_request_stop(void *arg)
 		return;
 	srv->stopping = true;
 	reload_stopping(&srv->reload);
-	notify_stopping();
+	if (srv->handover)
+		handover_stopping(srv->handover);
+	if (!srv->handed) /* the taker is the service now */
+		notify_stopping();
 	log_info("stopping");
 	uv_stop(srv->loop);
 }
@@ -255,7 +276,19 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-/* The control socket, with what its commands report on and act upon. */
+/* a and b name the same file. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The control socket, with what its commands report on and act upon. When
+ * taking over, the running server's socket is served if it is the one
+ * configured: shoalctl never finds the path without a server behind it.
+ */
 static int control_start(server_t *srv, char *err, size_t errlen)
 {
 	control_env_t env = {
@@ -269,8 +302,163 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.started_at = srv->started_at,
 		.stop = server_request_stop,
 		.stop_arg = srv,
+		.takeover = handover_give,
+		.restart = handover_restart,
+		.handover_arg = srv->handover,
 	};
-	return control_open(&srv->control, &env, srv->cfg->control, err, errlen);
+	takeover_taken_t *t = &srv->taken;
+	int rc;
+	if (srv->taking && t->control_fd >= 0 && same_file(srv->cfg->control, srv->cfg->takeover)) {
+		rc = control_adopt(&srv->control, &env, t->control_fd, srv->cfg->control, err,
+				   errlen);
+		t->control_fd = -1;
+		srv->control_taken = true;
+	} else {
+		rc = control_open(&srv->control, &env, srv->cfg->control, err, errlen);
+	}
+	if (srv->control)
+		handover_set_control(srv->handover, srv->control);
+	return rc;
+}
+
+/* --takeover: the running server's sockets, checked and taken, with new ones where needed. */
+static int sockets_take(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	takeover_taken_t *t = &srv->taken;
+	char why[1024] = "";
+	int rc = takeover_connect(cfg->takeover, t, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "takeover: %s", why);
+		return rc;
+	}
+	srv->taking = true;
+	log_info("takeover: pid %d (shoald %s, %u threads, socket-mode %s) gave %zu sockets",
+		 (int)t->giver_pid, t->giver_version, t->threads, socket_mode_names[t->mode],
+		 t->n_given);
+	if (t->mode != cfg->socket_mode) {
+		snprintf(why, sizeof(why),
+			 "the running server's socket-mode is %s, this configuration's %s (stop "
+			 "and start to change it)",
+			 socket_mode_names[t->mode], socket_mode_names[cfg->socket_mode]);
+		rc = SHOAL_ECONFIG;
+	} else {
+		/* takes every given socket, whatever the outcome */
+		rc = socket_set_adopt(cfg->listen, cfg->listen_count, cfg->threads,
+				      cfg->socket_mode, t->given, t->n_given, &srv->sockets, why,
+				      sizeof(why));
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "takeover refused: %s; pid %d serves on", why,
+			 (int)t->giver_pid);
+		return rc;
+	}
+	if (socket_set_retiring(srv->sockets) > 0)
+		log_info("takeover: %u sockets of pid %d are retired: steered away, drained by it",
+			 socket_set_retiring(srv->sockets), (int)t->giver_pid);
+	return 0;
+}
+
+/*
+ * Every worker runs on the sockets: steer the groups away from the sockets
+ * the old process retires, and tell it to go. From its "ok" on, this
+ * process is the server.
+ */
+static int takeover_finish(server_t *srv, char *err, size_t errlen)
+{
+	takeover_taken_t *t = &srv->taken;
+	char why[512] = "";
+	int rc = socket_set_steer(srv->sockets, true, why, sizeof(why));
+	if (rc == 0)
+		rc = takeover_go(t, srv->control_taken, why, sizeof(why));
+	if (rc < 0) {
+		/* the old process serves on, with every socket of its groups */
+		char ignored[256];
+		socket_set_steer(srv->sockets, false, ignored, sizeof(ignored));
+		snprintf(err, errlen, "takeover: %s", why);
+		return rc;
+	}
+	if (srv->control_taken)
+		control_claim(srv->control);
+	handover_watch_giver(srv->handover, t->fd, t->giver_pid);
+	t->fd = -1;
+	log_notice("took over from pid %d", (int)t->giver_pid);
+	takeover_taken_clear(t);
+	srv->taking = false;
+	return 0;
+}
+
+static void on_overlap_over(uv_timer_t *timer)
+{
+	server_request_stop(timer->data);
+}
+
+/* The taker said "go": serve on beside it a moment, then stop. */
+static void on_handed(void *arg, pid_t taker, bool kept_control)
+{
+	server_t *srv = arg;
+	srv->handed = true;
+	srv->taker = taker;
+	if (srv->control)
+		control_handover(srv->control, kept_control);
+	uv_timer_start(&srv->overlap, on_overlap_over, HANDED_OVERLAP_MS, 0);
+}
+
+static int metrics_start(server_t *srv, char *err, size_t errlen)
+{
+	metrics_env_t env = { .loop = srv->loop, .workers = &srv->workers, .zones = &srv->zones };
+	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
+}
+
+/* The process this one took over from has exited: its sockets left the groups. */
+static void on_giver_gone(void *arg, pid_t giver)
+{
+	server_t *srv = arg;
+	char err[256];
+	if (socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
+		log_warning("takeover: %s (the groups keep steering to %zu workers)", err,
+			    srv->workers.count);
+	/* the giver removed its pid file before it closed the connection */
+	if (srv->cfg->pid_file &&
+	    instance_pid_file(srv->instance, srv->cfg->pid_file, err, sizeof(err)) < 0)
+		log_warning("takeover: %s", err);
+	if (srv->cfg->metrics.addr_len && !srv->metrics && metrics_start(srv, err, sizeof(err)) < 0)
+		log_warning("takeover: %s", err);
+	(void)giver;
+}
+
+static int handover_start(server_t *srv)
+{
+	handover_env_t env = {
+		.loop = srv->loop,
+		.cfg = srv->cfg,
+		.sockets = srv->sockets,
+		.threads = srv->cfg->threads,
+		.handed = on_handed,
+		.giver_gone = on_giver_gone,
+		.arg = srv,
+	};
+	uv_timer_init(srv->loop, &srv->overlap);
+	srv->overlap.data = srv;
+	return handover_new(&srv->handover, &env);
+}
+
+/* What this process answered, for the log when it stops (a takeover's test sums them). */
+static void log_answered(server_t *srv)
+{
+	worker_stats_t total, one;
+	memset(&total, 0, sizeof(total));
+	for (size_t i = 0; i < srv->workers.count; i++) {
+		stats_read(&srv->workers.stats[i], &one);
+		stats_sum(&total, &one);
+	}
+	uint64_t answers = 0;
+	for (size_t r = 0; r < DNS_RCODE_MAX; r++)
+		answers += total.answers[r];
+	log_info("answered %llu of %llu UDP queries and %llu of %llu TCP queries%s",
+		 (unsigned long long)answers, (unsigned long long)total.queries,
+		 (unsigned long long)total.tcp.answers, (unsigned long long)total.tcp.queries,
+		 srv->handed ? " before the hand-over" : "");
 }
 
 static int signals_start(server_t *srv)
@@ -304,6 +492,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	int status = 1;
 	srv->cfg = cfg;
 	srv->responder = responder;
+	srv->taken.fd = srv->taken.control_fd = -1;
 	reload_init(&srv->reload, cfg, &srv->zones);
 	srv->reload.prepare = prepare_zone_set;
 	srv->reload.prepare_arg = srv;
@@ -340,16 +529,28 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	}
 	srv->loop = &loop;
-	/* no other server on these ports (unless asked): it would take part of the queries */
+	/*
+	 * No other server on these ports (unless asked): it would take part of
+	 * the queries. A takeover shares them on purpose, with the process it
+	 * takes them from; the pid file is written once that one has exited.
+	 */
 	if (instance_claim(cfg->listen, cfg->listen_count,
-			   cfg->share_port ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE, &srv->instance,
-			   err, sizeof(err)) < 0)
+			   cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
+			   &srv->instance, err, sizeof(err)) < 0)
 		goto done;
-	if (cfg->pid_file && instance_pid_file(srv->instance, cfg->pid_file, err, sizeof(err)) < 0)
+	if (cfg->pid_file && !cfg->takeover &&
+	    instance_pid_file(srv->instance, cfg->pid_file, err, sizeof(err)) < 0)
 		goto done;
-	if (socket_set_open(cfg->listen, cfg->listen_count, cfg->threads, cfg->socket_mode,
-			    &srv->sockets, err, sizeof(err)) < 0 ||
-	    workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
+	if (cfg->takeover ? sockets_take(srv, err, sizeof(err)) < 0
+			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
+					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
+		goto done;
+	/* after the sockets: it gives them to a taker */
+	if (handover_start(srv) < 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto done;
+	}
+	if (workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
 			   sizeof(err)) < 0)
 		goto done;
 	if (notifier_new(&loop, cfg, &srv->zones, &srv->notifier) < 0) {
@@ -368,9 +569,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	workers_set_notify(&srv->workers, notify_in, srv);
 	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
 		goto done;
-	metrics_env_t menv = { .loop = &loop, .workers = &srv->workers, .zones = &srv->zones };
-	if (cfg->metrics.addr_len &&
-	    metrics_open(&srv->metrics, &menv, &cfg->metrics, err, sizeof(err)) < 0)
+	/* a taker binds it once the giver, which holds it, has exited (on_giver_gone) */
+	if (cfg->metrics.addr_len && !cfg->takeover && metrics_start(srv, err, sizeof(err)) < 0)
 		goto done;
 	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
 		goto done;
@@ -387,6 +587,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 			 shoal_strerror(se));
 		goto done;
 	}
+	if (srv->taking && takeover_finish(srv, err, sizeof(err)) < 0)
+		goto done;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
@@ -403,15 +605,25 @@ done:
 	if (workers_run) {
 		srv->stopping = true;
 		reload_stopping(&srv->reload);
+		handover_stopping(srv->handover);
 		workers_stop(&srv->workers);
+		log_answered(srv);
 	}
+	/*
+	 * The sockets close before the hand-over's connections: a taker reads
+	 * the end of its connection as "the retired sockets are gone".
+	 */
+	socket_set_close(srv->sockets);
+	srv->sockets = NULL;
+	/* and the pid file goes before them too: a taker writes its own then */
+	instance_release(srv->instance);
+	srv->instance = NULL;
 	if (srv->loop && reload_close(&srv->reload)) {
 		/* the reload thread may still read the zone sets and signal the loop */
 		control_close(srv->control);
 		metrics_close(srv->metrics);
 		if (status != 0 && err[0])
 			log_error("%s", err);
-		instance_release(srv->instance); /* the pid file goes */
 		log_info("stopped");
 		_exit(status);
 	}
@@ -420,19 +632,24 @@ done:
 		notifier_close(srv->notifier);
 		if (srv->transferred_on)
 			uv_close((uv_handle_t *)&srv->transferred, NULL);
-		metrics_close(srv->metrics);
+		metrics_close(srv->metrics); /* before the taker hears this process is gone */
+		handover_close(srv->handover);
+		takeover_taken_clear(&srv->taken);
+		if (srv->handover)
+			uv_close((uv_handle_t *)&srv->overlap, NULL);
 		signals_close(srv);
 		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
 		control_free(srv->control);
 		srv->control = NULL;
 		notifier_free(srv->notifier);
 		srv->notifier = NULL;
+		handover_free(srv->handover);
+		srv->handover = NULL;
 		metrics_free(srv->metrics);
 		srv->metrics = NULL;
 		if (uv_loop_close(&loop) < 0)
 			log_warning("main loop not closed cleanly");
 		workers_destroy(&srv->workers);
-		socket_set_close(srv->sockets);
 	}
 	instance_release(srv->instance);
 	reload_clear(&srv->reload);

@@ -72,6 +72,90 @@ void socket_set_tcp_handed(socket_set_t *s, unsigned w);
  */
 uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w);
 
+/* What a listening socket is for. */
+enum socket_kind {
+	SOCKET_UDP = 0,
+	SOCKET_TCP = 1,
+};
+
+/* Kind names in enum order ("udp", "tcp"), NULL-terminated. */
+extern const char *const socket_kind_names[];
+
+/* One listening socket: what it is for, whose it is, where it listens. */
+typedef struct socket_entry {
+	enum socket_kind kind;
+	unsigned worker; /* its place in its SO_REUSEPORT group (0 in shared mode's UDP) */
+	size_t address;  /* index into the set's addresses */
+	int fd;
+} socket_entry_t;
+
+/*
+ * The i-th socket of s (from 0), to hand every one of them over: per
+ * address, its UDP sockets then its TCP listeners, each kind in group
+ * order (worker 0 first), the shared UDP socket once. Fills *e and returns
+ * true, or returns false past the last. The descriptors stay the set's
+ * (a TCP listener its worker's TCP server's): the caller may send them but
+ * not close them. Main thread, while the workers run.
+ */
+bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e);
+
+/* Address a (a < socket_set_addresses) as the set was opened with it. Any thread. */
+const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a);
+
+/* A socket another process handed over (socket_set_adopt takes the descriptor). */
+typedef struct socket_given {
+	enum socket_kind kind;
+	unsigned worker;    /* its place in its group, as the giver numbered it */
+	listen_addr_t addr; /* where the giver says it listens */
+	int fd;
+} socket_given_t;
+
+/*
+ * Build this process's set from the sockets a running server handed over
+ * (given[0..n_given), in any order), as socket_set_open would for addrs,
+ * workers and mode:
+ *   - each given socket is checked against what the giver said and what
+ *     this configuration wants: its type, family, bound address
+ *     (getsockname), SO_REUSEPORT (set in reuseport mode, not on shared
+ *     UDP), listening (TCP); a mismatch refuses the whole set;
+ *   - an address of addrs takes the given sockets for it in group order,
+ *     up to `workers` of each kind; more workers than given sockets open
+ *     new ones, which join the group after them (only a process with the
+ *     group's uid may: the check says so before it tries);
+ *   - addresses the giver had that addrs does not name, and given sockets
+ *     past `workers`, are closed here: the giver still holds them and
+ *     retires them (socket_set_steer keeps new traffic off them);
+ *   - an address no given socket has is opened as at start.
+ * Refused when no address is both given and configured (nothing to take
+ * over: another port, say) and when the modes differ.
+ * Takes every given descriptor, whatever the outcome. Returns 0 and *out,
+ * or a negative error with err (SHOAL_ECONFIG for a mismatch, a bind's
+ * -errno), nothing of this process left open. Main thread.
+ */
+int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
+		     enum socket_mode mode, socket_given_t *given, size_t n_given,
+		     socket_set_t **out, char *err, size_t errlen);
+
+/*
+ * Sockets of the kernel's groups that are not this set's: given sockets
+ * past the workers, which the giving process still holds and drains. 0
+ * once socket_set_steer(s, false) has run. Any thread.
+ */
+unsigned socket_set_retiring(const socket_set_t *s);
+
+/*
+ * The groups' steering (SO_ATTACH_REUSEPORT_CBPF). With `away` true, every
+ * group that holds sockets past this set's (socket_set_retiring) gets a
+ * program that picks one of the set's own sockets by the client's source
+ * port (so one client stays on one worker), and the others receive
+ * nothing new: they can be read empty and closed without losing a
+ * datagram or a connection. With `away` false, the programs are removed
+ * (once the other sockets are closed) and the kernel's 4-tuple hash picks
+ * again. The one place programs are attached to the set's groups.
+ * Returns 0 or -errno with err. Main thread.
+ */
+int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen);
+
 /*
  * Close every socket the set still owns and free it; NULL does nothing.
  * Main thread, once no worker uses the sockets.

@@ -1,11 +1,15 @@
-/* Unit tests for server/socket.c: the socket set's layout, and errors that keep their errno. */
+/* Unit tests for server/socket.c: the socket set's layout, errors, hand-over and steering. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -95,12 +99,386 @@ static void test_busy_port_keeps_errno(void)
 	close(held);
 }
 
+/*
+ * 127.0.0.1 and a port free for UDP and TCP right now (bound once and
+ * closed: another program may take it meanwhile, which only fails the
+ * test, never passes it).
+ */
+static listen_addr_t loopback_free(void)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		listen_addr_t a = loopback(0);
+		int u = socket(AF_INET, SOCK_DGRAM, 0), t = socket(AF_INET, SOCK_STREAM, 0);
+		socklen_t len = a.addr_len;
+		bool ok = u >= 0 && t >= 0 &&
+			  bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
+			  getsockname(u, (struct sockaddr *)&a.addr, &len) == 0 &&
+			  bind(t, (struct sockaddr *)&a.addr, a.addr_len) == 0;
+		close(u);
+		close(t);
+		if (ok) {
+			snprintf(a.text, sizeof(a.text), "127.0.0.1@%u",
+				 (unsigned)ntohs(((struct sockaddr_in *)&a.addr)->sin_port));
+			return a;
+		}
+	}
+	CU_FAIL_FATAL("no free port");
+	return loopback(0);
+}
+
+/* Every socket of s, as another process receives them: a descriptor of its own for each. */
+static size_t hand_over(const socket_set_t *s, socket_given_t *given, size_t cap)
+{
+	socket_entry_t e;
+	size_t n = 0;
+	for (size_t i = 0; socket_set_entry(s, i, &e) && n < cap; i++)
+		given[n++] = (socket_given_t){ .kind = e.kind,
+					       .worker = e.worker,
+					       .addr = *socket_set_address(s, e.address),
+					       .fd = dup(e.fd) };
+	return n;
+}
+
+/* The socket behind fd, to tell whether two descriptors reach the same one. */
+static ino_t socket_inode(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+/*
+ * A giver with `from` workers on a free port (*a), and its sockets taken
+ * over by a set of `to` workers (*s); *opened is how many descriptors the
+ * adoption left open beyond those it was given. Both sets are the caller's.
+ */
+static void open_adopt(unsigned from, unsigned to, listen_addr_t *a, socket_set_t **old,
+		       socket_set_t **s, int64_t *opened)
+{
+	char err[256] = "";
+	*a = loopback_free();
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_open(a, 1, from, SOCKET_MODE_REUSEPORT, old, err, sizeof(err)), 0);
+	socket_given_t given[16];
+	int64_t open_before = fdbudget_count_open();
+	size_t n = hand_over(*old, given, 16);
+	CU_ASSERT_EQUAL(n, 2 * from);
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_adopt(a, 1, to, SOCKET_MODE_REUSEPORT, given, n, s, err, sizeof(err)),
+		0);
+	*opened = fdbudget_count_open() - open_before;
+}
+
+/* Per address: UDP sockets, then TCP listeners, each in group order. */
+static void test_entries_in_group_order(void)
+{
+	listen_addr_t addrs[2] = { loopback(0), loopback(0) };
+	socket_set_t *s = NULL;
+	char err[256] = "";
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_open(addrs, 2, 3, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)), 0);
+	socket_entry_t e;
+	size_t n = 0;
+	for (; socket_set_entry(s, n, &e); n++) {
+		CU_ASSERT_EQUAL(e.address, n / 6);
+		CU_ASSERT_EQUAL(e.kind, n % 6 < 3 ? SOCKET_UDP : SOCKET_TCP);
+		CU_ASSERT_EQUAL(e.worker, n % 3);
+		CU_ASSERT_EQUAL(e.fd, e.kind == SOCKET_UDP
+					      ? socket_set_udp(s, e.worker, e.address)
+					      : socket_set_tcp(s, e.worker, e.address));
+	}
+	CU_ASSERT_EQUAL(n, 12);
+	socket_set_close(s);
+	/* shared: the one UDP socket per address is listed once */
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_open(addrs, 1, 3, SOCKET_MODE_SHARED, &s, err, sizeof(err)), 0);
+	for (n = 0; socket_set_entry(s, n, &e); n++)
+		CU_ASSERT_EQUAL(e.kind, n == 0 ? SOCKET_UDP : SOCKET_TCP);
+	CU_ASSERT_EQUAL(n, 4);
+	socket_set_close(s);
+}
+
+/* The same thread count: every worker gets the very socket the giver's worker had. */
+static void test_adopt_same_sockets(void)
+{
+	listen_addr_t a;
+	socket_set_t *old = NULL, *s = NULL;
+	int64_t opened;
+	open_adopt(2, 2, &a, &old, &s, &opened);
+	CU_ASSERT_EQUAL(opened, 4); /* the given four, nothing more */
+	for (unsigned w = 0; w < 2; w++) {
+		CU_ASSERT_EQUAL(socket_inode(socket_set_udp(s, w, 0)),
+				socket_inode(socket_set_udp(old, w, 0)));
+		CU_ASSERT_EQUAL(socket_inode(socket_set_tcp(s, w, 0)),
+				socket_inode(socket_set_tcp(old, w, 0)));
+	}
+	CU_ASSERT_EQUAL(socket_set_retiring(s), 0);
+	socket_set_close(s);
+	socket_set_close(old);
+}
+
+/* More workers: the given sockets first, new ones joining their groups after them. */
+static void test_adopt_grows(void)
+{
+	listen_addr_t a;
+	socket_set_t *old = NULL, *s = NULL;
+	int64_t opened;
+	open_adopt(2, 4, &a, &old, &s, &opened);
+	CU_ASSERT_EQUAL(opened, 4 + 4); /* the given four, 2 UDP and 2 TCP new */
+	CU_ASSERT_EQUAL(socket_inode(socket_set_udp(s, 1, 0)),
+			socket_inode(socket_set_udp(old, 1, 0)));
+	for (unsigned w = 2; w < 4; w++) {
+		struct sockaddr_storage b;
+		socklen_t len = sizeof(b);
+		CU_ASSERT_EQUAL(getsockname(socket_set_udp(s, w, 0), (struct sockaddr *)&b, &len),
+				0);
+		CU_ASSERT_EQUAL(((struct sockaddr_in *)&b)->sin_port,
+				((struct sockaddr_in *)&a.addr)->sin_port);
+	}
+	CU_ASSERT_EQUAL(socket_set_retiring(s), 0);
+	socket_set_close(s);
+	socket_set_close(old);
+}
+
+/* Fewer workers: the ones past them are closed here and counted as retiring. */
+static void test_adopt_shrinks(void)
+{
+	listen_addr_t a;
+	socket_set_t *old = NULL, *s = NULL;
+	int64_t opened;
+	char err[256] = "";
+	open_adopt(3, 1, &a, &old, &s, &opened);
+	CU_ASSERT_EQUAL(opened, 2);                 /* kept: one UDP, one TCP */
+	CU_ASSERT_EQUAL(socket_set_retiring(s), 4); /* 2 UDP and 2 TCP the giver holds */
+	CU_ASSERT_EQUAL(socket_set_steer(s, true, err, sizeof(err)), 0);
+	socket_set_close(old);
+	CU_ASSERT_EQUAL(socket_set_steer(s, false, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(socket_set_retiring(s), 0);
+	socket_set_close(s);
+}
+
+/* adopt refuses with rc and a message containing want; every given descriptor is closed. */
+static void adopt_refused(socket_given_t *given, size_t n, const listen_addr_t *addr,
+			  enum socket_mode mode, const char *want)
+{
+	int64_t open_before = fdbudget_count_open();
+	socket_set_t *s = NULL;
+	char err[512] = "";
+	CU_ASSERT_EQUAL(socket_set_adopt(addr, 1, 2, mode, given, n, &s, err, sizeof(err)),
+			SHOAL_ECONFIG);
+	CU_ASSERT_PTR_NULL(s);
+	if (!strstr(err, want))
+		fprintf(stderr, "\n  message [%s] lacks [%s]\n", err, want);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+	CU_ASSERT_EQUAL(fdbudget_count_open(), open_before - (int64_t)n);
+}
+
+/* What does not fit is refused as a whole, and the giver's sockets are untouched. */
+static void test_adopt_refuses_mismatch(void)
+{
+	listen_addr_t a = loopback_free(), other = loopback_free();
+	socket_set_t *old = NULL;
+	char err[256] = "";
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_open(&a, 1, 2, SOCKET_MODE_REUSEPORT, &old, err, sizeof(err)), 0);
+	socket_given_t given[8];
+	size_t n = hand_over(old, given, 8);
+	adopt_refused(given, n, &other, SOCKET_MODE_REUSEPORT, "nothing to take over");
+
+	n = hand_over(old, given, 8);
+	given[0].kind = SOCKET_TCP; /* a UDP socket said to be a listener */
+	adopt_refused(given, n, &a, SOCKET_MODE_REUSEPORT, "not of that type");
+
+	n = hand_over(old, given, 8);
+	given[1].addr = other; /* said to listen elsewhere */
+	adopt_refused(given, n, &a, SOCKET_MODE_REUSEPORT, "not bound to that address");
+
+	n = hand_over(old, given, 8);
+	adopt_refused(given, n, &a, SOCKET_MODE_SHARED, "SO_REUSEPORT");
+
+	n = hand_over(old, given, 8);
+	given[1].worker = 5; /* group places 0 and 5: the order is unknown */
+	adopt_refused(given, n, &a, SOCKET_MODE_REUSEPORT, "do not number 0 to N");
+
+	/* the giver still serves: its sockets are all open */
+	for (unsigned w = 0; w < 2; w++)
+		CU_ASSERT_NOT_EQUAL(socket_inode(socket_set_udp(old, w, 0)), 0);
+	socket_set_close(old);
+}
+
+/*
+ * A process of another uid cannot add sockets to the groups: adopt says
+ * so before binding. Needs root (to make the sockets, then be another uid).
+ */
+static void test_adopt_grow_needs_uid(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "\n  skipped: needs root\n");
+		return;
+	}
+	listen_addr_t a = loopback_free();
+	socket_set_t *old = NULL;
+	char err[256] = "";
+	CU_ASSERT_EQUAL_FATAL(
+		socket_set_open(&a, 1, 2, SOCKET_MODE_REUSEPORT, &old, err, sizeof(err)), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		socket_given_t given[8];
+		size_t n = hand_over(old, given, 8);
+		socket_set_t *s = NULL;
+		char msg[512] = "";
+		if (setresuid(65534, 65534, 65534) < 0)
+			_exit(3);
+		int rc = socket_set_adopt(&a, 1, 3, SOCKET_MODE_REUSEPORT, given, n, &s, msg,
+					  sizeof(msg));
+		_exit(rc == SHOAL_ECONFIG && strstr(msg, "uid 0") ? 0 : 1);
+	}
+	int status = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
+	CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	socket_set_close(old);
+}
+
+/* Send one datagram from each of n fresh client sockets (n source ports) to a. */
+static void send_from_many(const listen_addr_t *a, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int c = socket(AF_INET, SOCK_DGRAM, 0);
+		CU_ASSERT_FATAL(c >= 0);
+		CU_ASSERT_EQUAL(
+			sendto(c, "q", 1, 0, (const struct sockaddr *)&a->addr, a->addr_len), 1);
+		close(c);
+	}
+}
+
+/* Datagrams waiting on fd, read until it is empty. */
+static unsigned read_empty(int fd)
+{
+	unsigned n = 0;
+	char b[16];
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		n++;
+	return n;
+}
+
+/* The kernel's receive-queue octets (SK_MEMINFO_RMEM_ALLOC) and drop count of fd. */
+static void meminfo(int fd, uint32_t *queued, uint32_t *drops)
+{
+	uint32_t mem[SK_MEMINFO_VARS] = { 0 };
+	socklen_t len = sizeof(mem);
+	CU_ASSERT_EQUAL(getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len), 0);
+	*queued = mem[SK_MEMINFO_RMEM_ALLOC];
+	*drops = mem[SK_MEMINFO_DROPS];
+}
+
+/*
+ * Going from 4 workers to 1: the old set drains its 3 retiring UDP
+ * sockets, traffic goes on, then it closes them. `steer` chooses whether
+ * the new set turns traffic away from them first. Returns the datagrams
+ * lost (sent, less read from any socket); *queued_at_close is what the
+ * kernel held on the retiring sockets when they closed, *drops its drop
+ * counters on them.
+ */
+static unsigned shrink_run(bool steer, uint32_t *queued_at_close, uint32_t *drops)
+{
+	enum { BEFORE = 200, AFTER = 200 };
+	listen_addr_t a;
+	socket_set_t *old = NULL, *s = NULL;
+	int64_t opened;
+	char err[256] = "";
+	open_adopt(4, 1, &a, &old, &s, &opened);
+	send_from_many(&a, BEFORE); /* spread over the 4 by the kernel's hash */
+	if (steer)
+		CU_ASSERT_EQUAL(socket_set_steer(s, true, err, sizeof(err)), 0);
+	unsigned got = 0;
+	for (unsigned w = 1; w < 4; w++) /* the old process drains what it holds */
+		got += read_empty(socket_set_udp(old, w, 0));
+	send_from_many(&a, AFTER); /* the traffic goes on */
+	*queued_at_close = *drops = 0;
+	for (unsigned w = 1; w < 4; w++) {
+		uint32_t q, d;
+		meminfo(socket_set_udp(old, w, 0), &q, &d);
+		*queued_at_close += q;
+		*drops += d;
+	}
+	socket_set_close(old); /* the last descriptors of the retiring sockets */
+	got += read_empty(socket_set_udp(s, 0, 0));
+	CU_ASSERT_EQUAL(socket_set_steer(s, false, err, sizeof(err)), 0);
+	socket_set_close(s);
+	return BEFORE + AFTER - got;
+}
+
+/*
+ * Steer, drain, close: nothing lost, and the kernel held nothing on the
+ * retiring sockets when they closed. Drain and close without steering: the
+ * datagrams the kernel queued on them after the drain die with them,
+ * and the kernel counts them nowhere (its drop counters stay 0): the
+ * queue it held at the close is the only witness.
+ */
+static void test_shrink_steering_order(void)
+{
+	uint32_t queued, drops;
+	unsigned lost = shrink_run(true, &queued, &drops);
+	CU_ASSERT_EQUAL(lost, 0);
+	CU_ASSERT_EQUAL(queued, 0);
+	CU_ASSERT_EQUAL(drops, 0);
+	fprintf(stderr, "\n  steered: lost %u, queued at close %u octets, drops %u\n", lost, queued,
+		drops);
+	lost = shrink_run(false, &queued, &drops);
+	/* about 3/4 of 200 go to the retiring sockets by hash */
+	CU_ASSERT_TRUE(lost > 50);
+	CU_ASSERT_TRUE(queued > 0);
+	CU_ASSERT_EQUAL(drops, 0);
+	fprintf(stderr, "  not steered: lost %u, queued at close %u octets, drops %u\n", lost,
+		queued, drops);
+}
+
+/* Steering covers TCP: connections go to the kept listener's queue only. */
+static void test_steer_tcp(void)
+{
+	listen_addr_t a;
+	socket_set_t *old = NULL, *s = NULL;
+	int64_t opened;
+	char err[256] = "";
+	open_adopt(2, 1, &a, &old, &s, &opened);
+	CU_ASSERT_EQUAL_FATAL(socket_set_steer(s, true, err, sizeof(err)), 0);
+	int clients[40];
+	for (unsigned i = 0; i < 40; i++) {
+		clients[i] = socket(AF_INET, SOCK_STREAM, 0);
+		CU_ASSERT_EQUAL(connect(clients[i], (struct sockaddr *)&a.addr, a.addr_len), 0);
+	}
+	unsigned kept = 0, retiring = 0;
+	int c;
+	/* the listeners do not block: accept until the queue is empty */
+	while ((c = accept(socket_set_tcp(s, 0, 0), NULL, NULL)) >= 0) {
+		kept++;
+		close(c);
+	}
+	while ((c = accept(socket_set_tcp(old, 1, 0), NULL, NULL)) >= 0) {
+		retiring++;
+		close(c);
+	}
+	CU_ASSERT_EQUAL(kept, 40);
+	CU_ASSERT_EQUAL(retiring, 0);
+	for (unsigned i = 0; i < 40; i++)
+		close(clients[i]);
+	socket_set_close(old);
+	socket_set_close(s);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_reuseport_layout),
 		UNIT_TEST(test_shared_layout),
 		UNIT_TEST(test_busy_port_keeps_errno),
+		UNIT_TEST(test_entries_in_group_order),
+		UNIT_TEST(test_adopt_same_sockets),
+		UNIT_TEST(test_adopt_grows),
+		UNIT_TEST(test_adopt_shrinks),
+		UNIT_TEST(test_adopt_refuses_mismatch),
+		UNIT_TEST(test_adopt_grow_needs_uid),
+		UNIT_TEST(test_shrink_steering_order),
+		UNIT_TEST(test_steer_tcp),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "socket", tests);
