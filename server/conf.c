@@ -68,6 +68,8 @@ const conf_option_t conf_options[] = {
 	{ "tcp-max-per-address", "tcp-max-per-address", "N", CONF_UINT, 0, 65536, NULL, "32",
 	  OFF(tcp.max_per_address),
 	  "most TCP connections one client address holds over all workers; 0: no limit" },
+	{ "max-nsec3-iterations", NULL, "N", CONF_UINT, 0, ZONE_MAX_NSEC3_ITERATIONS_MAX, NULL,
+	  "150", OFF(max_nsec3_iterations), "the most NSEC3 iterations a zone may ask for" },
 	{ "max-types-per-name", "max-types-per-name", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
 	  "100", OFF(max_types_per_name),
 	  "refuse a zone with a name of more types (a signed type counts twice)" },
@@ -384,6 +386,7 @@ static void apply_zone_limits(conf_t *cfg)
 		.max_records_per_type = cfg->max_records_per_type,
 		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
 		.max_includes = cfg->max_zone_includes,
+		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		int64_t own = cfg->zone_xfr[i].journal_size;
@@ -423,6 +426,7 @@ int conf_init(conf_t *cfg)
 	cfg->tcp = (tcp_limits_t)TCP_LIMITS_DEFAULT;
 	cfg->reload_timeout = CONF_RELOAD_TIMEOUT_DEFAULT;
 	cfg->max_types_per_name = ZONE_MAX_TYPES_DEFAULT;
+	cfg->max_nsec3_iterations = ZONE_MAX_NSEC3_ITERATIONS_DEFAULT;
 	cfg->max_records_per_type = ZONE_MAX_RECORDS_DEFAULT;
 	cfg->max_zone_file_mib = (uint32_t)(ZONE_MAX_OCTETS_DEFAULT >> 20);
 	cfg->max_zone_includes = ZONE_MAX_INCLUDES_DEFAULT;

@@ -74,6 +74,7 @@ typedef struct conf {
 	listen_addr_t metrics;   /* the Prometheus endpoint; addr_len 0: off */
 	/* every zone's limits, set in zones[i].limits once all options are read */
 	uint32_t max_types_per_name;
+	uint32_t max_nsec3_iterations; /* a zone's NSEC3PARAM asking for more is refused */
 	uint32_t max_records_per_type;
 	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
 	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */

@@ -45,7 +45,8 @@ struct zbuild {
 	size_t blob_len, blob_cap;
 	size_t *recs;
 	size_t rec_count, rec_cap;
-	uint32_t max_types;   /* per name, a signed type counting twice */
+	uint32_t max_types; /* per name, a signed type counting twice */
+	uint32_t max_nsec3_iterations;
 	uint32_t max_records; /* per RRset (per type covered for RRSIG) */
 	bool failed;
 };
@@ -153,6 +154,8 @@ zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, v
 void zbuild_set_limits(zbuild_t *b, const zone_limits_t *limits)
 {
 	b->max_types = limits ? limits->max_types_per_name : ZONE_MAX_TYPES_DEFAULT;
+	b->max_nsec3_iterations =
+		limits ? limits->max_nsec3_iterations : ZONE_MAX_NSEC3_ITERATIONS_DEFAULT;
 	b->max_records = limits ? limits->max_records_per_type : ZONE_MAX_RECORDS_DEFAULT;
 	/* the store counts a name's RRsets in 16 bits */
 	if (b->max_types > ZONE_LIMIT_MAX)
@@ -1089,7 +1092,8 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	check_glue(b, z, d, recs);
 	if ((err = build_neg_soa(z, z->arena)) < 0)
 		goto done;
-	if ((err = zone_dnssec_build(z, z->arena, b->msg, b->msg_arg, b->file)) < 0)
+	if ((err = zone_dnssec_build(z, z->arena, b->max_nsec3_iterations, b->msg, b->msg_arg,
+				     b->file)) < 0)
 		goto done;
 	if (b->failed) {
 		err = SHOAL_EZONE;

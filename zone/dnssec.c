@@ -260,14 +260,25 @@ static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, c
 	return 0;
 }
 
-int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file)
+int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_fn msg,
+		      void *msg_arg, const char *file)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	if (soa && soa->sigs &&
 	    !(z->neg_soa_sigs = sigs_with_ttl(a, soa->sigs, wire_get_u32(z->neg_soa.data + 4))))
 		return SHOAL_ENOMEM;
-	if (nsec3_params(z))
+	if (nsec3_params(z)) {
+		/* checked before any name is hashed: hashing is what the bound is for */
+		if (z->nsec3.iterations > max_iterations) {
+			zone_report(msg, msg_arg, true, file, 0,
+				    "NSEC3PARAM asks for %u iterations, more than %u "
+				    "(max-nsec3-iterations): every negative answer would hash that "
+				    "often",
+				    z->nsec3.iterations, max_iterations);
+			return SHOAL_EZONE;
+		}
 		return build_nsec3(z, a, msg, msg_arg, file);
+	}
 	if (znode_rrset(z->apex, DNS_TYPE_NSEC3PARAM))
 		zone_report(msg, msg_arg, false, file, 0,
 			    "no NSEC3PARAM at the apex has hash 1 (SHA-1) and flags 0: "

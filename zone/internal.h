@@ -186,6 +186,7 @@ void zone_load_set_threads(int n, size_t split_min);
  * that do not fit the NSEC3PARAM, an unknown hash) are warnings naming
  * `file`. Returns 0 or SHOAL_ENOMEM.
  */
-int zone_dnssec_build(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file);
+int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_fn msg,
+		      void *msg_arg, const char *file);
 
 #endif

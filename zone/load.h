@@ -18,6 +18,9 @@
  *   is bounded too, at 8 deep.
  * max_journal: the octets of IXFR history the zone keeps (0: none), see
  *   zonedb_journal; loads do not look at it.
+ * max_nsec3_iterations: the most NSEC3 hash iterations (RFC 5155 5) the
+ *   zone's NSEC3PARAM may ask for; every negative answer hashes names that
+ *   many times over, so a zone that asks for more is refused.
  */
 typedef struct zone_limits {
 	uint32_t max_types_per_name;
@@ -25,6 +28,7 @@ typedef struct zone_limits {
 	uint64_t max_octets;
 	uint32_t max_includes;
 	uint64_t max_journal;
+	uint32_t max_nsec3_iterations;
 } zone_limits_t;
 
 /*
@@ -41,6 +45,15 @@ typedef struct zone_limits {
 #define ZONE_LIMIT_MAX            65535
 
 /*
+ * NSEC3 iterations: RFC 9276 3.1 asks for 0, and validators treat more
+ * than 150 as insecure (RFC 9276 3.2, as BIND and Unbound do), so a zone
+ * above 150 gains nothing and costs every NXDOMAIN answer. 2500 is the
+ * most RFC 5155 10.3 ever allowed (4096-bit keys).
+ */
+#define ZONE_MAX_NSEC3_ITERATIONS_DEFAULT 150
+#define ZONE_MAX_NSEC3_ITERATIONS_MAX     2500
+
+/*
  * The IXFR history each zone keeps until told otherwise, in octets of
  * changesets (RFC 1995 5 lets a server purge at any time): enough for
  * hundreds of small changes, a bounded share of a big zone.
@@ -50,7 +63,8 @@ typedef struct zone_limits {
 #define ZONE_LIMITS_DEFAULT                                                                \
 	{                                                                                  \
 		ZONE_MAX_TYPES_DEFAULT, ZONE_MAX_RECORDS_DEFAULT, ZONE_MAX_OCTETS_DEFAULT, \
-			ZONE_MAX_INCLUDES_DEFAULT, ZONE_JOURNAL_DEFAULT                    \
+			ZONE_MAX_INCLUDES_DEFAULT, ZONE_JOURNAL_DEFAULT,                   \
+			ZONE_MAX_NSEC3_ITERATIONS_DEFAULT                                  \
 	}
 
 /*

@@ -647,6 +647,48 @@ static void test_nsec3_match_threads(void)
 	zone_free(many);
 }
 
+/* The messages a load gives, joined. */
+static void keep_msg(void *arg, bool is_error, const char *text)
+{
+	(void)is_error;
+	strncat(arg, text, 511 - strlen(arg));
+}
+
+/*
+ * NSEC3 iterations are bounded at load: every negative answer hashes its
+ * names that many times, so a zone file (or transfer) asking for 65535
+ * would cost each NXDOMAIN tens of milliseconds. Above the limit the zone
+ * is refused with a message that names the option; at the limit it loads.
+ */
+static void test_nsec3_iterations_bounded(void)
+{
+	static const char *texts[] = {
+		"$ORIGIN it.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\n"
+		"ns1 A 192.0.2.1\n@ NSEC3PARAM 1 0 151 -\n",
+		"$ORIGIN it.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\n"
+		"ns1 A 192.0.2.1\n@ NSEC3PARAM 1 0 65535 -\n",
+	};
+	uint8_t origin[NAME_MAXLEN];
+	name_from_text("it.test.", NULL, origin);
+	for (size_t i = 0; i < 2; i++) {
+		char path[] = "/tmp/shoal-nsec3it.XXXXXX";
+		CU_ASSERT_FATAL(unit_temp_file(path, texts[i], strlen(texts[i])) == 0);
+		char msgs[512] = "";
+		zone_t *z = NULL;
+		zone_limits_t limits = ZONE_LIMITS_DEFAULT;
+		CU_ASSERT_EQUAL(zone_load(path, origin, &limits, keep_msg, msgs, &z), SHOAL_EZONE);
+		CU_ASSERT_PTR_NULL(z);
+		CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "(max-nsec3-iterations)"));
+		if (i == 0) { /* the bound is the operator's: raised, the same zone loads */
+			limits.max_nsec3_iterations = 151;
+			CU_ASSERT_EQUAL(zone_load(path, origin, &limits, keep_msg, msgs, &z), 0);
+			CU_ASSERT_PTR_NOT_NULL(z);
+			zone_free(z);
+		}
+		unlink(path);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char paths[3][4096];
@@ -697,6 +739,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_truncation_with_signatures),
 		UNIT_TEST(test_nsec3_chain_hidden),
 		UNIT_TEST(test_nsec3_match_threads),
+		UNIT_TEST(test_nsec3_iterations_bounded),
 		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_dnssec", tests);
