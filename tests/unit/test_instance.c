@@ -3,9 +3,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -13,18 +16,47 @@
 #include "server/instance.h"
 #include "unit.h"
 
-/* A port no socket of this machine has on loopback: one the kernel gave and took back. */
+/* Can a socket of `type` bind the wildcard address of `family` on port? */
+static bool port_free(int family, int type, uint16_t port)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		len = sizeof(*in6);
+	}
+	int fd = socket(family, type, 0);
+	bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&ss, len) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * A port no socket of this machine has, UDP or TCP, IPv4 or IPv6. Taken
+ * below the kernel's ephemeral range (32768 up): a port the kernel gave and
+ * took back was once chosen here, and the many queries of tests running
+ * beside this one, whose source ports come from that range, took it again.
+ */
 static uint16_t unused_port(void)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(in);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&in, sizeof(in)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&in, &len) < 0)
-		return 0;
-	close(fd);
-	return ntohs(in.sin_port);
+	static unsigned seed;
+	if (!seed)
+		seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	for (int tries = 0; tries < 1000; tries++) {
+		uint16_t port = (uint16_t)(10000 + rand_r(&seed) % 22000);
+		if (port_free(AF_INET, SOCK_DGRAM, port) && port_free(AF_INET, SOCK_STREAM, port) &&
+		    port_free(AF_INET6, SOCK_DGRAM, port) && port_free(AF_INET6, SOCK_STREAM, port))
+			return port;
+	}
+	return 0;
 }
 
 static listen_addr_t addr(const char *host, uint16_t port)
