@@ -33,18 +33,14 @@ while getopts "r:q:l:t:S:o:h" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-build=${1:-${SHOAL_BUILDDIR:-}}
-if [ -z "$build" ]; then
-	build=$(ls -td "$SRC"/build/*/ 2>/dev/null | while read -r d; do
-		[ -x "$d/tools/shoal-flood" ] && { echo "${d%/}"; break; }; done)
-fi
+. "$SRC/tests/bench/servers.sh"
+build=$(bench_build "${1:-}")
 if [ -z "$build" ] || [ ! -x "$build/tools/shoal-flood" ] || [ ! -x "$build/server/shoald" ]; then
 	echo "restart_bench: no build folder with shoald and shoal-flood; give it as an argument" >&2
 	exit 1
 fi
 export SHOAL_BUILDDIR=$build SHOAL_SRCDIR=$SRC
 . "$SRC/tests/integration/lib.sh"
-. "$SRC/tests/bench/servers.sh"
 set +e
 
 if [ -z "$cases" ]; then

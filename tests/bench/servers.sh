@@ -1,9 +1,21 @@
 # Start the benchmark's servers on loopback, each in its own directory with its
 # own configuration, and read their CPU time and memory from /proc.
-# Sourced by bench.sh after tests/integration/lib.sh (free_port, T_PIDS).
+# Sourced by the benchmark scripts; the start_* functions need
+# tests/integration/lib.sh (free_port, T_PIDS) sourced too.
 # Each start_* function: start_X DIR PORT THREADS ZONEFILE ORIGIN, runs the
 # server in the foreground of a background job, records SERVER_PID, and
 # returns once the server is started (the caller measures zone load time).
+
+# bench_build [DIR]: the build folder to measure: DIR, else $SHOAL_BUILDDIR,
+# else the newest build/*/ of the tree with tools/shoal-flood. Needs SRC.
+bench_build() {
+	local build=${1:-${SHOAL_BUILDDIR:-}}
+	if [ -z "$build" ]; then
+		build=$(ls -td "$SRC"/build/*/ 2>/dev/null | while read -r d; do
+			[ -x "$d/tools/shoal-flood" ] && { echo "${d%/}"; break; }; done)
+	fi
+	echo "$build"
+}
 
 # start_nsd: NSD with reuseport and rate limiting off (its default RRL would
 # throttle a loopback benchmark), one server process per thread. A sixth
