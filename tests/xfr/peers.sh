@@ -105,10 +105,11 @@ knot_secondary() {
 	PEER_PID=$!
 }
 
-nsd_secondary() {
-	local dir=$1 port=$2 primary=$3 z name key
-	mkdir -p "$dir"
-	cat >"$dir/nsd.conf" <<-CONF
+# nsd_server_conf DIR PORT: the server and remote-control parts of an NSD
+# configuration for one process on 127.0.0.1@PORT that keeps its files in DIR.
+nsd_server_conf() {
+	local dir=$1 port=$2
+	cat <<-CONF
 	server:
 	  ip-address: 127.0.0.1@$port
 	  server-count: 1
@@ -125,6 +126,15 @@ nsd_secondary() {
 	  verbosity: 2
 	remote-control:
 	  control-enable: no
+	CONF
+}
+
+nsd_secondary() {
+	local dir=$1 port=$2 primary=$3 z name key
+	mkdir -p "$dir"
+	{
+		nsd_server_conf "$dir" "$port"
+		cat <<-CONF
 	key:
 	  name: $XFR_KEY
 	  algorithm: hmac-sha256
@@ -134,6 +144,7 @@ nsd_secondary() {
 	  algorithm: hmac-sha256
 	  secret: "$OTHER_SECRET"
 	CONF
+	} >"$dir/nsd.conf"
 	for z in $SEC_ZONES; do
 		name=${z%%:*} key=${z#*:}
 		printf 'zone:\n  name: %s\n  zonefile: %s.zone\n  request-xfr: 127.0.0.1@%s %s\n  allow-notify: 127.0.0.1 %s\n' \
@@ -249,23 +260,9 @@ knot_primary() {
 # differences for IXFR (create-ixfr). Sets PEER_PID.
 nsd_primary() {
 	local dir=$1 port=$2 secondary=$3 zone=$4
-	cat >"$dir/nsd.conf" <<-CONF
-	server:
-	  ip-address: 127.0.0.1@$port
-	  server-count: 1
-	  reuseport: no
-	  username: ""
-	  chroot: ""
-	  zonesdir: "$dir"
-	  database: ""
-	  pidfile: "$dir/nsd.pid"
-	  xfrdfile: "$dir/xfrd.state"
-	  zonelistfile: "$dir/zone.list"
-	  xfrdir: "$dir"
-	  logfile: "$dir/log"
-	  verbosity: 2
-	remote-control:
-	  control-enable: no
+	{
+		nsd_server_conf "$dir" "$port"
+		cat <<-CONF
 	zone:
 	  name: $zone
 	  zonefile: $zone.zone
@@ -274,6 +271,7 @@ nsd_primary() {
 	  store-ixfr: yes
 	  create-ixfr: yes
 	CONF
+	} >"$dir/nsd.conf"
 	"$NSD" -d -c "$dir/nsd.conf" >"$dir/stderr" 2>&1 &
 	PEER_PID=$!
 }
