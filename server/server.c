@@ -448,7 +448,8 @@ static void log_answered(server_t *srv)
 {
 	worker_stats_t total, one;
 	memset(&total, 0, sizeof(total));
-	for (size_t i = 0; i < srv->workers.count; i++) {
+	/* every thread's counters: each worker's loop and its receivers */
+	for (size_t i = 0; i < srv->workers.count * srv->workers.parts; i++) {
 		stats_read(&srv->workers.stats[i], &one);
 		stats_sum(&total, &one);
 	}

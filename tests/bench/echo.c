@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define ECHO_BATCH 32
-#define ECHO_DATAGRAM 4096
+#define ECHO_BATCH       32
+#define ECHO_DATAGRAM    4096
 #define ECHO_THREADS_MAX 64
 /* as shoald asks for its own sockets, so both ride out the same bursts */
 #define ECHO_BUFFER (4 * 1024 * 1024)
@@ -75,7 +75,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-echo ADDR PORT THREADS\n");
 		return 2;
 	}
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)atoi(argv[2])) };
 	int threads = atoi(argv[3]);
 	if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1 || threads < 1 ||
 	    threads > ECHO_THREADS_MAX) {
