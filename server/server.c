@@ -546,6 +546,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
 					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
 		goto done;
+	socket_set_udp_buffers(srv->sockets, cfg->udp_receive_buffer, cfg->udp_send_buffer);
 	/* after the sockets: it gives them to a taker */
 	if (handover_start(srv) < 0) {
 		snprintf(err, sizeof(err), "out of memory");

@@ -37,21 +37,24 @@ struct socket_set {
 	unsigned *tcp_members;
 };
 
-/* Receive and send buffer size asked for each UDP socket. */
-#define SOCKET_BUFFER_SIZE (4 * 1024 * 1024)
-
 /*
  * Best effort: a bigger buffer rides out bursts. SO_*BUFFORCE (root, before
  * the privilege drop) passes net.core.rmem_max/wmem_max; otherwise the
- * kernel caps the size at those.
+ * kernel caps the size at those. Returns what the kernel gave for receive
+ * and send: it doubles what is asked, for its own bookkeeping (socket(7)).
  */
-static void set_buffers(int fd)
+static void set_buffers(int fd, int receive, int send, int *got_receive, int *got_send)
 {
-	int size = SOCKET_BUFFER_SIZE;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &receive, sizeof(receive)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive, sizeof(receive));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &send, sizeof(send)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send, sizeof(send));
+	socklen_t len = sizeof(*got_receive);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, got_receive, &len) < 0)
+		*got_receive = 0;
+	len = sizeof(*got_send);
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, got_send, &len) < 0)
+		*got_send = 0;
 }
 
 static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
@@ -95,8 +98,10 @@ static int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, si
 	 * socket with SO_REUSEADDR binds beside it and receives all datagrams.
 	 */
 	int fd = open_bound(a, SOCK_DGRAM, reuseport, false, err, errlen);
+	int got_receive, got_send;
 	if (fd >= 0)
-		set_buffers(fd);
+		set_buffers(fd, SOCKET_UDP_BUFFER_DEFAULT, SOCKET_UDP_BUFFER_DEFAULT, &got_receive,
+			    &got_send);
 	return fd;
 }
 
@@ -596,4 +601,18 @@ void socket_set_close(socket_set_t *s)
 	free(s->udp_members);
 	free(s->tcp_members);
 	free(s);
+}
+
+void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send)
+{
+	int got_receive = 0, got_send = 0;
+	size_t n = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
+	for (size_t i = 0; i < n * s->addresses; i++)
+		set_buffers(s->udp[i], (int)receive, (int)send, &got_receive, &got_send);
+	/* doubled by the kernel when granted whole */
+	if ((uint64_t)got_receive < 2 * (uint64_t)receive ||
+	    (uint64_t)got_send < 2 * (uint64_t)send)
+		log_warning("UDP buffers: %u and %u octets asked, the kernel gave %d and %d "
+			    "(raise net.core.rmem_max and wmem_max, or start as root)",
+			    receive, send, got_receive / 2, got_send / 2);
 }

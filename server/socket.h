@@ -65,6 +65,17 @@ int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a);
  */
 void socket_set_tcp_handed(socket_set_t *s, unsigned w);
 
+/* The receive and send buffer asked for each UDP socket when nothing else is said. */
+#define SOCKET_UDP_BUFFER_DEFAULT (4 * 1024 * 1024)
+
+/*
+ * Ask for receive and send buffers of these sizes on every UDP socket of s
+ * (udp-receive-buffer, udp-send-buffer), and log a warning when the kernel
+ * gives less (net.core.rmem_max and wmem_max cap it, but for root). Main
+ * thread, before the privilege drop.
+ */
+void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send);
+
 /*
  * Datagrams the kernel dropped on worker w's UDP sockets for want of
  * receive buffer space (SO_MEMINFO); in shared mode the shared sockets

@@ -44,4 +44,30 @@ check_eq "SIGTERM exits 0 (ceiling)" 0 $?
 check_match "shoald refuses --ceiling" "unknown option \"--ceiling\"" \
 	"$("$SHOALD" --ceiling --check --listen "127.0.0.1@$PORT" 2>&1)"
 check_eq "shoald --help does not name the ceiling" 0 "$("$SHOALD" --help | grep -ci ceiling)"
+
+# udp-receive-buffer and udp-send-buffer: every UDP socket gets what was asked (the
+# kernel shows it doubled, socket(7)); the default is 4 MiB each.
+# udp_buffers PORT: the distinct "rbN tbN" of the UDP sockets on PORT, per ss -uam.
+udp_buffers() {
+	ss -Huamn "sport = :$1" | grep -o 'rb[0-9]*\|tb[0-9]*' | paste -d, - - | sort -u | tr '\n' ' '
+}
+PORT=$(free_port) || exit 99
+cat >"$T_DIR/buffers.conf" <<CONF
+listen: 127.0.0.1@$PORT
+threads: 3
+udp-receive-buffer: 1048576
+udp-send-buffer: 524288
+CONF
+start_shoald "$PORT" -c "$T_DIR/buffers.conf" --zone "$ZONE" || exit 99
+check_eq "udp-receive-buffer and udp-send-buffer on all 3 sockets" "rb2097152,tb1048576 " \
+	"$(udp_buffers "$PORT")"
+stop_pid "$SHOALD_PID"
+PORT=$(free_port) || exit 99
+start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --zone "$ZONE" || exit 99
+check_eq "UDP buffers: 4 MiB each by default" "rb8388608,tb8388608 " "$(udp_buffers "$PORT")"
+stop_pid "$SHOALD_PID"
+printf 'listen: 127.0.0.1@%s\nudp-receive-buffer: 1000\n' "$PORT" >"$T_DIR/small.conf"
+out=$("$SHOALD" -c "$T_DIR/small.conf" --check 2>&1)
+check_eq "udp-receive-buffer below 65536 stops start-up" 1 $?
+check_match "and says which line" "small.conf:2.*udp-receive-buffer" "$out"
 done_testing
