@@ -34,6 +34,8 @@ const conf_option_t conf_options[] = {
 	  OFF(threads), "number of worker threads" },
 	{ "socket-mode", "socket-mode", "MODE", CONF_ENUM, 0, 0, socket_mode_names, "reuseport",
 	  OFF(socket_mode), "reuseport: one UDP socket per worker; shared: one socket for all" },
+	{ "cpu-affinity", "cpu-affinity", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(cpu_affinity),
+	  "pin each worker to CPUs; a datagram goes to the worker of the CPU it came in on" },
 	{ "udp-receive-buffer", NULL, "OCTETS", CONF_UINT, 65536, 1073741824, NULL, "4194304",
 	  OFF(udp_receive_buffer), "receive buffer asked for each UDP socket (SO_RCVBUF)" },
 	{ "udp-send-buffer", NULL, "OCTETS", CONF_UINT, 65536, 1073741824, NULL, "4194304",

@@ -547,6 +547,12 @@ int server_run(conf_t *cfg, const responder_t *responder)
 					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
 		goto done;
 	socket_set_udp_buffers(srv->sockets, cfg->udp_receive_buffer, cfg->udp_send_buffer);
+	if (cfg->cpu_affinity && cfg->socket_mode == SOCKET_MODE_REUSEPORT) {
+		socket_set_steer_cpu(srv->sockets);
+		/* a taker attaches it when it steers the groups (takeover_finish) */
+		if (!cfg->takeover && socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
+			goto done;
+	}
 	/* after the sockets: it gives them to a taker */
 	if (handover_start(srv) < 0) {
 		snprintf(err, sizeof(err), "out of memory");

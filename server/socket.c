@@ -35,6 +35,7 @@ struct socket_set {
 	/* [address]: sockets in the kernel's group, the set's first (more while a giver drains) */
 	unsigned *udp_members;
 	unsigned *tcp_members;
+	bool cpu_steer; /* UDP groups steered by the receiving CPU (socket_set_steer_cpu) */
 };
 
 /*
@@ -520,6 +521,15 @@ unsigned socket_set_retiring(const socket_set_t *s)
 	return n;
 }
 
+/* Attach code[0..n) as fd's group's program (it replaces the one before). */
+static int group_program(int fd, struct sock_filter *code, size_t n)
+{
+	struct sock_fprog prog = { (unsigned short)n, code };
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
 /*
  * A classic BPF program for a SO_REUSEPORT group: the index (the group
  * place) of the socket that takes a datagram or connection, here the
@@ -538,10 +548,25 @@ static int group_attach(int fd, int family, unsigned among)
 		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
 		BPF_STMT(BPF_RET | BPF_A, 0),
 	};
-	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
-		return -errno;
-	return 0;
+	return group_program(fd, code, sizeof(code) / sizeof(code[0]));
+}
+
+/*
+ * The CPU program: the index of the socket of the CPU the packet came in
+ * on (the kernel's SKF_AD_CPU, the CPU running the receive), modulo
+ * `among`, so that worker i (pinned to the CPUs whose number modulo
+ * `among` is i) answers what its CPUs received; places past `among` are
+ * never chosen, which steers away from retiring sockets as group_attach
+ * does.
+ */
+static int group_attach_cpu(int fd, unsigned among)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_AD_OFF + SKF_AD_CPU),
+		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	return group_program(fd, code, sizeof(code) / sizeof(code[0]));
 }
 
 static int group_detach(int fd)
@@ -564,7 +589,9 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 			int fd = kind == SOCKET_UDP ? socket_set_udp(s, 0, a)
 						    : socket_set_tcp(s, 0, a);
 			int rc = 0;
-			if (away && members[a] > s->workers)
+			if (kind == SOCKET_UDP && s->cpu_steer)
+				rc = group_attach_cpu(fd, s->workers); /* away, and after */
+			else if (away && members[a] > s->workers)
 				rc = group_attach(fd, s->addrs[a].addr.ss_family, s->workers);
 			else if (!away)
 				rc = group_detach(fd);
@@ -578,6 +605,11 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+void socket_set_steer_cpu(socket_set_t *s)
+{
+	s->cpu_steer = true;
 }
 
 void socket_set_close(socket_set_t *s)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,6 +282,43 @@ void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
 	}
 }
 
+/*
+ * cpu-affinity: the attributes that pin worker i's threads to the CPUs
+ * (of those this process may use) whose number modulo the workers is i,
+ * the CPUs whose datagrams the groups' program steers to its sockets.
+ * Returns false, attr untouched, when there is no such CPU or pinning is
+ * off: the threads then run where the scheduler puts them.
+ */
+static bool worker_pin_attr(const workers_t *ws, size_t i, pthread_attr_t *attr)
+{
+	cpu_set_t allowed, mine;
+	if (!ws->cfg->cpu_affinity || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return false;
+	CPU_ZERO(&mine);
+	for (size_t c = i; c < CPU_SETSIZE; c += ws->count)
+		if (CPU_ISSET(c, &allowed))
+			CPU_SET(c, &mine);
+	if (CPU_COUNT(&mine) == 0 || pthread_attr_init(attr) != 0)
+		return false;
+	if (pthread_attr_setaffinity_np(attr, sizeof(mine), &mine) != 0) {
+		pthread_attr_destroy(attr);
+		return false;
+	}
+	return true;
+}
+
+/* pthread_create, pinned as worker_pin_attr says for worker i. */
+static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, void *(*fn)(void *),
+				void *arg)
+{
+	pthread_attr_t attr;
+	bool pinned = worker_pin_attr(ws, i, &attr);
+	int e = pthread_create(t, pinned ? &attr : NULL, fn, arg);
+	if (pinned)
+		pthread_attr_destroy(&attr);
+	return e;
+}
+
 int workers_start(workers_t *ws, char *err, size_t errlen)
 {
 	/* workers take no signals: the main loop handles them all */
@@ -290,7 +328,7 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 	int rc = 0;
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
-		int e = pthread_create(&w->thread, NULL, worker_main, w);
+		int e = worker_thread_create(ws, i, &w->thread, worker_main, w);
 		if (e) {
 			rc = -e;
 			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
@@ -316,7 +354,7 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 		worker_t *w = &ws->w[i];
 		for (size_t a = 0; rc == 0 && a < w->udp_count; a++) {
 			udp_receiver_t *r = &w->udp[a];
-			int e = pthread_create(&r->thread, NULL, udp_receiver_main, r);
+			int e = worker_thread_create(ws, i, &r->thread, udp_receiver_main, r);
 			if (e) {
 				rc = -e;
 				snprintf(err, errlen, "cannot start worker %zu's UDP receiver: %s",
