@@ -141,8 +141,19 @@ static int udp_batch_once(udp_receiver_t *r)
 		};
 	}
 	int n = recvmmsg(r->fd, b->rx, UDP_BATCH, MSG_WAITFORONE, NULL);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		/*
+		 * The file is non-blocking again: another process that shares it
+		 * set the flag (an older shoald taking over polls it with libuv,
+		 * which does). Wait for a datagram instead of spinning; the wake
+		 * signal interrupts poll as it does recvmmsg.
+		 */
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		(void)poll(&p, 1, -1);
+		return 0;
+	}
 	if (n <= 0)
-		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR ? -1 : 0;
+		return n < 0 && errno != EINTR ? -1 : 0;
 	unsigned out = 0;
 	answer_ctx_t *ctx = &r->ctx;
 	ctx->now = (uint32_t)time(NULL); /* for cookies and rate limiting: one reading a batch */
