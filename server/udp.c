@@ -32,7 +32,22 @@ struct udp_batch {
 	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
 	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
 	size_t answer_cap;
+	unsigned used; /* rx entries the last recvmmsg filled */
 };
+
+/*
+ * Make rx[i] ready for recvmmsg again: the kernel writes back the peer's
+ * address length (and msg_len and msg_flags, outputs only).
+ */
+static void rx_reset(udp_batch_t *b, unsigned i)
+{
+	b->rx[i].msg_hdr = (struct msghdr){
+		.msg_name = &b->peer[i],
+		.msg_namelen = sizeof(b->peer[i]),
+		.msg_iov = &b->rx_iov[i],
+		.msg_iovlen = 1,
+	};
+}
 
 udp_batch_t *udp_batch_new(size_t answer_cap)
 {
@@ -49,6 +64,7 @@ udp_batch_t *udp_batch_new(size_t answer_cap)
 	for (size_t i = 0; i < UDP_BATCH; i++) {
 		b->rx_iov[i] = (struct iovec){ b->rx_buf + i * UDP_QUERY_MAX, UDP_QUERY_MAX };
 		b->tx_iov[i] = (struct iovec){ b->tx_buf + i * answer_cap, 0 };
+		rx_reset(b, (unsigned)i);
 	}
 	return b;
 }
@@ -132,14 +148,10 @@ static int udp_batch_once(udp_receiver_t *r)
 {
 	worker_t *w = r->w;
 	udp_batch_t *b = r->batch;
-	for (unsigned i = 0; i < UDP_BATCH; i++) {
-		b->rx[i].msg_hdr = (struct msghdr){
-			.msg_name = &b->peer[i],
-			.msg_namelen = sizeof(b->peer[i]),
-			.msg_iov = &b->rx_iov[i],
-			.msg_iovlen = 1,
-		};
-	}
+	/* only what the last batch used: a few entries at a moderate load, not all 32 */
+	for (unsigned i = 0; i < b->used; i++)
+		rx_reset(b, i);
+	b->used = 0;
 	int n = recvmmsg(r->fd, b->rx, UDP_BATCH, MSG_WAITFORONE, NULL);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		/*
@@ -154,6 +166,7 @@ static int udp_batch_once(udp_receiver_t *r)
 	}
 	if (n <= 0)
 		return n < 0 && errno != EINTR ? -1 : 0;
+	b->used = (unsigned)n;
 	unsigned out = 0;
 	answer_ctx_t *ctx = &r->ctx;
 	ctx->now = (uint32_t)time(NULL); /* for cookies and rate limiting: one reading a batch */
