@@ -13,8 +13,9 @@
 #   -t THREADS       server threads (default 2)
 #   -r ROUNDS        rounds of A B C ... (default 3)
 #   -l SECONDS       length of one shoal-flood run (default 5)
-#   -S "SERVERS"     among shoal nsd knot ceiling base (default: all that
-#                    exist but base)
+#   -S "SERVERS"     among shoal nsd knot ceiling base affinity echo (default:
+#                    all that exist but base and affinity; affinity is shoald
+#                    with --cpu-affinity yes)
 #   -B BUILDDIR      "base": the shoald of another build, to measure a change
 #                    (-S "shoal base" -B build/before: before and after)
 #   -o DIR           results folder (default tests/bench/results)
@@ -93,6 +94,7 @@ for s in $servers; do
 	shoal) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
 	ceiling) [ "$have_ceiling" = yes ] || { echo "bench: $SHOALD_CEILING missing" >&2; exit 1; } ;;
 	echo) [ "$have_echo" = yes ] || { echo "bench: $build/tests/bench/bench-echo missing" >&2; exit 1; } ;;
+	affinity) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
 	base) [ -x "$base_build/server/shoald" ] || { echo "bench: base needs -B BUILDDIR with server/shoald" >&2; exit 1; }
 		SHOALD_BASE=$(cd "$base_build" && pwd)/server/shoald ;;
 	nsd) command -v nsd >/dev/null || { echo "bench: nsd missing (apt-get install nsd)" >&2; exit 1; } ;;
@@ -368,10 +370,14 @@ spread_tsv=$T_DIR/spread.tsv
 if [ "$spread" = yes ] && [ "$have_shoald" = yes ]; then
 	zone=$T_DIR/zone-spread.zone
 	"$SRC/tests/bench/genzone.sh" "$origin" 1000 "$zone" "$T_DIR/queries-spread.txt" 10000 10
-	for mode in reuseport shared; do
+	for mode in reuseport shared cpu; do
 		for n in 2 4; do
 			p=$(free_port) || exit 1
-			start_shoal "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin" --socket-mode "$mode"
+			if [ "$mode" = cpu ]; then
+				start_affinity "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin"
+			else
+				start_shoal "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin" --socket-mode "$mode"
+			fi
 			wait_zone "$p" "h0.$origin" 30 >/dev/null || { log "shoald $mode did not start"; exit 1; }
 			out=$T_DIR/spread-$mode-$n.json
 			run_flood "$p" "$out" -d "$T_DIR/queries-spread.txt" -l "$seconds" -T 2 -c 500 \
@@ -423,7 +429,7 @@ case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
 	done
 	if [ -s "$spread_tsv" ]; then
 		echo
-		echo "## Spreading: shoald socket-mode, 1000 client sockets (shoal-flood -T 2 -c 500 --nsid)"
+		echo "## Spreading: shoald socket-mode (cpu: reuseport with --cpu-affinity yes), 1000 client sockets (shoal-flood -T 2 -c 500 --nsid)"
 		echo
 		echo "| socket-mode | threads | qps | answers per thread | max/min | stickiness |"
 		echo "|---|---|---|---|---|---|"

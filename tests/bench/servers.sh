@@ -128,6 +128,12 @@ start_echo() {
 	T_PIDS="$T_PIDS $SERVER_PID"
 }
 
+# start_affinity: shoald with --cpu-affinity yes (workers pinned, UDP steered
+# to the worker of the CPU that received it), to set against the plain hash.
+start_affinity() {
+	start_shoal "$@" --cpu-affinity yes
+}
+
 # start_base: the shoald of another build (bench.sh -B), started as shoal is,
 # to compare a change with what came before it on the same load.
 start_base() {
