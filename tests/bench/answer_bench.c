@@ -20,8 +20,7 @@
 #include "zone/zonedb.h"
 
 /* Every query of qs, rounds times: what callgrind counts (noinline: it is named). */
-__attribute__((noinline)) static size_t answer_rounds(const zonedb_t *db,
-						      const flood_queries_t *qs,
+__attribute__((noinline)) static size_t answer_rounds(const zonedb_t *db, const flood_queries_t *qs,
 						      unsigned rounds, const answer_ctx_t *ctx)
 {
 	static uint8_t out[DNS_TCP_MAX];
@@ -29,8 +28,8 @@ __attribute__((noinline)) static size_t answer_rounds(const zonedb_t *db,
 	for (unsigned r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < qs->count; i++) {
 			answer_info_t info;
-			octets += answer_query(db, qs->q[i].pkt, qs->q[i].len, out, 1232, ctx,
-					       &info);
+			octets +=
+				answer_query(db, qs->q[i].pkt, qs->q[i].len, out, 1232, ctx, &info);
 		}
 	}
 	return octets;
