@@ -49,6 +49,31 @@ void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, uns
 		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /*
+ * The messages of one load or transfer, bounded: a file of 10^5 bad
+ * records must not write 10^5 lines. The first LOAD_MAX_ERRORS errors and
+ * as many warnings go on to fn; the rest are only counted, and
+ * zone_msgs_end says how many were not shown. Counts are atomic, so the
+ * threads of one load may share it.
+ */
+typedef struct zone_msgs {
+	zone_msg_fn fn;
+	void *arg;
+	unsigned errors, warnings; /* seen, shown or not */
+} zone_msgs_t;
+
+/* Start counting for fn(arg) (fn may be NULL: nothing is shown). */
+void zone_msgs_init(zone_msgs_t *m, zone_msg_fn fn, void *arg);
+
+/* A zone_msg_fn with a zone_msgs_t as its arg: pass msg on within the bound. */
+void zone_msgs_pass(void *arg, bool is_error, const char *msg);
+
+/* Count n messages that were never formatted (a stretch's beyond its own bound). */
+void zone_msgs_skip(zone_msgs_t *m, bool is_error, unsigned n);
+
+/* Say "FILE: N more warnings/errors not shown" for those held back, once. */
+void zone_msgs_end(zone_msgs_t *m, const char *file);
+
+/*
  * The store builder: collects records (in any order) from the loader, then
  * sorts, checks and compiles them into a zone_t. One thread.
  */
@@ -127,6 +152,7 @@ typedef struct loader {
 	zone_msg_fn msg;
 	void *msg_arg;
 	struct ldns_struct_buffer *rdata; /* the ldns reader's RDATA buffer, or NULL */
+	zone_msgs_t *msgs; /* the whole load's bound (msg is zone_msgs_pass), or NULL */
 	int errors;
 	zone_limits_t limits;
 	load_budget_t *budget;

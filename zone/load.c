@@ -400,17 +400,26 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
  */
 #define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
 
-/* Messages of one stretch, kept until they can be passed on in order. */
+/*
+ * Messages of one stretch, kept until they can be passed on in order: no
+ * more of each kind than the whole load shows, the rest only counted.
+ */
 typedef struct msg_list {
 	char **text;
 	bool *is_error;
 	size_t count, cap;
-	bool lost; /* out of memory: some were dropped */
+	unsigned kept[2];   /* by is_error */
+	unsigned unkept[2]; /* beyond the bound */
+	bool lost;          /* out of memory: some were dropped */
 } msg_list_t;
 
 static void keep_msg(void *arg, bool is_error, const char *msg)
 {
 	msg_list_t *m = arg;
+	if (m->kept[is_error] >= LOAD_MAX_ERRORS) {
+		m->unkept[is_error]++;
+		return;
+	}
 	if (m->count == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 16;
 		char **t = realloc(m->text, cap * sizeof(*t));
@@ -430,6 +439,7 @@ static void keep_msg(void *arg, bool is_error, const char *msg)
 		return;
 	}
 	m->is_error[m->count++] = is_error;
+	m->kept[is_error]++;
 }
 
 /* One stretch and the thread reading it. */
@@ -631,6 +641,9 @@ static int take_stretch(loader_t *L, stretch_t *st)
 	}
 	free(st->msgs.text);
 	free(st->msgs.is_error);
+	for (int e = 0; e < 2; e++)
+		if (L->msgs)
+			zone_msgs_skip(L->msgs, e, st->msgs.unkept[e]);
 	if (st->msgs.lost)
 		zone_report(L->msg, L->msg_arg, false, st->file, 0,
 			    "out of memory: some messages about this file were lost");
@@ -775,11 +788,14 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	if (name_to_text(origin, text, sizeof(text)) < 0)
 		return SHOAL_EINVAL;
 	load_budget_t budget = { 0 };
-	loader_t L = { .msg = msg,
-		       .msg_arg = msg_arg,
+	zone_msgs_t msgs;
+	zone_msgs_init(&msgs, msg, msg_arg);
+	loader_t L = { .msg = zone_msgs_pass,
+		       .msg_arg = &msgs,
+		       .msgs = &msgs,
 		       .limits = limits ? *limits : (zone_limits_t)ZONE_LIMITS_DEFAULT,
 		       .budget = &budget };
-	L.b = zbuild_new(file, origin, msg, msg_arg);
+	L.b = zbuild_new(file, origin, zone_msgs_pass, &msgs);
 	int err = SHOAL_ENOMEM;
 	if (!L.b)
 		goto done;
@@ -794,6 +810,7 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	err = zbuild_finish(L.b, out);
 	L.b = NULL;
 done:
+	zone_msgs_end(&msgs, file);
 	zbuild_free(L.b);
 	if (L.rdata)
 		ldns_buffer_free(L.rdata);
