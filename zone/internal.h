@@ -118,6 +118,12 @@ int zbuild_merge(zbuild_t *b, zbuild_t *from);
 /* The zone's apex, lowercase wire form. */
 const uint8_t *zbuild_origin(const zbuild_t *b);
 
+/*
+ * Make zbuild_finish stop with SHOAL_ETIMEOUT once *cancel is set (looked
+ * at every ZONE_CANCEL_EVERY names; the flag must outlive b). NULL: never.
+ */
+void zbuild_watch(zbuild_t *b, const bool *cancel);
+
 /* Note an error found by the loader, so zbuild_finish fails. */
 void zbuild_fail(zbuild_t *b);
 
@@ -163,6 +169,31 @@ void zload_error(loader_t *L, const char *file, unsigned line, const char *text)
 
 /* True once zone_load_cancel(true) asked loads to stop. Any thread. */
 bool zload_cancelled(void);
+
+/* The flag zone_load_cancel sets, for a build of a load to watch. */
+const bool *zload_cancel_flag(void);
+
+/*
+ * Names a long step of a build (checks, nodes, hash, NSEC3 hashes, the
+ * changes since the last version) goes through between two looks at its
+ * cancel flag: a cancelled build stops within this many, so an abandoned
+ * reload does not hold the next one back until it ends. A transfer's
+ * build watches no flag (NULL): a reload abandoned meanwhile is no reason
+ * to drop it.
+ */
+#define ZONE_CANCEL_EVERY 1024
+
+/* At step i of such a step: is it the time to look, and is *cancel set? */
+static inline bool zone_stop_at(const bool *cancel, size_t i)
+{
+	return cancel && i % ZONE_CANCEL_EVERY == 0 && __atomic_load_n(cancel, __ATOMIC_RELAXED);
+}
+
+/* The same, at any step. */
+static inline bool zone_stopped(const bool *cancel)
+{
+	return zone_stop_at(cancel, 0);
+}
 
 /*
  * Follow an $INCLUDE of `path` (already resolved against the including
@@ -210,9 +241,10 @@ void zone_load_set_threads(int n, size_t split_min);
  * denial mode, the NSEC predecessor index or the NSEC3 chain with every
  * node's hash, and the RRSIGs of the negative SOA. Problems (NSEC3 owners
  * that do not fit the NSEC3PARAM, an unknown hash) are warnings naming
- * `file`. Returns 0 or SHOAL_ENOMEM.
+ * `file`. Stops hashing once *cancel (NULL: never) is set. Returns 0,
+ * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
  */
 int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_fn msg,
-		      void *msg_arg, const char *file);
+		      void *msg_arg, const char *file, const bool *cancel);
 
 #endif

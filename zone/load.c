@@ -47,6 +47,11 @@ bool zload_cancelled(void)
 	return __atomic_load_n(&load_cancelled, __ATOMIC_RELAXED);
 }
 
+const bool *zload_cancel_flag(void)
+{
+	return &load_cancelled;
+}
+
 /* Where a file was named: the zone's own file has no includer (file NULL). */
 typedef struct include_site {
 	const char *file;
@@ -800,6 +805,7 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	if (!L.b)
 		goto done;
 	zbuild_set_limits(L.b, &L.limits);
+	zbuild_watch(L.b, zload_cancel_flag());
 	err = load_file(&L, file, origin, 0, (include_site_t){ NULL, 0 });
 	if (err == SHOAL_ETIMEOUT)
 		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
@@ -809,6 +815,8 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 		zbuild_fail(L.b);
 	err = zbuild_finish(L.b, out);
 	L.b = NULL;
+	if (err == SHOAL_ETIMEOUT)
+		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 done:
 	zone_msgs_end(&msgs, file);
 	zbuild_free(L.b);

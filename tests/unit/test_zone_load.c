@@ -965,6 +965,8 @@ static void test_zone_size_limit(void)
 /* Every message of a load counted, the last one kept. */
 typedef struct tally {
 	unsigned errors, warnings;
+	unsigned hidden; /* warnings not shown, as the last line about them says */
+	bool cancelled;  /* "loading cancelled" was said */
 	char last[1024];
 } tally_t;
 
@@ -975,6 +977,10 @@ static void tally(void *arg, bool is_error, const char *msg)
 		t->errors++;
 	else
 		t->warnings++;
+	const char *p = strrchr(msg, ':');
+	if (p && !is_error)
+		sscanf(p + 1, "%u more warnings not shown", &t->hidden);
+	t->cancelled |= is_error && strstr(msg, "loading cancelled") != NULL;
 	snprintf(t->last, sizeof(t->last), "%s", msg);
 }
 
@@ -1058,6 +1064,81 @@ static void test_load_cancel(void)
 	zone_free(z);
 }
 
+/* A message callback that cancels the load at the first message it sees. */
+static void cancel_at_first(void *arg, bool is_error, const char *msg)
+{
+	tally(arg, is_error, msg);
+	zone_load_cancel(true);
+}
+
+#define CANCEL_NAMES 200000
+
+/*
+ * A cancel (reload-timeout, stop) seen while the records read are
+ * checked and compiled: the compile went on to the end, so an abandoned
+ * reload held the next one back for as long. Every name here has a TTL
+ * warning, found as its node is checked; the first one cancels. The load
+ * stops within a bounded number of names: the warnings counted (shown or
+ * not) say how far it went.
+ */
+static void test_cancel_while_compiling(void)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (int i = 0; i < CANCEL_NAMES; i++)
+		fprintf(f, "n%d 300 A 192.0.2.1\nn%d 600 A 192.0.2.2\n", i, i);
+	fclose(f);
+	tally_t t = { 0 };
+	zone_t *z = NULL;
+	int rc = zone_load(path, (const uint8_t *)"\3gen\4test", NULL, cancel_at_first, &t, &z);
+	zone_load_cancel(false);
+	unlink(path);
+	CU_ASSERT_EQUAL(rc, SHOAL_ETIMEOUT);
+	CU_ASSERT_PTR_NULL(z);
+	zone_free(z);
+	/* each name one warning, the summary line one more */
+	unsigned seen = t.warnings + t.hidden;
+	fprintf(stderr, "  rc %d, %u of %u names checked; last: %s\n", rc, seen, CANCEL_NAMES,
+		t.last);
+	CU_ASSERT(seen <= ZONE_CANCEL_EVERY + 1);
+	CU_ASSERT(t.cancelled);
+}
+
+/*
+ * The same while every name is hashed for NSEC3 (on the load's threads):
+ * the warning about an NSEC3 that does not fit the NSEC3PARAM comes right
+ * before the hashing, and cancels. Before, the hashing went on and the
+ * zone loaded.
+ */
+static void test_cancel_while_hashing(void)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("@ NSEC3PARAM 1 0 0 -\n"
+	      "00000000000000000000000000000000 NSEC3 1 0 0 - 00000000000000000000000000000001 A\n"
+	      "00000000000000000000000000000001 NSEC3 1 0 5 - 00000000000000000000000000000000 A\n",
+	      f);
+	for (int i = 0; i < CANCEL_NAMES / 4; i++)
+		fprintf(f, "n%d A 192.0.2.1\n", i);
+	fclose(f);
+	tally_t t = { 0 };
+	zone_t *z = NULL;
+	zone_load_set_threads(4, 0);
+	int rc = zone_load(path, (const uint8_t *)"\3gen\4test", NULL, cancel_at_first, &t, &z);
+	zone_load_set_threads(0, 0);
+	zone_load_cancel(false);
+	unlink(path);
+	CU_ASSERT_EQUAL(rc, SHOAL_ETIMEOUT);
+	CU_ASSERT_PTR_NULL(z);
+	CU_ASSERT(t.cancelled);
+	CU_ASSERT_EQUAL(t.warnings, 1); /* the NSEC3 that does not fit */
+	if (rc != SHOAL_ETIMEOUT)
+		fprintf(stderr, "  rc %d, last: %s\n", rc, t.last);
+	zone_free(z);
+}
+
 /*
  * Asking for huge pages must not split the mapping of an array the
  * builder grows with mremap: mremap refuses a range over two mappings
@@ -1115,6 +1196,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_load_cancel),
 		UNIT_TEST(test_messages_bounded),
 		UNIT_TEST(test_check_errors_bounded),
+		UNIT_TEST(test_cancel_while_compiling),
+		UNIT_TEST(test_cancel_while_hashing),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "zone_load", tests);
