@@ -216,6 +216,14 @@ int zload_include(loader_t *L, const char *file, unsigned line, const char *path
 int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
 	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth);
 
+/*
+ * For the ldns reader, which wraps numbers too big for their field: the
+ * scanner's words for the first number of the record text[0..len) (its
+ * TTL, or a numeric RDATA field before any field of many words) too big
+ * for its field, or NULL. directive: text is a $TTL line. (load_range.c)
+ */
+const char *zload_range_error(const char *text, size_t len, bool directive, uint16_t type);
+
 #define LOAD_THREADS_MAX 4
 
 /* The threads a load may use: zone_load_set_threads, or the CPUs online; 1 to 4. */

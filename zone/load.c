@@ -366,7 +366,22 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		}
 		ldns_rr *rr = NULL;
 		unsigned at = (unsigned)line + 1;
+		uint32_t ttl_was = ttl;
 		ldns_status s = ldns_rr_new_frm_fp_l(&rr, f, &ttl, &orig, &prev, &line);
+		long end = ftell(f);
+		const char *range = NULL;
+		if ((s == LDNS_STATUS_OK && rr) || s == LDNS_STATUS_SYNTAX_TTL)
+			range = zload_range_error(text + pos, end > pos ? (size_t)(end - pos) : 0,
+						  s == LDNS_STATUS_SYNTAX_TTL,
+						  rr ? (uint16_t)ldns_rr_get_type(rr) : 0);
+		if (range) {
+			/* refused as the scanner does, rather than read wrapped */
+			ldns_rr_free(rr);
+			rr = NULL;
+			ttl = ttl_was;
+			zload_error(L, file, at, range);
+			s = LDNS_STATUS_SYNTAX_EMPTY;
+		}
 		/* a $ORIGIN ldns could not read leaves none: go on with the file's (the error is
 		 * reported) */
 		if (!orig)
