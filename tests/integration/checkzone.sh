@@ -95,5 +95,7 @@ for reader in zscanner ldns; do
 		"$(wc -l <"$T_DIR/noisy.out")"
 	check_match "$reader: one line counts those not shown" \
 		"^warning: .*noisy.zone: 99950 more warnings not shown$" "$(cat "$T_DIR/noisy.out")"
+	check_match "$reader: and the summary counts them all" \
+		"^zone gen.test.: loaded, serial 1, 3 records, 100000 warnings$" "$(cat "$T_DIR/noisy.out")"
 done
 done_testing
