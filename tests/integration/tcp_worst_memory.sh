@@ -9,10 +9,7 @@
 # so the test skips itself under a sanitizer, whose allocator keeps what is freed.
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
-if [ -n "${SHOAL_SANITIZER:-}" ]; then
-	echo "SKIP: memory is not measured under the $SHOAL_SANITIZER sanitizer"
-	exit 77
-fi
+skip_memory_under_sanitizer
 TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
 SLOTS=16
 OUT=262144     # tcp-max-output, the default: 37 answers, under the 64 read ahead
