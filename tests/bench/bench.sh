@@ -305,6 +305,7 @@ if [ -n "$pinned" ]; then
 		set terminal pngcairo size 900,500
 		set style data histograms
 		set style histogram clustered
+		set key below
 		set style fill solid 0.8 border -1
 		set grid ytics
 		set yrange [0:*]
