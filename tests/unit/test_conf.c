@@ -473,6 +473,12 @@ static void test_man_page(void)
 		if (!strstr(paras[j], def))
 			fprintf(stderr, "\n  %s: shoald.conf(5) does not say \"%s\"\n", o->name,
 				def);
+		/* the page says which options shoalctl reconfig cannot apply, as the table does */
+		bool says = strstr(paras[j], "A change needs a restart") != NULL;
+		CU_ASSERT_EQUAL(says, o->restart);
+		if (says != o->restart)
+			fprintf(stderr, "\n  %s: shoald.conf(5) %s it needs a restart\n", o->name,
+				says ? "says" : "does not say");
 	}
 	for (size_t j = 0; j < n; j++) {
 		size_t i = 0;
