@@ -168,6 +168,43 @@ check_match "reconfig says the runtime changes are replaced" \
 	"zone-add/zone-remove change\(s\) since the last reconfig replaced" "$out"
 check_match "and removes c.test, which the file does not have" "removed: c.test;" "$out"
 
+# --- a secondary zone added at runtime transfers from its primary; removed, it is gone ---
+PORT3=$(free_port) || exit 99
+zone s.test 192.0.2.40
+cat >"$T_DIR/primary.conf" <<CONF
+listen: 127.0.0.1@$PORT3
+threads: 1
+zones:
+  - name: s.test
+    file: s.test.zone
+    provide-xfr: [ 127.0.0.1 NOKEY ]
+CONF
+"$SHOALD" -c "$T_DIR/primary.conf" >>"$T_DIR/primary.log" 2>&1 &
+PRIMARY=$!
+T_PIDS="$T_PIDS $PRIMARY"
+wait_until 60 answering 127.0.0.1 "$PORT3" || fail "the primary did not start"
+A_FILE=a2.test.zone conf "  - name: s.test
+    primaries: [ 127.0.0.1@$PORT3 NOKEY ]"
+out=$(ctl reconfig)
+check_eq "reconfig adding a secondary zone exits 0" 0 $?
+s_answers() { [ "$(q "$PORT" +short www.s.test A)" = 192.0.2.40 ]; }
+if wait_until 30 s_answers; then
+	pass "the secondary zone added at runtime transferred from its primary"
+else
+	fail "the secondary zone added at runtime transferred: [$(ctl zone-status)]"
+fi
+check_match "zone-status shows where it came from" "^s.test. .* source primary 127.0.0.1" \
+	"$(ctl zone-status)"
+out=$(ctl zone-remove s.test)
+check_eq "zone-remove of the secondary zone exits 0" 0 $?
+check_match "s.test is REFUSED after" "status: REFUSED" "$(q "$PORT" www.s.test A)"
+if ctl zone-status | grep -q '^s.test'; then
+	fail "its transfer state is gone from zone-status"
+else
+	pass "its transfer state is gone from zone-status"
+fi
+stop_pid "$PRIMARY"
+
 # --- the control run: a stop and start under the same load loses queries ---
 flood 4
 sleep 1.5
