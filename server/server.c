@@ -199,11 +199,15 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
 	/*
 	 * The secondary zones start anew with the new settings: each checks its
-	 * primaries at once, and a transfer running is given up. Workers hand
-	 * NOTIFY to the one they load inside their read section, so the old
-	 * one is freed after a grace period.
+	 * primaries at once, and a transfer running is given up. The old thread
+	 * ends first (two would save the same zone's file at once). Workers
+	 * hand NOTIFY to the one they load inside their read section, so the
+	 * old one is freed after a grace period.
 	 */
 	secondary_t *old = srv->secondary, *sec = NULL;
+	__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+	synchronize_rcu();
+	secondary_free(old);
 	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0)
 		log_error("reconfig: out of memory: secondary zones are not refreshed");
 	else if (sec && secondary_start(sec) < 0) {
@@ -212,8 +216,6 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 		sec = NULL;
 	}
 	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
-	synchronize_rcu();
-	secondary_free(old);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);
 	if (srv->zcfg != srv->cfg)
 		conf_free(srv->zcfg);

@@ -204,11 +204,13 @@ else
 	pass "its transfer state is gone from zone-status"
 fi
 stop_pid "$PRIMARY"
+check_eq "the primary exits 0" 0 $?
 
 # --- the control run: a stop and start under the same load loses queries ---
 flood 4
 sleep 1.5
 stop_pid "$SHOALD_PID"
+check_eq "the server that reconfigured exits 0 (no sanitizer report)" 0 $?
 start_shoald "$PORT" -c "$CONF" || exit 99
 flood_end "control run, stop and start instead of reconfig"
 if [ -n "$lost" ] && [ "$lost" -gt 0 ]; then
