@@ -168,9 +168,12 @@ check_match "reconfig says the runtime changes are replaced" \
 	"zone-add/zone-remove change\(s\) since the last reconfig replaced" "$out"
 check_match "and removes c.test, which the file does not have" "removed: c.test;" "$out"
 
-# --- a secondary zone added at runtime transfers from its primary; removed, it is gone ---
+# --- a secondary zone added at runtime transfers from its primary; removed, it is gone; a
+# primary zone added is sent NOTIFY as after a load. The peer: a second shoald, primary of
+# s.test and secondary of n.test. ---
 PORT3=$(free_port) || exit 99
 zone s.test 192.0.2.40
+zone n.test 192.0.2.50
 cat >"$T_DIR/primary.conf" <<CONF
 listen: 127.0.0.1@$PORT3
 threads: 1
@@ -178,15 +181,27 @@ zones:
   - name: s.test
     file: s.test.zone
     provide-xfr: [ 127.0.0.1 NOKEY ]
+  - name: n.test
+    primaries: [ 127.0.0.1@$PORT NOKEY ]
 CONF
 "$SHOALD" -c "$T_DIR/primary.conf" >>"$T_DIR/primary.log" 2>&1 &
 PRIMARY=$!
 T_PIDS="$T_PIDS $PRIMARY"
 wait_until 60 answering 127.0.0.1 "$PORT3" || fail "the primary did not start"
 A_FILE=a2.test.zone conf "  - name: s.test
-    primaries: [ 127.0.0.1@$PORT3 NOKEY ]"
+    primaries: [ 127.0.0.1@$PORT3 NOKEY ]
+  - name: n.test
+    file: n.test.zone
+    provide-xfr: [ 127.0.0.1 NOKEY ]
+    notify: [ 127.0.0.1@$PORT3 NOKEY ]"
 out=$(ctl reconfig)
-check_eq "reconfig adding a secondary zone exits 0" 0 $?
+check_eq "reconfig adding a secondary and a primary zone exits 0" 0 $?
+notified() { grep -q "NOTIFY n.test. serial 1 from 127.0.0.1" "$T_DIR/primary.log"; }
+if wait_until 30 notified; then
+	pass "the primary zone added was sent NOTIFY"
+else
+	fail "the primary zone added was sent NOTIFY: [$(cat "$T_DIR/primary.log")]"
+fi
 s_answers() { [ "$(q "$PORT" +short www.s.test A)" = 192.0.2.40 ]; }
 if wait_until 30 s_answers; then
 	pass "the secondary zone added at runtime transferred from its primary"
