@@ -26,12 +26,14 @@ ZONEFILE
 PORT=$(free_port) || exit 99
 CTL=$T_DIR/ctl
 CONF=$T_DIR/shoald.conf
-# conf [EXTRA-YAML]: the configuration with a.test (from $A_FILE), THREADS threads, and
+# conf [EXTRA-YAML]: the configuration with a.test (from $A_FILE), THREADS threads,
+# RELOAD_TIMEOUT, and
 # EXTRA-YAML after a.test's keys
 conf() {
 	cat >"$CONF.new" <<CONF
 listen: 127.0.0.1@$PORT
 threads: ${THREADS:-2}
+reload-timeout: ${RELOAD_TIMEOUT:-300}
 control: $CTL
 zones:
   - name: a.test
@@ -233,6 +235,40 @@ if [ -n "$lost" ] && [ "$lost" -gt 0 ]; then
 else
 	fail "a restart loses queries: lost [$lost] of [$sent]"
 fi
-stop_pid "$SHOALD_PID"
-check_eq "SIGTERM exits 0" 0 $?
+
+# --- one at a time: a reconfig stuck reading a file (holdthread stops the reload thread in
+# its first open) makes the next one "busy", and is abandoned at reload-timeout ---
+A_FILE=a2.test.zone RELOAD_TIMEOUT=2 conf
+out=$(ctl reconfig)
+check_eq "reconfig setting reload-timeout exits 0" 0 $?
+zone h.test 192.0.2.60
+A_FILE=a2.test.zone RELOAD_TIMEOUT=2 conf "  - name: h.test
+    file: h.test.zone"
+"$SHOAL_BUILDDIR/tests/integration/holdthread" "$SHOALD_PID" >"$T_DIR/hold.out" 2>&1 &
+HOLD_PID=$!
+T_PIDS="$T_PIDS $HOLD_PID"
+held=no
+if wait_line "$T_DIR/hold.out" "^attached|cannot trace" && grep -q '^attached' "$T_DIR/hold.out"; then
+	timeout 120 "$SHOALCTL" -s "$CTL" reconfig >"$T_DIR/held.out" 2>&1 &
+	HELD_CTL=$!
+	T_PIDS="$T_PIDS $HELD_CTL"
+	wait_line "$T_DIR/hold.out" "^held " && held=yes
+fi
+if [ $held = yes ]; then
+	out=$(ctl reconfig)
+	check_eq "a reconfig while one runs exits 1" 1 $?
+	check_match "and is answered busy" "busy: a reload or reconfig is running" "$out"
+	wait "$HELD_CTL"
+	check_eq "the stuck reconfig is answered with an error" 1 $?
+	check_match "refused at reload-timeout, nothing changed" \
+		"reconfig refused \(timed out\): nothing changed" "$(cat "$T_DIR/held.out")"
+	check_eq "a.test still answers" 192.0.2.11 "$(q "$PORT" +short www.a.test A)"
+	check_match "h.test is not served" "status: REFUSED" "$(q "$PORT" www.h.test A)"
+else
+	echo "# SKIP busy: holdthread cannot hold shoald's reload thread: $(cat "$T_DIR/hold.out")"
+fi
+
+stop_within "$SHOALD_PID"
+check_eq "SIGTERM exits 0, a reconfig thread held or not" 0 $?
+kill "$HOLD_PID" 2>/dev/null
 done_testing
