@@ -223,6 +223,37 @@ fi
 stop_pid "$PRIMARY"
 check_eq "the primary exits 0" 0 $?
 
+# --- a secondary zone removed while its transfer is in flight: the transfer is given up
+# (tests/xfr/bad_primary.pl sends stall.test's first message, then nothing) ---
+if command -v perl >/dev/null; then
+	PORTB=$(free_port) || exit 99
+	perl "$SHOAL_SRCDIR/tests/xfr/bad_primary.pl" "$PORTB" >"$T_DIR/bad.out" 2>&1 &
+	BAD=$!
+	T_PIDS="$T_PIDS $BAD"
+	wait_until 10 grep -q ready "$T_DIR/bad.out" || fail "bad_primary.pl did not start"
+	out=$(ctl zone-remove n.test) # keep the set small; n.test has done its part
+	A_FILE=a2.test.zone conf "  - name: stall.test
+    primaries: [ 127.0.0.1@$PORTB NOKEY ]"
+	out=$(ctl reconfig)
+	check_eq "reconfig adding stall.test exits 0" 0 $?
+	in_flight() { ss -Htn state established "( dport = :$PORTB )" | grep -q .; }
+	if wait_until 30 in_flight; then
+		pass "stall.test's transfer is in flight"
+	else
+		fail "stall.test's transfer is in flight"
+	fi
+	out=$(ctl zone-remove stall.test)
+	check_eq "zone-remove during its transfer exits 0" 0 $?
+	gone_conn() { ! in_flight; }
+	if wait_until 30 gone_conn; then
+		pass "the transfer in flight was given up"
+	else
+		fail "the transfer in flight was given up"
+	fi
+	check_eq "a.test still answers" 192.0.2.11 "$(q "$PORT" +short www.a.test A)"
+	kill "$BAD"
+fi
+
 # --- the control run: a stop and start under the same load loses queries ---
 flood 4
 sleep 1.5
