@@ -91,7 +91,10 @@ static void log_zones(const zonedb_t *db, const char *only)
 		if (only && !is_only(info.name, only))
 			continue;
 		if (!info.loaded)
-			log_warning("zone %s not loaded: %s", info.name, info.last_error);
+			log_warning("zone %s not loaded: %s", info.name,
+				    info.last_error[0]
+					    ? info.last_error
+					    : "nothing saved yet; its first transfer follows");
 		else if (info.last_error[0])
 			log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
 				    info.last_error);
