@@ -32,6 +32,10 @@ bool log_stderr_is_journal(void);
 /*
  * Log one message at `level` when it passes the threshold. Any thread: each
  * line is written with one write(2), so lines from threads do not mix.
+ * Never waits for a stalled reader of stderr (a pipe or socket): a line
+ * that does not fit is dropped, and the next one that does is preceded by
+ * "N log lines dropped (stderr was full)". syslog is still written with
+ * syslog(3), which may wait.
  * Never call per query: a bad query becomes an RCODE or a drop, not a line
  * in the log (doc/design.md, "Query path").
  */

@@ -41,10 +41,18 @@ typedef struct counts {
 static void on_msg(void *arg, bool is_error, const char *msg)
 {
 	counts_t *c = arg;
+	/* "FILE: N more warnings not shown" (at most 50 of each are): the counts say all */
+	const char *p = strrchr(msg, ':');
+	unsigned more = 0;
+	if (p &&
+	    sscanf(p + 1, is_error ? " %u more errors not shown" : " %u more warnings not shown",
+		   &more) == 1 &&
+	    more > 0)
+		more--; /* this line is counted below */
 	if (is_error)
-		c->errors++;
+		c->errors += 1 + more;
 	else
-		c->warnings++;
+		c->warnings += 1 + more;
 	if (is_error || !c->quiet)
 		fprintf(stderr, "%s: %s\n", is_error ? "error" : "warning", msg);
 }

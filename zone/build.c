@@ -48,6 +48,7 @@ struct zbuild {
 	uint32_t max_types; /* per name, a signed type counting twice */
 	uint32_t max_nsec3_iterations;
 	uint32_t max_records; /* per RRset (per type covered for RRSIG) */
+	const bool *cancel;   /* zbuild_watch, or NULL */
 	bool failed;
 };
 
@@ -180,6 +181,11 @@ void zbuild_free(zbuild_t *b)
 const uint8_t *zbuild_origin(const zbuild_t *b)
 {
 	return b->origin;
+}
+
+void zbuild_watch(zbuild_t *b, const bool *cancel)
+{
+	b->cancel = cancel;
 }
 
 void zbuild_fail(zbuild_t *b)
@@ -727,6 +733,10 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 	zdesc_t *d = NULL;
 	const uint8_t *prev = NULL;
 	for (size_t i = 0; i < n;) {
+		if (zone_stop_at(b->cancel, k + 1)) {
+			shed(d, cap, sizeof(*d));
+			return SHOAL_ETIMEOUT;
+		}
 		zrec_t *r = rec_at(b, recs[i]);
 		size_t j = i + 1;
 		while (j < n && same_owner(r, rec_at(b, recs[j])))
@@ -900,7 +910,7 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 	return 0;
 }
 
-static int build_hash(zone_t *z, zarena_t *a)
+static int build_hash(zone_t *z, zarena_t *a, const bool *cancel)
 {
 	/* load factor 3/4: linear probing stays short, no power-of-two waste */
 	size_t cap = z->node_count + z->node_count / 3 + 2;
@@ -911,6 +921,8 @@ static int build_hash(zone_t *z, zarena_t *a)
 	z->hash_size = (uint32_t)cap;
 	const uint8_t *key = z->hash_key = zone_hash_key();
 	for (size_t i = 0; i < z->node_count; i++) {
+		if (zone_stop_at(cancel, i + 1))
+			return SHOAL_ETIMEOUT;
 		uint64_t hv = name_hash(z->nodes[i].name, key);
 		uint32_t j = zhash_start(hv, z->hash_size);
 		while (h[j].idx)
@@ -954,6 +966,8 @@ static void link_nodes(znode_t *nodes, size_t count)
 static void check_glue(zbuild_t *b, const zone_t *z, const zdesc_t *d, const size_t *recs)
 {
 	for (size_t i = 0; i < z->node_count; i++) {
+		if (zone_stop_at(b->cancel, i + 1))
+			return; /* compile sees it too */
 		const znode_t *n = &z->nodes[i];
 		if (!(n->flags & ZNODE_DELEG) || (n->flags & ZNODE_OCCLUDED))
 			continue;
@@ -1022,6 +1036,7 @@ typedef struct fill_job {
 	zarena_t *arena[LOAD_THREADS_MAX];
 	size_t next;      /* the next arena slot, taken atomically */
 	size_t failed_at; /* the lowest node that failed, or SIZE_MAX */
+	bool cancelled;   /* a range stopped at the load's cancel */
 	int err;
 } fill_job_t;
 
@@ -1031,6 +1046,10 @@ static void fill_range(void *arg, size_t from, size_t to)
 	size_t slot = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
 	zarena_t *a = job->arena[slot] = zarena_new();
 	for (size_t i = from; i < to; i++) {
+		if (zone_stop_at(job->b->cancel, i - from + 1)) {
+			__atomic_store_n(&job->cancelled, true, __ATOMIC_RELAXED);
+			return;
+		}
 		int err = a ? fill_node(job->b, a, &job->d[i], job->recs, &job->nodes[i], false)
 			    : SHOAL_ENOMEM;
 		if (err < 0) {
@@ -1054,6 +1073,8 @@ static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *
 	for (size_t i = 0; i < k; i++)
 		if (!job.arena[i] || zarena_adopt(a, job.arena[i]) < 0)
 			err = SHOAL_ENOMEM;
+	if (job.cancelled)
+		return err < 0 ? err : SHOAL_ETIMEOUT;
 	if (job.failed_at != SIZE_MAX)
 		/* again, here, to say why: the zone is refused anyway */
 		err = fill_node(b, a, &d[job.failed_at], recs, &nodes[job.failed_at], true);
@@ -1082,7 +1103,7 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 	z->rr_count = rr_count;
 	z->loaded_at = time(NULL);
 	z->refs = 1;
-	if ((err = build_hash(z, z->arena)) < 0)
+	if ((err = build_hash(z, z->arena, b->cancel)) < 0)
 		goto done;
 	if (!znode_rrset(z->apex, DNS_TYPE_NS)) {
 		/* Knot warns and NSD is silent; both serve the zone (RFC 1034 4.2.1 wants NS) */
@@ -1090,10 +1111,13 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 			    "no NS records at the zone apex %s", b->origin_text);
 	}
 	check_glue(b, z, d, recs);
+	err = SHOAL_ETIMEOUT;
+	if (zone_stopped(b->cancel))
+		goto done;
 	if ((err = build_neg_soa(z, z->arena)) < 0)
 		goto done;
 	if ((err = zone_dnssec_build(z, z->arena, b->max_nsec3_iterations, b->msg, b->msg_arg,
-				     b->file)) < 0)
+				     b->file, b->cancel)) < 0)
 		goto done;
 	if (b->failed) {
 		err = SHOAL_EZONE;
@@ -1133,13 +1157,18 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 	}
 	if (b->rec_count && sort_records(b) < 0)
 		goto done;
+	err = SHOAL_ETIMEOUT;
+	if (zone_stopped(b->cancel))
+		goto done;
 	/*
 	 * The records kept overwrite the index in place: a node's are written
 	 * at or before where they were read (duplicates only drop out), so the
 	 * peak of a big load holds no second index.
 	 */
 	kept = b->recs;
-	for (size_t i = 0; i < b->rec_count;) {
+	for (size_t i = 0, names = 0; i < b->rec_count; names++) {
+		if (zone_stop_at(b->cancel, names + 1))
+			goto done;
 		size_t j = i + 1;
 		while (j < b->rec_count && same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j])))
 			j++;
@@ -1158,6 +1187,9 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 		goto done;
 	}
 	if ((err = plan_nodes(b, kept, n, &d, &count, &d_cap)) < 0)
+		goto done;
+	err = SHOAL_ETIMEOUT;
+	if (zone_stopped(b->cancel))
 		goto done;
 	err = compile(b, kept, d, count, n, out);
 done:

@@ -297,6 +297,12 @@ static size_t held(const changeset_t *cs)
 
 int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, changeset_t **out)
 {
+	return changeset_diff_watch(old, new, max_octets, NULL, out);
+}
+
+int changeset_diff_watch(const zone_t *old, const zone_t *new, size_t max_octets,
+			 const bool *cancel, changeset_t **out)
+{
 	changeset_t *cs = changeset_new();
 	if (!cs)
 		return SHOAL_ENOMEM;
@@ -309,7 +315,11 @@ int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, chan
 	uint8_t ka[ZONE_KEY_MAX], kb[ZONE_KEY_MAX];
 	size_t i = 0, j = 0, la = 0, lb = 0;
 	bool have_a = false, have_b = false;
-	while (err == 0 && (i < old->node_count || j < new->node_count)) {
+	for (size_t step = 1; err == 0 && (i < old->node_count || j < new->node_count); step++) {
+		if (zone_stop_at(cancel, step)) {
+			err = SHOAL_ETIMEOUT;
+			break;
+		}
 		if (i < old->node_count && !have_a) {
 			la = zone_name_key(old->nodes[i].name, ka);
 			have_a = true;
@@ -341,9 +351,9 @@ int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, chan
 	if (err == 0)
 		err = changeset_seal(cs);
 	if (err < 0) {
-		/* zone data always fits its type: only memory or the bound can end it */
+		/* zone data always fits its type: only memory, the bound or a cancel end it */
 		changeset_unref(cs);
-		return err == SHOAL_ESPACE ? err : SHOAL_ENOMEM;
+		return err == SHOAL_ESPACE || err == SHOAL_ETIMEOUT ? err : SHOAL_ENOMEM;
 	}
 	*out = cs;
 	return 0;

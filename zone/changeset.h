@@ -85,6 +85,14 @@ void changeset_unref(const changeset_t *cs);
 int changeset_diff(const zone_t *old, const zone_t *new, size_t max_octets, changeset_t **out);
 
 /*
+ * changeset_diff that stops with SHOAL_ETIMEOUT once *cancel is set
+ * (looked at every 1024 names; NULL: never), for a reload that may be
+ * abandoned.
+ */
+int changeset_diff_watch(const zone_t *old, const zone_t *new, size_t max_octets,
+			 const bool *cancel, changeset_t **out);
+
+/*
  * RFC 1995 6: sets[0..n) (consecutive: each one's `to` the next one's
  * `from`) condensed into one changeset from sets[0]->from to
  * sets[n-1]->to: a record added and deleted again in between is not sent,

@@ -177,14 +177,20 @@ static bool only_nsec3(const znode_t *n)
 struct match_job {
 	const zone_t *z;
 	const znode_t **match;
+	const bool *cancel;
+	bool cancelled; /* a range stopped at *cancel */
 };
 
 static void match_range(void *arg, size_t from, size_t to)
 {
-	const struct match_job *job = arg;
+	struct match_job *job = arg;
 	const zone_t *z = job->z;
 	const zone_nsec3_t *p = &z->nsec3;
 	for (size_t i = from; i < to; i++) {
+		if (zone_stop_at(job->cancel, i - from + 1)) {
+			__atomic_store_n(&job->cancelled, true, __ATOMIC_RELAXED);
+			return;
+		}
 		const znode_t *n = &z->nodes[i];
 		job->match[i] = NULL;
 		if (n->flags & (ZNODE_NSEC3 | ZNODE_OCCLUDED))
@@ -197,7 +203,8 @@ static void match_range(void *arg, size_t from, size_t to)
 	}
 }
 
-static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file)
+static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, const char *file,
+		       const bool *cancel)
 {
 	zone_nsec3_t *p = &z->nsec3;
 	size_t count = 0;
@@ -248,8 +255,10 @@ static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, c
 	p->hashes = hashes;
 	p->owners = owners;
 	/* the names that exist, hashed once here so that queries need not */
-	struct match_job job = { z, match };
+	struct match_job job = { z, match, cancel, false };
 	zone_parallel(z->node_count, match_range, &job);
+	if (job.cancelled)
+		return SHOAL_ETIMEOUT;
 	p->match = match;
 	z->denial = ZONE_DENIAL_NSEC3;
 	if (p->iterations > NSEC3_ITERATIONS_WARN)
@@ -261,7 +270,7 @@ static int build_nsec3(zone_t *z, zarena_t *a, zone_msg_fn msg, void *msg_arg, c
 }
 
 int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_fn msg,
-		      void *msg_arg, const char *file)
+		      void *msg_arg, const char *file, const bool *cancel)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	if (soa && soa->sigs &&
@@ -277,7 +286,7 @@ int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_
 				    z->nsec3.iterations, max_iterations);
 			return SHOAL_EZONE;
 		}
-		return build_nsec3(z, a, msg, msg_arg, file);
+		return build_nsec3(z, a, msg, msg_arg, file, cancel);
 	}
 	if (znode_rrset(z->apex, DNS_TYPE_NSEC3PARAM))
 		zone_report(msg, msg_arg, false, file, 0,

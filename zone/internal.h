@@ -49,6 +49,31 @@ void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, uns
 		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /*
+ * The messages of one load or transfer, bounded: a file of 10^5 bad
+ * records must not write 10^5 lines. The first LOAD_MAX_ERRORS errors and
+ * as many warnings go on to fn; the rest are only counted, and
+ * zone_msgs_end says how many were not shown. Counts are atomic, so the
+ * threads of one load may share it.
+ */
+typedef struct zone_msgs {
+	zone_msg_fn fn;
+	void *arg;
+	unsigned errors, warnings; /* seen, shown or not */
+} zone_msgs_t;
+
+/* Start counting for fn(arg) (fn may be NULL: nothing is shown). */
+void zone_msgs_init(zone_msgs_t *m, zone_msg_fn fn, void *arg);
+
+/* A zone_msg_fn with a zone_msgs_t as its arg: pass msg on within the bound. */
+void zone_msgs_pass(void *arg, bool is_error, const char *msg);
+
+/* Count n messages that were never formatted (a stretch's beyond its own bound). */
+void zone_msgs_skip(zone_msgs_t *m, bool is_error, unsigned n);
+
+/* Say "FILE: N more warnings/errors not shown" for those held back, once. */
+void zone_msgs_end(zone_msgs_t *m, const char *file);
+
+/*
  * The store builder: collects records (in any order) from the loader, then
  * sorts, checks and compiles them into a zone_t. One thread.
  */
@@ -93,6 +118,12 @@ int zbuild_merge(zbuild_t *b, zbuild_t *from);
 /* The zone's apex, lowercase wire form. */
 const uint8_t *zbuild_origin(const zbuild_t *b);
 
+/*
+ * Make zbuild_finish stop with SHOAL_ETIMEOUT once *cancel is set (looked
+ * at every ZONE_CANCEL_EVERY names; the flag must outlive b). NULL: never.
+ */
+void zbuild_watch(zbuild_t *b, const bool *cancel);
+
 /* Note an error found by the loader, so zbuild_finish fails. */
 void zbuild_fail(zbuild_t *b);
 
@@ -127,6 +158,7 @@ typedef struct loader {
 	zone_msg_fn msg;
 	void *msg_arg;
 	struct ldns_struct_buffer *rdata; /* the ldns reader's RDATA buffer, or NULL */
+	zone_msgs_t *msgs; /* the whole load's bound (msg is zone_msgs_pass), or NULL */
 	int errors;
 	zone_limits_t limits;
 	load_budget_t *budget;
@@ -137,6 +169,31 @@ void zload_error(loader_t *L, const char *file, unsigned line, const char *text)
 
 /* True once zone_load_cancel(true) asked loads to stop. Any thread. */
 bool zload_cancelled(void);
+
+/* The flag zone_load_cancel sets, for a build of a load to watch. */
+const bool *zload_cancel_flag(void);
+
+/*
+ * Names a long step of a build (checks, nodes, hash, NSEC3 hashes, the
+ * changes since the last version) goes through between two looks at its
+ * cancel flag: a cancelled build stops within this many, so an abandoned
+ * reload does not hold the next one back until it ends. A transfer's
+ * build watches no flag (NULL): a reload abandoned meanwhile is no reason
+ * to drop it.
+ */
+#define ZONE_CANCEL_EVERY 1024
+
+/* At step i of such a step: is it the time to look, and is *cancel set? */
+static inline bool zone_stop_at(const bool *cancel, size_t i)
+{
+	return cancel && i % ZONE_CANCEL_EVERY == 0 && __atomic_load_n(cancel, __ATOMIC_RELAXED);
+}
+
+/* The same, at any step. */
+static inline bool zone_stopped(const bool *cancel)
+{
+	return zone_stop_at(cancel, 0);
+}
 
 /*
  * Follow an $INCLUDE of `path` (already resolved against the including
@@ -158,6 +215,14 @@ int zload_include(loader_t *L, const char *file, unsigned line, const char *path
  */
 int zload_zs(loader_t *L, const char *file, char *text, size_t size, unsigned first_line,
 	     uint8_t origin[NAME_MAXLEN], uint32_t *ttl, int depth);
+
+/*
+ * For the ldns reader, which wraps numbers too big for their field: the
+ * scanner's words for the first number of the record text[0..len) (its
+ * TTL, or a numeric RDATA field before any field of many words) too big
+ * for its field, or NULL. directive: text is a $TTL line. (load_range.c)
+ */
+const char *zload_range_error(const char *text, size_t len, bool directive, uint16_t type);
 
 #define LOAD_THREADS_MAX 4
 
@@ -184,9 +249,10 @@ void zone_load_set_threads(int n, size_t split_min);
  * denial mode, the NSEC predecessor index or the NSEC3 chain with every
  * node's hash, and the RRSIGs of the negative SOA. Problems (NSEC3 owners
  * that do not fit the NSEC3PARAM, an unknown hash) are warnings naming
- * `file`. Returns 0 or SHOAL_ENOMEM.
+ * `file`. Stops hashing once *cancel (NULL: never) is set. Returns 0,
+ * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
  */
 int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_fn msg,
-		      void *msg_arg, const char *file);
+		      void *msg_arg, const char *file, const bool *cancel);
 
 #endif

@@ -47,6 +47,11 @@ bool zload_cancelled(void)
 	return __atomic_load_n(&load_cancelled, __ATOMIC_RELAXED);
 }
 
+const bool *zload_cancel_flag(void)
+{
+	return &load_cancelled;
+}
+
 /* Where a file was named: the zone's own file has no includer (file NULL). */
 typedef struct include_site {
 	const char *file;
@@ -361,7 +366,22 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
 		}
 		ldns_rr *rr = NULL;
 		unsigned at = (unsigned)line + 1;
+		uint32_t ttl_was = ttl;
 		ldns_status s = ldns_rr_new_frm_fp_l(&rr, f, &ttl, &orig, &prev, &line);
+		long end = ftell(f);
+		const char *range = NULL;
+		if ((s == LDNS_STATUS_OK && rr) || s == LDNS_STATUS_SYNTAX_TTL)
+			range = zload_range_error(text + pos, end > pos ? (size_t)(end - pos) : 0,
+						  s == LDNS_STATUS_SYNTAX_TTL,
+						  rr ? (uint16_t)ldns_rr_get_type(rr) : 0);
+		if (range) {
+			/* refused as the scanner does, rather than read wrapped */
+			ldns_rr_free(rr);
+			rr = NULL;
+			ttl = ttl_was;
+			zload_error(L, file, at, range);
+			s = LDNS_STATUS_SYNTAX_EMPTY;
+		}
 		/* a $ORIGIN ldns could not read leaves none: go on with the file's (the error is
 		 * reported) */
 		if (!orig)
@@ -400,17 +420,26 @@ static int load_text(loader_t *L, const char *file, char *text, size_t size, int
  */
 #define LOAD_SPLIT_MIN (4u << 20) /* octets after the directives worth splitting */
 
-/* Messages of one stretch, kept until they can be passed on in order. */
+/*
+ * Messages of one stretch, kept until they can be passed on in order: no
+ * more of each kind than the whole load shows, the rest only counted.
+ */
 typedef struct msg_list {
 	char **text;
 	bool *is_error;
 	size_t count, cap;
-	bool lost; /* out of memory: some were dropped */
+	unsigned kept[2];   /* by is_error */
+	unsigned unkept[2]; /* beyond the bound */
+	bool lost;          /* out of memory: some were dropped */
 } msg_list_t;
 
 static void keep_msg(void *arg, bool is_error, const char *msg)
 {
 	msg_list_t *m = arg;
+	if (m->kept[is_error] >= LOAD_MAX_ERRORS) {
+		m->unkept[is_error]++;
+		return;
+	}
 	if (m->count == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 16;
 		char **t = realloc(m->text, cap * sizeof(*t));
@@ -430,6 +459,7 @@ static void keep_msg(void *arg, bool is_error, const char *msg)
 		return;
 	}
 	m->is_error[m->count++] = is_error;
+	m->kept[is_error]++;
 }
 
 /* One stretch and the thread reading it. */
@@ -631,6 +661,9 @@ static int take_stretch(loader_t *L, stretch_t *st)
 	}
 	free(st->msgs.text);
 	free(st->msgs.is_error);
+	for (int e = 0; e < 2; e++)
+		if (L->msgs)
+			zone_msgs_skip(L->msgs, e, st->msgs.unkept[e]);
 	if (st->msgs.lost)
 		zone_report(L->msg, L->msg_arg, false, st->file, 0,
 			    "out of memory: some messages about this file were lost");
@@ -775,15 +808,19 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 	if (name_to_text(origin, text, sizeof(text)) < 0)
 		return SHOAL_EINVAL;
 	load_budget_t budget = { 0 };
-	loader_t L = { .msg = msg,
-		       .msg_arg = msg_arg,
+	zone_msgs_t msgs;
+	zone_msgs_init(&msgs, msg, msg_arg);
+	loader_t L = { .msg = zone_msgs_pass,
+		       .msg_arg = &msgs,
+		       .msgs = &msgs,
 		       .limits = limits ? *limits : (zone_limits_t)ZONE_LIMITS_DEFAULT,
 		       .budget = &budget };
-	L.b = zbuild_new(file, origin, msg, msg_arg);
+	L.b = zbuild_new(file, origin, zone_msgs_pass, &msgs);
 	int err = SHOAL_ENOMEM;
 	if (!L.b)
 		goto done;
 	zbuild_set_limits(L.b, &L.limits);
+	zbuild_watch(L.b, zload_cancel_flag());
 	err = load_file(&L, file, origin, 0, (include_site_t){ NULL, 0 });
 	if (err == SHOAL_ETIMEOUT)
 		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
@@ -793,7 +830,10 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 		zbuild_fail(L.b);
 	err = zbuild_finish(L.b, out);
 	L.b = NULL;
+	if (err == SHOAL_ETIMEOUT)
+		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 done:
+	zone_msgs_end(&msgs, file);
 	zbuild_free(L.b);
 	if (L.rdata)
 		ldns_buffer_free(L.rdata);

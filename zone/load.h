@@ -76,7 +76,9 @@ typedef void (*zone_msg_fn)(void *arg, bool is_error, const char *msg);
 
 /*
  * With cancel true, loads in progress stop at their next record or read
- * (a read blocked in the kernel finishes first), and loads started while
+ * (a read blocked in the kernel finishes first) or, while the records
+ * read are checked, compiled, hashed for NSEC3 or compared with the
+ * version served, within 1024 names; loads started while
  * it stays true stop at once: zone_load and zonedb_build return
  * SHOAL_ETIMEOUT and report "FILE: loading cancelled". false lets loads
  * run again. Any thread.

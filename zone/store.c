@@ -233,6 +233,36 @@ void zone_report(zone_msg_fn fn, void *arg, bool is_error, const char *file, uns
 	fn(arg, is_error, msg);
 }
 
+void zone_msgs_init(zone_msgs_t *m, zone_msg_fn fn, void *arg)
+{
+	*m = (zone_msgs_t){ .fn = fn, .arg = arg };
+}
+
+void zone_msgs_pass(void *arg, bool is_error, const char *msg)
+{
+	zone_msgs_t *m = arg;
+	unsigned *seen = is_error ? &m->errors : &m->warnings;
+	if (__atomic_add_fetch(seen, 1, __ATOMIC_RELAXED) <= LOAD_MAX_ERRORS && m->fn)
+		m->fn(m->arg, is_error, msg);
+}
+
+void zone_msgs_skip(zone_msgs_t *m, bool is_error, unsigned n)
+{
+	__atomic_add_fetch(is_error ? &m->errors : &m->warnings, n, __ATOMIC_RELAXED);
+}
+
+void zone_msgs_end(zone_msgs_t *m, const char *file)
+{
+	unsigned warnings = __atomic_exchange_n(&m->warnings, 0, __ATOMIC_RELAXED);
+	unsigned errors = __atomic_exchange_n(&m->errors, 0, __ATOMIC_RELAXED);
+	if (warnings > LOAD_MAX_ERRORS)
+		zone_report(m->fn, m->arg, false, file, 0, "%u more warnings not shown",
+			    warnings - LOAD_MAX_ERRORS);
+	if (errors > LOAD_MAX_ERRORS)
+		zone_report(m->fn, m->arg, true, file, 0, "%u more errors not shown",
+			    errors - LOAD_MAX_ERRORS);
+}
+
 /* ---- hash key ---- */
 
 static uint8_t hash_key[crypto_shorthash_KEYBYTES];

@@ -31,8 +31,9 @@ struct xfr_in {
 	xfr_in_limits_t limits;
 	zone_limits_t zone_limits;
 	char *label;
-	zone_msg_fn msg;
+	zone_msg_fn msg; /* zone_msgs_pass, through msgs */
 	void *msg_arg;
+	zone_msgs_t msgs;
 	enum xfr_state state;
 	enum xfr_in_kind kind;
 	int err;
@@ -76,8 +77,9 @@ xfr_in_t *xfr_in_new(const uint8_t *apex, uint16_t qtype, uint16_t id, const zon
 	if (limits)
 		x->limits = *limits;
 	x->zone_limits = zone_limits ? *zone_limits : (zone_limits_t)ZONE_LIMITS_DEFAULT;
-	x->msg = msg;
-	x->msg_arg = msg_arg;
+	zone_msgs_init(&x->msgs, msg, msg_arg);
+	x->msg = zone_msgs_pass;
+	x->msg_arg = &x->msgs;
 	return x;
 }
 
@@ -85,6 +87,7 @@ void xfr_in_free(xfr_in_t *x)
 {
 	if (!x)
 		return;
+	zone_msgs_end(&x->msgs, x->label);
 	zone_unref(x->current);
 	zbuild_free(x->b);
 	changeset_unref(x->cs);
@@ -556,6 +559,7 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 		return err;
 	err = zbuild_finish(x->b, out);
 	x->b = NULL;
+	zone_msgs_end(&x->msgs, x->label);
 	if (err < 0) {
 		x->err = err; /* the builder reported why */
 		return err;

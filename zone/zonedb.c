@@ -143,17 +143,23 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 /*
  * A reload brought `now` where `was` was served: record the changes in
  * the journal for IXFR when the serial went forward (RFC 1982); otherwise
- * the history no longer leads to what is served, and goes.
+ * the history no longer leads to what is served, and goes. A cancelled
+ * load (zone_load_cancel) stops the comparison: SHOAL_ETIMEOUT, the
+ * journal untouched; otherwise 0.
  */
-static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, zone_msg_fn msg,
-			  void *msg_arg)
+static int record_change(zentry_t *e, const zone_t *was, const zone_t *now, zone_msg_fn msg,
+			 void *msg_arg)
 {
 	journal_info_t ji;
 	journal_get_info(e->journal, &ji);
 	if (ji.max_octets == 0 || was == now)
-		return;
+		return 0;
 	changeset_t *cs = NULL;
-	int err = changeset_diff(was, now, ji.max_octets, &cs);
+	int err = changeset_diff_watch(was, now, ji.max_octets, zload_cancel_flag(), &cs);
+	if (err == SHOAL_ETIMEOUT) {
+		zone_report(msg, msg_arg, true, e->file, 0, "loading cancelled");
+		return err;
+	}
 	if (err < 0) {
 		zone_report(msg, msg_arg, false, e->file, 0,
 			    "the changes from serial %u to %u %s: "
@@ -162,22 +168,23 @@ static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, zon
 			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
 						: "found no memory");
 		journal_clear(e->journal);
-		return;
+		return 0;
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
 	if (serial_gt(now->serial, was->serial)) {
 		journal_add(e->journal, cs);
-		return;
+		return 0;
 	}
 	changeset_unref(cs);
 	if (!changed && now->serial == was->serial)
-		return; /* the same version read again */
+		return 0; /* the same version read again */
 	zone_report(msg, msg_arg, false, e->file, 0,
 		    "the serial went from %u to %u, not forward "
 		    "(RFC 1982)%s",
 		    was->serial, now->serial,
 		    changed ? ": secondaries will not see the changes" : "");
 	journal_clear(e->journal);
+	return 0;
 }
 
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
@@ -242,8 +249,11 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		e->apex_len = (uint8_t)len;
 		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
 		int err = zone_load(e->file, e->apex, &specs[i].limits, tap_msg, &tap, &e->zone);
-		if (err == 0 && prev && prev->zone)
-			record_change(e, prev->zone, e->zone, msg, msg_arg);
+		if (err == 0 && prev && prev->zone &&
+		    (err = record_change(e, prev->zone, e->zone, msg, msg_arg)) < 0) {
+			zone_unref(e->zone);
+			e->zone = NULL;
+		}
 		if (err == 0)
 			continue;
 		if (e->last_error[0] == '\0')

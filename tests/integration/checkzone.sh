@@ -81,4 +81,21 @@ check_eq "-r 65536: usage error" 2 $?
 
 out=$("$CHECKZONE" -q "$ZONES/outside.zone" example.com 2>&1)
 check_eq "-q: a zone with warnings prints nothing" "" "$out"
+
+# Warnings are bounded as errors are: 100,000 records outside the zone gave
+# 100,000 lines; now the first 50 and one line that counts the rest.
+{
+	printf '$ORIGIN gen.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n'
+	seq 1 100000 | sed 's/.*/w&.example.org. A 192.0.2.1/'
+} >"$T_DIR/noisy.zone"
+for reader in zscanner ldns; do
+	"$CHECKZONE" -R $reader "$T_DIR/noisy.zone" gen.test >"$T_DIR/noisy.out" 2>&1
+	check_eq "$reader: 100,000 warnings: the zone loads" 0 $?
+	check_eq "$reader: and 52 lines are printed (50, the rest counted, the summary)" 52 \
+		"$(wc -l <"$T_DIR/noisy.out")"
+	check_match "$reader: one line counts those not shown" \
+		"^warning: .*noisy.zone: 99950 more warnings not shown$" "$(cat "$T_DIR/noisy.out")"
+	check_match "$reader: and the summary counts them all" \
+		"^zone gen.test.: loaded, serial 1, 3 records, 100000 warnings$" "$(cat "$T_DIR/noisy.out")"
+done
 done_testing

@@ -6,10 +6,7 @@
 # under a sanitizer, whose allocator keeps what is freed.
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
-if [ -n "${SHOAL_SANITIZER:-}" ]; then
-	echo "SKIP: memory is not measured under the $SHOAL_SANITIZER sanitizer"
-	exit 77
-fi
+skip_memory_under_sanitizer
 TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
 CONNS=256
 QUERIES=1500

@@ -349,6 +349,36 @@ static void test_outside_the_zone(void)
 		"CNAME and other data at the same name");
 }
 
+/*
+ * A transfer's warnings are bounded as a load's are: 1000 delegations
+ * without glue gave 1000 log lines. Now 50 and one line for the rest.
+ */
+static void test_warnings_bounded(void)
+{
+	enum { CUTS = 1000 };
+	static char text[CUTS][64];
+	const char *rrs[CUTS + 4];
+	size_t n = 0;
+	rrs[n++] = SOA(2);
+	rrs[n++] = "j.test. NS ns1.j.test.";
+	rrs[n++] = "ns1.j.test. A 192.0.2.1";
+	for (int i = 0; i < CUTS; i++) {
+		snprintf(text[i], sizeof(text[i]), "cut%d.j.test. NS ns.cut%d.j.test.", i, i);
+		rrs[n++] = text[i];
+	}
+	rrs[n++] = SOA(2);
+	xfr_in_t *x = start(DNS_TYPE_AXFR, 12, NULL, NULL);
+	CU_ASSERT_EQUAL(feed_text(x, 12, DNS_TYPE_AXFR, rrs, n, 100), 1);
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(xfr_in_finish(x, NULL, &z), 0);
+	CU_ASSERT_EQUAL(m.warnings, 51);
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "950 more warnings not shown"));
+	if (m.warnings != 51)
+		fprintf(stderr, "  %d warnings, last: %s\n", m.warnings, m.last);
+	zone_unref(z);
+	xfr_in_free(x);
+}
+
 static void test_message_too_large(void)
 {
 	static uint8_t big[DNS_TCP_MAX + 1];
@@ -488,6 +518,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_truncated),
 		UNIT_TEST(test_wrong_final_soa),
 		UNIT_TEST(test_outside_the_zone),
+		UNIT_TEST(test_warnings_bounded),
 		UNIT_TEST(test_message_too_large),
 		UNIT_TEST(test_limits),
 		UNIT_TEST(test_ixfr_deletes_missing),

@@ -115,6 +115,9 @@ static void test_diff_big(void)
 	changeset_t *cs;
 	/* bounded: a change too big for the journal is not built whole */
 	CU_ASSERT_EQUAL(changeset_diff(a, b, 4096, &cs), SHOAL_ESPACE);
+	/* a reload abandoned (its loads cancelled) stops comparing */
+	bool cancel = true;
+	CU_ASSERT_EQUAL(changeset_diff_watch(a, b, 0, &cancel, &cs), SHOAL_ETIMEOUT);
 	CU_ASSERT_EQUAL_FATAL(changeset_diff(a, b, 0, &cs), 0);
 	CU_ASSERT(cs->octets > 4096);
 	CU_ASSERT_EQUAL(cs->del.rr_count, 1 + 31);

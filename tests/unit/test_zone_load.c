@@ -962,6 +962,94 @@ static void test_zone_size_limit(void)
 	scratch_done();
 }
 
+/* Every message of a load counted, the last one kept. */
+typedef struct tally {
+	unsigned errors, warnings;
+	unsigned hidden; /* warnings not shown, as the last line about them says */
+	bool cancelled;  /* "loading cancelled" was said */
+	char last[1024];
+} tally_t;
+
+static void tally(void *arg, bool is_error, const char *msg)
+{
+	tally_t *t = arg;
+	if (is_error)
+		t->errors++;
+	else
+		t->warnings++;
+	const char *p = strrchr(msg, ':');
+	if (p && !is_error)
+		sscanf(p + 1, "%u more warnings not shown", &t->hidden);
+	t->cancelled |= is_error && strstr(msg, "loading cancelled") != NULL;
+	snprintf(t->last, sizeof(t->last), "%s", msg);
+}
+
+#define MANY_OUTSIDE 100000 /* records outside the zone: one warning each */
+#define MANY_CUTS    100    /* delegations without glue: one warning each, when compiled */
+
+/* Load a zone of MANY_OUTSIDE + MANY_CUTS warnings (and `errors` CNAME clashes); rc. */
+static int load_noisy(int errors, tally_t *t)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (int i = 0; i < MANY_OUTSIDE; i++)
+		fprintf(f, "w%d.example.org. A 192.0.2.1\n", i);
+	for (int i = 0; i < MANY_CUTS; i++)
+		fprintf(f, "cut%d NS ns.cut%d\n", i, i);
+	for (int i = 0; i < errors; i++)
+		fprintf(f, "c%d CNAME ns1\nc%d A 192.0.2.2\n", i, i);
+	fclose(f);
+	memset(t, 0, sizeof(*t));
+	zone_t *z = NULL;
+	int rc = zone_load(path, (const uint8_t *)"\3gen\4test", NULL, tally, t, &z);
+	unlink(path);
+	zone_free(z);
+	return rc;
+}
+
+/*
+ * Warnings count against a cap as errors do: a file of 10^5 records
+ * outside the zone wrote 10^5 lines to the log. At most LOAD_MAX_ERRORS
+ * of each are passed on, then one line says how many were not, with both
+ * readers, read in one go or in stretches on threads.
+ */
+static void test_messages_bounded(void)
+{
+	enum zone_reader readers[] = { ZONE_READER_ZSCANNER, ZONE_READER_LDNS };
+	char want[160];
+	for (int r = 0; r < 2; r++) {
+		zone_load_set_reader(readers[r]);
+		for (int threads = 1; threads <= 4; threads += 3) {
+			tally_t t;
+			zone_load_set_threads(threads, 1 << 16);
+			CU_ASSERT_EQUAL(load_noisy(0, &t), 0);
+			CU_ASSERT_EQUAL(t.errors, 0);
+			CU_ASSERT_EQUAL(t.warnings, LOAD_MAX_ERRORS + 1);
+			snprintf(want, sizeof(want), "%u more warnings not shown",
+				 MANY_OUTSIDE + MANY_CUTS - LOAD_MAX_ERRORS);
+			CU_ASSERT_PTR_NOT_NULL(strstr(t.last, want));
+			if (!strstr(t.last, want))
+				fprintf(stderr, "  reader %d threads %d: %u warnings, last: %s\n",
+					r, threads, t.warnings, t.last);
+		}
+	}
+	zone_load_set_threads(0, 0);
+	zone_load_set_reader(ZONE_READER_ZSCANNER);
+}
+
+/* The errors the checks find after reading (CNAME and other data) are bounded too. */
+static void test_check_errors_bounded(void)
+{
+	tally_t t;
+	CU_ASSERT_EQUAL(load_noisy(1000, &t), SHOAL_EZONE);
+	CU_ASSERT_EQUAL(t.errors, LOAD_MAX_ERRORS + 1);
+	CU_ASSERT(t.warnings <= LOAD_MAX_ERRORS + 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.last, "950 more errors not shown"));
+	if (!strstr(t.last, "950 more errors not shown"))
+		fprintf(stderr, "  %u errors, last: %s\n", t.errors, t.last);
+}
+
 /* A cancelled load stops at its next record and says so (shoald: reload-timeout, stop). */
 static void test_load_cancel(void)
 {
@@ -973,6 +1061,81 @@ static void test_load_cancel(void)
 	CU_ASSERT_PTR_NULL(z);
 	zone_load_cancel(false);
 	CU_ASSERT_EQUAL(load("example.zone", "example.com.", &m, &z), 0);
+	zone_free(z);
+}
+
+/* A message callback that cancels the load at the first message it sees. */
+static void cancel_at_first(void *arg, bool is_error, const char *msg)
+{
+	tally(arg, is_error, msg);
+	zone_load_cancel(true);
+}
+
+#define CANCEL_NAMES 200000
+
+/*
+ * A cancel (reload-timeout, stop) seen while the records read are
+ * checked and compiled: the compile went on to the end, so an abandoned
+ * reload held the next one back for as long. Every name here has a TTL
+ * warning, found as its node is checked; the first one cancels. The load
+ * stops within a bounded number of names: the warnings counted (shown or
+ * not) say how far it went.
+ */
+static void test_cancel_while_compiling(void)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (int i = 0; i < CANCEL_NAMES; i++)
+		fprintf(f, "n%d 300 A 192.0.2.1\nn%d 600 A 192.0.2.2\n", i, i);
+	fclose(f);
+	tally_t t = { 0 };
+	zone_t *z = NULL;
+	int rc = zone_load(path, (const uint8_t *)"\3gen\4test", NULL, cancel_at_first, &t, &z);
+	zone_load_cancel(false);
+	unlink(path);
+	CU_ASSERT_EQUAL(rc, SHOAL_ETIMEOUT);
+	CU_ASSERT_PTR_NULL(z);
+	zone_free(z);
+	/* each name one warning, the summary line one more */
+	unsigned seen = t.warnings + t.hidden;
+	fprintf(stderr, "  rc %d, %u of %u names checked; last: %s\n", rc, seen, CANCEL_NAMES,
+		t.last);
+	CU_ASSERT(seen <= ZONE_CANCEL_EVERY + 1);
+	CU_ASSERT(t.cancelled);
+}
+
+/*
+ * The same while every name is hashed for NSEC3 (on the load's threads):
+ * the warning about an NSEC3 that does not fit the NSEC3PARAM comes right
+ * before the hashing, and cancels. Before, the hashing went on and the
+ * zone loaded.
+ */
+static void test_cancel_while_hashing(void)
+{
+	char path[32];
+	FILE *f = gen_open(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("@ NSEC3PARAM 1 0 0 -\n"
+	      "00000000000000000000000000000000 NSEC3 1 0 0 - 00000000000000000000000000000001 A\n"
+	      "00000000000000000000000000000001 NSEC3 1 0 5 - 00000000000000000000000000000000 A\n",
+	      f);
+	for (int i = 0; i < CANCEL_NAMES / 4; i++)
+		fprintf(f, "n%d A 192.0.2.1\n", i);
+	fclose(f);
+	tally_t t = { 0 };
+	zone_t *z = NULL;
+	zone_load_set_threads(4, 0);
+	int rc = zone_load(path, (const uint8_t *)"\3gen\4test", NULL, cancel_at_first, &t, &z);
+	zone_load_set_threads(0, 0);
+	zone_load_cancel(false);
+	unlink(path);
+	CU_ASSERT_EQUAL(rc, SHOAL_ETIMEOUT);
+	CU_ASSERT_PTR_NULL(z);
+	CU_ASSERT(t.cancelled);
+	CU_ASSERT_EQUAL(t.warnings, 1); /* the NSEC3 that does not fit */
+	if (rc != SHOAL_ETIMEOUT)
+		fprintf(stderr, "  rc %d, last: %s\n", rc, t.last);
 	zone_free(z);
 }
 
@@ -1031,6 +1194,10 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_include_limit_set),
 		UNIT_TEST(test_zone_size_limit),
 		UNIT_TEST(test_load_cancel),
+		UNIT_TEST(test_messages_bounded),
+		UNIT_TEST(test_check_errors_bounded),
+		UNIT_TEST(test_cancel_while_compiling),
+		UNIT_TEST(test_cancel_while_hashing),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "zone_load", tests);

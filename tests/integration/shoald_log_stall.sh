@@ -1,0 +1,56 @@
+#!/bin/bash
+# shoald_log_stall: a log reader that stalls (a full pipe nobody reads, as with a hung
+# journald) holds no thread of shoald. With stderr into a FIFO this shell holds open and
+# never reads, and zones that log far more than the pipe holds: shoald starts and answers,
+# a reload is answered, SIGTERM stops it within its grace; the lines that did not fit are
+# dropped, and once someone reads again one line says how many. Before, the first full
+# pipe blocked the thread that logged (start-up, the reload, the "stopping" line), so
+# shoald never answered and SIGTERM could not stop it.
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+
+# 40 zones of 60 records outside them: 51 warning lines each, some 300 KB a load, where
+# a pipe holds 64 KB
+ZONES=()
+for i in $(seq 1 40); do
+	{
+		printf '$ORIGIN z%d.test.\n$TTL 300\n@ SOA ns1 hm 1 3600 600 86400 300\n' "$i"
+		printf '@ NS ns1\nns1 A 192.0.2.1\n'
+		seq 1 60 | sed 's/.*/w&.example.org. A 192.0.2.1/'
+	} >"$T_DIR/z$i.zone"
+	ZONES+=(--zone "z$i.test=$T_DIR/z$i.zone")
+done
+
+FIFO=$T_DIR/stderr
+mkfifo "$FIFO" || exit 99
+exec 3<>"$FIFO" # a reader that never reads: the pipe fills and stays full
+
+PORT=$(free_port) || exit 99
+CTL=$T_DIR/ctl
+"$SHOALD" --listen "127.0.0.1@$PORT" --threads 2 --control "$CTL" "${ZONES[@]}" \
+	>>"$T_DIR/shoald.log" 2>"$FIFO" &
+SHOALD_PID=$!
+T_PIDS="$T_PIDS $SHOALD_PID"
+
+wait_until 60 started "$PORT"
+check_eq "stderr full: shoald starts and answers" "NOERROR" \
+	"$(q "$PORT" z40.test SOA | sed -n 's/.*status: \([A-Z]*\).*/\1/p')"
+out=$(timeout 30 "$SHOALCTL" -s "$CTL" reload 2>&1)
+check_eq "stderr full: a reload is answered (its log lines are dropped)" 0 $?
+check_eq "and the zones still answer" "NOERROR" \
+	"$(q "$PORT" z1.test SOA | sed -n 's/.*status: \([A-Z]*\).*/\1/p')"
+
+# someone reads again: the next line says how many were dropped
+cat <&3 >"$T_DIR/read" &
+CAT_PID=$!
+T_PIDS="$T_PIDS $CAT_PID"
+timeout 30 "$SHOALCTL" -s "$CTL" reload >/dev/null 2>&1
+wait_line "$T_DIR/read" "warning: [0-9]+ log lines dropped \(stderr was full\)$"
+check_eq "once the pipe drains: one line counts the lines dropped" 0 $?
+kill "$CAT_PID" 2>/dev/null
+wait "$CAT_PID" 2>/dev/null
+
+# full again, then SIGTERM ("stopping" is logged before the loop stops)
+timeout 30 "$SHOALCTL" -s "$CTL" reload >/dev/null 2>&1
+stop_within "$SHOALD_PID" 20
+check_eq "stderr full: SIGTERM stops shoald within its grace" 0 $?
+done_testing
