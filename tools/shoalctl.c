@@ -30,7 +30,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: shoalctl [-s PATH] [--json] COMMAND [ARG]\n"
+	fprintf(out, "Usage: shoalctl [-s PATH] [--json] COMMAND [ARG...]\n"
 		     "Send COMMAND to shoald's control socket and print the reply.\n\n"
 		     "  -s, --socket PATH   control socket (default " SHOALCTL_DEFAULT_SOCKET ")\n"
 		     "  -j, --json          stats: as JSON (stats json)\n"
