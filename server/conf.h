@@ -138,7 +138,16 @@ typedef struct conf_option {
 	const char *def;          /* default as text, for --help and the man page */
 	size_t offset;            /* where the value lives in conf_t */
 	const char *help;
+	/*
+	 * CONF_RESTART: a running server cannot take a new value (sockets,
+	 * threads, identity, what workers were built with); shoalctl reconfig
+	 * reports it by name and applies the rest. false: reconfig applies it.
+	 */
+	bool restart;
 } conf_option_t;
+
+#define CONF_RESTART true
+#define CONF_RUNTIME false
 
 /* The option table, and its length. Static storage, read-only. */
 extern const conf_option_t conf_options[];
@@ -199,6 +208,37 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
  * Returns 0 or SHOAL_ECONFIG with a message in err.
  */
 int conf_validate(const conf_t *cfg, char *err, size_t errlen);
+
+/*
+ * Add zone `name` served from `file` to cfg, with cfg's zone limits and
+ * no transfer settings (a primary). Returns 0, SHOAL_EEXIST when cfg has
+ * the zone, SHOAL_ESPACE past CONF_ZONES_MAX zones, or SHOAL_ENOMEM.
+ */
+int conf_zone_add(conf_t *cfg, const char *name, const char *file);
+
+/* Remove zone i (0 <= i < zone_count) from cfg, freeing what it owned. */
+void conf_zone_remove(conf_t *cfg, size_t i);
+
+/*
+ * A deep copy of src into dst (caller memory, to conf_clear): everything
+ * but the command line (argc, argv are shared). Returns 0 or SHOAL_ENOMEM
+ * (dst is then cleared).
+ */
+int conf_copy(conf_t *dst, const conf_t *src);
+
+/*
+ * The options marked CONF_RESTART whose value differs between a (the
+ * running configuration) and b (the one read anew), as "threads, listen"
+ * into buf[0..cap). Returns how many differ. Any thread.
+ */
+size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t cap);
+
+/*
+ * Whether zone i of a and zone j of b load the same data: the same name,
+ * file, limits and kind (primary or secondary). A reconfig keeps such a
+ * zone's loaded version instead of reading its file again.
+ */
+bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j);
 
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {

@@ -425,6 +425,42 @@ static void cmd_restart(control_client_t *c, const char *arg)
 	env->restart(env->handover_arg, arg, on_restart_reply, c);
 }
 
+/* reconfig, zone-add, zone-remove: the server does the work and replies. */
+static void reconfig_command(control_client_t *c, const char *name, const char *arg)
+{
+	const control_env_t *env = &c->ctl->env;
+	if (!env->reconfig) {
+		reply(c, false, "this server cannot change its zones at runtime\n");
+		return;
+	}
+	env->reconfig(env->reconfig_arg, name, arg, on_restart_reply, c);
+}
+
+static void cmd_reconfig(control_client_t *c, const char *arg)
+{
+	reconfig_command(c, "reconfig", arg);
+}
+
+static void cmd_zone_add(control_client_t *c, const char *arg)
+{
+	reconfig_command(c, "zone-add", arg);
+}
+
+static void cmd_zone_remove(control_client_t *c, const char *arg)
+{
+	reconfig_command(c, "zone-remove", arg);
+}
+
+void control_set_zones(control_t *ctl, const conf_t *cfg, notifier_t *notifier,
+		       secondary_t *secondary)
+{
+	if (!ctl)
+		return;
+	ctl->env.cfg = cfg;
+	ctl->env.notifier = notifier;
+	ctl->env.secondary = secondary;
+}
+
 static void cmd_upgrade(control_client_t *c, const char *arg)
 {
 	cmd_restart(c, arg);
@@ -495,7 +531,7 @@ static const command_t *command_find(const char *name, const char *arg)
 /* "unknown command (status, stats, reload [ZONE], ...)\n": every command, as written. */
 static void reply_unknown(control_client_t *c)
 {
-	char body[512] = "unknown command (", usage[64];
+	char body[1024] = "unknown command (", usage[64];
 	for (size_t i = 0; i < COMMAND_COUNT; i++) {
 		const command_t *k = &commands[i];
 		control_usage(usage, sizeof(usage), k->name, k->rule, k->arg);

@@ -40,6 +40,12 @@ enum control_arg {
 	  "counters per thread: text (a table), json or prometheus")   \
 	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",              \
 	  "reload every zone, or ZONE; errors name FILE:LINE")         \
+	X(reconfig, "reconfig", CONTROL_ARG_NONE, NULL,                \
+	  "read the configuration file again and apply what changed")  \
+	X(zone_add, "zone-add", CONTROL_ARG_REQUIRED, "NAME FILE",     \
+	  "serve NAME, a primary zone, from FILE until reconfig")      \
+	X(zone_remove, "zone-remove", CONTROL_ARG_REQUIRED, "NAME",    \
+	  "stop serving NAME until reconfig")                          \
 	X(zone_status, "zone-status", CONTROL_ARG_NONE, NULL,          \
 	  "serial, records, load time and last error of each zone")    \
 	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",              \
@@ -106,7 +112,23 @@ typedef struct control_env {
 	 */
 	void (*restart)(void *arg, const char *binary, control_reply_fn reply, void *client);
 	void *handover_arg;
+	/*
+	 * reconfig, zone-add, zone-remove: command is the command's name, arg
+	 * its argument (NULL for none); the callee calls reply(client, ...)
+	 * once, now or later, and then updates the zone settings the control
+	 * reads (control_set_zones). NULL: refused.
+	 */
+	void (*reconfig)(void *arg, const char *command, const char *cmd_arg,
+			 control_reply_fn reply, void *client);
+	void *reconfig_arg;
 } control_env_t;
+
+/*
+ * A reconfig changed the configuration of the zones, the notifier or the
+ * secondary zones: the commands use these from now on. Main thread.
+ */
+void control_set_zones(control_t *ctl, const conf_t *cfg, notifier_t *notifier,
+		       secondary_t *secondary);
 
 /*
  * Refuse a control path under a folder every user may write without the

@@ -291,6 +291,11 @@ void notifier_published(notifier_t *n)
 		return;
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(n->zones);
+	if (zonedb_owner(db) && zonedb_owner(db) != n->cfg) {
+		/* a reconfig published a set of another configuration: it calls again */
+		zonedb_read_unlock(n->zones);
+		return;
+	}
 	for (size_t i = 0; i < n->cfg->zone_count; i++) {
 		if (!n->cfg->zone_xfr[i].notify.count)
 			continue;
@@ -314,10 +319,45 @@ void notifier_published(notifier_t *n)
 int notifier_zone(notifier_t *n, size_t i)
 {
 	zonedb_read_lock();
-	const zone_t *z = zonedb_zone(zonedb_current(n->zones), i);
+	const zonedb_t *db = zonedb_current(n->zones);
+	/* i indexes n->cfg, and the set is built from it (the main thread swaps both) */
+	bool same = !zonedb_owner(db) || zonedb_owner(db) == n->cfg;
+	const zone_t *z = same ? zonedb_zone(db, i) : NULL;
 	int rc = z ? notify_zone(n, i, z) : SHOAL_ENOTFOUND;
 	zonedb_read_unlock(n->zones);
 	return rc;
+}
+
+int notifier_reconfig(notifier_t *n, const conf_t *cfg)
+{
+	size_t cap = cfg->zone_count ? cfg->zone_count : 1;
+	uint32_t *seen = calloc(cap, sizeof(*seen));
+	bool *seen_set = calloc(cap, sizeof(*seen_set));
+	if (!seen || !seen_set) {
+		free(seen);
+		free(seen_set);
+		return SHOAL_ENOMEM;
+	}
+	/* a zone kept keeps its serial seen; a new one is told at the next publication */
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		long was = conf_zone_index(n->cfg, cfg->zones[i].name);
+		if (was >= 0) {
+			seen[i] = n->seen[was];
+			seen_set[i] = n->seen_set[was];
+		}
+	}
+	/* jobs name zones and targets by their index in the old configuration */
+	for (size_t k = 0; k < n->count; k++) {
+		sodium_memzero(&n->jobs[k]->tsig, sizeof(n->jobs[k]->tsig));
+		free(n->jobs[k]);
+	}
+	n->count = 0;
+	free(n->seen);
+	free(n->seen_set);
+	n->seen = seen;
+	n->seen_set = seen_set;
+	n->cfg = cfg;
+	return 0;
 }
 
 void notifier_stats(const notifier_t *n, notify_stats_t *out)

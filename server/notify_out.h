@@ -50,6 +50,15 @@ void notifier_published(notifier_t *n);
  */
 int notifier_zone(notifier_t *n, size_t i);
 
+/*
+ * Use cfg's zones and notify lists from now on (a reconfig): the serials
+ * seen carry over by zone name, a zone new to cfg is notified at the next
+ * publication (as a changed serial), and NOTIFY not yet answered is
+ * dropped (its retries named the old configuration's entries). Returns 0
+ * or SHOAL_ENOMEM (nothing changed). Main thread.
+ */
+int notifier_reconfig(notifier_t *n, const conf_t *cfg);
+
 /* The counters so far. Any thread. */
 void notifier_stats(const notifier_t *n, notify_stats_t *out);
 

@@ -26,7 +26,10 @@
 
 struct reload_job {
 	reload_t *r;
-	char *only; /* zone to reload, NULL for all */
+	char *only;        /* zone to reload, NULL for all */
+	const conf_t *cfg; /* a reconfig's configuration, NULL for a reload */
+	const char *what;  /* "reload" or "reconfig", for the log */
+	bool published;    /* the set built was published */
 	reload_done_fn done;
 	void *arg;
 	int rc;
@@ -88,7 +91,10 @@ static void log_zones(const zonedb_t *db, const char *only)
 		if (only && !is_only(info.name, only))
 			continue;
 		if (!info.loaded)
-			log_warning("zone %s not loaded: %s", info.name, info.last_error);
+			log_warning("zone %s not loaded: %s", info.name,
+				    info.last_error[0]
+					    ? info.last_error
+					    : "nothing saved yet; its first transfer follows");
 		else if (info.last_error[0])
 			log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
 				    info.last_error);
@@ -125,6 +131,7 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 	}
 	free(job.messages);
 	log_zones(db, NULL);
+	zonedb_set_owner(db, cfg);
 	r->writer = db;
 	if (r->prepare)
 		r->prepare(r->prepare_arg, db);
@@ -141,7 +148,7 @@ int reload_load(reload_t *r, char *err, size_t errlen)
  */
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int reload_replace_zone(reload_t *r, size_t i, const struct zone *z, const char *error,
+int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
 			const int *stop)
 {
 	struct timespec d;
@@ -156,7 +163,9 @@ int reload_replace_zone(reload_t *r, size_t i, const struct zone *z, const char 
 			return SHOAL_ETIMEOUT;
 	}
 	zonedb_t *db = NULL;
-	int rc = zonedb_replace(r->writer, i, z, error, &db);
+	/* by apex: a reconfig may have moved the zone since the caller looked */
+	long i = zonedb_index(r->writer, apex);
+	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_replace(r->writer, (size_t)i, z, error, &db);
 	if (rc == 0) {
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);
@@ -167,17 +176,39 @@ int reload_replace_zone(reload_t *r, size_t i, const struct zone *z, const char 
 	return rc;
 }
 
+/*
+ * Whether a primary zone of `now` that `was` does not have failed to load
+ * into db (built from now's zones): a reconfig that adds a broken zone is
+ * refused like a broken configuration file.
+ */
+static bool new_zone_failed(const conf_t *was, const conf_t *now, const zonedb_t *db)
+{
+	for (size_t i = 0; i < now->zone_count && i < zonedb_zone_count(db); i++) {
+		if (now->zones[i].secondary || conf_zone_index(was, now->zones[i].name) >= 0)
+			continue;
+		if (!zonedb_zone(db, i))
+			return true;
+	}
+	return false;
+}
+
 /* The reload thread: build beside the served set, swap, wait a grace period, free the old. */
 static void *reload_main(void *arg)
 {
 	reload_job_t *job = arg;
 	reload_t *r = job->r;
-	const conf_t *cfg = r->cfg;
+	const conf_t *cfg = job->cfg ? job->cfg : r->cfg;
 	zonedb_t *db = NULL;
 	pthread_mutex_lock(&writer_lock);
 	/* the writer's set is only touched by this thread while a reload runs */
 	int rc = zonedb_build(cfg->zones, cfg->zone_count, r->writer, job->only, collect_msg, job,
 			      &db);
+	if (db && job->cfg && new_zone_failed(r->cfg, job->cfg, db)) {
+		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
+		zonedb_free(db);
+		db = NULL;
+		rc = SHOAL_EZONE;
+	}
 	pthread_mutex_lock(&r->lock);
 	bool cancel = job->cancel;
 	job->publishing = !cancel;
@@ -191,6 +222,8 @@ static void *reload_main(void *arg)
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
 		log_zones(db, job->only);
+		zonedb_set_owner(db, cfg);
+		job->published = true;
 		r->writer = db;
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);
@@ -225,18 +258,21 @@ static void on_reload_done(uv_async_t *a)
 	uv_timer_stop(&r->timer);
 	r->job = NULL;
 	r->running = false;
+	if (job->cfg && job->published)
+		r->cfg = job->cfg; /* the set served now is built from it */
 	if (r->abandoned) {
 		/* answered at the timeout already; the loads may run again */
-		log_notice("the abandoned reload%s%s has ended", job->only ? " of " : "",
+		log_notice("the abandoned %s%s%s has ended", job->what, job->only ? " of " : "",
 			   job->only ? job->only : "");
 		r->abandoned = false;
 		zone_load_cancel(false);
 	} else if (job->rc == 0) {
-		log_info("reload%s%s done", job->only ? " of " : "", job->only ? job->only : "");
+		log_info("%s%s%s done", job->what, job->only ? " of " : "",
+			 job->only ? job->only : "");
 		r->note[0] = '\0';
 	} else {
-		log_error("reload%s%s failed (%s): zones that failed keep their previous version",
-			  job->only ? " of " : "", job->only ? job->only : "",
+		log_error("%s%s%s failed (%s): zones that failed keep their previous version",
+			  job->what, job->only ? " of " : "", job->only ? job->only : "",
 			  shoal_strerror(job->rc));
 		r->note[0] = '\0';
 	}
@@ -278,9 +314,9 @@ static void on_reload_timeout(uv_timer_t *t)
 	if (gmtime_r(&job->started_at, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	snprintf(r->note, sizeof(r->note),
-		 "reload%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
+		 "%s%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
 		 "the version it had",
-		 job->only ? " of " : "", job->only ? job->only : "", when,
+		 job->what, job->only ? " of " : "", job->only ? job->only : "", when,
 		 (unsigned)r->cfg->reload_timeout);
 	log_error("%s; a file may be blocking the reload thread", r->note);
 	notify_ready(zonedb_zone_count(r->writer), r->cfg->threads); /* the zones stay */
@@ -303,6 +339,9 @@ static bool zone_name_eq(const char *a, const char *b)
 	return la == lb && strncasecmp(a, b, la) == 0;
 }
 
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
+		     void *arg);
+
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
 	if (r->running) {
@@ -317,19 +356,34 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 		if (!found)
 			return SHOAL_ENOTFOUND;
 	}
+	return job_start(r, only, NULL, done, arg);
+}
+
+int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg)
+{
+	if (r->running)
+		return SHOAL_EEXIST;
+	return job_start(r, NULL, cfg, done, arg);
+}
+
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
+		     void *arg)
+{
 	reload_job_t *job = calloc(1, sizeof(*job));
 	if (!job || (only && !(job->only = strdup(only)))) {
 		free(job);
 		return SHOAL_ENOMEM;
 	}
 	job->r = r;
+	job->cfg = cfg;
+	job->what = cfg ? "reconfig" : "reload";
 	job->done = done;
 	job->arg = arg;
 	job->started_at = time(NULL);
 	r->job = job;
 	r->running = true;
 	zone_load_cancel(false);
-	log_info("reload%s%s started", only ? " of " : "", only ? only : "");
+	log_info("%s%s%s started", job->what, only ? " of " : "", only ? only : "");
 	/* the reload thread takes no signals: the main loop handles them all */
 	sigset_t all, old;
 	sigfillset(&all);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "server/conf.h"
@@ -97,14 +98,30 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg);
 void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg);
 
 /*
- * Publish a set like the one served with zone i serving z (NULL: nothing,
+ * Start a reconfiguration to cfg, as reload_start: the reload thread
+ * builds the set of cfg's zones (a zone whose spec says keep shares the
+ * version served; the others are read) and publishes it with cfg as its
+ * owner (zonedb_owner). A primary zone that cfg adds and that does not
+ * load refuses the whole: nothing is published, done gets SHOAL_EZONE
+ * with its "FILE:LINE: reason". When the set was published, r->cfg is
+ * cfg from the call of done on (the caller frees the configuration it
+ * replaces once nothing else uses it); otherwise r->cfg is unchanged.
+ * cfg must outlive its use. Returns 0, SHOAL_EEXIST when a reload or
+ * reconfig runs, SHOAL_ENOMEM or -errno. Main thread.
+ */
+int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg);
+
+/*
+ * Publish a set like the one served with the zone whose apex is `apex`
+ * (lowercase wire) serving z (NULL: nothing,
  * SERVFAIL) and its last error set to error (zonedb_replace): a transfer
  * in, or an expiry. It waits for a reload running to publish first (so
  * neither undoes the other), giving up with SHOAL_ETIMEOUT when *stop
- * becomes non-zero. Returns 0 or a negative error. Any thread but a
+ * becomes non-zero. Returns 0, SHOAL_ENOTFOUND when the set no longer
+ * has the zone (a reconfig removed it), or a negative error. Any thread but a
  * worker or the main loop (it waits for a grace period).
  */
-int reload_replace_zone(reload_t *r, size_t i, const struct zone *z, const char *error,
+int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
 			const int *stop);
 
 /* The server is stopping: a reload asked for during the running one no longer starts. Main thread.

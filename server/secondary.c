@@ -127,7 +127,8 @@ int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*pu
 		sz->index = i;
 		snprintf(sz->name, sizeof(sz->name), "%s", cfg->zones[i].name);
 		name_from_text(cfg->zones[i].name, NULL, sz->apex);
-		const zone_t *z = zonedb_zone(db, i);
+		long at = zonedb_index(db, sz->apex);
+		const zone_t *z = at < 0 ? NULL : zonedb_zone(db, (size_t)at);
 		if (z) {
 			/* the saved copy answers at once; it lasts expire from now */
 			soa_timers(cfg, z, sz);
@@ -373,7 +374,7 @@ done:
 /* Publish z (or nothing: NULL) for sz with error, then tell who follows. */
 static int publish(secondary_t *s, sec_zone_t *sz, const zone_t *z, const char *error)
 {
-	int rc = reload_replace_zone(s->reload, sz->index, z, error, &s->stop);
+	int rc = reload_replace_zone(s->reload, sz->apex, z, error, &s->stop);
 	if (rc < 0)
 		log_error("zone %s: cannot publish the new version: %s", sz->name,
 			  shoal_strerror(rc));
@@ -391,7 +392,9 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 	journal_t *journal = NULL;
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(s->zones);
-	const zone_t *z = zonedb_zone(db, sz->index);
+	/* by apex: the set may be newer than this thread's configuration */
+	long at = zonedb_index(db, sz->apex);
+	const zone_t *z = at < 0 ? NULL : zonedb_zone(db, (size_t)at);
 	if (z)
 		current = (zone_t *)zone_ref(z);
 	journal_t *j = zonedb_journal(db, sz->apex);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "server/control.h"
 #include "server/fdbudget.h"
 #include "server/handover.h"
@@ -59,6 +61,16 @@ typedef struct server {
 	pid_t taker;            /* ... to this one */
 	uv_timer_t overlap;     /* then serves on beside it for HANDED_OVERLAP_MS */
 	metrics_t *metrics;     /* the Prometheus endpoint, or NULL */
+	/*
+	 * The configuration of the zones served (their files, lists, keys):
+	 * cfg at start, then the last one a reconfig, zone-add or zone-remove
+	 * published (heap, freed when the next replaces it). cfg stays the
+	 * rest's: workers, sockets and what needs a restart.
+	 */
+	conf_t *zcfg;
+	conf_t *orphan;           /* a reconfig's, abandoned at reload-timeout: freed later */
+	uint32_t tcp_max_as_read; /* tcp-max-connections before the descriptor budget */
+	unsigned runtime_changes; /* zone-add and zone-remove since the last reconfig */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	bool stopping;
 	time_t started_at;
@@ -106,7 +118,9 @@ static void notify_in(void *arg, unsigned worker, size_t zone, bool has_serial, 
 		      const struct sockaddr *peer)
 {
 	server_t *srv = arg;
-	secondary_notify(srv->secondary, zone);
+	/* inside the worker's read section: a reconfig frees the one it replaces after a grace
+	 * period */
+	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), zone);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -120,6 +134,298 @@ static void on_signal(uv_signal_t *h, int signum)
 		return;
 	}
 	server_request_stop(srv);
+}
+
+/* ---- reconfig, zone-add, zone-remove ---- */
+
+/* The one running: reload_reconfig lets no second one start. */
+typedef struct reconfig_req {
+	server_t *srv;
+	conf_t *cfg; /* the configuration to serve, published or freed */
+	const char *what;
+	control_reply_fn reply;
+	void *client;
+	char summary[2048]; /* the zones added, removed, changed; restart-needing options */
+} reconfig_req_t;
+
+static void conf_free(conf_t *cfg)
+{
+	if (!cfg)
+		return;
+	conf_clear(cfg);
+	free(cfg);
+}
+
+/* Append "sep" and text to buf (cap) as room allows. */
+static void summary_add(char *buf, size_t cap, const char *sep, const char *text)
+{
+	size_t len = strlen(buf);
+	if (len + 1 < cap)
+		snprintf(buf + len, cap - len, "%s%s", len ? sep : "", text);
+}
+
+/*
+ * Mark the zones of `now` whose data `was` serves already (kept, not read
+ * again), and describe the difference: "added a, b; removed c; changed d".
+ */
+static void zones_compare(const conf_t *was, conf_t *now, char *out, size_t cap)
+{
+	char added[512] = "", removed[512] = "", changed[512] = "";
+	for (size_t j = 0; j < now->zone_count; j++) {
+		long i = conf_zone_index(was, now->zones[j].name);
+		now->zones[j].keep = i >= 0 && conf_zone_same_data(was, (size_t)i, now, j);
+		if (i < 0)
+			summary_add(added, sizeof(added), ", ", now->zones[j].name);
+		else if (!now->zones[j].keep)
+			summary_add(changed, sizeof(changed), ", ", now->zones[j].name);
+	}
+	for (size_t i = 0; i < was->zone_count; i++)
+		if (conf_zone_index(now, was->zones[i].name) < 0)
+			summary_add(removed, sizeof(removed), ", ", was->zones[i].name);
+	snprintf(out, cap, "zones: %zu; added: %s; removed: %s; reloaded: %s", now->zone_count,
+		 added[0] ? added : "-", removed[0] ? removed : "-", changed[0] ? changed : "-");
+}
+
+/*
+ * The set of req->cfg is served: the notifier, the secondary zones and
+ * the control's commands follow it, and the configuration it replaces is
+ * freed once nothing uses it. Main thread.
+ */
+static void reconfig_apply(server_t *srv, conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		cfg->zones[i].keep = false; /* a later reload reads every zone */
+	if (notifier_reconfig(srv->notifier, cfg) < 0)
+		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
+	/*
+	 * The secondary zones start anew with the new settings: each checks its
+	 * primaries at once, and a transfer running is given up. The old thread
+	 * ends first (two would save the same zone's file at once). Workers
+	 * hand NOTIFY to the one they load inside their read section, so the
+	 * old one is freed after a grace period.
+	 */
+	secondary_t *old = srv->secondary, *sec = NULL;
+	__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+	synchronize_rcu();
+	secondary_free(old);
+	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0)
+		log_error("reconfig: out of memory: secondary zones are not refreshed");
+	else if (sec && secondary_start(sec) < 0) {
+		log_error("reconfig: cannot start the transfer thread");
+		secondary_free(sec);
+		sec = NULL;
+	}
+	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
+	control_set_zones(srv->control, cfg, srv->notifier, sec);
+	if (srv->zcfg != srv->cfg)
+		conf_free(srv->zcfg);
+	srv->zcfg = cfg;
+}
+
+/* The reload thread is done with a reconfig: apply and answer. Main loop. */
+static void on_reconfig_done(void *arg, int rc, const char *messages)
+{
+	reconfig_req_t *req = arg;
+	server_t *srv = req->srv;
+	bool published = srv->reload.cfg == req->cfg;
+	char head[256];
+	if (published) {
+		reconfig_apply(srv, req->cfg);
+		snprintf(head, sizeof(head), "%s done%s\n", req->what,
+			 rc ? " (zones that failed keep their previous version)" : "");
+		char line[sizeof(req->summary)];
+		snprintf(line, sizeof(line), "%s", req->summary);
+		for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
+			*nl = ' '; /* one log line */
+		log_info("%s done: %s", req->what, line);
+	} else {
+		snprintf(head, sizeof(head), "%s refused (%s): nothing changed\n", req->what,
+			 shoal_strerror(rc));
+		log_error("%s refused (%s): nothing changed", req->what, shoal_strerror(rc));
+		if (rc == SHOAL_ETIMEOUT && srv->reload.running)
+			srv->orphan = req->cfg; /* the abandoned thread still reads it */
+		else
+			conf_free(req->cfg);
+	}
+	size_t len = strlen(head) + strlen(req->summary) + strlen(messages) + 4;
+	char *body = malloc(len);
+	if (body)
+		snprintf(body, len, "%s%s%s%s", head, published ? req->summary : "",
+			 published ? "\n" : "", messages);
+	req->reply(req->client, published, body ? body : head);
+	free(body);
+	free(req);
+}
+
+/* Read the configuration again, from the file and the command line the server started with. */
+static conf_t *conf_reread(const server_t *srv, char *err, size_t errlen)
+{
+	conf_t *cfg = calloc(1, sizeof(*cfg));
+	/* getopt reorders what it parses: a copy of the command line */
+	char **argv = calloc((size_t)srv->cfg->argc + 1, sizeof(char *));
+	int rc = SHOAL_ENOMEM;
+	if (cfg && argv && conf_init(cfg) == 0) {
+		for (int i = 0; i < srv->cfg->argc; i++)
+			argv[i] = srv->cfg->argv[i];
+		rc = conf_parse_args(cfg, srv->cfg->argc, argv, stderr, err, errlen);
+		if (rc == 0)
+			rc = conf_validate(cfg, err, errlen);
+	}
+	if (rc == SHOAL_ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	free(argv);
+	if (rc != 0 && cfg) {
+		conf_clear(cfg);
+		free(cfg);
+		cfg = NULL;
+	}
+	if (cfg) {
+		cfg->argc = srv->cfg->argc; /* the command line stays the server's */
+		cfg->argv = srv->cfg->argv;
+	}
+	return cfg;
+}
+
+/*
+ * A new configuration for the zones from the one served: reconfig reads
+ * the file again, zone-add and zone-remove change one zone of it. Returns
+ * it, or NULL with the reason in err.
+ */
+static conf_t *reconfig_build(server_t *srv, const char *command, const char *arg,
+			      reconfig_req_t *req, char *err, size_t errlen)
+{
+	if (!strcmp(command, "reconfig")) {
+		conf_t *cfg = conf_reread(srv, err, errlen);
+		if (!cfg)
+			return NULL;
+		/* what the running server holds, as read (the descriptor budget lowers one) */
+		conf_t running = *srv->cfg;
+		running.tcp.max_connections = srv->tcp_max_as_read;
+		char names[1024];
+		size_t n = conf_restart_changes(&running, cfg, names, sizeof(names));
+		cfg->threads = srv->cfg->threads; /* what runs, for the service manager's status */
+		zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
+		if (srv->runtime_changes) {
+			char note[160];
+			snprintf(note, sizeof(note),
+				 "\n%u zone-add/zone-remove change(s) since the last reconfig "
+				 "replaced by the file's zones",
+				 srv->runtime_changes);
+			summary_add(req->summary, sizeof(req->summary), "", note);
+		}
+		if (n) {
+			char line[1200];
+			snprintf(line, sizeof(line), "\nneeds a restart (not applied): %s", names);
+			summary_add(req->summary, sizeof(req->summary), "", line);
+			log_warning("reconfig: changed, need a restart, not applied: %s", names);
+		}
+		return cfg;
+	}
+	char name[NAME_TEXT_MAX + 2];
+	const char *file = NULL;
+	size_t nlen = strcspn(arg, " ");
+	if (!strcmp(command, "zone-add")) {
+		file = arg + nlen;
+		while (*file == ' ')
+			file++;
+		if (!*file) {
+			snprintf(err, errlen, "usage: zone-add NAME FILE");
+			return NULL;
+		}
+		if (strlen(file) >= PATH_MAX) {
+			snprintf(err, errlen, "FILE is longer than %d octets", PATH_MAX - 1);
+			return NULL;
+		}
+	} else if (arg[nlen]) {
+		snprintf(err, errlen, "usage: zone-remove NAME");
+		return NULL;
+	}
+	if (nlen >= NAME_TEXT_MAX) {
+		snprintf(err, errlen, "NAME is longer than %d octets", NAME_TEXT_MAX - 1);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)nlen, arg);
+	long i = conf_zone_index(srv->zcfg, name);
+	if (file && i >= 0) {
+		snprintf(err, errlen, "zone %s is already served", name);
+		return NULL;
+	}
+	if (!file && i < 0) {
+		snprintf(err, errlen, "no zone %s is served", name);
+		return NULL;
+	}
+	conf_t *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg || conf_copy(cfg, srv->zcfg) < 0) {
+		free(cfg);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int rc = 0;
+	if (file)
+		rc = conf_zone_add(cfg, name, file);
+	else
+		conf_zone_remove(cfg, (size_t)i);
+	if (rc < 0) {
+		if (rc == SHOAL_ESPACE)
+			snprintf(err, errlen, "%d zones are served already, the most there may be",
+				 CONF_ZONES_MAX);
+		else
+			snprintf(err, errlen, "%s", shoal_strerror(rc));
+		conf_free(cfg);
+		return NULL;
+	}
+	zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
+	srv->runtime_changes++;
+	return cfg;
+}
+
+/* control's reconfig, zone-add and zone-remove. Main loop. */
+static void reconfig_command(void *arg, const char *command, const char *cmd_arg,
+			     control_reply_fn reply, void *client)
+{
+	server_t *srv = arg;
+	char err[1400] = "", body[1500];
+	if (srv->orphan && !srv->reload.running) {
+		conf_free(srv->orphan);
+		srv->orphan = NULL;
+	}
+	if (srv->reload.running) {
+		snprintf(body, sizeof(body),
+			 "busy: a reload or reconfig is running; nothing changed, try again\n");
+		reply(client, false, body);
+		return;
+	}
+	reconfig_req_t *req = calloc(1, sizeof(*req));
+	if (!req) {
+		reply(client, false, "out of memory\n");
+		return;
+	}
+	req->srv = srv;
+	req->what = command;
+	req->reply = reply;
+	req->client = client;
+	log_info("%s%s%s: requested", command, cmd_arg ? " " : "", cmd_arg ? cmd_arg : "");
+	unsigned changes = srv->runtime_changes;
+	req->cfg = reconfig_build(srv, command, cmd_arg ? cmd_arg : "", req, err, sizeof(err));
+	if (!req->cfg) {
+		log_error("%s refused: %s; nothing changed", command, err);
+		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
+		reply(client, false, body);
+		free(req);
+		return;
+	}
+	int rc = reload_reconfig(&srv->reload, req->cfg, on_reconfig_done, req);
+	if (rc < 0) {
+		srv->runtime_changes = changes;
+		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command,
+			 shoal_strerror(rc));
+		reply(client, false, body);
+		conf_free(req->cfg);
+		free(req);
+		return;
+	}
+	if (!strcmp(command, "reconfig"))
+		srv->runtime_changes = 0;
 }
 
 /* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
@@ -305,6 +611,8 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.takeover = handover_give,
 		.restart = handover_restart,
 		.handover_arg = srv->handover,
+		.reconfig = reconfig_command,
+		.reconfig_arg = srv,
 	};
 	takeover_taken_t *t = &srv->taken;
 	int rc;
@@ -492,6 +800,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	char err[1024] = "";
 	int status = 1;
 	srv->cfg = cfg;
+	srv->zcfg = cfg;
+	srv->tcp_max_as_read = cfg->tcp.max_connections;
 	srv->responder = responder;
 	srv->taken.fd = srv->taken.control_fd = -1;
 	reload_init(&srv->reload, cfg, &srv->zones);
@@ -661,6 +971,9 @@ done:
 	}
 	instance_release(srv->instance);
 	reload_clear(&srv->reload);
+	if (srv->zcfg != cfg)
+		conf_free(srv->zcfg);
+	conf_free(srv->orphan);
 	rcu_unregister_thread();
 	if (status != 0 && err[0])
 		log_error("%s", err);

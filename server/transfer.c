@@ -20,6 +20,11 @@ typedef struct xfr_stream {
 	transfer_t *t;
 	xfr_out_t out;
 	tsig_ctx_t tsig;
+	/*
+	 * The key tsig signs with, copied: a reconfig may free the
+	 * configuration it came from while the stream runs.
+	 */
+	tsig_key_t key;
 	bool sign;  /* the request was signed: so is every message (RFC 8945 5.3.1) */
 	bool whole; /* the zone, not changes */
 	uint64_t octets;
@@ -36,6 +41,12 @@ typedef struct request {
 	tsig_ctx_t tsig;
 	bool has_tsig; /* the request carried a TSIG RR (verified or not) */
 	int key;       /* the key it was verified with, or ACL_NOKEY */
+	/*
+	 * The configuration the zone set was built from (zonedb_owner): its
+	 * keys and per-zone lists are indexed as the set's zones, which a
+	 * reconfig changes.
+	 */
+	const conf_t *zc;
 } request_t;
 
 void transfer_init(transfer_t *t, const conf_t *cfg, zonedb_ref_t *zones, xfr_stats_t *stats,
@@ -161,7 +172,7 @@ static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len,
 		return 0;
 	if (rc < 0)
 		return DNS_RCODE_FORMERR;
-	const conf_t *cfg = t->cfg;
+	const conf_t *cfg = r->zc;
 	const tsig_key_t *key = tsig_key_find(cfg->keys, cfg->key_count, rr.name);
 	tsig_init(&r->tsig, key, TSIG_FUDGE_DEFAULT);
 	rc = tsig_verify(&r->tsig, q, len, &rr, (uint64_t)time(NULL));
@@ -217,6 +228,7 @@ static void stream_end(tcp_stream_t *base, bool complete)
 			   s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages);
 	xfr_out_clear(&s->out);
 	sodium_memzero(&s->tsig, sizeof(s->tsig));
+	sodium_memzero(&s->key, sizeof(s->key));
 	free(s);
 }
 
@@ -240,6 +252,10 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 		return DNS_RCODE_SERVFAIL;
 	s->t = t;
 	s->tsig = r->tsig;
+	if (s->tsig.key) {
+		s->key = *s->tsig.key;
+		s->tsig.key = &s->key;
+	}
 	s->sign = r->has_tsig;
 	s->started = time(NULL);
 	snprintf(s->zone, sizeof(s->zone), "%s", zone);
@@ -287,6 +303,7 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 done:
 	xfr_changes_clear(&changes);
 	xfr_out_clear(&s->out);
+	sodium_memzero(s, sizeof(*s));
 	free(s);
 	return rc;
 }
@@ -309,7 +326,7 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 		stats_add(&t->stats->refused, 1);
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOTAUTH, 0);
 	}
-	if (!acl_find(&t->cfg->zone_xfr[i].provide_xfr, r->peer, r->key)) {
+	if (!acl_find(&r->zc->zone_xfr[i].provide_xfr, r->peer, r->key)) {
 		stats_add(&t->stats->refused, 1);
 		refusal_log(t, "%s %s from %s%s: not allowed by provide-xfr: REFUSED", what(r),
 			    zone, r->peer_text, r->key == ACL_NOKEY ? " without TSIG" : "");
@@ -397,7 +414,7 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 	if (name_to_text(r->q.qname, zone, sizeof(zone)) < 0)
 		strcpy(zone, "?");
 	long i = zonedb_index(db, r->q.qname);
-	const conf_zone_xfr_t *zx = i >= 0 ? &t->cfg->zone_xfr[i] : NULL;
+	const conf_zone_xfr_t *zx = i >= 0 ? &r->zc->zone_xfr[i] : NULL;
 	if (!zx || !zx->primaries.count) {
 		stats_add(&t->stats->notify_refused, 1);
 		refusal_log(t, "NOTIFY %s from %s: not a secondary zone here: NOTAUTH", zone,
@@ -463,6 +480,7 @@ static long handle(transfer_t *t, const zonedb_t *db, const struct sockaddr *pee
 	if (r.q.edns && r.q.edns_version > 0)
 		return -1; /* answer_query says BADVERS */
 	r.peer = peer;
+	r.zc = zonedb_owner(db) ? zonedb_owner(db) : t->cfg;
 	r.has_tsig = false;
 	memset(&r.tsig, 0, sizeof(r.tsig));
 	acl_addr_text(peer, r.peer_text, sizeof(r.peer_text));

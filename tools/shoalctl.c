@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -29,7 +30,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: shoalctl [-s PATH] [--json] COMMAND [ARG]\n"
+	fprintf(out, "Usage: shoalctl [-s PATH] [--json] COMMAND [ARG...]\n"
 		     "Send COMMAND to shoald's control socket and print the reply.\n\n"
 		     "  -s, --socket PATH   control socket (default " SHOALCTL_DEFAULT_SOCKET ")\n"
 		     "  -j, --json          stats: as JSON (stats json)\n"
@@ -287,11 +288,29 @@ int main(int argc, char **argv)
 		}
 	}
 	int args = argc - optind;
-	if (args < 1 || args > 2) {
+	bool zone_add = args >= 1 && !strcmp(argv[optind], "zone-add");
+	if (args < 1 || args > (zone_add ? 3 : 2) || (zone_add && args != 3)) {
 		usage(stderr);
 		return 2;
 	}
-	const char *cmd = argv[optind], *arg = args == 2 ? argv[optind + 1] : NULL;
+	const char *cmd = argv[optind], *arg = args >= 2 ? argv[optind + 1] : NULL;
+	char add_arg[1100];
+	if (zone_add) {
+		/* the server does not share our folder: a relative FILE is made whole here */
+		const char *file = argv[optind + 2];
+		char cwd[PATH_MAX] = "";
+		if (file[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+			fprintf(stderr, "shoalctl: zone-add: cannot read the current folder\n");
+			return 1;
+		}
+		int w = snprintf(add_arg, sizeof(add_arg), "%s %s%s%s", arg, cwd, cwd[0] ? "/" : "",
+				 file);
+		if (w < 0 || (size_t)w >= sizeof(add_arg)) {
+			fprintf(stderr, "shoalctl: command too long or not one line\n");
+			return 2;
+		}
+		arg = add_arg;
+	}
 	if (json && (strcmp(cmd, "stats") || arg)) {
 		fprintf(stderr, "shoalctl: --json goes with stats alone\n");
 		return 2;

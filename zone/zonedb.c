@@ -32,6 +32,7 @@ struct zonedb {
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	int max_labels;          /* deepest apex: where label stripping starts */
 	uint32_t max_slot;       /* the highest statistics slot of the entries */
+	const void *owner;       /* zonedb_set_owner */
 };
 
 /* Passes messages on and keeps the first error for zone_info. */
@@ -237,7 +238,8 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 			e->apex_len = (uint8_t)len;
 			continue;
 		}
-		if (prev && prev->zone && only && !name_equal(only_apex, e->apex)) {
+		if (prev && prev->zone &&
+		    (specs[i].keep || (only && !name_equal(only_apex, e->apex)))) {
 			/* not asked to reload: share the version being served */
 			e->zone = (zone_t *)zone_ref(prev->zone);
 			memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
@@ -288,6 +290,16 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 	}
 	*out = db;
 	return rc;
+}
+
+void zonedb_set_owner(zonedb_t *db, const void *owner)
+{
+	db->owner = owner;
+}
+
+const void *zonedb_owner(const zonedb_t *db)
+{
+	return db ? db->owner : NULL;
 }
 
 void zonedb_free(zonedb_t *db)
@@ -373,6 +385,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 		}
 	}
 	db->max_slot = old->max_slot;
+	db->owner = old->owner;
 	if (build_apex_hash(db) < 0) {
 		zonedb_free(db);
 		return SHOAL_ENOMEM;

@@ -22,6 +22,12 @@ typedef struct zone_spec {
 	const char *file;     /* path of the RFC 1035 master file; "" or NULL: none (secondary) */
 	zone_limits_t limits; /* ZONE_LIMITS_DEFAULT, or the configuration's */
 	bool secondary;
+	/*
+	 * A rebuild (zonedb_build with old) shares old's version of this zone
+	 * instead of reading its file again: its data cannot have changed (a
+	 * reconfiguration that left its file and limits as they were).
+	 */
+	bool keep;
 } zone_spec_t;
 
 /*
@@ -58,6 +64,15 @@ typedef struct zone_info {
  */
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
 		 zone_msg_fn msg, void *msg_arg, zonedb_t **out);
+
+/*
+ * The owner of a set: an opaque pointer its builder hangs on it (the
+ * configuration the set was built from, whose per-zone settings are
+ * indexed as the set's zones), for readers to take with the set in the
+ * same read section. zonedb_replace carries it over. NULL until set.
+ */
+void zonedb_set_owner(zonedb_t *db, const void *owner);
+const void *zonedb_owner(const zonedb_t *db);
 
 /* Free a set that was never published (zones shared with others stay). */
 void zonedb_free(zonedb_t *db);

@@ -473,6 +473,12 @@ static void test_man_page(void)
 		if (!strstr(paras[j], def))
 			fprintf(stderr, "\n  %s: shoald.conf(5) does not say \"%s\"\n", o->name,
 				def);
+		/* the page says which options shoalctl reconfig cannot apply, as the table does */
+		bool says = strstr(paras[j], "A change needs a restart") != NULL;
+		CU_ASSERT_EQUAL(says, o->restart);
+		if (says != o->restart)
+			fprintf(stderr, "\n  %s: shoald.conf(5) %s it needs a restart\n", o->name,
+				says ? "says" : "does not say");
 	}
 	for (size_t j = 0; j < n; j++) {
 		size_t i = 0;
@@ -528,6 +534,101 @@ static void test_man_page_shoald(void)
 	}
 }
 
+/* Load a YAML text into a fresh configuration. */
+static void load_text(conf_t *c, const char *name, const char *text)
+{
+	char err[512] = "";
+	CU_ASSERT_EQUAL_FATAL(conf_init(c), 0);
+	int rc = conf_load_file(c, write_file(name, text), err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "\n  %s\n", err);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
+/*
+ * What a reconfig compares: the options that need a restart and differ,
+ * by name in table order; zones whose data can have changed; a copy that
+ * compares equal and owns its own memory.
+ */
+static void test_runtime_diff(void)
+{
+	conf_t a, b, copy;
+	const char *files[] = { "a.zone", "a2.zone", "b.zone", "c.zone", "d.zone" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		write_file(files[i], ""); /* the loader checks that each can be read */
+	load_text(&a, "diff-a.conf",
+		  "listen: 127.0.0.1@5300\nthreads: 2\nmax-records-per-type: 500\n"
+		  "keys:\n  - name: k\n    algorithm: hmac-sha256\n"
+		  "    secret: c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\n"
+		  "zones:\n  - name: a.test\n    file: a.zone\n  - name: b.test\n    file: b.zone\n"
+		  "    provide-xfr: [ 127.0.0.1 k ]\n  - name: c.test\n    file: c.zone\n");
+	load_text(
+		&b, "diff-b.conf",
+		"listen: [ 127.0.0.1@5300, 127.0.0.1@5301 ]\nthreads: 3\n"
+		"max-records-per-type: 500\nreload-timeout: 10\n"
+		"zones:\n  - name: C.test.\n    file: c.zone\n  - name: a.test\n    file: a2.zone\n"
+		"  - name: d.test\n    file: d.zone\n");
+	char names[256];
+	CU_ASSERT_EQUAL(conf_restart_changes(&a, &b, names, sizeof(names)), 2);
+	CU_ASSERT_STRING_EQUAL(names, "listen, threads"); /* reload-timeout applies at runtime */
+	CU_ASSERT_EQUAL(conf_restart_changes(&a, &a, names, sizeof(names)), 0);
+	CU_ASSERT_STRING_EQUAL(names, "");
+	/* c.test is the same zone (name compared without case and final dot); a.test's file moved
+	 */
+	CU_ASSERT(conf_zone_same_data(&a, 2, &b, 0));
+	CU_ASSERT(!conf_zone_same_data(&a, 0, &b, 1));
+	CU_ASSERT(!conf_zone_same_data(&a, 1, &b, 2));
+	/* a zone limit changes the data a file gives: not the same */
+	b.zones[0].limits.max_records_per_type = 10;
+	CU_ASSERT(!conf_zone_same_data(&a, 2, &b, 0));
+
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &a), 0);
+	CU_ASSERT_EQUAL(conf_restart_changes(&a, &copy, names, sizeof(names)), 0);
+	CU_ASSERT_EQUAL(copy.zone_count, 3);
+	for (size_t i = 0; i < copy.zone_count; i++) {
+		CU_ASSERT(conf_zone_same_data(&a, i, &copy, i));
+		CU_ASSERT_PTR_NOT_EQUAL(copy.zones[i].name, a.zones[i].name);
+	}
+	CU_ASSERT_EQUAL(copy.key_count, 1);
+	CU_ASSERT_EQUAL(copy.zone_xfr[1].provide_xfr.count, 1);
+	CU_ASSERT_PTR_NOT_EQUAL(copy.zone_xfr[1].provide_xfr.entries,
+				a.zone_xfr[1].provide_xfr.entries);
+	/* zone-add and zone-remove on the copy leave the original as it was */
+	CU_ASSERT_EQUAL(conf_zone_add(&copy, "B.TEST.", "x.zone"), SHOAL_EEXIST);
+	CU_ASSERT_EQUAL(conf_zone_add(&copy, "e.test", "e.zone"), 0);
+	CU_ASSERT_EQUAL(copy.zones[3].limits.max_records_per_type, 500);
+	CU_ASSERT(!copy.zones[3].secondary);
+	conf_zone_remove(&copy, 1);
+	CU_ASSERT_EQUAL(copy.zone_count, 3);
+	CU_ASSERT_EQUAL(conf_zone_index(&copy, "b.test"), -1);
+	CU_ASSERT_EQUAL(conf_zone_index(&copy, "c.test"), 1);
+	CU_ASSERT_EQUAL(copy.zone_xfr[1].provide_xfr.count, 0); /* c.test's lists moved with it */
+	CU_ASSERT_EQUAL(a.zone_count, 3);
+	CU_ASSERT_EQUAL(a.zone_xfr[1].provide_xfr.count, 1);
+	conf_clear(&copy);
+	conf_clear(&a);
+	conf_clear(&b);
+}
+
+/* zone-add's bound is the configuration's: CONF_ZONES_MAX zones, then SHOAL_ESPACE. */
+static void test_zone_add_bound(void)
+{
+	conf_t c;
+	CU_ASSERT_EQUAL_FATAL(conf_init(&c), 0);
+	char name[32];
+	int rc = 0;
+	for (int i = 0; i < CONF_ZONES_MAX && rc == 0; i++) {
+		snprintf(name, sizeof(name), "z%d.test", i);
+		rc = conf_zone_add(&c, name, "z.zone");
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(c.zone_count, CONF_ZONES_MAX);
+	CU_ASSERT_EQUAL(conf_zone_add(&c, "one-more.test", "z.zone"), SHOAL_ESPACE);
+	conf_zone_remove(&c, 0);
+	CU_ASSERT_EQUAL(conf_zone_add(&c, "one-more.test", "z.zone"), 0);
+	conf_clear(&c);
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
@@ -543,6 +644,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_args),
 		UNIT_TEST(test_rate_limit_and_cookies),
 		UNIT_TEST(test_metrics_address),
+		UNIT_TEST(test_runtime_diff),
+		UNIT_TEST(test_zone_add_bound),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),

@@ -125,6 +125,46 @@ static void test_reload_semantics(void)
 	zonedb_free(v4);
 }
 
+/*
+ * A reconfig's rebuild: a spec marked keep shares the version served (its
+ * file is not read again), one not marked is loaded; a zone old lacks is
+ * loaded whatever keep says; the owner is carried by zonedb_replace.
+ */
+static void test_keep_and_owner(void)
+{
+	write_zone(1, false);
+	zone_spec_t s = { .name = "example.com", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL, *v5 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
+	int owner_a, owner_b;
+	CU_ASSERT_PTR_NULL(zonedb_owner(v1));
+	zonedb_set_owner(v1, &owner_a);
+	CU_ASSERT_PTR_EQUAL(zonedb_owner(v1), &owner_a);
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, w);
+	write_zone(2, false);
+	s.keep = true;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_find(v2, w), zonedb_find(v1, w));
+	CU_ASSERT_EQUAL(zonedb_find(v2, w)->serial, 1);
+	CU_ASSERT_PTR_NULL(zonedb_owner(v2)); /* a build's owner is its builder's to set */
+	s.keep = false;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v2, NULL, quiet, NULL, &v3), 0);
+	CU_ASSERT_EQUAL(zonedb_find(v3, w)->serial, 2);
+	/* new to the set: loaded, keep or not */
+	s.keep = true;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v4), 0);
+	CU_ASSERT_EQUAL(zonedb_find(v4, w)->serial, 2);
+	zonedb_set_owner(v4, &owner_b);
+	CU_ASSERT_EQUAL_FATAL(zonedb_replace(v4, 0, NULL, "expired", &v5), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_owner(v5), &owner_b);
+	zonedb_free(v1);
+	zonedb_free(v2);
+	zonedb_free(v3);
+	zonedb_free(v4);
+	zonedb_free(v5);
+}
+
 /* Build a set of the zones names[0..n) from one relative zone file, over old. */
 static zonedb_t *build_named(const char *const *names, size_t n, const zonedb_t *old)
 {
@@ -397,6 +437,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_build_and_info),
 		UNIT_TEST(test_failed_first_load),
 		UNIT_TEST(test_reload_semantics),
+		UNIT_TEST(test_keep_and_owner),
 		UNIT_TEST(test_publish_swaps),
 		UNIT_TEST(test_reference_outlives_set),
 		UNIT_TEST(test_secondary),
