@@ -36,6 +36,14 @@ const conf_option_t conf_options[] = {
 	{ "socket-mode", "socket-mode", "MODE", CONF_ENUM, 0, 0, socket_mode_names, "reuseport",
 	  OFF(socket_mode), "reuseport: one UDP socket per worker; shared: one socket for all",
 	  CONF_RESTART },
+	{ "cpu-affinity", "cpu-affinity", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(cpu_affinity),
+	  "pin each worker to CPUs; a datagram goes to the worker of the CPU it came in on",
+	  CONF_RESTART },
+	{ "udp-receive-buffer", NULL, "OCTETS", CONF_UINT, 65536, 1073741824, NULL, "4194304",
+	  OFF(udp_receive_buffer), "receive buffer asked for each UDP socket (SO_RCVBUF)",
+	  CONF_RESTART },
+	{ "udp-send-buffer", NULL, "OCTETS", CONF_UINT, 65536, 1073741824, NULL, "4194304",
+	  OFF(udp_send_buffer), "send buffer asked for each UDP socket (SO_SNDBUF)", CONF_RESTART },
 	{ "user", "user", "USER", CONF_STRING, 0, 0, NULL, "(none)", OFF(user),
 	  "drop privileges to this user after binding", CONF_RESTART },
 	{ "group", "group", "GROUP", CONF_STRING, 0, 0, NULL, "the user's group", OFF(group),
@@ -438,6 +446,7 @@ int conf_init(conf_t *cfg)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	cfg->threads = cpus < 1 ? 1 : cpus > CONF_THREADS_MAX ? CONF_THREADS_MAX : (uint32_t)cpus;
 	cfg->socket_mode = SOCKET_MODE_REUSEPORT;
+	cfg->udp_receive_buffer = cfg->udp_send_buffer = SOCKET_UDP_BUFFER_DEFAULT;
 	cfg->nsid_thread = true;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->edns_size = DNS_EDNS_DEFAULT;

@@ -57,7 +57,10 @@ typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
 	size_t listen_count;
 	uint32_t threads;
-	uint32_t socket_mode; /* enum socket_mode (server/socket.h) */
+	uint32_t socket_mode;        /* enum socket_mode (server/socket.h) */
+	bool cpu_affinity;           /* workers pinned, UDP steered by CPU */
+	uint32_t udp_receive_buffer; /* octets asked for each UDP socket */
+	uint32_t udp_send_buffer;
 	char *user;
 	char *group;
 	char *nsid;

@@ -756,7 +756,8 @@ static void log_answered(server_t *srv)
 {
 	worker_stats_t total, one;
 	memset(&total, 0, sizeof(total));
-	for (size_t i = 0; i < srv->workers.count; i++) {
+	/* every thread's counters: each worker's loop and its receivers */
+	for (size_t i = 0; i < srv->workers.count * srv->workers.parts; i++) {
 		stats_read(&srv->workers.stats[i], &one);
 		stats_sum(&total, &one);
 	}
@@ -855,6 +856,13 @@ int server_run(conf_t *cfg, const responder_t *responder)
 			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
 					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
 		goto done;
+	socket_set_udp_buffers(srv->sockets, cfg->udp_receive_buffer, cfg->udp_send_buffer);
+	if (cfg->cpu_affinity && cfg->socket_mode == SOCKET_MODE_REUSEPORT) {
+		socket_set_steer_cpu(srv->sockets);
+		/* a taker attaches it when it steers the groups (takeover_finish) */
+		if (!cfg->takeover && socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
+			goto done;
+	}
 	/* after the sockets: it gives them to a taker */
 	if (handover_start(srv) < 0) {
 		snprintf(err, sizeof(err), "out of memory");

@@ -35,23 +35,27 @@ struct socket_set {
 	/* [address]: sockets in the kernel's group, the set's first (more while a giver drains) */
 	unsigned *udp_members;
 	unsigned *tcp_members;
+	bool cpu_steer; /* UDP groups steered by the receiving CPU (socket_set_steer_cpu) */
 };
-
-/* Receive and send buffer size asked for each UDP socket. */
-#define SOCKET_BUFFER_SIZE (4 * 1024 * 1024)
 
 /*
  * Best effort: a bigger buffer rides out bursts. SO_*BUFFORCE (root, before
  * the privilege drop) passes net.core.rmem_max/wmem_max; otherwise the
- * kernel caps the size at those.
+ * kernel caps the size at those. Returns what the kernel gave for receive
+ * and send: it doubles what is asked, for its own bookkeeping (socket(7)).
  */
-static void set_buffers(int fd)
+static void set_buffers(int fd, int receive, int send, int *got_receive, int *got_send)
 {
-	int size = SOCKET_BUFFER_SIZE;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &receive, sizeof(receive)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive, sizeof(receive));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &send, sizeof(send)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send, sizeof(send));
+	socklen_t len = sizeof(*got_receive);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, got_receive, &len) < 0)
+		*got_receive = 0;
+	len = sizeof(*got_send);
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, got_send, &len) < 0)
+		*got_send = 0;
 }
 
 static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
@@ -95,8 +99,10 @@ static int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, si
 	 * socket with SO_REUSEADDR binds beside it and receives all datagrams.
 	 */
 	int fd = open_bound(a, SOCK_DGRAM, reuseport, false, err, errlen);
+	int got_receive, got_send;
 	if (fd >= 0)
-		set_buffers(fd);
+		set_buffers(fd, SOCKET_UDP_BUFFER_DEFAULT, SOCKET_UDP_BUFFER_DEFAULT, &got_receive,
+			    &got_send);
 	return fd;
 }
 
@@ -515,6 +521,15 @@ unsigned socket_set_retiring(const socket_set_t *s)
 	return n;
 }
 
+/* Attach code[0..n) as fd's group's program (it replaces the one before). */
+static int group_program(int fd, struct sock_filter *code, size_t n)
+{
+	struct sock_fprog prog = { (unsigned short)n, code };
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
 /*
  * A classic BPF program for a SO_REUSEPORT group: the index (the group
  * place) of the socket that takes a datagram or connection, here the
@@ -533,10 +548,25 @@ static int group_attach(int fd, int family, unsigned among)
 		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
 		BPF_STMT(BPF_RET | BPF_A, 0),
 	};
-	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
-		return -errno;
-	return 0;
+	return group_program(fd, code, sizeof(code) / sizeof(code[0]));
+}
+
+/*
+ * The CPU program: the index of the socket of the CPU the packet came in
+ * on (the kernel's SKF_AD_CPU, the CPU running the receive), modulo
+ * `among`, so that worker i (pinned to the CPUs whose number modulo
+ * `among` is i) answers what its CPUs received; places past `among` are
+ * never chosen, which steers away from retiring sockets as group_attach
+ * does.
+ */
+static int group_attach_cpu(int fd, unsigned among)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_AD_OFF + SKF_AD_CPU),
+		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	return group_program(fd, code, sizeof(code) / sizeof(code[0]));
 }
 
 static int group_detach(int fd)
@@ -559,7 +589,9 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 			int fd = kind == SOCKET_UDP ? socket_set_udp(s, 0, a)
 						    : socket_set_tcp(s, 0, a);
 			int rc = 0;
-			if (away && members[a] > s->workers)
+			if (kind == SOCKET_UDP && s->cpu_steer)
+				rc = group_attach_cpu(fd, s->workers); /* away, and after */
+			else if (away && members[a] > s->workers)
 				rc = group_attach(fd, s->addrs[a].addr.ss_family, s->workers);
 			else if (!away)
 				rc = group_detach(fd);
@@ -573,6 +605,11 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+void socket_set_steer_cpu(socket_set_t *s)
+{
+	s->cpu_steer = true;
 }
 
 void socket_set_close(socket_set_t *s)
@@ -596,4 +633,18 @@ void socket_set_close(socket_set_t *s)
 	free(s->udp_members);
 	free(s->tcp_members);
 	free(s);
+}
+
+void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send)
+{
+	int got_receive = 0, got_send = 0;
+	size_t n = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
+	for (size_t i = 0; i < n * s->addresses; i++)
+		set_buffers(s->udp[i], (int)receive, (int)send, &got_receive, &got_send);
+	/* doubled by the kernel when granted whole */
+	if ((uint64_t)got_receive < 2 * (uint64_t)receive ||
+	    (uint64_t)got_send < 2 * (uint64_t)send)
+		log_warning("UDP buffers: %u and %u octets asked, the kernel gave %d and %d "
+			    "(raise net.core.rmem_max and wmem_max, or start as root)",
+			    receive, send, got_receive / 2, got_send / 2);
 }

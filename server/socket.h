@@ -65,6 +65,17 @@ int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a);
  */
 void socket_set_tcp_handed(socket_set_t *s, unsigned w);
 
+/* The receive and send buffer asked for each UDP socket when nothing else is said. */
+#define SOCKET_UDP_BUFFER_DEFAULT (4 * 1024 * 1024)
+
+/*
+ * Ask for receive and send buffers of these sizes on every UDP socket of s
+ * (udp-receive-buffer, udp-send-buffer), and log a warning when the kernel
+ * gives less (net.core.rmem_max and wmem_max cap it, but for root). Main
+ * thread, before the privilege drop.
+ */
+void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send);
+
 /*
  * Datagrams the kernel dropped on worker w's UDP sockets for want of
  * receive buffer space (SO_MEMINFO); in shared mode the shared sockets
@@ -144,7 +155,8 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 unsigned socket_set_retiring(const socket_set_t *s);
 
 /*
- * The groups' steering (SO_ATTACH_REUSEPORT_CBPF). With `away` true, every
+ * The groups' steering (SO_ATTACH_REUSEPORT_CBPF); see also
+ * socket_set_steer_cpu, which changes it for UDP. With `away` true, every
  * group that holds sockets past this set's (socket_set_retiring) gets a
  * program that picks one of the set's own sockets by the client's source
  * port (so one client stays on one worker), and the others receive
@@ -155,6 +167,16 @@ unsigned socket_set_retiring(const socket_set_t *s);
  * Returns 0 or -errno with err. Main thread.
  */
 int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen);
+
+/*
+ * From now on socket_set_steer gives every UDP group (reuseport mode) a
+ * program that picks the socket of the CPU that received the datagram
+ * (its number modulo the workers), with `away` true and false alike: it
+ * never picks a place past the set's own sockets. The caller pins worker
+ * i to the CPUs whose number modulo the workers is i, and calls
+ * socket_set_steer to attach it. Main thread.
+ */
+void socket_set_steer_cpu(socket_set_t *s);
 
 /*
  * Close every socket the set still owns and free it; NULL does nothing.

@@ -237,8 +237,14 @@ static int snapshot_take(snapshot_t *s, const stats_source_t *src)
 	}
 	worker_stats_t *total = &s->w[s->count];
 	memset(total, 0, sizeof(*total));
+	size_t parts = src->parts ? src->parts : 1;
 	for (size_t t = 0; t < s->count; t++) {
-		stats_read(&src->workers[t], &s->w[t]);
+		memset(&s->w[t], 0, sizeof(s->w[t]));
+		for (size_t p = 0; p < parts; p++) {
+			worker_stats_t one;
+			stats_read(&src->workers[t * parts + p], &one);
+			stats_sum(&s->w[t], &one);
+		}
 		stats_sum(total, &s->w[t]);
 	}
 	for (size_t i = 0; i < nz; i++) {
@@ -250,9 +256,14 @@ static int snapshot_take(snapshot_t *s, const stats_source_t *src)
 	}
 	for (size_t t = 0; t < s->count; t++) {
 		for (size_t i = 0; i < s->zones; i++) {
-			zone_stats_t *one = &s->z[t * s->zones + i];
-			read_fields(zone_fields, ZONE_FIELDS, &src->zones[t][s->slot[i]], one);
-			sum_fields(zone_fields, ZONE_FIELDS, &s->z[s->count * s->zones + i], one);
+			zone_stats_t *col = &s->z[t * s->zones + i];
+			for (size_t p = 0; p < parts; p++) {
+				zone_stats_t one;
+				read_fields(zone_fields, ZONE_FIELDS,
+					    &src->zones[t * parts + p][s->slot[i]], &one);
+				sum_fields(zone_fields, ZONE_FIELDS, col, &one);
+			}
+			sum_fields(zone_fields, ZONE_FIELDS, &s->z[s->count * s->zones + i], col);
 		}
 	}
 	return 0;

@@ -231,15 +231,18 @@ struct zonedb;
 /*
  * What the statistics are read from: count workers' counters, each with
  * its zone array (zone_slots entries; zones may be NULL for none), and the
- * zone set that names the slots (NULL: no zone counters). The reader must
+ * zone set that names the slots (NULL: no zone counters). A worker whose
+ * threads each count on their own has `parts` consecutive entries in
+ * workers and zones, summed into its column (0 means 1). The reader must
  * be inside a read section of db.
  */
 typedef struct stats_source {
-	const worker_stats_t *workers;
+	const worker_stats_t *workers; /* count * parts */
 	size_t count;
-	zone_stats_t *const *zones;
+	zone_stats_t *const *zones; /* count * parts */
 	size_t zone_slots;
 	const struct zonedb *db;
+	size_t parts;
 } stats_source_t;
 
 /* The start of every metric name in the Prometheus output (shoal_udp_queries_total). */

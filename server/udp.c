@@ -2,21 +2,24 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <urcu.h>
 
 #include "proto/response.h"
 
 #include "proto/dns.h"
+#include "proto/error.h"
+#include "server/log.h"
 #include "server/udp.h"
 #include "server/worker.h"
 
 /* a longer datagram is cut short (MSG_TRUNC) and dropped */
 #define UDP_QUERY_MAX 4096
-/* then back to the loop, so a stop and the other sockets get a turn */
-#define UDP_BATCHES_PER_WAKEUP 8
 /* EAGAIN on sendmmsg: retry this often, then drop */
 #define UDP_SEND_RETRIES 4
 
@@ -29,7 +32,22 @@ struct udp_batch {
 	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
 	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
 	size_t answer_cap;
+	unsigned used; /* rx entries the last recvmmsg filled */
 };
+
+/*
+ * Make rx[i] ready for recvmmsg again: the kernel writes back the peer's
+ * address length (and msg_len and msg_flags, outputs only).
+ */
+static void rx_reset(udp_batch_t *b, unsigned i)
+{
+	b->rx[i].msg_hdr = (struct msghdr){
+		.msg_name = &b->peer[i],
+		.msg_namelen = sizeof(b->peer[i]),
+		.msg_iov = &b->rx_iov[i],
+		.msg_iovlen = 1,
+	};
+}
 
 udp_batch_t *udp_batch_new(size_t answer_cap)
 {
@@ -46,6 +64,7 @@ udp_batch_t *udp_batch_new(size_t answer_cap)
 	for (size_t i = 0; i < UDP_BATCH; i++) {
 		b->rx_iov[i] = (struct iovec){ b->rx_buf + i * UDP_QUERY_MAX, UDP_QUERY_MAX };
 		b->tx_iov[i] = (struct iovec){ b->tx_buf + i * answer_cap, 0 };
+		rx_reset(b, (unsigned)i);
 	}
 	return b;
 }
@@ -65,15 +84,16 @@ void udp_batch_free(udp_batch_t *b)
  * after waiting briefly for room; a message refused for another reason is
  * skipped. What is not sent is counted as dropped.
  */
-static void send_batch(worker_t *w, int fd, unsigned n)
+static void send_batch(udp_receiver_t *r, unsigned n)
 {
-	udp_batch_t *b = w->batch;
+	udp_batch_t *b = r->batch;
+	int fd = r->fd;
 	unsigned off = 0, retries = 0;
 	while (off < n) {
 		int sent = sendmmsg(fd, b->tx + off, n - off, MSG_DONTWAIT);
 		if (sent > 0) {
 			for (unsigned i = off; i < off + (unsigned)sent; i++)
-				stats_add(&w->stats->bytes_out, b->tx[i].msg_hdr.msg_iov->iov_len);
+				stats_add(&r->stats->bytes_out, b->tx[i].msg_hdr.msg_iov->iov_len);
 			off += (unsigned)sent;
 			continue;
 		}
@@ -86,7 +106,7 @@ static void send_batch(worker_t *w, int fd, unsigned n)
 			continue;
 		}
 		/* give up on this message: the first in line was refused */
-		stats_add(&w->stats->dropped, 1);
+		stats_add(&r->stats->dropped, 1);
 		off++;
 		retries = 0;
 	}
@@ -96,17 +116,17 @@ static void send_batch(worker_t *w, int fd, unsigned n)
  * Response rate limiting of one answer abuf[0..alen): returns the length
  * to send, 0 for none; a slipped answer is truncated in place.
  */
-static size_t udp_rate_limit(worker_t *w, uint8_t *abuf, size_t alen, answer_info_t *info)
+static size_t udp_rate_limit(udp_receiver_t *r, uint8_t *abuf, size_t alen, answer_info_t *info)
 {
-	const answer_ctx_t *ctx = &w->ctx_udp;
-	switch (rrl_check(w->all->rrl, &w->rrl, ctx->client_ip, ctx->client_ip_len, info,
+	const answer_ctx_t *ctx = &r->ctx;
+	switch (rrl_check(r->w->all->rrl, &r->rrl, ctx->client_ip, ctx->client_ip_len, info,
 			  ctx->now)) {
 	case RRL_SEND:
 		return alen;
 	case RRL_SLIP: {
 		int n = response_strip(abuf, alen);
 		if (n > 0) {
-			stats_add(&w->stats->rrl_slipped, 1);
+			stats_add(&r->stats->rrl_slipped, 1);
 			info->truncated = true;
 			return (size_t)n;
 		}
@@ -115,27 +135,40 @@ static size_t udp_rate_limit(worker_t *w, uint8_t *abuf, size_t alen, answer_inf
 	case RRL_DROP:
 		break;
 	}
-	stats_add(&w->stats->rrl_dropped, 1);
+	stats_add(&r->stats->rrl_dropped, 1);
 	return 0;
 }
 
-/* One batch: receive, answer under one RCU read section, send. Returns datagrams read. */
-static int udp_batch_once(worker_t *w, int fd)
+/*
+ * One batch: wait for the first datagram, take what else is queued,
+ * answer under one RCU read section, send. Returns datagrams read, 0 when
+ * woken with none, -1 on another error.
+ */
+static int udp_batch_once(udp_receiver_t *r)
 {
-	udp_batch_t *b = w->batch;
-	for (unsigned i = 0; i < UDP_BATCH; i++) {
-		b->rx[i].msg_hdr = (struct msghdr){
-			.msg_name = &b->peer[i],
-			.msg_namelen = sizeof(b->peer[i]),
-			.msg_iov = &b->rx_iov[i],
-			.msg_iovlen = 1,
-		};
+	worker_t *w = r->w;
+	udp_batch_t *b = r->batch;
+	/* only what the last batch used: a few entries at a moderate load, not all 32 */
+	for (unsigned i = 0; i < b->used; i++)
+		rx_reset(b, i);
+	b->used = 0;
+	int n = recvmmsg(r->fd, b->rx, UDP_BATCH, MSG_WAITFORONE, NULL);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		/*
+		 * The file is non-blocking again: another process that shares it
+		 * set the flag (an older shoald taking over polls it with libuv,
+		 * which does). Wait for a datagram instead of spinning; the wake
+		 * signal interrupts poll as it does recvmmsg.
+		 */
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		(void)poll(&p, 1, -1);
+		return 0;
 	}
-	int n = recvmmsg(fd, b->rx, UDP_BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
-		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR ? -1 : 0;
+		return n < 0 && errno != EINTR ? -1 : 0;
+	b->used = (unsigned)n;
 	unsigned out = 0;
-	answer_ctx_t *ctx = &w->ctx_udp;
+	answer_ctx_t *ctx = &r->ctx;
 	ctx->now = (uint32_t)time(NULL); /* for cookies and rate limiting: one reading a batch */
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(w->zones);
@@ -155,14 +188,14 @@ static int udp_batch_once(worker_t *w, int fd)
 			/* IXFR, NOTIFY and TSIG depend on who asks: answered again, rarely */
 			if (w->responder->zones && (info.qtype == DNS_TYPE_IXFR || info.tsig ||
 						    info.rcode == DNS_RCODE_NOTIMP))
-				alen = transfer_udp(&w->xfr, db, (struct sockaddr *)&b->peer[i],
+				alen = transfer_udp(&r->xfr, db, (struct sockaddr *)&b->peer[i],
 						    b->rx_iov[i].iov_base, len, abuf, b->answer_cap,
 						    alen, &info);
 			if (alen && w->all->rrl)
-				alen = udp_rate_limit(w, abuf, alen, &info);
+				alen = udp_rate_limit(r, abuf, alen, &info);
 		}
-		stats_count_udp(w->stats, len, alen > 0, &info);
-		stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
+		stats_count_udp(r->stats, len, alen > 0, &info);
+		stats_count_zone(r->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
 		if (alen == 0)
 			continue;
 		b->tx_iov[out].iov_len = alen;
@@ -178,19 +211,49 @@ static int udp_batch_once(worker_t *w, int fd)
 	cookies_read_done(&w->all->cookies);
 	zonedb_read_unlock(w->zones);
 	if (out)
-		send_batch(w, fd, out);
+		send_batch(r, out);
 	return n;
 }
 
-void udp_on_readable(uv_poll_t *handle, int status, int events)
+static void on_wake(int sig)
 {
-	worker_t *w = handle->data;
-	int fd = w->udp_fds[handle - w->udp_polls];
-	if (status < 0)
-		return;
-	for (int round = 0; round < UDP_BATCHES_PER_WAKEUP; round++) {
-		int n = udp_batch_once(w, fd);
-		if (n < UDP_BATCH)
-			break;
+	(void)sig; /* only to interrupt recvmmsg */
+}
+
+int udp_wake_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_wake }; /* no SA_RESTART: EINTR */
+	sigemptyset(&sa.sa_mask);
+	return sigaction(UDP_WAKE_SIGNAL, &sa, NULL) < 0 ? -errno : 0;
+}
+
+void *udp_receiver_main(void *arg)
+{
+	udp_receiver_t *r = arg;
+	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
+	rcu_register_thread();
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, UDP_WAKE_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	/*
+	 * Blocking reads: one system call per wake-up where a poll and a read
+	 * took two, and no event loop between them.
+	 */
+	int flags = fcntl(r->fd, F_GETFL);
+	if (flags >= 0 && (flags & O_NONBLOCK))
+		(void)fcntl(r->fd, F_SETFL, flags & ~O_NONBLOCK);
+	unsigned errors = 0;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (udp_batch_once(r) >= 0)
+			continue;
+		/* not one a datagram causes: say so once, and do not spin on it */
+		if (errors++ == 0)
+			log_error("worker %u: UDP recvmmsg: %s", r->w->index,
+				  shoal_strerror(-errno));
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		(void)poll(&p, 1, 100);
 	}
+	rcu_unregister_thread();
+	return NULL;
 }

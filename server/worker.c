@@ -1,8 +1,9 @@
-/* Worker threads: each its own uv loop, UDP sockets polled with uv_poll, a TCP server. */
+/* Worker threads: each a uv loop for TCP and a receiver thread per UDP socket. */
 #include "config.h"
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,14 +74,10 @@ static void on_tcp_stopped(void *arg)
 	w->tcp = NULL;
 }
 
-/* Stop: the current batch has finished (callbacks do not overlap); close every handle. */
+/* Stop: close every handle (the receivers have stopped before). */
 static void on_stop(uv_async_t *a)
 {
 	worker_t *w = a->data;
-	for (size_t i = 0; i < w->polls_ready; i++) {
-		uv_poll_stop(&w->udp_polls[i]);
-		uv_close((uv_handle_t *)&w->udp_polls[i], on_handle_closed);
-	}
 	if (w->tcp)
 		tcp_server_stop(w->tcp, on_tcp_stopped, w);
 	uv_close((uv_handle_t *)&w->stop_async, on_handle_closed);
@@ -108,16 +105,6 @@ static int worker_setup(worker_t *w)
 	w->async_ready = true;
 	socket_set_t *sockets = w->all->sockets;
 	size_t n = socket_set_addresses(sockets);
-	for (size_t i = 0; i < n; i++) {
-		w->udp_fds[i] = socket_set_udp(sockets, w->index, i);
-		w->udp_polls[i].data = w;
-		if ((rc = uv_poll_init(&w->loop, &w->udp_polls[i], w->udp_fds[i])) < 0)
-			goto done;
-		w->udp_count++;
-		w->polls_ready++;
-		if ((rc = uv_poll_start(&w->udp_polls[i], UV_READABLE, udp_on_readable)) < 0)
-			goto done;
-	}
 	if (n) {
 		int fds[CONF_LISTEN_MAX];
 		for (size_t i = 0; i < n; i++)
@@ -206,13 +193,16 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 	pthread_cond_init(&ws->start_cond, NULL);
 	ws->sync_ready = true;
 	ws->count = cfg->threads;
+	/* the loop's counters, then each receiver's: one writer each */
+	ws->parts = 1 + socket_set_addresses(sockets);
+	size_t sets = ws->count * ws->parts;
 	ws->w = calloc(ws->count, sizeof(worker_t));
-	ws->stats = aligned_alloc(64, ws->count * sizeof(worker_stats_t));
+	ws->stats = aligned_alloc(64, sets * sizeof(worker_stats_t));
 	if (!ws->w || !ws->stats) {
 		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
 		return SHOAL_ENOMEM;
 	}
-	memset(ws->stats, 0, ws->count * sizeof(worker_stats_t));
+	memset(ws->stats, 0, sets * sizeof(worker_stats_t));
 	int rc = rrl_new(&cfg->rrl, &ws->rrl);
 	if (rc < 0) {
 		snprintf(err, errlen, "rate limiting: %s", shoal_strerror(rc));
@@ -229,7 +219,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		snprintf(err, errlen, "out of memory for the TCP address counts");
 		return SHOAL_ENOMEM;
 	}
-	ws->zone_stats = calloc(ws->count, sizeof(zone_stats_t *));
+	ws->zone_stats = calloc(sets, sizeof(zone_stats_t *));
 	if (!ws->zone_stats) {
 		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
 		return SHOAL_ENOMEM;
@@ -237,19 +227,22 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 	if (gethostname(ws->hostname, sizeof(ws->hostname) - 1) < 0)
 		ws->hostname[0] = '\0'; /* no identity then: id.server is REFUSED */
 	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
+	for (size_t k = 0; k < sets; k++) {
+		/* each its own allocation: page-aligned at this size, no line shared */
+		ws->zone_stats[k] = calloc(WORKER_ZONE_SLOTS, sizeof(zone_stats_t));
+		if (!ws->zone_stats[k]) {
+			snprintf(err, errlen, "out of memory for zone counters");
+			return SHOAL_ENOMEM;
+		}
+	}
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
 		w->all = ws;
 		w->index = (unsigned)i;
 		w->responder = responder;
 		w->zones = zones;
-		w->stats = &ws->stats[i];
-		/* each its own allocation: page-aligned at this size, no line shared */
-		w->zone_stats = ws->zone_stats[i] = calloc(WORKER_ZONE_SLOTS, sizeof(zone_stats_t));
-		if (!w->zone_stats) {
-			snprintf(err, errlen, "out of memory for zone counters");
-			return SHOAL_ENOMEM;
-		}
+		w->stats = &ws->stats[i * ws->parts];
+		w->zone_stats = ws->zone_stats[i * ws->parts];
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
 					     .cookie_required = cfg->cookie_require };
 		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
@@ -257,9 +250,20 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		transfer_init(&w->xfr, cfg, zones, &w->stats->xfr, w->index, &w->ctx_udp,
 			      &w->ctx_tcp, NULL, NULL);
 		chaos_init(w, cfg, ws->hostname);
-		if (!(w->batch = udp_batch_new(answer_cap))) {
-			snprintf(err, errlen, "out of memory for worker buffers");
-			return SHOAL_ENOMEM;
+		for (size_t a = 0; a + 1 < ws->parts; a++) {
+			udp_receiver_t *r = &w->udp[a];
+			r->w = w;
+			r->fd = socket_set_udp(sockets, w->index, a);
+			r->ctx = w->ctx_udp;
+			r->stats = &ws->stats[i * ws->parts + 1 + a];
+			r->zone_stats = ws->zone_stats[i * ws->parts + 1 + a];
+			transfer_init(&r->xfr, cfg, zones, &r->stats->xfr, w->index, &r->ctx,
+				      &w->ctx_tcp, NULL, NULL);
+			if (!(r->batch = udp_batch_new(answer_cap))) {
+				snprintf(err, errlen, "out of memory for worker buffers");
+				return SHOAL_ENOMEM;
+			}
+			w->udp_count++;
 		}
 	}
 	return 0;
@@ -268,9 +272,51 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
 {
 	for (size_t i = 0; i < ws->count; i++) {
-		ws->w[i].xfr.notify = fn;
-		ws->w[i].xfr.notify_arg = arg;
+		worker_t *w = &ws->w[i];
+		w->xfr.notify = fn;
+		w->xfr.notify_arg = arg;
+		for (size_t a = 0; a < w->udp_count; a++) {
+			w->udp[a].xfr.notify = fn;
+			w->udp[a].xfr.notify_arg = arg;
+		}
 	}
+}
+
+/*
+ * cpu-affinity: the attributes that pin worker i's threads to the CPUs
+ * (of those this process may use) whose number modulo the workers is i,
+ * the CPUs whose datagrams the groups' program steers to its sockets.
+ * Returns false, attr untouched, when there is no such CPU or pinning is
+ * off: the threads then run where the scheduler puts them.
+ */
+static bool worker_pin_attr(const workers_t *ws, size_t i, pthread_attr_t *attr)
+{
+	cpu_set_t allowed, mine;
+	if (!ws->cfg->cpu_affinity || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return false;
+	CPU_ZERO(&mine);
+	for (size_t c = i; c < CPU_SETSIZE; c += ws->count)
+		if (CPU_ISSET(c, &allowed))
+			CPU_SET(c, &mine);
+	if (CPU_COUNT(&mine) == 0 || pthread_attr_init(attr) != 0)
+		return false;
+	if (pthread_attr_setaffinity_np(attr, sizeof(mine), &mine) != 0) {
+		pthread_attr_destroy(attr);
+		return false;
+	}
+	return true;
+}
+
+/* pthread_create, pinned as worker_pin_attr says for worker i. */
+static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, void *(*fn)(void *),
+				void *arg)
+{
+	pthread_attr_t attr;
+	bool pinned = worker_pin_attr(ws, i, &attr);
+	int e = pthread_create(t, pinned ? &attr : NULL, fn, arg);
+	if (pinned)
+		pthread_attr_destroy(&attr);
+	return e;
 }
 
 int workers_start(workers_t *ws, char *err, size_t errlen)
@@ -282,7 +328,7 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 	int rc = 0;
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
-		int e = pthread_create(&w->thread, NULL, worker_main, w);
+		int e = worker_thread_create(ws, i, &w->thread, worker_main, w);
 		if (e) {
 			rc = -e;
 			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
@@ -290,7 +336,6 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 		}
 		w->thread_started = true;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_lock(&ws->start_lock);
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
@@ -302,11 +347,56 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 		}
 	}
 	pthread_mutex_unlock(&ws->start_lock);
+	if (rc == 0 && (rc = udp_wake_init()) < 0)
+		snprintf(err, errlen, "UDP wake-up signal: %s", shoal_strerror(rc));
+	/* the receivers last: a query is answered only once every worker runs */
+	for (size_t i = 0; rc == 0 && i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		for (size_t a = 0; rc == 0 && a < w->udp_count; a++) {
+			udp_receiver_t *r = &w->udp[a];
+			int e = worker_thread_create(ws, i, &r->thread, udp_receiver_main, r);
+			if (e) {
+				rc = -e;
+				snprintf(err, errlen, "cannot start worker %zu's UDP receiver: %s",
+					 i, shoal_strerror(rc));
+			}
+			r->thread_started = e == 0;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+/*
+ * Stop r's thread and join it. The signal may come just before the thread
+ * enters recvmmsg and be missed: it is sent again until the thread ends.
+ */
+static void receiver_stop(udp_receiver_t *r)
+{
+	__atomic_store_n(&r->stop, true, __ATOMIC_RELEASE);
+	for (;;) {
+		pthread_kill(r->thread, UDP_WAKE_SIGNAL);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 20 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(r->thread, NULL, &until) == 0)
+			break;
+	}
+	r->thread_started = false;
 }
 
 void workers_stop(workers_t *ws)
 {
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		for (size_t a = 0; a < w->udp_count; a++)
+			if (w->udp[a].thread_started)
+				receiver_stop(&w->udp[a]);
+	}
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
 		if (w->thread_started && w->async_ready)
@@ -324,12 +414,13 @@ int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f
 			 size_t *len)
 {
 	for (size_t i = 0; i < ws->count; i++)
-		__atomic_store_n(&ws->stats[i].rcvbuf_drops,
+		__atomic_store_n(&ws->stats[i * ws->parts].rcvbuf_drops,
 				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
 	zonedb_read_lock();
 	stats_source_t src = {
 		.workers = ws->stats,
 		.count = ws->count,
+		.parts = ws->parts,
 		.zones = ws->zone_stats,
 		.zone_slots = WORKER_ZONE_SLOTS,
 		.db = zonedb_current(zones),
@@ -348,7 +439,7 @@ void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
 		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
 		if (!fresh || slot >= WORKER_ZONE_SLOTS)
 			continue;
-		for (size_t t = 0; t < ws->count; t++) {
+		for (size_t t = 0; t < ws->count * ws->parts; t++) {
 			uint64_t *c = (uint64_t *)&ws->zone_stats[t][slot];
 			for (size_t k = 0; k < sizeof(zone_stats_t) / sizeof(uint64_t); k++)
 				__atomic_store_n(&c[k], 0, __ATOMIC_RELAXED);
@@ -358,11 +449,10 @@ void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
 
 void workers_destroy(workers_t *ws)
 {
-	if (ws->w) {
-		for (size_t i = 0; i < ws->count; i++)
-			udp_batch_free(ws->w[i].batch);
-	}
-	for (size_t i = 0; ws->zone_stats && i < ws->count; i++)
+	for (size_t i = 0; ws->w && i < ws->count; i++)
+		for (size_t a = 0; a < CONF_LISTEN_MAX; a++)
+			udp_batch_free(ws->w[i].udp[a].batch);
+	for (size_t i = 0; ws->zone_stats && i < ws->count * ws->parts; i++)
 		free(ws->zone_stats[i]);
 	free(ws->zone_stats);
 	free(ws->w);

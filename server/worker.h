@@ -30,10 +30,34 @@ typedef struct workers workers_t;
 #define WORKER_ZONE_SLOTS (2 * CONF_ZONES_MAX + 1)
 
 /*
- * One worker. Made by workers_create on the main thread; from
- * workers_start to workers_stop its own thread is the only one to touch
- * it, but for `started` (under all->start_lock) and `stats` (read by any
+ * One UDP socket's receiver: a thread of its own, blocked in recvmmsg
+ * until datagrams come, with everything the UDP path writes (buffers,
+ * answer context, rate-limit state, transfer state, counters), so no
+ * other thread writes any of it and nothing is shared with the worker's
+ * loop. Made by workers_create; from workers_start to workers_stop only
+ * its thread touches it, but for `stop` (atomic) and `stats` (read by any
  * thread, stats_read).
+ */
+typedef struct udp_receiver {
+	struct worker *w;
+	int fd; /* the socket set's, read only */
+	pthread_t thread;
+	bool thread_started;
+	bool stop; /* atomic: set by workers_stop, which then wakes the thread */
+	udp_batch_t *batch;
+	answer_ctx_t ctx;
+	rrl_worker_t rrl;         /* this receiver's slip count and log budget */
+	transfer_t xfr;           /* IXFR over UDP and NOTIFY */
+	worker_stats_t *stats;    /* a part of its worker's column (stats_source_t) */
+	zone_stats_t *zone_stats; /* WORKER_ZONE_SLOTS */
+} udp_receiver_t;
+
+/*
+ * One worker: a loop thread for TCP and the stop, and a receiver thread
+ * per UDP socket. Made by workers_create on the main thread; from
+ * workers_start to workers_stop its own thread is the only one to touch
+ * it, but for `started` (under all->start_lock), `stats` (read by any
+ * thread, stats_read) and the receivers (their own threads).
  */
 typedef struct worker {
 	workers_t *all;
@@ -43,22 +67,18 @@ typedef struct worker {
 	uv_loop_t loop;
 	uv_async_t stop_async;
 	const responder_t *responder;
-	zonedb_ref_t *zones;          /* the served set (RCU) */
-	int udp_fds[CONF_LISTEN_MAX]; /* the socket set's, read only */
-	uv_poll_t udp_polls[CONF_LISTEN_MAX];
+	zonedb_ref_t *zones;                 /* the served set (RCU) */
+	udp_receiver_t udp[CONF_LISTEN_MAX]; /* one per address */
 	size_t udp_count;
-	size_t polls_ready; /* udp_polls initialised (to close on stop) */
-	bool loop_ready;    /* loop initialised */
-	bool async_ready;   /* stop_async initialised (set before started) */
+	bool loop_ready;  /* loop initialised */
+	bool async_ready; /* stop_async initialised (set before started) */
 	tcp_server_t *tcp;
-	transfer_t xfr; /* zone transfers and NOTIFY, over UDP and TCP */
-	answer_ctx_t ctx_udp;
+	transfer_t xfr;       /* zone transfers and NOTIFY over TCP */
+	answer_ctx_t ctx_udp; /* what each receiver's context starts as */
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
-	udp_batch_t *batch;
-	rrl_worker_t rrl;         /* this worker's slip count and log budget */
-	worker_stats_t *stats;    /* &all->stats[index] */
-	zone_stats_t *zone_stats; /* all->zone_stats[index]: WORKER_ZONE_SLOTS */
+	worker_stats_t *stats;    /* &all->stats[index * all->parts]: the loop's part */
+	zone_stats_t *zone_stats; /* all->zone_stats[index * all->parts]: WORKER_ZONE_SLOTS */
 	/* 0 starting, 1 running, or the error it failed with (under all->start_lock) */
 	int started;
 } worker_t;
@@ -75,8 +95,9 @@ struct workers {
 	socket_set_t *sockets; /* each worker's UDP sockets and TCP listeners */
 	worker_t *w;           /* count of them */
 	size_t count;
-	worker_stats_t *stats;      /* one per worker, cache-line aligned */
-	zone_stats_t **zone_stats;  /* one array per worker, WORKER_ZONE_SLOTS each */
+	size_t parts;               /* counter sets per worker: its loop's, then one per receiver */
+	worker_stats_t *stats;      /* count * parts, cache-line aligned */
+	zone_stats_t **zone_stats;  /* count * parts arrays, WORKER_ZONE_SLOTS each */
 	rrl_t *rrl;                 /* response rate limiting, shared; NULL when off */
 	addrlimit_t *tcp_addresses; /* TCP connections per client address; NULL: no limit */
 	cookies_t cookies;          /* the cookie secrets (cookies_rotate from the main thread) */
@@ -113,7 +134,8 @@ void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg);
 
 /*
  * Start one thread per worker (with every signal blocked: the main loop
- * takes them) and wait until each runs its loop or has failed. Returns 0,
+ * takes them) and wait until each runs its loop or has failed; then a
+ * receiver thread per UDP socket. Returns 0,
  * or a negative error with err (pthread_create's as -errno, or the error
  * the first failed worker gave): then the threads that started must still
  * be stopped with workers_stop. Main thread.
@@ -121,8 +143,10 @@ void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg);
 int workers_start(workers_t *ws, char *err, size_t errlen);
 
 /*
- * Tell each worker to stop after its batch (its TCP server finishes the
- * answers it owes), and join them. Main thread.
+ * Stop and join the receivers (each finishes its batch: a signal wakes
+ * one blocked in recvmmsg, the socket itself is left as it is), then tell
+ * each worker's loop to stop (its TCP server finishes the answers it
+ * owes), and join them. Main thread.
  */
 void workers_stop(workers_t *ws);
 

@@ -1,6 +1,7 @@
 /* Answering one query: RFC 1034 4.3.2 with wildcards, CNAME, DNAME, referrals, EDNS, truncation. */
 #include "config.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "proto/dns.h"
@@ -49,6 +50,9 @@ typedef struct answer {
 	enum answer_kind kind;  /* where the lookup ended, for rate limiting */
 	const znode_t *account; /* the name rate limiting counts it for; NULL: the query name */
 } answer_t;
+
+/* answer_query zeroes what follows the response: the response comes first */
+_Static_assert(offsetof(answer_t, r) == 0, "answer_t starts with its response");
 
 /* Find where name (lowercase, hashed with the zone's key) ends in z. */
 static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64_t hash,
@@ -772,7 +776,15 @@ size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t 
 	size_t limit = ctx->tcp ? DNS_TCP_MAX : query_udp_limit(&q, ctx->edns_size);
 	if (limit > cap)
 		limit = cap;
-	answer_t a = { .qtype = q.qtype, .dnssec = q.edns && q.edns_do };
+	/*
+	 * Not `answer_t a = { ... }`: that zeroes the response's compression
+	 * table too (384 octets), which response_init leaves for comp_count
+	 * to govern. Everything after the response is zeroed as it would be.
+	 */
+	answer_t a;
+	memset((uint8_t *)&a + offsetof(answer_t, z), 0, sizeof(a) - offsetof(answer_t, z));
+	a.qtype = q.qtype;
+	a.dnssec = q.edns && q.edns_do;
 	int rc = response_init(&a.r, &q, out, cap, limit, response_opt_size(&e));
 	if (rc < 0 && e.nsid) {
 		/* The header, question and OPT do not fit with the NSID: answer

@@ -13,8 +13,9 @@
 #   -t THREADS       server threads (default 2)
 #   -r ROUNDS        rounds of A B C ... (default 3)
 #   -l SECONDS       length of one shoal-flood run (default 5)
-#   -S "SERVERS"     among shoal nsd knot ceiling base (default: all that
-#                    exist but base)
+#   -S "SERVERS"     among shoal nsd knot ceiling base affinity echo (default:
+#                    all that exist but base and affinity; affinity is shoald
+#                    with --cpu-affinity yes)
 #   -B BUILDDIR      "base": the shoald of another build, to measure a change
 #                    (-S "shoal base" -B build/before: before and after)
 #   -o DIR           results folder (default tests/bench/results)
@@ -28,6 +29,13 @@
 #                    spreading experiment (report bench-load-DATE.md)
 #   -Z FILE          with -L: load FILE (names under bench.test.) instead
 #                    of a generated zone; -s then only labels it
+#   -A SCPU:FCPU     pinned mode: every server on CPUs SCPU (taskset list),
+#                    shoal-flood on FCPU; per round, at saturation and paced
+#                    at -Q q/s, answers/s, server CPU per answer (schedstat)
+#                    and the kernel's UDP drops for shoal, ceiling, echo
+#                    (tests/bench/bench-echo), knot and nsd; -t defaults to 1
+#                    and -s to 10000 (report bench-pinned-DATE.md)
+#   -Q QPS           with -A: the paced rate (default 40000)
 #   -h               this text
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,10 +43,11 @@ usage() { sed -n '2,/^#   -h/p' "$0" | sed 's/^# \{0,1\}//'; }
 
 sizes="10000 1000000" threads=2 rounds=3 seconds=5 servers="" outdir=$SRC/tests/bench/results
 spread=yes dnssec=no base_build="" servers_given=no load_only=no zone_file=""
-while getopts "s:t:r:l:S:o:B:PDLZ:h" opt; do
+pinned="" paced_qps=40000 threads_given=no sizes_given=no
+while getopts "s:t:r:l:S:o:B:PDLZ:A:Q:h" opt; do
 	case $opt in
-	s) sizes=$OPTARG ;;
-	t) threads=$OPTARG ;;
+	s) sizes=$OPTARG sizes_given=yes ;;
+	t) threads=$OPTARG threads_given=yes ;;
 	r) rounds=$OPTARG ;;
 	l) seconds=$OPTARG ;;
 	S) servers=$OPTARG servers_given=yes ;;
@@ -48,6 +57,8 @@ while getopts "s:t:r:l:S:o:B:PDLZ:h" opt; do
 	D) dnssec=yes ;;
 	L) load_only=yes ;;
 	Z) zone_file=$OPTARG ;;
+	A) pinned=$OPTARG ;;
+	Q) paced_qps=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 1 ;;
 	esac
@@ -68,18 +79,22 @@ tools=(jq gnuplot "$DIG")
 for tool in "${tools[@]}"; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool missing (apt-get install jq gnuplot dnsutils)" >&2; exit 1; }
 done
-have_shoald=no have_ceiling=no
+have_shoald=no have_ceiling=no have_echo=no
 [ -x "$SHOALD" ] && have_shoald=yes
 [ -x "$SHOALD_CEILING" ] && have_ceiling=yes
+[ -x "$build/tests/bench/bench-echo" ] && have_echo=yes
 if [ -z "$servers" ]; then
 	servers="nsd knot"
 	[ "$have_shoald" = yes ] && servers="shoal $servers"
 	[ "$have_ceiling" = yes ] && servers="$servers ceiling"
+	[ -n "$pinned" ] && [ "$have_echo" = yes ] && servers="$servers echo"
 fi
 for s in $servers; do
 	case $s in
 	shoal) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
 	ceiling) [ "$have_ceiling" = yes ] || { echo "bench: $SHOALD_CEILING missing" >&2; exit 1; } ;;
+	echo) [ "$have_echo" = yes ] || { echo "bench: $build/tests/bench/bench-echo missing" >&2; exit 1; } ;;
+	affinity) [ "$have_shoald" = yes ] || { echo "bench: $SHOALD missing" >&2; exit 1; } ;;
 	base) [ -x "$base_build/server/shoald" ] || { echo "bench: base needs -B BUILDDIR with server/shoald" >&2; exit 1; }
 		SHOALD_BASE=$(cd "$base_build" && pwd)/server/shoald ;;
 	nsd) command -v nsd >/dev/null || { echo "bench: nsd missing (apt-get install nsd)" >&2; exit 1; } ;;
@@ -123,6 +138,13 @@ sign_zone() {
 median() {
 	sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan";
 		else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# raw_runs COLUMNS: the report's closing block, every run as measured.
+raw_runs() {
+	printf '\nRaw runs (%s):\n\n```\n' "$1"
+	cat "$runs"
+	printf '```\n'
 }
 
 # -L: zone loads only, every server started and stopped once per round,
@@ -183,6 +205,123 @@ if [ "$load_only" = yes ]; then
 	exit 0
 fi
 
+# -A: pinned. The servers on their CPUs, the flood on its own, so a server's
+# CPU per answer is its own cost and not a share of a contended CPU; two
+# loads (saturation, and a steady paced rate where wake-ups dominate), every
+# server in each round (A B C A B C), medians.
+if [ -n "$pinned" ]; then
+	command -v taskset >/dev/null || { echo "bench: taskset missing (util-linux)" >&2; exit 1; }
+	server_cpus=${pinned%%:*} flood_cpus=${pinned#*:}
+	[ "$threads_given" = yes ] || threads=1
+	[ "$sizes_given" = yes ] || sizes=10000
+	report=$outdir/bench-pinned-$stamp.md
+	export SERVER_WRAP="taskset -c $server_cpus"
+	loads="saturation paced"
+	for size in $sizes; do
+		zone=$T_DIR/zone-$size.zone
+		queries=$T_DIR/queries-$size.txt
+		"$SRC/tests/bench/genzone.sh" "$origin" "$size" "$zone" "$queries" 100000 10
+		declare -A port pid
+		for s in $servers; do
+			port[$s]=$(free_port) || exit 1
+			"start_$s" "$T_DIR/$s-$size" "${port[$s]}" "$threads" "$zone" "$origin"
+			pid[$s]=$SERVER_PID
+			if ! wait_zone "${port[$s]}" "h0.$origin" 120 "${pid[$s]}" >/dev/null; then
+				log "$s did not start; its log:"
+				tail -n 20 "$T_DIR/$s-$size"/*.log >&2
+				exit 1
+			fi
+		done
+		for r in $(seq 1 "$rounds"); do
+			for load in $loads; do
+				pace=()
+				[ "$load" = paced ] && pace=(-Q "$paced_qps")
+				for s in $servers; do
+					out=$T_DIR/$s-$size-$load-$r.json
+					d0=$(udp_drops "${port[$s]}") c0=$(cpu_ns "${pid[$s]}")
+					taskset -c "$flood_cpus" "$SHOAL_FLOOD" -s 127.0.0.1 -p "${port[$s]}" \
+						-d "$queries" -l "$seconds" "${pace[@]}" "${flood_args[@]}" \
+						>"$out" 2>>"$T_DIR/flood.err"
+					c1=$(cpu_ns "${pid[$s]}") d1=$(udp_drops "${port[$s]}")
+					jq -r --arg size "$size" --arg l "$load" --arg s "$s" --arg r "$r" \
+						--arg ns $((c1 - c0)) --arg drops $((d1 - d0)) \
+						--arg la "$(cut -d' ' -f1 /proc/loadavg)" \
+						'[$size, $l, $s, $r, .qps, (($ns | tonumber) / 1000 /
+						  (if .answered > 0 then .answered else 1 end)), .latency_ms.p50,
+						  .latency_ms.p99, .answered, .lost, .sent, $drops, $la] | @tsv' \
+						"$out" >>"$runs" || log "$s $load round $r: no report"
+					log "$size $load $s round $r: $(tail -1 "$runs" | cut -f5,6,10,12 | tr '\t' ' ') (qps µs/answer lost drops)"
+				done
+			done
+		done
+		for s in $servers; do
+			stop_pid "${pid[$s]}" >/dev/null 2>&1
+		done
+		unset port pid
+	done
+	{
+		echo "# Shoal benchmark, pinned, $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo
+		echo "Command: \`tests/bench/bench.sh -A $pinned -Q $paced_qps -s \"$sizes\" -t $threads -r $rounds -l $seconds$([ "$servers_given" = yes ] && echo " -S \"$servers\"")$([ -n "$base_build" ] && echo " -B $base_build")\`"
+		echo "Machine: $(nproc) CPUs, Linux $(uname -r); every server (all its threads and processes)"
+		echo "on CPUs $server_cpus, $threads worker thread(s); shoal-flood on CPUs $flood_cpus"
+		echo "(${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds), unpaced (saturation) and -Q $paced_qps (paced);"
+		echo "$rounds rounds, in each every load on every server in turn ($servers); medians."
+		echo "CPU µs/answer: the server's threads' time on a CPU (/proc/PID/task/*/schedstat) over the"
+		echo "run divided by answers. Kernel drops: the drops column of /proc/net/udp for the"
+		echo "server's port over the run (receive buffer full); lost: queries the flood saw no"
+		echo "answer to. Load average (1 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+		for size in $sizes; do
+			for load in $loads; do
+				echo
+				echo "## $size names, $load$([ "$load" = paced ] && echo " at $paced_qps q/s")"
+				echo
+				echo "| server | answers/s | CPU µs/answer | vs echo | p50 ms | p99 ms | lost | kernel drops | load avg |"
+				echo "|---|---|---|---|---|---|---|---|---|"
+				get() { awk -F'\t' -v z="$size" -v l="$load" -v s="$1" -v c="$2" \
+					'$1 == z && $2 == l && $3 == s { print $c }' "$runs" | median; }
+				ec=$(get echo 6)
+				for s in $servers; do
+					awk -v s="$s" -v q="$(get "$s" 5)" -v c="$(get "$s" 6)" -v ec="$ec" \
+						-v p50="$(get "$s" 7)" -v p99="$(get "$s" 8)" -v lost="$(get "$s" 10)" \
+						-v drops="$(get "$s" 12)" -v la="$(get "$s" 13)" \
+						'BEGIN { printf "| %s | %.0f | %.2f | %s | %.3f | %.3f | %s | %s | %s |\n", s, q, c,
+							(ec + 0 > 0 ? sprintf("%.2f", c / ec) : "-"), p50, p99, lost, drops, la }'
+				done
+			done
+		done
+		raw_runs "size, load, server, round, qps, CPU µs/answer, p50, p99, answered, lost, sent, kernel drops, load avg"
+	} >"$report"
+	for size in $sizes; do
+		for s in $servers; do
+			printf '%s' "$s"
+			for load in $loads; do
+				printf '\t%s' "$(awk -F'\t' -v z="$size" -v l="$load" -v s="$s" \
+					'$1 == z && $2 == l && $3 == s { print $6 }' "$runs" | median)"
+			done
+			printf '\n'
+		done >"$T_DIR/pinned-$size.tsv"
+		gnuplot <<-GP 2>>"$T_DIR/gnuplot.err" || log "gnuplot failed: $(cat "$T_DIR/gnuplot.err")"
+		set terminal pngcairo size 900,500
+		set style data histograms
+		set style histogram clustered
+		set key below
+		set style fill solid 0.8 border -1
+		set grid ytics
+		set yrange [0:*]
+		set datafile separator "\t"
+		set output "$outdir/bench-pinned-$stamp-$size-cpu.png"
+		set title "Server CPU per answer, pinned ($threads thread(s) on CPU $server_cpus, flood on $flood_cpus), $size names"
+		set ylabel "microseconds"
+		plot "$T_DIR/pinned-$size.tsv" using 2:xticlabels(1) title "saturation" lc rgb "#3070b0", \
+			'' using 3 title "paced $paced_qps q/s" lc rgb "#b05030"
+		GP
+	done
+	cat "$report"
+	log "wrote $report and $outdir/bench-pinned-$stamp-*.png"
+	exit 0
+fi
+
 for size in $sizes; do
 	zone=$T_DIR/zone-$size.zone
 	queries=$T_DIR/queries-$size.txt
@@ -232,10 +371,14 @@ spread_tsv=$T_DIR/spread.tsv
 if [ "$spread" = yes ] && [ "$have_shoald" = yes ]; then
 	zone=$T_DIR/zone-spread.zone
 	"$SRC/tests/bench/genzone.sh" "$origin" 1000 "$zone" "$T_DIR/queries-spread.txt" 10000 10
-	for mode in reuseport shared; do
+	for mode in reuseport shared cpu; do
 		for n in 2 4; do
 			p=$(free_port) || exit 1
-			start_shoal "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin" --socket-mode "$mode"
+			if [ "$mode" = cpu ]; then
+				start_affinity "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin"
+			else
+				start_shoal "$T_DIR/spread-$mode-$n" "$p" "$n" "$zone" "$origin" --socket-mode "$mode"
+			fi
 			wait_zone "$p" "h0.$origin" 30 >/dev/null || { log "shoald $mode did not start"; exit 1; }
 			out=$T_DIR/spread-$mode-$n.json
 			run_flood "$p" "$out" -d "$T_DIR/queries-spread.txt" -l "$seconds" -T 2 -c 500 \
@@ -287,19 +430,14 @@ case " $servers " in *" shoal "*) ;; *) base=${servers%% *} ;; esac
 	done
 	if [ -s "$spread_tsv" ]; then
 		echo
-		echo "## Spreading: shoald socket-mode, 1000 client sockets (shoal-flood -T 2 -c 500 --nsid)"
+		echo "## Spreading: shoald socket-mode (cpu: reuseport with --cpu-affinity yes), 1000 client sockets (shoal-flood -T 2 -c 500 --nsid)"
 		echo
 		echo "| socket-mode | threads | qps | answers per thread | max/min | stickiness |"
 		echo "|---|---|---|---|---|---|"
 		awk -F'\t' '{ printf "| %s | %s | %.0f | %s | %s | %.3f (%s sockets) |\n", $1, $2, $3, $6,
 			($4 == "inf" ? "inf" : sprintf("%.3f", $4)), $5, $7 }' "$spread_tsv"
 	fi
-	echo
-	echo "Raw runs (size, server, round, qps, CPU µs/query, p50, p99, answered, lost, sent):"
-	echo
-	echo '```'
-	cat "$runs"
-	echo '```'
+	raw_runs "size, server, round, qps, CPU µs/query, p50, p99, answered, lost, sent"
 } >"$report"
 
 # Charts: throughput and CPU per query per server and size; shares per mode.

@@ -40,15 +40,6 @@ trap t_cleanup EXIT
 FLOOD_PL="perl $SRC/tests/integration/rrl_flood.pl"
 ORIGIN=bench.test.
 
-# cpu_ns PID: nanoseconds on a CPU of every thread of the process tree (schedstat)
-cpu_ns() {
-	local p sum=0 t
-	for p in $(tree "$1"); do
-		t=$(cat /proc/"$p"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }')
-		sum=$((sum + t))
-	done
-	echo "$sum"
-}
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 json_num() { sed -n "s/.*\"$1\": *\\([0-9.]*\\).*/\\1/p" | head -1; }
 

@@ -5,6 +5,8 @@
 # Each start_* function: start_X DIR PORT THREADS ZONEFILE ORIGIN, runs the
 # server in the foreground of a background job, records SERVER_PID, and
 # returns once the server is started (the caller measures zone load time).
+# SERVER_WRAP, when set, is put before the server's command (the pinned
+# benchmark sets "taskset -c CPUS", which every thread and child inherits).
 
 # bench_build [DIR]: the build folder to measure: DIR, else $SHOAL_BUILDDIR,
 # else the newest build/*/ of the tree with tools/shoal-flood. Needs SRC.
@@ -49,7 +51,7 @@ start_nsd() {
 	  name: "$origin"
 	  zonefile: "$zone"
 	CONF
-	nsd -c "$dir/nsd.conf" -d >"$dir/stderr.log" 2>&1 &
+	${SERVER_WRAP:-} nsd -c "$dir/nsd.conf" -d >"$dir/stderr.log" 2>&1 &
 	SERVER_PID=$!
 	T_PIDS="$T_PIDS $SERVER_PID"
 }
@@ -91,7 +93,7 @@ start_knot() {
 	zone:
 	  - domain: "$origin"
 	CONF
-	knotd -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
+	${SERVER_WRAP:-} knotd -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
 	SERVER_PID=$!
 	T_PIDS="$T_PIDS $SERVER_PID"
 }
@@ -102,7 +104,7 @@ start_shoal() {
 	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5
 	shift 5
 	mkdir -p "$dir"
-	"$SHOALD" --listen "127.0.0.1@$port" --threads "$threads" --zone "${origin%.}=$zone" \
+	${SERVER_WRAP:-} "$SHOALD" --listen "127.0.0.1@$port" --threads "$threads" --zone "${origin%.}=$zone" \
 		--nsid shoal --control "$dir/control.sock" "$@" >"$dir/stderr.log" 2>&1 &
 	SERVER_PID=$!
 	T_PIDS="$T_PIDS $SERVER_PID"
@@ -113,6 +115,23 @@ start_shoal() {
 # worker loop: what this kernel allows, no DNS work.
 start_ceiling() {
 	SHOALD=$SHOALD_CEILING start_shoal "$@"
+}
+
+# start_echo: tests/bench/bench-echo, a bare blocking recvmmsg/sendmmsg echo
+# (no event loop, no DNS): the least a UDP server can cost on this kernel.
+start_echo() {
+	local dir=$1 port=$2 threads=$3
+	mkdir -p "$dir"
+	${SERVER_WRAP:-} "$SHOAL_BUILDDIR/tests/bench/bench-echo" 127.0.0.1 "$port" "$threads" \
+		>"$dir/stderr.log" 2>&1 &
+	SERVER_PID=$!
+	T_PIDS="$T_PIDS $SERVER_PID"
+}
+
+# start_affinity: shoald with --cpu-affinity yes (workers pinned, UDP steered
+# to the worker of the CPU that received it), to set against the plain hash.
+start_affinity() {
+	start_shoal "$@" --cpu-affinity yes
 }
 
 # start_base: the shoald of another build (bench.sh -B), started as shoal is,
@@ -163,6 +182,25 @@ cpu_ticks() {
 		sum=$((sum + ${t:-0}))
 	done
 	echo "$sum"
+}
+
+# cpu_ns PID: nanoseconds on a CPU of every thread of the process tree (schedstat)
+cpu_ns() {
+	local p sum=0 t
+	for p in $(tree "$1"); do
+		t=$(cat /proc/"$p"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }')
+		sum=$((sum + t))
+	done
+	echo "$sum"
+}
+
+# udp_drops PORT: datagrams the kernel dropped on the UDP sockets bound to
+# PORT (the drops column of /proc/net/udp and udp6, summed over the sockets).
+udp_drops() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	cat /proc/net/udp /proc/net/udp6 2>/dev/null |
+		awk -v p=":$hex" 'NR > 1 && substr($2, length($2) - 4) == p { s += $NF } END { print s + 0 }'
 }
 
 # tree_kib PID FILE FIELD: FIELD (kB) of /proc/P/FILE summed over the tree.

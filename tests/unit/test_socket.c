@@ -15,26 +15,13 @@
 #include "proto/error.h"
 #include "server/fdbudget.h"
 #include "server/socket.h"
+#include "tests/unit/loopback.h"
 #include "unit.h"
-
-/* 127.0.0.1@port; port 0 lets every socket take an ephemeral port of its own. */
-static listen_addr_t loopback(uint16_t port)
-{
-	listen_addr_t a;
-	memset(&a, 0, sizeof(a));
-	struct sockaddr_in *in = (struct sockaddr_in *)&a.addr;
-	in->sin_family = AF_INET;
-	in->sin_port = htons(port);
-	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.addr_len = sizeof(*in);
-	snprintf(a.text, sizeof(a.text), "127.0.0.1@%u", (unsigned)port);
-	return a;
-}
 
 /* Reuseport: each worker its own UDP socket and TCP listener per address. */
 static void test_reuseport_layout(void)
 {
-	listen_addr_t addrs[2] = { loopback(0), loopback(0) };
+	listen_addr_t addrs[2] = { unit_loopback(0), unit_loopback(0) };
 	int64_t open_before = fdbudget_count_open();
 	socket_set_t *s = NULL;
 	char err[256] = "";
@@ -59,7 +46,7 @@ static void test_reuseport_layout(void)
 /* Shared: one UDP socket per address, the same for every worker; TCP stays per worker. */
 static void test_shared_layout(void)
 {
-	listen_addr_t addrs[1] = { loopback(0) };
+	listen_addr_t addrs[1] = { unit_loopback(0) };
 	int64_t open_before = fdbudget_count_open();
 	socket_set_t *s = NULL;
 	char err[256] = "";
@@ -81,7 +68,7 @@ static void test_busy_port_keeps_errno(void)
 {
 	int held = socket(AF_INET, SOCK_DGRAM, 0);
 	CU_ASSERT_FATAL(held >= 0);
-	listen_addr_t a = loopback(0);
+	listen_addr_t a = unit_loopback(0);
 	CU_ASSERT_EQUAL_FATAL(bind(held, (struct sockaddr *)&a.addr, a.addr_len), 0);
 	socklen_t len = a.addr_len;
 	CU_ASSERT_EQUAL_FATAL(getsockname(held, (struct sockaddr *)&a.addr, &len), 0);
@@ -107,7 +94,7 @@ static void test_busy_port_keeps_errno(void)
 static listen_addr_t loopback_free(void)
 {
 	for (int tries = 0; tries < 50; tries++) {
-		listen_addr_t a = loopback(0);
+		listen_addr_t a = unit_loopback(0);
 		int u = socket(AF_INET, SOCK_DGRAM, 0), t = socket(AF_INET, SOCK_STREAM, 0);
 		socklen_t len = a.addr_len;
 		bool ok = u >= 0 && t >= 0 &&
@@ -123,7 +110,7 @@ static listen_addr_t loopback_free(void)
 		}
 	}
 	CU_FAIL_FATAL("no free port");
-	return loopback(0);
+	return unit_loopback(0);
 }
 
 /* Every socket of s, as another process receives them: a descriptor of its own for each. */
@@ -171,7 +158,7 @@ static void open_adopt(unsigned from, unsigned to, listen_addr_t *a, socket_set_
 /* Per address: UDP sockets, then TCP listeners, each in group order. */
 static void test_entries_in_group_order(void)
 {
-	listen_addr_t addrs[2] = { loopback(0), loopback(0) };
+	listen_addr_t addrs[2] = { unit_loopback(0), unit_loopback(0) };
 	socket_set_t *s = NULL;
 	char err[256] = "";
 	CU_ASSERT_EQUAL_FATAL(

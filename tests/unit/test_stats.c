@@ -119,7 +119,7 @@ static void fixture_init(fixture_t *fx)
 	fx->zones[1][2].answers = 9;
 	fx->zp[0] = fx->zones[0];
 	fx->zp[1] = fx->zones[1];
-	fx->src = (stats_source_t){ fx->w, 2, fx->zp, 3, db };
+	fx->src = (stats_source_t){ fx->w, 2, fx->zp, 3, db, 1 };
 }
 
 static char *render(const stats_source_t *src, enum stats_format f)
@@ -161,6 +161,32 @@ static void test_json(void)
 	fx.src.db = NULL;
 	buf = render(&fx.src, STATS_FORMAT_JSON);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {}}}\n"));
+	free(buf);
+	free(fx.w);
+}
+
+/*
+ * A worker whose threads count apart (its loop, its UDP receivers) is one
+ * column: its parts summed, in the thread's own figures and the zones'.
+ */
+static void test_parts(void)
+{
+	fixture_t fx;
+	fixture_init(&fx);
+	fx.src.count = 1;
+	fx.src.parts = 2;
+	char *buf = render(&fx.src, STATS_FORMAT_JSON);
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf,
+		"{\"thread\": 0, \"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
+	CU_ASSERT_PTR_NULL(strstr(buf, "\"thread\": 1,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf,
+		"\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
+				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
+				      "\"nxdomain\": 1}, \"a\\\\\\\"b.test.\": {\"answers\": 9, "
+				      "\"nxdomain\": 0}}}}\n"));
 	free(buf);
 	free(fx.w);
 }
@@ -302,7 +328,7 @@ static void test_any_thread_count(void)
 	enum { THREADS_MAX = 256 };
 	worker_stats_t *w = stats_full(THREADS_MAX);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-	stats_source_t src = { w, THREADS_MAX, NULL, 0, NULL };
+	stats_source_t src = { w, THREADS_MAX, NULL, 0, NULL, 1 };
 	for (int f = 0; f < 3; f++) {
 		char *buf = render(&src, (enum stats_format)f);
 		CU_ASSERT(strlen(buf) > 64 * 1024);
@@ -441,6 +467,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_qtype_index),
 		UNIT_TEST(test_count_zone),
 		UNIT_TEST(test_json),
+		UNIT_TEST(test_parts),
 		UNIT_TEST(test_text),
 		UNIT_TEST(test_prometheus),
 		UNIT_TEST(test_any_thread_count),

@@ -12,6 +12,7 @@
 #include "proto/error.h"
 #include "server/fdbudget.h"
 #include "server/takeover.h"
+#include "tests/unit/loopback.h"
 #include "unit.h"
 
 /*
@@ -20,18 +21,14 @@
  */
 static listen_addr_t loopback_any(void)
 {
-	listen_addr_t a;
-	memset(&a, 0, sizeof(a));
-	struct sockaddr_in *in = (struct sockaddr_in *)&a.addr;
-	in->sin_family = AF_INET;
-	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.addr_len = sizeof(*in);
+	listen_addr_t a = unit_loopback(0);
 	int u = socket(AF_INET, SOCK_DGRAM, 0);
 	socklen_t len = a.addr_len;
 	CU_ASSERT_FATAL(u >= 0 && bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
 			getsockname(u, (struct sockaddr *)&a.addr, &len) == 0);
 	close(u);
-	snprintf(a.text, sizeof(a.text), "127.0.0.1@%u", (unsigned)ntohs(in->sin_port));
+	snprintf(a.text, sizeof(a.text), "127.0.0.1@%u",
+		 (unsigned)ntohs(((struct sockaddr_in *)&a.addr)->sin_port));
 	return a;
 }
 

@@ -18,9 +18,11 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "tests/unit/alloc_guard.h"
 #include "tests/unit/answer_table.h"
 #include "tests/unit/unit.h"
 #include "zone/answer.h"
+#include "zone/journal.h"
 #include "zone/zone.h"
 #include "zone/zonedb.h"
 
@@ -368,6 +370,30 @@ static void test_chaos(void)
 	check_free(p, LDNS_RCODE_NOERROR, false, 1);
 }
 
+/*
+ * The guard that every answer_query call here runs under sees what it
+ * guards against: an allocation and a lock made by Shoal's code between
+ * its marks (a journal: calloc, then its mutex), and it ran for an answer.
+ */
+static void test_alloc_guard_sees(void)
+{
+	size_t before = alloc_guard_answers();
+	answer_info_t info;
+	static const uint8_t q[] = { 0x42, 0x42, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1 };
+	ldns_pkt_free(ask_raw(q, sizeof(q), &info));
+	CU_ASSERT_EQUAL(alloc_guard_answers(), before + 1);
+	alloc_guard_begin();
+	journal_t *j = journal_new(1024);
+	journal_info_t ji;
+	if (j)
+		journal_get_info(j, &ji);
+	alloc_guard_counts_t c = alloc_guard_end();
+	journal_unref(j);
+	CU_ASSERT_PTR_NOT_NULL(j);
+	CU_ASSERT(c.allocations >= 1);
+	CU_ASSERT(c.locks >= 1);
+}
+
 /* The unit case of one group of the table: CUnit runs it under the group's name. */
 static void test_table_group(void)
 {
@@ -399,7 +425,7 @@ int main(int argc, char **argv)
 					{ "@none", NULL } };
 	int rc = 1;
 	if (answer_table_load(table, TABLE, sets, sizeof(sets) / sizeof(sets[0])) == 0) {
-		static unit_test_t tests[ANSWER_TABLE_GROUPS_MAX + 6];
+		static unit_test_t tests[ANSWER_TABLE_GROUPS_MAX + 7];
 		size_t k = 0;
 		for (const char *g; k < ANSWER_TABLE_GROUPS_MAX && (g = answer_table_group(k));)
 			tests[k++] = (unit_test_t){ g, test_table_group };
@@ -408,6 +434,7 @@ int main(int argc, char **argv)
 		tests[k++] = (unit_test_t)UNIT_TEST(test_stored_names_bounded);
 		tests[k++] = (unit_test_t)UNIT_TEST(test_info_for_statistics);
 		tests[k++] = (unit_test_t)UNIT_TEST(test_chaos);
+		tests[k++] = (unit_test_t)UNIT_TEST(test_alloc_guard_sees);
 		tests[k] = (unit_test_t)UNIT_END;
 		rc = unit_run(argc, argv, "zone_answer", tests);
 	}

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Instructions per answer of answer_query, no network: tests/bench/answer-bench
+# under valgrind --tool=callgrind, counting only its answer loop, over the
+# benchmark's zone and query mix (genzone.sh: 90% names that exist, 10%
+# NXDOMAIN). Instruction counts do not move with the machine's load.
+#
+# Usage: tests/bench/answer_cost.sh [-s NAMES] [-n QUERIES] [-D] [-B BUILDDIR] [BUILDDIR]
+#   -s    names in the zone (default 10000)
+#   -n    queries in the mix, each answered once (default 20000)
+#   -D    every query with DO (the zone is not signed: the DO path without RRSIGs)
+#   -B    another build with tests/bench/answer-bench, measured beside it
+set -uo pipefail
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+names=10000 queries=20000 dnssec="" base=""
+while getopts "s:n:DB:h" opt; do
+	case $opt in
+	s) names=$OPTARG ;;
+	n) queries=$OPTARG ;;
+	D) dnssec=DO ;;
+	B) base=$OPTARG ;;
+	*) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	esac
+done
+shift $((OPTIND - 1))
+. "$SRC/tests/bench/servers.sh"
+build=$(bench_build "${1:-}")
+command -v valgrind >/dev/null || { echo "answer_cost: valgrind missing" >&2; exit 1; }
+dir=$(mktemp -d /tmp/shoal-answer-cost.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+"$SRC/tests/bench/genzone.sh" bench.test. "$names" "$dir/zone" "$dir/queries" "$queries" 10
+printf '%-40s %12s %10s %14s\n' build answers instructions "per answer"
+for b in $build $base; do
+	prog=$b/tests/bench/answer-bench
+	[ -x "$prog" ] || { echo "answer_cost: $prog missing" >&2; exit 1; }
+	valgrind --tool=callgrind --toggle-collect='*answer_rounds*' \
+		--callgrind-out-file="$dir/cg.out" "$prog" "$dir/zone" bench.test. "$dir/queries" 1 \
+		$dnssec >"$dir/out" 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
+	answers=$(awk '{ print $2 }' "$dir/out")
+	ir=$(awk '/^summary:/ { print $2 }' "$dir/cg.out")
+	printf '%-40s %12s %10s %14.1f\n' "$b" "$answers" "$ir" "$(echo "$ir / $answers" | bc -l)"
+done
