@@ -65,9 +65,9 @@ bool name_is_wildcard(const uint8_t *name);
 int name_compare(const uint8_t *a, const uint8_t *b);
 
 /*
- * 64-bit keyed hash (SipHash-1-3, proto/siphash.h) of the lowercased name.
- * key is 16 octets, chosen at start-up with randombytes so clients cannot
- * aim at hash collisions.
+ * 64-bit keyed hash (SipHash via libsodium's crypto_shorthash) of the
+ * lowercased name. key is crypto_shorthash_KEYBYTES (16) octets, chosen at
+ * start-up with randombytes so clients cannot aim at hash collisions.
  */
 uint64_t name_hash(const uint8_t *name, const uint8_t key[16]);
 

@@ -1,9 +1,7 @@
 /* Unit tests for proto/name.c: unpacking, order, hashing, text. */
-#include <sodium.h>
 #include <string.h>
 
 #include "proto/name.h"
-#include "proto/siphash.h"
 #include "tests/unit/unit.h"
 
 static int from_text(const char *t, uint8_t *dst)
@@ -169,39 +167,6 @@ static void test_relations_and_hash(void)
 	CU_ASSERT_EQUAL(memcmp(d, "\7example\3com", 13), 0);
 }
 
-/*
- * proto/siphash.h is SipHash: with 2 and 4 rounds it gives the paper's
- * vector (key 00..0f, message 00..0e) and libsodium's SipHash-2-4 for
- * every length from 0 to 80 (each tail length, several words).
- */
-static void test_siphash(void)
-{
-	uint8_t key[16], msg[80];
-	for (int i = 0; i < 16; i++)
-		key[i] = (uint8_t)i;
-	for (int i = 0; i < 80; i++)
-		msg[i] = (uint8_t)(i * 7 + 1);
-	uint8_t paper[15];
-	for (int i = 0; i < 15; i++)
-		paper[i] = (uint8_t)i;
-	CU_ASSERT_EQUAL(siphash(paper, sizeof(paper), key, 2, 4), 0xa129ca6149be45e5ULL);
-	for (size_t len = 0; len <= sizeof(msg); len++) {
-		uint8_t out[crypto_shorthash_siphash24_BYTES];
-		crypto_shorthash_siphash24(out, msg, len, key);
-		uint64_t want = (uint64_t)out[0] | (uint64_t)out[1] << 8 | (uint64_t)out[2] << 16 |
-				(uint64_t)out[3] << 24 | (uint64_t)out[4] << 32 |
-				(uint64_t)out[5] << 40 | (uint64_t)out[6] << 48 |
-				(uint64_t)out[7] << 56;
-		CU_ASSERT_EQUAL(siphash(msg, len, key, 2, 4), want);
-	}
-	/* name_hash is SipHash-1-3 of the lowercased name */
-	uint8_t n[] = "\3WwW\7ExAmple\3com";
-	uint8_t low[sizeof(n)];
-	memcpy(low, n, sizeof(n));
-	name_lower(low);
-	CU_ASSERT_EQUAL(name_hash(n, key), siphash(low, name_length(low), key, 1, 3));
-}
-
 /* name_hash lowercases a word at a time: check it against name_lower for every octet. */
 static void test_hash_octets(void)
 {
@@ -230,15 +195,10 @@ static void test_hash_octets(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_text_round_trip),
-		UNIT_TEST(test_text_relative_and_errors),
-		UNIT_TEST(test_unpack_compression),
-		UNIT_TEST(test_unpack_rejects),
-		UNIT_TEST(test_canonical_order),
-		UNIT_TEST(test_relations_and_hash),
-		UNIT_TEST(test_siphash),
-		UNIT_TEST(test_hash_octets),
-		UNIT_END,
+		UNIT_TEST(test_text_round_trip),    UNIT_TEST(test_text_relative_and_errors),
+		UNIT_TEST(test_unpack_compression), UNIT_TEST(test_unpack_rejects),
+		UNIT_TEST(test_canonical_order),    UNIT_TEST(test_relations_and_hash),
+		UNIT_TEST(test_hash_octets),        UNIT_END,
 	};
 	return unit_run(argc, argv, "name", tests);
 }
