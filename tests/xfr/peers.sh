@@ -45,10 +45,12 @@ answers() {
 # "ZONE:KEY" (KEY: NOKEY, $XFR_KEY or $OTHER_KEY), transfers them from
 # Shoal on 127.0.0.1@PRIMARY_PORT and accepts its NOTIFY; sets PEER_PID.
 
-knot_secondary() {
-	local dir=$1 port=$2 primary=$3 z name key
-	mkdir -p "$dir/db" "$dir/zones"
-	cat >"$dir/knot.conf" <<-CONF
+# knot_server_conf DIR PORT: the server, log, database and first key parts of
+# a knotd configuration on 127.0.0.1@PORT with its state under DIR; the
+# caller appends more keys and the rest.
+knot_server_conf() {
+	local dir=$1 port=$2
+	cat <<-CONF
 	server:
 	    rundir: "$dir"
 	    listen: 127.0.0.1@$port
@@ -64,6 +66,14 @@ knot_secondary() {
 	  - id: $XFR_KEY
 	    algorithm: hmac-sha256
 	    secret: $XFR_SECRET
+	CONF
+}
+
+knot_secondary() {
+	local dir=$1 port=$2 primary=$3 z name key
+	mkdir -p "$dir/db" "$dir/zones"
+	knot_server_conf "$dir" "$port" >"$dir/knot.conf"
+	cat >>"$dir/knot.conf" <<-CONF
 	  - id: $OTHER_KEY
 	    algorithm: hmac-sha256
 	    secret: $OTHER_SECRET
@@ -204,22 +214,8 @@ bind_secondary() {
 knot_primary() {
 	local dir=$1 port=$2 secondary=$3 z name key
 	mkdir -p "$dir/db"
-	cat >"$dir/knot.conf" <<-CONF
-	server:
-	    rundir: "$dir"
-	    listen: 127.0.0.1@$port
-	    udp-workers: 1
-	    tcp-workers: 1
-	    background-workers: 1
-	log:
-	  - target: stderr
-	    any: info
-	database:
-	    storage: "$dir/db"
-	key:
-	  - id: $XFR_KEY
-	    algorithm: hmac-sha256
-	    secret: $XFR_SECRET
+	knot_server_conf "$dir" "$port" >"$dir/knot.conf"
+	cat >>"$dir/knot.conf" <<-CONF
 	remote:
 	  - id: shoal-NOKEY
 	    address: 127.0.0.1@$secondary
