@@ -195,6 +195,11 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 {
 	for (size_t i = 0; i < cfg->zone_count; i++)
 		cfg->zones[i].keep = false; /* a later reload reads every zone */
+	if (cfg->log_level != srv->zcfg->log_level) {
+		/* said under the old threshold, which the reader of the log has set */
+		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
+		log_set_level(cfg->log_level);
+	}
 	if (notifier_reconfig(srv->notifier, cfg) < 0)
 		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
 	/*
