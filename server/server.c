@@ -234,6 +234,24 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 	server_t *srv = req->srv;
 	bool published = srv->reload.cfg == req->cfg;
 	char head[256];
+	if (srv->stopping) {
+		/*
+		 * reload_close joined it: nothing follows the set any more. One
+		 * published is freed at the end, after the configuration it is built
+		 * from; the orphan before, if any, belongs to a thread long ended.
+		 */
+		if (published) {
+			conf_free(srv->orphan);
+			srv->orphan = req->cfg;
+		} else {
+			conf_free(req->cfg);
+		}
+		log_notice("%s not applied: shoald is stopping", req->what);
+		snprintf(head, sizeof(head), "%s not applied: shoald is stopping\n", req->what);
+		req->reply(req->client, false, head);
+		free(req);
+		return;
+	}
 	if (published) {
 		reconfig_apply(srv, req->cfg);
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,
