@@ -32,8 +32,9 @@ typedef struct secondary_stats {
 typedef struct secondary secondary_t;
 
 /*
- * The secondary zones of cfg (those with primaries), served from *zones,
- * published through r (reload_replace_zone). published(arg) is called on
+ * The secondary zones of cfg (those with primaries; s keeps a copy of cfg,
+ * so the caller may free it), served from *zones, published through r
+ * (reload_replace_zone). published(arg) is called on
  * the secondary thread after each new version is published (NOTIFY out
  * follows); it must not block. Returns 0 and *out (NULL when cfg has no
  * secondary zone), or SHOAL_ENOMEM. Main thread, before start.
