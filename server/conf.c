@@ -63,7 +63,7 @@ const conf_option_t conf_options[] = {
 	{ "pid-file", "pid-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(pid_file),
 	  "write the process id to this file while running", CONF_RESTART },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
-	  OFF(log_level), "error, warning, notice, info or debug", CONF_RESTART },
+	  OFF(log_level), "error, warning, notice, info or debug", CONF_RUNTIME },
 	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
 	  "also log to syslog", CONF_RESTART },
 	{ "edns-size", "edns-size", "OCTETS", CONF_UINT, DNS_UDP_MIN, 4096, NULL, "1232",

@@ -240,6 +240,22 @@ size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t 
  */
 bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j);
 
+/*
+ * Whether zone i of a and zone j of b are transferred in alike: the same
+ * data (conf_zone_same_data), the same primaries in the same order with
+ * the same keys (compared by content, not index), and the same global
+ * transfer and timer options. A reconfig keeps such a secondary zone's
+ * refresh timers and its transfer in flight. Any thread.
+ */
+bool conf_zone_same_transfer_in(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/*
+ * Whether `list` (of b) has an entry naming the peer of entry x (of a)
+ * with the same key, by content: true with its index in *at. Any thread.
+ */
+bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b, const acl_t *list,
+			 size_t *at);
+
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {
 	char head[64];    /* "-c, --config FILE", "--check", "--listen ADDR@PORT" */

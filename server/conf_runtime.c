@@ -160,3 +160,50 @@ bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j)
 	       l->max_octets == m->max_octets && l->max_includes == m->max_includes &&
 	       l->max_nsec3_iterations == m->max_nsec3_iterations;
 }
+
+/* Whether entry x of a and entry y of b name the same peer with the same key (by content). */
+static bool acl_entry_same(const conf_t *a, const acl_entry_t *x, const conf_t *b,
+			   const acl_entry_t *y)
+{
+	if (x->addr_len != y->addr_len || memcmp(&x->addr, &y->addr, x->addr_len) ||
+	    x->prefix != y->prefix || strcmp(x->text, y->text))
+		return false;
+	if (x->key == ACL_NOKEY || y->key == ACL_NOKEY)
+		return x->key == y->key;
+	/* indexes differ when keys were added or removed; the key itself must not */
+	const tsig_key_t *k = &a->keys[x->key], *l = &b->keys[y->key];
+	/* the keyed state is a function of the secret alone: equal states, equal secrets */
+	return k->name_len == l->name_len && !memcmp(k->name, l->name, k->name_len) &&
+	       k->alg == l->alg && k->mac_len == l->mac_len && k->mac_min == l->mac_min &&
+	       !memcmp(&k->keyed, &l->keyed, sizeof(k->keyed));
+}
+
+bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b, const acl_t *list,
+			 size_t *at)
+{
+	for (size_t k = 0; k < list->count; k++)
+		if (acl_entry_same(a, x, b, &list->entries[k])) {
+			*at = k;
+			return true;
+		}
+	return false;
+}
+
+bool conf_zone_same_transfer_in(const conf_t *a, size_t i, const conf_t *b, size_t j)
+{
+	if (!conf_zone_same_data(a, i, b, j))
+		return false;
+	const acl_t *p = &a->zone_xfr[i].primaries, *q = &b->zone_xfr[j].primaries;
+	if (p->count != q->count)
+		return false;
+	/* in order: the first primary is asked first */
+	for (size_t k = 0; k < p->count; k++)
+		if (!acl_entry_same(a, &p->entries[k], b, &q->entries[k]))
+			return false;
+	return a->max_zone_size == b->max_zone_size && a->xfr_timeout == b->xfr_timeout &&
+	       a->xfr_message_timeout == b->xfr_message_timeout &&
+	       a->min_refresh_time == b->min_refresh_time &&
+	       a->max_refresh_time == b->max_refresh_time &&
+	       a->min_retry_time == b->min_retry_time && a->max_retry_time == b->max_retry_time &&
+	       a->min_expire_time == b->min_expire_time && a->max_expire_time == b->max_expire_time;
+}

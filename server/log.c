@@ -16,8 +16,9 @@
 
 const char *const log_level_names[] = { "error", "warning", "notice", "info", "debug", NULL };
 
+/* Any thread reads it for every line; a reconfig may change it (log_set_level): atomic. */
+static int log_threshold = LOG_LEVEL_INFO;
 /* Written once at start-up before threads exist, read-only afterwards. */
-static enum log_level log_threshold = LOG_LEVEL_INFO;
 static bool log_syslog;
 static bool log_journal;
 
@@ -53,7 +54,7 @@ bool log_stderr_is_journal(void)
 
 void log_init(enum log_level level, bool use_syslog)
 {
-	log_threshold = level;
+	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
 	log_syslog = use_syslog;
 	log_journal = log_stderr_is_journal();
 	if (use_syslog)
@@ -70,6 +71,12 @@ void log_init(enum log_level level, bool use_syslog)
 			log_sink = LOG_SINK_NONBLOCK;
 		}
 	}
+}
+
+void log_set_level(enum log_level level)
+{
+	/* relaxed: a line on its way when the level changes may go either way */
+	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
 }
 
 static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -130,7 +137,7 @@ static void log_write(const char *line, size_t len)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	if (level > log_threshold)
+	if ((int)level > __atomic_load_n(&log_threshold, __ATOMIC_RELAXED))
 		return;
 	char line[2048];
 	int head = log_head(level, line, sizeof(line));

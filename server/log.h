@@ -26,6 +26,12 @@ extern const char *const log_level_names[];
  */
 void log_init(enum log_level level, bool use_syslog);
 
+/*
+ * Change the threshold (a reconfig's log-level): lines logged from then on
+ * follow it. Any thread.
+ */
+void log_set_level(enum log_level level);
+
 /* Whether stderr is the stream systemd's JOURNAL_STREAM names. */
 bool log_stderr_is_journal(void);
 

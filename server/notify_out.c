@@ -346,12 +346,34 @@ int notifier_reconfig(notifier_t *n, const conf_t *cfg)
 			seen_set[i] = n->seen_set[was];
 		}
 	}
-	/* jobs name zones and targets by their index in the old configuration */
+	/*
+	 * Jobs name zones and targets by their index in the old configuration:
+	 * those of a zone kept alike, to a secondary still named with the same
+	 * key, move to their new indexes and go on (their retries, their answer
+	 * awaited); the others are given up.
+	 */
+	size_t kept = 0;
 	for (size_t k = 0; k < n->count; k++) {
-		sodium_memzero(&n->jobs[k]->tsig, sizeof(n->jobs[k]->tsig));
-		free(n->jobs[k]);
+		job_t *j = n->jobs[k];
+		long i = conf_zone_index(cfg, n->cfg->zones[j->zone].name);
+		size_t t = 0;
+		if (i >= 0 && conf_zone_same_data(n->cfg, j->zone, cfg, (size_t)i) &&
+		    conf_acl_entry_find(n->cfg, target_of(n, j), cfg, &cfg->zone_xfr[i].notify,
+					&t)) {
+			j->zone = (size_t)i;
+			j->target = t;
+			n->jobs[kept++] = j;
+			continue;
+		}
+		if (j->active)
+			log_notice(
+				"NOTIFY %s serial %u to %s: given up, a reconfig changed the zone "
+				"or its notify list",
+				j->zone_name, (unsigned)j->serial, target_of(n, j)->text);
+		sodium_memzero(&j->tsig, sizeof(j->tsig));
+		free(j);
 	}
-	n->count = 0;
+	n->count = kept;
 	free(n->seen);
 	free(n->seen_set);
 	n->seen = seen;

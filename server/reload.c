@@ -471,9 +471,16 @@ bool reload_close(reload_t *r)
 			return true;
 		}
 		pthread_join(r->thread, NULL);
+		reload_job_t *job = r->job;
 		r->running = false;
-		job_free(r->job);
 		r->job = NULL;
+		if (job->cfg && job->published)
+			r->cfg = job->cfg; /* the set served is built from it, as on_reload_done */
+		/* the caller's request is answered once, here or at the timeout: it owns what the
+		 * job carries (a reconfig's configuration) and frees it */
+		if (job->done)
+			job->done(job->arg, job->rc, job->messages ? job->messages : "");
+		job_free(job);
 	}
 	if (r->done.loop)
 		uv_close((uv_handle_t *)&r->done, NULL);

@@ -130,10 +130,12 @@ void reload_stopping(reload_t *r);
 
 /*
  * At stop: cancel a running reload and join it, waiting a bounded grace
- * time, then close the handles. Returns true when the thread did not end
- * in it and was left running: it may still use r, the zone sets and the
- * loop, so the caller must exit the process without freeing them. Main
- * thread.
+ * time, then close the handles. A reload or reconfig joined here whose
+ * done was not called yet gets it now (r->stopping is set): its rc, and
+ * r->cfg is its configuration when the set was published, so the caller
+ * frees what it owns exactly once whenever the thread ended. Returns true when the thread did not
+ * end in it and was left running: it may still use r, the zone sets and the loop, so the caller
+ * must exit the process without freeing them. Main thread.
  */
 bool reload_close(reload_t *r);
 

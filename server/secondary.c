@@ -28,33 +28,64 @@
 /* How often the thread looks at the stop flag and the clock, at most, in ms. */
 #define SECONDARY_TICK_MS 500
 
-typedef struct sec_zone {
-	size_t index; /* in cfg */
-	char name[NAME_TEXT_MAX];
-	uint8_t apex[NAME_MAXLEN];
-	int notified; /* atomic: a NOTIFY came in */
-	int forced;   /* atomic: 1 refresh, 2 retransfer */
-	/* the thread's own */
+/* A secondary zone's timers and version: the transfer thread's alone. */
+typedef struct sec_timers {
 	bool have;       /* a version is served */
 	uint32_t serial; /* the version served */
 	uint32_t refresh, retry, expire;
 	time_t next_check; /* when to ask the primaries next */
 	time_t expire_at;  /* when the version served expires (have) */
-	/* for zone-status, under status_lock */
+} sec_timers_t;
+
+/* What zone-status shows of it: under status_lock. */
+typedef struct sec_status {
 	char source[128];    /* "file", or "primary ADDR" */
 	time_t last_refresh; /* the last successful check */
 	time_t next_refresh;
 	char last_error[256]; /* "" or why the last refresh failed */
+} sec_status_t;
+
+typedef struct sec_zone {
+	size_t index; /* in the table's cfg */
+	char name[NAME_TEXT_MAX];
+	uint8_t apex[NAME_MAXLEN];
+	int notified; /* atomic: a NOTIFY came in */
+	int forced;   /* atomic: 1 refresh, 2 retransfer */
+	sec_timers_t t;
+	sec_status_t st;
 } sec_zone_t;
 
+/*
+ * The secondary zones of one configuration, with a copy of it of their
+ * own (the server frees its configurations at its pace). Immutable but for
+ * the zones' atomics and status fields once published.
+ */
+typedef struct sec_table {
+	conf_t cfg;
+	size_t count;
+	sec_zone_t z[];
+} sec_table_t;
+
 struct secondary {
-	const conf_t *cfg;
 	zonedb_ref_t *zones;
 	reload_t *reload;
 	void (*published)(void *arg);
 	void *published_arg;
-	sec_zone_t *z;
-	size_t count;
+	/*
+	 * The thread works on `work`; others look zones up in `shown` (RCU:
+	 * workers within their read section, the main thread within one of its
+	 * own). A reconfig shows its table at once and posts it in `pending`;
+	 * the thread adopts it between two zones, carrying over the state of
+	 * the zones it keeps, and frees the one it replaces after a grace
+	 * period.
+	 */
+	sec_table_t *work;
+	sec_table_t *shown;
+	sec_table_t *pending; /* atomic exchange: main posts, the thread takes */
+	/* the zone whose transfer runs, and whether a reconfig gives it up */
+	pthread_mutex_t flight_lock;
+	const sec_zone_t *in_flight; /* of work, under flight_lock */
+	int give_up;                 /* atomic */
 	pthread_t thread;
 	bool started;
 	int stop; /* atomic */
@@ -89,11 +120,94 @@ static void soa_timers(const conf_t *cfg, const zone_t *z, sec_zone_t *sz)
 		}
 	}
 #define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
-	sz->refresh = CLAMP(refresh, cfg->min_refresh_time, cfg->max_refresh_time);
-	sz->retry = CLAMP(retry, cfg->min_retry_time, cfg->max_retry_time);
-	sz->expire = CLAMP(expire, cfg->min_expire_time, cfg->max_expire_time);
+	sz->t.refresh = CLAMP(refresh, cfg->min_refresh_time, cfg->max_refresh_time);
+	sz->t.retry = CLAMP(retry, cfg->min_retry_time, cfg->max_retry_time);
+	sz->t.expire = CLAMP(expire, cfg->min_expire_time, cfg->max_expire_time);
 #undef CLAMP
-	sz->serial = z->serial;
+	sz->t.serial = z->serial;
+}
+
+static void table_free(sec_table_t *t)
+{
+	if (!t)
+		return;
+	conf_clear(&t->cfg);
+	free(t);
+}
+
+/*
+ * The secondary zones of cfg, each due for a check now, from the versions
+ * *zones serves. NULL when out of memory. Main thread.
+ */
+static sec_table_t *table_new(const conf_t *cfg, zonedb_ref_t *zones)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		n += conf_zone_is_secondary(cfg, i);
+	sec_table_t *t = calloc(1, sizeof(*t) + n * sizeof(t->z[0]));
+	if (!t)
+		return NULL;
+	if (conf_copy(&t->cfg, cfg) < 0) {
+		free(t);
+		return NULL;
+	}
+	time_t now = time(NULL);
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(zones);
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		if (!conf_zone_is_secondary(cfg, i))
+			continue;
+		sec_zone_t *sz = &t->z[t->count++];
+		sz->index = i;
+		snprintf(sz->name, sizeof(sz->name), "%s", cfg->zones[i].name);
+		name_from_text(cfg->zones[i].name, NULL, sz->apex);
+		long at = zonedb_index(db, sz->apex);
+		const zone_t *z = at < 0 ? NULL : zonedb_zone(db, (size_t)at);
+		if (z) {
+			/* the saved copy answers at once; it lasts expire from now */
+			soa_timers(cfg, z, sz);
+			sz->t.have = true;
+			sz->t.expire_at = now + sz->t.expire;
+			snprintf(sz->st.source, sizeof(sz->st.source), "file");
+		} else {
+			/* nothing to serve: ask again at the shortest bounds until a primary
+			 * answers */
+			sz->t.refresh = cfg->min_refresh_time;
+			sz->t.retry = cfg->min_retry_time;
+			sz->t.expire = cfg->min_expire_time;
+			snprintf(sz->st.source, sizeof(sz->st.source), "none");
+		}
+		sz->t.next_check = now;
+		sz->st.next_refresh = now;
+	}
+	zonedb_read_unlock(zones);
+	return t;
+}
+
+/* The entry of the zone called `name` in t, or NULL. */
+static sec_zone_t *table_find(sec_table_t *t, const char *name)
+{
+	long i = conf_zone_index(&t->cfg, name);
+	for (size_t k = 0; i >= 0 && k < t->count; k++)
+		if (t->z[k].index == (size_t)i)
+			return &t->z[k];
+	return NULL;
+}
+
+/* The NOTIFYs and forced refreshes of `from`'s zones, moved to the same zones of `to`. */
+static void table_move_flags(sec_table_t *from, sec_table_t *to)
+{
+	for (size_t k = 0; k < from->count; k++) {
+		sec_zone_t *a = &from->z[k], *b = table_find(to, a->name);
+		int notified = __atomic_exchange_n(&a->notified, 0, __ATOMIC_ACQ_REL);
+		int forced = __atomic_exchange_n(&a->forced, 0, __ATOMIC_ACQ_REL);
+		if (!b)
+			continue;
+		if (notified)
+			__atomic_store_n(&b->notified, 1, __ATOMIC_RELEASE);
+		if (forced > __atomic_load_n(&b->forced, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&b->forced, forced, __ATOMIC_RELEASE);
+	}
 }
 
 int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*published)(void *arg),
@@ -106,61 +220,102 @@ int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*pu
 	if (!n)
 		return 0;
 	secondary_t *s = calloc(1, sizeof(*s));
-	if (!s || !(s->z = calloc(n, sizeof(*s->z)))) {
+	if (!s || !(s->work = table_new(cfg, zones))) {
 		free(s);
 		return SHOAL_ENOMEM;
 	}
-	s->cfg = cfg;
+	s->shown = s->work;
 	s->zones = zones;
 	s->reload = r;
 	s->published = published;
 	s->published_arg = arg;
 	sem_init(&s->wake, 0, 0);
 	pthread_mutex_init(&s->status_lock, NULL);
-	time_t now = time(NULL);
-	zonedb_read_lock();
-	const zonedb_t *db = zonedb_current(zones);
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		if (!conf_zone_is_secondary(cfg, i))
-			continue;
-		sec_zone_t *sz = &s->z[s->count++];
-		sz->index = i;
-		snprintf(sz->name, sizeof(sz->name), "%s", cfg->zones[i].name);
-		name_from_text(cfg->zones[i].name, NULL, sz->apex);
-		long at = zonedb_index(db, sz->apex);
-		const zone_t *z = at < 0 ? NULL : zonedb_zone(db, (size_t)at);
-		if (z) {
-			/* the saved copy answers at once; it lasts expire from now */
-			soa_timers(cfg, z, sz);
-			sz->have = true;
-			sz->expire_at = now + sz->expire;
-			snprintf(sz->source, sizeof(sz->source), "file");
-		} else {
-			/* nothing to serve: ask again at the shortest bounds until a primary
-			 * answers */
-			sz->refresh = cfg->min_refresh_time;
-			sz->retry = cfg->min_retry_time;
-			sz->expire = cfg->min_expire_time;
-			snprintf(sz->source, sizeof(sz->source), "none");
-		}
-		sz->next_check = now;
-		sz->next_refresh = now;
-	}
-	zonedb_read_unlock(zones);
+	pthread_mutex_init(&s->flight_lock, NULL);
 	*out = s;
 	return 0;
 }
 
+int secondary_reconfig(secondary_t *s, const conf_t *cfg)
+{
+	sec_table_t *t = table_new(cfg, s->zones);
+	if (!t)
+		return SHOAL_ENOMEM;
+	/* zone-status shows the state of the zones kept until the thread carries it over */
+	pthread_mutex_lock(&s->status_lock);
+	for (size_t k = 0; k < t->count; k++) {
+		sec_zone_t *b = &t->z[k], *a = table_find(s->shown, b->name);
+		if (!a || !conf_zone_same_transfer_in(&s->shown->cfg, a->index, cfg, b->index))
+			continue;
+		b->st = a->st;
+	}
+	pthread_mutex_unlock(&s->status_lock);
+	/* a transfer in flight for a zone this configuration changes or removes is given up */
+	pthread_mutex_lock(&s->flight_lock);
+	const sec_zone_t *f = s->in_flight;
+	if (f) {
+		const sec_zone_t *b = table_find(t, f->name);
+		if (!b || !conf_zone_same_transfer_in(&s->work->cfg, f->index, cfg, b->index))
+			__atomic_store_n(&s->give_up, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s->flight_lock);
+	rcu_assign_pointer(s->shown, t);
+	sec_table_t *was = __atomic_exchange_n(&s->pending, t, __ATOMIC_ACQ_REL);
+	if (was) {
+		/* posted before and never adopted: the thread never saw it, readers may have */
+		synchronize_rcu();
+		table_move_flags(was, t);
+		table_free(was);
+	}
+	sem_post(&s->wake);
+	return 0;
+}
+
+/*
+ * Take the table a reconfig posted, if any: its zones that the one worked
+ * on keeps alike take over their timers and served version; the others
+ * are checked at once. The secondary thread, between two zones.
+ */
+static void adopt(secondary_t *s)
+{
+	sec_table_t *t = __atomic_exchange_n(&s->pending, NULL, __ATOMIC_ACQ_REL);
+	if (!t)
+		return;
+	sec_table_t *old = s->work;
+	/* no reader holds the tables shown before t after this: their flags are final */
+	synchronize_rcu();
+	pthread_mutex_lock(&s->status_lock);
+	size_t kept = 0;
+	for (size_t k = 0; k < t->count; k++) {
+		sec_zone_t *b = &t->z[k], *a = table_find(old, b->name);
+		if (!a || !conf_zone_same_transfer_in(&old->cfg, a->index, &t->cfg, b->index))
+			continue;
+		b->t = a->t;
+		b->st = a->st;
+		kept++;
+	}
+	pthread_mutex_unlock(&s->status_lock);
+	table_move_flags(old, t);
+	s->work = t;
+	log_info("secondary zones: %zu kept with their timers, %zu checked anew", kept,
+		 t->count - kept);
+	table_free(old);
+}
+
 /* ---- TCP with time limits ---- */
 
-/* The thread's stop flag: a transfer running gives up at once when the server stops. */
-static __thread const int *stop_flag;
+/*
+ * The thread's stop and give-up flags: a transfer running gives up at once
+ * when the server stops, or when a reconfig changes or removes its zone.
+ */
+static __thread const int *stop_flag, *give_up_flag;
 
 /* Wait until fd is ready for events, or the deadline (CLOCK_MONOTONIC) passes. */
 static int wait_fd(int fd, short events, const struct timespec *deadline)
 {
 	for (;;) {
-		if (stop_flag && __atomic_load_n(stop_flag, __ATOMIC_ACQUIRE))
+		if ((stop_flag && __atomic_load_n(stop_flag, __ATOMIC_ACQUIRE)) ||
+		    (give_up_flag && __atomic_load_n(give_up_flag, __ATOMIC_ACQUIRE)))
 			return SHOAL_ETIMEOUT;
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -265,7 +420,7 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 		    journal_t *journal, zone_t **out, enum xfr_in_kind *kind)
 {
 	secondary_t *s = a->s;
-	const conf_t *cfg = s->cfg;
+	const conf_t *cfg = &s->work->cfg;
 	sec_zone_t *sz = a->sz;
 	uint8_t *buf = s->buf;
 	xfr_in_t *x = NULL;
@@ -386,7 +541,7 @@ static int publish(secondary_t *s, sec_zone_t *sz, const zone_t *z, const char *
 /* Ask the primaries in order; true when one answered with the zone or said it is current. */
 static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 {
-	const conf_t *cfg = s->cfg;
+	const conf_t *cfg = &s->work->cfg;
 	const acl_t *primaries = &cfg->zone_xfr[sz->index].primaries;
 	zone_t *current = NULL;
 	journal_t *journal = NULL;
@@ -404,7 +559,9 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 	count(&s->stats.checks, 1);
 	attempt_t a = { .s = s, .sz = sz };
 	bool ok = false;
-	for (size_t k = 0; k < primaries->count && !ok && !__atomic_load_n(&s->stop, 0); k++) {
+	for (size_t k = 0; k < primaries->count && !ok && !__atomic_load_n(&s->stop, 0) &&
+			   !__atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE);
+	     k++) {
 		const acl_entry_t *p = &primaries->entries[k];
 		uint16_t qtype = current && !whole ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
 		zone_t *got = NULL;
@@ -421,6 +578,12 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 			qtype = DNS_TYPE_AXFR;
 			rc = transfer(&a, p, qtype, current, journal, &got, &kind);
 		}
+		if (rc != 0 && __atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE)) {
+			log_notice("zone %s: transfer from %s given up: a reconfig changed or "
+				   "removed the zone",
+				   sz->name, p->text);
+			break;
+		}
 		if (rc != 0) {
 			count(&s->stats.failed, 1);
 			log_warning(
@@ -430,13 +593,13 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 		}
 		ok = true;
 		pthread_mutex_lock(&s->status_lock);
-		sz->last_refresh = time(NULL);
-		sz->last_error[0] = '\0';
+		sz->st.last_refresh = time(NULL);
+		sz->st.last_error[0] = '\0';
 		pthread_mutex_unlock(&s->status_lock);
 		if (!got) {
 			count(&s->stats.uptodate, 1);
 			log_info("zone %s: serial %u is current at %s", sz->name,
-				 (unsigned)sz->serial, p->text);
+				 (unsigned)sz->t.serial, p->text);
 			break;
 		}
 		count(kind == XFR_IN_IXFR ? &s->stats.ixfr : &s->stats.axfr, 1);
@@ -445,9 +608,9 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 				 (unsigned)got->serial, p->text,
 				 kind == XFR_IN_IXFR ? "IXFR" : "AXFR", got->rr_count);
 			soa_timers(cfg, got, sz);
-			sz->have = true;
+			sz->t.have = true;
 			pthread_mutex_lock(&s->status_lock);
-			snprintf(sz->source, sizeof(sz->source), "primary %.110s", p->text);
+			snprintf(sz->st.source, sizeof(sz->st.source), "primary %.110s", p->text);
 			pthread_mutex_unlock(&s->status_lock);
 			const char *file = cfg->zones[sz->index].file;
 			if (file && *file) {
@@ -464,7 +627,7 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 	}
 	if (!ok) {
 		pthread_mutex_lock(&s->status_lock);
-		snprintf(sz->last_error, sizeof(sz->last_error), "%s",
+		snprintf(sz->st.last_error, sizeof(sz->st.last_error), "%s",
 			 a.err[0] ? a.err : "no primary answered");
 		pthread_mutex_unlock(&s->status_lock);
 	}
@@ -475,44 +638,65 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 	return ok;
 }
 
+/* Check zone sz of the table worked on, where a reconfig may give it up. */
+static bool refresh_in_flight(secondary_t *s, sec_zone_t *sz, bool whole)
+{
+	pthread_mutex_lock(&s->flight_lock);
+	s->in_flight = sz;
+	__atomic_store_n(&s->give_up, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->flight_lock);
+	bool ok = refresh_zone(s, sz, whole);
+	pthread_mutex_lock(&s->flight_lock);
+	s->in_flight = NULL;
+	pthread_mutex_unlock(&s->flight_lock);
+	return ok;
+}
+
 static void *secondary_main(void *arg)
 {
 	secondary_t *s = arg;
 	stop_flag = &s->stop;
+	give_up_flag = &s->give_up;
 	rcu_register_thread();
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		adopt(s);
+		sec_table_t *t = s->work;
 		time_t now = time(NULL);
 		time_t next = now + 3600;
-		for (size_t k = 0; k < s->count && !__atomic_load_n(&s->stop, 0); k++) {
-			sec_zone_t *sz = &s->z[k];
+		for (size_t k = 0; k < t->count && !__atomic_load_n(&s->stop, 0); k++) {
+			sec_zone_t *sz = &t->z[k];
 			int forced = __atomic_exchange_n(&sz->forced, 0, __ATOMIC_ACQ_REL);
 			bool notified = __atomic_exchange_n(&sz->notified, 0, __ATOMIC_ACQ_REL);
-			if (forced || notified || sz->next_check <= now) {
-				bool ok = refresh_zone(s, sz, forced == 2);
+			if (forced || notified || sz->t.next_check <= now) {
+				bool ok = refresh_in_flight(s, sz, forced == 2);
 				now = time(NULL);
 				if (ok)
-					sz->expire_at = now + sz->expire;
-				sz->next_check = now + (ok ? sz->refresh : sz->retry);
+					sz->t.expire_at = now + sz->t.expire;
+				sz->t.next_check = now + (ok ? sz->t.refresh : sz->t.retry);
 				pthread_mutex_lock(&s->status_lock);
-				sz->next_refresh = sz->next_check;
+				sz->st.next_refresh = sz->t.next_check;
 				pthread_mutex_unlock(&s->status_lock);
 			}
-			if (sz->have && sz->expire_at <= now) {
+			if (sz->t.have && sz->t.expire_at <= now) {
 				/* RFC 1035 3.3.13: no longer authoritative; SERVFAIL, as NSD and
 				 * Knot */
 				char why[128];
 				snprintf(why, sizeof(why), "expired: no refresh for %u s",
-					 (unsigned)sz->expire);
+					 (unsigned)sz->t.expire);
 				log_error("zone %s: %s; answering SERVFAIL", sz->name, why);
 				if (publish(s, sz, NULL, why) == 0) {
-					sz->have = false;
+					sz->t.have = false;
 					count(&s->stats.expired, 1);
 				}
 			}
-			if (sz->next_check < next)
-				next = sz->next_check;
-			if (sz->have && sz->expire_at < next)
-				next = sz->expire_at;
+			if (sz->t.next_check < next)
+				next = sz->t.next_check;
+			if (sz->t.have && sz->t.expire_at < next)
+				next = sz->t.expire_at;
+			if (__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
+				next = now; /* a reconfig's zones first */
+				break;
+			}
 		}
 		struct timespec d;
 		clock_gettime(CLOCK_REALTIME, &d);
@@ -546,32 +730,37 @@ int secondary_start(secondary_t *s)
 	return 0;
 }
 
-/* The entry of zone i, or NULL when it is not a secondary. */
+/* The entry of zone i of the table shown, or NULL when it is not a secondary. In a read section. */
 static sec_zone_t *zone_of(secondary_t *s, size_t i)
 {
-	for (size_t k = 0; s && k < s->count; k++)
-		if (s->z[k].index == i)
-			return &s->z[k];
+	sec_table_t *t = s ? rcu_dereference(s->shown) : NULL;
+	for (size_t k = 0; t && k < t->count; k++)
+		if (t->z[k].index == i)
+			return &t->z[k];
 	return NULL;
 }
 
 void secondary_notify(secondary_t *s, size_t i)
 {
+	rcu_read_lock();
 	sec_zone_t *sz = zone_of(s, i);
-	if (!sz)
-		return;
-	__atomic_store_n(&sz->notified, 1, __ATOMIC_RELEASE);
-	sem_post(&s->wake);
+	if (sz) {
+		__atomic_store_n(&sz->notified, 1, __ATOMIC_RELEASE);
+		sem_post(&s->wake);
+	}
+	rcu_read_unlock();
 }
 
 int secondary_refresh(secondary_t *s, size_t i, bool retransfer)
 {
+	rcu_read_lock();
 	sec_zone_t *sz = zone_of(s, i);
-	if (!sz)
-		return SHOAL_ENOTFOUND;
-	__atomic_store_n(&sz->forced, retransfer ? 2 : 1, __ATOMIC_RELEASE);
-	sem_post(&s->wake);
-	return 0;
+	if (sz) {
+		__atomic_store_n(&sz->forced, retransfer ? 2 : 1, __ATOMIC_RELEASE);
+		sem_post(&s->wake);
+	}
+	rcu_read_unlock();
+	return sz ? 0 : SHOAL_ENOTFOUND;
 }
 
 static void format_time(time_t t, char *buf, size_t cap)
@@ -585,18 +774,21 @@ static void format_time(time_t t, char *buf, size_t cap)
 
 void secondary_status(secondary_t *s, size_t i, char *buf, size_t cap)
 {
+	rcu_read_lock();
 	sec_zone_t *sz = zone_of(s, i);
 	if (!sz) {
+		rcu_read_unlock();
 		snprintf(buf, cap, "%s", "");
 		return;
 	}
 	char last[32], next[32];
 	pthread_mutex_lock(&s->status_lock);
-	format_time(sz->last_refresh, last, sizeof(last));
-	format_time(sz->next_refresh, next, sizeof(next));
-	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s%s%s", sz->source, last, next,
-		 sz->last_error[0] ? " last-error " : "", sz->last_error);
+	format_time(sz->st.last_refresh, last, sizeof(last));
+	format_time(sz->st.next_refresh, next, sizeof(next));
+	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s%s%s", sz->st.source, last,
+		 next, sz->st.last_error[0] ? " last-error " : "", sz->st.last_error);
 	pthread_mutex_unlock(&s->status_lock);
+	rcu_read_unlock();
 }
 
 void secondary_stats(const secondary_t *s, secondary_stats_t *out)
@@ -620,6 +812,11 @@ void secondary_free(secondary_t *s)
 	}
 	sem_destroy(&s->wake);
 	pthread_mutex_destroy(&s->status_lock);
-	free(s->z);
+	pthread_mutex_destroy(&s->flight_lock);
+	/* shown is work or pending; readers are gone (the caller waited a grace period) */
+	sec_table_t *pending = __atomic_exchange_n(&s->pending, NULL, __ATOMIC_ACQ_REL);
+	if (pending != s->work)
+		table_free(pending);
+	table_free(s->work);
 	free(s);
 }

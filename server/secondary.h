@@ -32,8 +32,9 @@ typedef struct secondary_stats {
 typedef struct secondary secondary_t;
 
 /*
- * The secondary zones of cfg (those with primaries), served from *zones,
- * published through r (reload_replace_zone). published(arg) is called on
+ * The secondary zones of cfg (those with primaries; s keeps a copy of cfg,
+ * so the caller may free it), served from *zones, published through r
+ * (reload_replace_zone). published(arg) is called on
  * the secondary thread after each new version is published (NOTIFY out
  * follows); it must not block. Returns 0 and *out (NULL when cfg has no
  * secondary zone), or SHOAL_ENOMEM. Main thread, before start.
@@ -43,6 +44,18 @@ int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*pu
 
 /* Start the thread: each zone is checked with its primaries at once. Returns 0 or -errno. */
 int secondary_start(secondary_t *s);
+
+/*
+ * Serve the secondary zones of cfg from now on (a copy of it is kept). A
+ * zone that cfg keeps alike (conf_zone_same_transfer_in) keeps its
+ * refresh, retry and expire timers, its version and its transfer in
+ * flight; a zone added or changed is checked with its primaries at once;
+ * the transfer of a zone changed or removed is given up. zone-status,
+ * NOTIFY and refresh take cfg's zone indexes on return; the thread
+ * carries the state over between two zones. Returns 0 or SHOAL_ENOMEM
+ * (nothing changed). Main thread, after start.
+ */
+int secondary_reconfig(secondary_t *s, const conf_t *cfg);
 
 /*
  * A NOTIFY for zone i (its index in cfg) was let in: check the primaries
@@ -67,7 +80,11 @@ void secondary_status(secondary_t *s, size_t i, char *buf, size_t cap);
 /* The counters so far. Any thread. */
 void secondary_stats(const secondary_t *s, secondary_stats_t *out);
 
-/* Stop the thread (a transfer running is given up) and free s. NULL is fine. Main thread. */
+/*
+ * Stop the thread (a transfer running is given up) and free s, once no
+ * thread may call in any more (after a grace period). NULL is fine. Main
+ * thread.
+ */
 void secondary_free(secondary_t *s);
 
 #endif

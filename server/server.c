@@ -195,22 +195,27 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 {
 	for (size_t i = 0; i < cfg->zone_count; i++)
 		cfg->zones[i].keep = false; /* a later reload reads every zone */
+	if (cfg->log_level != srv->zcfg->log_level) {
+		/* said under the old threshold, which the reader of the log has set */
+		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
+		log_set_level(cfg->log_level);
+	}
 	if (notifier_reconfig(srv->notifier, cfg) < 0)
 		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
 	/*
-	 * The secondary zones start anew with the new settings: each checks its
-	 * primaries at once, and a transfer running is given up. The old thread
-	 * ends first (two would save the same zone's file at once). Workers
-	 * hand NOTIFY to the one they load inside their read section, so the
-	 * old one is freed after a grace period.
+	 * The secondary zones follow: those kept alike keep their timers and
+	 * their transfer in flight (no burst of SOA queries at each reconfig);
+	 * those added or changed are checked at once. Without a transfer
+	 * thread yet, one starts.
 	 */
-	secondary_t *old = srv->secondary, *sec = NULL;
-	__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
-	synchronize_rcu();
-	secondary_free(old);
-	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0)
+	secondary_t *sec = srv->secondary;
+	if (sec) {
+		if (secondary_reconfig(sec, cfg) < 0)
+			log_error("reconfig: out of memory: secondary zones keep their previous "
+				  "settings");
+	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0) {
 		log_error("reconfig: out of memory: secondary zones are not refreshed");
-	else if (sec && secondary_start(sec) < 0) {
+	} else if (sec && secondary_start(sec) < 0) {
 		log_error("reconfig: cannot start the transfer thread");
 		secondary_free(sec);
 		sec = NULL;
@@ -229,6 +234,24 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 	server_t *srv = req->srv;
 	bool published = srv->reload.cfg == req->cfg;
 	char head[256];
+	if (srv->stopping) {
+		/*
+		 * reload_close joined it: nothing follows the set any more. One
+		 * published is freed at the end, after the configuration it is built
+		 * from; the orphan before, if any, belongs to a thread long ended.
+		 */
+		if (published) {
+			conf_free(srv->orphan);
+			srv->orphan = req->cfg;
+		} else {
+			conf_free(req->cfg);
+		}
+		log_notice("%s not applied: shoald is stopping", req->what);
+		snprintf(head, sizeof(head), "%s not applied: shoald is stopping\n", req->what);
+		req->reply(req->client, false, head);
+		free(req);
+		return;
+	}
 	if (published) {
 		reconfig_apply(srv, req->cfg);
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,
@@ -917,9 +940,14 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	status = 0;
 
 done:
-	/* the transfer thread first: it publishes, and wakes the main loop */
-	secondary_free(srv->secondary);
-	srv->secondary = NULL;
+	/* the transfer thread first: it publishes, and wakes the main loop; workers hand NOTIFY
+	 * to it inside their read section */
+	if (srv->secondary) {
+		secondary_t *sec = srv->secondary;
+		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+		synchronize_rcu();
+		secondary_free(sec);
+	}
 	if (workers_run) {
 		srv->stopping = true;
 		reload_stopping(&srv->reload);

@@ -610,6 +610,51 @@ static void test_runtime_diff(void)
 	conf_clear(&b);
 }
 
+/*
+ * A secondary zone kept alike across a reconfig: the same primaries in the
+ * same order with the same keys by content (not by index), the same
+ * transfer options; a NOTIFY target found with its key by content.
+ */
+static void test_same_transfer_in(void)
+{
+	conf_t a, b;
+	const char *key = "    secret: c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\n";
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "keys:\n  - name: k\n    algorithm: hmac-sha256\n%s"
+		 "zones:\n  - name: s.test\n    primaries: [ 192.0.2.1@53 k, 192.0.2.2@53 NOKEY ]\n"
+		 "    notify: [ 192.0.2.9@53 k ]\n  - name: t.test\n"
+		 "    primaries: [ 192.0.2.1@53 k ]\n",
+		 key);
+	load_text(&a, "same-a.conf", text);
+	/* another key first: k's index moves, its secret does not */
+	snprintf(text, sizeof(text),
+		 "keys:\n  - name: j\n    algorithm: hmac-sha256\n%s"
+		 "  - name: k\n    algorithm: hmac-sha256\n%s"
+		 "zones:\n  - name: t.test\n    primaries: [ 192.0.2.2@53 NOKEY, 192.0.2.1@53 k ]\n"
+		 "  - name: s.test\n    primaries: [ 192.0.2.1@53 k, 192.0.2.2@53 NOKEY ]\n"
+		 "    notify: [ 192.0.2.9@53 k ]\n",
+		 key, key);
+	load_text(&b, "same-b.conf", text);
+	CU_ASSERT(conf_zone_same_transfer_in(&a, 0, &b, 1));
+	CU_ASSERT(!conf_zone_same_transfer_in(&a, 1, &b, 0)); /* another primary added first */
+	size_t at = 99;
+	CU_ASSERT(conf_acl_entry_find(&a, &a.zone_xfr[0].notify.entries[0], &b,
+				      &b.zone_xfr[1].notify, &at));
+	CU_ASSERT_EQUAL(at, 0);
+	/* the key's secret changed: not alike */
+	b.keys[1].keyed.sha256.ictx.state[0] ^= 1;
+	CU_ASSERT(!conf_zone_same_transfer_in(&a, 0, &b, 1));
+	CU_ASSERT(!conf_acl_entry_find(&a, &a.zone_xfr[0].notify.entries[0], &b,
+				       &b.zone_xfr[1].notify, &at));
+	b.keys[1].keyed.sha256.ictx.state[0] ^= 1;
+	/* a transfer option changed: not alike */
+	b.xfr_timeout++;
+	CU_ASSERT(!conf_zone_same_transfer_in(&a, 0, &b, 1));
+	conf_clear(&a);
+	conf_clear(&b);
+}
+
 /* zone-add's bound is the configuration's: CONF_ZONES_MAX zones, then SHOAL_ESPACE. */
 static void test_zone_add_bound(void)
 {
@@ -645,6 +690,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_rate_limit_and_cookies),
 		UNIT_TEST(test_metrics_address),
 		UNIT_TEST(test_runtime_diff),
+		UNIT_TEST(test_same_transfer_in),
 		UNIT_TEST(test_zone_add_bound),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
