@@ -42,9 +42,14 @@ struct zonedb {
 	size_t count;
 	apex_slot_t *apex_hash; /* loaded zones by apex; idx = entry + 1 */
 	uint32_t apex_mask;
-	const uint8_t *hash_key;        /* zone_hash_key(), read without pthread_once */
-	int max_labels;                 /* deepest apex: where label stripping starts */
-	uint32_t scan[ZONEDB_SCAN_MAX]; /* few zones: entries by apex length, longest first */
+	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
+	int max_labels;          /* deepest apex: where label stripping starts */
+	/* few zones: apexes by length, longest first; lengths here, not in the entries */
+	struct {
+		const uint8_t *apex;
+		uint32_t entry;
+		uint8_t len;
+	} scan[ZONEDB_SCAN_MAX];
 	uint32_t scan_count;
 	uint32_t max_slot; /* the highest statistics slot of the entries */
 	const void *owner; /* zonedb_set_owner */
@@ -115,9 +120,11 @@ static int build_apex_hash(zonedb_t *db)
 			db->max_labels = labels;
 		if (db->count <= ZONEDB_SCAN_MAX) {
 			uint32_t k = db->scan_count++;
-			for (; k > 0 && db->entries[db->scan[k - 1]].apex_len < e->apex_len; k--)
+			for (; k > 0 && db->scan[k - 1].len < e->apex_len; k--)
 				db->scan[k] = db->scan[k - 1];
-			db->scan[k] = (uint32_t)i;
+			db->scan[k].apex = e->apex;
+			db->scan[k].entry = (uint32_t)i;
+			db->scan[k].len = e->apex_len;
 		}
 	}
 	return 0;
@@ -472,16 +479,15 @@ const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *c
 		/* longer apexes first, so their tails start earlier: one pass over off */
 		int k = 0;
 		for (uint32_t i = 0; i < db->scan_count; i++) {
-			const zentry_t *e = &db->entries[db->scan[i]];
-			if (e->apex_len > len)
+			size_t alen = db->scan[i].len;
+			if (alen > len)
 				continue;
-			size_t at = len - e->apex_len;
+			size_t at = len - alen;
 			while (off[k] < at)
 				k++;
-			/* a tail that starts inside a label is no suffix, however its octets read
-			 */
-			if (off[k] == at && memcmp(name + at, e->apex, e->apex_len) == 0)
-				return matched(e, configured, slot);
+			/* a tail starting inside a label is no suffix, however its octets read */
+			if (off[k] == at && memcmp(name + at, db->scan[i].apex, alen) == 0)
+				return matched(&db->entries[db->scan[i].entry], configured, slot);
 		}
 		return NULL;
 	}
