@@ -381,13 +381,13 @@ static bool dnssec_metadata(uint16_t type)
  */
 static const zrrset_t *pick_any(const znode_t *n)
 {
-	const zrrset_t *meta = NULL;
+	const zrrset_t *meta = NULL, *rs = znode_rrsets(n);
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		uint16_t type = n->rrsets[i].set.type;
+		uint16_t type = rs[i].set.type;
 		if (!dnssec_metadata(type))
-			return &n->rrsets[i];
+			return &rs[i];
 		if (!meta && type != DNS_TYPE_RRSIG)
-			meta = &n->rrsets[i];
+			meta = &rs[i];
 	}
 	return meta;
 }
@@ -399,9 +399,10 @@ static const zrrset_t *pick_any(const znode_t *n)
  */
 static const rrset_wire_t *pick_sigs(const znode_t *n)
 {
+	const zrrset_t *rs = znode_rrsets(n);
 	for (uint16_t i = 0; i < n->rrset_count; i++)
-		if (n->rrsets[i].sigs)
-			return n->rrsets[i].sigs;
+		if (rs[i].sigs)
+			return rs[i].sigs;
 	return NULL;
 }
 

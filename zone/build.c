@@ -788,13 +788,18 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_
 	}
 	*rrsets = sets;
 	*sigsets = sigs;
-	return sets * sizeof(zrrset_t) + sigs * sizeof(rrset_wire_t) + names * sizeof(uint16_t) +
-	       data + d->name_len;
+	/* the name's odd octet pads the offsets to their alignment */
+	return sigs * sizeof(rrset_wire_t) + sets * sizeof(zrrset_t) + d->name_len +
+	       (d->name_len & 1u) + names * sizeof(uint16_t) + data;
 }
 
 /*
  * Fill node n from its records: one block holding
- * [zrrset_t x sets][rrset_wire_t x sigs][uint16 name offsets][RR data][owner].
+ * [rrset_wire_t x sigs][zrrset_t x sets][owner][uint16 name offsets][RR data].
+ * The RRsets end where the owner starts (znode_rrsets), 8-aligned (the
+ * block is, and both arrays are multiples of 8), so the lookup's compare
+ * and the answer's first reads fall on the same few lines, and the node
+ * needs no pointer to its RRsets.
  */
 static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n,
 		     bool report)
@@ -804,9 +809,11 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 	uint8_t *mem = zarena_alloc(a, size);
 	if (!mem)
 		return SHOAL_ENOMEM;
-	zrrset_t *rs = (zrrset_t *)mem;
-	rrset_wire_t *sg = (rrset_wire_t *)(rs + sets);
-	uint16_t *names = (uint16_t *)(sg + sigs);
+	rrset_wire_t *sg = (rrset_wire_t *)mem;
+	zrrset_t *rs = (zrrset_t *)(sg + sigs);
+	uint8_t *name = (uint8_t *)(rs + sets);
+	memcpy(name, d->name, d->name_len);
+	uint16_t *names = (uint16_t *)(name + d->name_len + (d->name_len & 1u));
 	size_t name_total = 0;
 	uint16_t off[ZREC_NAMES_MAX];
 	for (size_t i = d->first; i < d->first + d->count; i++) {
@@ -900,12 +907,9 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 				   "%s: more than 65535 RRsets%s", NULL);
 		return SHOAL_EZONE;
 	}
-	uint8_t *name = data + pos;
-	memcpy(name, d->name, d->name_len);
 	n->name = name;
 	n->name_len = d->name_len;
 	n->labels = (uint8_t)name_labels(name);
-	n->rrsets = sets ? rs : NULL;
 	n->rrset_count = (uint16_t)sets;
 	return 0;
 }
@@ -923,12 +927,18 @@ static int build_hash(zone_t *z, zarena_t *a, const bool *cancel)
 	for (size_t i = 0; i < z->node_count; i++) {
 		if (zone_stop_at(cancel, i + 1))
 			return SHOAL_ETIMEOUT;
-		uint64_t hv = name_hash(z->nodes[i].name, key);
+		const uint8_t *name = z->nodes[i].name;
+		uintptr_t at = (uintptr_t)name;
+		if ((at & 7) || (uint64_t)at >> (ZHASH_REF_BITS + 3))
+			return SHOAL_EUNSUPPORTED; /* no such address on Linux without asking */
+		uint64_t hv = name_hash(name, key);
+		uint64_t ref = zhash_tag(hv) << ZHASH_REF_BITS | (uint64_t)at >> 3;
 		uint32_t j = zhash_start(hv, z->hash_size);
 		while (h[j].idx)
 			j = j + 1 == z->hash_size ? 0 : j + 1;
-		h[j].tag = (uint32_t)(hv >> 32);
 		h[j].idx = (uint32_t)(i + 1);
+		h[j].ref_lo = (uint32_t)ref;
+		h[j].ref_hi = (uint32_t)(ref >> 32);
 	}
 	z->hash = h;
 	return 0;

@@ -205,7 +205,7 @@ static int add_rec(changeset_t *cs, bool add, const uint8_t *owner, const uint8_
 static int add_node(changeset_t *cs, bool add, const zone_t *z, const znode_t *n)
 {
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		const rrset_wire_t *set = &n->rrsets[i].set;
+		const rrset_wire_t *set = &znode_rrsets(n)[i].set;
 		if (n == z->apex && set->type == DNS_TYPE_SOA)
 			continue;
 		FOR_EACH_REC(set, rec)
@@ -257,8 +257,8 @@ static int diff_node(changeset_t *cs, const zone_t *zo, const znode_t *a, const 
 	uint16_t i = 0, j = 0;
 	int err = 0;
 	while (err == 0 && (i < a->rrset_count || j < b->rrset_count)) {
-		const rrset_wire_t *sa = i < a->rrset_count ? &a->rrsets[i].set : NULL;
-		const rrset_wire_t *sb = j < b->rrset_count ? &b->rrsets[j].set : NULL;
+		const rrset_wire_t *sa = i < a->rrset_count ? &znode_rrsets(a)[i].set : NULL;
+		const rrset_wire_t *sb = j < b->rrset_count ? &znode_rrsets(b)[j].set : NULL;
 		int c = !sa ? 1 : !sb ? -1 : (sa->type > sb->type) - (sa->type < sb->type);
 		if (c == 0 && a == zo->apex && sa->type == DNS_TYPE_SOA) {
 			/* the SOAs head the two sides */

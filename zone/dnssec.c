@@ -166,7 +166,7 @@ static int entry_cmp(const void *a, const void *b)
 static bool only_nsec3(const znode_t *n)
 {
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		uint16_t t = n->rrsets[i].set.type;
+		uint16_t t = znode_rrsets(n)[i].set.type;
 		if (t != DNS_TYPE_NSEC3 && t != DNS_TYPE_RRSIG)
 			return false;
 	}

@@ -315,15 +315,21 @@ size_t zone_name_key(const uint8_t *name, uint8_t *key)
 const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t name_len,
 				  uint64_t hash)
 {
-	uint32_t tag = (uint32_t)(hash >> 32);
+	uint64_t tag = zhash_tag(hash);
 	uint32_t i = zhash_start(hash, z->hash_size);
 	for (;;) {
 		const zhash_slot_t *s = &z->hash[i];
 		if (s->idx == 0)
 			return NULL;
-		if (s->tag == tag) {
+		uint64_t ref = (uint64_t)s->ref_hi << 32 | s->ref_lo;
+		if (zhash_tag(ref) == tag) {
+			/*
+			 * Both addresses come from the slot: the name (and the
+			 * RRsets before it) and the node load side by side.
+			 */
+			const uint8_t *owner = zhash_name(ref);
 			const znode_t *n = &z->nodes[s->idx - 1];
-			if (n->name_len == name_len && memcmp(n->name, name, name_len) == 0)
+			if (n->name_len == name_len && memcmp(owner, name, name_len) == 0)
 				return n;
 		}
 		i = i + 1 == z->hash_size ? 0 : i + 1;
@@ -338,9 +344,10 @@ const znode_t *zone_lookup(const zone_t *z, const uint8_t *name)
 const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)
 {
 	/* Nodes hold few RRsets: a linear scan beats a binary search here. */
+	const zrrset_t *rs = znode_rrsets(n);
 	for (uint16_t i = 0; i < n->rrset_count; i++)
-		if (n->rrsets[i].set.type == type)
-			return &n->rrsets[i];
+		if (rs[i].set.type == type)
+			return &rs[i];
 	return NULL;
 }
 

@@ -74,7 +74,7 @@ static int write_zone(FILE *f, const zone_t *z, const char *comment)
 	for (size_t i = 0; err == 0 && i < z->node_count; i++) {
 		const znode_t *n = &z->nodes[i];
 		for (uint16_t k = 0; err == 0 && k < n->rrset_count; k++) {
-			const rrset_wire_t *set = &n->rrsets[k].set;
+			const rrset_wire_t *set = &znode_rrsets(n)[k].set;
 			if (n != z->apex || set->type != DNS_TYPE_SOA)
 				err = write_set(f, buf, n->name, set);
 		}

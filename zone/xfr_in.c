@@ -504,7 +504,7 @@ static int apply_ixfr(xfr_in_t *x)
 		const znode_t *node = &z->nodes[n];
 		size_t klen = zone_name_key(node->name, key);
 		for (uint16_t s = 0; err == 0 && s < node->rrset_count; s++) {
-			const rrset_wire_t *set = &node->rrsets[s].set;
+			const rrset_wire_t *set = &znode_rrsets(node)[s].set;
 			if (node == z->apex && set->type == DNS_TYPE_SOA)
 				continue;
 			const uint8_t *end = set->data + set->data_len;

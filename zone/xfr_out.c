@@ -130,7 +130,7 @@ static bool axfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **
 	for (; x->node < z->node_count; x->node++, x->rrset = 0) {
 		const znode_t *n = &z->nodes[x->node];
 		for (; x->rrset < n->rrset_count; x->rrset++) {
-			const rrset_wire_t *s = &n->rrsets[x->rrset].set;
+			const rrset_wire_t *s = &znode_rrsets(n)[x->rrset].set;
 			if (n == z->apex && s->type == DNS_TYPE_SOA)
 				continue;
 			*owner = n->name;

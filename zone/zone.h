@@ -44,22 +44,53 @@ typedef struct zrrset {
  * A name in the zone. An empty non-terminal (RFC 4592 2.2.2) is a node
  * without RRsets. name is canonical (lowercase) uncompressed wire form.
  * parent is NULL only at the apex.
+ *
+ * The node's block (build.c fill_node) holds its RRsets right before its
+ * owner name, so the one pointer finds both (znode_rrsets): a lookup that
+ * compares the name has the RRsets the answer reads next in the same place.
  */
 typedef struct znode {
 	const uint8_t *name;
 	const struct znode *parent;
-	const zrrset_t *rrsets; /* ordered by type */
 	uint16_t rrset_count;
 	uint16_t flags; /* enum znode_flag */
 	uint8_t name_len;
 	uint8_t labels; /* not counting the root label */
 } znode_t;
 
-/* One bucket of the open-addressing hash index: 0 idx means empty. */
+/* The RRsets of node n, ordered by type: rrset_count of them right before the name. */
+static inline const zrrset_t *znode_rrsets(const znode_t *n)
+{
+	return (const zrrset_t *)(const void *)n->name - n->rrset_count;
+}
+
+/*
+ * One bucket of the open-addressing hash index: 0 idx means empty. Beside
+ * the node it holds the address of the node's owner name, so a lookup
+ * reads the name (and the RRsets before it) and the node at once, both
+ * addresses known from the slot, instead of the node first and its name
+ * after. 12 octets: three 4-octet halves, no padding.
+ */
 typedef struct zhash_slot {
-	uint32_t tag; /* upper hash bits, to skip most compares */
-	uint32_t idx; /* node index + 1 */
+	uint32_t idx;    /* node index + 1 */
+	uint32_t ref_lo; /* ref: the name's address / 8 (ZHASH_REF_BITS), */
+	uint32_t ref_hi; /* and the top 16 bits of the name's hash above it */
 } zhash_slot_t;
+
+/* Bits of ref for the name's address over 8 (names are 8-aligned): 2^51 of address space. */
+#define ZHASH_REF_BITS 48
+
+/* The tag of hash h as ref keeps it: its upper 16 bits, to skip most compares. */
+static inline uint64_t zhash_tag(uint64_t h)
+{
+	return h >> ZHASH_REF_BITS;
+}
+
+/* The owner name a slot's ref points to. */
+static inline const uint8_t *zhash_name(uint64_t ref)
+{
+	return (const uint8_t *)(uintptr_t)((ref & ((UINT64_C(1) << ZHASH_REF_BITS) - 1)) << 3);
+}
 
 /* First slot for hash h in a table of `size` slots (Lemire's multiply-shift). */
 static inline uint32_t zhash_start(uint64_t h, uint32_t size)

@@ -31,10 +31,16 @@ typedef struct zentry {
 	char last_error[512];
 } zentry_t;
 
+/* A bucket of the apex hash: 0 idx means empty. */
+typedef struct apex_slot {
+	uint32_t tag; /* upper hash bits, to skip most compares */
+	uint32_t idx; /* entry index + 1 */
+} apex_slot_t;
+
 struct zonedb {
 	zentry_t *entries;
 	size_t count;
-	zhash_slot_t *apex_hash; /* loaded zones by apex; idx = entry + 1 */
+	apex_slot_t *apex_hash; /* loaded zones by apex; idx = entry + 1 */
 	uint32_t apex_mask;
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	int max_labels;          /* deepest apex: where label stripping starts */
@@ -95,7 +101,7 @@ static int build_apex_hash(zonedb_t *db)
 	size_t cap = 8;
 	while (cap < db->count * 2)
 		cap *= 2;
-	db->apex_hash = calloc(cap, sizeof(zhash_slot_t));
+	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
 	if (!db->apex_hash)
 		return SHOAL_ENOMEM;
 	db->apex_mask = (uint32_t)(cap - 1);
@@ -108,7 +114,7 @@ static int build_apex_hash(zonedb_t *db)
 		uint32_t j = (uint32_t)h & db->apex_mask;
 		while (db->apex_hash[j].idx)
 			j = (j + 1) & db->apex_mask;
-		db->apex_hash[j] = (zhash_slot_t){ (uint32_t)(h >> 32), (uint32_t)(i + 1) };
+		db->apex_hash[j] = (apex_slot_t){ (uint32_t)(h >> 32), (uint32_t)(i + 1) };
 		int labels = name_labels(e->apex);
 		if (labels > db->max_labels)
 			db->max_labels = labels;

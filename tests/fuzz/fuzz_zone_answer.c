@@ -127,7 +127,7 @@ static void ask_zone(const zonedb_t *db, const zone_t *z)
 	for (size_t i = 0; i < z->node_count && i < NODES_ASKED; i++) {
 		const znode_t *n = &z->nodes[i];
 		for (uint16_t k = 0; k < n->rrset_count && k < TYPES_ASKED; k++)
-			ask_all_ways(db, n->name, n->rrsets[k].set.type);
+			ask_all_ways(db, n->name, znode_rrsets(n)[k].set.type);
 		for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++)
 			ask_all_ways(db, n->name, extra[k]);
 		uint8_t below[NAME_MAXLEN];

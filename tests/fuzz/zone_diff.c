@@ -49,8 +49,8 @@ bool zone_diff_same(const zone_t *a, const zone_t *b)
 		    x->rrset_count != y->rrset_count || x->flags != y->flags)
 			return false;
 		for (uint16_t k = 0; k < x->rrset_count; k++)
-			if (!same_wire(&x->rrsets[k].set, &y->rrsets[k].set) ||
-			    !same_wire(x->rrsets[k].sigs, y->rrsets[k].sigs))
+			if (!same_wire(&znode_rrsets(x)[k].set, &znode_rrsets(y)[k].set) ||
+			    !same_wire(znode_rrsets(x)[k].sigs, znode_rrsets(y)[k].sigs))
 				return false;
 	}
 	return true;

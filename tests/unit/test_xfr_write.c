@@ -33,7 +33,8 @@ static bool same_zone(const zone_t *a, const zone_t *b)
 			return false;
 		}
 		for (uint16_t k = 0; k < x->rrset_count; k++) {
-			const rrset_wire_t *s = &x->rrsets[k].set, *t = &y->rrsets[k].set;
+			const rrset_wire_t *s = &znode_rrsets(x)[k].set,
+					   *t = &znode_rrsets(y)[k].set;
 			if (s->type != t->type || s->rr_count != t->rr_count ||
 			    s->data_len != t->data_len || s->name_count != t->name_count ||
 			    memcmp(s->data, t->data, s->data_len) != 0) {

@@ -208,7 +208,7 @@ static inline ldns_rr_list *xt_zone_rrs(const zone_t *z)
 	ldns_rr_list *l = ldns_rr_list_new();
 	for (size_t i = 0; i < z->node_count; i++)
 		for (uint16_t k = 0; k < z->nodes[i].rrset_count; k++)
-			xt_push_set(l, z->nodes[i].name, &z->nodes[i].rrsets[k].set);
+			xt_push_set(l, z->nodes[i].name, &znode_rrsets(&z->nodes[i])[k].set);
 	return l;
 }
 
