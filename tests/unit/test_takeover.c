@@ -16,20 +16,38 @@
 #include "unit.h"
 
 /*
- * 127.0.0.1 on a port free right now: a record names a real port (another
- * program taking it meanwhile can only fail the test).
+ * 127.0.0.1 on a port free right now for UDP and for TCP: a record names
+ * a real port. Another program may take it before the set binds it (the
+ * tests run beside others): open_set then tries another.
  */
 static listen_addr_t loopback_any(void)
 {
 	listen_addr_t a = unit_loopback(0);
 	int u = socket(AF_INET, SOCK_DGRAM, 0);
+	int t = socket(AF_INET, SOCK_STREAM, 0);
 	socklen_t len = a.addr_len;
-	CU_ASSERT_FATAL(u >= 0 && bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
-			getsockname(u, (struct sockaddr *)&a.addr, &len) == 0);
+	CU_ASSERT_FATAL(u >= 0 && t >= 0 && bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
+			getsockname(u, (struct sockaddr *)&a.addr, &len) == 0 &&
+			bind(t, (struct sockaddr *)&a.addr, a.addr_len) == 0);
 	close(u);
+	close(t);
 	snprintf(a.text, sizeof(a.text), "127.0.0.1@%u",
 		 (unsigned)ntohs(((struct sockaddr_in *)&a.addr)->sin_port));
 	return a;
+}
+
+/* A set of 2 workers on a free loopback port, into *a and *s; a port taken meanwhile is retried. */
+static void open_set(listen_addr_t *a, socket_set_t **s)
+{
+	char err[512] = "";
+	int rc = -EADDRINUSE;
+	for (int tries = 0; tries < 20 && rc == -EADDRINUSE; tries++) {
+		*a = loopback_any();
+		rc = socket_set_open(a, 1, 2, SOCKET_MODE_REUSEPORT, s, err, sizeof(err));
+	}
+	if (rc < 0)
+		fprintf(stderr, "\n  socket_set_open: %s\n", err);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
 }
 
 static ino_t inode(int fd)
@@ -47,11 +65,10 @@ static void pair(int sv[2])
 /* Every socket of a set, and the control socket, arrive with their descriptions. */
 static void test_round_trip(void)
 {
-	listen_addr_t a = loopback_any();
+	listen_addr_t a;
 	socket_set_t *s = NULL;
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(&a, 1, 2, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)), 0);
+	open_set(&a, &s);
 	int control = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int sv[2];
 	pair(sv);
