@@ -215,9 +215,9 @@ int name_compare(const uint8_t *a, const uint8_t *b)
 uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
 {
 	/*
-	 * Per query on the hot path (zone match, lookups): one copy, then the
-	 * lowercasing a word at a time. Length octets (at most 63) are below
-	 * 'A' and pass unchanged, so the whole name is lowercased as flat bytes.
+	 * One copy, then the lowercasing a word at a time. Length octets (at
+	 * most 63) are below 'A' and pass unchanged, so the whole name is
+	 * lowercased as flat bytes.
 	 */
 	uint64_t low[(NAME_MAXLEN + 7) / 8];
 	size_t len = name_length(name);
@@ -226,8 +226,13 @@ uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
 	memcpy(low, name, len);
 	for (size_t i = 0; i < words; i++)
 		low[i] = lower_word(low[i]);
+	return name_hash_lower((const uint8_t *)low, len, key);
+}
+
+uint64_t name_hash_lower(const uint8_t *name, size_t len, const uint8_t key[16])
+{
 	uint8_t out[crypto_shorthash_BYTES];
-	crypto_shorthash(out, (const uint8_t *)low, len, key);
+	crypto_shorthash(out, name, len, key);
 	uint64_t h;
 	memcpy(&h, out, sizeof(h));
 	return h;

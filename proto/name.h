@@ -72,6 +72,13 @@ int name_compare(const uint8_t *a, const uint8_t *b);
 uint64_t name_hash(const uint8_t *name, const uint8_t key[16]);
 
 /*
+ * name_hash of a name of length len that is lowercase already (as
+ * name_unpack with lower and the zone store leave names), hashed where it
+ * lies: the query path's form, without name_hash's copy.
+ */
+uint64_t name_hash_lower(const uint8_t *name, size_t len, const uint8_t key[16]);
+
+/*
  * Parse presentation format ("www.Example.com." or relative to origin when
  * origin != NULL and the text has no final dot; "@" is the origin) into
  * dst. Handles \. and \DDD escapes. Returns the length or SHOAL_ENAME.

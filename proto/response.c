@@ -58,6 +58,15 @@ static void comp_add(response_t *r, size_t off, size_t len)
  */
 static void write_name(response_t *r, const uint8_t *name)
 {
+	/*
+	 * The question's own octets, the owner of most answers: the question
+	 * at offset 12 is their target, with no comparing.
+	 */
+	if (name == r->query->pkt + DNS_HEADER_SIZE && r->base_comp > 0 &&
+	    r->comp_off[0] == DNS_HEADER_SIZE) {
+		wire_write_u16(&r->w, (uint16_t)(0xc000 | DNS_HEADER_SIZE));
+		return;
+	}
 	size_t len = name_length(name);
 	const uint8_t *suffix = name;
 	size_t slen = len;

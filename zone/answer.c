@@ -79,7 +79,7 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 			p += *p + 1;
 			if (len <= z->apex->name_len)
 				break; /* the name is inside the zone: this is the apex */
-			ce = zone_lookup_hashed(z, p, len, name_hash(p, key));
+			ce = zone_lookup_hashed(z, p, len, name_hash_lower(p, len, key));
 			if (ce && (ce->flags & ZNODE_NSEC3))
 				ce = NULL;
 		}
@@ -104,8 +104,9 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 		wild[0] = 1;
 		wild[1] = '*';
 		memcpy(wild + 2, ce->name, ce->name_len);
+		size_t wlen = (size_t)ce->name_len + 2;
 		const znode_t *w =
-			zone_lookup_hashed(z, wild, (size_t)ce->name_len + 2, name_hash(wild, key));
+			zone_lookup_hashed(z, wild, wlen, name_hash_lower(wild, wlen, key));
 		if (w) {
 			/* a wildcard with NS (RFC 4592 4.2 leaves it open): a referral, as Knot */
 			bool cut = (w->flags & ZNODE_DELEG) && qtype != DNS_TYPE_DS;
@@ -483,7 +484,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 	uint16_t rcode = DNS_RCODE_NOERROR;
 
 	for (;;) {
-		uint64_t hash = name_hash(name, z->hash_key);
+		uint64_t hash = name_hash_lower(name, len, z->hash_key);
 		lookup_t res;
 		lookup_name(z, name, len, hash, a->qtype, &res);
 		const znode_t *n = res.node;

@@ -12,6 +12,13 @@
 #include "zone/internal.h"
 #include "zone/journal.h"
 
+/*
+ * Up to this many zones, a name's zone is found by comparing its tail with
+ * each apex, longest first: cheaper than hashing suffixes, for the few
+ * zones most servers carry. More zones use the hash of apexes.
+ */
+#define ZONEDB_SCAN_MAX 8
+
 typedef struct zentry {
 	char name[NAME_TEXT_MAX];  /* presentation form with the final dot */
 	uint8_t apex[NAME_MAXLEN]; /* lowercase wire form */
@@ -31,8 +38,15 @@ struct zonedb {
 	uint32_t apex_mask;
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	int max_labels;          /* deepest apex: where label stripping starts */
-	uint32_t max_slot;       /* the highest statistics slot of the entries */
-	const void *owner;       /* zonedb_set_owner */
+	/* few zones: apexes by length, longest first; lengths here, not in the entries */
+	struct {
+		const uint8_t *apex;
+		uint32_t entry;
+		uint8_t len;
+	} scan[ZONEDB_SCAN_MAX];
+	uint32_t scan_count;
+	uint32_t max_slot; /* the highest statistics slot of the entries */
+	const void *owner; /* zonedb_set_owner */
 };
 
 /* Passes messages on and keeps the first error for zone_info. */
@@ -98,6 +112,14 @@ static int build_apex_hash(zonedb_t *db)
 		int labels = name_labels(e->apex);
 		if (labels > db->max_labels)
 			db->max_labels = labels;
+		if (db->count <= ZONEDB_SCAN_MAX) {
+			uint32_t k = db->scan_count++;
+			for (; k > 0 && db->scan[k - 1].len < e->apex_len; k--)
+				db->scan[k] = db->scan[k - 1];
+			db->scan[k].apex = e->apex;
+			db->scan[k].entry = (uint32_t)i;
+			db->scan[k].len = e->apex_len;
+		}
 	}
 	return 0;
 }
@@ -423,6 +445,14 @@ const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *config
 	return zonedb_match_slot(db, name, configured, &slot);
 }
 
+static const zone_t *matched(const zentry_t *e, bool *configured, uint32_t *slot)
+{
+	if (configured)
+		*configured = true;
+	*slot = e->zone ? e->slot : 0;
+	return e->zone;
+}
+
 const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
 				uint32_t *slot)
 {
@@ -431,26 +461,44 @@ const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *c
 		*configured = false;
 	if (!db || !db->apex_hash)
 		return NULL;
-	uint8_t off[NAME_MAXLABELS];
+	/* where each label starts; off[labels] is the final zero octet */
+	uint8_t off[NAME_MAXLABELS + 1];
 	int labels = 0;
-	for (size_t p = 0; name[p] && labels < NAME_MAXLABELS; p += name[p] + 1)
+	size_t p = 0;
+	for (; name[p] && labels < NAME_MAXLABELS; p += name[p] + 1)
 		off[labels++] = (uint8_t)p;
+	off[labels] = (uint8_t)p;
+	size_t len = p + 1;
+	if (db->scan_count) {
+		/* longer apexes first, so their tails start earlier: one pass over off */
+		int k = 0;
+		for (uint32_t i = 0; i < db->scan_count; i++) {
+			size_t alen = db->scan[i].len;
+			if (alen > len)
+				continue;
+			size_t at = len - alen;
+			while (off[k] < at)
+				k++;
+			/* a tail starting inside a label is no suffix, however its octets read */
+			if (off[k] == at && memcmp(name + at, db->scan[i].apex, alen) == 0)
+				return matched(&db->entries[db->scan[i].entry], configured, slot);
+		}
+		return NULL;
+	}
 	/* the longest match first: start no deeper than the deepest apex */
 	int skip = labels > db->max_labels ? labels - db->max_labels : 0;
 	const uint8_t *key = db->hash_key;
 	for (int k = skip; k <= labels; k++) {
-		const uint8_t *suffix = k < labels ? name + off[k] : name + name_length(name) - 1;
-		uint64_t h = name_hash(suffix, key);
+		const uint8_t *suffix = name + off[k];
+		size_t slen = len - off[k];
+		uint64_t h = name_hash_lower(suffix, slen, key);
 		uint32_t tag = (uint32_t)(h >> 32);
 		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
 		     j = (j + 1) & db->apex_mask) {
 			const zentry_t *e = &db->entries[db->apex_hash[j].idx - 1];
-			if (db->apex_hash[j].tag == tag && name_equal(e->apex, suffix)) {
-				if (configured)
-					*configured = true;
-				*slot = e->zone ? e->slot : 0;
-				return e->zone;
-			}
+			if (db->apex_hash[j].tag == tag && e->apex_len == slen &&
+			    memcmp(e->apex, suffix, slen) == 0)
+				return matched(e, configured, slot);
 		}
 	}
 	return NULL;

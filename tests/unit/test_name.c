@@ -165,6 +165,8 @@ static void test_relations_and_hash(void)
 	CU_ASSERT_NOT_EQUAL(name_hash(a, key), name_hash(b, key));
 	name_lower(d);
 	CU_ASSERT_EQUAL(memcmp(d, "\7example\3com", 13), 0);
+	/* a lowercase name hashed where it lies: the same value */
+	CU_ASSERT_EQUAL(name_hash_lower(d, 13, key), name_hash(b, key));
 }
 
 /* name_hash lowercases a word at a time: check it against name_lower for every octet. */

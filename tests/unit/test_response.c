@@ -129,6 +129,33 @@ static void test_compression(void)
 	ldns_pkt_free(p);
 }
 
+/*
+ * An owner that is the question's own octets (the client's case, as the
+ * answer path passes it) is a pointer to the question, and reads back in
+ * that case; the same name from elsewhere is compressed the same way.
+ */
+static void test_owner_is_question(void)
+{
+	make_query("WwW.ExAmple.com.", LDNS_RR_TYPE_A, 0);
+	uint8_t out[512];
+	response_t r;
+	response_init(&r, &query, out, sizeof(out), 512, 0);
+	test_set_t a;
+	set_init(&a, DNS_TYPE_A);
+	set_add(&a, 300, (const uint8_t *)"\xc0\x00\x02\x01", 4);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, qbuf + 12, &a.set), 0);
+	CU_ASSERT_EQUAL(response_add_rrset(&r, DNS_SECTION_ANSWER, query.qname, &a.set), 0);
+	int len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(len, 33 + 2 * 16);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 33), 0xc000 | 12);
+	CU_ASSERT_EQUAL(wire_get_u16(out + 49), 0xc000 | 12);
+	ldns_pkt *p = parse(out, len);
+	char *str = ldns_rr2str(ldns_rr_list_rr(ldns_pkt_answer(p), 0));
+	CU_ASSERT_STRING_EQUAL(str, "WwW.ExAmple.com.\t300\tIN\tA\t192.0.2.1\n");
+	free(str);
+	ldns_pkt_free(p);
+}
+
 static void test_no_compression_for_new_types(void)
 {
 	make_query("example.com.", LDNS_RR_TYPE_SRV, 0);
@@ -313,6 +340,7 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_header_and_question),
 		UNIT_TEST(test_compression),
+		UNIT_TEST(test_owner_is_question),
 		UNIT_TEST(test_no_compression_for_new_types),
 		UNIT_TEST(test_rollback_on_space),
 		UNIT_TEST(test_opt_and_extended_rcode),

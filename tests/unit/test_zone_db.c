@@ -168,8 +168,8 @@ static void test_keep_and_owner(void)
 /* Build a set of the zones names[0..n) from one relative zone file, over old. */
 static zonedb_t *build_named(const char *const *names, size_t n, const zonedb_t *old)
 {
-	zone_spec_t s[8];
-	for (size_t i = 0; i < n; i++)
+	zone_spec_t s[16];
+	for (size_t i = 0; i < n && i < 16; i++)
 		s[i] = (zone_spec_t){ .name = names[i],
 				      .file = rfile,
 				      .limits = ZONE_LIMITS_DEFAULT };
@@ -184,6 +184,62 @@ static unsigned slot_of(const zonedb_t *db, size_t i)
 	bool fresh;
 	uint32_t slot = zonedb_zone_slot(db, i, &fresh);
 	return slot + (fresh ? 100u : 0u);
+}
+
+/* The zone match for the names below, in a set whose first four zones are ., test, bench.test,
+ * x.bench.test. */
+static void check_matches(const zonedb_t *db)
+{
+	static const struct {
+		const char *wire;
+		size_t len;
+		int zone; /* index in the set */
+	} cases[] = {
+		{ "\3www\1x\5bench\4test", 18, 3 },
+		{ "\1x\5bench\4test", 14, 3 },
+		{ "\5bench\4test", 12, 2 },
+		{ "\2aa\5bench\4test", 15, 2 },
+		{ "\7aabench\4test", 14, 1 },
+		/* the last 12 octets read as bench.test but start inside a label */
+		{ "\7a\5bench\4test", 14, 1 },
+		{ "\7a\5bench\4tesu", 14, 0 },
+		{ "\4test", 6, 1 },
+		{ "", 1, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t w[NAME_MAXLEN];
+		memcpy(w, cases[i].wire, cases[i].len);
+		CU_ASSERT_EQUAL_FATAL(name_length(w), cases[i].len);
+		bool configured = false;
+		uint32_t slot;
+		const zone_t *z = zonedb_match_slot(db, w, &configured, &slot);
+		CU_ASSERT_PTR_NOT_NULL(z);
+		CU_ASSERT_TRUE(configured);
+		if (z != zonedb_zone(db, (size_t)cases[i].zone))
+			CU_FAIL("the longest matching apex at a label boundary");
+	}
+}
+
+/*
+ * The zone of a name: the longest apex it ends in at a label boundary,
+ * whether found by comparing tails (a few zones) or by hashing suffixes.
+ */
+static void test_match_longest(void)
+{
+	static const char *const names[] = { ".",         "test",      "bench.test", "x.bench.test",
+					     "a.example", "b.example", "c.example",  "d.example",
+					     "e.example", "f.example", "g.example",  "h.example" };
+	for (size_t n = 4; n <= 12; n += 8) {
+		zonedb_t *db = build_named(names, n, NULL);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+		CU_ASSERT_EQUAL(zonedb_zone_count(db), n);
+		check_matches(db);
+		uint8_t w[NAME_MAXLEN];
+		name_from_text("www.h.example.", NULL, w);
+		CU_ASSERT_PTR_EQUAL(zonedb_find(db, w),
+				    n > 11 ? zonedb_zone(db, 11) : zonedb_zone(db, 0));
+		zonedb_free(db);
+	}
 }
 
 /*
@@ -434,15 +490,11 @@ int main(int argc, char **argv)
 	fclose(f);
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_build_and_info),
-		UNIT_TEST(test_failed_first_load),
-		UNIT_TEST(test_reload_semantics),
-		UNIT_TEST(test_keep_and_owner),
-		UNIT_TEST(test_publish_swaps),
-		UNIT_TEST(test_reference_outlives_set),
-		UNIT_TEST(test_secondary),
-		UNIT_TEST(test_stats_slots),
-		UNIT_END,
+		UNIT_TEST(test_build_and_info),   UNIT_TEST(test_failed_first_load),
+		UNIT_TEST(test_reload_semantics), UNIT_TEST(test_keep_and_owner),
+		UNIT_TEST(test_publish_swaps),    UNIT_TEST(test_reference_outlives_set),
+		UNIT_TEST(test_secondary),        UNIT_TEST(test_stats_slots),
+		UNIT_TEST(test_match_longest),    UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
