@@ -35,6 +35,9 @@ check_eq "and the zones still answer" "NOERROR" \
 cat <&3 >"$T_DIR/read" &
 CAT_PID=$!
 T_PIDS="$T_PIDS $CAT_PID"
+# the reader has begun (the full pipe gives it lines at once): a reload logged before it
+# ran would be dropped whole, and with no line after it nothing would count the drops
+wait_until 30 test -s "$T_DIR/read"
 timeout 30 "$SHOALCTL" -s "$CTL" reload >/dev/null 2>&1
 wait_line "$T_DIR/read" "warning: [0-9]+ log lines dropped \(stderr was full\)$"
 check_eq "once the pipe drains: one line counts the lines dropped" 0 $?
