@@ -6,8 +6,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +36,25 @@ static bool log_journal;
 enum log_sink { LOG_SINK_WRITE, LOG_SINK_NONBLOCK, LOG_SINK_SOCKET };
 static enum log_sink log_sink = LOG_SINK_WRITE;
 static int log_fd = STDERR_FILENO;
-static unsigned long log_dropped; /* lines not written since the last note; atomic */
+
+/*
+ * syslog without syslog(3): glibc's sends to /dev/log block while the
+ * reader (journald, rsyslogd) is stalled, and so would hold the thread
+ * that logs. Our own datagram socket, connected to the log socket and
+ * written with MSG_DONTWAIT, drops a line the reader's queue has no room
+ * for instead, as the stderr sinks do.
+ */
+static int syslog_fd = -1;
+static struct sockaddr_un syslog_addr;
+static pid_t syslog_pid;
+
+/* A destination of lines: what it is called in the note of lines dropped. */
+struct log_dest {
+	const char *name;
+	unsigned long dropped; /* lines not sent since the last note; atomic */
+};
+static struct log_dest log_stderr_dest = { "stderr", 0 };
+static struct log_dest log_syslog_dest = { "syslog", 0 };
 
 bool log_stderr_is_journal(void)
 {
@@ -52,13 +72,43 @@ bool log_stderr_is_journal(void)
 	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
+/* (Re)connect the syslog socket; a failure leaves it unconnected, and a
+ * later line tries again. */
+static void syslog_connect(void)
+{
+	int rc;
+	do
+		rc = connect(syslog_fd, (const struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
+	while (rc < 0 && errno == EINTR);
+}
+
+static void syslog_open(void)
+{
+	/*
+	 * SHOAL_SYSLOG_SOCKET is for the tests only (not documented for
+	 * users): a socket of theirs in place of /dev/log, which they can
+	 * read, or stall, without a system logger.
+	 */
+	const char *path = getenv("SHOAL_SYSLOG_SOCKET");
+	if (!path || !*path)
+		path = "/dev/log";
+	if (strlen(path) >= sizeof(syslog_addr.sun_path))
+		return;
+	syslog_addr.sun_family = AF_UNIX;
+	memcpy(syslog_addr.sun_path, path, strlen(path) + 1);
+	syslog_pid = getpid();
+	syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (syslog_fd >= 0)
+		syslog_connect();
+}
+
 void log_init(enum log_level level, bool use_syslog)
 {
 	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
 	log_syslog = use_syslog;
 	log_journal = log_stderr_is_journal();
 	if (use_syslog)
-		openlog("shoald", LOG_PID, LOG_DAEMON);
+		syslog_open();
 	struct stat st;
 	if (fstat(STDERR_FILENO, &st) < 0)
 		return;
@@ -101,11 +151,30 @@ static int log_head(enum log_level level, char *line, size_t cap)
 }
 
 /*
+ * The head of a syslog datagram at `level` (RFC 3164 section 4.1):
+ * "<PRI>Mmm dd hh:mm:ss shoald[PID]: ", PRI the daemon facility times 8
+ * plus the severity, the timestamp in local time as the local logger
+ * expects (it adds the host name itself).
+ */
+static int syslog_head(enum log_level level, char *line, size_t cap)
+{
+	static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	return snprintf(line, cap,
+			"<%d>%s %2d %02d:%02d:%02d shoald[%ld]: ", LOG_DAEMON | syslog_prio[level],
+			months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			(long)syslog_pid);
+}
+
+/*
  * One whole line to stderr, or none: lines of at most PIPE_BUF octets go
  * into a pipe whole or not at all (pipe(7)), so lines of different
  * threads never interleave. False when it was not written.
  */
-static bool log_put(const char *line, size_t len)
+static bool stderr_put(const char *line, size_t len)
 {
 	ssize_t w;
 	do {
@@ -117,41 +186,72 @@ static bool log_put(const char *line, size_t len)
 	return w >= 0;
 }
 
-/* Write a line, after saying how many were dropped before it when some were. */
-static void log_write(const char *line, size_t len)
+/*
+ * One datagram to the syslog socket, or none when its reader's queue is
+ * full. A logger that restarted (ECONNREFUSED: the socket we were
+ * connected to is gone) or was not there at start (ENOTCONN) is connected
+ * to again, and the line sent once more.
+ */
+static bool syslog_put(const char *line, size_t len)
 {
-	unsigned long dropped = __atomic_exchange_n(&log_dropped, 0, __ATOMIC_RELAXED);
+	ssize_t w;
+	bool again = true;
+	for (;;) {
+		w = send(syslog_fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w >= 0)
+			return true;
+		if (errno == EINTR)
+			continue;
+		if (!again || (errno != ECONNREFUSED && errno != ENOTCONN))
+			return false;
+		again = false;
+		syslog_connect();
+	}
+}
+
+/* A line at `level` with `body` (no newline) to `dest`, after saying how
+ * many were dropped before it when some were; lines that do not go are
+ * counted there. */
+static void log_send(struct log_dest *dest, enum log_level level, const char *body)
+{
+	bool to_syslog = dest == &log_syslog_dest;
+	int (*head)(enum log_level, char *, size_t) = to_syslog ? syslog_head : log_head;
+	bool (*put)(const char *, size_t) = to_syslog ? syslog_put : stderr_put;
+	/* a newline ends a line on stderr; a datagram is a line by itself */
+	const char *end = to_syslog ? "" : "\n";
+	char line[2304];
+	int n;
+
+	unsigned long dropped = __atomic_exchange_n(&dest->dropped, 0, __ATOMIC_RELAXED);
 	if (dropped) {
-		char note[128];
-		int n = log_head(LOG_LEVEL_WARNING, note, sizeof(note));
-		n += snprintf(note + n, sizeof(note) - (size_t)n,
-			      "%lu log lines dropped (stderr was full)\n", dropped);
-		if (!log_put(note, (size_t)n)) {
-			__atomic_add_fetch(&log_dropped, dropped + 1, __ATOMIC_RELAXED);
+		n = head(LOG_LEVEL_WARNING, line, sizeof(line));
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+			      "%lu log lines dropped (%s was full)%s", dropped, dest->name, end);
+		if (!put(line, (size_t)n)) {
+			__atomic_add_fetch(&dest->dropped, dropped + 1, __ATOMIC_RELAXED);
 			return;
 		}
 	}
-	if (!log_put(line, len))
-		__atomic_add_fetch(&log_dropped, 1, __ATOMIC_RELAXED);
+	n = head(level, line, sizeof(line));
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s", body, end);
+	if (n >= (int)sizeof(line))
+		n = (int)sizeof(line) - 1;
+	if (!put(line, (size_t)n))
+		__atomic_add_fetch(&dest->dropped, 1, __ATOMIC_RELAXED);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	if ((int)level > __atomic_load_n(&log_threshold, __ATOMIC_RELAXED))
 		return;
-	char line[2048];
-	int head = log_head(level, line, sizeof(line));
+	char body[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	int body = vsnprintf(line + head, sizeof(line) - (size_t)head - 1, fmt, ap);
+	int n = vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
-	size_t len = (size_t)head + (body < 0 ? 0 : (size_t)body);
-	if (len > sizeof(line) - 2)
-		len = sizeof(line) - 2;
-	line[len++] = '\n';
-	log_write(line, len);
-	if (log_syslog) {
-		line[len - 1] = '\0';
-		syslog(syslog_prio[level], "%s", line + head);
-	}
+	if (n < 0)
+		body[0] = '\0';
+	log_send(&log_stderr_dest, level, body);
+	if (log_syslog && syslog_fd >= 0)
+		log_send(&log_syslog_dest, level, body);
 }

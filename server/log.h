@@ -19,7 +19,8 @@ enum log_level {
 extern const char *const log_level_names[];
 
 /*
- * Set the threshold and whether lines also go to syslog (daemon facility).
+ * Set the threshold and whether lines also go to syslog (daemon facility,
+ * RFC 3164 datagrams to /dev/log).
  * When stderr is the journal (log_stderr_is_journal), lines carry a "<N>"
  * priority prefix instead of a timestamp. Call once on the main thread
  * before other threads start.
@@ -40,8 +41,9 @@ bool log_stderr_is_journal(void);
  * line is written with one write(2), so lines from threads do not mix.
  * Never waits for a stalled reader of stderr (a pipe or socket): a line
  * that does not fit is dropped, and the next one that does is preceded by
- * "N log lines dropped (stderr was full)". syslog is still written with
- * syslog(3), which may wait.
+ * "N log lines dropped (stderr was full)". syslog likewise: one datagram
+ * a line to /dev/log, never waiting, lines that do not fit dropped and
+ * counted ("N log lines dropped (syslog was full)").
  * Never call per query: a bad query becomes an RCODE or a drop, not a line
  * in the log (doc/design.md, "Query path").
  */

@@ -1,12 +1,16 @@
 # Start the benchmark's servers on loopback, each in its own directory with its
 # own configuration, and read their CPU time and memory from /proc.
-# Sourced by the benchmark scripts; the start_* functions need
-# tests/integration/lib.sh (free_port, T_PIDS) sourced too.
+# Sourced by the benchmark scripts after tests/integration/lib.sh (free_port,
+# T_PIDS), with SRC the source tree.
+# The peers' configuration and start are tests/peers.sh's.
 # Each start_* function: start_X DIR PORT THREADS ZONEFILE ORIGIN, runs the
 # server in the foreground of a background job, records SERVER_PID, and
 # returns once the server is started (the caller measures zone load time).
 # SERVER_WRAP, when set, is put before the server's command (the pinned
 # benchmark sets "taskset -c CPUS", which every thread and child inherits).
+
+# shellcheck source=../peers.sh
+. "$SRC/tests/peers.sh"
 
 # bench_build [DIR]: the build folder to measure: DIR, else $SHOAL_BUILDDIR,
 # else the newest build/*/ of the tree with tools/shoal-flood. Needs SRC.
@@ -25,35 +29,14 @@ bench_build() {
 start_nsd() {
 	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5 rate=${6:-0} slip=${7:-2}
 	mkdir -p "$dir"
-	cat >"$dir/nsd.conf" <<-CONF
-	server:
-	  ip-address: 127.0.0.1@$port
-	  server-count: $threads
-	  reuseport: yes
-	  rrl-ratelimit: $rate
-	  rrl-slip: $slip
-	  rrl-ipv4-prefix-length: 24
-	  rrl-ipv6-prefix-length: 56
-	  username: ""
-	  chroot: ""
-	  zonesdir: "$dir"
-	  database: ""
-	  pidfile: "$dir/nsd.pid"
-	  xfrdfile: "$dir/xfrd.state"
-	  zonelistfile: "$dir/zone.list"
-	  xfrdir: "$dir"
-	  logfile: "$dir/nsd.log"
-	  verbosity: 0
-	  nsid: "ascii_nsd"
-	remote-control:
-	  control-enable: no
-	zone:
-	  name: "$origin"
-	  zonefile: "$zone"
-	CONF
-	${SERVER_WRAP:-} nsd -c "$dir/nsd.conf" -d >"$dir/stderr.log" 2>&1 &
-	SERVER_PID=$!
-	T_PIDS="$T_PIDS $SERVER_PID"
+	{
+		nsd_server_conf "$dir" "$port" "server-count: $threads" "reuseport: yes" \
+			"rrl-ratelimit: $rate" "rrl-slip: $slip" "rrl-ipv4-prefix-length: 24" \
+			"rrl-ipv6-prefix-length: 56" "verbosity: 0" 'nsid: "ascii_nsd"'
+		nsd_zone "$origin" "$zone"
+	} >"$dir/nsd.conf"
+	nsd_start "$dir" "$dir/stderr.log"
+	SERVER_PID=$PEER_PID
 }
 
 # start_knot: Knot DNS with udp-workers = threads, one background worker,
@@ -61,41 +44,20 @@ start_nsd() {
 # do not run DNSSEC checks at load either). A sixth and seventh argument
 # turn its RRL module on: responses per second and slip.
 start_knot() {
-	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5 rrl="" module=""
-	mkdir -p "$dir/db"
-	if [ -n "${6:-}" ]; then
-		rrl=$(printf 'mod-rrl:\n  - id: rrl\n    rate-limit: %s\n    slip: %s' "$6" "${7:-2}")
-		module="    global-module: mod-rrl/rrl"
-	fi
-	cat >"$dir/knot.conf" <<-CONF
-	server:
-	    rundir: "$dir"
-	    listen: 127.0.0.1@$port
-	    udp-workers: $threads
-	    tcp-workers: 1
-	    background-workers: 1
-	    nsid: "knot"
-	log:
-	  - target: stderr
-	    any: warning
-	database:
-	    storage: "$dir/db"
-	$rrl
-	template:
-	  - id: default
-	    storage: "$dir"
-	    file: "$zone"
-	    journal-content: none
-	    zonefile-sync: -1
-	    zonefile-load: whole
-	    semantic-checks: off
-	$module
-	zone:
-	  - domain: "$origin"
-	CONF
-	${SERVER_WRAP:-} knotd -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
-	SERVER_PID=$!
-	T_PIDS="$T_PIDS $SERVER_PID"
+	local dir=$1 port=$2 threads=$3 zone=$4 origin=$5 module=()
+	mkdir -p "$dir"
+	{
+		knot_server_conf "$dir" "$port" warning "udp-workers: $threads" 'nsid: "knot"'
+		if [ -n "${6:-}" ]; then
+			printf 'mod-rrl:\n  - id: rrl\n    rate-limit: %s\n    slip: %s\n' "$6" "${7:-2}"
+			module=("global-module: mod-rrl/rrl")
+		fi
+		knot_template "$dir" "$zone" "journal-content: none" "zonefile-load: whole" \
+			"${module[@]}"
+		printf '  - domain: "%s"\n' "$origin"
+	} >"$dir/knot.conf"
+	knot_start "$dir" "$dir/stderr.log"
+	SERVER_PID=$PEER_PID
 }
 
 # start_shoal DIR PORT THREADS ZONE ORIGIN [EXTRA ARGS...]: shoald with NSID

@@ -46,19 +46,28 @@ zones:
 CONF
 "$SHOALD" -c "$T_DIR/shoal/shoald.conf" >"$T_DIR/shoal/log" 2>&1 &
 PID_shoal=$!
-start_knot "$T_DIR/knot" "$P_KNOT" 1 "$T_DIR/zone" "$ORIGIN"
-PID_knot=$SERVER_PID
-sed -i 's/^  - domain: .*/&\n    acl: xfr/; s/^template:/acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\ntemplate:/' \
-	"$T_DIR/knot/knot.conf"
-kill "$PID_knot"; wait "$PID_knot" 2>/dev/null
-start_knot_again() { knotd -c "$T_DIR/knot/knot.conf" >"$T_DIR/knot/stderr.log" 2>&1 & PID_knot=$!; }
+# Knot and NSD as the benchmark starts them (tests/bench/servers.sh), and
+# providing the zone by transfer to loopback.
+mkdir -p "$T_DIR/knot" "$T_DIR/nsd"
+{
+	knot_server_conf "$T_DIR/knot" "$P_KNOT" warning 'nsid: "knot"'
+	echo "acl:"
+	knot_acl xfr transfer
+	knot_template "$T_DIR/knot" "$T_DIR/zone" "journal-content: none" "zonefile-load: whole"
+	printf '  - domain: "%s"\n    acl: xfr\n' "$ORIGIN"
+} >"$T_DIR/knot/knot.conf"
+start_knot_again() {
+	knot_start "$T_DIR/knot" "$T_DIR/knot/stderr.log"
+	PID_knot=$PEER_PID
+}
 start_knot_again
-start_nsd "$T_DIR/nsd" "$P_NSD" 1 "$T_DIR/zone" "$ORIGIN"
-PID_nsd=$SERVER_PID
-sed -i "s|^  zonefile: .*|&\n  provide-xfr: 127.0.0.1 NOKEY|" "$T_DIR/nsd/nsd.conf"
-kill "$PID_nsd"; wait "$PID_nsd" 2>/dev/null
-nsd -c "$T_DIR/nsd/nsd.conf" -d >"$T_DIR/nsd/stderr.log" 2>&1 &
-PID_nsd=$!
+{
+	nsd_server_conf "$T_DIR/nsd" "$P_NSD" "reuseport: yes" "rrl-ratelimit: 0" "verbosity: 0" \
+		'nsid: "ascii_nsd"'
+	nsd_zone "$ORIGIN" "$T_DIR/zone" "provide-xfr: 127.0.0.1 NOKEY"
+} >"$T_DIR/nsd/nsd.conf"
+nsd_start "$T_DIR/nsd" "$T_DIR/nsd/stderr.log"
+PID_nsd=$PEER_PID
 T_PIDS="$T_PIDS $PID_shoal $PID_knot $PID_nsd"
 for s in shoal knot nsd; do
 	eval "port=\$P_${s^^} pid=\$PID_$s"

@@ -55,8 +55,8 @@ while getopts "vkm:q:z:tMs" opt; do
 	esac
 done
 
-NSD=$(command -v nsd || ls /usr/sbin/nsd 2>/dev/null)
-KNOTD=$(command -v knotd || ls /usr/sbin/knotd 2>/dev/null)
+# shellcheck source=../peers.sh
+. "$SHOAL_SRCDIR/tests/peers.sh"
 if [ -z "$NSD" ] || [ -z "$KNOTD" ]; then
 	echo "diff: SKIP, nsd and knotd are needed (Debian packages nsd, knot)"
 	exit 77
@@ -73,79 +73,39 @@ for f in "$ZONEDIR"/*.zone; do
 done
 
 # start_nsd DIR PORT: NSD in the foreground of a background job, as the
-# current user (username ""), rate limiting off (RRL would throttle a batch),
-# CHAOS identity answers off (they name the server; shoald_chaos.sh compares
+# current user, rate limiting off (RRL would throttle a batch), CHAOS
+# identity answers off (they name the server; shoald_chaos.sh compares
 # those).
 start_nsd() {
 	local dir=$1 port=$2 z
 	mkdir -p "$dir"
-	cat >"$dir/nsd.conf" <<-CONF
-	server:
-	  ip-address: 127.0.0.1@$port
-	  server-count: 1
-	  reuseport: no
-	  rrl-ratelimit: 0
-	  username: ""
-	  chroot: ""
-	  zonesdir: "$ZONEDIR"
-	  database: ""
-	  pidfile: "$dir/nsd.pid"
-	  xfrdfile: "$dir/xfrd.state"
-	  zonelistfile: "$dir/zone.list"
-	  xfrdir: "$dir"
-	  logfile: "$dir/nsd.log"
-	  verbosity: 1
-	  hide-version: yes
-	  hide-identity: yes
-	  minimal-responses: $NSD_MINIMAL
-	remote-control:
-	  control-enable: no
-	CONF
-	for z in $ZONES; do
-		printf 'zone:\n  name: "%s"\n  zonefile: "%s.zone"\n' "$z" "$z" >>"$dir/nsd.conf"
-	done
-	"$NSD" -d -c "$dir/nsd.conf" >"$dir/stderr.log" 2>&1 &
-	SERVER_PID=$!
+	{
+		nsd_server_conf "$dir" "$port" "zonesdir: \"$ZONEDIR\"" "rrl-ratelimit: 0" \
+			"hide-version: yes" "hide-identity: yes" "minimal-responses: $NSD_MINIMAL"
+		for z in $ZONES; do
+			nsd_zone "$z" "$z.zone"
+		done
+	} >"$dir/nsd.conf"
+	nsd_start "$dir" "$dir/stderr.log"
+	SERVER_PID=$PEER_PID
 }
 
 # start_knot DIR PORT: knotd with its own run and storage directories, no
 # journal, no zone file writes, no signing; identity and version answers off.
 start_knot() {
 	local dir=$1 port=$2 z
-	mkdir -p "$dir/db"
-	cat >"$dir/knot.conf" <<-CONF
-	server:
-	    rundir: "$dir"
-	    listen: 127.0.0.1@$port
-	    udp-workers: 1
-	    tcp-workers: 1
-	    background-workers: 1
-	    identity: ""
-	    version: ""
-	log:
-	  - target: stderr
-	    any: notice
-	database:
-	    storage: "$dir/db"
-	acl:
-	  - id: xfr
-	    address: 127.0.0.1
-	    action: transfer
-	template:
-	  - id: default
-	    storage: "$ZONEDIR"
-	    file: "%s.zone"
-	    journal-content: none
-	    zonefile-sync: -1
-	    zonefile-load: whole
-	    semantic-checks: off
-	zone:
-	CONF
-	for z in $ZONES; do
-		printf '  - domain: "%s"\n    acl: xfr\n' "$z" >>"$dir/knot.conf"
-	done
-	"$KNOTD" -c "$dir/knot.conf" >"$dir/stderr.log" 2>&1 &
-	SERVER_PID=$!
+	mkdir -p "$dir"
+	{
+		knot_server_conf "$dir" "$port" notice 'identity: ""' 'version: ""'
+		echo "acl:"
+		knot_acl xfr transfer
+		knot_template "$ZONEDIR" "%s.zone" "journal-content: none" "zonefile-load: whole"
+		for z in $ZONES; do
+			printf '  - domain: "%s"\n    acl: xfr\n' "$z"
+		done
+	} >"$dir/knot.conf"
+	knot_start "$dir" "$dir/stderr.log"
+	SERVER_PID=$PEER_PID
 }
 
 # start_shoal DIR PORT: shoald, one worker thread, every zone (with -s,
@@ -161,6 +121,7 @@ start_shoal() {
 		done
 		"$SHOALD" -c "$dir/shoald.conf" >"$dir/stderr.log" 2>&1 &
 		SERVER_PID=$!
+		T_PIDS="$T_PIDS $SERVER_PID"
 		return
 	fi
 	for z in $ZONES; do
@@ -169,24 +130,7 @@ start_shoal() {
 	# shellcheck disable=SC2086
 	"$SHOALD" --listen "127.0.0.1@$port" --threads 1 $args >"$dir/stderr.log" 2>&1 &
 	SERVER_PID=$!
-}
-
-# wait_loaded PORT PID: until the server answers authoritatively for every
-# zone's SOA (Knot loads zones in the background), at most 10 s; fails at
-# once when the process has exited.
-wait_loaded() {
-	local port=$1 pid=$2 i z ok
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || return 1
-		ok=1
-		for z in $ZONES; do
-			"$DIG" @127.0.0.1 -p "$port" +norec +time=1 +tries=1 "$z" SOA 2>/dev/null |
-				grep -q 'flags: qr aa' || { ok=0; break; }
-		done
-		[ "$ok" = 1 ] && return 0
-		sleep 0.1
-	done
-	return 1
+	T_PIDS="$T_PIDS $SERVER_PID"
 }
 
 # launch NAME: start_NAME on a free port and wait until it serves the zones;
@@ -198,13 +142,12 @@ launch() {
 	for try in 1 2 3 4 5; do
 		port=$(free_port)
 		"start_$name" "$T_DIR/$name" "$port"
-		T_PIDS="$T_PIDS $SERVER_PID"
-		if wait_loaded "$port" "$SERVER_PID"; then
+		# shellcheck disable=SC2086
+		if peer_serves "$port" "$SERVER_PID" 10 $ZONES; then
 			LAUNCHED_PORT=$port
 			return 0
 		fi
-		kill "$SERVER_PID" 2>/dev/null
-		wait "$SERVER_PID" 2>/dev/null
+		peer_stop "$SERVER_PID"
 		grep -qi 'in use' "$T_DIR/$name"/*.log || break
 		echo "diff: $name: port $port taken meanwhile, another (try $try)" >&2
 		for log in "$T_DIR/$name"/*.log; do mv "$log" "$log.$try"; done

@@ -148,6 +148,22 @@ stop_within() {
 	return 124
 }
 
+# noisy_zones N: N zone files in T_DIR, z1.test. to zN.test., each with 60 records
+# outside the zone, so each load logs many warning lines (the log tests fill a stalled
+# reader with them); sets the array ZONES to shoald's --zone arguments for them.
+noisy_zones() {
+	local i
+	ZONES=()
+	for i in $(seq 1 "$1"); do
+		{
+			printf '$ORIGIN z%d.test.\n$TTL 300\n@ SOA ns1 hm 1 3600 600 86400 300\n' "$i"
+			printf '@ NS ns1\nns1 A 192.0.2.1\n'
+			seq 1 60 | sed 's/.*/w&.example.org. A 192.0.2.1/'
+		} >"$T_DIR/z$i.zone"
+		ZONES+=(--zone "z$i.test=$T_DIR/z$i.zone")
+	done
+}
+
 # q PORT DIG-ARGS...: dig on loopback with settings that make output stable.
 q() {
 	local port=$1

@@ -10,15 +10,7 @@
 
 # 40 zones of 60 records outside them: 51 warning lines each, some 300 KB a load, where
 # a pipe holds 64 KB
-ZONES=()
-for i in $(seq 1 40); do
-	{
-		printf '$ORIGIN z%d.test.\n$TTL 300\n@ SOA ns1 hm 1 3600 600 86400 300\n' "$i"
-		printf '@ NS ns1\nns1 A 192.0.2.1\n'
-		seq 1 60 | sed 's/.*/w&.example.org. A 192.0.2.1/'
-	} >"$T_DIR/z$i.zone"
-	ZONES+=(--zone "z$i.test=$T_DIR/z$i.zone")
-done
+noisy_zones 40
 
 FIFO=$T_DIR/stderr
 mkfifo "$FIFO" || exit 99
@@ -43,6 +35,9 @@ check_eq "and the zones still answer" "NOERROR" \
 cat <&3 >"$T_DIR/read" &
 CAT_PID=$!
 T_PIDS="$T_PIDS $CAT_PID"
+# the reader has begun (the full pipe gives it lines at once): a reload logged before it
+# ran would be dropped whole, and with no line after it nothing would count the drops
+wait_until 30 test -s "$T_DIR/read"
 timeout 30 "$SHOALCTL" -s "$CTL" reload >/dev/null 2>&1
 wait_line "$T_DIR/read" "warning: [0-9]+ log lines dropped \(stderr was full\)$"
 check_eq "once the pipe drains: one line counts the lines dropped" 0 $?

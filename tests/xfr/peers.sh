@@ -1,12 +1,11 @@
 # Shared by the zone transfer tests: Knot DNS, NSD and BIND started on
 # loopback as Shoal's secondaries or primaries, each with its own
 # configuration in the test's folder and a free high port, never 53.
-# Sourced after tests/integration/lib.sh.
+# Sourced after tests/integration/lib.sh; the peers' configuration and
+# start are tests/peers.sh's.
 
-KNOTD=$(command -v knotd || ls /usr/sbin/knotd 2>/dev/null)
-KNOTC=$(command -v knotc || ls /usr/sbin/knotc 2>/dev/null)
-NSD=$(command -v nsd || ls /usr/sbin/nsd 2>/dev/null)
-NAMED=$(command -v named || ls /usr/sbin/named 2>/dev/null)
+# shellcheck source=../peers.sh
+. "$SHOAL_SRCDIR/tests/peers.sh"
 
 # SHOAL_KEEP=1 keeps the test's folder (configurations, logs) for a look after.
 if [ -n "${SHOAL_KEEP:-}" ]; then
@@ -40,169 +39,80 @@ answers() {
 		2>&1 | sort
 }
 
+# knot_zones FORMAT ZONE:KEY...: a zone entry for each ZONE, its lines
+# FORMAT (printf) with KEY for each %s.
+knot_zones() {
+	local format=$1 z key
+	shift
+	for z in "$@"; do
+		key=${z#*:}
+		printf '  - domain: %s\n' "${z%%:*}"
+		# shellcheck disable=SC2059
+		printf "$format" "$key" "$key"
+	done
+}
+
 # ---- Shoal's secondaries: Knot, NSD, BIND ----
 # Each takes DIR PORT PRIMARY_PORT and the zones in $SEC_ZONES as
 # "ZONE:KEY" (KEY: NOKEY, $XFR_KEY or $OTHER_KEY), transfers them from
 # Shoal on 127.0.0.1@PRIMARY_PORT and accepts its NOTIFY; sets PEER_PID.
 
-# knot_server_conf DIR PORT: the server, log, database and first key parts of
-# a knotd configuration on 127.0.0.1@PORT with its state under DIR; the
-# caller appends more keys and the rest.
-knot_server_conf() {
-	local dir=$1 port=$2
-	cat <<-CONF
-	server:
-	    rundir: "$dir"
-	    listen: 127.0.0.1@$port
-	    udp-workers: 1
-	    tcp-workers: 1
-	    background-workers: 1
-	log:
-	  - target: stderr
-	    any: info
-	database:
-	    storage: "$dir/db"
-	key:
-	  - id: $XFR_KEY
-	    algorithm: hmac-sha256
-	    secret: $XFR_SECRET
-	CONF
-}
-
 knot_secondary() {
-	local dir=$1 port=$2 primary=$3 z name key
-	mkdir -p "$dir/db" "$dir/zones"
-	knot_server_conf "$dir" "$port" >"$dir/knot.conf"
-	cat >>"$dir/knot.conf" <<-CONF
-	  - id: $OTHER_KEY
-	    algorithm: hmac-sha256
-	    secret: $OTHER_SECRET
-	remote:
-	  - id: shoal-NOKEY
-	    address: 127.0.0.1@$primary
-	  - id: shoal-$XFR_KEY
-	    address: 127.0.0.1@$primary
-	    key: $XFR_KEY
-	  - id: shoal-$OTHER_KEY
-	    address: 127.0.0.1@$primary
-	    key: $OTHER_KEY
-	acl:
-	  - id: notify-NOKEY
-	    address: 127.0.0.1
-	    action: notify
-	  - id: notify-$XFR_KEY
-	    address: 127.0.0.1
-	    key: $XFR_KEY
-	    action: notify
-	  - id: notify-$OTHER_KEY
-	    address: 127.0.0.1
-	    key: $OTHER_KEY
-	    action: notify
-	template:
-	  - id: default
-	    storage: "$dir/zones"
-	    file: "%s.zone"
-	    zonefile-sync: -1
-	    semantic-checks: off
-	zone:
-	CONF
-	for z in $SEC_ZONES; do
-		name=${z%%:*} key=${z#*:}
-		printf '  - domain: %s\n    master: shoal-%s\n    acl: notify-%s\n' \
-			"$name" "$key" "$key" >>"$dir/knot.conf"
-	done
-	"$KNOTD" -c "$dir/knot.conf" >"$dir/log" 2>&1 &
-	PEER_PID=$!
-}
-
-# nsd_server_conf DIR PORT: the server and remote-control parts of an NSD
-# configuration for one process on 127.0.0.1@PORT that keeps its files in DIR.
-nsd_server_conf() {
-	local dir=$1 port=$2
-	cat <<-CONF
-	server:
-	  ip-address: 127.0.0.1@$port
-	  server-count: 1
-	  reuseport: no
-	  username: ""
-	  chroot: ""
-	  zonesdir: "$dir"
-	  database: ""
-	  pidfile: "$dir/nsd.pid"
-	  xfrdfile: "$dir/xfrd.state"
-	  zonelistfile: "$dir/zone.list"
-	  xfrdir: "$dir"
-	  logfile: "$dir/log"
-	  verbosity: 2
-	remote-control:
-	  control-enable: no
-	CONF
+	local dir=$1 port=$2 primary=$3 key
+	mkdir -p "$dir/zones"
+	{
+		knot_server_conf "$dir" "$port" info
+		knot_keys "$XFR_KEY" "$XFR_SECRET" "$OTHER_KEY" "$OTHER_SECRET"
+		echo "remote:"
+		for key in NOKEY "$XFR_KEY" "$OTHER_KEY"; do
+			knot_remote "shoal-$key" "$primary" "$key"
+		done
+		echo "acl:"
+		for key in NOKEY "$XFR_KEY" "$OTHER_KEY"; do
+			knot_acl "notify-$key" notify "$key"
+		done
+		knot_template "$dir/zones" "%s.zone"
+		# shellcheck disable=SC2086
+		knot_zones '    master: shoal-%s\n    acl: notify-%s\n' $SEC_ZONES
+	} >"$dir/knot.conf"
+	knot_start "$dir" "$dir/log"
 }
 
 nsd_secondary() {
 	local dir=$1 port=$2 primary=$3 z name key
 	mkdir -p "$dir"
 	{
-		nsd_server_conf "$dir" "$port"
-		cat <<-CONF
-	key:
-	  name: $XFR_KEY
-	  algorithm: hmac-sha256
-	  secret: "$XFR_SECRET"
-	key:
-	  name: $OTHER_KEY
-	  algorithm: hmac-sha256
-	  secret: "$OTHER_SECRET"
-	CONF
+		nsd_server_conf "$dir" "$port" "logfile: \"$dir/log\"" "verbosity: 2"
+		nsd_keys "$XFR_KEY" "$XFR_SECRET" "$OTHER_KEY" "$OTHER_SECRET"
+		for z in $SEC_ZONES; do
+			name=${z%%:*} key=${z#*:}
+			nsd_zone "$name" "$name.zone" "request-xfr: 127.0.0.1@$primary $key" \
+				"allow-notify: 127.0.0.1 $key"
+		done
 	} >"$dir/nsd.conf"
-	for z in $SEC_ZONES; do
-		name=${z%%:*} key=${z#*:}
-		printf 'zone:\n  name: %s\n  zonefile: %s.zone\n  request-xfr: 127.0.0.1@%s %s\n  allow-notify: 127.0.0.1 %s\n' \
-			"$name" "$name" "$primary" "$key" "$key" >>"$dir/nsd.conf"
-	done
-	"$NSD" -d -c "$dir/nsd.conf" >"$dir/stderr" 2>&1 &
-	PEER_PID=$!
+	nsd_start "$dir" "$dir/stderr"
 }
 
 bind_secondary() {
 	local dir=$1 port=$2 primary=$3 z name key keyclause
 	mkdir -p "$dir"
-	cat >"$dir/named.conf" <<-CONF
-	options {
-	    directory "$dir";
-	    pid-file "$dir/named.pid";
-	    listen-on port $port { 127.0.0.1; };
-	    listen-on-v6 { none; };
-	    recursion no;
-	    notify no;
-	    dnssec-validation no;
-	    allow-query { any; };
-	};
-	controls { };
-	key "$XFR_KEY" { algorithm hmac-sha256; secret "$XFR_SECRET"; };
-	key "$OTHER_KEY" { algorithm hmac-sha256; secret "$OTHER_SECRET"; };
-	logging {
-	    channel everything { stderr; severity info; print-time yes; print-category yes; };
-	    category default { everything; };
-	    category xfer-in { everything; };
-	    category notify { everything; };
-	};
-	CONF
-	for z in $SEC_ZONES; do
-		name=${z%%:*} key=${z#*:} keyclause=""
-		[ "$key" != NOKEY ] && keyclause=" key $key"
-		cat >>"$dir/named.conf" <<-CONF
-		zone "$name" {
-		    type secondary;
-		    file "$name.db";
-		    primaries port $primary { 127.0.0.1$keyclause; };
-		    allow-notify { 127.0.0.1; };
-		};
-		CONF
-	done
-	# -d 1: the log says IXFR or AXFR for each transfer in
-	"$NAMED" -g -d 1 -c "$dir/named.conf" >"$dir/log" 2>&1 &
-	PEER_PID=$!
+	{
+		named_server_conf "$dir" "$port"
+		named_keys "$XFR_KEY" "$XFR_SECRET" "$OTHER_KEY" "$OTHER_SECRET"
+		for z in $SEC_ZONES; do
+			name=${z%%:*} key=${z#*:} keyclause=""
+			[ "$key" != NOKEY ] && keyclause=" key $key"
+			cat <<-CONF
+			zone "$name" {
+			    type secondary;
+			    file "$name.db";
+			    primaries port $primary { 127.0.0.1$keyclause; };
+			    allow-notify { 127.0.0.1; };
+			};
+			CONF
+		done
+	} >"$dir/named.conf"
+	named_start "$dir" "$dir/log"
 }
 
 # ---- Shoal's primary: Knot ----
@@ -212,41 +122,23 @@ bind_secondary() {
 # 127.0.0.1@SECONDARY_PORT; a reload of a file with a newer serial keeps
 # the differences for IXFR (zonefile-load: difference). Sets PEER_PID.
 knot_primary() {
-	local dir=$1 port=$2 secondary=$3 z name key
-	mkdir -p "$dir/db"
-	knot_server_conf "$dir" "$port" >"$dir/knot.conf"
-	cat >>"$dir/knot.conf" <<-CONF
-	remote:
-	  - id: shoal-NOKEY
-	    address: 127.0.0.1@$secondary
-	  - id: shoal-$XFR_KEY
-	    address: 127.0.0.1@$secondary
-	    key: $XFR_KEY
-	acl:
-	  - id: xfr-NOKEY
-	    address: 127.0.0.1
-	    action: transfer
-	  - id: xfr-$XFR_KEY
-	    address: 127.0.0.1
-	    key: $XFR_KEY
-	    action: transfer
-	template:
-	  - id: default
-	    storage: "$dir"
-	    file: "%s.zone"
-	    zonefile-sync: -1
-	    zonefile-load: difference
-	    journal-content: changes
-	    semantic-checks: off
-	zone:
-	CONF
-	for z in $PRI_ZONES; do
-		name=${z%%:*} key=${z#*:}
-		printf '  - domain: %s\n    notify: shoal-%s\n    acl: xfr-%s\n' \
-			"$name" "$key" "$key" >>"$dir/knot.conf"
-	done
-	"$KNOTD" -c "$dir/knot.conf" >>"$dir/log" 2>&1 &
-	PEER_PID=$!
+	local dir=$1 port=$2 secondary=$3 key
+	{
+		knot_server_conf "$dir" "$port" info
+		knot_keys "$XFR_KEY" "$XFR_SECRET"
+		echo "remote:"
+		for key in NOKEY "$XFR_KEY"; do
+			knot_remote "shoal-$key" "$secondary" "$key"
+		done
+		echo "acl:"
+		for key in NOKEY "$XFR_KEY"; do
+			knot_acl "xfr-$key" transfer "$key"
+		done
+		knot_template "$dir" "%s.zone" "zonefile-load: difference" "journal-content: changes"
+		# shellcheck disable=SC2086
+		knot_zones '    notify: shoal-%s\n    acl: xfr-%s\n' $PRI_ZONES
+	} >"$dir/knot.conf"
+	knot_start "$dir" "$dir/log"
 }
 
 # ---- Shoal's primary: NSD ----
@@ -257,17 +149,9 @@ knot_primary() {
 nsd_primary() {
 	local dir=$1 port=$2 secondary=$3 zone=$4
 	{
-		nsd_server_conf "$dir" "$port"
-		cat <<-CONF
-	zone:
-	  name: $zone
-	  zonefile: $zone.zone
-	  provide-xfr: 127.0.0.1 NOKEY
-	  notify: 127.0.0.1@$secondary NOKEY
-	  store-ixfr: yes
-	  create-ixfr: yes
-	CONF
+		nsd_server_conf "$dir" "$port" "logfile: \"$dir/log\"" "verbosity: 2"
+		nsd_zone "$zone" "$zone.zone" "provide-xfr: 127.0.0.1 NOKEY" \
+			"notify: 127.0.0.1@$secondary NOKEY" "store-ixfr: yes" "create-ixfr: yes"
 	} >"$dir/nsd.conf"
-	"$NSD" -d -c "$dir/nsd.conf" >"$dir/stderr" 2>&1 &
-	PEER_PID=$!
+	nsd_start "$dir" "$dir/stderr"
 }
