@@ -4,8 +4,9 @@
 # slot's queued output reaches tcp-max-output and the connection is closed as too slow.
 # The peak resident memory (VmHWM, reset just before) grows by at most what
 # shoald.conf(5) gives as the worst case, slots x (65537 + 2 x tcp-max-output) octets
-# (plus a margin for the allocator), and by at least half of slots x tcp-max-output (the
-# bound is reached, not assumed); UDP answers meanwhile. Memory is the kernel's count,
+# (plus a margin for the allocator), and by at least two slots' full output (held, not
+# assumed; slots fill and are closed at their own pace, so how many are full at the
+# peak depends on the machine's load); UDP answers meanwhile. Memory is the kernel's count,
 # so the test skips itself under a sanitizer, whose allocator keeps what is freed.
 . "${SHOAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
@@ -49,7 +50,7 @@ wait "$CLIENT" 2>/dev/null
 
 grown=$((peak - before))
 bound=$((SLOTS * (65537 + 2 * OUT) / 1024 + MARGIN_KB))
-least=$((SLOTS * OUT / 2 / 1024))
+least=$((2 * OUT / 1024))
 echo "# VmRSS before ${before} kB, peak ${peak} kB: grown ${grown} kB;" \
 	"worst case ${bound} kB with the margin; at least ${least} kB"
 if [ "$grown" -le "$bound" ]; then
