@@ -16,35 +16,39 @@
 #include "unit.h"
 
 /*
- * 127.0.0.1 on a port free right now for UDP and for TCP: a record names
- * a real port. Another program may take it before the set binds it (the
- * tests run beside others): open_set then tries another.
+ * 127.0.0.1 on a port free right now for UDP and for TCP, into *a: a
+ * record names a real port. False when the port the kernel gave for UDP
+ * is taken for TCP (the tests run beside others): open_set tries again.
  */
-static listen_addr_t loopback_any(void)
+static bool loopback_any(listen_addr_t *a)
 {
-	listen_addr_t a = unit_loopback(0);
+	*a = unit_loopback(0);
 	int u = socket(AF_INET, SOCK_DGRAM, 0);
 	int t = socket(AF_INET, SOCK_STREAM, 0);
-	socklen_t len = a.addr_len;
-	CU_ASSERT_FATAL(u >= 0 && t >= 0 && bind(u, (struct sockaddr *)&a.addr, a.addr_len) == 0 &&
-			getsockname(u, (struct sockaddr *)&a.addr, &len) == 0 &&
-			bind(t, (struct sockaddr *)&a.addr, a.addr_len) == 0);
+	socklen_t len = a->addr_len;
+	CU_ASSERT_FATAL(u >= 0 && t >= 0 &&
+			bind(u, (struct sockaddr *)&a->addr, a->addr_len) == 0 &&
+			getsockname(u, (struct sockaddr *)&a->addr, &len) == 0);
+	bool free_tcp = bind(t, (struct sockaddr *)&a->addr, a->addr_len) == 0;
 	close(u);
 	close(t);
-	snprintf(a.text, sizeof(a.text), "127.0.0.1@%u",
-		 (unsigned)ntohs(((struct sockaddr_in *)&a.addr)->sin_port));
-	return a;
+	snprintf(a->text, sizeof(a->text), "127.0.0.1@%u",
+		 (unsigned)ntohs(((struct sockaddr_in *)&a->addr)->sin_port));
+	return free_tcp;
 }
 
-/* A set of 2 workers on a free loopback port, into *a and *s; a port taken meanwhile is retried. */
+/*
+ * A set of 2 workers on a free loopback port, into *a and *s. Another
+ * program may take the port before the set binds it: another is tried.
+ */
 static void open_set(listen_addr_t *a, socket_set_t **s)
 {
 	char err[512] = "";
 	int rc = -EADDRINUSE;
-	for (int tries = 0; tries < 20 && rc == -EADDRINUSE; tries++) {
-		*a = loopback_any();
-		rc = socket_set_open(a, 1, 2, SOCKET_MODE_REUSEPORT, s, err, sizeof(err));
-	}
+	for (int tries = 0; tries < 50 && rc == -EADDRINUSE; tries++)
+		rc = loopback_any(a)
+			     ? socket_set_open(a, 1, 2, SOCKET_MODE_REUSEPORT, s, err, sizeof(err))
+			     : -EADDRINUSE;
 	if (rc < 0)
 		fprintf(stderr, "\n  socket_set_open: %s\n", err);
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
