@@ -39,6 +39,13 @@ sed -i 's/out.test/nojournal.test/' "$T_DIR/nojournal.test.zone"
 
 PORT=$(free_port) || exit 99
 DEAD=$(free_port) || exit 99 # a secondary that never answers NOTIFY
+# held by a socket that never reads, so no other test's server takes the port and answers
+perl -MIO::Socket::INET -e '$| = 1;
+	my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => $ARGV[0],
+		Proto => "udp") or die "xfr_out: hold port $ARGV[0]: $!\n";
+	print "held\n"; sleep 600' "$DEAD" >"$T_DIR/dead" 2>&1 &
+T_PIDS="$T_PIDS $!"
+wait_line "$T_DIR/dead" '^held$' || { cat "$T_DIR/dead"; exit 99; }
 CTL=$T_DIR/ctl
 cat >"$T_DIR/shoald.conf" <<CONF
 listen: 127.0.0.1@$PORT
