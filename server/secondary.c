@@ -194,6 +194,27 @@ static sec_zone_t *table_find(sec_table_t *t, const char *name)
 	return NULL;
 }
 
+/*
+ * The zones of `to` that `from` has alike (the same name and transfer
+ * settings) take what `from` knew of them: the status zone-status shows,
+ * and with `timers` their timers and served version too. Under
+ * status_lock. Returns how many were carried over.
+ */
+static size_t table_carry(sec_table_t *from, sec_table_t *to, bool timers)
+{
+	size_t kept = 0;
+	for (size_t k = 0; k < to->count; k++) {
+		sec_zone_t *b = &to->z[k], *a = table_find(from, b->name);
+		if (!a || !conf_zone_same_transfer_in(&from->cfg, a->index, &to->cfg, b->index))
+			continue;
+		if (timers)
+			b->t = a->t;
+		b->st = a->st;
+		kept++;
+	}
+	return kept;
+}
+
 /* The NOTIFYs and forced refreshes of `from`'s zones, moved to the same zones of `to`. */
 static void table_move_flags(sec_table_t *from, sec_table_t *to)
 {
@@ -243,12 +264,7 @@ int secondary_reconfig(secondary_t *s, const conf_t *cfg)
 		return SHOAL_ENOMEM;
 	/* zone-status shows the state of the zones kept until the thread carries it over */
 	pthread_mutex_lock(&s->status_lock);
-	for (size_t k = 0; k < t->count; k++) {
-		sec_zone_t *b = &t->z[k], *a = table_find(s->shown, b->name);
-		if (!a || !conf_zone_same_transfer_in(&s->shown->cfg, a->index, cfg, b->index))
-			continue;
-		b->st = a->st;
-	}
+	table_carry(s->shown, t, false);
 	pthread_mutex_unlock(&s->status_lock);
 	/* a transfer in flight for a zone this configuration changes or removes is given up */
 	pthread_mutex_lock(&s->flight_lock);
@@ -285,15 +301,7 @@ static void adopt(secondary_t *s)
 	/* no reader holds the tables shown before t after this: their flags are final */
 	synchronize_rcu();
 	pthread_mutex_lock(&s->status_lock);
-	size_t kept = 0;
-	for (size_t k = 0; k < t->count; k++) {
-		sec_zone_t *b = &t->z[k], *a = table_find(old, b->name);
-		if (!a || !conf_zone_same_transfer_in(&old->cfg, a->index, &t->cfg, b->index))
-			continue;
-		b->t = a->t;
-		b->st = a->st;
-		kept++;
-	}
+	size_t kept = table_carry(old, t, true);
 	pthread_mutex_unlock(&s->status_lock);
 	table_move_flags(old, t);
 	s->work = t;
