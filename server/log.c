@@ -48,14 +48,6 @@ static int syslog_fd = -1;
 static struct sockaddr_un syslog_addr;
 static pid_t syslog_pid;
 
-/* A destination of lines: what it is called in the note of lines dropped. */
-struct log_dest {
-	const char *name;
-	unsigned long dropped; /* lines not sent since the last note; atomic */
-};
-static struct log_dest log_stderr_dest = { "stderr", 0 };
-static struct log_dest log_syslog_dest = { "syslog", 0 };
-
 bool log_stderr_is_journal(void)
 {
 	/*
@@ -102,9 +94,15 @@ static void syslog_open(void)
 		syslog_connect();
 }
 
+void log_set_level(enum log_level level)
+{
+	/* relaxed: a line on its way when the level changes may go either way */
+	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
+}
+
 void log_init(enum log_level level, bool use_syslog)
 {
-	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
+	log_set_level(level);
 	log_syslog = use_syslog;
 	log_journal = log_stderr_is_journal();
 	if (use_syslog)
@@ -121,12 +119,6 @@ void log_init(enum log_level level, bool use_syslog)
 			log_sink = LOG_SINK_NONBLOCK;
 		}
 	}
-}
-
-void log_set_level(enum log_level level)
-{
-	/* relaxed: a line on its way when the level changes may go either way */
-	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
 }
 
 static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -209,34 +201,45 @@ static bool syslog_put(const char *line, size_t len)
 	}
 }
 
+/*
+ * A destination of lines: what it is called in the note of lines dropped,
+ * how a line starts, how it is sent, and how it ends (a newline on stderr;
+ * a datagram is a line by itself).
+ */
+struct log_dest {
+	const char *name;
+	int (*head)(enum log_level level, char *line, size_t cap);
+	bool (*put)(const char *line, size_t len);
+	const char *end;
+	unsigned long dropped; /* lines not sent since the last note; atomic */
+};
+static struct log_dest log_stderr_dest = { "stderr", log_head, stderr_put, "\n", 0 };
+static struct log_dest log_syslog_dest = { "syslog", syslog_head, syslog_put, "", 0 };
+
 /* A line at `level` with `body` (no newline) to `dest`, after saying how
  * many were dropped before it when some were; lines that do not go are
  * counted there. */
 static void log_send(struct log_dest *dest, enum log_level level, const char *body)
 {
-	bool to_syslog = dest == &log_syslog_dest;
-	int (*head)(enum log_level, char *, size_t) = to_syslog ? syslog_head : log_head;
-	bool (*put)(const char *, size_t) = to_syslog ? syslog_put : stderr_put;
-	/* a newline ends a line on stderr; a datagram is a line by itself */
-	const char *end = to_syslog ? "" : "\n";
 	char line[2304];
 	int n;
 
 	unsigned long dropped = __atomic_exchange_n(&dest->dropped, 0, __ATOMIC_RELAXED);
 	if (dropped) {
-		n = head(LOG_LEVEL_WARNING, line, sizeof(line));
+		n = dest->head(LOG_LEVEL_WARNING, line, sizeof(line));
 		n += snprintf(line + n, sizeof(line) - (size_t)n,
-			      "%lu log lines dropped (%s was full)%s", dropped, dest->name, end);
-		if (!put(line, (size_t)n)) {
+			      "%lu log lines dropped (%s was full)%s", dropped, dest->name,
+			      dest->end);
+		if (!dest->put(line, (size_t)n)) {
 			__atomic_add_fetch(&dest->dropped, dropped + 1, __ATOMIC_RELAXED);
 			return;
 		}
 	}
-	n = head(level, line, sizeof(line));
-	n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s", body, end);
+	n = dest->head(level, line, sizeof(line));
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s", body, dest->end);
 	if (n >= (int)sizeof(line))
 		n = (int)sizeof(line) - 1;
-	if (!put(line, (size_t)n))
+	if (!dest->put(line, (size_t)n))
 		__atomic_add_fetch(&dest->dropped, 1, __ATOMIC_RELAXED);
 }
 
