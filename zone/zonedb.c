@@ -44,9 +44,8 @@ struct zonedb {
 	uint32_t apex_mask;
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	int max_labels;          /* deepest apex: where label stripping starts */
-	/* few zones: apexes by length, longest first; lengths here, not in the entries */
+	/* few zones: entries by apex length, longest first; lengths here, not in the entries */
 	struct {
-		const uint8_t *apex;
 		uint32_t entry;
 		uint8_t len;
 	} scan[ZONEDB_SCAN_MAX];
@@ -122,7 +121,6 @@ static int build_apex_hash(zonedb_t *db)
 			uint32_t k = db->scan_count++;
 			for (; k > 0 && db->scan[k - 1].len < e->apex_len; k--)
 				db->scan[k] = db->scan[k - 1];
-			db->scan[k].apex = e->apex;
 			db->scan[k].entry = (uint32_t)i;
 			db->scan[k].len = e->apex_len;
 		}
@@ -486,8 +484,9 @@ const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *c
 			while (off[k] < at)
 				k++;
 			/* a tail starting inside a label is no suffix, however its octets read */
-			if (off[k] == at && memcmp(name + at, db->scan[i].apex, alen) == 0)
-				return matched(&db->entries[db->scan[i].entry], configured, slot);
+			const zentry_t *e = &db->entries[db->scan[i].entry];
+			if (off[k] == at && memcmp(name + at, e->apex, alen) == 0)
+				return matched(e, configured, slot);
 		}
 		return NULL;
 	}
