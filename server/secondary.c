@@ -15,6 +15,7 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "proto/request.h"
 #include "proto/tsig.h"
 #include "proto/wire.h"
@@ -738,20 +739,21 @@ int secondary_start(secondary_t *s)
 	return 0;
 }
 
-/* The entry of zone i of the table shown, or NULL when it is not a secondary. In a read section. */
-static sec_zone_t *zone_of(secondary_t *s, size_t i)
+/* The entry of zone apex in the table shown, or NULL when it is not a secondary. In a read section.
+ */
+static sec_zone_t *zone_of(secondary_t *s, const uint8_t *apex)
 {
 	sec_table_t *t = s ? rcu_dereference(s->shown) : NULL;
 	for (size_t k = 0; t && k < t->count; k++)
-		if (t->z[k].index == i)
+		if (name_equal(t->z[k].apex, apex))
 			return &t->z[k];
 	return NULL;
 }
 
-void secondary_notify(secondary_t *s, size_t i)
+void secondary_notify(secondary_t *s, const uint8_t *apex)
 {
 	rcu_read_lock();
-	sec_zone_t *sz = zone_of(s, i);
+	sec_zone_t *sz = zone_of(s, apex);
 	if (sz) {
 		__atomic_store_n(&sz->notified, 1, __ATOMIC_RELEASE);
 		sem_post(&s->wake);
@@ -759,10 +761,10 @@ void secondary_notify(secondary_t *s, size_t i)
 	rcu_read_unlock();
 }
 
-int secondary_refresh(secondary_t *s, size_t i, bool retransfer)
+int secondary_refresh(secondary_t *s, const uint8_t *apex, bool retransfer)
 {
 	rcu_read_lock();
-	sec_zone_t *sz = zone_of(s, i);
+	sec_zone_t *sz = zone_of(s, apex);
 	if (sz) {
 		__atomic_store_n(&sz->forced, retransfer ? 2 : 1, __ATOMIC_RELEASE);
 		sem_post(&s->wake);
@@ -780,10 +782,10 @@ static void format_time(time_t t, char *buf, size_t cap)
 		strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-void secondary_status(secondary_t *s, size_t i, char *buf, size_t cap)
+void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap)
 {
 	rcu_read_lock();
-	sec_zone_t *sz = zone_of(s, i);
+	sec_zone_t *sz = zone_of(s, apex);
 	if (!sz) {
 		rcu_read_unlock();
 		snprintf(buf, cap, "%s", "");

@@ -113,14 +113,18 @@ static void transferred(void *arg)
 	uv_async_send(&srv->transferred);
 }
 
-/* On a worker: a NOTIFY was let in for secondary zone `zone`. */
-static void notify_in(void *arg, unsigned worker, size_t zone, bool has_serial, uint32_t serial,
-		      const struct sockaddr *peer)
+/*
+ * On a worker: a NOTIFY was let in for secondary zone `apex`. By name: the
+ * worker's set may follow a configuration the transfer thread does not
+ * have yet (a reconfig published, not applied), whose zone indexes differ.
+ */
+static void notify_in(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
+		      uint32_t serial, const struct sockaddr *peer)
 {
 	server_t *srv = arg;
 	/* inside the worker's read section: a reconfig frees the one it replaces after a grace
 	 * period */
-	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), zone);
+	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), apex);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -211,8 +215,9 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 	secondary_t *sec = srv->secondary;
 	if (sec) {
 		if (secondary_reconfig(sec, cfg) < 0)
-			log_error("reconfig: out of memory: secondary zones keep their previous "
-				  "settings");
+			log_error("reconfig: out of memory: the secondary zones keep the "
+				  "previous configuration's transfer settings; a zone it did "
+				  "not have as a secondary is not refreshed");
 	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0) {
 		log_error("reconfig: out of memory: secondary zones are not refreshed");
 	} else if (sec && secondary_start(sec) < 0) {
