@@ -210,10 +210,18 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 	 * The secondary zones follow: those kept alike keep their timers and
 	 * their transfer in flight (no burst of SOA queries at each reconfig);
 	 * those added or changed are checked at once. Without a transfer
-	 * thread yet, one starts.
+	 * thread yet, one starts; without a secondary zone any more, it stops
+	 * (a later reconfig that adds one starts another).
 	 */
 	secondary_t *sec = srv->secondary;
-	if (sec) {
+	if (sec && !conf_secondary_count(cfg)) {
+		/* workers hand NOTIFY to it inside their read section: gone after a grace period */
+		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+		synchronize_rcu();
+		secondary_free(sec);
+		sec = NULL;
+		log_info("reconfig: no secondary zone left: the transfer thread stopped");
+	} else if (sec) {
 		if (secondary_reconfig(sec, cfg) < 0)
 			log_error("reconfig: out of memory: the secondary zones keep the "
 				  "previous configuration's transfer settings; a zone it did "
@@ -224,6 +232,9 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 		log_error("reconfig: cannot start the transfer thread");
 		secondary_free(sec);
 		sec = NULL;
+	} else if (sec) {
+		log_info("reconfig: the transfer thread started for %zu secondary zone(s)",
+			 conf_secondary_count(cfg));
 	}
 	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);
