@@ -32,25 +32,23 @@ alloc_guard_counts_t alloc_guard_end(void)
 }
 
 /*
- * Allocations to go before the one that fails (0: none fails), on any
- * thread: an out-of-memory path is driven by failing each call in turn.
+ * This thread's allocations to go before the one that fails (0: none
+ * fails): an out-of-memory path is driven by failing each call in turn,
+ * and the other threads (a server's, at work meanwhile) are left alone.
  */
-static size_t fail_in;
+static __thread size_t fail_in;
 
 void alloc_guard_fail_at(size_t nth)
 {
-	__atomic_store_n(&fail_in, nth, __ATOMIC_SEQ_CST);
+	fail_in = nth;
 }
 
 /* Whether this allocation is the one alloc_guard_fail_at chose. */
 static bool alloc_fails(void)
 {
-	size_t left = __atomic_load_n(&fail_in, __ATOMIC_RELAXED);
-	while (left)
-		if (__atomic_compare_exchange_n(&fail_in, &left, left - 1, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED))
-			return left == 1;
-	return false;
+	if (!fail_in)
+		return false;
+	return --fail_in == 0;
 }
 
 #define COUNT(what)                                                     \

@@ -29,9 +29,10 @@ void alloc_guard_begin(void);
 alloc_guard_counts_t alloc_guard_end(void);
 
 /*
- * Make the nth allocation from now on (1: the next) fail, as out of memory
- * would, on whichever thread makes it; 0 fails none. The allocation
- * functions of Shoal's own code only (those wrapped), counting or not.
+ * Make the nth allocation the calling thread makes from now on (1: the
+ * next) fail, as out of memory would; 0 fails none. Other threads'
+ * allocations are not counted. The allocation functions of Shoal's own
+ * code only (those wrapped), counting or not.
  */
 void alloc_guard_fail_at(size_t nth);
 
