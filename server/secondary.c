@@ -736,8 +736,7 @@ int secondary_start(secondary_t *s)
 	return 0;
 }
 
-/* The entry of zone apex in the table shown, or NULL when it is not a secondary. In a read section.
- */
+/* The entry of zone `apex` in the table shown, or NULL: not a secondary. In a read section. */
 static sec_zone_t *zone_of(secondary_t *s, const uint8_t *apex)
 {
 	sec_table_t *t = s ? rcu_dereference(s->shown) : NULL;
