@@ -67,12 +67,17 @@ static const char *next_transfer(primary_t *p, size_t n, int ms)
 	return NULL;
 }
 
+/* s, or "(none)" for NULL: what the assertions compare. */
 static const char *str(const char *s)
 {
 	return s ? s : "(none)";
 }
 
-/* The configuration of text, with zones a.test, b.test, n.test's primaries at ports. */
+/*
+ * A configuration into c whose secondary zones are named by the letters
+ * of `zones` in order ('a' a.test, 'b' b.test, 'n' n.test), each with its
+ * primary of p; every check that fails waits an hour before the next.
+ */
 static int conf_make(conf_t *c, const char *zones, const primary_t *p)
 {
 	char text[2048], err[512], path[] = "/tmp/shoal-test-secondary.XXXXXX";
@@ -94,6 +99,7 @@ static int conf_make(conf_t *c, const char *zones, const primary_t *p)
 	return rc;
 }
 
+/* The zone loader's errors, shown; its notes, not. */
 static void quiet(void *arg, bool is_error, const char *msg)
 {
 	if (is_error)
