@@ -231,8 +231,9 @@ uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
 
 uint64_t name_hash_lower(const uint8_t *name, size_t len, const uint8_t key[16])
 {
-	uint8_t out[crypto_shorthash_BYTES];
-	crypto_shorthash(out, name, len, key);
+	uint8_t out[crypto_shorthash_siphash24_BYTES];
+	/* the algorithm by name: crypto_shorthash is one more call to it */
+	crypto_shorthash_siphash24(out, name, len, key);
 	uint64_t h;
 	memcpy(&h, out, sizeof(h));
 	return h;

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <urcu.h>
@@ -23,17 +25,24 @@
 /* EAGAIN on sendmmsg: retry this often, then drop */
 #define UDP_SEND_RETRIES 4
 
+/*
+ * At a moderate load each wake-up carries one datagram or a few and finds
+ * the caches cold: what entry 0 needs besides the kernel's arrays (the
+ * buffers' addresses and both of its iovecs) is the batch's first line.
+ */
 struct udp_batch {
-	struct mmsghdr rx[UDP_BATCH];
-	struct mmsghdr tx[UDP_BATCH];
-	struct iovec rx_iov[UDP_BATCH];
-	struct iovec tx_iov[UDP_BATCH];
-	struct sockaddr_storage peer[UDP_BATCH];
 	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
 	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
-	size_t answer_cap;
+	uint32_t answer_cap;
 	unsigned used; /* rx entries the last recvmmsg filled */
+	struct {
+		struct iovec rx, tx;
+	} iov[UDP_BATCH];
+	struct mmsghdr rx[UDP_BATCH];
+	struct mmsghdr tx[UDP_BATCH];
+	struct sockaddr_storage peer[UDP_BATCH];
 };
+_Static_assert(offsetof(struct udp_batch, iov[1]) <= 64, "entry 0 shares the first line");
 
 /*
  * Make rx[i] ready for recvmmsg again: the kernel writes back the peer's
@@ -44,17 +53,18 @@ static void rx_reset(udp_batch_t *b, unsigned i)
 	b->rx[i].msg_hdr = (struct msghdr){
 		.msg_name = &b->peer[i],
 		.msg_namelen = sizeof(b->peer[i]),
-		.msg_iov = &b->rx_iov[i],
+		.msg_iov = &b->iov[i].rx,
 		.msg_iovlen = 1,
 	};
 }
 
 udp_batch_t *udp_batch_new(size_t answer_cap)
 {
-	udp_batch_t *b = calloc(1, sizeof(*b));
+	udp_batch_t *b = aligned_alloc(64, (sizeof(*b) + 63) / 64 * 64);
 	if (!b)
 		return NULL;
-	b->answer_cap = answer_cap;
+	memset(b, 0, sizeof(*b));
+	b->answer_cap = (uint32_t)answer_cap;
 	b->rx_buf = malloc((size_t)UDP_BATCH * UDP_QUERY_MAX);
 	b->tx_buf = malloc((size_t)UDP_BATCH * answer_cap);
 	if (!b->rx_buf || !b->tx_buf) {
@@ -62,8 +72,8 @@ udp_batch_t *udp_batch_new(size_t answer_cap)
 		return NULL;
 	}
 	for (size_t i = 0; i < UDP_BATCH; i++) {
-		b->rx_iov[i] = (struct iovec){ b->rx_buf + i * UDP_QUERY_MAX, UDP_QUERY_MAX };
-		b->tx_iov[i] = (struct iovec){ b->tx_buf + i * answer_cap, 0 };
+		b->iov[i].rx = (struct iovec){ b->rx_buf + i * UDP_QUERY_MAX, UDP_QUERY_MAX };
+		b->iov[i].tx = (struct iovec){ b->tx_buf + i * answer_cap, 0 };
 		rx_reset(b, (unsigned)i);
 	}
 	return b;
@@ -183,13 +193,13 @@ static int udp_batch_once(udp_receiver_t *r)
 			info.malformed = true; /* longer than any query we answer */
 		} else {
 			worker_client_ip(ctx, (const struct sockaddr *)&b->peer[i]);
-			alen = w->responder->answer(db, b->rx_iov[i].iov_base, len, abuf,
+			alen = w->responder->answer(db, b->iov[i].rx.iov_base, len, abuf,
 						    b->answer_cap, ctx, &info);
 			/* IXFR, NOTIFY and TSIG depend on who asks: answered again, rarely */
 			if (w->responder->zones && (info.qtype == DNS_TYPE_IXFR || info.tsig ||
 						    info.rcode == DNS_RCODE_NOTIMP))
 				alen = transfer_udp(&r->xfr, db, (struct sockaddr *)&b->peer[i],
-						    b->rx_iov[i].iov_base, len, abuf, b->answer_cap,
+						    b->iov[i].rx.iov_base, len, abuf, b->answer_cap,
 						    alen, &info);
 			if (alen && w->all->rrl)
 				alen = udp_rate_limit(r, abuf, alen, &info);
@@ -198,11 +208,11 @@ static int udp_batch_once(udp_receiver_t *r)
 		stats_count_zone(r->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
 		if (alen == 0)
 			continue;
-		b->tx_iov[out].iov_len = alen;
+		b->iov[out].tx.iov_len = alen;
 		b->tx[out].msg_hdr = (struct msghdr){
 			.msg_name = &b->peer[i],
 			.msg_namelen = b->rx[i].msg_hdr.msg_namelen,
-			.msg_iov = &b->tx_iov[out],
+			.msg_iov = &b->iov[out].tx,
 			.msg_iovlen = 1,
 		};
 		out++;

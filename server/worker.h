@@ -39,17 +39,18 @@ typedef struct workers workers_t;
  * thread, stats_read).
  */
 typedef struct udp_receiver {
+	/* what each wake-up reads first, side by side (the caches are cold by then) */
 	struct worker *w;
-	int fd; /* the socket set's, read only */
-	pthread_t thread;
-	bool thread_started;
-	bool stop; /* atomic: set by workers_stop, which then wakes the thread */
 	udp_batch_t *batch;
-	answer_ctx_t ctx;
-	rrl_worker_t rrl;         /* this receiver's slip count and log budget */
-	transfer_t xfr;           /* IXFR over UDP and NOTIFY */
 	worker_stats_t *stats;    /* a part of its worker's column (stats_source_t) */
 	zone_stats_t *zone_stats; /* WORKER_ZONE_SLOTS */
+	int fd;                   /* the socket set's, read only */
+	bool stop;                /* atomic: set by workers_stop, which then wakes the thread */
+	bool thread_started;
+	answer_ctx_t ctx;
+	rrl_worker_t rrl; /* this receiver's slip count and log budget */
+	transfer_t xfr;   /* IXFR over UDP and NOTIFY */
+	pthread_t thread;
 } udp_receiver_t;
 
 /*

@@ -16,31 +16,32 @@
  * transport sets now and the client's address before each query.
  */
 typedef struct answer_ctx {
-	uint16_t edns_size;  /* payload size the server advertises (1232) */
-	bool tcp;            /* TCP: answers up to 65535, no UDP truncation */
-	const uint8_t *nsid; /* NSID payload (RFC 5001), or NULL for none */
+	/* what every answer reads first, so that it shares a cache line */
+	uint16_t edns_size; /* payload size the server advertises (1232) */
+	bool tcp;           /* TCP: answers up to 65535, no UDP truncation */
+	/* BADCOOKIE (RFC 7873 5.2.3) to a UDP query with a client cookie but no valid server cookie
+	 */
+	bool cookie_required;
 	uint16_t nsid_len;
+	uint8_t client_ip_len;
+	uint8_t identity_len;
 	/*
 	 * DNS cookies (RFC 7873, server cookies as RFC 9018 makes them): the
 	 * secrets, read only while the query is answered (NULL: COOKIE options
 	 * are ignored, as by a server without cookies); the time in seconds
 	 * since the epoch; the client's address, 4 or 16 octets in network
-	 * order, which the server cookie is bound to.
+	 * order (client_ip_len), which the server cookie is bound to.
 	 */
-	const cookie_secrets_t *cookies;
 	uint32_t now;
+	const cookie_secrets_t *cookies;
 	const uint8_t *client_ip;
-	uint8_t client_ip_len;
-	/* BADCOOKIE (RFC 7873 5.2.3) to a UDP query with a client cookie but no valid server cookie
-	 */
-	bool cookie_required;
+	const uint8_t *nsid; /* NSID payload (RFC 5001), or NULL for none */
 	/*
-	 * CHAOS TXT answers: id.server and hostname.bind give the identity,
-	 * version.server and version.bind the version; NULL refuses them.
-	 * At most 255 octets each (one TXT character-string).
+	 * CHAOS TXT answers: id.server and hostname.bind give the identity
+	 * (identity_len octets), version.server and version.bind the version;
+	 * NULL refuses them. At most 255 octets each (one TXT character-string).
 	 */
 	const uint8_t *identity;
-	uint8_t identity_len;
 	const uint8_t *version;
 	uint8_t version_len;
 } answer_ctx_t;

@@ -4,14 +4,27 @@
  * --toggle-collect=answer_rounds, its instruction count over the answers
  * is a figure that a busy machine does not move (tests/bench/answer_cost.sh).
  *
- * Usage: answer-bench ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]
+ * With -c KIB it measures what one answer costs on a cold CPU, as at a
+ * moderate load where each query wakes the server and the kernel's work
+ * since the last answer has evicted the caches: before each answer it
+ * writes KIB kibibytes of another buffer and makes a system call, then
+ * times the answer alone. It prints the median and mean in nanoseconds,
+ * warm (answers back to back) and cold. Under callgrind's cache
+ * simulation, --toggle-collect=answer_cold counts the cache lines a cold
+ * answer misses (tests/bench/answer_cost.sh -c).
+ *
+ * Usage: answer-bench [-c KIB] ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]
  *   QUERYFILE as shoal-flood -d reads it; every query with EDNS (1232), and
  *   with DO when a fifth argument is given.
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "proto/dns.h"
 #include "tools/flood.h"
@@ -35,6 +48,67 @@ __attribute__((noinline)) static size_t answer_rounds(const zonedb_t *db, const 
 	return octets;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One answer after the caches were evicted: what callgrind counts with -c (noinline: named). */
+__attribute__((noinline)) static void answer_cold(const zonedb_t *db, const flood_query_t *q,
+						  uint8_t *out, const answer_ctx_t *ctx)
+{
+	answer_info_t info;
+	answer_query(db, q->pkt, q->len, out, 1232, ctx, &info);
+}
+
+/*
+ * Each query of qs answered once and timed alone; when evict > 0, after
+ * writing `evict` octets of another buffer and a system call. Prints the
+ * median and mean under `label`. Returns 0, or -1 when out of memory.
+ */
+static int answer_timed(const zonedb_t *db, const flood_queries_t *qs, const answer_ctx_t *ctx,
+			size_t evict, const char *label)
+{
+	static uint8_t out[DNS_TCP_MAX];
+	uint64_t *t = calloc(qs->count, sizeof(*t));
+	uint8_t *junk = evict ? malloc(evict) : NULL;
+	int rc = -1;
+	if (!t || (evict && !junk))
+		goto done;
+	uint64_t sum = 0;
+	for (size_t i = 0; i < qs->count; i++) {
+		if (junk) {
+			memset(junk, (int)i, evict);
+			(void)getppid(); /* a kernel entry and exit, as each wake-up has */
+		}
+		uint64_t t0 = now_ns();
+		if (junk) {
+			answer_cold(db, &qs->q[i], out, ctx);
+		} else {
+			answer_info_t info;
+			answer_query(db, qs->q[i].pkt, qs->q[i].len, out, 1232, ctx, &info);
+		}
+		t[i] = now_ns() - t0;
+		sum += t[i];
+	}
+	qsort(t, qs->count, sizeof(*t), cmp_u64);
+	printf("%s: median %" PRIu64 " ns, mean %.0f ns per answer\n", label, t[qs->count / 2],
+	       (double)sum / (double)qs->count);
+	rc = 0;
+done:
+	free(t);
+	free(junk);
+	return rc;
+}
+
 static void on_msg(void *arg, bool is_error, const char *text)
 {
 	(void)arg;
@@ -44,8 +118,18 @@ static void on_msg(void *arg, bool is_error, const char *text)
 
 int main(int argc, char **argv)
 {
+	size_t evict = 0;
+	for (int opt; (opt = getopt(argc, argv, "c:")) != -1;) {
+		if (opt != 'c')
+			goto usage;
+		evict = (size_t)strtoul(optarg, NULL, 10) * 1024;
+	}
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc < 5) {
-		fprintf(stderr, "usage: answer-bench ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]\n");
+	usage:
+		fprintf(stderr,
+			"usage: answer-bench [-c KIB] ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]\n");
 		return 2;
 	}
 	zone_spec_t spec = { .name = argv[2], .file = argv[1], .limits = ZONE_LIMITS_DEFAULT };
@@ -63,9 +147,16 @@ int main(int argc, char **argv)
 	}
 	unsigned rounds = (unsigned)atoi(argv[4]);
 	answer_ctx_t ctx = { .edns_size = 1232 };
-	size_t octets = answer_rounds(db, &qs, rounds, &ctx);
-	printf("answers %zu octets %zu\n", qs.count * rounds, octets);
+	int rc = 0;
+	if (evict) {
+		if (answer_timed(db, &qs, &ctx, 0, "warm") < 0 ||
+		    answer_timed(db, &qs, &ctx, evict, "cold") < 0)
+			rc = 1;
+	} else {
+		size_t octets = answer_rounds(db, &qs, rounds, &ctx);
+		printf("answers %zu octets %zu\n", qs.count * rounds, octets);
+	}
 	flood_queries_free(&qs);
 	zonedb_free(db);
-	return 0;
+	return rc;
 }

@@ -4,23 +4,33 @@
 # benchmark's zone and query mix (genzone.sh: 90% names that exist, 10%
 # NXDOMAIN). Instruction counts do not move with the machine's load.
 #
-# Usage: tests/bench/answer_cost.sh [-s NAMES] [-n QUERIES] [-D] [-B BUILDDIR] [BUILDDIR]
+# With -c, the data cache lines one answer misses on a cold CPU instead:
+# answer-bench -c evicts the caches before each answer (as the kernel's work
+# between two wake-ups does at a moderate load) and callgrind's cache
+# simulation (32 KiB first level, 1 MiB last level, both evicted) counts the
+# lines each answer reads and writes again. Instruction fetches are not
+# evicted by the data written, so this counts data lines only.
+#
+# Usage: tests/bench/answer_cost.sh [-c] [-s NAMES] [-n QUERIES] [-D] [-B BUILDDIR] [BUILDDIR]
+#   -c    data cache lines missed per cold answer (default -n 1000)
 #   -s    names in the zone (default 10000)
 #   -n    queries in the mix, each answered once (default 20000)
 #   -D    every query with DO (the zone is not signed: the DO path without RRSIGs)
 #   -B    another build with tests/bench/answer-bench, measured beside it
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-names=10000 queries=20000 dnssec="" base=""
-while getopts "s:n:DB:h" opt; do
+names=10000 queries="" dnssec="" base="" cold=no
+while getopts "cs:n:DB:h" opt; do
 	case $opt in
+	c) cold=yes ;;
 	s) names=$OPTARG ;;
 	n) queries=$OPTARG ;;
 	D) dnssec=DO ;;
 	B) base=$OPTARG ;;
-	*) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	esac
 done
+[ -n "$queries" ] || { [ "$cold" = yes ] && queries=1000 || queries=20000; }
 shift $((OPTIND - 1))
 . "$SRC/tests/bench/servers.sh"
 build=$(bench_build "${1:-}")
@@ -28,6 +38,21 @@ command -v valgrind >/dev/null || { echo "answer_cost: valgrind missing" >&2; ex
 dir=$(mktemp -d /tmp/shoal-answer-cost.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 "$SRC/tests/bench/genzone.sh" bench.test. "$names" "$dir/zone" "$dir/queries" "$queries" 10
+if [ "$cold" = yes ]; then
+	printf '%-40s %8s %20s %20s\n' build answers "lines read/answer" "lines written/answer"
+	for b in $build $base; do
+		prog=$b/tests/bench/answer-bench
+		[ -x "$prog" ] || { echo "answer_cost: $prog missing" >&2; exit 1; }
+		valgrind --tool=callgrind --simulate-cache=yes --I1=32768,8,64 --D1=32768,8,64 \
+			--LL=1048576,16,64 --toggle-collect='*answer_cold*' \
+			--callgrind-out-file="$dir/cg.out" "$prog" -c 1280 "$dir/zone" bench.test. \
+			"$dir/queries" 1 $dnssec >"$dir/out" 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
+		# events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+		awk -v b="$b" -v n="$queries" '/^summary:/ {
+			printf "%-40s %8d %20.1f %20.1f\n", b, n, $6 / n, $7 / n }' "$dir/cg.out"
+	done
+	exit 0
+fi
 printf '%-40s %12s %10s %14s\n' build answers instructions "per answer"
 for b in $build $base; do
 	prog=$b/tests/bench/answer-bench
