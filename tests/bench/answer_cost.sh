@@ -12,7 +12,7 @@
 # evicted by the data written, so this counts data lines only.
 #
 # Usage: tests/bench/answer_cost.sh [-c] [-s NAMES] [-n QUERIES] [-D] [-B BUILDDIR] [BUILDDIR]
-#   -c    data cache lines missed per cold answer (default -n 1000)
+#   -c    cache lines a cold answer misses: data read, written, code (default -n 1000)
 #   -s    names in the zone (default 10000)
 #   -n    queries in the mix, each answered once (default 20000)
 #   -D    every query with DO (the zone is not signed: the DO path without RRSIGs)
@@ -39,17 +39,44 @@ dir=$(mktemp -d /tmp/shoal-answer-cost.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 "$SRC/tests/bench/genzone.sh" bench.test. "$names" "$dir/zone" "$dir/queries" "$queries" 10
 if [ "$cold" = yes ]; then
-	printf '%-40s %8s %20s %20s\n' build answers "lines read/answer" "lines written/answer"
+	printf '%-40s %8s %12s %12s %12s\n' build answers "data read" "data written" code
 	for b in $build $base; do
 		prog=$b/tests/bench/answer-bench
 		[ -x "$prog" ] || { echo "answer_cost: $prog missing" >&2; exit 1; }
 		valgrind --tool=callgrind --simulate-cache=yes --I1=32768,8,64 --D1=32768,8,64 \
-			--LL=1048576,16,64 --toggle-collect='*answer_cold*' \
-			--callgrind-out-file="$dir/cg.out" "$prog" -c 1280 "$dir/zone" bench.test. \
-			"$dir/queries" 1 $dnssec >"$dir/out" 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
-		# events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
-		awk -v b="$b" -v n="$queries" '/^summary:/ {
-			printf "%-40s %8d %20.1f %20.1f\n", b, n, $6 / n, $7 / n }' "$dir/cg.out"
+			--LL=1048576,16,64 --toggle-collect='*answer_cold*' --dump-instr=yes \
+			--dump-line=no --compress-pos=no --callgrind-out-file="$dir/cg.out" "$prog" -c 1280 \
+			"$dir/zone" bench.test. "$dir/queries" 1 $dnssec >"$dir/out" 2>"$dir/err" ||
+			{ cat "$dir/err" >&2; exit 1; }
+		# Events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw. Code lines: for
+		# each 64-octet line of instructions, the share of answers that ran
+		# it (its most run instruction's count over the answers, at most 1),
+		# summed. A cost line right after calls= is the call's, not an
+		# instruction's own.
+		awk -v b="$b" -v n="$queries" '
+			function hex(s,   i, v) {
+				for (i = 1; i <= length(s); i++)
+					v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+				return v
+			}
+			/^calls=/ { call = 1; next }
+			/^0x[0-9a-f]+ / {
+				if (!call) {
+					a = substr($1, 3)
+					key = substr(a, 1, length(a) - 2) "/" int(hex(substr(a, length(a) - 1)) / 64)
+					if ($2 > most[key])
+						most[key] = $2
+				}
+				call = 0
+				next
+			}
+			{ call = 0 }
+			/^summary:/ { read = $6; written = $7 }
+			END {
+				for (k in most)
+					code += most[k] < n ? most[k] / n : 1
+				printf "%-40s %8d %12.1f %12.1f %12.1f\n", b, n, read / n, written / n, code
+			}' "$dir/cg.out"
 	done
 	exit 0
 fi
