@@ -174,6 +174,15 @@ static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
 	return cfg->zone_xfr[i].primaries.count > 0;
 }
 
+/* How many zones of cfg are secondaries. */
+static inline size_t conf_secondary_count(const conf_t *cfg)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		n += conf_zone_is_secondary(cfg, i);
+	return n;
+}
+
 /*
  * Set every option to its default (threads: the online CPUs). cfg is
  * caller memory; call conf_clear when done. Returns 0 or SHOAL_ENOMEM.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "server/acceptor.h"
 #include "server/control.h"
 #include "server/log.h"
@@ -276,7 +277,11 @@ static void cmd_zone_status(control_client_t *c, const char *arg)
 				snprintf(hist, sizeof(hist), " journal 0 changes");
 		}
 		char sec[512];
-		secondary_status(env->secondary, i, sec, sizeof(sec));
+		uint8_t apex[NAME_MAXLEN];
+		if (name_from_text(info.name, NULL, apex) < 0)
+			sec[0] = '\0';
+		else
+			secondary_status(env->secondary, apex, sec, sizeof(sec));
 		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 1024];
 		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n",
 			 info.name, (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
@@ -362,7 +367,10 @@ static void refresh_reply(control_client_t *c, const char *arg, bool whole)
 	const control_env_t *env = &c->ctl->env;
 	char body[1200];
 	long i = conf_zone_index(env->cfg, arg);
-	int rc = i < 0 ? SHOAL_ENOTFOUND : secondary_refresh(env->secondary, (size_t)i, whole);
+	uint8_t apex[NAME_MAXLEN];
+	int rc = i < 0 || name_from_text(env->cfg->zones[i].name, NULL, apex) < 0
+			 ? SHOAL_ENOTFOUND
+			 : secondary_refresh(env->secondary, apex, whole);
 	if (i < 0)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
 	else if (rc < 0)

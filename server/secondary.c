@@ -15,6 +15,7 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "proto/request.h"
 #include "proto/tsig.h"
 #include "proto/wire.h"
@@ -141,9 +142,7 @@ static void table_free(sec_table_t *t)
  */
 static sec_table_t *table_new(const conf_t *cfg, zonedb_ref_t *zones)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		n += conf_zone_is_secondary(cfg, i);
+	size_t n = conf_secondary_count(cfg);
 	sec_table_t *t = calloc(1, sizeof(*t) + n * sizeof(t->z[0]));
 	if (!t)
 		return NULL;
@@ -235,10 +234,7 @@ int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*pu
 		  void *arg, secondary_t **out)
 {
 	*out = NULL;
-	size_t n = 0;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		n += conf_zone_is_secondary(cfg, i);
-	if (!n)
+	if (!conf_secondary_count(cfg))
 		return 0;
 	secondary_t *s = calloc(1, sizeof(*s));
 	if (!s || !(s->work = table_new(cfg, zones))) {
@@ -663,6 +659,8 @@ static bool refresh_in_flight(secondary_t *s, sec_zone_t *sz, bool whole)
 static void *secondary_main(void *arg)
 {
 	secondary_t *s = arg;
+	/* ps -L and top -H show it so; so do the tests that see it stop */
+	pthread_setname_np(pthread_self(), "shoald-xfr-in");
 	stop_flag = &s->stop;
 	give_up_flag = &s->give_up;
 	rcu_register_thread();
@@ -738,20 +736,20 @@ int secondary_start(secondary_t *s)
 	return 0;
 }
 
-/* The entry of zone i of the table shown, or NULL when it is not a secondary. In a read section. */
-static sec_zone_t *zone_of(secondary_t *s, size_t i)
+/* The entry of zone `apex` in the table shown, or NULL: not a secondary. In a read section. */
+static sec_zone_t *zone_of(secondary_t *s, const uint8_t *apex)
 {
 	sec_table_t *t = s ? rcu_dereference(s->shown) : NULL;
 	for (size_t k = 0; t && k < t->count; k++)
-		if (t->z[k].index == i)
+		if (name_equal(t->z[k].apex, apex))
 			return &t->z[k];
 	return NULL;
 }
 
-void secondary_notify(secondary_t *s, size_t i)
+void secondary_notify(secondary_t *s, const uint8_t *apex)
 {
 	rcu_read_lock();
-	sec_zone_t *sz = zone_of(s, i);
+	sec_zone_t *sz = zone_of(s, apex);
 	if (sz) {
 		__atomic_store_n(&sz->notified, 1, __ATOMIC_RELEASE);
 		sem_post(&s->wake);
@@ -759,10 +757,10 @@ void secondary_notify(secondary_t *s, size_t i)
 	rcu_read_unlock();
 }
 
-int secondary_refresh(secondary_t *s, size_t i, bool retransfer)
+int secondary_refresh(secondary_t *s, const uint8_t *apex, bool retransfer)
 {
 	rcu_read_lock();
-	sec_zone_t *sz = zone_of(s, i);
+	sec_zone_t *sz = zone_of(s, apex);
 	if (sz) {
 		__atomic_store_n(&sz->forced, retransfer ? 2 : 1, __ATOMIC_RELEASE);
 		sem_post(&s->wake);
@@ -780,10 +778,10 @@ static void format_time(time_t t, char *buf, size_t cap)
 		strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-void secondary_status(secondary_t *s, size_t i, char *buf, size_t cap)
+void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap)
 {
 	rcu_read_lock();
-	sec_zone_t *sz = zone_of(s, i);
+	sec_zone_t *sz = zone_of(s, apex);
 	if (!sz) {
 		rcu_read_unlock();
 		snprintf(buf, cap, "%s", "");

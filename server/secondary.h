@@ -51,31 +51,40 @@ int secondary_start(secondary_t *s);
  * refresh, retry and expire timers, its version and its transfer in
  * flight; a zone added or changed is checked with its primaries at once;
  * the transfer of a zone changed or removed is given up. zone-status,
- * NOTIFY and refresh take cfg's zone indexes on return; the thread
- * carries the state over between two zones. Returns 0 or SHOAL_ENOMEM
- * (nothing changed). Main thread, after start.
+ * NOTIFY and refresh reach cfg's zones on return; the thread carries the
+ * state over between two zones. Returns 0 or SHOAL_ENOMEM: nothing
+ * changed, and as zones are named, not numbered, the table kept acts on
+ * the zones it has only. Main thread, after start.
  */
 int secondary_reconfig(secondary_t *s, const conf_t *cfg);
 
 /*
- * A NOTIFY for zone i (its index in cfg) was let in: check the primaries
- * soon. Any thread (a worker's): no lock, no allocation.
+ * Zones are named by their apex (wire form, any case), never by index:
+ * the callers' configuration (a worker's set, control's) may be newer than
+ * the one s follows, with other indexes, until secondary_reconfig.
  */
-void secondary_notify(secondary_t *s, size_t i);
 
 /*
- * Check zone i's primaries now (refresh), or transfer it whole whatever
- * its serial (retransfer). Returns 0, or SHOAL_ENOTFOUND when zone i is
- * not a secondary. Any thread.
+ * A NOTIFY for the zone `apex` was let in: check the primaries soon.
+ * Nothing when it is not a secondary of s: a zone a reconfig adds is
+ * checked at once when applied. Any thread (a worker's): no lock, no
+ * allocation. s may be NULL.
  */
-int secondary_refresh(secondary_t *s, size_t i, bool retransfer);
+void secondary_notify(secondary_t *s, const uint8_t *apex);
 
 /*
- * Zone i's transfer state for zone-status (" source ... last-refresh ...
- * next-refresh ... expires ... last-error ..."), or "" for a zone that is
- * not a secondary. Any thread.
+ * Check the primaries of zone `apex` now (refresh), or transfer it whole
+ * whatever its serial (retransfer). Returns 0, or SHOAL_ENOTFOUND when it
+ * is not a secondary. Any thread.
  */
-void secondary_status(secondary_t *s, size_t i, char *buf, size_t cap);
+int secondary_refresh(secondary_t *s, const uint8_t *apex, bool retransfer);
+
+/*
+ * The transfer state of zone `apex` for zone-status (" source ...
+ * last-refresh ... next-refresh ... expires ... last-error ..."), or ""
+ * for a zone that is not a secondary. Any thread.
+ */
+void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap);
 
 /* The counters so far. Any thread. */
 void secondary_stats(const secondary_t *s, secondary_stats_t *out);

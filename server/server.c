@@ -113,14 +113,18 @@ static void transferred(void *arg)
 	uv_async_send(&srv->transferred);
 }
 
-/* On a worker: a NOTIFY was let in for secondary zone `zone`. */
-static void notify_in(void *arg, unsigned worker, size_t zone, bool has_serial, uint32_t serial,
-		      const struct sockaddr *peer)
+/*
+ * On a worker: a NOTIFY was let in for secondary zone `apex`. By name: the
+ * worker's set may follow a configuration the transfer thread does not
+ * have yet (a reconfig published, not applied), whose zone indexes differ.
+ */
+static void notify_in(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
+		      uint32_t serial, const struct sockaddr *peer)
 {
 	server_t *srv = arg;
 	/* inside the worker's read section: a reconfig frees the one it replaces after a grace
 	 * period */
-	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), zone);
+	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), apex);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -206,19 +210,31 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 	 * The secondary zones follow: those kept alike keep their timers and
 	 * their transfer in flight (no burst of SOA queries at each reconfig);
 	 * those added or changed are checked at once. Without a transfer
-	 * thread yet, one starts.
+	 * thread yet, one starts; without a secondary zone any more, it stops
+	 * (a later reconfig that adds one starts another).
 	 */
 	secondary_t *sec = srv->secondary;
-	if (sec) {
+	if (sec && !conf_secondary_count(cfg)) {
+		/* workers hand NOTIFY to it inside their read section: gone after a grace period */
+		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+		synchronize_rcu();
+		secondary_free(sec);
+		sec = NULL;
+		log_info("reconfig: no secondary zone left: the transfer thread stopped");
+	} else if (sec) {
 		if (secondary_reconfig(sec, cfg) < 0)
-			log_error("reconfig: out of memory: secondary zones keep their previous "
-				  "settings");
+			log_error("reconfig: out of memory: the secondary zones keep the "
+				  "previous configuration's transfer settings; a zone it did "
+				  "not have as a secondary is not refreshed");
 	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0) {
 		log_error("reconfig: out of memory: secondary zones are not refreshed");
 	} else if (sec && secondary_start(sec) < 0) {
 		log_error("reconfig: cannot start the transfer thread");
 		secondary_free(sec);
 		sec = NULL;
+	} else if (sec) {
+		log_info("reconfig: the transfer thread started for %zu secondary zone(s)",
+			 conf_secondary_count(cfg));
 	}
 	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);

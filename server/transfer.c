@@ -439,7 +439,7 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 	else
 		log_info("NOTIFY %s from %s: checking the primaries", zone, r->peer_text);
 	if (t->notify)
-		t->notify(t->notify_arg, t->worker, (size_t)i, has_serial, serial, r->peer);
+		t->notify(t->notify_arg, t->worker, r->q.qname, has_serial, serial, r->peer);
 	return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR, DNS_FLAG_AA);
 }
 

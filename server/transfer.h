@@ -16,13 +16,13 @@
 #include "zone/zonedb.h"
 
 /*
- * A NOTIFY (RFC 1996) let in for zone `zone` (its index in the
- * configuration) from peer, with the serial of its SOA when it carried
- * one. Called on the worker's thread that received it: it must not block
- * (hand it on through a queue), and may drop it (the primary sends it
- * again).
+ * A NOTIFY (RFC 1996) let in for the zone whose apex is `apex` (wire
+ * form, lowercase; valid during the call) from peer, with the serial of
+ * its SOA when it carried one. Called on the worker's thread that
+ * received it: it must not block (hand it on through a queue), and may
+ * drop it (the primary sends it again).
  */
-typedef void (*transfer_notify_fn)(void *arg, unsigned worker, size_t zone, bool has_serial,
+typedef void (*transfer_notify_fn)(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
 				   uint32_t serial, const struct sockaddr *peer);
 
 /*

@@ -23,8 +23,9 @@ t_cleanup() {
 	for p in $T_PIDS; do
 		kill "$p" 2>/dev/null
 	done
+	# bounded: a process that does not heed SIGTERM must not hold the test for good
 	for p in $T_PIDS; do
-		wait "$p" 2>/dev/null
+		wait_within "$p" 10 2>/dev/null
 	done
 	rm -rf "$T_DIR"
 }
@@ -139,6 +140,12 @@ stop_pid() {
 # in the shell that started PID (not in $(...)): only that shell can wait for it.
 stop_within() {
 	kill -TERM "$1" 2>/dev/null
+	wait_within "$1" "${2:-60}"
+}
+
+# wait_within PID [SECONDS]: up to SECONDS (default 60) for PID, which ends by itself, to
+# exit; returns its exit status, or 124 after killing it. Same shell as stop_within.
+wait_within() {
 	if wait_until "${2:-60}" gone "$1"; then
 		wait "$1"
 		return $?

@@ -95,7 +95,7 @@ hold_reload() {
 		T_PIDS="$T_PIDS $HOLD_PID"
 		wait_line "$T_DIR/hold.out" "^attached|cannot trace" || return 1
 		grep -q '^attached' "$T_DIR/hold.out" && break
-		wait "$HOLD_PID"
+		wait_within "$HOLD_PID"
 		[ $try -eq 3 ] && return 77
 		sleep 1
 	done
@@ -122,8 +122,9 @@ check_eq "the old zone answers during the stuck reload" 192.0.2.17 "$(q "$PORT" 
 stop_within "$SHOALD_PID"
 check_eq "SIGTERM during a stuck reload stops shoald with status 0 (124: not in 60 s)" 0 $?
 check_match "and it says it left the reload thread" "did not stop within 3000 ms" "$(cat "$T_DIR/shoald.log")"
-wait "$HOLD_PID"
-wait "$RELOAD_PID"
+wait_within "$HOLD_PID"
+check_eq "holdthread ends with shoald (124: killed after 60 s)" 0 $?
+wait_within "$RELOAD_PID" 130
 
 # reload-timeout: the stuck reload is abandoned, answered, reported; the old zone stays.
 : >"$T_DIR/shoald.log"
@@ -139,7 +140,7 @@ if [ $rc -eq 77 ]; then
 	done_testing
 fi
 check_eq "the reload thread is held" 0 $rc
-wait "$RELOAD_PID"
+wait_within "$RELOAD_PID" 130
 check_eq "the stuck reload is answered with an error" 1 $?
 check_match "that says it was abandoned" "reload started .* abandoned after 1 s \(reload-timeout\): every zone keeps the version it had" "$(cat "$T_DIR/reload.out")"
 check_eq "the old zone still answers" 192.0.2.18 "$(q "$PORT" +short www.files.test A)"
@@ -151,5 +152,6 @@ check_match "and the reply says why" "its thread has not ended yet" "$out"
 check_match "the log says so" "error: reload started .* abandoned after 1 s" "$(cat "$T_DIR/shoald.log")"
 stop_within "$SHOALD_PID"
 check_eq "SIGTERM exits 0 with the thread still held" 0 $?
-wait "$HOLD_PID"
+wait_within "$HOLD_PID"
+check_eq "holdthread ends with shoald (124: killed after 60 s)" 0 $?
 done_testing

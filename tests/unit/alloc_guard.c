@@ -1,6 +1,7 @@
 /* The hot path's rule as a check: the allocations and locks of Shoal's code, counted. */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
@@ -28,6 +29,26 @@ alloc_guard_counts_t alloc_guard_end(void)
 	return (alloc_guard_counts_t){ __atomic_load_n(&allocations, __ATOMIC_RELAXED),
 				       __atomic_load_n(&frees, __ATOMIC_RELAXED),
 				       __atomic_load_n(&locks, __ATOMIC_RELAXED) };
+}
+
+/*
+ * This thread's allocations to go before the one that fails (0: none
+ * fails): an out-of-memory path is driven by failing each call in turn,
+ * and the other threads (a server's, at work meanwhile) are left alone.
+ */
+static __thread size_t fail_in;
+
+void alloc_guard_fail_at(size_t nth)
+{
+	fail_in = nth;
+}
+
+/* Whether this allocation is the one alloc_guard_fail_at chose. */
+static bool alloc_fails(void)
+{
+	if (!fail_in)
+		return false;
+	return --fail_in == 0;
 }
 
 #define COUNT(what)                                                     \
@@ -71,42 +92,56 @@ int __wrap_sem_wait(sem_t *s);
 void *__wrap_malloc(size_t n)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return NULL;
 	return __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return NULL;
 	return __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return NULL;
 	return __real_realloc(p, n);
 }
 
 void *__wrap_aligned_alloc(size_t align, size_t n)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return NULL;
 	return __real_aligned_alloc(align, n);
 }
 
 int __wrap_posix_memalign(void **p, size_t align, size_t n)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return ENOMEM;
 	return __real_posix_memalign(p, align, n);
 }
 
 char *__wrap_strdup(const char *s)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return NULL;
 	return __real_strdup(s);
 }
 
 char *__wrap_strndup(const char *s, size_t n)
 {
 	COUNT(allocations);
+	if (alloc_fails())
+		return NULL;
 	return __real_strndup(s, n);
 }
 

@@ -28,6 +28,14 @@ void alloc_guard_begin(void);
 /* Stop counting; returns what was counted. */
 alloc_guard_counts_t alloc_guard_end(void);
 
+/*
+ * Make the nth allocation the calling thread makes from now on (1: the
+ * next) fail, as out of memory would; 0 fails none. Other threads'
+ * allocations are not counted. The allocation functions of Shoal's own
+ * code only (those wrapped), counting or not.
+ */
+void alloc_guard_fail_at(size_t nth);
+
 /* answer_query calls checked so far (alloc_guard_answer.c): a test may assert that it ran. */
 size_t alloc_guard_answers(void);
 

@@ -1,0 +1,259 @@
+/* Unit tests for server/secondary.c: which zone a NOTIFY, refresh or status reaches. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "proto/name.h"
+#include "server/conf.h"
+#include "server/reload.h"
+#include "server/secondary.h"
+#include "tests/unit/alloc_guard.h"
+#include "unit.h"
+
+/* How long a test waits for the transfer thread to do what it must: generous, never reached. */
+#define WAIT_MS 20000
+
+/* A zone's primary: a loopback TCP listener that takes each connection and closes it. */
+typedef struct primary {
+	const char *zone;
+	int fd;
+	uint16_t port;
+} primary_t;
+
+static int primary_open(primary_t *p, const char *zone)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(in);
+	p->zone = zone;
+	p->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (p->fd < 0 || bind(p->fd, (struct sockaddr *)&in, len) < 0 || listen(p->fd, 16) < 0 ||
+	    getsockname(p->fd, (struct sockaddr *)&in, &len) < 0)
+		return -1;
+	p->port = ntohs(in.sin_port);
+	return 0;
+}
+
+/*
+ * The zone whose primary the transfer thread connects to next, within
+ * ms; NULL when none does. The connection is closed at once: the
+ * transfer fails, and the zone waits its retry time (an hour here).
+ */
+static const char *next_transfer(primary_t *p, size_t n, int ms)
+{
+	struct pollfd pf[8];
+	for (size_t k = 0; k < n; k++)
+		pf[k] = (struct pollfd){ .fd = p[k].fd, .events = POLLIN };
+	if (poll(pf, (nfds_t)n, ms) <= 0)
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		if (!(pf[k].revents & POLLIN))
+			continue;
+		int c = accept(p[k].fd, NULL, NULL);
+		if (c >= 0)
+			close(c);
+		return p[k].zone;
+	}
+	return NULL;
+}
+
+/* s, or "(none)" for NULL: what the assertions compare. */
+static const char *str(const char *s)
+{
+	return s ? s : "(none)";
+}
+
+/*
+ * A configuration into c whose secondary zones are named by the letters
+ * of `zones` in order ('a' a.test, 'b' b.test, 'n' n.test), each with its
+ * primary of p; every check that fails waits an hour before the next.
+ */
+static int conf_make(conf_t *c, const char *zones, const primary_t *p)
+{
+	char text[2048], err[512], path[] = "/tmp/shoal-test-secondary.XXXXXX";
+	int len = snprintf(text, sizeof(text),
+			   "min-refresh-time: 3600\nmin-retry-time: 3600\nzones:\n");
+	for (const char *z = zones; *z; z++) {
+		const primary_t *q = &p[*z - 'a' < 2 ? *z - 'a' : 2];
+		len += snprintf(text + len, sizeof(text) - (size_t)len,
+				"  - name: %s\n    primaries: [\"127.0.0.1@%u NOKEY\"]\n", q->zone,
+				(unsigned)q->port);
+	}
+	conf_init(c);
+	if (unit_temp_file(path, text, (size_t)len) < 0)
+		return -1;
+	int rc = conf_load_file(c, path, err, sizeof(err));
+	unlink(path);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", err);
+	return rc;
+}
+
+/* The zone loader's errors, shown; its notes, not. */
+static void quiet(void *arg, bool is_error, const char *msg)
+{
+	if (is_error)
+		fprintf(stderr, "  %s\n", msg);
+}
+
+/* The pieces a secondary_t needs: a served set (nothing loaded yet) and its reload. */
+typedef struct world {
+	primary_t p[3]; /* a.test, b.test, n.test */
+	conf_t was, now;
+	zonedb_ref_t zones;
+	reload_t reload;
+	secondary_t *s;
+} world_t;
+
+/*
+ * Zones a.test and b.test served as secondaries and checked once (both
+ * primaries failed); w->now is the next configuration, with n.test
+ * inserted first, so that each zone's index differs from w->was's.
+ */
+static int world_start(world_t *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (primary_open(&w->p[0], "a.test") < 0 || primary_open(&w->p[1], "b.test") < 0 ||
+	    primary_open(&w->p[2], "n.test") < 0 || conf_make(&w->was, "ab", w->p) < 0 ||
+	    conf_make(&w->now, "nab", w->p) < 0)
+		return -1;
+	zonedb_t *db = NULL;
+	if (zonedb_build(w->was.zones, w->was.zone_count, NULL, NULL, quiet, NULL, &db) < 0)
+		return -1;
+	zonedb_publish(&w->zones, db);
+	reload_init(&w->reload, &w->was, &w->zones);
+	if (secondary_new(&w->was, &w->zones, &w->reload, NULL, NULL, &w->s) < 0 || !w->s ||
+	    secondary_start(w->s) < 0)
+		return -1;
+	/* each zone is checked at start; then nothing is due for an hour */
+	const char *first = next_transfer(w->p, 2, WAIT_MS);
+	const char *second = next_transfer(w->p, 2, WAIT_MS);
+	if (!first || !second || !strcmp(first, second))
+		return -1;
+	secondary_stats_t st;
+	for (int ms = 0; ms < WAIT_MS; ms += 10) {
+		secondary_stats(w->s, &st);
+		if (st.failed == 2)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static void world_stop(world_t *w)
+{
+	secondary_free(w->s);
+	zonedb_publish(&w->zones, NULL);
+	conf_clear(&w->was);
+	conf_clear(&w->now);
+	for (size_t k = 0; k < 3; k++)
+		if (w->p[k].fd > 0)
+			close(w->p[k].fd);
+}
+
+/*
+ * The apex of zone `name` in wire form, as the server's parts name it to
+ * the secondary: a worker answering from the set of `served` (its NOTIFY),
+ * control following `served` (refresh, zone-status).
+ */
+static const uint8_t *apex_of(const conf_t *served, const char *name)
+{
+	static uint8_t apex[NAME_MAXLEN];
+	long i = conf_zone_index(served, name);
+	if (i < 0 || name_from_text(served->zones[i].name, NULL, apex) < 0)
+		return (const uint8_t *)"";
+	return apex;
+}
+
+static void notify_zone(secondary_t *s, const conf_t *served, const char *name)
+{
+	secondary_notify(s, apex_of(served, name));
+}
+
+static int refresh_zone(secondary_t *s, const conf_t *served, const char *name)
+{
+	return secondary_refresh(s, apex_of(served, name), false);
+}
+
+static void status_zone(secondary_t *s, const conf_t *served, const char *name, char *buf,
+			size_t cap)
+{
+	secondary_status(s, apex_of(served, name), buf, cap);
+}
+
+/*
+ * A reconfig inserts n.test before a.test and b.test: the workers answer
+ * from the new set at once, the secondary follows when the main loop
+ * applies the reconfig. A NOTIFY in between reaches the zone it names:
+ * not the zone that had its index before, and not nothing.
+ */
+static void test_notify_before_reconfig_applied(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	notify_zone(w.s, &w.now, "a.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
+	notify_zone(w.s, &w.now, "b.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
+	/* applied: the new table has the NOTIFYs and zones of the new configuration */
+	CU_ASSERT_EQUAL(secondary_reconfig(w.s, &w.now), 0);
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "n.test");
+	notify_zone(w.s, &w.now, "a.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
+	world_stop(&w);
+}
+
+/*
+ * Out of memory at each allocation of a reconfig: it fails whole, and the
+ * table kept still acts on the zones named by the configuration the rest
+ * of the server follows (refresh, zone-status, NOTIFY).
+ */
+static void test_reconfig_out_of_memory(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	alloc_guard_fail_at(1);
+	CU_ASSERT_EQUAL(secondary_reconfig(w.s, &w.now), SHOAL_ENOMEM);
+	alloc_guard_fail_at(0);
+	CU_ASSERT_EQUAL(refresh_zone(w.s, &w.now, "a.test"), 0);
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
+	char buf[512];
+	status_zone(w.s, &w.now, "b.test", buf, sizeof(buf));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "source none"));
+	CU_ASSERT_EQUAL(refresh_zone(w.s, &w.now, "n.test"), SHOAL_ENOTFOUND);
+	notify_zone(w.s, &w.now, "b.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
+	/* every other allocation failing in turn: ENOMEM each time, nothing leaked */
+	int rc = SHOAL_ENOMEM;
+	for (size_t n = 2; n < 1000 && rc == SHOAL_ENOMEM; n++) {
+		alloc_guard_fail_at(n);
+		rc = secondary_reconfig(w.s, &w.now);
+		alloc_guard_fail_at(0);
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "n.test");
+	world_stop(&w);
+}
+
+int main(int argc, char **argv)
+{
+	rcu_register_thread();
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_notify_before_reconfig_applied),
+		UNIT_TEST(test_reconfig_out_of_memory),
+		UNIT_END,
+	};
+	int rc = unit_run(argc, argv, "secondary", tests);
+	rcu_unregister_thread();
+	return rc;
+}
