@@ -27,6 +27,15 @@ t_cleanup() {
 	for p in $T_PIDS; do
 		wait_within "$p" 10 2>/dev/null
 	done
+	# a failed run's sanitizer reports would go with the folder: into the test's log first
+	if [ "$T_FAILED" -gt 0 ] && [ -d "$T_DIR" ]; then
+		grep -rl -E "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: |SUMMARY: )|runtime error: " \
+			"$T_DIR" 2>/dev/null | while read -r f; do
+			echo "--- sanitizer report in $(basename "$f") ---"
+			awk '/^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: )|runtime error: / { on = 1 }
+				on && n++ < 80' "$f"
+		done
+	fi
 	rm -rf "$T_DIR"
 }
 trap t_cleanup EXIT
