@@ -31,8 +31,8 @@
  * buffers' addresses and both of its iovecs) is the batch's first line.
  */
 struct udp_batch {
-	uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
-	uint8_t *tx_buf; /* UDP_BATCH * answer_cap */
+	_Alignas(64) uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
+	uint8_t *tx_buf;              /* UDP_BATCH * answer_cap */
 	uint32_t answer_cap;
 	unsigned used; /* rx entries the last recvmmsg filled */
 	struct {
@@ -60,7 +60,7 @@ static void rx_reset(udp_batch_t *b, unsigned i)
 
 udp_batch_t *udp_batch_new(size_t answer_cap)
 {
-	udp_batch_t *b = aligned_alloc(64, (sizeof(*b) + 63) / 64 * 64);
+	udp_batch_t *b = aligned_alloc(_Alignof(udp_batch_t), sizeof(*b));
 	if (!b)
 		return NULL;
 	memset(b, 0, sizeof(*b));

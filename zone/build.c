@@ -1096,7 +1096,7 @@ static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t cou
 		   zone_t **out)
 {
 	/* on a cache line of its own: the fields every answer reads share one */
-	zone_t *z = aligned_alloc(64, (sizeof(*z) + 63) / 64 * 64);
+	zone_t *z = aligned_alloc(_Alignof(zone_t), sizeof(*z));
 	if (z)
 		memset(z, 0, sizeof(*z));
 	if (!z || !(z->arena = zarena_new())) {

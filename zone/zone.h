@@ -125,10 +125,10 @@ typedef struct zone_nsec3 {
 typedef struct zone {
 	/*
 	 * What every answer reads, in the first 64 octets (the zone is
-	 * allocated on a cache line): at a moderate load each query finds
-	 * the caches cold, and each line costs a miss.
+	 * aligned on a cache line): at a moderate load each query finds the
+	 * caches cold, and each line costs a miss.
 	 */
-	const znode_t *apex;
+	_Alignas(64) const znode_t *apex;
 	const znode_t *nodes; /* canonical order (RFC 4034 6.1), apex first */
 	const zhash_slot_t *hash;
 	uint32_t hash_size; /* slots; never full */

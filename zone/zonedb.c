@@ -67,15 +67,16 @@ _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cac
 /* A zeroed set with n zeroed entries, each on cache lines; NULL when out of memory. */
 static zonedb_t *db_alloc(size_t n)
 {
+	size_t size = (n ? n : 1) * sizeof(zentry_t);
 	zonedb_t *db = aligned_alloc(_Alignof(zonedb_t), sizeof(*db));
-	zentry_t *e = aligned_alloc(_Alignof(zentry_t), (n ? n : 1) * sizeof(*e));
+	zentry_t *e = aligned_alloc(_Alignof(zentry_t), size);
 	if (!db || !e) {
 		free(db);
 		free(e);
 		return NULL;
 	}
 	memset(db, 0, sizeof(*db));
-	memset(e, 0, (n ? n : 1) * sizeof(*e));
+	memset(e, 0, size);
 	db->entries = e;
 	return db;
 }
