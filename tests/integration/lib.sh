@@ -28,12 +28,11 @@ t_cleanup() {
 		wait_within "$p" 10 2>/dev/null
 	done
 	# a failed run's sanitizer reports would go with the folder: into the test's log first
+	local report='^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: )|runtime error: '
 	if [ "$T_FAILED" -gt 0 ] && [ -d "$T_DIR" ]; then
-		grep -rl -E "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: |SUMMARY: )|runtime error: " \
-			"$T_DIR" 2>/dev/null | while read -r f; do
+		grep -rlE "$report" "$T_DIR" 2>/dev/null | while read -r f; do
 			echo "--- sanitizer report in $(basename "$f") ---"
-			awk '/^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: )|runtime error: / { on = 1 }
-				on && n++ < 80' "$f"
+			awk -v re="$report" '$0 ~ re { on = 1 } on && n++ < 80' "$f"
 		done
 	fi
 	rm -rf "$T_DIR"
