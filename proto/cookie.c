@@ -3,12 +3,13 @@
 #include <string.h>
 
 #include "proto/cookie.h"
+#include "proto/hot.h"
 #include "proto/wire.h"
 
 #define COOKIE_HASH_LEN   8
 #define COOKIE_HASHED_MAX (COOKIE_CLIENT_LEN + 8 + 16) /* with an IPv6 address */
 
-int cookie_parse(cookie_t *c, const uint8_t *data, size_t len)
+QUERY_PATH int cookie_parse(cookie_t *c, const uint8_t *data, size_t len)
 {
 	c->client = NULL;
 	c->server = NULL;
@@ -65,15 +66,16 @@ static void cookie_hash(uint8_t out[COOKIE_HASH_LEN], const uint8_t *client, con
 	crypto_shorthash_siphash24(out, in, COOKIE_CLIENT_LEN + 8 + ip_len, secret);
 }
 
-static bool hash_matches(const cookie_t *c, const uint8_t *ip, size_t ip_len, const uint8_t *secret)
+QUERY_PATH static bool hash_matches(const cookie_t *c, const uint8_t *ip, size_t ip_len,
+				    const uint8_t *secret)
 {
 	uint8_t hash[COOKIE_HASH_LEN];
 	cookie_hash(hash, c->client, c->server, ip, ip_len, secret);
 	return sodium_memcmp(hash, c->server + 8, COOKIE_HASH_LEN) == 0;
 }
 
-enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip_len, uint32_t now,
-				 const cookie_secrets_t *secrets)
+QUERY_PATH enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip_len,
+					    uint32_t now, const cookie_secrets_t *secrets)
 {
 	if (!c->server || c->server_len != COOKIE_SERVER_LEN || c->server[0] != COOKIE_VERSION ||
 	    !client_ip(&ip, &ip_len))
@@ -89,9 +91,9 @@ enum cookie_verdict cookie_check(const cookie_t *c, const uint8_t *ip, size_t ip
 	return COOKIE_INVALID;
 }
 
-int cookie_make(uint8_t server[COOKIE_SERVER_LEN], const uint8_t client[COOKIE_CLIENT_LEN],
-		const uint8_t *ip, size_t ip_len, uint32_t now,
-		const uint8_t secret[COOKIE_SECRET_LEN])
+QUERY_PATH int cookie_make(uint8_t server[COOKIE_SERVER_LEN],
+			   const uint8_t client[COOKIE_CLIENT_LEN], const uint8_t *ip,
+			   size_t ip_len, uint32_t now, const uint8_t secret[COOKIE_SECRET_LEN])
 {
 	if (!client_ip(&ip, &ip_len))
 		return SHOAL_EINVAL;

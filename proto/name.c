@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proto/hot.h"
 #include "proto/name.h"
 
 /* RFC 1035 4.1.4: a name is at most 127 labels, so more hops is a loop. */
@@ -36,7 +37,7 @@ static void lower_flat(uint8_t *name, size_t len)
 		name[i] = name_lower_octet(name[i]);
 }
 
-int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
+QUERY_PATH int name_unpack(wire_t *w, uint8_t dst[NAME_MAXLEN], bool lower)
 {
 	if (w->err)
 		return w->err;
@@ -91,7 +92,7 @@ done:
 	return SHOAL_EMALFORMED;
 }
 
-int name_skip(wire_t *w)
+QUERY_PATH int name_skip(wire_t *w)
 {
 	if (w->err)
 		return w->err;
@@ -123,7 +124,7 @@ done:
 	return SHOAL_EMALFORMED;
 }
 
-size_t name_length(const uint8_t *name)
+QUERY_PATH size_t name_length(const uint8_t *name)
 {
 	const uint8_t *p = name;
 	while (*p)
@@ -139,14 +140,14 @@ int name_labels(const uint8_t *name)
 	return n;
 }
 
-void name_lower(uint8_t *name)
+QUERY_PATH void name_lower(uint8_t *name)
 {
 	for (uint8_t *p = name; *p; p += 1 + *p)
 		for (uint8_t i = 1; i <= *p; i++)
 			p[i] = name_lower_octet(p[i]);
 }
 
-bool name_equal(const uint8_t *a, const uint8_t *b)
+QUERY_PATH bool name_equal(const uint8_t *a, const uint8_t *b)
 {
 	for (;;) {
 		if (*a != *b)
@@ -162,7 +163,7 @@ bool name_equal(const uint8_t *a, const uint8_t *b)
 	}
 }
 
-bool name_is_subdomain(const uint8_t *name, const uint8_t *parent)
+QUERY_PATH bool name_is_subdomain(const uint8_t *name, const uint8_t *parent)
 {
 	int skip = name_labels(name) - name_labels(parent);
 	if (skip < 0)
@@ -229,7 +230,7 @@ uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
 	return name_hash_lower((const uint8_t *)low, len, key);
 }
 
-uint64_t name_hash_lower(const uint8_t *name, size_t len, const uint8_t key[16])
+QUERY_PATH uint64_t name_hash_lower(const uint8_t *name, size_t len, const uint8_t key[16])
 {
 	uint8_t out[crypto_shorthash_siphash24_BYTES];
 	/* the algorithm by name: crypto_shorthash is one more call to it */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "proto/dns.h"
+#include "proto/hot.h"
 #include "proto/query.h"
 
 /*
@@ -95,7 +96,7 @@ static enum query_verdict parse_records(query_t *q, wire_t *w)
 	return QUERY_OK;
 }
 
-enum query_verdict query_parse(query_t *q, const uint8_t *pkt, size_t len)
+QUERY_PATH enum query_verdict query_parse(query_t *q, const uint8_t *pkt, size_t len)
 {
 	memset(q, 0, offsetof(query_t, qname));
 	q->qname_len = 0;
@@ -149,7 +150,7 @@ enum query_verdict query_parse(query_t *q, const uint8_t *pkt, size_t len)
 	return QUERY_OK;
 }
 
-uint16_t query_udp_limit(const query_t *q, uint16_t server_max)
+QUERY_PATH uint16_t query_udp_limit(const query_t *q, uint16_t server_max)
 {
 	if (server_max < DNS_UDP_MIN)
 		server_max = DNS_UDP_MIN;

@@ -1,6 +1,7 @@
 /* Writing an answer: header, echoed question, compressed RRsets, the OPT record. */
 #include <string.h>
 
+#include "proto/hot.h"
 #include "proto/name.h"
 #include "proto/rdata.h"
 #include "proto/response.h"
@@ -56,7 +57,7 @@ static void comp_add(response_t *r, size_t off, size_t len)
  * Write `name` compressed: its longest suffix already in the message becomes
  * a pointer; every label written before it becomes a new target.
  */
-static void write_name(response_t *r, const uint8_t *name)
+QUERY_PATH static void write_name(response_t *r, const uint8_t *name)
 {
 	/*
 	 * The question's own octets, the owner of most answers: the question
@@ -94,8 +95,8 @@ static void write_name(response_t *r, const uint8_t *name)
 		wire_write_u8(&r->w, 0);
 }
 
-int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, size_t limit,
-		  size_t opt_reserve)
+QUERY_PATH int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap,
+			     size_t limit, size_t opt_reserve)
 {
 	memset(r, 0, offsetof(response_t, comp_off));
 	r->comp_count = 0;
@@ -150,12 +151,12 @@ int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, siz
 	return r->w.err ? SHOAL_ESPACE : 0;
 }
 
-void response_set_flags(response_t *r, uint16_t flags)
+QUERY_PATH void response_set_flags(response_t *r, uint16_t flags)
 {
 	r->flags |= flags;
 }
 
-void response_set_rcode(response_t *r, uint16_t rcode)
+QUERY_PATH void response_set_rcode(response_t *r, uint16_t rcode)
 {
 	r->rcode = rcode;
 }
@@ -185,8 +186,8 @@ void response_rollback(response_t *r, const response_mark_t *m)
  * of room shows in r->w.err. Returns 0, or SHOAL_EINVAL for a record that
  * does not lie inside the set (the caller rolls back).
  */
-static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set, size_t *off,
-		    uint16_t *ni)
+QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set,
+			       size_t *off, uint16_t *ni)
 {
 	const uint8_t *d = set->data;
 	write_name(r, owner);
@@ -220,8 +221,8 @@ static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set
 	return 0;
 }
 
-int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
-		       const rrset_wire_t *set)
+QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
+				  const rrset_wire_t *set)
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
@@ -272,7 +273,7 @@ int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *own
 	return 0;
 }
 
-void response_truncate(response_t *r)
+QUERY_PATH void response_truncate(response_t *r)
 {
 	r->w.pos = r->base_pos;
 	r->w.err = 0;
@@ -284,7 +285,7 @@ void response_truncate(response_t *r)
 	r->flags |= DNS_FLAG_TC;
 }
 
-size_t response_opt_size(const response_edns_t *e)
+QUERY_PATH size_t response_opt_size(const response_edns_t *e)
 {
 	if (!e->present)
 		return 0;
@@ -301,7 +302,7 @@ static void write_option(wire_t *w, uint16_t code, const uint8_t *data, uint16_t
 	wire_write_bytes(w, data, len);
 }
 
-int response_finish(response_t *r, const response_edns_t *e)
+QUERY_PATH int response_finish(response_t *r, const response_edns_t *e)
 {
 	const query_t *q = r->query;
 	if (r->w.err)
@@ -338,7 +339,7 @@ int response_finish(response_t *r, const response_edns_t *e)
 	return (int)r->w.pos;
 }
 
-int response_strip(uint8_t *msg, size_t len)
+QUERY_PATH int response_strip(uint8_t *msg, size_t len)
 {
 	wire_t w;
 	wire_init_read(&w, msg, len);

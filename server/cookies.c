@@ -7,6 +7,7 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "server/cookies.h"
 
 /*
@@ -57,7 +58,7 @@ int cookies_init(cookies_t *c, const uint8_t *secret, const uint8_t *staging)
 	return c->secrets ? 0 : SHOAL_ENOMEM;
 }
 
-const cookie_secrets_t *cookies_read(cookies_t *c)
+QUERY_PATH const cookie_secrets_t *cookies_read(cookies_t *c)
 {
 #ifdef COOKIES_TSAN
 	return __atomic_load_n(&c->secrets, __ATOMIC_ACQUIRE);
@@ -66,7 +67,7 @@ const cookie_secrets_t *cookies_read(cookies_t *c)
 #endif
 }
 
-void cookies_read_done(cookies_t *c)
+QUERY_PATH void cookies_read_done(cookies_t *c)
 {
 #ifdef COOKIES_TSAN
 	__tsan_release(c);

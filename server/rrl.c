@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "server/log.h"
 #include "server/rrl.h"
 
@@ -279,8 +280,8 @@ static void log_class(const rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_
 		   ev == RRL_EVENT_START ? "limited" : "no longer limited", more);
 }
 
-enum rrl_verdict rrl_check(rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_t ip_len,
-			   const answer_info_t *info, uint32_t now)
+QUERY_PATH enum rrl_verdict rrl_check(rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_t ip_len,
+				      const answer_info_t *info, uint32_t now)
 {
 	/* a valid server cookie proves the address: no one can aim this answer elsewhere */
 	if (info->cookie == ANSWER_COOKIE_VALID)

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "proto/name.h"
 #include "server/stats.h"
 #include "zone/answer.h"
 #include "zone/zonedb.h"
 
-static void count_query(query_stats_t *q, const answer_info_t *info)
+QUERY_PATH static void count_query(query_stats_t *q, const answer_info_t *info)
 {
 	if (info->qtype)
 		stats_add(&q->type[stats_qtype_index(info->qtype)], 1);
@@ -23,7 +24,8 @@ static void count_query(query_stats_t *q, const answer_info_t *info)
 		stats_add(&q->dnssec_ok, 1);
 }
 
-void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const answer_info_t *info)
+QUERY_PATH void stats_count_udp(worker_stats_t *s, size_t in, bool answered,
+				const answer_info_t *info)
 {
 	stats_add(&s->queries, 1);
 	stats_add(&s->bytes_in, in);
@@ -52,7 +54,8 @@ void stats_count_tcp(worker_stats_t *s, bool answered, const answer_info_t *info
 		stats_add(&s->tcp.rcode[info->rcode], 1);
 }
 
-void stats_count_zone(zone_stats_t *zones, size_t slots, bool answered, const answer_info_t *info)
+QUERY_PATH void stats_count_zone(zone_stats_t *zones, size_t slots, bool answered,
+				 const answer_info_t *info)
 {
 	uint32_t slot = info->zone_slot;
 	if (!answered || slot == 0 || slot >= slots)

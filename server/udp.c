@@ -16,6 +16,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "server/log.h"
 #include "server/udp.h"
 #include "server/worker.h"
@@ -193,11 +194,11 @@ static int udp_batch_once(udp_receiver_t *r)
 			info.malformed = true; /* longer than any query we answer */
 		} else {
 			worker_client_ip(ctx, (const struct sockaddr *)&b->peer[i]);
-			alen = w->responder->answer(db, b->iov[i].rx.iov_base, len, abuf,
-						    b->answer_cap, ctx, &info);
+			alen = r->answer(db, b->iov[i].rx.iov_base, len, abuf, b->answer_cap, ctx,
+					 &info);
 			/* IXFR, NOTIFY and TSIG depend on who asks: answered again, rarely */
-			if (w->responder->zones && (info.qtype == DNS_TYPE_IXFR || info.tsig ||
-						    info.rcode == DNS_RCODE_NOTIMP))
+			if (r->zones && (info.qtype == DNS_TYPE_IXFR || info.tsig ||
+					 info.rcode == DNS_RCODE_NOTIMP))
 				alen = transfer_udp(&r->xfr, db, (struct sockaddr *)&b->peer[i],
 						    b->iov[i].rx.iov_base, len, abuf, b->answer_cap,
 						    alen, &info);
@@ -237,7 +238,7 @@ int udp_wake_init(void)
 	return sigaction(UDP_WAKE_SIGNAL, &sa, NULL) < 0 ? -errno : 0;
 }
 
-void *udp_receiver_main(void *arg)
+QUERY_PATH void *udp_receiver_main(void *arg)
 {
 	udp_receiver_t *r = arg;
 	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */

@@ -14,11 +14,12 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "server/log.h"
 #include "server/udp.h"
 #include "server/worker.h"
 
-void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
+QUERY_PATH void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
 {
 	ctx->client_ip = NULL;
 	ctx->client_ip_len = 0;
@@ -253,6 +254,8 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		for (size_t a = 0; a + 1 < ws->parts; a++) {
 			udp_receiver_t *r = &w->udp[a];
 			r->w = w;
+			r->answer = responder->answer;
+			r->zones = responder->zones;
 			r->fd = socket_set_udp(sockets, w->index, a);
 			r->ctx = w->ctx_udp;
 			r->stats = &ws->stats[i * ws->parts + 1 + a];

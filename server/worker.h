@@ -44,8 +44,10 @@ typedef struct udp_receiver {
 	udp_batch_t *batch;
 	worker_stats_t *stats;    /* a part of its worker's column (stats_source_t) */
 	zone_stats_t *zone_stats; /* WORKER_ZONE_SLOTS */
+	responder_fn answer;      /* the worker's responder's, copied: one page less a wake-up */
 	int fd;                   /* the socket set's, read only */
 	bool stop;                /* atomic: set by workers_stop, which then wakes the thread */
+	bool zones;               /* the responder's `zones` */
 	bool thread_started;
 	answer_ctx_t ctx;
 	rrl_worker_t rrl; /* this receiver's slip count and log budget */

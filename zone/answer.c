@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "proto/dns.h"
+#include "proto/hot.h"
 #include "proto/rdata.h"
 #include "proto/response.h"
 #include "zone/answer.h"
@@ -130,14 +131,15 @@ static bool put(answer_t *a, enum dns_section sec, const uint8_t *owner, const r
 }
 
 /* An RRset and, with DO, the RRSIGs that cover it (RFC 4035 3.1.1). */
-static bool put_set(answer_t *a, enum dns_section sec, const uint8_t *owner, const zrrset_t *rs)
+QUERY_PATH static bool put_set(answer_t *a, enum dns_section sec, const uint8_t *owner,
+			       const zrrset_t *rs)
 {
 	if (!put(a, sec, owner, &rs->set))
 		return false;
 	return !(a->dnssec && rs->sigs) || put(a, sec, owner, rs->sigs);
 }
 
-static void put_negative(answer_t *a)
+QUERY_PATH static void put_negative(answer_t *a)
 {
 	const zone_t *z = a->z;
 	if (put(a, DNS_SECTION_AUTHORITY, z->apex->name, &z->neg_soa) && a->dnssec &&
@@ -173,7 +175,7 @@ static void put_proofs(answer_t *a)
 }
 
 /* The NSEC or NSEC3 covering a name that does not exist. */
-static void prove_cover(answer_t *a, const uint8_t *name)
+QUERY_PATH static void prove_cover(answer_t *a, const uint8_t *name)
 {
 	bool exact;
 	if (a->z->denial == ZONE_DENIAL_NSEC)
@@ -208,7 +210,7 @@ static const uint8_t *name_keep_labels(const uint8_t *name, int labels)
  * ancestor with an NSEC3, as opt-out may leave names out) and the one
  * covering the next closer name. Returns that encloser, or NULL.
  */
-static const znode_t *prove_encloser(answer_t *a, const uint8_t *name, const znode_t *ce)
+QUERY_PATH static const znode_t *prove_encloser(answer_t *a, const uint8_t *name, const znode_t *ce)
 {
 	while (ce && !zone_nsec3_match(a->z, ce))
 		ce = ce->parent;
@@ -237,7 +239,7 @@ static void prove_nxdomain(answer_t *a, const uint8_t *name, const znode_t *ce)
  * covers it), or its NSEC3; without one (opt-out, RFC 5155 7.2.4) the
  * closest provable encloser proof.
  */
-static void prove_nodata(answer_t *a, const znode_t *n)
+QUERY_PATH static void prove_nodata(answer_t *a, const znode_t *n)
 {
 	if (a->z->denial == ZONE_DENIAL_NSEC) {
 		if (znode_rrset(n, DNS_TYPE_NSEC))
@@ -258,7 +260,8 @@ static void prove_nodata(answer_t *a, const znode_t *n)
  * (RFC 4035 3.1.3.3, RFC 5155 7.2.6); for NODATA also that w lacks the type
  * (RFC 4035 3.1.3.4, RFC 5155 7.2.5).
  */
-static void prove_wildcard(answer_t *a, const uint8_t *name, const znode_t *w, bool nodata)
+QUERY_PATH static void prove_wildcard(answer_t *a, const uint8_t *name, const znode_t *w,
+				      bool nodata)
 {
 	const znode_t *ce = w->parent;
 	if (a->z->denial == ZONE_DENIAL_NSEC) {
@@ -745,8 +748,8 @@ static void answer_account(const answer_t *a, const query_t *q, answer_info_t *i
 	memcpy(info->name, name, len);
 }
 
-size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t *out, size_t cap,
-		    const answer_ctx_t *ctx, answer_info_t *info)
+QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t *out,
+			       size_t cap, const answer_ctx_t *ctx, answer_info_t *info)
 {
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);

@@ -8,6 +8,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "proto/wire.h"
 #include "zone/internal.h"
 
@@ -16,7 +17,7 @@
 
 /* ---- at query time ---- */
 
-const znode_t *zone_nsec_cover(const zone_t *z, const uint8_t *name)
+QUERY_PATH const znode_t *zone_nsec_cover(const zone_t *z, const uint8_t *name)
 {
 	const znode_t *le = zone_find_le(z, name);
 	if (!le || !z->nsec_prev)
@@ -54,7 +55,7 @@ static size_t nsec3_le(const zone_nsec3_t *p, const uint8_t *h)
 	return lo ? lo - 1 : p->count - 1;
 }
 
-const znode_t *zone_nsec3_find(const zone_t *z, const uint8_t *name, bool *exact)
+QUERY_PATH const znode_t *zone_nsec3_find(const zone_t *z, const uint8_t *name, bool *exact)
 {
 	const zone_nsec3_t *p = &z->nsec3;
 	uint8_t h[ZONE_NSEC3_HASH_LEN];

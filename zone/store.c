@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "zone/internal.h"
 
 /* ---- huge pages ---- */
@@ -312,8 +313,8 @@ size_t zone_name_key(const uint8_t *name, uint8_t *key)
 
 /* ---- lookups ---- */
 
-const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t name_len,
-				  uint64_t hash)
+QUERY_PATH const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t name_len,
+					     uint64_t hash)
 {
 	uint64_t tag = zhash_tag(hash);
 	uint32_t i = zhash_start(hash, z->hash_size);
@@ -336,12 +337,12 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t n
 	}
 }
 
-const znode_t *zone_lookup(const zone_t *z, const uint8_t *name)
+QUERY_PATH const znode_t *zone_lookup(const zone_t *z, const uint8_t *name)
 {
 	return zone_lookup_hashed(z, name, name_length(name), name_hash(name, z->hash_key));
 }
 
-const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)
+QUERY_PATH const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)
 {
 	/* Nodes hold few RRsets: a linear scan beats a binary search here. */
 	const zrrset_t *rs = znode_rrsets(n);

@@ -8,6 +8,7 @@
 #include <urcu.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "proto/serial.h"
 #include "zone/internal.h"
 #include "zone/journal.h"
@@ -480,8 +481,8 @@ static const zone_t *matched(const zentry_t *e, bool *configured, uint32_t *slot
 	return e->zone;
 }
 
-const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
-				uint32_t *slot)
+QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name,
+					   bool *configured, uint32_t *slot)
 {
 	*slot = 0;
 	if (configured)
@@ -550,7 +551,7 @@ const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *c
 #include <sanitizer/tsan_interface.h>
 #endif
 
-const zonedb_t *zonedb_current(zonedb_ref_t *ref)
+QUERY_PATH const zonedb_t *zonedb_current(zonedb_ref_t *ref)
 {
 #ifdef ZONEDB_TSAN
 	return __atomic_load_n(&ref->db, __ATOMIC_ACQUIRE);
@@ -574,12 +575,12 @@ void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db)
 	zonedb_free(old);
 }
 
-void zonedb_read_lock(void)
+QUERY_PATH void zonedb_read_lock(void)
 {
 	rcu_read_lock();
 }
 
-void zonedb_read_unlock(zonedb_ref_t *ref)
+QUERY_PATH void zonedb_read_unlock(zonedb_ref_t *ref)
 {
 #ifdef ZONEDB_TSAN
 	__tsan_release(ref);

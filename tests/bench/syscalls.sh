@@ -1,7 +1,12 @@
 #!/bin/bash
 # Syscalls per answer: each server pinned to one CPU, shoal-flood on another
 # at a paced rate, perf counting the server's system calls (tracepoints,
-# which neither noise nor a busy machine moves) over the flood's run.
+# which neither noise nor a busy machine moves) over the flood's run. Also
+# per answer: the server's context switches (its wake-ups) and, where the
+# kernel has the ipi tracepoints, the interprocessor interrupts it sent: one
+# each time an answer wakes the flood on its idle CPU. Those depend on
+# timing (how soon the answer comes after the flood went to sleep), not on
+# the server alone.
 #
 # Usage: tests/bench/syscalls.sh [-Q QPS] [-l SECONDS] [-S "SERVERS"] [-B BUILDDIR] [BUILDDIR]
 #   -Q    paced rate (default 40000; 0: unpaced, saturation)
@@ -35,9 +40,15 @@ events=raw_syscalls:sys_enter
 for c in recvmmsg sendmmsg epoll_wait epoll_pwait read write poll futex; do
 	events=$events,syscalls:sys_enter_$c
 done
+events=$events,context-switches
+ipi=no
+if perf list 2>/dev/null | grep 'ipi:ipi_send_cpu ' >/dev/null; then
+	events=$events,ipi:ipi_send_cpu
+	ipi=yes
+fi
 pace=()
 [ "$qps" != 0 ] && pace=(-Q "$qps")
-printf '%-8s %8s %9s' server answers "sys/ans"
+printf '%-8s %8s %9s %9s %9s' server answers "sys/ans" switches IPIs
 for c in recvmmsg sendmmsg epoll_wait epoll_pwait read write poll futex; do printf ' %9s' "$c"; done
 printf '\n'
 for s in $servers; do
@@ -54,10 +65,14 @@ for s in $servers; do
 	wait "$perf_pid"
 	stop_pid "$pid" >/dev/null 2>&1
 	answered=$(jq -r .answered "$T_DIR/$s.json")
-	awk -F, -v s="$s" -v a="$answered" '
+	awk -F, -v s="$s" -v a="$answered" -v ipi="$ipi" '
 		$3 ~ /raw_syscalls/ { total = $1 }
 		$3 ~ /sys_enter_/ { n = $3; sub(/.*sys_enter_/, "", n); c[n] = $1 }
-		END { printf "%-8s %8d %9.3f", s, a, total / a;
+		$3 == "context-switches" { sw = $1 }
+		$3 ~ /^ipi:/ { ipis += $1 }
+		END { printf "%-8s %8d %9.3f %9.3f", s, a, total / a, sw / a;
+			if (ipi == "yes") printf " %9.3f", ipis / a; else printf " %9s", "-"
+
 			split("recvmmsg sendmmsg epoll_wait epoll_pwait read write poll futex", k, " ");
 			for (i = 1; i <= 8; i++) printf " %9.3f", c[k[i]] / a; printf "\n" }' "$T_DIR/$s.perf"
 done
