@@ -31,8 +31,9 @@
 #                    of a generated zone; -s then only labels it
 #   -A SCPU:FCPU     pinned mode: every server on CPUs SCPU (taskset list),
 #                    shoal-flood on FCPU; per round, at saturation and paced
-#                    at -Q q/s, answers/s, server CPU per answer (schedstat)
-#                    and the kernel's UDP drops for shoal, ceiling, echo
+#                    at -Q q/s, answers/s, server CPU per answer (schedstat),
+#                    IPIs sent per answer (perf, where the kernel has the
+#                    ipi tracepoints) and the kernel's UDP drops for shoal, ceiling, echo
 #                    (tests/bench/bench-echo), knot and nsd; -t defaults to 1
 #                    and -s to 10000 (report bench-pinned-DATE.md)
 #   -Q QPS           with -A: the paced rate (default 40000)
@@ -217,6 +218,13 @@ if [ -n "$pinned" ]; then
 	report=$outdir/bench-pinned-$stamp.md
 	export SERVER_WRAP="taskset -c $server_cpus"
 	loads="saturation paced"
+	# the interrupts a server sends to wake the flood's idle CPU, where perf
+	# and the kernel's ipi tracepoint allow: about 5 us each in a guest, and
+	# how many there are moves with the machine from run to run
+	ipi=no
+	if command -v perf >/dev/null && perf list 2>/dev/null | grep 'ipi:ipi_send_cpu ' >/dev/null; then
+		ipi=yes
+	fi
 	for size in $sizes; do
 		zone=$T_DIR/zone-$size.zone
 		queries=$T_DIR/queries-$size.txt
@@ -238,17 +246,30 @@ if [ -n "$pinned" ]; then
 				[ "$load" = paced ] && pace=(-Q "$paced_qps")
 				for s in $servers; do
 					out=$T_DIR/$s-$size-$load-$r.json
+					if [ "$ipi" = yes ]; then
+						perf stat -x, -e ipi:ipi_send_cpu -p "${pid[$s]}" \
+							-o "$T_DIR/ipi.perf" 2>/dev/null &
+						perf_pid=$!
+						sleep 0.2
+					fi
 					d0=$(udp_drops "${port[$s]}") c0=$(cpu_ns "${pid[$s]}")
 					taskset -c "$flood_cpus" "$SHOAL_FLOOD" -s 127.0.0.1 -p "${port[$s]}" \
 						-d "$queries" -l "$seconds" "${pace[@]}" "${flood_args[@]}" \
 						>"$out" 2>>"$T_DIR/flood.err"
 					c1=$(cpu_ns "${pid[$s]}") d1=$(udp_drops "${port[$s]}")
+					ipis=-
+					if [ "$ipi" = yes ]; then
+						kill -INT "$perf_pid" && wait "$perf_pid"
+						ipis=$(awk -F, '$3 ~ /ipi_send_cpu/ { print $1 }' "$T_DIR/ipi.perf")
+					fi
 					jq -r --arg size "$size" --arg l "$load" --arg s "$s" --arg r "$r" \
 						--arg ns $((c1 - c0)) --arg drops $((d1 - d0)) \
-						--arg la "$(cut -d' ' -f1 /proc/loadavg)" \
+						--arg la "$(cut -d' ' -f1 /proc/loadavg)" --arg ipis "${ipis:--}" \
 						'[$size, $l, $s, $r, .qps, (($ns | tonumber) / 1000 /
 						  (if .answered > 0 then .answered else 1 end)), .latency_ms.p50,
-						  .latency_ms.p99, .answered, .lost, .sent, $drops, $la] | @tsv' \
+						  .latency_ms.p99, .answered, .lost, .sent, $drops, $la,
+						  (if $ipis == "-" then "-" else ($ipis | tonumber) /
+						   (if .answered > 0 then .answered else 1 end) end)] | @tsv' \
 						"$out" >>"$runs" || log "$s $load round $r: no report"
 					log "$size $load $s round $r: $(tail -1 "$runs" | cut -f5,6,10,12 | tr '\t' ' ') (qps µs/answer lost drops)"
 				done
@@ -271,26 +292,42 @@ if [ -n "$pinned" ]; then
 		echo "run divided by answers. Kernel drops: the drops column of /proc/net/udp for the"
 		echo "server's port over the run (receive buffer full); lost: queries the flood saw no"
 		echo "answer to. Load average (1 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+		echo "vs echo: the median CPU over the echo's; per round: the median of each round's"
+		echo "ratio, the echo's run of the same round as the reference (rounds interleave the"
+		echo "servers, so this cancels the machine's slow drift). IPIs/answer: interprocessor"
+		echo "interrupts the server sent (perf, ipi:ipi_send_cpu), each an answer that found"
+		echo "the flood asleep on its idle CPU and paid to wake it; they move with the machine."
 		for size in $sizes; do
 			for load in $loads; do
 				echo
 				echo "## $size names, $load$([ "$load" = paced ] && echo " at $paced_qps q/s")"
 				echo
-				echo "| server | answers/s | CPU µs/answer | vs echo | p50 ms | p99 ms | lost | kernel drops | load avg |"
-				echo "|---|---|---|---|---|---|---|---|---|"
+				echo "| server | answers/s | CPU µs/answer | vs echo | vs echo, per round | IPIs/answer | p50 ms | p99 ms | lost | kernel drops | load avg |"
+				echo "|---|---|---|---|---|---|---|---|---|---|---|"
 				get() { awk -F'\t' -v z="$size" -v l="$load" -v s="$1" -v c="$2" \
 					'$1 == z && $2 == l && $3 == s { print $c }' "$runs" | median; }
+				# per_round S: each round's CPU of S over the echo's in that round
+				per_round() { awk -F'\t' -v z="$size" -v l="$load" -v s="$1" '
+					$1 == z && $2 == l && $3 == s { c[$4] = $6 }
+					$1 == z && $2 == l && $3 == "echo" { e[$4] = $6 }
+					END { for (r in c) if (e[r] > 0) print c[r] / e[r] }' "$runs" | median; }
+				ipis() { awk -F'\t' -v z="$size" -v l="$load" -v s="$1" \
+					'$1 == z && $2 == l && $3 == s && $14 != "-" && $14 != "" { print $14 }' \
+					"$runs" | median; }
 				ec=$(get echo 6)
 				for s in $servers; do
 					awk -v s="$s" -v q="$(get "$s" 5)" -v c="$(get "$s" 6)" -v ec="$ec" \
+						-v pr="$(per_round "$s")" -v ipi="$(ipis "$s")" \
 						-v p50="$(get "$s" 7)" -v p99="$(get "$s" 8)" -v lost="$(get "$s" 10)" \
 						-v drops="$(get "$s" 12)" -v la="$(get "$s" 13)" \
-						'BEGIN { printf "| %s | %.0f | %.2f | %s | %.3f | %.3f | %s | %s | %s |\n", s, q, c,
-							(ec + 0 > 0 ? sprintf("%.2f", c / ec) : "-"), p50, p99, lost, drops, la }'
+						'BEGIN { printf "| %s | %.0f | %.2f | %s | %s | %s | %.3f | %.3f | %s | %s | %s |\n", s, q, c,
+							(ec + 0 > 0 ? sprintf("%.2f", c / ec) : "-"),
+							(pr != "nan" ? sprintf("%.2f", pr) : "-"),
+							(ipi != "nan" ? sprintf("%.2f", ipi) : "-"), p50, p99, lost, drops, la }'
 				done
 			done
 		done
-		raw_runs "size, load, server, round, qps, CPU µs/answer, p50, p99, answered, lost, sent, kernel drops, load avg"
+		raw_runs "size, load, server, round, qps, CPU µs/answer, p50, p99, answered, lost, sent, kernel drops, load avg, IPIs/answer"
 	} >"$report"
 	for size in $sizes; do
 		for s in $servers; do
