@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -28,22 +29,25 @@
 
 /*
  * At a moderate load each wake-up carries one datagram or a few and finds
- * the caches cold: what entry 0 needs besides the kernel's arrays (the
- * buffers' addresses and both of its iovecs) is the batch's first line.
+ * the caches cold and, after the system call, the TLB empty: what entry 0
+ * needs besides the kernel's arrays (the buffers' addresses and both of
+ * its iovecs) is the batch's first line, and all it needs besides its
+ * buffers (its two mmsghdr and its peer's address too) is the first page.
  */
 struct udp_batch {
-	_Alignas(64) uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
-	uint8_t *tx_buf;              /* UDP_BATCH * answer_cap */
+	_Alignas(4096) uint8_t *rx_buf; /* UDP_BATCH * UDP_QUERY_MAX */
+	uint8_t *tx_buf;                /* UDP_BATCH * answer_cap */
 	uint32_t answer_cap;
 	unsigned used; /* rx entries the last recvmmsg filled */
 	struct {
 		struct iovec rx, tx;
 	} iov[UDP_BATCH];
 	struct mmsghdr rx[UDP_BATCH];
+	struct sockaddr_in6 peer[UDP_BATCH]; /* the sockets are IPv4 or IPv6 */
 	struct mmsghdr tx[UDP_BATCH];
-	struct sockaddr_storage peer[UDP_BATCH];
 };
 _Static_assert(offsetof(struct udp_batch, iov[1]) <= 64, "entry 0 shares the first line");
+_Static_assert(offsetof(struct udp_batch, tx[1]) <= 4096, "entry 0 lies in the first page");
 
 /*
  * Make rx[i] ready for recvmmsg again: the kernel writes back the peer's
