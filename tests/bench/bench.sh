@@ -247,7 +247,9 @@ if [ -n "$pinned" ]; then
 				for s in $servers; do
 					out=$T_DIR/$s-$size-$load-$r.json
 					if [ "$ipi" = yes ]; then
-						perf stat -x, -e ipi:ipi_send_cpu -p "${pid[$s]}" \
+						# the whole tree: NSD answers from forked children
+						perf stat -x, -e ipi:ipi_send_cpu \
+							-p "$(tree "${pid[$s]}" | paste -sd,)" \
 							-o "$T_DIR/ipi.perf" 2>/dev/null &
 						perf_pid=$!
 						sleep 0.2
@@ -260,7 +262,8 @@ if [ -n "$pinned" ]; then
 					ipis=-
 					if [ "$ipi" = yes ]; then
 						kill -INT "$perf_pid" && wait "$perf_pid"
-						ipis=$(awk -F, '$3 ~ /ipi_send_cpu/ { print $1 }' "$T_DIR/ipi.perf")
+						ipis=$(awk -F, '$3 ~ /ipi_send_cpu/ && $1 ~ /^[0-9]+$/ { print $1 }' \
+							"$T_DIR/ipi.perf")
 					fi
 					jq -r --arg size "$size" --arg l "$load" --arg s "$s" --arg r "$r" \
 						--arg ns $((c1 - c0)) --arg drops $((d1 - d0)) \
