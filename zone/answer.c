@@ -751,6 +751,16 @@ static void answer_account(const answer_t *a, const query_t *q, answer_info_t *i
 QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t len, uint8_t *out,
 			       size_t cap, const answer_ctx_t *ctx, answer_info_t *info)
 {
+	/*
+	 * After a wake-up none of these is in a cache: the set's first line
+	 * (the zone match's first read), the context and the answer's first
+	 * line are fetched while the question is parsed, not one after the
+	 * other as the answer reaches them (answer-bench -c in alternation:
+	 * a cold answer's median 526 ns against 571 without).
+	 */
+	__builtin_prefetch(db);
+	__builtin_prefetch(ctx);
+	__builtin_prefetch(out, 1);
 	query_t q;
 	enum query_verdict v = query_parse(&q, pkt, len);
 	answer_info_clear(info);
