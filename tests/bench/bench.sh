@@ -221,6 +221,42 @@ if [ -n "$pinned" ]; then
 	# the interrupts a server sends to wake the flood's idle CPU, where perf
 	# and the kernel's ipi tracepoint allow: about 5 us each in a guest, and
 	# how many there are moves with the machine from run to run
+	# ipi_fit: with IPI counts and at least two rounds, how much of each
+	# server's paced CPU they account for: CPU = the server's own constant +
+	# b x IPIs per answer, b common to all (least squares within each
+	# server's rounds); each constant over the echo's is the ratio the
+	# servers would have with the same IPI rate.
+	ipi_fit() {
+		awk -F'\t' -v z="$size" -v servers="$servers" '
+			$1 == z && $2 == "paced" && $14 != "-" && $14 != "" {
+				n[$3]++; c[$3, n[$3]] = $6; i[$3, n[$3]] = $14
+				sc[$3] += $6; si[$3] += $14
+			}
+			END {
+				k = split(servers, sv, " ")
+				for (j = 1; j <= k; j++) {
+					s = sv[j]
+					for (r = 1; r <= n[s]; r++) {
+						dc = c[s, r] - sc[s] / n[s]; di = i[s, r] - si[s] / n[s]
+						num += dc * di; den += di * di
+					}
+				}
+				if (den <= 0 || !n["echo"])
+					exit
+				b = num / den
+				e = sc["echo"] / n["echo"] - b * si["echo"] / n["echo"]
+				printf "\nIPIs account for %.2f µs each (fit over every paced round: the server'"'"'s\n", b
+				printf "CPU = its own constant + that x its IPIs per answer). At the same IPI rate:\n\n"
+				printf "| server | CPU µs/answer at 0 IPIs | vs echo at the same IPI rate |\n|---|---|---|\n"
+				for (j = 1; j <= k; j++) {
+					s = sv[j]
+					if (!n[s])
+						continue
+					a = sc[s] / n[s] - b * si[s] / n[s]
+					printf "| %s | %.2f | %.2f |\n", s, a, a / e
+				}
+			}' "$runs"
+	}
 	ipi=no
 	if command -v perf >/dev/null && perf list 2>/dev/null | grep 'ipi:ipi_send_cpu ' >/dev/null; then
 		ipi=yes
@@ -328,6 +364,7 @@ if [ -n "$pinned" ]; then
 							(pr != "nan" ? sprintf("%.2f", pr) : "-"),
 							(ipi != "nan" ? sprintf("%.2f", ipi) : "-"), p50, p99, lost, drops, la }'
 				done
+				[ "$load" = paced ] && ipi_fit
 			done
 		done
 		raw_runs "size, load, server, round, qps, CPU µs/answer, p50, p99, answered, lost, sent, kernel drops, load avg, IPIs/answer"
