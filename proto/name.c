@@ -173,7 +173,7 @@ QUERY_PATH bool name_is_subdomain(const uint8_t *name, const uint8_t *parent)
 	return name_equal(name, parent);
 }
 
-const uint8_t *name_parent(const uint8_t *name)
+QUERY_PATH const uint8_t *name_parent(const uint8_t *name)
 {
 	return *name ? name + 1 + *name : name;
 }
@@ -213,7 +213,7 @@ int name_compare(const uint8_t *a, const uint8_t *b)
 	return an == bn ? 0 : (an < bn ? -1 : 1);
 }
 
-uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
+QUERY_PATH uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
 {
 	/*
 	 * One copy, then the lowercasing a word at a time. Length octets (at

@@ -3,6 +3,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "proto/name.h"
 #include "proto/rdata.h"
 
@@ -155,7 +156,7 @@ static const char *name_at(const uint8_t *rdata, size_t rdlen, size_t off, size_
 	}
 }
 
-int rdata_name_length(const uint8_t *rdata, size_t rdlen, size_t off)
+QUERY_PATH int rdata_name_length(const uint8_t *rdata, size_t rdlen, size_t off)
 {
 	size_t len;
 	return name_at(rdata, rdlen, off, &len) ? -1 : (int)len;

@@ -51,7 +51,7 @@ static const char *const kind_names[ANSWER_KIND_COUNT] = {
 static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 /* Copy the first `bits` bits of ip into out (len octets), the rest cleared. */
-static void mask_copy(uint8_t *out, const uint8_t *ip, size_t len, unsigned bits)
+QUERY_PATH static void mask_copy(uint8_t *out, const uint8_t *ip, size_t len, unsigned bits)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned keep = bits >= 8 * (i + 1) ? 8 : bits > 8 * i ? bits - 8 * (unsigned)i : 0;
@@ -99,7 +99,7 @@ static void unmap(const uint8_t **ip, size_t *ip_len)
 	}
 }
 
-bool rrl_prefix_match(const rrl_prefix_t *p, const uint8_t *ip, size_t ip_len)
+QUERY_PATH bool rrl_prefix_match(const rrl_prefix_t *p, const uint8_t *ip, size_t ip_len)
 {
 	unmap(&ip, &ip_len);
 	if (ip_len != p->len)
