@@ -11,9 +11,9 @@
  * times the answer alone. It prints the median and mean in nanoseconds,
  * warm (answers back to back), cold, and cold without the system call:
  * where the kernel runs with page-table isolation and no PCID a system
- * call drops the TLB, and the difference is its page walks. Under callgrind's cache
- * simulation, --toggle-collect=answer_cold counts the cache lines a cold
- * answer misses (tests/bench/answer_cost.sh -c).
+ * call drops the TLB, and the difference is its page walks. Under
+ * callgrind's cache simulation, --toggle-collect=answer_cold counts the
+ * cache lines a cold answer misses (tests/bench/answer_cost.sh -c).
  *
  * Usage: answer-bench [-c KIB] ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]
  *   QUERYFILE as shoal-flood -d reads it; every query with EDNS (1232), and

@@ -218,9 +218,6 @@ if [ -n "$pinned" ]; then
 	report=$outdir/bench-pinned-$stamp.md
 	export SERVER_WRAP="taskset -c $server_cpus"
 	loads="saturation paced"
-	# the interrupts a server sends to wake the flood's idle CPU, where perf
-	# and the kernel's ipi tracepoint allow: about 5 us each in a guest, and
-	# how many there are moves with the machine from run to run
 	# ipi_fit: with IPI counts and at least two rounds, how much of each
 	# server's paced CPU they account for: CPU = the server's own constant +
 	# b x IPIs per answer, b common to all (least squares within each
@@ -257,10 +254,10 @@ if [ -n "$pinned" ]; then
 				}
 			}' "$runs"
 	}
+	# the interrupts a server sends to wake the flood's idle CPU: about 5 us
+	# each in a guest, and how many there are moves with the machine
 	ipi=no
-	if command -v perf >/dev/null && perf list 2>/dev/null | grep 'ipi:ipi_send_cpu ' >/dev/null; then
-		ipi=yes
-	fi
+	have_ipi_count && ipi=yes
 	for size in $sizes; do
 		zone=$T_DIR/zone-$size.zone
 		queries=$T_DIR/queries-$size.txt

@@ -126,6 +126,14 @@ wait_zone() {
 	done
 }
 
+# have_ipi_count: perf is there and the kernel has the ipi:ipi_send_cpu
+# tracepoint, so the interprocessor interrupts a server sends can be counted
+# (one each time an answer wakes the flood on its idle CPU). grep reads all
+# of perf's list: with -q, perf would die of SIGPIPE and pipefail would say no.
+have_ipi_count() {
+	command -v perf >/dev/null && perf list 2>/dev/null | grep 'ipi:ipi_send_cpu ' >/dev/null
+}
+
 # tree PID: the process and all its descendants (NSD forks one process per server).
 tree() {
 	local p

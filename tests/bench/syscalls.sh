@@ -42,7 +42,7 @@ for c in recvmmsg sendmmsg epoll_wait epoll_pwait read write poll futex; do
 done
 events=$events,context-switches
 ipi=no
-if perf list 2>/dev/null | grep 'ipi:ipi_send_cpu ' >/dev/null; then
+if have_ipi_count; then
 	events=$events,ipi:ipi_send_cpu
 	ipi=yes
 fi
