@@ -1,4 +1,4 @@
-/* shoal-flood: the load generator's command line, threads, progress line and shared pacing. */
+/* shoal-flood: the load generator's command line, threads and progress line. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -51,24 +51,6 @@ bool flood_keep_sending(const flood_thread_t *t, uint64_t sent, uint64_t now)
 	       sent < t->count;
 }
 
-uint64_t flood_budget(const flood_thread_t *t, uint64_t sent, uint64_t now, uint64_t *wait_ns)
-{
-	uint64_t left = t->count - sent;
-	if (t->rate <= 0)
-		return left;
-	/* Query k is due at start + k/rate: an even spacing, so the server sees a
-	 * steady stream rather than a burst at each tick. */
-	uint64_t due = (uint64_t)((double)(now - t->start_ns) * t->rate / 1e9) + 1;
-	uint64_t budget = due > sent ? due - sent : 0;
-	if (budget > left)
-		budget = left;
-	uint64_t next = t->start_ns + (uint64_t)((double)(sent + budget) * 1e9 / t->rate);
-	uint64_t until = next > now ? next - now : 0;
-	if (until < *wait_ns)
-		*wait_ns = until;
-	return budget;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -91,7 +73,9 @@ static void usage(FILE *f)
 		"  -c SOCKETS         UDP sockets or TCP connections per thread (default 8)\n"
 		"  -l SECONDS         send for this long (default 10 unless -n is given)\n"
 		"  -n COUNT           send this many queries in all\n"
-		"  -Q QPS             target rate over all threads, evenly paced (default: unpaced)\n"
+		"  -Q QPS             target rate over all threads (default: unpaced)\n"
+		"      --arrivals KIND  how -Q spaces a thread's queries: even (default), or\n"
+		"                     random, exponential gaps (a Poisson process) of the same mean\n"
 		"  -i INFLIGHT        queries outstanding at once over all sockets (default 100;\n"
 		"                     at least one per socket)\n"
 		"  -w SECONDS         wait this long for an answer before counting it lost (default 2)\n"
@@ -172,10 +156,19 @@ static void parse_cookie(flood_opts_t *o, const char *hex)
 
 static void parse_options(flood_opts_t *o, int argc, char **argv)
 {
-	enum { OPT_NSID = 256, OPT_TCP, OPT_PIPELINE, OPT_JSON, OPT_REMOTE, OPT_COOKIE };
+	enum {
+		OPT_NSID = 256,
+		OPT_TCP,
+		OPT_PIPELINE,
+		OPT_JSON,
+		OPT_REMOTE,
+		OPT_COOKIE,
+		OPT_ARRIVALS
+	};
 	static const struct option longopts[] = {
 		{ "nsid", no_argument, NULL, OPT_NSID },
 		{ "cookie", required_argument, NULL, OPT_COOKIE },
+		{ "arrivals", required_argument, NULL, OPT_ARRIVALS },
 		{ "tcp", no_argument, NULL, OPT_TCP },
 		{ "tcp-pipeline", required_argument, NULL, OPT_PIPELINE },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -242,6 +235,17 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 		case 'b':
 			o->batch = (unsigned)number("-b", optarg, 1, 1024);
 			break;
+		case OPT_ARRIVALS: {
+			int kind = flood_arrivals_parse(optarg);
+			if (kind < 0) {
+				fprintf(stderr,
+					"shoal-flood: --arrivals: '%s' is not even or random\n",
+					optarg);
+				exit(2);
+			}
+			o->arrivals = (flood_arrivals_t)kind;
+			break;
+		}
 		case OPT_NSID:
 			o->nsid = true;
 			break;
@@ -282,6 +286,11 @@ static void parse_options(flood_opts_t *o, int argc, char **argv)
 	}
 	if ((o->dnssec_ok || o->nsid || o->cookie_len) && o->edns == 0) {
 		fprintf(stderr, "shoal-flood: -D, --nsid and --cookie need EDNS (-e above 0)\n");
+		exit(2);
+	}
+	if (o->arrivals != FLOOD_ARRIVALS_EVEN && o->rate <= 0) {
+		fprintf(stderr, "shoal-flood: --arrivals %s needs a rate (-Q)\n",
+			flood_arrivals_name(o->arrivals));
 		exit(2);
 	}
 	if (o->duration == 0 && o->count == 0)
@@ -374,8 +383,10 @@ int main(int argc, char **argv)
 		th[i].ready = &ready;
 		th[i].inflight = per_socket;
 		th[i].rate = o.rate / o.threads;
+		th[i].arrivals = o.arrivals;
 		th[i].count =
 			o.count ? o.count / o.threads + (i < o.count % o.threads) : UINT64_MAX;
+		flood_pace_init(&th[i]);
 		atomic_fetch_add(&running, 1);
 		if (pthread_create(&tid[i], NULL, thread_main, &th[i])) {
 			fprintf(stderr, "shoal-flood: cannot start thread %u\n", i);

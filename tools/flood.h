@@ -18,6 +18,12 @@
 #define FLOOD_HIST_BUCKETS  (64 << FLOOD_HIST_SUB_BITS)
 #define FLOOD_NSID_MAX      128 /* NSID bytes kept from one answer */
 
+/* How -Q spaces one thread's queries (--arrivals). */
+typedef enum flood_arrivals {
+	FLOOD_ARRIVALS_EVEN,   /* query k due at start + k/rate */
+	FLOOD_ARRIVALS_RANDOM, /* exponential gaps of mean 1/rate: a Poisson process */
+} flood_arrivals_t;
+
 /* Everything the command line sets. Filled once by main, read-only after. */
 typedef struct flood_opts {
 	struct sockaddr_storage server;
@@ -44,6 +50,8 @@ typedef struct flood_opts {
 	bool json;             /* --json */
 	bool allow_remote;     /* --allow-remote */
 	bool progress;         /* stderr is a terminal */
+
+	flood_arrivals_t arrivals; /* --arrivals: how -Q spaces the queries */
 } flood_opts_t;
 
 /* One pre-built query: the whole message; its ID bytes are patched at send. */
@@ -95,6 +103,12 @@ typedef struct flood_thread {
 	uint64_t send_end_ns;     /* stop sending here; UINT64_MAX = by count only */
 	int error;                /* 0, or a setup failure (-errno) */
 	pthread_barrier_t *ready; /* setup done / start time set (flood_thread_ready) */
+
+	/* Pacing (flood_pace_init, flood_budget), the thread's own. */
+	flood_arrivals_t arrivals; /* as the options say */
+	uint64_t due;              /* random: queries due so far */
+	double next_due_ns;        /* random: when query `due` is due, after start_ns */
+	uint64_t prng;             /* random: the gaps' generator, seeded from index */
 	flood_stats_t stats __attribute__((aligned(64)));
 } flood_thread_t;
 
@@ -130,11 +144,28 @@ int flood_thread_ready(flood_thread_t *t);
 bool flood_keep_sending(const flood_thread_t *t, uint64_t sent, uint64_t now);
 
 /*
- * How many queries t may send now, having sent `sent`: all that is left of
- * its count when unpaced; when paced (-Q), the number due by now at an even
- * spacing, and *wait_ns is lowered to the time until the next one is due.
+ * Make t's pacing state ready, from t->index and t->arrivals: random gaps
+ * come from a generator seeded with the thread's index, so every run of the
+ * same command draws the same schedule. Called once, before t's first
+ * flood_budget; start_ns may be set later.
  */
-uint64_t flood_budget(const flood_thread_t *t, uint64_t sent, uint64_t now, uint64_t *wait_ns);
+void flood_pace_init(flood_thread_t *t);
+
+/*
+ * How many queries t may send now, having sent `sent`: all that is left of
+ * its count when unpaced; when paced (-Q), the number due by now (evenly
+ * spaced, or after exponential gaps with --arrivals random), never more than
+ * is left, and *wait_ns is lowered to the time until the next one is due
+ * (0 when one is due already). Random arrivals draw their gaps here, in t:
+ * only t's own thread calls it.
+ */
+uint64_t flood_budget(flood_thread_t *t, uint64_t sent, uint64_t now, uint64_t *wait_ns);
+
+/* "even" or "random". */
+const char *flood_arrivals_name(flood_arrivals_t a);
+
+/* The kind a name gives (as flood_arrivals_name spells it), or -1. */
+int flood_arrivals_parse(const char *name);
 
 /*
  * Load the queries: lines "name type" from opts->datafile (dnsperf format,

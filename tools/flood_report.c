@@ -212,12 +212,23 @@ static void json_field(const report_field_t *fd, const flood_stats_t *s, const f
 	}
 }
 
+/* How the queries were spaced: "unpaced" without -Q, else the --arrivals kind. */
+static const char *arrivals(const flood_opts_t *o)
+{
+	return o->rate > 0 ? flood_arrivals_name(o->arrivals) : "unpaced";
+}
+
 static void report_text(const flood_opts_t *o, const flood_stats_t *s, const figures_t *f)
 {
 	uint64_t answered = LOAD(s->answered);
-	printf("shoal-flood: %s port %u, %s, %u thread%s x %u %s, %.2f s\n", o->server_text,
-	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->threads == 1 ? "" : "s",
-	       o->sockets, o->tcp_pipeline ? "connections" : "sockets", f->secs);
+	printf("shoal-flood: %s port %u, %s, %u thread%s x %u %s, ", o->server_text, o->port,
+	       o->tcp_pipeline ? "tcp" : "udp", o->threads, o->threads == 1 ? "" : "s", o->sockets,
+	       o->tcp_pipeline ? "connections" : "sockets");
+	if (o->rate > 0)
+		printf("%s arrivals at %g q/s", arrivals(o), o->rate);
+	else
+		printf("unpaced");
+	printf(", %.2f s\n", f->secs);
 	for (size_t i = 0; i < REPORT_FIELDS; i++)
 		text_field(&report_fields[i], s, f);
 	if (!o->nsid)
@@ -263,8 +274,10 @@ static void report_json(const flood_opts_t *o, const flood_stats_t *s, const fig
 {
 	printf("{\"server\":");
 	json_string(o->server_text);
-	printf(",\"port\":%u,\"transport\":\"%s\",\"threads\":%u,\"sockets\":%u,\"seconds\":%.6f",
-	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->sockets, f->secs);
+	printf(",\"port\":%u,\"transport\":\"%s\",\"threads\":%u,\"sockets\":%u,\"rate\":%g,"
+	       "\"arrivals\":\"%s\",\"seconds\":%.6f",
+	       o->port, o->tcp_pipeline ? "tcp" : "udp", o->threads, o->sockets, o->rate,
+	       arrivals(o), f->secs);
 	for (size_t i = 0; i < REPORT_FIELDS; i++)
 		json_field(&report_fields[i], s, f);
 	if (o->nsid) {

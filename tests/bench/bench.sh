@@ -30,13 +30,15 @@
 #   -Z FILE          with -L: load FILE (names under bench.test.) instead
 #                    of a generated zone; -s then only labels it
 #   -A SCPU:FCPU     pinned mode: every server on CPUs SCPU (taskset list),
-#                    shoal-flood on FCPU; per round, at saturation and paced
-#                    at -Q q/s, answers/s, server CPU per answer (schedstat),
+#                    shoal-flood on FCPU; per round, three loads: saturation,
+#                    paced at -Q q/s evenly spaced ("paced") and at -Q q/s
+#                    with exponential gaps ("random", shoal-flood --arrivals
+#                    random); answers/s, server CPU per answer (schedstat),
 #                    IPIs sent per answer (perf, where the kernel has the
 #                    ipi tracepoints) and the kernel's UDP drops for shoal, ceiling, echo
 #                    (tests/bench/bench-echo), knot and nsd; -t defaults to 1
 #                    and -s to 10000 (report bench-pinned-DATE.md)
-#   -Q QPS           with -A: the paced rate (default 40000)
+#   -Q QPS           with -A: the paced loads' rate (default 40000)
 #   -h               this text
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -207,9 +209,9 @@ if [ "$load_only" = yes ]; then
 fi
 
 # -A: pinned. The servers on their CPUs, the flood on its own, so a server's
-# CPU per answer is its own cost and not a share of a contended CPU; two
-# loads (saturation, and a steady paced rate where wake-ups dominate), every
-# server in each round (A B C A B C), medians.
+# CPU per answer is its own cost and not a share of a contended CPU; three
+# loads (saturation, and a paced rate where wake-ups dominate, evenly spaced
+# and at random), every server in each round (A B C A B C), medians.
 if [ -n "$pinned" ]; then
 	command -v taskset >/dev/null || { echo "bench: taskset missing (util-linux)" >&2; exit 1; }
 	server_cpus=${pinned%%:*} flood_cpus=${pinned#*:}
@@ -217,15 +219,20 @@ if [ -n "$pinned" ]; then
 	[ "$sizes_given" = yes ] || sizes=10000
 	report=$outdir/bench-pinned-$stamp.md
 	export SERVER_WRAP="taskset -c $server_cpus"
-	loads="saturation paced"
-	# ipi_fit: with IPI counts and at least two rounds, how much of each
-	# server's paced CPU they account for: CPU = the server's own constant +
-	# b x IPIs per answer, b common to all (least squares within each
-	# server's rounds); each constant over the echo's is the ratio the
-	# servers would have with the same IPI rate.
+	# paced: evenly spaced, so whether an answer finds the flood asleep hangs
+	# on the phase between the server's latency and the send period; random:
+	# a Poisson process at the same mean rate, as independent clients send,
+	# where that phase does not exist
+	loads="saturation paced random"
+	# ipi_fit LOAD: with IPI counts and at least two rounds, how much of
+	# each server's CPU under LOAD they account for: CPU = the server's own
+	# constant + b x IPIs per answer, b common to all (least squares within
+	# each server's rounds of that load alone: the loads differ in more than
+	# their IPIs); each constant over the echo's is the ratio the servers
+	# would have with the same IPI rate.
 	ipi_fit() {
-		awk -F'\t' -v z="$size" -v servers="$servers" '
-			$1 == z && $2 == "paced" && $14 != "-" && $14 != "" {
+		awk -F'\t' -v z="$size" -v l="$1" -v servers="$servers" '
+			$1 == z && $2 == l && $14 != "-" && $14 != "" {
 				n[$3]++; c[$3, n[$3]] = $6; i[$3, n[$3]] = $14
 				sc[$3] += $6; si[$3] += $14
 			}
@@ -242,7 +249,7 @@ if [ -n "$pinned" ]; then
 					exit
 				b = num / den
 				e = sc["echo"] / n["echo"] - b * si["echo"] / n["echo"]
-				printf "\nIPIs account for %.2f µs each (fit over every paced round: the server'"'"'s\n", b
+				printf "\nIPIs account for %.2f µs each (fit over every %s round: the server'"'"'s\n", b, l
 				printf "CPU = its own constant + that x its IPIs per answer). At the same IPI rate:\n\n"
 				printf "| server | CPU µs/answer at 0 IPIs | vs echo at the same IPI rate |\n|---|---|---|\n"
 				for (j = 1; j <= k; j++) {
@@ -277,6 +284,7 @@ if [ -n "$pinned" ]; then
 			for load in $loads; do
 				pace=()
 				[ "$load" = paced ] && pace=(-Q "$paced_qps")
+				[ "$load" = random ] && pace=(-Q "$paced_qps" --arrivals random)
 				for s in $servers; do
 					out=$T_DIR/$s-$size-$load-$r.json
 					if [ "$ipi" = yes ]; then
@@ -322,7 +330,8 @@ if [ -n "$pinned" ]; then
 		echo "Command: \`tests/bench/bench.sh -A $pinned -Q $paced_qps -s \"$sizes\" -t $threads -r $rounds -l $seconds$([ "$servers_given" = yes ] && echo " -S \"$servers\"")$([ -n "$base_build" ] && echo " -B $base_build")\`"
 		echo "Machine: $(nproc) CPUs, Linux $(uname -r); every server (all its threads and processes)"
 		echo "on CPUs $server_cpus, $threads worker thread(s); shoal-flood on CPUs $flood_cpus"
-		echo "(${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds), unpaced (saturation) and -Q $paced_qps (paced);"
+		echo "(${flood_args[*]:0:${#flood_args[@]}-1} -l $seconds), unpaced (saturation), -Q $paced_qps (paced,"
+		echo "evenly spaced) and -Q $paced_qps --arrivals random (random: exponential gaps, a Poisson process);"
 		echo "$rounds rounds, in each every load on every server in turn ($servers); medians."
 		echo "CPU µs/answer: the server's threads' time on a CPU (/proc/PID/task/*/schedstat) over the"
 		echo "run divided by answers. Kernel drops: the drops column of /proc/net/udp for the"
@@ -336,7 +345,12 @@ if [ -n "$pinned" ]; then
 		for size in $sizes; do
 			for load in $loads; do
 				echo
-				echo "## $size names, $load$([ "$load" = paced ] && echo " at $paced_qps q/s")"
+				case $load in
+				paced) title="paced at $paced_qps q/s, even arrivals" ;;
+				random) title="paced at $paced_qps q/s, random arrivals" ;;
+				*) title=$load ;;
+				esac
+				echo "## $size names, $title"
 				echo
 				echo "| server | answers/s | CPU µs/answer | vs echo | vs echo, per round | IPIs/answer | p50 ms | p99 ms | lost | kernel drops | load avg |"
 				echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -361,7 +375,7 @@ if [ -n "$pinned" ]; then
 							(pr != "nan" ? sprintf("%.2f", pr) : "-"),
 							(ipi != "nan" ? sprintf("%.2f", ipi) : "-"), p50, p99, lost, drops, la }'
 				done
-				[ "$load" = paced ] && ipi_fit
+				[ "$load" != saturation ] && ipi_fit "$load"
 			done
 		done
 		raw_runs "size, load, server, round, qps, CPU µs/answer, p50, p99, answered, lost, sent, kernel drops, load avg, IPIs/answer"
@@ -388,7 +402,8 @@ if [ -n "$pinned" ]; then
 		set title "Server CPU per answer, pinned ($threads thread(s) on CPU $server_cpus, flood on $flood_cpus), $size names"
 		set ylabel "microseconds"
 		plot "$T_DIR/pinned-$size.tsv" using 2:xticlabels(1) title "saturation" lc rgb "#3070b0", \
-			'' using 3 title "paced $paced_qps q/s" lc rgb "#b05030"
+			'' using 3 title "paced $paced_qps q/s, even" lc rgb "#b05030", \
+			'' using 4 title "paced $paced_qps q/s, random" lc rgb "#40a040"
 		GP
 	done
 	cat "$report"

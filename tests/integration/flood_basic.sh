@@ -1,6 +1,6 @@
 #!/bin/bash
 # shoal-flood against a real shoald on loopback: ~2 s at a fixed rate over
-# IPv4, a short IPv6 and TCP run; no loss, answers == sent, the NSID names the
+# IPv4, random arrivals, a short IPv6 and TCP run; no loss, answers == sent, the NSID names the
 # server threads, and shoalctl stats (when it exists) counts the same answers.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
@@ -68,7 +68,19 @@ if [ -n "$before" ] && [ -n "$after" ]; then
 	fi
 fi
 
+# Random arrivals (exponential gaps): the same count gets through, and the
+# report says how the queries were spaced.
+json=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com --arrivals random -Q 2000 \
+	-n 400 --json)
+check_eq "random arrivals: shoal-flood exits 0" 0 $?
+check_eq "random arrivals: every query answered" 400 "$(get answered)"
+check_eq "random arrivals: nothing lost" 0 "$(get lost)"
+check_eq "random arrivals: the JSON says random" random "$(get arrivals)"
+text=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -Q 2000 -n 100)
+check_match "even arrivals: the text header says so" "even arrivals at 2000 q/s" "$text"
+
 json=$("$SHOAL_FLOOD" -s ::1 -p "$port" -q nope.example.com -n 500 --json)
+check_eq "unpaced: the JSON says unpaced" unpaced "$(get arrivals)"
 check_eq "IPv6: every query answered" 500 "$(get answered)"
 check_eq "IPv6: NXDOMAIN counted" 500 "$(get NXDOMAIN)"
 

@@ -14,6 +14,11 @@ check_eq "a remote target is refused as a usage error" 2 $?
 check_match "the refusal says why" "not a loopback address" "$out"
 "$SHOAL_FLOOD" -q example.com -n 1 -T 0 >/dev/null 2>&1
 check_eq "-T 0 is a usage error" 2 $?
+out=$("$SHOAL_FLOOD" -q example.com -n 1 --arrivals random 2>&1)
+check_eq "random arrivals without -Q is a usage error" 2 $?
+check_match "the refusal names what is missing" "needs a rate \\(-Q\\)" "$out"
+"$SHOAL_FLOOD" -q example.com -n 1 -Q 10 --arrivals sometimes >/dev/null 2>&1
+check_eq "an unknown kind of arrivals is a usage error" 2 $?
 "$SHOAL_FLOOD" -n 1 >/dev/null 2>&1
 check_eq "no query source is a usage error" 2 $?
 "$SHOAL_FLOOD" --no-such-option >/dev/null 2>&1
