@@ -50,6 +50,9 @@ typedef struct answer {
 	int proof_count;
 	enum answer_kind kind;  /* where the lookup ended, for rate limiting */
 	const znode_t *account; /* the name rate limiting counts it for; NULL: the query name */
+	bool matched;           /* z, slot and configured are the question's zone match */
+	bool configured;        /* no zone loaded for the name, but one is configured */
+	uint64_t qhash;         /* with matched and z: the question name's hash */
 } answer_t;
 
 /* answer_query zeroes what follows the response: the response comes first */
@@ -488,7 +491,10 @@ static void answer_zone(answer_t *a, const query_t *q)
 	uint16_t rcode = DNS_RCODE_NOERROR;
 
 	for (;;) {
-		uint64_t hash = name_hash_lower(name, len, z->hash_key);
+		/* one key for every zone: the question's hash holds in a parent too */
+		uint64_t hash = a->matched && name == q->qname
+					? a->qhash
+					: name_hash_lower(name, len, z->hash_key);
 		lookup_t res;
 		lookup_name(z, name, len, hash, a->qtype, &res);
 		const znode_t *n = res.node;
@@ -670,12 +676,11 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 		answer_chaos(a, q, ctx);
 		return;
 	}
-	bool configured = false;
-	if (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY)
-		a->z = zonedb_match_slot(db, q->qname, &configured, &a->slot);
+	if (!a->matched && (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY))
+		a->z = zonedb_match_slot(db, q->qname, &a->configured, &a->slot);
 	if (!a->z) {
 		/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
-		response_set_rcode(&a->r, configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
+		response_set_rcode(&a->r, a->configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
 		return;
 	}
 	if (q->qtype == DNS_TYPE_AXFR || q->qtype == DNS_TYPE_IXFR) {
@@ -800,6 +805,20 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 	memset((uint8_t *)&a + offsetof(answer_t, z), 0, sizeof(a) - offsetof(answer_t, z));
 	a.qtype = q.qtype;
 	a.dnssec = q.edns && q.edns_do;
+	if (v == QUERY_OK && (q.qclass == DNS_CLASS_IN || q.qclass == DNS_CLASS_ANY)) {
+		/*
+		 * The zone and the name's hash slot follow from the question
+		 * alone: find them before the header and question are written,
+		 * so that the slot, which a cold lookup misses first, is on
+		 * its way while they are.
+		 */
+		a.matched = true;
+		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot);
+		if (a.z) {
+			a.qhash = name_hash_lower(q.qname, q.qname_len, a.z->hash_key);
+			__builtin_prefetch(&a.z->hash[zhash_start(a.qhash, a.z->hash_size)]);
+		}
+	}
 	int rc = response_init(&a.r, &q, out, cap, limit, response_opt_size(&e));
 	if (rc < 0 && e.nsid) {
 		/* The header, question and OPT do not fit with the NSID: answer
