@@ -52,6 +52,7 @@ typedef struct flood_opts {
 	bool progress;         /* stderr is a terminal */
 
 	flood_arrivals_t arrivals; /* --arrivals: how -Q spaces the queries */
+	unsigned long timer_slack; /* --timer-slack ns; 0: the kernel's default */
 } flood_opts_t;
 
 /* One pre-built query: the whole message; its ID bytes are patched at send. */

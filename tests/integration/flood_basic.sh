@@ -79,6 +79,29 @@ check_eq "random arrivals: the JSON says random" random "$(get arrivals)"
 text=$("$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -Q 2000 -n 100)
 check_match "even arrivals: the text header says so" "even arrivals at 2000 q/s" "$text"
 
+# The sender threads' timer slack (how late the kernel may wake them): 1 ns
+# by default, so paced queries leave when due; --timer-slack sets another.
+slack_of() { # slack_of WANT ARGS...: a paced run whose main thread's slack becomes WANT
+	local want=$1 pid
+	shift
+	"$SHOAL_FLOOD" -s 127.0.0.1 -p "$port" -q www.example.com -Q 200 -n 600 "$@" \
+		>/dev/null 2>&1 &
+	pid=$!
+	wait_until 5 grep -qx "$want" "/proc/$pid/timerslack_ns"
+	local rc=$?
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $rc
+}
+if [ -r /proc/self/timerslack_ns ]; then
+	slack_of 1
+	check_eq "paced: the senders' timer slack is 1 ns by default" 0 $?
+	slack_of 2000 --timer-slack 2000
+	check_eq "--timer-slack 2000: the senders' timer slack is 2000 ns" 0 $?
+else
+	echo "SKIP: no /proc/PID/timerslack_ns here"
+fi
+
 json=$("$SHOAL_FLOOD" -s ::1 -p "$port" -q nope.example.com -n 500 --json)
 check_eq "unpaced: the JSON says unpaced" unpaced "$(get arrivals)"
 check_eq "IPv6: every query answered" 500 "$(get answered)"

@@ -19,6 +19,8 @@ check_eq "random arrivals without -Q is a usage error" 2 $?
 check_match "the refusal names what is missing" "needs a rate \\(-Q\\)" "$out"
 "$SHOAL_FLOOD" -q example.com -n 1 -Q 10 --arrivals sometimes >/dev/null 2>&1
 check_eq "an unknown kind of arrivals is a usage error" 2 $?
+"$SHOAL_FLOOD" -q example.com -n 1 --timer-slack -1 >/dev/null 2>&1
+check_eq "a negative timer slack is a usage error" 2 $?
 "$SHOAL_FLOOD" -n 1 >/dev/null 2>&1
 check_eq "no query source is a usage error" 2 $?
 "$SHOAL_FLOOD" --no-such-option >/dev/null 2>&1
