@@ -50,9 +50,8 @@ typedef struct answer {
 	int proof_count;
 	enum answer_kind kind;  /* where the lookup ended, for rate limiting */
 	const znode_t *account; /* the name rate limiting counts it for; NULL: the query name */
-	bool matched;           /* z, slot and configured are the question's zone match */
 	bool configured;        /* no zone loaded for the name, but one is configured */
-	uint64_t qhash;         /* with matched and z: the question name's hash */
+	uint64_t qhash;         /* with z: the question name's hash */
 } answer_t;
 
 /* answer_query zeroes what follows the response: the response comes first */
@@ -492,9 +491,8 @@ static void answer_zone(answer_t *a, const query_t *q)
 
 	for (;;) {
 		/* one key for every zone: the question's hash holds in a parent too */
-		uint64_t hash = a->matched && name == q->qname
-					? a->qhash
-					: name_hash_lower(name, len, z->hash_key);
+		uint64_t hash =
+			name == q->qname ? a->qhash : name_hash_lower(name, len, z->hash_key);
 		lookup_t res;
 		lookup_name(z, name, len, hash, a->qtype, &res);
 		const znode_t *n = res.node;
@@ -667,17 +665,14 @@ static void answer_chaos(answer_t *a, const query_t *q, const answer_ctx_t *ctx)
 	put(a, DNS_SECTION_ANSWER, q->qname, &set);
 }
 
-/* A query that parsed: pick the zone, then RFC 1034 4.3.2. */
+/* A query that parsed, its zone matched (answer_query): RFC 1034 4.3.2. */
 static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q,
 			       const answer_ctx_t *ctx)
 {
-	/* class ANY is answered from IN data, as Knot does */
 	if (q->qclass == DNS_CLASS_CH) {
 		answer_chaos(a, q, ctx);
 		return;
 	}
-	if (!a->matched && (q->qclass == DNS_CLASS_IN || q->qclass == DNS_CLASS_ANY))
-		a->z = zonedb_match_slot(db, q->qname, &a->configured, &a->slot);
 	if (!a->z) {
 		/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
 		response_set_rcode(&a->r, a->configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
@@ -805,6 +800,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 	memset((uint8_t *)&a + offsetof(answer_t, z), 0, sizeof(a) - offsetof(answer_t, z));
 	a.qtype = q.qtype;
 	a.dnssec = q.edns && q.edns_do;
+	/* class ANY is answered from IN data, as Knot does; other classes match no zone */
 	if (v == QUERY_OK && (q.qclass == DNS_CLASS_IN || q.qclass == DNS_CLASS_ANY)) {
 		/*
 		 * The zone and the name's hash slot follow from the question
@@ -812,7 +808,6 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		 * so that the slot, which a cold lookup misses first, is on
 		 * its way while they are.
 		 */
-		a.matched = true;
 		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot);
 		if (a.z) {
 			a.qhash = name_hash_lower(q.qname, q.qname_len, a.z->hash_key);
