@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Install what Shoal needs on Debian 12 and build it. Sourced by .ci/run and
 # .ci/demo; run as root on a fresh machine, or as a user when the packages are
 # already there.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS cookies: the COOKIE option (RFC 7873) and RFC 9018 server cookies. */
 #include <sodium.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS cookies (RFC 7873) with the interoperable server cookie of RFC 9018. */
 #ifndef SHOAL_PROTO_COOKIE_H
 #define SHOAL_PROTO_COOKIE_H

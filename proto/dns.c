@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Names of protocol numbers: the one rcode name table. */
 #include <stdio.h>
 

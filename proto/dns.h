@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS protocol constants: header layout, types, classes, rcodes, EDNS. */
 #ifndef SHOAL_PROTO_DNS_H
 #define SHOAL_PROTO_DNS_H

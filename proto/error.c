@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Names and messages of the error codes in proto/error.h. */
 #include "config.h"
 

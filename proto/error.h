@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Shoal's one error space: negative codes, system errors as -errno, Shoal's own from one table. */
 #ifndef SHOAL_PROTO_ERROR_H
 #define SHOAL_PROTO_ERROR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* QUERY_PATH: the functions every answer runs through, placed together. */
 #ifndef SHOAL_PROTO_HOT_H
 #define SHOAL_PROTO_HOT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Domain names in wire form: unpacking with compression, order, hash, text. */
 #include <sodium.h>
 #include <stdio.h>

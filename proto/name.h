@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Domain names in wire form: unpack with compression, compare, hash, text. */
 #ifndef SHOAL_PROTO_NAME_H
 #define SHOAL_PROTO_NAME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Parsing a received query: header, question, EDNS (RFC 1035 4.1, RFC 6891). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Parsing a received DNS query: header, question, EDNS. */
 #ifndef SHOAL_PROTO_QUERY_H
 #define SHOAL_PROTO_QUERY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The RDATA layout of every known type, and the one walk that checks RDATA and finds its names. */
 #include <string.h>
 

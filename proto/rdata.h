@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The wire layout of each known type's RDATA: one table for checking it and finding its names. */
 #ifndef SHOAL_PROTO_RDATA_H
 #define SHOAL_PROTO_RDATA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing the requests a server sends: header, question, and one SOA record. */
 #include "proto/request.h"
 #include "proto/error.h"

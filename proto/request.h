@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing the requests a server sends: NOTIFY, and the SOA, AXFR and IXFR queries of a secondary.
  */
 #ifndef SHOAL_PROTO_REQUEST_H

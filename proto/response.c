@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing an answer: header, echoed question, compressed RRsets, the OPT record. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing an answer: header, echoed question, RRsets with compression, OPT. */
 #ifndef SHOAL_PROTO_RESPONSE_H
 #define SHOAL_PROTO_RESPONSE_H

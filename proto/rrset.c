@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Which RDATA names may be compressed, and where they sit in one RDATA (from proto/rdata.c). */
 #include "proto/rrset.h"
 #include "proto/rdata.h"

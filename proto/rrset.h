@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* An RRset in the wire form it is stored and sent in. */
 #ifndef SHOAL_PROTO_RRSET_H
 #define SHOAL_PROTO_RRSET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SOA serial number arithmetic (RFC 1982), for zone versions in transfers. */
 #ifndef SHOAL_PROTO_SERIAL_H
 #define SHOAL_PROTO_SERIAL_H

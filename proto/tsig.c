@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TSIG (RFC 8945): keys, finding the TSIG RR, the digest chain, sign and verify. */
 #include <string.h>
 #include <strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TSIG (RFC 8945): keys, and signing and verifying messages and message streams. */
 #ifndef SHOAL_PROTO_TSIG_H
 #define SHOAL_PROTO_TSIG_H

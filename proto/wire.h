@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The one bounds-checked cursor for reading and writing DNS wire data. */
 #ifndef SHOAL_PROTO_WIRE_H
 #define SHOAL_PROTO_WIRE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Accepting on a listening socket with uv_poll and accept4: pause on a shortage, never spin. */
 #include "config.h"
 

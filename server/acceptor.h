@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Accepting on a listening socket without ever spinning: a shortage of descriptors or memory pauses
  * it. */
 #ifndef SHOAL_SERVER_ACCEPTOR_H

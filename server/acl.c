@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Address lists: parsing "ADDR[/PREFIX|@PORT] KEY|NOKEY" entries and matching peers against them.
  */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Address lists of zone transfers and NOTIFY: who may ask, whom to tell, each with its key. */
 #ifndef SHOAL_SERVER_ACL_H
 #define SHOAL_SERVER_ACL_H

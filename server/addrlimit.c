@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Connections per client address: SipHash-indexed atomic counts shared by every worker. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Connections per client address over all workers: one shared table of atomic counts. */
 #ifndef SHOAL_SERVER_ADDRLIMIT_H
 #define SHOAL_SERVER_ADDRLIMIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoald's configuration: the option table, the YAML loader, the command line, --help. */
 #include "config.h"
 

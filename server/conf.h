@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoald's configuration: one option table read by the YAML loader, the command line and --help. */
 #ifndef SHOAL_SERVER_CONF_H
 #define SHOAL_SERVER_CONF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Inside server/conf.c and server/conf_xfr.c: the YAML document being read, and its errors. */
 #ifndef SHOAL_SERVER_CONF_INTERNAL_H
 #define SHOAL_SERVER_CONF_INTERNAL_H

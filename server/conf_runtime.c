@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A configuration beside the running one: copies, and what a reconfig can and cannot apply. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The transfer part of shoald's configuration: TSIG keys, and each zone's address lists. */
 #include "config.h"
 

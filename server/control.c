@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The control socket: a unix stream socket, one text command per connection, for shoalctl. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The control socket: shoalctl's commands on a unix stream socket, served on the main loop. */
 #ifndef SHOAL_SERVER_CONTROL_H
 #define SHOAL_SERVER_CONTROL_H

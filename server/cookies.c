@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The server's cookie secrets: one immutable set at a time, swapped with RCU. */
 #include "config.h"
 

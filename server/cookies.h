@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The server's DNS cookie secrets: made at start, published with RCU, rotated while serving. */
 #ifndef SHOAL_SERVER_COOKIES_H
 #define SHOAL_SERVER_COOKIES_H

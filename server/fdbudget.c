@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The descriptor budget: raise RLIMIT_NOFILE, count what is open, share the rest among TCP
  * connections. */
 #include "config.h"

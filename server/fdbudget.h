@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The descriptor budget: RLIMIT_NOFILE raised at start and shared out, so TCP connections cannot
  * use up the descriptors. */
 #ifndef SHOAL_SERVER_FDBUDGET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A takeover on the main loop: sockets given to a taker, restarts, the old process watched. */
 #include "config.h"
 

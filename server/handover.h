@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The daemon's side of a takeover: giving its sockets, restarting itself, seeing the old one go. */
 #ifndef SHOAL_SERVER_HANDOVER_H
 #define SHOAL_SERVER_HANDOVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One server per address and port: an abstract-socket lock and the kernel's list of sockets. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One server per address and port: a claim taken before any listening socket is bound. */
 #ifndef SHOAL_SERVER_INSTANCE_H
 #define SHOAL_SERVER_INSTANCE_H

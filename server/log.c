@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoald's log: formats a line and writes it to stderr (and syslog when asked). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * shoald's log: levels, one line per message to stderr with a timestamp (none
  * when stderr is the journal), optionally syslog.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoald's entry point: the server answering from its zones. */
 #include "config.h"
 

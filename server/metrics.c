@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Prometheus endpoint: a small HTTP/1.1 responder for GET /metrics, bounded in clients, size,
  * time. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Prometheus endpoint: GET /metrics over HTTP/1.1, served on the main loop. */
 #ifndef SHOAL_SERVER_METRICS_H
 #define SHOAL_SERVER_METRICS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* systemd's readiness notifications: one datagram per state change to NOTIFY_SOCKET. */
 #include "config.h"
 

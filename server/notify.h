@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* systemd's readiness notifications (sd_notify(3)'s datagram protocol), written by hand. */
 #ifndef SHOAL_SERVER_NOTIFY_H
 #define SHOAL_SERVER_NOTIFY_H

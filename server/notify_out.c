@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* NOTIFY out: one job per zone and secondary, sent over UDP and repeated with back-off until
  * answered. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* NOTIFY out (RFC 1996): telling secondaries of a new serial, with retries, on the main loop. */
 #ifndef SHOAL_SERVER_NOTIFY_OUT_H
 #define SHOAL_SERVER_NOTIFY_OUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Zone loads: the first one at start-up, reloads on their own thread, published with RCU. */
 #include "config.h"
 

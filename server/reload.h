@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Zone loads and the set they publish: the first at start-up, reloads on a thread of their own. */
 #ifndef SHOAL_SERVER_RELOAD_H
 #define SHOAL_SERVER_RELOAD_H

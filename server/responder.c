@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The daemon's responder: answers from the zones served. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* How a worker turns a query into an answer: one small table, chosen when the server starts. */
 #ifndef SHOAL_SERVER_RESPONDER_H
 #define SHOAL_SERVER_RESPONDER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Response rate limiting: classes hashed with SipHash into one table of atomic counters. */
 #include "config.h"
 

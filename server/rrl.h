@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Response rate limiting: one shared table of per-class counters, no lock on the query path. */
 #ifndef SHOAL_SERVER_RRL_H
 #define SHOAL_SERVER_RRL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Secondary zones: SOA timers, NOTIFY in, IXFR with AXFR fallback, saving, expiry; one thread. */
 #include "config.h"
 

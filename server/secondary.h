@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Secondary zones: transfers in from the primaries, on a thread of their own. */
 #ifndef SHOAL_SERVER_SECONDARY_H
 #define SHOAL_SERVER_SECONDARY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoald start-up and shutdown: zones, sockets, control, privilege drop, workers, signals. */
 #include "config.h"
 

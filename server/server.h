@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The shoald daemon as one call: start-up, serving, clean stop. */
 #ifndef SHOAL_SERVER_SERVER_H
 #define SHOAL_SERVER_SERVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Listening sockets made by hand: options set before bind, never SO_REUSEADDR on UDP. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* This process's listening sockets: a UDP socket and a TCP listener per address and worker. */
 #ifndef SHOAL_SERVER_SOCKET_H
 #define SHOAL_SERVER_SOCKET_H

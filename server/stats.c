@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Per-worker counters: counting on the worker; reading, summing and the outputs on the reader. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Per-worker counters on their own cache lines, summed only when read. */
 #ifndef SHOAL_SERVER_STATS_H
 #define SHOAL_SERVER_STATS_H

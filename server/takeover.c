@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The socket hand-over's records: sockets with SCM_RIGHTS on the control socket, both sides. */
 #include "config.h"
 

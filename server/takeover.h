@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The socket hand-over's wire protocol: a running shoald gives its sockets to a new one. */
 #ifndef SHOAL_SERVER_TAKEOVER_H
 #define SHOAL_SERVER_TAKEOVER_H

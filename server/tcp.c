@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS over TCP for one worker: the listeners, the connection pool, accepting, eviction, start and
  * stop. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS over TCP for one worker: listeners, connections, RFC 7766 framing. */
 #ifndef SHOAL_SERVER_TCP_H
 #define SHOAL_SERVER_TCP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One DNS-over-TCP connection: RFC 7766 framing, answers, the output queue, timeouts, shutdown. */
 #include <stdlib.h>
 #include <string.h>

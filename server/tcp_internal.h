@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Inside server/tcp.c and server/tcp_conn.c: the server, its connection slots, shared helpers. */
 #ifndef SHOAL_SERVER_TCP_INTERNAL_H
 #define SHOAL_SERVER_TCP_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A worker's side of zone transfers: requests checked, AXFR and IXFR streamed, NOTIFY let in. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A worker's side of zone transfers: AXFR and IXFR answered past access lists and TSIG, NOTIFY in.
  */
 #ifndef SHOAL_SERVER_TRANSFER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The UDP path: recvmmsg/sendmmsg batches answered by the worker's responder. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The UDP path: receiver threads, recvmmsg/sendmmsg batches answered by the responder. */
 #ifndef SHOAL_SERVER_UDP_H
 #define SHOAL_SERVER_UDP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Worker threads: each a uv loop for TCP and a receiver thread per UDP socket. */
 #include "config.h"
 

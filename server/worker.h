@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Worker threads: each its own loop, its UDP sockets polled, its TCP server, its counters. */
 #ifndef SHOAL_SERVER_WORKER_H
 #define SHOAL_SERVER_WORKER_H

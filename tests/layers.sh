@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/layers.sh [DIR]: the layers' include rules, checked.
 #   proto/   includes only proto/;
 #   zone/    includes only proto/ and zone/ (so nothing of server/ or tools/);

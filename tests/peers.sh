@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/peers.sh: the other servers Shoal is measured and tested against
 # (Knot DNS, NSD, BIND), started on loopback on a free high port, never 53,
 # each in its own folder with its own configuration. One place writes their

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sum the counts of a `make check` run from its logs: CUnit's run summary
 # ("asserts N N N F") in the unit test logs and the "N passed, N failed" line
 # each integration script ends with. A program that passed as a whole while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Blocking DNS-over-TCP client I/O shared by the tests: connect, whole writes and reads, framed
  * messages. */
 #ifndef SHOAL_TESTS_TCPIO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-checkzone: load a zone file exactly as shoald does and report what is wrong. */
 #include "config.h"
 

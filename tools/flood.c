@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood: the load generator's command line, threads and progress line. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's shared pieces: options, queries, per-thread state and counters. */
 #ifndef SHOAL_TOOLS_FLOOD_H
 #define SHOAL_TOOLS_FLOOD_H

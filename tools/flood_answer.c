@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's answer reading: header fields, the NSID option, and counting one answer. */
 #include "config.h"
 

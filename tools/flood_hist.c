@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's latency histogram: log-linear buckets, fixed size, no allocation. */
 #include "config.h"
 

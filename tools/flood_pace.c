@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's pacing: when each sender thread's queries are due at -Q, evenly or at random. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's query list: read "name type" lines, build every message once at start. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's final report: totals, latency percentiles, rcodes, NSID spreading; text or JSON. */
 #include "config.h"
 

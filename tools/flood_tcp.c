@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's TCP sender: N queries per connection (RFC 7766 6.2.1 pipelining), connect to close.
  */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoal-flood's UDP sender: connected sockets, sendmmsg/recvmmsg batches, paced sends, timeouts. */
 #include "config.h"
 

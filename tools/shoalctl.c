@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoalctl: send one command to shoald's control socket and print the reply; top, a live view. */
 #include "config.h"
 

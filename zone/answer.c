@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Answering one query: RFC 1034 4.3.2 with wildcards, CNAME, DNAME, referrals, EDNS, truncation. */
 #include "config.h"
 

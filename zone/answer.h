@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Answering one query from a zone set: the whole packet-in, packet-out step. */
 #ifndef SHOAL_ZONE_ANSWER_H
 #define SHOAL_ZONE_ANSWER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The store builder: sort, check and compile a zone's records into a zone_t. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Changesets: building them record by record, the diff of two zone versions, condensing. */
 #include "config.h"
 

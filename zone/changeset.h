@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The difference between two versions of a zone (RFC 1995 4): built, computed, condensed. */
 #ifndef SHOAL_ZONE_CHANGESET_H
 #define SHOAL_ZONE_CHANGESET_H

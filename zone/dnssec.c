@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNSSEC tables of a zone: NSEC predecessors, the NSEC3 chain, hashes precomputed at load. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* What zone/ shares between its own files: the arena, the store builder, messages. */
 #ifndef SHOAL_ZONE_INTERNAL_H
 #define SHOAL_ZONE_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The IXFR history of a zone: a bounded list of changesets under a mutex. */
 #include "config.h"
 

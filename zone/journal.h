@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The IXFR history of one zone: successive changesets, bounded in octets. */
 #ifndef SHOAL_ZONE_JOURNAL_H
 #define SHOAL_ZONE_JOURNAL_H

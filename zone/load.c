@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Reading RFC 1035 master files into the store builder: the files, their
  * limits and $INCLUDE here, with one of two readers (zone_load_set_reader):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Loading one zone from its master file: the bounds on what it may hold and read, its messages. */
 #ifndef SHOAL_ZONE_LOAD_H
 #define SHOAL_ZONE_LOAD_H

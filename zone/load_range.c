@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The ldns reader's number ranges: ldns wraps a number too big for its
  * field (MX 70000 is read as 4464, a TTL of 99999999999 as 1215752191)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reading master file text with Knot's zone scanner (libzscanner) into the store builder. */
 #include "config.h"
 

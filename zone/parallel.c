@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Loops of a zone's build run on several threads, each over its own range. */
 #include "config.h"
 

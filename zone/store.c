@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The compiled zone store: arena, canonical keys, hash index and lookups. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing a zone as a master file: ldns formats each record, temp file + fsync + rename. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing a compiled zone back to a master file, atomically. */
 #ifndef SHOAL_ZONE_WRITE_H
 #define SHOAL_ZONE_WRITE_H

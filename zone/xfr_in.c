@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Incoming zone transfers: parsing the answer stream, then building or patching the zone. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Incoming zone transfers: a received AXFR or IXFR stream checked and made into a zone_t. */
 #ifndef SHOAL_ZONE_XFR_IN_H
 #define SHOAL_ZONE_XFR_IN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Outgoing zone transfers: AXFR and IXFR answers from a referenced zone, one message per call. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Outgoing zone transfers: the messages of an AXFR or IXFR answer, written one at a time. */
 #ifndef SHOAL_ZONE_XFR_OUT_H
 #define SHOAL_ZONE_XFR_OUT_H

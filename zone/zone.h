@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One compiled, read-only zone: nodes in canonical order, a hash index, RRsets in wire form. */
 #ifndef SHOAL_ZONE_ZONE_H
 #define SHOAL_ZONE_ZONE_H

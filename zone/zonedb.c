@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The set of zones served: building with reload semantics, longest-match lookup, RCU publishing. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The set of zones served: built whole from zone files, published with RCU. */
 #ifndef SHOAL_ZONE_ZONEDB_H
 #define SHOAL_ZONE_ZONEDB_H

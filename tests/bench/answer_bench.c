@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * answer-bench: answer_query over a query file with no network, the cost
  * of the answer path alone. Run under valgrind --tool=callgrind with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Instructions per answer of answer_query, no network: tests/bench/answer-bench
 # under valgrind --tool=callgrind, counting only its answer loop, over the
 # benchmark's zone and query mix (genzone.sh: 90% names that exist, 10%

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shoal's benchmark: Shoal, NSD and Knot DNS (and shoald-ceiling, the kernel
 # ceiling) with the same generated zone and thread count, the same query mix
 # from shoal-flood, interleaved round by round; then the spreading experiment

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* shoald-ceiling: shoald with an echo for a responder, the benchmark's kernel ceiling. */
 #include "config.h"
 

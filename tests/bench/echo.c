@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * bench-echo: the least a UDP server can do, the benchmark's floor: per
  * thread one SO_REUSEPORT socket read with blocking recvmmsg, every

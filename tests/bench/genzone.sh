@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Generate a benchmark zone of N names and a matching query file (dnsperf format).
 # Usage: genzone.sh ORIGIN NAMES ZONEFILE QUERYFILE [QUERIES] [NXDOMAIN_PERCENT]
 #   ORIGIN            zone apex, e.g. bench.test.

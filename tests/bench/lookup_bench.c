@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * lookup-bench: the latency of a positive zone lookup, one waiting on the
  * other. Every node of the zone is looked up once per round in a shuffled

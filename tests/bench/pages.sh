@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The 4 KiB pages one wake-up of shoald's UDP receiver touches, code and
 # data: shoald (one thread) runs under valgrind --tool=lackey, which traces
 # every instruction fetch and data access, and shoal-flood sends single

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Queries lost when a server is restarted under load: Shoal taken over
 # (shoald --takeover), Shoal restarted by shoalctl restart, and Shoal, NSD
 # and Knot DNS stopped and started again. shoal-flood sends a fixed rate over

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # What response rate limiting and DNS cookies cost, and what RRL holds back,
 # beside NSD and Knot DNS with their RRL set to the same numbers. Loopback
 # only, free high ports, every run bounded; servers run side by side and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Start the benchmark's servers on loopback, each in its own directory with its
 # own configuration, and read their CPU time and memory from /proc.
 # Sourced by the benchmark scripts after tests/integration/lib.sh (free_port,

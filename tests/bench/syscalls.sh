@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Syscalls per answer: each server pinned to one CPU, shoal-flood on another
 # at a paced rate, perf counting the server's system calls (tracepoints,
 # which neither noise nor a busy machine moves) over the flood's run. Also

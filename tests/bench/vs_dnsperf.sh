@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoal-flood against dnsperf at equal CPU: each client pinned to the same one
 # core with taskset, the same server pinned to another core, the same queries,
 # the same client sockets and in-flight limit, interleaved rounds. Reports each

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Zone transfer benchmark (not a test): AXFR of one zone of about RECORDS
 # records out of Shoal, Knot DNS and NSD to the same client (dig), rounds
 # interleaved: the time to completion, the server's CPU time for it, and

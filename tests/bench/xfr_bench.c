@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Zone transfer benchmark (not a test): AXFR out of a zone of N records
  * built in memory, at message limits of 65535 and 16383 octets; reports

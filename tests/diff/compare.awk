@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/compare.awk: compare the normalised answers (normalise.awk) of
 # NSD, Knot DNS and, when given, Shoal, case by case, and print the figures.
 #

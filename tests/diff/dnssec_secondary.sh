@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/dnssec_secondary.sh: the DNSSEC differential test with shoald
 # as a secondary of Knot DNS: the signed zones of tests/diff/dnssec reach it
 # by AXFR and must give the same DNSSEC answers (signatures, NSEC, NSEC3

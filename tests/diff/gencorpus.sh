@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/gencorpus.sh: derive a differential test corpus from a folder
 # of zones, systematically, and print it (one dig batch line per case:
 # NAME TYPE [dig options]).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/normalise.awk: turn the output of one `dig -f BATCH` run into
 # one line per case, in batch order, so answers of different servers can be
 # compared with a string comparison.

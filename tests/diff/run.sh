@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/run.sh: the differential test. Serves the zones of
 # tests/diff/zones with NSD, Knot DNS and shoald on loopback, asks each the
 # cases of tests/diff/queries.txt with dig, and compares the normalised

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/selftest.sh: checks the differential test's own parts without
 # any server: normalise.awk on a recorded dig batch (selftest/nsd.out, NSD
 # 4.6.1 answering selftest/cases.txt over tests/diff/dnssec) and the

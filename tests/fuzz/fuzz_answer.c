@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target for answer_query: any packet against a zone set with every answering rule. */
 #include <ldns/ldns.h>
 #include <stdint.h>

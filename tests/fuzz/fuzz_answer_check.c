@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The promises every answer of answer_query keeps, checked for the fuzz targets that ask it. */
 #include "tests/fuzz/fuzz_answer_check.h"
 

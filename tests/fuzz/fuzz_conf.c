@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target for shoald's YAML configuration loader. */
 #include <stdint.h>
 #include <stdlib.h>

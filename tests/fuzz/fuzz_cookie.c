@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target for the EDNS option walk and the COOKIE option (RFC 7873, RFC 9018). */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz inputs written to files in a private temporary folder. */
 #include "tests/fuzz/fuzz_file.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz inputs written to files, for the parsers that read a path (zone files, the config). */
 #ifndef SHOAL_TESTS_FUZZ_FILE_H
 #define SHOAL_TESTS_FUZZ_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target for proto/name: unpacking from a message, text in and out, order and hash. */
 #include <stdint.h>
 #include <stdlib.h>

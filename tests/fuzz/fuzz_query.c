@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target for query_parse and a response round; replays a corpus in make check. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The answer a fuzz target builds for a parsed query: header, question, OPT; never past the limit.
  */
 #ifndef SHOAL_TESTS_FUZZ_RESPONSE_H

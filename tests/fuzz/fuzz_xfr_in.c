@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Fuzz target for zone/xfr_in.c: the input is a stream of answer messages,
  * each after a two-octet length as over TCP, received for fuzz.test. as an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target for zone_load: any text as the master file of fuzz.test. */
 #include <ctype.h>
 #include <stdint.h>

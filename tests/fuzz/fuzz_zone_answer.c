@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Fuzz target: a zone built from fuzzed text, then fuzzed and derived queries answered from it. */
 #include <ldns/ldns.h>
 #include <stdint.h>

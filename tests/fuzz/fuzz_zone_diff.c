@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Differential fuzz target for the two zone file readers: any text as the
  * master file of fuzz.test., read with Knot's zone scanner and with ldns.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Write the hand-made seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/.
 
 Run it from anywhere; it rewrites the files it names and leaves others (inputs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The replay main shared by every fuzz target: runs a corpus through LLVMFuzzerTestOneInput. */
 #include <dirent.h>
 #include <libgen.h>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Run the fuzz targets with libFuzzer (clang, ASan+UBSan), each for a bounded
 # time, and report what they found. Not part of make check; see tests/fuzz/README.
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]

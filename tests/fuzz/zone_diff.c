@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One zone file loaded with both readers (zscanner, ldns) and the outcomes compared. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bindtest: try to bind a UDP socket the way a hijacker would; print OK or the errno name. */
 #include "config.h"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoal-checkzone: --help and the man page list the same options; good zones
 # load (exit 0), bad ones do not (exit 1) and every message names FILE:LINE.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"

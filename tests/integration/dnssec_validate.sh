@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # dnssec_validate: a validator accepts what shoald serves from signed
 # zones. Keys are made and three zones signed here with ldns-keygen and
 # ldns-signzone: valid.test with NSEC, valid3.test with NSEC3 (salt, 5

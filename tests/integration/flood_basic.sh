@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoal-flood against a real shoald on loopback: ~2 s at a fixed rate over
 # IPv4, random arrivals, a short IPv6 and TCP run; no loss, answers == sent, the NSID names the
 # server threads, and shoalctl stats (when it exists) counts the same answers.

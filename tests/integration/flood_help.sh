@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoal-flood: every option in --help is in the man page and the other way round,
 # the loopback guard and bad arguments are refused before any packet is sent,
 # and a run with no server ends on time with everything lost.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* holdthread: stop the next thread a process creates in its first open(), as if the file system
  * never answered. */
 #include "config.h"

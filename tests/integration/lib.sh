@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared helpers for the integration tests: start the real daemon on a free
 # loopback port, ask it with dig, count passes and failures.
 # Sourced by each tests/integration/*.sh; needs SHOAL_BUILDDIR and SHOAL_SRCDIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* notifylisten: stand in for systemd's notification socket; print each datagram as one line. */
 #include "config.h"
 

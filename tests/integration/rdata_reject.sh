@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # rdata_reject: every zone file of tests/integration/zones/rdata-reject has one
 # record whose RDATA is wrong for its type (marked "<- refused"); shoal-checkzone
 # refuses each with FILE:LINE of that record. Each file names the other

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: GPL-3.0-or-later
 # rrl_flood.pl: send COUNT UDP queries for NAME/A from one socket bound to
 # SRC, evenly paced over SECONDS, to 127.0.0.1@PORT, and meanwhile one query
 # every 200 ms from a socket bound to SRC2 (when given); read the answers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* setnonblock: set O_NONBLOCK on another process's socket, as a process sharing it could. */
 #include "config.h"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_affinity: cpu-affinity pins worker i to the CPUs whose number modulo the
 # threads is i and steers each UDP datagram to the worker of the CPU it came in on.
 # On loopback a datagram is received on the CPU of the process that sends it, so dig

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_chaos: TXT queries of class CHAOS. id.server and hostname.bind answer
 # the identity (default: the host name), version.server and version.bind the
 # version only when it is set (else REFUSED); TTL 0, no AA; other CH names and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_config: a bad configuration stops start-up with FILE:LINE: reason; --check;
 # --help and man/shoald.8 list the same options.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_cookies: DNS cookies (RFC 7873, server cookies as RFC 9018 makes
 # them) against the real daemon with dig. A client cookie gets a server
 # cookie back; that cookie is valid from the same address and not from

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_files: files that would hold a load for good do not. An $INCLUDE of a FIFO or of
 # /dev/zero fails the reload at once with FILE:LINE and the next reload works; the octets and
 # the $INCLUDEs of a zone are bounded; a reload stuck in the kernel (its thread held stopped

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_instance: a second shoald on a port the first one serves fails to
 # start, naming the first (even with another control path), and the first
 # keeps all the traffic, as the NSID of every answer shows. The control run:

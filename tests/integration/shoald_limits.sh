@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_limits: what grows with the configuration or the clients stays
 # served: shoalctl stats at 256 threads (a fixed 64 KiB reply refused it),
 # zone-status with 4000 zones (it stopped near 600), control clients bounded

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_log: what the log tells an operator. Each zone loaded, at start and at a reload, is
 # logged with its name and serial, and a failed reload with the serial the zone keeps; the
 # tcp_migrate_req state is said at most once, in one short line; when stderr is the journal

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_log_stall: a log reader that stalls (a full pipe nobody reads, as with a hung
 # journald) holds no thread of shoald. With stderr into a FIFO this shell holds open and
 # never reads, and zones that log far more than the pipe holds: shoald starts and answers,

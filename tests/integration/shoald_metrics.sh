@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_metrics: the Prometheus endpoint. GET /metrics parses as the text
 # exposition format (a small parser here; promtool too when installed), has a
 # sample per thread, and its per-thread counters sum to the queries shoal-flood

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_notify: the readiness protocol of a Type=notify unit, without
 # systemd. NOTIFY_SOCKET names a datagram socket the test listens on:
 # READY=1 with STATUS= (zones and threads) comes once the zones are loaded

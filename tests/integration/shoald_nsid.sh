@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_nsid: NSID (RFC 5001) carries the thread index, or not with nsid-thread: no;
 # the same settings work from a configuration file; SIGTERM exits 0.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_paths: the paths of a packaged daemon. Without -c shoald reads
 # SYSCONFDIR/shoal/shoald.conf (and says so when it is missing); relative
 # zone paths start from zones-dir, by default the file's folder, whatever

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_reconfig: shoalctl reconfig under a steady shoal-flood load adds a zone (it answers
 # AA at once) and removes one (then REFUSED) with 0 queries lost; a changed file path and a
 # zone option take effect while threads/listen changes are named as needing a restart; a

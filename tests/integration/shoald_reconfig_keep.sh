@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_reconfig_keep: a reconfig that changes one zone leaves the others' transfer state
 # alone. A secondary zone kept alike sends no refresh to its primary across it, and its
 # transfer held in flight goes on to its end; a NOTIFY not yet answered for a primary zone kept

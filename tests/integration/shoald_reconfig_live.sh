@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_reconfig_live: a reconfig and the running process. log-level applies at reconfig,
 # without a restart: raised to debug, the control's debug line for each command appears;
 # lowered back to info, it is gone again. And shoald stopped while a reconfig runs frees that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_reconfig_secondary: the transfer thread lives while there are secondary zones. A
 # reconfig that removes the last one stops it (it no longer wakes twice a second for nothing);
 # one that adds a secondary zone again starts another, which transfers the zone. NOTIFYs sent

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_reload: under a steady load (dnsperf at a fixed rate for 10 s), three reloads of a
 # changed zone lose no query and the changed data is served after each; a broken zone file
 # keeps the old data served and shoalctl reload reports FILE:LINE.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_rrl: response rate limiting against the real daemon. A flood of
 # 1000 queries in about a second from one address for one name gets
 # rate-limit full answers per clock second and about every slip-th of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_sockets: reuseport mode makes one UDP socket per worker per listen address, all on
 # the same port; shared mode makes one per address.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"

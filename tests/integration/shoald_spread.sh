@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_spread: with 2 threads (SO_REUSEPORT), many client ports spread evenly over the
 # workers and one client port always reaches the same worker (NSID shows which answered).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_stats: shoalctl stats shows per-thread counters that sum to the queries sent,
 # as a table and as JSON, with query types and per-zone counters; shoalctl top
 # shows answers per second per thread and ends by itself or on Ctrl-C;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_syslog: --syslog yes sends each line as an RFC 3164 datagram to the log socket
 # (here the test's, named by SHOAL_SYSLOG_SOCKET, in place of /dev/log), and a logger that
 # stalls (a hung journald) holds no thread of shoald. A reader that reads sees well-formed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shoald --takeover and shoalctl restart under load lose nothing; stop + start
 # does. shoal-flood sends UDP at a fixed rate over 200 sockets, and a second
 # shoal-flood pipelined TCP queries, while shoald is taken over five times:

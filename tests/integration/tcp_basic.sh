@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # DNS over TCP against the real daemon: TCP answers equal UDP ones, truncated
 # UDP answers come whole over TCP, pipelining, octet-at-a-time writes, the idle
 # timeout, one listener per worker, connections spread over every worker, and

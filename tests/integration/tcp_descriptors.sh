@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Descriptor exhaustion: shoald under a small RLIMIT_NOFILE, flooded with idle
 # TCP connections, keeps answering UDP, its control socket and SIGTERM; the
 # TCP connection limit is derived from the descriptors there are; a listener

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tcp_limits: the limits a TCP client meets. tcp-max-per-address: one
 # address holds that many connections, the next is closed at once while
 # another address is served, and a closed one makes room again (control

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # TCP connection buffers are given back: after 256 connections that each
 # pipelined 1500 queries for a 7 KB answer have closed, shoald's resident
 # memory is about what it was before (it kept about 200 KiB per connection

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Two shoald on one port (SO_REUSEPORT): stopping one loses no connection the
 # kernel had already accepted for it, with net.ipv4.tcp_migrate_req=1 (Linux
 # 5.14+: a closing listener's queued connections move to the other listeners

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The worst case of TCP memory, driven to its bound: every connection slot of one worker
 # held by a client that pipelines queries for a 7 KB answer and never reads, so each
 # slot's queued output reaches tcp-max-output and the connection is closed as too slow.

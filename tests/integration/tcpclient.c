@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A small DNS-over-TCP client for the TCP integration tests: pipelining, many connections, idle. */
 #include <errno.h>
 #include <getopt.h>

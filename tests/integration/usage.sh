@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Every program: getopt_long's options, --help and --version exit 0, a usage
 # error (an unknown option, a missing value) exits 2 and says to see --help;
 # every man page carries the version --version prints.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # zone_reload_bad: shoald serves a zone; the file is replaced by one with
 # untrusted data (an NS and a DNAME without a name, all 65,536 type numbers
 # at one name, 201 types at one name, an RRset no TCP message can carry);

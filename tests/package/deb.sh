@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The Debian package, end to end: build it from a clean copy of the sources
 # with dpkg-buildpackage, check it with lintian (no error), look at what it
 # holds, install it into a fresh Debian 12 made by debootstrap (apt pulls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The hot path's rule as a check: the allocations and locks of Shoal's code, counted. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A test binary's guard: answer_query allocates nothing and takes no lock. */
 #ifndef SHOAL_TESTS_UNIT_ALLOC_GUARD_H
 #define SHOAL_TESTS_UNIT_ALLOC_GUARD_H

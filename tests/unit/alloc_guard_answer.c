@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* answer_query wrapped: every call a test makes is checked to allocate nothing and lock nothing. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Cases of zone/answer.c as rows of a text table (the format is described
  * at the head of tests/unit/test_zone_answer.txt): reading the rows, asking

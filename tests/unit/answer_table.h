@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Cases of zone/answer.c as rows of a text table: read, asked and checked with CUnit. */
 #ifndef SHOAL_TESTS_UNIT_ANSWER_TABLE_H
 #define SHOAL_TESTS_UNIT_ANSWER_TABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Tests of the socket set: a listen address on loopback. */
 #ifndef SHOAL_TESTS_UNIT_LOOPBACK_H
 #define SHOAL_TESTS_UNIT_LOOPBACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reading the man pages in tests: the heads of a section's .TP paragraphs, as text. */
 #ifndef SHOAL_TESTS_MAN_H
 #define SHOAL_TESTS_MAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/acl.c: entries parsed, peers matched by address, prefix and key. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/addrlimit.c: the bound per address, what counts as one address. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

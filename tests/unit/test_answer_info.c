@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* What answer_query tells its transport: the answer's kind and account name, and DNS cookies. */
 #include "config.h"
 

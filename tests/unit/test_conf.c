@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/conf.c: the option table, YAML loading with lines, the command line. */
 #include "config.h"
 

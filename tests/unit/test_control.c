@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/control.c: who gets the socket file, where it may live, the commands. */
 #include "config.h"
 

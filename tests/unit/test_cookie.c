@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/cookie.c: RFC 9018 test vectors, the time window, secrets, lengths. */
 #include <pthread.h>
 #include <sodium.h>

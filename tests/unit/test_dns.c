@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/dns.c: the rcode name table. */
 #include <stdint.h>
 

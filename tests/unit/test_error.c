@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/error.c: Shoal's own codes and system errors, apart and named. */
 #include <errno.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/fdbudget.c: sharing RLIMIT_NOFILE out among TCP connections. */
 #include "config.h"
 

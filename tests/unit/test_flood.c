@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for shoal-flood's histogram, answer reader and pacing (tools/flood_hist.c,
  * tools/flood_answer.c, tools/flood_pace.c). */
 #include "config.h"

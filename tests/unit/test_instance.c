@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/instance.c: the lock per address, and sockets found on the port. */
 #include "config.h"
 

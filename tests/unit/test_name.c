@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/name.c: unpacking, order, hashing, text. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/query.c: every verdict and the EDNS corner cases. */
 #include <string.h>
 

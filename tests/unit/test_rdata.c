@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/rdata.c: the layout table against ldns, and RDATA that must be refused. */
 #include <ldns/ldns.h>
 #include <string.h>

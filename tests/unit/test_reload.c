@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Tests for server/reload.c: a reconfig the main loop never heard of is answered at close. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/request.c: requests parse back as written. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/response.c: layout, compression, rollback, truncation, OPT. */
 #include <ldns/ldns.h>
 #include <string.h>

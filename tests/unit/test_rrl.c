@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/rrl.c: prefixes, the counting arithmetic, classes, exemptions, threads. */
 #include <pthread.h>
 #include <sodium.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/secondary.c: which zone a NOTIFY, refresh or status reaches. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/serial.h: RFC 1982 serial arithmetic, wrap-around and undefined pairs. */
 #include "config.h"
 

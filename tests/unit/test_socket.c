@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/socket.c: the socket set's layout, errors, hand-over and steering. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/stats.c: counting, summing, and the table, JSON and Prometheus outputs. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/takeover.c: the hand-over's records over a socket pair. */
 #include "config.h"
 

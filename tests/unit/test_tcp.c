@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/tcp.c: a real loop in a thread, plain blocking sockets as clients. */
 #include <arpa/inet.h>
 #include <errno.h>

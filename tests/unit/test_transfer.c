@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for server/transfer.c: transfer requests in, answers and streams out, no sockets. */
 #include "config.h"
 

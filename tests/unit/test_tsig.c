@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Unit tests for proto/tsig.c: round trips, ldns as the independent checker
  * both ways (single messages and streams), every TSIG error, truncation, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The UDP path against a real socket: a worker with its receiver on
  * loopback answers bursts of queries (with and without a DNS cookie, rate

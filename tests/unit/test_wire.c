@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/wire.h (the bounds-checked cursor) and proto/error.c. */
 #include <string.h>
 

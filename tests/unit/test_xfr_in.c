@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Unit tests for zone/xfr_in.c: answers made by Shoal's own writer (whose
  * records test_xfr_out checks against ldns) and by ldns are received, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Unit tests for zone/changeset.c and zone/journal.c: the diff of two
  * versions applied (through ldns) to the old one gives the new one,

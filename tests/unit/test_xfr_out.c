@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Unit tests for zone/xfr_out.c: every message of a transfer is parsed by
  * ldns and the records put together again: an AXFR is compared with the

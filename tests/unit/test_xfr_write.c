@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Unit tests for zone/write.c: a zone loaded, written and loaded again is
  * the same zone, RRset by RRset and octet by octet; the file is replaced

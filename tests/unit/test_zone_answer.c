@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Packet-in, packet-out tests of zone/answer.c. Most cases are rows of
  * tests/unit/test_zone_answer.txt, one a line (its head says how to read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for zone/zonedb.c: building sets, reload semantics, RCU publishing. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * DNSSEC answers of zone/answer.c, packet in and packet out, over
  * the signed zones of tests/diff/dnssec (secure.test with NSEC, secure3.test

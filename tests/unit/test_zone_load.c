@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for zone/load.c and zone/build.c: loader checks with their lines, and the store. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The two zone file readers side by side: every zone file of the test
  * corpora loads the same with Knot's zone scanner (the default) as with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A small frame for the CUnit test binaries: one binary per module, one case or all. */
 #ifndef SHOAL_TESTS_UNIT_H
 #define SHOAL_TESTS_UNIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* What the zone transfer tests share: zones, requests, and record sets compared through ldns. */
 #ifndef SHOAL_TESTS_XFR_TEST_H
 #define SHOAL_TESTS_XFR_TEST_H

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A primary that breaks the protocol, for tests/xfr/faults.sh: on
 # 127.0.0.1@PORT it answers any AXFR or IXFR for ZONE with serial 2 sent
 # the way the zone's first label says:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # xfr/faults: Shoal as a secondary of a primary that breaks the protocol
 # (tests/xfr/bad_primary.pl): a stream cut before its final SOA, a final
 # SOA with another serial, a record outside the zone, a stream over

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by the zone transfer tests: Knot DNS, NSD and BIND started on
 # loopback as Shoal's secondaries or primaries, each with its own
 # configuration in the test's folder and a free high port, never 53.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # xfr/primary: Shoal as the primary of Knot DNS, NSD and BIND secondaries,
 # each on loopback with its own configuration. Each transfers three zones:
 # plain.test without TSIG, tsig.test signed with xfr-key, wrong.test with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # xfr/secondary: Shoal as the secondary of Knot DNS. notify.test (signed
 # with xfr-key, SOA refresh an hour) comes in whole (AXFR); a change on
 # Knot and `knotc zone-reload` reaches Shoal by NOTIFY and IXFR; every name

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # xfr/xfr_out: what Shoal answers as a primary, asked with dig: AXFR past
 # provide-xfr (refused otherwise, and logged), with TSIG (a wrong secret
 # BADSIG, an unknown key BADKEY), IXFR over TCP with the changes of two

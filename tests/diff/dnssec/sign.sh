@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tests/diff/dnssec/sign.sh: make the signed zones of the DNSSEC differential
 # test from src/: secure.test with NSEC, secure3.test with NSEC3
 # (salt, 5 iterations, opt-out), and the signed child signed.secure.test whose
