@@ -90,5 +90,5 @@ for b in $build $base; do
 		$dnssec >"$dir/out" 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
 	answers=$(awk '{ print $2 }' "$dir/out")
 	ir=$(awk '/^summary:/ { print $2 }' "$dir/cg.out")
-	printf '%-40s %12s %10s %14.1f\n' "$b" "$answers" "$ir" "$(echo "$ir / $answers" | bc -l)"
+	printf '%-40s %12s %10s %14.1f\n' "$b" "$answers" "$ir" "$(awk -v i="$ir" -v a="$answers" 'BEGIN { print i / a }')"
 done

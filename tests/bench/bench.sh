@@ -136,7 +136,7 @@ sign_zone() {
 		ksk=$(cd "$T_DIR" && ldns-keygen -a ECDSAP256SHA256 -r /dev/urandom -k "$2") &&
 		ldns-signzone -n -t 0 -f "$1.signed" "$1" "$T_DIR/$zsk" "$T_DIR/$ksk" &&
 		mv "$1.signed" "$1" || { log "signing $1 failed"; exit 1; }
-	log "signed $1 in $(echo "$(date +%s.%N) - $t0" | bc) s"
+	log "signed $1 in $(since "$t0") s"
 }
 
 median() {

@@ -99,7 +99,7 @@ for r in $(seq 1 "$rounds"); do
 		worst=$(sort -n "$T_DIR/probe" | tail -1)
 		med=$(sort -n "$T_DIR/probe" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 		printf '%-6s %5s %10.2f %10.2f %12s %10s  (%s records, %s probes)\n' "$s" "$r" \
-			"$(echo "$t1 - $t0" | bc)" "$(echo "($c1 - $c0) / $hz" | bc -l)" "$worst" "$med" \
+			"$(calc "$t1 - $t0")" "$(calc "($c1 - $c0) / $hz")" "$worst" "$med" \
 			"$n" "$(wc -l <"$T_DIR/probe")"
 	done
 done
@@ -141,8 +141,8 @@ for r in $(seq 1 "$rounds"); do
 	nt=$(grep "NOTIFY $ORIGIN serial $serial " "$T_DIR/sec/log" | head -1 | cut -d' ' -f1)
 	pt=$(grep "serial $serial from .* by IXFR" "$T_DIR/sec/log" | head -1 | cut -d' ' -f1)
 	printf 'round %s: reload to served %.2f s; NOTIFY to published %s s\n' "$r" \
-		"$(echo "$t1 - $t0" | bc)" \
-		"$([ -n "$nt" ] && [ -n "$pt" ] && echo "$(ms "$pt") - $(ms "$nt")" | bc || echo "? (not by IXFR)")"
+		"$(calc "$t1 - $t0")" \
+		"$([ -n "$nt" ] && [ -n "$pt" ] && calc "$(ms "$pt") - $(ms "$nt")" || echo "? (not by IXFR)")"
 done
 kill "$PID_sec" "$KP"
 wait "$PID_sec" "$KP" 2>/dev/null

@@ -106,6 +106,18 @@ start_shoald() {
 	}
 }
 
+# calc EXPR: EXPR's value in floating point (awk's arithmetic: + - * / and
+# parentheses), printed with three decimals; what bc would be asked, from a tool
+# every Debian has.
+calc() {
+	awk "BEGIN { printf \"%.3f\\n\", $1 }" </dev/null
+}
+
+# since START: the seconds from START (a `date +%s.%N` reading) to now.
+since() {
+	calc "$(date +%s.%N) - $1"
+}
+
 # wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds, for about
 # SECONDS at most (the command's own time comes on top); returns 0 when it did.
 wait_until() {

@@ -128,7 +128,7 @@ for p in $PEERS; do
 	eval "port=\$PORT_$p"
 	for z in plain.test tsig.test; do
 		(wait_until 20 serial_is "$port" "$z" 2 &&
-			echo "$(date +%s.%N) - $start" | bc >"$T_DIR/$p.$z.took") &
+			since "$start" >"$T_DIR/$p.$z.took") &
 		watchers="${watchers:-} $!"
 	done
 done

@@ -85,7 +85,7 @@ write_zone notify.test 2 3600 600 86400
 "$KNOTC" -c "$T_DIR/knot/knot.conf" zone-reload notify.test >/dev/null 2>&1
 start=$(date +%s.%N)
 if wait_until 20 serial_is "$PORT" notify.test 2; then
-	pass "notify.test at serial 2 after $(echo "$(date +%s.%N) - $start" | bc) s"
+	pass "notify.test at serial 2 after $(since "$start") s"
 else
 	fail "notify.test not at serial 2"; tail -20 "$T_DIR/shoald.log"; tail -20 "$T_DIR/knot/log"
 fi
