@@ -106,6 +106,23 @@ start_shoald() {
 	}
 }
 
+# as_user USER CMD [ARG...]: run CMD as USER (its uid and gid, no supplementary
+# groups). The checkout may lie where USER cannot enter (/root is mode 0700 on a
+# fresh machine), so CMD runs from a copy in $T_DIR/as-USER, and so does a
+# sanitizer's suppressions file named in TSAN_OPTIONS.
+as_user() {
+	local user=$1 cmd=$2 dir="$T_DIR/as-$1" opts=${TSAN_OPTIONS:-}
+	shift 2
+	mkdir -p "$dir" && chmod 755 "$T_DIR" "$dir" || return 99
+	cp "$cmd" "$dir/" || return 99
+	if [ -n "$opts" ]; then
+		cp "$SHOAL_SRCDIR/tests/tsan.supp" "$dir/" || return 99
+		opts=${opts//"$SHOAL_SRCDIR/tests/tsan.supp"/"$dir/tsan.supp"}
+	fi
+	TSAN_OPTIONS=$opts setpriv --reuid "$user" --regid "$(id -g "$user")" --clear-groups \
+		"$dir/$(basename "$cmd")" "$@"
+}
+
 # calc EXPR: EXPR's value in floating point (awk's arithmetic: + - * / and
 # parentheses), printed with three decimals; what bc would be asked, from a tool
 # every Debian has.

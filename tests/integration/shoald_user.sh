@@ -15,10 +15,6 @@ if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
 	exit 77
 fi
 BINDTEST=$SHOAL_BUILDDIR/tests/integration/bindtest
-# as_nobody CMD...: run CMD with nobody's uid and gid and no supplementary groups
-as_nobody() {
-	setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$@"
-}
 
 PORT=$(free_port) || exit 99
 chmod 755 "$T_DIR" # the zone file must be readable by nobody for reloads
@@ -37,9 +33,9 @@ check_match "reload works after the drop" "reloaded" "$("$SHOALCTL" -s "$T_DIR/c
 
 for mode in reuseport reuseaddr both; do
 	check_eq "nobody binds 127.0.0.1:$PORT with $mode: EADDRINUSE" EADDRINUSE \
-		"$(as_nobody "$BINDTEST" 127.0.0.1 "$PORT" "$mode")"
+		"$(as_user nobody "$BINDTEST" 127.0.0.1 "$PORT" "$mode")"
 	check_eq "nobody binds [::1]:$PORT with $mode: EADDRINUSE" EADDRINUSE \
-		"$(as_nobody "$BINDTEST" ::1 "$PORT" "$mode")"
+		"$(as_user nobody "$BINDTEST" ::1 "$PORT" "$mode")"
 done
 check_match "the port is still answered by shoald" "status: NOERROR" "$(q "$PORT" www.example.com A)"
 
