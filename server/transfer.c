@@ -28,6 +28,7 @@ typedef struct xfr_stream {
 	tsig_key_t key;
 	bool sign;  /* the request was signed: so is every message (RFC 8945 5.3.1) */
 	bool whole; /* the zone, not changes */
+	int error;  /* why the stream stopped, when it was our side (xfr_out_next) */
 	uint64_t octets;
 	time_t started;
 	char zone[NAME_TEXT_MAX];
@@ -197,7 +198,9 @@ static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len,
 static int stream_next(tcp_stream_t *base, uint8_t *out, size_t cap)
 {
 	xfr_stream_t *s = (xfr_stream_t *)base;
-	int n = xfr_out_next(&s->out, out);
+	int n = xfr_out_next(&s->out, out, cap);
+	if (n < 0)
+		s->error = n;
 	if (n <= 0)
 		return n;
 	if (s->sign)
@@ -223,6 +226,14 @@ static void stream_end(tcp_stream_t *base, bool complete)
 			 s->whole ? "AXFR" : "IXFR", s->zone, s->peer,
 			 (unsigned)s->out.zone->serial, (unsigned)s->out.messages,
 			 (unsigned long long)s->out.records, (unsigned long long)s->octets, secs);
+	else if (s->error == SHOAL_ESPACE)
+		log_warning("%s %s to %s failed after %u messages: a record does not fit a "
+			    "message of 65535 octets%s",
+			    s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages,
+			    s->sign ? " with the TSIG RR" : "");
+	else if (s->error)
+		log_warning("%s %s to %s failed after %u messages: %s", s->whole ? "AXFR" : "IXFR",
+			    s->zone, s->peer, (unsigned)s->out.messages, shoal_strerror(s->error));
 	else
 		log_notice("%s %s to %s cut short after %u messages: the client left, or the "
 			   "server is stopping",
@@ -355,7 +366,7 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 	/* one SOA and an OPT fit any limit a UDP client may set */
 	if (xfr_out_ixfr(&x, z, NULL, &r->q, limit, reserve, &e) < 0)
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
-	int n = xfr_out_next(&x, out);
+	int n = xfr_out_next(&x, out, limit);
 	xfr_out_clear(&x);
 	if (n > 0 && r->has_tsig)
 		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
