@@ -7,9 +7,10 @@
 # nothing (TC), a serial from the future answered with our SOA and logged,
 # a big zone in many messages, a record too big for the usual message size
 # in a bigger one (AXFR, IXFR; over UDP TC) and one too big with a TSIG RR
-# logged as our failure, signed ordinary queries answered signed; and the
-# daemon answers throughout. The rcodes and flags dig does not show for
-# transfers are checked in tests/unit/test_transfer.c.
+# logged as our failure, signed ordinary queries answered signed, access
+# lists written as IPv4-mapped addresses; and the daemon answers
+# throughout. The rcodes and flags dig does not show for transfers are
+# checked in tests/unit/test_transfer.c.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -63,6 +64,7 @@ write_fat 1
 } >"$T_DIR/edge.test.zone"
 cp "$T_DIR/out.test.zone" "$T_DIR/nojournal.test.zone"
 sed -i 's/out.test/nojournal.test/' "$T_DIR/nojournal.test.zone"
+sed 's/out.test/mapped.test/' "$T_DIR/out.test.zone" >"$T_DIR/mapped.test.zone"
 
 PORT=$(free_port) || exit 99
 DEAD=$(free_port) || exit 99 # a secondary that never answers NOTIFY
@@ -101,6 +103,9 @@ zones:
   - name: edge.test
     file: $T_DIR/edge.test.zone
     provide-xfr: ["127.0.0.2 NOKEY", "127.0.0.1 $XFR_KEY"]
+  - name: mapped.test
+    file: $T_DIR/mapped.test.zone
+    provide-xfr: ["::ffff:127.0.0.0/104 NOKEY", "::ffff:127.0.0.1 $XFR_KEY"]
 CONF
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 alive() { check_eq "still answering ($1)" 192.0.2.1 "$(q "$PORT" +short ns1.out.test A)"; }
@@ -198,6 +203,14 @@ check_match "... said so in the log" "AXFR edge.test. to 127.0.0.1@[0-9]+ failed
 	"$(cat "$T_DIR/shoald.log")"
 check_eq "... not blamed on the client" "" "$(grep "edge.test.*cut short" "$T_DIR/shoald.log")"
 alive "after the big records"
+
+# provide-xfr written as IPv4-mapped addresses: they hold IPv4 peers
+out=$(xfr -b 127.0.0.2 mapped.test AXFR)
+check_eq "AXFR allowed by ::ffff:127.0.0.0/104" 6 "$(echo "$out" | grep -c 'IN')"
+check_match "AXFR allowed by ::ffff:127.0.0.1 with the key: signed" "TSIG.*NOERROR" \
+	"$(xfr -y "$KEY" mapped.test AXFR)"
+check_match "... the key from another address refused" "Transfer failed" \
+	"$(xfr -b 127.0.0.2 -y "$KEY" mapped.test AXFR)"
 
 # NOTIFY out to a secondary that never answers: sent notify-retry times
 # (after 1 s, then 2 s more), then given up, and said
