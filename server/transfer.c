@@ -109,10 +109,33 @@ static response_edns_t answer_edns(const transfer_t *t, const query_t *q)
 }
 
 /*
+ * RFC 8945 5.3: an answer to a signed request that its TSIG RR would not
+ * fit in goes as the question and the TSIG RR, TC set, NOERROR, for the
+ * client to ask again over TCP. When the TSIG RR does not fit even so (an
+ * error answer echoes the request's key and algorithm names: two of 255
+ * octets pass 512), the question goes alone: TC still sends the client
+ * to TCP, where the whole answer fits. limit is at most cap. Returns the
+ * length (0: not even the header and question fit).
+ */
+static size_t answer_truncated(request_t *r, uint8_t *out, size_t cap, size_t limit)
+{
+	response_t resp;
+	if (response_init(&resp, &r->q, out, cap, limit, 0) < 0)
+		return 0;
+	response_set_flags(&resp, DNS_FLAG_TC);
+	int n = response_finish(&resp, NULL);
+	if (n <= 0)
+		return 0;
+	int m = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	return m > 0 ? (size_t)m : (size_t)n;
+}
+
+/*
  * A one-message answer to r with rcode (and flags), no records, signed
  * when the request was signed: with the TSIG error when its check failed
- * (RFC 8945 5.3.2). FORMERR after a malformed TSIG goes unsigned (5.2).
- * Returns its length (0: it did not fit).
+ * (RFC 8945 5.3.2), truncated when the TSIG RR does not fit (5.3).
+ * FORMERR after a malformed TSIG goes unsigned (5.2). Returns its length
+ * (0: it did not fit).
  */
 static size_t answer_rcode(transfer_t *t, request_t *r, uint8_t *out, size_t cap, size_t limit,
 			   uint16_t rcode, uint16_t flags)
@@ -122,13 +145,18 @@ static size_t answer_rcode(transfer_t *t, request_t *r, uint8_t *out, size_t cap
 	response_t resp;
 	if (limit > cap)
 		limit = cap;
-	if (response_init(&resp, &r->q, out, cap, limit - reserve, response_opt_size(&e)) < 0)
-		return 0;
-	response_set_flags(&resp, flags);
-	response_set_rcode(&resp, rcode);
-	int n = response_finish(&resp, &e);
+	int n = SHOAL_ESPACE;
+	/* the TSIG RR may take more than the whole limit: no room to subtract it from */
+	if (reserve < limit &&
+	    response_init(&resp, &r->q, out, cap, limit - reserve, response_opt_size(&e)) == 0) {
+		response_set_flags(&resp, flags);
+		response_set_rcode(&resp, rcode);
+		n = response_finish(&resp, &e);
+	}
 	if (n > 0 && r->has_tsig)
 		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	if (n <= 0 && r->has_tsig)
+		return answer_truncated(r, out, cap, limit);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -457,7 +485,10 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 
 /* ---- other signed queries ---- */
 
-/* RFC 8945 5.3: a verified query's answer is the usual one, signed. */
+/*
+ * RFC 8945 5.3: a verified query's answer is the usual one, signed; one
+ * whose header and question leave no room for the TSIG RR goes truncated.
+ */
 static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, const uint8_t *q,
 			    size_t len, uint8_t *out, size_t cap, size_t limit, bool tcp)
 {
@@ -465,10 +496,11 @@ static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, con
 		limit = cap;
 	size_t reserve = tsig_space(&r->tsig);
 	answer_info_t info;
-	size_t n = answer_query(db, q, len, out, limit - reserve, tcp ? t->ctx_tcp : t->ctx_udp,
-				&info);
+	size_t n = reserve < limit ? answer_query(db, q, len, out, limit - reserve,
+						  tcp ? t->ctx_tcp : t->ctx_udp, &info)
+				   : 0;
 	int m = n ? tsig_sign(&r->tsig, out, n, limit, (uint64_t)time(NULL)) : 0;
-	return m > 0 ? (size_t)m : 0;
+	return m > 0 ? (size_t)m : answer_truncated(r, out, cap, limit);
 }
 
 /* ---- both transports ---- */

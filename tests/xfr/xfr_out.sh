@@ -8,9 +8,9 @@
 # a big zone in many messages, a record too big for the usual message size
 # in a bigger one (AXFR, IXFR; over UDP TC) and one too big with a TSIG RR
 # logged as our failure, signed ordinary queries answered signed, access
-# lists written as IPv4-mapped addresses; and the daemon answers
-# throughout. The rcodes and flags dig does not show for transfers are
-# checked in tests/unit/test_transfer.c.
+# lists written as IPv4-mapped addresses, a BADKEY answer too big for 512
+# octets; and the daemon answers throughout. The rcodes and flags dig does
+# not show for transfers are checked in tests/unit/test_transfer.c.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -211,6 +211,15 @@ check_match "AXFR allowed by ::ffff:127.0.0.1 with the key: signed" "TSIG.*NOERR
 	"$(xfr -y "$KEY" mapped.test AXFR)"
 check_match "... the key from another address refused" "Transfer failed" \
 	"$(xfr -b 127.0.0.2 -y "$KEY" mapped.test AXFR)"
+
+# RFC 8945 5.3: a TSIG error answer bigger than 512 octets (key and algorithm
+# names of 245 octets echoed) is sent truncated over UDP, whole over TCP
+long_tsig() { perl "$SHOAL_SRCDIR/tests/xfr/long_tsig.pl" "$PORT" out.test 245 "$1" 2>&1; }
+check_eq "an unknown long key over UDP without EDNS: TC, no TSIG RR" \
+	"rcode 0 tc 1 ancount 0 arcount 0 tsig_error - octets 26" "$(long_tsig udp)"
+check_eq "... over TCP: NOTAUTH, BADKEY" "rcode 9 tc 0 ancount 0 arcount 1 tsig_error 17 octets 542" \
+	"$(long_tsig tcp)"
+alive "after the long TSIG names"
 
 # NOTIFY out to a secondary that never answers: sent notify-retry times
 # (after 1 s, then 2 s more), then given up, and said
