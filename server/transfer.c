@@ -391,13 +391,23 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 	size_t reserve = r->has_tsig ? tsig_space(&r->tsig) : 0;
 	if (limit > cap)
 		limit = cap;
-	/* one SOA and an OPT fit any limit a UDP client may set */
-	if (xfr_out_ixfr(&x, z, NULL, &r->q, limit, reserve, &e) < 0)
-		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
-	int n = xfr_out_next(&x, out, limit);
-	xfr_out_clear(&x);
+	/* SHOAL_EINVAL: no room for the question with the OPT and TSIG RRs */
+	int n = xfr_out_ixfr(&x, z, NULL, &r->q, limit, reserve, &e);
+	bool room = n == 0;
+	if (room) {
+		n = xfr_out_next(&x, out, limit);
+		xfr_out_clear(&x);
+	}
 	if (n > 0 && r->has_tsig)
 		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	/*
+	 * An SOA takes up to 540 octets (MNAME and RNAME of 255): one that
+	 * does not fit the client's size, with its TSIG RR, is sent over TCP
+	 * like the changes (RFC 2181 9: TC, the client asks again).
+	 */
+	if (!room || n == SHOAL_ESPACE)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR,
+				    DNS_FLAG_AA | DNS_FLAG_TC);
 	if (n <= 0)
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
 	stats_add(&t->stats->uptodate, 1);

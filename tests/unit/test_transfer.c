@@ -73,14 +73,32 @@ static void quiet(void *arg, bool is_error, const char *msg)
 		fprintf(stderr, "  %s\n", msg);
 }
 
+/* long.test: MNAME and RNAME of 253 octets, nothing to compress: an SOA too big for 512 */
+static const char *long_soa_zone(void)
+{
+	char label[64], names[2][300], text[1024];
+	label[63] = '\0';
+	for (int i = 0; i < 2; i++) {
+		memset(label, "ab"[i], 63);
+		snprintf(names[i], sizeof(names[i]), "%s.%s.%s.%s.", label + 4, label, label,
+			 label);
+	}
+	snprintf(text, sizeof(text),
+		 "$ORIGIN long.test.\n$TTL 300\n@ SOA %s %s 10 3600 600 86400 60\n@ NS ns1\n"
+		 "ns1 A 192.0.2.1\n",
+		 names[0], names[1]);
+	return write_file("long.zone", text);
+}
+
 /* The configuration, zones loaded and published, a transfer_t as a worker has it. */
 static int setup(void)
 {
-	char zone[256], text[2048], err[512];
+	char zone[256], long_zone[256], text[2048], err[512];
 	snprintf(zone, sizeof(zone), "%s",
 		 write_file("x.zone", "$ORIGIN x.test.\n$TTL 300\n"
 				      "@ SOA ns1 hm 10 3600 600 86400 60\n@ NS ns1\n"
 				      "ns1 A 192.0.2.1\nwww A 192.0.2.2\nmail MX 10 www\n"));
+	snprintf(long_zone, sizeof(long_zone), "%s", long_soa_zone());
 	snprintf(text, sizeof(text),
 		 "transfers-out: 1\n"
 		 "keys:\n  - name: k\n    algorithm: hmac-sha256\n    secret: \"" SECRET "\"\n"
@@ -89,8 +107,9 @@ static int setup(void)
 		 "    provide-xfr: [\"10.0.0.0/8 NOKEY\", \"192.0.2.0/24 k\"]\n"
 		 "  - name: sec.test\n    primaries: [\"192.0.2.53@5300 NOKEY\"]\n"
 		 "  - name: sec2.test\n    primaries: [\"192.0.2.53 NOKEY\"]\n"
-		 "    allow-notify: [\"198.51.100.0/24 k\"]\n",
-		 zone);
+		 "    allow-notify: [\"198.51.100.0/24 k\"]\n"
+		 "  - name: long.test\n    file: %s\n    provide-xfr: [\"10.0.0.0/8 NOKEY\"]\n",
+		 zone, long_zone);
 	conf_init(&cfg);
 	if (conf_load_file(&cfg, write_file("t.conf", text), err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -304,8 +323,15 @@ static void test_ixfr_udp(void)
 		CU_ASSERT_EQUAL(!!(out[2] & (DNS_FLAG_TC >> 8)), cases[i].tc);
 		CU_ASSERT_EQUAL(info.truncated, cases[i].tc);
 	}
+	/* up to date, but the SOA does not fit 512 octets: TC, ask over TCP */
+	size_t len = request(q, "long.test.", DNS_TYPE_IXFR, DNS_OPCODE_QUERY, 10);
+	size_t n = transfer_udp(&xfr, db, SA(p), q, len, out, 512, 0, &info);
+	CU_ASSERT_TRUE(n > 0);
+	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_NOERROR);
+	CU_ASSERT_EQUAL(count_of(out, 1), 0);
+	CU_ASSERT_TRUE(info.truncated);
 	/* IXFR without the client's SOA: FORMERR (RFC 1995 3) */
-	size_t len = request(q, "x.test.", DNS_TYPE_IXFR, DNS_OPCODE_QUERY, 0);
+	len = request(q, "x.test.", DNS_TYPE_IXFR, DNS_OPCODE_QUERY, 0);
 	q[9] = 0; /* NSCOUNT 0: the SOA is not counted */
 	transfer_udp(&xfr, db, SA(p), q, len, out, sizeof(out), 0, &info);
 	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_FORMERR);
