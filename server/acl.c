@@ -38,6 +38,9 @@ static long parse_number(const char *s, long max)
 	return errno || *end || v > max ? -1 : v;
 }
 
+/* The prefix of an IPv4-mapped IPv6 address, ::ffff:0:0/96 (RFC 4291 2.5.5.2). */
+static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
 /* Whether the bits of the address past prefix are all zero (a network, not a host). */
 static bool host_bits_clear(const uint8_t *a, size_t len, unsigned prefix)
 {
@@ -106,6 +109,21 @@ int acl_entry_parse(const char *text, enum acl_kind kind, acl_entry_t *e, char *
 				      "\"%s\": the address has bits set past the /%ld prefix",
 				      e->text, num);
 	}
+	/*
+	 * An IPv4-mapped entry (its prefix at least 96: the host bits check
+	 * saw to it) is the IPv4 one it maps, as peers are compared: kept
+	 * mapped, it would pair 4 octets of address with 96 more bits.
+	 */
+	if (blen == 16 && !memcmp(bytes, v4_mapped, sizeof(v4_mapped))) {
+		struct in_addr v4;
+		memcpy(&v4, bytes + sizeof(v4_mapped), sizeof(v4));
+		memset(&e->addr, 0, sizeof(e->addr));
+		in4->sin_family = AF_INET;
+		in4->sin_addr = v4;
+		e->addr_len = sizeof(*in4);
+		e->prefix = (uint8_t)(e->prefix - 96);
+		blen = 4;
+	}
 	uint16_t port = kind == ACL_TARGET ? (uint16_t)(cut ? num : 53) : 0;
 	if (blen == 4)
 		in4->sin_port = htons(port);
@@ -139,7 +157,6 @@ void acl_clear(acl_t *a)
 /* The address octets of sa, an IPv4-mapped IPv6 address as its IPv4 part. */
 static const uint8_t *addr_bytes(const struct sockaddr *sa, size_t *len)
 {
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	if (sa->sa_family == AF_INET) {
 		*len = 4;
 		return (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
@@ -149,9 +166,9 @@ static const uint8_t *addr_bytes(const struct sockaddr *sa, size_t *len)
 		return NULL;
 	}
 	const uint8_t *b = (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
-	if (!memcmp(b, mapped, sizeof(mapped))) {
+	if (!memcmp(b, v4_mapped, sizeof(v4_mapped))) {
 		*len = 4;
-		return b + 12;
+		return b + sizeof(v4_mapped);
 	}
 	*len = 16;
 	return b;
@@ -165,6 +182,11 @@ bool acl_entry_matches(const acl_entry_t *e, const struct sockaddr *peer)
 	if (!ea || !pa || elen != plen)
 		return false;
 	unsigned bits = e->prefix;
+	/* an entry left in the mapped form: its prefix counts the 96 bits before the IPv4 part */
+	if (e->addr.ss_family == AF_INET6 && elen == 4)
+		bits = bits > 96 ? bits - 96 : 0;
+	if (bits > 8 * elen)
+		bits = (unsigned)(8 * elen); /* never past the address */
 	size_t whole = bits / 8;
 	if (memcmp(ea, pa, whole) != 0)
 		return false;

@@ -86,6 +86,15 @@ int rrl_prefix_parse(const char *text, rrl_prefix_t *p)
 		if (*end || bits > 8ul * p->len)
 			return SHOAL_EINVAL;
 	}
+	/*
+	 * Written IPv4-mapped (::ffff:192.0.2.0/120): the IPv4 prefix it
+	 * maps, as rrl_check sees such clients; kept as IPv6 it never matched.
+	 */
+	if (p->len == 16 && bits >= 96 && !memcmp(addr, v4_mapped, sizeof(v4_mapped))) {
+		memmove(addr, addr + sizeof(v4_mapped), 4);
+		p->len = 4;
+		bits -= 96;
+	}
 	p->bits = (uint8_t)bits;
 	mask_copy(p->addr, addr, p->len, p->bits);
 	return 0;

@@ -28,6 +28,7 @@ typedef struct xfr_stream {
 	tsig_key_t key;
 	bool sign;  /* the request was signed: so is every message (RFC 8945 5.3.1) */
 	bool whole; /* the zone, not changes */
+	int error;  /* why the stream stopped, when it was our side (xfr_out_next) */
 	uint64_t octets;
 	time_t started;
 	char zone[NAME_TEXT_MAX];
@@ -108,10 +109,33 @@ static response_edns_t answer_edns(const transfer_t *t, const query_t *q)
 }
 
 /*
+ * RFC 8945 5.3: an answer to a signed request that its TSIG RR would not
+ * fit in goes as the question and the TSIG RR, TC set, NOERROR, for the
+ * client to ask again over TCP. When the TSIG RR does not fit even so (an
+ * error answer echoes the request's key and algorithm names: two of 255
+ * octets pass 512), the question goes alone: TC still sends the client
+ * to TCP, where the whole answer fits. limit is at most cap. Returns the
+ * length (0: not even the header and question fit).
+ */
+static size_t answer_truncated(request_t *r, uint8_t *out, size_t cap, size_t limit)
+{
+	response_t resp;
+	if (response_init(&resp, &r->q, out, cap, limit, 0) < 0)
+		return 0;
+	response_set_flags(&resp, DNS_FLAG_TC);
+	int n = response_finish(&resp, NULL);
+	if (n <= 0)
+		return 0;
+	int m = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	return m > 0 ? (size_t)m : (size_t)n;
+}
+
+/*
  * A one-message answer to r with rcode (and flags), no records, signed
  * when the request was signed: with the TSIG error when its check failed
- * (RFC 8945 5.3.2). FORMERR after a malformed TSIG goes unsigned (5.2).
- * Returns its length (0: it did not fit).
+ * (RFC 8945 5.3.2), truncated when the TSIG RR does not fit (5.3).
+ * FORMERR after a malformed TSIG goes unsigned (5.2). Returns its length
+ * (0: it did not fit).
  */
 static size_t answer_rcode(transfer_t *t, request_t *r, uint8_t *out, size_t cap, size_t limit,
 			   uint16_t rcode, uint16_t flags)
@@ -121,13 +145,18 @@ static size_t answer_rcode(transfer_t *t, request_t *r, uint8_t *out, size_t cap
 	response_t resp;
 	if (limit > cap)
 		limit = cap;
-	if (response_init(&resp, &r->q, out, cap, limit - reserve, response_opt_size(&e)) < 0)
-		return 0;
-	response_set_flags(&resp, flags);
-	response_set_rcode(&resp, rcode);
-	int n = response_finish(&resp, &e);
+	int n = SHOAL_ESPACE;
+	/* the TSIG RR may take more than the whole limit: no room to subtract it from */
+	if (reserve < limit &&
+	    response_init(&resp, &r->q, out, cap, limit - reserve, response_opt_size(&e)) == 0) {
+		response_set_flags(&resp, flags);
+		response_set_rcode(&resp, rcode);
+		n = response_finish(&resp, &e);
+	}
 	if (n > 0 && r->has_tsig)
 		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	if (n <= 0 && r->has_tsig)
+		return answer_truncated(r, out, cap, limit);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -197,7 +226,9 @@ static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len,
 static int stream_next(tcp_stream_t *base, uint8_t *out, size_t cap)
 {
 	xfr_stream_t *s = (xfr_stream_t *)base;
-	int n = xfr_out_next(&s->out, out);
+	int n = xfr_out_next(&s->out, out, cap);
+	if (n < 0)
+		s->error = n;
 	if (n <= 0)
 		return n;
 	if (s->sign)
@@ -223,6 +254,14 @@ static void stream_end(tcp_stream_t *base, bool complete)
 			 s->whole ? "AXFR" : "IXFR", s->zone, s->peer,
 			 (unsigned)s->out.zone->serial, (unsigned)s->out.messages,
 			 (unsigned long long)s->out.records, (unsigned long long)s->octets, secs);
+	else if (s->error == SHOAL_ESPACE)
+		log_warning("%s %s to %s failed after %u messages: a record does not fit a "
+			    "message of 65535 octets%s",
+			    s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages,
+			    s->sign ? " with the TSIG RR" : "");
+	else if (s->error)
+		log_warning("%s %s to %s failed after %u messages: %s", s->whole ? "AXFR" : "IXFR",
+			    s->zone, s->peer, (unsigned)s->out.messages, shoal_strerror(s->error));
 	else
 		log_notice("%s %s to %s cut short after %u messages: the client left, or the "
 			   "server is stopping",
@@ -352,13 +391,23 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 	size_t reserve = r->has_tsig ? tsig_space(&r->tsig) : 0;
 	if (limit > cap)
 		limit = cap;
-	/* one SOA and an OPT fit any limit a UDP client may set */
-	if (xfr_out_ixfr(&x, z, NULL, &r->q, limit, reserve, &e) < 0)
-		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
-	int n = xfr_out_next(&x, out);
-	xfr_out_clear(&x);
+	/* SHOAL_EINVAL: no room for the question with the OPT and TSIG RRs */
+	int n = xfr_out_ixfr(&x, z, NULL, &r->q, limit, reserve, &e);
+	bool room = n == 0;
+	if (room) {
+		n = xfr_out_next(&x, out, limit);
+		xfr_out_clear(&x);
+	}
 	if (n > 0 && r->has_tsig)
 		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	/*
+	 * An SOA takes up to 540 octets (MNAME and RNAME of 255): one that
+	 * does not fit the client's size, with its TSIG RR, is sent over TCP
+	 * like the changes (RFC 2181 9: TC, the client asks again).
+	 */
+	if (!room || n == SHOAL_ESPACE)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR,
+				    DNS_FLAG_AA | DNS_FLAG_TC);
 	if (n <= 0)
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
 	stats_add(&t->stats->uptodate, 1);
@@ -446,7 +495,10 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 
 /* ---- other signed queries ---- */
 
-/* RFC 8945 5.3: a verified query's answer is the usual one, signed. */
+/*
+ * RFC 8945 5.3: a verified query's answer is the usual one, signed; one
+ * whose header and question leave no room for the TSIG RR goes truncated.
+ */
 static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, const uint8_t *q,
 			    size_t len, uint8_t *out, size_t cap, size_t limit, bool tcp)
 {
@@ -454,10 +506,11 @@ static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, con
 		limit = cap;
 	size_t reserve = tsig_space(&r->tsig);
 	answer_info_t info;
-	size_t n = answer_query(db, q, len, out, limit - reserve, tcp ? t->ctx_tcp : t->ctx_udp,
-				&info);
+	size_t n = reserve < limit ? answer_query(db, q, len, out, limit - reserve,
+						  tcp ? t->ctx_tcp : t->ctx_udp, &info)
+				   : 0;
 	int m = n ? tsig_sign(&r->tsig, out, n, limit, (uint64_t)time(NULL)) : 0;
-	return m > 0 ? (size_t)m : 0;
+	return m > 0 ? (size_t)m : answer_truncated(r, out, cap, limit);
 }
 
 /* ---- both transports ---- */

@@ -51,7 +51,8 @@ typedef struct transfer {
  * allowed (RFC 5936 2.2), but receivers that merge each message's names one
  * by one spend time growing with the square of the names per message: dig
  * took 22 s for a 1,000,000-record AXFR in 64 KiB messages, 3 s from Knot.
- * 16 KiB is what NSD sends.
+ * 16 KiB is what NSD sends. A record bigger than that gets a message of
+ * up to 65535 octets (xfr_out_next), as Knot sends it.
  */
 #define TRANSFER_MESSAGE_MAX 16384
 

@@ -154,19 +154,21 @@ static void axfr_advance(xfr_out_t *x)
 		x->phase++;
 }
 
-int xfr_out_next(xfr_out_t *x, uint8_t *buf)
+/*
+ * Write the next message, at most limit octets with the room for the TSIG
+ * RR kept. Returns its length; SHOAL_ESPACE when not even the next record
+ * fits (nothing is written then, and x is where it was: the same record
+ * comes next), SHOAL_EINVAL for a stored RRset that does not parse.
+ */
+static int write_message(xfr_out_t *x, uint8_t *buf, size_t limit)
 {
-	if (x->phase == XFR_DONE)
-		return 0;
-	if (x->phase == XFR_FAILED || !x->zone)
-		return SHOAL_EINVAL;
 	query_t q = x->query;
 	q.pkt = x->qpkt;
 	q.has_question = q.has_question && x->messages == 0; /* RFC 5936 2.2.1 */
 	const response_edns_t *e = x->messages == 0 && x->edns.present ? &x->edns : NULL;
 	size_t keep = x->reserve + (e ? response_opt_size(e) : 0);
 	response_t r;
-	if (response_init(&r, &q, buf, x->limit, x->limit, keep) < 0)
+	if (response_init(&r, &q, buf, limit, limit, keep) < 0)
 		return SHOAL_ESPACE;
 	/* RFC 5936 2.2.1: AA in every message of a NOERROR answer */
 	response_set_flags(&r, DNS_FLAG_AA);
@@ -186,17 +188,34 @@ int xfr_out_next(xfr_out_t *x, uint8_t *buf)
 	uint16_t written = r.counts[DNS_SECTION_ANSWER];
 	if (err == SHOAL_ESPACE && written > 0)
 		err = 0; /* full: the rest goes in the next message */
-	if (err < 0) {
-		x->phase = XFR_FAILED;
+	if (err < 0)
 		return err;
-	}
 	int len = response_finish(&r, e);
+	if (len > 0)
+		x->records += written;
+	return len;
+}
+
+int xfr_out_next(xfr_out_t *x, uint8_t *buf, size_t cap)
+{
+	if (x->phase == XFR_DONE)
+		return 0;
+	if (x->phase == XFR_FAILED || !x->zone)
+		return SHOAL_EINVAL;
+	int len = write_message(x, buf, x->limit);
+	size_t most = cap < DNS_TCP_MAX ? cap : DNS_TCP_MAX;
+	/*
+	 * A record too big for the usual size: RFC 5936 2.2 lets a message
+	 * take up to 65535 octets, so this one does, rather than the
+	 * transfer stopping at a record the zone holds and serves over TCP.
+	 */
+	if (len == SHOAL_ESPACE && most > x->limit)
+		len = write_message(x, buf, most);
 	if (len < 0) {
 		x->phase = XFR_FAILED;
 		return len;
 	}
 	x->messages++;
-	x->records += written;
 	return len;
 }
 

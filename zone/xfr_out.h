@@ -28,7 +28,7 @@ typedef struct xfr_out {
 	query_t query;         /* the request, its packet copied into qpkt */
 	uint8_t qpkt[DNS_HEADER_SIZE + NAME_MAXLEN + 4];
 	response_edns_t edns; /* the OPT of the first message (present false: none) */
-	size_t limit;         /* the largest message, TSIG RR included */
+	size_t limit;         /* the usual largest message, TSIG RR included */
 	size_t reserve;       /* octets each message leaves free for a TSIG RR */
 	uint32_t messages;    /* written so far */
 	uint64_t records;     /* written so far */
@@ -42,10 +42,11 @@ typedef struct xfr_out {
  * Start the AXFR answer (RFC 5936) to q, a parsed request for the apex of
  * z (or the AXFR-style answer to an IXFR, RFC 1995 4: the same records
  * with the question echoed as it came). Called inside the read-side
- * section z was found in: takes a reference to z. limit is the largest
- * message (512 to 65535: DNS_TCP_MAX over TCP); reserve the octets to keep
- * free at the end of each message for the TSIG RR the caller signs it with
- * (tsig_space(ctx), 0 without TSIG). edns, when not NULL, is the OPT
+ * section z was found in: takes a reference to z. limit is the size of
+ * a message (512 to 65535), which only a record too big for it passes
+ * (xfr_out_next); reserve the octets to keep free at the end of each
+ * message for the TSIG RR the caller signs it with (tsig_space(ctx), 0
+ * without TSIG). edns, when not NULL, is the OPT
  * record the first message carries (RFC 5936 2.2.5; its nsid must outlive
  * the transfer). q's packet is copied: it may go after the call.
  * Returns 0, or SHOAL_EINVAL when limit - reserve leaves no room for a
@@ -77,19 +78,22 @@ int xfr_out_ixfr(xfr_out_t *x, const zone_t *z, xfr_changes_t *changes, const qu
 int xfr_request_serial(const query_t *q, uint32_t *serial);
 
 /*
- * Write the next message of the transfer into buf (at least x->limit
- * octets): the SOA first, then every RRset of the zone as loaded (occluded
- * data and glue, RRSIGs, NSEC and NSEC3 records included), the SOA last;
- * as many records per message as fit in limit - reserve, names compressed,
- * the question only in the first message (RFC 5936 2.2), AA set. An
- * RRset may continue in the next message. Each call writes one message:
- * bounded work, so a worker may send one per turn of its loop.
+ * Write the next message of the transfer into buf[0..cap): the SOA first,
+ * then every RRset of the zone as loaded (occluded data and glue, RRSIGs,
+ * NSEC and NSEC3 records included), the SOA last; as many records per
+ * message as fit in x->limit - reserve, names compressed, the question
+ * only in the first message (RFC 5936 2.2), AA set. An RRset may continue
+ * in the next message. A record that does not fit an empty message of
+ * x->limit gets a message of up to cap octets (at most 65535, the room for
+ * TSIG still kept): a TCP caller passes a buffer of 65535, so any record
+ * the zone could load is sent. Each call writes one message: bounded
+ * work, so a worker may send one per turn of its loop.
  * Returns the message length; 0 when the transfer is complete (nothing
- * written); SHOAL_ESPACE when one record does not fit an empty message
- * (a limit below the zone's largest record); SHOAL_EINVAL for a stored
- * RRset that does not parse. After an error the transfer cannot go on.
+ * written); SHOAL_ESPACE when one record does not fit an empty message of
+ * cap octets (less the reserve); SHOAL_EINVAL for a stored RRset that does
+ * not parse. After an error the transfer cannot go on.
  */
-int xfr_out_next(xfr_out_t *x, uint8_t *buf);
+int xfr_out_next(xfr_out_t *x, uint8_t *buf, size_t cap);
 
 /* True once the message with the final SOA has been written. */
 bool xfr_out_done(const xfr_out_t *x);

@@ -105,7 +105,7 @@ static void bench_axfr(const zone_t *z, size_t limit)
 	int len;
 	for (;;) {
 		double t = now();
-		len = xfr_out_next(&x, buf);
+		len = xfr_out_next(&x, buf, sizeof(buf));
 		t = now() - t;
 		if (t > worst)
 			worst = t;
@@ -134,7 +134,7 @@ static zone_t *receive(xfr_out_t *x, uint16_t qtype, const zone_t *current, cons
 				  "primary bench", quiet, NULL);
 	double t = now(), fed = 0;
 	int len, rc = 0;
-	while (rc == 0 && (len = xfr_out_next(x, buf)) > 0) {
+	while (rc == 0 && (len = xfr_out_next(x, buf, sizeof(buf))) > 0) {
 		double f = now();
 		rc = xfr_in_feed(in, buf, (size_t)len);
 		fed += now() - f;

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/error.h"
@@ -126,6 +127,81 @@ static void test_match(void)
 	CU_ASSERT_EQUAL(a.count, 0);
 }
 
+/* peer as a struct of its family's exact size on the heap, so that a read past it shows (ASan) */
+static struct sockaddr *exact_peer(const char *addr)
+{
+	struct sockaddr_storage ss = peer(addr, 53);
+	size_t len =
+		ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	struct sockaddr *sa = malloc(len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sa);
+	memcpy(sa, &ss, len);
+	return sa;
+}
+
+/* Whether the entry written as text (ACL_MATCH) matches the peer at addr. */
+static bool text_matches(const char *text, const char *addr)
+{
+	acl_entry_t e;
+	char key[64], err[256];
+	CU_ASSERT_EQUAL_FATAL(
+		acl_entry_parse(text, ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)), 0);
+	struct sockaddr *sa = exact_peer(addr);
+	bool m = acl_entry_matches(&e, sa);
+	free(sa);
+	return m;
+}
+
+/*
+ * Entries written as IPv4-mapped addresses (RFC 4291 2.5.5.2) are the IPv4
+ * block they map, prefix less 96: they hold IPv4 peers, mapped or not, and
+ * the compare stays within the 4 octets of the address.
+ */
+static void test_mapped(void)
+{
+	CU_ASSERT_TRUE(text_matches("::ffff:127.0.0.0/104 NOKEY", "127.0.0.1"));
+	CU_ASSERT_TRUE(text_matches("::ffff:127.0.0.0/104 NOKEY", "::ffff:127.200.0.1"));
+	CU_ASSERT_FALSE(text_matches("::ffff:127.0.0.0/104 NOKEY", "10.0.0.1"));
+	CU_ASSERT_FALSE(text_matches("::ffff:127.0.0.0/104 NOKEY", "::1"));
+	CU_ASSERT_TRUE(text_matches("::ffff:192.0.2.1 NOKEY", "192.0.2.1"));
+	CU_ASSERT_FALSE(text_matches("::ffff:192.0.2.1 NOKEY", "192.0.2.2"));
+	CU_ASSERT_TRUE(text_matches("::ffff:192.0.2.128/121 NOKEY", "192.0.2.200"));
+	CU_ASSERT_FALSE(text_matches("::ffff:192.0.2.128/121 NOKEY", "192.0.2.100"));
+	CU_ASSERT_TRUE(text_matches("::ffff:0.0.0.0/96 NOKEY", "198.51.100.1"));
+	/* and the other way: an IPv4 entry holds the mapped form of its peers */
+	CU_ASSERT_TRUE(text_matches("192.0.2.0/24 NOKEY", "::ffff:192.0.2.7"));
+
+	/* the entry is kept as IPv4, as written for the logs */
+	acl_entry_t e;
+	char key[64], err[256];
+	CU_ASSERT_EQUAL(acl_entry_parse("::ffff:10.1.0.0/112 NOKEY", ACL_MATCH, &e, key,
+					sizeof(key), err, sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(e.addr.ss_family, AF_INET);
+	CU_ASSERT_EQUAL(e.addr_len, sizeof(struct sockaddr_in));
+	CU_ASSERT_EQUAL(e.prefix, 16);
+	CU_ASSERT_STRING_EQUAL(e.text, "::ffff:10.1.0.0/112");
+	/* a server to talk to, likewise: IPv4 with its port */
+	CU_ASSERT_EQUAL(acl_entry_parse("[::ffff:192.0.2.53]@5300 NOKEY", ACL_TARGET, &e, key,
+					sizeof(key), err, sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(e.addr.ss_family, AF_INET);
+	CU_ASSERT_EQUAL(ntohs(((struct sockaddr_in *)&e.addr)->sin_port), 5300);
+	CU_ASSERT_EQUAL(e.prefix, 32);
+
+	/* an entry made by hand in the mapped form, prefix over 32: still the 4 octets */
+	memset(&e, 0, sizeof(e));
+	struct sockaddr_storage mapped = peer("::ffff:127.0.0.0", 0);
+	memcpy(&e.addr, &mapped, sizeof(mapped));
+	e.prefix = 104;
+	struct sockaddr *sa = exact_peer("127.0.0.1");
+	CU_ASSERT_TRUE(acl_entry_matches(&e, sa));
+	free(sa);
+	sa = exact_peer("126.0.0.1");
+	CU_ASSERT_FALSE(acl_entry_matches(&e, sa));
+	free(sa);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -133,6 +209,7 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_parse),
 		UNIT_TEST(test_match),
+		UNIT_TEST(test_mapped),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "acl", tests);

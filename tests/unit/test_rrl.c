@@ -97,6 +97,16 @@ static void test_prefix(void)
 	CU_ASSERT(rrl_prefix_match(&p, ip6c, 16));
 	CU_ASSERT_EQUAL(rrl_prefix_parse("0.0.0.0/0", &p), 0);
 	CU_ASSERT(rrl_prefix_match(&p, ip2, 4));
+	/* written as IPv4-mapped: the IPv4 prefix it maps, as peers are seen */
+	CU_ASSERT_EQUAL(rrl_prefix_parse("::ffff:192.0.2.0/120", &p), 0);
+	CU_ASSERT_EQUAL(p.len, 4);
+	CU_ASSERT_EQUAL(p.bits, 24);
+	CU_ASSERT(rrl_prefix_match(&p, ip1b, 4));
+	CU_ASSERT(rrl_prefix_match(&p, mapped, 16));
+	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip2, 4));
+	CU_ASSERT_EQUAL(rrl_prefix_parse("::ffff:192.0.2.1", &p), 0);
+	CU_ASSERT(rrl_prefix_match(&p, ip1, 4));
+	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip1b, 4));
 	static const char *const bad[] = { "",        "/24",        "192.0.2.0/33", "192.0.2/24",
 					   "::/129",  "192.0.2.0/", "192.0.2.0/-1", "192.0.2.0/2x",
 					   "example", "1.2.3.4/+8" };

@@ -73,14 +73,32 @@ static void quiet(void *arg, bool is_error, const char *msg)
 		fprintf(stderr, "  %s\n", msg);
 }
 
+/* long.test: MNAME and RNAME of 253 octets, nothing to compress: an SOA too big for 512 */
+static const char *long_soa_zone(void)
+{
+	char label[64], names[2][300], text[1024];
+	label[63] = '\0';
+	for (int i = 0; i < 2; i++) {
+		memset(label, "ab"[i], 63);
+		snprintf(names[i], sizeof(names[i]), "%s.%s.%s.%s.", label + 4, label, label,
+			 label);
+	}
+	snprintf(text, sizeof(text),
+		 "$ORIGIN long.test.\n$TTL 300\n@ SOA %s %s 10 3600 600 86400 60\n@ NS ns1\n"
+		 "ns1 A 192.0.2.1\n",
+		 names[0], names[1]);
+	return write_file("long.zone", text);
+}
+
 /* The configuration, zones loaded and published, a transfer_t as a worker has it. */
 static int setup(void)
 {
-	char zone[256], text[2048], err[512];
+	char zone[256], long_zone[256], text[2048], err[512];
 	snprintf(zone, sizeof(zone), "%s",
 		 write_file("x.zone", "$ORIGIN x.test.\n$TTL 300\n"
 				      "@ SOA ns1 hm 10 3600 600 86400 60\n@ NS ns1\n"
 				      "ns1 A 192.0.2.1\nwww A 192.0.2.2\nmail MX 10 www\n"));
+	snprintf(long_zone, sizeof(long_zone), "%s", long_soa_zone());
 	snprintf(text, sizeof(text),
 		 "transfers-out: 1\n"
 		 "keys:\n  - name: k\n    algorithm: hmac-sha256\n    secret: \"" SECRET "\"\n"
@@ -89,8 +107,9 @@ static int setup(void)
 		 "    provide-xfr: [\"10.0.0.0/8 NOKEY\", \"192.0.2.0/24 k\"]\n"
 		 "  - name: sec.test\n    primaries: [\"192.0.2.53@5300 NOKEY\"]\n"
 		 "  - name: sec2.test\n    primaries: [\"192.0.2.53 NOKEY\"]\n"
-		 "    allow-notify: [\"198.51.100.0/24 k\"]\n",
-		 zone);
+		 "    allow-notify: [\"198.51.100.0/24 k\"]\n"
+		 "  - name: long.test\n    file: %s\n    provide-xfr: [\"10.0.0.0/8 NOKEY\"]\n",
+		 zone, long_zone);
 	conf_init(&cfg);
 	if (conf_load_file(&cfg, write_file("t.conf", text), err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -304,14 +323,105 @@ static void test_ixfr_udp(void)
 		CU_ASSERT_EQUAL(!!(out[2] & (DNS_FLAG_TC >> 8)), cases[i].tc);
 		CU_ASSERT_EQUAL(info.truncated, cases[i].tc);
 	}
+	/* up to date, but the SOA does not fit 512 octets: TC, ask over TCP */
+	size_t len = request(q, "long.test.", DNS_TYPE_IXFR, DNS_OPCODE_QUERY, 10);
+	size_t n = transfer_udp(&xfr, db, SA(p), q, len, out, 512, 0, &info);
+	CU_ASSERT_TRUE(n > 0);
+	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_NOERROR);
+	CU_ASSERT_EQUAL(count_of(out, 1), 0);
+	CU_ASSERT_TRUE(info.truncated);
 	/* IXFR without the client's SOA: FORMERR (RFC 1995 3) */
-	size_t len = request(q, "x.test.", DNS_TYPE_IXFR, DNS_OPCODE_QUERY, 0);
+	len = request(q, "x.test.", DNS_TYPE_IXFR, DNS_OPCODE_QUERY, 0);
 	q[9] = 0; /* NSCOUNT 0: the SOA is not counted */
 	transfer_udp(&xfr, db, SA(p), q, len, out, sizeof(out), 0, &info);
 	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_FORMERR);
 	/* a query transfer_udp is not for: the answer given stays */
 	len = request(q, "www.x.test.", DNS_TYPE_A, DNS_OPCODE_QUERY, 0);
 	CU_ASSERT_EQUAL(transfer_udp(&xfr, db, SA(p), q, len, out, sizeof(out), 42, &info), 42);
+}
+
+/* A name of len octets in wire form (at most 255), labels of the letter c. */
+static void long_name(wire_t *w, size_t len, uint8_t c)
+{
+	uint8_t label[64];
+	memset(label, c, sizeof(label));
+	for (size_t left = len - 1; left > 0;) {
+		size_t l = left - 1 > 63 ? 63 : left - 1;
+		if (left - l - 1 == 1)
+			l--; /* a label takes two octets at least: leave none of one */
+		wire_write_u8(w, (uint8_t)l);
+		wire_write_bytes(w, label + 1, l);
+		left -= l + 1;
+	}
+	wire_write_u8(w, 0);
+}
+
+/*
+ * "x.test. SOA" without EDNS, signed with a key no one has whose key and
+ * algorithm names are len octets each: its BADKEY answer echoes both.
+ */
+static size_t long_tsig_query(uint8_t *q, size_t cap, size_t len)
+{
+	size_t n = request(q, "x.test.", DNS_TYPE_SOA, DNS_OPCODE_QUERY, 0);
+	wire_t w;
+	wire_init_write(&w, q, cap);
+	w.pos = n;
+	long_name(&w, len, 'k');
+	wire_write_u16(&w, DNS_TYPE_TSIG);
+	wire_write_u16(&w, DNS_CLASS_ANY);
+	wire_write_u32(&w, 0);
+	size_t rdlen_at = w.pos;
+	wire_write_u16(&w, 0);
+	long_name(&w, len, 'a');
+	wire_write_u16(&w, 0);
+	wire_write_u32(&w, (uint32_t)time(NULL));
+	wire_write_u16(&w, 300);
+	wire_write_u16(&w, 32); /* MAC size, then the MAC */
+	for (int i = 0; i < 32; i++)
+		wire_write_u8(&w, 0x5a);
+	wire_write_u16(&w, 77); /* Original ID, Error, Other Len */
+	wire_write_u16(&w, 0);
+	wire_write_u16(&w, 0);
+	wire_put_u16_at(&w, rdlen_at, (uint16_t)(w.pos - rdlen_at - 2));
+	wire_put_u16_at(&w, 10, 1);
+	CU_ASSERT_FATAL(!w.err);
+	return w.pos;
+}
+
+/*
+ * RFC 8945 5.3: an answer the TSIG RR does not fit in goes truncated, TC
+ * set and NOERROR, for the client to ask again over TCP: a BADKEY answer
+ * echoing key and algorithm names of 245 octets takes 542 octets, over
+ * the 512 of UDP without EDNS. Over TCP the whole answer goes.
+ */
+static void test_tsig_answer_too_big(void)
+{
+	static uint8_t q[1024], out[DNS_TCP_MAX];
+	struct sockaddr_storage p = peer("10.9.9.9");
+	const zonedb_t *db = zonedb_current(&zones);
+	answer_info_t info = { .tsig = true };
+	/* names of 200 octets: the answer fits, NOTAUTH with the TSIG RR */
+	size_t len = long_tsig_query(q, sizeof(q), 200);
+	size_t n = transfer_udp(&xfr, db, SA(p), q, len, out, 1232, 0, &info);
+	CU_ASSERT(n > 400 && n <= 512);
+	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_NOTAUTH);
+	CU_ASSERT_EQUAL(count_of(out, 3), 1);
+	/* 245: truncated, the question alone: the TSIG RR does not fit either */
+	len = long_tsig_query(q, sizeof(q), 245);
+	n = transfer_udp(&xfr, db, SA(p), q, len, out, 1232, 0, &info);
+	CU_ASSERT(n > 0 && n <= 512);
+	CU_ASSERT_FALSE(info.dropped);
+	CU_ASSERT_TRUE(info.truncated);
+	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_NOERROR);
+	CU_ASSERT_TRUE(out[2] & (DNS_FLAG_TC >> 8));
+	CU_ASSERT_EQUAL(count_of(out, 0), 1);
+	CU_ASSERT_EQUAL(count_of(out, 3), 0);
+	tcp_stream_t *s;
+	int m = tcp("10.9.9.9", q, len, out, &s);
+	CU_ASSERT(m > 512);
+	CU_ASSERT_PTR_NULL(s);
+	CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_NOTAUTH);
+	CU_ASSERT_EQUAL(count_of(out, 3), 1);
 }
 
 static void test_notify_in(void)
@@ -368,11 +478,9 @@ int main(int argc, char **argv)
 	int rc = 99;
 	if (setup() == 0) {
 		static const unit_test_t tests[] = {
-			UNIT_TEST(test_axfr_and_refusals),
-			UNIT_TEST(test_tsig),
-			UNIT_TEST(test_ixfr_udp),
-			UNIT_TEST(test_notify_in),
-			UNIT_END,
+			UNIT_TEST(test_axfr_and_refusals), UNIT_TEST(test_tsig),
+			UNIT_TEST(test_ixfr_udp),          UNIT_TEST(test_tsig_answer_too_big),
+			UNIT_TEST(test_notify_in),         UNIT_END,
 		};
 		rc = unit_run(argc, argv, "transfer", tests);
 	}

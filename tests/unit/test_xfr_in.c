@@ -37,7 +37,7 @@ static int feed_from(xfr_in_t *x, xfr_out_t *o)
 {
 	static uint8_t buf[DNS_TCP_MAX];
 	int len, rc = 0;
-	while (rc == 0 && (len = xfr_out_next(o, buf)) > 0)
+	while (rc == 0 && (len = xfr_out_next(o, buf, sizeof(buf))) > 0)
 		rc = xfr_in_feed(x, buf, (size_t)len);
 	xfr_out_clear(o);
 	return rc;

@@ -21,6 +21,7 @@ static char tmpdir[] = "/tmp/shoal-xfrout-XXXXXX";
 typedef struct seen {
 	ldns_rr_list *rrs; /* every answer record, in order */
 	size_t messages, octets, largest;
+	size_t over;      /* messages longer than x->limit */
 	size_t multi;     /* messages with more than one record */
 	bool header_ok;   /* ID, QR, AA, opcode, RCODE, no TC, in every message */
 	bool question_ok; /* the question in the first message only */
@@ -28,19 +29,24 @@ typedef struct seen {
 	size_t uncompressed; /* what the records would take without compression */
 } seen_t;
 
-/* Run a transfer to its end, parsing every message with ldns. */
-static int run(xfr_out_t *x, uint16_t id, tsig_ctx_t *server, tsig_ctx_t *client, seen_t *s)
+/*
+ * Run a transfer to its end in messages of up to cap octets (x->limit
+ * unless a record needs more), parsing every message with ldns.
+ */
+static int run_in(xfr_out_t *x, size_t cap, uint16_t id, tsig_ctx_t *server, tsig_ctx_t *client,
+		  seen_t *s)
 {
 	static uint8_t buf[DNS_TCP_MAX];
 	memset(s, 0, sizeof(*s));
 	s->rrs = ldns_rr_list_new();
 	s->header_ok = s->question_ok = s->opt_first_only = true;
 	int len;
-	while ((len = xfr_out_next(x, buf)) > 0) {
-		if ((size_t)len > x->limit - x->reserve)
+	while ((len = xfr_out_next(x, buf, cap)) > 0) {
+		if ((size_t)len > cap - x->reserve)
 			return SHOAL_ESPACE; /* the room for the TSIG RR was not kept */
+		s->over += (size_t)len > x->limit;
 		if (server) {
-			len = tsig_sign(server, buf, (size_t)len, x->limit, 1700000000);
+			len = tsig_sign(server, buf, (size_t)len, cap, 1700000000);
 			if (len < 0 || tsig_verify(client, buf, (size_t)len, NULL, 1700000000) < 0)
 				return SHOAL_ETSIG;
 		}
@@ -70,6 +76,12 @@ static int run(xfr_out_t *x, uint16_t id, tsig_ctx_t *server, tsig_ctx_t *client
 	if (len == 0 && client && tsig_verify_end(client) < 0)
 		return SHOAL_ETSIG;
 	return len;
+}
+
+/* The same in messages of x->limit: a record that does not fit one stops the transfer. */
+static int run(xfr_out_t *x, uint16_t id, tsig_ctx_t *server, tsig_ctx_t *client, seen_t *s)
+{
+	return run_in(x, x->limit, id, server, client, s);
 }
 
 /* The first and last records are the SOA; without the last, the zone file's records. */
@@ -103,7 +115,7 @@ static void check_zone(const char *path, const char *origin, size_t limit)
 	seen_t s;
 	CU_ASSERT_EQUAL(run(&x, 0x4242, NULL, NULL, &s), 0);
 	CU_ASSERT_TRUE(xfr_out_done(&x));
-	CU_ASSERT_EQUAL(xfr_out_next(&x, (uint8_t[DNS_TCP_MAX]){ 0 }), 0);
+	CU_ASSERT_EQUAL(xfr_out_next(&x, (uint8_t[DNS_TCP_MAX]){ 0 }, DNS_TCP_MAX), 0);
 	CU_ASSERT_TRUE(s.header_ok);
 	CU_ASSERT_TRUE(s.question_ok);
 	CU_ASSERT(s.largest <= limit);
@@ -166,6 +178,25 @@ static void test_axfr_many_messages(void)
 	check_zone(path, "big.test.", 512); /* the 300 TXT records span many messages */
 }
 
+/*
+ * An AXFR request for origin in req[0..cap), signed by client and verified
+ * by server, both with key (set up here: tsig_key_clear it), parsed into q.
+ */
+static void signed_axfr(tsig_key_t *key, const char *origin, uint8_t *req, size_t cap,
+			tsig_ctx_t *client, tsig_ctx_t *server, query_t *q)
+{
+	CU_ASSERT_EQUAL_FATAL(tsig_key_init(key, "xfr-key", "hmac-sha512",
+					    "c2VjcmV0IHNlY3JldCBzZWNyZXQgc2VjcmV0"),
+			      0);
+	tsig_init(client, key, TSIG_FUDGE_DEFAULT);
+	size_t rlen = xt_request(req, 7, origin, DNS_TYPE_AXFR, 0);
+	int slen = tsig_sign(client, req, rlen, cap, 1700000000);
+	CU_ASSERT_FATAL(slen > 0);
+	tsig_init(server, key, TSIG_FUDGE_DEFAULT);
+	CU_ASSERT_EQUAL_FATAL(tsig_verify(server, req, (size_t)slen, NULL, 1700000000), 0);
+	CU_ASSERT_EQUAL_FATAL(query_parse(q, req, (size_t)slen), QUERY_OK);
+}
+
 /* Every message keeps room for the TSIG RR, and the stream verifies (RFC 8945 5.3.1). */
 static void test_axfr_tsig_room(void)
 {
@@ -173,19 +204,10 @@ static void test_axfr_tsig_room(void)
 	zone_t *z = xt_load(path, "big.test.");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
 	tsig_key_t key;
-	CU_ASSERT_EQUAL_FATAL(tsig_key_init(&key, "xfr-key", "hmac-sha512",
-					    "c2VjcmV0IHNlY3JldCBzZWNyZXQgc2VjcmV0"),
-			      0);
 	tsig_ctx_t client, server;
-	tsig_init(&client, &key, TSIG_FUDGE_DEFAULT);
 	uint8_t req[1024];
-	size_t rlen = xt_request(req, 7, "big.test.", DNS_TYPE_AXFR, 0);
-	int slen = tsig_sign(&client, req, rlen, sizeof(req), 1700000000);
-	CU_ASSERT_FATAL(slen > 0);
-	tsig_init(&server, &key, TSIG_FUDGE_DEFAULT);
-	CU_ASSERT_EQUAL_FATAL(tsig_verify(&server, req, (size_t)slen, NULL, 1700000000), 0);
 	query_t q;
-	CU_ASSERT_EQUAL_FATAL(query_parse(&q, req, (size_t)slen), QUERY_OK);
+	signed_axfr(&key, "big.test.", req, sizeof(req), &client, &server, &q);
 	/* with EDNS too: the OPT goes in the first message only */
 	response_edns_t e = { .present = true, .udp_size = 1232 };
 	xfr_out_t x;
@@ -203,13 +225,20 @@ static void test_axfr_tsig_room(void)
 	tsig_key_clear(&key);
 }
 
+/* A new zone file `name` in the test's folder, its path in path[0..4096). */
+static FILE *zone_file(const char *name, char *path)
+{
+	snprintf(path, 4096, "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	return f;
+}
+
 /* A record bigger than the message limit stops the transfer with an error. */
 static void test_axfr_record_too_big(void)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/fat.zone", tmpdir);
-	FILE *f = fopen(path, "w");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	FILE *f = zone_file("fat.zone", path);
 	fprintf(f,
 		"$ORIGIN fat.test.\n@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\n"
 		"ns1 300 A 192.0.2.1\nfat 300 TXT \"%0200d\" \"%0200d\" \"%0200d\"\n",
@@ -226,13 +255,61 @@ static void test_axfr_record_too_big(void)
 	CU_ASSERT_EQUAL_FATAL(xfr_out_axfr(&x, z, &q, 512, 0, NULL), 0);
 	int len = 1;
 	for (int i = 0; i < 10 && len > 0; i++)
-		len = xfr_out_next(&x, buf);
+		len = xfr_out_next(&x, buf, 512);
 	CU_ASSERT_EQUAL(len, SHOAL_ESPACE);
 	CU_ASSERT_FALSE(xfr_out_done(&x));
-	CU_ASSERT_EQUAL(xfr_out_next(&x, buf), SHOAL_EINVAL);
+	CU_ASSERT_EQUAL(xfr_out_next(&x, buf, sizeof(buf)), SHOAL_EINVAL);
 	xfr_out_clear(&x);
 	xfr_out_clear(&x); /* twice is fine */
 	zone_unref(z);
+}
+
+/*
+ * A record over the usual message size (a TXT of 40160 octets against
+ * 16384) gets a message as big as it needs, up to 65535 octets (RFC 5936
+ * 2.2), room for the TSIG RR kept; the transfer goes on and verifies.
+ * Without the room to grow, the transfer stops at that record.
+ */
+static void test_axfr_record_grows(void)
+{
+	char path[4096];
+	FILE *f = zone_file("huge.zone", path);
+	fprintf(f, "$ORIGIN huge.test.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\n"
+		   "ns1 A 192.0.2.1\nhuge TXT");
+	for (int i = 0; i < 160; i++)
+		fprintf(f, " \"%0250d\"", i);
+	fprintf(f, "\n");
+	for (int i = 0; i < 3000; i++)
+		fprintf(f, "h%d A 10.0.%d.%d\n", i, i / 256, i % 256);
+	fclose(f);
+	zone_t *z = xt_load(path, "huge.test.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+	tsig_key_t key;
+	tsig_ctx_t client, server;
+	uint8_t req[1024];
+	query_t q;
+	signed_axfr(&key, "huge.test.", req, sizeof(req), &client, &server, &q);
+	xfr_out_t x;
+	CU_ASSERT_EQUAL_FATAL(xfr_out_axfr(&x, z, &q, 16384, tsig_space(&server), NULL), 0);
+	seen_t s;
+	CU_ASSERT_EQUAL(run_in(&x, DNS_TCP_MAX, 7, &server, &client, &s), 0);
+	CU_ASSERT_EQUAL(s.over, 1); /* that record's message; the others keep the size */
+	CU_ASSERT(s.largest > 40160);
+	CU_ASSERT(s.messages > 2);
+	CU_ASSERT_TRUE(s.header_ok);
+	CU_ASSERT_TRUE(same_as_file(s.rrs, path, "huge.test."));
+	ldns_rr_list_deep_free(s.rrs);
+	xfr_out_clear(&x);
+
+	signed_axfr(&key, "huge.test.", req, sizeof(req), &client, &server, &q);
+	CU_ASSERT_EQUAL_FATAL(xfr_out_axfr(&x, z, &q, 16384, tsig_space(&server), NULL), 0);
+	CU_ASSERT_EQUAL(run(&x, 7, &server, &client, &s), SHOAL_ESPACE);
+	CU_ASSERT(s.messages > 0); /* the records before it went */
+	CU_ASSERT_FALSE(xfr_out_done(&x));
+	ldns_rr_list_deep_free(s.rrs);
+	xfr_out_clear(&x);
+	zone_unref(z);
+	tsig_key_clear(&key);
 }
 
 /* The versions 1, 2, 3 of j.test. and a journal of the changes between them. */
@@ -367,7 +444,7 @@ static void test_ixfr_falls_back(void)
 	/* the question says IXFR, as it came */
 	uint8_t buf[DNS_TCP_MAX];
 	CU_ASSERT_EQUAL_FATAL(ixfr_start(&x, 0xfffffff0, false, DNS_TCP_MAX), 0);
-	int len = xfr_out_next(&x, buf);
+	int len = xfr_out_next(&x, buf, sizeof(buf));
 	CU_ASSERT(len > 0);
 	ldns_pkt *p = NULL;
 	CU_ASSERT_EQUAL_FATAL(ldns_wire2pkt(&p, buf, (size_t)len), LDNS_STATUS_OK);
@@ -431,11 +508,17 @@ int main(int argc, char **argv)
 		return 99;
 	ixfr_setup();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_axfr_signed_nsec3),   UNIT_TEST(test_axfr_signed_nsec),
-		UNIT_TEST(test_axfr_many_messages),  UNIT_TEST(test_axfr_tsig_room),
-		UNIT_TEST(test_axfr_record_too_big), UNIT_TEST(test_ixfr_changes),
-		UNIT_TEST(test_ixfr_up_to_date),     UNIT_TEST(test_ixfr_falls_back),
-		UNIT_TEST(test_request_serial),      UNIT_END,
+		UNIT_TEST(test_axfr_signed_nsec3),
+		UNIT_TEST(test_axfr_signed_nsec),
+		UNIT_TEST(test_axfr_many_messages),
+		UNIT_TEST(test_axfr_tsig_room),
+		UNIT_TEST(test_axfr_record_too_big),
+		UNIT_TEST(test_axfr_record_grows),
+		UNIT_TEST(test_ixfr_changes),
+		UNIT_TEST(test_ixfr_up_to_date),
+		UNIT_TEST(test_ixfr_falls_back),
+		UNIT_TEST(test_request_serial),
+		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "xfr_out", tests);
 	ixfr_teardown();

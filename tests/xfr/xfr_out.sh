@@ -5,9 +5,12 @@
 # BADSIG, an unknown key BADKEY), IXFR over TCP with the changes of two
 # reloads condensed, beyond the journal the whole zone, over UDP the SOA or
 # nothing (TC), a serial from the future answered with our SOA and logged,
-# a big zone in many messages, signed ordinary queries answered signed; and
-# the daemon answers throughout. The rcodes and flags dig does not show for
-# transfers are checked in tests/unit/test_transfer.c.
+# a big zone in many messages, a record too big for the usual message size
+# in a bigger one (AXFR, IXFR; over UDP TC) and one too big with a TSIG RR
+# logged as our failure, signed ordinary queries answered signed, access
+# lists written as IPv4-mapped addresses, a BADKEY answer too big for 512
+# octets; and the daemon answers throughout. The rcodes and flags dig does
+# not show for transfers are checked in tests/unit/test_transfer.c.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -35,8 +38,33 @@ write_zone 1
 	for i in $(seq 1 20000); do printf 'h%s IN A 10.0.%s.%s\n' "$i" $((i / 250)) $((i % 250))
 	done
 } >"$T_DIR/big.test.zone"
+# fat.test: a TXT record of 40160 octets, more than a 16 KiB message holds
+# but well within a TCP message; version 2 adds another
+write_fat() {
+	local big
+	big=$(awk 'BEGIN { s = sprintf("%250s", ""); gsub(/ /, "a", s)
+		for (i = 0; i < 160; i++) printf "\"%s\" ", s }')
+	{
+		printf '$ORIGIN fat.test.\n$TTL 300\n'
+		printf '@ IN SOA ns1 hostmaster %s 3600 600 86400 60\n@ IN NS ns1\n' "$1"
+		printf 'ns1 IN A 192.0.2.1\nfat IN TXT %s\n' "$big"
+		[ "$1" -gt 1 ] && printf 'fat2 IN TXT %s\n' "$big"
+	} >"$T_DIR/fat.test.zone.new"
+	mv "$T_DIR/fat.test.zone.new" "$T_DIR/fat.test.zone"
+}
+write_fat 1
+# edge.test: a TXT record of 65450 octets, which loads and goes unsigned, but
+# not with a TSIG RR after it
+{
+	printf '$ORIGIN edge.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 1 3600 600 86400 60\n'
+	printf '@ IN NS ns1\nns1 IN A 192.0.2.1\nedge IN TXT '
+	awk 'BEGIN { s = sprintf("%255s", ""); gsub(/ /, "e", s)
+		for (i = 0; i < 255; i++) printf "\"%s\" ", s
+		print "\"" substr(s, 1, 169) "\"" }'
+} >"$T_DIR/edge.test.zone"
 cp "$T_DIR/out.test.zone" "$T_DIR/nojournal.test.zone"
 sed -i 's/out.test/nojournal.test/' "$T_DIR/nojournal.test.zone"
+sed 's/out.test/mapped.test/' "$T_DIR/out.test.zone" >"$T_DIR/mapped.test.zone"
 
 PORT=$(free_port) || exit 99
 DEAD=$(free_port) || exit 99 # a secondary that never answers NOTIFY
@@ -69,6 +97,15 @@ zones:
   - name: big.test
     file: $T_DIR/big.test.zone
     provide-xfr: ["127.0.0.0/8 NOKEY"]
+  - name: fat.test
+    file: $T_DIR/fat.test.zone
+    provide-xfr: ["127.0.0.2 NOKEY", "127.0.0.1 $XFR_KEY"]
+  - name: edge.test
+    file: $T_DIR/edge.test.zone
+    provide-xfr: ["127.0.0.2 NOKEY", "127.0.0.1 $XFR_KEY"]
+  - name: mapped.test
+    file: $T_DIR/mapped.test.zone
+    provide-xfr: ["::ffff:127.0.0.0/104 NOKEY", "::ffff:127.0.0.1 $XFR_KEY"]
 CONF
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 alive() { check_eq "still answering ($1)" 192.0.2.1 "$(q "$PORT" +short ns1.out.test A)"; }
@@ -136,6 +173,53 @@ alive "after the IXFRs"
 
 check_match "a big zone in many messages" "XFR size: 20003 records \(messages [2-9]" \
 	"$(xfr +stats -b 127.0.0.2 big.test AXFR)"
+
+# one record over 16 KiB: a message of its own, up to 65535 octets (RFC 5936 2.2)
+out=$(xfr +stats -b 127.0.0.2 fat.test AXFR)
+check_eq "AXFR of a 40 KB record: SOA, NS, A, TXT, SOA" 5 "$(echo "$out" | grep -c 'IN')"
+check_match "... the record whole" "^fat\.fat\.test\..*TXT[[:space:]]+(\"a{250}\" ?){160}$" "$out"
+check_match "... in a message over 16 KiB" "XFR size: 5 records \(messages 2, bytes 4[0-9]{4}\)" "$out"
+check_match "... and logged as done" "AXFR fat.test. to 127.0.0.2@[0-9]+: serial 1, 2 messages, 5 records" \
+	"$(cat "$T_DIR/shoald.log")"
+check_eq "... not as cut short" "" "$(grep "fat.test.*cut short" "$T_DIR/shoald.log")"
+out=$(xfr -y "$KEY" fat.test AXFR)
+check_match "AXFR of a 40 KB record with TSIG: signed" "TSIG.*NOERROR" "$out"
+check_eq "... every record, and dig verified each message" "5 0" \
+	"$(echo "$out" | grep -v TSIG | grep -c 'IN') $(echo "$out" | grep -ci "couldn't verify\|failed")"
+write_fat 2
+check_match "reload fat.test to serial 2" reloaded "$("$SHOALCTL" -s "$CTL" reload fat.test)"
+out=$(xfr -b 127.0.0.2 fat.test IXFR=1)
+check_eq "IXFR adding a 40 KB record: SOA 2, SOA 1, SOA 2, TXT, SOA 2" "SOA SOA SOA TXT SOA" \
+	"$(echo "$out" | awk '$3 == "IN" {printf "%s ", $4}' | sed 's/ $//')"
+check_match "... the record whole" "^fat2\.fat\.test\..*TXT[[:space:]]+(\"a{250}\" ?){160}$" "$out"
+out=$(udp_ixfr -b 127.0.0.2 fat.test IXFR=1)
+check_eq "IXFR over UDP: no records (TC: ask over TCP)" 0 "$(echo "$out" | grep -c 'IN')"
+check_match "... the header and question alone" "MSG SIZE  rcvd: 37" "$out"
+check_match "AXFR of a 65450-octet record" "XFR size: 5 records \(messages 3, bytes 65[0-9]{3}\)" \
+	"$(xfr +stats -b 127.0.0.2 edge.test AXFR)"
+check_eq "... with TSIG: no room for the TSIG RR, the transfer stops" "" \
+	"$(xfr -y "$KEY" edge.test AXFR | grep 'IN.*TXT')"
+check_match "... said so in the log" "AXFR edge.test. to 127.0.0.1@[0-9]+ failed after 1 messages: a record does not fit a message of 65535 octets with the TSIG RR" \
+	"$(cat "$T_DIR/shoald.log")"
+check_eq "... not blamed on the client" "" "$(grep "edge.test.*cut short" "$T_DIR/shoald.log")"
+alive "after the big records"
+
+# provide-xfr written as IPv4-mapped addresses: they hold IPv4 peers
+out=$(xfr -b 127.0.0.2 mapped.test AXFR)
+check_eq "AXFR allowed by ::ffff:127.0.0.0/104" 6 "$(echo "$out" | grep -c 'IN')"
+check_match "AXFR allowed by ::ffff:127.0.0.1 with the key: signed" "TSIG.*NOERROR" \
+	"$(xfr -y "$KEY" mapped.test AXFR)"
+check_match "... the key from another address refused" "Transfer failed" \
+	"$(xfr -b 127.0.0.2 -y "$KEY" mapped.test AXFR)"
+
+# RFC 8945 5.3: a TSIG error answer bigger than 512 octets (key and algorithm
+# names of 245 octets echoed) is sent truncated over UDP, whole over TCP
+long_tsig() { perl "$SHOAL_SRCDIR/tests/xfr/long_tsig.pl" "$PORT" out.test 245 "$1" 2>&1; }
+check_eq "an unknown long key over UDP without EDNS: TC, no TSIG RR" \
+	"rcode 0 tc 1 ancount 0 arcount 0 tsig_error - octets 26" "$(long_tsig udp)"
+check_eq "... over TCP: NOTAUTH, BADKEY" "rcode 9 tc 0 ancount 0 arcount 1 tsig_error 17 octets 542" \
+	"$(long_tsig tcp)"
+alive "after the long TSIG names"
 
 # NOTIFY out to a secondary that never answers: sent notify-retry times
 # (after 1 s, then 2 s more), then given up, and said
