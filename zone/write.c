@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Writing a zone as a master file: lines from proto/rrtext.c, temp file + fsync + rename. */
+/* Writing a zone as a master file: a temporary file, read back and compared, then renamed. */
 #include "config.h"
 
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/rrtext.h"
+#include "zone/internal.h"
 #include "zone/write.h"
 
 #define WRITE_BUFFER (1u << 20) /* octets of lines gathered for each write() */
@@ -98,6 +99,75 @@ static int write_zone(int fd, const zone_t *z, const char *comment)
 	return err;
 }
 
+/*
+ * Whether a and b hold the same records: the same names, RRsets and
+ * octets. When not, why says where they part first.
+ */
+static bool same_records(const zone_t *a, const zone_t *b, char *why, size_t cap)
+{
+	if (a->serial != b->serial || a->rr_count != b->rr_count ||
+	    a->node_count != b->node_count) {
+		snprintf(why, cap, "serial %u, %zu records, %zu names instead of %u, %zu, %zu",
+			 b->serial, b->rr_count, b->node_count, a->serial, a->rr_count,
+			 a->node_count);
+		return false;
+	}
+	for (size_t i = 0; i < a->node_count; i++) {
+		const znode_t *x = &a->nodes[i], *y = &b->nodes[i];
+		const zrrset_t *s = znode_rrsets(x), *t = znode_rrsets(y);
+		uint16_t k = 0;
+		bool same = x->name_len == y->name_len &&
+			    memcmp(x->name, y->name, x->name_len) == 0 &&
+			    x->rrset_count == y->rrset_count;
+		for (; same && k < x->rrset_count; k++)
+			same = s[k].set.type == t[k].set.type &&
+			       s[k].set.data_len == t[k].set.data_len &&
+			       memcmp(s[k].set.data, t[k].set.data, s[k].set.data_len) == 0;
+		if (!same) {
+			char name[NAME_TEXT_MAX];
+			name_to_text(x->name, name, sizeof(name));
+			snprintf(why, cap, "%.400s differs (%s)", name,
+				 k ? "an RRset's records" : "its name or its RRsets");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The first error of a load: the one message that says why a file is not replaced. */
+static void keep_first_error(void *arg, bool is_error, const char *msg)
+{
+	char *first = arg;
+	if (is_error && !first[0])
+		snprintf(first, 512, "%s", msg);
+}
+
+/*
+ * Read tmp back as the zone z, as the next start reads path: 0 when it
+ * gives the same records, else SHOAL_EZONE (said once through msg as
+ * "path: ...") or SHOAL_ENOMEM.
+ */
+static int read_back(const zone_t *z, const char *tmp, const char *path,
+		     const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg)
+{
+	char first[512] = "", why[640];
+	zone_t *back = NULL;
+	int err = zone_load(tmp, z->apex->name, limits, keep_first_error, first, &back);
+	if (err == SHOAL_ENOMEM)
+		return err;
+	if (err < 0)
+		snprintf(why, sizeof(why), "%s", first[0] ? first : shoal_strerror(err));
+	else if (!same_records(z, back, why, sizeof(why)))
+		err = SHOAL_EZONE;
+	zone_unref(back);
+	if (err < 0) {
+		zone_report(msg, msg_arg, true, path, 0,
+			    "not replaced: the zone written does not read back as it is: %s", why);
+		return SHOAL_EZONE;
+	}
+	return 0;
+}
+
 /* A new file beside path, named path.XXXXXX (mkstemp); its descriptor, or -errno. */
 static int make_temp(const char *path, char *tmp, size_t cap)
 {
@@ -128,7 +198,8 @@ static int sync_folder(const char *path)
 	return err;
 }
 
-int zone_write(const zone_t *z, const char *path, const char *comment)
+int zone_write(const zone_t *z, const char *path, const char *comment, const zone_limits_t *limits,
+	       zone_msg_fn msg, void *msg_arg)
 {
 	char tmp[4096];
 	int fd = make_temp(path, tmp, sizeof(tmp));
@@ -137,6 +208,8 @@ int zone_write(const zone_t *z, const char *path, const char *comment)
 	int err = keep_mode(fd, path);
 	if (err == 0)
 		err = write_zone(fd, z, comment);
+	if (err == 0)
+		err = read_back(z, tmp, path, limits, msg, msg_arg);
 	if (err == 0 && fsync(fd) != 0)
 		err = -errno;
 	if (close(fd) != 0 && err == 0)

@@ -57,7 +57,9 @@ static void round_trip(const char *path, const char *origin)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 	char out[4200];
 	snprintf(out, sizeof(out), "%s/out.zone", tmpdir);
-	CU_ASSERT_EQUAL_FATAL(zone_write(a, out, "written by test_xfr_write\nfrom a file"), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		zone_write(a, out, "written by test_xfr_write\nfrom a file", NULL, xt_msg, NULL),
+		0);
 	zone_t *b = xt_load(out, origin);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
 	CU_ASSERT_TRUE(same_zone(a, b));
@@ -507,7 +509,7 @@ static void write_and_read_back(const char *in, size_t count, bool ldns_too)
 	zone_t *a = load_with(in, ZONE_READER_ZSCANNER);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 	CU_ASSERT_EQUAL(a->rr_count, count);
-	CU_ASSERT_EQUAL_FATAL(zone_write(a, out, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(zone_write(a, out, NULL, NULL, xt_msg, NULL), 0);
 	zone_t *zs = load_with(out, ZONE_READER_ZSCANNER);
 	CU_ASSERT_TRUE(zs && same_zone(a, zs));
 	if (ldns_too) {
@@ -601,7 +603,7 @@ static void test_atomic_replace(void)
 	char out[4200];
 	zone_t *z = example_and_file("replace.zone", "old contents\n", out);
 	CU_ASSERT_EQUAL(chmod(out, 0600), 0);
-	CU_ASSERT_EQUAL(zone_write(z, out, NULL), 0);
+	CU_ASSERT_EQUAL(zone_write(z, out, NULL, NULL, xt_msg, NULL), 0);
 	struct stat st;
 	CU_ASSERT_EQUAL(stat(out, &st), 0);
 	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
@@ -611,7 +613,7 @@ static void test_atomic_replace(void)
 
 	/* a folder that cannot be written: an error, the old file as it was */
 	snprintf(out, sizeof(out), "%s/nosuch/x.zone", tmpdir);
-	CU_ASSERT_EQUAL(zone_write(z, out, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(zone_write(z, out, NULL, NULL, xt_msg, NULL), -ENOENT);
 	char ro[4100];
 	snprintf(ro, sizeof(ro), "%s/ro", tmpdir);
 	CU_ASSERT_EQUAL_FATAL(mkdir(ro, 0755), 0);
@@ -619,10 +621,35 @@ static void test_atomic_replace(void)
 	write_file(out, "kept\n");
 	CU_ASSERT_EQUAL(chmod(ro, 0555), 0);
 	if (geteuid() != 0) { /* root writes anyway */
-		CU_ASSERT_EQUAL(zone_write(z, out, NULL), -EACCES);
+		CU_ASSERT_EQUAL(zone_write(z, out, NULL, NULL, xt_msg, NULL), -EACCES);
 		CU_ASSERT_STRING_EQUAL(first_line(out), "kept\n");
 	}
 	CU_ASSERT_EQUAL(chmod(ro, 0755), 0);
+	zone_unref(z);
+}
+
+/*
+ * A file that would not read back as the zone is not put in place. Here
+ * its text passes the zone's max-zone-file-size (limits.max_octets), so
+ * the next start would refuse it: the old file stays, no temporary file
+ * is left, and one message says why.
+ */
+static void test_read_back_refused(void)
+{
+	char out[4200];
+	zone_t *z = example_and_file("refused.zone", "kept\n", out);
+	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
+	limits.max_octets = 200;
+	xt_msgs_t m = { 0 };
+	CU_ASSERT_EQUAL(zone_write(z, out, NULL, &limits, xt_msg, &m), SHOAL_EZONE);
+	CU_ASSERT_EQUAL(m.errors, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "refused.zone: not replaced: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(m.last, "max-zone-file-size"));
+	CU_ASSERT_STRING_EQUAL(first_line(out), "kept\n");
+	CU_ASSERT_EQUAL(files_named("refused.zone"), 1);
+	/* within the default limits it is written */
+	CU_ASSERT_EQUAL(zone_write(z, out, NULL, NULL, xt_msg, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(first_line(out), "SOA"));
 	zone_unref(z);
 }
 
@@ -631,11 +658,9 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 99;
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_round_trip),
-		UNIT_TEST(test_round_trip_escapes),
-		UNIT_TEST(test_every_type_and_octet),
-		UNIT_TEST(test_atomic_replace),
-		UNIT_END,
+		UNIT_TEST(test_round_trip),           UNIT_TEST(test_round_trip_escapes),
+		UNIT_TEST(test_every_type_and_octet), UNIT_TEST(test_atomic_replace),
+		UNIT_TEST(test_read_back_refused),    UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "xfr_write", tests);
 	return xt_remove_dir(tmpdir, rc);
