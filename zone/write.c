@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,21 +169,33 @@ static int read_back(const zone_t *z, const char *tmp, const char *path,
 	return 0;
 }
 
-/* A new file beside path, named path.XXXXXX (mkstemp); its descriptor, or -errno. */
+/*
+ * A new file beside path, named path.XXXXXXXX: made with O_EXCL, never
+ * through a link, and 0666 less the umask as any file the process makes
+ * (mkstemp's are 0600 whatever the umask). Returns its descriptor, or
+ * -errno.
+ */
 static int make_temp(const char *path, char *tmp, size_t cap)
 {
-	if (snprintf(tmp, cap, "%s.XXXXXX", path) >= (int)cap)
-		return -ENAMETOOLONG;
-	int fd = mkstemp(tmp);
-	return fd < 0 ? -errno : fd;
+	for (int tries = 0; tries < 100; tries++) {
+		if (snprintf(tmp, cap, "%s.%08x", path, (unsigned)randombytes_random()) >= (int)cap)
+			return -ENAMETOOLONG;
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
-/* Give fd the permissions of the file at path, or 0644 when there is none; 0 or -errno. */
+/* Give fd the permissions of the file at path, when there is one; 0 or -errno. */
 static int keep_mode(int fd, const char *path)
 {
 	struct stat st;
-	mode_t mode = stat(path, &st) == 0 ? st.st_mode & 07777 : 0644;
-	return fchmod(fd, mode) == 0 ? 0 : -errno;
+	if (stat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	return fchmod(fd, st.st_mode & 07777) == 0 ? 0 : -errno;
 }
 
 /* Make the rename itself durable: sync the folder that holds path; 0 or -errno. */

@@ -25,7 +25,9 @@
  * takes the zone's memory again while it runs, and a few times as long as
  * the writing (1M records: 0.4 s written, 1.6 s read back and compared).
  *
- * An existing file keeps its permissions; a new one gets 0644.
+ * An existing file keeps its permissions; a new one is made 0666 less the
+ * process's umask, as any file the process creates (shoald.service sets
+ * none: 0644 under systemd's default 0022).
  *
  * Returns 0; SHOAL_EZONE when the file does not read back as z (msg is
  * told why, once, as "PATH: ..."; the temporary file is removed, path is

@@ -3,9 +3,10 @@
 # shoald_saved_zone: a secondary saves what it transfers as a file its next start reads. One
 # shoald is the primary of odd.test: owners with octets Knot's zone scanner reads only
 # escaped (a,b+c=d, \000, a blank), and records of types it knows only in RFC 3597's form
-# (GPOS, HIP, ISDN, NSAP, NULL, PX, WKS, X25). A second shoald transfers the zone and saves
-# it: the file loads (shoal-checkzone, both readers). With the primary stopped, the secondary
-# restarted answers every name as the primary did, from the saved file.
+# (GPOS, HIP, ISDN, NSAP, NULL, PX, WKS, X25). A second shoald, started under umask 027,
+# transfers the zone and saves it: the file loads (shoal-checkzone, both readers) and is
+# made 0640, as the umask says. With the primary stopped, the secondary restarted answers
+# every name as the primary did, from the saved file.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 mkdir -p "$T_DIR/pri" "$T_DIR/sec"
@@ -67,8 +68,11 @@ wait_answering 127.0.0.1 "$PPORT" || { cat "$T_DIR/pri/log"; exit 99; }
 primary=$(answers "$PPORT")
 check_eq "the primary answers every name" 16 "$(printf '%s\n' "$primary" | grep -c .)"
 
-# The secondary transfers and saves.
+# The secondary transfers and saves, under umask 027.
+umask_was=$(umask)
+umask 027
 start_shoald "$PORT" -c "$T_DIR/sec/shoald.conf" || exit 99
+umask "$umask_was"
 saved() { grep -q 'x25' "$T_DIR/sec/odd.test.zone" 2>/dev/null; }
 if wait_until 30 saved; then pass "the secondary saved the zone"
 else fail "the secondary saved the zone: $(cat "$T_DIR/shoald.log")"; fi
@@ -78,6 +82,7 @@ for reader in zscanner ldns; do
 	check_eq "the saved file loads ($reader)" 0 $?
 	check_match "... with every record" "loaded, serial 1, 16 records" "$out"
 done
+check_eq "the saved file is 0640, as umask 027 says" 640 "$(stat -c %a "$T_DIR/sec/odd.test.zone")"
 check_eq "no temporary file is left" "odd.test.zone" "$(ls "$T_DIR/sec" | grep odd.test)"
 
 # The primary down, the secondary restarted: it answers from the saved file.

@@ -629,6 +629,31 @@ static void test_atomic_replace(void)
 }
 
 /*
+ * A new file is made 0666 less the process's umask, as every file a
+ * process makes (it was 0644 whatever the umask: readable by all under
+ * umask 027 or 077); an existing one keeps its own (test_atomic_replace).
+ */
+static void test_new_file_mode(void)
+{
+	static const mode_t masks[] = { 027, 077, 0, 022 };
+	char out[4200];
+	zone_t *z = example_and_file("mode", NULL, out);
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		snprintf(out, sizeof(out), "%s/mode%03o.zone", tmpdir, (unsigned)masks[i]);
+		mode_t was = umask(masks[i]);
+		CU_ASSERT_EQUAL(zone_write(z, out, NULL, NULL, xt_msg, NULL), 0);
+		umask(was);
+		struct stat st;
+		CU_ASSERT_EQUAL_FATAL(stat(out, &st), 0);
+		if ((st.st_mode & 0777) != (0666 & ~masks[i]))
+			fprintf(stderr, "  umask %03o: mode %03o\n", (unsigned)masks[i],
+				(unsigned)(st.st_mode & 0777));
+		CU_ASSERT_EQUAL(st.st_mode & 0777, 0666 & ~masks[i]);
+	}
+	zone_unref(z);
+}
+
+/*
  * A file that would not read back as the zone is not put in place. Here
  * its text passes the zone's max-zone-file-size (limits.max_octets), so
  * the next start would refuse it: the old file stays, no temporary file
@@ -658,9 +683,13 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 99;
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_round_trip),           UNIT_TEST(test_round_trip_escapes),
-		UNIT_TEST(test_every_type_and_octet), UNIT_TEST(test_atomic_replace),
-		UNIT_TEST(test_read_back_refused),    UNIT_END,
+		UNIT_TEST(test_round_trip),
+		UNIT_TEST(test_round_trip_escapes),
+		UNIT_TEST(test_every_type_and_octet),
+		UNIT_TEST(test_atomic_replace),
+		UNIT_TEST(test_new_file_mode),
+		UNIT_TEST(test_read_back_refused),
+		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "xfr_write", tests);
 	return xt_remove_dir(tmpdir, rc);
