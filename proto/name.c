@@ -307,6 +307,19 @@ int name_from_text(const char *text, const uint8_t *origin, uint8_t dst[NAME_MAX
 	return (int)out;
 }
 
+/*
+ * Octets a name's text holds bare. RFC 1035 5.1 escapes an octet as \X or
+ * \DDD wherever its meaning would otherwise differ; readers differ on which
+ * do: Knot's zone scanner reads only letters, digits, "-", "_", "/" and "*"
+ * bare, and refuses "a,b", "a+b" or "a=b". Writing everything else escaped
+ * is what every reader reads back as it was.
+ */
+static bool octet_bare(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_' || c == '/' || c == '*';
+}
+
 int name_to_text(const uint8_t *name, char *dst, size_t cap)
 {
 	size_t o = 0;
@@ -320,21 +333,21 @@ int name_to_text(const uint8_t *name, char *dst, size_t cap)
 	for (const uint8_t *p = name; *p; p += 1 + *p) {
 		for (uint8_t i = 1; i <= *p; i++) {
 			uint8_t c = p[i];
-			/* RFC 1035 5.1: escape the special characters and non-printables */
-			if (c <= 0x20 || c >= 0x7f) {
-				if (o + 4 >= cap)
+			/* the other printable characters as \X, blanks and the rest as \DDD */
+			if (octet_bare(c)) {
+				if (o + 1 >= cap)
 					return SHOAL_ESPACE;
-				snprintf(dst + o, cap - o, "\\%03u", c);
-				o += 4;
-			} else if (strchr(".;\\()\"@$", c)) {
+				dst[o++] = (char)c;
+			} else if (c > 0x20 && c < 0x7f) {
 				if (o + 2 >= cap)
 					return SHOAL_ESPACE;
 				dst[o++] = '\\';
 				dst[o++] = (char)c;
 			} else {
-				if (o + 1 >= cap)
+				if (o + 4 >= cap)
 					return SHOAL_ESPACE;
-				dst[o++] = (char)c;
+				snprintf(dst + o, cap - o, "\\%03u", c);
+				o += 4;
 			}
 		}
 		if (o + 1 >= cap)

@@ -88,7 +88,10 @@ int name_from_text(const char *text, const uint8_t *origin, uint8_t dst[NAME_MAX
 
 /*
  * Write a name in presentation format with a final dot, escaping as
- * RFC 1035 5.1 does. Returns the text length or SHOAL_ESPACE.
+ * RFC 1035 5.1 does: letters, digits, "-", "_", "/" and "*" bare, the other printable
+ * characters as \X, the rest as \DDD, which every master file reader
+ * (Knot's zone scanner, ldns, NSD, BIND) reads back as the same name.
+ * Returns the text length or SHOAL_ESPACE.
  */
 int name_to_text(const uint8_t *name, char *dst, size_t cap);
 

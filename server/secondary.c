@@ -622,8 +622,12 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 				char comment[256];
 				snprintf(comment, sizeof(comment), "transferred from %.200s",
 					 p->text);
-				int wrc = zone_write(got, file, comment);
-				if (wrc < 0)
+				a.err[0] = '\0';
+				int wrc = zone_write(got, file, comment,
+						     &cfg->zones[sz->index].limits, on_msg, &a);
+				if (wrc < 0 && a.err[0])
+					log_error("zone %s: cannot save: %s", sz->name, a.err);
+				else if (wrc < 0)
 					log_error("zone %s: cannot save to %s: %s", sz->name, file,
 						  shoal_strerror(wrc));
 			}

@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	const char *dir = getenv("TMPDIR");
 	snprintf(path, sizeof(path), "%s/xfr_bench.%d.zone", dir ? dir : "/tmp", (int)getpid());
 	t = now();
-	int err = zone_write(z2, path, "xfr_bench");
+	int err = zone_write(z2, path, "xfr_bench", NULL, NULL, NULL);
 	printf("zone_write of %zu records: %s in %.3f s\n", z2->rr_count, shoal_strerror(err),
 	       now() - t);
 	unlink(path);

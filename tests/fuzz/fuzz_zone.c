@@ -55,6 +55,7 @@ static void serial_and_split(const char *path, enum zone_reader reader)
 			abort();
 		if (!zone_diff_same(z, split))
 			abort();
+		zone_diff_write_back(z);
 	} else if (rc != SHOAL_EZONE && rc != SHOAL_EIO && rc != SHOAL_ENOMEM) {
 		abort();
 	} else if (rc2 == 0) {
@@ -67,9 +68,10 @@ static void serial_and_split(const char *path, enum zone_reader reader)
 /*
  * One input is one zone file for fuzz.test., loaded from a file (the
  * loader reads paths) with each reader, in one go and cut. Errors are
- * expected; a crash, a sanitizer report, a leak, a broken store or a cut
- * that changes the outcome is a finding. (fuzz_zone_diff sets the readers
- * against each other.)
+ * expected; a crash, a sanitizer report, a leak, a broken store, a cut
+ * that changes the outcome, or a zone that written to a file does not read
+ * back the same is a finding. (fuzz_zone_diff sets the readers against
+ * each other.)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -244,6 +244,32 @@ x 300 IN A 192.0.2.2
     "mixed_ttl": b"@ 60 IN SOA a b 1 2 3 4 5\n@ 60 IN NS a\na 60 IN A 192.0.2.1\na 90 IN A 192.0.2.2\n",
     "empty": b"",
 }
+
+
+def generic(rrtype, rdata):
+    """A record's type and RDATA in RFC 3597's generic form."""
+    return b"TYPE%d \\# %d %s" % (rrtype, len(rdata), rdata.hex().encode() or b"")
+
+
+# names and types a secondary saves (zone_diff_write_back): owners with octets the
+# scanner reads only escaped, types it knows only in the generic form
+ZONE_SEEDS["write_back"] = b"\n".join([
+    b"$ORIGIN fuzz.test.\n$TTL 300\n@ IN SOA ns1 hm 1 2 3 4 5\n@ IN NS ns1\nns1 IN A 192.0.2.1",
+    b"a\\,b\\+c\\=d\\!\\#\\%\\&\\'\\:\\<\\>\\?\\[\\]\\^\\`\\{\\|\\}\\~ IN A 192.0.2.2",
+    b"\\000\\255\\032\\@\\$.odd IN TXT \"\\000 \\\"q\\\" ;() \\255\"",
+    b"null IN " + generic(10, b""),
+    b"wks IN " + generic(11, bytes([192, 0, 2, 1, 6, 0, 0, 0, 0x40])),
+    b"x25 IN " + generic(19, b"\x0c311061700956"),
+    b"isdn IN " + generic(20, b"\x0f150862028003217\x03004"),
+    b"nsap IN " + generic(22, bytes.fromhex("47000580005a0000000001e133ffffff00016100")),
+    b"px IN " + generic(26, b"\x00\x0a\x03net\x02it\x00\x04PRMD\x03net\x02it\x00"),
+    b"gpos IN " + generic(27, b"\x05-32.6\x0519.58\x0310."),
+    b"hip IN " + generic(55, bytes([4, 2, 0, 3]) + b"HIT!" + b"KEY" + b"\x03rvs\x00"),
+    b"svcb IN " + generic(64, b"\x00\x01\x00\x00\x01\x00\x02\x01,"),
+    b"apl IN " + generic(42, bytes([0, 1, 32, 4, 10, 0, 0, 0])),
+    b"nsec IN NSEC ns1.fuzz.test. A RRSIG NSEC TYPE65280",
+    b"",
+])
 EXAMPLE_ZONE = os.path.join(TOP, "tests", "unit", "zones", "example.zone")
 
 # fuzz_zone_answer: a master file for fuzz.test., a NUL octet, then queries,

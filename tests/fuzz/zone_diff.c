@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* One zone file loaded with both readers (zscanner, ldns) and the outcomes compared. */
+/* A zone file read with both readers (zscanner, ldns) and compared; zones written back. */
 #include "config.h"
 
 #include <ldns/ldns.h>
@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "proto/error.h"
+#include "tests/fuzz/fuzz_file.h"
 #include "tests/fuzz/zone_diff.h"
 #include "zone/load.h"
+#include "zone/write.h"
 
 void zone_diff_check_store(const zone_t *z)
 {
@@ -176,6 +178,31 @@ static void explain(char *why, size_t cap, const char *what, const msg_list_t *m
 	}
 }
 
+void zone_diff_write_back(const zone_t *z)
+{
+	char path[8192];
+	snprintf(path, sizeof(path), "%s", fuzz_file_write("saved.zone", (const uint8_t *)"", 0));
+	int rc = zone_write(z, path, "fuzz", NULL, NULL, NULL);
+	if (rc == SHOAL_ENOMEM)
+		return;
+	static const enum zone_reader reader[2] = { ZONE_READER_ZSCANNER, ZONE_READER_LDNS };
+	for (int i = 0; rc == 0 && i < 2; i++) {
+		zone_t *back = NULL;
+		zone_load_set_reader(reader[i]);
+		int lrc = zone_load(path, z->apex->name, NULL, NULL, NULL, &back);
+		zone_load_set_reader(ZONE_READER_ZSCANNER);
+		/* ldns may refuse a file it cannot read; the scanner may not */
+		if ((lrc == 0 && !zone_diff_same(z, back)) || (lrc != 0 && i == 0))
+			rc = SHOAL_EZONE;
+		zone_free(back);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "zone_diff: the zone written does not read back: %s\n",
+			shoal_strerror(rc));
+		abort();
+	}
+}
+
 enum zone_diff zone_diff_file(const char *path, const uint8_t *origin, char *why, size_t cap)
 {
 	msg_list_t m[2] = { { 0 } };
@@ -216,8 +243,10 @@ enum zone_diff zone_diff_file(const char *path, const uint8_t *origin, char *why
 			      : m[0].syntax || m[1].syntax ? ZONE_DIFF_SYNTAX
 							   : ZONE_DIFF_FOUND;
 	for (int i = 0; i < 2; i++) {
-		if (z[i])
+		if (z[i]) {
 			zone_diff_check_store(z[i]);
+			zone_diff_write_back(z[i]);
+		}
 		list_free(&m[i]);
 		zone_free(z[i]);
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* One zone file loaded with both readers (zscanner, ldns) and the outcomes compared. */
+/* A zone file read with both readers (zscanner, ldns) and compared; zones written back. */
 #ifndef SHOAL_TESTS_FUZZ_ZONE_DIFF_H
 #define SHOAL_TESTS_FUZZ_ZONE_DIFF_H
 
@@ -38,5 +38,15 @@ void zone_diff_check_store(const zone_t *z);
 
 /* Two zones with the same nodes, RRsets and signatures, octet for octet. */
 bool zone_diff_same(const zone_t *a, const zone_t *b);
+
+/*
+ * Write z to a file of the fuzz folder with zone_write (as a secondary
+ * saves a transfer), then read the file with the scanner (the reader
+ * shoald starts with), which must give the same zone, and with ldns,
+ * which must too where it reads the file at all (it cannot read every
+ * type: tests/unit/test_xfr_write.c). Aborts when not so. One thread (the
+ * reader is a process-wide setting).
+ */
+void zone_diff_write_back(const zone_t *z);
 
 #endif

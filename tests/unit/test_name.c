@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests for proto/name.c: unpacking, order, hashing, text. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "proto/name.h"
@@ -30,6 +31,39 @@ static void test_text_round_trip(void)
 	CU_ASSERT_EQUAL(from_text(".", n), 1);
 	name_to_text(n, t, sizeof(t));
 	CU_ASSERT_STRING_EQUAL(t, ".");
+}
+
+/*
+ * Every octet in a label is written so that any master file reader reads
+ * it back: letters, digits, "-", "_", "/" and "*" bare, the other printables
+ * as \X (Knot's zone scanner refuses "a,b", "a+b", "a=b" and their kind
+ * bare), the rest as \DDD (RFC 1035 5.1).
+ */
+static void test_text_every_octet(void)
+{
+	for (int c = 0; c < 256; c++) {
+		uint8_t n[3] = { 1, (uint8_t)c, 0 }, back[NAME_MAXLEN];
+		char t[NAME_TEXT_MAX], want[8];
+		bool bare = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || strchr("-_/*", c);
+		if (c && bare)
+			snprintf(want, sizeof(want), "%c.", c);
+		else if (c > 0x20 && c < 0x7f)
+			snprintf(want, sizeof(want), "\\%c.", c);
+		else
+			snprintf(want, sizeof(want), "\\%03d.", c);
+		CU_ASSERT_EQUAL(name_to_text(n, t, sizeof(t)), (int)strlen(want));
+		if (strcmp(t, want) != 0)
+			fprintf(stderr, "  octet %d: [%s], not [%s]\n", c, t, want);
+		CU_ASSERT_STRING_EQUAL(t, want);
+		CU_ASSERT_EQUAL(from_text(t, back), 3);
+		CU_ASSERT_EQUAL(memcmp(back, n, 3), 0);
+	}
+	uint8_t n[NAME_MAXLEN];
+	char t[NAME_TEXT_MAX];
+	CU_ASSERT_EQUAL(from_text("a\\,b\\+c\\=d.*.x/y.", n), 15);
+	name_to_text(n, t, sizeof(t));
+	CU_ASSERT_STRING_EQUAL(t, "a\\,b\\+c\\=d.*.x/y.");
 }
 
 static void test_text_relative_and_errors(void)
@@ -198,10 +232,15 @@ static void test_hash_octets(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_text_round_trip),    UNIT_TEST(test_text_relative_and_errors),
-		UNIT_TEST(test_unpack_compression), UNIT_TEST(test_unpack_rejects),
-		UNIT_TEST(test_canonical_order),    UNIT_TEST(test_relations_and_hash),
-		UNIT_TEST(test_hash_octets),        UNIT_END,
+		UNIT_TEST(test_text_round_trip),
+		UNIT_TEST(test_text_relative_and_errors),
+		UNIT_TEST(test_text_every_octet),
+		UNIT_TEST(test_unpack_compression),
+		UNIT_TEST(test_unpack_rejects),
+		UNIT_TEST(test_canonical_order),
+		UNIT_TEST(test_relations_and_hash),
+		UNIT_TEST(test_hash_octets),
+		UNIT_END,
 	};
 	return unit_run(argc, argv, "name", tests);
 }

@@ -3,6 +3,8 @@
  * The two zone file readers side by side: every zone file of the test
  * corpora loads the same with Knot's zone scanner (the default) as with
  * ldns (the reference): the same zone, the same messages at the same lines.
+ * And every zone that loads, written back (zone_diff_write_back), reads
+ * back as the same zone.
  */
 #include "config.h"
 
