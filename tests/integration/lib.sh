@@ -50,6 +50,27 @@ skip_memory_under_sanitizer() {
 	fi
 }
 
+# need_nobody WHY: skip the test (77) unless it runs as root on a system with the user nobody
+# and setpriv: WHY says what for. Sets AS_NOBODY, the words that run a command with nobody's
+# uid and gid and no supplementary groups: "${AS_NOBODY[@]}" CMD & leaves CMD's pid in $!
+# (a shell function run in the background would leave its subshell's).
+need_nobody() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: $T_NAME needs root ($1)"
+		exit 77
+	fi
+	if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
+		echo "SKIP: no user nobody or no setpriv"
+		exit 77
+	fi
+	AS_NOBODY=(setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups)
+}
+
+# as_nobody CMD...: run CMD in the foreground as nobody (need_nobody first).
+as_nobody() {
+	"${AS_NOBODY[@]}" "$@"
+}
+
 pass() { T_PASSED=$((T_PASSED + 1)); echo "PASS: $*"; }
 fail() { T_FAILED=$((T_FAILED + 1)); echo "FAIL: $*"; }
 

@@ -3,22 +3,13 @@
 # shoald_user: with --user nobody the daemon binds as root, then runs as nobody and still
 # answers; a process running as nobody cannot bind the port beside it, with SO_REUSEPORT,
 # SO_REUSEADDR or both (doc/design.md, "Sockets"). Zones are read with nobody's rights from
-# the start, as every reload reads them: a file only root may read stops start-up. Needs root.
+# the start, as every reload reads them: a file only root may read stops start-up. The pid file,
+# which nobody cannot remove at the stop, names no process after it; one of another user is
+# refused. Needs root.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: shoald_user needs root (to bind as root and drop to nobody)"
-	exit 77
-fi
-if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
-	echo "SKIP: no user nobody or no setpriv"
-	exit 77
-fi
+need_nobody "to bind as root and drop to nobody"
 BINDTEST=$SHOAL_BUILDDIR/tests/integration/bindtest
-# as_nobody CMD...: run CMD with nobody's uid and gid and no supplementary groups
-as_nobody() {
-	setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$@"
-}
 
 PORT=$(free_port) || exit 99
 chmod 755 "$T_DIR" # the zone file must be readable by nobody for reloads
@@ -75,4 +66,23 @@ check_match "and says so" 'user "no-such-user-here" does not exist' "$out"
 
 stop_pid "$SHOALD_PID"
 check_eq "SIGTERM exits 0 as nobody" 0 $?
+
+# The pid file is root's, in root's folder: the server, nobody by then, cannot remove it at
+# its stop. It is emptied instead, so it names no process whose number may be reused later.
+PORT2=$(free_port) || exit 99
+mkdir "$T_DIR/run"
+start_shoald "$PORT2" --listen "127.0.0.1@$PORT2" --threads 1 --user nobody \
+	--pid-file "$T_DIR/run/shoald.pid" --zone "example.com=$T_DIR/example.com.zone" || exit 99
+check_eq "the pid file names the server" "$SHOALD_PID" "$(cat "$T_DIR/run/shoald.pid")"
+stop_pid "$SHOALD_PID"
+check_eq "stopped as nobody: the pid file names no process" "" \
+	"$(cat "$T_DIR/run/shoald.pid" 2>/dev/null)"
+# a pid file another user made is not taken as this server's
+echo 1 >"$T_DIR/run/theirs.pid"
+chown nobody "$T_DIR/run/theirs.pid"
+out=$(timeout 20 "$SHOALD" --listen "127.0.0.1@$PORT2" --threads 1 --pid-file "$T_DIR/run/theirs.pid" \
+	--zone "example.com=$T_DIR/example.com.zone" 2>&1)
+check_eq "a pid file of another user stops start-up" 1 $?
+check_match "saying whose it is" "theirs.pid: not a regular file of this user \(uid 0\) but one of uid $(id -u nobody)" "$out"
+
 done_testing
