@@ -5,7 +5,7 @@
 # SO_REUSEADDR or both (doc/design.md, "Sockets"). Zones are read with nobody's rights from
 # the start, as every reload reads them: a file only root may read stops start-up. The pid file,
 # which nobody cannot remove at the stop, names no process after it; one of another user is
-# refused. Needs root.
+# refused. Root does not take the sockets over from a server of nobody's. Needs root.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 need_nobody "to bind as root and drop to nobody"
@@ -85,4 +85,25 @@ out=$(timeout 20 "$SHOALD" --listen "127.0.0.1@$PORT2" --threads 1 --pid-file "$
 check_eq "a pid file of another user stops start-up" 1 $?
 check_match "saying whose it is" "theirs.pid: not a regular file of this user \(uid 0\) but one of uid $(id -u nobody)" "$out"
 
+# A takeover takes sockets only from a server of root or of its own user: a server run by
+# nobody (its control socket in a folder of nobody's) is not taken over by root, and serves on.
+mkdir "$T_DIR/nobody" && chown nobody "$T_DIR/nobody"
+"${AS_NOBODY[@]}" "$SHOALD" --listen "127.0.0.1@$PORT2" --threads 1 --control "$T_DIR/nobody/ctl" \
+	--zone "example.com=$T_DIR/example.com.zone" >"$T_DIR/giver.log" 2>&1 &
+GIVER=$!
+T_PIDS="$T_PIDS $GIVER"
+wait_answering 127.0.0.1 "$PORT2" || fail "shoald as nobody answers"
+"$SHOALD" --listen "127.0.0.1@$PORT2" --threads 1 --zone "example.com=$T_DIR/example.com.zone" \
+	--takeover "$T_DIR/nobody/ctl" >"$T_DIR/taker.log" 2>&1 &
+TAKER=$!
+T_PIDS="$T_PIDS $TAKER"
+wait_until 30 eval "gone $TAKER || grep -q 'took over from' '$T_DIR/taker.log'"
+wait_within "$TAKER" 1
+check_eq "root's takeover of nobody's server exits 1" 1 $?
+check_match "saying why" "takeover: .*runs as uid $(id -u nobody), not as root or as this process's user" \
+	"$(cat "$T_DIR/taker.log")"
+check_eq "nobody's server serves on" yes "$(gone "$GIVER" && echo no || echo yes)"
+check_match "and answers" "status: NOERROR" "$(q "$PORT2" www.example.com A)"
+stop_pid "$GIVER"
+check_eq "and exits 0 at SIGTERM" 0 $?
 done_testing
