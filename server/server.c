@@ -773,7 +773,10 @@ static void on_handed(void *arg, pid_t taker, bool kept_control)
 
 static int metrics_start(server_t *srv, char *err, size_t errlen)
 {
-	metrics_env_t env = { .loop = srv->loop, .workers = &srv->workers, .zones = &srv->zones };
+	metrics_env_t env = { .loop = srv->loop,
+			      .workers = &srv->workers,
+			      .zones = &srv->zones,
+			      .allow = srv->cfg->metrics_allow };
 	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
 }
 
@@ -876,6 +879,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		goto done;
 	if (paths_check(cfg, err, sizeof(err)) < 0)
 		goto done;
+	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
 	if (srv->responder->warning)
 		log_warning("%s", srv->responder->warning);
 	if (srv->responder->zones &&
