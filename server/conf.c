@@ -166,6 +166,10 @@ const conf_option_t conf_options[] = {
 	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
 	  "serve Prometheus metrics at GET /metrics over HTTP; a port alone: 127.0.0.1",
 	  CONF_RESTART },
+	{ "metrics-allow", "metrics-allow", "ADDR/BITS", CONF_PREFIXES, 0, 0, NULL, "loopback",
+	  OFF(metrics_allow),
+	  "networks whose clients may read the metrics; a list (repeat on the command line)",
+	  CONF_RESTART },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
 	  "zones to serve: a list of {name, file} (repeat on the command line)", CONF_RUNTIME },
 };

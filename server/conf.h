@@ -74,8 +74,9 @@ typedef struct conf {
 	bool syslog;
 	uint32_t edns_size;
 	tcp_limits_t tcp;
-	uint32_t reload_timeout; /* seconds a reload may take before it is abandoned */
-	listen_addr_t metrics;   /* the Prometheus endpoint; addr_len 0: off */
+	uint32_t reload_timeout;         /* seconds a reload may take before it is abandoned */
+	listen_addr_t metrics;           /* the Prometheus endpoint; addr_len 0: off */
+	rrl_prefix_list_t metrics_allow; /* its clients; none listed: loopback only */
 	/* every zone's limits, set in zones[i].limits once all options are read */
 	uint32_t max_types_per_name;
 	uint32_t max_nsec3_iterations; /* a zone's NSEC3PARAM asking for more is refused */

@@ -729,59 +729,6 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int control_check_path(const char *path, char *err, size_t errlen)
-{
-	char dir[4096];
-	if (path[0] == '/') {
-		snprintf(dir, sizeof(dir), "%s", path);
-	} else {
-		char cwd[2048];
-		if (!getcwd(cwd, sizeof(cwd))) {
-			snprintf(err, errlen, "control %s: cannot tell the current folder: %s",
-				 path, strerror(errno));
-			return SHOAL_ECONFIG;
-		}
-		snprintf(dir, sizeof(dir), "%s/%s", cwd, path);
-	}
-	/*
-	 * Whoever may write a folder on the way may rename or replace what is
-	 * in it: the socket, so that shoalctl talks to someone else, or a
-	 * folder above it. A sticky folder (/tmp) lets only owners do that,
-	 * but anyone may take the name first and keep shoald from starting.
-	 */
-	bool parent = true; /* the folder the socket is made in */
-	bool own = true;    /* the socket's own folder, which control_open makes if missing */
-	for (char *cut = strrchr(dir, '/'); cut; cut = strrchr(dir, '/'), own = false) {
-		cut[cut == dir] = '\0'; /* "/x" ends as "/" */
-		struct stat st;
-		if (stat(dir, &st) < 0) {
-			if (own && errno == ENOENT)
-				continue; /* made when the socket is: the folder above is its parent
-					   */
-			snprintf(err, errlen, "control %s: %s: %s", path, dir, strerror(errno));
-			return SHOAL_ECONFIG;
-		}
-		if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-			snprintf(
-				err, errlen,
-				"control %s: every user may write %s (mode %04o, not sticky) and so "
-				"replace the socket; use a folder only root or the server's user may "
-				"write, such as " RUNSTATEDIR,
-				path, dir, (unsigned)(st.st_mode & 07777));
-			return SHOAL_ECONFIG;
-		}
-		if (parent && (st.st_mode & S_IWOTH))
-			log_warning(
-				"control %s: every user may write %s (sticky): another user may "
-				"take the name before shoald starts; prefer " RUNSTATEDIR,
-				path, dir);
-		parent = false;
-		if (!strcmp(dir, "/"))
-			break;
-	}
-	return 0;
-}
-
 int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
 		 size_t errlen)
 {

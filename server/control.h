@@ -132,16 +132,6 @@ void control_set_zones(control_t *ctl, const conf_t *cfg, notifier_t *notifier,
 		       secondary_t *secondary);
 
 /*
- * Refuse a control path under a folder every user may write without the
- * sticky bit (any of them could replace the socket), and warn about one
- * in a sticky world-writable folder. The socket's own folder may be
- * missing (control_open makes it): then the folder above it is checked.
- * Before binding, also for --check. Returns 0 or SHOAL_ECONFIG with err.
- * Main thread.
- */
-int control_check_path(const char *path, char *err, size_t errlen);
-
-/*
  * Bind a unix stream socket at path, mode 0600 from the start, replacing
  * a stale socket file but not a live one, hold the new file by an O_PATH
  * descriptor, and serve commands on env->loop. Returns 0 or a negative

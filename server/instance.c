@@ -1,32 +1,42 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* One server per address and port: an abstract-socket lock and the kernel's list of sockets. */
+/* One server per address and port: a lock file per address and the kernel's list of sockets. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/error.h"
 #include "server/instance.h"
 #include "server/log.h"
+#include "server/path.h"
+
+/* One address's lock: its file, held open and flocked. */
+typedef struct instance_lock {
+	int fd; /* -1 when none */
+	char *path;
+} instance_lock_t;
 
 struct instance {
-	int *locks; /* one abstract unix socket per address, -1 when none */
+	instance_lock_t *locks; /* one per address (INSTANCE_EXCLUSIVE) */
 	size_t count;
-	char *pid_file; /* written by instance_pid_file, removed at release */
+	char *pid_file; /* the path, as configured */
+	int pid_fd;     /* its open file, or -1 */
+	bool pid_ours;  /* pid_fd is locked and names this process: release empties it */
+	bool handed;    /* the sockets went to a taker, which writes the pid file next */
 };
 
 /* "127.0.0.1@5353", "::1@53": an address as the kernel has it, whatever was written. */
@@ -44,6 +54,18 @@ static void addr_key(const struct sockaddr_storage *ss, char *buf, size_t len)
 		port = ntohs(in6->sin6_port);
 	}
 	snprintf(buf, len, "%s@%u", host, port);
+}
+
+/* Fill h's name from /proc/PID/comm ("" when it cannot be read). */
+static void holder_comm(instance_holder_t *h)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)h->pid);
+	FILE *f = fopen(path, "r");
+	if (f && fgets(h->comm, sizeof(h->comm), f))
+		h->comm[strcspn(h->comm, "\n")] = '\0';
+	if (f)
+		fclose(f);
 }
 
 void instance_find_holder(unsigned long inode, instance_holder_t *h)
@@ -77,69 +99,53 @@ void instance_find_holder(unsigned long inode, instance_holder_t *h)
 	}
 	if (proc)
 		closedir(proc);
-	if (!h->pid)
-		return;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)h->pid);
-	FILE *f = fopen(path, "r");
-	if (f && fgets(h->comm, sizeof(h->comm), f))
-		h->comm[strcspn(h->comm, "\n")] = '\0';
-	if (f)
-		fclose(f);
-}
-
-/* The inode of the unix socket bound to the abstract name `name`, from /proc/net/unix, or 0. */
-static unsigned long abstract_inode(const char *name)
-{
-	FILE *f = fopen("/proc/net/unix", "r");
-	char line[512], path[300];
-	unsigned long inode = 0, ino;
-	while (f && !inode && fgets(line, sizeof(line), f)) {
-		/* Num RefCount Protocol Flags Type St Inode Path; "@" stands for the NUL */
-		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %299s", &ino, path) == 2 &&
-		    path[0] == '@' && !strcmp(path + 1, name))
-			inode = ino;
-	}
-	if (f)
-		fclose(f);
-	return inode;
+	if (h->pid)
+		holder_comm(h);
 }
 
 /*
- * The lock for one address: bind an abstract unix socket named after it.
- * The kernel lets one socket have a name, and drops the name with the
- * last descriptor, so a killed server leaves no stale lock behind.
+ * The lock file of one address, in this user's lock folder: named after
+ * the network namespace (ports are per namespace, as the abstract socket
+ * that was the lock before was) and the address as the kernel has it.
  */
-static int lock_address(const listen_addr_t *a, int *out, char *err, size_t errlen)
+static bool lock_path(const listen_addr_t *a, const char *folder, char *buf, size_t len)
 {
 	char key[INET6_ADDRSTRLEN + 8];
 	addr_key(&a->addr, key, sizeof(key));
-	char name[sizeof(key) + 32];
-	snprintf(name, sizeof(name), "shoald.instance:%s", key);
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	size_t len = strlen(name);
-	memcpy(sun.sun_path + 1, name, len); /* sun_path[0] NUL: the abstract namespace */
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		int e = -errno;
-		snprintf(err, errlen, "%s: cannot make the instance lock: %s", a->text,
-			 shoal_strerror(e));
-		return e;
-	}
-	if (bind(fd, (struct sockaddr *)&sun,
-		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0) {
-		*out = fd;
+	struct stat st;
+	unsigned long net = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long)st.st_ino : 0;
+	int n = snprintf(buf, len, "%s/shoald.instance.%lu.%s", folder, net, key);
+	return n > 0 && (size_t)n < len;
+}
+
+/*
+ * The lock for one address: an exclusive flock on its file in a folder
+ * only this user may write (path_lock_folder), so that no other user can
+ * take it (an abstract socket name, the lock before, could be bound by
+ * anyone). Servers of other users need no lock against this one: the
+ * kernel keeps their sockets out of its SO_REUSEPORT groups. The lock goes
+ * with the process's descriptors, so a killed server leaves none behind.
+ */
+static int lock_address(const listen_addr_t *a, const char *folder, instance_lock_t *l, char *err,
+			size_t errlen)
+{
+	char path[PATH_MAX];
+	instance_holder_t h = { 0 };
+	char why[PATH_MAX + 200] = "the lock folder's path is too long";
+	int rc = lock_path(a, folder, path, sizeof(path))
+			 ? path_lock_open(path, 0600, &l->fd, &h.pid, why, sizeof(why))
+			 : SHOAL_ECONFIG;
+	if (rc == 0 && !(l->path = strdup(path)))
+		rc = SHOAL_ENOMEM;
+	if (rc == 0)
 		return 0;
-	}
-	int e = -errno;
-	close(fd);
-	if (e != -EADDRINUSE) {
+	if (rc != SHOAL_EEXIST) {
 		snprintf(err, errlen, "%s: cannot take the instance lock: %s", a->text,
-			 shoal_strerror(e));
-		return e;
+			 rc == SHOAL_ENOMEM ? "out of memory" : why);
+		return rc;
 	}
-	instance_holder_t h;
-	instance_find_holder(abstract_inode(name), &h);
+	if (h.pid)
+		holder_comm(&h);
 	if (h.pid)
 		snprintf(err, errlen,
 			 "%s: another shoald, pid %ld (%s), serves or is starting on this "
@@ -148,8 +154,8 @@ static int lock_address(const listen_addr_t *a, int *out, char *err, size_t errl
 	else
 		snprintf(err, errlen,
 			 "%s: another shoald serves or is starting on this address (its "
-			 "process is not visible to this user); stop it, or choose another "
-			 "address or port",
+			 "process is not visible here); stop it, or choose another address or "
+			 "port",
 			 a->text);
 	return SHOAL_EEXIST;
 }
@@ -292,18 +298,22 @@ int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode
 		   char *err, size_t errlen)
 {
 	instance_t *in = calloc(1, sizeof(*in));
-	if (!in || !(in->locks = malloc((n ? n : 1) * sizeof(int)))) {
+	if (!in || !(in->locks = calloc(n ? n : 1, sizeof(*in->locks)))) {
 		free(in);
 		snprintf(err, errlen, "out of memory");
 		return SHOAL_ENOMEM;
 	}
+	in->pid_fd = -1;
 	in->count = n;
 	for (size_t i = 0; i < n; i++)
-		in->locks[i] = -1;
+		in->locks[i].fd = -1;
+	char folder[PATH_MAX];
 	int rc = 0;
 	/* shared on purpose (a takeover, --share-port): nothing to lock or to refuse */
+	if (mode == INSTANCE_EXCLUSIVE && n)
+		rc = path_lock_folder(folder, sizeof(folder), err, errlen);
 	for (size_t i = 0; i < n && rc == 0 && mode == INSTANCE_EXCLUSIVE; i++) {
-		rc = lock_address(&addrs[i], &in->locks[i], err, errlen);
+		rc = lock_address(&addrs[i], folder, &in->locks[i], err, errlen);
 		if (rc == 0)
 			rc = check_port(&addrs[i], err, errlen);
 	}
@@ -315,50 +325,136 @@ int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode
 	return 0;
 }
 
-int instance_pid_file(instance_t *in, const char *path, char *err, size_t errlen)
+/* Write this process's id into the locked pid file; a pid it named before is logged. */
+static int pid_write(instance_t *in, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	long pid = 0;
-	if (f) {
-		if (fscanf(f, "%ld", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	/* kill(pid, 0): EPERM is a live process of another user */
-	if (pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
-		snprintf(err, errlen, "pid-file %s: names pid %ld, which is running", path, pid);
-		return SHOAL_EEXIST;
-	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	char old[32] = "", line[32];
+	ssize_t got = pread(in->pid_fd, old, sizeof(old) - 1, 0);
+	long was = got > 0 ? strtol(old, NULL, 10) : 0;
+	if (was > 0 && was != (long)getpid())
+		log_notice("pid-file %s: named pid %ld, which did not hold it (left behind by a "
+			   "server that could not remove it, or killed): replaced",
+			   in->pid_file, was);
+	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+	if (ftruncate(in->pid_fd, 0) < 0 || pwrite(in->pid_fd, line, (size_t)n, 0) != n) {
 		int e = -errno;
-		snprintf(err, errlen, "pid-file %s: %s", path, shoal_strerror(e));
+		snprintf(err, errlen, "pid-file %s: %s", in->pid_file, shoal_strerror(e));
 		return e;
 	}
-	char line[32];
-	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
-	int e = write(fd, line, (size_t)n) == n ? 0 : -errno;
-	close(fd);
-	if (e == 0 && !(in->pid_file = strdup(path)))
-		e = SHOAL_ENOMEM;
-	if (e < 0) {
-		unlink(path);
-		snprintf(err, errlen, "pid-file %s: %s", path, shoal_strerror(e));
+	in->pid_ours = true;
+	return 0;
+}
+
+/* The refusal: the pid file is locked by a live process, named by the file or /proc/locks. */
+static int pid_refuse(instance_t *in, int fd, pid_t holder, char *err, size_t errlen)
+{
+	char text[32] = "";
+	ssize_t got = fd >= 0 ? pread(fd, text, sizeof(text) - 1, 0) : -1;
+	long pid = holder ? (long)holder : got > 0 ? strtol(text, NULL, 10) : 0;
+	if (pid > 0)
+		snprintf(err, errlen,
+			 "pid-file %s: names pid %ld, which is running (it holds the file)",
+			 in->pid_file, pid);
+	else
+		snprintf(err, errlen, "pid-file %s: held by a running process", in->pid_file);
+	return SHOAL_EEXIST;
+}
+
+int instance_pid_file(instance_t *in, const char *path, bool later, char *err, size_t errlen)
+{
+	int rc;
+	if (!(in->pid_file = strdup(path))) {
+		snprintf(err, errlen, "out of memory");
+		return SHOAL_ENOMEM;
 	}
-	return e;
+	if (later) {
+		/* the giver holds it: opened now, before the privilege drop; locked later */
+		char why[PATH_MAX + 200];
+		rc = path_open_own(path, 0644, &in->pid_fd, why, sizeof(why));
+		if (rc < 0)
+			snprintf(err, errlen, "pid-file %s", why);
+		return rc;
+	}
+	pid_t holder;
+	char why[PATH_MAX + 200];
+	rc = path_lock_open(path, 0644, &in->pid_fd, &holder, why, sizeof(why));
+	if (rc == SHOAL_EEXIST) {
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		rc = pid_refuse(in, fd, holder, err, errlen);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "pid-file %s", why);
+		return rc;
+	}
+	return pid_write(in, err, errlen);
+}
+
+int instance_pid_file_take(instance_t *in, char *err, size_t errlen)
+{
+	pid_t holder;
+	char why[PATH_MAX + 200];
+	/* opened before: still the file at the path? (the giver may have removed it) */
+	if (in->pid_fd >= 0 && path_names_fd(in->pid_file, in->pid_fd)) {
+		int rc = path_lock_fd(in->pid_fd, &holder);
+		if (rc == SHOAL_EEXIST)
+			return pid_refuse(in, in->pid_fd, holder, err, errlen);
+		if (rc == 0)
+			return pid_write(in, err, errlen);
+	}
+	if (in->pid_fd >= 0)
+		close(in->pid_fd);
+	in->pid_fd = -1;
+	int rc = path_lock_open(in->pid_file, 0644, &in->pid_fd, &holder, why, sizeof(why));
+	if (rc == SHOAL_EEXIST)
+		return pid_refuse(in, -1, holder, err, errlen);
+	if (rc < 0) {
+		snprintf(err, errlen, "pid-file %s", why);
+		return rc;
+	}
+	return pid_write(in, err, errlen);
+}
+
+void instance_handed(instance_t *in)
+{
+	if (in)
+		in->handed = true;
+}
+
+/* The pid file names no process any more: removed, or emptied where it cannot be. */
+static void pid_file_release(instance_t *in)
+{
+	if (in->pid_ours && !in->handed && path_names_fd(in->pid_file, in->pid_fd) &&
+	    unlink(in->pid_file) == 0)
+		in->pid_ours = false;
+	/*
+	 * After the privilege drop the folder is root's: the file stays, and
+	 * names nothing. A taker writes its own pid into it once this process
+	 * has gone.
+	 */
+	if (in->pid_ours && ftruncate(in->pid_fd, 0) < 0)
+		log_debug("pid-file %s: not emptied: %s", in->pid_file, strerror(errno));
+	if (in->pid_fd >= 0)
+		close(in->pid_fd);
 }
 
 void instance_release(instance_t *in)
 {
 	if (!in)
 		return;
-	/* may fail after the privilege drop (the folder is root's): then it stays, stale */
-	if (in->pid_file && unlink(in->pid_file) < 0)
-		log_debug("pid-file %s: not removed: %s", in->pid_file, strerror(errno));
+	pid_file_release(in);
 	free(in->pid_file);
-	for (size_t i = 0; i < in->count; i++)
-		if (in->locks[i] >= 0)
-			close(in->locks[i]);
+	for (size_t i = 0; i < in->count; i++) {
+		instance_lock_t *l = &in->locks[i];
+		/* removed while still held, so nobody locks a file no name leads to */
+		if (l->fd >= 0 && path_names_fd(l->path, l->fd) && unlink(l->path) < 0)
+			log_debug("instance lock %s: not removed: %s", l->path, strerror(errno));
+		if (l->fd >= 0)
+			close(l->fd);
+		free(l->path);
+	}
 	free(in->locks);
 	free(in);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Prometheus endpoint: a small HTTP/1.1 responder for GET /metrics, bounded in clients, size,
- * time. */
+ * time, and open to the clients metrics-allow lists. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -21,9 +22,9 @@
 #define METRICS_BACKLOG 16
 
 /*
- * One connection: it sends one request head, gets one answer and the
- * connection's end (RFC 9112 9.6, "Connection: close"), all within
- * METRICS_TIMEOUT_MS of being accepted.
+ * One connection: it sends one request head within METRICS_HEAD_TIMEOUT_MS
+ * of being accepted, then gets one answer and the connection's end
+ * (RFC 9112 9.6, "Connection: close") within METRICS_TIMEOUT_MS.
  */
 typedef struct metrics_client {
 	uv_tcp_t tcp;
@@ -35,8 +36,11 @@ typedef struct metrics_client {
 	char head[METRICS_REQUEST_MAX + 1];
 	size_t len;
 	bool answered; /* the answer is queued: what is read now is dropped */
+	bool writing;  /* the answer is being written: not idle */
 	bool closing;
 	uint8_t closes_pending;
+	uint8_t ip_len; /* the client's address: 4 or 16 octets of ip */
+	uint8_t ip[16];
 	char *reply;
 } metrics_client_t;
 
@@ -46,8 +50,10 @@ struct metrics {
 	bool accepting; /* accept is initialised */
 	bool pause_logged;
 	char text[sizeof(((listen_addr_t *)0)->text)];
-	metrics_client_t *clients;
-	size_t client_count;
+	rrl_prefix_list_t allow;   /* the clients answered (metrics-allow, or loopback) */
+	metrics_client_t *clients; /* the newest first */
+	size_t client_count;       /* in the list, closing or not */
+	size_t closing;            /* of them, closing: their slots come back soon */
 };
 
 static void on_client_closed(uv_handle_t *h)
@@ -63,6 +69,7 @@ static void on_client_closed(uv_handle_t *h)
 		}
 	}
 	m->client_count--;
+	m->closing--;
 	free(c->reply);
 	free(c);
 	if (m->accepting)
@@ -74,6 +81,7 @@ static void client_close(metrics_client_t *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	c->m->closing++;
 	uv_close((uv_handle_t *)&c->tcp, on_client_closed);
 	uv_close((uv_handle_t *)&c->timer, on_client_closed);
 }
@@ -87,6 +95,7 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 static void on_written(uv_write_t *req, int status)
 {
 	metrics_client_t *c = req->data;
+	c->writing = false;
 	if (status < 0 || c->closing) {
 		client_close(c);
 		return;
@@ -120,6 +129,7 @@ static void respond(metrics_client_t *c, const char *status, const char *extra, 
 		memcpy(c->reply + n, body, len);
 	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)total);
 	c->write_req.data = c;
+	c->writing = true;
 	if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) < 0)
 		client_close(c);
 }
@@ -141,6 +151,7 @@ static void respond_error(metrics_client_t *c, const char *status, const char *e
 	}
 	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)h);
 	c->write_req.data = c;
+	c->writing = true;
 	if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) < 0)
 		client_close(c);
 }
@@ -180,6 +191,8 @@ static void on_request(metrics_client_t *c)
 	free(body);
 }
 
+static void on_client_timeout(uv_timer_t *t);
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
 	(void)suggested;
@@ -201,9 +214,14 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		return;
 	c->len += (size_t)n;
 	c->head[c->len] = '\0';
-	if (strstr(c->head, "\r\n\r\n") || strstr(c->head, "\n\n"))
+	bool whole = strstr(c->head, "\r\n\r\n") || strstr(c->head, "\n\n");
+	if (!whole && c->len < METRICS_REQUEST_MAX)
+		return;
+	/* the head is in: the answer and the connection's end have their own time */
+	uv_timer_start(&c->timer, on_client_timeout, METRICS_TIMEOUT_MS, 0);
+	if (whole)
 		on_request(c);
-	else if (c->len == METRICS_REQUEST_MAX)
+	else
 		respond_error(c, "431 Request Header Fields Too Large", "");
 }
 
@@ -212,12 +230,90 @@ static void on_client_timeout(uv_timer_t *t)
 	client_close(t->data);
 }
 
-/* At most METRICS_CLIENTS_MAX at once; the next waits in the acceptor. */
+/* The peer's address of the connection fd, as 4 or 16 octets. Returns false when it is gone. */
+static bool peer_ip(int fd, uint8_t ip[16], uint8_t *ip_len)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+		return false;
+	if (ss.ss_family == AF_INET) {
+		memcpy(ip, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+		*ip_len = 4;
+	} else {
+		memcpy(ip, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+		*ip_len = 16;
+	}
+	return true;
+}
+
+static bool allowed(const metrics_t *m, const uint8_t *ip, size_t ip_len)
+{
+	for (size_t i = 0; i < m->allow.count; i++)
+		if (rrl_prefix_match(&m->allow.items[i], ip, ip_len))
+			return true;
+	return false;
+}
+
+/*
+ * The client that gives way to a new one from ip, or NULL when none has
+ * to. One address may hold METRICS_PER_ADDRESS_MAX slots: past them its
+ * own client idle the longest gives way (*refuse when none is idle: the
+ * new one is refused). With every slot taken, the client idle the longest
+ * gives way (none idle: the new one waits). Idle: not writing an answer.
+ */
+static metrics_client_t *make_room(metrics_t *m, const uint8_t *ip, size_t ip_len, bool *refuse)
+{
+	size_t same = 0;
+	metrics_client_t *own_idle = NULL, *any_idle = NULL;
+	*refuse = false;
+	/* the list is newest first: the last idle one seen is the oldest */
+	for (metrics_client_t *c = m->clients; c; c = c->next) {
+		if (c->closing)
+			continue;
+		bool ours = c->ip_len == ip_len && !memcmp(c->ip, ip, ip_len);
+		same += ours;
+		if (!c->writing && ours)
+			own_idle = c;
+		if (!c->writing)
+			any_idle = c;
+	}
+	if (same >= METRICS_PER_ADDRESS_MAX) {
+		*refuse = !own_idle;
+		return own_idle;
+	}
+	return m->client_count >= METRICS_CLIENTS_MAX ? any_idle : NULL;
+}
+
+/*
+ * A client not on the allow list is closed at once; one over its
+ * address's share or past every slot first makes room (make_room), and
+ * waits in the acceptor for the slot its victim leaves.
+ */
 static bool on_client_accepted(acceptor_t *a, int fd)
 {
 	metrics_t *m = a->data;
-	if (m->client_count >= METRICS_CLIENTS_MAX)
+	uint8_t ip[16] = { 0 }, ip_len = 0;
+	if (!peer_ip(fd, ip, &ip_len) || !allowed(m, ip, ip_len)) {
+		char text[INET6_ADDRSTRLEN] = "?";
+		inet_ntop(ip_len == 4 ? AF_INET : AF_INET6, ip, text, sizeof(text));
+		log_debug("metrics %s: a client from %s is not in metrics-allow: closed", m->text,
+			  ip_len ? text : "an address gone");
+		close(fd);
+		return true;
+	}
+	bool refuse;
+	metrics_client_t *victim = make_room(m, ip, ip_len, &refuse);
+	if (refuse) {
+		close(fd); /* its address's share is busy answering */
+		return true;
+	}
+	if (victim || m->client_count >= METRICS_CLIENTS_MAX) {
+		/* one slot at a time: the next victim once this one's slot is back */
+		if (victim && !m->closing)
+			client_close(victim);
 		return false;
+	}
 	m->pause_logged = false;
 	metrics_client_t *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -227,6 +323,8 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 	c->m = m;
 	c->tcp.data = c;
 	c->timer.data = c;
+	memcpy(c->ip, ip, ip_len);
+	c->ip_len = ip_len;
 	uv_tcp_init(m->env.loop, &c->tcp);
 	uv_timer_init(m->env.loop, &c->timer);
 	c->closes_pending = 2;
@@ -238,7 +336,7 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 		client_close(c);
 		return true;
 	}
-	uv_timer_start(&c->timer, on_client_timeout, METRICS_TIMEOUT_MS, 0);
+	uv_timer_start(&c->timer, on_client_timeout, METRICS_HEAD_TIMEOUT_MS, 0);
 	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0)
 		client_close(c);
 	return true;
@@ -283,6 +381,13 @@ int metrics_open(metrics_t **out, const metrics_env_t *env, const listen_addr_t 
 		return SHOAL_ENOMEM;
 	}
 	m->env = *env;
+	m->allow = env->allow;
+	if (!m->allow.count) {
+		/* loopback only: 127.0.0.0/8 and ::1 */
+		rrl_prefix_parse("127.0.0.0/8", &m->allow.items[0]);
+		rrl_prefix_parse("::1", &m->allow.items[1]);
+		m->allow.count = 2;
+	}
 	snprintf(m->text, sizeof(m->text), "%s", addr->text);
 	*out = m;
 	int fd = listen_on(addr);
@@ -300,6 +405,36 @@ int metrics_open(metrics_t **out, const metrics_env_t *env, const listen_addr_t 
 	m->accepting = true;
 	log_info("metrics: GET /metrics on %s (TCP)", addr->text);
 	return 0;
+}
+
+/* Is addr on loopback (127.0.0.0/8, ::1), where only this host's clients reach it? */
+static bool is_loopback(const listen_addr_t *addr)
+{
+	if (addr->addr.ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)&addr->addr)->sin_addr.s_addr) >> 24) ==
+		       127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&addr->addr)->sin6_addr);
+}
+
+void metrics_warn_reach(const listen_addr_t *addr, const rrl_prefix_list_t *allow)
+{
+	if (!addr->addr_len || is_loopback(addr))
+		return;
+	char list[512] = "";
+	for (size_t i = 0; i < allow->count; i++) {
+		char one[INET6_ADDRSTRLEN + 8];
+		rrl_prefix_text(&allow->items[i], one, sizeof(one));
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", one);
+	}
+	if (allow->count)
+		log_warning("metrics %s: reachable from other hosts; clients of %s are answered "
+			    "(metrics-allow): the counters name the zones served",
+			    addr->text, list);
+	else
+		log_warning("metrics %s: reachable from other hosts; only loopback clients are "
+			    "answered until metrics-allow lists the scrapers' networks",
+			    addr->text);
 }
 
 void metrics_close(metrics_t *m)

@@ -100,6 +100,13 @@ int rrl_prefix_parse(const char *text, rrl_prefix_t *p)
 	return 0;
 }
 
+void rrl_prefix_text(const rrl_prefix_t *p, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	inet_ntop(p->len == 4 ? AF_INET : AF_INET6, p->addr, host, sizeof(host));
+	snprintf(buf, len, "%s/%u", host, (unsigned)p->bits);
+}
+
 /* An IPv4-mapped IPv6 address as the IPv4 address it maps (RFC 4291 2.5.5.2). */
 static void unmap(const uint8_t **ip, size_t *ip_len)
 {

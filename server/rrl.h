@@ -53,6 +53,9 @@ typedef struct rrl_prefix {
  */
 int rrl_prefix_parse(const char *text, rrl_prefix_t *p);
 
+/* p as rrl_prefix_parse reads it, "192.0.2.0/24", into buf (INET6_ADDRSTRLEN + 4 octets). */
+void rrl_prefix_text(const rrl_prefix_t *p, char *buf, size_t len);
+
 /* Does ip (ip_len 4 or 16 octets) lie in p? An IPv4 address never lies in an IPv6 prefix. */
 bool rrl_prefix_match(const rrl_prefix_t *p, const uint8_t *ip, size_t ip_len);
 

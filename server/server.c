@@ -24,6 +24,7 @@
 #include "server/metrics.h"
 #include "server/notify.h"
 #include "server/notify_out.h"
+#include "server/path.h"
 #include "server/reload.h"
 #include "server/secondary.h"
 #include "server/server.h"
@@ -622,6 +623,23 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The files others could reach: the control socket, the pid file, the
+ * socket a takeover asks: none under a folder every user may write (any of
+ * them could put their own there). Returns 0 or SHOAL_ECONFIG with err.
+ */
+static int paths_check(const conf_t *cfg, char *err, size_t errlen)
+{
+	int rc = 0;
+	if (cfg->control)
+		rc = path_check_folders("control", cfg->control, err, errlen);
+	if (rc == 0 && cfg->pid_file)
+		rc = path_check_folders("pid-file", cfg->pid_file, err, errlen);
+	if (rc == 0 && cfg->takeover)
+		rc = path_check_folders("takeover", cfg->takeover, err, errlen);
+	return rc;
+}
+
 /* a and b name the same file. */
 static bool same_file(const char *a, const char *b)
 {
@@ -747,6 +765,7 @@ static void on_handed(void *arg, pid_t taker, bool kept_control)
 	server_t *srv = arg;
 	srv->handed = true;
 	srv->taker = taker;
+	instance_handed(srv->instance); /* the taker writes the pid file next */
 	if (srv->control)
 		control_handover(srv->control, kept_control);
 	uv_timer_start(&srv->overlap, on_overlap_over, HANDED_OVERLAP_MS, 0);
@@ -754,7 +773,10 @@ static void on_handed(void *arg, pid_t taker, bool kept_control)
 
 static int metrics_start(server_t *srv, char *err, size_t errlen)
 {
-	metrics_env_t env = { .loop = srv->loop, .workers = &srv->workers, .zones = &srv->zones };
+	metrics_env_t env = { .loop = srv->loop,
+			      .workers = &srv->workers,
+			      .zones = &srv->zones,
+			      .allow = srv->cfg->metrics_allow };
 	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
 }
 
@@ -766,9 +788,8 @@ static void on_giver_gone(void *arg, pid_t giver)
 	if (socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
 		log_warning("takeover: %s (the groups keep steering to %zu workers)", err,
 			    srv->workers.count);
-	/* the giver removed its pid file before it closed the connection */
-	if (srv->cfg->pid_file &&
-	    instance_pid_file(srv->instance, srv->cfg->pid_file, err, sizeof(err)) < 0)
+	/* the giver emptied its pid file and gave up its lock before it closed the connection */
+	if (srv->cfg->pid_file && instance_pid_file_take(srv->instance, err, sizeof(err)) < 0)
 		log_warning("takeover: %s", err);
 	if (srv->cfg->metrics.addr_len && !srv->metrics && metrics_start(srv, err, sizeof(err)) < 0)
 		log_warning("takeover: %s", err);
@@ -856,8 +877,9 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	bool workers_run = false; /* workers_start was called: stop them */
 	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
 		goto done;
-	if (cfg->control && control_check_path(cfg->control, err, sizeof(err)) < 0)
+	if (paths_check(cfg, err, sizeof(err)) < 0)
 		goto done;
+	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
 	if (srv->responder->warning)
 		log_warning("%s", srv->responder->warning);
 	if (srv->responder->zones &&
@@ -889,9 +911,13 @@ int server_run(conf_t *cfg, const responder_t *responder)
 			   cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
 			   &srv->instance, err, sizeof(err)) < 0)
 		goto done;
-	if (cfg->pid_file && !cfg->takeover &&
-	    instance_pid_file(srv->instance, cfg->pid_file, err, sizeof(err)) < 0)
-		goto done;
+	/* a taker opens it now, before the privilege drop, and writes it once the giver has gone */
+	if (cfg->pid_file && instance_pid_file(srv->instance, cfg->pid_file, cfg->takeover != NULL,
+					       err, sizeof(err)) < 0) {
+		if (!cfg->takeover)
+			goto done;
+		log_warning("takeover: %s", err);
+	}
 	if (cfg->takeover ? sockets_take(srv, err, sizeof(err)) < 0
 			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
 					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)

@@ -330,17 +330,42 @@ static int receive_records(takeover_taken_t *t, char *err, size_t errlen)
 	}
 }
 
+/*
+ * The giver's credentials (SO_PEERCRED: of the process that made its
+ * socket listen) must be root's or this process's user's: sockets and a
+ * control socket from any other user's process could be that user's,
+ * who would then share the port's groups with this server or read what
+ * shoalctl sends. Sets t->giver_pid. Returns 0, or SHOAL_ECONFIG with err.
+ */
+static int giver_trusted(int fd, takeover_taken_t *t, char *err, size_t errlen)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		snprintf(err, errlen, "cannot tell who the running server is (SO_PEERCRED: %s)",
+			 strerror(errno));
+		return SHOAL_ECONFIG;
+	}
+	t->giver_pid = cred.pid;
+	if (cred.uid == 0 || cred.uid == geteuid())
+		return 0;
+	snprintf(err, errlen,
+		 "the process at the other end (pid %ld) runs as uid %u, not as root or as this "
+		 "process's user (uid %u): its sockets are not taken",
+		 (long)cred.pid, (unsigned)cred.uid, (unsigned)geteuid());
+	return SHOAL_ECONFIG;
+}
+
 int takeover_receive(int fd, takeover_taken_t *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = fd;
 	t->control_fd = -1;
 	t->giver_pid = -1;
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
-		t->giver_pid = cred.pid;
-	int rc = SHOAL_ENOMEM;
+	int rc = giver_trusted(fd, t, err, errlen);
+	if (rc < 0)
+		goto done;
+	rc = SHOAL_ENOMEM;
 	if (!(t->given = calloc(TAKEOVER_SOCKETS_MAX, sizeof(*t->given)))) {
 		snprintf(err, errlen, "out of memory");
 		goto done;

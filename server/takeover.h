@@ -72,9 +72,11 @@ int takeover_read_go(int fd, char *buf, size_t cap, size_t *len, bool *keep_cont
 
 /*
  * Taker: connect to the control socket at path, ask, and receive every
- * record into *t (caller memory, set up here). Returns 0, or a negative
- * error with err: cannot connect, the giver's refusal (its reason in err),
- * a malformed or truncated stream. On error nothing is left open.
+ * record into *t (caller memory, set up here). The giver must run as root
+ * or as this process's user (SO_PEERCRED); nothing is asked of another.
+ * Returns 0, or a negative error with err: cannot connect, a giver of
+ * another user, the giver's refusal (its reason in err), a malformed or
+ * truncated stream. On error nothing is left open.
  * Main thread, before the workers start.
  */
 int takeover_connect(const char *path, takeover_taken_t *t, char *err, size_t errlen);

@@ -50,6 +50,44 @@ skip_memory_under_sanitizer() {
 	fi
 }
 
+# need_nobody WHY: skip the test (77) unless it runs as root on a system with the user nobody
+# and setpriv: WHY says what for. Sets AS_NOBODY, the words that run a command with nobody's
+# uid and gid and no supplementary groups: "${AS_NOBODY[@]}" CMD & leaves CMD's pid in $!
+# (a shell function run in the background would leave its subshell's). The checkout may lie
+# where nobody cannot read (/root is mode 0700 on a fresh machine): NOBODY_DIR is a folder of
+# the test's that nobody can read, a ThreadSanitizer suppressions file named in TSAN_OPTIONS
+# is read from a copy there, and nobody_copy puts a program or file there too.
+need_nobody() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: $T_NAME needs root ($1)"
+		exit 77
+	fi
+	if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
+		echo "SKIP: no user nobody or no setpriv"
+		exit 77
+	fi
+	NOBODY_DIR=$T_DIR/for-nobody
+	mkdir -p "$NOBODY_DIR" && chmod 755 "$T_DIR" "$NOBODY_DIR" || exit 99
+	local opts=${TSAN_OPTIONS:-}
+	if [ -n "$opts" ]; then
+		cp "$SHOAL_SRCDIR/tests/tsan.supp" "$NOBODY_DIR/" || exit 99
+		opts=${opts//"$SHOAL_SRCDIR/tests/tsan.supp"/"$NOBODY_DIR/tsan.supp"}
+	fi
+	AS_NOBODY=(env "TSAN_OPTIONS=$opts" setpriv --reuid nobody --regid "$(id -g nobody)"
+		--clear-groups)
+}
+
+# nobody_copy FILE: a copy of FILE in NOBODY_DIR (need_nobody first), mode kept; prints its path.
+nobody_copy() {
+	cp -p "$1" "$NOBODY_DIR/" && chmod o+r "$NOBODY_DIR/$(basename "$1")" || exit 99
+	printf '%s\n' "$NOBODY_DIR/$(basename "$1")"
+}
+
+# as_nobody CMD...: run CMD in the foreground as nobody (need_nobody first).
+as_nobody() {
+	"${AS_NOBODY[@]}" "$@"
+}
+
 pass() { T_PASSED=$((T_PASSED + 1)); echo "PASS: $*"; }
 fail() { T_FAILED=$((T_FAILED + 1)); echo "FAIL: $*"; }
 
@@ -104,23 +142,6 @@ start_shoald() {
 		cat "$T_DIR/shoald.log" >&2
 		return 1
 	}
-}
-
-# as_user USER CMD [ARG...]: run CMD as USER (its uid and gid, no supplementary
-# groups). The checkout may lie where USER cannot enter (/root is mode 0700 on a
-# fresh machine), so CMD runs from a copy in $T_DIR/as-USER, and so does a
-# sanitizer's suppressions file named in TSAN_OPTIONS.
-as_user() {
-	local user=$1 cmd=$2 dir="$T_DIR/as-$1" opts=${TSAN_OPTIONS:-}
-	shift 2
-	mkdir -p "$dir" && chmod 755 "$T_DIR" "$dir" || return 99
-	cp "$cmd" "$dir/" || return 99
-	if [ -n "$opts" ]; then
-		cp "$SHOAL_SRCDIR/tests/tsan.supp" "$dir/" || return 99
-		opts=${opts//"$SHOAL_SRCDIR/tests/tsan.supp"/"$dir/tsan.supp"}
-	fi
-	TSAN_OPTIONS=$opts setpriv --reuid "$user" --regid "$(id -g "$user")" --clear-groups \
-		"$dir/$(basename "$cmd")" "$@"
 }
 
 # calc EXPR: EXPR's value in floating point (awk's arithmetic: + - * / and

@@ -4,8 +4,8 @@
 # /dev/zero fails the reload at once with FILE:LINE and the next reload works; the octets and
 # the $INCLUDEs of a zone are bounded; a reload stuck in the kernel (its thread held stopped
 # by holdthread) is abandoned after reload-timeout while the old zone keeps answering, and
-# SIGTERM stops shoald even then. A control socket under a folder every user may write is
-# refused.
+# SIGTERM stops shoald even then. A control socket, a pid file or a takeover's socket under a
+# folder every user may write is refused.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 HOLDTHREAD=$SHOAL_BUILDDIR/tests/integration/holdthread
@@ -82,6 +82,14 @@ check_match "and says why" "control $T_DIR/open/ctl: every user may write $T_DIR
 out=$("$SHOALD" --check --control "$T_DIR/sticky/ctl" --zone "files.test=$ZONE" 2>&1)
 check_eq "control in a sticky folder all may write passes --check" 0 $?
 check_match "with a warning" "warning: control $T_DIR/sticky/ctl: every user may write $T_DIR/sticky \(sticky\)" "$out"
+# the pid file and the socket a takeover asks are vetted the same way: whoever may replace
+# them could keep shoald from starting, or hand it sockets of their own
+out=$("$SHOALD" --check --pid-file "$T_DIR/open/pid" --zone "files.test=$ZONE" 2>&1)
+check_eq "a pid file in a folder all may write fails --check" 1 $?
+check_match "and says why" "pid-file $T_DIR/open/pid: every user may write $T_DIR/open \(mode 0777, not sticky\)" "$out"
+out=$("$SHOALD" --check --takeover "$T_DIR/open/ctl" --zone "files.test=$ZONE" 2>&1)
+check_eq "a takeover from a folder all may write fails" 1 $?
+check_match "and says why" "takeover $T_DIR/open/ctl: every user may write $T_DIR/open \(mode 0777, not sticky\)" "$out"
 
 # A reload thread stuck in the kernel: holdthread stops the next thread shoald makes as it
 # opens the zone file, and keeps it there.

@@ -4,7 +4,8 @@
 # SYSCONFDIR/shoal/shoald.conf (and says so when it is missing); relative
 # zone paths start from zones-dir, by default the file's folder, whatever
 # the current folder; shoald and shoalctl agree on the control socket's
-# default; the control folder is made when missing; pid-file.
+# default; the control folder is made when missing; pid-file, and a stale one (its server
+# killed, its number reused) does not stop a start.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 # the default file is missing here: shoald says so and goes on
@@ -46,6 +47,26 @@ check_eq "a second server with the same pid file exits 1" 1 $?
 check_match "saying whose it is" "pid-file $T_DIR/run/shoald.pid: names pid $SHOALD_PID, which is running" "$out"
 stop_pid "$SHOALD_PID"
 check_eq "stopped: the pid file is gone" no "$([ -e "$T_DIR/run/shoald.pid" ] && echo yes || echo no)"
+
+# A server killed (SIGKILL) leaves its pid file, and its number may go to another process
+# later: such a file does not stop a start, whatever it names, for no live server holds it.
+start_shoald "$PORT2" --listen "127.0.0.1@$PORT2" --threads 1 --pid-file "$T_DIR/run/shoald.pid" \
+	--zone "example.com=$EXAMPLES/example.com.zone" || exit 99
+kill -KILL "$SHOALD_PID"
+wait "$SHOALD_PID" 2>/dev/null
+check_eq "killed: the pid file is left behind" "$SHOALD_PID" "$(cat "$T_DIR/run/shoald.pid")"
+sleep 300 &
+REUSED=$!
+T_PIDS="$T_PIDS $REUSED"
+echo "$REUSED" >"$T_DIR/run/shoald.pid" # its number taken by another process
+start_shoald "$PORT2" --listen "127.0.0.1@$PORT2" --threads 1 --pid-file "$T_DIR/run/shoald.pid" \
+	--zone "example.com=$EXAMPLES/example.com.zone"
+check_eq "a pid file naming a live process that does not hold it does not stop a start" \
+	"$SHOALD_PID" "$(cat "$T_DIR/run/shoald.pid" 2>/dev/null)"
+check_match "the stale file is logged as replaced" \
+	"pid-file $T_DIR/run/shoald.pid: named pid $REUSED, which did not hold it" "$(cat "$T_DIR/shoald.log")"
+stop_pid "$SHOALD_PID"
+kill "$REUSED"
 
 # shoalctl looks where shoald's help says shoalctl looks
 ctl_default=$("$SHOALCTL" --help | sed -n 's/.*control socket (default \(.*\))$/\1/p')

@@ -3,18 +3,13 @@
 # shoald_user: with --user nobody the daemon binds as root, then runs as nobody and still
 # answers; a process running as nobody cannot bind the port beside it, with SO_REUSEPORT,
 # SO_REUSEADDR or both (doc/design.md, "Sockets"). Zones are read with nobody's rights from
-# the start, as every reload reads them: a file only root may read stops start-up. Needs root.
+# the start, as every reload reads them: a file only root may read stops start-up. The pid file,
+# which nobody cannot remove at the stop, names no process after it; one of another user is
+# refused. Root does not take the sockets over from a server of nobody's. Needs root.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: shoald_user needs root (to bind as root and drop to nobody)"
-	exit 77
-fi
-if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
-	echo "SKIP: no user nobody or no setpriv"
-	exit 77
-fi
-BINDTEST=$SHOAL_BUILDDIR/tests/integration/bindtest
+need_nobody "to bind as root and drop to nobody"
+BINDTEST=$(nobody_copy "$SHOAL_BUILDDIR/tests/integration/bindtest")
 
 PORT=$(free_port) || exit 99
 chmod 755 "$T_DIR" # the zone file must be readable by nobody for reloads
@@ -33,9 +28,9 @@ check_match "reload works after the drop" "reloaded" "$("$SHOALCTL" -s "$T_DIR/c
 
 for mode in reuseport reuseaddr both; do
 	check_eq "nobody binds 127.0.0.1:$PORT with $mode: EADDRINUSE" EADDRINUSE \
-		"$(as_user nobody "$BINDTEST" 127.0.0.1 "$PORT" "$mode")"
+		"$(as_nobody "$BINDTEST" 127.0.0.1 "$PORT" "$mode")"
 	check_eq "nobody binds [::1]:$PORT with $mode: EADDRINUSE" EADDRINUSE \
-		"$(as_user nobody "$BINDTEST" ::1 "$PORT" "$mode")"
+		"$(as_nobody "$BINDTEST" ::1 "$PORT" "$mode")"
 done
 check_match "the port is still answered by shoald" "status: NOERROR" "$(q "$PORT" www.example.com A)"
 
@@ -71,4 +66,45 @@ check_match "and says so" 'user "no-such-user-here" does not exist' "$out"
 
 stop_pid "$SHOALD_PID"
 check_eq "SIGTERM exits 0 as nobody" 0 $?
+
+# The pid file is root's, in root's folder: the server, nobody by then, cannot remove it at
+# its stop. It is emptied instead, so it names no process whose number may be reused later.
+PORT2=$(free_port) || exit 99
+mkdir "$T_DIR/run"
+start_shoald "$PORT2" --listen "127.0.0.1@$PORT2" --threads 1 --user nobody \
+	--pid-file "$T_DIR/run/shoald.pid" --zone "example.com=$T_DIR/example.com.zone" || exit 99
+check_eq "the pid file names the server" "$SHOALD_PID" "$(cat "$T_DIR/run/shoald.pid")"
+stop_pid "$SHOALD_PID"
+check_eq "stopped as nobody: the pid file names no process" "" \
+	"$(cat "$T_DIR/run/shoald.pid" 2>/dev/null)"
+# a pid file another user made is not taken as this server's
+echo 1 >"$T_DIR/run/theirs.pid"
+chown nobody "$T_DIR/run/theirs.pid"
+out=$(timeout 20 "$SHOALD" --listen "127.0.0.1@$PORT2" --threads 1 --pid-file "$T_DIR/run/theirs.pid" \
+	--zone "example.com=$T_DIR/example.com.zone" 2>&1)
+check_eq "a pid file of another user stops start-up" 1 $?
+check_match "saying whose it is" "theirs.pid: not a regular file of this user \(uid 0\) but one of uid $(id -u nobody)" "$out"
+
+# A takeover takes sockets only from a server of root or of its own user: a server run by
+# nobody (its control socket in a folder of nobody's) is not taken over by root, and serves on.
+mkdir "$T_DIR/nobody" && chown nobody "$T_DIR/nobody"
+shoald_copy=$(nobody_copy "$SHOALD")
+"${AS_NOBODY[@]}" "$shoald_copy" --listen "127.0.0.1@$PORT2" --threads 1 --control "$T_DIR/nobody/ctl" \
+	--zone "example.com=$T_DIR/example.com.zone" >"$T_DIR/giver.log" 2>&1 &
+GIVER=$!
+T_PIDS="$T_PIDS $GIVER"
+wait_answering 127.0.0.1 "$PORT2" || fail "shoald as nobody answers"
+"$SHOALD" --listen "127.0.0.1@$PORT2" --threads 1 --zone "example.com=$T_DIR/example.com.zone" \
+	--takeover "$T_DIR/nobody/ctl" >"$T_DIR/taker.log" 2>&1 &
+TAKER=$!
+T_PIDS="$T_PIDS $TAKER"
+wait_until 30 eval "gone $TAKER || grep -q 'took over from' '$T_DIR/taker.log'"
+wait_within "$TAKER" 1
+check_eq "root's takeover of nobody's server exits 1" 1 $?
+check_match "saying why" "takeover: .*runs as uid $(id -u nobody), not as root or as this process's user" \
+	"$(cat "$T_DIR/taker.log")"
+check_eq "nobody's server serves on" yes "$(gone "$GIVER" && echo no || echo yes)"
+check_match "and answers" "status: NOERROR" "$(q "$PORT2" www.example.com A)"
+stop_pid "$GIVER"
+check_eq "and exits 0 at SIGTERM" 0 $?
 done_testing

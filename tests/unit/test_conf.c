@@ -311,6 +311,23 @@ static void test_metrics_address(void)
 	expect_error("metrics: 192.0.2.1\n", 1, "metrics: \"192.0.2.1\" is not [ADDR@]PORT");
 	expect_error("metrics: 0\n", 1, "is not [ADDR@]PORT");
 	expect_error("metrics: here@9100\n", 1, "is not [ADDR@]PORT");
+	/* metrics-allow: a list of networks, none by default (loopback only) */
+	conf_init(&c);
+	CU_ASSERT_EQUAL(c.metrics_allow.count, 0);
+	CU_ASSERT_EQUAL(conf_load_file(&c,
+				       write_file("ma.conf", "metrics: 9153\nmetrics-allow:\n"
+							     "  - 192.0.2.0/24\n  - 2001:db8::1\n"),
+				       err, sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(c.metrics_allow.count, 2);
+	char *more[] = { "shoald", "--metrics-allow", "10.1.2.3", NULL };
+	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, more, stdout, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.metrics_allow.count, 3);
+	static const uint8_t scraper[4] = { 192, 0, 2, 9 };
+	CU_ASSERT(rrl_prefix_match(&c.metrics_allow.items[0], scraper, 4));
+	conf_clear(&c);
+	expect_error("metrics-allow: [192.0.2.0/33]\n", 1,
+		     "metrics-allow: \"192.0.2.0/33\" is not ADDR/BITS");
 }
 
 static void test_args(void)

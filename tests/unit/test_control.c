@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/control.c: who gets the socket file, where it may live, the commands. */
+/* Unit tests for server/control.c: who gets the socket file, the commands. */
 #include "config.h"
 
 #include <errno.h>
@@ -121,47 +121,6 @@ static void test_handover(void)
 	CU_ASSERT_EQUAL(access(in_dir("ctl"), F_OK), -1); /* removed at close */
 }
 
-/*
- * A folder every user may write without the sticky bit lets any of them
- * replace the socket at any time: refused. With the sticky bit (/tmp) the
- * socket stays shoald's once made: allowed, with a warning.
- */
-static void test_path_folders(void)
-{
-	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(mkdir(in_dir("open"), 0755), 0);
-	CU_ASSERT_EQUAL_FATAL(chmod(in_dir("open"), 0777), 0);
-	CU_ASSERT_EQUAL_FATAL(mkdir(in_dir("open/deeper"), 0755), 0);
-	CU_ASSERT_EQUAL_FATAL(mkdir(in_dir("sticky"), 0755), 0);
-	CU_ASSERT_EQUAL_FATAL(chmod(in_dir("sticky"), 01777), 0);
-	CU_ASSERT_EQUAL(control_check_path(in_dir("open/ctl"), err, sizeof(err)), SHOAL_ECONFIG);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "every user may write"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/open (mode 0777, not sticky)"));
-	/* a folder above counts too: it could be renamed away */
-	CU_ASSERT_EQUAL(control_check_path(in_dir("open/deeper/ctl"), err, sizeof(err)),
-			SHOAL_ECONFIG);
-	CU_ASSERT_EQUAL(control_check_path(in_dir("sticky/ctl"), err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(control_check_path(in_dir("ctl"), err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(control_check_path("/tmp/ctl", err, sizeof(err)), 0);
-	/* a relative path is taken from the current folder */
-	char cwd[1024];
-	CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof(cwd)));
-	CU_ASSERT_EQUAL_FATAL(chdir(in_dir("open")), 0);
-	CU_ASSERT_EQUAL(control_check_path("ctl", err, sizeof(err)), SHOAL_ECONFIG);
-	CU_ASSERT_EQUAL_FATAL(chdir(cwd), 0);
-	/* the socket's own folder may be missing (control_open makes it), not one above */
-	CU_ASSERT_EQUAL(control_check_path(in_dir("none/ctl"), err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(control_check_path(in_dir("none/deeper/ctl"), err, sizeof(err)),
-			SHOAL_ECONFIG);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/none: No such file or directory"));
-	/* and a missing folder under one every user may write is refused all the same */
-	CU_ASSERT_EQUAL(control_check_path(in_dir("open/none/ctl"), err, sizeof(err)),
-			SHOAL_ECONFIG);
-	rmdir(in_dir("open/deeper"));
-	rmdir(in_dir("open"));
-	rmdir(in_dir("sticky"));
-}
-
 /* Send line to the control socket at path; the reply, read until the server closes. */
 static void ask(fixture_t *f, const char *path, const char *line, char *out, size_t cap)
 {
@@ -260,7 +219,6 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_swap_before_handover),
 		UNIT_TEST(test_handover),
-		UNIT_TEST(test_path_folders),
 		UNIT_TEST(test_dispatch),
 		UNIT_TEST(test_man_page),
 		UNIT_END,

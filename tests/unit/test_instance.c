@@ -5,16 +5,20 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
 #include "server/conf.h"
 #include "server/instance.h"
+#include "server/path.h"
 #include "unit.h"
 
 /* Can a socket of `type` bind the wildcard address of `family` on port? */
@@ -124,6 +128,42 @@ static void test_lock_is_exclusive(void)
 	instance_release(again);
 }
 
+/*
+ * The lock has an owner: the abstract socket name that was the lock
+ * before, which anyone could bind first, no longer keeps a server from its
+ * address; the lock's file is gone once released.
+ */
+static void test_abstract_name_is_not_the_lock(void)
+{
+	uint16_t port = unused_port();
+	char name[80];
+	int n = snprintf(name, sizeof(name), "shoald.instance:127.0.0.1@%u", (unsigned)port);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	memcpy(sun.sun_path + 1, name, (size_t)n);
+	int squat = socket(AF_UNIX, SOCK_DGRAM, 0);
+	CU_ASSERT_EQUAL_FATAL(
+		bind(squat, (struct sockaddr *)&sun,
+		     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)),
+		0);
+	listen_addr_t a = addr("127.0.0.1", port);
+	instance_t *in = NULL;
+	char err[512] = "";
+	CU_ASSERT_EQUAL(instance_claim(&a, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)), 0);
+	if (err[0])
+		fprintf(stderr, "  refusal: %s\n", err);
+	/* the lock file is in this user's lock folder while held, and gone after */
+	char folder[256], lock[512];
+	CU_ASSERT_EQUAL_FATAL(path_lock_folder(folder, sizeof(folder), err, sizeof(err)), 0);
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(stat("/proc/self/ns/net", &st), 0);
+	snprintf(lock, sizeof(lock), "%s/shoald.instance.%lu.127.0.0.1@%u", folder,
+		 (unsigned long)st.st_ino, (unsigned)port);
+	CU_ASSERT_EQUAL(access(lock, F_OK), 0);
+	instance_release(in);
+	CU_ASSERT_EQUAL(access(lock, F_OK), -1);
+	close(squat);
+}
+
 static void test_sockets_on_the_port(void)
 {
 	uint16_t port = unused_port();
@@ -200,11 +240,9 @@ static void test_find_holder(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_lock_is_exclusive),
-		UNIT_TEST(test_sockets_on_the_port),
-		UNIT_TEST(test_connected_udp_is_not_a_server),
-		UNIT_TEST(test_find_holder),
-		UNIT_END,
+		UNIT_TEST(test_lock_is_exclusive),   UNIT_TEST(test_abstract_name_is_not_the_lock),
+		UNIT_TEST(test_sockets_on_the_port), UNIT_TEST(test_connected_udp_is_not_a_server),
+		UNIT_TEST(test_find_holder),         UNIT_END,
 	};
 	return unit_run(argc, argv, "instance", tests);
 }
