@@ -1,8 +1,8 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: GPL-3.0-or-later
-# A primary that breaks the protocol, for tests/xfr/faults.sh: on
-# 127.0.0.1@PORT it answers any AXFR or IXFR for ZONE with serial 2 sent
-# the way the zone's first label says:
+# A primary that breaks the protocol, for tests/xfr/faults.sh and the tests
+# beside it: on 127.0.0.1@PORT (TCP) it answers any AXFR or IXFR for ZONE
+# with serial 2 sent the way the zone's first label says:
 #   truncated  the records, then the connection closed before the final SOA
 #   wrongsoa   a final SOA with another serial
 #   outside    a record of another zone in the middle
@@ -10,9 +10,10 @@
 #   trickle    one octet a second
 #   big        a stream over max-zone-size
 #   hold       the first message, then the rest once the file HOLD exists (a minute at most)
-# Any other first label gets the zone whole. Each request is printed, "request LABEL TYPE"
-# (TYPE 251 IXFR, 252 AXFR), so a test counts the refreshes that reached the primary.
-# Each connection is served by a child; the parent ends when killed.
+# Any other first label gets the zone whole. Each request is printed, "request LABEL TYPE
+# [SERIAL]" (TYPE 251 IXFR with the serial it asks from, 252 AXFR), so a test counts the
+# requests that reached it. Each connection is served by a child; the
+# parent ends when killed.
 use strict;
 use warnings;
 use IO::Select;
@@ -20,6 +21,7 @@ use IO::Socket::INET;
 
 my $port = shift or die "usage: bad_primary.pl PORT [HOLD]\n";
 my $hold = shift // '';
+my $serial = 2;
 my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp',
     Listen => 16, ReuseAddr => 1) or die "listen: $!\n";
 $SIG{CHLD} = 'IGNORE';
@@ -31,42 +33,85 @@ sub rr {    # rr OWNER_WIRE TYPE RDATA: class IN, TTL 300
 	return $owner . pack('nnNn', $type, 1, 300, length $rdata) . $rdata;
 }
 
-while (my $c = $srv->accept) {
-	next if fork;
-	read($c, my $len, 2) == 2 or exit 0;
-	read($c, my $q, unpack('n', $len)) or exit 0;
-	my $id = unpack('n', $q);
-	my ($qname, $i) = ('', 12);
-	while ((my $l = ord substr($q, $i, 1)) != 0) { $qname .= substr($q, $i, $l + 1); $i += $l + 1 }
-	$qname .= "\0";
-	my $question = substr($q, 12, length($qname) + 4);
-	my $mode = substr($qname, 1, ord substr($qname, 0, 1));
-	print "request $mode " . unpack('n', substr($q, 12 + length($qname), 2)) . "\n";
+sub name_end {    # name_end MSG OFFSET: the offset after the (maybe compressed) name there
+	my ($m, $i) = @_;
+	while ((my $l = ord substr($m, $i, 1)) != 0) {
+		return $i + 2 if $l >= 0xc0;
+		$i += $l + 1;
+	}
+	return $i + 1;
+}
+
+# parse MSG: its ID, question, mode (the first label), qtype, and the serial of its first
+# SOA past the question (an IXFR's)
+sub parse {
+	my ($q) = @_;
+	my ($id, $flags, $qd, @counts) = unpack('n6', $q);
+	my $i = name_end($q, 12);
+	my %r = (id => $id, question => substr($q, 12, $i + 4 - 12),
+	    mode => substr($q, 13, ord substr($q, 12, 1)), qtype => unpack('n', substr($q, $i, 2)));
+	$i += 4;
+	for (1 .. $counts[0] + $counts[1] + $counts[2]) {
+		my $rdata_at = name_end($q, $i) + 10;
+		my ($type, $len) = unpack('n x6 n', substr($q, $rdata_at - 10, 10));
+		$r{serial} //= unpack('N', substr($q, $rdata_at + $len - 20, 4)) if $type == 6;
+		$i = $rdata_at + $len;
+	}
+	return \%r;
+}
+
+sub send_msg {    # send_msg SOCKET BODY [TRICKLE]: one TCP message, with its length
+	my ($c, $body, $trickle) = @_;
+	my $out = pack('n', length $body) . $body;
+	if ($trickle) {
+		for my $o (split //, $out) { print $c $o; $c->flush; sleep 1 }
+	} else {
+		print $c $out;
+		$c->flush;
+	}
+}
+
+# The records of the answer for mode, the SOA first and last (but for truncated).
+sub records {
+	my ($r) = @_;
+	my $mode = $r->{mode};
 	my $apex = "\xc0\x0c";    # a pointer to the question's name
+	my $s = $serial;
 	my $soa = sub { rr($apex, 6, "$apex$apex" . pack('NNNNN', $_[0], 3600, 600, 86400, 60)) };
-	my @rrs = ($soa->(2), rr($apex, 2, "\x03ns1$apex"), rr("\x03ns1$apex", 1, pack('C4', 192, 0, 2, 1)),
+	my @rrs = ($soa->($s), rr($apex, 2, "\x03ns1$apex"), rr("\x03ns1$apex", 1, pack('C4', 192, 0, 2, 1)),
 	    rr("\x03www$apex", 1, pack('C4', 192, 0, 2, 2)));
 	if ($mode eq 'outside') {
 		push @rrs, rr("\x03www\x05other\x04test\0", 1, pack('C4', 192, 0, 2, 3));
 	} elsif ($mode eq 'big') {
 		push @rrs, rr("\x01t" . pack('n', $_) . $apex, 16, "\xff" . ('x' x 255)) for 1 .. 40;
 	}
-	push @rrs, $soa->($mode eq 'wrongsoa' ? 3 : 2) unless $mode eq 'truncated';
+	push @rrs, $soa->($mode eq 'wrongsoa' ? $s + 1 : $s) unless $mode eq 'truncated';
+	return @rrs;
+}
+
+# One transfer connection: the request, then the answer as the mode says.
+sub transfer {
+	my ($c) = @_;
+	read($c, my $len, 2) == 2 or return;
+	read($c, my $q, unpack('n', $len)) or return;
+	my $r = parse($q);
+	my $mode = $r->{mode};
+	print "request $mode $r->{qtype}" . ($r->{qtype} == 251 ? " $r->{serial}" : '') . "\n";
+	my @rrs = records($r);
 	my @msgs = ($mode eq 'stall' || $mode eq 'hold') ? ([ @rrs[0 .. 1] ], [ @rrs[2 .. $#rrs] ]) : ([@rrs]);
 	for my $m (@msgs) {
-		my $body = pack('nnnnnn', $id, 0x8400, 1, scalar @$m, 0, 0) . $question . join('', @$m);
-		my $out = pack('n', length $body) . $body;
-		if ($mode eq 'trickle') {
-			for my $o (split //, $out) { print $c $o; $c->flush; sleep 1 }
-		} else {
-			print $c $out;
-			$c->flush;
-		}
+		send_msg($c, pack('nnnnnn', $r->{id}, 0x8400, 1, scalar @$m, 0, 0) . $r->{question} . join('', @$m),
+		    $mode eq 'trickle');
 		# until the secondary gives up and closes (at most a minute)
 		IO::Select->new($c)->can_read(60) if $mode eq 'stall';
 		if ($mode eq 'hold') {
 			for (1 .. 600) { last if $hold ne '' && -e $hold; select(undef, undef, undef, 0.1) }
 		}
 	}
+}
+
+while (my $c = $srv->accept) {
+	next if fork;
+	transfer($c);
 	exit 0;
 }
