@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # A primary that breaks the protocol, for tests/xfr/faults.sh and the tests
 # beside it: on 127.0.0.1@PORT (TCP) it answers any AXFR or IXFR for ZONE
-# with serial 2 sent the way the zone's first label says:
+# with serial $BAD_SERIAL (2 unless set) sent the way the zone's first label says:
 #   truncated  the records, then the connection closed before the final SOA
 #   wrongsoa   a final SOA with another serial
 #   outside    a record of another zone in the middle
 #   stall      the first message, then nothing
 #   trickle    one octet a second
 #   big        a stream over max-zone-size
-#   hold       the first message, then the rest once the file HOLD exists (a minute at most)
+#   hold       the first message, then the rest once the file HOLD exists (a minute at most),
+#              at the serial after the one an IXFR asks from
+#   soa        an IXFR from a serial not older than ours: the SOA alone (RFC 1995 2)
+#   refused    an IXFR: REFUSED (an AXFR gets the zone whole)
 # Any other first label gets the zone whole. Each request is printed, "request LABEL TYPE
 # [SERIAL]" (TYPE 251 IXFR with the serial it asks from, 252 AXFR), so a test counts the
 # requests that reached it. Each connection is served by a child; the
@@ -21,7 +24,7 @@ use IO::Socket::INET;
 
 my $port = shift or die "usage: bad_primary.pl PORT [HOLD]\n";
 my $hold = shift // '';
-my $serial = 2;
+my $serial = $ENV{BAD_SERIAL} // 2;
 my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp',
     Listen => 16, ReuseAddr => 1) or die "listen: $!\n";
 $SIG{CHLD} = 'IGNORE';
@@ -77,6 +80,8 @@ sub records {
 	my $mode = $r->{mode};
 	my $apex = "\xc0\x0c";    # a pointer to the question's name
 	my $s = $serial;
+	# a version newer than the secondary's, whatever it has
+	$s = ($r->{serial} + 1) % 2**32 if $r->{qtype} == 251 && $mode eq 'hold';
 	my $soa = sub { rr($apex, 6, "$apex$apex" . pack('NNNNN', $_[0], 3600, 600, 86400, 60)) };
 	my @rrs = ($soa->($s), rr($apex, 2, "\x03ns1$apex"), rr("\x03ns1$apex", 1, pack('C4', 192, 0, 2, 1)),
 	    rr("\x03www$apex", 1, pack('C4', 192, 0, 2, 2)));
@@ -85,6 +90,8 @@ sub records {
 	} elsif ($mode eq 'big') {
 		push @rrs, rr("\x01t" . pack('n', $_) . $apex, 16, "\xff" . ('x' x 255)) for 1 .. 40;
 	}
+	# RFC 1995 2: nothing newer than the client has: the SOA alone
+	return ($soa->($s)) if $mode eq 'soa' && $r->{qtype} == 251 && ($r->{serial} - $s) % 2**32 < 2**31;
 	push @rrs, $soa->($mode eq 'wrongsoa' ? $s + 1 : $s) unless $mode eq 'truncated';
 	return @rrs;
 }
@@ -97,6 +104,10 @@ sub transfer {
 	my $r = parse($q);
 	my $mode = $r->{mode};
 	print "request $mode $r->{qtype}" . ($r->{qtype} == 251 ? " $r->{serial}" : '') . "\n";
+	if ($mode eq 'refused' && $r->{qtype} == 251) {
+		send_msg($c, pack('nnnnnn', $r->{id}, 0x8405, 1, 0, 0, 0) . $r->{question});
+		return;
+	}
 	my @rrs = records($r);
 	my @msgs = ($mode eq 'stall' || $mode eq 'hold') ? ([ @rrs[0 .. 1] ], [ @rrs[2 .. $#rrs] ]) : ([@rrs]);
 	for my $m (@msgs) {
