@@ -252,7 +252,7 @@ typedef struct tsig_vars {
 
 static void digest_vars(enum tsig_alg alg, tsig_hmac_t *h, const tsig_vars_t *v, bool timers_only)
 {
-	uint8_t buf[2 * NAME_MAXLEN + 16];
+	uint8_t buf[2 * NAME_MAXLEN + 18]; /* both names, class, TTL, timers, error, other len */
 	wire_t w;
 	wire_init_write(&w, buf, sizeof(buf));
 	if (!timers_only) {

@@ -34,6 +34,15 @@ enum tsig_alg {
 #define TSIG_UNSIGNED_MAX  99   /* RFC 8945 5.3.1: unsigned messages in a row */
 #define TSIG_SECRET_MAX    1024 /* octets a base64 secret may decode to */
 
+/*
+ * The longest TSIG RR tsig_sign appends: the longest key name as owner;
+ * type, class, TTL, RDLENGTH; the longest algorithm name (an error answer
+ * echoes the request's); Time Signed, Fudge, MAC Size, the longest MAC,
+ * Original ID, Error, Other Len and the 6 octets of a BADTIME's Other Data
+ * (RFC 8945 4.2). At least tsig_space of any context.
+ */
+#define TSIG_RR_MAX (NAME_MAXLEN + 10 + NAME_MAXLEN + 10 + TSIG_MAC_MAX + 6 + 6)
+
 /* An HMAC state keyed with a secret, for either algorithm. */
 typedef union tsig_hmac {
 	crypto_auth_hmacsha256_state sha256;

@@ -14,8 +14,8 @@
 #include "server/notify_out.h"
 #include "zone/zone.h"
 
-/* A NOTIFY with its SOA and a TSIG RR: names of 255 octets at most, a MAC of 64. */
-#define NOTIFY_MSG_MAX 2048
+/* A NOTIFY with its SOA, names of 255 octets at most, then a TSIG RR (key name, MAC). */
+#define NOTIFY_MSG_MAX (REQUEST_MAX + TSIG_RR_MAX)
 /* How often the timer looks for sends due. */
 #define NOTIFY_TICK_MS 100
 /* The first wait for an answer; each retry waits twice as long (RFC 1996 3.6). */
@@ -30,7 +30,7 @@ typedef struct job {
 	unsigned sent;
 	uint64_t due; /* uv_now of the next send */
 	tsig_ctx_t tsig;
-	uint8_t msg[NOTIFY_MSG_MAX]; /* unsigned: each send signs a copy */
+	uint8_t msg[REQUEST_MAX]; /* unsigned: each send signs a copy */
 	size_t len;
 	char zone_name[NAME_TEXT_MAX];
 } job_t;
@@ -51,7 +51,7 @@ struct notifier {
 	unsigned closes_pending;
 	bool closed;
 	notify_stats_t stats;
-	uint8_t rbuf[NOTIFY_MSG_MAX * 2];
+	uint8_t rbuf[DNS_TCP_MAX]; /* any datagram whole: a cut answer would not verify */
 };
 
 static void count(uint64_t *c)
@@ -265,9 +265,10 @@ static int notify_zone(notifier_t *n, size_t i, const zone_t *z)
 			log_error("NOTIFY: out of memory");
 			break;
 		}
-		int len = request_write(j->msg, sizeof(j->msg) - 512, 0, DNS_OPCODE_NOTIFY,
-					DNS_FLAG_AA, z->apex->name, DNS_TYPE_SOA,
-					DNS_SECTION_ANSWER, soa->set.data);
+		/* REQUEST_MAX: never too small, whatever the zone's SOA */
+		int len = request_write(j->msg, sizeof(j->msg), 0, DNS_OPCODE_NOTIFY, DNS_FLAG_AA,
+					z->apex->name, DNS_TYPE_SOA, DNS_SECTION_ANSWER,
+					soa->set.data);
 		if (len < 0)
 			continue;
 		j->len = (size_t)len;

@@ -95,8 +95,11 @@ struct secondary {
 	sem_t wake;
 	pthread_mutex_t status_lock;
 	secondary_stats_t stats;
-	uint8_t buf[DNS_TCP_MAX + 2];
+	uint8_t buf[DNS_TCP_MAX + 2]; /* a request, then each message of the answer */
 };
+
+/* The largest request, signed with the longest key name (TCP length first), fits the buffer. */
+_Static_assert(2 + REQUEST_MAX + TSIG_RR_MAX <= DNS_TCP_MAX + 2, "a request fits");
 
 static void count(uint64_t *c, uint64_t n)
 {
@@ -403,9 +406,9 @@ done:
 typedef struct attempt {
 	secondary_t *s;
 	sec_zone_t *sz;
-	bool forced;    /* shoalctl retransfer: the whole zone, whatever its serial */
-	bool connected; /* the primary took the connection */
-	char err[256];  /* the first error message of the transfer */
+	bool forced;      /* shoalctl retransfer: the whole zone, whatever its serial */
+	bool unreachable; /* the primary did not take the connection */
+	char err[256];    /* the first error message of the transfer */
 } attempt_t;
 
 /* The checks' messages: the first error is kept for the one line that says the transfer failed. */
@@ -454,24 +457,27 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	bool signed_ = p->key != ACL_NOKEY;
 	int rc, fd = -1;
 	*out = NULL;
+	/* first: every failure below names the primary with it */
+	char label[160];
+	snprintf(label, sizeof(label), "primary %.140s", p->text);
 	uint16_t id = (uint16_t)randombytes_uniform(65536);
 	const zrrset_t *soa = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
-	rc = request_write(buf + 2, 512, id, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
+	/* room for the longest SOA names and key name: a zone's own must never stop its refresh */
+	rc = request_write(buf + 2, REQUEST_MAX, id, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
 			   DNS_SECTION_AUTHORITY,
 			   qtype == DNS_TYPE_IXFR && soa ? soa->set.data : NULL);
 	if (rc < 0)
 		goto done;
 	if (signed_) {
 		tsig_init(&tsig, &cfg->keys[p->key], TSIG_FUDGE_DEFAULT);
-		rc = tsig_sign(&tsig, buf + 2, (size_t)rc, 1024, (uint64_t)time(NULL));
+		rc = tsig_sign(&tsig, buf + 2, (size_t)rc, REQUEST_MAX + TSIG_RR_MAX,
+			       (uint64_t)time(NULL));
 		if (rc < 0)
 			goto done;
 	}
 	buf[0] = (uint8_t)(rc >> 8); /* TCP: the two-octet length (RFC 1035 4.2.2) */
 	buf[1] = (uint8_t)rc;
 	size_t reqlen = (size_t)rc + 2;
-	char label[160];
-	snprintf(label, sizeof(label), "primary %.140s", p->text);
 	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
 	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
 	x = xfr_in_new(sz->apex, qtype, id, current, &limits, &cfg->zones[sz->index].limits, label,
@@ -485,11 +491,11 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	fd = connect_to(p, cfg->xfr_message_timeout);
 	if (fd < 0) {
 		rc = fd;
+		a->unreachable = true;
 		snprintf(a->err, sizeof(a->err), "%s: cannot connect: %s", label,
 			 shoal_strerror(rc));
 		goto done;
 	}
-	a->connected = true;
 	struct timespec whole = deadline_in(cfg->xfr_timeout, NULL);
 	struct timespec d = deadline_in(cfg->xfr_message_timeout, &whole);
 	if (wait_fd(fd, POLLOUT, &d) < 0 || write(fd, buf, reqlen) != (ssize_t)reqlen) {
@@ -570,8 +576,9 @@ static int publish(secondary_t *s, sec_zone_t *sz, const zone_t *z, const char *
 
 /*
  * Ask primary p: IXFR from current (AXFR when nothing is served or the
- * transfer is forced), then AXFR from the same primary when the IXFR was
- * refused or broken (RFC 1995 4). Returns as transfer.
+ * transfer is forced), then AXFR when the IXFR failed for any reason but
+ * a primary out of reach (RFC 1995 4), a local failure too: a request
+ * that cannot be made must not stop every refresh. Returns as transfer.
  */
 static int ask_primary(attempt_t *a, const acl_entry_t *p, zone_t *current, journal_t *journal,
 		       zone_t **got, enum xfr_in_kind *kind)
@@ -579,9 +586,9 @@ static int ask_primary(attempt_t *a, const acl_entry_t *p, zone_t *current, jour
 	secondary_t *s = a->s;
 	uint16_t qtype = current && !a->forced ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
 	a->err[0] = '\0';
-	a->connected = false;
+	a->unreachable = false;
 	int rc = transfer(a, p, qtype, current, journal, got, kind);
-	if (rc == 0 || qtype != DNS_TYPE_IXFR || !a->connected ||
+	if (rc == 0 || qtype != DNS_TYPE_IXFR || a->unreachable ||
 	    __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE))
 		return rc;

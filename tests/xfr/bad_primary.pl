@@ -13,6 +13,8 @@
 #              at the serial after the one an IXFR asks from
 #   soa        an IXFR from a serial not older than ours: the SOA alone (RFC 1995 2)
 #   refused    an IXFR: REFUSED (an AXFR gets the zone whole)
+#   longsoa    an SOA whose MNAME and RNAME take 250 octets each, at the serial after the
+#              one an IXFR asks from
 # Any other first label gets the zone whole. Each request is printed, "request LABEL TYPE
 # [SERIAL]" (TYPE 251 IXFR with the serial it asks from, 252 AXFR), so a test counts the
 # requests that reached it. Each connection is served by a child; the
@@ -81,8 +83,13 @@ sub records {
 	my $apex = "\xc0\x0c";    # a pointer to the question's name
 	my $s = $serial;
 	# a version newer than the secondary's, whatever it has
-	$s = ($r->{serial} + 1) % 2**32 if $r->{qtype} == 251 && $mode eq 'hold';
-	my $soa = sub { rr($apex, 6, "$apex$apex" . pack('NNNNN', $_[0], 3600, 600, 86400, 60)) };
+	$s = ($r->{serial} + 1) % 2**32 if $r->{qtype} == 251 && $mode =~ /^(hold|longsoa)$/;
+	my ($mname, $rname) = ($apex, $apex);
+	if ($mode eq 'longsoa') {
+		# 250 octets each: three labels of 63, one of 57, then the root
+		($mname, $rname) = map { my $c = $_; join("", (chr(63) . ($c x 63)) x 3) . chr(57) . ($c x 57) . "\0" } ('m', 'r');
+	}
+	my $soa = sub { rr($apex, 6, $mname . $rname . pack('NNNNN', $_[0], 3600, 600, 86400, 60)) };
 	my @rrs = ($soa->($s), rr($apex, 2, "\x03ns1$apex"), rr("\x03ns1$apex", 1, pack('C4', 192, 0, 2, 1)),
 	    rr("\x03www$apex", 1, pack('C4', 192, 0, 2, 2)));
 	if ($mode eq 'outside') {
