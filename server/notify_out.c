@@ -30,6 +30,8 @@ typedef struct job {
 	unsigned sent;
 	uint64_t due; /* uv_now of the next send */
 	tsig_ctx_t tsig;
+	/* an answer discarded: its TSIG did not verify (RFC 8945 5.3), for the last word */
+	char discarded[TSIG_ANSWER_TEXT_MAX];
 	uint8_t msg[REQUEST_MAX]; /* unsigned: each send signs a copy */
 	size_t len;
 	char zone_name[NAME_TEXT_MAX];
@@ -106,6 +108,29 @@ static bool same_peer(const struct sockaddr *a, const struct sockaddr *b)
 	       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
 }
 
+/*
+ * A signed job's answer whose TSIG does not verify is discarded, unless
+ * its RCODE is NOTAUTH: a TSIG error, told in the TSIG RR's Error, left
+ * unsigned for BADSIG and BADKEY (RFC 8945 5.3, 5.3.2). True when msg is
+ * not the answer; said once per answer.
+ */
+static bool discard(job_t *j, const acl_entry_t *t, const uint8_t *msg, size_t len)
+{
+	if (t->key == ACL_NOKEY)
+		return false;
+	int rc = tsig_verify(&j->tsig, msg, len, NULL, (uint64_t)time(NULL));
+	if (rc == 0)
+		rc = tsig_verify_end(&j->tsig);
+	if (rc == 0 || (msg[3] & DNS_RCODE_MASK) == DNS_RCODE_NOTAUTH)
+		return false;
+	char why[DNS_RCODE_TEXT_MAX];
+	tsig_answer_text(msg, len, j->discarded);
+	log_warning("NOTIFY %s to %s: an answer (%s) whose TSIG does not verify (%s): discarded, "
+		    "waiting for another",
+		    j->zone_name, t->text, j->discarded, tsig_verify_text(&j->tsig, rc, why));
+	return true;
+}
+
 /* An answer: the job it belongs to (ID and address), checked and ended. */
 static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *from,
 		    unsigned flags)
@@ -124,27 +149,20 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struc
 		if (!j->active || j->id != id ||
 		    !same_peer(from, (const struct sockaddr *)&t->addr))
 			continue;
-		if (t->key != ACL_NOKEY &&
-		    (tsig_verify(&j->tsig, msg, (size_t)nread, NULL, (uint64_t)time(NULL)) < 0 ||
-		     tsig_verify_end(&j->tsig) < 0)) {
-			/* RFC 8945 5.3: an answer that does not verify is not the answer */
-			log_warning(
-				"NOTIFY %s to %s: the answer's TSIG does not verify; waiting for "
-				"another",
-				j->zone_name, t->text);
+		if (discard(j, t, msg, (size_t)nread))
 			return;
-		}
 		j->active = false;
-		uint16_t rcode = hflags & DNS_RCODE_MASK;
-		if (rcode == DNS_RCODE_NOERROR) {
+		if ((hflags & DNS_RCODE_MASK) == DNS_RCODE_NOERROR) {
 			count(&n->stats.answered);
 			log_info("NOTIFY %s serial %u to %s: answered", j->zone_name,
 				 (unsigned)j->serial, t->text);
 		} else {
-			char text[DNS_RCODE_TEXT_MAX];
+			/* an error is an answer: "NOTAUTH, TSIG error BADSIG" */
+			char text[TSIG_ANSWER_TEXT_MAX];
 			count(&n->stats.refused);
 			log_warning("NOTIFY %s serial %u to %s: answered %s", j->zone_name,
-				    (unsigned)j->serial, t->text, dns_rcode_name(rcode, text));
+				    (unsigned)j->serial, t->text,
+				    tsig_answer_text(msg, (size_t)nread, text));
 		}
 		return;
 	}
@@ -215,9 +233,11 @@ static void on_tick(uv_timer_t *timer)
 		if (j->due <= now && j->sent >= n->cfg->notify_retry) {
 			j->active = false;
 			count(&n->stats.unanswered);
-			log_warning("NOTIFY %s serial %u to %s: no answer after %u tries",
+			log_warning("NOTIFY %s serial %u to %s: no answer%s after %u tries%s%s%s",
 				    j->zone_name, (unsigned)j->serial, target_of(n, j)->text,
-				    j->sent);
+				    j->discarded[0] ? " that verifies" : "", j->sent,
+				    j->discarded[0] ? " (the last one discarded: " : "",
+				    j->discarded, j->discarded[0] ? ")" : "");
 			continue;
 		}
 		if (j->due <= now)
@@ -274,6 +294,7 @@ static int notify_zone(notifier_t *n, size_t i, const zone_t *z)
 		j->len = (size_t)len;
 		j->serial = z->serial;
 		j->sent = 0;
+		j->discarded[0] = '\0';
 		j->active = true;
 		if (name_to_text(z->apex->name, j->zone_name, sizeof(j->zone_name)) < 0)
 			strcpy(j->zone_name, "?");

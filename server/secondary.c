@@ -421,6 +421,16 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 		log_info("zone %s: %s", a->sz->name, msg);
 }
 
+/* Why a message's TSIG failed (err): our finding, or the error the primary's TSIG RR says. */
+static void tsig_failure_text(attempt_t *a, const char *label, const tsig_ctx_t *tsig, int err)
+{
+	char why[DNS_RCODE_TEXT_MAX];
+	snprintf(a->err, sizeof(a->err), "%s: %s (%s)", label,
+		 tsig->peer_error ? "a message's TSIG RR says an error"
+				  : "a message's TSIG does not verify",
+		 tsig_verify_text(tsig, err, why));
+}
+
 /*
  * The primary's version is not newer than the one served (RFC 1982 3.2),
  * said as Knot says it; or it is 2^31 away, where neither is newer.
@@ -525,15 +535,16 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 		if (len >= DNS_HEADER_SIZE && (buf[3] & DNS_RCODE_MASK) != DNS_RCODE_NOERROR &&
 		    wire_get_u16(buf) == id) {
 			rc = buf[3] & DNS_RCODE_MASK; /* REFUSED, NOTAUTH, NOTIMP... */
-			char rt[DNS_RCODE_TEXT_MAX];
+			/* RFC 8945 5.3: a TSIG failure is named in the TSIG RR's Error */
+			char why[TSIG_ANSWER_TEXT_MAX];
 			snprintf(a->err, sizeof(a->err), "%s answered %s", label,
-				 dns_rcode_name((uint16_t)rc, rt));
+				 tsig_answer_text(buf, len, why));
 			goto done;
 		}
-		if (signed_ && tsig_verify(&tsig, buf, len, NULL, (uint64_t)time(NULL)) < 0) {
+		if (signed_ &&
+		    (rc = tsig_verify(&tsig, buf, len, NULL, (uint64_t)time(NULL))) < 0) {
+			tsig_failure_text(a, label, &tsig, rc);
 			rc = SHOAL_ETSIG;
-			snprintf(a->err, sizeof(a->err), "%s: a message's TSIG does not verify",
-				 label);
 			goto done;
 		}
 		rc = xfr_in_feed(x, buf, len);

@@ -872,6 +872,37 @@ static void test_longest_rr(void)
 	CU_ASSERT(n > 0 && (size_t)n - rlen <= TSIG_RR_MAX);
 }
 
+/* What an error answer says, for the logs: its RCODE and its TSIG RR's Error (RFC 8945 5.3). */
+static void test_answer_text(void)
+{
+	fixture_t f;
+	start(&f, 0, 42, DNS_TYPE_SOA, T0);
+	tsig_key_t wrong;
+	key_or_die(&wrong, "xfr-key.", "hmac-sha256", B64_OTHER);
+	char text[TSIG_ANSWER_TEXT_MAX], why[DNS_RCODE_TEXT_MAX];
+	CU_ASSERT_EQUAL(server_verify(&f.server, &wrong, 1, f.req, f.len, T0), SHOAL_ETSIG);
+	size_t n;
+	error_answer(&f.server, f.resp, 42, T0, &n);
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, n, text), "NOTAUTH, TSIG error BADSIG");
+	/* the client's finding, and the peer's */
+	int rc = tsig_verify(&f.client, f.resp, n, NULL, T0);
+	CU_ASSERT_STRING_EQUAL(tsig_verify_text(&f.client, rc, why), "BADSIG");
+	CU_ASSERT(f.client.peer_error);
+	CU_ASSERT_STRING_EQUAL(tsig_verify_text(&f.client, SHOAL_EMALFORMED, why), "malformed");
+	/* no TSIG RR, or one without an Error: the RCODE alone */
+	size_t rlen = make_response(f.resp, 42, 0, 0);
+	f.resp[3] = DNS_RCODE_REFUSED;
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, rlen, text), "REFUSED");
+	start(&f, 0, 43, DNS_TYPE_SOA, T0);
+	CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0), 0);
+	rlen = make_response(f.resp, 43, 0, 0);
+	f.resp[3] = DNS_RCODE_NOTAUTH;
+	int m = tsig_sign(&f.server, f.resp, rlen, BUF, T0);
+	CU_ASSERT_FATAL(m > 0);
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, (size_t)m, text), "NOTAUTH");
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, 5, text), "?");
+}
+
 /* --- threads --- */
 
 static tsig_key_t shared_keys[2];
@@ -940,6 +971,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_malformed),
 		UNIT_TEST(test_space),
 		UNIT_TEST(test_longest_rr),
+		UNIT_TEST(test_answer_text),
 		UNIT_TEST(test_threads),
 		UNIT_END,
 	};

@@ -15,9 +15,12 @@
 #   refused    an IXFR: REFUSED (an AXFR gets the zone whole)
 #   longsoa    an SOA whose MNAME and RNAME take 250 octets each, at the serial after the
 #              one an IXFR asks from
+#   badsig     NOTAUTH, TSIG error BADSIG in an unsigned TSIG RR (RFC 8945 5.3.2), as a
+#              peer whose secret differs answers; so is a NOTIFY over UDP on the same port
+#   badkey     the same with BADKEY, as a peer without the key answers
 # Any other first label gets the zone whole. Each request is printed, "request LABEL TYPE
-# [SERIAL]" (TYPE 251 IXFR with the serial it asks from, 252 AXFR), so a test counts the
-# requests that reached it. Each connection is served by a child; the
+# [SERIAL]" (TYPE 251 IXFR with the serial it asks from, 252 AXFR, 6 a NOTIFY), so a
+# test counts the requests that reached it. Each connection is served by a child; the
 # parent ends when killed.
 use strict;
 use warnings;
@@ -29,6 +32,8 @@ my $hold = shift // '';
 my $serial = $ENV{BAD_SERIAL} // 2;
 my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp',
     Listen => 16, ReuseAddr => 1) or die "listen: $!\n";
+my $udp = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'udp')
+    or die "udp: $!\n";
 $SIG{CHLD} = 'IGNORE';
 $| = 1;
 print "ready\n";
@@ -47,23 +52,39 @@ sub name_end {    # name_end MSG OFFSET: the offset after the (maybe compressed)
 	return $i + 1;
 }
 
-# parse MSG: its ID, question, mode (the first label), qtype, and the serial of its first
-# SOA past the question (an IXFR's)
+# parse MSG: its ID, question, mode (the first label), qtype, opcode, the serial of its first
+# SOA past the question (an IXFR's, a NOTIFY's), and its TSIG RR's key and algorithm names
 sub parse {
 	my ($q) = @_;
 	my ($id, $flags, $qd, @counts) = unpack('n6', $q);
 	my $i = name_end($q, 12);
-	my %r = (id => $id, question => substr($q, 12, $i + 4 - 12),
+	my %r = (id => $id, opcode => ($flags >> 11) & 15, question => substr($q, 12, $i + 4 - 12),
 	    mode => substr($q, 13, ord substr($q, 12, 1)), qtype => unpack('n', substr($q, $i, 2)));
 	$i += 4;
 	for (1 .. $counts[0] + $counts[1] + $counts[2]) {
 		my $rdata_at = name_end($q, $i) + 10;
 		my ($type, $len) = unpack('n x6 n', substr($q, $rdata_at - 10, 10));
 		$r{serial} //= unpack('N', substr($q, $rdata_at + $len - 20, 4)) if $type == 6;
+		if ($type == 250) {
+			$r{key} = substr($q, $i, name_end($q, $i) - $i);
+			$r{alg} = substr($q, $rdata_at, name_end($q, $rdata_at) - $rdata_at);
+		}
 		$i = $rdata_at + $len;
 	}
 	return \%r;
 }
+
+# tsig_error REQUEST ERROR: the flags (QR, the request's opcode, NOTAUTH) and the body (the
+# question, an unsigned TSIG RR with ERROR: 16 BADSIG, 17 BADKEY) of a peer's answer (RFC 8945
+# 5.3.2)
+sub tsig_error {
+	my ($r, $error) = @_;
+	my $tsig = $r->{key} . pack('nnN', 250, 255, 0);
+	my $rdata = ($r->{alg} // "\x0bhmac-sha256\0") . pack('nNnnnnn', 0, time, 300, 0, $r->{id}, $error, 0);
+	return (0x8000 | $r->{opcode} << 11 | 9, $r->{question} . $tsig . pack('n', length $rdata) . $rdata);
+}
+
+sub tsig_errno { return $_[0] eq 'badsig' ? 16 : 17 }
 
 sub send_msg {    # send_msg SOCKET BODY [TRICKLE]: one TCP message, with its length
 	my ($c, $body, $trickle) = @_;
@@ -74,6 +95,20 @@ sub send_msg {    # send_msg SOCKET BODY [TRICKLE]: one TCP message, with its le
 		print $c $out;
 		$c->flush;
 	}
+}
+
+# A NOTIFY over UDP: badsig and badkey answer NOTAUTH with their TSIG error; the others NOERROR.
+sub notify {
+	$udp->recv(my $q, 65535) or return;
+	my $peer = $udp->peername;
+	my $r = parse($q);
+	print "request $r->{mode} 6 " . ($r->{serial} // '') . "\n";
+	my ($flags, $body, $arcount) = (0x8000 | 4 << 11 | 0x0400, $r->{question}, 0);
+	if ($r->{mode} =~ /^bad(sig|key)$/ && $r->{key}) {
+		($flags, $body) = tsig_error($r, tsig_errno($r->{mode}));
+		$arcount = 1;
+	}
+	$udp->send(pack('nnnnnn', $r->{id}, $flags, 1, 0, 0, $arcount) . $body, 0, $peer);
 }
 
 # The records of the answer for mode, the SOA first and last (but for truncated).
@@ -111,6 +146,11 @@ sub transfer {
 	my $r = parse($q);
 	my $mode = $r->{mode};
 	print "request $mode $r->{qtype}" . ($r->{qtype} == 251 ? " $r->{serial}" : '') . "\n";
+	if ($mode =~ /^bad(sig|key)$/ && $r->{key}) {
+		my ($flags, $body) = tsig_error($r, tsig_errno($mode));
+		send_msg($c, pack('nnnnnn', $r->{id}, $flags, 1, 0, 0, 1) . $body);
+		return;
+	}
 	if ($mode eq 'refused' && $r->{qtype} == 251) {
 		send_msg($c, pack('nnnnnn', $r->{id}, 0x8405, 1, 0, 0, 0) . $r->{question});
 		return;
@@ -128,8 +168,16 @@ sub transfer {
 	}
 }
 
-while (my $c = $srv->accept) {
-	next if fork;
-	transfer($c);
-	exit 0;
+my $sel = IO::Select->new($srv, $udp);
+for (;;) {
+	for my $s ($sel->can_read) {
+		if ($s == $udp) {
+			notify();
+			next;
+		}
+		my $c = $srv->accept or next;
+		next if fork;
+		transfer($c);
+		exit 0;
+	}
 }

@@ -157,7 +157,7 @@ nsd_primary() {
 	nsd_start "$dir" "$dir/stderr"
 }
 
-# ---- Shoal's primary: a scripted one ----
+# ---- Shoal's primary or secondary: a scripted one ----
 # start_bad_primary NAME [SERIAL]: tests/xfr/bad_primary.pl on a free port of
 # 127.0.0.1, at SERIAL (2 unless given), printing the requests it gets to
 # $T_DIR/NAME.out; sets the variable NAME to its port. Skips the test
