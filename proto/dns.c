@@ -20,3 +20,16 @@ const char *dns_rcode_name(unsigned rcode, char buf[DNS_RCODE_TEXT_MAX])
 	snprintf(buf, DNS_RCODE_TEXT_MAX, "RCODE%u", rcode);
 	return buf;
 }
+
+const char *dns_tsig_error_name(unsigned error, char buf[DNS_RCODE_TEXT_MAX])
+{
+	static const char *const names[] = {
+		[DNS_TSIG_BADSIG] = "BADSIG",
+		[DNS_TSIG_BADKEY] = "BADKEY",
+		[DNS_TSIG_BADTIME] = "BADTIME",
+		[DNS_TSIG_BADTRUNC] = "BADTRUNC",
+	};
+	if (error < sizeof(names) / sizeof(names[0]) && names[error])
+		return names[error];
+	return dns_rcode_name(error, buf);
+}

@@ -68,6 +68,14 @@ enum dns_tsig_error {
 	DNS_TSIG_BADTRUNC = 22,
 };
 
+/*
+ * The mnemonic of a TSIG error ("BADSIG"). The TSIG Error field shares the
+ * RCODE space but for 16, BADSIG there and BADVERS in an OPT (RFC 6895
+ * 2.3): any other value is named as dns_rcode_name names it. Static
+ * storage or buf; any thread.
+ */
+const char *dns_tsig_error_name(unsigned error, char buf[DNS_RCODE_TEXT_MAX]);
+
 enum dns_class {
 	DNS_CLASS_IN = 1,
 	DNS_CLASS_CH = 3,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TSIG (RFC 8945): keys, finding the TSIG RR, the digest chain, sign and verify. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -252,7 +253,7 @@ typedef struct tsig_vars {
 
 static void digest_vars(enum tsig_alg alg, tsig_hmac_t *h, const tsig_vars_t *v, bool timers_only)
 {
-	uint8_t buf[2 * NAME_MAXLEN + 16];
+	uint8_t buf[2 * NAME_MAXLEN + 18]; /* both names, class, TTL, timers, error, other len */
 	wire_t w;
 	wire_init_write(&w, buf, sizeof(buf));
 	if (!timers_only) {
@@ -455,4 +456,25 @@ int tsig_sign(tsig_ctx_t *ctx, uint8_t *msg, size_t len, size_t cap, uint64_t no
 	if (!bare)
 		chain(ctx, mac, mac_len);
 	return (int)(len + w.pos);
+}
+
+const char *tsig_answer_text(const uint8_t *msg, size_t len, char buf[TSIG_ANSWER_TEXT_MAX])
+{
+	char rt[DNS_RCODE_TEXT_MAX], et[DNS_RCODE_TEXT_MAX];
+	const char *rcode =
+		len >= DNS_HEADER_SIZE ? dns_rcode_name(msg[3] & DNS_RCODE_MASK, rt) : "?";
+	tsig_rr_t rr;
+	if (tsig_find(msg, len, &rr) == 0 && rr.error != DNS_TSIG_NOERROR)
+		snprintf(buf, TSIG_ANSWER_TEXT_MAX, "%s, TSIG error %s", rcode,
+			 dns_tsig_error_name(rr.error, et));
+	else
+		snprintf(buf, TSIG_ANSWER_TEXT_MAX, "%s", rcode);
+	return buf;
+}
+
+const char *tsig_verify_text(const tsig_ctx_t *ctx, int err, char buf[DNS_RCODE_TEXT_MAX])
+{
+	if (err == SHOAL_EMALFORMED)
+		return "malformed";
+	return dns_tsig_error_name(ctx->error, buf);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/dns.h"
 #include "proto/name.h"
 
 /*
@@ -33,6 +34,15 @@ enum tsig_alg {
 #define TSIG_FUDGE_DEFAULT 300  /* seconds, as BIND, Knot and ldns sign */
 #define TSIG_UNSIGNED_MAX  99   /* RFC 8945 5.3.1: unsigned messages in a row */
 #define TSIG_SECRET_MAX    1024 /* octets a base64 secret may decode to */
+
+/*
+ * The longest TSIG RR tsig_sign appends: the longest key name as owner;
+ * type, class, TTL, RDLENGTH; the longest algorithm name (an error answer
+ * echoes the request's); Time Signed, Fudge, MAC Size, the longest MAC,
+ * Original ID, Error, Other Len and the 6 octets of a BADTIME's Other Data
+ * (RFC 8945 4.2). At least tsig_space of any context.
+ */
+#define TSIG_RR_MAX (NAME_MAXLEN + 10 + NAME_MAXLEN + 10 + TSIG_MAC_MAX + 6 + 6)
 
 /* An HMAC state keyed with a secret, for either algorithm. */
 typedef union tsig_hmac {
@@ -227,5 +237,25 @@ int tsig_sign(tsig_ctx_t *ctx, uint8_t *msg, size_t len, size_t cap, uint64_t no
 
 /* The most octets the next tsig_sign(ctx, ...) appends. */
 size_t tsig_space(const tsig_ctx_t *ctx);
+
+/*
+ * Why tsig_verify or tsig_verify_end returned err, for a log line: the
+ * TSIG error found ("BADSIG", "BADTIME"...), or "malformed" for
+ * SHOAL_EMALFORMED. Static storage or buf; any thread.
+ */
+const char *tsig_verify_text(const tsig_ctx_t *ctx, int err, char buf[DNS_RCODE_TEXT_MAX]);
+
+/* Room for any text tsig_answer_text writes. */
+#define TSIG_ANSWER_TEXT_MAX (2 * DNS_RCODE_TEXT_MAX + 16)
+
+/*
+ * What an answer says when it is an error, msg[0..len), for a log line:
+ * the RCODE's name and, when the answer has a TSIG RR with an Error
+ * (RFC 8945 5.3: a peer tells a TSIG failure there, with RCODE NOTAUTH),
+ * that error's name: "NOTAUTH, TSIG error BADSIG". The TSIG RR is read,
+ * not verified: it names what the peer says, nothing more. Written into
+ * buf; returns buf. Any thread.
+ */
+const char *tsig_answer_text(const uint8_t *msg, size_t len, char buf[TSIG_ANSWER_TEXT_MAX]);
 
 #endif

@@ -14,8 +14,8 @@
 #include "server/notify_out.h"
 #include "zone/zone.h"
 
-/* A NOTIFY with its SOA and a TSIG RR: names of 255 octets at most, a MAC of 64. */
-#define NOTIFY_MSG_MAX 2048
+/* A NOTIFY with its SOA, names of 255 octets at most, then a TSIG RR (key name, MAC). */
+#define NOTIFY_MSG_MAX (REQUEST_MAX + TSIG_RR_MAX)
 /* How often the timer looks for sends due. */
 #define NOTIFY_TICK_MS 100
 /* The first wait for an answer; each retry waits twice as long (RFC 1996 3.6). */
@@ -30,7 +30,9 @@ typedef struct job {
 	unsigned sent;
 	uint64_t due; /* uv_now of the next send */
 	tsig_ctx_t tsig;
-	uint8_t msg[NOTIFY_MSG_MAX]; /* unsigned: each send signs a copy */
+	/* an answer discarded: its TSIG did not verify (RFC 8945 5.3), for the last word */
+	char discarded[TSIG_ANSWER_TEXT_MAX];
+	uint8_t msg[REQUEST_MAX]; /* unsigned: each send signs a copy */
 	size_t len;
 	char zone_name[NAME_TEXT_MAX];
 } job_t;
@@ -51,7 +53,7 @@ struct notifier {
 	unsigned closes_pending;
 	bool closed;
 	notify_stats_t stats;
-	uint8_t rbuf[NOTIFY_MSG_MAX * 2];
+	uint8_t rbuf[DNS_TCP_MAX]; /* any datagram whole: a cut answer would not verify */
 };
 
 static void count(uint64_t *c)
@@ -106,6 +108,29 @@ static bool same_peer(const struct sockaddr *a, const struct sockaddr *b)
 	       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
 }
 
+/*
+ * A signed job's answer whose TSIG does not verify is discarded, unless
+ * its RCODE is NOTAUTH: a TSIG error, told in the TSIG RR's Error, left
+ * unsigned for BADSIG and BADKEY (RFC 8945 5.3, 5.3.2). True when msg is
+ * not the answer; said once per answer.
+ */
+static bool discard(job_t *j, const acl_entry_t *t, const uint8_t *msg, size_t len)
+{
+	if (t->key == ACL_NOKEY)
+		return false;
+	int rc = tsig_verify(&j->tsig, msg, len, NULL, (uint64_t)time(NULL));
+	if (rc == 0)
+		rc = tsig_verify_end(&j->tsig);
+	if (rc == 0 || (msg[3] & DNS_RCODE_MASK) == DNS_RCODE_NOTAUTH)
+		return false;
+	char why[DNS_RCODE_TEXT_MAX];
+	tsig_answer_text(msg, len, j->discarded);
+	log_warning("NOTIFY %s to %s: an answer (%s) whose TSIG does not verify (%s): discarded, "
+		    "waiting for another",
+		    j->zone_name, t->text, j->discarded, tsig_verify_text(&j->tsig, rc, why));
+	return true;
+}
+
 /* An answer: the job it belongs to (ID and address), checked and ended. */
 static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *from,
 		    unsigned flags)
@@ -124,27 +149,20 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struc
 		if (!j->active || j->id != id ||
 		    !same_peer(from, (const struct sockaddr *)&t->addr))
 			continue;
-		if (t->key != ACL_NOKEY &&
-		    (tsig_verify(&j->tsig, msg, (size_t)nread, NULL, (uint64_t)time(NULL)) < 0 ||
-		     tsig_verify_end(&j->tsig) < 0)) {
-			/* RFC 8945 5.3: an answer that does not verify is not the answer */
-			log_warning(
-				"NOTIFY %s to %s: the answer's TSIG does not verify; waiting for "
-				"another",
-				j->zone_name, t->text);
+		if (discard(j, t, msg, (size_t)nread))
 			return;
-		}
 		j->active = false;
-		uint16_t rcode = hflags & DNS_RCODE_MASK;
-		if (rcode == DNS_RCODE_NOERROR) {
+		if ((hflags & DNS_RCODE_MASK) == DNS_RCODE_NOERROR) {
 			count(&n->stats.answered);
 			log_info("NOTIFY %s serial %u to %s: answered", j->zone_name,
 				 (unsigned)j->serial, t->text);
 		} else {
-			char text[DNS_RCODE_TEXT_MAX];
+			/* an error is an answer: "NOTAUTH, TSIG error BADSIG" */
+			char text[TSIG_ANSWER_TEXT_MAX];
 			count(&n->stats.refused);
 			log_warning("NOTIFY %s serial %u to %s: answered %s", j->zone_name,
-				    (unsigned)j->serial, t->text, dns_rcode_name(rcode, text));
+				    (unsigned)j->serial, t->text,
+				    tsig_answer_text(msg, (size_t)nread, text));
 		}
 		return;
 	}
@@ -215,9 +233,11 @@ static void on_tick(uv_timer_t *timer)
 		if (j->due <= now && j->sent >= n->cfg->notify_retry) {
 			j->active = false;
 			count(&n->stats.unanswered);
-			log_warning("NOTIFY %s serial %u to %s: no answer after %u tries",
+			log_warning("NOTIFY %s serial %u to %s: no answer%s after %u tries%s%s%s",
 				    j->zone_name, (unsigned)j->serial, target_of(n, j)->text,
-				    j->sent);
+				    j->discarded[0] ? " that verifies" : "", j->sent,
+				    j->discarded[0] ? " (the last one discarded: " : "",
+				    j->discarded, j->discarded[0] ? ")" : "");
 			continue;
 		}
 		if (j->due <= now)
@@ -265,14 +285,16 @@ static int notify_zone(notifier_t *n, size_t i, const zone_t *z)
 			log_error("NOTIFY: out of memory");
 			break;
 		}
-		int len = request_write(j->msg, sizeof(j->msg) - 512, 0, DNS_OPCODE_NOTIFY,
-					DNS_FLAG_AA, z->apex->name, DNS_TYPE_SOA,
-					DNS_SECTION_ANSWER, soa->set.data);
+		/* REQUEST_MAX: never too small, whatever the zone's SOA */
+		int len = request_write(j->msg, sizeof(j->msg), 0, DNS_OPCODE_NOTIFY, DNS_FLAG_AA,
+					z->apex->name, DNS_TYPE_SOA, DNS_SECTION_ANSWER,
+					soa->set.data);
 		if (len < 0)
 			continue;
 		j->len = (size_t)len;
 		j->serial = z->serial;
 		j->sent = 0;
+		j->discarded[0] = '\0';
 		j->active = true;
 		if (name_to_text(z->apex->name, j->zone_name, sizeof(j->zone_name)) < 0)
 			strcpy(j->zone_name, "?");

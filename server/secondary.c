@@ -18,6 +18,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "proto/request.h"
+#include "proto/serial.h"
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/log.h"
@@ -94,8 +95,11 @@ struct secondary {
 	sem_t wake;
 	pthread_mutex_t status_lock;
 	secondary_stats_t stats;
-	uint8_t buf[DNS_TCP_MAX + 2];
+	uint8_t buf[DNS_TCP_MAX + 2]; /* a request, then each message of the answer */
 };
+
+/* The largest request, signed with the longest key name (TCP length first), fits the buffer. */
+_Static_assert(2 + REQUEST_MAX + TSIG_RR_MAX <= DNS_TCP_MAX + 2, "a request fits");
 
 static void count(uint64_t *c, uint64_t n)
 {
@@ -402,8 +406,9 @@ done:
 typedef struct attempt {
 	secondary_t *s;
 	sec_zone_t *sz;
-	bool connected; /* the primary took the connection */
-	char err[256];  /* the first error message of the transfer */
+	bool forced;      /* shoalctl retransfer: the whole zone, whatever its serial */
+	bool unreachable; /* the primary did not take the connection */
+	char err[256];    /* the first error message of the transfer */
 } attempt_t;
 
 /* The checks' messages: the first error is kept for the one line that says the transfer failed. */
@@ -416,10 +421,39 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 		log_info("zone %s: %s", a->sz->name, msg);
 }
 
+/* Why a message's TSIG failed (err): our finding, or the error the primary's TSIG RR says. */
+static void tsig_failure_text(attempt_t *a, const char *label, const tsig_ctx_t *tsig, int err)
+{
+	char why[DNS_RCODE_TEXT_MAX];
+	snprintf(a->err, sizeof(a->err), "%s: %s (%s)", label,
+		 tsig->peer_error ? "a message's TSIG RR says an error"
+				  : "a message's TSIG does not verify",
+		 tsig_verify_text(tsig, err, why));
+}
+
+/*
+ * The primary's version is not newer than the one served (RFC 1982 3.2),
+ * said as Knot says it; or it is 2^31 away, where neither is newer.
+ */
+static void outdated_text(attempt_t *a, const char *label, uint32_t remote, uint32_t served)
+{
+	if (serial_compare(remote, served) == SERIAL_UNDEFINED)
+		snprintf(a->err, sizeof(a->err),
+			 "%s: remote serial %u is 2^31 from the zone's %u: neither is newer "
+			 "(RFC 1982 3.2)",
+			 label, (unsigned)remote, (unsigned)served);
+	else
+		snprintf(a->err, sizeof(a->err),
+			 "%s: remote serial %u, remote is outdated (the zone has %u)", label,
+			 (unsigned)remote, (unsigned)served);
+}
+
 /*
  * Transfer zone sz from primary p with qtype (IXFR from current, or AXFR):
- * returns 0 and *out (NULL: up to date), a negative error with a->err
- * set, or a positive rcode the primary answered with.
+ * returns 0 and *out (NULL: up to date, or *kind XFR_IN_OUTDATED with
+ * a->err set: a primary behind the version served, unless a->forced), a
+ * negative error with a->err set, or a positive rcode the primary
+ * answered with.
  */
 static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zone_t *current,
 		    journal_t *journal, zone_t **out, enum xfr_in_kind *kind)
@@ -433,24 +467,27 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	bool signed_ = p->key != ACL_NOKEY;
 	int rc, fd = -1;
 	*out = NULL;
+	/* first: every failure below names the primary with it */
+	char label[160];
+	snprintf(label, sizeof(label), "primary %.140s", p->text);
 	uint16_t id = (uint16_t)randombytes_uniform(65536);
 	const zrrset_t *soa = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
-	rc = request_write(buf + 2, 512, id, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
+	/* room for the longest SOA names and key name: a zone's own must never stop its refresh */
+	rc = request_write(buf + 2, REQUEST_MAX, id, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
 			   DNS_SECTION_AUTHORITY,
 			   qtype == DNS_TYPE_IXFR && soa ? soa->set.data : NULL);
 	if (rc < 0)
 		goto done;
 	if (signed_) {
 		tsig_init(&tsig, &cfg->keys[p->key], TSIG_FUDGE_DEFAULT);
-		rc = tsig_sign(&tsig, buf + 2, (size_t)rc, 1024, (uint64_t)time(NULL));
+		rc = tsig_sign(&tsig, buf + 2, (size_t)rc, REQUEST_MAX + TSIG_RR_MAX,
+			       (uint64_t)time(NULL));
 		if (rc < 0)
 			goto done;
 	}
 	buf[0] = (uint8_t)(rc >> 8); /* TCP: the two-octet length (RFC 1035 4.2.2) */
 	buf[1] = (uint8_t)rc;
 	size_t reqlen = (size_t)rc + 2;
-	char label[160];
-	snprintf(label, sizeof(label), "primary %.140s", p->text);
 	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
 	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
 	x = xfr_in_new(sz->apex, qtype, id, current, &limits, &cfg->zones[sz->index].limits, label,
@@ -459,14 +496,16 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 		rc = SHOAL_ENOMEM;
 		goto done;
 	}
+	if (a->forced)
+		xfr_in_take_any_serial(x);
 	fd = connect_to(p, cfg->xfr_message_timeout);
 	if (fd < 0) {
 		rc = fd;
+		a->unreachable = true;
 		snprintf(a->err, sizeof(a->err), "%s: cannot connect: %s", label,
 			 shoal_strerror(rc));
 		goto done;
 	}
-	a->connected = true;
 	struct timespec whole = deadline_in(cfg->xfr_timeout, NULL);
 	struct timespec d = deadline_in(cfg->xfr_message_timeout, &whole);
 	if (wait_fd(fd, POLLOUT, &d) < 0 || write(fd, buf, reqlen) != (ssize_t)reqlen) {
@@ -496,15 +535,16 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 		if (len >= DNS_HEADER_SIZE && (buf[3] & DNS_RCODE_MASK) != DNS_RCODE_NOERROR &&
 		    wire_get_u16(buf) == id) {
 			rc = buf[3] & DNS_RCODE_MASK; /* REFUSED, NOTAUTH, NOTIMP... */
-			char rt[DNS_RCODE_TEXT_MAX];
+			/* RFC 8945 5.3: a TSIG failure is named in the TSIG RR's Error */
+			char why[TSIG_ANSWER_TEXT_MAX];
 			snprintf(a->err, sizeof(a->err), "%s answered %s", label,
-				 dns_rcode_name((uint16_t)rc, rt));
+				 tsig_answer_text(buf, len, why));
 			goto done;
 		}
-		if (signed_ && tsig_verify(&tsig, buf, len, NULL, (uint64_t)time(NULL)) < 0) {
+		if (signed_ &&
+		    (rc = tsig_verify(&tsig, buf, len, NULL, (uint64_t)time(NULL))) < 0) {
+			tsig_failure_text(a, label, &tsig, rc);
 			rc = SHOAL_ETSIG;
-			snprintf(a->err, sizeof(a->err), "%s: a message's TSIG does not verify",
-				 label);
 			goto done;
 		}
 		rc = xfr_in_feed(x, buf, len);
@@ -520,6 +560,8 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	}
 	*kind = xfr_in_kind(x);
 	rc = xfr_in_finish(x, journal, out);
+	if (rc == 0 && *kind == XFR_IN_OUTDATED)
+		outdated_text(a, label, xfr_in_serial(x), current->serial);
 done:
 	if (fd >= 0)
 		close(fd);
@@ -543,11 +585,78 @@ static int publish(secondary_t *s, sec_zone_t *sz, const zone_t *z, const char *
 	return rc;
 }
 
-/* Ask the primaries in order; true when one answered with the zone or said it is current. */
-static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
+/*
+ * Ask primary p: IXFR from current (AXFR when nothing is served or the
+ * transfer is forced), then AXFR when the IXFR failed for any reason but
+ * a primary out of reach (RFC 1995 4), a local failure too: a request
+ * that cannot be made must not stop every refresh. Returns as transfer.
+ */
+static int ask_primary(attempt_t *a, const acl_entry_t *p, zone_t *current, journal_t *journal,
+		       zone_t **got, enum xfr_in_kind *kind)
 {
+	secondary_t *s = a->s;
+	uint16_t qtype = current && !a->forced ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
+	a->err[0] = '\0';
+	a->unreachable = false;
+	int rc = transfer(a, p, qtype, current, journal, got, kind);
+	if (rc == 0 || qtype != DNS_TYPE_IXFR || a->unreachable ||
+	    __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE))
+		return rc;
+	log_notice("zone %s: IXFR from %s failed (%s): trying AXFR", a->sz->name, p->text, a->err);
+	a->err[0] = '\0';
+	return transfer(a, p, DNS_TYPE_AXFR, current, journal, got, kind);
+}
+
+/*
+ * Serve got, the version p sent to attempt a (by IXFR or AXFR: kind), in
+ * place of current (NULL: none): publish it, take its timers, save it to
+ * the zone's file (a->err gets why a save fails).
+ */
+static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
+			 enum xfr_in_kind kind, const zone_t *current)
+{
+	secondary_t *s = a->s;
+	sec_zone_t *sz = a->sz;
 	const conf_t *cfg = &s->work->cfg;
-	const acl_t *primaries = &cfg->zone_xfr[sz->index].primaries;
+	count(kind == XFR_IN_IXFR ? &s->stats.ixfr : &s->stats.axfr, 1);
+	if (publish(s, sz, got, NULL) < 0)
+		return;
+	/* only shoalctl retransfer goes back (xfr_in_take_any_serial) */
+	char back[64] = "";
+	if (current && !serial_gt(got->serial, current->serial))
+		snprintf(back, sizeof(back), " (retransfer: not newer than serial %u)",
+			 (unsigned)current->serial);
+	log_info("zone %s: serial %u from %s by %s, %zu records%s", sz->name, (unsigned)got->serial,
+		 p->text, kind == XFR_IN_IXFR ? "IXFR" : "AXFR", got->rr_count, back);
+	soa_timers(cfg, got, sz);
+	sz->t.have = true;
+	pthread_mutex_lock(&s->status_lock);
+	snprintf(sz->st.source, sizeof(sz->st.source), "primary %.110s", p->text);
+	pthread_mutex_unlock(&s->status_lock);
+	const char *file = cfg->zones[sz->index].file;
+	if (file && *file) {
+		char comment[256];
+		snprintf(comment, sizeof(comment), "transferred from %.200s", p->text);
+		a->err[0] = '\0';
+		int wrc = zone_write(got, file, comment, &cfg->zones[sz->index].limits, on_msg, a);
+		if (wrc < 0 && a->err[0])
+			log_error("zone %s: cannot save: %s", sz->name, a->err);
+		else if (wrc < 0)
+			log_error("zone %s: cannot save to %s: %s", sz->name, file,
+				  shoal_strerror(wrc));
+	}
+}
+
+/*
+ * Ask the primaries in order; true when one answered with the zone or
+ * said it is current. A primary behind the version served is passed over
+ * as one that failed (RFC 1982: never back, unless forced), so one that
+ * lags does not hold the zone back from the next.
+ */
+static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool forced)
+{
+	const acl_t *primaries = &s->work->cfg.zone_xfr[sz->index].primaries;
 	zone_t *current = NULL;
 	journal_t *journal = NULL;
 	zonedb_read_lock();
@@ -562,34 +671,22 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 		journal = journal_ref(j);
 	zonedb_read_unlock(s->zones);
 	count(&s->stats.checks, 1);
-	attempt_t a = { .s = s, .sz = sz };
+	attempt_t a = { .s = s, .sz = sz, .forced = forced };
 	bool ok = false;
 	for (size_t k = 0; k < primaries->count && !ok && !__atomic_load_n(&s->stop, 0) &&
 			   !__atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE);
 	     k++) {
 		const acl_entry_t *p = &primaries->entries[k];
-		uint16_t qtype = current && !whole ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
 		zone_t *got = NULL;
 		enum xfr_in_kind kind = XFR_IN_PENDING;
-		a.err[0] = '\0';
-		a.connected = false;
-		int rc = transfer(&a, p, qtype, current, journal, &got, &kind);
-		if (rc != 0 && qtype == DNS_TYPE_IXFR && a.connected) {
-			/* IXFR refused or broken: the whole zone from the same primary (RFC 1995 4)
-			 */
-			log_notice("zone %s: IXFR from %s failed (%s): trying AXFR", sz->name,
-				   p->text, a.err);
-			a.err[0] = '\0';
-			qtype = DNS_TYPE_AXFR;
-			rc = transfer(&a, p, qtype, current, journal, &got, &kind);
-		}
+		int rc = ask_primary(&a, p, current, journal, &got, &kind);
 		if (rc != 0 && __atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE)) {
 			log_notice("zone %s: transfer from %s given up: a reconfig changed or "
 				   "removed the zone",
 				   sz->name, p->text);
 			break;
 		}
-		if (rc != 0) {
+		if (rc != 0 || kind == XFR_IN_OUTDATED) {
 			count(&s->stats.failed, 1);
 			log_warning(
 				"zone %s: transfer from %s failed: %s; the version served stays",
@@ -607,31 +704,7 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 				 (unsigned)sz->t.serial, p->text);
 			break;
 		}
-		count(kind == XFR_IN_IXFR ? &s->stats.ixfr : &s->stats.axfr, 1);
-		if (publish(s, sz, got, NULL) == 0) {
-			log_info("zone %s: serial %u from %s by %s, %zu records", sz->name,
-				 (unsigned)got->serial, p->text,
-				 kind == XFR_IN_IXFR ? "IXFR" : "AXFR", got->rr_count);
-			soa_timers(cfg, got, sz);
-			sz->t.have = true;
-			pthread_mutex_lock(&s->status_lock);
-			snprintf(sz->st.source, sizeof(sz->st.source), "primary %.110s", p->text);
-			pthread_mutex_unlock(&s->status_lock);
-			const char *file = cfg->zones[sz->index].file;
-			if (file && *file) {
-				char comment[256];
-				snprintf(comment, sizeof(comment), "transferred from %.200s",
-					 p->text);
-				a.err[0] = '\0';
-				int wrc = zone_write(got, file, comment,
-						     &cfg->zones[sz->index].limits, on_msg, &a);
-				if (wrc < 0 && a.err[0])
-					log_error("zone %s: cannot save: %s", sz->name, a.err);
-				else if (wrc < 0)
-					log_error("zone %s: cannot save to %s: %s", sz->name, file,
-						  shoal_strerror(wrc));
-			}
-		}
+		take_version(&a, p, got, kind, current);
 		zone_unref(got);
 	}
 	if (!ok) {
@@ -648,13 +721,13 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool whole)
 }
 
 /* Check zone sz of the table worked on, where a reconfig may give it up. */
-static bool refresh_in_flight(secondary_t *s, sec_zone_t *sz, bool whole)
+static bool refresh_in_flight(secondary_t *s, sec_zone_t *sz, bool forced)
 {
 	pthread_mutex_lock(&s->flight_lock);
 	s->in_flight = sz;
 	__atomic_store_n(&s->give_up, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&s->flight_lock);
-	bool ok = refresh_zone(s, sz, whole);
+	bool ok = refresh_zone(s, sz, forced);
 	pthread_mutex_lock(&s->flight_lock);
 	s->in_flight = NULL;
 	pthread_mutex_unlock(&s->flight_lock);

@@ -160,23 +160,6 @@ static size_t answer_rcode(transfer_t *t, request_t *r, uint8_t *out, size_t cap
 	return n > 0 ? (size_t)n : 0;
 }
 
-/* The TSIG error's name, for the log. */
-static const char *tsig_error_name(uint16_t e)
-{
-	switch (e) {
-	case DNS_TSIG_BADSIG:
-		return "BADSIG";
-	case DNS_TSIG_BADKEY:
-		return "BADKEY";
-	case DNS_TSIG_BADTIME:
-		return "BADTIME";
-	case DNS_TSIG_BADTRUNC:
-		return "BADTRUNC";
-	default:
-		return "error";
-	}
-}
-
 /* What a request's name and type are called in log lines. */
 static const char *what(const request_t *r)
 {
@@ -210,11 +193,11 @@ static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len,
 		return DNS_RCODE_FORMERR;
 	r->has_tsig = true;
 	if (rc < 0) {
-		char kname[NAME_TEXT_MAX];
+		char kname[NAME_TEXT_MAX], et[DNS_RCODE_TEXT_MAX];
 		if (name_to_text(rr.name, kname, sizeof(kname)) < 0)
 			strcpy(kname, "?");
 		refusal_log(t, "%s %s from %s: TSIG %s with key %s: NOTAUTH", what(r), zone,
-			    r->peer_text, tsig_error_name(r->tsig.error), kname);
+			    r->peer_text, dns_tsig_error_name(r->tsig.error, et), kname);
 		return DNS_RCODE_NOTAUTH;
 	}
 	r->key = (int)(key - cfg->keys);

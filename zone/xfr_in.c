@@ -37,6 +37,7 @@ struct xfr_in {
 	zone_msgs_t msgs;
 	enum xfr_state state;
 	enum xfr_in_kind kind;
+	bool any_serial; /* xfr_in_take_any_serial: a forced transfer */
 	int err;
 	size_t octets, records, messages;
 	uint8_t soa[NAME_MAXLEN * 2 + 20]; /* the first SOA's RDATA, names expanded */
@@ -102,6 +103,11 @@ void xfr_in_free(xfr_in_t *x)
 enum xfr_in_kind xfr_in_kind(const xfr_in_t *x)
 {
 	return x->kind;
+}
+
+void xfr_in_take_any_serial(xfr_in_t *x)
+{
+	x->any_serial = true;
 }
 
 uint32_t xfr_in_serial(const xfr_in_t *x)
@@ -274,6 +280,32 @@ static int end_changeset(xfr_in_t *x)
 	return 0;
 }
 
+/* The answer ended at its first SOA: up to date, or a primary behind the version served. */
+static bool ended_early(const xfr_in_t *x)
+{
+	return x->kind == XFR_IN_UPTODATE || x->kind == XFR_IN_OUTDATED;
+}
+
+/*
+ * The first SOA's serial against the version served (RFC 1982 3.2): one
+ * not newer ends the answer now, before the zone's records, unless any
+ * serial is taken. Then an IXFR answered with the SOA alone, not newer,
+ * is up to date (RFC 1995 2). A newer serial alone in the first message
+ * may begin an answer sent one record per message: more is due.
+ */
+static void judge_serial(xfr_in_t *x, bool alone)
+{
+	if (!x->current)
+		return;
+	enum serial_order order = serial_compare(x->serial, x->current->serial);
+	if (order == SERIAL_GREATER)
+		return;
+	if (x->any_serial && !(alone && x->messages == 1 && x->qtype == DNS_TYPE_IXFR))
+		return;
+	x->kind = order == SERIAL_EQUAL || x->any_serial ? XFR_IN_UPTODATE : XFR_IN_OUTDATED;
+	x->state = XS_END;
+}
+
 /* One answer record, by the state of the stream. */
 static int take_rr(xfr_in_t *x, const rr_t *rr, bool last_in_message)
 {
@@ -294,16 +326,7 @@ static int take_rr(xfr_in_t *x, const rr_t *rr, bool last_in_message)
 		x->soa_ttl = rr->ttl;
 		x->serial = rr_serial(rr);
 		x->state = XS_SECOND;
-		/*
-		 * RFC 1995 2: an IXFR answered with the SOA alone means nothing
-		 * newer. A newer serial alone in the first message may be the
-		 * start of an answer sent one record per message: wait for more.
-		 */
-		if (last_in_message && x->messages == 1 && x->qtype == DNS_TYPE_IXFR &&
-		    x->current && !serial_gt(x->serial, x->current->serial)) {
-			x->kind = XFR_IN_UPTODATE;
-			x->state = XS_END;
-		}
+		judge_serial(x, last_in_message);
 		return 0;
 	case XS_SECOND:
 		if (is_first_soa(x, rr)) {
@@ -426,7 +449,7 @@ int xfr_in_feed(xfr_in_t *x, const uint8_t *msg, size_t len)
 	wire_init_read(&w, msg, len);
 	uint16_t ancount;
 	int err = check_header(x, &w, &ancount);
-	for (uint16_t i = 0; err == 0 && i < ancount; i++) {
+	for (uint16_t i = 0; err == 0 && i < ancount && !ended_early(x); i++) {
 		rr_t rr;
 		if ((err = read_rr(x, &w, &rr)) == 0)
 			err = take_rr(x, &rr, i + 1 == ancount);
@@ -553,7 +576,7 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 			    "the transfer ended before the final SOA "
 			    "(%zu messages, %zu records)",
 			    x->messages, x->records);
-	if (x->kind == XFR_IN_UPTODATE)
+	if (ended_early(x))
 		return 0;
 	int err = x->kind == XFR_IN_IXFR ? apply_ixfr(x) : 0;
 	if (err < 0)

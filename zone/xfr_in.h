@@ -27,7 +27,8 @@ enum xfr_in_kind {
 	XFR_IN_PENDING = 0, /* not known yet */
 	XFR_IN_AXFR,        /* the whole zone: an AXFR, or an IXFR answered AXFR-style */
 	XFR_IN_IXFR,        /* changesets from the version served */
-	XFR_IN_UPTODATE,    /* an IXFR answered with the SOA alone: nothing newer */
+	XFR_IN_UPTODATE,    /* the primary has the version served: nothing newer */
+	XFR_IN_OUTDATED,    /* the primary's version is older, or 2^31 away: nothing taken */
 };
 
 /*
@@ -54,6 +55,19 @@ xfr_in_t *xfr_in_new(const uint8_t *apex, uint16_t qtype, uint16_t id, const zon
 		     const char *label, zone_msg_fn msg, void *msg_arg);
 
 /*
+ * Take the answer's version whatever its serial, as a forced transfer
+ * does (shoalctl retransfer, as Knot's zone-retransfer). Without this call,
+ * when there is a version served, the answer's first SOA decides (RFC 1982
+ * 3.2): a serial equal to the one served ends the answer as
+ * XFR_IN_UPTODATE, an older one, or one exactly 2^31 away (whose order is
+ * undefined), as XFR_IN_OUTDATED, both at that first record, whatever the
+ * form of the answer (IXFR, IXFR answered AXFR-style, AXFR): a secondary
+ * never goes back to an older version unless asked to. Before the first
+ * xfr_in_feed.
+ */
+void xfr_in_take_any_serial(xfr_in_t *x);
+
+/*
  * Take the next message of the answer, msg[0..len). Checks: the header
  * (the request's ID, QR, opcode QUERY, no TC, RCODE NOERROR), the question
  * when there is one (the zone, the type asked, class IN), the limits; each
@@ -63,7 +77,9 @@ xfr_in_t *xfr_in_new(const uint8_t *apex, uint16_t qtype, uint16_t id, const zon
  * SOA again and nothing after it; an IXFR's changesets start at the
  * served version's serial and follow each other, each to a newer serial
  * (RFC 1982), the last to the first SOA's. Authority and additional
- * records (OPT, TSIG) are not looked at.
+ * records (OPT, TSIG) are not looked at. The first SOA's serial is
+ * judged at once (xfr_in_take_any_serial): an answer that ends there is
+ * complete, and the rest of its message is not read.
  * Returns 0 when more messages are due, 1 when the answer is complete
  * (then xfr_in_finish), or a negative error, reported through msg with
  * the label: SHOAL_EMALFORMED (the stream breaks the protocol),
@@ -83,7 +99,7 @@ enum xfr_in_kind xfr_in_kind(const xfr_in_t *x);
  * journal, when not NULL, records the change: an IXFR's changesets as
  * received, for an AXFR the diff from `current` when the serial went
  * forward; otherwise its history is cleared. Returns 0 and *out (one
- * reference; NULL for XFR_IN_UPTODATE); SHOAL_EMALFORMED when the stream
+ * reference; NULL for XFR_IN_UPTODATE and XFR_IN_OUTDATED); SHOAL_EMALFORMED when the stream
  * did not end (truncated: the primary stopped before the final SOA);
  * SHOAL_EZONE (reported) or SHOAL_ENOMEM; or the error feeding met.
  * The version served is never touched.

@@ -26,11 +26,26 @@ static void test_rcode_unnamed(void)
 	CU_ASSERT_STRING_EQUAL(dns_rcode_name(UINT32_MAX, buf), "RCODE4294967295");
 }
 
+/* The TSIG Error field shares the RCODE space but for 16: BADSIG there (RFC 6895 2.3). */
+static void test_tsig_error_names(void)
+{
+	char buf[DNS_RCODE_TEXT_MAX];
+	CU_ASSERT_STRING_EQUAL(dns_tsig_error_name(DNS_TSIG_BADSIG, buf), "BADSIG");
+	CU_ASSERT_STRING_EQUAL(dns_tsig_error_name(DNS_TSIG_BADKEY, buf), "BADKEY");
+	CU_ASSERT_STRING_EQUAL(dns_tsig_error_name(DNS_TSIG_BADTIME, buf), "BADTIME");
+	CU_ASSERT_STRING_EQUAL(dns_tsig_error_name(DNS_TSIG_BADTRUNC, buf), "BADTRUNC");
+	CU_ASSERT_STRING_EQUAL(dns_tsig_error_name(DNS_TSIG_NOERROR, buf), "NOERROR");
+	CU_ASSERT_STRING_EQUAL(dns_tsig_error_name(DNS_RCODE_NOTAUTH, buf), "NOTAUTH");
+	CU_ASSERT_PTR_EQUAL(dns_tsig_error_name(19, buf), buf);
+	CU_ASSERT_STRING_EQUAL(buf, "RCODE19");
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_rcode_names),
 		UNIT_TEST(test_rcode_unnamed),
+		UNIT_TEST(test_tsig_error_names),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "dns", tests);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "proto/query.h"
 #include "proto/request.h"
 #include "proto/wire.h"
@@ -63,12 +64,49 @@ static void test_notify_and_ixfr(void)
 			SHOAL_ESPACE);
 }
 
+/*
+ * REQUEST_MAX holds the longest request: a question of 255 octets and an
+ * SOA whose MNAME and RNAME take 255 octets each (a secondary's IXFR was
+ * built in 512 octets, and failed past about 440 octets of SOA names).
+ */
+static void test_longest(void)
+{
+	uint8_t qname[NAME_MAXLEN], soa[10 + 2 * NAME_MAXLEN + 20], buf[REQUEST_MAX + 1];
+	for (size_t i = 0; i < 3; i++) /* three labels of 63 octets, one of 61, the root */
+		memcpy(qname + 64 * i, "\77", 1), memset(qname + 64 * i + 1, 'q', 63);
+	qname[192] = 61;
+	memset(qname + 193, 'q', 61);
+	qname[254] = 0;
+	CU_ASSERT_EQUAL_FATAL(name_length(qname), NAME_MAXLEN);
+	wire_t w;
+	wire_init_write(&w, soa, sizeof(soa));
+	wire_write_u16(&w, DNS_TYPE_SOA);
+	wire_write_u16(&w, DNS_CLASS_IN);
+	wire_write_u32(&w, 300);
+	wire_write_u16(&w, 2 * NAME_MAXLEN + 20);
+	wire_write_bytes(&w, qname, NAME_MAXLEN); /* MNAME */
+	wire_write_bytes(&w, qname, NAME_MAXLEN); /* RNAME */
+	for (int i = 0; i < 5; i++)
+		wire_write_u32(&w, 7);
+	CU_ASSERT_EQUAL_FATAL(w.err, 0);
+	int n = request_write(buf, REQUEST_MAX, 1, DNS_OPCODE_QUERY, 0, qname, DNS_TYPE_IXFR,
+			      DNS_SECTION_AUTHORITY, soa);
+	CU_ASSERT_EQUAL(n, REQUEST_MAX);
+	query_t q;
+	CU_ASSERT_EQUAL(query_parse(&q, buf, (size_t)n), QUERY_OK);
+	CU_ASSERT_EQUAL(q.nscount, 1);
+	CU_ASSERT_EQUAL(request_write(buf, REQUEST_MAX - 1, 1, DNS_OPCODE_QUERY, 0, qname,
+				      DNS_TYPE_IXFR, DNS_SECTION_AUTHORITY, soa),
+			SHOAL_ESPACE);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_notify_and_ixfr),
+		UNIT_TEST(test_longest),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "request", tests);

@@ -823,6 +823,86 @@ static void test_space(void)
 	CU_ASSERT_EQUAL(tsig_sign(&f.client, before, rlen, BUF, T0), SHOAL_EINVAL);
 }
 
+/* A name of n octets in wire form (n from 2 to 255): labels of 63 octets of c, then shorter. */
+static void long_name(uint8_t *name, size_t n, char c)
+{
+	size_t at = 0;
+	while (at + 1 < n) {
+		size_t l = n - 1 - at - 1 > 63 ? 63 : n - 1 - at - 1;
+		name[at++] = (uint8_t)l;
+		memset(name + at, c, l);
+		at += l;
+	}
+	name[at] = 0;
+}
+
+/*
+ * TSIG_RR_MAX holds any TSIG RR: a request signed with a key name of 255
+ * octets, the longest signed answer (BADTIME, with Other Data), and an
+ * unsigned error answer that echoes a key and an algorithm name of 255
+ * octets each.
+ */
+static void test_longest_rr(void)
+{
+	uint8_t name[NAME_MAXLEN], alg[NAME_MAXLEN], req[BUF], resp[BUF];
+	long_name(name, NAME_MAXLEN, 'k');
+	CU_ASSERT_EQUAL_FATAL(name_length(name), NAME_MAXLEN);
+	tsig_key_t key;
+	CU_ASSERT_EQUAL_FATAL(tsig_key_set(&key, name, TSIG_HMAC_SHA512, (const uint8_t *)"s", 1),
+			      0);
+	tsig_ctx_t client, server;
+	size_t qlen = make_query(req, 5, DNS_TYPE_SOA);
+	size_t len = client_sign(&client, &key, req, qlen, T0);
+	CU_ASSERT(len - qlen <= TSIG_RR_MAX);
+	CU_ASSERT_EQUAL(server_verify(&server, &key, 1, req, len, T0 + 400), SHOAL_ETSIG);
+	CU_ASSERT_EQUAL(server.error, DNS_TSIG_BADTIME);
+	CU_ASSERT(tsig_space(&server) <= TSIG_RR_MAX);
+	size_t rlen = make_response(resp, 5, 0, 0);
+	int n = tsig_sign(&server, resp, rlen, BUF, T0 + 400);
+	CU_ASSERT(n > 0 && (size_t)n - rlen <= TSIG_RR_MAX);
+	/* an unknown key under an algorithm name of 255 octets: BADKEY echoes both */
+	tsig_rr_t rr = tsig_of(req, len);
+	long_name(alg, NAME_MAXLEN, 'a');
+	memcpy(rr.alg_name, alg, NAME_MAXLEN);
+	tsig_init(&server, NULL, TSIG_FUDGE_DEFAULT);
+	CU_ASSERT_EQUAL(tsig_verify(&server, req, len, &rr, T0), SHOAL_ETSIG);
+	CU_ASSERT_EQUAL(server.error, DNS_TSIG_BADKEY);
+	CU_ASSERT_EQUAL(tsig_space(&server), TSIG_RR_MAX - TSIG_MAC_MAX); /* no MAC */
+	n = tsig_sign(&server, resp, rlen, BUF, T0);
+	CU_ASSERT(n > 0 && (size_t)n - rlen <= TSIG_RR_MAX);
+}
+
+/* What an error answer says, for the logs: its RCODE and its TSIG RR's Error (RFC 8945 5.3). */
+static void test_answer_text(void)
+{
+	fixture_t f;
+	start(&f, 0, 42, DNS_TYPE_SOA, T0);
+	tsig_key_t wrong;
+	key_or_die(&wrong, "xfr-key.", "hmac-sha256", B64_OTHER);
+	char text[TSIG_ANSWER_TEXT_MAX], why[DNS_RCODE_TEXT_MAX];
+	CU_ASSERT_EQUAL(server_verify(&f.server, &wrong, 1, f.req, f.len, T0), SHOAL_ETSIG);
+	size_t n;
+	error_answer(&f.server, f.resp, 42, T0, &n);
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, n, text), "NOTAUTH, TSIG error BADSIG");
+	/* the client's finding, and the peer's */
+	int rc = tsig_verify(&f.client, f.resp, n, NULL, T0);
+	CU_ASSERT_STRING_EQUAL(tsig_verify_text(&f.client, rc, why), "BADSIG");
+	CU_ASSERT(f.client.peer_error);
+	CU_ASSERT_STRING_EQUAL(tsig_verify_text(&f.client, SHOAL_EMALFORMED, why), "malformed");
+	/* no TSIG RR, or one without an Error: the RCODE alone */
+	size_t rlen = make_response(f.resp, 42, 0, 0);
+	f.resp[3] = DNS_RCODE_REFUSED;
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, rlen, text), "REFUSED");
+	start(&f, 0, 43, DNS_TYPE_SOA, T0);
+	CU_ASSERT_EQUAL(server_verify(&f.server, &f.key, 1, f.req, f.len, T0), 0);
+	rlen = make_response(f.resp, 43, 0, 0);
+	f.resp[3] = DNS_RCODE_NOTAUTH;
+	int m = tsig_sign(&f.server, f.resp, rlen, BUF, T0);
+	CU_ASSERT_FATAL(m > 0);
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, (size_t)m, text), "NOTAUTH");
+	CU_ASSERT_STRING_EQUAL(tsig_answer_text(f.resp, 5, text), "?");
+}
+
 /* --- threads --- */
 
 static tsig_key_t shared_keys[2];
@@ -890,6 +970,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_truncation),
 		UNIT_TEST(test_malformed),
 		UNIT_TEST(test_space),
+		UNIT_TEST(test_longest_rr),
+		UNIT_TEST(test_answer_text),
 		UNIT_TEST(test_threads),
 		UNIT_END,
 	};

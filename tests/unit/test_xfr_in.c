@@ -20,6 +20,7 @@ static zone_t *v[4]; /* versions 1 to 3 of j.test. (tests/unit/xfr_test.h) */
 static const char *vpath[4];
 static journal_t *primary; /* the primary's history: 1 to 2 to 3 */
 static xt_msgs_t m;        /* what the last transfer reported */
+static bool any_serial;    /* start() makes transfers that take any serial (retransfer) */
 
 static const char *const label = "primary 192.0.2.53@53";
 
@@ -29,7 +30,10 @@ static xfr_in_t *start(uint16_t qtype, uint16_t id, const zone_t *current,
 	uint8_t apex[NAME_MAXLEN];
 	name_from_text("J.Test.", NULL, apex);
 	memset(&m, 0, sizeof(m));
-	return xfr_in_new(apex, qtype, id, current, limits, NULL, label, xt_msg, &m);
+	xfr_in_t *x = xfr_in_new(apex, qtype, id, current, limits, NULL, label, xt_msg, &m);
+	if (x && any_serial)
+		xfr_in_take_any_serial(x);
+	return x;
 }
 
 /* Feed every message the writer makes; the last feed's result. */
@@ -137,6 +141,13 @@ static size_t craft(uint8_t *buf, uint16_t id, uint16_t qtype, bool question,
 
 #define SOA(n) "j.test. 300 IN SOA ns1.j.test. hm.j.test. " #n " 3600 900 604800 300"
 
+/* The serial of SOA(n) in text. */
+static uint32_t rr_serial_of(const char *soa)
+{
+	return (uint32_t)strtoul(soa + strlen("j.test. 300 IN SOA ns1.j.test. hm.j.test. "), NULL,
+				 10);
+}
+
 /* Feed records as messages of `per` records each (the question in the first). */
 static int feed_text(xfr_in_t *x, uint16_t id, uint16_t qtype, const char *const *rrs, size_t n,
 		     size_t per)
@@ -230,8 +241,10 @@ static void test_ixfr_in_axfr_style(void)
 	CU_ASSERT_EQUAL(info.newest, 2);
 	zone_unref(z);
 	xfr_in_free(x);
-	/* an AXFR of an older version: no history leads there */
+	/* an AXFR of an older version, forced (retransfer): no history leads there */
+	any_serial = true;
 	x = start(DNS_TYPE_AXFR, 6, v[3], NULL);
+	any_serial = false;
 	CU_ASSERT_EQUAL(feed_text(x, 6, DNS_TYPE_AXFR, v2_text, V2_COUNT, V2_COUNT), 1);
 	CU_ASSERT_EQUAL_FATAL(xfr_in_finish(x, j, &z), 0);
 	journal_get_info(j, &info);
@@ -241,14 +254,14 @@ static void test_ixfr_in_axfr_style(void)
 	journal_unref(j);
 }
 
-/* RFC 1995 2: the SOA alone, not newer: nothing to do. */
+/* RFC 1995 2: the SOA alone, not newer: nothing to do; older: a primary behind. */
 static void test_ixfr_in_up_to_date(void)
 {
 	static const char *const same[] = { SOA(3) }, *const older[] = { SOA(2) };
 	for (int i = 0; i < 2; i++) {
 		xfr_in_t *x = start(DNS_TYPE_IXFR, 8, v[3], NULL);
 		CU_ASSERT_EQUAL(feed_text(x, 8, DNS_TYPE_IXFR, i ? older : same, 1, 1), 1);
-		CU_ASSERT_EQUAL(xfr_in_kind(x), XFR_IN_UPTODATE);
+		CU_ASSERT_EQUAL(xfr_in_kind(x), i ? XFR_IN_OUTDATED : XFR_IN_UPTODATE);
 		zone_t *z = v[1];
 		CU_ASSERT_EQUAL(xfr_in_finish(x, NULL, &z), 0);
 		CU_ASSERT_PTR_NULL(z);
@@ -453,9 +466,84 @@ static void test_serial_from_the_future(void)
 	static const char *const back[] = { SOA(9), SOA(1), SOA(0), SOA(9) };
 	refused(DNS_TYPE_IXFR, v[1], back, 4, 4, SHOAL_EMALFORMED,
 		"changeset to serial 0, not newer");
+	/* an IXFR to an older version, when any serial is taken: a broken stream */
 	static const char *const old[] = { SOA(1), SOA(3), SOA(1), SOA(1) };
+	any_serial = true;
 	refused(DNS_TYPE_IXFR, v[3], old, 4, 4, SHOAL_EMALFORMED,
 		"IXFR to serial 1, not newer than the zone served (3)");
+	any_serial = false;
+}
+
+/* Feed the records, one message of `per`: the answer must end at its first SOA, as kind. */
+static void ends_at_first_soa(uint16_t qtype, const zone_t *current, const char *const *rrs,
+			      size_t n, size_t per, enum xfr_in_kind kind)
+{
+	xfr_in_t *x = start(qtype, 13, current, NULL);
+	CU_ASSERT_EQUAL(feed_text(x, 13, qtype, rrs, n, per), 1);
+	CU_ASSERT_EQUAL(xfr_in_kind(x), kind);
+	CU_ASSERT_EQUAL(xfr_in_serial(x), rr_serial_of(rrs[0]));
+	zone_t *z = v[1];
+	journal_t *j = journal_new(1 << 20);
+	CU_ASSERT_EQUAL(xfr_in_finish(x, j, &z), 0);
+	CU_ASSERT_PTR_NULL(z);
+	CU_ASSERT_EQUAL(m.errors, 0);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0); /* nothing recorded */
+	journal_unref(j);
+	/* the answer is over: a further message is an error */
+	uint8_t buf[512];
+	size_t len = craft(buf, 13, qtype, false, rrs + 1, 1);
+	CU_ASSERT_EQUAL(xfr_in_feed(x, buf, len), SHOAL_EMALFORMED);
+	xfr_in_free(x);
+}
+
+/*
+ * RFC 1982: a version older than the one served, or 2^31 from it, is never
+ * taken unless forced, whatever the form of the answer; one at the same
+ * serial is up to date. Both end at the first SOA, the zone's records
+ * unread. Rolled a secondary back from 100 to 50 before.
+ */
+static void test_outdated(void)
+{
+	/* an IXFR answered with the whole zone, and an AXFR (a fallback) */
+	ends_at_first_soa(DNS_TYPE_IXFR, v[3], v2_text, V2_COUNT, 4, XFR_IN_OUTDATED);
+	ends_at_first_soa(DNS_TYPE_AXFR, v[3], v2_text, V2_COUNT, V2_COUNT, XFR_IN_OUTDATED);
+	ends_at_first_soa(DNS_TYPE_AXFR, v[3], v2_text, V2_COUNT, 1, XFR_IN_OUTDATED);
+	/* the same serial: up to date */
+	ends_at_first_soa(DNS_TYPE_AXFR, v[2], v2_text, V2_COUNT, 4, XFR_IN_UPTODATE);
+	/* 2^31 from serial 1: undefined (RFC 1982 3.2), so not newer */
+	const char *jump[V2_COUNT];
+	memcpy(jump, v2_text, sizeof(jump));
+	jump[0] = jump[V2_COUNT - 1] = SOA(2147483649);
+	ends_at_first_soa(DNS_TYPE_AXFR, v[1], jump, V2_COUNT, 4, XFR_IN_OUTDATED);
+	/* the rest of the message is not read: a record outside the zone raises nothing */
+	const char *outside[V2_COUNT];
+	memcpy(outside, v2_text, sizeof(outside));
+	outside[1] = "www.other.test. A 192.0.2.80";
+	ends_at_first_soa(DNS_TYPE_IXFR, v[3], outside, V2_COUNT, V2_COUNT, XFR_IN_OUTDATED);
+	/* one newer than 2^31 - 1 ahead is newer: taken */
+	jump[0] = jump[V2_COUNT - 1] = SOA(2147483648);
+	xfr_in_t *x = start(DNS_TYPE_AXFR, 14, v[1], NULL);
+	CU_ASSERT_EQUAL(feed_text(x, 14, DNS_TYPE_AXFR, jump, V2_COUNT, 4), 1);
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL(xfr_in_finish(x, NULL, &z), 0);
+	CU_ASSERT_PTR_NOT_NULL(z);
+	zone_unref(z);
+	xfr_in_free(x);
+	/* forced (shoalctl retransfer): any serial, the same one too */
+	any_serial = true;
+	for (int i = 2; i <= 3; i++) {
+		x = start(DNS_TYPE_AXFR, 15, v[i], NULL);
+		CU_ASSERT_EQUAL(feed_text(x, 15, DNS_TYPE_AXFR, v2_text, V2_COUNT, 4), 1);
+		CU_ASSERT_EQUAL(xfr_in_kind(x), XFR_IN_AXFR);
+		z = NULL;
+		CU_ASSERT_EQUAL(xfr_in_finish(x, NULL, &z), 0);
+		CU_ASSERT_TRUE(z && same_as_file(z, vpath[2], "j.test."));
+		zone_unref(z);
+		xfr_in_free(x);
+	}
+	any_serial = false;
 }
 
 static void test_header_checks(void)
@@ -516,6 +604,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_ixfr_in),
 		UNIT_TEST(test_ixfr_in_axfr_style),
 		UNIT_TEST(test_ixfr_in_up_to_date),
+		UNIT_TEST(test_outdated),
 		UNIT_TEST(test_truncated),
 		UNIT_TEST(test_wrong_final_soa),
 		UNIT_TEST(test_outside_the_zone),

@@ -10,12 +10,8 @@
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
-command -v perl >/dev/null || { echo "SKIP: perl is not installed"; exit 77; }
-BAD=$(free_port) || exit 99
+start_bad_primary BAD
 PORT=$(free_port) || exit 99
-perl "$SHOAL_SRCDIR/tests/xfr/bad_primary.pl" "$BAD" >"$T_DIR/bad.out" 2>&1 &
-T_PIDS="$T_PIDS $!"
-wait_until 10 grep -q ready "$T_DIR/bad.out" || { echo "bad_primary.pl did not start"; exit 99; }
 
 ZONES="truncated wrongsoa outside big stall trickle"
 {
