@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/control.h"
-#include "server/stats.h"
+#include "server/common/stats.h"
+#include "server/ctl/control.h"
 
 /* the control path the installed configuration gives shoald */
 #define SHOALCTL_DEFAULT_SOCKET CONF_CONTROL_DEFAULT

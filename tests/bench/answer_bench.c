@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "proto/dns.h"
-#include "tools/flood.h"
+#include "tools/flood/flood.h"
 #include "zone/answer.h"
 #include "zone/load.h"
 #include "zone/zonedb.h"

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "proto/dns.h"
-#include "server/responder.h"
-#include "server/server.h"
+#include "server/daemon/server.h"
+#include "server/query/responder.h"
 
 /*
  * The query comes back with QR set and nothing looked up, so what a query

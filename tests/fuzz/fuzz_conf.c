@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "proto/error.h"
-#include "server/conf.h"
+#include "server/conf/conf.h"
 #include "tests/fuzz/fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

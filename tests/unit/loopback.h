@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/socket.h"
+#include "server/net/socket.h"
 
 /* 127.0.0.1@port; port 0 lets every socket take an ephemeral port of its own. */
 static inline listen_addr_t unit_loopback(uint16_t port)

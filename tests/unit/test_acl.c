@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/acl.c: entries parsed, peers matched by address, prefix and key. */
+/* Unit tests for server/conf/acl.c: entries parsed, peers matched by address, prefix and key. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "proto/error.h"
-#include "server/acl.h"
+#include "server/conf/acl.h"
 #include "unit.h"
 
 static struct sockaddr_storage peer(const char *addr, uint16_t port)

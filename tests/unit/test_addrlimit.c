@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/addrlimit.c: the bound per address, what counts as one address. */
+/* Unit tests for server/net/addrlimit.c: the bound per address, what counts as one address. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sodium.h>
 #include <string.h>
 
 #include "proto/error.h"
-#include "server/addrlimit.h"
+#include "server/net/addrlimit.h"
 #include "tests/unit/unit.h"
 
 static struct sockaddr_storage addr(const char *text)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/conf.c: the option table, YAML loading with lines, the command line. */
+/* Unit tests for server/conf/conf.c: the option table, YAML loading with lines, the command line.
+ */
 #include "config.h"
 
 #include <stdio.h>
@@ -9,8 +10,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/conf.h"
-#include "server/log.h"
+#include "server/common/log.h"
+#include "server/conf/conf.h"
 #include "tests/unit/man.h"
 #include "unit.h"
 
@@ -324,7 +325,7 @@ static void test_metrics_address(void)
 	CU_ASSERT_EQUAL(conf_parse_args(&c, 3, more, stdout, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(c.metrics_allow.count, 3);
 	static const uint8_t scraper[4] = { 192, 0, 2, 9 };
-	CU_ASSERT(rrl_prefix_match(&c.metrics_allow.items[0], scraper, 4));
+	CU_ASSERT(addr_prefix_match(&c.metrics_allow.items[0], scraper, 4));
 	conf_clear(&c);
 	expect_error("metrics-allow: [192.0.2.0/33]\n", 1,
 		     "metrics-allow: \"192.0.2.0/33\" is not ADDR/BITS");

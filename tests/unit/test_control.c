@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/control.c: who gets the socket file, the commands. */
+/* Unit tests for server/ctl/control.c: who gets the socket file, the commands. */
 #include "config.h"
 
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/control.h"
+#include "server/ctl/control.h"
 #include "tests/unit/man.h"
 #include "unit.h"
 
@@ -66,7 +66,7 @@ static uid_t owner(const char *path)
  * the descriptor it reaches the socket, the file stays root's, and the
  * swap is reported so that start-up stops.
  */
-static void test_swap_before_handover(void)
+static void test_swap_before_takeover(void)
 {
 	if (geteuid() != 0) {
 		fprintf(stderr, "  (not root: a file cannot be handed to another user here)\n");
@@ -100,7 +100,7 @@ static void test_swap_before_handover(void)
 }
 
 /* Without a swap, the socket itself goes to the user, still 0600. */
-static void test_handover(void)
+static void test_takeover(void)
 {
 	if (geteuid() != 0) {
 		fprintf(stderr, "  (not root: a file cannot be handed to another user here)\n");
@@ -217,8 +217,8 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir))
 		return 99;
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_swap_before_handover),
-		UNIT_TEST(test_handover),
+		UNIT_TEST(test_swap_before_takeover),
+		UNIT_TEST(test_takeover),
 		UNIT_TEST(test_dispatch),
 		UNIT_TEST(test_man_page),
 		UNIT_END,

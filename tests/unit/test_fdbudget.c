@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/fdbudget.c: sharing RLIMIT_NOFILE out among TCP connections. */
+/* Unit tests for server/daemon/fdbudget.c: sharing RLIMIT_NOFILE out among TCP connections. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/conf.h"
-#include "server/fdbudget.h"
+#include "server/conf/conf.h"
+#include "server/daemon/fdbudget.h"
 #include "unit.h"
 
 /* A tight limit: RLIMIT_NOFILE 128, 2 threads, one address, a control socket. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for shoal-flood's histogram, answer reader and pacing (tools/flood_hist.c,
- * tools/flood_answer.c, tools/flood_pace.c). */
+/* Unit tests for shoal-flood's histogram, answer reader and pacing (tools/flood/flood_hist.c,
+ * tools/flood/flood_answer.c, tools/flood/flood_pace.c). */
 #include "config.h"
 
 #include <math.h>
@@ -8,7 +8,7 @@
 
 #include "proto/wire.h"
 #include "tests/unit/unit.h"
-#include "tools/flood.h"
+#include "tools/flood/flood.h"
 
 static void test_hist_buckets_are_monotonic_and_tight(void)
 {

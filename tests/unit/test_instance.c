@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/instance.c: the lock per address, and sockets found on the port. */
+/* Unit tests for server/daemon/instance.c: the lock per address, and sockets found on the port. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/conf.h"
-#include "server/instance.h"
-#include "server/path.h"
+#include "server/common/path.h"
+#include "server/conf/conf.h"
+#include "server/daemon/instance.h"
 #include "unit.h"
 
 /* Can a socket of `type` bind the wildcard address of `family` on port? */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/path.c: folders others may write, this user's lock folder, lock files. */
+/* Unit tests for server/common/path.c: folders others may write, this user's lock folder, lock
+ * files. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,7 +12,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/path.h"
+#include "server/common/path.h"
 #include "unit.h"
 
 #define OTHER_UID 65534 /* nobody */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Tests for server/reload.c: a reconfig the main loop never heard of is answered at close. */
+/* Tests for server/events/reload.c: a reconfig the main loop never heard of is answered at close.
+ */
 #include "config.h"
 
 #include <stdbool.h>
@@ -10,8 +11,8 @@
 #include <uv.h>
 
 #include "proto/error.h"
-#include "server/conf.h"
-#include "server/reload.h"
+#include "server/conf/conf.h"
+#include "server/events/reload.h"
 #include "unit.h"
 #include "zone/zonedb.h"
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/rrl.c: prefixes, the counting arithmetic, classes, exemptions, threads. */
+/* Unit tests for server/query/rrl.c: prefixes, the counting arithmetic, classes, exemptions,
+ * threads. */
 #include <pthread.h>
 #include <sodium.h>
 #include <string.h>
 
 #include "proto/error.h"
-#include "server/rrl.h"
+#include "server/query/rrl.h"
 #include "tests/unit/unit.h"
 
 static const uint8_t ip1[4] = { 192, 0, 2, 1 };
@@ -76,42 +77,42 @@ static tally_t run(rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_t ip_len,
 
 static void test_prefix(void)
 {
-	rrl_prefix_t p;
-	CU_ASSERT_EQUAL(rrl_prefix_parse("192.0.2.77/24", &p), 0);
+	addr_prefix_t p;
+	CU_ASSERT_EQUAL(addr_prefix_parse("192.0.2.77/24", &p), 0);
 	CU_ASSERT_EQUAL(p.len, 4);
 	CU_ASSERT_EQUAL(p.bits, 24);
 	CU_ASSERT_EQUAL(p.addr[3], 0); /* cleared past the prefix */
-	CU_ASSERT(rrl_prefix_match(&p, ip1, 4));
-	CU_ASSERT(rrl_prefix_match(&p, ip1b, 4));
-	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip2, 4));
-	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip6a, 16));
+	CU_ASSERT(addr_prefix_match(&p, ip1, 4));
+	CU_ASSERT(addr_prefix_match(&p, ip1b, 4));
+	CU_ASSERT_FALSE(addr_prefix_match(&p, ip2, 4));
+	CU_ASSERT_FALSE(addr_prefix_match(&p, ip6a, 16));
 	/* an IPv4-mapped IPv6 address is its IPv4 address */
 	uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 9 };
-	CU_ASSERT(rrl_prefix_match(&p, mapped, 16));
-	CU_ASSERT_EQUAL(rrl_prefix_parse("192.0.2.1", &p), 0);
+	CU_ASSERT(addr_prefix_match(&p, mapped, 16));
+	CU_ASSERT_EQUAL(addr_prefix_parse("192.0.2.1", &p), 0);
 	CU_ASSERT_EQUAL(p.bits, 32);
-	CU_ASSERT(rrl_prefix_match(&p, ip1, 4));
-	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip1b, 4));
-	CU_ASSERT_EQUAL(rrl_prefix_parse("2001:db8::/45", &p), 0);
-	CU_ASSERT(rrl_prefix_match(&p, ip6a, 16));
-	CU_ASSERT(rrl_prefix_match(&p, ip6c, 16));
-	CU_ASSERT_EQUAL(rrl_prefix_parse("0.0.0.0/0", &p), 0);
-	CU_ASSERT(rrl_prefix_match(&p, ip2, 4));
+	CU_ASSERT(addr_prefix_match(&p, ip1, 4));
+	CU_ASSERT_FALSE(addr_prefix_match(&p, ip1b, 4));
+	CU_ASSERT_EQUAL(addr_prefix_parse("2001:db8::/45", &p), 0);
+	CU_ASSERT(addr_prefix_match(&p, ip6a, 16));
+	CU_ASSERT(addr_prefix_match(&p, ip6c, 16));
+	CU_ASSERT_EQUAL(addr_prefix_parse("0.0.0.0/0", &p), 0);
+	CU_ASSERT(addr_prefix_match(&p, ip2, 4));
 	/* written as IPv4-mapped: the IPv4 prefix it maps, as peers are seen */
-	CU_ASSERT_EQUAL(rrl_prefix_parse("::ffff:192.0.2.0/120", &p), 0);
+	CU_ASSERT_EQUAL(addr_prefix_parse("::ffff:192.0.2.0/120", &p), 0);
 	CU_ASSERT_EQUAL(p.len, 4);
 	CU_ASSERT_EQUAL(p.bits, 24);
-	CU_ASSERT(rrl_prefix_match(&p, ip1b, 4));
-	CU_ASSERT(rrl_prefix_match(&p, mapped, 16));
-	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip2, 4));
-	CU_ASSERT_EQUAL(rrl_prefix_parse("::ffff:192.0.2.1", &p), 0);
-	CU_ASSERT(rrl_prefix_match(&p, ip1, 4));
-	CU_ASSERT_FALSE(rrl_prefix_match(&p, ip1b, 4));
+	CU_ASSERT(addr_prefix_match(&p, ip1b, 4));
+	CU_ASSERT(addr_prefix_match(&p, mapped, 16));
+	CU_ASSERT_FALSE(addr_prefix_match(&p, ip2, 4));
+	CU_ASSERT_EQUAL(addr_prefix_parse("::ffff:192.0.2.1", &p), 0);
+	CU_ASSERT(addr_prefix_match(&p, ip1, 4));
+	CU_ASSERT_FALSE(addr_prefix_match(&p, ip1b, 4));
 	static const char *const bad[] = { "",        "/24",        "192.0.2.0/33", "192.0.2/24",
 					   "::/129",  "192.0.2.0/", "192.0.2.0/-1", "192.0.2.0/2x",
 					   "example", "1.2.3.4/+8" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CU_ASSERT_EQUAL(rrl_prefix_parse(bad[i], &p), SHOAL_EINVAL);
+		CU_ASSERT_EQUAL(addr_prefix_parse(bad[i], &p), SHOAL_EINVAL);
 }
 
 /*
@@ -192,7 +193,7 @@ static void test_exempt_and_cookie(void)
 	rrl_limits_t l = RRL_LIMITS_DEFAULT;
 	l.rate = 5;
 	l.size = 1024;
-	CU_ASSERT_EQUAL(rrl_prefix_parse("192.0.2.0/25", &l.exempt.items[0]), 0);
+	CU_ASSERT_EQUAL(addr_prefix_parse("192.0.2.0/25", &l.exempt.items[0]), 0);
 	l.exempt.count = 1;
 	rrl_t *r = NULL;
 	CU_ASSERT_EQUAL_FATAL(rrl_new(&l, &r), 0);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/secondary.c: which zone a NOTIFY, refresh or status reaches. */
+/* Unit tests for server/events/secondary.c: which zone a NOTIFY, refresh or status reaches. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -15,9 +15,9 @@
 
 #include "proto/error.h"
 #include "proto/name.h"
-#include "server/conf.h"
-#include "server/reload.h"
-#include "server/secondary.h"
+#include "server/conf/conf.h"
+#include "server/events/reload.h"
+#include "server/events/secondary.h"
 #include "tests/unit/alloc_guard.h"
 #include "unit.h"
 

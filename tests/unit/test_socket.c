@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/socket.c: the socket set's layout, errors, hand-over and steering. */
+/* Unit tests for server/net/socket.c: the socket set's layout, errors, takeover and steering. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/fdbudget.h"
-#include "server/socket.h"
+#include "server/daemon/fdbudget.h"
+#include "server/net/socket.h"
 #include "tests/unit/loopback.h"
 #include "unit.h"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/stats.c: counting, summing, and the table, JSON and Prometheus outputs. */
+/* Unit tests for server/common/stats.c: counting, summing, and the table, JSON and Prometheus
+ * outputs. */
 #include "config.h"
 
 #include <ctype.h>
@@ -10,7 +11,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/stats.h"
+#include "server/common/stats.h"
 #include "tests/unit/man.h"
 #include "unit.h"
 #include "zone/answer.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/takeover.c: the hand-over's records over a socket pair. */
+/* Unit tests for server/daemon/takeover_wire.c: the takeover's records over a socket pair. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/fdbudget.h"
-#include "server/takeover.h"
+#include "server/daemon/fdbudget.h"
+#include "server/daemon/takeover_wire.h"
 #include "tests/unit/loopback.h"
 #include "unit.h"
 
@@ -78,10 +78,10 @@ static void test_round_trip(void)
 	int sv[2];
 	pair(sv);
 	/* the records fit the pair's buffer: send them all, then receive */
-	CU_ASSERT_EQUAL_FATAL(takeover_send(sv[0], s, 2, control, "/run/x y.ctl", err, sizeof(err)),
-			      0);
-	takeover_taken_t t;
-	int rc = takeover_receive(sv[1], &t, err, sizeof(err));
+	CU_ASSERT_EQUAL_FATAL(
+		takeover_wire_send(sv[0], s, 2, control, "/run/x y.ctl", err, sizeof(err)), 0);
+	takeover_wire_taken_t t;
+	int rc = takeover_wire_receive(sv[1], &t, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "\n  %s\n", err);
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -104,7 +104,7 @@ static void test_round_trip(void)
 	char line[16] = "";
 	CU_ASSERT_EQUAL(recv(sv[0], line, sizeof(line) - 1, MSG_DONTWAIT), 11);
 	CU_ASSERT_STRING_EQUAL(line, "takeover 1\n");
-	takeover_taken_clear(&t);
+	takeover_wire_taken_clear(&t);
 	close(sv[0]);
 	close(control);
 	socket_set_close(s);
@@ -115,13 +115,13 @@ static void test_refusal(void)
 {
 	int sv[2];
 	pair(sv);
-	const char *no = "error\nthe previous hand-over is still finishing\n";
+	const char *no = "error\nthe previous takeover is still finishing\n";
 	CU_ASSERT_EQUAL(write(sv[0], no, strlen(no)), (ssize_t)strlen(no));
 	shutdown(sv[0], SHUT_WR); /* the request can still be written */
-	takeover_taken_t t;
+	takeover_wire_taken_t t;
 	char err[512] = "";
-	CU_ASSERT_EQUAL(takeover_receive(sv[1], &t, err, sizeof(err)), SHOAL_ECONFIG);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "refused: the previous hand-over is still finishing"));
+	CU_ASSERT_EQUAL(takeover_wire_receive(sv[1], &t, err, sizeof(err)), SHOAL_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "refused: the previous takeover is still finishing"));
 	close(sv[0]);
 }
 
@@ -170,9 +170,9 @@ static void refused_after(const char *last, bool with_socket)
 		put(sv[0], last, with_socket ? u : -1);
 	close(sv[0]);
 	close(u);
-	takeover_taken_t t;
+	takeover_wire_taken_t t;
 	char err[512] = "";
-	CU_ASSERT_TRUE(takeover_receive(sv[1], &t, err, sizeof(err)) < 0);
+	CU_ASSERT_TRUE(takeover_wire_receive(sv[1], &t, err, sizeof(err)) < 0);
 	CU_ASSERT_NOT_EQUAL(err[0], '\0');
 	CU_ASSERT_EQUAL(fdbudget_count_open(), open_before);
 }
@@ -192,33 +192,35 @@ static void test_go(void)
 {
 	int sv[2];
 	pair(sv);
-	takeover_taken_t t = { .fd = sv[1], .control_fd = -1 };
+	takeover_wire_taken_t t = { .fd = sv[1], .control_fd = -1 };
 	char err[256] = "";
 	CU_ASSERT_EQUAL(write(sv[0], "ok\n", 3), 3);
-	CU_ASSERT_EQUAL(takeover_go(&t, true, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(takeover_wire_go(&t, true, err, sizeof(err)), 0);
 	char buf[32];
 	size_t len = 0;
 	bool keep = false;
-	CU_ASSERT_EQUAL(takeover_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
-			1);
+	CU_ASSERT_EQUAL(
+		takeover_wire_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)), 1);
 	CU_ASSERT_TRUE(keep);
 	/* a line in two parts, then one that is not "go", then the end */
 	CU_ASSERT_EQUAL(write(sv[1], "g", 1), 1);
 	len = 0;
-	CU_ASSERT_EQUAL(takeover_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(
+		takeover_wire_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(write(sv[1], "o\n", 2), 2);
-	CU_ASSERT_EQUAL(takeover_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
-			1);
+	CU_ASSERT_EQUAL(
+		takeover_wire_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)), 1);
 	CU_ASSERT_FALSE(keep);
 	CU_ASSERT_EQUAL(write(sv[1], "stop\n", 5), 5);
 	len = 0;
-	CU_ASSERT_EQUAL(takeover_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
-			SHOAL_EMALFORMED);
+	CU_ASSERT_EQUAL(
+		takeover_wire_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
+		SHOAL_EMALFORMED);
 	close(sv[1]);
 	len = 0;
-	CU_ASSERT_EQUAL(takeover_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
-			SHOAL_EIO);
+	CU_ASSERT_EQUAL(
+		takeover_wire_read_go(sv[0], buf, sizeof(buf), &len, &keep, err, sizeof(err)),
+		SHOAL_EIO);
 	close(sv[0]);
 	/* a giver that refuses "go" */
 	pair(sv);
@@ -226,7 +228,7 @@ static void test_go(void)
 	const char *no = "error\nstopping\n";
 	CU_ASSERT_EQUAL(write(sv[0], no, strlen(no)), (ssize_t)strlen(no));
 	shutdown(sv[0], SHUT_WR);
-	CU_ASSERT_EQUAL(takeover_go(&t, false, err, sizeof(err)), SHOAL_ECONFIG);
+	CU_ASSERT_EQUAL(takeover_wire_go(&t, false, err, sizeof(err)), SHOAL_ECONFIG);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "stopping"));
 	close(sv[0]);
 	close(sv[1]);

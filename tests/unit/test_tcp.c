@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/tcp.c: a real loop in a thread, plain blocking sockets as clients. */
+/* Unit tests for server/net/tcp.c: a real loop in a thread, plain blocking sockets as clients. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "server/acceptor.h"
-#include "server/tcp.h"
+#include "server/net/acceptor.h"
+#include "server/net/tcp.h"
 #include "tests/tcpio.h"
 #include "tests/unit/unit.h"
 

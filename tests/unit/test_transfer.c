@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/transfer.c: transfer requests in, answers and streams out, no sockets. */
+/* Unit tests for server/query/transfer.c: transfer requests in, answers and streams out, no
+ * sockets. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -15,8 +16,8 @@
 #include "proto/request.h"
 #include "proto/tsig.h"
 #include "proto/wire.h"
-#include "server/conf.h"
-#include "server/transfer.h"
+#include "server/conf/conf.h"
+#include "server/query/transfer.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/shoal-test-transfer.XXXXXX";

@@ -17,10 +17,10 @@
 #include <urcu.h>
 
 #include "proto/dns.h"
-#include "server/conf.h"
-#include "server/responder.h"
-#include "server/socket.h"
-#include "server/worker.h"
+#include "server/conf/conf.h"
+#include "server/net/socket.h"
+#include "server/net/worker.h"
+#include "server/query/responder.h"
 #include "tests/unit/alloc_guard.h"
 #include "tests/unit/loopback.h"
 #include "unit.h"

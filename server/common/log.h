@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * shoald's log: levels, one line per message to stderr with a timestamp (none
+ * when stderr is the journal), optionally syslog.
+ */
+#ifndef SHOAL_SERVER_COMMON_LOG_H
+#define SHOAL_SERVER_COMMON_LOG_H
+
+#include <stdbool.h>
+
+enum log_level {
+	LOG_LEVEL_ERROR = 0,
+	LOG_LEVEL_WARNING = 1,
+	LOG_LEVEL_NOTICE = 2,
+	LOG_LEVEL_INFO = 3,
+	LOG_LEVEL_DEBUG = 4,
+};
+
+/* Level names in order ("error" ... "debug"), NULL-terminated; the config table uses them. */
+extern const char *const log_level_names[];
+
+/*
+ * Set the threshold and whether lines also go to syslog (daemon facility,
+ * RFC 3164 datagrams to /dev/log).
+ * When stderr is the journal (log_stderr_is_journal), lines carry a "<N>"
+ * priority prefix instead of a timestamp. Call once on the main thread
+ * before other threads start.
+ */
+void log_init(enum log_level level, bool use_syslog);
+
+/*
+ * Change the threshold (a reconfig's log-level): lines logged from then on
+ * follow it. Any thread.
+ */
+void log_set_level(enum log_level level);
+
+/* Whether stderr is the stream systemd's JOURNAL_STREAM names. */
+bool log_stderr_is_journal(void);
+
+/*
+ * Log one message at `level` when it passes the threshold. Any thread: each
+ * line is written with one write(2), so lines from threads do not mix.
+ * Never waits for a stalled reader of stderr (a pipe or socket): a line
+ * that does not fit is dropped, and the next one that does is preceded by
+ * "N log lines dropped (stderr was full)". syslog likewise: one datagram
+ * a line to /dev/log, never waiting, lines that do not fit dropped and
+ * counted ("N log lines dropped (syslog was full)").
+ * Never call per query: a bad query becomes an RCODE or a drop, not a line
+ * in the log (doc/design.md, "Query path").
+ */
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...)   log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_LEVEL_WARNING, __VA_ARGS__)
+#define log_notice(...)  log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)
+#define log_info(...)    log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...)   log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Address lists of zone transfers and NOTIFY: who may ask, whom to tell, each with its key. */
+#ifndef SHOAL_SERVER_CONF_ACL_H
+#define SHOAL_SERVER_CONF_ACL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* An entry's key: the index of a configured TSIG key, or ACL_NOKEY (unsigned). */
+#define ACL_NOKEY (-1)
+
+/* The longest entry as written: an IPv6 address, a prefix or port, a key name. */
+#define ACL_TEXT_MAX 320
+
+/*
+ * What an entry names: a block of addresses allowed to ask (provide-xfr,
+ * allow-notify: "ADDR[/PREFIX] KEY|NOKEY"), or one server to talk to
+ * (notify, primaries: "ADDR[@PORT] KEY|NOKEY", port 53 by default).
+ */
+enum acl_kind {
+	ACL_MATCH,
+	ACL_TARGET,
+};
+
+/*
+ * One entry. For ACL_MATCH, addr holds the network (port 0) and prefix
+ * the bits that must match; for ACL_TARGET, addr is the server's address
+ * and port, prefix the whole address. key is resolved by the caller from
+ * the name acl_entry_parse gives back.
+ */
+typedef struct acl_entry {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	uint8_t prefix;
+	int key;
+	char text[ACL_TEXT_MAX]; /* the address part as written ("192.0.2.1@5300"), for logs */
+} acl_entry_t;
+
+/* A list of entries, tried in order. Owned: acl_clear frees it. */
+typedef struct acl {
+	acl_entry_t *entries;
+	size_t count;
+} acl_t;
+
+/*
+ * Parse one entry, "ADDR[/PREFIX] KEY" or "ADDR[@PORT] KEY" by kind, KEY
+ * being a key name or NOKEY (any case); IPv6 addresses may be written in
+ * brackets. Sets *e (key ACL_NOKEY) and copies the key name into
+ * key_name[0..key_cap) ("" for NOKEY), for the caller to resolve. Returns
+ * 0, or SHOAL_ESYNTAX with the reason in err: not an address, a prefix or
+ * port out of range, a prefix with host bits set, no key word, words
+ * after it.
+ */
+int acl_entry_parse(const char *text, enum acl_kind kind, acl_entry_t *e, char *key_name,
+		    size_t key_cap, char *err, size_t errlen);
+
+/* Append a copy of e. Returns 0 or SHOAL_ENOMEM. */
+int acl_add(acl_t *a, const acl_entry_t *e);
+
+/* Free the entries and zero the list; a zeroed list is fine. */
+void acl_clear(acl_t *a);
+
+/*
+ * Whether peer's address lies within e's (prefix bits; ports are not
+ * compared). An IPv4 peer seen on an IPv6 socket (::ffff:a.b.c.d) matches
+ * IPv4 entries.
+ */
+bool acl_entry_matches(const acl_entry_t *e, const struct sockaddr *peer);
+
+/*
+ * The first entry of a that matches peer and key: key is the index of
+ * the key the request was verified with, or ACL_NOKEY for an unsigned
+ * request (which only NOKEY entries admit, and a signed one only entries
+ * of its own key, as NSD decides). NULL when none does. Any thread; reads
+ * only.
+ */
+const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key);
+
+/* peer as "ADDR@PORT" (IPv4-mapped shown as IPv4) into buf; returns buf. */
+const char *acl_addr_text(const struct sockaddr *peer, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,1038 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* shoald's configuration: the option table, the YAML loader, the command line, --help. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "server/common/log.h"
+#include "server/conf/conf.h"
+#include "server/conf/internal.h"
+
+#define OFF(field) offsetof(conf_t, field)
+
+/*
+ * Every option, once. The YAML loader looks keys up here, the command line
+ * accepts --<cli> for each entry with a cli name, --help prints the table,
+ * and tests/unit/test_conf.c checks it against man/shoald.conf.5.
+ */
+const conf_option_t conf_options[] = {
+	{ "listen", "listen", "ADDR@PORT", CONF_LISTEN, 0, 0, NULL, "0.0.0.0@53, ::@53",
+	  OFF(listen), "address and port to answer on; a list (repeat on the command line)",
+	  CONF_RESTART },
+	{ "threads", "threads", "N", CONF_UINT, 1, CONF_THREADS_MAX, NULL, "online CPUs",
+	  OFF(threads), "number of worker threads", CONF_RESTART },
+	{ "socket-mode", "socket-mode", "MODE", CONF_ENUM, 0, 0, socket_mode_names, "reuseport",
+	  OFF(socket_mode), "reuseport: one UDP socket per worker; shared: one socket for all",
+	  CONF_RESTART },
+	{ "cpu-affinity", "cpu-affinity", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(cpu_affinity),
+	  "pin each worker to CPUs; a datagram goes to the worker of the CPU it came in on",
+	  CONF_RESTART },
+	{ "udp-receive-buffer", NULL, "OCTETS", CONF_UINT, 65536, 1073741824, NULL, "4194304",
+	  OFF(udp_receive_buffer), "receive buffer asked for each UDP socket (SO_RCVBUF)",
+	  CONF_RESTART },
+	{ "udp-send-buffer", NULL, "OCTETS", CONF_UINT, 65536, 1073741824, NULL, "4194304",
+	  OFF(udp_send_buffer), "send buffer asked for each UDP socket (SO_SNDBUF)", CONF_RESTART },
+	{ "user", "user", "USER", CONF_STRING, 0, 0, NULL, "(none)", OFF(user),
+	  "drop privileges to this user after binding", CONF_RESTART },
+	{ "group", "group", "GROUP", CONF_STRING, 0, 0, NULL, "the user's group", OFF(group),
+	  "drop privileges to this group after binding", CONF_RESTART },
+	{ "nsid", "nsid", "ID", CONF_STRING, 0, 0, NULL, "(none)", OFF(nsid),
+	  "NSID (RFC 5001) sent to clients that ask", CONF_RESTART },
+	{ "nsid-thread", "nsid-thread", "yes|no", CONF_BOOL, 0, 0, NULL, "yes", OFF(nsid_thread),
+	  "append /<thread index> to the NSID", CONF_RESTART },
+	{ "identity", "identity", "NAME", CONF_STRING, 0, UINT8_MAX, NULL, "the host name",
+	  OFF(identity), "answer to TXT queries of class CH for id.server and hostname.bind",
+	  CONF_RESTART },
+	{ "version", NULL, "TEXT", CONF_STRING, 0, UINT8_MAX, NULL, "(hidden)", OFF(version),
+	  "answer to TXT queries of class CH for version.server and version.bind", CONF_RESTART },
+	{ "control", "control", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(control),
+	  "unix socket for shoalctl (mode 0600; shoalctl's default: " CONF_CONTROL_DEFAULT ")",
+	  CONF_RESTART },
+	{ "pid-file", "pid-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(pid_file),
+	  "write the process id to this file while running", CONF_RESTART },
+	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
+	  OFF(log_level), "error, warning, notice, info or debug", CONF_RUNTIME },
+	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
+	  "also log to syslog", CONF_RESTART },
+	{ "edns-size", "edns-size", "OCTETS", CONF_UINT, DNS_UDP_MIN, 4096, NULL, "1232",
+	  OFF(edns_size), "largest UDP answer, advertised in EDNS", CONF_RESTART },
+	{ "tcp-idle-timeout", "tcp-idle-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "10000",
+	  OFF(tcp.idle_timeout_ms), "close a TCP connection idle this long", CONF_RESTART },
+	{ "tcp-max-connections", "tcp-max-connections", "N", CONF_UINT, 1, 65536, NULL, "256",
+	  OFF(tcp.max_connections),
+	  "most TCP connections per worker (fewer if descriptors are short)", CONF_RESTART },
+	{ "tcp-message-timeout", "tcp-message-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "5000",
+	  OFF(tcp.message_timeout_ms), "time to receive one whole TCP message", CONF_RESTART },
+	{ "tcp-max-output", "tcp-max-output", "OCTETS", CONF_UINT, 65537, 67108864, NULL, "262144",
+	  OFF(tcp.max_output), "answer octets queued per TCP connection", CONF_RESTART },
+	{ "tcp-max-per-address", "tcp-max-per-address", "N", CONF_UINT, 0, 65536, NULL, "32",
+	  OFF(tcp.max_per_address),
+	  "most TCP connections one client address holds over all workers; 0: no limit",
+	  CONF_RESTART },
+	{ "max-nsec3-iterations", NULL, "N", CONF_UINT, 0, ZONE_MAX_NSEC3_ITERATIONS_MAX, NULL,
+	  "150", OFF(max_nsec3_iterations), "the most NSEC3 iterations a zone may ask for",
+	  CONF_RUNTIME },
+	{ "max-types-per-name", "max-types-per-name", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
+	  "100", OFF(max_types_per_name),
+	  "refuse a zone with a name of more types (a signed type counts twice)", CONF_RUNTIME },
+	{ "max-records-per-type", "max-records-per-type", "N", CONF_UINT, 1, ZONE_LIMIT_MAX, NULL,
+	  "1000", OFF(max_records_per_type), "refuse a zone with an RRset of more records",
+	  CONF_RUNTIME },
+	{ "reload-timeout", "reload-timeout", "SECONDS", CONF_UINT, 1, 86400, NULL, "300",
+	  OFF(reload_timeout), "abandon a reload still running after this long; the zones stay",
+	  CONF_RUNTIME },
+	{ "max-zone-file-size", "max-zone-file-size", "MIB", CONF_UINT, 1, 1048576, NULL, "1024",
+	  OFF(max_zone_file_mib), "MiB read for one zone, its $INCLUDEs counted", CONF_RUNTIME },
+	{ "max-zone-includes", "max-zone-includes", "N", CONF_UINT, 0, 65536, NULL, "256",
+	  OFF(max_zone_includes), "$INCLUDE directives followed for one zone", CONF_RUNTIME },
+	{ "ixfr-journal-size", NULL, "OCTETS", CONF_UINT, 0, UINT32_MAX, NULL, "1048576",
+	  OFF(ixfr_journal_size), "IXFR history kept per zone (0: none; a zone may set its own)",
+	  CONF_RUNTIME },
+	{ "max-zone-size", NULL, "OCTETS", CONF_UINT, 512, UINT32_MAX, NULL, "1073741824",
+	  OFF(max_zone_size), "octets one incoming zone transfer may bring", CONF_RUNTIME },
+	{ "notify-retry", NULL, "N", CONF_UINT, 1, 20, NULL, "5", OFF(notify_retry),
+	  "NOTIFY sent this many times until a secondary answers", CONF_RUNTIME },
+	{ "xfr-timeout", NULL, "SECONDS", CONF_UINT, 1, 86400, NULL, "600", OFF(xfr_timeout),
+	  "give up an incoming zone transfer that takes longer", CONF_RUNTIME },
+	{ "xfr-message-timeout", NULL, "SECONDS", CONF_UINT, 1, 3600, NULL, "30",
+	  OFF(xfr_message_timeout), "time to connect to a primary, and for each message",
+	  CONF_RUNTIME },
+	{ "transfers-out", NULL, "N", CONF_UINT, 1, 1024, NULL, "10", OFF(transfers_out),
+	  "outgoing zone transfers at once, per worker thread", CONF_RESTART },
+	{ "transfers-in", NULL, "N", CONF_UINT, 1, 256, NULL, "10", OFF(transfers_in),
+	  "incoming zone transfers at once", CONF_RUNTIME },
+	{ "min-refresh-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "5",
+	  OFF(min_refresh_time), "a secondary checks its primary at least this far apart",
+	  CONF_RUNTIME },
+	{ "max-refresh-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "86400",
+	  OFF(max_refresh_time), "and at most this far apart, whatever the SOA says",
+	  CONF_RUNTIME },
+	{ "min-retry-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "5",
+	  OFF(min_retry_time), "the shortest wait after a failed check", CONF_RUNTIME },
+	{ "max-retry-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "3600",
+	  OFF(max_retry_time), "the longest wait after a failed check", CONF_RUNTIME },
+	{ "min-expire-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 365, NULL, "10",
+	  OFF(min_expire_time), "a secondary serves its last version at least this long",
+	  CONF_RUNTIME },
+	{ "max-expire-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 365, NULL, "2419200",
+	  OFF(max_expire_time), "and at most this long without a successful check", CONF_RUNTIME },
+	{ "keys", NULL, "LIST", CONF_KEYS, 0, 0, NULL, "(none)", OFF(keys),
+	  "TSIG keys: a list of {name, algorithm, secret or secret-file}", CONF_RUNTIME },
+	{ "rate-limit", "rate-limit", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL, "0", OFF(rrl.rate),
+	  "UDP answers per second per response class (RRL); 0: off", CONF_RESTART },
+	{ "rate-limit-nxdomain", "rate-limit-nxdomain", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
+	  "as rate-limit", OFF(rrl.nxdomain_rate),
+	  "NXDOMAIN answers per second per class; 0: not limited", CONF_RESTART },
+	{ "rate-limit-errors", "rate-limit-errors", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
+	  "as rate-limit", OFF(rrl.error_rate),
+	  "error answers per second per class; 0: not limited", CONF_RESTART },
+	{ "rate-limit-slip", "rate-limit-slip", "N", CONF_UINT, 0, RRL_SLIP_MAX, NULL, "2",
+	  OFF(rrl.slip), "send every Nth limited answer truncated (TC); 0: drop them all",
+	  CONF_RESTART },
+	{ "rate-limit-ipv4-prefix", "rate-limit-ipv4-prefix", "BITS", CONF_UINT, 0, 32, NULL, "24",
+	  OFF(rrl.ipv4_prefix), "IPv4 clients in one network share their classes", CONF_RESTART },
+	{ "rate-limit-ipv6-prefix", "rate-limit-ipv6-prefix", "BITS", CONF_UINT, 0, 128, NULL, "56",
+	  OFF(rrl.ipv6_prefix), "IPv6 clients in one network share their classes", CONF_RESTART },
+	{ "rate-limit-size", "rate-limit-size", "N", CONF_UINT, RRL_SIZE_MIN, RRL_SIZE_MAX, NULL,
+	  "1048576", OFF(rrl.size), "classes the rate limiting table holds (8 octets each)",
+	  CONF_RESTART },
+	{ "rate-limit-exempt", "rate-limit-exempt", "ADDR/BITS", CONF_PREFIXES, 0, 0, NULL,
+	  "(none)", OFF(rrl.exempt),
+	  "networks never rate limited; a list (repeat on the command line)", CONF_RESTART },
+	{ "cookie-secret", NULL, "HEX", CONF_SECRET, 0, 0, NULL, "random at start",
+	  OFF(cookie_secret), "DNS cookie server secret, 32 hex digits (RFC 9018)", CONF_RESTART },
+	{ "cookie-secret-staging", NULL, "HEX", CONF_SECRET, 0, 0, NULL, "(none)",
+	  OFF(cookie_secret_staging), "a second cookie secret that is accepted, not used",
+	  CONF_RESTART },
+	{ "cookie-require", "cookie-require", "yes|no", CONF_BOOL, 0, 0, NULL, "no",
+	  OFF(cookie_require),
+	  "answer BADCOOKIE over UDP to a client cookie without a valid server cookie",
+	  CONF_RESTART },
+	{ "zones-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, "the configuration file's folder",
+	  OFF(zones_dir), "folder that relative zone file paths start from", CONF_RUNTIME },
+	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
+	  "serve Prometheus metrics at GET /metrics over HTTP; a port alone: 127.0.0.1",
+	  CONF_RESTART },
+	{ "metrics-allow", "metrics-allow", "ADDR/BITS", CONF_PREFIXES, 0, 0, NULL, "loopback",
+	  OFF(metrics_allow),
+	  "networks whose clients may read the metrics; a list (repeat on the command line)",
+	  CONF_RESTART },
+	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
+	  "zones to serve: a list of {name, file} (repeat on the command line)", CONF_RUNTIME },
+};
+
+const size_t conf_option_count = sizeof(conf_options) / sizeof(conf_options[0]);
+
+const conf_zone_key_t conf_zone_keys[] = {
+	{ "name", "the zone's apex" },
+	{ "file", "its master file; for a secondary, where each transfer is saved" },
+	{ "primaries", "servers to transfer it from, in order: the zone is a secondary" },
+	{ "allow-notify", "who may send NOTIFY for it (default: the primaries)" },
+	{ "provide-xfr", "who may transfer it from us" },
+	{ "notify", "secondaries sent NOTIFY when its serial changes" },
+	{ "ixfr-journal-size", "IXFR history kept for it, in octets" },
+};
+
+const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
+
+/* Options of the command line only (not in the file). */
+typedef struct cli_flag {
+	const char *name;
+	char short_name;
+	const char *arg;
+	const char *help;
+} cli_flag_t;
+
+static const cli_flag_t cli_flags[] = {
+	{ "config", 'c', "FILE", "read the YAML configuration FILE (see shoald.conf(5))" },
+	{ "check", 0, NULL, "check the configuration and the zones, then exit" },
+	{ "takeover", 0, "PATH",
+	  "take the sockets over from the shoald whose control socket is PATH" },
+	{ "share-port", 0, NULL,
+	  "join the ports another server holds, on purpose (see shoald(8))" },
+	{ "help", 'h', NULL, "print this help and exit" },
+	{ "version", 'V', NULL, "print the version and exit" },
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int conf_parse_listen(const char *text, listen_addr_t *a)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *at = strrchr(text, '@');
+	size_t hlen = at ? (size_t)(at - text) : strlen(text);
+	unsigned long port = 53;
+	if (hlen == 0 || hlen >= sizeof(host))
+		return SHOAL_EINVAL;
+	/* "[::1]@53" is accepted too, as people write v6 addresses with ports */
+	if (hlen > 2 && text[0] == '[' && text[hlen - 1] == ']') {
+		text++;
+		hlen -= 2;
+	}
+	memcpy(host, text, hlen);
+	host[hlen] = '\0';
+	if (at) {
+		char *end;
+		errno = 0;
+		port = strtoul(at + 1, &end, 10);
+		if (errno || end == at + 1 || *end || port == 0 || port > 65535)
+			return SHOAL_EINVAL;
+	}
+	memset(a, 0, sizeof(*a));
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&a->addr;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->addr;
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		a->addr_len = sizeof(*in4);
+	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		a->addr_len = sizeof(*in6);
+	} else {
+		return SHOAL_EINVAL;
+	}
+	snprintf(a->text, sizeof(a->text), "%s@%lu", host, port);
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i]))
+			return *out = true, 0;
+		if (!strcasecmp(s, no[i]))
+			return *out = false, 0;
+	}
+	return SHOAL_EINVAL;
+}
+
+/*
+ * Store the scalar `value` for option o. Returns 0, or SHOAL_EINVAL with
+ * the reason (without location) in err.
+ */
+static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, char *err,
+		      size_t errlen)
+{
+	void *field = (char *)cfg + o->offset;
+	switch (o->type) {
+	case CONF_UINT: {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(value, &end, 10);
+		if (errno || end == value || *end || value[0] == '-' || v < o->min || v > o->max) {
+			set_err(err, errlen, "%s: \"%s\" is not a number from %u to %u", o->name,
+				value, o->min, o->max);
+			return SHOAL_EINVAL;
+		}
+		*(uint32_t *)field = (uint32_t)v;
+		return 0;
+	}
+	case CONF_BOOL:
+		if (parse_bool(value, (bool *)field) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not yes or no", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		return 0;
+	case CONF_STRING: {
+		/* max, when set, bounds the length (a TXT character-string: 255) */
+		if (o->max && strlen(value) > o->max) {
+			set_err(err, errlen, "%s: longer than %u octets", o->name, o->max);
+			return SHOAL_EINVAL;
+		}
+		char *copy = strdup(value);
+		if (!copy)
+			return SHOAL_ENOMEM;
+		free(*(char **)field);
+		*(char **)field = copy;
+		return 0;
+	}
+	case CONF_ENUM:
+		for (uint32_t i = 0; o->names[i]; i++) {
+			if (!strcasecmp(value, o->names[i])) {
+				*(uint32_t *)field = i;
+				return 0;
+			}
+		}
+		set_err(err, errlen, "%s: \"%s\" is not one of the allowed values", o->name, value);
+		return SHOAL_EINVAL;
+	case CONF_LISTEN:
+		if (cfg->listen_count == CONF_LISTEN_MAX) {
+			set_err(err, errlen, "listen: more than %d addresses", CONF_LISTEN_MAX);
+			return SHOAL_EINVAL;
+		}
+		if (conf_parse_listen(value, &cfg->listen[cfg->listen_count]) < 0) {
+			set_err(err, errlen, "listen: \"%s\" is not ADDR@PORT", value);
+			return SHOAL_EINVAL;
+		}
+		cfg->listen_count++;
+		return 0;
+	case CONF_PREFIXES: {
+		addr_prefix_list_t *l = field;
+		if (l->count == ADDR_PREFIX_LIST_MAX) {
+			set_err(err, errlen, "%s: more than %d prefixes", o->name,
+				ADDR_PREFIX_LIST_MAX);
+			return SHOAL_EINVAL;
+		}
+		if (addr_prefix_parse(value, &l->items[l->count]) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not ADDR/BITS", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		l->count++;
+		return 0;
+	}
+	case CONF_SECRET: {
+		conf_secret_t *secret = field;
+		if (cookie_secret_from_hex(secret->value, value) < 0) {
+			/* the value is a secret: not repeated in the message */
+			set_err(err, errlen, "%s: not 32 hex digits", o->name);
+			return SHOAL_EINVAL;
+		}
+		secret->set = true;
+		return 0;
+	}
+	case CONF_ADDR: {
+		/* a port alone is on loopback: the counters are not for everyone */
+		char text[sizeof(((listen_addr_t *)0)->text)];
+		bool port_only = value[0] && strspn(value, "0123456789") == strlen(value);
+		snprintf(text, sizeof(text), "%s%s", port_only ? "127.0.0.1@" : "", value);
+		if (!strchr(text, '@') || conf_parse_listen(text, (listen_addr_t *)field) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not [ADDR@]PORT", o->name, value);
+			return SHOAL_EINVAL;
+		}
+		return 0;
+	}
+	case CONF_ZONES:
+	case CONF_KEYS:
+		break;
+	}
+	set_err(err, errlen, "%s: not a single value", o->name);
+	return SHOAL_EINVAL;
+}
+
+static int add_zone(conf_t *cfg, const char *name, const char *file)
+{
+	if (cfg->zone_count == CONF_ZONES_MAX)
+		return SHOAL_EINVAL;
+	/*
+	 * Room for 8, then doubled at each power of two: grown by one each time,
+	 * the copies made 4000 zones take 14 s to read in a ThreadSanitizer build.
+	 */
+	size_t n_zones = cfg->zone_count;
+	if (n_zones == 0 || (n_zones >= 8 && !(n_zones & (n_zones - 1)))) {
+		size_t cap = n_zones ? n_zones * 2 : 8;
+		zone_spec_t *z = realloc(cfg->zones, cap * sizeof(*z));
+		if (!z)
+			return SHOAL_ENOMEM;
+		cfg->zones = z;
+		conf_zone_xfr_t *x = realloc(cfg->zone_xfr, cap * sizeof(*x));
+		if (!x)
+			return SHOAL_ENOMEM;
+		cfg->zone_xfr = x;
+	}
+	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
+	char *n = strdup(name), *f = strdup(file);
+	if (!n || !f) {
+		free(n);
+		free(f);
+		return SHOAL_ENOMEM;
+	}
+	/* the limits are filled in once every option is read (apply_zone_limits) */
+	cfg->zones[cfg->zone_count++] =
+		(zone_spec_t){ .name = n, .file = f, .limits = ZONE_LIMITS_DEFAULT };
+	return 0;
+}
+
+/*
+ * Every zone gets the limits, whichever came first in the file or on the
+ * command line: the one place the options become a zone_limits_t.
+ */
+static void apply_zone_limits(conf_t *cfg)
+{
+	zone_limits_t limits = {
+		.max_types_per_name = cfg->max_types_per_name,
+		.max_records_per_type = cfg->max_records_per_type,
+		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
+		.max_includes = cfg->max_zone_includes,
+		.max_nsec3_iterations = cfg->max_nsec3_iterations,
+	};
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		int64_t own = cfg->zone_xfr[i].journal_size;
+		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
+		cfg->zones[i].limits = limits;
+		cfg->zones[i].secondary = conf_zone_is_secondary(cfg, i);
+	}
+}
+
+const char *const socket_mode_names[] = { "reuseport", "shared", NULL };
+
+static const conf_option_t *find_option(const char *key, bool cli)
+{
+	for (size_t i = 0; i < conf_option_count; i++) {
+		const char *n = cli ? conf_options[i].cli : conf_options[i].name;
+		if (n && !strcmp(n, key))
+			return &conf_options[i];
+	}
+	return NULL;
+}
+
+/* The default listen addresses, used when neither file nor command line names one. */
+static void default_listen(conf_t *cfg)
+{
+	conf_parse_listen("0.0.0.0@53", &cfg->listen[0]);
+	conf_parse_listen("::@53", &cfg->listen[1]);
+	cfg->listen_count = 2;
+}
+
+int conf_init(conf_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cfg->threads = cpus < 1 ? 1 : cpus > CONF_THREADS_MAX ? CONF_THREADS_MAX : (uint32_t)cpus;
+	cfg->socket_mode = SOCKET_MODE_REUSEPORT;
+	cfg->udp_receive_buffer = cfg->udp_send_buffer = SOCKET_UDP_BUFFER_DEFAULT;
+	cfg->nsid_thread = true;
+	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->edns_size = DNS_EDNS_DEFAULT;
+	cfg->tcp = (tcp_limits_t)TCP_LIMITS_DEFAULT;
+	cfg->reload_timeout = CONF_RELOAD_TIMEOUT_DEFAULT;
+	cfg->max_types_per_name = ZONE_MAX_TYPES_DEFAULT;
+	cfg->max_nsec3_iterations = ZONE_MAX_NSEC3_ITERATIONS_DEFAULT;
+	cfg->max_records_per_type = ZONE_MAX_RECORDS_DEFAULT;
+	cfg->max_zone_file_mib = (uint32_t)(ZONE_MAX_OCTETS_DEFAULT >> 20);
+	cfg->max_zone_includes = ZONE_MAX_INCLUDES_DEFAULT;
+	cfg->ixfr_journal_size = ZONE_JOURNAL_DEFAULT;
+	cfg->max_zone_size = 1u << 30;
+	cfg->notify_retry = 5;
+	cfg->xfr_timeout = 600;
+	cfg->xfr_message_timeout = 30;
+	cfg->transfers_out = 10;
+	cfg->transfers_in = 10;
+	cfg->min_refresh_time = 5;
+	cfg->max_refresh_time = 86400;
+	cfg->min_retry_time = 5;
+	cfg->max_retry_time = 3600;
+	cfg->min_expire_time = 10;
+	cfg->max_expire_time = 2419200;
+	cfg->rrl = (rrl_limits_t)RRL_LIMITS_DEFAULT;
+	default_listen(cfg);
+	return 0;
+}
+
+void conf_clear(conf_t *cfg)
+{
+	free(cfg->user);
+	free(cfg->group);
+	free(cfg->nsid);
+	free(cfg->identity);
+	free(cfg->version);
+	free(cfg->control);
+	free(cfg->pid_file);
+	free(cfg->zones_dir);
+	free(cfg->file);
+	conf_xfr_clear(cfg);
+	free(cfg->takeover);
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		free((char *)cfg->zones[i].name);
+		free((char *)cfg->zones[i].file);
+	}
+	free(cfg->zones);
+	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
+	sodium_memzero(&cfg->cookie_secret_staging, sizeof(cfg->cookie_secret_staging));
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* YAML loading with the document API: every node carries its line. */
+
+int conf_yerr(yaml_ctx_t *y, const yaml_node_t *n, const char *fmt, ...)
+{
+	char reason[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	set_err(y->err, y->errlen, "%s:%lu: %s", y->path,
+		(unsigned long)(n ? n->start_mark.line + 1 : 0), reason);
+	return SHOAL_ECONFIG;
+}
+
+const char *conf_scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* "name, file, ...": the keys a zone may have, for the unknown-key message. */
+static void zone_key_list(char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < conf_zone_key_count && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+					conf_zone_keys[i].name);
+}
+
+static bool is_zone_key(const char *key)
+{
+	for (size_t i = 0; i < conf_zone_key_count; i++)
+		if (!strcmp(conf_zone_keys[i].name, key))
+			return true;
+	return false;
+}
+
+/*
+ * One zone's mapping: name and file first, then its transfer keys (which
+ * need the zone added). A secondary (with primaries) may lack file, or
+ * name one that does not exist yet: its first transfer makes it.
+ */
+static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
+{
+	if (item->type != YAML_MAPPING_NODE)
+		return conf_yerr(y, item, "zones: each zone is a mapping with name and file");
+	const char *name = NULL, *file = NULL;
+	yaml_node_t *file_node = item;
+	bool secondary = false;
+	for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		const char *key = conf_scalar(k), *val = conf_scalar(v);
+		if (!key)
+			return conf_yerr(y, k, "zones: a key must be a plain word");
+		if (!is_zone_key(key)) {
+			char keys[256];
+			zone_key_list(keys, sizeof(keys));
+			return conf_yerr(y, k, "zones: unknown key \"%s\" (%s)", key, keys);
+		}
+		if (!strcmp(key, "primaries"))
+			secondary = true;
+		if (strcmp(key, "name") && strcmp(key, "file"))
+			continue;
+		if (!val)
+			return conf_yerr(y, v, "zones: %s must be a single value", key);
+		if (!strcmp(key, "name")) {
+			name = val;
+		} else {
+			file = val;
+			file_node = v;
+		}
+	}
+	if (!name || (!file && !secondary))
+		return conf_yerr(y, item, "zones: a zone needs both name and file (or primaries)");
+	char joined[PATH_MAX];
+	if (file && file[0] != '/') {
+		if (snprintf(joined, sizeof(joined), "%s/%s", y->zones_base, file) >=
+		    (int)sizeof(joined))
+			return conf_yerr(y, file_node, "zone %s: file path too long", name);
+		file = joined;
+	}
+	if (file && access(file, R_OK) != 0 && !(secondary && errno == ENOENT))
+		return conf_yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
+				 strerror(errno));
+	int rc = add_zone(cfg, name, file ? file : "");
+	if (rc < 0)
+		return rc == SHOAL_ENOMEM ? rc : conf_yerr(y, item, "zones: too many zones");
+	for (yaml_node_pair_t *p = item->data.mapping.pairs.start;
+	     rc == 0 && p < item->data.mapping.pairs.top; p++) {
+		const char *key = conf_scalar(yaml_document_get_node(y->doc, p->key));
+		if (strcmp(key, "name") && strcmp(key, "file"))
+			rc = conf_load_zone_key(cfg, y, cfg->zone_count - 1, key,
+						yaml_document_get_node(y->doc, p->value));
+	}
+	return rc;
+}
+
+static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
+{
+	const char *key = conf_scalar(k);
+	if (!key)
+		return conf_yerr(y, k, "a key must be a plain word");
+	const conf_option_t *o = find_option(key, false);
+	if (!o)
+		return conf_yerr(y, k, "unknown key \"%s\"", key);
+	char reason[400];
+	if (o->type == CONF_KEYS)
+		return 0; /* read first, before the zones that name keys */
+	if (o->type == CONF_LISTEN || o->type == CONF_ZONES || o->type == CONF_PREFIXES) {
+		/* "zones:" with every item commented out is an empty list, not an error */
+		bool empty = conf_scalar(v) && !conf_scalar(v)[0] &&
+			     v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		if (empty && o->type == CONF_ZONES)
+			return 0;
+		if (v->type != YAML_SEQUENCE_NODE && !(o->type != CONF_ZONES && conf_scalar(v)))
+			return conf_yerr(y, v, "%s: expected a list", key);
+		if (o->type == CONF_LISTEN)
+			cfg->listen_count = 0; /* the file's list replaces the default */
+		if (conf_scalar(v)) {
+			int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
+			return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
+		}
+		for (yaml_node_item_t *i = v->data.sequence.items.start;
+		     i < v->data.sequence.items.top; i++) {
+			yaml_node_t *item = yaml_document_get_node(y->doc, *i);
+			int rc;
+			if (o->type == CONF_ZONES) {
+				rc = load_zone_item(cfg, y, item);
+			} else if (!conf_scalar(item)) {
+				rc = conf_yerr(y, item, "%s: expected %s", key, o->arg);
+			} else {
+				rc = set_scalar(cfg, o, conf_scalar(item), reason, sizeof(reason));
+				if (rc == SHOAL_EINVAL)
+					rc = conf_yerr(y, item, "%s", reason);
+			}
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
+	if (!conf_scalar(v))
+		return conf_yerr(y, v, "%s: expected a single value", key);
+	int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
+	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
+}
+
+/*
+ * Where the file's relative zone paths start, into y->zones_base: its
+ * zones-dir (read first, wherever it stands in the file; a relative one is
+ * taken from the file's folder), or the file's folder, made absolute so
+ * that a reload finds the same files. Returns 0 or SHOAL_ECONFIG.
+ */
+static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
+{
+	char folder[PATH_MAX];
+	const char *slash = strrchr(y->path, '/');
+	if (!slash)
+		snprintf(folder, sizeof(folder), ".");
+	else
+		snprintf(folder, sizeof(folder), "%.*s",
+			 (int)(slash == y->path ? 1 : slash - y->path), y->path);
+	char real[PATH_MAX];
+	if (realpath(folder, real))
+		snprintf(folder, sizeof(folder), "%s", real);
+	const char *dir = NULL;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const char *key = conf_scalar(yaml_document_get_node(y->doc, p->key));
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		if (!key || strcmp(key, "zones-dir"))
+			continue;
+		if (!conf_scalar(v) || !conf_scalar(v)[0])
+			return conf_yerr(y, v, "zones-dir: expected a folder");
+		dir = conf_scalar(v);
+	}
+	int n;
+	if (!dir)
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", folder);
+	else if (dir[0] == '/')
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", dir);
+	else
+		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s/%s", folder, dir);
+	if (n >= (int)sizeof(y->zones_base))
+		return conf_yerr(y, root, "zones-dir: path too long");
+	return 0;
+}
+
+int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		return SHOAL_ECONFIG;
+	}
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_ctx_t y = { .doc = &doc, .path = path, .err = err, .errlen = errlen };
+	int rc = SHOAL_ECONFIG;
+	bool loaded = false; /* doc holds a document to delete */
+	if (!yaml_parser_initialize(&parser)) {
+		fclose(f);
+		return SHOAL_ENOMEM;
+	}
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		set_err(err, errlen, "%s:%lu: %s", path,
+			(unsigned long)parser.problem_mark.line + 1,
+			parser.problem ? parser.problem : "YAML syntax error");
+		goto done;
+	}
+	loaded = true;
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		rc = 0; /* an empty file: all defaults */
+		goto done;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		rc = conf_yerr(&y, root, "expected a mapping of option: value");
+		goto done;
+	}
+	rc = zones_base(&y, root);
+	/* keys first, wherever they are: the zones' lists name them */
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
+		const char *key = conf_scalar(yaml_document_get_node(&doc, p->key));
+		if (key && !strcmp(key, "keys") && !cfg->keys)
+			rc = conf_load_keys(cfg, &y, yaml_document_get_node(&doc, p->value));
+	}
+	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+		const conf_option_t *o = conf_scalar(k) ? find_option(conf_scalar(k), false) : NULL;
+		if (o && seen[o - conf_options]) {
+			/* a second value would silently win: say so instead */
+			rc = conf_yerr(&y, k, "%s is given twice", o->name);
+			break;
+		}
+		if (o)
+			seen[o - conf_options] = true;
+		rc = load_pair(cfg, &y, k, yaml_document_get_node(&doc, p->value));
+	}
+done:
+	if (loaded) {
+		apply_zone_limits(cfg);
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}
+
+bool conf_help_entry(size_t i, conf_help_entry_t *e)
+{
+	size_t flags = sizeof(cli_flags) / sizeof(cli_flags[0]);
+	if (i < flags) {
+		const cli_flag_t *c = &cli_flags[i];
+		char shortname[8] = "";
+		if (c->short_name)
+			snprintf(shortname, sizeof(shortname), "-%c, ", c->short_name);
+		snprintf(e->head, sizeof(e->head), "%s--%s%s%s", shortname, c->name,
+			 c->arg ? " " : "", c->arg ? c->arg : "");
+		e->help = c->help;
+		e->def = NULL;
+		return true;
+	}
+	size_t left = i - flags; /* options with a cli name to pass first */
+	for (size_t k = 0; k < conf_option_count; k++) {
+		const conf_option_t *o = &conf_options[k];
+		if (!o->cli || left-- > 0)
+			continue;
+		snprintf(e->head, sizeof(e->head), "--%s %s", o->cli, o->arg);
+		e->help = o->help;
+		e->def = o->def;
+		return true;
+	}
+	return false;
+}
+
+void conf_print_help(FILE *out)
+{
+	fprintf(out, "Usage: shoald [OPTION]...\n"
+		     "Shoal authoritative DNS server. Runs in the foreground.\n\n");
+	conf_help_entry_t e;
+	for (size_t i = 0; conf_help_entry(i, &e); i++) {
+		char head[sizeof(e.head) + 4];
+		/* long-only options line up with the long names of "-c, --config" */
+		snprintf(head, sizeof(head), "%s%s", e.head[1] == '-' ? "    " : "", e.head);
+		if (e.def)
+			fprintf(out, "  %-28s %s (default: %s)\n", head, e.help, e.def);
+		else
+			fprintf(out, "  %-28s %s\n", head, e.help);
+	}
+	fprintf(out, "\nCommand-line options override the file; --listen replaces the file's\n"
+		     "addresses, --zone adds to its zones. See shoald(8), shoald.conf(5).\n");
+}
+
+/* The long options of the command line: the flags, then every option with a cli name. */
+#define CLI_FLAG_COUNT (sizeof(cli_flags) / sizeof(cli_flags[0]))
+#define LONGOPT_TABLE  (CLI_FLAG_COUNT + sizeof(conf_options) / sizeof(conf_options[0]) + 1)
+/* getopt_long's value for the table's option k: above every short option's character */
+#define LONGOPT_TABLE_BASE 256
+
+static void longopts_fill(struct option *lo, char *shortopts, size_t shortcap)
+{
+	size_t n = 0, s = 0;
+	shortopts[s++] = ':'; /* a missing argument is reported as ':' */
+	for (size_t i = 0; i < CLI_FLAG_COUNT; i++, n++) {
+		const cli_flag_t *c = &cli_flags[i];
+		lo[n] = (struct option){ c->name, c->arg ? required_argument : no_argument, NULL,
+					 c->short_name ? c->short_name : (int)(128 + i) };
+		if (c->short_name && s + 3 < shortcap) {
+			shortopts[s++] = c->short_name;
+			if (c->arg)
+				shortopts[s++] = ':';
+		}
+	}
+	for (size_t k = 0; k < conf_option_count; k++)
+		if (conf_options[k].cli)
+			lo[n++] = (struct option){ conf_options[k].cli, required_argument, NULL,
+						   LONGOPT_TABLE_BASE + (int)k };
+	lo[n] = (struct option){ 0 };
+	shortopts[s] = '\0';
+}
+
+/* The command-line flag with value v from getopt_long, or NULL. */
+static const cli_flag_t *cli_flag_of(int v)
+{
+	for (size_t i = 0; i < CLI_FLAG_COUNT; i++)
+		if (v == (cli_flags[i].short_name ? cli_flags[i].short_name : (int)(128 + i)))
+			return &cli_flags[i];
+	return NULL;
+}
+
+/* "-c" or "--config": how the option getopt just refused was written. */
+static const char *refused_option(int argc, char **argv, char *buf, size_t len)
+{
+	if (optopt > 0 && optopt < 128) {
+		snprintf(buf, len, "-%c", optopt);
+		return buf;
+	}
+	return optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+}
+
+/*
+ * One option of the table from the command line. Returns 0, SHOAL_ENOMEM,
+ * or SHOAL_EINVAL with the reason in err.
+ */
+static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value, bool *cli_listen,
+			  char *err, size_t errlen)
+{
+	char reason[400];
+	int rc;
+	if (o->type == CONF_ZONES) {
+		const char *sep = strchr(value, '=');
+		if (!sep || sep == value || !sep[1]) {
+			set_err(err, errlen, "--zone: \"%s\" is not NAME=PATH", value);
+			return SHOAL_EINVAL;
+		}
+		char zname[1024];
+		snprintf(zname, sizeof(zname), "%.*s", (int)(sep - value), value);
+		if (access(sep + 1, R_OK) != 0) {
+			set_err(err, errlen, "--zone %s: cannot read file %s: %s", zname, sep + 1,
+				strerror(errno));
+			return SHOAL_EINVAL;
+		}
+		rc = add_zone(cfg, zname, sep + 1);
+		if (rc < 0 && rc != SHOAL_ENOMEM)
+			snprintf(reason, sizeof(reason), "zone: too many zones");
+	} else {
+		if (o->type == CONF_LISTEN && !*cli_listen) {
+			cfg->listen_count = 0; /* the command line's list replaces the file's */
+			*cli_listen = true;
+		}
+		rc = set_scalar(cfg, o, value, reason, sizeof(reason));
+	}
+	if (rc == SHOAL_ENOMEM)
+		return rc;
+	if (rc < 0) {
+		set_err(err, errlen, "--%s", reason);
+		return SHOAL_EINVAL;
+	}
+	return 0;
+}
+
+int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen)
+{
+	struct option lo[LONGOPT_TABLE];
+	char shortopts[2 * CLI_FLAG_COUNT + 2];
+	longopts_fill(lo, shortopts, sizeof(shortopts));
+	char optname[8];
+	int v, rc = 0;
+	bool cli_listen = false;
+	cfg->argc = argc;
+	cfg->argv = argv;
+	/*
+	 * Two passes: the file first, so that the rest of the command line
+	 * overrides it, then every option. optind 0 makes getopt start over
+	 * (each call of this function, too); opterr 0 leaves the messages to us.
+	 */
+	opterr = 0;
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		optind = 0;
+		while (rc == 0 && (v = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+			const cli_flag_t *flag = cli_flag_of(v);
+			if (v == '?' || v == ':') {
+				const char *name =
+					refused_option(argc, argv, optname, sizeof(optname));
+				set_err(err, errlen,
+					v == ':' ? "%s needs a value (see --help)"
+						 : "unknown option \"%s\" (see --help)",
+					name);
+				rc = SHOAL_EINVAL;
+			} else if (pass == 0) {
+				if (flag && flag->short_name == 'c') {
+					free(cfg->file);
+					if (!(cfg->file = strdup(optarg)))
+						rc = SHOAL_ENOMEM;
+				}
+			} else if (v >= LONGOPT_TABLE_BASE) {
+				rc = set_cli_option(cfg, &conf_options[v - LONGOPT_TABLE_BASE],
+						    optarg, &cli_listen, err, errlen);
+			} else if (flag && flag->short_name == 'h') {
+				conf_print_help(out);
+				return 1;
+			} else if (flag && flag->short_name == 'V') {
+				fprintf(out, "shoald %s\n", PACKAGE_VERSION);
+				return 1;
+			} else if (flag && !strcmp(flag->name, "check")) {
+				cfg->check = true;
+			} else if (flag && !strcmp(flag->name, "share-port")) {
+				cfg->share_port = true;
+			} else if (flag && !strcmp(flag->name, "takeover")) {
+				free(cfg->takeover);
+				if (!(cfg->takeover = strdup(optarg)))
+					rc = SHOAL_ENOMEM;
+			}
+		}
+		if (rc == 0 && pass == 0 && optind < argc) {
+			set_err(err, errlen, "unexpected argument \"%s\" (see --help)",
+				argv[optind]);
+			rc = SHOAL_EINVAL;
+		}
+		if (rc == 0 && pass == 0 && !cfg->file) {
+			/* as a packaged daemon: the system's file, when there is one */
+			cfg->file_default_missing = access(CONF_FILE_DEFAULT, F_OK) != 0;
+			if (!cfg->file_default_missing && !(cfg->file = strdup(CONF_FILE_DEFAULT)))
+				rc = SHOAL_ENOMEM;
+		}
+		if (rc == 0 && pass == 0 && cfg->file)
+			rc = conf_load_file(cfg, cfg->file, err, errlen);
+	}
+	if (rc == 0)
+		apply_zone_limits(cfg);
+	return rc;
+}
+
+int conf_zone_add(conf_t *cfg, const char *name, const char *file)
+{
+	if (conf_zone_index(cfg, name) >= 0)
+		return SHOAL_EEXIST;
+	if (cfg->zone_count == CONF_ZONES_MAX)
+		return SHOAL_ESPACE;
+	int rc = add_zone(cfg, name, file);
+	if (rc == 0)
+		apply_zone_limits(cfg);
+	return rc;
+}
+
+void conf_zone_remove(conf_t *cfg, size_t i)
+{
+	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	acl_clear(&zx->provide_xfr);
+	acl_clear(&zx->notify);
+	acl_clear(&zx->primaries);
+	acl_clear(&zx->allow_notify);
+	free((char *)cfg->zones[i].name);
+	free((char *)cfg->zones[i].file);
+	size_t after = cfg->zone_count - i - 1;
+	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
+	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));
+	cfg->zone_count--;
+}
+
+long conf_zone_index(const conf_t *cfg, const char *name)
+{
+	size_t len = strlen(name);
+	if (len > 1 && name[len - 1] == '.')
+		len--;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const char *z = cfg->zones[i].name;
+		size_t zlen = strlen(z);
+		if (zlen > 1 && z[zlen - 1] == '.')
+			zlen--;
+		if (zlen == len && !strncasecmp(z, name, len))
+			return (long)i;
+	}
+	return -1;
+}
+
+int conf_validate(const conf_t *cfg, char *err, size_t errlen)
+{
+	if (cfg->listen_count == 0) {
+		set_err(err, errlen, "%s: listen: no address to answer on",
+			cfg->file ? cfg->file : "command line");
+		return SHOAL_ECONFIG;
+	}
+	if (cfg->group && !cfg->user) {
+		set_err(err, errlen, "group is set without user");
+		return SHOAL_ECONFIG;
+	}
+	const struct {
+		const char *what;
+		uint32_t min, max;
+	} bounds[] = {
+		{ "refresh", cfg->min_refresh_time, cfg->max_refresh_time },
+		{ "retry", cfg->min_retry_time, cfg->max_retry_time },
+		{ "expire", cfg->min_expire_time, cfg->max_expire_time },
+	};
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		if (bounds[i].min > bounds[i].max) {
+			set_err(err, errlen, "min-%s-time %u is above max-%s-time %u",
+				bounds[i].what, bounds[i].min, bounds[i].what, bounds[i].max);
+			return SHOAL_ECONFIG;
+		}
+	}
+	return 0;
+}

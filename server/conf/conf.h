@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* shoald's configuration: one option table read by the YAML loader, the command line and --help. */
+#ifndef SHOAL_SERVER_CONF_CONF_H
+#define SHOAL_SERVER_CONF_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "proto/cookie.h"
+#include "proto/tsig.h"
+#include "server/conf/acl.h"
+#include "server/conf/limits.h"
+#include "zone/zonedb.h"
+
+#define CONF_LISTEN_MAX             16
+#define CONF_ZONES_MAX              4096
+#define CONF_THREADS_MAX            256
+#define CONF_RELOAD_TIMEOUT_DEFAULT 300
+#define CONF_KEYS_MAX               1024
+
+/*
+ * One zone's transfer settings, beside its zone_spec_t (zone_xfr[i] goes
+ * with zones[i]). Entries' keys index conf_t.keys.
+ */
+typedef struct conf_zone_xfr {
+	acl_t provide_xfr;     /* who may transfer the zone from us (ADDR[/PREFIX] KEY) */
+	acl_t notify;          /* whom we NOTIFY when its serial changes (ADDR[@PORT] KEY) */
+	acl_t primaries;       /* where we transfer it from: the zone is a secondary */
+	acl_t allow_notify;    /* who may NOTIFY us: the primaries unless set */
+	bool allow_notify_set; /* allow-notify was given (an empty list refuses all) */
+	int64_t journal_size;  /* ixfr-journal-size of this zone, or -1: the global one */
+} conf_zone_xfr_t;
+/* The configuration read when the command line names none (-c FILE) */
+#define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
+/*
+ * Where shoalctl looks by default, and what the installed configuration
+ * sets: a folder of its own under the run-time folder, so that a server
+ * that runs as its own user (systemd's RuntimeDirectory=shoal) may make it.
+ */
+#define CONF_CONTROL_DEFAULT RUNSTATEDIR "/shoal/shoald.ctl"
+
+/* A secret from the configuration (cookie-secret), or none. */
+typedef struct conf_secret {
+	bool set;
+	uint8_t value[COOKIE_SECRET_LEN];
+} conf_secret_t;
+
+/*
+ * The whole configuration. Strings are owned by the config (conf_clear
+ * frees them); zones[i].name and .file likewise.
+ */
+typedef struct conf {
+	listen_addr_t listen[CONF_LISTEN_MAX];
+	size_t listen_count;
+	uint32_t threads;
+	uint32_t socket_mode;        /* enum socket_mode (server/net/socket.h) */
+	bool cpu_affinity;           /* workers pinned, UDP steered by CPU */
+	uint32_t udp_receive_buffer; /* octets asked for each UDP socket */
+	uint32_t udp_send_buffer;
+	char *user;
+	char *group;
+	char *nsid;
+	bool nsid_thread;
+	char *identity; /* CHAOS id.server; NULL: the host name */
+	char *version;  /* CHAOS version.server; NULL: REFUSED */
+	char *control;
+	char *pid_file;
+	uint32_t log_level; /* enum log_level (server/common/log.h) */
+	bool syslog;
+	uint32_t edns_size;
+	tcp_limits_t tcp;
+	uint32_t reload_timeout;          /* seconds a reload may take before it is abandoned */
+	listen_addr_t metrics;            /* the Prometheus endpoint; addr_len 0: off */
+	addr_prefix_list_t metrics_allow; /* its clients; none listed: loopback only */
+	/* every zone's limits, set in zones[i].limits once all options are read */
+	uint32_t max_types_per_name;
+	uint32_t max_nsec3_iterations; /* a zone's NSEC3PARAM asking for more is refused */
+	uint32_t max_records_per_type;
+	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
+	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
+	/* zone transfers: every zone's journal and transfer limits, the secondaries' timers */
+	uint32_t ixfr_journal_size;   /* octets of IXFR history per zone */
+	uint32_t max_zone_size;       /* octets one incoming transfer may bring */
+	uint32_t notify_retry;        /* NOTIFY sent this many times until answered */
+	uint32_t xfr_timeout;         /* seconds an incoming transfer may take */
+	uint32_t xfr_message_timeout; /* seconds to connect, and for each message */
+	uint32_t transfers_out;       /* outgoing transfers at once, per worker */
+	uint32_t transfers_in;        /* incoming transfers at once */
+	uint32_t min_refresh_time, max_refresh_time; /* bounds on the SOA's timers */
+	uint32_t min_retry_time, max_retry_time;
+	uint32_t min_expire_time, max_expire_time;
+	tsig_key_t *keys; /* keys: wiped by conf_clear */
+	size_t key_count;
+	rrl_limits_t rrl;                    /* rate-limit-* */
+	conf_secret_t cookie_secret;         /* the current secret, or random when not set */
+	conf_secret_t cookie_secret_staging; /* also accepted */
+	bool cookie_require;                 /* BADCOOKIE without a valid server cookie (UDP) */
+	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
+	zone_spec_t *zones;
+	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
+	size_t zone_count;
+	/* from the command line only */
+	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
+	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */
+	bool check;
+	bool share_port; /* --share-port: no instance check (server/daemon/instance.h) */
+	char *takeover;  /* --takeover PATH: the running server's control socket, or NULL */
+	/* the command line as given, for a restart with the same arguments (main's, not owned) */
+	int argc;
+	char **argv;
+} conf_t;
+
+/* Kinds of value an option takes. */
+enum conf_type {
+	CONF_UINT, /* decimal, within [min, max] */
+	CONF_BOOL, /* yes/no (also true/false, on/off) */
+	CONF_STRING,
+	CONF_ENUM,     /* one of names[] (stored as its index) */
+	CONF_LISTEN,   /* list of ADDR@PORT */
+	CONF_ZONES,    /* list of {name, file}; on the command line NAME=PATH */
+	CONF_KEYS,     /* list of {name, algorithm, secret}: file only */
+	CONF_ADDR,     /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
+	CONF_PREFIXES, /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
+	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
+};
+
+/* One option: everything the loaders, --help and the man-page test need. */
+typedef struct conf_option {
+	const char *name; /* key in the YAML file */
+	const char *cli;  /* long option ("listen"), or NULL: file only */
+	const char *arg;  /* argument name in --help ("ADDR@PORT") */
+	enum conf_type type;
+	uint32_t min, max;        /* CONF_UINT */
+	const char *const *names; /* CONF_ENUM, NULL-terminated */
+	const char *def;          /* default as text, for --help and the man page */
+	size_t offset;            /* where the value lives in conf_t */
+	const char *help;
+	/*
+	 * CONF_RESTART: a running server cannot take a new value (sockets,
+	 * threads, identity, what workers were built with); shoalctl reconfig
+	 * reports it by name and applies the rest. false: reconfig applies it.
+	 */
+	bool restart;
+} conf_option_t;
+
+#define CONF_RESTART true
+#define CONF_RUNTIME false
+
+/* The option table, and its length. Static storage, read-only. */
+extern const conf_option_t conf_options[];
+extern const size_t conf_option_count;
+
+/* The keys of one zone's mapping (zones:), for the loader's messages and the man page. */
+typedef struct conf_zone_key {
+	const char *name;
+	const char *help;
+} conf_zone_key_t;
+
+extern const conf_zone_key_t conf_zone_keys[];
+extern const size_t conf_zone_key_count;
+
+/*
+ * The index of the zone called name (any case, final dot or not) in
+ * cfg->zones, or -1. Any thread; O(zones).
+ */
+long conf_zone_index(const conf_t *cfg, const char *name);
+
+/* Whether zone i is a secondary (it has primaries). */
+static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
+{
+	return cfg->zone_xfr[i].primaries.count > 0;
+}
+
+/* How many zones of cfg are secondaries. */
+static inline size_t conf_secondary_count(const conf_t *cfg)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		n += conf_zone_is_secondary(cfg, i);
+	return n;
+}
+
+/*
+ * Set every option to its default (threads: the online CPUs). cfg is
+ * caller memory; call conf_clear when done. Returns 0 or SHOAL_ENOMEM.
+ */
+int conf_init(conf_t *cfg);
+
+/* Free what cfg owns and zero it. */
+void conf_clear(conf_t *cfg);
+
+/*
+ * Read the YAML file `path` into cfg (over the defaults). A relative zone
+ * file path is taken from zones-dir (itself from the file's folder when
+ * relative), or from the file's folder. On error returns
+ * SHOAL_ECONFIG (or SHOAL_ENOMEM) and writes "FILE:LINE: reason" into
+ * err[0..errlen). Main thread, at start-up.
+ */
+int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen);
+
+/*
+ * Parse the command line into cfg. The file named by -c (without -c,
+ * CONF_FILE_DEFAULT when it exists: cfg->file_default_missing tells when
+ * not) is loaded first, then the other options override it (--listen and --zone given on the
+ * command line replace, respectively add to, the file's). Returns 0 to go
+ * on, 1 when the program should exit 0 (--help, --version printed to out),
+ * or a negative error with a message in err: SHOAL_EINVAL for a wrong
+ * command line (a usage error), another for the file.
+ */
+int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, size_t errlen);
+
+/*
+ * Checks that span options (zone files readable, listen not empty).
+ * Returns 0 or SHOAL_ECONFIG with a message in err.
+ */
+int conf_validate(const conf_t *cfg, char *err, size_t errlen);
+
+/*
+ * Add zone `name` served from `file` to cfg, with cfg's zone limits and
+ * no transfer settings (a primary). Returns 0, SHOAL_EEXIST when cfg has
+ * the zone, SHOAL_ESPACE past CONF_ZONES_MAX zones, or SHOAL_ENOMEM.
+ */
+int conf_zone_add(conf_t *cfg, const char *name, const char *file);
+
+/* Remove zone i (0 <= i < zone_count) from cfg, freeing what it owned. */
+void conf_zone_remove(conf_t *cfg, size_t i);
+
+/*
+ * A deep copy of src into dst (caller memory, to conf_clear): everything
+ * but the command line (argc, argv are shared). Returns 0 or SHOAL_ENOMEM
+ * (dst is then cleared).
+ */
+int conf_copy(conf_t *dst, const conf_t *src);
+
+/*
+ * The options marked CONF_RESTART whose value differs between a (the
+ * running configuration) and b (the one read anew), as "threads, listen"
+ * into buf[0..cap). Returns how many differ. Any thread.
+ */
+size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t cap);
+
+/*
+ * Whether zone i of a and zone j of b load the same data: the same name,
+ * file, limits and kind (primary or secondary). A reconfig keeps such a
+ * zone's loaded version instead of reading its file again.
+ */
+bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/*
+ * Whether zone i of a and zone j of b are transferred in alike: the same
+ * data (conf_zone_same_data), the same primaries in the same order with
+ * the same keys (compared by content, not index), and the same global
+ * transfer and timer options. A reconfig keeps such a secondary zone's
+ * refresh timers and its transfer in flight. Any thread.
+ */
+bool conf_zone_same_transfer_in(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/*
+ * Whether `list` (of b) has an entry naming the peer of entry x (of a)
+ * with the same key, by content: true with its index in *at. Any thread.
+ */
+bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b, const acl_t *list,
+			 size_t *at);
+
+/* One option of the command line as --help shows it. */
+typedef struct conf_help_entry {
+	char head[64];    /* "-c, --config FILE", "--check", "--listen ADDR@PORT" */
+	const char *help; /* static */
+	const char *def;  /* the default as text, or NULL for a command-line flag */
+} conf_help_entry_t;
+
+/*
+ * The i-th option of --help (from 0): the command-line flags, then every
+ * option of the table with a cli name, in table order. Fills *e and
+ * returns true, or returns false past the last. Any thread.
+ */
+bool conf_help_entry(size_t i, conf_help_entry_t *e);
+
+/* Print the --help text: every conf_help_entry. */
+void conf_print_help(FILE *out);
+
+/* Parse "ADDR@PORT" (or "ADDR", port 53) into *a. Returns 0 or SHOAL_EINVAL. */
+int conf_parse_listen(const char *text, listen_addr_t *a);
+
+#endif

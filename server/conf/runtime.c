@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* A configuration beside the running one: copies, and what a reconfig can and cannot apply. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/error.h"
+#include "server/conf/conf.h"
+
+/* *dst = a copy of src (NULL stays NULL). False when out of memory. */
+static bool dup_string(char **dst, const char *src)
+{
+	*dst = src ? strdup(src) : NULL;
+	return !src || *dst;
+}
+
+static bool dup_acl(acl_t *dst, const acl_t *src)
+{
+	dst->count = 0;
+	dst->entries = NULL;
+	if (!src->count)
+		return true;
+	dst->entries = malloc(src->count * sizeof(*src->entries));
+	if (!dst->entries)
+		return false;
+	memcpy(dst->entries, src->entries, src->count * sizeof(*src->entries));
+	dst->count = src->count;
+	return true;
+}
+
+int conf_copy(conf_t *dst, const conf_t *src)
+{
+	*dst = *src;
+	/* nothing of src's is owned twice: every pointer is replaced or cleared first */
+	dst->user = dst->group = dst->nsid = dst->identity = dst->version = NULL;
+	dst->control = dst->pid_file = dst->zones_dir = dst->file = dst->takeover = NULL;
+	dst->keys = NULL;
+	dst->key_count = 0;
+	dst->zones = NULL;
+	dst->zone_xfr = NULL;
+	dst->zone_count = 0;
+	bool ok = dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
+		  dup_string(&dst->nsid, src->nsid) && dup_string(&dst->identity, src->identity) &&
+		  dup_string(&dst->version, src->version) &&
+		  dup_string(&dst->control, src->control) &&
+		  dup_string(&dst->pid_file, src->pid_file) &&
+		  dup_string(&dst->zones_dir, src->zones_dir) &&
+		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover);
+	if (ok && src->key_count) {
+		/* a key is plain memory (name, keyed HMAC state): copied whole */
+		dst->keys = malloc(src->key_count * sizeof(*src->keys));
+		ok = dst->keys != NULL;
+		if (ok) {
+			memcpy(dst->keys, src->keys, src->key_count * sizeof(*src->keys));
+			dst->key_count = src->key_count;
+		}
+	}
+	/* room as conf.c's loader grows it: 8, then the next power of two */
+	size_t cap = 8;
+	while (cap < src->zone_count)
+		cap *= 2;
+	if (ok) {
+		dst->zones = calloc(cap, sizeof(*dst->zones));
+		dst->zone_xfr = calloc(cap, sizeof(*dst->zone_xfr));
+		ok = dst->zones && dst->zone_xfr;
+	}
+	for (size_t i = 0; ok && i < src->zone_count; i++) {
+		const conf_zone_xfr_t *sx = &src->zone_xfr[i];
+		conf_zone_xfr_t *dx = &dst->zone_xfr[i];
+		*dx = *sx;
+		dx->provide_xfr = dx->notify = dx->primaries = dx->allow_notify = (acl_t){ 0 };
+		dst->zones[i] = src->zones[i];
+		dst->zones[i].name = dst->zones[i].file = NULL;
+		dst->zone_count++;
+		char *name = NULL, *file = NULL;
+		ok = dup_string(&name, src->zones[i].name) && dup_string(&file, src->zones[i].file);
+		dst->zones[i].name = name;
+		dst->zones[i].file = file;
+		ok = ok && dup_acl(&dx->provide_xfr, &sx->provide_xfr) &&
+		     dup_acl(&dx->notify, &sx->notify) && dup_acl(&dx->primaries, &sx->primaries) &&
+		     dup_acl(&dx->allow_notify, &sx->allow_notify);
+	}
+	if (!ok) {
+		conf_clear(dst);
+		return SHOAL_ENOMEM;
+	}
+	return 0;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether option o has the same value in a and b. */
+static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b)
+{
+	const char *pa = (const char *)a + o->offset, *pb = (const char *)b + o->offset;
+	switch (o->type) {
+	case CONF_UINT:
+	case CONF_ENUM:
+		return *(const uint32_t *)pa == *(const uint32_t *)pb;
+	case CONF_BOOL:
+		return *(const bool *)pa == *(const bool *)pb;
+	case CONF_STRING:
+		return str_eq(*(char *const *)pa, *(char *const *)pb);
+	case CONF_LISTEN:
+		if (a->listen_count != b->listen_count)
+			return false;
+		for (size_t i = 0; i < a->listen_count; i++)
+			if (strcmp(a->listen[i].text, b->listen[i].text))
+				return false;
+		return true;
+	case CONF_ADDR:
+		return ((const listen_addr_t *)pa)->addr_len ==
+			       ((const listen_addr_t *)pb)->addr_len &&
+		       !strcmp(((const listen_addr_t *)pa)->text,
+			       ((const listen_addr_t *)pb)->text);
+	case CONF_PREFIXES: {
+		const addr_prefix_list_t *la = (const void *)pa, *lb = (const void *)pb;
+		return la->count == lb->count &&
+		       !memcmp(la->items, lb->items, la->count * sizeof(la->items[0]));
+	}
+	case CONF_SECRET:
+		return !memcmp(pa, pb, sizeof(conf_secret_t));
+	case CONF_ZONES:
+	case CONF_KEYS:
+		break; /* applied at runtime, never CONF_RESTART */
+	}
+	return true;
+}
+
+size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t cap)
+{
+	size_t n = 0, len = 0;
+	if (cap)
+		buf[0] = '\0';
+	for (size_t i = 0; i < conf_option_count; i++) {
+		const conf_option_t *o = &conf_options[i];
+		if (!o->restart || option_same(o, a, b))
+			continue;
+		int w = snprintf(buf + len, cap > len ? cap - len : 0, "%s%s", n ? ", " : "",
+				 o->name);
+		if (w > 0 && len + (size_t)w < cap)
+			len += (size_t)w;
+		n++;
+	}
+	return n;
+}
+
+bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j)
+{
+	const zone_spec_t *x = &a->zones[i], *y = &b->zones[j];
+	const zone_limits_t *l = &x->limits, *m = &y->limits;
+	/* max_journal is left out: the journal kept takes a new bound without a load */
+	return conf_zone_index(b, x->name) == (long)j && str_eq(x->file, y->file) &&
+	       x->secondary == y->secondary && l->max_types_per_name == m->max_types_per_name &&
+	       l->max_records_per_type == m->max_records_per_type &&
+	       l->max_octets == m->max_octets && l->max_includes == m->max_includes &&
+	       l->max_nsec3_iterations == m->max_nsec3_iterations;
+}
+
+/* Whether entry x of a and entry y of b name the same peer with the same key (by content). */
+static bool acl_entry_same(const conf_t *a, const acl_entry_t *x, const conf_t *b,
+			   const acl_entry_t *y)
+{
+	if (x->addr_len != y->addr_len || memcmp(&x->addr, &y->addr, x->addr_len) ||
+	    x->prefix != y->prefix || strcmp(x->text, y->text))
+		return false;
+	if (x->key == ACL_NOKEY || y->key == ACL_NOKEY)
+		return x->key == y->key;
+	/* indexes differ when keys were added or removed; the key itself must not */
+	const tsig_key_t *k = &a->keys[x->key], *l = &b->keys[y->key];
+	/* the keyed state is a function of the secret alone: equal states, equal secrets */
+	return k->name_len == l->name_len && !memcmp(k->name, l->name, k->name_len) &&
+	       k->alg == l->alg && k->mac_len == l->mac_len && k->mac_min == l->mac_min &&
+	       !memcmp(&k->keyed, &l->keyed, sizeof(k->keyed));
+}
+
+bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b, const acl_t *list,
+			 size_t *at)
+{
+	for (size_t k = 0; k < list->count; k++)
+		if (acl_entry_same(a, x, b, &list->entries[k])) {
+			*at = k;
+			return true;
+		}
+	return false;
+}
+
+bool conf_zone_same_transfer_in(const conf_t *a, size_t i, const conf_t *b, size_t j)
+{
+	if (!conf_zone_same_data(a, i, b, j))
+		return false;
+	const acl_t *p = &a->zone_xfr[i].primaries, *q = &b->zone_xfr[j].primaries;
+	if (p->count != q->count)
+		return false;
+	/* in order: the first primary is asked first */
+	for (size_t k = 0; k < p->count; k++)
+		if (!acl_entry_same(a, &p->entries[k], b, &q->entries[k]))
+			return false;
+	return a->max_zone_size == b->max_zone_size && a->xfr_timeout == b->xfr_timeout &&
+	       a->xfr_message_timeout == b->xfr_message_timeout &&
+	       a->min_refresh_time == b->min_refresh_time &&
+	       a->max_refresh_time == b->max_refresh_time &&
+	       a->min_retry_time == b->min_retry_time && a->max_retry_time == b->max_retry_time &&
+	       a->min_expire_time == b->min_expire_time && a->max_expire_time == b->max_expire_time;
+}

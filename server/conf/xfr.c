@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The transfer part of shoald's configuration: TSIG keys, and each zone's address lists. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto/error.h"
+#include "server/conf/internal.h"
+
+/* Entries in one zone's list: far more servers than any zone has. */
+#define CONF_ACL_MAX 256
+/* A secret file holds base64 text: a 1024-octet secret with line breaks fits. */
+#define SECRET_FILE_MAX 4096
+
+/* The key of cfg called name (text, any case, final dot or not): its index, or -1. */
+static int key_index(const conf_t *cfg, const char *name)
+{
+	uint8_t wire[NAME_MAXLEN];
+	if (name_from_text(name, NULL, wire) < 0)
+		return -1;
+	name_lower(wire);
+	const tsig_key_t *k = tsig_key_find(cfg->keys, cfg->key_count, wire);
+	return k ? (int)(k - cfg->keys) : -1;
+}
+
+/*
+ * Read the base64 secret of a key from path into buf[0..cap): a regular
+ * file that only its owner, root or the server's user, may read or write,
+ * as the secret is worth as much as the zones it guards. Returns 0, or
+ * SHOAL_ECONFIG with the reason in why.
+ */
+static int read_secret_file(const char *path, char *buf, size_t cap, char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int rc = SHOAL_ECONFIG;
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s is not a regular file", path);
+	} else if (st.st_mode & 077) {
+		snprintf(why, whylen,
+			 "%s may be read or written by others (mode %04o): make it 0600 or 0400",
+			 path, (unsigned)(st.st_mode & 07777));
+	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(why, whylen, "%s belongs to uid %u, neither root nor this process", path,
+			 (unsigned)st.st_uid);
+	} else {
+		ssize_t n = read(fd, buf, cap - 1);
+		if (n < 0)
+			snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+		else if ((size_t)n == cap - 1)
+			snprintf(why, whylen, "%s is longer than a secret (%zu octets)", path,
+				 cap - 1);
+		else {
+			buf[n] = '\0';
+			rc = 0;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+/* One item of keys:, set up into key. */
+static int load_key(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item, tsig_key_t *key)
+{
+	if (item->type != YAML_MAPPING_NODE)
+		return conf_yerr(y, item,
+				 "keys: each key is a mapping with name, algorithm "
+				 "and secret (or secret-file)");
+	const char *name = NULL, *alg = NULL, *secret = NULL, *file = NULL;
+	yaml_node_t *secret_node = item;
+	for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		const char *kt = conf_scalar(k), *vt = conf_scalar(v);
+		if (!kt)
+			return conf_yerr(y, k, "keys: a key must be a plain word");
+		if (!vt)
+			return conf_yerr(y, v, "keys: %s must be a single value", kt);
+		if (!strcmp(kt, "name")) {
+			name = vt;
+		} else if (!strcmp(kt, "algorithm")) {
+			alg = vt;
+		} else if (!strcmp(kt, "secret")) {
+			secret = vt;
+			secret_node = v;
+		} else if (!strcmp(kt, "secret-file")) {
+			file = vt;
+			secret_node = v;
+		} else {
+			return conf_yerr(y, k,
+					 "keys: unknown key \"%s\" (name, algorithm, secret, "
+					 "secret-file)",
+					 kt);
+		}
+	}
+	if (!name || !alg || !secret == !file)
+		return conf_yerr(y, item,
+				 "keys: a key needs name, algorithm, and one of secret and "
+				 "secret-file");
+	if (key_index(cfg, name) >= 0)
+		return conf_yerr(y, item, "keys: %s is given twice", name);
+	char text[SECRET_FILE_MAX], why[PATH_MAX + 128];
+	if (file && read_secret_file(file, text, sizeof(text), why, sizeof(why)) < 0)
+		return conf_yerr(y, secret_node, "key %s: secret-file: %s", name, why);
+	int rc = tsig_key_init(key, name, alg, file ? text : secret);
+	sodium_memzero(text, sizeof(text));
+	switch (rc) {
+	case 0:
+		return 0;
+	case SHOAL_ENAME:
+		return conf_yerr(y, item, "keys: \"%s\" is not a valid key name", name);
+	case SHOAL_EUNSUPPORTED:
+		return conf_yerr(y, item,
+				 "key %s: algorithm \"%s\" is not supported (hmac-sha256, "
+				 "hmac-sha512)",
+				 name, alg);
+	case SHOAL_ESYNTAX:
+		return conf_yerr(y, secret_node, "key %s: the secret is not base64", name);
+	default:
+		return conf_yerr(y, secret_node,
+				 "key %s: the secret is empty or longer than %d octets", name,
+				 TSIG_SECRET_MAX);
+	}
+}
+
+int conf_load_keys(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *list)
+{
+	if (list->type != YAML_SEQUENCE_NODE)
+		return conf_yerr(y, list, "keys: expected a list of {name, algorithm, secret}");
+	size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (n > CONF_KEYS_MAX)
+		return conf_yerr(y, list, "keys: more than %d keys", CONF_KEYS_MAX);
+	/* allocated once, so no copy of a keyed state is left behind by realloc */
+	cfg->keys = calloc(n ? n : 1, sizeof(*cfg->keys));
+	if (!cfg->keys)
+		return SHOAL_ENOMEM;
+	for (yaml_node_item_t *i = list->data.sequence.items.start;
+	     i < list->data.sequence.items.top; i++) {
+		int rc = load_key(cfg, y, yaml_document_get_node(y->doc, *i),
+				  &cfg->keys[cfg->key_count]);
+		if (rc < 0)
+			return rc;
+		cfg->key_count++;
+	}
+	return 0;
+}
+
+/* One "ADDR... KEY" entry of list `what`. */
+static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kind kind, acl_t *list,
+		      yaml_node_t *item)
+{
+	const char *text = conf_scalar(item);
+	if (!text)
+		return conf_yerr(y, item, "%s: each entry is \"ADDRESS KEY\" (or NOKEY)", what);
+	if (list->count == CONF_ACL_MAX)
+		return conf_yerr(y, item, "%s: more than %d entries", what, CONF_ACL_MAX);
+	acl_entry_t e;
+	char key[ACL_TEXT_MAX], why[ACL_TEXT_MAX + 128];
+	if (acl_entry_parse(text, kind, &e, key, sizeof(key), why, sizeof(why)) < 0)
+		return conf_yerr(y, item, "%s: %s", what, why);
+	if (key[0]) {
+		e.key = key_index(cfg, key);
+		if (e.key < 0)
+			return conf_yerr(y, item, "%s: no key called \"%s\" (see keys:)", what,
+					 key);
+	}
+	return acl_add(list, &e);
+}
+
+int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
+{
+	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	if (!strcmp(key, "ixfr-journal-size")) {
+		const char *t = conf_scalar(v);
+		char *end;
+		errno = 0;
+		unsigned long long n = t ? strtoull(t, &end, 10) : 0;
+		if (!t || errno || end == t || *end || t[0] == '-' || n > UINT32_MAX)
+			return conf_yerr(y, v,
+					 "ixfr-journal-size: \"%s\" is not a number from 0 to %u",
+					 t ? t : "", UINT32_MAX);
+		zx->journal_size = (int64_t)n;
+		return 0;
+	}
+	acl_t *list;
+	enum acl_kind kind = ACL_TARGET;
+	if (!strcmp(key, "provide-xfr")) {
+		list = &zx->provide_xfr;
+		kind = ACL_MATCH;
+	} else if (!strcmp(key, "allow-notify")) {
+		list = &zx->allow_notify;
+		kind = ACL_MATCH;
+		zx->allow_notify_set = true;
+	} else if (!strcmp(key, "notify")) {
+		list = &zx->notify;
+	} else if (!strcmp(key, "primaries")) {
+		list = &zx->primaries;
+	} else {
+		return SHOAL_ENOTFOUND;
+	}
+	if (conf_scalar(v))
+		return load_entry(cfg, y, key, kind, list, v);
+	if (v->type != YAML_SEQUENCE_NODE)
+		return conf_yerr(y, v, "%s: expected a list of \"ADDRESS KEY\"", key);
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		int rc = load_entry(cfg, y, key, kind, list, yaml_document_get_node(y->doc, *it));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void conf_xfr_clear(conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->key_count; i++)
+		tsig_key_clear(&cfg->keys[i]);
+	free(cfg->keys);
+	cfg->keys = NULL;
+	cfg->key_count = 0;
+	for (size_t i = 0; cfg->zone_xfr && i < cfg->zone_count; i++) {
+		conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+		acl_clear(&zx->provide_xfr);
+		acl_clear(&zx->notify);
+		acl_clear(&zx->primaries);
+		acl_clear(&zx->allow_notify);
+	}
+	free(cfg->zone_xfr);
+	cfg->zone_xfr = NULL;
+}

@@ -1,0 +1,1079 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* shoald start-up and shutdown: zones, sockets, control, privilege drop, workers, signals. */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/error.h"
+#include "proto/name.h"
+#include "server/common/log.h"
+#include "server/common/path.h"
+#include "server/common/systemd.h"
+#include "server/ctl/control.h"
+#include "server/ctl/metrics.h"
+#include "server/daemon/fdbudget.h"
+#include "server/daemon/instance.h"
+#include "server/daemon/server.h"
+#include "server/daemon/takeover.h"
+#include "server/daemon/takeover_wire.h"
+#include "server/events/notify_out.h"
+#include "server/events/reload.h"
+#include "server/events/secondary.h"
+#include "server/net/socket.h"
+#include "server/net/worker.h"
+
+/*
+ * After handing its sockets over, a process serves on this long beside the
+ * new one before it stops: what the kernel queued on sockets it retires,
+ * and connections whose handshake was under way when the new process
+ * steered traffic away from them, arrive and are answered meanwhile.
+ */
+#define HANDED_OVERLAP_MS 500
+
+/* The running daemon: what server_run sets up, in that order, and tears down. */
+typedef struct server {
+	conf_t *cfg;
+	const responder_t *responder;
+	zonedb_ref_t zones;    /* what workers read (RCU) */
+	reload_t reload;       /* loads and publishes the zones */
+	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	instance_t *instance;  /* this process's claim on its addresses, taken before binding */
+	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
+	workers_t workers;
+	control_t *control;
+	notify_out_t *notifier; /* NOTIFY out, after each reload */
+	secondary_t *secondary; /* transfers in: NULL without secondary zones */
+	uv_async_t transferred; /* the secondary thread published a zone: NOTIFY out */
+	bool transferred_on;
+	takeover_t *takeover; /* giving the sockets away, restarting, the old process watched */
+	takeover_wire_taken_t taken; /* --takeover: what the running server gave, until "go" */
+	bool taking;                 /* taken holds a takeover */
+	bool control_taken;          /* the control socket is the one taken over */
+	bool handed;                 /* this process gave its sockets away: it stops soon */
+	pid_t taker;                 /* ... to this one */
+	uv_timer_t overlap;          /* then serves on beside it for HANDED_OVERLAP_MS */
+	metrics_t *metrics;          /* the Prometheus endpoint, or NULL */
+	/*
+	 * The configuration of the zones served (their files, lists, keys):
+	 * cfg at start, then the last one a reconfig, zone-add or zone-remove
+	 * published (heap, freed when the next replaces it). cfg stays the
+	 * rest's: workers, sockets and what needs a restart.
+	 */
+	conf_t *zcfg;
+	conf_t *orphan;           /* a reconfig's, abandoned at reload-timeout: freed later */
+	uint32_t tcp_max_as_read; /* tcp-max-connections before the descriptor budget */
+	unsigned runtime_changes; /* zone-add and zone-remove since the last reconfig */
+	uv_signal_t sig_term, sig_int, sig_hup;
+	bool stopping;
+	time_t started_at;
+} server_t;
+
+/* Stop: end the main loop, after which server_run stops the workers. Main thread. */
+static void server_request_stop(void *arg)
+{
+	server_t *srv = arg;
+	if (srv->stopping)
+		return;
+	srv->stopping = true;
+	reload_stopping(&srv->reload);
+	if (srv->takeover)
+		takeover_stopping(srv->takeover);
+	if (!srv->handed) /* the taker is the service now */
+		systemd_stopping();
+	log_info("stopping");
+	uv_stop(srv->loop);
+}
+
+/* A reload ended: NOTIFY the secondaries of zones whose serial changed. Main thread. */
+static void on_published(void *arg)
+{
+	server_t *srv = arg;
+	notify_out_published(srv->notifier);
+}
+
+/* The secondary thread published a transferred zone: NOTIFY our own secondaries. */
+static void on_transferred(uv_async_t *a)
+{
+	server_t *srv = a->data;
+	notify_out_published(srv->notifier);
+}
+
+/* On the secondary thread: wake the main loop for on_transferred. */
+static void transferred(void *arg)
+{
+	server_t *srv = arg;
+	uv_async_send(&srv->transferred);
+}
+
+/*
+ * On a worker: a NOTIFY was let in for secondary zone `apex`. By name: the
+ * worker's set may follow a configuration the transfer thread does not
+ * have yet (a reconfig published, not applied), whose zone indexes differ.
+ */
+static void notify_in(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
+		      uint32_t serial, const struct sockaddr *peer)
+{
+	server_t *srv = arg;
+	/* inside the worker's read section: a reconfig frees the one it replaces after a grace
+	 * period */
+	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), apex);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	server_t *srv = h->data;
+	if (signum == SIGHUP) {
+		log_info("SIGHUP: reloading all zones");
+		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
+		if (rc < 0 && rc != SHOAL_EEXIST)
+			log_error("reload: %s", shoal_strerror(rc));
+		return;
+	}
+	server_request_stop(srv);
+}
+
+/* ---- reconfig, zone-add, zone-remove ---- */
+
+/* The one running: reload_reconfig lets no second one start. */
+typedef struct reconfig_req {
+	server_t *srv;
+	conf_t *cfg; /* the configuration to serve, published or freed */
+	const char *what;
+	control_reply_fn reply;
+	void *client;
+	char summary[2048]; /* the zones added, removed, changed; restart-needing options */
+} reconfig_req_t;
+
+static void conf_free(conf_t *cfg)
+{
+	if (!cfg)
+		return;
+	conf_clear(cfg);
+	free(cfg);
+}
+
+/* Append "sep" and text to buf (cap) as room allows. */
+static void summary_add(char *buf, size_t cap, const char *sep, const char *text)
+{
+	size_t len = strlen(buf);
+	if (len + 1 < cap)
+		snprintf(buf + len, cap - len, "%s%s", len ? sep : "", text);
+}
+
+/*
+ * Mark the zones of `now` whose data `was` serves already (kept, not read
+ * again), and describe the difference: "added a, b; removed c; changed d".
+ */
+static void zones_compare(const conf_t *was, conf_t *now, char *out, size_t cap)
+{
+	char added[512] = "", removed[512] = "", changed[512] = "";
+	for (size_t j = 0; j < now->zone_count; j++) {
+		long i = conf_zone_index(was, now->zones[j].name);
+		now->zones[j].keep = i >= 0 && conf_zone_same_data(was, (size_t)i, now, j);
+		if (i < 0)
+			summary_add(added, sizeof(added), ", ", now->zones[j].name);
+		else if (!now->zones[j].keep)
+			summary_add(changed, sizeof(changed), ", ", now->zones[j].name);
+	}
+	for (size_t i = 0; i < was->zone_count; i++)
+		if (conf_zone_index(now, was->zones[i].name) < 0)
+			summary_add(removed, sizeof(removed), ", ", was->zones[i].name);
+	snprintf(out, cap, "zones: %zu; added: %s; removed: %s; reloaded: %s", now->zone_count,
+		 added[0] ? added : "-", removed[0] ? removed : "-", changed[0] ? changed : "-");
+}
+
+/*
+ * The set of req->cfg is served: the notifier, the secondary zones and
+ * the control's commands follow it, and the configuration it replaces is
+ * freed once nothing uses it. Main thread.
+ */
+static void reconfig_apply(server_t *srv, conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		cfg->zones[i].keep = false; /* a later reload reads every zone */
+	if (cfg->log_level != srv->zcfg->log_level) {
+		/* said under the old threshold, which the reader of the log has set */
+		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
+		log_set_level(cfg->log_level);
+	}
+	if (notify_out_reconfig(srv->notifier, cfg) < 0)
+		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
+	/*
+	 * The secondary zones follow: those kept alike keep their timers and
+	 * their transfer in flight (no burst of SOA queries at each reconfig);
+	 * those added or changed are checked at once. Without a transfer
+	 * thread yet, one starts; without a secondary zone any more, it stops
+	 * (a later reconfig that adds one starts another).
+	 */
+	secondary_t *sec = srv->secondary;
+	if (sec && !conf_secondary_count(cfg)) {
+		/* workers hand NOTIFY to it inside their read section: gone after a grace period */
+		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+		synchronize_rcu();
+		secondary_free(sec);
+		sec = NULL;
+		log_info("reconfig: no secondary zone left: the transfer thread stopped");
+	} else if (sec) {
+		if (secondary_reconfig(sec, cfg) < 0)
+			log_error("reconfig: out of memory: the secondary zones keep the "
+				  "previous configuration's transfer settings; a zone it did "
+				  "not have as a secondary is not refreshed");
+	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0) {
+		log_error("reconfig: out of memory: secondary zones are not refreshed");
+	} else if (sec && secondary_start(sec) < 0) {
+		log_error("reconfig: cannot start the transfer thread");
+		secondary_free(sec);
+		sec = NULL;
+	} else if (sec) {
+		log_info("reconfig: the transfer thread started for %zu secondary zone(s)",
+			 conf_secondary_count(cfg));
+	}
+	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
+	control_set_zones(srv->control, cfg, srv->notifier, sec);
+	if (srv->zcfg != srv->cfg)
+		conf_free(srv->zcfg);
+	srv->zcfg = cfg;
+}
+
+/* The reload thread is done with a reconfig: apply and answer. Main loop. */
+static void on_reconfig_done(void *arg, int rc, const char *messages)
+{
+	reconfig_req_t *req = arg;
+	server_t *srv = req->srv;
+	bool published = srv->reload.cfg == req->cfg;
+	char head[256];
+	if (srv->stopping) {
+		/*
+		 * reload_close joined it: nothing follows the set any more. One
+		 * published is freed at the end, after the configuration it is built
+		 * from; the orphan before, if any, belongs to a thread long ended.
+		 */
+		if (published) {
+			conf_free(srv->orphan);
+			srv->orphan = req->cfg;
+		} else {
+			conf_free(req->cfg);
+		}
+		log_notice("%s not applied: shoald is stopping", req->what);
+		snprintf(head, sizeof(head), "%s not applied: shoald is stopping\n", req->what);
+		req->reply(req->client, false, head);
+		free(req);
+		return;
+	}
+	if (published) {
+		reconfig_apply(srv, req->cfg);
+		snprintf(head, sizeof(head), "%s done%s\n", req->what,
+			 rc ? " (zones that failed keep their previous version)" : "");
+		char line[sizeof(req->summary)];
+		snprintf(line, sizeof(line), "%s", req->summary);
+		for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
+			*nl = ' '; /* one log line */
+		log_info("%s done: %s", req->what, line);
+	} else {
+		snprintf(head, sizeof(head), "%s refused (%s): nothing changed\n", req->what,
+			 shoal_strerror(rc));
+		log_error("%s refused (%s): nothing changed", req->what, shoal_strerror(rc));
+		if (rc == SHOAL_ETIMEOUT && srv->reload.running)
+			srv->orphan = req->cfg; /* the abandoned thread still reads it */
+		else
+			conf_free(req->cfg);
+	}
+	size_t len = strlen(head) + strlen(req->summary) + strlen(messages) + 4;
+	char *body = malloc(len);
+	if (body)
+		snprintf(body, len, "%s%s%s%s", head, published ? req->summary : "",
+			 published ? "\n" : "", messages);
+	req->reply(req->client, published, body ? body : head);
+	free(body);
+	free(req);
+}
+
+/* Read the configuration again, from the file and the command line the server started with. */
+static conf_t *conf_reread(const server_t *srv, char *err, size_t errlen)
+{
+	conf_t *cfg = calloc(1, sizeof(*cfg));
+	/* getopt reorders what it parses: a copy of the command line */
+	char **argv = calloc((size_t)srv->cfg->argc + 1, sizeof(char *));
+	int rc = SHOAL_ENOMEM;
+	if (cfg && argv && conf_init(cfg) == 0) {
+		for (int i = 0; i < srv->cfg->argc; i++)
+			argv[i] = srv->cfg->argv[i];
+		rc = conf_parse_args(cfg, srv->cfg->argc, argv, stderr, err, errlen);
+		if (rc == 0)
+			rc = conf_validate(cfg, err, errlen);
+	}
+	if (rc == SHOAL_ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	free(argv);
+	if (rc != 0 && cfg) {
+		conf_clear(cfg);
+		free(cfg);
+		cfg = NULL;
+	}
+	if (cfg) {
+		cfg->argc = srv->cfg->argc; /* the command line stays the server's */
+		cfg->argv = srv->cfg->argv;
+	}
+	return cfg;
+}
+
+/*
+ * A new configuration for the zones from the one served: reconfig reads
+ * the file again, zone-add and zone-remove change one zone of it. Returns
+ * it, or NULL with the reason in err.
+ */
+static conf_t *reconfig_build(server_t *srv, const char *command, const char *arg,
+			      reconfig_req_t *req, char *err, size_t errlen)
+{
+	if (!strcmp(command, "reconfig")) {
+		conf_t *cfg = conf_reread(srv, err, errlen);
+		if (!cfg)
+			return NULL;
+		/* what the running server holds, as read (the descriptor budget lowers one) */
+		conf_t running = *srv->cfg;
+		running.tcp.max_connections = srv->tcp_max_as_read;
+		char names[1024];
+		size_t n = conf_restart_changes(&running, cfg, names, sizeof(names));
+		cfg->threads = srv->cfg->threads; /* what runs, for the service manager's status */
+		zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
+		if (srv->runtime_changes) {
+			char note[160];
+			snprintf(note, sizeof(note),
+				 "\n%u zone-add/zone-remove change(s) since the last reconfig "
+				 "replaced by the file's zones",
+				 srv->runtime_changes);
+			summary_add(req->summary, sizeof(req->summary), "", note);
+		}
+		if (n) {
+			char line[1200];
+			snprintf(line, sizeof(line), "\nneeds a restart (not applied): %s", names);
+			summary_add(req->summary, sizeof(req->summary), "", line);
+			log_warning("reconfig: changed, need a restart, not applied: %s", names);
+		}
+		return cfg;
+	}
+	char name[NAME_TEXT_MAX + 2];
+	const char *file = NULL;
+	size_t nlen = strcspn(arg, " ");
+	if (!strcmp(command, "zone-add")) {
+		file = arg + nlen;
+		while (*file == ' ')
+			file++;
+		if (!*file) {
+			snprintf(err, errlen, "usage: zone-add NAME FILE");
+			return NULL;
+		}
+		if (strlen(file) >= PATH_MAX) {
+			snprintf(err, errlen, "FILE is longer than %d octets", PATH_MAX - 1);
+			return NULL;
+		}
+	} else if (arg[nlen]) {
+		snprintf(err, errlen, "usage: zone-remove NAME");
+		return NULL;
+	}
+	if (nlen >= NAME_TEXT_MAX) {
+		snprintf(err, errlen, "NAME is longer than %d octets", NAME_TEXT_MAX - 1);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)nlen, arg);
+	long i = conf_zone_index(srv->zcfg, name);
+	if (file && i >= 0) {
+		snprintf(err, errlen, "zone %s is already served", name);
+		return NULL;
+	}
+	if (!file && i < 0) {
+		snprintf(err, errlen, "no zone %s is served", name);
+		return NULL;
+	}
+	conf_t *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg || conf_copy(cfg, srv->zcfg) < 0) {
+		free(cfg);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int rc = 0;
+	if (file)
+		rc = conf_zone_add(cfg, name, file);
+	else
+		conf_zone_remove(cfg, (size_t)i);
+	if (rc < 0) {
+		if (rc == SHOAL_ESPACE)
+			snprintf(err, errlen, "%d zones are served already, the most there may be",
+				 CONF_ZONES_MAX);
+		else
+			snprintf(err, errlen, "%s", shoal_strerror(rc));
+		conf_free(cfg);
+		return NULL;
+	}
+	zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
+	srv->runtime_changes++;
+	return cfg;
+}
+
+/* control's reconfig, zone-add and zone-remove. Main loop. */
+static void reconfig_command(void *arg, const char *command, const char *cmd_arg,
+			     control_reply_fn reply, void *client)
+{
+	server_t *srv = arg;
+	char err[1400] = "", body[1500];
+	if (srv->orphan && !srv->reload.running) {
+		conf_free(srv->orphan);
+		srv->orphan = NULL;
+	}
+	if (srv->reload.running) {
+		snprintf(body, sizeof(body),
+			 "busy: a reload or reconfig is running; nothing changed, try again\n");
+		reply(client, false, body);
+		return;
+	}
+	reconfig_req_t *req = calloc(1, sizeof(*req));
+	if (!req) {
+		reply(client, false, "out of memory\n");
+		return;
+	}
+	req->srv = srv;
+	req->what = command;
+	req->reply = reply;
+	req->client = client;
+	log_info("%s%s%s: requested", command, cmd_arg ? " " : "", cmd_arg ? cmd_arg : "");
+	unsigned changes = srv->runtime_changes;
+	req->cfg = reconfig_build(srv, command, cmd_arg ? cmd_arg : "", req, err, sizeof(err));
+	if (!req->cfg) {
+		log_error("%s refused: %s; nothing changed", command, err);
+		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
+		reply(client, false, body);
+		free(req);
+		return;
+	}
+	int rc = reload_reconfig(&srv->reload, req->cfg, on_reconfig_done, req);
+	if (rc < 0) {
+		srv->runtime_changes = changes;
+		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command,
+			 shoal_strerror(rc));
+		reply(client, false, body);
+		conf_free(req->cfg);
+		free(req);
+		return;
+	}
+	if (!strcmp(command, "reconfig"))
+		srv->runtime_changes = 0;
+}
+
+/* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
+static void prepare_zone_set(void *arg, const zonedb_t *db)
+{
+	server_t *srv = arg;
+	workers_zone_slots_reset(srv->workers.zone_stats ? &srv->workers : NULL, db);
+}
+
+/* The uid and gid of cfg->user and cfg->group. Returns 0 or SHOAL_ECONFIG with err. */
+static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, size_t errlen)
+{
+	struct passwd *pw = getpwnam(cfg->user);
+	if (!pw) {
+		snprintf(err, errlen, "user \"%s\" does not exist", cfg->user);
+		return SHOAL_ECONFIG;
+	}
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	if (cfg->group) {
+		struct group *gr = getgrnam(cfg->group);
+		if (!gr) {
+			snprintf(err, errlen, "group \"%s\" does not exist", cfg->group);
+			return SHOAL_ECONFIG;
+		}
+		*gid = gr->gr_gid;
+	}
+	return 0;
+}
+
+/*
+ * The first load of the zones, with the rights every reload will have:
+ * reloads run after the privilege drop, so a file only root may read would
+ * load at start and then never again. As root with a user to become, the
+ * load runs with that user's effective ids and no supplementary groups
+ * (as after the drop), then takes root's back to bind the sockets.
+ */
+static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char *err,
+			 size_t errlen)
+{
+	if (!as_user || geteuid() != 0 || uid == 0)
+		return reload_load(&srv->reload, err, errlen);
+	gid_t egid = getegid();
+	int rc;
+	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
+			 srv->cfg->user, shoal_strerror(rc));
+	} else {
+		rc = reload_load(&srv->reload, err, errlen);
+	}
+	/* root's ids back (a no-op for those that did not change) */
+	if (seteuid(0) < 0 || setegid(egid) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot take back root's ids after loading the zones: %s",
+			 shoal_strerror(rc));
+	}
+	return rc;
+}
+
+/*
+ * Drop to uid/gid after every socket is bound: the sockets keep the
+ * uid they were made with, so a process of another user cannot join their
+ * SO_REUSEPORT group (doc/design.md, "Sockets"). The control socket is
+ * handed over first, through its descriptor.
+ */
+static int drop_privileges(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	if (!cfg->user)
+		return 0;
+	if (geteuid() != 0) {
+		if (geteuid() == uid)
+			return 0; /* already that user */
+		snprintf(err, errlen, "cannot become user \"%s\": not running as root", cfg->user);
+		return SHOAL_ECONFIG;
+	}
+	int rc = srv->control ? control_chown(srv->control, uid, gid, err, errlen) : 0;
+	if (rc < 0)
+		return rc;
+	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot drop privileges to %s: %s", cfg->user,
+			 shoal_strerror(rc));
+		return rc;
+	}
+	/* setuid(0) must now fail, or the drop did not take: how the system is set up */
+	if (uid != 0 && setuid(0) == 0) {
+		snprintf(err, errlen, "privileges could be regained after the drop");
+		return SHOAL_ECONFIG;
+	}
+	log_info("running as user %s (uid %u, gid %u)", cfg->user, (unsigned)uid, (unsigned)gid);
+	return 0;
+}
+
+static void log_migrate_req(void)
+{
+	/* said once at start-up, and only when it costs something */
+	int state = tcp_migrate_req_state();
+	if (state == 0)
+		log_notice("net.ipv4.tcp_migrate_req=0: TCP connections queued at a worker's "
+			   "stop are reset, not migrated");
+	else
+		log_debug("net.ipv4.tcp_migrate_req: %s", state > 0 ? "1" : "unreadable");
+}
+
+/*
+ * The descriptor budget, before any socket is made: raise the soft
+ * RLIMIT_NOFILE to the hard limit, then derive the TCP connections per
+ * worker from what is left after every socket, loop and reserve, so
+ * accepted connections cannot use up the descriptors; tcp-max-connections
+ * is the upper bound. A configuration that cannot fit stops start-up.
+ */
+static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
+{
+	uint64_t before, limit;
+	int rc = fdbudget_raise(&before, &limit);
+	if (rc < 0)
+		log_warning("cannot raise the descriptor limit (RLIMIT_NOFILE) from %llu: %s",
+			    (unsigned long long)before, shoal_strerror(rc));
+	int64_t open = fdbudget_count_open();
+	fdbudget_in_t in = {
+		.limit = limit,
+		.open = open < 0 ? 3 : (uint64_t)open,
+		.threads = cfg->threads,
+		.addresses = cfg->listen_count,
+		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
+		.control = cfg->control != NULL,
+		.metrics = cfg->metrics.addr_len != 0,
+		.max_connections = cfg->tcp.max_connections,
+	};
+	fdbudget_t b;
+	if (fdbudget_plan(&in, &b) < 0) {
+		snprintf(err, errlen,
+			 "descriptors: RLIMIT_NOFILE is %llu; %u thread(s) x %zu address(es) need "
+			 "%llu for sockets, loops and reserve, which leaves room for %llu TCP "
+			 "connection(s) per worker, fewer than %u; raise the limit (ulimit -n, "
+			 "LimitNOFILE=) or use fewer threads or addresses",
+			 (unsigned long long)limit, cfg->threads, cfg->listen_count,
+			 (unsigned long long)b.fixed, (unsigned long long)b.per_worker_room,
+			 cfg->tcp.max_connections < FDBUDGET_TCP_MIN ? cfg->tcp.max_connections
+								     : FDBUDGET_TCP_MIN);
+		return SHOAL_ECONFIG;
+	}
+	log_info("descriptors: RLIMIT_NOFILE %llu (soft limit was %llu), %llu for sockets, loops "
+		 "and reserve; TCP connections per worker: %u (tcp-max-connections %u)",
+		 (unsigned long long)limit, (unsigned long long)before, (unsigned long long)b.fixed,
+		 b.per_worker, cfg->tcp.max_connections);
+	if (b.per_worker < cfg->tcp.max_connections)
+		log_notice(
+			"tcp-max-connections %u lowered to %u per worker to fit RLIMIT_NOFILE %llu",
+			cfg->tcp.max_connections, b.per_worker, (unsigned long long)limit);
+	cfg->tcp.max_connections = b.per_worker;
+	return 0;
+}
+
+/*
+ * The files others could reach: the control socket, the pid file, the
+ * socket a takeover asks: none under a folder every user may write (any of
+ * them could put their own there). Returns 0 or SHOAL_ECONFIG with err.
+ */
+static int paths_check(const conf_t *cfg, char *err, size_t errlen)
+{
+	int rc = 0;
+	if (cfg->control)
+		rc = path_check_folders("control", cfg->control, err, errlen);
+	if (rc == 0 && cfg->pid_file)
+		rc = path_check_folders("pid-file", cfg->pid_file, err, errlen);
+	if (rc == 0 && cfg->takeover)
+		rc = path_check_folders("takeover", cfg->takeover, err, errlen);
+	return rc;
+}
+
+/* a and b name the same file. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The control socket, with what its commands report on and act upon. When
+ * taking over, the running server's socket is served if it is the one
+ * configured: shoalctl never finds the path without a server behind it.
+ */
+static int control_start(server_t *srv, char *err, size_t errlen)
+{
+	control_env_t env = {
+		.loop = srv->loop,
+		.cfg = srv->cfg,
+		.workers = &srv->workers,
+		.reload = &srv->reload,
+		.zones = &srv->zones,
+		.notifier = srv->notifier,
+		.secondary = srv->secondary,
+		.started_at = srv->started_at,
+		.stop = server_request_stop,
+		.stop_arg = srv,
+		.takeover = takeover_give,
+		.restart = takeover_restart,
+		.takeover_arg = srv->takeover,
+		.reconfig = reconfig_command,
+		.reconfig_arg = srv,
+	};
+	takeover_wire_taken_t *t = &srv->taken;
+	int rc;
+	if (srv->taking && t->control_fd >= 0 && same_file(srv->cfg->control, srv->cfg->takeover)) {
+		rc = control_adopt(&srv->control, &env, t->control_fd, srv->cfg->control, err,
+				   errlen);
+		t->control_fd = -1;
+		srv->control_taken = true;
+	} else {
+		rc = control_open(&srv->control, &env, srv->cfg->control, err, errlen);
+	}
+	if (srv->control)
+		takeover_set_control(srv->takeover, srv->control);
+	return rc;
+}
+
+/* --takeover: the running server's sockets, checked and taken, with new ones where needed. */
+static int sockets_take(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	takeover_wire_taken_t *t = &srv->taken;
+	char why[1024] = "";
+	int rc = takeover_wire_connect(cfg->takeover, t, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "takeover: %s", why);
+		return rc;
+	}
+	srv->taking = true;
+	log_info("takeover: pid %d (shoald %s, %u threads, socket-mode %s) gave %zu sockets",
+		 (int)t->giver_pid, t->giver_version, t->threads, socket_mode_names[t->mode],
+		 t->n_given);
+	if (t->mode != cfg->socket_mode) {
+		snprintf(why, sizeof(why),
+			 "the running server's socket-mode is %s, this configuration's %s (stop "
+			 "and start to change it)",
+			 socket_mode_names[t->mode], socket_mode_names[cfg->socket_mode]);
+		rc = SHOAL_ECONFIG;
+	} else {
+		/* takes every given socket, whatever the outcome */
+		rc = socket_set_adopt(cfg->listen, cfg->listen_count, cfg->threads,
+				      cfg->socket_mode, t->given, t->n_given, &srv->sockets, why,
+				      sizeof(why));
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "takeover refused: %s; pid %d serves on", why,
+			 (int)t->giver_pid);
+		return rc;
+	}
+	if (socket_set_retiring(srv->sockets) > 0)
+		log_info("takeover: %u sockets of pid %d are retired: steered away, drained by it",
+			 socket_set_retiring(srv->sockets), (int)t->giver_pid);
+	return 0;
+}
+
+/*
+ * Every worker runs on the sockets: steer the groups away from the sockets
+ * the old process retires, and tell it to go. From its "ok" on, this
+ * process is the server.
+ */
+static int takeover_finish(server_t *srv, char *err, size_t errlen)
+{
+	takeover_wire_taken_t *t = &srv->taken;
+	char why[512] = "";
+	int rc = socket_set_steer(srv->sockets, true, why, sizeof(why));
+	if (rc == 0)
+		rc = takeover_wire_go(t, srv->control_taken, why, sizeof(why));
+	if (rc < 0) {
+		/* the old process serves on, with every socket of its groups */
+		char ignored[256];
+		socket_set_steer(srv->sockets, false, ignored, sizeof(ignored));
+		snprintf(err, errlen, "takeover: %s", why);
+		return rc;
+	}
+	if (srv->control_taken)
+		control_claim(srv->control);
+	takeover_watch_giver(srv->takeover, t->fd, t->giver_pid);
+	t->fd = -1;
+	log_notice("took over from pid %d", (int)t->giver_pid);
+	takeover_wire_taken_clear(t);
+	srv->taking = false;
+	return 0;
+}
+
+static void on_overlap_over(uv_timer_t *timer)
+{
+	server_request_stop(timer->data);
+}
+
+/* The taker said "go": serve on beside it a moment, then stop. */
+static void on_handed(void *arg, pid_t taker, bool kept_control)
+{
+	server_t *srv = arg;
+	srv->handed = true;
+	srv->taker = taker;
+	instance_handed(srv->instance); /* the taker writes the pid file next */
+	if (srv->control)
+		control_taken_over(srv->control, kept_control);
+	uv_timer_start(&srv->overlap, on_overlap_over, HANDED_OVERLAP_MS, 0);
+}
+
+static int metrics_start(server_t *srv, char *err, size_t errlen)
+{
+	metrics_env_t env = { .loop = srv->loop,
+			      .workers = &srv->workers,
+			      .zones = &srv->zones,
+			      .allow = srv->cfg->metrics_allow };
+	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
+}
+
+/* The process this one took over from has exited: its sockets left the groups. */
+static void on_giver_gone(void *arg, pid_t giver)
+{
+	server_t *srv = arg;
+	char err[256];
+	if (socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
+		log_warning("takeover: %s (the groups keep steering to %zu workers)", err,
+			    srv->workers.count);
+	/* the giver emptied its pid file and gave up its lock before it closed the connection */
+	if (srv->cfg->pid_file && instance_pid_file_take(srv->instance, err, sizeof(err)) < 0)
+		log_warning("takeover: %s", err);
+	if (srv->cfg->metrics.addr_len && !srv->metrics && metrics_start(srv, err, sizeof(err)) < 0)
+		log_warning("takeover: %s", err);
+	(void)giver;
+}
+
+static int takeover_start(server_t *srv)
+{
+	takeover_env_t env = {
+		.loop = srv->loop,
+		.cfg = srv->cfg,
+		.sockets = srv->sockets,
+		.threads = srv->cfg->threads,
+		.handed = on_handed,
+		.giver_gone = on_giver_gone,
+		.arg = srv,
+	};
+	uv_timer_init(srv->loop, &srv->overlap);
+	srv->overlap.data = srv;
+	return takeover_new(&srv->takeover, &env);
+}
+
+/* What this process answered, for the log when it stops (a takeover's test sums them). */
+static void log_answered(server_t *srv)
+{
+	worker_stats_t total, one;
+	memset(&total, 0, sizeof(total));
+	/* every thread's counters: each worker's loop and its receivers */
+	for (size_t i = 0; i < srv->workers.count * srv->workers.parts; i++) {
+		stats_read(&srv->workers.stats[i], &one);
+		stats_sum(&total, &one);
+	}
+	uint64_t answers = 0;
+	for (size_t r = 0; r < DNS_RCODE_MAX; r++)
+		answers += total.answers[r];
+	log_info("answered %llu of %llu UDP queries and %llu of %llu TCP queries%s",
+		 (unsigned long long)answers, (unsigned long long)total.queries,
+		 (unsigned long long)total.tcp.answers, (unsigned long long)total.tcp.queries,
+		 srv->handed ? " before the takeover" : "");
+}
+
+static int signals_start(server_t *srv)
+{
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
+	int nums[] = { SIGTERM, SIGINT, SIGHUP };
+	for (size_t i = 0; i < 3; i++) {
+		sigs[i]->data = srv;
+		int rc = uv_signal_init(srv->loop, sigs[i]);
+		if (rc == 0)
+			rc = uv_signal_start(sigs[i], on_signal, nums[i]);
+		if (rc < 0)
+			return rc; /* libuv's: -errno */
+	}
+	return 0;
+}
+
+static void signals_close(server_t *srv)
+{
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
+	for (size_t i = 0; i < 3; i++)
+		if (sigs[i]->loop)
+			uv_close((uv_handle_t *)sigs[i], NULL);
+}
+
+int server_run(conf_t *cfg, const responder_t *responder)
+{
+	server_t srv_mem = { 0 }, *srv = &srv_mem;
+	uv_loop_t loop;
+	char err[1024] = "";
+	int status = 1;
+	srv->cfg = cfg;
+	srv->zcfg = cfg;
+	srv->tcp_max_as_read = cfg->tcp.max_connections;
+	srv->responder = responder;
+	srv->taken.fd = srv->taken.control_fd = -1;
+	reload_init(&srv->reload, cfg, &srv->zones);
+	srv->reload.prepare = prepare_zone_set;
+	srv->reload.prepare_arg = srv;
+	srv->started_at = time(NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
+
+	uid_t uid = 0;
+	gid_t gid = 0;
+	bool workers_run = false; /* workers_start was called: stop them */
+	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
+		goto done;
+	if (paths_check(cfg, err, sizeof(err)) < 0)
+		goto done;
+	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
+	if (srv->responder->warning)
+		log_warning("%s", srv->responder->warning);
+	if (srv->responder->zones &&
+	    load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
+		goto done;
+	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
+		goto done;
+	if (cfg->check) {
+		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
+		       cfg->zone_count);
+		status = 0;
+		goto done;
+	}
+	if (!cfg->user && geteuid() == 0)
+		log_warning("running as root with no user to drop to: every query is answered "
+			    "by a process that may do anything; set user (--user)");
+	log_migrate_req();
+	if (uv_loop_init(&loop) < 0) {
+		snprintf(err, sizeof(err), "cannot create the main loop");
+		goto done;
+	}
+	srv->loop = &loop;
+	/*
+	 * No other server on these ports (unless asked): it would take part of
+	 * the queries. A takeover shares them on purpose, with the process it
+	 * takes them from; the pid file is written once that one has exited.
+	 */
+	if (instance_claim(cfg->listen, cfg->listen_count,
+			   cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
+			   &srv->instance, err, sizeof(err)) < 0)
+		goto done;
+	/* a taker opens it now, before the privilege drop, and writes it once the giver has gone */
+	if (cfg->pid_file && instance_pid_file(srv->instance, cfg->pid_file, cfg->takeover != NULL,
+					       err, sizeof(err)) < 0) {
+		if (!cfg->takeover)
+			goto done;
+		log_warning("takeover: %s", err);
+	}
+	if (cfg->takeover ? sockets_take(srv, err, sizeof(err)) < 0
+			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
+					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
+		goto done;
+	socket_set_udp_buffers(srv->sockets, cfg->udp_receive_buffer, cfg->udp_send_buffer);
+	if (cfg->cpu_affinity && cfg->socket_mode == SOCKET_MODE_REUSEPORT) {
+		socket_set_steer_cpu(srv->sockets);
+		/* a taker attaches it when it steers the groups (takeover_finish) */
+		if (!cfg->takeover && socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
+			goto done;
+	}
+	/* after the sockets: it gives them to a taker */
+	if (takeover_start(srv) < 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto done;
+	}
+	if (workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
+			   sizeof(err)) < 0)
+		goto done;
+	if (notify_out_new(&loop, cfg, &srv->zones, &srv->notifier) < 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto done;
+	}
+	notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
+	reload_on_publish(&srv->reload, on_published, srv);
+	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &srv->secondary) < 0 ||
+	    uv_async_init(&loop, &srv->transferred, on_transferred) < 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto done;
+	}
+	srv->transferred.data = srv;
+	srv->transferred_on = true;
+	workers_set_notify(&srv->workers, notify_in, srv);
+	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
+		goto done;
+	/* a taker binds it once the giver, which holds it, has exited (on_giver_gone) */
+	if (cfg->metrics.addr_len && !cfg->takeover && metrics_start(srv, err, sizeof(err)) < 0)
+		goto done;
+	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
+		goto done;
+	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
+		snprintf(err, sizeof(err), "cannot set up signals");
+		goto done;
+	}
+	workers_run = true;
+	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
+		goto done;
+	int se = secondary_start(srv->secondary);
+	if (se < 0) {
+		snprintf(err, sizeof(err), "cannot start the transfer thread: %s",
+			 shoal_strerror(se));
+		goto done;
+	}
+	if (srv->taking && takeover_finish(srv, err, sizeof(err)) < 0)
+		goto done;
+	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
+		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
+		 cfg->listen_count, cfg->listen[0].text);
+	/* zones loaded, every socket bound, workers answering: a Type=notify unit is up */
+	if (systemd_ready(cfg->zone_count, srv->workers.count) < 0)
+		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
+	uv_run(&loop, UV_RUN_DEFAULT);
+	status = 0;
+
+done:
+	/* the transfer thread first: it publishes, and wakes the main loop; workers hand NOTIFY
+	 * to it inside their read section */
+	if (srv->secondary) {
+		secondary_t *sec = srv->secondary;
+		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+		synchronize_rcu();
+		secondary_free(sec);
+	}
+	if (workers_run) {
+		srv->stopping = true;
+		reload_stopping(&srv->reload);
+		takeover_stopping(srv->takeover);
+		workers_stop(&srv->workers);
+		log_answered(srv);
+	}
+	/*
+	 * The sockets close before the takeover's connections: a taker reads
+	 * the end of its connection as "the retired sockets are gone".
+	 */
+	socket_set_close(srv->sockets);
+	srv->sockets = NULL;
+	/* and the pid file goes before them too: a taker writes its own then */
+	instance_release(srv->instance);
+	srv->instance = NULL;
+	if (srv->loop && reload_close(&srv->reload)) {
+		/* the reload thread may still read the zone sets and signal the loop */
+		control_close(srv->control);
+		metrics_close(srv->metrics);
+		if (status != 0 && err[0])
+			log_error("%s", err);
+		log_info("stopped");
+		_exit(status);
+	}
+	if (srv->loop) {
+		control_close(srv->control);
+		notify_out_close(srv->notifier);
+		if (srv->transferred_on)
+			uv_close((uv_handle_t *)&srv->transferred, NULL);
+		metrics_close(srv->metrics); /* before the taker hears this process is gone */
+		takeover_close(srv->takeover);
+		takeover_wire_taken_clear(&srv->taken);
+		if (srv->takeover)
+			uv_close((uv_handle_t *)&srv->overlap, NULL);
+		signals_close(srv);
+		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
+		control_free(srv->control);
+		srv->control = NULL;
+		notify_out_free(srv->notifier);
+		srv->notifier = NULL;
+		takeover_free(srv->takeover);
+		srv->takeover = NULL;
+		metrics_free(srv->metrics);
+		srv->metrics = NULL;
+		if (uv_loop_close(&loop) < 0)
+			log_warning("main loop not closed cleanly");
+		workers_destroy(&srv->workers);
+	}
+	instance_release(srv->instance);
+	reload_clear(&srv->reload);
+	if (srv->zcfg != cfg)
+		conf_free(srv->zcfg);
+	conf_free(srv->orphan);
+	rcu_unregister_thread();
+	if (status != 0 && err[0])
+		log_error("%s", err);
+	if (status == 0 && !cfg->check)
+		log_info("stopped");
+	return status;
+}
+
+int server_main(int argc, char **argv, const responder_t *responder)
+{
+	conf_t cfg;
+	char err[1024] = "";
+	conf_init(&cfg);
+	int rc = conf_parse_args(&cfg, argc, argv, stdout, err, sizeof(err));
+	if (rc == 0)
+		rc = conf_validate(&cfg, err, sizeof(err));
+	if (rc != 0) {
+		if (rc < 0)
+			fprintf(stderr, "shoald: %s\n", err);
+		conf_clear(&cfg);
+		/* 2: the command line is wrong; 1: the configuration is */
+		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
+	}
+	log_init(cfg.log_level, cfg.syslog);
+	if (cfg.file_default_missing)
+		log_notice("no configuration file %s (-c FILE names another): the command line "
+			   "and the defaults apply",
+			   CONF_FILE_DEFAULT);
+	int status = server_run(&cfg, responder);
+	conf_clear(&cfg);
+	return status;
+}

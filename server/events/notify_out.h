@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* NOTIFY out (RFC 1996): telling secondaries of a new serial, with retries, on the main loop. */
+#ifndef SHOAL_SERVER_EVENTS_NOTIFY_OUT_H
+#define SHOAL_SERVER_EVENTS_NOTIFY_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "server/conf/conf.h"
+#include "zone/zonedb.h"
+
+/*
+ * Counters of NOTIFY out, kept by the main thread (the only writer); any
+ * thread may read them with relaxed loads. X(name, help), as server/common/stats.h.
+ */
+#define NOTIFY_STATS(X)                                                   \
+	X(sent, "NOTIFY messages sent, retries included")                 \
+	X(answered, "NOTIFY answered NOERROR by a secondary")             \
+	X(refused, "NOTIFY answered with an error (REFUSED, NOTAUTH...)") \
+	X(unanswered, "NOTIFY given up after notify-retry sends")
+
+typedef struct notify_stats {
+#define NOTIFY_FIELD(name, help) uint64_t name;
+	NOTIFY_STATS(NOTIFY_FIELD)
+#undef NOTIFY_FIELD
+} notify_out_stats_t;
+
+typedef struct notify_out notify_out_t;
+
+/*
+ * A notifier for cfg's zones (their notify lists and keys) served from
+ * *zones, on loop. Sockets are opened when first needed. Returns 0 and *out
+ * or SHOAL_ENOMEM. Main thread.
+ */
+int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, notify_out_t **out);
+
+/*
+ * A new set was published: NOTIFY the secondaries of every zone whose
+ * serial differs from the one last seen (the first call only records
+ * them: nothing changed at start). Main thread.
+ */
+void notify_out_published(notify_out_t *n);
+
+/*
+ * NOTIFY the secondaries of zone i (its index in cfg) of the serial
+ * served now, changed or not (shoalctl notify). Returns how many
+ * secondaries were told, SHOAL_ENOTFOUND when nothing is served for the
+ * zone. Main thread.
+ */
+int notify_out_zone(notify_out_t *n, size_t i);
+
+/*
+ * Use cfg's zones and notify lists from now on (a reconfig): the serials
+ * seen carry over by zone name, a zone new to cfg is notified at the next
+ * publication (as a changed serial), and NOTIFY not yet answered is
+ * dropped (its retries named the old configuration's entries). Returns 0
+ * or SHOAL_ENOMEM (nothing changed). Main thread.
+ */
+int notify_out_reconfig(notify_out_t *n, const conf_t *cfg);
+
+/* The counters so far. Any thread. */
+void notify_out_stats(const notify_out_t *n, notify_out_stats_t *out);
+
+/* Close the sockets and timers, drop what is pending; then the loop frees them. Main thread. */
+void notify_out_close(notify_out_t *n);
+
+/* Free a closed notifier once the loop ran the close callbacks; NULL is fine. */
+void notify_out_free(notify_out_t *n);
+
+#endif

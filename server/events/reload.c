@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Zone loads: the first one at start-up, reloads on their own thread, published with RCU. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "proto/error.h"
+#include "server/common/log.h"
+#include "server/common/systemd.h"
+#include "server/events/reload.h"
+
+/*
+ * How long stopping waits for a reload thread that was told to stop. A
+ * load sees the cancel between two records or two reads, so only a thread
+ * blocked in the kernel (a file system that does not answer) takes longer:
+ * it is left behind and the process exits without it.
+ */
+#define RELOAD_STOP_GRACE_MS 3000
+
+struct reload_job {
+	reload_t *r;
+	char *only;        /* zone to reload, NULL for all */
+	const conf_t *cfg; /* a reconfig's configuration, NULL for a reload */
+	const char *what;  /* "reload" or "reconfig", for the log */
+	bool published;    /* the set built was published */
+	reload_done_fn done;
+	void *arg;
+	int rc;
+	char *messages; /* error lines, "" when none */
+	size_t len, cap;
+	time_t started_at;
+	/* under r->lock: */
+	bool cancel;     /* past reload-timeout, or stopping: publish nothing */
+	bool publishing; /* past the point where cancel is seen */
+	bool finished;   /* the thread is done with r but for the join */
+};
+
+/* Collect the loader's error lines (and log every line). Loading thread. */
+static void collect_msg(void *arg, bool is_error, const char *msg)
+{
+	reload_job_t *job = arg;
+	if (is_error)
+		log_error("%s", msg);
+	else
+		log_warning("%s", msg);
+	if (!is_error || !job)
+		return;
+	size_t add = strlen(msg) + 1;
+	if (job->len + add + 1 > job->cap) {
+		size_t cap = (job->len + add + 1) * 2;
+		char *p = realloc(job->messages, cap);
+		if (!p)
+			return; /* the line is logged; the reply only misses it */
+		job->messages = p;
+		job->cap = cap;
+	}
+	memcpy(job->messages + job->len, msg, add - 1);
+	job->len += add;
+	job->messages[job->len - 1] = '\n';
+	job->messages[job->len] = '\0';
+}
+
+/* Whether zone_info's name (with its final dot) is the zone `only` names. */
+static bool is_only(const char *name, const char *only)
+{
+	size_t n = strlen(only);
+	if (n == 1 && only[0] == '.')
+		return strcmp(name, ".") == 0;
+	if (n > 1 && only[n - 1] == '.')
+		n--;
+	return strncasecmp(name, only, n) == 0 && strcmp(name + n, ".") == 0;
+}
+
+/*
+ * One line per zone the build read (all, or the one `only` names): its name
+ * and serial when it loaded, or the serial it keeps serving when it did not
+ * (the reason is in the reload's messages).
+ */
+static void log_zones(const zonedb_t *db, const char *only)
+{
+	zone_info_t info;
+	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
+		zonedb_zone_info(db, i, &info);
+		if (only && !is_only(info.name, only))
+			continue;
+		if (!info.loaded)
+			log_warning("zone %s not loaded: %s", info.name,
+				    info.last_error[0]
+					    ? info.last_error
+					    : "nothing saved yet; its first transfer follows");
+		else if (info.last_error[0])
+			log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
+				    info.last_error);
+		else
+			log_info("zone %s serial %u loaded, %zu records", info.name,
+				 (unsigned)info.serial, info.rr_count);
+	}
+}
+
+void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	r->zones = zones;
+}
+
+int reload_load(reload_t *r, char *err, size_t errlen)
+{
+	const conf_t *cfg = r->cfg;
+	zonedb_t *db = NULL;
+	reload_job_t job = { 0 };
+	int rc = zonedb_build(cfg->zones, cfg->zone_count, NULL, NULL, collect_msg, &job, &db);
+	if (rc < 0) {
+		/* the first error line is the one to show at start-up */
+		size_t first = job.messages ? strcspn(job.messages, "\n") : 0;
+		if (first)
+			snprintf(err, errlen, "%.*s", (int)first, job.messages);
+		else
+			snprintf(err, errlen, "loading zones: %s", shoal_strerror(rc));
+		free(job.messages);
+		if (db)
+			zonedb_free(db);
+		return rc;
+	}
+	free(job.messages);
+	log_zones(db, NULL);
+	zonedb_set_owner(db, cfg);
+	r->writer = db;
+	if (r->prepare)
+		r->prepare(r->prepare_arg, db);
+	zonedb_publish(r->zones, db);
+	log_info("%zu zone(s) loaded", zonedb_zone_count(db));
+	return 0;
+}
+
+/*
+ * The writer's set (r->writer) has two writers, the reload thread and the
+ * secondary thread: each holds this from reading it to publishing the next,
+ * so a reload never publishes a set built before a transfer's (undoing it)
+ * nor the other way round.
+ */
+static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
+			const int *stop)
+{
+	struct timespec d;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &d);
+		d.tv_nsec += 200 * 1000000L;
+		d.tv_sec += d.tv_nsec / 1000000000L;
+		d.tv_nsec %= 1000000000L;
+		if (pthread_mutex_timedlock(&writer_lock, &d) == 0)
+			break;
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			return SHOAL_ETIMEOUT;
+	}
+	zonedb_t *db = NULL;
+	/* by apex: a reconfig may have moved the zone since the caller looked */
+	long i = zonedb_index(r->writer, apex);
+	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_replace(r->writer, (size_t)i, z, error, &db);
+	if (rc == 0) {
+		if (r->prepare)
+			r->prepare(r->prepare_arg, db);
+		r->writer = db;
+		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
+	}
+	pthread_mutex_unlock(&writer_lock);
+	return rc;
+}
+
+/*
+ * Whether a primary zone of `now` that `was` does not have failed to load
+ * into db (built from now's zones): a reconfig that adds a broken zone is
+ * refused like a broken configuration file.
+ */
+static bool new_zone_failed(const conf_t *was, const conf_t *now, const zonedb_t *db)
+{
+	for (size_t i = 0; i < now->zone_count && i < zonedb_zone_count(db); i++) {
+		if (now->zones[i].secondary || conf_zone_index(was, now->zones[i].name) >= 0)
+			continue;
+		if (!zonedb_zone(db, i))
+			return true;
+	}
+	return false;
+}
+
+/* The reload thread: build beside the served set, swap, wait a grace period, free the old. */
+static void *reload_main(void *arg)
+{
+	reload_job_t *job = arg;
+	reload_t *r = job->r;
+	const conf_t *cfg = job->cfg ? job->cfg : r->cfg;
+	zonedb_t *db = NULL;
+	pthread_mutex_lock(&writer_lock);
+	/* the writer's set is only touched by this thread while a reload runs */
+	int rc = zonedb_build(cfg->zones, cfg->zone_count, r->writer, job->only, collect_msg, job,
+			      &db);
+	if (db && job->cfg && new_zone_failed(r->cfg, job->cfg, db)) {
+		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
+		zonedb_free(db);
+		db = NULL;
+		rc = SHOAL_EZONE;
+	}
+	pthread_mutex_lock(&r->lock);
+	bool cancel = job->cancel;
+	job->publishing = !cancel;
+	pthread_mutex_unlock(&r->lock);
+	if (cancel) {
+		/* abandoned: the client was told the served zones stay, so they do */
+		if (db)
+			zonedb_free(db);
+		job->rc = SHOAL_ETIMEOUT;
+	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
+		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
+	} else {
+		log_zones(db, job->only);
+		zonedb_set_owner(db, cfg);
+		job->published = true;
+		r->writer = db;
+		if (r->prepare)
+			r->prepare(r->prepare_arg, db);
+		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
+		job->rc = job->len ? SHOAL_EZONE : 0;
+	}
+	pthread_mutex_unlock(&writer_lock);
+	pthread_mutex_lock(&r->lock);
+	job->finished = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	/* the last use of r: the main thread joins before closing the handle */
+	uv_async_send(&r->done);
+	return NULL;
+}
+
+static void job_free(reload_job_t *job)
+{
+	free(job->only);
+	free(job->messages);
+	free(job);
+}
+
+/* Main loop: the reload thread has finished; report and maybe run the queued one. */
+static void on_reload_done(uv_async_t *a)
+{
+	reload_t *r = a->data;
+	reload_job_t *job = r->job;
+	if (!job)
+		return;
+	pthread_join(r->thread, NULL);
+	uv_timer_stop(&r->timer);
+	r->job = NULL;
+	r->running = false;
+	if (job->cfg && job->published)
+		r->cfg = job->cfg; /* the set served now is built from it */
+	if (r->abandoned) {
+		/* answered at the timeout already; the loads may run again */
+		log_notice("the abandoned %s%s%s has ended", job->what, job->only ? " of " : "",
+			   job->only ? job->only : "");
+		r->abandoned = false;
+		zone_load_cancel(false);
+	} else if (job->rc == 0) {
+		log_info("%s%s%s done", job->what, job->only ? " of " : "",
+			 job->only ? job->only : "");
+		r->note[0] = '\0';
+	} else {
+		log_error("%s%s%s failed (%s): zones that failed keep their previous version",
+			  job->what, job->only ? " of " : "", job->only ? job->only : "",
+			  shoal_strerror(job->rc));
+		r->note[0] = '\0';
+	}
+	/* RELOADING=1 was sent at the start; the set served now is complete either way */
+	systemd_ready(zonedb_zone_count(r->writer), r->cfg->threads);
+	if (job->done)
+		job->done(job->arg, job->rc, job->messages ? job->messages : "");
+	job_free(job);
+	if (r->published)
+		r->published(r->published_arg);
+	if (r->again && !r->stopping) {
+		r->again = false;
+		reload_start(r, NULL, NULL, NULL);
+	}
+}
+
+/*
+ * Main loop: the reload has run for reload-timeout. Tell its loads to stop
+ * (they look between records and reads), answer its client now, and let
+ * the thread end when it can: until then no other reload starts, as only
+ * one thread may hold zones_writer.
+ */
+static void on_reload_timeout(uv_timer_t *t)
+{
+	reload_t *r = t->data;
+	reload_job_t *job = r->job;
+	if (!job || r->abandoned)
+		return;
+	pthread_mutex_lock(&r->lock);
+	bool publishing = job->publishing;
+	job->cancel = !publishing;
+	pthread_mutex_unlock(&r->lock);
+	if (publishing)
+		return; /* built already: it ends in a moment with its own report */
+	r->abandoned = true;
+	zone_load_cancel(true);
+	char when[32] = "?";
+	struct tm tm;
+	if (gmtime_r(&job->started_at, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(r->note, sizeof(r->note),
+		 "%s%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
+		 "the version it had",
+		 job->what, job->only ? " of " : "", job->only ? job->only : "", when,
+		 (unsigned)r->cfg->reload_timeout);
+	log_error("%s; a file may be blocking the reload thread", r->note);
+	systemd_ready(zonedb_zone_count(r->writer), r->cfg->threads); /* the zones stay */
+	if (job->done) {
+		char body[400];
+		snprintf(body, sizeof(body), "%s\n", r->note);
+		job->done(job->arg, SHOAL_ETIMEOUT, body);
+		job->done = NULL;
+	}
+}
+
+/* Zone names compare without case and without the final dot. */
+static bool zone_name_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 1 && a[la - 1] == '.')
+		la--;
+	if (lb > 1 && b[lb - 1] == '.')
+		lb--;
+	return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
+		     void *arg);
+
+int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
+{
+	if (r->running) {
+		if (!done)
+			r->again = true; /* a signal: run again after this one */
+		return SHOAL_EEXIST;
+	}
+	if (only) {
+		bool found = false;
+		for (size_t i = 0; i < r->cfg->zone_count && !found; i++)
+			found = zone_name_eq(r->cfg->zones[i].name, only);
+		if (!found)
+			return SHOAL_ENOTFOUND;
+	}
+	return job_start(r, only, NULL, done, arg);
+}
+
+int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg)
+{
+	if (r->running)
+		return SHOAL_EEXIST;
+	return job_start(r, NULL, cfg, done, arg);
+}
+
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
+		     void *arg)
+{
+	reload_job_t *job = calloc(1, sizeof(*job));
+	if (!job || (only && !(job->only = strdup(only)))) {
+		free(job);
+		return SHOAL_ENOMEM;
+	}
+	job->r = r;
+	job->cfg = cfg;
+	job->what = cfg ? "reconfig" : "reload";
+	job->done = done;
+	job->arg = arg;
+	job->started_at = time(NULL);
+	r->job = job;
+	r->running = true;
+	zone_load_cancel(false);
+	log_info("%s%s%s started", job->what, only ? " of " : "", only ? only : "");
+	/* the reload thread takes no signals: the main loop handles them all */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int e = pthread_create(&r->thread, NULL, reload_main, job);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		log_error("cannot start the reload thread: %s", shoal_strerror(-e));
+		r->job = NULL;
+		r->running = false;
+		job_free(job);
+		return -e;
+	}
+	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
+	systemd_reloading();
+	return 0;
+}
+
+void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg)
+{
+	r->published = fn;
+	r->published_arg = arg;
+}
+
+void reload_stopping(reload_t *r)
+{
+	r->stopping = true;
+}
+
+int reload_attach(reload_t *r, uv_loop_t *loop)
+{
+	pthread_condattr_t attr;
+	r->loop = loop;
+	int e = pthread_condattr_init(&attr);
+	if (e != 0)
+		return -e;
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	e = pthread_cond_init(&r->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (e != 0)
+		return -e;
+	pthread_mutex_init(&r->lock, NULL);
+	r->sync_ready = true;
+	r->done.data = r;
+	r->timer.data = r;
+	e = uv_async_init(loop, &r->done, on_reload_done);
+	if (e == 0)
+		e = uv_timer_init(loop, &r->timer);
+	return e; /* libuv's: 0 or -errno */
+}
+
+/* Wait up to ms for the reload thread's last step. True when it came. */
+static bool wait_finished(reload_t *r, unsigned ms)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&r->lock);
+	int e = 0;
+	while (!r->job->finished && e != ETIMEDOUT)
+		e = pthread_cond_timedwait(&r->cond, &r->lock, &deadline);
+	bool finished = r->job->finished;
+	pthread_mutex_unlock(&r->lock);
+	return finished;
+}
+
+bool reload_close(reload_t *r)
+{
+	if (r->running) {
+		/* its loads stop at the next record or read; publishing finishes first */
+		pthread_mutex_lock(&r->lock);
+		r->job->cancel = !r->job->publishing;
+		pthread_mutex_unlock(&r->lock);
+		zone_load_cancel(true);
+		if (!wait_finished(r, RELOAD_STOP_GRACE_MS)) {
+			/* it still owns the writer's set and the handles it signals: keep them */
+			log_error("the reload thread did not stop within %u ms (blocked reading a "
+				  "file?): exiting without it",
+				  RELOAD_STOP_GRACE_MS);
+			return true;
+		}
+		pthread_join(r->thread, NULL);
+		reload_job_t *job = r->job;
+		r->running = false;
+		r->job = NULL;
+		if (job->cfg && job->published)
+			r->cfg = job->cfg; /* the set served is built from it, as on_reload_done */
+		/* the caller's request is answered once, here or at the timeout: it owns what the
+		 * job carries (a reconfig's configuration) and frees it */
+		if (job->done)
+			job->done(job->arg, job->rc, job->messages ? job->messages : "");
+		job_free(job);
+	}
+	if (r->done.loop)
+		uv_close((uv_handle_t *)&r->done, NULL);
+	if (r->timer.loop)
+		uv_close((uv_handle_t *)&r->timer, NULL);
+	if (r->sync_ready) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		r->sync_ready = false;
+	}
+	return false;
+}
+
+void reload_clear(reload_t *r)
+{
+	if (r->writer)
+		zonedb_publish(r->zones, NULL); /* frees the set after a grace period */
+	r->writer = NULL;
+}

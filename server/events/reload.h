@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Zone loads and the set they publish: the first at start-up, reloads on a thread of their own. */
+#ifndef SHOAL_SERVER_EVENTS_RELOAD_H
+#define SHOAL_SERVER_EVENTS_RELOAD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "server/conf/conf.h"
+#include "zone/zonedb.h"
+
+typedef struct reload_job reload_job_t;
+
+/*
+ * Reloads and the zone set they publish: the served set is *zones (RCU;
+ * workers read it), and reload owns it. The main thread may read
+ * `running`, `abandoned` and `note` (for status and zone-status); every
+ * other field is the module's.
+ */
+typedef struct reload {
+	const conf_t *cfg;
+	zonedb_ref_t *zones; /* where sets are published */
+	zonedb_t *writer;    /* the published set, for the one writer */
+	uv_loop_t *loop;     /* the main loop: results and reload-timeout */
+	uv_async_t done;     /* the reload thread has finished */
+	uv_timer_t timer;    /* reload-timeout of the running reload */
+	pthread_t thread;
+	bool running;         /* a reload thread exists (joined in on_reload_done) */
+	bool again;           /* SIGHUP during a reload: run once more after it */
+	bool abandoned;       /* the running one passed reload-timeout and was answered */
+	bool stopping;        /* the server stops: no reload starts again by itself */
+	reload_job_t *job;    /* the one running */
+	char note[320];       /* "" or what became of the last abandoned reload */
+	pthread_mutex_t lock; /* the job's cancel, publishing and finished */
+	pthread_cond_t cond;  /* signalled when the job has finished */
+	bool sync_ready;      /* lock and cond initialised */
+	/*
+	 * Called with every set built, on the thread that publishes it, just
+	 * before it is published (the server zeroes the counters of the zones
+	 * new to it); NULL for nothing. Set before the first load.
+	 */
+	void (*prepare)(void *arg, const zonedb_t *db);
+	void *prepare_arg;
+	void (*published)(void *arg); /* after each reload, on the main loop (reload_on_publish) */
+	void *published_arg;
+} reload_t;
+
+/*
+ * Set r up in caller memory to load cfg's zones and publish them in
+ * *zones; nothing is loaded or started yet. cfg and zones must outlive r.
+ * Main thread.
+ */
+void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones);
+
+/*
+ * The first load, on the main thread before workers start: builds every
+ * zone and publishes the set. A zone that fails stops start-up: returns a
+ * negative error with the first "FILE:LINE: reason" in err, nothing
+ * published. Returns 0 otherwise.
+ */
+int reload_load(reload_t *r, char *err, size_t errlen);
+
+/*
+ * Give r its handles on the main loop (the thread's results, the
+ * reload-timeout timer) before reloads may start. Returns 0 or a system
+ * error (-errno); reload_close undoes what was done either way. Main
+ * thread.
+ */
+int reload_attach(reload_t *r, uv_loop_t *loop);
+
+/*
+ * Called on the main loop when a reload ends: rc 0, or a negative error;
+ * messages holds the error lines ("FILE:LINE: reason\n"...), valid only
+ * during the call.
+ */
+typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
+
+/*
+ * Start reloading `only` (NULL: all zones) on a reload thread that builds
+ * the new set beside the served one and publishes it; done(arg, ...) runs
+ * on the main loop afterwards (done may be NULL: a signal). A reload still
+ * running after reload-timeout is abandoned: its loads are cancelled,
+ * nothing it built is published, done gets SHOAL_ETIMEOUT at once, and no
+ * other reload starts until its thread has ended. Main thread.
+ * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
+ * again after); SHOAL_ENOTFOUND when `only` is not configured;
+ * SHOAL_ENOMEM or a system error (-errno).
+ */
+int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg);
+
+/*
+ * Call fn(arg) on the main loop after every reload that ends (whatever
+ * it published; the callee compares), so NOTIFY can follow new serials.
+ * Main thread.
+ */
+void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg);
+
+/*
+ * Start a reconfiguration to cfg, as reload_start: the reload thread
+ * builds the set of cfg's zones (a zone whose spec says keep shares the
+ * version served; the others are read) and publishes it with cfg as its
+ * owner (zonedb_owner). A primary zone that cfg adds and that does not
+ * load refuses the whole: nothing is published, done gets SHOAL_EZONE
+ * with its "FILE:LINE: reason". When the set was published, r->cfg is
+ * cfg from the call of done on (the caller frees the configuration it
+ * replaces once nothing else uses it); otherwise r->cfg is unchanged.
+ * cfg must outlive its use. Returns 0, SHOAL_EEXIST when a reload or
+ * reconfig runs, SHOAL_ENOMEM or -errno. Main thread.
+ */
+int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg);
+
+/*
+ * Publish a set like the one served with the zone whose apex is `apex`
+ * (lowercase wire) serving z (NULL: nothing,
+ * SERVFAIL) and its last error set to error (zonedb_replace): a transfer
+ * in, or an expiry. It waits for a reload running to publish first (so
+ * neither undoes the other), giving up with SHOAL_ETIMEOUT when *stop
+ * becomes non-zero. Returns 0, SHOAL_ENOTFOUND when the set no longer
+ * has the zone (a reconfig removed it), or a negative error. Any thread but a
+ * worker or the main loop (it waits for a grace period).
+ */
+int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
+			const int *stop);
+
+/* The server is stopping: a reload asked for during the running one no longer starts. Main thread.
+ */
+void reload_stopping(reload_t *r);
+
+/*
+ * At stop: cancel a running reload and join it, waiting a bounded grace
+ * time, then close the handles. A reload or reconfig joined here whose
+ * done was not called yet gets it now (r->stopping is set): its rc, and
+ * r->cfg is its configuration when the set was published, so the caller
+ * frees what it owns exactly once whenever the thread ended. Returns true when the thread did not
+ * end in it and was left running: it may still use r, the zone sets and the loop, so the caller
+ * must exit the process without freeing them. Main thread.
+ */
+bool reload_close(reload_t *r);
+
+/* Unpublish the served set; it is freed after a grace period. Main thread, at the end. */
+void reload_clear(reload_t *r);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Inside server/net/tcp.c and server/net/tcp_conn.c: the server, its connection slots, shared
+ * helpers. */
+#ifndef SHOAL_SERVER_NET_INTERNAL_H
+#define SHOAL_SERVER_NET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "server/net/acceptor.h"
+#include "server/net/tcp.h"
+
+/* RFC 1035 4.2.2: a two-octet length, then at most 65535 octets of message. */
+#define TCP_MSG_MAX   65535u
+#define TCP_FRAME_MAX (2u + TCP_MSG_MAX)
+
+/* After our FIN, how long to read and discard what the peer still sends
+ * before closing: closing with unread input sends a RST (RFC 1122
+ * 4.2.2.13), which can destroy answers the peer has not read yet. */
+#define TCP_LINGER_MS 2000u
+
+/* A connection's input buffer starts this big (a few dozen pipelined
+ * queries fit) and grows to hold one whole message when a longer one
+ * comes. A buffer, input or output, grown past this is given back when its
+ * connection goes idle or closes, so a slot keeps at most this much of
+ * each: a burst of big messages does not pin memory (it kept about 200
+ * KiB per slot). */
+#define TCP_BUF_KEEP 4096u
+
+/* When stopping, how long a connection that has sent nothing yet may take
+ * to send its first query. */
+#define TCP_STOP_GRACE_MS 1000u
+
+/* A stop waits at most this long for connections to finish, however long
+ * tcp-message-timeout is, so SIGTERM always ends the process soon. */
+#define TCP_STOP_MAX_MS 5000u
+
+/* Answers to pipelined queries are collected up to this many octets per
+ * write system call. */
+#define TCP_GATHER_MAX 16384u
+
+/* Answers waiting to be written; see tcp_conn.out. */
+typedef struct tcp_outbuf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	uint32_t answers; /* answers with bytes in this buffer */
+} tcp_outbuf_t;
+
+typedef struct tcp_conn tcp_conn_t;
+
+struct tcp_conn {
+	uv_tcp_t handle;
+	uv_timer_t timer; /* idle, message, or linger timeout: one at a time */
+	uv_write_t write_req;
+	uv_shutdown_t shutdown_req;
+	tcp_server_t *srv;
+	/* Open connections: the activity list, least recently active first.
+	 * Free slots: `next` links the free list. */
+	tcp_conn_t *prev, *next;
+	uint8_t *in; /* in_cap octets: TCP_BUF_KEEP, up to TCP_FRAME_MAX for a long message */
+	size_t in_cap;
+	size_t in_len; /* octets of unprocessed input at in[0] */
+	/* Double buffer: out[flight] is being written by libuv (its memory must
+	 * not move), out[flight ^ 1] collects answers meanwhile. With no write in
+	 * flight, out[flight ^ 1] collects only during one pass over the input
+	 * and is flushed at its end (conn_flush). */
+	tcp_outbuf_t out[2];
+	unsigned flight;
+	tcp_stream_t *stream;         /* a many-message answer being sent, or NULL */
+	struct sockaddr_storage peer; /* the client's address */
+	uint8_t closes_pending;
+	bool writing;        /* write_req is in flight */
+	bool reading;        /* uv_read_start is in effect */
+	bool eof;            /* the peer closed its side; answer what is read, then close */
+	bool timing_message; /* the timer runs the message timeout, not the idle one */
+	bool shut;           /* our FIN is sent; discarding input until the peer's */
+	bool got_input;      /* at least one octet arrived */
+	bool stop_grace;     /* stopping: the timer is the first-query grace */
+	bool closing;        /* uv_close called, waiting for both close callbacks */
+	bool counted;        /* its address is counted in srv->addresses */
+};
+
+typedef struct tcp_listener {
+	acceptor_t acc;
+	tcp_server_t *srv;
+	bool waiting; /* the acceptor holds an accepted fd for us until a slot frees */
+} tcp_listener_t;
+
+struct tcp_server {
+	uv_loop_t *loop;
+	tcp_limits_t lim;
+	tcp_answer_fn answer;
+	tcp_special_fn special; /* or NULL */
+	void *arg;
+	tcp_stats_t *stats;
+	addrlimit_t *addresses; /* connections per client address, or NULL */
+	tcp_listener_t *listeners;
+	size_t n_listeners;
+	tcp_conn_t *conns; /* the pool: lim.max_connections slots */
+	tcp_conn_t *free_list;
+	tcp_conn_t *active_head, *active_tail;
+	size_t in_use;         /* slots taken (open or closing) */
+	size_t closing;        /* slots whose handles are closing */
+	size_t waiting;        /* listeners with a connection waiting for a slot */
+	size_t handles_open;   /* listeners and stop_timer not yet closed */
+	uv_timer_t stop_timer; /* bounds how long a stop waits for connections */
+	bool stop_timer_closing;
+	bool stopping;
+	void (*done)(void *arg);
+	void *done_arg;
+	uint8_t *scratch; /* TCP_FRAME_MAX: the answer callback writes at scratch + 2 */
+};
+
+/* The activity list: open connections, least recently active first. */
+static inline void tcp_active_remove(tcp_server_t *t, tcp_conn_t *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		t->active_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		t->active_tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static inline void tcp_active_append(tcp_server_t *t, tcp_conn_t *c)
+{
+	c->next = NULL;
+	c->prev = t->active_tail;
+	if (t->active_tail)
+		t->active_tail->next = c;
+	else
+		t->active_head = c;
+	t->active_tail = c;
+}
+
+/*
+ * Connections (server/net/tcp_conn.c). All on the loop's thread.
+ * tcp_conn_open: c was just accepted into its slot; start reading and timing.
+ * tcp_conn_close: close now; `counter` (may be NULL) is the statistic that
+ *   names why; the slot returns through tcp_pool_release once both handles
+ *   are closed.
+ * tcp_conn_advance: answer what is whole in the input, then decide reading,
+ *   timers and closing; `wrote` says a write just completed.
+ * tcp_conn_idle: nothing half-read and nothing unwritten.
+ */
+void tcp_conn_open(tcp_conn_t *c);
+void tcp_conn_close(tcp_conn_t *c, uint64_t *counter);
+void tcp_conn_advance(tcp_conn_t *c, bool wrote);
+bool tcp_conn_idle(const tcp_conn_t *c);
+
+/* Both handles of c are closed: reset the slot and give it back (server/net/tcp.c). */
+void tcp_pool_release(tcp_conn_t *c);
+
+/* Give back c's buffers grown past TCP_BUF_KEEP; none may hold data
+ * (server/net/tcp_conn.c). */
+void tcp_conn_trim(tcp_conn_t *c);
+
+#endif

@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Listening sockets made by hand: options set before bind, never SO_REUSEADDR on UDP. */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto/error.h"
+#include "server/common/log.h"
+#include "server/net/socket.h"
+
+/* Linux 5.3 (include/uapi/asm-generic/socket.h); older headers lack the name */
+#ifndef SO_DETACH_REUSEPORT_BPF
+#define SO_DETACH_REUSEPORT_BPF 68
+#endif
+
+const char *const socket_kind_names[] = { "udp", "tcp", NULL };
+
+struct socket_set {
+	enum socket_mode mode;
+	size_t addresses;
+	unsigned workers;
+	listen_addr_t *addrs; /* [address]: as configured, for descriptions and messages */
+	int *udp;             /* [worker * addresses + address]; shared mode: one fd repeated */
+	int *tcp;             /* [worker * addresses + address] */
+	bool *tcp_handed;     /* [worker]: its TCP server closes them, not the set */
+	/* [address]: sockets in the kernel's group, the set's first (more while a giver drains) */
+	unsigned *udp_members;
+	unsigned *tcp_members;
+	bool cpu_steer; /* UDP groups steered by the receiving CPU (socket_set_steer_cpu) */
+};
+
+/*
+ * Best effort: a bigger buffer rides out bursts. SO_*BUFFORCE (root, before
+ * the privilege drop) passes net.core.rmem_max/wmem_max; otherwise the
+ * kernel caps the size at those. Returns what the kernel gave for receive
+ * and send: it doubles what is asked, for its own bookkeeping (socket(7)).
+ */
+static void set_buffers(int fd, int receive, int send, int *got_receive, int *got_send)
+{
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &receive, sizeof(receive)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive, sizeof(receive));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &send, sizeof(send)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send, sizeof(send));
+	socklen_t len = sizeof(*got_receive);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, got_receive, &len) < 0)
+		*got_receive = 0;
+	len = sizeof(*got_send);
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, got_send, &len) < 0)
+		*got_send = 0;
+}
+
+static int open_bound(const listen_addr_t *a, int type, bool reuseport, bool reuseaddr, char *err,
+		      size_t errlen)
+{
+	int one = 1, e;
+	int fd = socket(a->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "%s: socket: %s", a->text, shoal_strerror(e));
+		return e;
+	}
+	/*
+	 * SO_REUSEPORT before bind: each worker's socket joins the port's group
+	 * and the kernel spreads clients over them by 4-tuple hash. The group
+	 * only admits sockets of the same effective uid, which is why all are
+	 * made before privileges drop.
+	 */
+	if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
+		goto done;
+	if (reuseaddr && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		goto done;
+	/* v6 sockets answer v6 only; 0.0.0.0 has its own socket */
+	if (a->addr.ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+		goto done;
+	if (bind(fd, (const struct sockaddr *)&a->addr, a->addr_len) < 0)
+		goto done;
+	return fd;
+done:
+	e = -errno;
+	snprintf(err, errlen, "%s: %s", a->text, shoal_strerror(e));
+	close(fd);
+	return e;
+}
+
+static int udp_socket_open(const listen_addr_t *a, bool reuseport, char *err, size_t errlen)
+{
+	/*
+	 * Never SO_REUSEADDR on UDP: measured on Linux 6.18, another user's
+	 * socket with SO_REUSEADDR binds beside it and receives all datagrams.
+	 */
+	int fd = open_bound(a, SOCK_DGRAM, reuseport, false, err, errlen);
+	int got_receive, got_send;
+	if (fd >= 0)
+		set_buffers(fd, SOCKET_UDP_BUFFER_DEFAULT, SOCKET_UDP_BUFFER_DEFAULT, &got_receive,
+			    &got_send);
+	return fd;
+}
+
+static int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
+{
+	/*
+	 * SO_REUSEADDR is safe on a TCP listener (Linux refuses a second bind
+	 * over a listening socket) and lets a restart bind past TIME_WAIT.
+	 */
+	int fd = open_bound(a, SOCK_STREAM, true, true, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (listen(fd, 1024) < 0) {
+		int e = -errno;
+		snprintf(err, errlen, "%s: listen: %s", a->text, shoal_strerror(e));
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* Worker w's UDP sockets: its own (reuseport), or the shared ones, made by the first worker. */
+static int open_udp(socket_set_t *s, const listen_addr_t *addrs, unsigned w, char *err,
+		    size_t errlen)
+{
+	int *fds = &s->udp[(size_t)w * s->addresses];
+	for (size_t i = 0; i < s->addresses; i++) {
+		if (s->mode == SOCKET_MODE_SHARED && w > 0) {
+			fds[i] = s->udp[i];
+			continue;
+		}
+		/* shared: no SO_REUSEPORT, one socket per address, read by every worker */
+		bool reuseport = s->mode != SOCKET_MODE_SHARED;
+		fds[i] = udp_socket_open(&addrs[i], reuseport, err, errlen);
+		if (fds[i] < 0) {
+			if (reuseport)
+				log_error("worker %u: UDP %s", w, err);
+			else
+				log_error("UDP %s", err);
+			snprintf(err, errlen, "cannot open the UDP sockets (see above)");
+			return fds[i];
+		}
+	}
+	return 0;
+}
+
+/* An empty set for n_addrs addresses and `workers` workers, every descriptor -1. */
+static socket_set_t *set_new(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
+			     enum socket_mode mode)
+{
+	size_t n = (size_t)workers * n_addrs;
+	socket_set_t *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->udp = malloc((n ? n : 1) * sizeof(int));
+	s->tcp = malloc((n ? n : 1) * sizeof(int));
+	s->tcp_handed = calloc(workers ? workers : 1, sizeof(bool));
+	s->addrs = calloc(n_addrs ? n_addrs : 1, sizeof(listen_addr_t));
+	s->udp_members = calloc(n_addrs ? n_addrs : 1, sizeof(unsigned));
+	s->tcp_members = calloc(n_addrs ? n_addrs : 1, sizeof(unsigned));
+	if (!s->udp || !s->tcp || !s->tcp_handed || !s->addrs || !s->udp_members ||
+	    !s->tcp_members) {
+		socket_set_close(s);
+		return NULL;
+	}
+	s->mode = mode;
+	s->addresses = n_addrs;
+	if (n_addrs)
+		memcpy(s->addrs, addrs, n_addrs * sizeof(*addrs));
+	for (size_t i = 0; i < n; i++)
+		s->udp[i] = s->tcp[i] = -1;
+	for (size_t a = 0; a < n_addrs; a++)
+		s->udp_members[a] = s->tcp_members[a] = workers;
+	return s;
+}
+
+int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
+		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen)
+{
+	socket_set_t *s = set_new(addrs, n_addrs, workers, mode);
+	if (!s) {
+		snprintf(err, errlen, "out of memory for %zu sockets",
+			 2 * (size_t)workers * n_addrs);
+		return SHOAL_ENOMEM;
+	}
+	/* worker by worker, UDP then TCP: each socket's place in its SO_REUSEPORT group */
+	int rc = 0;
+	for (unsigned w = 0; w < workers && rc == 0; w++) {
+		s->workers = w + 1;
+		rc = open_udp(s, addrs, w, err, errlen);
+		for (size_t i = 0; i < n_addrs && rc == 0; i++) {
+			int fd = tcp_socket_open(&addrs[i], err, errlen);
+			if (fd < 0)
+				rc = fd;
+			else
+				s->tcp[(size_t)w * n_addrs + i] = fd;
+		}
+	}
+	if (rc < 0) {
+		socket_set_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+enum socket_mode socket_set_mode(const socket_set_t *s)
+{
+	return s->mode;
+}
+
+size_t socket_set_addresses(const socket_set_t *s)
+{
+	return s->addresses;
+}
+
+int socket_set_udp(const socket_set_t *s, unsigned w, size_t a)
+{
+	return s->udp[(size_t)w * s->addresses + a];
+}
+
+int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a)
+{
+	return s->tcp[(size_t)w * s->addresses + a];
+}
+
+void socket_set_tcp_handed(socket_set_t *s, unsigned w)
+{
+	s->tcp_handed[w] = true;
+}
+
+uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w)
+{
+	uint64_t drops = 0;
+	/* shared mode: the sockets are every worker's; count them once, on worker 0 */
+	if (s->mode == SOCKET_MODE_SHARED && w != 0)
+		return 0;
+	for (size_t i = 0; i < s->addresses; i++) {
+		uint32_t mem[SK_MEMINFO_VARS];
+		socklen_t len = sizeof(mem);
+		if (getsockopt(socket_set_udp(s, w, i), SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
+		    len > SK_MEMINFO_DROPS * sizeof(mem[0]))
+			drops += mem[SK_MEMINFO_DROPS];
+	}
+	return drops;
+}
+
+const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a)
+{
+	return &s->addrs[a];
+}
+
+bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e)
+{
+	/* per address: the UDP sockets (one in shared mode), then the TCP listeners */
+	size_t udp_per = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
+	size_t per_address = udp_per + s->workers;
+	if (s->workers == 0 || i >= s->addresses * per_address)
+		return false;
+	size_t a = i / per_address, k = i % per_address;
+	e->address = a;
+	if (k < udp_per) {
+		e->kind = SOCKET_UDP;
+		e->worker = (unsigned)k;
+		e->fd = socket_set_udp(s, e->worker, a);
+	} else {
+		e->kind = SOCKET_TCP;
+		e->worker = (unsigned)(k - udp_per);
+		e->fd = socket_set_tcp(s, e->worker, a);
+	}
+	return true;
+}
+
+/* The same address and port (and IPv6 scope). */
+static bool sockaddr_same(const struct sockaddr_storage *x, const struct sockaddr_storage *y)
+{
+	if (x->ss_family != y->ss_family)
+		return false;
+	if (x->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)x, *b = (const void *)y;
+		return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+	}
+	if (x->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)x, *b = (const void *)y;
+		return a->sin6_port == b->sin6_port && a->sin6_scope_id == b->sin6_scope_id &&
+		       !memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr));
+	}
+	return false;
+}
+
+/* An int socket option of fd, or -1 when it cannot be read. */
+static int sockopt_int(int fd, int name)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, name, &v, &len) < 0 ? -1 : v;
+}
+
+/*
+ * A handed-over socket is what its giver says and what mode wants: checked
+ * on the socket itself, since a descriptor of anything can be sent.
+ */
+static int given_check(const socket_given_t *g, enum socket_mode mode, char *err, size_t errlen)
+{
+	bool tcp = g->kind == SOCKET_TCP;
+	bool shared_udp = mode == SOCKET_MODE_SHARED && !tcp;
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	int type = sockopt_int(g->fd, SO_TYPE);
+	int reuseport = sockopt_int(g->fd, SO_REUSEPORT);
+	const char *why = NULL;
+	if (type < 0)
+		why = "not a socket";
+	else if (type != (tcp ? SOCK_STREAM : SOCK_DGRAM))
+		why = "not of that type";
+	else if (sockopt_int(g->fd, SO_DOMAIN) != g->addr.addr.ss_family)
+		why = "not of that address family";
+	else if (getsockname(g->fd, (struct sockaddr *)&bound, &blen) < 0 ||
+		 !sockaddr_same(&bound, &g->addr.addr))
+		why = "not bound to that address";
+	else if (shared_udp && reuseport != 0)
+		why = "has SO_REUSEPORT, which socket-mode shared does not use";
+	else if (!shared_udp && reuseport != 1)
+		why = "has no SO_REUSEPORT (socket-mode shared?)";
+	else if (tcp && sockopt_int(g->fd, SO_ACCEPTCONN) != 1)
+		why = "not listening";
+	if (!why)
+		return 0;
+	snprintf(err, errlen, "handed-over socket %s %u %s: %s", socket_kind_names[g->kind],
+		 g->worker, g->addr.text, why);
+	return SHOAL_ECONFIG;
+}
+
+/* Close what is still open of given[0..n). */
+static void given_close(socket_given_t *given, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (given[i].fd >= 0)
+			close(given[i].fd);
+		given[i].fd = -1;
+	}
+}
+
+/*
+ * The given socket of kind for address a and group place w, or NULL. Two
+ * for one place, or places with a gap, are refused: the group order would
+ * be unknown.
+ */
+static socket_given_t *given_find(socket_given_t *given, size_t n, enum socket_kind kind,
+				  const listen_addr_t *a, unsigned w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (given[i].fd >= 0 && given[i].kind == kind && given[i].worker == w &&
+		    sockaddr_same(&given[i].addr.addr, &a->addr))
+			return &given[i];
+	return NULL;
+}
+
+/* How many of kind for a: places 0..count-1, each once. Returns the count, or -1. */
+static int given_count(socket_given_t *given, size_t n, enum socket_kind kind,
+		       const listen_addr_t *a)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		if (given[i].fd >= 0 && given[i].kind == kind &&
+		    sockaddr_same(&given[i].addr.addr, &a->addr))
+			total++;
+	for (unsigned w = 0; w < total; w++) {
+		socket_given_t *g = given_find(given, n, kind, a, w);
+		for (size_t i = 0; g && i < n; i++)
+			if (&given[i] != g && given[i].fd >= 0 && given[i].kind == kind &&
+			    given[i].worker == w && sockaddr_same(&given[i].addr.addr, &a->addr))
+				g = NULL;
+		if (!g)
+			return -1;
+	}
+	return (int)total;
+}
+
+/*
+ * New sockets join a group only with the effective uid of the sockets in
+ * it (the uid that made them, which fstat shows as the socket's owner):
+ * say so plainly rather than report the bind's EADDRINUSE.
+ */
+static int join_check(const socket_given_t *first, unsigned have, unsigned want, char *err,
+		      size_t errlen)
+{
+	struct stat st;
+	if (fstat(first->fd, &st) < 0 || st.st_uid == geteuid())
+		return 0;
+	snprintf(err, errlen,
+		 "%s: %u workers need %u more sockets in each of its SO_REUSEPORT groups, and the "
+		 "kernel admits only sockets of the group's uid (%u, who made the running "
+		 "server's sockets); this process runs as uid %u: take over as uid %u, or keep "
+		 "threads at %u or fewer",
+		 first->addr.text, want, want - have, (unsigned)st.st_uid, (unsigned)geteuid(),
+		 (unsigned)st.st_uid, have);
+	return SHOAL_ECONFIG;
+}
+
+/* Fill address a of s (workers s->workers) from the given sockets, opening what is missing. */
+static int adopt_address(socket_set_t *s, size_t a, socket_given_t *given, size_t n_given,
+			 char *err, size_t errlen)
+{
+	const listen_addr_t *addr = &s->addrs[a];
+	bool shared = s->mode == SOCKET_MODE_SHARED;
+	unsigned have[2];
+	for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
+		int n = given_count(given, n_given, kind, addr);
+		if (n < 0) {
+			snprintf(err, errlen, "%s: the handed-over %s sockets do not number 0 to N",
+				 addr->text, socket_kind_names[kind]);
+			return SHOAL_ECONFIG;
+		}
+		have[kind] = (unsigned)n;
+	}
+	if (shared && have[SOCKET_UDP] > 1) {
+		snprintf(err, errlen, "%s: more than one shared UDP socket handed over",
+			 addr->text);
+		return SHOAL_ECONFIG;
+	}
+	for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
+		unsigned want = kind == SOCKET_UDP && shared ? 1 : s->workers;
+		if (have[kind] > 0 && have[kind] < want) {
+			int rc = join_check(given_find(given, n_given, kind, addr, 0), have[kind],
+					    want, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
+		if (!(kind == SOCKET_UDP && shared)) {
+			unsigned *members = kind == SOCKET_UDP ? s->udp_members : s->tcp_members;
+			members[a] = have[kind] > want ? have[kind] : want;
+		}
+	}
+	/*
+	 * Given sockets first, in group order, then new ones, worker by
+	 * worker: a new socket joins its group after the ones in it, so the
+	 * set's order stays the group's.
+	 */
+	for (unsigned w = 0; w < s->workers; w++) {
+		size_t k = (size_t)w * s->addresses + a;
+		socket_given_t *g;
+		if (shared && w > 0) {
+			s->udp[k] = s->udp[a];
+		} else if ((g = given_find(given, n_given, SOCKET_UDP, addr, w)) != NULL) {
+			s->udp[k] = g->fd;
+			g->fd = -1;
+		} else if ((s->udp[k] = udp_socket_open(addr, !shared, err, errlen)) < 0) {
+			return s->udp[k];
+		}
+		if ((g = given_find(given, n_given, SOCKET_TCP, addr, w)) != NULL) {
+			s->tcp[k] = g->fd;
+			g->fd = -1;
+		} else if ((s->tcp[k] = tcp_socket_open(addr, err, errlen)) < 0) {
+			return s->tcp[k];
+		}
+	}
+	return 0;
+}
+
+int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
+		     enum socket_mode mode, socket_given_t *given, size_t n_given,
+		     socket_set_t **out, char *err, size_t errlen)
+{
+	int rc = 0;
+	socket_set_t *s = NULL;
+	for (size_t i = 0; i < n_given && rc == 0; i++)
+		rc = given_check(&given[i], mode, err, errlen);
+	if (rc < 0)
+		goto done;
+	size_t common = 0;
+	for (size_t a = 0; a < n_addrs; a++)
+		for (size_t i = 0; i < n_given; i++)
+			if (sockaddr_same(&given[i].addr.addr, &addrs[a].addr)) {
+				common++;
+				break;
+			}
+	if (common == 0) {
+		snprintf(err, errlen,
+			 "nothing to take over: the running server listens on %s, this "
+			 "configuration on %s%s",
+			 n_given ? given[0].addr.text : "nothing",
+			 n_addrs ? addrs[0].text : "nothing", n_addrs > 1 ? " and others" : "");
+		rc = SHOAL_ECONFIG;
+		goto done;
+	}
+	if (!(s = set_new(addrs, n_addrs, workers, mode))) {
+		snprintf(err, errlen, "out of memory for %zu sockets",
+			 2 * (size_t)workers * n_addrs);
+		rc = SHOAL_ENOMEM;
+		goto done;
+	}
+	/* every descriptor is -1 until filled: the set may be closed at any point */
+	s->workers = workers;
+	for (size_t a = 0; a < n_addrs && rc == 0; a++)
+		rc = adopt_address(s, a, given, n_given, err, errlen);
+done:
+	/* past the workers, or an address no longer listed: the giver retires them */
+	given_close(given, n_given);
+	if (rc < 0) {
+		socket_set_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+unsigned socket_set_retiring(const socket_set_t *s)
+{
+	unsigned n = 0;
+	for (size_t a = 0; a < s->addresses; a++) {
+		n += s->tcp_members[a] - s->workers;
+		if (s->mode != SOCKET_MODE_SHARED)
+			n += s->udp_members[a] - s->workers;
+	}
+	return n;
+}
+
+/* Attach code[0..n) as fd's group's program (it replaces the one before). */
+static int group_program(int fd, struct sock_filter *code, size_t n)
+{
+	struct sock_fprog prog = { (unsigned short)n, code };
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A classic BPF program for a SO_REUSEPORT group: the index (the group
+ * place) of the socket that takes a datagram or connection, here the
+ * client's source port modulo `among`, so that only places 0..among-1 are
+ * chosen. It runs with the packet's data at the transport payload; the
+ * source port is read relative to the network header: right after a
+ * 20-octet IPv4 header (a header with options gives another but still
+ * valid index) or the 40-octet IPv6 one. An index past the group makes
+ * the kernel fall back to its hash, so a wrong one cannot lose a packet.
+ */
+static int group_attach(int fd, int family, unsigned among)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
+			 (uint32_t)SKF_NET_OFF + (family == AF_INET6 ? 40u : 20u)),
+		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	return group_program(fd, code, sizeof(code) / sizeof(code[0]));
+}
+
+/*
+ * The CPU program: the index of the socket of the CPU the packet came in
+ * on (the kernel's SKF_AD_CPU, the CPU running the receive), modulo
+ * `among`, so that worker i (pinned to the CPUs whose number modulo
+ * `among` is i) answers what its CPUs received; places past `among` are
+ * never chosen, which steers away from retiring sockets as group_attach
+ * does.
+ */
+static int group_attach_cpu(int fd, unsigned among)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_AD_OFF + SKF_AD_CPU),
+		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	return group_program(fd, code, sizeof(code) / sizeof(code[0]));
+}
+
+static int group_detach(int fd)
+{
+	int unused = 0;
+	/* ENOENT: no program was attached */
+	if (setsockopt(fd, SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, &unused, sizeof(unused)) < 0 &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
+{
+	for (size_t a = 0; a < s->addresses && s->workers > 0; a++) {
+		for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
+			if (kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED)
+				continue; /* one socket, no group */
+			unsigned *members = kind == SOCKET_UDP ? s->udp_members : s->tcp_members;
+			int fd = kind == SOCKET_UDP ? socket_set_udp(s, 0, a)
+						    : socket_set_tcp(s, 0, a);
+			int rc = 0;
+			if (kind == SOCKET_UDP && s->cpu_steer)
+				rc = group_attach_cpu(fd, s->workers); /* away, and after */
+			else if (away && members[a] > s->workers)
+				rc = group_attach(fd, s->addrs[a].addr.ss_family, s->workers);
+			else if (!away)
+				rc = group_detach(fd);
+			if (rc < 0) {
+				snprintf(err, errlen, "%s: %s steering: %s", s->addrs[a].text,
+					 socket_kind_names[kind], shoal_strerror(rc));
+				return rc;
+			}
+			if (!away)
+				members[a] = s->workers;
+		}
+	}
+	return 0;
+}
+
+void socket_set_steer_cpu(socket_set_t *s)
+{
+	s->cpu_steer = true;
+}
+
+void socket_set_close(socket_set_t *s)
+{
+	if (!s)
+		return;
+	for (unsigned w = 0; w < s->workers; w++) {
+		for (size_t i = 0; i < s->addresses; i++) {
+			size_t k = (size_t)w * s->addresses + i;
+			/* shared mode: worker 0's entries own the sockets */
+			if (s->udp[k] >= 0 && (s->mode != SOCKET_MODE_SHARED || w == 0))
+				close(s->udp[k]);
+			if (s->tcp[k] >= 0 && !s->tcp_handed[w])
+				close(s->tcp[k]);
+		}
+	}
+	free(s->udp);
+	free(s->tcp);
+	free(s->tcp_handed);
+	free(s->addrs);
+	free(s->udp_members);
+	free(s->tcp_members);
+	free(s);
+}
+
+void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send)
+{
+	int got_receive = 0, got_send = 0;
+	size_t n = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
+	for (size_t i = 0; i < n * s->addresses; i++)
+		set_buffers(s->udp[i], (int)receive, (int)send, &got_receive, &got_send);
+	/* doubled by the kernel when granted whole */
+	if ((uint64_t)got_receive < 2 * (uint64_t)receive ||
+	    (uint64_t)got_send < 2 * (uint64_t)send)
+		log_warning("UDP buffers: %u and %u octets asked, the kernel gave %d and %d "
+			    "(raise net.core.rmem_max and wmem_max, or start as root)",
+			    receive, send, got_receive / 2, got_send / 2);
+}

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Worker threads: each a uv loop for TCP and a receiver thread per UDP socket. */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "proto/hot.h"
+#include "server/common/log.h"
+#include "server/net/udp.h"
+#include "server/net/worker.h"
+
+QUERY_PATH void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
+{
+	ctx->client_ip = NULL;
+	ctx->client_ip_len = 0;
+	if (peer->sa_family == AF_INET) {
+		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
+		ctx->client_ip_len = 4;
+	} else if (peer->sa_family == AF_INET6) {
+		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in6 *)peer)->sin6_addr;
+		ctx->client_ip_len = 16;
+	}
+}
+
+/*
+ * TCP: the same answer path as UDP, with the TCP context (no truncation to
+ * 512, cookies answered but never required, no rate limiting).
+ */
+static size_t worker_tcp_answer(void *arg, const struct sockaddr *peer, const uint8_t *q,
+				size_t len, uint8_t *out, size_t cap)
+{
+	worker_t *w = arg;
+	answer_ctx_t *ctx = &w->ctx_tcp;
+	answer_info_t info;
+	answer_info_clear(&info); /* a responder need not set every field */
+	ctx->now = (uint32_t)time(NULL);
+	worker_client_ip(ctx, peer);
+	zonedb_read_lock();
+	ctx->cookies = cookies_read(&w->all->cookies);
+	size_t n = w->responder->answer(zonedb_current(w->zones), q, len, out, cap, ctx, &info);
+	ctx->cookies = NULL;
+	cookies_read_done(&w->all->cookies);
+	zonedb_read_unlock(w->zones);
+	stats_count_tcp(w->stats, n > 0, &info);
+	stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, n > 0, &info);
+	return n;
+}
+
+/* TCP: zone transfers and NOTIFY first (they need the peer, and may stream). */
+static int worker_tcp_special(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+			      uint8_t *out, size_t cap, tcp_stream_t **stream)
+{
+	worker_t *w = arg;
+	return transfer_tcp(&w->xfr, peer, q, len, out, cap, stream);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void on_tcp_stopped(void *arg)
+{
+	worker_t *w = arg;
+	w->tcp = NULL;
+}
+
+/* Stop: close every handle (the receivers have stopped before). */
+static void on_stop(uv_async_t *a)
+{
+	worker_t *w = a->data;
+	if (w->tcp)
+		tcp_server_stop(w->tcp, on_tcp_stopped, w);
+	uv_close((uv_handle_t *)&w->stop_async, on_handle_closed);
+}
+
+static void set_started(worker_t *w, int state)
+{
+	pthread_mutex_lock(&w->all->start_lock);
+	w->started = state;
+	pthread_cond_broadcast(&w->all->start_cond);
+	pthread_mutex_unlock(&w->all->start_lock);
+}
+
+static int worker_setup(worker_t *w)
+{
+	int rc = uv_loop_init(&w->loop);
+	if (rc < 0) {
+		log_error("worker %u: uv_loop_init: %s", w->index, uv_strerror(rc));
+		return rc; /* libuv's: -errno */
+	}
+	w->loop_ready = true;
+	w->stop_async.data = w;
+	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
+		goto done;
+	w->async_ready = true;
+	socket_set_t *sockets = w->all->sockets;
+	size_t n = socket_set_addresses(sockets);
+	if (n) {
+		int fds[CONF_LISTEN_MAX];
+		for (size_t i = 0; i < n; i++)
+			fds[i] = socket_set_tcp(sockets, w->index, i);
+		int trc = tcp_server_start(&w->loop, fds, n, &w->all->cfg->tcp, worker_tcp_answer,
+					   w, &w->stats->tcp, &w->tcp);
+		/* on a system error (-errno) tcp_server_start has closed them */
+		if (trc == 0 || shoal_error_is_system(trc))
+			socket_set_tcp_handed(sockets, w->index);
+		if (trc == 0 && w->responder->zones)
+			tcp_server_set_special(w->tcp, worker_tcp_special);
+		if (trc == 0)
+			tcp_server_limit_addresses(w->tcp, w->all->tcp_addresses);
+		if (trc < 0) {
+			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
+			return trc;
+		}
+	}
+	return 0;
+done:
+	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	worker_t *w = arg;
+	/* once per thread, before any rcu_read_lock (liburcu memb flavour) */
+	rcu_register_thread();
+	int rc = worker_setup(w);
+	set_started(w, rc < 0 ? rc : 1);
+	if (rc == 0)
+		log_debug("worker %u: serving on %zu UDP socket(s)", w->index, w->udp_count);
+	/* on failure too: wait for the main thread's stop, then close what was opened */
+	if (w->loop_ready) {
+		uv_run(&w->loop, UV_RUN_DEFAULT);
+		int crc = uv_loop_close(&w->loop);
+		if (crc < 0)
+			log_warning("worker %u: loop not closed cleanly: %s", w->index,
+				    uv_strerror(crc));
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void nsid_init(worker_t *w, const conf_t *cfg)
+{
+	if (!cfg->nsid)
+		return;
+	int n = cfg->nsid_thread ? snprintf(w->nsid, sizeof(w->nsid), "%s/%u", cfg->nsid, w->index)
+				 : snprintf(w->nsid, sizeof(w->nsid), "%s", cfg->nsid);
+	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(w->nsid) ? sizeof(w->nsid) - 1 : (size_t)n;
+	w->ctx_udp.nsid = w->ctx_tcp.nsid = (const uint8_t *)w->nsid;
+	w->ctx_udp.nsid_len = w->ctx_tcp.nsid_len = (uint16_t)len;
+}
+
+/*
+ * The CHAOS TXT texts (id.server, version.server): the configured identity
+ * or else the host name, as NSD and Knot default to; the version only when
+ * set, so that it stays hidden unless the operator wants it known.
+ */
+static void chaos_init(worker_t *w, const conf_t *cfg, const char *hostname)
+{
+	const char *id = cfg->identity ? cfg->identity : hostname;
+	size_t len = strlen(id);
+	if (len > 0 && len <= UINT8_MAX) {
+		w->ctx_udp.identity = w->ctx_tcp.identity = (const uint8_t *)id;
+		w->ctx_udp.identity_len = w->ctx_tcp.identity_len = (uint8_t)len;
+	}
+	len = cfg->version ? strlen(cfg->version) : 0;
+	if (len > 0 && len <= UINT8_MAX) {
+		w->ctx_udp.version = w->ctx_tcp.version = (const uint8_t *)cfg->version;
+		w->ctx_udp.version_len = w->ctx_tcp.version_len = (uint8_t)len;
+	}
+}
+
+int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
+		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
+{
+	memset(ws, 0, sizeof(*ws));
+	ws->cfg = cfg;
+	ws->responder = responder;
+	ws->zones = zones;
+	ws->sockets = sockets;
+	pthread_mutex_init(&ws->start_lock, NULL);
+	pthread_cond_init(&ws->start_cond, NULL);
+	ws->sync_ready = true;
+	ws->count = cfg->threads;
+	/* the loop's counters, then each receiver's: one writer each */
+	ws->parts = 1 + socket_set_addresses(sockets);
+	size_t sets = ws->count * ws->parts;
+	ws->w = calloc(ws->count, sizeof(worker_t));
+	ws->stats = aligned_alloc(64, sets * sizeof(worker_stats_t));
+	if (!ws->w || !ws->stats) {
+		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
+		return SHOAL_ENOMEM;
+	}
+	memset(ws->stats, 0, sets * sizeof(worker_stats_t));
+	int rc = rrl_new(&cfg->rrl, &ws->rrl);
+	if (rc < 0) {
+		snprintf(err, errlen, "rate limiting: %s", shoal_strerror(rc));
+		return rc;
+	}
+	if (cookies_init(&ws->cookies, cfg->cookie_secret.set ? cfg->cookie_secret.value : NULL,
+			 cfg->cookie_secret_staging.set ? cfg->cookie_secret_staging.value : NULL) <
+	    0) {
+		snprintf(err, errlen, "out of memory for the cookie secrets");
+		return SHOAL_ENOMEM;
+	}
+	ws->cookies_ready = true;
+	if (addrlimit_new(cfg->tcp.max_per_address, &ws->tcp_addresses) < 0) {
+		snprintf(err, errlen, "out of memory for the TCP address counts");
+		return SHOAL_ENOMEM;
+	}
+	ws->zone_stats = calloc(sets, sizeof(zone_stats_t *));
+	if (!ws->zone_stats) {
+		snprintf(err, errlen, "out of memory for %zu workers", ws->count);
+		return SHOAL_ENOMEM;
+	}
+	if (gethostname(ws->hostname, sizeof(ws->hostname) - 1) < 0)
+		ws->hostname[0] = '\0'; /* no identity then: id.server is REFUSED */
+	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
+	for (size_t k = 0; k < sets; k++) {
+		/* each its own allocation: page-aligned at this size, no line shared */
+		ws->zone_stats[k] = calloc(WORKER_ZONE_SLOTS, sizeof(zone_stats_t));
+		if (!ws->zone_stats[k]) {
+			snprintf(err, errlen, "out of memory for zone counters");
+			return SHOAL_ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		w->all = ws;
+		w->index = (unsigned)i;
+		w->responder = responder;
+		w->zones = zones;
+		w->stats = &ws->stats[i * ws->parts];
+		w->zone_stats = ws->zone_stats[i * ws->parts];
+		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
+					     .cookie_required = cfg->cookie_require };
+		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
+		nsid_init(w, cfg);
+		transfer_init(&w->xfr, cfg, zones, &w->stats->xfr, w->index, &w->ctx_udp,
+			      &w->ctx_tcp, NULL, NULL);
+		chaos_init(w, cfg, ws->hostname);
+		for (size_t a = 0; a + 1 < ws->parts; a++) {
+			udp_receiver_t *r = &w->udp[a];
+			r->w = w;
+			r->answer = responder->answer;
+			r->zones = responder->zones;
+			r->fd = socket_set_udp(sockets, w->index, a);
+			r->ctx = w->ctx_udp;
+			r->stats = &ws->stats[i * ws->parts + 1 + a];
+			r->zone_stats = ws->zone_stats[i * ws->parts + 1 + a];
+			transfer_init(&r->xfr, cfg, zones, &r->stats->xfr, w->index, &r->ctx,
+				      &w->ctx_tcp, NULL, NULL);
+			if (!(r->batch = udp_batch_new(answer_cap))) {
+				snprintf(err, errlen, "out of memory for worker buffers");
+				return SHOAL_ENOMEM;
+			}
+			w->udp_count++;
+		}
+	}
+	return 0;
+}
+
+void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
+{
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		w->xfr.notify = fn;
+		w->xfr.notify_arg = arg;
+		for (size_t a = 0; a < w->udp_count; a++) {
+			w->udp[a].xfr.notify = fn;
+			w->udp[a].xfr.notify_arg = arg;
+		}
+	}
+}
+
+/*
+ * cpu-affinity: the attributes that pin worker i's threads to the CPUs
+ * (of those this process may use) whose number modulo the workers is i,
+ * the CPUs whose datagrams the groups' program steers to its sockets.
+ * Returns false, attr untouched, when there is no such CPU or pinning is
+ * off: the threads then run where the scheduler puts them.
+ */
+static bool worker_pin_attr(const workers_t *ws, size_t i, pthread_attr_t *attr)
+{
+	cpu_set_t allowed, mine;
+	if (!ws->cfg->cpu_affinity || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return false;
+	CPU_ZERO(&mine);
+	for (size_t c = i; c < CPU_SETSIZE; c += ws->count)
+		if (CPU_ISSET(c, &allowed))
+			CPU_SET(c, &mine);
+	if (CPU_COUNT(&mine) == 0 || pthread_attr_init(attr) != 0)
+		return false;
+	if (pthread_attr_setaffinity_np(attr, sizeof(mine), &mine) != 0) {
+		pthread_attr_destroy(attr);
+		return false;
+	}
+	return true;
+}
+
+/* pthread_create, pinned as worker_pin_attr says for worker i. */
+static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, void *(*fn)(void *),
+				void *arg)
+{
+	pthread_attr_t attr;
+	bool pinned = worker_pin_attr(ws, i, &attr);
+	int e = pthread_create(t, pinned ? &attr : NULL, fn, arg);
+	if (pinned)
+		pthread_attr_destroy(&attr);
+	return e;
+}
+
+int workers_start(workers_t *ws, char *err, size_t errlen)
+{
+	/* workers take no signals: the main loop handles them all */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = 0;
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		int e = worker_thread_create(ws, i, &w->thread, worker_main, w);
+		if (e) {
+			rc = -e;
+			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
+			break;
+		}
+		w->thread_started = true;
+	}
+	pthread_mutex_lock(&ws->start_lock);
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		while (w->thread_started && w->started == 0)
+			pthread_cond_wait(&ws->start_cond, &ws->start_lock);
+		if (w->started < 0 && rc == 0) {
+			snprintf(err, errlen, "worker %zu failed to start (see above)", i);
+			rc = w->started;
+		}
+	}
+	pthread_mutex_unlock(&ws->start_lock);
+	if (rc == 0 && (rc = udp_wake_init()) < 0)
+		snprintf(err, errlen, "UDP wake-up signal: %s", shoal_strerror(rc));
+	/* the receivers last: a query is answered only once every worker runs */
+	for (size_t i = 0; rc == 0 && i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		for (size_t a = 0; rc == 0 && a < w->udp_count; a++) {
+			udp_receiver_t *r = &w->udp[a];
+			int e = worker_thread_create(ws, i, &r->thread, udp_receiver_main, r);
+			if (e) {
+				rc = -e;
+				snprintf(err, errlen, "cannot start worker %zu's UDP receiver: %s",
+					 i, shoal_strerror(rc));
+			}
+			r->thread_started = e == 0;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/*
+ * Stop r's thread and join it. The signal may come just before the thread
+ * enters recvmmsg and be missed: it is sent again until the thread ends.
+ */
+static void receiver_stop(udp_receiver_t *r)
+{
+	__atomic_store_n(&r->stop, true, __ATOMIC_RELEASE);
+	for (;;) {
+		pthread_kill(r->thread, UDP_WAKE_SIGNAL);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 20 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(r->thread, NULL, &until) == 0)
+			break;
+	}
+	r->thread_started = false;
+}
+
+void workers_stop(workers_t *ws)
+{
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		for (size_t a = 0; a < w->udp_count; a++)
+			if (w->udp[a].thread_started)
+				receiver_stop(&w->udp[a]);
+	}
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		if (w->thread_started && w->async_ready)
+			uv_async_send(&w->stop_async);
+	}
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		if (w->thread_started)
+			pthread_join(w->thread, NULL);
+		w->thread_started = false;
+	}
+}
+
+int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f, char **out,
+			 size_t *len)
+{
+	for (size_t i = 0; i < ws->count; i++)
+		__atomic_store_n(&ws->stats[i * ws->parts].rcvbuf_drops,
+				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
+	zonedb_read_lock();
+	stats_source_t src = {
+		.workers = ws->stats,
+		.count = ws->count,
+		.parts = ws->parts,
+		.zones = ws->zone_stats,
+		.zone_slots = WORKER_ZONE_SLOTS,
+		.db = zonedb_current(zones),
+	};
+	int rc = stats_render(&src, f, out, len);
+	zonedb_read_unlock(zones);
+	return rc;
+}
+
+void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
+{
+	if (!ws || !ws->zone_stats)
+		return;
+	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
+		bool fresh;
+		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
+		if (!fresh || slot >= WORKER_ZONE_SLOTS)
+			continue;
+		for (size_t t = 0; t < ws->count * ws->parts; t++) {
+			uint64_t *c = (uint64_t *)&ws->zone_stats[t][slot];
+			for (size_t k = 0; k < sizeof(zone_stats_t) / sizeof(uint64_t); k++)
+				__atomic_store_n(&c[k], 0, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+void workers_destroy(workers_t *ws)
+{
+	for (size_t i = 0; ws->w && i < ws->count; i++)
+		for (size_t a = 0; a < CONF_LISTEN_MAX; a++)
+			udp_batch_free(ws->w[i].udp[a].batch);
+	for (size_t i = 0; ws->zone_stats && i < ws->count * ws->parts; i++)
+		free(ws->zone_stats[i]);
+	free(ws->zone_stats);
+	free(ws->w);
+	free(ws->stats);
+	ws->w = NULL;
+	ws->stats = NULL;
+	rrl_free(ws->rrl);
+	ws->rrl = NULL;
+	addrlimit_free(ws->tcp_addresses);
+	ws->tcp_addresses = NULL;
+	if (ws->cookies_ready)
+		cookies_clear(&ws->cookies);
+	ws->cookies_ready = false;
+	ws->zone_stats = NULL;
+	if (ws->sync_ready) {
+		pthread_cond_destroy(&ws->start_cond);
+		pthread_mutex_destroy(&ws->start_lock);
+		ws->sync_ready = false;
+	}
+}

@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* A worker's side of zone transfers: requests checked, AXFR and IXFR streamed, NOTIFY let in. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/error.h"
+#include "proto/serial.h"
+#include "proto/tsig.h"
+#include "server/common/log.h"
+#include "server/query/transfer.h"
+#include "zone/journal.h"
+#include "zone/xfr_out.h"
+
+/* One outgoing transfer: the stream the TCP connection pulls messages from. */
+typedef struct xfr_stream {
+	tcp_stream_t base;
+	transfer_t *t;
+	xfr_out_t out;
+	tsig_ctx_t tsig;
+	/*
+	 * The key tsig signs with, copied: a reconfig may free the
+	 * configuration it came from while the stream runs.
+	 */
+	tsig_key_t key;
+	bool sign;  /* the request was signed: so is every message (RFC 8945 5.3.1) */
+	bool whole; /* the zone, not changes */
+	int error;  /* why the stream stopped, when it was our side (xfr_out_next) */
+	uint64_t octets;
+	time_t started;
+	char zone[NAME_TEXT_MAX];
+	char peer[64];
+} xfr_stream_t;
+
+/* A request, as far as the checks common to TCP and UDP take it. */
+typedef struct request {
+	query_t q;
+	const struct sockaddr *peer;
+	char peer_text[64];
+	tsig_ctx_t tsig;
+	bool has_tsig; /* the request carried a TSIG RR (verified or not) */
+	int key;       /* the key it was verified with, or ACL_NOKEY */
+	/*
+	 * The configuration the zone set was built from (zonedb_owner): its
+	 * keys and per-zone lists are indexed as the set's zones, which a
+	 * reconfig changes.
+	 */
+	const conf_t *zc;
+} request_t;
+
+void transfer_init(transfer_t *t, const conf_t *cfg, zonedb_ref_t *zones, xfr_stats_t *stats,
+		   unsigned worker, const answer_ctx_t *udp, const answer_ctx_t *tcp,
+		   transfer_notify_fn notify, void *notify_arg)
+{
+	memset(t, 0, sizeof(*t));
+	t->cfg = cfg;
+	t->zones = zones;
+	t->ctx_udp = udp;
+	t->ctx_tcp = tcp;
+	t->stats = stats;
+	t->worker = worker;
+	t->notify = notify;
+	t->notify_arg = notify_arg;
+}
+
+/*
+ * A line about a request refused: the operator must see who was turned
+ * away, but a peer must not fill the log, so at most TRANSFER_LOG_PER_S
+ * lines a second per worker, the rest counted in the next line.
+ */
+static void refusal_log(transfer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void refusal_log(transfer_t *t, const char *fmt, ...)
+{
+	time_t now = time(NULL);
+	if (now != t->log_second) {
+		t->log_second = now;
+		t->log_count = 0;
+	}
+	if (t->log_count++ >= TRANSFER_LOG_PER_S) {
+		t->log_suppressed++;
+		return;
+	}
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (t->log_suppressed)
+		log_warning("%s (and %u more not logged)", text, t->log_suppressed);
+	else
+		log_warning("%s", text);
+	t->log_suppressed = 0;
+}
+
+/* The EDNS of an answer to q: the server's size, DO echoed (RFC 6891 6.1.1). */
+static response_edns_t answer_edns(const transfer_t *t, const query_t *q)
+{
+	response_edns_t e = { 0 };
+	if (q->edns) {
+		e.present = true;
+		e.udp_size = (uint16_t)t->cfg->edns_size;
+		e.do_bit = q->edns_do;
+	}
+	return e;
+}
+
+/*
+ * RFC 8945 5.3: an answer to a signed request that its TSIG RR would not
+ * fit in goes as the question and the TSIG RR, TC set, NOERROR, for the
+ * client to ask again over TCP. When the TSIG RR does not fit even so (an
+ * error answer echoes the request's key and algorithm names: two of 255
+ * octets pass 512), the question goes alone: TC still sends the client
+ * to TCP, where the whole answer fits. limit is at most cap. Returns the
+ * length (0: not even the header and question fit).
+ */
+static size_t answer_truncated(request_t *r, uint8_t *out, size_t cap, size_t limit)
+{
+	response_t resp;
+	if (response_init(&resp, &r->q, out, cap, limit, 0) < 0)
+		return 0;
+	response_set_flags(&resp, DNS_FLAG_TC);
+	int n = response_finish(&resp, NULL);
+	if (n <= 0)
+		return 0;
+	int m = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	return m > 0 ? (size_t)m : (size_t)n;
+}
+
+/*
+ * A one-message answer to r with rcode (and flags), no records, signed
+ * when the request was signed: with the TSIG error when its check failed
+ * (RFC 8945 5.3.2), truncated when the TSIG RR does not fit (5.3).
+ * FORMERR after a malformed TSIG goes unsigned (5.2). Returns its length
+ * (0: it did not fit).
+ */
+static size_t answer_rcode(transfer_t *t, request_t *r, uint8_t *out, size_t cap, size_t limit,
+			   uint16_t rcode, uint16_t flags)
+{
+	response_edns_t e = answer_edns(t, &r->q);
+	size_t reserve = r->has_tsig ? tsig_space(&r->tsig) : 0;
+	response_t resp;
+	if (limit > cap)
+		limit = cap;
+	int n = SHOAL_ESPACE;
+	/* the TSIG RR may take more than the whole limit: no room to subtract it from */
+	if (reserve < limit &&
+	    response_init(&resp, &r->q, out, cap, limit - reserve, response_opt_size(&e)) == 0) {
+		response_set_flags(&resp, flags);
+		response_set_rcode(&resp, rcode);
+		n = response_finish(&resp, &e);
+	}
+	if (n > 0 && r->has_tsig)
+		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	if (n <= 0 && r->has_tsig)
+		return answer_truncated(r, out, cap, limit);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* What a request's name and type are called in log lines. */
+static const char *what(const request_t *r)
+{
+	if (r->q.opcode == DNS_OPCODE_NOTIFY)
+		return "NOTIFY";
+	if (r->q.qtype != DNS_TYPE_AXFR && r->q.qtype != DNS_TYPE_IXFR)
+		return "query";
+	return r->q.qtype == DNS_TYPE_AXFR ? "AXFR" : "IXFR";
+}
+
+/*
+ * Check the request's TSIG (RFC 8945 5.2). Returns 0 with r->key set (the
+ * key's index, or ACL_NOKEY for an unsigned request), or the rcode to
+ * answer: FORMERR for a malformed TSIG RR, NOTAUTH when it failed (then
+ * the answer carries the TSIG error).
+ */
+static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len, const char *zone)
+{
+	tsig_rr_t rr;
+	r->key = ACL_NOKEY;
+	int rc = tsig_find(q, len, &rr);
+	if (rc == SHOAL_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return DNS_RCODE_FORMERR;
+	const conf_t *cfg = r->zc;
+	const tsig_key_t *key = tsig_key_find(cfg->keys, cfg->key_count, rr.name);
+	tsig_init(&r->tsig, key, TSIG_FUDGE_DEFAULT);
+	rc = tsig_verify(&r->tsig, q, len, &rr, (uint64_t)time(NULL));
+	if (rc == SHOAL_EMALFORMED)
+		return DNS_RCODE_FORMERR;
+	r->has_tsig = true;
+	if (rc < 0) {
+		char kname[NAME_TEXT_MAX], et[DNS_RCODE_TEXT_MAX];
+		if (name_to_text(rr.name, kname, sizeof(kname)) < 0)
+			strcpy(kname, "?");
+		refusal_log(t, "%s %s from %s: TSIG %s with key %s: NOTAUTH", what(r), zone,
+			    r->peer_text, dns_tsig_error_name(r->tsig.error, et), kname);
+		return DNS_RCODE_NOTAUTH;
+	}
+	r->key = (int)(key - cfg->keys);
+	return 0;
+}
+
+/* ---- outgoing transfers ---- */
+
+static int stream_next(tcp_stream_t *base, uint8_t *out, size_t cap)
+{
+	xfr_stream_t *s = (xfr_stream_t *)base;
+	int n = xfr_out_next(&s->out, out, cap);
+	if (n < 0)
+		s->error = n;
+	if (n <= 0)
+		return n;
+	if (s->sign)
+		n = tsig_sign(&s->tsig, out, (size_t)n, cap, (uint64_t)time(NULL));
+	if (n > 0) {
+		s->octets += (uint64_t)n;
+		stats_add(&s->t->stats->messages, 1);
+		stats_add(&s->t->stats->bytes_out, (uint64_t)n);
+	}
+	return n;
+}
+
+static void stream_end(tcp_stream_t *base, bool complete)
+{
+	xfr_stream_t *s = (xfr_stream_t *)base;
+	transfer_t *t = s->t;
+	t->active--;
+	bool whole = complete && xfr_out_done(&s->out);
+	stats_add(whole ? &t->stats->done : &t->stats->failed, 1);
+	double secs = difftime(time(NULL), s->started);
+	if (whole)
+		log_info("%s %s to %s: serial %u, %u messages, %llu records, %llu octets, %.0f s",
+			 s->whole ? "AXFR" : "IXFR", s->zone, s->peer,
+			 (unsigned)s->out.zone->serial, (unsigned)s->out.messages,
+			 (unsigned long long)s->out.records, (unsigned long long)s->octets, secs);
+	else if (s->error == SHOAL_ESPACE)
+		log_warning("%s %s to %s failed after %u messages: a record does not fit a "
+			    "message of 65535 octets%s",
+			    s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages,
+			    s->sign ? " with the TSIG RR" : "");
+	else if (s->error)
+		log_warning("%s %s to %s failed after %u messages: %s", s->whole ? "AXFR" : "IXFR",
+			    s->zone, s->peer, (unsigned)s->out.messages, shoal_strerror(s->error));
+	else
+		log_notice("%s %s to %s cut short after %u messages: the client left, or the "
+			   "server is stopping",
+			   s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages);
+	xfr_out_clear(&s->out);
+	sodium_memzero(&s->tsig, sizeof(s->tsig));
+	sodium_memzero(&s->key, sizeof(s->key));
+	free(s);
+}
+
+/*
+ * Start the answer to an allowed AXFR or IXFR for zone z (inside the read
+ * section it was found in): the stream takes a reference to z and the
+ * changes, so nothing of the set is held after. Returns 0 with *stream,
+ * or an rcode to answer.
+ */
+static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t *j,
+			const char *zone, tcp_stream_t **stream)
+{
+	if (t->active >= t->cfg->transfers_out) {
+		stats_add(&t->stats->refused, 1);
+		refusal_log(t, "%s %s from %s: %u transfers running (transfers-out): SERVFAIL",
+			    what(r), zone, r->peer_text, t->active);
+		return DNS_RCODE_SERVFAIL;
+	}
+	xfr_stream_t *s = calloc(1, sizeof(*s));
+	if (!s)
+		return DNS_RCODE_SERVFAIL;
+	s->t = t;
+	s->tsig = r->tsig;
+	if (s->tsig.key) {
+		s->key = *s->tsig.key;
+		s->tsig.key = &s->key;
+	}
+	s->sign = r->has_tsig;
+	s->started = time(NULL);
+	snprintf(s->zone, sizeof(s->zone), "%s", zone);
+	snprintf(s->peer, sizeof(s->peer), "%s", r->peer_text);
+	response_edns_t e = answer_edns(t, &r->q);
+	size_t reserve = s->sign ? tsig_space(&s->tsig) : 0;
+	int rc = 0;
+	xfr_changes_t changes = { 0 };
+	uint32_t from = 0;
+	bool ixfr = r->q.qtype == DNS_TYPE_IXFR;
+	if (ixfr && xfr_request_serial(&r->q, &from) < 0) {
+		rc = DNS_RCODE_FORMERR; /* RFC 1995 3: the client's SOA must be there */
+		goto done;
+	}
+	enum serial_order order = ixfr ? serial_compare(from, z->serial) : SERIAL_LESS;
+	if (order == SERIAL_GREATER)
+		refusal_log(t,
+			    "IXFR %s from %s: serial %u is newer than ours (%u): "
+			    "answered with our SOA",
+			    zone, r->peer_text, (unsigned)from, (unsigned)z->serial);
+	if (ixfr && (order == SERIAL_EQUAL || order == SERIAL_GREATER)) {
+		/* RFC 1995 2: the SOA alone */
+		stats_add(&t->stats->uptodate, 1);
+		rc = xfr_out_ixfr(&s->out, z, NULL, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
+	} else if (ixfr && j && journal_changes(j, from, z->serial, true, &changes) == 0) {
+		stats_add(&t->stats->ixfr, 1);
+		rc = xfr_out_ixfr(&s->out, z, &changes, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
+	} else {
+		/* AXFR, or the history does not reach back: the whole zone (RFC 1995 4) */
+		s->whole = true;
+		stats_add(&t->stats->axfr, 1);
+		rc = xfr_out_axfr(&s->out, z, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
+	}
+	if (rc < 0) {
+		rc = DNS_RCODE_SERVFAIL;
+		goto done;
+	}
+	s->base.next = stream_next;
+	s->base.end = stream_end;
+	t->active++;
+	*stream = &s->base;
+	log_info("%s %s to %s: serial %u%s started", what(r), zone, r->peer_text,
+		 (unsigned)z->serial, s->whole ? " (whole zone)" : "");
+	return 0;
+done:
+	xfr_changes_clear(&changes);
+	xfr_out_clear(&s->out);
+	sodium_memzero(s, sizeof(*s));
+	free(s);
+	return rc;
+}
+
+/*
+ * An AXFR or IXFR request whose TSIG passed: the zone, its provide-xfr,
+ * then over TCP the stream, over UDP (IXFR) the SOA or TC. Returns the
+ * answer's length; *stream set when the transfer follows.
+ */
+static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool tcp, uint8_t *out,
+			  size_t cap, size_t limit, tcp_stream_t **stream)
+{
+	char zone[NAME_TEXT_MAX];
+	if (name_to_text(r->q.qname, zone, sizeof(zone)) < 0)
+		strcpy(zone, "?");
+	stats_add(&t->stats->requests, 1);
+	long i = zonedb_index(db, r->q.qname);
+	if (i < 0 || r->q.qclass != DNS_CLASS_IN) {
+		/* RFC 5936 2.2.1: not a zone this server is authoritative for */
+		stats_add(&t->stats->refused, 1);
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOTAUTH, 0);
+	}
+	if (!acl_find(&r->zc->zone_xfr[i].provide_xfr, r->peer, r->key)) {
+		stats_add(&t->stats->refused, 1);
+		refusal_log(t, "%s %s from %s%s: not allowed by provide-xfr: REFUSED", what(r),
+			    zone, r->peer_text, r->key == ACL_NOKEY ? " without TSIG" : "");
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_REFUSED, 0);
+	}
+	const zone_t *z = zonedb_zone(db, (size_t)i);
+	if (!z) /* configured, nothing served (an expired secondary) */
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
+	if (tcp) {
+		int rc = start_stream(t, r, z, zonedb_journal(db, r->q.qname), zone, stream);
+		return rc ? answer_rcode(t, r, out, cap, limit, (uint16_t)rc, 0) : 0;
+	}
+	/* IXFR over UDP: the SOA if up to date (RFC 1995 2), else TC for TCP */
+	uint32_t from;
+	if (xfr_request_serial(&r->q, &from) < 0)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_FORMERR, 0);
+	if (serial_lt(from, z->serial))
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR,
+				    DNS_FLAG_AA | DNS_FLAG_TC);
+	xfr_out_t x;
+	response_edns_t e = answer_edns(t, &r->q);
+	size_t reserve = r->has_tsig ? tsig_space(&r->tsig) : 0;
+	if (limit > cap)
+		limit = cap;
+	/* SHOAL_EINVAL: no room for the question with the OPT and TSIG RRs */
+	int n = xfr_out_ixfr(&x, z, NULL, &r->q, limit, reserve, &e);
+	bool room = n == 0;
+	if (room) {
+		n = xfr_out_next(&x, out, limit);
+		xfr_out_clear(&x);
+	}
+	if (n > 0 && r->has_tsig)
+		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	/*
+	 * An SOA takes up to 540 octets (MNAME and RNAME of 255): one that
+	 * does not fit the client's size, with its TSIG RR, is sent over TCP
+	 * like the changes (RFC 2181 9: TC, the client asks again).
+	 */
+	if (!room || n == SHOAL_ESPACE)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR,
+				    DNS_FLAG_AA | DNS_FLAG_TC);
+	if (n <= 0)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_SERVFAIL, 0);
+	stats_add(&t->stats->uptodate, 1);
+	return (size_t)n;
+}
+
+/* ---- NOTIFY in ---- */
+
+/* Whether peer is one of the zone's primaries (any port), with the key it signed with. */
+static bool from_primary(const conf_zone_xfr_t *zx, const struct sockaddr *peer, int key)
+{
+	for (size_t k = 0; k < zx->primaries.count; k++) {
+		const acl_entry_t *e = &zx->primaries.entries[k];
+		if (e->key == key && acl_entry_matches(e, peer))
+			return true;
+	}
+	return false;
+}
+
+/* The serial of the SOA a NOTIFY may carry in its answer section (RFC 1996 3.7). */
+static bool notify_serial(const query_t *q, uint32_t *serial)
+{
+	if (q->ancount < 1 || !q->has_question)
+		return false;
+	wire_t w;
+	wire_init_read(&w, q->pkt, q->len);
+	w.pos = q->question_end;
+	uint8_t owner[NAME_MAXLEN];
+	if (name_unpack(&w, owner, true) < 0 || !name_equal(owner, q->qname))
+		return false;
+	uint16_t type = wire_read_u16(&w);
+	wire_skip(&w, 6);
+	uint16_t rdlen = wire_read_u16(&w);
+	size_t end = w.pos + rdlen;
+	name_skip(&w);
+	name_skip(&w);
+	*serial = wire_read_u32(&w);
+	wire_skip(&w, 16);
+	return !w.err && type == DNS_TYPE_SOA && w.pos == end;
+}
+
+/*
+ * RFC 1996: a NOTIFY for a secondary zone of ours from one of its
+ * primaries (allow-notify, or the primaries' addresses) is answered
+ * NOERROR with the question echoed and handed on; anything else REFUSED
+ * (NOTAUTH for a zone we are not a secondary of), and logged.
+ */
+static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, uint8_t *out,
+			     size_t cap, size_t limit)
+{
+	char zone[NAME_TEXT_MAX];
+	if (!r->q.has_question || r->q.qtype != DNS_TYPE_SOA)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_FORMERR, 0);
+	if (name_to_text(r->q.qname, zone, sizeof(zone)) < 0)
+		strcpy(zone, "?");
+	long i = zonedb_index(db, r->q.qname);
+	const conf_zone_xfr_t *zx = i >= 0 ? &r->zc->zone_xfr[i] : NULL;
+	if (!zx || !zx->primaries.count) {
+		stats_add(&t->stats->notify_refused, 1);
+		refusal_log(t, "NOTIFY %s from %s: not a secondary zone here: NOTAUTH", zone,
+			    r->peer_text);
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOTAUTH, 0);
+	}
+	bool allowed = zx->allow_notify_set ? acl_find(&zx->allow_notify, r->peer, r->key) != NULL
+					    : from_primary(zx, r->peer, r->key);
+	if (!allowed) {
+		stats_add(&t->stats->notify_refused, 1);
+		refusal_log(t, "NOTIFY %s from %s%s: not a primary (allow-notify): REFUSED", zone,
+			    r->peer_text, r->key == ACL_NOKEY ? " without TSIG" : "");
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_REFUSED, 0);
+	}
+	uint32_t serial = 0;
+	bool has_serial = notify_serial(&r->q, &serial);
+	stats_add(&t->stats->notify_in, 1);
+	/* only the zone's primaries get this far: a line per NOTIFY is bounded by them */
+	if (has_serial)
+		log_info("NOTIFY %s serial %u from %s: checking the primaries", zone,
+			 (unsigned)serial, r->peer_text);
+	else
+		log_info("NOTIFY %s from %s: checking the primaries", zone, r->peer_text);
+	if (t->notify)
+		t->notify(t->notify_arg, t->worker, r->q.qname, has_serial, serial, r->peer);
+	return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR, DNS_FLAG_AA);
+}
+
+/* ---- other signed queries ---- */
+
+/*
+ * RFC 8945 5.3: a verified query's answer is the usual one, signed; one
+ * whose header and question leave no room for the TSIG RR goes truncated.
+ */
+static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, const uint8_t *q,
+			    size_t len, uint8_t *out, size_t cap, size_t limit, bool tcp)
+{
+	if (limit > cap)
+		limit = cap;
+	size_t reserve = tsig_space(&r->tsig);
+	answer_info_t info;
+	size_t n = reserve < limit ? answer_query(db, q, len, out, limit - reserve,
+						  tcp ? t->ctx_tcp : t->ctx_udp, &info)
+				   : 0;
+	int m = n ? tsig_sign(&r->tsig, out, n, limit, (uint64_t)time(NULL)) : 0;
+	return m > 0 ? (size_t)m : answer_truncated(r, out, cap, limit);
+}
+
+/* ---- both transports ---- */
+
+/*
+ * Parse q and decide: -1 when it is none of ours (a QUERY of another type,
+ * another opcode), else the answer's length.
+ */
+static long handle(transfer_t *t, const zonedb_t *db, const struct sockaddr *peer, const uint8_t *q,
+		   size_t len, uint8_t *out, size_t cap, size_t limit, bool tcp,
+		   tcp_stream_t **stream, uint16_t *rcode)
+{
+	request_t r;
+	enum query_verdict v = query_parse(&r.q, q, len);
+	bool notify = r.q.opcode == DNS_OPCODE_NOTIFY && v == QUERY_NOTIMP;
+	bool xfr = v == QUERY_OK &&
+		   (r.q.qtype == DNS_TYPE_IXFR || (tcp && r.q.qtype == DNS_TYPE_AXFR));
+	bool other = v == QUERY_OK && r.q.tsig && !xfr; /* a signed query: a secondary's SOA */
+	if (!notify && !xfr && !other)
+		return -1;
+	if (r.q.edns && r.q.edns_version > 0)
+		return -1; /* answer_query says BADVERS */
+	r.peer = peer;
+	r.zc = zonedb_owner(db) ? zonedb_owner(db) : t->cfg;
+	r.has_tsig = false;
+	memset(&r.tsig, 0, sizeof(r.tsig));
+	acl_addr_text(peer, r.peer_text, sizeof(r.peer_text));
+	char zone[NAME_TEXT_MAX] = "?";
+	if (r.q.has_question && name_to_text(r.q.qname, zone, sizeof(zone)) < 0)
+		strcpy(zone, "?");
+	int rc = check_tsig(t, &r, q, len, zone);
+	size_t n;
+	if (rc) {
+		stats_add(notify ? &t->stats->notify_refused : &t->stats->refused, 1);
+		n = answer_rcode(t, &r, out, cap, limit, (uint16_t)rc, 0);
+	} else if (notify) {
+		n = notify_request(t, &r, db, out, cap, limit);
+	} else if (other) {
+		n = signed_answer(t, &r, db, q, len, out, cap, limit, tcp);
+	} else {
+		n = xfr_request(t, &r, db, tcp, out, cap, limit, stream);
+	}
+	*rcode = n >= 4 ? (uint16_t)(out[3] & DNS_RCODE_MASK) : 0;
+	sodium_memzero(&r.tsig, sizeof(r.tsig));
+	return (long)n;
+}
+
+int transfer_tcp(transfer_t *t, const struct sockaddr *peer, const uint8_t *q, size_t len,
+		 uint8_t *out, size_t cap, tcp_stream_t **stream)
+{
+	/* the cheap look first: every TCP query passes here */
+	if (len < DNS_HEADER_SIZE)
+		return TCP_SPECIAL_PASS;
+	zonedb_read_lock();
+	uint16_t rcode;
+	long n = handle(t, zonedb_current(t->zones), peer, q, len, out, cap, DNS_TCP_MAX, true,
+			stream, &rcode);
+	zonedb_read_unlock(t->zones);
+	return n < 0 ? TCP_SPECIAL_PASS : (int)n;
+}
+
+size_t transfer_udp(transfer_t *t, const zonedb_t *db, const struct sockaddr *peer,
+		    const uint8_t *q, size_t len, uint8_t *out, size_t cap, size_t answered,
+		    answer_info_t *info)
+{
+	query_t probe;
+	query_parse(&probe, q, len);
+	size_t limit = query_udp_limit(&probe, (uint16_t)t->cfg->edns_size);
+	uint16_t rcode = 0;
+	long n = handle(t, db, peer, q, len, out, cap, limit, false, NULL, &rcode);
+	if (n < 0)
+		return answered;
+	info->rcode = rcode;
+	info->truncated = n >= 4 && (out[2] & (DNS_FLAG_TC >> 8));
+	info->dropped = n == 0;
+	return (size_t)n;
+}
