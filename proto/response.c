@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing an answer: header, echoed question, compressed RRsets, the OPT record. */
+#include <assert.h>
 #include <string.h>
 
 #include "proto/hot.h"
@@ -55,11 +56,126 @@ static void comp_add(response_t *r, size_t off, size_t len)
 }
 
 /*
- * Write `name` compressed: its longest suffix already in the message becomes
- * a pointer; every label written before it becomes a new target.
+ * Where the labels of a name (well formed, uncompressed) start: at[d] is
+ * the offset of its suffix of d labels, at[0] that of the root label.
+ * Returns the number of labels.
  */
-QUERY_PATH static void write_name(response_t *r, const uint8_t *name)
+static int label_starts(const uint8_t *name, uint8_t at[NAME_MAXLABELS + 1])
 {
+	uint8_t from_left[NAME_MAXLABELS];
+	int labels = 0;
+	size_t i = 0;
+	for (; name[i]; i += 1 + (size_t)name[i])
+		from_left[labels++] = (uint8_t)i;
+	assert(labels < NAME_MAXLABELS);
+	at[0] = (uint8_t)i;
+	for (int d = 1; d <= labels; d++)
+		at[d] = from_left[labels - d];
+	return labels;
+}
+
+/*
+ * The most labels the name (of `labels` labels starting at `at`) shares,
+ * from the root, with the path's owner and the message holds where it can
+ * be pointed to: 0 for none.
+ */
+static int path_target(const response_path_t *p, const uint8_t *name, const uint8_t *at, int labels)
+{
+	int most = labels < p->labels ? labels : p->labels;
+	int d = 0;
+	while (d < most) {
+		const uint8_t *a = name + at[d + 1], *b = p->owner + p->at[d + 1];
+		if (*a != *b || memcmp(a + 1, b + 1, *a) != 0)
+			break;
+		d++;
+	}
+	while (d > 0 && p->off[d] == 0)
+		d--;
+	return d;
+}
+
+/*
+ * Write the labels of name above its suffix of d labels, then a pointer
+ * to `target`, where the message holds that suffix (the root label when
+ * d is 0).
+ */
+static void path_write(response_t *r, const uint8_t *name, const uint8_t *at, int d,
+		       uint16_t target)
+{
+	if (d == 0) {
+		wire_write_bytes(&r->w, name, (size_t)at[0] + 1);
+		return;
+	}
+	wire_write_bytes(&r->w, name, at[d]);
+	wire_write_u16(&r->w, (uint16_t)(0xc000 | target));
+}
+
+/*
+ * Write an owner compressed by the path (response_path_t), and make it
+ * the path's owner: the suffixes it wrote are where later names point.
+ */
+static void path_owner(response_t *r, const uint8_t *owner)
+{
+	response_path_t *p = r->path;
+	if (owner == p->owner && p->off[p->labels]) {
+		/* the next record of the same RRset or node: a pointer to the first */
+		wire_write_u16(&r->w, (uint16_t)(0xc000 | p->off[p->labels]));
+		return;
+	}
+	uint8_t at[NAME_MAXLABELS + 1];
+	int labels = label_starts(owner, at);
+	int t = path_target(p, owner, at, labels);
+	size_t start = r->w.pos;
+	path_write(r, owner, at, t, p->off[t]);
+	for (int d = t + 1; d <= labels; d++) {
+		size_t off = start + at[d];
+		p->off[d] = off <= COMPRESS_MAX_OFFSET ? (uint16_t)off : 0;
+	}
+	p->owner = owner;
+	p->labels = (uint8_t)labels;
+	memcpy(p->at, at, (size_t)labels + 1);
+}
+
+/* A name in RDATA compressed by the path, which stays as it is. */
+static void path_name(response_t *r, const uint8_t *name)
+{
+	uint8_t at[NAME_MAXLABELS + 1];
+	int labels = label_starts(name, at);
+	int t = path_target(r->path, name, at, labels);
+	path_write(r, name, at, t, r->path->off[t]);
+}
+
+/* The message is cut back to `pos`: the suffixes written from there on are gone. */
+static void path_cut(response_path_t *p, size_t pos)
+{
+	for (int d = 1; d <= p->labels; d++)
+		if (p->off[d] >= pos)
+			p->off[d] = 0;
+}
+
+void response_use_path(response_t *r, response_path_t *p)
+{
+	p->owner = NULL;
+	p->labels = 0;
+	p->off[0] = 0;
+	r->path = p;
+}
+
+/*
+ * Write `name` compressed: its longest suffix already in the message becomes
+ * a pointer; every label written before it becomes a new target. With a
+ * path (response_use_path), the path compresses it instead; `owner` says
+ * whether it is an owner name, which the path follows.
+ */
+QUERY_PATH static void write_name(response_t *r, const uint8_t *name, bool owner)
+{
+	if (r->path) {
+		if (owner)
+			path_owner(r, name);
+		else
+			path_name(r, name);
+		return;
+	}
 	/*
 	 * The question's own octets, the owner of most answers: the question
 	 * at offset 12 is their target, with no comparing.
@@ -179,6 +295,8 @@ void response_rollback(response_t *r, const response_mark_t *m)
 	memcpy(r->counts, m->counts, sizeof(r->counts));
 	r->comp_count = m->comp_count;
 	r->section = m->section;
+	if (r->path)
+		path_cut(r->path, m->pos);
 }
 
 /*
@@ -191,7 +309,7 @@ QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_
 			       size_t *off, uint16_t *ni)
 {
 	const uint8_t *d = set->data;
-	write_name(r, owner);
+	write_name(r, owner, true);
 	if (*off + 10 > set->data_len)
 		return SHOAL_EINVAL;
 	wire_write_bytes(&r->w, d + *off, 8); /* type, class, TTL */
@@ -213,7 +331,7 @@ QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_
 		if (nlen < 0)
 			return SHOAL_EINVAL;
 		wire_write_bytes(&r->w, d + p, at - p);
-		write_name(r, d + at);
+		write_name(r, d + at, false);
 		p = at + (size_t)nlen;
 	}
 	wire_write_bytes(&r->w, d + p, rd_end - p);
@@ -279,6 +397,8 @@ QUERY_PATH void response_truncate(response_t *r)
 	r->w.pos = r->base_pos;
 	r->w.err = 0;
 	r->comp_count = r->base_comp;
+	if (r->path)
+		path_cut(r->path, r->base_pos);
 	for (int s = DNS_SECTION_ANSWER; s <= DNS_SECTION_ADDITIONAL; s++)
 		r->counts[s] = 0;
 	r->section = DNS_SECTION_ANSWER;

@@ -8,11 +8,32 @@
 #include <stdint.h>
 
 #include "proto/dns.h"
+#include "proto/name.h"
 #include "proto/query.h"
 #include "proto/rrset.h"
 #include "proto/wire.h"
 
 #define RESPONSE_COMPRESS_MAX 128 /* names remembered for compression */
+
+/*
+ * Compression for names written in canonical order (RFC 4034 6.1), as a
+ * zone transfer writes its owners: the suffixes of the last owner written,
+ * one per count of labels from the root, with where each stands in the
+ * message. That order puts a name's parent, and every ancestor of it that
+ * the message holds, among those suffixes (each name is followed by its
+ * descendants), so an owner is written as the labels it does not share
+ * with the last one and a pointer to the longest suffix they share
+ * (RFC 1035 4.1.4): no search, its labels compared once. A name in RDATA
+ * is compressed against the same suffixes. Names compare octet for octet,
+ * so a name keeps its case. Caller memory (about 400 octets), one
+ * message: response_use_path starts it empty.
+ */
+typedef struct response_path {
+	const uint8_t *owner;             /* the last owner written; its memory must stay */
+	uint8_t labels;                   /* owner's labels */
+	uint8_t at[NAME_MAXLABELS + 1];   /* at[d]: where owner's suffix of d labels starts */
+	uint16_t off[NAME_MAXLABELS + 1]; /* where the message holds it; 0: nowhere to point */
+} response_path_t;
 
 /*
  * A response being written into a caller's buffer. Lives in caller memory
@@ -31,6 +52,7 @@ typedef struct response {
 	uint16_t rcode; /* extended rcode (12 bits) */
 	bool truncated;
 	const query_t *query;
+	response_path_t *path; /* compression by path (response_use_path), or NULL: the table */
 	/* compression table: packet offsets of names already written */
 	uint16_t comp_off[RESPONSE_COMPRESS_MAX];
 	uint8_t comp_len[RESPONSE_COMPRESS_MAX]; /* expanded length of that name */
@@ -48,6 +70,15 @@ typedef struct response {
  */
 int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, size_t limit,
 		  size_t opt_reserve);
+
+/*
+ * Compress the names written from now on with p (response_path_t), not
+ * with the table: for owners that come in canonical order, the records of
+ * a zone transfer. p is emptied and must outlive the message, as must
+ * every owner written (the path points to the last one). The thread
+ * writing r.
+ */
+void response_use_path(response_t *r, response_path_t *p);
 
 /* Set header flags (DNS_FLAG_AA, DNS_FLAG_TC, ...). */
 void response_set_flags(response_t *r, uint16_t flags);

@@ -208,6 +208,128 @@ static void test_rollback_on_space(void)
 	CU_ASSERT_EQUAL(wire_get_u16(out + 6), 0);
 }
 
+/* The text of record i of the answer section, in ldns's presentation. */
+static bool answer_is(ldns_pkt *p, size_t i, const char *text)
+{
+	char *s = ldns_rr2str(ldns_rr_list_rr(ldns_pkt_answer(p), i));
+	bool same = s && strcmp(s, text) == 0;
+	if (!same)
+		fprintf(stderr, "  record %zu: %s  not %s", i, s, text);
+	free(s);
+	return same;
+}
+
+/* Add one RRset of one record of `type` with RDATA rd[0..len) to owner (text). */
+static int add_one(response_t *r, const char *owner, uint16_t type, const uint8_t *rd, size_t len,
+		   uint8_t names[][NAME_MAXLEN], int *used)
+{
+	test_set_t *s = malloc(sizeof(*s));
+	set_init(s, type);
+	set_add(s, 60, rd, (uint16_t)len);
+	/* the path keeps the owner's address until the message is finished */
+	uint8_t *o = names[(*used)++];
+	CU_ASSERT_FATAL(name_from_text(owner, NULL, o) > 0);
+	int err = response_add_rrset(r, DNS_SECTION_ANSWER, o, &s->set);
+	free(s);
+	return err;
+}
+
+/*
+ * Compression by path (zone transfers): owners in canonical order point
+ * to their parent's octets; a name in RDATA points to the owner's suffix;
+ * case is kept, octet for octet.
+ */
+static void test_path_compression(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_AXFR, 0);
+	static uint8_t names[16][NAME_MAXLEN];
+	int used = 0;
+	uint8_t out[1024], mx[300] = { 0, 10 }, ns[NAME_MAXLEN];
+	response_t r;
+	response_path_t path;
+	response_init(&r, &query, out, sizeof(out), sizeof(out), 0);
+	response_use_path(&r, &path);
+	const uint8_t a[4] = { 192, 0, 2, 1 };
+	CU_ASSERT_EQUAL(add_one(&r, "example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	size_t apex = 12 + 17; /* after the question, written whole */
+	CU_ASSERT_EQUAL(add_one(&r, "a.example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	size_t at_a = apex + 13 + 14;
+	CU_ASSERT_EQUAL(memcmp(out + at_a, "\1a", 2), 0);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_a + 2), 0xc000 | apex);
+	CU_ASSERT_EQUAL(add_one(&r, "b.a.example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	size_t at_b = at_a + 4 + 14;
+	CU_ASSERT_EQUAL(memcmp(out + at_b, "\1b", 2), 0);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_b + 2), 0xc000 | at_a);
+	/* MX under c: "mail" and the apex's octets */
+	int n = name_from_text("mail.example.com.", NULL, mx + 2);
+	CU_ASSERT_EQUAL(add_one(&r, "c.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names, &used),
+			0);
+	size_t at_c = at_b + 4 + 14;
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 8), 2 + 5 + 2);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 10 + 2 + 5), 0xc000 | apex);
+	/* NS elsewhere, twice: written whole */
+	n = name_from_text("ns1.other.net.", NULL, ns);
+	CU_ASSERT_EQUAL(add_one(&r, "d.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used), 0);
+	size_t at_ns1 = at_c + 4 + 10 + 9 + 4 + 10;
+	n = name_from_text("ns2.other.net.", NULL, ns);
+	CU_ASSERT_EQUAL(add_one(&r, "e.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used), 0);
+	size_t at_ns2 = at_ns1 + 15 + 4 + 10;
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 - 2), 15);
+	/* a name in another case is not the same octets: written whole, as it is */
+	n = name_from_text("Mail.Example.COM.", NULL, mx + 2);
+	CU_ASSERT_EQUAL(add_one(&r, "f.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names, &used),
+			0);
+	int len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(len, (int)(at_ns2 + 15 + 4 + 10 + 2 + 18));
+	ldns_pkt *p = parse(out, len);
+	CU_ASSERT_TRUE(answer_is(p, 0, "example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	CU_ASSERT_TRUE(answer_is(p, 2, "b.a.example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	CU_ASSERT_TRUE(answer_is(p, 3, "c.example.com.\t60\tIN\tMX\t10 mail.example.com.\n"));
+	CU_ASSERT_TRUE(answer_is(p, 5, "e.example.com.\t60\tIN\tNS\tns2.other.net.\n"));
+	CU_ASSERT_TRUE(answer_is(p, 6, "f.example.com.\t60\tIN\tMX\t10 Mail.Example.COM.\n"));
+	ldns_pkt_free(p);
+}
+
+/*
+ * Records that did not fit are rolled back, and with them the suffixes
+ * they wrote: the next names may not point into octets written over since.
+ */
+static void test_path_rollback(void)
+{
+	make_query("example.com.", LDNS_RR_TYPE_AXFR, 0);
+	static uint8_t names[8][NAME_MAXLEN];
+	int used = 0;
+	uint8_t out[512], txt[101] = { 100 }, ns[NAME_MAXLEN], ns2[NAME_MAXLEN];
+	memset(txt + 1, 'x', 100);
+	response_t r;
+	response_path_t path;
+	response_init(&r, &query, out, sizeof(out), 200, 0);
+	response_use_path(&r, &path);
+	const uint8_t a[4] = { 192, 0, 2, 1 };
+	CU_ASSERT_EQUAL(add_one(&r, "example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	int n = name_from_text("ns.elsewhere.net.", NULL, ns);
+	CU_ASSERT_EQUAL(add_one(&r, "x.y.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used),
+			0);
+	/* a new owner and a new name in RDATA, then a TXT that does not fit: all rolled back */
+	response_mark_t m = response_mark(&r);
+	int n2 = name_from_text("ns2.elsewhere.org.", NULL, ns2);
+	CU_ASSERT_EQUAL(
+		add_one(&r, "w.x.y.example.com.", DNS_TYPE_NS, ns2, (size_t)n2, names, &used), 0);
+	CU_ASSERT_EQUAL(
+		add_one(&r, "v.w.x.y.example.com.", DNS_TYPE_TXT, txt, sizeof(txt), names, &used),
+		SHOAL_ESPACE);
+	response_rollback(&r, &m);
+	CU_ASSERT_EQUAL(add_one(&r, "u.w.x.y.example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	CU_ASSERT_EQUAL(
+		add_one(&r, "u.w.x.y.example.com.", DNS_TYPE_NS, ns2, (size_t)n2, names, &used), 0);
+	int len = response_finish(&r, NULL);
+	ldns_pkt *p = parse(out, len);
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 4);
+	CU_ASSERT_TRUE(answer_is(p, 2, "u.w.x.y.example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	CU_ASSERT_TRUE(answer_is(p, 3, "u.w.x.y.example.com.\t60\tIN\tNS\tns2.elsewhere.org.\n"));
+	ldns_pkt_free(p);
+}
+
 static void test_opt_and_extended_rcode(void)
 {
 	make_query("example.com.", LDNS_RR_TYPE_A, 4096);
@@ -344,6 +466,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_owner_is_question),
 		UNIT_TEST(test_no_compression_for_new_types),
 		UNIT_TEST(test_rollback_on_space),
+		UNIT_TEST(test_path_compression),
+		UNIT_TEST(test_path_rollback),
 		UNIT_TEST(test_opt_and_extended_rcode),
 		UNIT_TEST(test_opt_reserve_always_fits),
 		UNIT_TEST(test_opt_cookie),

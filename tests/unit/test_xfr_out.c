@@ -17,6 +17,12 @@
 
 static char tmpdir[] = "/tmp/shoal-xfrout-XXXXXX";
 
+/*
+ * Set by a test of an AXFR: every message must be as small as owners
+ * written as their first label and a pointer make it (owner_bound).
+ */
+static bool check_owner_cost;
+
 /* What a transfer looked like on the wire. */
 typedef struct seen {
 	ldns_rr_list *rrs; /* every answer record, in order */
@@ -27,7 +33,51 @@ typedef struct seen {
 	bool question_ok; /* the question in the first message only */
 	bool opt_first_only;
 	size_t uncompressed; /* what the records would take without compression */
+	size_t owners_long;  /* messages longer than owner_bound (check_owner_cost) */
 } seen_t;
+
+/*
+ * Octets of an owner with the owners before it in its message: a pointer
+ * when one of them is the same name, its first label and a pointer when
+ * one of them is its parent (RFC 1035 4.1.4), else the name whole.
+ */
+static size_t owner_cost(ldns_rdf *owner, ldns_rr_list *an, size_t i)
+{
+	ldns_rdf *parent = ldns_dname_left_chop(owner);
+	size_t cost = ldns_rdf_size(owner);
+	for (size_t k = 0; k < i && cost > 2; k++) {
+		ldns_rdf *o = ldns_rr_owner(ldns_rr_list_rr(an, k));
+		if (ldns_dname_compare(o, owner) == 0)
+			cost = 2;
+		else if (parent && ldns_dname_compare(o, parent) == 0)
+			cost = 1 + (size_t)ldns_rdf_data(owner)[0] + 2;
+	}
+	ldns_rdf_deep_free(parent);
+	return cost;
+}
+
+/*
+ * The most a message of an AXFR may take when owners are compressed
+ * against the owners before them in the message (owner_cost): the
+ * canonical order puts a parent before its children. Only for messages
+ * of up to 16384 octets, where every name can be pointed to (offsets up
+ * to 0x3fff, RFC 1035 4.1.4). Names in RDATA count whole; header,
+ * question and OPT as sent.
+ */
+static size_t owner_bound(ldns_pkt *p, size_t opt)
+{
+	size_t n = DNS_HEADER_SIZE + opt;
+	ldns_rr_list *qd = ldns_pkt_question(p), *an = ldns_pkt_answer(p);
+	for (size_t i = 0; i < ldns_rr_list_rr_count(qd); i++)
+		n += ldns_rdf_size(ldns_rr_owner(ldns_rr_list_rr(qd, i))) + 4;
+	for (size_t i = 0; i < ldns_rr_list_rr_count(an); i++) {
+		ldns_rr *rr = ldns_rr_list_rr(an, i);
+		n += owner_cost(ldns_rr_owner(rr), an, i) + 10;
+		for (size_t k = 0; k < ldns_rr_rd_count(rr); k++)
+			n += ldns_rdf_size(ldns_rr_rdf(rr, k));
+	}
+	return n;
+}
 
 /*
  * Run a transfer to its end in messages of up to cap octets (x->limit
@@ -45,6 +95,7 @@ static int run_in(xfr_out_t *x, size_t cap, uint16_t id, tsig_ctx_t *server, tsi
 		if ((size_t)len > cap - x->reserve)
 			return SHOAL_ESPACE; /* the room for the TSIG RR was not kept */
 		s->over += (size_t)len > x->limit;
+		size_t unsigned_len = (size_t)len;
 		if (server) {
 			len = tsig_sign(server, buf, (size_t)len, cap, 1700000000);
 			if (len < 0 || tsig_verify(client, buf, (size_t)len, NULL, 1700000000) < 0)
@@ -58,6 +109,12 @@ static int run_in(xfr_out_t *x, size_t cap, uint16_t id, tsig_ctx_t *server, tsi
 				ldns_pkt_get_rcode(p) == LDNS_RCODE_NOERROR;
 		s->question_ok &= ldns_pkt_qdcount(p) == (s->messages == 0);
 		s->opt_first_only &= ldns_pkt_edns(p) == (s->messages == 0 && x->edns.present);
+		size_t opt = s->messages == 0 ? response_opt_size(&x->edns) : 0;
+		if (check_owner_cost && unsigned_len > owner_bound(p, opt)) {
+			fprintf(stderr, "  message %zu: %zu octets, owners compressed give %zu\n",
+				s->messages, unsigned_len, owner_bound(p, opt));
+			s->owners_long++;
+		}
 		ldns_rr_list *an = ldns_pkt_answer(p);
 		for (size_t i = 0; i < ldns_rr_list_rr_count(an); i++) {
 			ldns_rr *rr = ldns_rr_list_rr(an, i);
@@ -123,6 +180,7 @@ static void check_zone(const char *path, const char *origin, size_t limit)
 	CU_ASSERT_EQUAL(x.records, ldns_rr_list_rr_count(s.rrs));
 	CU_ASSERT(s.octets < s.uncompressed); /* names were compressed */
 	CU_ASSERT_TRUE(same_as_file(s.rrs, path, origin));
+	CU_ASSERT_EQUAL(s.owners_long, 0);
 	ldns_rr_list_deep_free(s.rrs);
 	xfr_out_clear(&x);
 }
@@ -138,6 +196,15 @@ static void test_axfr_signed_nsec(void)
 	check_zone(xt_src("tests/diff/dnssec/secure.test.zone"), "secure.test.", DNS_TCP_MAX);
 }
 
+/* A new zone file `name` in the test's folder, its path in path[0..4096). */
+static FILE *zone_file(const char *name, char *path)
+{
+	snprintf(path, 4096, "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	return f;
+}
+
 /*
  * A zone of every kind of owner: delegations with glue, wildcards, empty
  * non-terminals, compressible and other names in RDATA, and an RRset far
@@ -146,10 +213,7 @@ static void test_axfr_signed_nsec(void)
 static const char *write_big_zone(int names)
 {
 	static char path[4096];
-	snprintf(path, sizeof(path), "%s/big.zone", tmpdir);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return NULL;
+	FILE *f = zone_file("big.zone", path);
 	fprintf(f, "$ORIGIN big.test.\n$TTL 600\n@ SOA ns1 hm 7 3600 900 604800 300\n"
 		   "@ NS ns1\n@ NS ns2.other.test.\nns1 A 192.0.2.1\n@ MX 10 mail\n"
 		   "mail A 192.0.2.25\n*.wild TXT \"any\"\na.b.c.ent A 192.0.2.9\n"
@@ -176,6 +240,48 @@ static void test_axfr_many_messages(void)
 	check_zone(path, "big.test.", DNS_TCP_MAX);
 	check_zone(path, "big.test.", 16383);
 	check_zone(path, "big.test.", 512); /* the 300 TXT records span many messages */
+}
+
+/*
+ * A zone of many names that each have children, so that a message holds
+ * far more names than a table of names already written would keep: every
+ * owner must still point to its parent, written before it.
+ */
+static const char *write_tree_zone(int parents)
+{
+	static char path[4096];
+	FILE *f = zone_file("tree.zone", path);
+	fprintf(f, "$ORIGIN tree.test.\n$TTL 600\n@ SOA ns1 hm 1 3600 900 604800 300\n"
+		   "@ NS ns1\nns1 A 192.0.2.1\n");
+	for (int i = 0; i < parents; i++) {
+		fprintf(f, "parent%d A 10.1.%d.%d\n", i, i / 256 % 256, i % 256);
+		for (int k = 0; k < 3; k++)
+			fprintf(f, "child%d.parent%d A 10.2.%d.%d\nchild%d.parent%d TXT \"%d\"\n",
+				k, i, i / 256 % 256, i % 256, k, i, k);
+	}
+	fclose(f);
+	return path;
+}
+
+/*
+ * check_zone with owners compressed against their parents however many
+ * names a message holds (RFC 1035 4.1.4): at 16384 octets, as the server
+ * sends, and at `small`; then at 65535, where a name after offset 0x3fff
+ * cannot be pointed to.
+ */
+static void check_compressed(const char *path, const char *origin, size_t small)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+	check_owner_cost = true;
+	check_zone(path, origin, 16384);
+	check_zone(path, origin, small);
+	check_owner_cost = false;
+	check_zone(path, origin, DNS_TCP_MAX);
+}
+
+static void test_axfr_owner_compression(void)
+{
+	check_compressed(write_tree_zone(2000), "tree.test.", 4096);
 }
 
 /*
@@ -223,15 +329,6 @@ static void test_axfr_tsig_room(void)
 	xfr_out_clear(&x);
 	zone_unref(z);
 	tsig_key_clear(&key);
-}
-
-/* A new zone file `name` in the test's folder, its path in path[0..4096). */
-static FILE *zone_file(const char *name, char *path)
-{
-	snprintf(path, 4096, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	return f;
 }
 
 /* A record bigger than the message limit stops the transfer with an error. */
@@ -508,17 +605,12 @@ int main(int argc, char **argv)
 		return 99;
 	ixfr_setup();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_axfr_signed_nsec3),
-		UNIT_TEST(test_axfr_signed_nsec),
-		UNIT_TEST(test_axfr_many_messages),
-		UNIT_TEST(test_axfr_tsig_room),
-		UNIT_TEST(test_axfr_record_too_big),
-		UNIT_TEST(test_axfr_record_grows),
-		UNIT_TEST(test_ixfr_changes),
-		UNIT_TEST(test_ixfr_up_to_date),
-		UNIT_TEST(test_ixfr_falls_back),
-		UNIT_TEST(test_request_serial),
-		UNIT_END,
+		UNIT_TEST(test_axfr_signed_nsec3),  UNIT_TEST(test_axfr_signed_nsec),
+		UNIT_TEST(test_axfr_many_messages), UNIT_TEST(test_axfr_owner_compression),
+		UNIT_TEST(test_axfr_tsig_room),     UNIT_TEST(test_axfr_record_too_big),
+		UNIT_TEST(test_axfr_record_grows),  UNIT_TEST(test_ixfr_changes),
+		UNIT_TEST(test_ixfr_up_to_date),    UNIT_TEST(test_ixfr_falls_back),
+		UNIT_TEST(test_request_serial),     UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "xfr_out", tests);
 	ixfr_teardown();
