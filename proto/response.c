@@ -136,13 +136,52 @@ static void path_owner(response_t *r, const uint8_t *owner)
 	memcpy(p->at, at, (size_t)labels + 1);
 }
 
-/* A name in RDATA compressed by the path, which stays as it is. */
+/* The slot of a name's suffix of d labels: FNV-1a over its labels from the root. */
+static void suffix_slots(const uint8_t *name, const uint8_t *at, int labels, uint8_t *slot)
+{
+	uint32_t h = 2166136261u;
+	for (int d = 1; d <= labels; d++) {
+		const uint8_t *l = name + at[d];
+		for (int i = 0; i <= l[0]; i++)
+			h = (h ^ l[i]) * 16777619u;
+		slot[d] = (uint8_t)((h ^ h >> 16) & (RESPONSE_PATH_NAMES - 1));
+	}
+}
+
+/*
+ * A name in RDATA compressed against the path's owner or a name in RDATA
+ * before it, whichever shares more labels; the suffixes it writes are
+ * remembered for the names after it. The path's owner stays.
+ */
 static void path_name(response_t *r, const uint8_t *name)
 {
-	uint8_t at[NAME_MAXLABELS + 1];
+	response_path_t *p = r->path;
+	uint8_t at[NAME_MAXLABELS + 1], slot[NAME_MAXLABELS + 1];
 	int labels = label_starts(name, at);
-	int t = path_target(r->path, name, at, labels);
-	path_write(r, name, at, t, r->path->off[t]);
+	int t = path_target(p, name, at, labels), d = labels;
+	uint16_t target = p->off[t];
+	if (t < labels) {
+		suffix_slots(name, at, labels, slot);
+		for (; d > t; d--) {
+			const struct response_path_name *e = &p->names[slot[d]];
+			size_t len = (size_t)at[0] + 1 - at[d];
+			if (e->len == len && memcmp(e->name, name + at[d], len) == 0) {
+				target = e->off;
+				break;
+			}
+		}
+	}
+	size_t start = r->w.pos;
+	path_write(r, name, at, d, target);
+	for (int k = d + 1; k <= labels; k++) {
+		size_t off = start + at[k];
+		if (off <= COMPRESS_MAX_OFFSET)
+			p->names[slot[k]] = (struct response_path_name){
+				.name = name + at[k],
+				.off = (uint16_t)off,
+				.len = (uint8_t)(at[0] + 1 - at[k]),
+			};
+	}
 }
 
 /* The message is cut back to `pos`: the suffixes written from there on are gone. */
@@ -151,6 +190,9 @@ static void path_cut(response_path_t *p, size_t pos)
 	for (int d = 1; d <= p->labels; d++)
 		if (p->off[d] >= pos)
 			p->off[d] = 0;
+	for (size_t i = 0; i < RESPONSE_PATH_NAMES; i++)
+		if (p->names[i].off >= pos)
+			p->names[i].len = 0;
 }
 
 void response_use_path(response_t *r, response_path_t *p)
@@ -158,6 +200,7 @@ void response_use_path(response_t *r, response_path_t *p)
 	p->owner = NULL;
 	p->labels = 0;
 	p->off[0] = 0;
+	memset(p->names, 0, sizeof(p->names));
 	r->path = p;
 }
 

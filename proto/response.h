@@ -15,6 +15,8 @@
 
 #define RESPONSE_COMPRESS_MAX 128 /* names remembered for compression */
 
+#define RESPONSE_PATH_NAMES 256 /* names in RDATA a path remembers (a power of 2) */
+
 /*
  * Compression for names written in canonical order (RFC 4034 6.1), as a
  * zone transfer writes its owners: the suffixes of the last owner written,
@@ -24,15 +26,22 @@
  * descendants), so an owner is written as the labels it does not share
  * with the last one and a pointer to the longest suffix they share
  * (RFC 1035 4.1.4): no search, its labels compared once. A name in RDATA
- * is compressed against the same suffixes. Names compare octet for octet,
- * so a name keeps its case. Caller memory (about 400 octets), one
- * message: response_use_path starts it empty.
+ * is compressed against the same suffixes, or against a name in RDATA
+ * before it (a delegation's name servers under another zone), remembered
+ * by a hash of its labels, the last one of each hash kept. Names compare
+ * octet for octet, so a name keeps its case. Caller memory (about 4.5 KiB),
+ * one message: response_use_path starts it empty.
  */
 typedef struct response_path {
 	const uint8_t *owner;             /* the last owner written; its memory must stay */
 	uint8_t labels;                   /* owner's labels */
 	uint8_t at[NAME_MAXLABELS + 1];   /* at[d]: where owner's suffix of d labels starts */
 	uint16_t off[NAME_MAXLABELS + 1]; /* where the message holds it; 0: nowhere to point */
+	struct response_path_name {
+		const uint8_t *name; /* a suffix of a name in RDATA (caller memory) */
+		uint16_t off;        /* where the message holds it */
+		uint8_t len;         /* its length; 0: an empty slot */
+	} names[RESPONSE_PATH_NAMES];
 } response_path_t;
 
 /*
@@ -75,8 +84,8 @@ int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, siz
  * Compress the names written from now on with p (response_path_t), not
  * with the table: for owners that come in canonical order, the records of
  * a zone transfer. p is emptied and must outlive the message, as must
- * every owner written (the path points to the last one). The thread
- * writing r.
+ * every owner and RRset written (the path points to the last owner and
+ * to names in RDATA). The thread writing r.
  */
 void response_use_path(response_t *r, response_path_t *p);
 

@@ -236,8 +236,8 @@ static int add_one(response_t *r, const char *owner, uint16_t type, const uint8_
 
 /*
  * Compression by path (zone transfers): owners in canonical order point
- * to their parent's octets; a name in RDATA points to the owner's suffix;
- * case is kept, octet for octet.
+ * to their parent's octets; a name in RDATA points to the owner's suffix
+ * or to a name in RDATA before it; case is kept, octet for octet.
  */
 static void test_path_compression(void)
 {
@@ -267,20 +267,21 @@ static void test_path_compression(void)
 	size_t at_c = at_b + 4 + 14;
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 8), 2 + 5 + 2);
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 10 + 2 + 5), 0xc000 | apex);
-	/* NS elsewhere, twice: written whole */
+	/* NS elsewhere, twice: the second points to the first's other.net */
 	n = name_from_text("ns1.other.net.", NULL, ns);
 	CU_ASSERT_EQUAL(add_one(&r, "d.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used), 0);
 	size_t at_ns1 = at_c + 4 + 10 + 9 + 4 + 10;
 	n = name_from_text("ns2.other.net.", NULL, ns);
 	CU_ASSERT_EQUAL(add_one(&r, "e.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used), 0);
 	size_t at_ns2 = at_ns1 + 15 + 4 + 10;
-	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 - 2), 15);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 - 2), 4 + 2);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 + 4), 0xc000 | (at_ns1 + 4));
 	/* a name in another case is not the same octets: written whole, as it is */
 	n = name_from_text("Mail.Example.COM.", NULL, mx + 2);
 	CU_ASSERT_EQUAL(add_one(&r, "f.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names, &used),
 			0);
 	int len = response_finish(&r, NULL);
-	CU_ASSERT_EQUAL(len, (int)(at_ns2 + 15 + 4 + 10 + 2 + 18));
+	CU_ASSERT_EQUAL(len, (int)(at_ns2 + 6 + 4 + 10 + 2 + 18));
 	ldns_pkt *p = parse(out, len);
 	CU_ASSERT_TRUE(answer_is(p, 0, "example.com.\t60\tIN\tA\t192.0.2.1\n"));
 	CU_ASSERT_TRUE(answer_is(p, 2, "b.a.example.com.\t60\tIN\tA\t192.0.2.1\n"));
@@ -292,7 +293,8 @@ static void test_path_compression(void)
 
 /*
  * Records that did not fit are rolled back, and with them the suffixes
- * they wrote: the next names may not point into octets written over since.
+ * they wrote, of owners and of names in RDATA: the next names may not
+ * point into octets written over since.
  */
 static void test_path_rollback(void)
 {
