@@ -114,9 +114,8 @@ static void path_write(response_t *r, const uint8_t *name, const uint8_t *at, in
  * Write an owner compressed by the path (response_path_t), and make it
  * the path's owner: the suffixes it wrote are where later names point.
  */
-static void path_owner(response_t *r, const uint8_t *owner)
+static void path_owner(response_t *r, response_path_t *p, const uint8_t *owner)
 {
-	response_path_t *p = r->path;
 	if (owner == p->owner && p->off[p->labels]) {
 		/* the next record of the same RRset or node: a pointer to the first */
 		wire_write_u16(&r->w, (uint16_t)(0xc000 | p->off[p->labels]));
@@ -153,9 +152,8 @@ static void suffix_slots(const uint8_t *name, const uint8_t *at, int labels, uin
  * before it, whichever shares more labels; the suffixes it writes are
  * remembered for the names after it. The path's owner stays.
  */
-static void path_name(response_t *r, const uint8_t *name)
+static void path_name(response_t *r, response_path_t *p, const uint8_t *name)
 {
-	response_path_t *p = r->path;
 	uint8_t at[NAME_MAXLABELS + 1], slot[NAME_MAXLABELS + 1];
 	int labels = label_starts(name, at);
 	int t = path_target(p, name, at, labels), d = labels;
@@ -195,30 +193,20 @@ static void path_cut(response_path_t *p, size_t pos)
 			p->names[i].len = 0;
 }
 
-void response_use_path(response_t *r, response_path_t *p)
+void response_path_init(response_path_t *p)
 {
 	p->owner = NULL;
 	p->labels = 0;
 	p->off[0] = 0;
 	memset(p->names, 0, sizeof(p->names));
-	r->path = p;
 }
 
 /*
  * Write `name` compressed: its longest suffix already in the message becomes
- * a pointer; every label written before it becomes a new target. With a
- * path (response_use_path), the path compresses it instead; `owner` says
- * whether it is an owner name, which the path follows.
+ * a pointer; every label written before it becomes a new target.
  */
-QUERY_PATH static void write_name(response_t *r, const uint8_t *name, bool owner)
+QUERY_PATH static void write_name(response_t *r, const uint8_t *name)
 {
-	if (r->path) {
-		if (owner)
-			path_owner(r, name);
-		else
-			path_name(r, name);
-		return;
-	}
 	/*
 	 * The question's own octets, the owner of most answers: the question
 	 * at offset 12 is their target, with no comparing.
@@ -338,21 +326,25 @@ void response_rollback(response_t *r, const response_mark_t *m)
 	memcpy(r->counts, m->counts, sizeof(r->counts));
 	r->comp_count = m->comp_count;
 	r->section = m->section;
-	if (r->path)
-		path_cut(r->path, m->pos);
 }
 
 /*
  * Write the record of set at *off with owner, compressing the names the
- * set lists for it (from *ni on); move *off and *ni past it. Running out
- * of room shows in r->w.err. Returns 0, or SHOAL_EINVAL for a record that
- * does not lie inside the set (the caller rolls back).
+ * set lists for it (from *ni on) with the table or, when path is not
+ * NULL, with the path; move *off and *ni past it. Running out of room
+ * shows in r->w.err. Returns 0, or SHOAL_EINVAL for a record that does
+ * not lie inside the set (the caller rolls back). Inlined into one writer
+ * per way of compressing, so an answer's does not test for the path.
  */
-QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set,
-			       size_t *off, uint16_t *ni)
+static inline __attribute__((always_inline)) int write_rr_by(response_t *r, const uint8_t *owner,
+							     const rrset_wire_t *set, size_t *off,
+							     uint16_t *ni, response_path_t *path)
 {
 	const uint8_t *d = set->data;
-	write_name(r, owner, true);
+	if (path)
+		path_owner(r, path, owner);
+	else
+		write_name(r, owner);
 	if (*off + 10 > set->data_len)
 		return SHOAL_EINVAL;
 	wire_write_bytes(&r->w, d + *off, 8); /* type, class, TTL */
@@ -374,13 +366,30 @@ QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_
 		if (nlen < 0)
 			return SHOAL_EINVAL;
 		wire_write_bytes(&r->w, d + p, at - p);
-		write_name(r, d + at, false);
+		if (path)
+			path_name(r, path, d + at);
+		else
+			write_name(r, d + at);
 		p = at + (size_t)nlen;
 	}
 	wire_write_bytes(&r->w, d + p, rd_end - p);
 	wire_put_u16_at(&r->w, len_at, (uint16_t)(r->w.pos - start));
 	*off = rd_end;
 	return 0;
+}
+
+/* write_rr_by with the table: an answer's. */
+QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set,
+			       size_t *off, uint16_t *ni)
+{
+	return write_rr_by(r, owner, set, off, ni, NULL);
+}
+
+/* write_rr_by with a path. */
+static int write_rr_path(response_t *r, response_path_t *path, const uint8_t *owner,
+			 const rrset_wire_t *set, size_t *off, uint16_t *ni)
+{
+	return write_rr_by(r, owner, set, off, ni, path);
 }
 
 QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
@@ -408,8 +417,8 @@ QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const
 	return 0;
 }
 
-int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *owner,
-		     const rrset_wire_t *set, rrset_pos_t *pos)
+int response_add_rrs(response_t *r, response_path_t *path, enum dns_section section,
+		     const uint8_t *owner, const rrset_wire_t *set, rrset_pos_t *pos)
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
@@ -421,9 +430,12 @@ int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *own
 		response_mark_t m = response_mark(r);
 		size_t off = pos->off;
 		uint16_t ni = pos->name;
-		int err = write_rr(r, owner, set, &off, &ni);
+		int err = path ? write_rr_path(r, path, owner, set, &off, &ni)
+			       : write_rr(r, owner, set, &off, &ni);
 		if (err < 0 || r->w.err) {
 			response_rollback(r, &m);
+			if (path)
+				path_cut(path, m.pos);
 			return err < 0 ? err : SHOAL_ESPACE;
 		}
 		pos->off = (uint32_t)off;
@@ -440,8 +452,6 @@ QUERY_PATH void response_truncate(response_t *r)
 	r->w.pos = r->base_pos;
 	r->w.err = 0;
 	r->comp_count = r->base_comp;
-	if (r->path)
-		path_cut(r->path, r->base_pos);
 	for (int s = DNS_SECTION_ANSWER; s <= DNS_SECTION_ADDITIONAL; s++)
 		r->counts[s] = 0;
 	r->section = DNS_SECTION_ANSWER;

@@ -30,7 +30,8 @@
  * before it (a delegation's name servers under another zone), remembered
  * by a hash of its labels, the last one of each hash kept. Names compare
  * octet for octet, so a name keeps its case. Caller memory (about 4.5 KiB),
- * one message: response_use_path starts it empty.
+ * one message: response_path_init starts it empty; response_add_rrs
+ * writes with it.
  */
 typedef struct response_path {
 	const uint8_t *owner;             /* the last owner written; its memory must stay */
@@ -61,7 +62,6 @@ typedef struct response {
 	uint16_t rcode; /* extended rcode (12 bits) */
 	bool truncated;
 	const query_t *query;
-	response_path_t *path; /* compression by path (response_use_path), or NULL: the table */
 	/* compression table: packet offsets of names already written */
 	uint16_t comp_off[RESPONSE_COMPRESS_MAX];
 	uint8_t comp_len[RESPONSE_COMPRESS_MAX]; /* expanded length of that name */
@@ -79,15 +79,6 @@ typedef struct response {
  */
 int response_init(response_t *r, const query_t *q, uint8_t *buf, size_t cap, size_t limit,
 		  size_t opt_reserve);
-
-/*
- * Compress the names written from now on with p (response_path_t), not
- * with the table: for owners that come in canonical order, the records of
- * a zone transfer. p is emptied and must outlive the message, as must
- * every owner and RRset written (the path points to the last owner and
- * to names in RDATA). The thread writing r.
- */
-void response_use_path(response_t *r, response_path_t *p);
 
 /* Set header flags (DNS_FLAG_AA, DNS_FLAG_TC, ...). */
 void response_set_flags(response_t *r, uint16_t flags);
@@ -115,17 +106,25 @@ typedef struct rrset_pos {
 	uint16_t name;
 } rrset_pos_t;
 
+/* Empty p for a new message. */
+void response_path_init(response_path_t *p);
+
 /*
- * Append the records of `set` from *pos on, one by one and compressed as
- * response_add_rrset does, as many as fit; *pos moves past each record
- * written (the message keeps them). For zone transfers, where an RRset
- * may continue in the next message (RFC 5936 2.2). Returns 0 when the set
- * is complete, SHOAL_ESPACE when the next record does not fit (or the
+ * Append the records of `set` from *pos on, one by one, as many as fit;
+ * *pos moves past each record written (the message keeps them). For zone
+ * transfers, where an RRset may continue in the next message (RFC 5936
+ * 2.2). Names are compressed by path when path is not NULL (owners in
+ * canonical order: p must have been emptied for this message, and every
+ * owner and RRset written must stay in place until it is finished, the
+ * path pointing into them), else as response_add_rrset does. A record
+ * that does not fit is taken back from the path too; a caller that rolls
+ * back records written with a path empties it. Returns 0 when the set is
+ * complete, SHOAL_ESPACE when the next record does not fit (or the
  * section's count is full), SHOAL_EINVAL for a set whose records do not
  * lie inside it or a section out of order (the bad record is not written).
  */
-int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *owner,
-		     const rrset_wire_t *set, rrset_pos_t *pos);
+int response_add_rrs(response_t *r, response_path_t *path, enum dns_section section,
+		     const uint8_t *owner, const rrset_wire_t *set, rrset_pos_t *pos);
 
 /* A position to roll back to (see response_rollback). */
 typedef struct response_mark {

@@ -177,7 +177,7 @@ static int write_message(xfr_out_t *x, uint8_t *buf, size_t limit)
 	 * would be searched for every suffix of every name.
 	 */
 	response_path_t path;
-	response_use_path(&r, &path);
+	response_path_init(&path);
 	/* RFC 5936 2.2.1: AA in every message of a NOERROR answer */
 	response_set_flags(&r, DNS_FLAG_AA);
 	int err = 0;
@@ -188,7 +188,7 @@ static int write_message(xfr_out_t *x, uint8_t *buf, size_t limit)
 			x->phase = XFR_LAST_SOA;
 			continue;
 		}
-		err = response_add_rrs(&r, DNS_SECTION_ANSWER, owner, set, &x->pos);
+		err = response_add_rrs(&r, &path, DNS_SECTION_ANSWER, owner, set, &x->pos);
 		if (err < 0)
 			break;
 		axfr_advance(x);

@@ -219,19 +219,40 @@ static bool answer_is(ldns_pkt *p, size_t i, const char *text)
 	return same;
 }
 
-/* Add one RRset of one record of `type` with RDATA rd[0..len) to owner (text). */
-static int add_one(response_t *r, const char *owner, uint16_t type, const uint8_t *rd, size_t len,
-		   uint8_t names[][NAME_MAXLEN], int *used)
+/*
+ * Add the records of `type` with RDATA rd[k][0..len[k]) for k below n to
+ * owner (text), compressed by path. Owners and RRsets stay in place
+ * until the message is finished, as the path asks: names[*used] and sets
+ * the caller keeps.
+ */
+static int add_path(response_t *r, response_path_t *path, const char *owner, uint16_t type,
+		    const uint8_t *const *rd, const size_t *len, int n,
+		    uint8_t names[][NAME_MAXLEN], test_set_t *sets, int *used)
 {
-	test_set_t *s = malloc(sizeof(*s));
+	test_set_t *s = &sets[*used];
 	set_init(s, type);
-	set_add(s, 60, rd, (uint16_t)len);
-	/* the path keeps the owner's address until the message is finished */
+	for (int k = 0; k < n; k++)
+		set_add(s, 60, rd[k], (uint16_t)len[k]);
 	uint8_t *o = names[(*used)++];
 	CU_ASSERT_FATAL(name_from_text(owner, NULL, o) > 0);
-	int err = response_add_rrset(r, DNS_SECTION_ANSWER, o, &s->set);
-	free(s);
-	return err;
+	rrset_pos_t pos = { 0 };
+	return response_add_rrs(r, path, DNS_SECTION_ANSWER, o, &s->set, &pos);
+}
+
+/* add_path of one record. */
+static int add_one(response_t *r, response_path_t *path, const char *owner, uint16_t type,
+		   const uint8_t *rd, size_t len, uint8_t names[][NAME_MAXLEN], test_set_t *sets,
+		   int *used)
+{
+	return add_path(r, path, owner, type, &rd, &len, 1, names, sets, used);
+}
+
+/* A message for the path tests: the AXFR of example.com., limit octets. */
+static void path_message(response_t *r, response_path_t *path, uint8_t *out, size_t limit)
+{
+	make_query("example.com.", LDNS_RR_TYPE_AXFR, 0);
+	response_init(r, &query, out, limit, limit, 0);
+	response_path_init(path);
 }
 
 /*
@@ -241,44 +262,52 @@ static int add_one(response_t *r, const char *owner, uint16_t type, const uint8_
  */
 static void test_path_compression(void)
 {
-	make_query("example.com.", LDNS_RR_TYPE_AXFR, 0);
 	static uint8_t names[16][NAME_MAXLEN];
+	static test_set_t sets[16];
 	int used = 0;
 	uint8_t out[1024], mx[300] = { 0, 10 }, ns[NAME_MAXLEN];
 	response_t r;
 	response_path_t path;
-	response_init(&r, &query, out, sizeof(out), sizeof(out), 0);
-	response_use_path(&r, &path);
+	path_message(&r, &path, out, sizeof(out));
 	const uint8_t a[4] = { 192, 0, 2, 1 };
-	CU_ASSERT_EQUAL(add_one(&r, "example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
 	size_t apex = 12 + 17; /* after the question, written whole */
-	CU_ASSERT_EQUAL(add_one(&r, "a.example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "a.example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
 	size_t at_a = apex + 13 + 14;
 	CU_ASSERT_EQUAL(memcmp(out + at_a, "\1a", 2), 0);
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_a + 2), 0xc000 | apex);
-	CU_ASSERT_EQUAL(add_one(&r, "b.a.example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
+	CU_ASSERT_EQUAL(
+		add_one(&r, &path, "b.a.example.com.", DNS_TYPE_A, a, 4, names, sets, &used), 0);
 	size_t at_b = at_a + 4 + 14;
 	CU_ASSERT_EQUAL(memcmp(out + at_b, "\1b", 2), 0);
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_b + 2), 0xc000 | at_a);
 	/* MX under c: "mail" and the apex's octets */
 	int n = name_from_text("mail.example.com.", NULL, mx + 2);
-	CU_ASSERT_EQUAL(add_one(&r, "c.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names, &used),
+	CU_ASSERT_EQUAL(add_one(&r, &path, "c.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names,
+				sets, &used),
 			0);
 	size_t at_c = at_b + 4 + 14;
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 8), 2 + 5 + 2);
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 10 + 2 + 5), 0xc000 | apex);
 	/* NS elsewhere, twice: the second points to the first's other.net */
 	n = name_from_text("ns1.other.net.", NULL, ns);
-	CU_ASSERT_EQUAL(add_one(&r, "d.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used), 0);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "d.example.com.", DNS_TYPE_NS, ns, (size_t)n, names,
+				sets, &used),
+			0);
 	size_t at_ns1 = at_c + 4 + 10 + 9 + 4 + 10;
 	n = name_from_text("ns2.other.net.", NULL, ns);
-	CU_ASSERT_EQUAL(add_one(&r, "e.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used), 0);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "e.example.com.", DNS_TYPE_NS, ns, (size_t)n, names,
+				sets, &used),
+			0);
 	size_t at_ns2 = at_ns1 + 15 + 4 + 10;
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 - 2), 4 + 2);
 	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 + 4), 0xc000 | (at_ns1 + 4));
 	/* a name in another case is not the same octets: written whole, as it is */
 	n = name_from_text("Mail.Example.COM.", NULL, mx + 2);
-	CU_ASSERT_EQUAL(add_one(&r, "f.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names, &used),
+	CU_ASSERT_EQUAL(add_one(&r, &path, "f.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names,
+				sets, &used),
 			0);
 	int len = response_finish(&r, NULL);
 	CU_ASSERT_EQUAL(len, (int)(at_ns2 + 6 + 4 + 10 + 2 + 18));
@@ -292,43 +321,65 @@ static void test_path_compression(void)
 }
 
 /*
- * Records that did not fit are rolled back, and with them the suffixes
- * they wrote, of owners and of names in RDATA: the next names may not
+ * A record that does not fit is taken back, and with it the suffixes it
+ * wrote, of its owner and of names in its RDATA: the next names may not
  * point into octets written over since.
  */
 static void test_path_rollback(void)
 {
-	make_query("example.com.", LDNS_RR_TYPE_AXFR, 0);
 	static uint8_t names[8][NAME_MAXLEN];
+	static test_set_t sets[8];
 	int used = 0;
-	uint8_t out[512], txt[101] = { 100 }, ns[NAME_MAXLEN], ns2[NAME_MAXLEN];
+	uint8_t out[512], txt[101] = { 100 }, ns[NAME_MAXLEN];
 	memset(txt + 1, 'x', 100);
 	response_t r;
 	response_path_t path;
-	response_init(&r, &query, out, sizeof(out), 200, 0);
-	response_use_path(&r, &path);
+	/* an owner: v.w.x.y written for a TXT that does not fit, then t.v.w.x.y */
+	path_message(&r, &path, out, 150);
 	const uint8_t a[4] = { 192, 0, 2, 1 };
-	CU_ASSERT_EQUAL(add_one(&r, "example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
-	int n = name_from_text("ns.elsewhere.net.", NULL, ns);
-	CU_ASSERT_EQUAL(add_one(&r, "x.y.example.com.", DNS_TYPE_NS, ns, (size_t)n, names, &used),
+	CU_ASSERT_EQUAL(add_one(&r, &path, "example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
 			0);
-	/* a new owner and a new name in RDATA, then a TXT that does not fit: all rolled back */
-	response_mark_t m = response_mark(&r);
-	int n2 = name_from_text("ns2.elsewhere.org.", NULL, ns2);
 	CU_ASSERT_EQUAL(
-		add_one(&r, "w.x.y.example.com.", DNS_TYPE_NS, ns2, (size_t)n2, names, &used), 0);
+		add_one(&r, &path, "w.x.y.example.com.", DNS_TYPE_A, a, 4, names, sets, &used), 0);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "v.w.x.y.example.com.", DNS_TYPE_TXT, txt, sizeof(txt),
+				names, sets, &used),
+			SHOAL_ESPACE);
 	CU_ASSERT_EQUAL(
-		add_one(&r, "v.w.x.y.example.com.", DNS_TYPE_TXT, txt, sizeof(txt), names, &used),
-		SHOAL_ESPACE);
-	response_rollback(&r, &m);
-	CU_ASSERT_EQUAL(add_one(&r, "u.w.x.y.example.com.", DNS_TYPE_A, a, 4, names, &used), 0);
-	CU_ASSERT_EQUAL(
-		add_one(&r, "u.w.x.y.example.com.", DNS_TYPE_NS, ns2, (size_t)n2, names, &used), 0);
-	int len = response_finish(&r, NULL);
-	ldns_pkt *p = parse(out, len);
-	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 4);
-	CU_ASSERT_TRUE(answer_is(p, 2, "u.w.x.y.example.com.\t60\tIN\tA\t192.0.2.1\n"));
-	CU_ASSERT_TRUE(answer_is(p, 3, "u.w.x.y.example.com.\t60\tIN\tNS\tns2.elsewhere.org.\n"));
+		add_one(&r, &path, "t.v.w.x.y.example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+		0);
+	ldns_pkt *p = parse(out, response_finish(&r, NULL));
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 3);
+	CU_ASSERT_TRUE(answer_is(p, 2, "t.v.w.x.y.example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	ldns_pkt_free(p);
+
+	/*
+	 * A name in RDATA: the second MX of a set does not fit, and the name
+	 * it wrote, mx2.<60 octets>.elsewhere.org, is not there to point to.
+	 */
+	used = 0;
+	uint8_t mx1[2 + NAME_MAXLEN] = { 0, 10 }, mx2[2 + NAME_MAXLEN] = { 0, 20 };
+	char text[128];
+	snprintf(text, sizeof(text), "mx2.%060d.elsewhere.org.", 0);
+	int n2 = name_from_text(text, NULL, mx2 + 2);
+	int n1 = name_from_text("mx1.elsewhere.org.", NULL, mx1 + 2);
+	int n = name_from_text(text + 4, NULL, ns);
+	/* header, question, the apex's A, "m" and a pointer, the first MX, and 78 octets */
+	path_message(&r, &path, out, 29 + 27 + 4 + 10 + 2 + (size_t)n1 + 78);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
+	const uint8_t *mx[2] = { mx1, mx2 };
+	size_t mx_len[2] = { (size_t)n1 + 2, (size_t)n2 + 2 };
+	CU_ASSERT_EQUAL(add_path(&r, &path, "m.example.com.", DNS_TYPE_MX, mx, mx_len, 2, names,
+				 sets, &used),
+			SHOAL_ESPACE);
+	/* 75 octets: a pointer, 10, the 60-octet label and a pointer to elsewhere.org */
+	CU_ASSERT_EQUAL(add_one(&r, &path, "m.example.com.", DNS_TYPE_NS, ns, (size_t)n, names,
+				sets, &used),
+			0);
+	p = parse(out, response_finish(&r, NULL));
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 3);
+	snprintf(text, sizeof(text), "m.example.com.\t60\tIN\tNS\t%060d.elsewhere.org.\n", 0);
+	CU_ASSERT_TRUE(answer_is(p, 2, text));
 	ldns_pkt_free(p);
 }
 
