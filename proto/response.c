@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing an answer: header, echoed question, compressed RRsets, the OPT record. */
+#include <assert.h>
 #include <string.h>
 
 #include "proto/hot.h"
@@ -52,6 +53,152 @@ static void comp_add(response_t *r, size_t off, size_t len)
 		r->comp_len[r->comp_count] = (uint8_t)len;
 		r->comp_count++;
 	}
+}
+
+/*
+ * Where the labels of a name (well formed, uncompressed) start: at[d] is
+ * the offset of its suffix of d labels, at[0] that of the root label.
+ * Returns the number of labels.
+ */
+static int label_starts(const uint8_t *name, uint8_t at[NAME_MAXLABELS + 1])
+{
+	uint8_t from_left[NAME_MAXLABELS];
+	int labels = 0;
+	size_t i = 0;
+	for (; name[i]; i += 1 + (size_t)name[i])
+		from_left[labels++] = (uint8_t)i;
+	assert(labels < NAME_MAXLABELS);
+	at[0] = (uint8_t)i;
+	for (int d = 1; d <= labels; d++)
+		at[d] = from_left[labels - d];
+	return labels;
+}
+
+/*
+ * The most labels the name (of `labels` labels starting at `at`) shares,
+ * from the root, with the path's owner and the message holds where it can
+ * be pointed to: 0 for none.
+ */
+static int path_target(const response_path_t *p, const uint8_t *name, const uint8_t *at, int labels)
+{
+	int most = labels < p->labels ? labels : p->labels;
+	int d = 0;
+	while (d < most) {
+		const uint8_t *a = name + at[d + 1], *b = p->owner + p->at[d + 1];
+		if (*a != *b || memcmp(a + 1, b + 1, *a) != 0)
+			break;
+		d++;
+	}
+	while (d > 0 && p->off[d] == 0)
+		d--;
+	return d;
+}
+
+/*
+ * Write the labels of name above its suffix of d labels, then a pointer
+ * to `target`, where the message holds that suffix (the root label when
+ * d is 0).
+ */
+static void path_write(response_t *r, const uint8_t *name, const uint8_t *at, int d,
+		       uint16_t target)
+{
+	if (d == 0) {
+		wire_write_bytes(&r->w, name, (size_t)at[0] + 1);
+		return;
+	}
+	wire_write_bytes(&r->w, name, at[d]);
+	wire_write_u16(&r->w, (uint16_t)(0xc000 | target));
+}
+
+/*
+ * Write an owner compressed by the path (response_path_t), and make it
+ * the path's owner: the suffixes it wrote are where later names point.
+ */
+static void path_owner(response_t *r, response_path_t *p, const uint8_t *owner)
+{
+	if (owner == p->owner && p->off[p->labels]) {
+		/* the next record of the same RRset or node: a pointer to the first */
+		wire_write_u16(&r->w, (uint16_t)(0xc000 | p->off[p->labels]));
+		return;
+	}
+	uint8_t at[NAME_MAXLABELS + 1];
+	int labels = label_starts(owner, at);
+	int t = path_target(p, owner, at, labels);
+	size_t start = r->w.pos;
+	path_write(r, owner, at, t, p->off[t]);
+	for (int d = t + 1; d <= labels; d++) {
+		size_t off = start + at[d];
+		p->off[d] = off <= COMPRESS_MAX_OFFSET ? (uint16_t)off : 0;
+	}
+	p->owner = owner;
+	p->labels = (uint8_t)labels;
+	memcpy(p->at, at, (size_t)labels + 1);
+}
+
+/* The slot of a name's suffix of d labels: FNV-1a over its labels from the root. */
+static void suffix_slots(const uint8_t *name, const uint8_t *at, int labels, uint8_t *slot)
+{
+	uint32_t h = 2166136261u;
+	for (int d = 1; d <= labels; d++) {
+		const uint8_t *l = name + at[d];
+		for (int i = 0; i <= l[0]; i++)
+			h = (h ^ l[i]) * 16777619u;
+		slot[d] = (uint8_t)((h ^ h >> 16) & (RESPONSE_PATH_NAMES - 1));
+	}
+}
+
+/*
+ * A name in RDATA compressed against the path's owner or a name in RDATA
+ * before it, whichever shares more labels; the suffixes it writes are
+ * remembered for the names after it. The path's owner stays.
+ */
+static void path_name(response_t *r, response_path_t *p, const uint8_t *name)
+{
+	uint8_t at[NAME_MAXLABELS + 1], slot[NAME_MAXLABELS + 1];
+	int labels = label_starts(name, at);
+	int t = path_target(p, name, at, labels), d = labels;
+	uint16_t target = p->off[t];
+	if (t < labels) {
+		suffix_slots(name, at, labels, slot);
+		for (; d > t; d--) {
+			const struct response_path_name *e = &p->names[slot[d]];
+			size_t len = (size_t)at[0] + 1 - at[d];
+			if (e->len == len && memcmp(e->name, name + at[d], len) == 0) {
+				target = e->off;
+				break;
+			}
+		}
+	}
+	size_t start = r->w.pos;
+	path_write(r, name, at, d, target);
+	for (int k = d + 1; k <= labels; k++) {
+		size_t off = start + at[k];
+		if (off <= COMPRESS_MAX_OFFSET)
+			p->names[slot[k]] = (struct response_path_name){
+				.name = name + at[k],
+				.off = (uint16_t)off,
+				.len = (uint8_t)(at[0] + 1 - at[k]),
+			};
+	}
+}
+
+/* The message is cut back to `pos`: the suffixes written from there on are gone. */
+static void path_cut(response_path_t *p, size_t pos)
+{
+	for (int d = 1; d <= p->labels; d++)
+		if (p->off[d] >= pos)
+			p->off[d] = 0;
+	for (size_t i = 0; i < RESPONSE_PATH_NAMES; i++)
+		if (p->names[i].off >= pos)
+			p->names[i].len = 0;
+}
+
+void response_path_init(response_path_t *p)
+{
+	p->owner = NULL;
+	p->labels = 0;
+	p->off[0] = 0;
+	memset(p->names, 0, sizeof(p->names));
 }
 
 /*
@@ -183,15 +330,21 @@ void response_rollback(response_t *r, const response_mark_t *m)
 
 /*
  * Write the record of set at *off with owner, compressing the names the
- * set lists for it (from *ni on); move *off and *ni past it. Running out
- * of room shows in r->w.err. Returns 0, or SHOAL_EINVAL for a record that
- * does not lie inside the set (the caller rolls back).
+ * set lists for it (from *ni on) with the table or, when path is not
+ * NULL, with the path; move *off and *ni past it. Running out of room
+ * shows in r->w.err. Returns 0, or SHOAL_EINVAL for a record that does
+ * not lie inside the set (the caller rolls back). Inlined into one writer
+ * per way of compressing, so an answer's does not test for the path.
  */
-QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set,
-			       size_t *off, uint16_t *ni)
+static inline __attribute__((always_inline)) int write_rr_by(response_t *r, const uint8_t *owner,
+							     const rrset_wire_t *set, size_t *off,
+							     uint16_t *ni, response_path_t *path)
 {
 	const uint8_t *d = set->data;
-	write_name(r, owner);
+	if (path)
+		path_owner(r, path, owner);
+	else
+		write_name(r, owner);
 	if (*off + 10 > set->data_len)
 		return SHOAL_EINVAL;
 	wire_write_bytes(&r->w, d + *off, 8); /* type, class, TTL */
@@ -213,13 +366,30 @@ QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_
 		if (nlen < 0)
 			return SHOAL_EINVAL;
 		wire_write_bytes(&r->w, d + p, at - p);
-		write_name(r, d + at);
+		if (path)
+			path_name(r, path, d + at);
+		else
+			write_name(r, d + at);
 		p = at + (size_t)nlen;
 	}
 	wire_write_bytes(&r->w, d + p, rd_end - p);
 	wire_put_u16_at(&r->w, len_at, (uint16_t)(r->w.pos - start));
 	*off = rd_end;
 	return 0;
+}
+
+/* write_rr_by with the table: an answer's. */
+QUERY_PATH static int write_rr(response_t *r, const uint8_t *owner, const rrset_wire_t *set,
+			       size_t *off, uint16_t *ni)
+{
+	return write_rr_by(r, owner, set, off, ni, NULL);
+}
+
+/* write_rr_by with a path. */
+static int write_rr_path(response_t *r, response_path_t *path, const uint8_t *owner,
+			 const rrset_wire_t *set, size_t *off, uint16_t *ni)
+{
+	return write_rr_by(r, owner, set, off, ni, path);
 }
 
 QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const uint8_t *owner,
@@ -247,8 +417,8 @@ QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const
 	return 0;
 }
 
-int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *owner,
-		     const rrset_wire_t *set, rrset_pos_t *pos)
+int response_add_rrs(response_t *r, response_path_t *path, enum dns_section section,
+		     const uint8_t *owner, const rrset_wire_t *set, rrset_pos_t *pos)
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
@@ -260,9 +430,12 @@ int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *own
 		response_mark_t m = response_mark(r);
 		size_t off = pos->off;
 		uint16_t ni = pos->name;
-		int err = write_rr(r, owner, set, &off, &ni);
+		int err = path ? write_rr_path(r, path, owner, set, &off, &ni)
+			       : write_rr(r, owner, set, &off, &ni);
 		if (err < 0 || r->w.err) {
 			response_rollback(r, &m);
+			if (path)
+				path_cut(path, m.pos);
 			return err < 0 ? err : SHOAL_ESPACE;
 		}
 		pos->off = (uint32_t)off;

@@ -8,11 +8,42 @@
 #include <stdint.h>
 
 #include "proto/dns.h"
+#include "proto/name.h"
 #include "proto/query.h"
 #include "proto/rrset.h"
 #include "proto/wire.h"
 
 #define RESPONSE_COMPRESS_MAX 128 /* names remembered for compression */
+
+#define RESPONSE_PATH_NAMES 256 /* names in RDATA a path remembers (a power of 2) */
+
+/*
+ * Compression for names written in canonical order (RFC 4034 6.1), as a
+ * zone transfer writes its owners: the suffixes of the last owner written,
+ * one per count of labels from the root, with where each stands in the
+ * message. That order puts a name's parent, and every ancestor of it that
+ * the message holds, among those suffixes (each name is followed by its
+ * descendants), so an owner is written as the labels it does not share
+ * with the last one and a pointer to the longest suffix they share
+ * (RFC 1035 4.1.4): no search, its labels compared once. A name in RDATA
+ * is compressed against the same suffixes, or against a name in RDATA
+ * before it (a delegation's name servers under another zone), remembered
+ * by a hash of its labels, the last one of each hash kept. Names compare
+ * octet for octet, so a name keeps its case. Caller memory (about 4.5 KiB),
+ * one message: response_path_init starts it empty; response_add_rrs
+ * writes with it.
+ */
+typedef struct response_path {
+	const uint8_t *owner;             /* the last owner written; its memory must stay */
+	uint8_t labels;                   /* owner's labels */
+	uint8_t at[NAME_MAXLABELS + 1];   /* at[d]: where owner's suffix of d labels starts */
+	uint16_t off[NAME_MAXLABELS + 1]; /* where the message holds it; 0: nowhere to point */
+	struct response_path_name {
+		const uint8_t *name; /* a suffix of a name in RDATA (caller memory) */
+		uint16_t off;        /* where the message holds it */
+		uint8_t len;         /* its length; 0: an empty slot */
+	} names[RESPONSE_PATH_NAMES];
+} response_path_t;
 
 /*
  * A response being written into a caller's buffer. Lives in caller memory
@@ -75,17 +106,25 @@ typedef struct rrset_pos {
 	uint16_t name;
 } rrset_pos_t;
 
+/* Empty p for a new message. */
+void response_path_init(response_path_t *p);
+
 /*
- * Append the records of `set` from *pos on, one by one and compressed as
- * response_add_rrset does, as many as fit; *pos moves past each record
- * written (the message keeps them). For zone transfers, where an RRset
- * may continue in the next message (RFC 5936 2.2). Returns 0 when the set
- * is complete, SHOAL_ESPACE when the next record does not fit (or the
+ * Append the records of `set` from *pos on, one by one, as many as fit;
+ * *pos moves past each record written (the message keeps them). For zone
+ * transfers, where an RRset may continue in the next message (RFC 5936
+ * 2.2). Names are compressed by path when path is not NULL (owners in
+ * canonical order: p must have been emptied for this message, and every
+ * owner and RRset written must stay in place until it is finished, the
+ * path pointing into them), else as response_add_rrset does. A record
+ * that does not fit is taken back from the path too; a caller that rolls
+ * back records written with a path empties it. Returns 0 when the set is
+ * complete, SHOAL_ESPACE when the next record does not fit (or the
  * section's count is full), SHOAL_EINVAL for a set whose records do not
  * lie inside it or a section out of order (the bad record is not written).
  */
-int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *owner,
-		     const rrset_wire_t *set, rrset_pos_t *pos);
+int response_add_rrs(response_t *r, response_path_t *path, enum dns_section section,
+		     const uint8_t *owner, const rrset_wire_t *set, rrset_pos_t *pos);
 
 /* A position to roll back to (see response_rollback). */
 typedef struct response_mark {

@@ -170,6 +170,14 @@ static int write_message(xfr_out_t *x, uint8_t *buf, size_t limit)
 	response_t r;
 	if (response_init(&r, &q, buf, limit, limit, keep) < 0)
 		return SHOAL_ESPACE;
+	/*
+	 * Owners come in canonical order (the zone's nodes, a changeset's
+	 * runs): each is compressed against the last one's suffixes, its
+	 * parent among them, in O(labels), where a table of names written
+	 * would be searched for every suffix of every name.
+	 */
+	response_path_t path;
+	response_path_init(&path);
 	/* RFC 5936 2.2.1: AA in every message of a NOERROR answer */
 	response_set_flags(&r, DNS_FLAG_AA);
 	int err = 0;
@@ -180,7 +188,7 @@ static int write_message(xfr_out_t *x, uint8_t *buf, size_t limit)
 			x->phase = XFR_LAST_SOA;
 			continue;
 		}
-		err = response_add_rrs(&r, DNS_SECTION_ANSWER, owner, set, &x->pos);
+		err = response_add_rrs(&r, &path, DNS_SECTION_ANSWER, owner, set, &x->pos);
 		if (err < 0)
 			break;
 		axfr_advance(x);

@@ -208,6 +208,181 @@ static void test_rollback_on_space(void)
 	CU_ASSERT_EQUAL(wire_get_u16(out + 6), 0);
 }
 
+/* The text of record i of the answer section, in ldns's presentation. */
+static bool answer_is(ldns_pkt *p, size_t i, const char *text)
+{
+	char *s = ldns_rr2str(ldns_rr_list_rr(ldns_pkt_answer(p), i));
+	bool same = s && strcmp(s, text) == 0;
+	if (!same)
+		fprintf(stderr, "  record %zu: %s  not %s", i, s, text);
+	free(s);
+	return same;
+}
+
+/*
+ * Add the records of `type` with RDATA rd[k][0..len[k]) for k below n to
+ * owner (text), compressed by path. Owners and RRsets stay in place
+ * until the message is finished, as the path asks: names[*used] and sets
+ * the caller keeps.
+ */
+static int add_path(response_t *r, response_path_t *path, const char *owner, uint16_t type,
+		    const uint8_t *const *rd, const size_t *len, int n,
+		    uint8_t names[][NAME_MAXLEN], test_set_t *sets, int *used)
+{
+	test_set_t *s = &sets[*used];
+	set_init(s, type);
+	for (int k = 0; k < n; k++)
+		set_add(s, 60, rd[k], (uint16_t)len[k]);
+	uint8_t *o = names[(*used)++];
+	CU_ASSERT_FATAL(name_from_text(owner, NULL, o) > 0);
+	rrset_pos_t pos = { 0 };
+	return response_add_rrs(r, path, DNS_SECTION_ANSWER, o, &s->set, &pos);
+}
+
+/* add_path of one record. */
+static int add_one(response_t *r, response_path_t *path, const char *owner, uint16_t type,
+		   const uint8_t *rd, size_t len, uint8_t names[][NAME_MAXLEN], test_set_t *sets,
+		   int *used)
+{
+	return add_path(r, path, owner, type, &rd, &len, 1, names, sets, used);
+}
+
+/* A message for the path tests: the AXFR of example.com., limit octets. */
+static void path_message(response_t *r, response_path_t *path, uint8_t *out, size_t limit)
+{
+	make_query("example.com.", LDNS_RR_TYPE_AXFR, 0);
+	response_init(r, &query, out, limit, limit, 0);
+	response_path_init(path);
+}
+
+/*
+ * Compression by path (zone transfers): owners in canonical order point
+ * to their parent's octets; a name in RDATA points to the owner's suffix
+ * or to a name in RDATA before it; case is kept, octet for octet.
+ */
+static void test_path_compression(void)
+{
+	static uint8_t names[16][NAME_MAXLEN];
+	static test_set_t sets[16];
+	int used = 0;
+	uint8_t out[1024], mx[300] = { 0, 10 }, ns[NAME_MAXLEN];
+	response_t r;
+	response_path_t path;
+	path_message(&r, &path, out, sizeof(out));
+	const uint8_t a[4] = { 192, 0, 2, 1 };
+	CU_ASSERT_EQUAL(add_one(&r, &path, "example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
+	size_t apex = 12 + 17; /* after the question, written whole */
+	CU_ASSERT_EQUAL(add_one(&r, &path, "a.example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
+	size_t at_a = apex + 13 + 14;
+	CU_ASSERT_EQUAL(memcmp(out + at_a, "\1a", 2), 0);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_a + 2), 0xc000 | apex);
+	CU_ASSERT_EQUAL(
+		add_one(&r, &path, "b.a.example.com.", DNS_TYPE_A, a, 4, names, sets, &used), 0);
+	size_t at_b = at_a + 4 + 14;
+	CU_ASSERT_EQUAL(memcmp(out + at_b, "\1b", 2), 0);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_b + 2), 0xc000 | at_a);
+	/* MX under c: "mail" and the apex's octets */
+	int n = name_from_text("mail.example.com.", NULL, mx + 2);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "c.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names,
+				sets, &used),
+			0);
+	size_t at_c = at_b + 4 + 14;
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 8), 2 + 5 + 2);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_c + 4 + 10 + 2 + 5), 0xc000 | apex);
+	/* NS elsewhere, twice: the second points to the first's other.net */
+	n = name_from_text("ns1.other.net.", NULL, ns);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "d.example.com.", DNS_TYPE_NS, ns, (size_t)n, names,
+				sets, &used),
+			0);
+	size_t at_ns1 = at_c + 4 + 10 + 9 + 4 + 10;
+	n = name_from_text("ns2.other.net.", NULL, ns);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "e.example.com.", DNS_TYPE_NS, ns, (size_t)n, names,
+				sets, &used),
+			0);
+	size_t at_ns2 = at_ns1 + 15 + 4 + 10;
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 - 2), 4 + 2);
+	CU_ASSERT_EQUAL(wire_get_u16(out + at_ns2 + 4), 0xc000 | (at_ns1 + 4));
+	/* a name in another case is not the same octets: written whole, as it is */
+	n = name_from_text("Mail.Example.COM.", NULL, mx + 2);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "f.example.com.", DNS_TYPE_MX, mx, (size_t)n + 2, names,
+				sets, &used),
+			0);
+	int len = response_finish(&r, NULL);
+	CU_ASSERT_EQUAL(len, (int)(at_ns2 + 6 + 4 + 10 + 2 + 18));
+	ldns_pkt *p = parse(out, len);
+	CU_ASSERT_TRUE(answer_is(p, 0, "example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	CU_ASSERT_TRUE(answer_is(p, 2, "b.a.example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	CU_ASSERT_TRUE(answer_is(p, 3, "c.example.com.\t60\tIN\tMX\t10 mail.example.com.\n"));
+	CU_ASSERT_TRUE(answer_is(p, 5, "e.example.com.\t60\tIN\tNS\tns2.other.net.\n"));
+	CU_ASSERT_TRUE(answer_is(p, 6, "f.example.com.\t60\tIN\tMX\t10 Mail.Example.COM.\n"));
+	ldns_pkt_free(p);
+}
+
+/*
+ * A record that does not fit is taken back, and with it the suffixes it
+ * wrote, of its owner and of names in its RDATA: the next names may not
+ * point into octets written over since.
+ */
+static void test_path_rollback(void)
+{
+	static uint8_t names[8][NAME_MAXLEN];
+	static test_set_t sets[8];
+	int used = 0;
+	uint8_t out[512], txt[101] = { 100 }, ns[NAME_MAXLEN];
+	memset(txt + 1, 'x', 100);
+	response_t r;
+	response_path_t path;
+	/* an owner: v.w.x.y written for a TXT that does not fit, then t.v.w.x.y */
+	path_message(&r, &path, out, 150);
+	const uint8_t a[4] = { 192, 0, 2, 1 };
+	CU_ASSERT_EQUAL(add_one(&r, &path, "example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
+	CU_ASSERT_EQUAL(
+		add_one(&r, &path, "w.x.y.example.com.", DNS_TYPE_A, a, 4, names, sets, &used), 0);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "v.w.x.y.example.com.", DNS_TYPE_TXT, txt, sizeof(txt),
+				names, sets, &used),
+			SHOAL_ESPACE);
+	CU_ASSERT_EQUAL(
+		add_one(&r, &path, "t.v.w.x.y.example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+		0);
+	ldns_pkt *p = parse(out, response_finish(&r, NULL));
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 3);
+	CU_ASSERT_TRUE(answer_is(p, 2, "t.v.w.x.y.example.com.\t60\tIN\tA\t192.0.2.1\n"));
+	ldns_pkt_free(p);
+
+	/*
+	 * A name in RDATA: the second MX of a set does not fit, and the name
+	 * it wrote, mx2.<60 octets>.elsewhere.org, is not there to point to.
+	 */
+	used = 0;
+	uint8_t mx1[2 + NAME_MAXLEN] = { 0, 10 }, mx2[2 + NAME_MAXLEN] = { 0, 20 };
+	char text[128];
+	snprintf(text, sizeof(text), "mx2.%060d.elsewhere.org.", 0);
+	int n2 = name_from_text(text, NULL, mx2 + 2);
+	int n1 = name_from_text("mx1.elsewhere.org.", NULL, mx1 + 2);
+	int n = name_from_text(text + 4, NULL, ns);
+	/* header, question, the apex's A, "m" and a pointer, the first MX, and 78 octets */
+	path_message(&r, &path, out, 29 + 27 + 4 + 10 + 2 + (size_t)n1 + 78);
+	CU_ASSERT_EQUAL(add_one(&r, &path, "example.com.", DNS_TYPE_A, a, 4, names, sets, &used),
+			0);
+	const uint8_t *mx[2] = { mx1, mx2 };
+	size_t mx_len[2] = { (size_t)n1 + 2, (size_t)n2 + 2 };
+	CU_ASSERT_EQUAL(add_path(&r, &path, "m.example.com.", DNS_TYPE_MX, mx, mx_len, 2, names,
+				 sets, &used),
+			SHOAL_ESPACE);
+	/* 75 octets: a pointer, 10, the 60-octet label and a pointer to elsewhere.org */
+	CU_ASSERT_EQUAL(add_one(&r, &path, "m.example.com.", DNS_TYPE_NS, ns, (size_t)n, names,
+				sets, &used),
+			0);
+	p = parse(out, response_finish(&r, NULL));
+	CU_ASSERT_EQUAL(ldns_pkt_ancount(p), 3);
+	snprintf(text, sizeof(text), "m.example.com.\t60\tIN\tNS\t%060d.elsewhere.org.\n", 0);
+	CU_ASSERT_TRUE(answer_is(p, 2, text));
+	ldns_pkt_free(p);
+}
+
 static void test_opt_and_extended_rcode(void)
 {
 	make_query("example.com.", LDNS_RR_TYPE_A, 4096);
@@ -344,6 +519,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_owner_is_question),
 		UNIT_TEST(test_no_compression_for_new_types),
 		UNIT_TEST(test_rollback_on_space),
+		UNIT_TEST(test_path_compression),
+		UNIT_TEST(test_path_rollback),
 		UNIT_TEST(test_opt_and_extended_rcode),
 		UNIT_TEST(test_opt_reserve_always_fits),
 		UNIT_TEST(test_opt_cookie),
