@@ -135,72 +135,6 @@ static void cmd_status(control_client_t *c, const char *arg)
 	reply(c, true, body);
 }
 
-/* One counter of NOTIFY out or transfers in, in format f, appended to add at *k. */
-static void put_counter(char *add, size_t cap, int *k, enum stats_format f, const char *group,
-			const char *name, const char *help, uint64_t v, const char **sep)
-{
-	size_t at = (size_t)*k < cap ? (size_t)*k : cap;
-	if (f == STATS_FORMAT_JSON)
-		*k += snprintf(add + at, cap - at, "%s\"%s\": %llu", *sep, name,
-			       (unsigned long long)v);
-	else if (f == STATS_FORMAT_PROMETHEUS)
-		*k += snprintf(add + at, cap - at,
-			       "# HELP " STATS_METRIC_PREFIX
-			       "%s_%s_total %s\n# TYPE " STATS_METRIC_PREFIX
-			       "%s_%s_total counter\n" STATS_METRIC_PREFIX "%s_%s_total %llu\n",
-			       group, name, help, group, name, group, name, (unsigned long long)v);
-	else
-		*k += snprintf(add + at, cap - at, "%s %s  %llu\n", group, name,
-			       (unsigned long long)v);
-	*sep = ", ";
-}
-
-/*
- * Add the counters of NOTIFY out and transfers in (kept by the main and the
- * transfer thread, not the workers) to a rendered *body of *len octets: in
- * JSON "notify_out" and "xfr_in" before its last brace, else after it.
- * Returns 0, or SHOAL_ENOMEM.
- */
-static int transfer_counters(const control_env_t *env, enum stats_format f, char **body,
-			     size_t *len)
-{
-	notify_out_stats_t no = { 0 };
-	secondary_stats_t in;
-	if (env->notifier)
-		notify_out_stats(env->notifier, &no);
-	secondary_stats(env->secondary, &in);
-	char add[4096];
-	int k = 0;
-	const char *sep = "";
-	bool json = f == STATS_FORMAT_JSON;
-	if (json)
-		k += snprintf(add, sizeof(add), ",\n \"notify_out\": {");
-#define NOTIFY_PUT(name, help) \
-	put_counter(add, sizeof(add), &k, f, "notify_out", #name, help, no.name, &sep);
-	NOTIFY_STATS(NOTIFY_PUT)
-#undef NOTIFY_PUT
-	if (json)
-		k += snprintf(add + k, sizeof(add) - (size_t)k, "},\n \"xfr_in\": {");
-	sep = "";
-#define SECONDARY_PUT(name, help) \
-	put_counter(add, sizeof(add), &k, f, "xfr_in", #name, help, in.name, &sep);
-	SECONDARY_STATS(SECONDARY_PUT)
-#undef SECONDARY_PUT
-	if (json)
-		k += snprintf(add + k, sizeof(add) - (size_t)k, "}}\n");
-	if (k < 0 || (size_t)k >= sizeof(add))
-		return SHOAL_ENOMEM;
-	char *end = json ? strrchr(*body, '}') : NULL;
-	size_t at = end ? (size_t)(end - *body) : *len;
-	char *p = realloc(*body, at + (size_t)k + 1);
-	if (!p)
-		return SHOAL_ENOMEM;
-	memcpy(p + at, add, (size_t)k + 1);
-	*body = p;
-	*len = at + (size_t)k;
-	return 0;
-}
-
 static void cmd_stats(control_client_t *c, const char *arg)
 {
 	const control_env_t *env = &c->ctl->env;
@@ -218,8 +152,7 @@ static void cmd_stats(control_client_t *c, const char *arg)
 	/* sized for the threads and zones: a fixed size failed past about 100 threads */
 	char *body = NULL;
 	size_t len;
-	if (workers_stats_render(env->workers, env->zones, f, &body, &len) < 0 ||
-	    transfer_counters(env, f, &body, &len) < 0) {
+	if (workers_stats_render(env->workers, env->zones, env->counters, f, &body, &len) < 0) {
 		reply(c, false, "out of memory\n");
 		return;
 	}

@@ -91,15 +91,16 @@ typedef void (*control_reply_fn)(void *client, bool ok, const char *body);
  * hand over and close the socket.
  */
 typedef struct control_env {
-	uv_loop_t *loop;         /* the main loop: the socket and its clients */
-	const conf_t *cfg;       /* status: the zones configured */
-	workers_t *workers;      /* status, stats: threads, counters, sockets */
-	reload_t *reload;        /* reload; its state for status and zone-status */
-	zonedb_ref_t *zones;     /* zone-status, stats: the set served */
-	notify_out_t *notifier;  /* notify; stats: its counters */
-	secondary_t *secondary;  /* refresh, retransfer, zone-status, stats; may be NULL */
-	time_t started_at;       /* status: uptime */
-	void (*stop)(void *arg); /* stop: end the server, on the main loop */
+	uv_loop_t *loop;                /* the main loop: the socket and its clients */
+	const conf_t *cfg;              /* status: the zones configured */
+	workers_t *workers;             /* status, stats: threads, counters, sockets */
+	const stats_groups_t *counters; /* stats: those kept outside the workers */
+	reload_t *reload;               /* reload; its state for status and zone-status */
+	zonedb_ref_t *zones;            /* zone-status, stats: the set served */
+	notify_out_t *notifier;         /* notify */
+	secondary_t *secondary;         /* refresh, retransfer, zone-status; may be NULL */
+	time_t started_at;              /* status: uptime */
+	void (*stop)(void *arg);        /* stop: end the server, on the main loop */
 	void *stop_arg;
 	/*
 	 * takeover: a new shoald asks for the sockets. fd is a duplicate of

@@ -182,8 +182,8 @@ static void on_request(metrics_client_t *c)
 	}
 	char *body = NULL;
 	size_t len = 0;
-	if (workers_stats_render(c->m->env.workers, c->m->env.zones, STATS_FORMAT_PROMETHEUS, &body,
-				 &len) < 0) {
+	if (workers_stats_render(c->m->env.workers, c->m->env.zones, c->m->env.counters,
+				 STATS_FORMAT_PROMETHEUS, &body, &len) < 0) {
 		respond_error(c, "503 Service Unavailable", "");
 		return;
 	}
