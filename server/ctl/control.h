@@ -30,7 +30,7 @@ enum control_arg {
 /*
  * Every command, in the order shoalctl --help lists them, as
  * X(id, name, argument rule, argument's name or NULL, help line). The
- * server dispatches on it (command id runs cmd_<id>), its "unknown
+ * server dispatches on it (server/ctl/commands.c: id runs cmd_<id>), its "unknown
  * command" reply and shoalctl --help list it, and tests/unit/test_control.c
  * checks it against man/shoalctl.8: a command is one line here.
  */
