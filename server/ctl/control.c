@@ -14,9 +14,9 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/ctl/client.h"
 #include "server/ctl/control.h"
 #include "server/ctl/internal.h"
-#include "server/net/acceptor.h"
 
 /*
  * Protocol (shoalctl(8)): the client sends one line, "COMMAND [ARG]\n";
@@ -29,59 +29,22 @@
 #define CONTROL_TIMEOUT_MS 10000
 
 struct control_client {
-	uv_pipe_t pipe;
-	uv_timer_t timer; /* the command line must arrive, and the reply leave, in time */
+	client_t
+		base; /* first; its timer: the command line must arrive, the reply leave, in time */
 	control_t *ctl;
-	struct control_client *next;
 	char line[CONTROL_LINE_MAX];
 	size_t len;
 	bool answered;
-	bool closing;
-	uint8_t closes_pending;
-	uv_write_t write_req;
-	char *reply;
 };
 
 struct control {
 	control_env_t env;
-	int listen_fd;     /* the bound socket (what a takeover gives), or -1 */
-	acceptor_t accept; /* accepts on a duplicate of listen_fd */
-	bool accepting;    /* accept is initialised */
-	bool pause_logged;
-	bool owns_path; /* close removes the file: it is this process's */
+	int listen_fd;        /* the bound socket (what a takeover gives), or -1 */
+	client_set_t clients; /* accepts on a duplicate of listen_fd */
+	bool owns_path;       /* close removes the file: it is this process's */
 	char *path;
 	int file_fd; /* O_PATH descriptor of the socket file, or -1 */
-	control_client_t *clients;
-	size_t client_count;
 };
-
-static void on_client_closed(uv_handle_t *h)
-{
-	control_client_t *c = h->data;
-	control_t *ctl = c->ctl;
-	if (--c->closes_pending > 0)
-		return;
-	for (control_client_t **p = &ctl->clients; *p; p = &(*p)->next) {
-		if (*p == c) {
-			*p = c->next;
-			break;
-		}
-	}
-	ctl->client_count--;
-	free(c->reply);
-	free(c);
-	if (ctl->accepting)
-		acceptor_resume(&ctl->accept); /* a connection may wait for the slot */
-}
-
-static void client_close(control_client_t *c)
-{
-	if (c->closing)
-		return;
-	c->closing = true;
-	uv_close((uv_handle_t *)&c->pipe, on_client_closed);
-	uv_close((uv_handle_t *)&c->timer, on_client_closed);
-}
 
 static void on_written(uv_write_t *req, int status)
 {
@@ -96,20 +59,12 @@ void control_reply(control_client_t *c, bool ok, const char *body)
 		return;
 	c->answered = true;
 	size_t blen = strlen(body);
-	c->reply = malloc(blen + 8);
-	if (!c->reply) {
-		client_close(c);
+	char *text = malloc(blen + 8);
+	int n = text ? snprintf(text, blen + 8, "%s\n%s", ok ? "ok" : "error", body) : 0;
+	if (client_send(&c->base, text, (size_t)n, on_written) < 0)
 		return;
-	}
-	int n = snprintf(c->reply, blen + 8, "%s\n%s", ok ? "ok" : "error", body);
-	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)n);
-	c->write_req.data = c;
-	if (uv_write(&c->write_req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) < 0) {
-		client_close(c);
-		return;
-	}
 	/* a client that does not read its reply must not keep its slot */
-	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
+	uv_timer_start(&c->base.timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 }
 
 void control_set_zones(control_t *ctl, const conf_t *cfg, notify_out_t *notifier,
@@ -130,14 +85,14 @@ const control_env_t *control_client_env(const control_client_t *c)
 int control_client_detach(control_client_t *c)
 {
 	uv_os_fd_t fd;
-	int e = uv_fileno((uv_handle_t *)&c->pipe, &fd);
+	int e = uv_fileno((uv_handle_t *)&c->base.conn, &fd);
 	if (e < 0)
 		return e;
 	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dup_fd < 0)
 		return -errno;
 	c->answered = true;
-	client_close(c);
+	client_close(&c->base);
 	return dup_fd;
 }
 
@@ -175,7 +130,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	control_client_t *c = s->data;
 	if (n < 0) {
 		if (!c->answered)
-			client_close(c);
+			client_close(&c->base);
 		return;
 	}
 	c->len += (size_t)n;
@@ -184,7 +139,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	if (!nl && c->len < sizeof(c->line) - 1)
 		return;
 	uv_read_stop(s);
-	uv_timer_stop(&c->timer);
+	uv_timer_stop(&c->base.timer);
 	if (!nl) {
 		control_reply(c, false, "command line too long\n");
 		return;
@@ -199,55 +154,29 @@ static void on_client_timeout(uv_timer_t *t)
 {
 	control_client_t *c = t->data;
 	if (c->answered) {
-		client_close(c); /* the reply was not read in time */
+		client_close(&c->base); /* the reply was not read in time */
 		return;
 	}
-	uv_read_stop((uv_stream_t *)&c->pipe); /* no command may start after this reply */
+	uv_read_stop(&c->base.conn.stream); /* no command may start after this reply */
 	control_reply(c, false, "no command line received in time\n");
 }
 
 /* At most CONTROL_CLIENTS_MAX clients at once; the next waits in the acceptor. */
 static bool on_client_accepted(acceptor_t *a, int fd)
 {
-	control_t *ctl = a->data;
-	if (ctl->client_count >= CONTROL_CLIENTS_MAX)
+	client_set_t *set = a->data;
+	if (set->count >= CONTROL_CLIENTS_MAX)
 		return false;
-	ctl->pause_logged = false;
-	control_client_t *c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
+	control_client_t *c = (control_client_t *)client_add(set, fd);
+	if (!c)
+		return true;
+	c->ctl = set->data;
+	if (uv_read_start(&c->base.conn.stream, on_alloc, on_read) < 0) {
+		client_close(&c->base);
 		return true;
 	}
-	c->ctl = ctl;
-	c->pipe.data = c;
-	c->timer.data = c;
-	uv_pipe_init(ctl->env.loop, &c->pipe, 0);
-	uv_timer_init(ctl->env.loop, &c->timer);
-	c->closes_pending = 2;
-	c->next = ctl->clients;
-	ctl->clients = c;
-	ctl->client_count++;
-	if (uv_pipe_open(&c->pipe, fd) < 0) {
-		close(fd); /* the handle did not take it */
-		client_close(c);
-		return true;
-	}
-	if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0) {
-		client_close(c);
-		return true;
-	}
-	uv_timer_start(&c->timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
+	uv_timer_start(&c->base.timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 	return true;
-}
-
-static void on_accept_paused(acceptor_t *a, int err)
-{
-	control_t *ctl = a->data;
-	if (ctl->pause_logged)
-		return;
-	ctl->pause_logged = true; /* once until a client gets in again */
-	log_warning("control %s: accept: %s; trying again every %u ms", ctl->path, uv_strerror(err),
-		    ACCEPTOR_PAUSE_MS);
 }
 
 /*
@@ -262,16 +191,11 @@ static int control_listen(control_t *ctl)
 	if (fd < 0)
 		return -errno;
 	int e = listen(fd, CONTROL_BACKLOG) < 0 ? -errno : 0;
-	ctl->accept.data = ctl;
 	if (e == 0)
-		e = acceptor_init(&ctl->accept, ctl->env.loop, fd, on_client_accepted,
-				  on_accept_paused);
-	if (e < 0) {
+		e = client_set_listen(&ctl->clients, fd, on_client_accepted);
+	if (e < 0)
 		close(fd);
-		return e;
-	}
-	ctl->accepting = true;
-	return 0;
+	return e;
 }
 
 /* A control with nothing open yet; *out is set so that control_close can run. */
@@ -285,6 +209,9 @@ static int control_new(control_t **out, const control_env_t *env, const char *pa
 		return SHOAL_ENOMEM;
 	}
 	ctl->env = *env;
+	char name[sizeof(ctl->clients.name)];
+	snprintf(name, sizeof(name), "control %s", path);
+	client_set_init(&ctl->clients, env->loop, CLIENT_PIPE, sizeof(control_client_t), name, ctl);
 	ctl->file_fd = -1;
 	ctl->listen_fd = -1;
 	*out = ctl;
@@ -426,9 +353,7 @@ const char *control_path(const control_t *ctl)
 /* Accept no more clients and close this process's listening descriptors. */
 static void control_unlisten(control_t *ctl)
 {
-	if (ctl->accepting)
-		acceptor_close(&ctl->accept, NULL);
-	ctl->accepting = false;
+	client_set_unlisten(&ctl->clients);
 	if (ctl->listen_fd >= 0)
 		close(ctl->listen_fd);
 	ctl->listen_fd = -1;
@@ -467,8 +392,7 @@ void control_close(control_t *ctl)
 {
 	if (!ctl)
 		return;
-	for (control_client_t *c = ctl->clients; c; c = c->next)
-		client_close(c);
+	client_set_close(&ctl->clients);
 	control_unlisten(ctl);
 	/* may fail after the privilege drop (directory not writable): harmless */
 	if (ctl->owns_path && unlink(ctl->path) < 0)
