@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Per-worker counters: counting on the worker; reading, summing and the outputs on the reader. */
+/* The counters: counting on the worker; reading, summing and the outputs on the reader. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -81,20 +81,21 @@ const char *const stats_format_names[] = { "text", "json", "prometheus", NULL };
 
 /*
  * The lists as one table of fields, each at its offset in worker_stats_t
- * (or zone_stats_t), which every reader and output walks.
+ * (or zone_stats_t, stats_groups_t), which every reader and output walks.
  */
 typedef struct field {
-	const char *list; /* udp, tcp, query, zone */
+	const char *list; /* udp, tcp, query, xfr, zone, or a group's name */
 	const char *name;
 	const char *help;
 	enum stats_kind kind;
 	size_t offset;
+	bool threads; /* a value per thread beside the total; a group's: the total alone */
 } field_t;
 
-#define UDP_FIELD(n, k, h)   { "udp", #n, h, STATS_##k, offsetof(worker_stats_t, n) },
-#define TCP_FIELD(n, k, h)   { "tcp", #n, h, STATS_##k, offsetof(worker_stats_t, tcp.n) },
-#define QUERY_FIELD(n, k, h) { "query", #n, h, STATS_##k, offsetof(worker_stats_t, query.n) },
-#define XFR_FIELD(n, k, h)   { "xfr", #n, h, STATS_##k, offsetof(worker_stats_t, xfr.n) },
+#define UDP_FIELD(n, k, h)   { "udp", #n, h, STATS_##k, offsetof(worker_stats_t, n), true },
+#define TCP_FIELD(n, k, h)   { "tcp", #n, h, STATS_##k, offsetof(worker_stats_t, tcp.n), true },
+#define QUERY_FIELD(n, k, h) { "query", #n, h, STATS_##k, offsetof(worker_stats_t, query.n), true },
+#define XFR_FIELD(n, k, h)   { "xfr", #n, h, STATS_##k, offsetof(worker_stats_t, xfr.n), true },
 static const field_t worker_fields[] = { STATS_UDP(UDP_FIELD) STATS_TCP(TCP_FIELD)
 						 STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD) };
 #undef UDP_FIELD
@@ -103,13 +104,22 @@ static const field_t worker_fields[] = { STATS_UDP(UDP_FIELD) STATS_TCP(TCP_FIEL
 #undef XFR_FIELD
 
 static const field_t zone_fields[] = {
-#define ZONE_FIELD(n, k, h) { "zone", #n, h, STATS_##k, offsetof(zone_stats_t, n) },
+#define ZONE_FIELD(n, k, h) { "zone", #n, h, STATS_##k, offsetof(zone_stats_t, n), true },
 	STATS_ZONE(ZONE_FIELD)
 #undef ZONE_FIELD
 };
 
+static const field_t group_fields[] = {
+#define GROUP_FIELD(g, n, k, h) { #g, #n, h, STATS_##k, offsetof(stats_groups_t, g.n), false },
+#define GROUP(g, list)          list(GROUP_FIELD, g)
+	STATS_GROUPS(GROUP)
+#undef GROUP
+#undef GROUP_FIELD
+};
+
 #define WORKER_FIELDS (sizeof(worker_fields) / sizeof(worker_fields[0]))
 #define ZONE_FIELDS   (sizeof(zone_fields) / sizeof(zone_fields[0]))
+#define GROUP_FIELDS  (sizeof(group_fields) / sizeof(group_fields[0]))
 
 /* Counters in one field of this kind. */
 static size_t kind_size(enum stats_kind kind)
@@ -209,6 +219,7 @@ static void sput_escaped(sbuf_t *b, const char *text, bool json)
 typedef struct snapshot {
 	size_t count;           /* threads; columns are 0..count, the last the total */
 	worker_stats_t *w;      /* count + 1 */
+	stats_groups_t g;       /* the groups: totals alone */
 	size_t zones;           /* zones of the set with a slot */
 	const char **zone_name; /* zones */
 	zone_stats_t *z;        /* (count + 1) * zones, column-major: z[col * zones + zone] */
@@ -239,6 +250,8 @@ static int snapshot_take(snapshot_t *s, const stats_source_t *src)
 		snapshot_clear(s);
 		return SHOAL_ENOMEM;
 	}
+	if (src->groups)
+		read_fields(group_fields, GROUP_FIELDS, src->groups, &s->g);
 	worker_stats_t *total = &s->w[s->count];
 	memset(total, 0, sizeof(*total));
 	size_t parts = src->parts ? src->parts : 1;
@@ -287,29 +300,37 @@ typedef struct output {
 } output_t;
 
 /*
- * Every series of s in table order: each field, then its counters; the
- * elements of RCODES and QTYPES fields only when their total is not 0, so
- * a table shows what happened rather than every rcode there is.
+ * Field f and its series: counter i of column c read at col0 + c * stride
+ * (a group's field: the total alone, at col0 with stride 0; the threads'
+ * columns 0).
+ * The elements of RCODES and QTYPES fields only when their total is not
+ * 0, so a table shows what happened rather than every rcode there is.
  */
-static void walk(snapshot_t *s, const output_t *o)
+static void walk_field(snapshot_t *s, const output_t *o, const field_t *f, const char *col0,
+		       size_t stride)
 {
 	char text[DNS_RCODE_TEXT_MAX];
-	for (size_t k = 0; k < WORKER_FIELDS; k++) {
-		const field_t *f = &worker_fields[k];
-		o->field(o->arg, f);
-		for (size_t i = 0; i < kind_size(f->kind); i++) {
-			for (size_t c = 0; c <= s->count; c++)
-				s->row[c] = *counter_at(&s->w[c], f, i);
-			series_t one = { f, NULL, NULL };
-			if (f->kind == STATS_RCODES)
-				one = (series_t){ f, "rcode", dns_rcode_name((unsigned)i, text) };
-			else if (f->kind == STATS_QTYPES)
-				one = (series_t){ f, "type", stats_qtype_name((unsigned)i) };
-			if (one.label && s->row[s->count] == 0)
-				continue;
-			o->series(o->arg, &one, s->row);
-		}
+	o->field(o->arg, f);
+	for (size_t i = 0; i < kind_size(f->kind); i++) {
+		memset(s->row, 0, s->count * sizeof(*s->row));
+		for (size_t c = f->threads ? 0 : s->count; c <= s->count; c++)
+			s->row[c] = *counter_at(col0 + c * stride, f, i);
+		series_t one = { f, NULL, NULL };
+		if (f->kind == STATS_RCODES)
+			one = (series_t){ f, "rcode", dns_rcode_name((unsigned)i, text) };
+		else if (f->kind == STATS_QTYPES)
+			one = (series_t){ f, "type", stats_qtype_name((unsigned)i) };
+		if (one.label && s->row[s->count] == 0)
+			continue;
+		o->series(o->arg, &one, s->row);
 	}
+}
+
+/* Every series of s in table order: the workers' fields, the zones', the groups'. */
+static void walk(snapshot_t *s, const output_t *o)
+{
+	for (size_t k = 0; k < WORKER_FIELDS; k++)
+		walk_field(s, o, &worker_fields[k], (const char *)s->w, sizeof(s->w[0]));
 	for (size_t k = 0; k < ZONE_FIELDS; k++) {
 		const field_t *f = &zone_fields[k];
 		o->field(o->arg, f);
@@ -320,6 +341,8 @@ static void walk(snapshot_t *s, const output_t *o)
 			o->series(o->arg, &one, s->row);
 		}
 	}
+	for (size_t k = 0; k < GROUP_FIELDS; k++)
+		walk_field(s, o, &group_fields[k], (const char *)&s->g, 0);
 }
 
 /* ---- Prometheus text exposition format 0.0.4 ---- */
@@ -349,19 +372,32 @@ static void prom_field(void *arg, const field_t *f)
 	sput(p->b, " %s\n", grows(f->kind) ? "counter" : "gauge");
 }
 
+/* A sample: the thread's (thread < count) or a group's total, with the series' label. */
+static void prom_sample(prom_t *p, const series_t *s, size_t thread, uint64_t v)
+{
+	prom_name(p->b, s->f);
+	const char *sep = "{";
+	if (thread < p->count) {
+		sput(p->b, "{thread=\"%zu\"", thread);
+		sep = ",";
+	}
+	if (s->label) {
+		sput(p->b, "%s%s=\"", sep, s->label);
+		sput_escaped(p->b, s->value, false);
+		sput(p->b, "\"");
+	}
+	sput(p->b, "%s %llu\n", thread < p->count || s->label ? "}" : "", (unsigned long long)v);
+}
+
 static void prom_series(void *arg, const series_t *s, const uint64_t *row)
 {
 	prom_t *p = arg;
-	for (size_t t = 0; t < p->count; t++) {
-		prom_name(p->b, s->f);
-		sput(p->b, "{thread=\"%zu\"", t);
-		if (s->label) {
-			sput(p->b, ",%s=\"", s->label);
-			sput_escaped(p->b, s->value, false);
-			sput(p->b, "\"");
-		}
-		sput(p->b, "} %llu\n", (unsigned long long)row[t]);
+	if (!s->f->threads) {
+		prom_sample(p, s, p->count, row[p->count]);
+		return;
 	}
+	for (size_t t = 0; t < p->count; t++)
+		prom_sample(p, s, t, row[t]);
 }
 
 /* ---- the table of shoalctl stats ---- */
@@ -396,10 +432,12 @@ static void table_series(void *arg, const series_t *s, const uint64_t *row)
 	char label[NAME_TEXT_MAX + 64];
 	int n = row_label(label, sizeof(label), s);
 	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(label) ? sizeof(label) - 1 : (size_t)n;
+	/* a group's row: the total alone */
+	size_t columns = s->f->threads ? t->count : 0;
 	if (t->measure) {
 		if (len > t->label_width)
 			t->label_width = len;
-		for (size_t c = 0; c <= t->count; c++) {
+		for (size_t c = 0; c <= columns; c++) {
 			char num[24];
 			size_t w = (size_t)snprintf(
 				num, sizeof(num), "%llu",
@@ -410,7 +448,7 @@ static void table_series(void *arg, const series_t *s, const uint64_t *row)
 		return;
 	}
 	sput(t->b, "%-*s", (int)t->label_width, label);
-	for (size_t c = 0; c <= t->count; c++)
+	for (size_t c = 0; c <= columns; c++)
 		sput(t->b, "  %*llu", (int)t->width[c],
 		     (unsigned long long)row[c == 0 ? t->count : c - 1]);
 	sput(t->b, "\n");
@@ -500,7 +538,18 @@ static void render_json(sbuf_t *b, const snapshot_t *s)
 	}
 	sput(b, "],\n \"total\": {");
 	json_column(b, s, s->count);
-	sput(b, "}}\n");
+	sput(b, "}");
+	const char *list = "", *sep = "";
+	for (size_t k = 0; k < GROUP_FIELDS; k++) {
+		const field_t *f = &group_fields[k];
+		if (strcmp(f->list, list)) {
+			sput(b, "%s,\n \"%s\": {", *list ? "}" : "", f->list);
+			list = f->list;
+			sep = "";
+		}
+		json_field(b, &sep, f, &s->g);
+	}
+	sput(b, "%s}\n", *list ? "}" : "");
 }
 
 int stats_render(const stats_source_t *src, enum stats_format f, char **out, size_t *len)

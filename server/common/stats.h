@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Per-worker counters on their own cache lines, summed only when read. */
+/* Every counter, from one table: per-worker ones on their own cache lines, and the groups. */
 #ifndef SHOAL_SERVER_COMMON_STATS_H
 #define SHOAL_SERVER_COMMON_STATS_H
 
@@ -139,6 +139,42 @@ const char *stats_qtype_name(unsigned i);
 	X(notify_in, COUNTER, "NOTIFY messages let in and handed to the secondary")           \
 	X(notify_refused, COUNTER, "NOTIFY refused: not in allow-notify, TSIG, not a secondary")
 
+/*
+ * The counters kept outside the workers, a group per source; each group
+ * has one writer, the thread its list names, which counts with stats_add,
+ * and any thread reads it with relaxed loads. A group is one value per
+ * counter, with no column per thread. X(group, name, kind, help): the
+ * group is passed through (LIST(X, group)), so that one expansion names
+ * the field stats_<group>_t.<name>, the JSON's "<group>": {"<name>": ...}
+ * and the metric shoal_<group>_<name>_total.
+ *
+ * STATS_NOTIFY_OUT: NOTIFY out, on the main thread (server/events/notify_out.c).
+ */
+#define STATS_NOTIFY_OUT(X, g)                                                        \
+	X(g, sent, COUNTER, "NOTIFY messages sent, retries included")                 \
+	X(g, answered, COUNTER, "NOTIFY answered NOERROR by a secondary")             \
+	X(g, refused, COUNTER, "NOTIFY answered with an error (REFUSED, NOTAUTH...)") \
+	X(g, unanswered, COUNTER, "NOTIFY given up after notify-retry sends")
+
+/* STATS_XFR_IN: transfers in, on the secondary's thread (server/events/secondary.c). */
+#define STATS_XFR_IN(X, g)                                                              \
+	X(g, checks, COUNTER, "refreshes: a primary asked whether the zone changed")    \
+	X(g, axfr, COUNTER, "whole zones received (AXFR, or IXFR answered AXFR-style)") \
+	X(g, ixfr, COUNTER, "changes received by IXFR")                                 \
+	X(g, uptodate, COUNTER, "refreshes that found the zone up to date")             \
+	X(g, failed, COUNTER, "transfers in that failed (each primary tried counts)")   \
+	X(g, bytes_in, COUNTER, "octets of transfer messages received")                 \
+	X(g, expired, COUNTER, "zones that expired: no refresh succeeded for expire seconds")
+
+/*
+ * The groups, in the order the outputs show them, after the workers'
+ * counters: X(group, list). A new source of counters is its list and one
+ * line here.
+ */
+#define STATS_GROUPS(X)                 \
+	X(notify_out, STATS_NOTIFY_OUT) \
+	X(xfr_in, STATS_XFR_IN)
+
 enum stats_kind {
 	STATS_COUNTER,
 	STATS_GAUGE,
@@ -191,9 +227,31 @@ typedef struct worker_stats {
 	xfr_stats_t xfr;
 } __attribute__((aligned(64))) worker_stats_t;
 
+/* stats_<group>_t: one group's counters. */
+#define STATS_GROUP_FIELD(g, name, kind, help) STATS_FIELD(name, kind, help)
+#define STATS_GROUP_STRUCT(g, list)        \
+	typedef struct stats_##g {         \
+		list(STATS_GROUP_FIELD, g) \
+	} stats_##g##_t;
+STATS_GROUPS(STATS_GROUP_STRUCT)
+#undef STATS_GROUP_STRUCT
+
 /*
- * Add v to a counter of the calling worker's own stats: a relaxed load and
- * store, no lock prefix, and no torn value for a reader on another thread.
+ * Every group, one member each. The daemon owns one for its life and
+ * hands each source its own group, so a source made anew (the transfer
+ * thread that a reconfig stops and a later one starts) counts on from
+ * where it was, and the readers need no pointer to the sources.
+ */
+typedef struct stats_groups {
+#define STATS_GROUP_MEMBER(g, list) stats_##g##_t g;
+	STATS_GROUPS(STATS_GROUP_MEMBER)
+#undef STATS_GROUP_MEMBER
+} stats_groups_t;
+
+/*
+ * Add v to a counter the calling thread is the one writer of (a worker's
+ * own stats, a group's source): a relaxed load and store, no lock prefix,
+ * and no torn value for a reader on another thread.
  */
 static inline void stats_add(uint64_t *counter, uint64_t v)
 {
@@ -245,6 +303,7 @@ typedef struct stats_source {
 	size_t zone_slots;
 	const struct zonedb *db;
 	size_t parts;
+	const stats_groups_t *groups; /* NULL: every group's counters 0 */
 } stats_source_t;
 
 /* The start of every metric name in the Prometheus output (shoal_udp_queries_total). */
@@ -263,10 +322,13 @@ extern const char *const stats_format_names[];
 /*
  * Every counter of src in format f, into a string the caller frees:
  *   TEXT        a table: one row per counter (the zero ones of RCODES and
- *               QTYPES left out), a column for the total and one per thread
- *   JSON        {"threads": [{"thread": 0, ...}, ...], "total": {...}}
+ *               QTYPES left out), a column for the total and one per
+ *               thread; a group's rows end after the total
+ *   JSON        {"threads": [{"thread": 0, ...}, ...], "total": {...},
+ *               "<group>": {...}, ...}
  *   PROMETHEUS  the text exposition format 0.0.4: HELP and TYPE per
- *               metric, one sample per thread (label thread="N")
+ *               metric, one sample per thread (label thread="N"); a
+ *               group's counter, one sample without it
  * Returns 0 with *out (NUL-terminated) and *len, or SHOAL_ENOMEM. Any
  * thread; reads the counters atomically.
  */

@@ -30,7 +30,7 @@ enum control_arg {
 /*
  * Every command, in the order shoalctl --help lists them, as
  * X(id, name, argument rule, argument's name or NULL, help line). The
- * server dispatches on it (command id runs cmd_<id>), its "unknown
+ * server dispatches on it (server/ctl/commands.c: id runs cmd_<id>), its "unknown
  * command" reply and shoalctl --help list it, and tests/unit/test_control.c
  * checks it against man/shoalctl.8: a command is one line here.
  */
@@ -91,15 +91,16 @@ typedef void (*control_reply_fn)(void *client, bool ok, const char *body);
  * hand over and close the socket.
  */
 typedef struct control_env {
-	uv_loop_t *loop;         /* the main loop: the socket and its clients */
-	const conf_t *cfg;       /* status: the zones configured */
-	workers_t *workers;      /* status, stats: threads, counters, sockets */
-	reload_t *reload;        /* reload; its state for status and zone-status */
-	zonedb_ref_t *zones;     /* zone-status, stats: the set served */
-	notify_out_t *notifier;  /* notify; stats: its counters */
-	secondary_t *secondary;  /* refresh, retransfer, zone-status, stats; may be NULL */
-	time_t started_at;       /* status: uptime */
-	void (*stop)(void *arg); /* stop: end the server, on the main loop */
+	uv_loop_t *loop;                /* the main loop: the socket and its clients */
+	const conf_t *cfg;              /* status: the zones configured */
+	workers_t *workers;             /* status, stats: threads, counters, sockets */
+	const stats_groups_t *counters; /* stats: those kept outside the workers */
+	reload_t *reload;               /* reload; its state for status and zone-status */
+	zonedb_ref_t *zones;            /* zone-status, stats: the set served */
+	notify_out_t *notifier;         /* notify */
+	secondary_t *secondary;         /* refresh, retransfer, zone-status; may be NULL */
+	time_t started_at;              /* status: uptime */
+	void (*stop)(void *arg);        /* stop: end the server, on the main loop */
 	void *stop_arg;
 	/*
 	 * takeover: a new shoald asks for the sockets. fd is a duplicate of

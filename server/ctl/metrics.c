@@ -16,8 +16,8 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/ctl/client.h"
 #include "server/ctl/metrics.h"
-#include "server/net/acceptor.h"
 
 #define METRICS_BACKLOG 16
 
@@ -27,64 +27,23 @@
  * (RFC 9112 9.6, "Connection: close") within METRICS_TIMEOUT_MS.
  */
 typedef struct metrics_client {
-	uv_tcp_t tcp;
-	uv_timer_t timer;
-	uv_write_t write_req;
+	client_t base; /* first: the handles' data */
 	uv_shutdown_t shutdown_req;
 	metrics_t *m;
-	struct metrics_client *next;
 	char head[METRICS_REQUEST_MAX + 1];
 	size_t len;
-	bool answered; /* the answer is queued: what is read now is dropped */
-	bool writing;  /* the answer is being written: not idle */
-	bool closing;
-	uint8_t closes_pending;
+	bool answered;  /* the answer is queued: what is read now is dropped */
+	bool writing;   /* the answer is being written: not idle */
 	uint8_t ip_len; /* the client's address: 4 or 16 octets of ip */
 	uint8_t ip[16];
-	char *reply;
 } metrics_client_t;
 
 struct metrics {
 	metrics_env_t env;
-	acceptor_t accept;
-	bool accepting; /* accept is initialised */
-	bool pause_logged;
 	char text[sizeof(((listen_addr_t *)0)->text)];
-	addr_prefix_list_t allow;  /* the clients answered (metrics-allow, or loopback) */
-	metrics_client_t *clients; /* the newest first */
-	size_t client_count;       /* in the list, closing or not */
-	size_t closing;            /* of them, closing: their slots come back soon */
+	addr_prefix_list_t allow; /* the clients answered (metrics-allow, or loopback) */
+	client_set_t clients;     /* the newest first */
 };
-
-static void on_client_closed(uv_handle_t *h)
-{
-	metrics_client_t *c = h->data;
-	metrics_t *m = c->m;
-	if (--c->closes_pending > 0)
-		return;
-	for (metrics_client_t **p = &m->clients; *p; p = &(*p)->next) {
-		if (*p == c) {
-			*p = c->next;
-			break;
-		}
-	}
-	m->client_count--;
-	m->closing--;
-	free(c->reply);
-	free(c);
-	if (m->accepting)
-		acceptor_resume(&m->accept); /* a connection may wait for the slot */
-}
-
-static void client_close(metrics_client_t *c)
-{
-	if (c->closing)
-		return;
-	c->closing = true;
-	c->m->closing++;
-	uv_close((uv_handle_t *)&c->tcp, on_client_closed);
-	uv_close((uv_handle_t *)&c->timer, on_client_closed);
-}
 
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
@@ -96,14 +55,14 @@ static void on_written(uv_write_t *req, int status)
 {
 	metrics_client_t *c = req->data;
 	c->writing = false;
-	if (status < 0 || c->closing) {
-		client_close(c);
+	if (status < 0 || c->base.closing) {
+		client_close(&c->base);
 		return;
 	}
 	/* our FIN; read on (and drop) until the client's, so nothing resets the answer */
 	c->shutdown_req.data = c;
-	if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
-		client_close(c);
+	if (uv_shutdown(&c->shutdown_req, &c->base.conn.stream, on_shutdown) < 0)
+		client_close(&c->base);
 }
 
 /*
@@ -120,18 +79,14 @@ static void respond(metrics_client_t *c, const char *status, const char *extra, 
 			 "\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
 			 status, len, extra);
 	size_t total = (size_t)n + (head_only ? 0 : len);
-	if (!(c->reply = malloc(total))) {
-		client_close(c);
-		return;
+	char *reply = malloc(total);
+	if (reply) {
+		memcpy(reply, head, (size_t)n);
+		if (!head_only)
+			memcpy(reply + n, body, len);
 	}
-	memcpy(c->reply, head, (size_t)n);
-	if (!head_only)
-		memcpy(c->reply + n, body, len);
-	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)total);
-	c->write_req.data = c;
 	c->writing = true;
-	if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) < 0)
-		client_close(c);
+	client_send(&c->base, reply, total, on_written);
 }
 
 /* An error answer: the status line's text is also the body. */
@@ -145,15 +100,8 @@ static void respond_error(metrics_client_t *c, const char *status, const char *e
 			 "HTTP/1.1 %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n%s"
 			 "Connection: close\r\n\r\n%s",
 			 status, n, extra, body);
-	if (!(c->reply = strdup(head))) {
-		client_close(c);
-		return;
-	}
-	uv_buf_t buf = uv_buf_init(c->reply, (unsigned)h);
-	c->write_req.data = c;
 	c->writing = true;
-	if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) < 0)
-		client_close(c);
+	client_send(&c->base, strdup(head), (size_t)h, on_written);
 }
 
 /*
@@ -182,8 +130,8 @@ static void on_request(metrics_client_t *c)
 	}
 	char *body = NULL;
 	size_t len = 0;
-	if (workers_stats_render(c->m->env.workers, c->m->env.zones, STATS_FORMAT_PROMETHEUS, &body,
-				 &len) < 0) {
+	if (workers_stats_render(c->m->env.workers, c->m->env.zones, c->m->env.counters,
+				 STATS_FORMAT_PROMETHEUS, &body, &len) < 0) {
 		respond_error(c, "503 Service Unavailable", "");
 		return;
 	}
@@ -207,7 +155,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	(void)buf;
 	metrics_client_t *c = s->data;
 	if (n < 0) {
-		client_close(c); /* the client's end, or an error */
+		client_close(&c->base); /* the client's end, or an error */
 		return;
 	}
 	if (c->answered || n == 0)
@@ -218,7 +166,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	if (!whole && c->len < METRICS_REQUEST_MAX)
 		return;
 	/* the head is in: the answer and the connection's end have their own time */
-	uv_timer_start(&c->timer, on_client_timeout, METRICS_TIMEOUT_MS, 0);
+	uv_timer_start(&c->base.timer, on_client_timeout, METRICS_TIMEOUT_MS, 0);
 	if (whole)
 		on_request(c);
 	else
@@ -268,8 +216,9 @@ static metrics_client_t *make_room(metrics_t *m, const uint8_t *ip, size_t ip_le
 	metrics_client_t *own_idle = NULL, *any_idle = NULL;
 	*refuse = false;
 	/* the list is newest first: the last idle one seen is the oldest */
-	for (metrics_client_t *c = m->clients; c; c = c->next) {
-		if (c->closing)
+	for (client_t *b = m->clients.clients; b; b = b->next) {
+		metrics_client_t *c = (metrics_client_t *)b;
+		if (b->closing)
 			continue;
 		bool ours = c->ip_len == ip_len && !memcmp(c->ip, ip, ip_len);
 		same += ours;
@@ -282,7 +231,7 @@ static metrics_client_t *make_room(metrics_t *m, const uint8_t *ip, size_t ip_le
 		*refuse = !own_idle;
 		return own_idle;
 	}
-	return m->client_count >= METRICS_CLIENTS_MAX ? any_idle : NULL;
+	return m->clients.count >= METRICS_CLIENTS_MAX ? any_idle : NULL;
 }
 
 /*
@@ -292,7 +241,8 @@ static metrics_client_t *make_room(metrics_t *m, const uint8_t *ip, size_t ip_le
  */
 static bool on_client_accepted(acceptor_t *a, int fd)
 {
-	metrics_t *m = a->data;
+	client_set_t *set = a->data;
+	metrics_t *m = set->data;
 	uint8_t ip[16] = { 0 }, ip_len = 0;
 	if (!peer_ip(fd, ip, &ip_len) || !allowed(m, ip, ip_len)) {
 		char text[INET6_ADDRSTRLEN] = "?";
@@ -308,48 +258,22 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 		close(fd); /* its address's share is busy answering */
 		return true;
 	}
-	if (victim || m->client_count >= METRICS_CLIENTS_MAX) {
+	if (victim || set->count >= METRICS_CLIENTS_MAX) {
 		/* one slot at a time: the next victim once this one's slot is back */
-		if (victim && !m->closing)
-			client_close(victim);
+		if (victim && !set->closing)
+			client_close(&victim->base);
 		return false;
 	}
-	m->pause_logged = false;
-	metrics_client_t *c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
+	metrics_client_t *c = (metrics_client_t *)client_add(set, fd);
+	if (!c)
 		return true;
-	}
 	c->m = m;
-	c->tcp.data = c;
-	c->timer.data = c;
 	memcpy(c->ip, ip, ip_len);
 	c->ip_len = ip_len;
-	uv_tcp_init(m->env.loop, &c->tcp);
-	uv_timer_init(m->env.loop, &c->timer);
-	c->closes_pending = 2;
-	c->next = m->clients;
-	m->clients = c;
-	m->client_count++;
-	if (uv_tcp_open(&c->tcp, fd) < 0) {
-		close(fd); /* the handle did not take it */
-		client_close(c);
-		return true;
-	}
-	uv_timer_start(&c->timer, on_client_timeout, METRICS_HEAD_TIMEOUT_MS, 0);
-	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0)
-		client_close(c);
+	uv_timer_start(&c->base.timer, on_client_timeout, METRICS_HEAD_TIMEOUT_MS, 0);
+	if (uv_read_start(&c->base.conn.stream, on_alloc, on_read) < 0)
+		client_close(&c->base);
 	return true;
-}
-
-static void on_accept_paused(acceptor_t *a, int err)
-{
-	metrics_t *m = a->data;
-	if (m->pause_logged)
-		return;
-	m->pause_logged = true; /* once until a client gets in again */
-	log_warning("metrics %s: accept: %s; trying again every %u ms", m->text, uv_strerror(err),
-		    ACCEPTOR_PAUSE_MS);
 }
 
 /* A listening TCP socket on addr, non-blocking. Returns it, or -errno. */
@@ -389,20 +313,21 @@ int metrics_open(metrics_t **out, const metrics_env_t *env, const listen_addr_t 
 		m->allow.count = 2;
 	}
 	snprintf(m->text, sizeof(m->text), "%s", addr->text);
+	char name[sizeof(m->clients.name)];
+	snprintf(name, sizeof(name), "metrics %s", addr->text);
+	client_set_init(&m->clients, env->loop, CLIENT_TCP, sizeof(metrics_client_t), name, m);
 	*out = m;
 	int fd = listen_on(addr);
 	if (fd < 0) {
 		snprintf(err, errlen, "metrics %s: %s", addr->text, shoal_strerror(fd));
 		return fd;
 	}
-	m->accept.data = m;
-	int rc = acceptor_init(&m->accept, env->loop, fd, on_client_accepted, on_accept_paused);
+	int rc = client_set_listen(&m->clients, fd, on_client_accepted);
 	if (rc < 0) {
 		close(fd);
 		snprintf(err, errlen, "metrics %s: %s", addr->text, shoal_strerror(rc));
 		return rc;
 	}
-	m->accepting = true;
 	log_info("metrics: GET /metrics on %s (TCP)", addr->text);
 	return 0;
 }
@@ -441,11 +366,7 @@ void metrics_close(metrics_t *m)
 {
 	if (!m)
 		return;
-	for (metrics_client_t *c = m->clients; c; c = c->next)
-		client_close(c);
-	if (m->accepting)
-		acceptor_close(&m->accept, NULL);
-	m->accepting = false;
+	client_set_close(&m->clients);
 }
 
 void metrics_free(metrics_t *m)

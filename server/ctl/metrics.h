@@ -32,10 +32,11 @@ typedef struct metrics metrics_t;
 
 /* What the endpoint reads; copied by metrics_open, what it points to outlives the endpoint. */
 typedef struct metrics_env {
-	uv_loop_t *loop;          /* the main loop */
-	workers_t *workers;       /* the counters */
-	zonedb_ref_t *zones;      /* the set served, to name the zones' counters */
-	addr_prefix_list_t allow; /* metrics-allow: the clients answered; none: loopback */
+	uv_loop_t *loop;                /* the main loop */
+	workers_t *workers;             /* the counters */
+	const stats_groups_t *counters; /* the counters kept outside the workers */
+	zonedb_ref_t *zones;            /* the set served, to name the zones' counters */
+	addr_prefix_list_t allow;       /* metrics-allow: the clients answered; none: loopback */
 } metrics_env_t;
 
 /*

@@ -50,6 +50,7 @@ typedef struct server {
 	instance_t *instance;  /* this process's claim on its addresses, taken before binding */
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
+	stats_groups_t counters; /* those kept outside the workers: NOTIFY out, transfers in */
 	control_t *control;
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	secondary_t *secondary; /* transfers in: NULL without secondary zones */
@@ -228,7 +229,8 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 			log_error("reconfig: out of memory: the secondary zones keep the "
 				  "previous configuration's transfer settings; a zone it did "
 				  "not have as a secondary is not refreshed");
-	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &sec) < 0) {
+	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv,
+				 &srv->counters.xfr_in, &sec) < 0) {
 		log_error("reconfig: out of memory: secondary zones are not refreshed");
 	} else if (sec && secondary_start(sec) < 0) {
 		log_error("reconfig: cannot start the transfer thread");
@@ -659,6 +661,7 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.loop = srv->loop,
 		.cfg = srv->cfg,
 		.workers = &srv->workers,
+		.counters = &srv->counters,
 		.reload = &srv->reload,
 		.zones = &srv->zones,
 		.notifier = srv->notifier,
@@ -775,6 +778,7 @@ static int metrics_start(server_t *srv, char *err, size_t errlen)
 {
 	metrics_env_t env = { .loop = srv->loop,
 			      .workers = &srv->workers,
+			      .counters = &srv->counters,
 			      .zones = &srv->zones,
 			      .allow = srv->cfg->metrics_allow };
 	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
@@ -937,13 +941,15 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	if (workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
 			   sizeof(err)) < 0)
 		goto done;
-	if (notify_out_new(&loop, cfg, &srv->zones, &srv->notifier) < 0) {
+	stats_groups_t *counters = &srv->counters; /* for life: a source made anew counts on */
+	if (notify_out_new(&loop, cfg, &srv->zones, &counters->notify_out, &srv->notifier) < 0) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto done;
 	}
 	notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
 	reload_on_publish(&srv->reload, on_published, srv);
-	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &srv->secondary) < 0 ||
+	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &counters->xfr_in,
+			  &srv->secondary) < 0 ||
 	    uv_async_init(&loop, &srv->transferred, on_transferred) < 0) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto done;

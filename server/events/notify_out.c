@@ -52,16 +52,12 @@ struct notify_out {
 	bool started; /* the first set was recorded */
 	unsigned closes_pending;
 	bool closed;
-	notify_out_stats_t stats;
+	stats_notify_out_t *stats; /* the caller's */
 	uint8_t rbuf[DNS_TCP_MAX]; /* any datagram whole: a cut answer would not verify */
 };
 
-static void count(uint64_t *c)
-{
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-}
-
-int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, notify_out_t **out)
+int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
+		   stats_notify_out_t *counters, notify_out_t **out)
 {
 	notify_out_t *n = calloc(1, sizeof(*n));
 	if (!n)
@@ -77,6 +73,7 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, noti
 	n->loop = loop;
 	n->cfg = cfg;
 	n->zones = zones;
+	n->stats = counters;
 	uv_timer_init(loop, &n->timer);
 	n->timer.data = n;
 	*out = n;
@@ -153,13 +150,13 @@ static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struc
 			return;
 		j->active = false;
 		if ((hflags & DNS_RCODE_MASK) == DNS_RCODE_NOERROR) {
-			count(&n->stats.answered);
+			stats_add(&n->stats->answered, 1);
 			log_info("NOTIFY %s serial %u to %s: answered", j->zone_name,
 				 (unsigned)j->serial, t->text);
 		} else {
 			/* an error is an answer: "NOTAUTH, TSIG error BADSIG" */
 			char text[TSIG_ANSWER_TEXT_MAX];
-			count(&n->stats.refused);
+			stats_add(&n->stats->refused, 1);
 			log_warning("NOTIFY %s serial %u to %s: answered %s", j->zone_name,
 				    (unsigned)j->serial, t->text,
 				    tsig_answer_text(msg, (size_t)nread, text));
@@ -217,7 +214,7 @@ static void job_send(notify_out_t *n, job_t *j)
 	if (e < 0 && e != UV_EAGAIN)
 		log_warning("NOTIFY %s to %s: %s", j->zone_name, t->text, uv_strerror(e));
 	else
-		count(&n->stats.sent);
+		stats_add(&n->stats->sent, 1);
 }
 
 /* Sends due: retries, or giving up after notify-retry of them. */
@@ -232,7 +229,7 @@ static void on_tick(uv_timer_t *timer)
 			continue;
 		if (j->due <= now && j->sent >= n->cfg->notify_retry) {
 			j->active = false;
-			count(&n->stats.unanswered);
+			stats_add(&n->stats->unanswered, 1);
 			log_warning("NOTIFY %s serial %u to %s: no answer%s after %u tries%s%s%s",
 				    j->zone_name, (unsigned)j->serial, target_of(n, j)->text,
 				    j->discarded[0] ? " that verifies" : "", j->sent,
@@ -403,13 +400,6 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 	n->seen_set = seen_set;
 	n->cfg = cfg;
 	return 0;
-}
-
-void notify_out_stats(const notify_out_t *n, notify_out_stats_t *out)
-{
-#define NOTIFY_READ(name, help) out->name = __atomic_load_n(&n->stats.name, __ATOMIC_RELAXED);
-	NOTIFY_STATS(NOTIFY_READ)
-#undef NOTIFY_READ
 }
 
 static void on_closed(uv_handle_t *h)

@@ -8,33 +8,20 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "server/common/stats.h"
 #include "server/conf/conf.h"
 #include "zone/zonedb.h"
-
-/*
- * Counters of NOTIFY out, kept by the main thread (the only writer); any
- * thread may read them with relaxed loads. X(name, help), as server/common/stats.h.
- */
-#define NOTIFY_STATS(X)                                                   \
-	X(sent, "NOTIFY messages sent, retries included")                 \
-	X(answered, "NOTIFY answered NOERROR by a secondary")             \
-	X(refused, "NOTIFY answered with an error (REFUSED, NOTAUTH...)") \
-	X(unanswered, "NOTIFY given up after notify-retry sends")
-
-typedef struct notify_stats {
-#define NOTIFY_FIELD(name, help) uint64_t name;
-	NOTIFY_STATS(NOTIFY_FIELD)
-#undef NOTIFY_FIELD
-} notify_out_stats_t;
 
 typedef struct notify_out notify_out_t;
 
 /*
  * A notifier for cfg's zones (their notify lists and keys) served from
- * *zones, on loop. Sockets are opened when first needed. Returns 0 and *out
- * or SHOAL_ENOMEM. Main thread.
+ * *zones, on loop, counting into *counters (the caller's, kept until
+ * notify_out_free; the notifier is their one writer). Sockets are opened
+ * when first needed. Returns 0 and *out or SHOAL_ENOMEM. Main thread.
  */
-int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, notify_out_t **out);
+int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
+		   stats_notify_out_t *counters, notify_out_t **out);
 
 /*
  * A new set was published: NOTIFY the secondaries of every zone whose
@@ -59,9 +46,6 @@ int notify_out_zone(notify_out_t *n, size_t i);
  * or SHOAL_ENOMEM (nothing changed). Main thread.
  */
 int notify_out_reconfig(notify_out_t *n, const conf_t *cfg);
-
-/* The counters so far. Any thread. */
-void notify_out_stats(const notify_out_t *n, notify_out_stats_t *out);
 
 /* Close the sockets and timers, drop what is pending; then the loop frees them. Main thread. */
 void notify_out_close(notify_out_t *n);

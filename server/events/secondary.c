@@ -94,17 +94,12 @@ struct secondary {
 	int stop; /* atomic */
 	sem_t wake;
 	pthread_mutex_t status_lock;
-	secondary_stats_t stats;
+	stats_xfr_in_t *stats;        /* the caller's */
 	uint8_t buf[DNS_TCP_MAX + 2]; /* a request, then each message of the answer */
 };
 
 /* The largest request, signed with the longest key name (TCP length first), fits the buffer. */
 _Static_assert(2 + REQUEST_MAX + TSIG_RR_MAX <= DNS_TCP_MAX + 2, "a request fits");
-
-static void count(uint64_t *c, uint64_t n)
-{
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
-}
 
 /* The timers of z's SOA (RFC 1035 3.3.13), bounded by the configuration. */
 static void soa_timers(const conf_t *cfg, const zone_t *z, sec_zone_t *sz)
@@ -236,7 +231,7 @@ static void table_move_flags(sec_table_t *from, sec_table_t *to)
 }
 
 int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*published)(void *arg),
-		  void *arg, secondary_t **out)
+		  void *arg, stats_xfr_in_t *counters, secondary_t **out)
 {
 	*out = NULL;
 	if (!conf_secondary_count(cfg))
@@ -251,6 +246,7 @@ int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*pu
 	s->reload = r;
 	s->published = published;
 	s->published_arg = arg;
+	s->stats = counters;
 	sem_init(&s->wake, 0, 0);
 	pthread_mutex_init(&s->status_lock, NULL);
 	pthread_mutex_init(&s->flight_lock, NULL);
@@ -531,7 +527,7 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 					 "%s: the transfer stopped before its end", label);
 			goto done;
 		}
-		count(&s->stats.bytes_in, len + 2);
+		stats_add(&s->stats->bytes_in, len + 2);
 		if (len >= DNS_HEADER_SIZE && (buf[3] & DNS_RCODE_MASK) != DNS_RCODE_NOERROR &&
 		    wire_get_u16(buf) == id) {
 			rc = buf[3] & DNS_RCODE_MASK; /* REFUSED, NOTAUTH, NOTIMP... */
@@ -619,7 +615,7 @@ static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
 	secondary_t *s = a->s;
 	sec_zone_t *sz = a->sz;
 	const conf_t *cfg = &s->work->cfg;
-	count(kind == XFR_IN_IXFR ? &s->stats.ixfr : &s->stats.axfr, 1);
+	stats_add(kind == XFR_IN_IXFR ? &s->stats->ixfr : &s->stats->axfr, 1);
 	if (publish(s, sz, got, NULL) < 0)
 		return;
 	/* only shoalctl retransfer goes back (xfr_in_take_any_serial) */
@@ -670,7 +666,7 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool forced)
 	if (j)
 		journal = journal_ref(j);
 	zonedb_read_unlock(s->zones);
-	count(&s->stats.checks, 1);
+	stats_add(&s->stats->checks, 1);
 	attempt_t a = { .s = s, .sz = sz, .forced = forced };
 	bool ok = false;
 	for (size_t k = 0; k < primaries->count && !ok && !__atomic_load_n(&s->stop, 0) &&
@@ -687,7 +683,7 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool forced)
 			break;
 		}
 		if (rc != 0 || kind == XFR_IN_OUTDATED) {
-			count(&s->stats.failed, 1);
+			stats_add(&s->stats->failed, 1);
 			log_warning(
 				"zone %s: transfer from %s failed: %s; the version served stays",
 				sz->name, p->text, a.err);
@@ -699,7 +695,7 @@ static bool refresh_zone(secondary_t *s, sec_zone_t *sz, bool forced)
 		sz->st.last_error[0] = '\0';
 		pthread_mutex_unlock(&s->status_lock);
 		if (!got) {
-			count(&s->stats.uptodate, 1);
+			stats_add(&s->stats->uptodate, 1);
 			log_info("zone %s: serial %u is current at %s", sz->name,
 				 (unsigned)sz->t.serial, p->text);
 			break;
@@ -770,7 +766,7 @@ static void *secondary_main(void *arg)
 				log_error("zone %s: %s; answering SERVFAIL", sz->name, why);
 				if (publish(s, sz, NULL, why) == 0) {
 					sz->t.have = false;
-					count(&s->stats.expired, 1);
+					stats_add(&s->stats->expired, 1);
 				}
 			}
 			if (sz->t.next_check < next)
@@ -873,16 +869,6 @@ void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap
 		 next, sz->st.last_error[0] ? " last-error " : "", sz->st.last_error);
 	pthread_mutex_unlock(&s->status_lock);
 	rcu_read_unlock();
-}
-
-void secondary_stats(const secondary_t *s, secondary_stats_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!s)
-		return;
-#define SECONDARY_READ(name, help) out->name = __atomic_load_n(&s->stats.name, __ATOMIC_RELAXED);
-	SECONDARY_STATS(SECONDARY_READ)
-#undef SECONDARY_READ
 }
 
 void secondary_free(secondary_t *s)

@@ -7,28 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/common/stats.h"
 #include "server/conf/conf.h"
 #include "server/events/reload.h"
 #include "zone/zonedb.h"
-
-/*
- * Counters of transfers in, kept by the secondary thread (the only writer);
- * any thread reads them with relaxed loads. X(name, help).
- */
-#define SECONDARY_STATS(X)                                                  \
-	X(checks, "refreshes: a primary asked whether the zone changed")    \
-	X(axfr, "whole zones received (AXFR, or IXFR answered AXFR-style)") \
-	X(ixfr, "changes received by IXFR")                                 \
-	X(uptodate, "refreshes that found the zone up to date")             \
-	X(failed, "transfers in that failed (each primary tried counts)")   \
-	X(bytes_in, "octets of transfer messages received")                 \
-	X(expired, "zones that expired: no refresh succeeded for expire seconds")
-
-typedef struct secondary_stats {
-#define SECONDARY_FIELD(name, help) uint64_t name;
-	SECONDARY_STATS(SECONDARY_FIELD)
-#undef SECONDARY_FIELD
-} secondary_stats_t;
 
 typedef struct secondary secondary_t;
 
@@ -37,11 +19,13 @@ typedef struct secondary secondary_t;
  * so the caller may free it), served from *zones, published through r
  * (reload_replace_zone). published(arg) is called on
  * the secondary thread after each new version is published (NOTIFY out
- * follows); it must not block. Returns 0 and *out (NULL when cfg has no
- * secondary zone), or SHOAL_ENOMEM. Main thread, before start.
+ * follows); it must not block. The thread counts into *counters (the
+ * caller's, kept until secondary_free; the thread is their one writer).
+ * Returns 0 and *out (NULL when cfg has no secondary zone), or
+ * SHOAL_ENOMEM. Main thread, before start.
  */
 int secondary_new(const conf_t *cfg, zonedb_ref_t *zones, reload_t *r, void (*published)(void *arg),
-		  void *arg, secondary_t **out);
+		  void *arg, stats_xfr_in_t *counters, secondary_t **out);
 
 /* Start the thread: each zone is checked with its primaries at once. Returns 0 or -errno. */
 int secondary_start(secondary_t *s);
@@ -86,9 +70,6 @@ int secondary_refresh(secondary_t *s, const uint8_t *apex, bool retransfer);
  * for a zone that is not a secondary. Any thread.
  */
 void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap);
-
-/* The counters so far. Any thread. */
-void secondary_stats(const secondary_t *s, secondary_stats_t *out);
 
 /*
  * Stop the thread (a transfer running is given up) and free s, once no

@@ -414,8 +414,8 @@ void workers_stop(workers_t *ws)
 	}
 }
 
-int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f, char **out,
-			 size_t *len)
+int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_t *groups,
+			 enum stats_format f, char **out, size_t *len)
 {
 	for (size_t i = 0; i < ws->count; i++)
 		__atomic_store_n(&ws->stats[i * ws->parts].rcvbuf_drops,
@@ -428,6 +428,7 @@ int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f
 		.zones = ws->zone_stats,
 		.zone_slots = WORKER_ZONE_SLOTS,
 		.db = zonedb_current(zones),
+		.groups = groups,
 	};
 	int rc = stats_render(&src, f, out, len);
 	zonedb_read_unlock(zones);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_reconfig_secondary: the transfer thread lives while there are secondary zones. A
 # reconfig that removes the last one stops it (it no longer wakes twice a second for nothing);
-# one that adds a secondary zone again starts another, which transfers the zone. NOTIFYs sent
-# meanwhile are answered, never handed to a thread that is gone.
+# one that adds a secondary zone again starts another, which transfers the zone, counting on
+# from the first thread's counters (they only grow). NOTIFYs sent meanwhile are answered,
+# never handed to a thread that is gone.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 if ! command -v perl >/dev/null; then
@@ -16,6 +17,8 @@ xfr_threads() { cat /proc/"$SHOALD_PID"/task/*/comm 2>/dev/null | grep -c '^shoa
 xfr_threads_are() { [ "$(xfr_threads)" = "$1" ]; }
 # answers NAME ADDR: www.NAME has address ADDR
 answers() { [ "$(q "$PORT" +short "www.$1" A)" = "$2" ]; }
+# axfr_in: the zones received whole, from the counters
+axfr_in() { json_value "$(ctl stats json | grep -o '"xfr_in": {[^}]*}')" axfr | tr -d ' '; }
 
 PORT=$(free_port) || exit 99
 PORTB=$(free_port) || exit 99
@@ -61,6 +64,8 @@ fi
 check_eq "one transfer thread runs" 1 "$(xfr_threads)"
 
 # --- every secondary zone removed: the thread stops ---
+axfr_before=$(axfr_in)
+check_eq "k.test counted as received whole" 1 "$axfr_before"
 conf
 out=$(ctl reconfig)
 check_eq "reconfig removing k.test exits 0" 0 $?
@@ -87,6 +92,7 @@ else
 	fail "k2.test, added back, transferred: [$(ctl zone-status)]"
 fi
 check_eq "one transfer thread runs again" 1 "$(xfr_threads)"
+check_eq "its transfer counted on from the first thread's" $((axfr_before + 1)) "$(axfr_in)"
 check_match "the log says it started" "the transfer thread started for 1 secondary zone" \
 	"$(cat "$T_DIR/shoald.log")"
 # the new thread takes NOTIFY: k2.test asked again

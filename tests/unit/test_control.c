@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/ctl/control.c: who gets the socket file, the commands. */
+/* Unit tests for server/ctl/control.c and commands.c: who gets the socket file, the commands. */
 #include "config.h"
 
 #include <errno.h>

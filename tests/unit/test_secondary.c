@@ -113,6 +113,7 @@ typedef struct world {
 	conf_t was, now;
 	zonedb_ref_t zones;
 	reload_t reload;
+	stats_xfr_in_t counters;
 	secondary_t *s;
 } world_t;
 
@@ -133,18 +134,16 @@ static int world_start(world_t *w)
 		return -1;
 	zonedb_publish(&w->zones, db);
 	reload_init(&w->reload, &w->was, &w->zones);
-	if (secondary_new(&w->was, &w->zones, &w->reload, NULL, NULL, &w->s) < 0 || !w->s ||
-	    secondary_start(w->s) < 0)
+	if (secondary_new(&w->was, &w->zones, &w->reload, NULL, NULL, &w->counters, &w->s) < 0 ||
+	    !w->s || secondary_start(w->s) < 0)
 		return -1;
 	/* each zone is checked at start; then nothing is due for an hour */
 	const char *first = next_transfer(w->p, 2, WAIT_MS);
 	const char *second = next_transfer(w->p, 2, WAIT_MS);
 	if (!first || !second || !strcmp(first, second))
 		return -1;
-	secondary_stats_t st;
 	for (int ms = 0; ms < WAIT_MS; ms += 10) {
-		secondary_stats(w->s, &st);
-		if (st.failed == 2)
+		if (__atomic_load_n(&w->counters.failed, __ATOMIC_RELAXED) == 2)
 			return 0;
 		usleep(10000);
 	}

@@ -95,6 +95,7 @@ typedef struct fixture {
 	worker_stats_t *w;
 	zone_stats_t zones[2][3];
 	zone_stats_t *zp[2];
+	stats_groups_t groups;
 	stats_source_t src;
 } fixture_t;
 
@@ -121,7 +122,9 @@ static void fixture_init(fixture_t *fx)
 	fx->zones[1][2].answers = 9;
 	fx->zp[0] = fx->zones[0];
 	fx->zp[1] = fx->zones[1];
-	fx->src = (stats_source_t){ fx->w, 2, fx->zp, 3, db, 1 };
+	fx->groups.notify_out.sent = 4;
+	fx->groups.xfr_in.bytes_in = 123456;
+	fx->src = (stats_source_t){ fx->w, 2, fx->zp, 3, db, 1, &fx->groups };
 }
 
 static char *render(const stats_source_t *src, enum stats_format f)
@@ -157,12 +160,19 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
 				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
 				      "\"nxdomain\": 1}, \"a\\\\\\\"b.test.\": {\"answers\": 9, "
-				      "\"nxdomain\": 0}}}}\n"));
+				      "\"nxdomain\": 0}}},\n"));
+	/* the groups after the total, each an object of its own, in table order */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "}}},\n \"notify_out\": {\"sent\": 4, \"answered\": 0, "
+					   "\"refused\": 0, \"unanswered\": 0},\n \"xfr_in\": {"
+					   "\"checks\": 0, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"bytes_in\": 123456, \"expired\": 0}}\n"));
 	free(buf);
-	/* without a zone set: no zones */
+	/* without a zone set: no zones; without the groups: theirs are 0 */
 	fx.src.db = NULL;
+	fx.src.groups = NULL;
 	buf = render(&fx.src, STATS_FORMAT_JSON);
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {}}}\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {}},\n \"notify_out\": {\"sent\": 0, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"bytes_in\": 0, \"expired\": 0}}\n"));
 	free(buf);
 	free(fx.w);
 }
@@ -188,7 +198,7 @@ static void test_parts(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
 				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
 				      "\"nxdomain\": 1}, \"a\\\\\\\"b.test.\": {\"answers\": 9, "
-				      "\"nxdomain\": 0}}}}\n"));
+				      "\"nxdomain\": 0}}},\n"));
 	free(buf);
 	free(fx.w);
 }
@@ -210,10 +220,16 @@ static void test_text(void)
 	CU_ASSERT_PTR_NULL(strstr(buf, "query type AAAA"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone example.com. nxdomain "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone a\\\"b.test. answers "));
-	/* every line as wide as the header */
-	size_t width = strcspn(buf, "\n");
+	/* every line as wide as the header; the groups' after them, the total alone */
+	size_t width = strcspn(buf, "\n"), total = width - strlen("  thread 0  thread 1");
+	char *groups = strstr(buf, "\nnotify_out sent ");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(groups);
 	for (char *line = buf; *line; line += strcspn(line, "\n") + 1)
-		CU_ASSERT_EQUAL(strcspn(line, "\n"), width);
+		CU_ASSERT_EQUAL(strcspn(line, "\n"), line < groups ? width : total);
+	CU_ASSERT_PTR_NOT_NULL(strstr(groups, "\nnotify_out sent "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(groups, "      4\nnotify_out answered "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(groups, "\nxfr_in bytes_in "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(groups, " 123456\nxfr_in expired "));
 	free(buf);
 	free(fx.w);
 }
@@ -251,7 +267,7 @@ static int prom_parse(const char *text, const char *metric, const char *with, ui
 			continue;
 		}
 		size_t nlen = strcspn(l, "{ ");
-		if (nlen == 0 || nlen >= sizeof(name) || l[nlen] != '{')
+		if (nlen == 0 || nlen >= sizeof(name))
 			return -1;
 		memcpy(name, l, nlen);
 		name[nlen] = '\0';
@@ -260,9 +276,9 @@ static int prom_parse(const char *text, const char *metric, const char *with, ui
 			known |= !strcmp(typed[i], name);
 		if (!known)
 			return -1;
-		/* labels: name="value" pairs, commas between, backslash escapes */
-		const char *p = l + nlen + 1;
-		while (*p != '}') {
+		/* labels, if any: name="value" pairs, commas between, backslash escapes */
+		const char *p = l + nlen + (l[nlen] == '{');
+		while (l[nlen] == '{' && *p != '}') {
 			size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
 			if (k == 0 || p[k] != '=' || p[k + 1] != '"')
 				return -1;
@@ -275,9 +291,10 @@ static int prom_parse(const char *text, const char *metric, const char *with, ui
 			if (*p == ',')
 				p++;
 		}
+		p += l[nlen] == '{'; /* the labels' end */
 		char *end;
-		unsigned long long v = strtoull(p + 2, &end, 10);
-		if (p[1] != ' ' || *end)
+		unsigned long long v = strtoull(p + 1, &end, 10);
+		if (p[0] != ' ' || *end)
 			return -1;
 		if (!strcmp(name, metric) && strstr(l, with))
 			*sum += v;
@@ -308,6 +325,13 @@ static void test_prometheus(void)
 		buf, "shoal_zone_answers_total{thread=\"1\",zone=\"a\\\\\\\"b.test.\"} 9\n"));
 	/* a zero rcode is left out, as in the table */
 	CU_ASSERT_PTR_NULL(strstr(buf, "rcode=\"SERVFAIL\""));
+	/* a group's counter: one sample, no thread */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# HELP shoal_xfr_in_bytes_in_total octets of transfer "
+					   "messages received\n"
+					   "# TYPE shoal_xfr_in_bytes_in_total counter\n"
+					   "shoal_xfr_in_bytes_in_total 123456\n"));
+	prom_parse(buf, "shoal_notify_out_sent_total", "", &sum);
+	CU_ASSERT_EQUAL(sum, 4);
 	free(buf);
 	free(fx.w);
 }
@@ -330,7 +354,7 @@ static void test_any_thread_count(void)
 	enum { THREADS_MAX = 256 };
 	worker_stats_t *w = stats_full(THREADS_MAX);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-	stats_source_t src = { w, THREADS_MAX, NULL, 0, NULL, 1 };
+	stats_source_t src = { w, THREADS_MAX, NULL, 0, NULL, 1, NULL };
 	for (int f = 0; f < 3; f++) {
 		char *buf = render(&src, (enum stats_format)f);
 		CU_ASSERT(strlen(buf) > 64 * 1024);
@@ -400,6 +424,15 @@ static void test_table_is_every_counter(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(prom, "# TYPE shoal_zone_" #name)); \
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, " " #name " "));
 	STATS_ZONE(ZONE_NAMED)
+	/* each group: its struct is its list, and each counter is in every output */
+#define GROUP_COUNT(g, name, kind, help) COUNT(stats_##g##_t, name)
+#define GROUP_NAMED(g, name, kind, help) NAMED(#g, name, kind)
+#define GROUP_CHECK(g, list)                                                                 \
+	CU_ASSERT_EQUAL(sizeof(stats_##g##_t), (0 list(GROUP_COUNT, g)) * sizeof(uint64_t)); \
+	part = strstr(json, "\n \"" #g "\": {");                                             \
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);                                                  \
+	list(GROUP_NAMED, g)
+	STATS_GROUPS(GROUP_CHECK)
 	free(json);
 	free(prom);
 	free(text);
@@ -432,6 +465,11 @@ static void test_man_page_names_every_counter(void)
 	STATS_TCP(IN_PAGE)
 	STATS_QUERY(IN_PAGE)
 	STATS_ZONE(IN_PAGE)
+#define GROUP_IN_PAGE(g, name, kind, help) IN_PAGE(name, kind, help)
+#define GROUP(g, list)                     CU_ASSERT(has_word(page, #g)) list(GROUP_IN_PAGE, g)
+	STATS_GROUPS(GROUP)
+#undef GROUP
+#undef GROUP_IN_PAGE
 #undef IN_PAGE
 	for (unsigned i = 0; i < STATS_QTYPE_MAX; i++)
 		CU_ASSERT(has_word(page, stats_qtype_name(i)));
