@@ -30,9 +30,16 @@ typedef struct notify_stats {
 typedef struct notify_out notify_out_t;
 
 /*
+ * NOTIFY sends awaiting their answer at most, each on a UDP socket of its
+ * own (server/events/requestor.h): the descriptors the budget sets aside
+ * for NOTIFY out (server/daemon/fdbudget.c). More wait for one to end.
+ */
+#define NOTIFY_OUT_PARALLEL 32
+
+/*
  * A notifier for cfg's zones (their notify lists and keys) served from
- * *zones, on loop. Sockets are opened when first needed. Returns 0 and *out
- * or SHOAL_ENOMEM. Main thread.
+ * *zones, on loop. Each send opens its own socket. Returns 0 and *out or
+ * SHOAL_ENOMEM. Main thread.
  */
 int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, notify_out_t **out);
 
