@@ -355,11 +355,13 @@ static int exchange_failed(attempt_t *a, const char *label, const requestor_resu
 	const conf_t *cfg = &a->s->work->cfg;
 	char why[256];
 	a->unreachable = res->error < 0 && res->stage == REQUESTOR_CONNECT;
-	if (!res->error) /* REFUSED, NOTAUTH... RFC 8945 5.3: with the TSIG RR's Error */
+	if (!res->error) { /* REFUSED, NOTAUTH... RFC 8945 5.3: with the TSIG RR's Error */
 		snprintf(a->err, sizeof(a->err), "%s answered %s", label, res->answer);
-	else if (a->err[0])
-		;
-	else if (res->error == SHOAL_ETIMEOUT && res->stage == REQUESTOR_RECEIVE)
+		return res->rcode;
+	}
+	if (a->err[0])
+		return res->error; /* the transfer's checks said why first */
+	if (res->error == SHOAL_ETIMEOUT && res->stage == REQUESTOR_RECEIVE)
 		snprintf(a->err, sizeof(a->err),
 			 "%s: no message within %u s, or the transfer took over %u s "
 			 "(xfr-message-timeout, xfr-timeout)",
@@ -369,7 +371,12 @@ static int exchange_failed(attempt_t *a, const char *label, const requestor_resu
 	else
 		snprintf(a->err, sizeof(a->err), "%s: %s", label,
 			 requestor_result_text(res, why, sizeof(why)));
-	return res->error ? res->error : res->rcode;
+	/* messages of another ID or question are passed over: say so, or the wait looks idle */
+	size_t used = strlen(a->err);
+	if (res->ignored)
+		snprintf(a->err + used, sizeof(a->err) - used,
+			 " (%u messages ignored: another ID or question)", res->ignored);
+	return res->error;
 }
 
 /*

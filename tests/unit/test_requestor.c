@@ -40,6 +40,7 @@ enum script {
 	S_TC,             /* UDP: TC; then over TCP, the answer */
 	S_SILENCE,        /* UDP: reads the request, answers nothing */
 	S_TCP_SILENCE,    /* TCP: the same */
+	S_WRONG_ID_TCP,   /* TCP: a message with another ID, then the answer */
 	S_TRICKLE,        /* TCP: the answer one octet at a time */
 	S_STREAM,         /* TCP: four messages, signed first and last, the middle two not */
 	S_BAD_MAC,        /* TCP: the first message's MAC damaged */
@@ -212,6 +213,11 @@ static void tcp_script(peer_t *p, int c, const uint8_t *q, size_t qlen)
 	if (p->script == S_STREAM) {
 		stream(p, &t, signed_, c, q, qlen);
 		return;
+	}
+	if (p->script == S_WRONG_ID_TCP) {
+		m[1] ^= 1;
+		send_tcp(c, m, len);
+		m[1] ^= 1;
 	}
 	len = sign(p, &t, signed_, m, len);
 	if (p->script == S_BAD_MAC)
@@ -496,10 +502,18 @@ static void test_answer(void)
 	udp_case(S_ANSWER, 0, true);
 }
 
-/* RFC 5452 9.1: a datagram with another ID is not the answer; the exchange goes on. */
+/* RFC 5452 9.1: a message with another ID is not the answer; the exchange goes on. */
 static void test_wrong_id(void)
 {
 	udp_case(S_WRONG_ID, 1, false);
+	for (int d = BLOCKING; d <= LIBUV; d++) {
+		peer_t p;
+		exchange_t e;
+		start(&p, S_WRONG_ID_TCP, &e, REQUESTOR_TCP);
+		exchange_sign(&e); /* the stray message is not fed to the TSIG chain */
+		run(&e, (enum driver)d, &p);
+		expect_answer(&e, (enum driver)d, true, 1);
+	}
 }
 
 /* Another port's datagram never reaches the connected socket: REFUSED is never seen. */
