@@ -11,6 +11,7 @@
 #include "server/ctl/control.h"
 #include "server/ctl/metrics.h"
 #include "server/daemon/fdbudget.h"
+#include "server/events/notify_out.h"
 
 int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 {
@@ -25,8 +26,10 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 	uint64_t control = in->control ? 2 + CONTROL_CLIENTS_MAX + 1 : 0;
 	/* the listener, the clients, one held */
 	uint64_t metrics = in->metrics ? 1 + METRICS_CLIENTS_MAX + 1 : 0;
-	out->fixed =
-		in->open + udp + listeners + held + loops + control + metrics + FDBUDGET_RESERVE;
+	/* NOTIFY out's sends in flight, and the transfer in: a socket each (requestor) */
+	uint64_t requests = NOTIFY_OUT_PARALLEL + 1;
+	out->fixed = in->open + udp + listeners + held + loops + control + metrics + requests +
+		     FDBUDGET_RESERVE;
 	out->per_worker_room = in->limit > out->fixed ? (in->limit - out->fixed) / threads : 0;
 	out->per_worker = out->per_worker_room < in->max_connections
 				  ? (uint32_t)out->per_worker_room

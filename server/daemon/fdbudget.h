@@ -41,7 +41,8 @@ typedef struct fdbudget {
 
 /*
  * Share the descriptors out: every socket, loop and control client still
- * to be opened, the reserve, and one accepted connection a listener may
+ * to be opened, the sockets of outgoing requests (NOTIFY_OUT_PARALLEL
+ * NOTIFY sends and one transfer in), the reserve, and one accepted connection a listener may
  * hold while its worker has no free slot, are counted first; the rest goes
  * to TCP connections, the same number per worker. Returns 0, or
  * SHOAL_ECONFIG when that is fewer than FDBUDGET_TCP_MIN per worker (or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* NOTIFY out: one job per zone and secondary, sent over UDP and repeated with back-off until
- * answered. */
+/* NOTIFY out: one job per zone and secondary, sent over UDP by the requestor and repeated with
+ * back-off until answered. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -9,13 +9,11 @@
 #include "proto/error.h"
 #include "proto/request.h"
 #include "proto/tsig.h"
-#include "proto/wire.h"
 #include "server/common/log.h"
 #include "server/events/notify_out.h"
+#include "server/events/requestor.h"
 #include "zone/zone.h"
 
-/* A NOTIFY with its SOA, names of 255 octets at most, then a TSIG RR (key name, MAC). */
-#define NOTIFY_MSG_MAX (REQUEST_MAX + TSIG_RR_MAX)
 /* How often the timer looks for sends due. */
 #define NOTIFY_TICK_MS 100
 /* The first wait for an answer; each retry waits twice as long (RFC 1996 3.6). */
@@ -23,16 +21,16 @@
 
 /* Telling one secondary of one zone's serial. */
 typedef struct job {
+	notify_out_t *owner;
 	size_t zone, target;
 	bool active;
-	uint16_t id;
 	uint32_t serial;
 	unsigned sent;
-	uint64_t due; /* uv_now of the next send */
-	tsig_ctx_t tsig;
+	uint64_t due;       /* uv_now of the next send */
+	requestor_uv_t *ex; /* the send whose answer is awaited, or NULL */
 	/* an answer discarded: its TSIG did not verify (RFC 8945 5.3), for the last word */
 	char discarded[TSIG_ANSWER_TEXT_MAX];
-	uint8_t msg[REQUEST_MAX]; /* unsigned: each send signs a copy */
+	uint8_t msg[REQUEST_MAX]; /* unsigned: the requestor gives each send its ID and TSIG */
 	size_t len;
 	char zone_name[NAME_TEXT_MAX];
 } job_t;
@@ -41,19 +39,17 @@ struct notify_out {
 	uv_loop_t *loop;
 	const conf_t *cfg;
 	zonedb_ref_t *zones;
-	uv_udp_t sock[2]; /* IPv4, IPv6: opened when first needed */
-	bool sock_open[2];
 	uv_timer_t timer;
 	bool timer_on;
 	job_t **jobs; /* one per zone and target that was ever notified */
 	size_t count, cap;
 	uint32_t *seen; /* per zone: the serial last seen, when seen_set */
 	bool *seen_set;
-	bool started; /* the first set was recorded */
+	bool started;       /* the first set was recorded */
+	unsigned in_flight; /* jobs with a send awaiting its answer: NOTIFY_OUT_PARALLEL at most */
 	unsigned closes_pending;
 	bool closed;
 	stats_notify_out_t *stats; /* the caller's */
-	uint8_t rbuf[DNS_TCP_MAX]; /* any datagram whole: a cut answer would not verify */
 };
 
 int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
@@ -70,10 +66,10 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
 		free(n);
 		return SHOAL_ENOMEM;
 	}
+	n->stats = counters;
 	n->loop = loop;
 	n->cfg = cfg;
 	n->zones = zones;
-	n->stats = counters;
 	uv_timer_init(loop, &n->timer);
 	n->timer.data = n;
 	*out = n;
@@ -85,136 +81,75 @@ static const acl_entry_t *target_of(const notify_out_t *n, const job_t *j)
 	return &n->cfg->zone_xfr[j->zone].notify.entries[j->target];
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* The job's send in flight, if any, given up: its answer no longer counts. */
+static void job_cancel(notify_out_t *n, job_t *j)
 {
-	notify_out_t *n = h->data;
-	*buf = uv_buf_init((char *)n->rbuf, sizeof(n->rbuf));
-}
-
-/* Same address and port. */
-static bool same_peer(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-	return x->sin6_port == y->sin6_port &&
-	       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+	if (!j->ex)
+		return;
+	requestor_uv_cancel(j->ex);
+	j->ex = NULL;
+	n->in_flight--;
 }
 
 /*
- * A signed job's answer whose TSIG does not verify is discarded, unless
- * its RCODE is NOTAUTH: a TSIG error, told in the TSIG RR's Error, left
- * unsigned for BADSIG and BADKEY (RFC 8945 5.3, 5.3.2). True when msg is
- * not the answer; said once per answer.
+ * A send ended: answered (an error is an answer too: "NOTAUTH, TSIG error
+ * BADSIG"), or not within its wait, and the next send goes when due.
  */
-static bool discard(job_t *j, const acl_entry_t *t, const uint8_t *msg, size_t len)
+static void on_answer(requestor_uv_t *ex, const requestor_result_t *res, void *arg)
 {
-	if (t->key == ACL_NOKEY)
-		return false;
-	int rc = tsig_verify(&j->tsig, msg, len, NULL, (uint64_t)time(NULL));
-	if (rc == 0)
-		rc = tsig_verify_end(&j->tsig);
-	if (rc == 0 || (msg[3] & DNS_RCODE_MASK) == DNS_RCODE_NOTAUTH)
-		return false;
-	char why[DNS_RCODE_TEXT_MAX];
-	tsig_answer_text(msg, len, j->discarded);
-	log_warning("NOTIFY %s to %s: an answer (%s) whose TSIG does not verify (%s): discarded, "
-		    "waiting for another",
-		    j->zone_name, t->text, j->discarded, tsig_verify_text(&j->tsig, rc, why));
-	return true;
-}
-
-/* An answer: the job it belongs to (ID and address), checked and ended. */
-static void on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *from,
-		    unsigned flags)
-{
-	notify_out_t *n = h->data;
-	const uint8_t *msg = (const uint8_t *)buf->base;
-	if (nread < DNS_HEADER_SIZE || !from)
+	job_t *j = arg;
+	notify_out_t *n = j->owner;
+	(void)ex;
+	j->ex = NULL;
+	n->in_flight--;
+	if (res->discarded[0])
+		snprintf(j->discarded, sizeof(j->discarded), "%s", res->discarded);
+	if (res->error < 0)
 		return;
-	uint16_t id = wire_get_u16(msg), hflags = wire_get_u16(msg + 2);
-	if (!(hflags & DNS_FLAG_QR) ||
-	    ((hflags & DNS_OPCODE_MASK) >> DNS_OPCODE_SHIFT) != DNS_OPCODE_NOTIFY)
-		return;
-	for (size_t k = 0; k < n->count; k++) {
-		job_t *j = n->jobs[k];
-		const acl_entry_t *t = target_of(n, j);
-		if (!j->active || j->id != id ||
-		    !same_peer(from, (const struct sockaddr *)&t->addr))
-			continue;
-		if (discard(j, t, msg, (size_t)nread))
-			return;
-		j->active = false;
-		if ((hflags & DNS_RCODE_MASK) == DNS_RCODE_NOERROR) {
-			stats_add(&n->stats->answered, 1);
-			log_info("NOTIFY %s serial %u to %s: answered", j->zone_name,
-				 (unsigned)j->serial, t->text);
-		} else {
-			/* an error is an answer: "NOTAUTH, TSIG error BADSIG" */
-			char text[TSIG_ANSWER_TEXT_MAX];
-			stats_add(&n->stats->refused, 1);
-			log_warning("NOTIFY %s serial %u to %s: answered %s", j->zone_name,
-				    (unsigned)j->serial, t->text,
-				    tsig_answer_text(msg, (size_t)nread, text));
-		}
-		return;
+	const acl_entry_t *t = target_of(n, j);
+	j->active = false;
+	if (res->rcode == DNS_RCODE_NOERROR) {
+		stats_add(&n->stats->answered, 1);
+		log_info("NOTIFY %s serial %u to %s: answered", j->zone_name, (unsigned)j->serial,
+			 t->text);
+	} else {
+		stats_add(&n->stats->refused, 1);
+		log_warning("NOTIFY %s serial %u to %s: answered %s", j->zone_name,
+			    (unsigned)j->serial, t->text, res->answer);
 	}
 }
 
-/* The socket for family af (AF_INET or AF_INET6), opened now if need be; NULL when it cannot be. */
-static uv_udp_t *sock_for(notify_out_t *n, int af)
-{
-	int k = af == AF_INET6;
-	if (n->sock_open[k])
-		return &n->sock[k];
-	struct sockaddr_storage any;
-	memset(&any, 0, sizeof(any));
-	any.ss_family = (sa_family_t)af;
-	uv_udp_t *s = &n->sock[k];
-	if (uv_udp_init(n->loop, s) < 0)
-		return NULL;
-	s->data = n;
-	n->sock_open[k] = true;
-	int e = uv_udp_bind(s, (const struct sockaddr *)&any, 0);
-	if (e == 0)
-		e = uv_udp_recv_start(s, on_alloc, on_recv);
-	if (e < 0) {
-		log_error("NOTIFY: cannot open a UDP socket for %s: %s",
-			  af == AF_INET ? "IPv4" : "IPv6", uv_strerror(e));
-		return NULL;
-	}
-	return s;
-}
-
-/* Send the job's NOTIFY once more (a new ID each time, freshly signed). */
+/*
+ * Send the job's NOTIFY once more, as a new exchange (a new ID, signed
+ * afresh, from a port of its own), whose answer is awaited until the next
+ * send is due.
+ */
 static void job_send(notify_out_t *n, job_t *j)
 {
 	const acl_entry_t *t = target_of(n, j);
-	uint8_t buf[NOTIFY_MSG_MAX];
-	j->id = (uint16_t)randombytes_uniform(65536);
-	memcpy(buf, j->msg, j->len);
-	buf[0] = (uint8_t)(j->id >> 8);
-	buf[1] = (uint8_t)j->id;
-	int len = (int)j->len;
-	if (t->key != ACL_NOKEY) {
-		tsig_init(&j->tsig, &n->cfg->keys[t->key], TSIG_FUDGE_DEFAULT);
-		len = tsig_sign(&j->tsig, buf, j->len, sizeof(buf), (uint64_t)time(NULL));
-	}
+	unsigned wait = NOTIFY_WAIT_MS << j->sent; /* RFC 1996 3.6: each wait twice the last */
+	char label[REQUESTOR_LABEL_MAX], why[256];
 	j->sent++;
-	j->due = uv_now(n->loop) + ((uint64_t)NOTIFY_WAIT_MS << (j->sent - 1));
-	uv_udp_t *s = len > 0 ? sock_for(n, t->addr.ss_family) : NULL;
-	if (!s)
+	j->due = uv_now(n->loop) + wait;
+	snprintf(label, sizeof(label), "NOTIFY %s to %s", j->zone_name, t->text);
+	requestor_params_t p = {
+		.peer = (const struct sockaddr *)&t->addr,
+		.peer_len = t->addr_len,
+		.query = j->msg,
+		.query_len = j->len,
+		.key = t->key != ACL_NOKEY ? &n->cfg->keys[t->key] : NULL,
+		.transport = REQUESTOR_UDP,
+		.message_ms = wait,
+		.label = label,
+	};
+	requestor_result_t res;
+	if (requestor_uv_start(n->loop, &p, on_answer, j, &j->ex, &res) < 0) {
+		log_warning("NOTIFY %s to %s: %s", j->zone_name, t->text,
+			    requestor_result_text(&res, why, sizeof(why)));
 		return;
-	uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
-	int e = uv_udp_try_send(s, &b, 1, (const struct sockaddr *)&t->addr);
-	if (e < 0 && e != UV_EAGAIN)
-		log_warning("NOTIFY %s to %s: %s", j->zone_name, t->text, uv_strerror(e));
-	else
-		stats_add(&n->stats->sent, 1);
+	}
+	n->in_flight++;
+	stats_add(&n->stats->sent, 1);
 }
 
 /* Sends due: retries, or giving up after notify-retry of them. */
@@ -227,7 +162,10 @@ static void on_tick(uv_timer_t *timer)
 		job_t *j = n->jobs[k];
 		if (!j->active)
 			continue;
-		if (j->due <= now && j->sent >= n->cfg->notify_retry) {
+		any = true;
+		if (j->ex || j->due > now)
+			continue; /* its answer awaited, or its next send not due */
+		if (j->sent >= n->cfg->notify_retry) {
 			j->active = false;
 			stats_add(&n->stats->unanswered, 1);
 			log_warning("NOTIFY %s serial %u to %s: no answer%s after %u tries%s%s%s",
@@ -237,9 +175,8 @@ static void on_tick(uv_timer_t *timer)
 				    j->discarded, j->discarded[0] ? ")" : "");
 			continue;
 		}
-		if (j->due <= now)
+		if (n->in_flight < NOTIFY_OUT_PARALLEL)
 			job_send(n, j);
-		any = true;
 	}
 	if (!any) {
 		uv_timer_stop(&n->timer);
@@ -264,6 +201,7 @@ static job_t *job_get(notify_out_t *n, size_t i, size_t t)
 	job_t *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
+	j->owner = n;
 	j->zone = i;
 	j->target = t;
 	n->jobs[n->count++] = j;
@@ -288,14 +226,18 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 					soa->set.data);
 		if (len < 0)
 			continue;
+		job_cancel(n, j); /* a send of the serial before: its answer is not awaited */
 		j->len = (size_t)len;
 		j->serial = z->serial;
 		j->sent = 0;
+		j->due = 0;
 		j->discarded[0] = '\0';
 		j->active = true;
 		if (name_to_text(z->apex->name, j->zone_name, sizeof(j->zone_name)) < 0)
 			strcpy(j->zone_name, "?");
-		job_send(n, j);
+		/* beyond NOTIFY_OUT_PARALLEL in flight, the timer sends it when one ends */
+		if (n->in_flight < NOTIFY_OUT_PARALLEL)
+			job_send(n, j);
 		told++;
 	}
 	if (told && !n->timer_on) {
@@ -390,7 +332,7 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 				"NOTIFY %s serial %u to %s: given up, a reconfig changed the zone "
 				"or its notify list",
 				j->zone_name, (unsigned)j->serial, target_of(n, j)->text);
-		sodium_memzero(&j->tsig, sizeof(j->tsig));
+		job_cancel(n, j);
 		free(j);
 	}
 	n->count = kept;
@@ -415,22 +357,17 @@ void notify_out_close(notify_out_t *n)
 	n->closed = true;
 	n->closes_pending++;
 	uv_close((uv_handle_t *)&n->timer, on_closed);
-	for (int k = 0; k < 2; k++) {
-		if (n->sock_open[k]) {
-			n->closes_pending++;
-			uv_close((uv_handle_t *)&n->sock[k], on_closed);
-		}
-	}
+	/* the sends in flight free themselves from the loop's close callbacks */
+	for (size_t k = 0; k < n->count; k++)
+		job_cancel(n, n->jobs[k]);
 }
 
 void notify_out_free(notify_out_t *n)
 {
 	if (!n)
 		return;
-	for (size_t k = 0; k < n->count; k++) {
-		sodium_memzero(&n->jobs[k]->tsig, sizeof(n->jobs[k]->tsig));
+	for (size_t k = 0; k < n->count; k++)
 		free(n->jobs[k]);
-	}
 	free(n->jobs);
 	free(n->seen);
 	free(n->seen_set);

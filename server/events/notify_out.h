@@ -15,10 +15,17 @@
 typedef struct notify_out notify_out_t;
 
 /*
+ * NOTIFY sends awaiting their answer at most, each on a UDP socket of its
+ * own (server/events/requestor.h): the descriptors the budget sets aside
+ * for NOTIFY out (server/daemon/fdbudget.c). More wait for one to end.
+ */
+#define NOTIFY_OUT_PARALLEL 32
+
+/*
  * A notifier for cfg's zones (their notify lists and keys) served from
  * *zones, on loop, counting into *counters (the caller's, kept until
- * notify_out_free; the notifier is their one writer). Sockets are opened
- * when first needed. Returns 0 and *out or SHOAL_ENOMEM. Main thread.
+ * notify_out_free; the notifier is their one writer). Each send opens its
+ * own socket. Returns 0 and *out or SHOAL_ENOMEM. Main thread.
  */
 int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
 		   stats_notify_out_t *counters, notify_out_t **out);

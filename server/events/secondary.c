@@ -3,8 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -12,7 +10,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/error.h"
@@ -22,6 +19,7 @@
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/common/log.h"
+#include "server/events/requestor.h"
 #include "server/events/secondary.h"
 #include "zone/journal.h"
 #include "zone/write.h"
@@ -94,12 +92,11 @@ struct secondary {
 	int stop; /* atomic */
 	sem_t wake;
 	pthread_mutex_t status_lock;
-	stats_xfr_in_t *stats;        /* the caller's */
-	uint8_t buf[DNS_TCP_MAX + 2]; /* a request, then each message of the answer */
+	stats_xfr_in_t *stats; /* the caller's */
 };
 
-/* The largest request, signed with the longest key name (TCP length first), fits the buffer. */
-_Static_assert(2 + REQUEST_MAX + TSIG_RR_MAX <= DNS_TCP_MAX + 2, "a request fits");
+/* The largest request, signed with the longest key name, fits a message (requestor_init). */
+_Static_assert(REQUEST_MAX + TSIG_RR_MAX <= DNS_TCP_MAX, "a request fits");
 
 /* The timers of z's SOA (RFC 1035 3.3.13), bounded by the configuration. */
 static void soa_timers(const conf_t *cfg, const zone_t *z, sec_zone_t *sz)
@@ -307,101 +304,12 @@ static void adopt(secondary_t *s)
 	table_free(old);
 }
 
-/* ---- TCP with time limits ---- */
-
-/*
- * The thread's stop and give-up flags: a transfer running gives up at once
- * when the server stops, or when a reconfig changes or removes its zone.
- */
-static __thread const int *stop_flag, *give_up_flag;
-
-/* Wait until fd is ready for events, or the deadline (CLOCK_MONOTONIC) passes. */
-static int wait_fd(int fd, short events, const struct timespec *deadline)
-{
-	for (;;) {
-		if ((stop_flag && __atomic_load_n(stop_flag, __ATOMIC_ACQUIRE)) ||
-		    (give_up_flag && __atomic_load_n(give_up_flag, __ATOMIC_ACQUIRE)))
-			return SHOAL_ETIMEOUT;
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long ms = (deadline->tv_sec - now.tv_sec) * 1000 +
-			  (deadline->tv_nsec - now.tv_nsec) / 1000000;
-		if (ms <= 0)
-			return SHOAL_ETIMEOUT;
-		struct pollfd p = { .fd = fd, .events = events };
-		int n = poll(&p, 1, ms > SECONDARY_TICK_MS ? SECONDARY_TICK_MS : (int)ms);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
-/* The sooner of now + secs and *limit. */
-static struct timespec deadline_in(unsigned secs, const struct timespec *limit)
-{
-	struct timespec d;
-	clock_gettime(CLOCK_MONOTONIC, &d);
-	d.tv_sec += secs;
-	if (limit &&
-	    (limit->tv_sec < d.tv_sec || (limit->tv_sec == d.tv_sec && limit->tv_nsec < d.tv_nsec)))
-		d = *limit;
-	return d;
-}
-
-/* Read exactly len octets, each read within the message time limit and the whole one. */
-static int read_full(int fd, uint8_t *p, size_t len, unsigned msg_secs,
-		     const struct timespec *whole)
-{
-	struct timespec d = deadline_in(msg_secs, whole);
-	size_t got = 0;
-	while (got < len) {
-		int rc = wait_fd(fd, POLLIN, &d);
-		if (rc < 0)
-			return rc;
-		ssize_t n = read(fd, p + got, len - got);
-		if (n == 0)
-			return SHOAL_EMALFORMED; /* the primary closed: truncated */
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (n > 0)
-			got += (size_t)n;
-	}
-	return 0;
-}
-
-static int connect_to(const acl_entry_t *p, unsigned secs)
-{
-	int fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int rc = 0;
-	if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 &&
-	    errno != EINPROGRESS) {
-		rc = -errno;
-		goto done;
-	}
-	struct timespec d = deadline_in(secs, NULL);
-	rc = wait_fd(fd, POLLOUT, &d);
-	if (rc == 0) {
-		int e = 0;
-		socklen_t l = sizeof(e);
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
-		rc = -e;
-	}
-done:
-	if (rc < 0) {
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
 /* ---- one transfer ---- */
 
 typedef struct attempt {
 	secondary_t *s;
 	sec_zone_t *sz;
+	xfr_in_t *x;      /* the answer being checked */
 	bool forced;      /* shoalctl retransfer: the whole zone, whatever its serial */
 	bool unreachable; /* the primary did not take the connection */
 	char err[256];    /* the first error message of the transfer */
@@ -417,14 +325,54 @@ static void on_msg(void *arg, bool is_error, const char *msg)
 		log_info("zone %s: %s", a->sz->name, msg);
 }
 
-/* Why a message's TSIG failed (err): our finding, or the error the primary's TSIG RR says. */
-static void tsig_failure_text(attempt_t *a, const char *label, const tsig_ctx_t *tsig, int err)
+/* Each message of the answer, its TSIG verified by the requestor: to the transfer's checks. */
+static int on_xfr_message(void *arg, const uint8_t *msg, size_t len)
 {
-	char why[DNS_RCODE_TEXT_MAX];
-	snprintf(a->err, sizeof(a->err), "%s: %s (%s)", label,
-		 tsig->peer_error ? "a message's TSIG RR says an error"
-				  : "a message's TSIG does not verify",
-		 tsig_verify_text(tsig, err, why));
+	attempt_t *a = arg;
+	return xfr_in_feed(a->x, msg, len);
+}
+
+/* A transfer running is given up when the server stops, or a reconfig changes or removes its zone.
+ */
+static bool given_up(void *arg)
+{
+	const secondary_t *s = arg;
+	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&s->give_up, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The exchange with the primary brought no zone (res): why, into a->err
+ * unless the transfer's checks said it first. Returns the error, or the
+ * positive rcode the primary answered with.
+ */
+static int exchange_failed(attempt_t *a, const char *label, const requestor_result_t *res)
+{
+	const conf_t *cfg = &a->s->work->cfg;
+	char why[256];
+	a->unreachable = res->error < 0 && res->stage == REQUESTOR_CONNECT;
+	if (!res->error) { /* REFUSED, NOTAUTH... RFC 8945 5.3: with the TSIG RR's Error */
+		snprintf(a->err, sizeof(a->err), "%s answered %s", label, res->answer);
+		return res->rcode;
+	}
+	if (a->err[0])
+		return res->error; /* the transfer's checks said why first */
+	if (res->error == SHOAL_ETIMEOUT && res->stage == REQUESTOR_RECEIVE)
+		snprintf(a->err, sizeof(a->err),
+			 "%s: no message within %u s, or the transfer took over %u s "
+			 "(xfr-message-timeout, xfr-timeout)",
+			 label, cfg->xfr_message_timeout, cfg->xfr_timeout);
+	else if (res->error == SHOAL_EMALFORMED && res->stage == REQUESTOR_RECEIVE)
+		snprintf(a->err, sizeof(a->err), "%s: the transfer stopped before its end", label);
+	else
+		snprintf(a->err, sizeof(a->err), "%s: %s", label,
+			 requestor_result_text(res, why, sizeof(why)));
+	/* messages of another ID or question are passed over: say so, or the wait looks idle */
+	size_t used = strlen(a->err);
+	if (res->ignored)
+		snprintf(a->err + used, sizeof(a->err) - used,
+			 " (%u messages ignored: another ID or question)", res->ignored);
+	return res->error;
 }
 
 /*
@@ -457,113 +405,64 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	secondary_t *s = a->s;
 	const conf_t *cfg = &s->work->cfg;
 	sec_zone_t *sz = a->sz;
-	uint8_t *buf = s->buf;
-	xfr_in_t *x = NULL;
-	tsig_ctx_t tsig;
-	bool signed_ = p->key != ACL_NOKEY;
-	int rc, fd = -1;
+	uint8_t query[REQUEST_MAX];
+	requestor_t req;
+	bool made = false;
+	int rc;
 	*out = NULL;
 	/* first: every failure below names the primary with it */
 	char label[160];
 	snprintf(label, sizeof(label), "primary %.140s", p->text);
-	uint16_t id = (uint16_t)randombytes_uniform(65536);
 	const zrrset_t *soa = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
 	/* room for the longest SOA names and key name: a zone's own must never stop its refresh */
-	rc = request_write(buf + 2, REQUEST_MAX, id, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
+	rc = request_write(query, sizeof(query), 0, DNS_OPCODE_QUERY, 0, sz->apex, qtype,
 			   DNS_SECTION_AUTHORITY,
 			   qtype == DNS_TYPE_IXFR && soa ? soa->set.data : NULL);
 	if (rc < 0)
 		goto done;
-	if (signed_) {
-		tsig_init(&tsig, &cfg->keys[p->key], TSIG_FUDGE_DEFAULT);
-		rc = tsig_sign(&tsig, buf + 2, (size_t)rc, REQUEST_MAX + TSIG_RR_MAX,
-			       (uint64_t)time(NULL));
-		if (rc < 0)
-			goto done;
-	}
-	buf[0] = (uint8_t)(rc >> 8); /* TCP: the two-octet length (RFC 1035 4.2.2) */
-	buf[1] = (uint8_t)rc;
-	size_t reqlen = (size_t)rc + 2;
+	requestor_params_t rp = {
+		.peer = (const struct sockaddr *)&p->addr,
+		.peer_len = p->addr_len,
+		.query = query,
+		.query_len = (size_t)rc,
+		.key = p->key != ACL_NOKEY ? &cfg->keys[p->key] : NULL,
+		.transport = REQUESTOR_TCP,
+		.connect_ms = cfg->xfr_message_timeout * 1000u,
+		.message_ms = cfg->xfr_message_timeout * 1000u,
+		.total_ms = cfg->xfr_timeout * 1000u,
+		.on_response = on_xfr_message,
+		.arg = a,
+		.label = label,
+	};
+	rc = requestor_init(&req, &rp);
+	if (rc < 0)
+		goto done;
+	made = true;
 	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
 	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
-	x = xfr_in_new(sz->apex, qtype, id, current, &limits, &cfg->zones[sz->index].limits, label,
-		       on_msg, a);
-	if (!x) {
+	a->x = xfr_in_new(sz->apex, qtype, requestor_id(&req), current, &limits,
+			  &cfg->zones[sz->index].limits, label, on_msg, a);
+	if (!a->x) {
 		rc = SHOAL_ENOMEM;
 		goto done;
 	}
 	if (a->forced)
-		xfr_in_take_any_serial(x);
-	fd = connect_to(p, cfg->xfr_message_timeout);
-	if (fd < 0) {
-		rc = fd;
-		a->unreachable = true;
-		snprintf(a->err, sizeof(a->err), "%s: cannot connect: %s", label,
-			 shoal_strerror(rc));
+		xfr_in_take_any_serial(a->x);
+	rc = requestor_run(&req, given_up, s);
+	stats_add(&s->stats->bytes_in, req.result.octets);
+	if (rc < 0 || req.result.rcode > 0) {
+		rc = exchange_failed(a, label, &req.result);
 		goto done;
 	}
-	struct timespec whole = deadline_in(cfg->xfr_timeout, NULL);
-	struct timespec d = deadline_in(cfg->xfr_message_timeout, &whole);
-	if (wait_fd(fd, POLLOUT, &d) < 0 || write(fd, buf, reqlen) != (ssize_t)reqlen) {
-		rc = SHOAL_EIO;
-		snprintf(a->err, sizeof(a->err), "%s: cannot send the request", label);
-		goto done;
-	}
-	for (;;) {
-		rc = read_full(fd, buf, 2, cfg->xfr_message_timeout, &whole);
-		size_t len = rc == 0 ? wire_get_u16(buf) : 0;
-		if (rc == 0)
-			rc = read_full(fd, buf, len, cfg->xfr_message_timeout, &whole);
-		if (rc == SHOAL_ETIMEOUT) {
-			snprintf(a->err, sizeof(a->err),
-				 "%s: no message within %u s, or the transfer took over %u s "
-				 "(xfr-message-timeout, xfr-timeout)",
-				 label, cfg->xfr_message_timeout, cfg->xfr_timeout);
-			goto done;
-		}
-		if (rc < 0) {
-			if (!a->err[0])
-				snprintf(a->err, sizeof(a->err),
-					 "%s: the transfer stopped before its end", label);
-			goto done;
-		}
-		stats_add(&s->stats->bytes_in, len + 2);
-		if (len >= DNS_HEADER_SIZE && (buf[3] & DNS_RCODE_MASK) != DNS_RCODE_NOERROR &&
-		    wire_get_u16(buf) == id) {
-			rc = buf[3] & DNS_RCODE_MASK; /* REFUSED, NOTAUTH, NOTIMP... */
-			/* RFC 8945 5.3: a TSIG failure is named in the TSIG RR's Error */
-			char why[TSIG_ANSWER_TEXT_MAX];
-			snprintf(a->err, sizeof(a->err), "%s answered %s", label,
-				 tsig_answer_text(buf, len, why));
-			goto done;
-		}
-		if (signed_ &&
-		    (rc = tsig_verify(&tsig, buf, len, NULL, (uint64_t)time(NULL))) < 0) {
-			tsig_failure_text(a, label, &tsig, rc);
-			rc = SHOAL_ETSIG;
-			goto done;
-		}
-		rc = xfr_in_feed(x, buf, len);
-		if (rc < 0)
-			goto done;
-		if (rc == 1)
-			break;
-	}
-	if (signed_ && tsig_verify_end(&tsig) < 0) {
-		rc = SHOAL_ETSIG;
-		snprintf(a->err, sizeof(a->err), "%s: the last message is not signed", label);
-		goto done;
-	}
-	*kind = xfr_in_kind(x);
-	rc = xfr_in_finish(x, journal, out);
+	*kind = xfr_in_kind(a->x);
+	rc = xfr_in_finish(a->x, journal, out);
 	if (rc == 0 && *kind == XFR_IN_OUTDATED)
-		outdated_text(a, label, xfr_in_serial(x), current->serial);
+		outdated_text(a, label, xfr_in_serial(a->x), current->serial);
 done:
-	if (fd >= 0)
-		close(fd);
-	xfr_in_free(x);
-	if (signed_)
-		sodium_memzero(&tsig, sizeof(tsig));
+	if (made)
+		requestor_clear(&req);
+	xfr_in_free(a->x);
+	a->x = NULL;
 	if (rc < 0 && !a->err[0])
 		snprintf(a->err, sizeof(a->err), "%s: %s", label, shoal_strerror(rc));
 	return rc;
@@ -735,8 +634,6 @@ static void *secondary_main(void *arg)
 	secondary_t *s = arg;
 	/* ps -L and top -H show it so; so do the tests that see it stop */
 	pthread_setname_np(pthread_self(), "shoald-xfr-in");
-	stop_flag = &s->stop;
-	give_up_flag = &s->give_up;
 	rcu_register_thread();
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		adopt(s);

@@ -22,8 +22,9 @@ static void test_small_limit(void)
 			     .max_connections = 256 };
 	fdbudget_t b;
 	CU_ASSERT_EQUAL(fdbudget_plan(&in, &b), 0);
-	/* 2 UDP, 2 listeners, 2 held, 2 x 5 + 7 loop, 2 + 8 + 1 control, 32 reserve */
-	CU_ASSERT_EQUAL(b.fixed, 5 + 2 + 2 + 2 + 17 + 11 + 32);
+	/* 2 UDP, 2 listeners, 2 held, 2 x 5 + 7 loop, 2 + 8 + 1 control, 32 + 1 requests, 32
+	 * reserve */
+	CU_ASSERT_EQUAL(b.fixed, 5 + 2 + 2 + 2 + 17 + 11 + 33 + 32);
 	CU_ASSERT_EQUAL(b.per_worker, (128 - b.fixed) / 2);
 	CU_ASSERT_TRUE(b.fixed + 2 * b.per_worker <= 128);
 }

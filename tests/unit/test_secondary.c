@@ -19,6 +19,7 @@
 #include "server/events/reload.h"
 #include "server/events/secondary.h"
 #include "tests/unit/alloc_guard.h"
+#include "tests/unit/conf_text.h"
 #include "unit.h"
 
 /* How long a test waits for the transfer thread to do what it must: generous, never reached. */
@@ -81,7 +82,7 @@ static const char *str(const char *s)
  */
 static int conf_make(conf_t *c, const char *zones, const primary_t *p)
 {
-	char text[2048], err[512], path[] = "/tmp/shoal-test-secondary.XXXXXX";
+	char text[2048];
 	int len = snprintf(text, sizeof(text),
 			   "min-refresh-time: 3600\nmin-retry-time: 3600\nzones:\n");
 	for (const char *z = zones; *z; z++) {
@@ -90,14 +91,7 @@ static int conf_make(conf_t *c, const char *zones, const primary_t *p)
 				"  - name: %s\n    primaries: [\"127.0.0.1@%u NOKEY\"]\n", q->zone,
 				(unsigned)q->port);
 	}
-	conf_init(c);
-	if (unit_temp_file(path, text, (size_t)len) < 0)
-		return -1;
-	int rc = conf_load_file(c, path, err, sizeof(err));
-	unlink(path);
-	if (rc < 0)
-		fprintf(stderr, "%s\n", err);
-	return rc;
+	return unit_conf_text(c, text, (size_t)len);
 }
 
 /* The zone loader's errors, shown; its notes, not. */

@@ -8,6 +8,8 @@
 #   outside    a record of another zone in the middle
 #   stall      the first message, then nothing
 #   trickle    one octet a second
+#   wrongid    the whole answer, each message with an ID not the request's
+#   stray      a message with another ID first, then the answer (RFC 5452 9.1: not the answer)
 #   big        a stream over max-zone-size
 #   hold       the first message, then the rest once the file HOLD exists (a minute at most),
 #              at the serial after the one an IXFR asks from
@@ -157,8 +159,12 @@ sub transfer {
 	}
 	my @rrs = records($r);
 	my @msgs = ($mode eq 'stall' || $mode eq 'hold') ? ([ @rrs[0 .. 1] ], [ @rrs[2 .. $#rrs] ]) : ([@rrs]);
-	for my $m (@msgs) {
-		send_msg($c, pack('nnnnnn', $r->{id}, 0x8400, 1, scalar @$m, 0, 0) . $r->{question} . join('', @$m),
+	my $other = ($r->{id} + 1) % 65536;
+	unshift @msgs, [ $rrs[0] ] if $mode eq 'stray';
+	for my $k (0 .. $#msgs) {
+		my $m = $msgs[$k];
+		my $id = ($mode eq 'wrongid' || ($mode eq 'stray' && $k == 0)) ? $other : $r->{id};
+		send_msg($c, pack('nnnnnn', $id, 0x8400, 1, scalar @$m, 0, 0) . $r->{question} . join('', @$m),
 		    $mode eq 'trickle');
 		# until the secondary gives up and closes (at most a minute)
 		IO::Select->new($c)->can_read(60) if $mode eq 'stall';

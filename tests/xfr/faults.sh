@@ -4,16 +4,19 @@
 # (tests/xfr/bad_primary.pl): a stream cut before its final SOA, a final
 # SOA with another serial, a record outside the zone, a stream over
 # max-zone-size, a primary that stops after the first message
-# (xfr-message-timeout), one that sends an octet a second. Each zone has a
-# saved version (serial 1): each failure leaves it served, logs one clear
-# line and shows in zone-status, and shoald answers throughout.
+# (xfr-message-timeout), one that sends an octet a second, one whose
+# messages all carry another ID (ignored as not answers, RFC 5452 9.1, so
+# the wait runs out and says why). Each zone has a saved version (serial
+# 1): each failure leaves it served, logs one clear line and shows in
+# zone-status, and shoald answers throughout. A message of another ID
+# before the answer is passed over: that zone is transferred.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
 start_bad_primary BAD
 PORT=$(free_port) || exit 99
 
-ZONES="truncated wrongsoa outside big stall trickle"
+ZONES="truncated wrongsoa outside big stall trickle wrongid"
 {
 	cat <<CONF
 listen: 127.0.0.1@$PORT
@@ -32,6 +35,7 @@ CONF
 		printf '  - name: %s.test\n    file: %s\n    primaries: ["127.0.0.1@%s NOKEY"]\n' \
 			"$z" "$T_DIR/$z.test.zone" "$BAD"
 	done
+	printf '  - name: stray.test\n    primaries: ["127.0.0.1@%s NOKEY"]\n' "$BAD"
 } >"$T_DIR/shoald.conf"
 sed 's/truncated/good/g' "$T_DIR/truncated.test.zone" >"$T_DIR/good.test.zone"
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
@@ -50,6 +54,10 @@ expect outside "www.other.test. A: outside the zone"
 expect big "more than 2000 octets \(max-zone-size\)"
 expect stall "no message within 2 s"
 expect trickle "no message within 2 s"
+expect wrongid "the transfer stopped before its end \(1 messages ignored: another ID or question\)"
+stray() { [ "$(peer_serial "$PORT" stray.test)" = 2 ]; }
+if wait_until 20 stray; then pass "stray: a message of another ID passed over, the zone transferred"
+else fail "stray: not transferred: $(grep stray.test "$T_DIR/shoald.log")"; fi
 check_match "IXFR failed: AXFR tried next" "zone truncated.test: IXFR from 127.0.0.1@$BAD failed .*: trying AXFR" \
 	"$(cat "$T_DIR/shoald.log")"
 status=$("$SHOALCTL" -s "$T_DIR/ctl" zone-status)
