@@ -167,7 +167,8 @@ static int world_start(world_t *w)
 	    zonedb_build(w->was->zones, w->was->zone_count, NULL, NULL, quiet, NULL, &db) < 0)
 		return -1;
 	zonedb_publish(&w->zones, db);
-	if (uv_loop_init(&w->loop) < 0 || notify_out_new(&w->loop, w->was, &w->zones, &w->st, &w->n) < 0)
+	if (uv_loop_init(&w->loop) < 0 ||
+	    notify_out_new(&w->loop, w->was, &w->zones, &w->st, &w->n) < 0)
 		return -1;
 	w->started = uv_now(&w->loop);
 	return 0;
