@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,21 +15,14 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/hot.h"
+#include "server/common/addr.h"
 #include "server/common/log.h"
 #include "server/net/udp.h"
 #include "server/net/worker.h"
 
 QUERY_PATH void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
 {
-	ctx->client_ip = NULL;
-	ctx->client_ip_len = 0;
-	if (peer->sa_family == AF_INET) {
-		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
-		ctx->client_ip_len = 4;
-	} else if (peer->sa_family == AF_INET6) {
-		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in6 *)peer)->sin6_addr;
-		ctx->client_ip_len = 16;
-	}
+	ctx->client_ip_len = (uint8_t)addr_octets(peer, &ctx->client_ip);
 }
 
 /*
