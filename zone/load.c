@@ -714,7 +714,7 @@ static int load_parallel(loader_t *L, const char *file, char **textp, const size
 			st[k].err = SHOAL_ENOMEM;
 		else
 			st[k].started =
-				pthread_create(&st[k].thread, NULL, read_stretch, &st[k]) == 0;
+				zone_thread_start(&st[k].thread, read_stretch, &st[k], (unsigned)k);
 		if (!st[k].err && !st[k].started)
 			read_stretch(&st[k]); /* no thread to be had: read it here */
 	}

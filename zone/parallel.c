@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 
 #include "zone/internal.h"
 
@@ -15,6 +17,20 @@ typedef struct range {
 	pthread_t thread;
 	bool started;
 } range_t;
+
+bool zone_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, unsigned n)
+{
+	char name[16]; /* the kernel keeps 15 characters */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread's mask is its maker's */
+	bool started = pthread_create(t, NULL, fn, arg) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	snprintf(name, sizeof(name), "zone-load-%u", n % 100000);
+	if (started)
+		pthread_setname_np(*t, name);
+	return started;
+}
 
 static void *run_range(void *p)
 {
@@ -35,7 +51,8 @@ size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), vo
 		};
 		/* the caller's thread takes the first range, after starting the others */
 		if (k > 0)
-			r[k].started = pthread_create(&r[k].thread, NULL, run_range, &r[k]) == 0;
+			r[k].started =
+				zone_thread_start(&r[k].thread, run_range, &r[k], (unsigned)k);
 	}
 	run_range(&r[0]);
 	for (size_t k = 1; k < threads; k++) {

@@ -22,6 +22,7 @@
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/common/log.h"
+#include "server/common/thread.h"
 #include "server/events/secondary.h"
 #include "zone/journal.h"
 #include "zone/write.h"
@@ -737,8 +738,6 @@ static bool refresh_in_flight(secondary_t *s, sec_zone_t *sz, bool forced)
 static void *secondary_main(void *arg)
 {
 	secondary_t *s = arg;
-	/* ps -L and top -H show it so; so do the tests that see it stop */
-	pthread_setname_np(pthread_self(), "shoald-xfr-in");
 	stop_flag = &s->stop;
 	give_up_flag = &s->give_up;
 	rcu_register_thread();
@@ -803,13 +802,10 @@ int secondary_start(secondary_t *s)
 {
 	if (!s)
 		return 0;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&s->thread, NULL, secondary_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* ps -L and top -H show it so; so do the tests that see it stop */
+	int e = thread_start(&s->thread, NULL, secondary_main, s, "shoald-xfr-in");
 	if (e)
-		return -e;
+		return e;
 	s->started = true;
 	return 0;
 }

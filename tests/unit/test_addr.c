@@ -34,7 +34,7 @@ static void expect(const char *text, unsigned flags, const char *want, unsigned 
 	if (strcmp(buf, want) || a.bits != bits)
 		fprintf(stderr, "\n  %s: got %s /%u\n", text, buf, a.bits);
 	CU_ASSERT_EQUAL(a.len, a.sa.ss_family == AF_INET ? sizeof(struct sockaddr_in)
-							  : sizeof(struct sockaddr_in6));
+							 : sizeof(struct sockaddr_in6));
 }
 
 /* text is refused with flags, err naming why. */
@@ -202,9 +202,15 @@ static void test_same(void)
 static void test_text_round_trip(void)
 {
 	static const char *const texts[] = {
-		"192.0.2.1@53",		"0.0.0.0@53",	       "255.255.255.255@65535",
-		"::@53",		"::1@5300",	       "2001:db8::1@1",
-		"2001:db8:0:1:1:1:1:1@53", "fe80::1:2@53",     "::192.0.2.1@53",
+		"192.0.2.1@53",
+		"0.0.0.0@53",
+		"255.255.255.255@65535",
+		"::@53",
+		"::1@5300",
+		"2001:db8::1@1",
+		"2001:db8:0:1:1:1:1:1@53",
+		"fe80::1:2@53",
+		"::192.0.2.1@53",
 		"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff@65535",
 	};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -246,9 +252,11 @@ static void test_loopback(void)
 		const char *text;
 		bool loopback;
 	} cases[] = {
-		{ "127.0.0.1", true },	 { "127.255.0.9", true }, { "::1", true },
-		{ "::ffff:127.0.0.2", true }, { "128.0.0.1", false }, { "126.255.255.255", false },
-		{ "::2", false },	 { "::", false },	  { "0.0.0.0", false },
+		{ "127.0.0.1", true },  { "127.255.0.9", true },
+		{ "::1", true },        { "::ffff:127.0.0.2", true },
+		{ "128.0.0.1", false }, { "126.255.255.255", false },
+		{ "::2", false },       { "::", false },
+		{ "0.0.0.0", false },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		addr_parsed_t a = parsed(cases[i].text, 0);

@@ -16,6 +16,7 @@
 
 #include "proto/error.h"
 #include "server/common/addr.h"
+#include "server/common/thread.h"
 #include "tools/flood/flood.h"
 
 #define DEFAULT_DURATION 10.0 /* seconds, when neither -l nor -n is given */
@@ -398,7 +399,8 @@ int main(int argc, char **argv)
 			o.count ? o.count / o.threads + (i < o.count % o.threads) : UINT64_MAX;
 		flood_pace_init(&th[i]);
 		atomic_fetch_add(&running, 1);
-		if (pthread_create(&tid[i], NULL, thread_main, &th[i])) {
+		/* signals to the main thread, which stops the others: their waits run on */
+		if (thread_start(&tid[i], NULL, thread_main, &th[i], "shoal-flood-%u", i)) {
 			fprintf(stderr, "shoal-flood: cannot start thread %u\n", i);
 			return 1;
 		}
