@@ -15,6 +15,7 @@
 #include "server/common/log.h"
 #include "server/common/systemd.h"
 #include "server/common/thread.h"
+#include "server/common/timestamp.h"
 #include "server/events/reload.h"
 
 /*
@@ -310,10 +311,8 @@ static void on_reload_timeout(uv_timer_t *t)
 		return; /* built already: it ends in a moment with its own report */
 	r->abandoned = true;
 	zone_load_cancel(true);
-	char when[32] = "?";
-	struct tm tm;
-	if (gmtime_r(&job->started_at, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char when[TIMESTAMP_TEXT_MAX];
+	timestamp_text(job->started_at, -1, when, sizeof(when));
 	snprintf(r->note, sizeof(r->note),
 		 "%s%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
 		 "the version it had",

@@ -23,6 +23,7 @@
 #include "proto/wire.h"
 #include "server/common/log.h"
 #include "server/common/thread.h"
+#include "server/common/timestamp.h"
 #include "server/events/secondary.h"
 #include "zone/journal.h"
 #include "zone/write.h"
@@ -845,11 +846,8 @@ int secondary_refresh(secondary_t *s, const uint8_t *apex, bool retransfer)
 
 static void format_time(time_t t, char *buf, size_t cap)
 {
-	struct tm tm;
-	if (!t || !gmtime_r(&t, &tm))
+	if (!t || !timestamp_text(t, -1, buf, cap))
 		snprintf(buf, cap, "-");
-	else
-		strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap)
@@ -861,7 +859,7 @@ void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap
 		snprintf(buf, cap, "%s", "");
 		return;
 	}
-	char last[32], next[32];
+	char last[TIMESTAMP_TEXT_MAX], next[TIMESTAMP_TEXT_MAX];
 	pthread_mutex_lock(&s->status_lock);
 	format_time(sz->st.last_refresh, last, sizeof(last));
 	format_time(sz->st.next_refresh, next, sizeof(next));
