@@ -3,6 +3,7 @@
 #ifndef SHOAL_ZONE_INTERNAL_H
 #define SHOAL_ZONE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -237,6 +238,18 @@ int zload_threads(void);
  * run. fn must touch only its range's items. (parallel.c)
  */
 size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
+
+/*
+ * Start fn(arg) on a helper thread of a load with every signal blocked: a
+ * process's signals are its main thread's. fn calls zone_thread_name
+ * first. The daemon starts its own threads so with thread_start
+ * (server/common/thread.c), which zone/ cannot include. True when it
+ * started. (parallel.c)
+ */
+bool zone_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
+/* Name the calling helper thread n of a load "zone-load-N", as ps -L and top -H show it. */
+void zone_thread_name(unsigned n);
 
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the

@@ -476,6 +476,7 @@ typedef struct stretch {
 	const ldns_rdf *origin;
 	uint8_t zorigin[NAME_MAXLEN]; /* the scanner's */
 	int err;
+	unsigned index; /* its place in the file: helper thread `index` reads it */
 	pthread_t thread;
 	bool started;
 } stretch_t;
@@ -490,6 +491,13 @@ static void *read_stretch(void *arg)
 		st->err = load_text(&st->L, st->file, st->text, st->size, st->first_line, &st->orig,
 				    &st->ttl, st->origin, 0);
 	return NULL;
+}
+
+/* A stretch on a helper thread of its own. */
+static void *stretch_thread(void *arg)
+{
+	zone_thread_name(((stretch_t *)arg)->index);
+	return read_stretch(arg);
 }
 
 static int load_threads_set; /* zone_load_set_threads; 0: the CPUs online */
@@ -700,7 +708,8 @@ static int load_parallel(loader_t *L, const char *file, char **textp, const size
 				     .first_line = lines[k],
 				     .orig = ldns ? ldns_rdf_clone(orig) : NULL,
 				     .ttl = ttl,
-				     .origin = origin };
+				     .origin = origin,
+				     .index = (unsigned)k };
 		st[k].L = (loader_t){ .msg = keep_msg,
 				      .msg_arg = &st[k].msgs,
 				      .b = zbuild_new(file, zbuild_origin(L->b), keep_msg,
@@ -713,8 +722,7 @@ static int load_parallel(loader_t *L, const char *file, char **textp, const size
 		if ((ldns && (!st[k].orig || !st[k].L.rdata)) || !st[k].L.b)
 			st[k].err = SHOAL_ENOMEM;
 		else
-			st[k].started =
-				pthread_create(&st[k].thread, NULL, read_stretch, &st[k]) == 0;
+			st[k].started = zone_thread_start(&st[k].thread, stretch_thread, &st[k]);
 		if (!st[k].err && !st[k].started)
 			read_stretch(&st[k]); /* no thread to be had: read it here */
 	}

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 
 #include "zone/internal.h"
 
@@ -12,15 +14,41 @@ typedef struct range {
 	void (*fn)(void *arg, size_t from, size_t to);
 	void *arg;
 	size_t from, to;
+	unsigned index; /* its place in the loop: helper thread `index` runs it */
 	pthread_t thread;
 	bool started;
 } range_t;
+
+bool zone_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread's mask is its maker's */
+	bool started = pthread_create(t, NULL, fn, arg) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+void zone_thread_name(unsigned n)
+{
+	char name[16]; /* the kernel keeps 15 characters */
+	snprintf(name, sizeof(name), "zone-load-%u", n % 100000);
+	pthread_setname_np(pthread_self(), name);
+}
 
 static void *run_range(void *p)
 {
 	range_t *r = p;
 	r->fn(r->arg, r->from, r->to);
 	return NULL;
+}
+
+/* A range on a helper thread of its own. */
+static void *range_thread(void *p)
+{
+	range_t *r = p;
+	zone_thread_name(r->index);
+	return run_range(r);
 }
 
 size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg)
@@ -31,11 +59,15 @@ size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), vo
 		threads = n / PARALLEL_MIN ? n / PARALLEL_MIN : 1;
 	for (size_t k = 0; k < threads; k++) {
 		r[k] = (range_t){
-			.fn = fn, .arg = arg, .from = n * k / threads, .to = n * (k + 1) / threads
+			.fn = fn,
+			.arg = arg,
+			.from = n * k / threads,
+			.to = n * (k + 1) / threads,
+			.index = (unsigned)k,
 		};
 		/* the caller's thread takes the first range, after starting the others */
 		if (k > 0)
-			r[k].started = pthread_create(&r[k].thread, NULL, run_range, &r[k]) == 0;
+			r[k].started = zone_thread_start(&r[k].thread, range_thread, &r[k]);
 	}
 	run_range(&r[0]);
 	for (size_t k = 1; k < threads; k++) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "server/common/log.h"
+#include "server/common/timestamp.h"
 
 const char *const log_level_names[] = { "error", "warning", "notice", "info", "debug", NULL };
 
@@ -132,13 +133,8 @@ static int log_head(enum log_level level, char *line, size_t cap)
 		/* "<N>" gives the journal the line's priority (sd-daemon(3)) */
 		head = snprintf(line, cap, "<%d>%s: ", syslog_prio[level], log_level_names[level]);
 	} else {
-		struct timespec ts;
-		struct tm tm;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		head = (int)strftime(line, cap, "%Y-%m-%dT%H:%M:%S", &tm);
-		head += snprintf(line + head, cap - (size_t)head,
-				 ".%03ldZ %s: ", ts.tv_nsec / 1000000L, log_level_names[level]);
+		head = (int)timestamp_now(line, cap);
+		head += snprintf(line + head, cap - (size_t)head, " %s: ", log_level_names[level]);
 	}
 	return head;
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "server/common/addr.h"
+
 /* An entry's key: the index of a configured TSIG key, or ACL_NOKEY (unsigned). */
 #define ACL_NOKEY (-1)
 
@@ -25,15 +27,15 @@ enum acl_kind {
 };
 
 /*
- * One entry. For ACL_MATCH, addr holds the network (port 0) and prefix
- * the bits that must match; for ACL_TARGET, addr is the server's address
- * and port, prefix the whole address. key is resolved by the caller from
- * the name acl_entry_parse gives back.
+ * One entry. For ACL_MATCH, addr holds the network (port 0) and net the
+ * prefix peers must lie in; for ACL_TARGET, addr is the server's address
+ * and port, net the whole address. key is resolved by the caller from the
+ * name acl_entry_parse gives back.
  */
 typedef struct acl_entry {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	uint8_t prefix;
+	addr_prefix_t net;
 	int key;
 	char text[ACL_TEXT_MAX]; /* the address part as written ("192.0.2.1@5300"), for logs */
 } acl_entry_t;
@@ -45,13 +47,13 @@ typedef struct acl {
 } acl_t;
 
 /*
- * Parse one entry, "ADDR[/PREFIX] KEY" or "ADDR[@PORT] KEY" by kind, KEY
- * being a key name or NOKEY (any case); IPv6 addresses may be written in
- * brackets. Sets *e (key ACL_NOKEY) and copies the key name into
- * key_name[0..key_cap) ("" for NOKEY), for the caller to resolve. Returns
- * 0, or SHOAL_ESYNTAX with the reason in err: not an address, a prefix or
- * port out of range, a prefix with host bits set, no key word, words
- * after it.
+ * Parse one entry, "ADDR[/PREFIX] KEY" or "ADDR[@PORT] KEY" by kind (the
+ * address as addr_parse reads it: IPv6 in brackets or not, IPv4-mapped as
+ * IPv4), KEY being a key name or NOKEY (any case). Sets *e (key ACL_NOKEY)
+ * and copies the key name into key_name[0..key_cap) ("" for NOKEY), for
+ * the caller to resolve. Returns 0, or SHOAL_ESYNTAX with the reason in
+ * err: not an address, a prefix or port out of range, a prefix with host
+ * bits set, no key word, words after it.
  */
 int acl_entry_parse(const char *text, enum acl_kind kind, acl_entry_t *e, char *key_name,
 		    size_t key_cap, char *err, size_t errlen);
@@ -77,8 +79,5 @@ bool acl_entry_matches(const acl_entry_t *e, const struct sockaddr *peer);
  * only.
  */
 const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key);
-
-/* peer as "ADDR@PORT" (IPv4-mapped shown as IPv4) into buf; returns buf. */
-const char *acl_addr_text(const struct sockaddr *peer, char *buf, size_t cap);
 
 #endif

@@ -2,11 +2,9 @@
 /* shoald's configuration: the option table, the YAML loader, the command line, --help. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -220,41 +218,13 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 int conf_parse_listen(const char *text, listen_addr_t *a)
 {
-	char host[INET6_ADDRSTRLEN + 2];
-	const char *at = strrchr(text, '@');
-	size_t hlen = at ? (size_t)(at - text) : strlen(text);
-	unsigned long port = 53;
-	if (hlen == 0 || hlen >= sizeof(host))
+	addr_parsed_t p;
+	if (addr_parse(text, ADDR_PORT, &p, NULL, 0) < 0)
 		return SHOAL_EINVAL;
-	/* "[::1]@53" is accepted too, as people write v6 addresses with ports */
-	if (hlen > 2 && text[0] == '[' && text[hlen - 1] == ']') {
-		text++;
-		hlen -= 2;
-	}
-	memcpy(host, text, hlen);
-	host[hlen] = '\0';
-	if (at) {
-		char *end;
-		errno = 0;
-		port = strtoul(at + 1, &end, 10);
-		if (errno || end == at + 1 || *end || port == 0 || port > 65535)
-			return SHOAL_EINVAL;
-	}
 	memset(a, 0, sizeof(*a));
-	struct sockaddr_in *in4 = (struct sockaddr_in *)&a->addr;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->addr;
-	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons((uint16_t)port);
-		a->addr_len = sizeof(*in4);
-	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-		a->addr_len = sizeof(*in6);
-	} else {
-		return SHOAL_EINVAL;
-	}
-	snprintf(a->text, sizeof(a->text), "%s@%lu", host, port);
+	a->addr = p.sa;
+	a->addr_len = p.len;
+	addr_text((const struct sockaddr *)&a->addr, a->text, sizeof(a->text));
 	return 0;
 }
 

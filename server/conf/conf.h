@@ -282,7 +282,11 @@ bool conf_help_entry(size_t i, conf_help_entry_t *e);
 /* Print the --help text: every conf_help_entry. */
 void conf_print_help(FILE *out);
 
-/* Parse "ADDR@PORT" (or "ADDR", port 53) into *a. Returns 0 or SHOAL_EINVAL. */
+/*
+ * Parse "ADDR@PORT" (or "ADDR", port 53; IPv6 in brackets or not) into *a,
+ * as addr_parse with ADDR_PORT does, its text addr_text's. Returns 0 or
+ * SHOAL_EINVAL.
+ */
 int conf_parse_listen(const char *text, listen_addr_t *a);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "proto/error.h"
+#include "server/common/addr.h"
 #include "server/conf/conf.h"
 
 /* *dst = a copy of src (NULL stays NULL). False when out of memory. */
@@ -166,8 +167,8 @@ bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j)
 static bool acl_entry_same(const conf_t *a, const acl_entry_t *x, const conf_t *b,
 			   const acl_entry_t *y)
 {
-	if (x->addr_len != y->addr_len || memcmp(&x->addr, &y->addr, x->addr_len) ||
-	    x->prefix != y->prefix || strcmp(x->text, y->text))
+	if (!addr_same((const struct sockaddr *)&x->addr, (const struct sockaddr *)&y->addr) ||
+	    x->net.bits != y->net.bits || strcmp(x->text, y->text))
 		return false;
 	if (x->key == ACL_NOKEY || y->key == ACL_NOKEY)
 		return x->key == y->key;

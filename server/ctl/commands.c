@@ -13,6 +13,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/timestamp.h"
 #include "server/ctl/control.h"
 #include "server/ctl/internal.h"
 #include "zone/journal.h"
@@ -94,10 +95,8 @@ static void cmd_zone_status(control_client_t *c, const char *arg)
 	for (size_t i = 0; i < n && ok; i++) {
 		zone_info_t info;
 		zonedb_zone_info(db, i, &info);
-		char when[32] = "-";
-		struct tm tm;
-		if (info.loaded && gmtime_r(&info.loaded_at, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		char when[TIMESTAMP_TEXT_MAX];
+		timestamp_text(info.loaded_at, -1, when, sizeof(when));
 		/* the IXFR history: how far back a secondary can be brought by changes */
 		char hist[128] = "";
 		const zone_t *z = zonedb_zone(db, i);

@@ -3,7 +3,6 @@
  * time, and open to the clients metrics-allow lists. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/addr.h"
 #include "server/common/log.h"
 #include "server/ctl/client.h"
 #include "server/ctl/metrics.h"
@@ -178,29 +178,18 @@ static void on_client_timeout(uv_timer_t *t)
 	client_close(t->data);
 }
 
-/* The peer's address of the connection fd, as 4 or 16 octets. Returns false when it is gone. */
+/* The peer's address of the connection fd, as addr_octets gives it. Returns false when it is gone.
+ */
 static bool peer_ip(int fd, uint8_t ip[16], uint8_t *ip_len)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
+	const uint8_t *octets;
 	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
 		return false;
-	if (ss.ss_family == AF_INET) {
-		memcpy(ip, &((struct sockaddr_in *)&ss)->sin_addr, 4);
-		*ip_len = 4;
-	} else {
-		memcpy(ip, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
-		*ip_len = 16;
-	}
+	*ip_len = (uint8_t)addr_octets((const struct sockaddr *)&ss, &octets);
+	memcpy(ip, octets, *ip_len);
 	return true;
-}
-
-static bool allowed(const metrics_t *m, const uint8_t *ip, size_t ip_len)
-{
-	for (size_t i = 0; i < m->allow.count; i++)
-		if (addr_prefix_match(&m->allow.items[i], ip, ip_len))
-			return true;
-	return false;
 }
 
 /*
@@ -244,11 +233,11 @@ static bool on_client_accepted(acceptor_t *a, int fd)
 	client_set_t *set = a->data;
 	metrics_t *m = set->data;
 	uint8_t ip[16] = { 0 }, ip_len = 0;
-	if (!peer_ip(fd, ip, &ip_len) || !allowed(m, ip, ip_len)) {
-		char text[INET6_ADDRSTRLEN] = "?";
-		inet_ntop(ip_len == 4 ? AF_INET : AF_INET6, ip, text, sizeof(text));
+	if (!peer_ip(fd, ip, &ip_len) || !addr_prefix_list_match(&m->allow, ip, ip_len)) {
+		char text[INET6_ADDRSTRLEN];
 		log_debug("metrics %s: a client from %s is not in metrics-allow: closed", m->text,
-			  ip_len ? text : "an address gone");
+			  ip_len ? addr_ip_text(ip, ip_len, text, sizeof(text))
+				 : "an address gone");
 		close(fd);
 		return true;
 	}
@@ -332,18 +321,9 @@ int metrics_open(metrics_t **out, const metrics_env_t *env, const listen_addr_t 
 	return 0;
 }
 
-/* Is addr on loopback (127.0.0.0/8, ::1), where only this host's clients reach it? */
-static bool is_loopback(const listen_addr_t *addr)
-{
-	if (addr->addr.ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)&addr->addr)->sin_addr.s_addr) >> 24) ==
-		       127;
-	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&addr->addr)->sin6_addr);
-}
-
 void metrics_warn_reach(const listen_addr_t *addr, const addr_prefix_list_t *allow)
 {
-	if (!addr->addr_len || is_loopback(addr))
+	if (!addr->addr_len || addr_is_loopback((const struct sockaddr *)&addr->addr))
 		return;
 	char list[512] = "";
 	for (size_t i = 0; i < allow->count; i++) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/addr.h"
 #include "server/common/log.h"
 #include "server/common/path.h"
 #include "server/daemon/instance.h"
@@ -38,23 +39,6 @@ struct instance {
 	bool pid_ours;  /* pid_fd is locked and names this process: release empties it */
 	bool handed;    /* the sockets went to a taker, which writes the pid file next */
 };
-
-/* "127.0.0.1@5353", "::1@53": an address as the kernel has it, whatever was written. */
-static void addr_key(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port;
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-	} else {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-	}
-	snprintf(buf, len, "%s@%u", host, port);
-}
 
 /* Fill h's name from /proc/PID/comm ("" when it cannot be read). */
 static void holder_comm(instance_holder_t *h)
@@ -110,8 +94,9 @@ void instance_find_holder(unsigned long inode, instance_holder_t *h)
  */
 static bool lock_path(const listen_addr_t *a, const char *folder, char *buf, size_t len)
 {
-	char key[INET6_ADDRSTRLEN + 8];
-	addr_key(&a->addr, key, sizeof(key));
+	/* the address as the kernel has it, whatever was written: "127.0.0.1@5353", "::1@53" */
+	char key[ADDR_TEXT_MAX];
+	addr_text((const struct sockaddr *)&a->addr, key, sizeof(key));
 	struct stat st;
 	unsigned long net = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long)st.st_ino : 0;
 	int n = snprintf(buf, len, "%s/shoald.instance.%lu.%s", folder, net, key);
@@ -165,23 +150,9 @@ static bool overlaps(const listen_addr_t *a, const uint32_t src[4])
 {
 	static const uint8_t zero[16];
 	const uint8_t *ours, *theirs = (const uint8_t *)src;
-	size_t len;
-	if (a->addr.ss_family == AF_INET) {
-		ours = (const uint8_t *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
-		len = 4;
-	} else {
-		ours = (const uint8_t *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr;
-		len = 16;
-	}
+	size_t len = addr_octets((const struct sockaddr *)&a->addr, &ours);
 	/* a wildcard on either side takes the port on every address of the family */
 	return !memcmp(ours, zero, len) || !memcmp(theirs, zero, len) || !memcmp(ours, theirs, len);
-}
-
-static uint16_t addr_port(const listen_addr_t *a)
-{
-	return a->addr.ss_family == AF_INET
-		       ? ntohs(((const struct sockaddr_in *)&a->addr)->sin_port)
-		       : ntohs(((const struct sockaddr_in6 *)&a->addr)->sin6_port);
 }
 
 /* A socket found on the port: what the refusal says about it. */
@@ -221,7 +192,7 @@ static int diag_port(const listen_addr_t *a, int protocol, found_t *f)
 		rc = -errno;
 		goto done;
 	}
-	uint16_t port = addr_port(a);
+	uint16_t port = addr_port((const struct sockaddr *)&a->addr);
 	for (bool more = true; more;) {
 		long buf[8192 / sizeof(long)]; /* aligned for the netlink headers */
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
@@ -251,7 +222,9 @@ static int diag_port(const listen_addr_t *a, int protocol, found_t *f)
 			f->protocol = protocol;
 			f->uid = m->idiag_uid;
 			f->inode = m->idiag_inode;
-			inet_ntop(a->addr.ss_family, m->id.idiag_src, f->where, sizeof(f->where));
+			addr_ip_text((const uint8_t *)m->id.idiag_src,
+				     a->addr.ss_family == AF_INET ? 4 : 16, f->where,
+				     sizeof(f->where));
 		}
 	}
 done:

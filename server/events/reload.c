@@ -4,7 +4,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,8 @@
 #include "proto/error.h"
 #include "server/common/log.h"
 #include "server/common/systemd.h"
+#include "server/common/thread.h"
+#include "server/common/timestamp.h"
 #include "server/events/reload.h"
 
 /*
@@ -310,10 +311,8 @@ static void on_reload_timeout(uv_timer_t *t)
 		return; /* built already: it ends in a moment with its own report */
 	r->abandoned = true;
 	zone_load_cancel(true);
-	char when[32] = "?";
-	struct tm tm;
-	if (gmtime_r(&job->started_at, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char when[TIMESTAMP_TEXT_MAX];
+	timestamp_text(job->started_at, -1, when, sizeof(when));
 	snprintf(r->note, sizeof(r->note),
 		 "%s%s%s started %s abandoned after %u s (reload-timeout): every zone keeps "
 		 "the version it had",
@@ -385,18 +384,13 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_do
 	r->running = true;
 	zone_load_cancel(false);
 	log_info("%s%s%s started", job->what, only ? " of " : "", only ? only : "");
-	/* the reload thread takes no signals: the main loop handles them all */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&r->thread, NULL, reload_main, job);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int e = thread_start(&r->thread, NULL, reload_main, job, "shoald-reload");
 	if (e) {
-		log_error("cannot start the reload thread: %s", shoal_strerror(-e));
+		log_error("cannot start the reload thread: %s", shoal_strerror(e));
 		r->job = NULL;
 		r->running = false;
 		job_free(job);
-		return -e;
+		return e;
 	}
 	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
 	systemd_reloading();

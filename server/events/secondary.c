@@ -19,6 +19,8 @@
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/common/log.h"
+#include "server/common/thread.h"
+#include "server/common/timestamp.h"
 #include "server/events/requestor.h"
 #include "server/events/secondary.h"
 #include "zone/journal.h"
@@ -632,8 +634,6 @@ static bool refresh_in_flight(secondary_t *s, sec_zone_t *sz, bool forced)
 static void *secondary_main(void *arg)
 {
 	secondary_t *s = arg;
-	/* ps -L and top -H show it so; so do the tests that see it stop */
-	pthread_setname_np(pthread_self(), "shoald-xfr-in");
 	rcu_register_thread();
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		adopt(s);
@@ -696,13 +696,10 @@ int secondary_start(secondary_t *s)
 {
 	if (!s)
 		return 0;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&s->thread, NULL, secondary_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* ps -L and top -H show it so; so do the tests that see it stop */
+	int e = thread_start(&s->thread, NULL, secondary_main, s, "shoald-xfr-in");
 	if (e)
-		return -e;
+		return e;
 	s->started = true;
 	return 0;
 }
@@ -742,11 +739,8 @@ int secondary_refresh(secondary_t *s, const uint8_t *apex, bool retransfer)
 
 static void format_time(time_t t, char *buf, size_t cap)
 {
-	struct tm tm;
-	if (!t || !gmtime_r(&t, &tm))
+	if (!t || !timestamp_text(t, -1, buf, cap))
 		snprintf(buf, cap, "-");
-	else
-		strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap)
@@ -758,7 +752,7 @@ void secondary_status(secondary_t *s, const uint8_t *apex, char *buf, size_t cap
 		snprintf(buf, cap, "%s", "");
 		return;
 	}
-	char last[32], next[32];
+	char last[TIMESTAMP_TEXT_MAX], next[TIMESTAMP_TEXT_MAX];
 	pthread_mutex_lock(&s->status_lock);
 	format_time(sz->st.last_refresh, last, sizeof(last));
 	format_time(sz->st.next_refresh, next, sizeof(next));

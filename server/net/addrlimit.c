@@ -2,12 +2,12 @@
 /* Connections per client address: SipHash-indexed atomic counts shared by every worker. */
 #include "config.h"
 
-#include <netinet/in.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/error.h"
+#include "server/common/addr.h"
 #include "server/net/addrlimit.h"
 
 struct addrlimit {
@@ -35,32 +35,18 @@ void addrlimit_free(addrlimit_t *a)
 	free(a);
 }
 
-/* The prefix of an IPv4-mapped IPv6 address, ::ffff:0:0/96 (RFC 4291 2.5.5.2). */
-static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
 /* The count of peer's address (its /64 for IPv6), or NULL for another family. */
 static uint32_t *slot_of(addrlimit_t *a, const struct sockaddr *peer)
 {
-	uint8_t key[9];
-	size_t n;
-	if (peer->sa_family == AF_INET) {
-		key[0] = 4;
-		memcpy(key + 1, &((const struct sockaddr_in *)peer)->sin_addr, 4);
-		n = 5;
-	} else if (peer->sa_family == AF_INET6) {
-		const uint8_t *ip = ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr;
-		if (memcmp(ip, v4_mapped, sizeof(v4_mapped)) == 0) {
-			key[0] = 4;
-			memcpy(key + 1, ip + 12, 4);
-			n = 5;
-		} else {
-			key[0] = 6;
-			memcpy(key + 1, ip, 8);
-			n = 9;
-		}
-	} else {
+	const uint8_t *ip;
+	size_t len = addr_octets(peer, &ip);
+	if (!len)
 		return NULL;
-	}
+	/* IPv6: the /64, the interface ID being the host's to choose (RFC 4291 2.5.4) */
+	uint8_t key[9] = { (uint8_t)len };
+	size_t n = len == 4 ? 4 : 8;
+	memcpy(key + 1, ip, n);
+	n++;
 	uint8_t h[crypto_shorthash_BYTES];
 	crypto_shorthash(h, key, n, a->key);
 	return &a->counts[(h[0] | (unsigned)h[1] << 8) % ADDRLIMIT_SLOTS];

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/addr.h"
 #include "server/common/log.h"
 #include "server/net/socket.h"
 
@@ -276,21 +277,10 @@ bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e)
 	return true;
 }
 
-/* The same address and port (and IPv6 scope). */
-static bool sockaddr_same(const struct sockaddr_storage *x, const struct sockaddr_storage *y)
+/* The same address, port and IPv6 scope (addr_same). */
+static bool listen_same(const listen_addr_t *x, const listen_addr_t *y)
 {
-	if (x->ss_family != y->ss_family)
-		return false;
-	if (x->ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const void *)x, *b = (const void *)y;
-		return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
-	}
-	if (x->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const void *)x, *b = (const void *)y;
-		return a->sin6_port == b->sin6_port && a->sin6_scope_id == b->sin6_scope_id &&
-		       !memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr));
-	}
-	return false;
+	return addr_same((const struct sockaddr *)&x->addr, (const struct sockaddr *)&y->addr);
 }
 
 /* An int socket option of fd, or -1 when it cannot be read. */
@@ -321,7 +311,8 @@ static int given_check(const socket_given_t *g, enum socket_mode mode, char *err
 	else if (sockopt_int(g->fd, SO_DOMAIN) != g->addr.addr.ss_family)
 		why = "not of that address family";
 	else if (getsockname(g->fd, (struct sockaddr *)&bound, &blen) < 0 ||
-		 !sockaddr_same(&bound, &g->addr.addr))
+		 !addr_same((const struct sockaddr *)&bound,
+			    (const struct sockaddr *)&g->addr.addr))
 		why = "not bound to that address";
 	else if (shared_udp && reuseport != 0)
 		why = "has SO_REUSEPORT, which socket-mode shared does not use";
@@ -356,7 +347,7 @@ static socket_given_t *given_find(socket_given_t *given, size_t n, enum socket_k
 {
 	for (size_t i = 0; i < n; i++)
 		if (given[i].fd >= 0 && given[i].kind == kind && given[i].worker == w &&
-		    sockaddr_same(&given[i].addr.addr, &a->addr))
+		    listen_same(&given[i].addr, a))
 			return &given[i];
 	return NULL;
 }
@@ -367,14 +358,13 @@ static int given_count(socket_given_t *given, size_t n, enum socket_kind kind,
 {
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		if (given[i].fd >= 0 && given[i].kind == kind &&
-		    sockaddr_same(&given[i].addr.addr, &a->addr))
+		if (given[i].fd >= 0 && given[i].kind == kind && listen_same(&given[i].addr, a))
 			total++;
 	for (unsigned w = 0; w < total; w++) {
 		socket_given_t *g = given_find(given, n, kind, a, w);
 		for (size_t i = 0; g && i < n; i++)
 			if (&given[i] != g && given[i].fd >= 0 && given[i].kind == kind &&
-			    given[i].worker == w && sockaddr_same(&given[i].addr.addr, &a->addr))
+			    given[i].worker == w && listen_same(&given[i].addr, a))
 				g = NULL;
 		if (!g)
 			return -1;
@@ -476,7 +466,7 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 	size_t common = 0;
 	for (size_t a = 0; a < n_addrs; a++)
 		for (size_t i = 0; i < n_given; i++)
-			if (sockaddr_same(&given[i].addr.addr, &addrs[a].addr)) {
+			if (listen_same(&given[i].addr, &addrs[a])) {
 				common++;
 				break;
 			}

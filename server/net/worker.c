@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,21 +15,15 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/hot.h"
+#include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/thread.h"
 #include "server/net/udp.h"
 #include "server/net/worker.h"
 
 QUERY_PATH void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
 {
-	ctx->client_ip = NULL;
-	ctx->client_ip_len = 0;
-	if (peer->sa_family == AF_INET) {
-		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
-		ctx->client_ip_len = 4;
-	} else if (peer->sa_family == AF_INET6) {
-		ctx->client_ip = (const uint8_t *)&((const struct sockaddr_in6 *)peer)->sin6_addr;
-		ctx->client_ip_len = 16;
-	}
+	ctx->client_ip_len = (uint8_t)addr_octets(peer, &ctx->client_ip);
 }
 
 /*
@@ -311,13 +304,13 @@ static bool worker_pin_attr(const workers_t *ws, size_t i, pthread_attr_t *attr)
 	return true;
 }
 
-/* pthread_create, pinned as worker_pin_attr says for worker i. */
+/* thread_start, pinned as worker_pin_attr says for worker i. Returns 0 or -errno. */
 static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, void *(*fn)(void *),
-				void *arg)
+				void *arg, const char *name)
 {
 	pthread_attr_t attr;
 	bool pinned = worker_pin_attr(ws, i, &attr);
-	int e = pthread_create(t, pinned ? &attr : NULL, fn, arg);
+	int e = thread_start(t, pinned ? &attr : NULL, fn, arg, "%s", name);
 	if (pinned)
 		pthread_attr_destroy(&attr);
 	return e;
@@ -325,16 +318,13 @@ static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, voi
 
 int workers_start(workers_t *ws, char *err, size_t errlen)
 {
-	/* workers take no signals: the main loop handles them all */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = 0;
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
-		int e = worker_thread_create(ws, i, &w->thread, worker_main, w);
-		if (e) {
-			rc = -e;
+		char name[32];
+		snprintf(name, sizeof(name), "shoald-tcp-%zu", i); /* its loop: TCP */
+		rc = worker_thread_create(ws, i, &w->thread, worker_main, w, name);
+		if (rc) {
 			snprintf(err, errlen, "cannot start worker %zu: %s", i, shoal_strerror(rc));
 			break;
 		}
@@ -358,16 +348,16 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 		worker_t *w = &ws->w[i];
 		for (size_t a = 0; rc == 0 && a < w->udp_count; a++) {
 			udp_receiver_t *r = &w->udp[a];
-			int e = worker_thread_create(ws, i, &r->thread, udp_receiver_main, r);
-			if (e) {
-				rc = -e;
+			char name[48];
+			snprintf(name, sizeof(name), "shoald-udp-%zu-%zu", i,
+				 a); /* worker, address */
+			rc = worker_thread_create(ws, i, &r->thread, udp_receiver_main, r, name);
+			if (rc)
 				snprintf(err, errlen, "cannot start worker %zu's UDP receiver: %s",
 					 i, shoal_strerror(rc));
-			}
-			r->thread_started = e == 0;
+			r->thread_started = rc == 0;
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 

@@ -113,9 +113,10 @@ struct workers {
 };
 
 /*
- * Point ctx's client address at peer's address octets (4 or 16; none for
- * another family), for cookies and rate limiting. ctx keeps the pointer:
- * peer must outlive the answer. Worker thread.
+ * Point ctx's client address at peer's address octets (addr_octets: 4, an
+ * IPv4-mapped address's too, or 16; none for another family), for cookies
+ * and rate limiting. ctx keeps the pointer: peer must outlive the answer.
+ * Worker thread.
  */
 void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer);
 

@@ -2,7 +2,6 @@
 /* Response rate limiting: classes hashed with SipHash into one table of atomic counters. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,9 +202,9 @@ static void log_class(const rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_
 	wk->log_lines++;
 	unsigned bits = ip_len == 4 ? r->ipv4_prefix : r->ipv6_prefix;
 	uint8_t net[16];
-	char addr[INET6_ADDRSTRLEN] = "?", name[1024] = ".", type[16] = "";
+	char addr[INET6_ADDRSTRLEN], name[1024] = ".", type[16] = "";
 	addr_mask_copy(net, ip, ip_len, bits);
-	inet_ntop(ip_len == 4 ? AF_INET : AF_INET6, net, addr, sizeof(addr));
+	addr_ip_text(net, ip_len, addr, sizeof(addr));
 	if (info->name_len && name_to_text(info->name, name, sizeof(name)) < 0)
 		snprintf(name, sizeof(name), "?");
 	if (info->kind != ANSWER_NXDOMAIN && info->kind != ANSWER_ERROR)
@@ -230,9 +229,8 @@ QUERY_PATH enum rrl_verdict rrl_check(rrl_t *r, rrl_worker_t *wk, const uint8_t 
 	uint32_t limit = r->rates[info->kind];
 	if (limit == 0 || (ip_len != 4 && ip_len != 16))
 		return RRL_SEND;
-	for (size_t i = 0; i < r->exempt.count; i++)
-		if (addr_prefix_match(&r->exempt.items[i], ip, ip_len))
-			return RRL_SEND;
+	if (addr_prefix_list_match(&r->exempt, ip, ip_len))
+		return RRL_SEND;
 	uint8_t key[KEY_MAX];
 	uint8_t h[crypto_shorthash_BYTES];
 	crypto_shorthash(h, key, class_key(r, ip, ip_len, info, key), r->key);

@@ -10,6 +10,7 @@
 #include "proto/error.h"
 #include "proto/serial.h"
 #include "proto/tsig.h"
+#include "server/common/addr.h"
 #include "server/common/log.h"
 #include "server/query/transfer.h"
 #include "zone/journal.h"
@@ -32,14 +33,14 @@ typedef struct xfr_stream {
 	uint64_t octets;
 	time_t started;
 	char zone[NAME_TEXT_MAX];
-	char peer[64];
+	char peer[ADDR_TEXT_MAX];
 } xfr_stream_t;
 
 /* A request, as far as the checks common to TCP and UDP take it. */
 typedef struct request {
 	query_t q;
 	const struct sockaddr *peer;
-	char peer_text[64];
+	char peer_text[ADDR_TEXT_MAX];
 	tsig_ctx_t tsig;
 	bool has_tsig; /* the request carried a TSIG RR (verified or not) */
 	int key;       /* the key it was verified with, or ACL_NOKEY */
@@ -399,17 +400,6 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 
 /* ---- NOTIFY in ---- */
 
-/* Whether peer is one of the zone's primaries (any port), with the key it signed with. */
-static bool from_primary(const conf_zone_xfr_t *zx, const struct sockaddr *peer, int key)
-{
-	for (size_t k = 0; k < zx->primaries.count; k++) {
-		const acl_entry_t *e = &zx->primaries.entries[k];
-		if (e->key == key && acl_entry_matches(e, peer))
-			return true;
-	}
-	return false;
-}
-
 /* The serial of the SOA a NOTIFY may carry in its answer section (RFC 1996 3.7). */
 static bool notify_serial(const query_t *q, uint32_t *serial)
 {
@@ -454,8 +444,9 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 			    r->peer_text);
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOTAUTH, 0);
 	}
-	bool allowed = zx->allow_notify_set ? acl_find(&zx->allow_notify, r->peer, r->key) != NULL
-					    : from_primary(zx, r->peer, r->key);
+	/* by default the primaries, from any port: not only the one transfers go to */
+	const acl_t *from = zx->allow_notify_set ? &zx->allow_notify : &zx->primaries;
+	bool allowed = acl_find(from, r->peer, r->key) != NULL;
 	if (!allowed) {
 		stats_add(&t->stats->notify_refused, 1);
 		refusal_log(t, "NOTIFY %s from %s%s: not a primary (allow-notify): REFUSED", zone,
@@ -520,7 +511,7 @@ static long handle(transfer_t *t, const zonedb_t *db, const struct sockaddr *pee
 	r.zc = zonedb_owner(db) ? zonedb_owner(db) : t->cfg;
 	r.has_tsig = false;
 	memset(&r.tsig, 0, sizeof(r.tsig));
-	acl_addr_text(peer, r.peer_text, sizeof(r.peer_text));
+	addr_text(peer, r.peer_text, sizeof(r.peer_text));
 	char zone[NAME_TEXT_MAX] = "?";
 	if (r.q.has_question && name_to_text(r.q.qname, zone, sizeof(zone)) < 0)
 		strcpy(zone, "?");

@@ -8,7 +8,6 @@
 # folder every user may write is refused.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-HOLDTHREAD=$SHOAL_BUILDDIR/tests/integration/holdthread
 ZONE=$T_DIR/files.test.zone
 # write_zone LAST-OCTET [EXTRA-LINE]: the zone, www's address ending in LAST-OCTET; line 6 is
 # EXTRA-LINE when given
@@ -91,35 +90,12 @@ out=$("$SHOALD" --check --takeover "$T_DIR/open/ctl" --zone "files.test=$ZONE" 2
 check_eq "a takeover from a folder all may write fails" 1 $?
 check_match "and says why" "takeover $T_DIR/open/ctl: every user may write $T_DIR/open \(mode 0777, not sticky\)" "$out"
 
-# A reload thread stuck in the kernel: holdthread stops the next thread shoald makes as it
-# opens the zone file, and keeps it there.
-# hold_reload: start holdthread on SHOALD_PID, then a reload; sets HOLD_PID, RELOAD_PID.
-# An attach that fails (seen once on a loaded machine, after one had worked) is tried again
-# before the case is skipped (77).
-hold_reload() {
-	local try
-	for try in 1 2 3; do
-		"$HOLDTHREAD" "$SHOALD_PID" >"$T_DIR/hold.out" 2>&1 &
-		HOLD_PID=$!
-		T_PIDS="$T_PIDS $HOLD_PID"
-		wait_line "$T_DIR/hold.out" "^attached|cannot trace" || return 1
-		grep -q '^attached' "$T_DIR/hold.out" && break
-		wait_within "$HOLD_PID"
-		[ $try -eq 3 ] && return 77
-		sleep 1
-	done
-	timeout 120 "$SHOALCTL" -s "$CTL" reload >"$T_DIR/reload.out" 2>&1 &
-	RELOAD_PID=$!
-	T_PIDS="$T_PIDS $RELOAD_PID"
-	wait_line "$T_DIR/hold.out" "^held " || return 1
-}
-
 # SIGTERM while the reload is stuck: shoald exits after its grace time, without the thread.
 : >"$T_DIR/shoald.log"
 write_zone 17
 start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --control "$CTL" \
 	--zone "files.test=$ZONE" || exit 99
-hold_reload
+hold_reload "$CTL"
 rc=$?
 if [ $rc -eq 77 ]; then
 	echo "SKIP: holdthread cannot trace shoald here: $(cat "$T_DIR/hold.out")"
@@ -141,7 +117,7 @@ write_zone 18
 start_shoald "$PORT" --listen "127.0.0.1@$PORT" --threads 2 --control "$CTL" \
 	--reload-timeout 1 --zone "files.test=$ZONE" || exit 99
 write_zone 19
-hold_reload
+hold_reload "$CTL"
 rc=$?
 if [ $rc -eq 77 ]; then
 	echo "SKIP: holdthread cannot trace shoald here: $(cat "$T_DIR/hold.out")"

@@ -37,12 +37,12 @@ static void test_parse(void)
 	CU_ASSERT_EQUAL(acl_entry_parse("127.0.0.0/8 xfr-key", ACL_MATCH, &e, key, sizeof(key), err,
 					sizeof(err)),
 			0);
-	CU_ASSERT_EQUAL(e.prefix, 8);
+	CU_ASSERT_EQUAL(e.net.bits, 8);
 	CU_ASSERT_STRING_EQUAL(key, "xfr-key");
 	CU_ASSERT_STRING_EQUAL(e.text, "127.0.0.0/8");
 	CU_ASSERT_EQUAL(
 		acl_entry_parse("::1 NOKEY", ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(e.prefix, 128);
+	CU_ASSERT_EQUAL(e.net.bits, 128);
 	CU_ASSERT_STRING_EQUAL(key, "");
 	CU_ASSERT_EQUAL(e.key, ACL_NOKEY);
 	CU_ASSERT_EQUAL(acl_entry_parse("192.0.2.1@5300 nokey", ACL_TARGET, &e, key, sizeof(key),
@@ -58,6 +58,11 @@ static void test_parse(void)
 		acl_entry_parse("192.0.2.1 k", ACL_TARGET, &e, key, sizeof(key), err, sizeof(err)),
 		0);
 	CU_ASSERT_STRING_EQUAL(e.text, "192.0.2.1@53");
+	/* brackets and no port: the text as written, the port added (it lost its "]") */
+	CU_ASSERT_EQUAL(acl_entry_parse("[2001:db8::1] k", ACL_TARGET, &e, key, sizeof(key), err,
+					sizeof(err)),
+			0);
+	CU_ASSERT_STRING_EQUAL(e.text, "[2001:db8::1]@53");
 
 	/* what stops start-up, each with its reason */
 	static const struct {
@@ -120,9 +125,6 @@ static void test_match(void)
 	/* a prefix that is not a multiple of 8 */
 	CU_ASSERT_PTR_EQUAL(acl_find(&a, SA(v6in), 0), &a.entries[2]);
 	CU_ASSERT_PTR_NULL(acl_find(&a, SA(v6out), 0));
-	char text[64];
-	CU_ASSERT_STRING_EQUAL(acl_addr_text(SA(mapped), text, sizeof(text)), "10.1.0.1@1");
-	CU_ASSERT_STRING_EQUAL(acl_addr_text(SA(in), text, sizeof(text)), "10.1.200.9@40000");
 	acl_clear(&a);
 	CU_ASSERT_EQUAL(a.count, 0);
 }
@@ -179,7 +181,7 @@ static void test_mapped(void)
 			0);
 	CU_ASSERT_EQUAL(e.addr.ss_family, AF_INET);
 	CU_ASSERT_EQUAL(e.addr_len, sizeof(struct sockaddr_in));
-	CU_ASSERT_EQUAL(e.prefix, 16);
+	CU_ASSERT_EQUAL(e.net.bits, 16);
 	CU_ASSERT_STRING_EQUAL(e.text, "::ffff:10.1.0.0/112");
 	/* a server to talk to, likewise: IPv4 with its port */
 	CU_ASSERT_EQUAL(acl_entry_parse("[::ffff:192.0.2.53]@5300 NOKEY", ACL_TARGET, &e, key,
@@ -187,19 +189,7 @@ static void test_mapped(void)
 			0);
 	CU_ASSERT_EQUAL(e.addr.ss_family, AF_INET);
 	CU_ASSERT_EQUAL(ntohs(((struct sockaddr_in *)&e.addr)->sin_port), 5300);
-	CU_ASSERT_EQUAL(e.prefix, 32);
-
-	/* an entry made by hand in the mapped form, prefix over 32: still the 4 octets */
-	memset(&e, 0, sizeof(e));
-	struct sockaddr_storage mapped = peer("::ffff:127.0.0.0", 0);
-	memcpy(&e.addr, &mapped, sizeof(mapped));
-	e.prefix = 104;
-	struct sockaddr *sa = exact_peer("127.0.0.1");
-	CU_ASSERT_TRUE(acl_entry_matches(&e, sa));
-	free(sa);
-	sa = exact_peer("126.0.0.1");
-	CU_ASSERT_FALSE(acl_entry_matches(&e, sa));
-	free(sa);
+	CU_ASSERT_EQUAL(e.net.bits, 32);
 }
 
 int main(int argc, char **argv)

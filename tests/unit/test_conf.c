@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,17 @@ static void test_listen_parse(void)
 	CU_ASSERT_EQUAL(conf_parse_listen("10.0.0.1@", &a), SHOAL_EINVAL);
 	CU_ASSERT_EQUAL(conf_parse_listen("host@53", &a), SHOAL_EINVAL);
 	CU_ASSERT_EQUAL(conf_parse_listen("@53", &a), SHOAL_EINVAL);
+	/*
+	 * IPv4-mapped (RFC 4291 2.5.5.2): the IPv4 address, as everywhere else;
+	 * kept IPv6, the socket (IPV6_V6ONLY) refused to bind it (EINVAL).
+	 */
+	CU_ASSERT_EQUAL(conf_parse_listen("[::ffff:127.0.0.1]@5353", &a), 0);
+	CU_ASSERT_EQUAL(a.addr.ss_family, AF_INET);
+	CU_ASSERT_EQUAL(a.addr_len, sizeof(struct sockaddr_in));
+	CU_ASSERT_STRING_EQUAL(a.text, "127.0.0.1@5353");
+	/* the text is the address as the kernel has it, whatever was written */
+	CU_ASSERT_EQUAL(conf_parse_listen("0:0:0:0:0:0:0:1@53", &a), 0);
+	CU_ASSERT_STRING_EQUAL(a.text, "::1@53");
 }
 
 static void test_yaml_good(void)

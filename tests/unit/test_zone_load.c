@@ -2,6 +2,8 @@
 /* Unit tests for zone/load.c and zone/build.c: loader checks with their lines, and the store. */
 #include "config.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,6 +463,50 @@ static void test_parallel_load_equals_serial_ldns(void)
 	zone_load_set_reader(ZONE_READER_LDNS);
 	parallel_load_equals_serial();
 	zone_load_set_reader(ZONE_READER_ZSCANNER);
+}
+
+/* What a range of zone_parallel saw of its thread: its name, whether SIGTERM was blocked. */
+typedef struct seen {
+	char name[4][16];
+	bool term_blocked[4];
+	size_t n;
+} seen_t;
+
+static void see_thread(void *arg, size_t from, size_t to)
+{
+	seen_t *s = arg;
+	size_t k = from * 4 / s->n; /* ranges are cut evenly: the range's number */
+	(void)to;
+	sigset_t now;
+	pthread_getname_np(pthread_self(), s->name[k], sizeof(s->name[k]));
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	s->term_blocked[k] = sigismember(&now, SIGTERM) == 1;
+}
+
+/*
+ * The helper threads of a load are named (ps -L, top -H) and take no
+ * signal, even when the loading thread takes them (shoald's main thread
+ * at start-up); the loading thread runs the first range itself.
+ */
+static void test_parallel_threads(void)
+{
+	seen_t s = { .n = 4 * 4096 };
+	char own[16];
+	sigset_t none;
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	pthread_getname_np(pthread_self(), own, sizeof(own));
+	zone_load_set_threads(4, 0);
+	CU_ASSERT_EQUAL(zone_parallel(s.n, see_thread, &s), 4);
+	zone_load_set_threads(0, 0);
+	CU_ASSERT_STRING_EQUAL(s.name[0], own);
+	CU_ASSERT_FALSE(s.term_blocked[0]);
+	for (size_t k = 1; k < 4; k++) {
+		char want[16];
+		snprintf(want, sizeof(want), "zone-load-%zu", k);
+		CU_ASSERT_STRING_EQUAL(s.name[k], want);
+		CU_ASSERT_TRUE(s.term_blocked[k]);
+	}
 }
 
 /*
@@ -1277,6 +1323,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_name_key_order),
 		UNIT_TEST(test_parallel_load_equals_serial),
 		UNIT_TEST(test_parallel_load_equals_serial_ldns),
+		UNIT_TEST(test_parallel_threads),
 		UNIT_TEST(test_huge_pages_keep_mremap),
 		UNIT_TEST(test_store_lookup_every_name),
 		UNIT_TEST(test_nul_in_line),

@@ -2,7 +2,6 @@
 /* shoal-flood: the load generator's command line, threads and progress line. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +15,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/addr.h"
+#include "server/common/thread.h"
 #include "tools/flood/flood.h"
 
 #define DEFAULT_DURATION 10.0 /* seconds, when neither -l nor -n is given */
@@ -111,26 +112,18 @@ static double number(const char *opt, const char *text, double min, double max)
 
 static void parse_address(flood_opts_t *o)
 {
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&o->server;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&o->server;
-	memset(&o->server, 0, sizeof(o->server));
-	if (inet_pton(AF_INET, o->server_text, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons(o->port);
-		o->server_len = sizeof(*v4);
-	} else if (inet_pton(AF_INET6, o->server_text, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(o->port);
-		o->server_len = sizeof(*v6);
-	} else {
+	addr_parsed_t a;
+	if (addr_parse(o->server_text, 0, &a, NULL, 0) < 0) {
 		fprintf(stderr, "shoal-flood: -s: '%s' is not an IPv4 or IPv6 address\n",
 			o->server_text);
 		exit(2);
 	}
+	o->server = a.sa;
+	o->server_len = a.len;
+	addr_set_port((struct sockaddr *)&o->server, o->port);
 	/* A load generator aimed at someone else's server is an attack: loopback
 	 * only unless the operator says otherwise. */
-	bool loopback = o->server.ss_family == AF_INET ? (ntohl(v4->sin_addr.s_addr) >> 24) == 127
-						       : IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+	bool loopback = addr_is_loopback((const struct sockaddr *)&o->server);
 	if (!loopback && !o->allow_remote) {
 		fprintf(stderr,
 			"shoal-flood: %s is not a loopback address (127.0.0.0/8, ::1); "
@@ -406,7 +399,8 @@ int main(int argc, char **argv)
 			o.count ? o.count / o.threads + (i < o.count % o.threads) : UINT64_MAX;
 		flood_pace_init(&th[i]);
 		atomic_fetch_add(&running, 1);
-		if (pthread_create(&tid[i], NULL, thread_main, &th[i])) {
+		/* signals to the main thread, which stops the others: their waits run on */
+		if (thread_start(&tid[i], NULL, thread_main, &th[i], "shoal-flood-%u", i)) {
 			fprintf(stderr, "shoal-flood: cannot start thread %u\n", i);
 			return 1;
 		}
