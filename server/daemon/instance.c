@@ -21,6 +21,7 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/path.h"
 #include "server/daemon/instance.h"
 
@@ -297,6 +298,7 @@ static int check_port(const listen_addr_t *a, char *err, size_t errlen)
 int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode, instance_t **out,
 		   char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	instance_t *in = calloc(1, sizeof(*in));
 	if (!in || !(in->locks = calloc(n ? n : 1, sizeof(*in->locks)))) {
 		free(in);
@@ -362,6 +364,7 @@ static int pid_refuse(instance_t *in, int fd, pid_t holder, char *err, size_t er
 
 int instance_pid_file(instance_t *in, const char *path, bool later, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int rc;
 	if (!(in->pid_file = strdup(path))) {
 		snprintf(err, errlen, "out of memory");
@@ -394,6 +397,7 @@ int instance_pid_file(instance_t *in, const char *path, bool later, char *err, s
 
 int instance_pid_file_take(instance_t *in, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	pid_t holder;
 	char why[PATH_MAX + 200];
 	/* opened before: still the file at the path? (the giver may have removed it) */
@@ -419,6 +423,7 @@ int instance_pid_file_take(instance_t *in, char *err, size_t errlen)
 
 void instance_handed(instance_t *in)
 {
+	MAIN_THREAD_ONLY();
 	if (in)
 		in->handed = true;
 }

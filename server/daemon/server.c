@@ -17,6 +17,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/path.h"
 #include "server/common/systemd.h"
 #include "server/ctl/control.h"
@@ -1191,6 +1192,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 {
 	server_t srv;
 	char err[1024] = "";
+	main_thread_set(); /* before any other thread: the one MAIN_THREAD_ONLY lets in */
 	server_init(&srv, cfg, responder);
 	signal(SIGPIPE, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */

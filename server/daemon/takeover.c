@@ -17,6 +17,7 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/systemd.h"
 #include "server/daemon/takeover.h"
 #include "server/daemon/takeover_wire.h"
@@ -261,6 +262,7 @@ static void restart_spawn(takeover_t *h)
 
 void takeover_restart(void *arg, const char *binary, control_reply_fn reply, void *client)
 {
+	MAIN_THREAD_ONLY();
 	takeover_t *h = arg;
 	const char *why = NULL;
 	if (h->stopping)
@@ -362,6 +364,7 @@ static void on_taker_readable(uv_poll_t *poll, int status, int events)
 
 void takeover_give(void *arg, int fd, const char *version)
 {
+	MAIN_THREAD_ONLY();
 	takeover_t *h = arg;
 	char why[256] = "";
 	pid_t pid = peer_pid(fd);
@@ -429,6 +432,7 @@ static void on_giver_readable(uv_poll_t *poll, int status, int events)
 
 void takeover_watch_giver(takeover_t *h, int fd, pid_t giver_pid)
 {
+	MAIN_THREAD_ONLY();
 	h->giver = conn_new(h, fd, giver_pid, on_giver_readable);
 	if (!h->giver) {
 		log_warning("takeover: cannot watch pid %d: treated as gone", (int)giver_pid);
@@ -440,6 +444,7 @@ void takeover_watch_giver(takeover_t *h, int fd, pid_t giver_pid)
 
 int takeover_new(takeover_t **out, const takeover_env_t *env)
 {
+	MAIN_THREAD_ONLY();
 	takeover_t *h = calloc(1, sizeof(*h));
 	if (!h)
 		return SHOAL_ENOMEM;
@@ -460,11 +465,13 @@ int takeover_new(takeover_t **out, const takeover_env_t *env)
 
 void takeover_set_control(takeover_t *h, control_t *control)
 {
+	MAIN_THREAD_ONLY();
 	h->control = control;
 }
 
 void takeover_stopping(takeover_t *h)
 {
+	MAIN_THREAD_ONLY();
 	h->stopping = true;
 	if (h->restarting && !h->handed)
 		restart_done(h, false, "the server is stopping\n");
@@ -478,6 +485,7 @@ static void on_timer_closed(uv_handle_t *handle)
 
 void takeover_close(takeover_t *h)
 {
+	MAIN_THREAD_ONLY();
 	if (!h)
 		return;
 	h->stopping = true;

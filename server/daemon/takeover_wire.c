@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/mainthread.h"
 #include "server/conf/conf.h"
 #include "server/daemon/takeover_wire.h"
 
@@ -154,6 +155,7 @@ static int send_record(int fd, int pass, int64_t deadline, const char *fmt, ...)
 int takeover_wire_send(int fd, const socket_set_t *s, unsigned threads, int control_fd,
 		       const char *control_path, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int64_t deadline = now_ms() + TAKEOVER_WIRE_STEP_MS;
 	int rc = send_whole(fd, "ok\n", 3, -1, deadline);
 	if (rc == 0)
@@ -179,6 +181,7 @@ int takeover_wire_send(int fd, const socket_set_t *s, unsigned threads, int cont
 int takeover_wire_read_go(int fd, char *buf, size_t cap, size_t *len, bool *keep_control, char *err,
 			  size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	while (*len + 1 < cap) {
 		ssize_t n = recv(fd, buf + *len, 1, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
@@ -398,6 +401,7 @@ done:
 
 int takeover_wire_connect(const char *path, takeover_wire_taken_t *t, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "%s: path too long", path);
@@ -418,6 +422,7 @@ int takeover_wire_connect(const char *path, takeover_wire_taken_t *t, char *err,
 
 int takeover_wire_go(takeover_wire_taken_t *t, bool keep_control, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int64_t deadline = now_ms() + TAKEOVER_WIRE_STEP_MS;
 	const char *go = keep_control ? "go control\n" : "go\n";
 	char line[32];

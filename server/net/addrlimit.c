@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "proto/error.h"
+#include "server/common/mainthread.h"
 #include "server/net/addrlimit.h"
 
 struct addrlimit {
@@ -18,6 +19,7 @@ struct addrlimit {
 
 int addrlimit_new(uint32_t limit, addrlimit_t **out)
 {
+	MAIN_THREAD_ONLY();
 	*out = NULL;
 	if (limit == 0)
 		return 0;

@@ -15,6 +15,7 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/net/socket.h"
 
 /* Linux 5.3 (include/uapi/asm-generic/socket.h); older headers lack the name */
@@ -182,6 +183,7 @@ static socket_set_t *set_new(const listen_addr_t *addrs, size_t n_addrs, unsigne
 int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
 		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	socket_set_t *s = set_new(addrs, n_addrs, workers, mode);
 	if (!s) {
 		snprintf(err, errlen, "out of memory for %zu sockets",
@@ -257,6 +259,7 @@ const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a)
 
 bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e)
 {
+	MAIN_THREAD_ONLY();
 	/* per address: the UDP sockets (one in shared mode), then the TCP listeners */
 	size_t udp_per = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
 	size_t per_address = udp_per + s->workers;
@@ -467,6 +470,7 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 		     enum socket_mode mode, socket_given_t *given, size_t n_given,
 		     socket_set_t **out, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int rc = 0;
 	socket_set_t *s = NULL;
 	for (size_t i = 0; i < n_given && rc == 0; i++)
@@ -581,6 +585,7 @@ static int group_detach(int fd)
 
 int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t a = 0; a < s->addresses && s->workers > 0; a++) {
 		for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
 			if (kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED)
@@ -609,11 +614,13 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 
 void socket_set_steer_cpu(socket_set_t *s)
 {
+	MAIN_THREAD_ONLY();
 	s->cpu_steer = true;
 }
 
 void socket_set_close(socket_set_t *s)
 {
+	MAIN_THREAD_ONLY();
 	if (!s)
 		return;
 	for (unsigned w = 0; w < s->workers; w++) {
@@ -637,6 +644,7 @@ void socket_set_close(socket_set_t *s)
 
 void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send)
 {
+	MAIN_THREAD_ONLY();
 	int got_receive = 0, got_send = 0;
 	size_t n = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
 	for (size_t i = 0; i < n * s->addresses; i++)

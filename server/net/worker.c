@@ -17,6 +17,7 @@
 #include "proto/error.h"
 #include "proto/hot.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/net/udp.h"
 #include "server/net/worker.h"
 
@@ -186,6 +187,7 @@ static void chaos_init(worker_t *w, const conf_t *cfg, const char *hostname)
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	memset(ws, 0, sizeof(*ws));
 	ws->cfg = cfg;
 	ws->responder = responder;
@@ -275,6 +277,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 
 void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
 		w->xfr.notify = fn;
@@ -325,6 +328,7 @@ static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, voi
 
 int workers_start(workers_t *ws, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	/* workers take no signals: the main loop handles them all */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -395,6 +399,7 @@ static void receiver_stop(udp_receiver_t *r)
 
 void workers_stop(workers_t *ws)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
 		for (size_t a = 0; a < w->udp_count; a++)
@@ -417,6 +422,7 @@ void workers_stop(workers_t *ws)
 int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, enum stats_format f, char **out,
 			 size_t *len)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++)
 		__atomic_store_n(&ws->stats[i * ws->parts].rcvbuf_drops,
 				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
@@ -453,6 +459,7 @@ void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
 
 void workers_destroy(workers_t *ws)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; ws->w && i < ws->count; i++)
 		for (size_t a = 0; a < CONF_LISTEN_MAX; a++)
 			udp_batch_free(ws->w[i].udp[a].batch);

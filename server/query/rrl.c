@@ -12,6 +12,7 @@
 #include "proto/hot.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/query/rrl.h"
 
 /*
@@ -57,6 +58,7 @@ static uint32_t rate_of(uint32_t rate, uint32_t base)
 
 int rrl_new(const rrl_limits_t *limits, rrl_t **out)
 {
+	MAIN_THREAD_ONLY();
 	*out = NULL;
 	if (limits->rate == 0)
 		return 0;
