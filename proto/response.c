@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing an answer: header, echoed question, compressed RRsets, the OPT record. */
+#include <assert.h>
 #include <string.h>
 
 #include "proto/hot.h"
@@ -9,6 +10,8 @@
 
 /* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
 #define COMPRESS_MAX_OFFSET 0x3fff
+static_assert(COMPRESS_MAX_OFFSET <= UINT16_MAX, "a target offset fits comp_off");
+static_assert(NAME_MAXLEN <= UINT8_MAX, "a name's expanded length fits comp_len");
 
 /*
  * True when the name written in the message at `off` (following pointers)
@@ -128,7 +131,7 @@ QUERY_PATH int response_init(response_t *r, const query_t *q, uint8_t *buf, size
 			uint8_t name[NAME_MAXLEN];
 			wire_t rd;
 			wire_init_read(&rd, q->pkt, q->len);
-			rd.pos = DNS_HEADER_SIZE;
+			wire_seek(&rd, DNS_HEADER_SIZE);
 			int n = name_unpack(&rd, name, false);
 			if (n == q->qname_len)
 				wire_write_bytes(&r->w, name, (size_t)n);
@@ -174,7 +177,8 @@ response_mark_t response_mark(const response_t *r)
 
 void response_rollback(response_t *r, const response_mark_t *m)
 {
-	r->w.pos = m->pos;
+	assert(m->pos >= r->base_pos && m->comp_count >= r->base_comp); /* after the question */
+	wire_seek(&r->w, m->pos);
 	r->w.err = 0;
 	memcpy(r->counts, m->counts, sizeof(r->counts));
 	r->comp_count = m->comp_count;
@@ -227,6 +231,7 @@ QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
+	assert(section >= DNS_SECTION_ANSWER && section <= DNS_SECTION_ADDITIONAL);
 	if ((int)section < r->section)
 		return SHOAL_EINVAL; /* sections are written in order */
 	response_mark_t m = response_mark(r);
@@ -252,6 +257,7 @@ int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *own
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
+	assert(section >= DNS_SECTION_ANSWER && section <= DNS_SECTION_ADDITIONAL);
 	if ((int)section < r->section)
 		return SHOAL_EINVAL;
 	while (pos->rr < set->rr_count) {
@@ -276,7 +282,7 @@ int response_add_rrs(response_t *r, enum dns_section section, const uint8_t *own
 
 QUERY_PATH void response_truncate(response_t *r)
 {
-	r->w.pos = r->base_pos;
+	wire_seek(&r->w, r->base_pos);
 	r->w.err = 0;
 	r->comp_count = r->base_comp;
 	for (int s = DNS_SECTION_ANSWER; s <= DNS_SECTION_ADDITIONAL; s++)

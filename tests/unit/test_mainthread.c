@@ -3,12 +3,7 @@
  * aborts. */
 #include "config.h"
 
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "server/common/mainthread.h"
 #include "server/net/socket.h"
@@ -22,47 +17,33 @@ static void *call_main_only(void *arg)
 	return NULL;
 }
 
-/*
- * In a child (the abort must not end the test binary): make its thread
- * the main one when `set`, then call a main-thread function from a new
- * thread when `other`, else from the main thread. Returns the child's
- * wait status.
- */
+/* How the child calls it: after main_thread_set or not, from another thread or not. */
+typedef struct how {
+	bool set, other;
+} how_t;
+
+static void child(void *arg)
+{
+	const how_t *how = arg;
+	if (how->set)
+		main_thread_set();
+	pthread_t t;
+	if (!how->other)
+		call_main_only(NULL);
+	else if (pthread_create(&t, NULL, call_main_only, NULL) != 0 || pthread_join(t, NULL) != 0)
+		_exit(3);
+}
+
 static int child_calls(bool set, bool other)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct rlimit none = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &none); /* no core file from the expected abort */
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, STDERR_FILENO); /* nor the assert's message in the log */
-		alarm(10);
-		if (set)
-			main_thread_set();
-		pthread_t t;
-		if (!other)
-			call_main_only(NULL);
-		else if (pthread_create(&t, NULL, call_main_only, NULL) != 0 ||
-			 pthread_join(t, NULL) != 0)
-			_exit(3);
-		_exit(0);
-	}
-	int status = -1;
-	CU_ASSERT_FATAL(pid > 0);
-	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
-	return status;
+	how_t how = { set, other };
+	return unit_in_child(child, &how);
 }
 
 /* Another thread calling a main-thread function aborts the process. */
 static void test_other_thread_aborts(void)
 {
-	int status = child_calls(true, true);
-#ifdef NDEBUG
-	CU_ASSERT_TRUE(WIFEXITED(status) &&
-		       WEXITSTATUS(status) == 0); /* the check is compiled out */
-#else
-	CU_ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-#endif
+	CU_ASSERT_TRUE(unit_aborted(child_calls(true, true)));
 }
 
 /* The main thread itself passes. */
