@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,7 @@ static void addr_key(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
 	unsigned port;
+	assert(ss->ss_family == AF_INET || ss->ss_family == AF_INET6); /* a listen address */
 	if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
 		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));

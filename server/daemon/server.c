@@ -2,6 +2,7 @@
 /* shoald start-up and shutdown: zones, sockets, control, privilege drop, workers, signals. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -219,6 +220,7 @@ static void zones_compare(const conf_t *was, conf_t *now, char *out, size_t cap)
  */
 static void reconfig_apply(server_t *srv, conf_t *cfg)
 {
+	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
 	for (size_t i = 0; i < cfg->zone_count; i++)
 		cfg->zones[i].keep = false; /* a later reload reads every zone */
 	if (cfg->log_level != srv->zcfg->log_level) {

@@ -2,6 +2,7 @@
 /* The socket takeover's records: sockets with SCM_RIGHTS on the control socket, both sides. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -20,6 +21,9 @@
 
 /* A record's text: an address, a worker, a control path (a sun_path, 108 octets at most). */
 #define RECORD_MAX 512
+static_assert(RECORD_MAX <= UINT16_MAX, "a record's length fits its two octets");
+static_assert(RECORD_MAX > sizeof("control ") + sizeof(((struct sockaddr_un *)0)->sun_path),
+	      "a control record fits");
 
 static int64_t now_ms(void)
 {
@@ -182,6 +186,7 @@ int takeover_wire_read_go(int fd, char *buf, size_t cap, size_t *len, bool *keep
 			  size_t errlen)
 {
 	MAIN_THREAD_ONLY();
+	assert(cap >= 2 && *len < cap); /* room for an octet and the terminating zero */
 	while (*len + 1 < cap) {
 		ssize_t n = recv(fd, buf + *len, 1, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
@@ -246,6 +251,7 @@ static int parse_socket(const char *text, socket_given_t *g)
 {
 	char kind[8], addr[sizeof(g->addr.text)];
 	unsigned worker;
+	static_assert(sizeof(addr) == 80, "%79s reads what addr holds");
 	if (sscanf(text, "%7s %u %79s", kind, &worker, addr) != 3 ||
 	    conf_parse_listen(addr, &g->addr) < 0)
 		return SHOAL_EMALFORMED;
@@ -264,6 +270,7 @@ static int parse_header(const char *text, takeover_wire_taken_t *t)
 {
 	char mode[16];
 	long pid;
+	static_assert(sizeof(t->giver_version) == 32, "%31s reads what giver_version holds");
 	if (sscanf(text, "shoald %31s pid %ld mode %15s threads %u", t->giver_version, &pid, mode,
 		   &t->threads) != 4)
 		return SHOAL_EMALFORMED;

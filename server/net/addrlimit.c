@@ -2,6 +2,7 @@
 /* Connections per client address: SipHash-indexed atomic counts shared by every worker. */
 #include "config.h"
 
+#include <assert.h>
 #include <netinet/in.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -85,6 +86,9 @@ bool addrlimit_take(addrlimit_t *a, const struct sockaddr *peer)
 void addrlimit_give(addrlimit_t *a, const struct sockaddr *peer)
 {
 	uint32_t *count = slot_of(a, peer);
-	if (count)
-		__atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
+	if (!count)
+		return;
+	uint32_t was = __atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
+	assert(was > 0); /* a give without its take */
+	(void)was;
 }

@@ -2,6 +2,7 @@
 /* Listening sockets made by hand: options set before bind, never SO_REUSEADDR on UDP. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/sock_diag.h>
@@ -223,16 +224,19 @@ size_t socket_set_addresses(const socket_set_t *s)
 
 int socket_set_udp(const socket_set_t *s, unsigned w, size_t a)
 {
+	assert(w < s->workers && a < s->addresses);
 	return s->udp[(size_t)w * s->addresses + a];
 }
 
 int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a)
 {
+	assert(w < s->workers && a < s->addresses);
 	return s->tcp[(size_t)w * s->addresses + a];
 }
 
 void socket_set_tcp_handed(socket_set_t *s, unsigned w)
 {
+	assert(w < s->workers);
 	s->tcp_handed[w] = true;
 }
 
@@ -254,6 +258,7 @@ uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w)
 
 const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a)
 {
+	assert(a < s->addresses);
 	return &s->addrs[a];
 }
 
@@ -518,6 +523,8 @@ unsigned socket_set_retiring(const socket_set_t *s)
 {
 	unsigned n = 0;
 	for (size_t a = 0; a < s->addresses; a++) {
+		/* a group holds the set's own sockets at least (set_new, adopt_address) */
+		assert(s->tcp_members[a] >= s->workers && s->udp_members[a] >= s->workers);
 		n += s->tcp_members[a] - s->workers;
 		if (s->mode != SOCKET_MODE_SHARED)
 			n += s->udp_members[a] - s->workers;
@@ -546,6 +553,7 @@ static int group_program(int fd, struct sock_filter *code, size_t n)
  */
 static int group_attach(int fd, int family, unsigned among)
 {
+	assert(among > 0); /* BPF_MOD by 0 */
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
 			 (uint32_t)SKF_NET_OFF + (family == AF_INET6 ? 40u : 20u)),
@@ -565,6 +573,7 @@ static int group_attach(int fd, int family, unsigned among)
  */
 static int group_attach_cpu(int fd, unsigned among)
 {
+	assert(among > 0); /* BPF_MOD by 0 */
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_AD_OFF + SKF_AD_CPU),
 		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),

@@ -2,6 +2,7 @@
 /* Worker threads: each a uv loop for TCP and a receiver thread per UDP socket. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -108,6 +109,7 @@ static int worker_setup(worker_t *w)
 	w->async_ready = true;
 	socket_set_t *sockets = w->all->sockets;
 	size_t n = socket_set_addresses(sockets);
+	assert(n <= CONF_LISTEN_MAX); /* the listen list's bound (conf) */
 	if (n) {
 		int fds[CONF_LISTEN_MAX];
 		for (size_t i = 0; i < n; i++)
@@ -198,6 +200,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 	ws->sync_ready = true;
 	ws->count = cfg->threads;
 	/* the loop's counters, then each receiver's: one writer each */
+	assert(socket_set_addresses(sockets) <= CONF_LISTEN_MAX); /* w->udp's size */
 	ws->parts = 1 + socket_set_addresses(sockets);
 	size_t sets = ws->count * ws->parts;
 	ws->w = calloc(ws->count, sizeof(worker_t));

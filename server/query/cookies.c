@@ -2,6 +2,7 @@
 /* The server's cookie secrets: one immutable set at a time, swapped with RCU. */
 #include "config.h"
 
+#include <assert.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,7 @@ int cookies_rotate(cookies_t *c, const uint8_t *secret)
 	MAIN_THREAD_ONLY();
 	/* only this thread writes the pointer: reading it plainly is safe here */
 	const cookie_secrets_t *now = c->secrets;
+	assert(now); /* cookies_init came first */
 	cookie_secrets_t *next = secrets_new(secret, now->current);
 	if (!next)
 		return SHOAL_ENOMEM;

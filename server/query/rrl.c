@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,11 @@
 #define CAS_TRIES    4
 /* seconds a worker's clock reading may lag another's (taken once per batch) */
 #define CLOCK_SKEW_MAX 2
+
+static_assert(SECOND_SHIFT + 16 == 41 && EPISODE_BIT == 1ull << 41 && TAG_SHIFT == 42,
+	      "count, second, episode and tag tile the word");
+static_assert(RRL_RATE_MAX < COUNT_MAX, "a count saturates above every limit");
+static_assert((RRL_SIZE_MIN & (RRL_SIZE_MIN - 1)) == 0, "the table's size is a power of 2");
 
 /* A class: family and kind, the client's network, the type, the name. */
 #define KEY_MAX (2 + 16 + 2 + NAME_MAXLEN)
@@ -203,6 +209,7 @@ static void log_class(const rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_
 		return;
 	}
 	wk->log_lines++;
+	assert(info->kind < ANSWER_KIND_COUNT);
 	unsigned bits = ip_len == 4 ? r->ipv4_prefix : r->ipv6_prefix;
 	uint8_t net[16];
 	char addr[INET6_ADDRSTRLEN] = "?", name[1024] = ".", type[16] = "";
