@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS cookies: the COOKIE option (RFC 7873) and RFC 9018 server cookies. */
+#include <assert.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -9,6 +10,9 @@
 
 #define COOKIE_HASH_LEN   8
 #define COOKIE_HASHED_MAX (COOKIE_CLIENT_LEN + 8 + 16) /* with an IPv6 address */
+static_assert(COOKIE_SERVER_LEN == 8 + COOKIE_HASH_LEN, "RFC 9018 4: 8 octets, then the hash");
+static_assert(COOKIE_SECRET_LEN == crypto_shorthash_siphash24_KEYBYTES, "a secret is a key");
+static_assert(COOKIE_HASH_LEN == crypto_shorthash_siphash24_BYTES, "the hash is SipHash's");
 
 QUERY_PATH int cookie_parse(cookie_t *c, const uint8_t *data, size_t len)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Domain names in wire form: unpacking with compression, order, hash, text. */
+#include <assert.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
@@ -184,6 +185,8 @@ bool name_is_wildcard(const uint8_t *name)
 	return name[0] == 1 && name[1] == '*';
 }
 
+static_assert(NAME_MAXLEN - 1 <= UINT8_MAX, "a label's offset in a name fits an octet");
+
 /* Offsets of the labels of name, first label first; returns the count. */
 static int label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS])
 {
@@ -223,6 +226,7 @@ QUERY_PATH uint64_t name_hash(const uint8_t *name, const uint8_t key[16])
 	 */
 	uint64_t low[(NAME_MAXLEN + 7) / 8];
 	size_t len = name_length(name);
+	assert(len <= NAME_MAXLEN); /* a name checked when read: low holds it */
 	size_t words = (len + 7) / 8;
 	low[words - 1] = 0; /* the tail past len: hashed never, but defined */
 	memcpy(low, name, len);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The RDATA layout of every known type, and the one walk that checks RDATA and finds its names. */
+#include <assert.h>
 #include <string.h>
 
 #include "proto/dns.h"
@@ -354,9 +355,11 @@ static const char *take_field(walk_t *w, enum rdata_field f)
 		return take_svcparams(w);
 	case RDATA_GATEWAY:
 		/* after three octets: precedence, kind, algorithm */
+		assert(w->pos == 3); /* the table puts it there (IPSECKEY) */
 		return take_gateway(w, w->rd[1]);
 	case RDATA_RELAY:
-		return take_gateway(w, w->rd[1] & 0x7f); /* after precedence and D|kind */
+		assert(w->pos == 2); /* after precedence and D|kind (AMTRELAY) */
+		return take_gateway(w, w->rd[1] & 0x7f);
 	case RDATA_A6:
 		return take_a6(w);
 	case RDATA_APL:

@@ -10,6 +10,8 @@
 
 /* Packet offsets above this cannot be the target of a pointer (RFC 1035 4.1.4). */
 #define COMPRESS_MAX_OFFSET 0x3fff
+static_assert(COMPRESS_MAX_OFFSET <= UINT16_MAX, "a target offset fits comp_off");
+static_assert(NAME_MAXLEN <= UINT8_MAX, "a name's expanded length fits comp_len");
 
 /*
  * True when the name written in the message at `off` (following pointers)
@@ -275,7 +277,7 @@ QUERY_PATH int response_init(response_t *r, const query_t *q, uint8_t *buf, size
 			uint8_t name[NAME_MAXLEN];
 			wire_t rd;
 			wire_init_read(&rd, q->pkt, q->len);
-			rd.pos = DNS_HEADER_SIZE;
+			wire_seek(&rd, DNS_HEADER_SIZE);
 			int n = name_unpack(&rd, name, false);
 			if (n == q->qname_len)
 				wire_write_bytes(&r->w, name, (size_t)n);
@@ -321,7 +323,8 @@ response_mark_t response_mark(const response_t *r)
 
 void response_rollback(response_t *r, const response_mark_t *m)
 {
-	r->w.pos = m->pos;
+	assert(m->pos >= r->base_pos && m->comp_count >= r->base_comp); /* after the question */
+	wire_seek(&r->w, m->pos);
 	r->w.err = 0;
 	memcpy(r->counts, m->counts, sizeof(r->counts));
 	r->comp_count = m->comp_count;
@@ -397,6 +400,7 @@ QUERY_PATH int response_add_rrset(response_t *r, enum dns_section section, const
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
+	assert(section >= DNS_SECTION_ANSWER && section <= DNS_SECTION_ADDITIONAL);
 	if ((int)section < r->section)
 		return SHOAL_EINVAL; /* sections are written in order */
 	response_mark_t m = response_mark(r);
@@ -422,6 +426,7 @@ int response_add_rrs(response_t *r, response_path_t *path, enum dns_section sect
 {
 	if (r->w.err)
 		return SHOAL_ESPACE;
+	assert(section >= DNS_SECTION_ANSWER && section <= DNS_SECTION_ADDITIONAL);
 	if ((int)section < r->section)
 		return SHOAL_EINVAL;
 	while (pos->rr < set->rr_count) {
@@ -449,7 +454,7 @@ int response_add_rrs(response_t *r, response_path_t *path, enum dns_section sect
 
 QUERY_PATH void response_truncate(response_t *r)
 {
-	r->w.pos = r->base_pos;
+	wire_seek(&r->w, r->base_pos);
 	r->w.err = 0;
 	r->comp_count = r->base_comp;
 	for (int s = DNS_SECTION_ANSWER; s <= DNS_SECTION_ADDITIONAL; s++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TSIG (RFC 8945): keys, finding the TSIG RR, the digest chain, sign and verify. */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -8,6 +9,9 @@
 #include "proto/tsig.h"
 
 #define TSIG_TIMERS_LEN 8 /* Time Signed (48 bits) and Fudge */
+static_assert(crypto_auth_hmacsha256_BYTES <= TSIG_MAC_MAX &&
+		      crypto_auth_hmacsha512_BYTES <= TSIG_MAC_MAX,
+	      "every MAC fits mac[TSIG_MAC_MAX]");
 
 /* Algorithm names in wire form (RFC 8945 6, table 3). */
 static const uint8_t *alg_wire(enum tsig_alg alg)
@@ -149,7 +153,7 @@ static int parse_tsig(const uint8_t *msg, size_t len, size_t start, tsig_rr_t *r
 {
 	wire_t w;
 	wire_init_read(&w, msg, len);
-	w.pos = start;
+	wire_seek(&w, start);
 	rr->offset = start;
 	/* the owner is an ordinary owner name: compression allowed (ldns does compress it) */
 	if (name_unpack(&w, rr->name, true) < 0)
@@ -230,6 +234,7 @@ void tsig_init(tsig_ctx_t *ctx, const tsig_key_t *key, uint16_t fudge)
 static void digest_message(enum tsig_alg alg, tsig_hmac_t *h, const uint8_t *msg, size_t end,
 			   uint16_t id, uint16_t arcount)
 {
+	assert(end >= DNS_HEADER_SIZE); /* the TSIG RR follows a header */
 	uint8_t header[DNS_HEADER_SIZE];
 	memcpy(header, msg, sizeof(header));
 	header[0] = (uint8_t)(id >> 8);
@@ -270,6 +275,7 @@ static void digest_vars(enum tsig_alg alg, tsig_hmac_t *h, const tsig_vars_t *v,
 		wire_write_u16(&w, v->error);
 		wire_write_u16(&w, v->other_len);
 	}
+	assert(!w.err); /* buf holds two names and the fixed fields */
 	hmac_update(alg, h, buf, w.pos);
 	if (!timers_only && v->other_len)
 		hmac_update(alg, h, v->other, v->other_len);
@@ -278,6 +284,7 @@ static void digest_vars(enum tsig_alg alg, tsig_hmac_t *h, const tsig_vars_t *v,
 /* Take mac as the prior MAC of what follows: the running digest starts with it (5.3.1). */
 static void chain(tsig_ctx_t *ctx, const uint8_t *mac, uint16_t mac_len)
 {
+	assert(ctx->key && mac_len <= TSIG_MAC_MAX);
 	uint8_t len[2] = { (uint8_t)(mac_len >> 8), (uint8_t)mac_len };
 	ctx->running = ctx->key->keyed;
 	hmac_update(ctx->key->alg, &ctx->running, len, 2);
@@ -298,6 +305,7 @@ static int absorb_unsigned(tsig_ctx_t *ctx, const uint8_t *msg, size_t len)
 {
 	if (ctx->phase != TSIG_PHASE_NEXT || ctx->unsigned_run >= TSIG_UNSIGNED_MAX)
 		return fail(ctx, DNS_TSIG_BADSIG, false);
+	assert(ctx->key); /* past the first signed message: verified with it */
 	hmac_update(ctx->key->alg, &ctx->running, msg, len);
 	ctx->unsigned_run++;
 	return 0;

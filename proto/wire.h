@@ -3,6 +3,7 @@
 #ifndef SHOAL_PROTO_WIRE_H
 #define SHOAL_PROTO_WIRE_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,11 @@
  * later call is ignored and reads return 0, so callers check `err` once after
  * a run of calls. The checks are real code, not asserts: they stay in release
  * builds. No allocation; not shared between threads.
+ *
+ * The cursor is never past its end (pos <= len), which every check below
+ * rests on (`len - pos` would wrap): the calls here move it only after
+ * checking, and a caller that moves it itself does so with wire_seek,
+ * which asserts it.
  */
 typedef struct wire {
 	uint8_t *buf; /* start of the buffer (const when reading) */
@@ -40,6 +46,17 @@ static inline void wire_init_write(wire_t *w, uint8_t *buf, size_t cap)
 	w->len = cap;
 	w->pos = 0;
 	w->err = 0;
+}
+
+/*
+ * Move the cursor to pos, an offset the caller knows to lie inside the
+ * buffer (a mark to roll back to, the end of a question parsed before):
+ * never past the end.
+ */
+static inline void wire_seek(wire_t *w, size_t pos)
+{
+	assert(pos <= w->len);
+	w->pos = pos;
 }
 
 static inline size_t wire_left(const wire_t *w)

@@ -2,6 +2,7 @@
 /* Answering one query: RFC 1034 4.3.2 with wildcards, CNAME, DNAME, referrals, EDNS, truncation. */
 #include "config.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -441,6 +442,7 @@ static int first_target(const rrset_wire_t *set)
 static size_t dname_substitute(const uint8_t *name, size_t len, const znode_t *owner,
 			       const uint8_t *target, size_t tlen, uint8_t dst[NAME_MAXLEN])
 {
+	assert(owner->name_len <= len); /* the DNAME's owner is an ancestor of name */
 	size_t prefix = len - owner->name_len;
 	if (prefix + tlen > NAME_MAXLEN)
 		return 0;
@@ -531,6 +533,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 				break;
 			dname_added = n;
 			uint8_t *next = buf[spare];
+			assert(next != name);
 			int tlen = first_target(&dn->set);
 			if (tlen < 0)
 				break; /* the load checks refuse such a DNAME */
@@ -605,6 +608,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 			break; /* the load checks refuse such a CNAME */
 		const uint8_t *target = cname->data + 10;
 		uint8_t *next = buf[spare];
+		assert(next != name && next != owner); /* target may be in the other buffer */
 		spare ^= 1;
 		len = (size_t)tlen;
 		memcpy(next, target, len);

@@ -2,6 +2,7 @@
 /* The store builder: sort, check and compile a zone's records into a zone_t. */
 #include "config.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,10 @@ typedef struct zrec {
 
 #define ZREC_ALIGN     4
 #define ZREC_NAMES_MAX 8 /* compressible names in one RDATA (SOA has 2) */
+static_assert((ZREC_ALIGN & (ZREC_ALIGN - 1)) == 0 && _Alignof(zrec_t) <= ZREC_ALIGN,
+	      "a record header at any multiple of ZREC_ALIGN is aligned");
+static_assert(ZONE_KEY_MAX <= UINT16_MAX && NAME_MAXLEN <= UINT8_MAX,
+	      "keylen and namelen hold any key and name");
 
 struct zbuild {
 	uint8_t origin[NAME_MAXLEN];
@@ -440,6 +445,7 @@ static int sort_records(zbuild_t *b)
 	size_t *src = b->recs, *dst = tmp;
 	/* runs [n * i / k, n * (i + 1) / k): merge neighbours until one is left */
 	size_t bound[LOAD_THREADS_MAX + 1];
+	assert(k <= LOAD_THREADS_MAX); /* zone_parallel's threads */
 	for (size_t i = 0; i <= k; i++)
 		bound[i] = n * i / k;
 	while (k > 1) {
@@ -748,6 +754,8 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 		int have = prev ? common_labels(prev, name) : labels;
 		if (have < b->origin_labels)
 			have = b->origin_labels;
+		/* in the zone, and no ancestor of prev (they sort before it) */
+		assert(have <= labels);
 		if (!grow((void **)&d, &cap, k + (size_t)(labels - have) + 1, sizeof(*d))) {
 			shed(d, cap, sizeof(*d));
 			return SHOAL_ENOMEM;
@@ -802,6 +810,8 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_
  * and the answer's first reads fall on the same few lines, and the node
  * needs no pointer to its RRsets.
  */
+static_assert(sizeof(rrset_wire_t) % 8 == 0 && sizeof(zrrset_t) % 8 == 0,
+	      "the owner after the RRsets is 8-aligned");
 static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n,
 		     bool report)
 {
@@ -861,6 +871,8 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 		pos += 10 + r->rdlen;
 		set->data_len = (uint32_t)(pos - (size_t)(set->data - data));
 	}
+	/* node_size counted what was written: the block is full, no more */
+	assert(s + 1 == sets && (size_t)(np - names) == name_total && data + pos == mem + size);
 	for (size_t i = 0; i < sets; i++)
 		if (rs[i].set.name_count == 0)
 			rs[i].set.names = NULL;

@@ -2,6 +2,7 @@
 /* Changesets: building them record by record, the diff of two zone versions, condensing. */
 #include "config.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,14 +66,20 @@ static void changeset_free(changeset_t *cs)
 
 const changeset_t *changeset_ref(const changeset_t *cs)
 {
-	__atomic_fetch_add(&((changeset_t *)cs)->refs, 1, __ATOMIC_RELAXED);
+	unsigned was = __atomic_fetch_add(&((changeset_t *)cs)->refs, 1, __ATOMIC_RELAXED);
+	assert(was > 0); /* the caller holds one */
+	(void)was;
 	return cs;
 }
 
 void changeset_unref(const changeset_t *cs)
 {
 	changeset_t *m = (changeset_t *)cs;
-	if (m && __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL) == 1)
+	if (!m)
+		return;
+	unsigned was = __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL);
+	assert(was > 0); /* one more unref than refs: freed already */
+	if (was == 1)
 		changeset_free(m);
 }
 

@@ -2,6 +2,7 @@
 /* DNSSEC tables of a zone: NSEC predecessors, the NSEC3 chain, hashes precomputed at load. */
 #include "config.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ void zone_nsec3_hash(const zone_t *z, const uint8_t *name, uint8_t out[ZONE_NSEC
 {
 	const zone_nsec3_t *p = &z->nsec3;
 	uint8_t buf[NAME_MAXLEN + sizeof(p->salt)];
+	static_assert(ZONE_NSEC3_HASH_LEN <= NAME_MAXLEN, "a hash and the salt fit buf too");
 	size_t len = name_length(name);
 	memcpy(buf, name, len);
 	memcpy(buf + len, p->salt, p->salt_len);
@@ -45,6 +47,7 @@ void zone_nsec3_hash(const zone_t *z, const uint8_t *name, uint8_t out[ZONE_NSEC
 /* Index of the last hash <= h, or count - 1 when h sorts before all (the wrap). */
 static size_t nsec3_le(const zone_nsec3_t *p, const uint8_t *h)
 {
+	assert(p->count > 0);         /* ZONE_DENIAL_NSEC3 only with a chain (build_nsec3) */
 	size_t lo = 0, hi = p->count; /* the answer is lo - 1 */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -2,6 +2,7 @@
 /* The IXFR history of a zone: a bounded list of changesets under a mutex. */
 #include "config.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +34,20 @@ journal_t *journal_new(size_t max_octets)
 
 journal_t *journal_ref(journal_t *j)
 {
-	__atomic_fetch_add(&j->refs, 1, __ATOMIC_RELAXED);
+	unsigned was = __atomic_fetch_add(&j->refs, 1, __ATOMIC_RELAXED);
+	assert(was > 0); /* the caller holds one */
+	(void)was;
 	return j;
 }
 
 /* Drop the oldest n changesets. Lock held. */
 static void drop_oldest(journal_t *j, size_t n)
 {
+	assert(n <= j->count);
 	if (n == 0)
 		return; /* sets may be NULL */
 	for (size_t i = 0; i < n; i++) {
+		assert(j->sets[i]->octets <= j->octets); /* octets is the sum of the sets' */
 		j->octets -= j->sets[i]->octets;
 		changeset_unref(j->sets[i]);
 	}
@@ -61,7 +66,11 @@ static void trim(journal_t *j)
 
 void journal_unref(journal_t *j)
 {
-	if (!j || __atomic_fetch_sub(&j->refs, 1, __ATOMIC_ACQ_REL) != 1)
+	if (!j)
+		return;
+	unsigned was = __atomic_fetch_sub(&j->refs, 1, __ATOMIC_ACQ_REL);
+	assert(was > 0); /* one more unref than refs: freed already */
+	if (was != 1)
 		return;
 	drop_oldest(j, j->count);
 	free(j->sets);
@@ -142,6 +151,7 @@ int journal_changes(journal_t *j, uint32_t from, uint32_t to, bool condense, xfr
 	}
 	int err = SHOAL_ENOTFOUND;
 	if (first < j->count && from != to) {
+		assert(first <= last && last < j->count); /* last was found first, walking back */
 		out->count = last - first + 1;
 		out->sets = malloc(out->count * sizeof(*out->sets));
 		if (out->sets) {

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -622,6 +623,7 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 	scan_t sc = { .line_start = true };
 	size_t dir_end = 0;
 	int dir_line = 0;
+	assert(threads <= LOAD_THREADS_MAX); /* cut and lines hold LOAD_THREADS_MAX + 1 */
 	if (threads < 2 || size < load_split_min)
 		return 1;
 	for (size_t i = 0; (i = skip_plain(&sc, text, size, i)) < size; i++) {
@@ -701,7 +703,9 @@ static int load_parallel(loader_t *L, const char *file, char **textp, const size
 	bool ldns = load_reader == ZONE_READER_LDNS;
 	stretch_t st[LOAD_THREADS_MAX];
 	int err = 0;
+	assert(n > 1 && n <= LOAD_THREADS_MAX); /* plan_stretches' count */
 	for (int k = 0; k < n; k++) {
+		assert(cut[k] <= cut[k + 1]); /* cut in order, cut[n] the end */
 		st[k] = (stretch_t){ .file = file,
 				     .text = text + cut[k],
 				     .size = cut[k + 1] - cut[k],

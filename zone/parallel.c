@@ -2,6 +2,7 @@
 /* Loops of a zone's build run on several threads, each over its own range. */
 #include "config.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), vo
 	size_t threads = (size_t)zload_threads();
 	if (threads > n / PARALLEL_MIN)
 		threads = n / PARALLEL_MIN ? n / PARALLEL_MIN : 1;
+	assert(threads >= 1 && threads <= LOAD_THREADS_MAX); /* r's size; zload_threads' bound */
 	for (size_t k = 0; k < threads; k++) {
 		r[k] = (range_t){
 			.fn = fn,

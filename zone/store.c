@@ -2,6 +2,7 @@
 /* The compiled zone store: arena, canonical keys, hash index and lookups. */
 #include "config.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -98,6 +99,9 @@ static zblock_t *zblock_new(size_t cap, size_t *size)
 	return b;
 }
 
+static_assert((ZARENA_ALIGN & (ZARENA_ALIGN - 1)) == 0,
+	      "rounding up by masking needs a power of 2");
+
 void *zarena_alloc(zarena_t *a, size_t n)
 {
 	n = (n + ZARENA_ALIGN - 1) & ~(size_t)(ZARENA_ALIGN - 1);
@@ -132,6 +136,7 @@ void *zarena_alloc(zarena_t *a, size_t n)
 	}
 	void *p = a->head->data + a->head->used;
 	a->head->used += n;
+	assert(a->head->used <= a->head->cap);
 	return p;
 }
 
@@ -395,14 +400,20 @@ void zone_free(zone_t *z)
 const zone_t *zone_ref(const zone_t *z)
 {
 	/* the caller's own hold keeps the count above 0: no ordering needed */
-	__atomic_fetch_add(&((zone_t *)z)->refs, 1, __ATOMIC_RELAXED);
+	unsigned was = __atomic_fetch_add(&((zone_t *)z)->refs, 1, __ATOMIC_RELAXED);
+	assert(was > 0);
+	(void)was;
 	return z;
 }
 
 void zone_unref(const zone_t *z)
 {
 	zone_t *m = (zone_t *)z;
+	if (!m)
+		return;
 	/* release: this thread's reads of the zone come before the free on another */
-	if (m && __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL) == 1)
+	unsigned was = __atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL);
+	assert(was > 0); /* one more unref than refs: freed already */
+	if (was == 1)
 		zone_free(m);
 }

@@ -2,6 +2,7 @@
 /* Writing a zone as a master file: a temporary file, read back and compared, then renamed. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -73,6 +74,7 @@ static int out_set(out_t *o, const uint8_t *owner, const rrset_wire_t *set)
 		if (n < 0)
 			return n;
 		o->len += (size_t)n;
+		assert(o->len <= WRITE_BUFFER); /* a line is at most RRTEXT_MAX */
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@
 /* Incoming zone transfers: parsing the answer stream, then building or patching the zone. */
 #include "config.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,8 @@ static bool is_soa(const xfr_in_t *x, const rr_t *rr)
 
 static uint32_t rr_serial(const rr_t *rr)
 {
+	/* rdata_unpack kept the SOA layout: two names of 1 octet at least, five numbers */
+	assert(rr->type == DNS_TYPE_SOA && rr->rdlen >= 22);
 	return wire_get_u32(rr->rdata + rr->rdlen - 20);
 }
 
@@ -255,6 +258,7 @@ static int cs_add(xfr_in_t *x, bool add, const rr_t *rr)
 /* A changeset's deletions begin with the SOA of its old version. */
 static int start_changeset(xfr_in_t *x, const rr_t *old_soa)
 {
+	assert(x->current && !x->cs); /* an IXFR of the zone served, one changeset at a time */
 	uint32_t from = rr_serial(old_soa);
 	uint32_t want = x->set_count ? x->sets[x->set_count - 1]->to : x->current->serial;
 	if (from != want)
@@ -270,6 +274,7 @@ static int start_changeset(xfr_in_t *x, const rr_t *old_soa)
 /* The SOA that ends a changeset's additions: seal it and keep it. */
 static int end_changeset(xfr_in_t *x)
 {
+	assert(x->cs); /* start_changeset made it */
 	if (!zone_grow((void **)&x->sets, &x->set_cap, x->set_count + 1, sizeof(*x->sets)))
 		return fail(x, SHOAL_ENOMEM, "out of memory");
 	int err = changeset_seal(x->cs);
@@ -321,6 +326,7 @@ static int take_rr(xfr_in_t *x, const rr_t *rr, bool last_in_message)
 				    "the answer starts with %s, not the "
 				    "zone's SOA",
 				    rr_text(rr, text, sizeof(text)));
+		assert(rr->rdlen <= sizeof(x->soa)); /* two names of 255 octets, five numbers */
 		memcpy(x->soa, rr->rdata, rr->rdlen);
 		x->soa_len = rr->rdlen;
 		x->soa_ttl = rr->ttl;

@@ -2,6 +2,7 @@
 /* Outgoing zone transfers: AXFR and IXFR answers from a referenced zone, one message per call. */
 #include "config.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "proto/error.h"
@@ -67,7 +68,7 @@ int xfr_request_serial(const query_t *q, uint32_t *serial)
 		return SHOAL_EMALFORMED;
 	wire_t w;
 	wire_init_read(&w, q->pkt, q->len);
-	w.pos = q->question_end;
+	wire_seek(&w, q->question_end);
 	for (uint16_t i = 0; i < q->ancount && !w.err; i++) {
 		name_skip(&w);
 		wire_skip(&w, 8);
@@ -122,8 +123,10 @@ static bool axfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **
 {
 	const zone_t *z = x->zone;
 	if (x->phase != XFR_BODY) {
+		const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+		assert(soa); /* no zone is built without one (zbuild_finish) */
 		*owner = z->apex->name;
-		*set = &znode_rrset(z->apex, DNS_TYPE_SOA)->set;
+		*set = &soa->set;
 		return true;
 	}
 	if (x->ixfr)
@@ -152,6 +155,7 @@ static void axfr_advance(xfr_out_t *x)
 		x->phase = XFR_DONE; /* up to date: the SOA alone (RFC 1995 2) */
 	else
 		x->phase++;
+	assert(x->phase <= XFR_DONE); /* FIRST_SOA, BODY, LAST_SOA, DONE: never FAILED */
 }
 
 /*

@@ -2,6 +2,7 @@
 /* The set of zones served: building with reload semantics, longest-match lookup, RCU publishing. */
 #include "config.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
  * zones most servers carry. More zones use the hash of apexes.
  */
 #define ZONEDB_SCAN_MAX 8
+static_assert(ZONEDB_SCAN_MAX <= UINT8_MAX, "a scan entry's index fits its octet");
 
 /*
  * What a zone match reads comes first, so that for an apex of up to 50
@@ -147,6 +149,7 @@ static int build_apex_hash(zonedb_t *db)
 		if (labels > db->max_labels)
 			db->max_labels = labels;
 		if (db->count <= ZONEDB_SCAN_MAX) {
+			assert(db->scan_count < ZONEDB_SCAN_MAX);
 			uint32_t k = db->scan_count++;
 			for (; k > 0 && db->scan[k - 1].len < e->apex_len; k--)
 				db->scan[k] = db->scan[k - 1];
@@ -169,8 +172,10 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 	if (!used)
 		return SHOAL_ENOMEM;
 	used[0] = true;
-	for (size_t i = 0; old && i < old->count; i++)
+	for (size_t i = 0; old && i < old->count; i++) {
+		assert(old->entries[i].slot <= old->max_slot);
 		used[old->entries[i].slot] = true;
+	}
 	for (size_t i = 0; i < db->count; i++) {
 		zentry_t *e = &db->entries[i];
 		const zentry_t *prev = e->apex_len ? find_entry(old, e->apex) : NULL;
@@ -184,6 +189,7 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 			continue;
 		while (used[next])
 			next++;
+		assert(next < cap); /* count + 1 slots more than old uses: one is free */
 		e->slot = next;
 		e->slot_fresh = true;
 		used[next] = true;
@@ -377,6 +383,7 @@ size_t zonedb_zone_count(const zonedb_t *db)
 
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 {
+	assert(i < db->count);
 	const zentry_t *e = &db->entries[i];
 	memset(info, 0, sizeof(*info));
 	snprintf(info->name, sizeof(info->name), "%s", e->name);
@@ -399,6 +406,7 @@ long zonedb_index(const zonedb_t *db, const uint8_t *apex)
 	for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
 	     j = (j + 1) & db->apex_mask) {
 		uint32_t i = db->apex_hash[j].idx - 1;
+		assert(i < db->count); /* idx is an entry's index + 1, 0 an empty slot */
 		if (db->apex_hash[j].tag == tag && name_equal(db->entries[i].apex, apex))
 			return (long)i;
 	}
@@ -447,11 +455,13 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 
 const char *zonedb_zone_name(const zonedb_t *db, size_t i)
 {
+	assert(i < db->count);
 	return db->entries[i].name;
 }
 
 uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
 {
+	assert(i < db->count);
 	if (fresh)
 		*fresh = db->entries[i].slot_fresh;
 	return db->entries[i].slot;
@@ -495,7 +505,7 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 	int labels = 0;
 	size_t p = 0;
 	for (; name[p] && labels < NAME_MAXLABELS; p += name[p] + 1)
-		off[labels++] = (uint8_t)p;
+		off[labels++] = (uint8_t)p; /* p < NAME_MAXLEN (name.c) */
 	off[labels] = (uint8_t)p;
 	size_t len = p + 1;
 	if (db->scan_count) {

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "proto/error.h"
+#include "server/common/mainthread.h"
 #include "server/ctl/control.h"
 #include "server/ctl/metrics.h"
 #include "server/daemon/fdbudget.h"
@@ -41,6 +42,7 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 
 int fdbudget_raise(uint64_t *before, uint64_t *now)
 {
+	MAIN_THREAD_ONLY();
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
 		*before = *now = 0;

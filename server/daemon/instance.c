@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include "proto/error.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/path.h"
 #include "server/daemon/instance.h"
 
@@ -270,6 +272,7 @@ static int check_port(const listen_addr_t *a, char *err, size_t errlen)
 int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode, instance_t **out,
 		   char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	instance_t *in = calloc(1, sizeof(*in));
 	if (!in || !(in->locks = calloc(n ? n : 1, sizeof(*in->locks)))) {
 		free(in);
@@ -335,6 +338,7 @@ static int pid_refuse(instance_t *in, int fd, pid_t holder, char *err, size_t er
 
 int instance_pid_file(instance_t *in, const char *path, bool later, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int rc;
 	if (!(in->pid_file = strdup(path))) {
 		snprintf(err, errlen, "out of memory");
@@ -367,6 +371,7 @@ int instance_pid_file(instance_t *in, const char *path, bool later, char *err, s
 
 int instance_pid_file_take(instance_t *in, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	pid_t holder;
 	char why[PATH_MAX + 200];
 	/* opened before: still the file at the path? (the giver may have removed it) */
@@ -392,6 +397,7 @@ int instance_pid_file_take(instance_t *in, char *err, size_t errlen)
 
 void instance_handed(instance_t *in)
 {
+	MAIN_THREAD_ONLY();
 	if (in)
 		in->handed = true;
 }

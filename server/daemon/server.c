@@ -2,6 +2,7 @@
 /* shoald start-up and shutdown: zones, sockets, control, privilege drop, workers, signals. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/path.h"
 #include "server/common/systemd.h"
 #include "server/ctl/control.h"
@@ -46,11 +48,12 @@ typedef struct server {
 	const responder_t *responder;
 	zonedb_ref_t zones;    /* what workers read (RCU) */
 	reload_t reload;       /* loads and publishes the zones */
-	uv_loop_t *loop;       /* main loop: signals, control, reload results */
+	uv_loop_t *loop;       /* main loop: signals, control, reload results; NULL until made */
 	instance_t *instance;  /* this process's claim on its addresses, taken before binding */
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
 	stats_groups_t counters; /* those kept outside the workers: NOTIFY out, transfers in */
+	bool workers_run; /* workers_start was called: stop them */
 	control_t *control;
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	secondary_t *secondary; /* transfers in: NULL without secondary zones */
@@ -77,6 +80,9 @@ typedef struct server {
 	uv_signal_t sig_term, sig_int, sig_hup;
 	bool stopping;
 	time_t started_at;
+	uv_loop_t loop_mem; /* the main loop, once made */
+	uid_t uid;          /* the user and group to drop to (cfg->user), looked up first */
+	gid_t gid;
 } server_t;
 
 /* Stop: end the main loop, after which server_run stops the workers. Main thread. */
@@ -128,6 +134,21 @@ static void notify_in(void *arg, unsigned worker, const uint8_t *apex, bool has_
 	/* inside the worker's read section: a reconfig frees the one it replaces after a grace
 	 * period */
 	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), apex);
+}
+
+/*
+ * The transfer thread stops for good, and srv->secondary is NULL: workers
+ * hand NOTIFY to it inside their read section, so it is freed after a
+ * grace period. Main thread.
+ */
+static void secondary_retire(server_t *srv)
+{
+	secondary_t *sec = srv->secondary;
+	if (!sec)
+		return;
+	__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+	synchronize_rcu();
+	secondary_free(sec);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -200,6 +221,7 @@ static void zones_compare(const conf_t *was, conf_t *now, char *out, size_t cap)
  */
 static void reconfig_apply(server_t *srv, conf_t *cfg)
 {
+	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
 	for (size_t i = 0; i < cfg->zone_count; i++)
 		cfg->zones[i].keep = false; /* a later reload reads every zone */
 	if (cfg->log_level != srv->zcfg->log_level) {
@@ -218,10 +240,7 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 	 */
 	secondary_t *sec = srv->secondary;
 	if (sec && !conf_secondary_count(cfg)) {
-		/* workers hand NOTIFY to it inside their read section: gone after a grace period */
-		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
-		synchronize_rcu();
-		secondary_free(sec);
+		secondary_retire(srv);
 		sec = NULL;
 		log_info("reconfig: no secondary zone left: the transfer thread stopped");
 	} else if (sec) {
@@ -858,12 +877,10 @@ static void signals_close(server_t *srv)
 			uv_close((uv_handle_t *)sigs[i], NULL);
 }
 
-int server_run(conf_t *cfg, const responder_t *responder)
+/* What server_run starts from: the configuration, nothing open yet. */
+static void server_init(server_t *srv, conf_t *cfg, const responder_t *responder)
 {
-	server_t srv_mem = { 0 }, *srv = &srv_mem;
-	uv_loop_t loop;
-	char err[1024] = "";
-	int status = 1;
+	memset(srv, 0, sizeof(*srv));
 	srv->cfg = cfg;
 	srv->zcfg = cfg;
 	srv->tcp_max_as_read = cfg->tcp.max_connections;
@@ -873,137 +890,287 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	srv->reload.prepare = prepare_zone_set;
 	srv->reload.prepare_arg = srv;
 	srv->started_at = time(NULL);
-	signal(SIGPIPE, SIG_IGN);
-	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
+}
 
-	uid_t uid = 0;
-	gid_t gid = 0;
-	bool workers_run = false; /* workers_start was called: stop them */
-	if (cfg->user && lookup_user(cfg, &uid, &gid, err, sizeof(err)) < 0)
-		goto done;
-	if (paths_check(cfg, err, sizeof(err)) < 0)
-		goto done;
+/*
+ * Start-up, before anything is bound: the user to become, the paths others
+ * could reach, the zones (read with that user's rights), the descriptor
+ * budget. Returns 0 or a negative error with err.
+ */
+static int server_prepare(server_t *srv, char *err, size_t errlen)
+{
+	conf_t *cfg = srv->cfg;
+	int rc = 0;
+	if (cfg->user)
+		rc = lookup_user(cfg, &srv->uid, &srv->gid, err, errlen);
+	if (rc == 0)
+		rc = paths_check(cfg, err, errlen);
+	if (rc < 0)
+		return rc;
 	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
 	if (srv->responder->warning)
 		log_warning("%s", srv->responder->warning);
-	if (srv->responder->zones &&
-	    load_zones_as(srv, cfg->user != NULL, uid, gid, err, sizeof(err)) < 0)
-		goto done;
-	if (descriptors_plan(cfg, err, sizeof(err)) < 0)
-		goto done;
-	if (cfg->check) {
-		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
-		       cfg->zone_count);
-		status = 0;
-		goto done;
+	if (srv->responder->zones)
+		rc = load_zones_as(srv, cfg->user != NULL, srv->uid, srv->gid, err, errlen);
+	if (rc == 0)
+		rc = descriptors_plan(cfg, err, errlen);
+	return rc;
+}
+
+/*
+ * The pid file, opened now, before the privilege drop. A taker writes it
+ * once the giver has gone, and serves on without it if it cannot open it.
+ */
+static int pid_file_open(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	if (!cfg->pid_file)
+		return 0;
+	int rc =
+		instance_pid_file(srv->instance, cfg->pid_file, cfg->takeover != NULL, err, errlen);
+	if (rc < 0 && cfg->takeover) {
+		log_warning("takeover: %s", err);
+		rc = 0;
 	}
-	if (!cfg->user && geteuid() == 0)
-		log_warning("running as root with no user to drop to: every query is answered "
-			    "by a process that may do anything; set user (--user)");
-	log_migrate_req();
-	if (uv_loop_init(&loop) < 0) {
-		snprintf(err, sizeof(err), "cannot create the main loop");
-		goto done;
+	return rc;
+}
+
+/* Every listening socket: made, or taken from the running server (--takeover); then tuned. */
+static int sockets_start(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	int rc = cfg->takeover ? sockets_take(srv, err, errlen)
+			       : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
+						 cfg->socket_mode, &srv->sockets, err, errlen);
+	if (rc < 0)
+		return rc;
+	socket_set_udp_buffers(srv->sockets, cfg->udp_receive_buffer, cfg->udp_send_buffer);
+	if (cfg->cpu_affinity && cfg->socket_mode == SOCKET_MODE_REUSEPORT) {
+		socket_set_steer_cpu(srv->sockets);
+		/* a taker attaches it when it steers the groups (takeover_finish) */
+		if (!cfg->takeover)
+			rc = socket_set_steer(srv->sockets, false, err, errlen);
 	}
-	srv->loop = &loop;
+	return rc;
+}
+
+/*
+ * Start-up, as root: the main loop, the addresses claimed, the pid file,
+ * every listening socket, and the takeover that may give them away.
+ * Returns 0 or a negative error with err.
+ */
+static int server_bind(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	int rc = uv_loop_init(&srv->loop_mem);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot create the main loop");
+		return rc;
+	}
+	srv->loop = &srv->loop_mem;
 	/*
 	 * No other server on these ports (unless asked): it would take part of
 	 * the queries. A takeover shares them on purpose, with the process it
 	 * takes them from; the pid file is written once that one has exited.
 	 */
-	if (instance_claim(cfg->listen, cfg->listen_count,
-			   cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
-			   &srv->instance, err, sizeof(err)) < 0)
-		goto done;
-	/* a taker opens it now, before the privilege drop, and writes it once the giver has gone */
-	if (cfg->pid_file && instance_pid_file(srv->instance, cfg->pid_file, cfg->takeover != NULL,
-					       err, sizeof(err)) < 0) {
-		if (!cfg->takeover)
-			goto done;
-		log_warning("takeover: %s", err);
-	}
-	if (cfg->takeover ? sockets_take(srv, err, sizeof(err)) < 0
-			  : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
-					    cfg->socket_mode, &srv->sockets, err, sizeof(err)) < 0)
-		goto done;
-	socket_set_udp_buffers(srv->sockets, cfg->udp_receive_buffer, cfg->udp_send_buffer);
-	if (cfg->cpu_affinity && cfg->socket_mode == SOCKET_MODE_REUSEPORT) {
-		socket_set_steer_cpu(srv->sockets);
-		/* a taker attaches it when it steers the groups (takeover_finish) */
-		if (!cfg->takeover && socket_set_steer(srv->sockets, false, err, sizeof(err)) < 0)
-			goto done;
-	}
+	rc = instance_claim(cfg->listen, cfg->listen_count,
+			    cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
+			    &srv->instance, err, errlen);
+	if (rc == 0)
+		rc = pid_file_open(srv, err, errlen);
+	if (rc == 0)
+		rc = sockets_start(srv, err, errlen);
 	/* after the sockets: it gives them to a taker */
-	if (takeover_start(srv) < 0) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto done;
-	}
-	if (workers_create(&srv->workers, cfg, responder, &srv->zones, srv->sockets, err,
-			   sizeof(err)) < 0)
-		goto done;
-	stats_groups_t *counters = &srv->counters; /* for life: a source made anew counts on */
-	if (notify_out_new(&loop, cfg, &srv->zones, &counters->notify_out, &srv->notifier) < 0) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto done;
-	}
-	notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
-	reload_on_publish(&srv->reload, on_published, srv);
-	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &counters->xfr_in,
-			  &srv->secondary) < 0 ||
-	    uv_async_init(&loop, &srv->transferred, on_transferred) < 0) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto done;
+	if (rc == 0 && (rc = takeover_start(srv)) < 0)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
+/*
+ * The secondary thread's part, made but not started: the thread itself
+ * (none without secondary zones) and the handle by which it wakes the
+ * main loop after a transfer. Returns 0 or SHOAL_ENOMEM with err.
+ */
+static int secondary_make(server_t *srv, char *err, size_t errlen)
+{
+	int rc = secondary_new(srv->cfg, &srv->zones, &srv->reload, transferred, srv,
+			       &srv->counters.xfr_in, &srv->secondary);
+	if (rc == 0)
+		rc = uv_async_init(srv->loop, &srv->transferred, on_transferred);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		return SHOAL_ENOMEM;
 	}
 	srv->transferred.data = srv;
 	srv->transferred_on = true;
+	return 0;
+}
+
+/*
+ * Start-up, still as root, nothing running yet: the workers made on the
+ * sockets, NOTIFY out, the secondary thread, the control socket and the
+ * metrics endpoint. Returns 0 or a negative error with err.
+ */
+static int server_assemble(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	int rc = workers_create(&srv->workers, cfg, srv->responder, &srv->zones, srv->sockets, err,
+				errlen);
+	if (rc < 0)
+		return rc;
+	if (notify_out_new(srv->loop, cfg, &srv->zones, &srv->counters.notify_out,
+			   &srv->notifier) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return SHOAL_ENOMEM;
+	}
+	notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
+	reload_on_publish(&srv->reload, on_published, srv);
+	rc = secondary_make(srv, err, errlen);
+	if (rc < 0)
+		return rc;
 	workers_set_notify(&srv->workers, notify_in, srv);
-	if (cfg->control && control_start(srv, err, sizeof(err)) < 0)
-		goto done;
+	if (cfg->control && (rc = control_start(srv, err, errlen)) < 0)
+		return rc;
 	/* a taker binds it once the giver, which holds it, has exited (on_giver_gone) */
-	if (cfg->metrics.addr_len && !cfg->takeover && metrics_start(srv, err, sizeof(err)) < 0)
-		goto done;
-	if (drop_privileges(srv, uid, gid, err, sizeof(err)) < 0)
-		goto done;
-	if (reload_attach(&srv->reload, &loop) < 0 || signals_start(srv) < 0) {
-		snprintf(err, sizeof(err), "cannot set up signals");
-		goto done;
+	if (cfg->metrics.addr_len && !cfg->takeover)
+		rc = metrics_start(srv, err, errlen);
+	return rc;
+}
+
+/*
+ * Start-up, last: privileges dropped, signals and reload results on the
+ * main loop, the workers and the secondary thread running, a takeover
+ * completed, the service manager told. Returns 0 or a negative error with
+ * err.
+ */
+static int server_go(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	int rc = drop_privileges(srv, srv->uid, srv->gid, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = reload_attach(&srv->reload, srv->loop);
+	if (rc == 0)
+		rc = signals_start(srv);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot set up signals");
+		return rc;
 	}
-	workers_run = true;
-	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
-		goto done;
-	int se = secondary_start(srv->secondary);
-	if (se < 0) {
-		snprintf(err, sizeof(err), "cannot start the transfer thread: %s",
-			 shoal_strerror(se));
-		goto done;
+	srv->workers_run = true;
+	rc = workers_start(&srv->workers, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = secondary_start(srv->secondary);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start the transfer thread: %s", shoal_strerror(rc));
+		return rc;
 	}
-	if (srv->taking && takeover_finish(srv, err, sizeof(err)) < 0)
-		goto done;
+	if (srv->taking && (rc = takeover_finish(srv, err, errlen)) < 0)
+		return rc;
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
 	/* zones loaded, every socket bound, workers answering: a Type=notify unit is up */
 	if (systemd_ready(cfg->zone_count, srv->workers.count) < 0)
 		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
-	uv_run(&loop, UV_RUN_DEFAULT);
-	status = 0;
+	return 0;
+}
 
-done:
-	/* the transfer thread first: it publishes, and wakes the main loop; workers hand NOTIFY
-	 * to it inside their read section */
-	if (srv->secondary) {
-		secondary_t *sec = srv->secondary;
-		__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
-		synchronize_rcu();
-		secondary_free(sec);
+/*
+ * Start-up in the order doc/design.md gives (Threads, Sockets), each step
+ * needing the ones before it. Returns 0 with every thread answering (with
+ * --check: the configuration and the zones checked, nothing bound), or a
+ * negative error with err; server_stop undoes what was done either way.
+ */
+static int server_start(server_t *srv, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	int rc = server_prepare(srv, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (cfg->check) {
+		printf("%s: configuration and %zu zone(s) OK\n", cfg->file ? cfg->file : "shoald",
+		       cfg->zone_count);
+		return 0;
 	}
-	if (workers_run) {
-		srv->stopping = true;
-		reload_stopping(&srv->reload);
-		takeover_stopping(srv->takeover);
-		workers_stop(&srv->workers);
-		log_answered(srv);
-	}
+	if (!cfg->user && geteuid() == 0)
+		log_warning("running as root with no user to drop to: every query is answered "
+			    "by a process that may do anything; set user (--user)");
+	log_migrate_req();
+	rc = server_bind(srv, err, errlen);
+	if (rc == 0)
+		rc = server_assemble(srv, err, errlen);
+	if (rc == 0)
+		rc = server_go(srv, err, errlen);
+	return rc;
+}
+
+/*
+ * Stop every thread that serves: the transfer thread first (it publishes,
+ * and wakes the main loop), then the workers, whose counts are logged.
+ */
+static void threads_stop(server_t *srv)
+{
+	secondary_retire(srv);
+	if (!srv->workers_run)
+		return;
+	srv->stopping = true;
+	reload_stopping(&srv->reload);
+	takeover_stopping(srv->takeover);
+	workers_stop(&srv->workers);
+	log_answered(srv);
+}
+
+/*
+ * A reload thread that did not end in time may still read the zone sets
+ * and signal the loop: nothing it uses is freed, the process ends here
+ * with status, once the paths others reach are gone.
+ */
+static _Noreturn void exit_beside_reload(server_t *srv, int status, const char *err)
+{
+	control_close(srv->control);
+	metrics_close(srv->metrics);
+	if (status != 0 && err[0])
+		log_error("%s", err);
+	log_info("stopped");
+	_exit(status);
+}
+
+/* Close the main loop's handles, let their callbacks run, free what they served. */
+static void loop_close(server_t *srv)
+{
+	control_close(srv->control);
+	notify_out_close(srv->notifier);
+	if (srv->transferred_on)
+		uv_close((uv_handle_t *)&srv->transferred, NULL);
+	metrics_close(srv->metrics); /* before the taker hears this process is gone */
+	takeover_close(srv->takeover);
+	takeover_wire_taken_clear(&srv->taken);
+	if (srv->takeover)
+		uv_close((uv_handle_t *)&srv->overlap, NULL);
+	signals_close(srv);
+	uv_run(srv->loop, UV_RUN_DEFAULT); /* let the close callbacks run */
+	control_free(srv->control);
+	srv->control = NULL;
+	notify_out_free(srv->notifier);
+	srv->notifier = NULL;
+	takeover_free(srv->takeover);
+	srv->takeover = NULL;
+	metrics_free(srv->metrics);
+	srv->metrics = NULL;
+	if (uv_loop_close(srv->loop) < 0)
+		log_warning("main loop not closed cleanly");
+	srv->loop = NULL;
+	workers_destroy(&srv->workers);
+}
+
+/*
+ * Undo what server_start did, as far as it got, in the order a takeover
+ * relies on; err is why it failed (status 1). Returns status.
+ */
+static int server_stop(server_t *srv, int status, const char *err)
+{
+	threads_stop(srv);
 	/*
 	 * The sockets close before the takeover's connections: a taker reads
 	 * the end of its connection as "the retired sockets are gone".
@@ -1013,49 +1180,34 @@ done:
 	/* and the pid file goes before them too: a taker writes its own then */
 	instance_release(srv->instance);
 	srv->instance = NULL;
-	if (srv->loop && reload_close(&srv->reload)) {
-		/* the reload thread may still read the zone sets and signal the loop */
-		control_close(srv->control);
-		metrics_close(srv->metrics);
-		if (status != 0 && err[0])
-			log_error("%s", err);
-		log_info("stopped");
-		_exit(status);
-	}
-	if (srv->loop) {
-		control_close(srv->control);
-		notify_out_close(srv->notifier);
-		if (srv->transferred_on)
-			uv_close((uv_handle_t *)&srv->transferred, NULL);
-		metrics_close(srv->metrics); /* before the taker hears this process is gone */
-		takeover_close(srv->takeover);
-		takeover_wire_taken_clear(&srv->taken);
-		if (srv->takeover)
-			uv_close((uv_handle_t *)&srv->overlap, NULL);
-		signals_close(srv);
-		uv_run(&loop, UV_RUN_DEFAULT); /* let the close callbacks run */
-		control_free(srv->control);
-		srv->control = NULL;
-		notify_out_free(srv->notifier);
-		srv->notifier = NULL;
-		takeover_free(srv->takeover);
-		srv->takeover = NULL;
-		metrics_free(srv->metrics);
-		srv->metrics = NULL;
-		if (uv_loop_close(&loop) < 0)
-			log_warning("main loop not closed cleanly");
-		workers_destroy(&srv->workers);
-	}
-	instance_release(srv->instance);
+	if (srv->loop && reload_close(&srv->reload))
+		exit_beside_reload(srv, status, err);
+	if (srv->loop)
+		loop_close(srv);
 	reload_clear(&srv->reload);
-	if (srv->zcfg != cfg)
+	if (srv->zcfg != srv->cfg)
 		conf_free(srv->zcfg);
 	conf_free(srv->orphan);
-	rcu_unregister_thread();
 	if (status != 0 && err[0])
 		log_error("%s", err);
-	if (status == 0 && !cfg->check)
+	if (status == 0 && !srv->cfg->check)
 		log_info("stopped");
+	return status;
+}
+
+int server_run(conf_t *cfg, const responder_t *responder)
+{
+	server_t srv;
+	char err[1024] = "";
+	main_thread_set(); /* before any other thread: the one MAIN_THREAD_ONLY lets in */
+	server_init(&srv, cfg, responder);
+	signal(SIGPIPE, SIG_IGN);
+	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
+	int rc = server_start(&srv, err, sizeof(err));
+	if (rc == 0 && !cfg->check)
+		uv_run(srv.loop, UV_RUN_DEFAULT);
+	int status = server_stop(&srv, rc < 0 ? 1 : 0, err);
+	rcu_unregister_thread();
 	return status;
 }
 

@@ -2,6 +2,7 @@
 /* A takeover on the main loop: sockets given to a taker, restarts, the old process watched. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/systemd.h"
 #include "server/daemon/takeover.h"
 #include "server/daemon/takeover_wire.h"
@@ -113,6 +115,7 @@ static void restart_done(takeover_t *h, bool ok, const char *body)
 {
 	if (!h->restarting)
 		return;
+	assert(h->reply); /* takeover_restart set it with restarting */
 	h->restarting = false;
 	h->restart_waits = false;
 	uv_timer_stop(&h->restart_timer);
@@ -197,6 +200,7 @@ static char **restart_args(const takeover_t *h, const char *binary)
 
 static void restart_spawn(takeover_t *h)
 {
+	assert(h->restarting); /* a restart's step: takeover_restart, or the giver gone */
 	const char *binary = h->restart_binary ? h->restart_binary : h->exe;
 	char body[PATH_MAX + 128];
 	h->restart_waits = false;
@@ -261,6 +265,7 @@ static void restart_spawn(takeover_t *h)
 
 void takeover_restart(void *arg, const char *binary, control_reply_fn reply, void *client)
 {
+	MAIN_THREAD_ONLY();
 	takeover_t *h = arg;
 	const char *why = NULL;
 	if (h->stopping)
@@ -299,6 +304,7 @@ void takeover_restart(void *arg, const char *binary, control_reply_fn reply, voi
 static void give_abandon(takeover_t *h, const char *why)
 {
 	hconn_t *c = h->taker;
+	assert(c && !h->handed); /* only a taker that has not said "go" is abandoned */
 	log_warning("takeover by pid %d abandoned: %s; this process serves on as before",
 		    (int)c->pid, why);
 	uv_timer_stop(&h->go_timer);
@@ -328,6 +334,7 @@ static void on_taker_readable(uv_poll_t *poll, int status, int events)
 	int rc = status < 0 ? SHOAL_EIO
 			    : takeover_wire_read_go(c->fd, c->buf, sizeof(c->buf), &c->len, &kept,
 						    err, sizeof(err));
+	assert(h->taker == c && !h->handed); /* polled only until its "go" */
 	if (rc == 0)
 		return;
 	if (rc < 0) {
@@ -362,6 +369,7 @@ static void on_taker_readable(uv_poll_t *poll, int status, int events)
 
 void takeover_give(void *arg, int fd, const char *version)
 {
+	MAIN_THREAD_ONLY();
 	takeover_t *h = arg;
 	char why[256] = "";
 	pid_t pid = peer_pid(fd);
@@ -416,6 +424,7 @@ static void on_giver_readable(uv_poll_t *poll, int status, int events)
 	ssize_t n = status < 0 ? -1 : recv(c->fd, b, sizeof(b), MSG_DONTWAIT);
 	if (n > 0 || (n < 0 && status == 0 && (errno == EAGAIN || errno == EINTR)))
 		return; /* nothing is expected; its end is what counts */
+	assert(h->giver == c);
 	pid_t pid = c->pid;
 	conn_close(c);
 	h->giver = NULL;
@@ -429,6 +438,8 @@ static void on_giver_readable(uv_poll_t *poll, int status, int events)
 
 void takeover_watch_giver(takeover_t *h, int fd, pid_t giver_pid)
 {
+	MAIN_THREAD_ONLY();
+	assert(!h->giver); /* one takeover per process start */
 	h->giver = conn_new(h, fd, giver_pid, on_giver_readable);
 	if (!h->giver) {
 		log_warning("takeover: cannot watch pid %d: treated as gone", (int)giver_pid);
@@ -440,6 +451,7 @@ void takeover_watch_giver(takeover_t *h, int fd, pid_t giver_pid)
 
 int takeover_new(takeover_t **out, const takeover_env_t *env)
 {
+	MAIN_THREAD_ONLY();
 	takeover_t *h = calloc(1, sizeof(*h));
 	if (!h)
 		return SHOAL_ENOMEM;
@@ -460,11 +472,13 @@ int takeover_new(takeover_t **out, const takeover_env_t *env)
 
 void takeover_set_control(takeover_t *h, control_t *control)
 {
+	MAIN_THREAD_ONLY();
 	h->control = control;
 }
 
 void takeover_stopping(takeover_t *h)
 {
+	MAIN_THREAD_ONLY();
 	h->stopping = true;
 	if (h->restarting && !h->handed)
 		restart_done(h, false, "the server is stopping\n");
@@ -473,11 +487,13 @@ void takeover_stopping(takeover_t *h)
 static void on_timer_closed(uv_handle_t *handle)
 {
 	takeover_t *h = handle->data;
+	assert(h->timers_open > 0);
 	h->timers_open--;
 }
 
 void takeover_close(takeover_t *h)
 {
+	MAIN_THREAD_ONLY();
 	if (!h)
 		return;
 	h->stopping = true;

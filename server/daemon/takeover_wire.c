@@ -2,6 +2,7 @@
 /* The socket takeover's records: sockets with SCM_RIGHTS on the control socket, both sides. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -14,11 +15,15 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/mainthread.h"
 #include "server/conf/conf.h"
 #include "server/daemon/takeover_wire.h"
 
 /* A record's text: an address, a worker, a control path (a sun_path, 108 octets at most). */
 #define RECORD_MAX 512
+static_assert(RECORD_MAX <= UINT16_MAX, "a record's length fits its two octets");
+static_assert(RECORD_MAX > sizeof("control ") + sizeof(((struct sockaddr_un *)0)->sun_path),
+	      "a control record fits");
 
 static int64_t now_ms(void)
 {
@@ -154,6 +159,7 @@ static int send_record(int fd, int pass, int64_t deadline, const char *fmt, ...)
 int takeover_wire_send(int fd, const socket_set_t *s, unsigned threads, int control_fd,
 		       const char *control_path, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int64_t deadline = now_ms() + TAKEOVER_WIRE_STEP_MS;
 	int rc = send_whole(fd, "ok\n", 3, -1, deadline);
 	if (rc == 0)
@@ -179,6 +185,8 @@ int takeover_wire_send(int fd, const socket_set_t *s, unsigned threads, int cont
 int takeover_wire_read_go(int fd, char *buf, size_t cap, size_t *len, bool *keep_control, char *err,
 			  size_t errlen)
 {
+	MAIN_THREAD_ONLY();
+	assert(cap >= 2 && *len < cap); /* room for an octet and the terminating zero */
 	while (*len + 1 < cap) {
 		ssize_t n = recv(fd, buf + *len, 1, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
@@ -243,6 +251,7 @@ static int parse_socket(const char *text, socket_given_t *g)
 {
 	char kind[8], addr[sizeof(g->addr.text)];
 	unsigned worker;
+	static_assert(sizeof(addr) == 80, "%79s reads what addr holds");
 	if (sscanf(text, "%7s %u %79s", kind, &worker, addr) != 3 ||
 	    conf_parse_listen(addr, &g->addr) < 0)
 		return SHOAL_EMALFORMED;
@@ -261,6 +270,7 @@ static int parse_header(const char *text, takeover_wire_taken_t *t)
 {
 	char mode[16];
 	long pid;
+	static_assert(sizeof(t->giver_version) == 32, "%31s reads what giver_version holds");
 	if (sscanf(text, "shoald %31s pid %ld mode %15s threads %u", t->giver_version, &pid, mode,
 		   &t->threads) != 4)
 		return SHOAL_EMALFORMED;
@@ -398,6 +408,7 @@ done:
 
 int takeover_wire_connect(const char *path, takeover_wire_taken_t *t, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "%s: path too long", path);
@@ -418,6 +429,7 @@ int takeover_wire_connect(const char *path, takeover_wire_taken_t *t, char *err,
 
 int takeover_wire_go(takeover_wire_taken_t *t, bool keep_control, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int64_t deadline = now_ms() + TAKEOVER_WIRE_STEP_MS;
 	const char *go = keep_control ? "go control\n" : "go\n";
 	char line[32];

@@ -2,6 +2,7 @@
 /* Accepting on a listening socket with uv_poll and accept4: pause on a shortage, never spin. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ static void hold(acceptor_t *a, int fd)
 		close(fd); /* the callee closed us meanwhile */
 		return;
 	}
+	assert(a->held < 0); /* one held at a time: nothing is accepted while one waits */
 	a->held = fd;
 	set_reading(a, false);
 }
@@ -145,6 +147,7 @@ void acceptor_resume(acceptor_t *a)
 static void on_handle_closed(uv_handle_t *h)
 {
 	acceptor_t *a = h->data;
+	assert(a->handles_open > 0);
 	if (--a->handles_open == 0 && a->closed)
 		a->closed(a);
 }

@@ -2,12 +2,15 @@
 /* Connections per client address: SipHash-indexed atomic counts shared by every worker. */
 #include "config.h"
 
+#include <assert.h>
+#include <netinet/in.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/error.h"
 #include "server/common/addr.h"
+#include "server/common/mainthread.h"
 #include "server/net/addrlimit.h"
 
 struct addrlimit {
@@ -18,6 +21,7 @@ struct addrlimit {
 
 int addrlimit_new(uint32_t limit, addrlimit_t **out)
 {
+	MAIN_THREAD_ONLY();
 	*out = NULL;
 	if (limit == 0)
 		return 0;
@@ -69,6 +73,9 @@ bool addrlimit_take(addrlimit_t *a, const struct sockaddr *peer)
 void addrlimit_give(addrlimit_t *a, const struct sockaddr *peer)
 {
 	uint32_t *count = slot_of(a, peer);
-	if (count)
-		__atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
+	if (!count)
+		return;
+	uint32_t was = __atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
+	assert(was > 0); /* a give without its take */
+	(void)was;
 }

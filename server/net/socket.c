@@ -2,6 +2,7 @@
 /* Listening sockets made by hand: options set before bind, never SO_REUSEADDR on UDP. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/sock_diag.h>
@@ -16,6 +17,7 @@
 #include "proto/error.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/net/socket.h"
 
 /* Linux 5.3 (include/uapi/asm-generic/socket.h); older headers lack the name */
@@ -183,6 +185,7 @@ static socket_set_t *set_new(const listen_addr_t *addrs, size_t n_addrs, unsigne
 int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
 		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	socket_set_t *s = set_new(addrs, n_addrs, workers, mode);
 	if (!s) {
 		snprintf(err, errlen, "out of memory for %zu sockets",
@@ -222,16 +225,19 @@ size_t socket_set_addresses(const socket_set_t *s)
 
 int socket_set_udp(const socket_set_t *s, unsigned w, size_t a)
 {
+	assert(w < s->workers && a < s->addresses);
 	return s->udp[(size_t)w * s->addresses + a];
 }
 
 int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a)
 {
+	assert(w < s->workers && a < s->addresses);
 	return s->tcp[(size_t)w * s->addresses + a];
 }
 
 void socket_set_tcp_handed(socket_set_t *s, unsigned w)
 {
+	assert(w < s->workers);
 	s->tcp_handed[w] = true;
 }
 
@@ -253,11 +259,13 @@ uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w)
 
 const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a)
 {
+	assert(a < s->addresses);
 	return &s->addrs[a];
 }
 
 bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e)
 {
+	MAIN_THREAD_ONLY();
 	/* per address: the UDP sockets (one in shared mode), then the TCP listeners */
 	size_t udp_per = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
 	size_t per_address = udp_per + s->workers;
@@ -457,6 +465,7 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 		     enum socket_mode mode, socket_given_t *given, size_t n_given,
 		     socket_set_t **out, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int rc = 0;
 	socket_set_t *s = NULL;
 	for (size_t i = 0; i < n_given && rc == 0; i++)
@@ -504,6 +513,8 @@ unsigned socket_set_retiring(const socket_set_t *s)
 {
 	unsigned n = 0;
 	for (size_t a = 0; a < s->addresses; a++) {
+		/* a group holds the set's own sockets at least (set_new, adopt_address) */
+		assert(s->tcp_members[a] >= s->workers && s->udp_members[a] >= s->workers);
 		n += s->tcp_members[a] - s->workers;
 		if (s->mode != SOCKET_MODE_SHARED)
 			n += s->udp_members[a] - s->workers;
@@ -532,6 +543,7 @@ static int group_program(int fd, struct sock_filter *code, size_t n)
  */
 static int group_attach(int fd, int family, unsigned among)
 {
+	assert(among > 0); /* BPF_MOD by 0 */
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
 			 (uint32_t)SKF_NET_OFF + (family == AF_INET6 ? 40u : 20u)),
@@ -551,6 +563,7 @@ static int group_attach(int fd, int family, unsigned among)
  */
 static int group_attach_cpu(int fd, unsigned among)
 {
+	assert(among > 0); /* BPF_MOD by 0 */
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_AD_OFF + SKF_AD_CPU),
 		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, among),
@@ -571,6 +584,7 @@ static int group_detach(int fd)
 
 int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t a = 0; a < s->addresses && s->workers > 0; a++) {
 		for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
 			if (kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED)
@@ -599,11 +613,13 @@ int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 
 void socket_set_steer_cpu(socket_set_t *s)
 {
+	MAIN_THREAD_ONLY();
 	s->cpu_steer = true;
 }
 
 void socket_set_close(socket_set_t *s)
 {
+	MAIN_THREAD_ONLY();
 	if (!s)
 		return;
 	for (unsigned w = 0; w < s->workers; w++) {
@@ -627,6 +643,7 @@ void socket_set_close(socket_set_t *s)
 
 void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t send)
 {
+	MAIN_THREAD_ONLY();
 	int got_receive = 0, got_send = 0;
 	size_t n = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
 	for (size_t i = 0; i < n * s->addresses; i++)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DNS over TCP for one worker: the listeners, the connection pool, accepting, eviction, start and
  * stop. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@ static tcp_conn_t *pool_take(tcp_server_t *t)
 {
 	tcp_conn_t *c = t->free_list;
 	if (c) {
+		assert(t->in_use < t->lim.max_connections);
 		t->free_list = c->next;
 		c->next = NULL;
 		t->in_use++;
@@ -31,6 +33,9 @@ static tcp_conn_t *pool_take(tcp_server_t *t)
 void tcp_pool_release(tcp_conn_t *c)
 {
 	tcp_server_t *t = c->srv;
+	/* back only once closed, both handles (tcp_conn_close counted it closing) */
+	assert(c->closing && c->closes_pending == 0);
+	assert(t->in_use > 0 && t->closing > 0);
 	for (int i = 0; i < 2; i++) {
 		c->out[i].len = 0;
 		c->out[i].answers = 0;
@@ -181,6 +186,7 @@ static void server_free(tcp_server_t *t)
 
 static void server_handle_closed(tcp_server_t *t)
 {
+	assert(t->handles_open > 0);
 	t->handles_open--;
 	server_maybe_finish(t);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One DNS-over-TCP connection: RFC 7766 framing, answers, the output queue, timeouts, shutdown. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,6 +17,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_conn_handle_closed(uv_handle_t *h)
 {
 	tcp_conn_t *c = h->data;
+	assert(c->closes_pending > 0); /* one per handle tcp_conn_close closed */
 	if (--c->closes_pending == 0)
 		tcp_pool_release(c);
 }
@@ -146,6 +148,7 @@ static void on_write(uv_write_t *req, int status);
 /* Move the collecting buffer into flight. */
 static void conn_start_write(tcp_conn_t *c)
 {
+	assert(!c->writing); /* one write_req: one write in flight */
 	c->flight ^= 1;
 	tcp_outbuf_t *o = &c->out[c->flight];
 	uv_buf_t b = uv_buf_init((char *)o->data, (unsigned)o->len);
@@ -159,6 +162,7 @@ static void conn_start_write(tcp_conn_t *c)
 static void on_write(uv_write_t *req, int status)
 {
 	tcp_conn_t *c = req->data;
+	assert(c->writing);
 	c->writing = false;
 	if (c->closing)
 		return; /* cancelled by conn_close; the slot is reset on release */
@@ -227,6 +231,7 @@ static void conn_append(tcp_conn_t *c, const uint8_t *p, size_t len)
 		tcp_conn_close(c, NULL);
 		return;
 	}
+	assert(o->len + len <= o->cap);
 	memcpy(o->data + o->len, p, len);
 	o->len += len;
 	o->answers++;
@@ -322,6 +327,7 @@ static void conn_stream_pump(tcp_conn_t *c)
 		tcp_conn_close(c, NULL);
 		return;
 	}
+	assert(o->cap >= TCP_FRAME_MAX); /* max_output is never below a frame (conf) */
 	int n = c->stream->next(c->stream, o->data + 2, TCP_MSG_MAX);
 	if (n <= 0 || n > (int)TCP_MSG_MAX) {
 		if (n == 0)
@@ -517,6 +523,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	stats_add(&c->srv->stats->bytes_in, (uint64_t)nread);
 	c->in_len += (size_t)nread;
+	assert(c->in_len <= c->in_cap); /* on_alloc offered what was left */
 	c->got_input = true;
 	tcp_conn_advance(c, false);
 }

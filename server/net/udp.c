@@ -20,6 +20,7 @@
 #include "proto/error.h"
 #include "proto/hot.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/net/udp.h"
 #include "server/net/worker.h"
 
@@ -66,6 +67,7 @@ static void rx_reset(udp_batch_t *b, unsigned i)
 
 udp_batch_t *udp_batch_new(size_t answer_cap)
 {
+	MAIN_THREAD_ONLY();
 	udp_batch_t *b = aligned_alloc(_Alignof(udp_batch_t), sizeof(*b));
 	if (!b)
 		return NULL;
@@ -238,6 +240,7 @@ static void on_wake(int sig)
 
 int udp_wake_init(void)
 {
+	MAIN_THREAD_ONLY();
 	struct sigaction sa = { .sa_handler = on_wake }; /* no SA_RESTART: EINTR */
 	sigemptyset(&sa.sa_mask);
 	return sigaction(UDP_WAKE_SIGNAL, &sa, NULL) < 0 ? -errno : 0;

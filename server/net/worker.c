@@ -2,6 +2,7 @@
 /* Worker threads: each a uv loop for TCP and a receiver thread per UDP socket. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include "proto/hot.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/thread.h"
 #include "server/net/udp.h"
 #include "server/net/worker.h"
@@ -100,6 +102,7 @@ static int worker_setup(worker_t *w)
 	w->async_ready = true;
 	socket_set_t *sockets = w->all->sockets;
 	size_t n = socket_set_addresses(sockets);
+	assert(n <= CONF_LISTEN_MAX); /* the listen list's bound (conf) */
 	if (n) {
 		int fds[CONF_LISTEN_MAX];
 		for (size_t i = 0; i < n; i++)
@@ -179,6 +182,7 @@ static void chaos_init(worker_t *w, const conf_t *cfg, const char *hostname)
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	memset(ws, 0, sizeof(*ws));
 	ws->cfg = cfg;
 	ws->responder = responder;
@@ -189,6 +193,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 	ws->sync_ready = true;
 	ws->count = cfg->threads;
 	/* the loop's counters, then each receiver's: one writer each */
+	assert(socket_set_addresses(sockets) <= CONF_LISTEN_MAX); /* w->udp's size */
 	ws->parts = 1 + socket_set_addresses(sockets);
 	size_t sets = ws->count * ws->parts;
 	ws->w = calloc(ws->count, sizeof(worker_t));
@@ -268,6 +273,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 
 void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
 		w->xfr.notify = fn;
@@ -318,6 +324,7 @@ static int worker_thread_create(const workers_t *ws, size_t i, pthread_t *t, voi
 
 int workers_start(workers_t *ws, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int rc = 0;
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
@@ -385,6 +392,7 @@ static void receiver_stop(udp_receiver_t *r)
 
 void workers_stop(workers_t *ws)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
 		for (size_t a = 0; a < w->udp_count; a++)
@@ -407,6 +415,7 @@ void workers_stop(workers_t *ws)
 int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_t *groups,
 			 enum stats_format f, char **out, size_t *len)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++)
 		__atomic_store_n(&ws->stats[i * ws->parts].rcvbuf_drops,
 				 socket_set_udp_drops(ws->sockets, (unsigned)i), __ATOMIC_RELAXED);
@@ -444,6 +453,7 @@ void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
 
 void workers_destroy(workers_t *ws)
 {
+	MAIN_THREAD_ONLY();
 	for (size_t i = 0; ws->w && i < ws->count; i++)
 		for (size_t a = 0; a < CONF_LISTEN_MAX; a++)
 			udp_batch_free(ws->w[i].udp[a].batch);

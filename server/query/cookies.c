@@ -2,6 +2,7 @@
 /* The server's cookie secrets: one immutable set at a time, swapped with RCU. */
 #include "config.h"
 
+#include <assert.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "proto/error.h"
 #include "proto/hot.h"
+#include "server/common/mainthread.h"
 #include "server/query/cookies.h"
 
 /*
@@ -55,6 +57,7 @@ static void secrets_free(cookie_secrets_t *s)
 
 int cookies_init(cookies_t *c, const uint8_t *secret, const uint8_t *staging)
 {
+	MAIN_THREAD_ONLY();
 	c->secrets = secrets_new(secret, staging);
 	return c->secrets ? 0 : SHOAL_ENOMEM;
 }
@@ -79,8 +82,10 @@ QUERY_PATH void cookies_read_done(cookies_t *c)
 
 int cookies_rotate(cookies_t *c, const uint8_t *secret)
 {
+	MAIN_THREAD_ONLY();
 	/* only this thread writes the pointer: reading it plainly is safe here */
 	const cookie_secrets_t *now = c->secrets;
+	assert(now); /* cookies_init came first */
 	cookie_secrets_t *next = secrets_new(secret, now->current);
 	if (!next)
 		return SHOAL_ENOMEM;

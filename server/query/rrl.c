@@ -2,6 +2,8 @@
 /* Response rate limiting: classes hashed with SipHash into one table of atomic counters. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <assert.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "proto/hot.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/query/rrl.h"
 
 /*
@@ -29,6 +32,11 @@
 #define CAS_TRIES    4
 /* seconds a worker's clock reading may lag another's (taken once per batch) */
 #define CLOCK_SKEW_MAX 2
+
+static_assert(SECOND_SHIFT + 16 == 41 && EPISODE_BIT == 1ull << 41 && TAG_SHIFT == 42,
+	      "count, second, episode and tag tile the word");
+static_assert(RRL_RATE_MAX < COUNT_MAX, "a count saturates above every limit");
+static_assert((RRL_SIZE_MIN & (RRL_SIZE_MIN - 1)) == 0, "the table's size is a power of 2");
 
 /* A class: family and kind, the client's network, the type, the name. */
 #define KEY_MAX (2 + 16 + 2 + NAME_MAXLEN)
@@ -56,6 +64,7 @@ static uint32_t rate_of(uint32_t rate, uint32_t base)
 
 int rrl_new(const rrl_limits_t *limits, rrl_t **out)
 {
+	MAIN_THREAD_ONLY();
 	*out = NULL;
 	if (limits->rate == 0)
 		return 0;
@@ -200,6 +209,7 @@ static void log_class(const rrl_t *r, rrl_worker_t *wk, const uint8_t *ip, size_
 		return;
 	}
 	wk->log_lines++;
+	assert(info->kind < ANSWER_KIND_COUNT);
 	unsigned bits = ip_len == 4 ? r->ipv4_prefix : r->ipv6_prefix;
 	uint8_t net[16];
 	char addr[INET6_ADDRSTRLEN], name[1024] = ".", type[16] = "";

@@ -2,6 +2,7 @@
 /* A worker's side of zone transfers: requests checked, AXFR and IXFR streamed, NOTIFY let in. */
 #include "config.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,7 @@ static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len,
 			    r->peer_text, dns_tsig_error_name(r->tsig.error, et), kname);
 		return DNS_RCODE_NOTAUTH;
 	}
+	assert(key && (size_t)(key - cfg->keys) < cfg->key_count); /* verified: found */
 	r->key = (int)(key - cfg->keys);
 	return 0;
 }
@@ -229,6 +231,7 @@ static void stream_end(tcp_stream_t *base, bool complete)
 {
 	xfr_stream_t *s = (xfr_stream_t *)base;
 	transfer_t *t = s->t;
+	assert(t->active > 0); /* counted when the stream started */
 	t->active--;
 	bool whole = complete && xfr_out_done(&s->out);
 	stats_add(whole ? &t->stats->done : &t->stats->failed, 1);
@@ -350,6 +353,7 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 		stats_add(&t->stats->refused, 1);
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOTAUTH, 0);
 	}
+	assert((size_t)i < r->zc->zone_count); /* zc's zones are the set's, index for index */
 	if (!acl_find(&r->zc->zone_xfr[i].provide_xfr, r->peer, r->key)) {
 		stats_add(&t->stats->refused, 1);
 		refusal_log(t, "%s %s from %s%s: not allowed by provide-xfr: REFUSED", what(r),
@@ -407,7 +411,7 @@ static bool notify_serial(const query_t *q, uint32_t *serial)
 		return false;
 	wire_t w;
 	wire_init_read(&w, q->pkt, q->len);
-	w.pos = q->question_end;
+	wire_seek(&w, q->question_end);
 	uint8_t owner[NAME_MAXLEN];
 	if (name_unpack(&w, owner, true) < 0 || !name_equal(owner, q->qname))
 		return false;

@@ -48,12 +48,35 @@ static void test_write_overrun(void)
 	CU_ASSERT_EQUAL(w.err, SHOAL_ESPACE);
 }
 
+static void seek_past_end(void *arg)
+{
+	wire_t *w = arg;
+	wire_seek(w, w->len + 1);
+}
+
+/* The cursor is moved to any offset up to its end, and never past it: that aborts. */
+static void test_seek(void)
+{
+	const uint8_t buf[] = { 0x01, 0x02, 0x03 };
+	wire_t w;
+	wire_init_read(&w, buf, sizeof(buf));
+	wire_seek(&w, 1);
+	CU_ASSERT_EQUAL(wire_read_u16(&w), 0x0203);
+	wire_seek(&w, sizeof(buf));
+	CU_ASSERT_EQUAL(wire_left(&w), 0);
+	CU_ASSERT_EQUAL(wire_read_u8(&w), 0);
+	CU_ASSERT_EQUAL(w.err, SHOAL_EMALFORMED);
+	wire_init_read(&w, buf, sizeof(buf));
+	CU_ASSERT_TRUE(unit_aborted(unit_in_child(seek_past_end, &w)));
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_read_in_bounds),
 		UNIT_TEST(test_read_overrun_sticks),
 		UNIT_TEST(test_write_overrun),
+		UNIT_TEST(test_seek),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "wire", tests);

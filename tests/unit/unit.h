@@ -4,10 +4,14 @@
 #define SHOAL_TESTS_UNIT_H
 
 #include <CUnit/Basic.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* One test: a name and a function. */
@@ -50,6 +54,45 @@ static inline int unit_temp_file(char *path, const void *text, size_t len)
 	bool whole = write(fd, text, len) == (ssize_t)len;
 	close(fd);
 	return whole ? 0 : -1;
+}
+
+/*
+ * Run fn(arg) in a forked child and return its wait status (the child
+ * exits 0 when fn returns; 10 s at most): how a case shows that an
+ * assert fires without ending the binary. The child writes no core file,
+ * and its stderr (the assert's message) is discarded.
+ */
+static inline int unit_in_child(void (*fn)(void *arg), void *arg)
+{
+	fflush(NULL); /* nothing buffered is written twice */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rlimit none = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &none);
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		alarm(10);
+		fn(arg);
+		_exit(0);
+	}
+	int status = -1;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/*
+ * A child's status (unit_in_child) says an assert stopped it: SIGABRT. With
+ * NDEBUG the asserts are compiled out and the child ends normally instead.
+ */
+static inline bool unit_aborted(int status)
+{
+#ifdef NDEBUG
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+#else
+	return status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+#endif
 }
 
 /* A case's name as run and listed: without the "test_" its function has. */
