@@ -53,7 +53,7 @@ typedef struct server {
 	socket_set_t *sockets; /* every listening socket, made before the privilege drop */
 	workers_t workers;
 	stats_groups_t counters; /* those kept outside the workers: NOTIFY out, transfers in */
-	bool workers_run; /* workers_start was called: stop them */
+	bool workers_run;        /* workers_start was called: stop them */
 	control_t *control;
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	secondary_t *secondary; /* transfers in: NULL without secondary zones */
@@ -1018,8 +1018,8 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 				errlen);
 	if (rc < 0)
 		return rc;
-	if (notify_out_new(srv->loop, cfg, &srv->zones, &srv->counters.notify_out,
-			   &srv->notifier) < 0) {
+	if (notify_out_new(srv->loop, cfg, &srv->zones, &srv->counters.notify_out, &srv->notifier) <
+	    0) {
 		snprintf(err, errlen, "out of memory");
 		return SHOAL_ENOMEM;
 	}
