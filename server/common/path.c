@@ -14,6 +14,7 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/path.h"
 
 /* path as an absolute one, into buf (relative paths start from the current folder). */
@@ -36,6 +37,7 @@ static int absolute(const char *what, const char *path, char *buf, size_t len, c
 
 int path_check_folders(const char *what, const char *path, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	char dir[4096];
 	if (absolute(what, path, dir, sizeof(dir), err, errlen) < 0)
 		return SHOAL_ECONFIG;
@@ -96,6 +98,7 @@ static void lock_folder_choice(char *buf, size_t len, mode_t *make)
 
 int path_lock_folder(char *buf, size_t len, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	mode_t make;
 	lock_folder_choice(buf, len, &make);
 	uid_t uid = geteuid();

@@ -16,6 +16,7 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/conf/conf.h"
 #include "server/conf/internal.h"
 
@@ -667,6 +668,7 @@ static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 
 int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		set_err(err, errlen, "%s: %s", path, strerror(errno));

@@ -14,6 +14,7 @@
 
 #include "proto/error.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/ctl/client.h"
 #include "server/ctl/control.h"
 #include "server/ctl/internal.h"
@@ -70,6 +71,7 @@ void control_reply(control_client_t *c, bool ok, const char *body)
 void control_set_zones(control_t *ctl, const conf_t *cfg, notify_out_t *notifier,
 		       secondary_t *secondary)
 {
+	MAIN_THREAD_ONLY();
 	if (!ctl)
 		return;
 	ctl->env.cfg = cfg;
@@ -245,6 +247,7 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 int control_open(control_t **out, const control_env_t *env, const char *path, char *err,
 		 size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "control %s: path too long", path);
@@ -312,6 +315,7 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 int control_adopt(control_t **out, const control_env_t *env, int fd, const char *path, char *err,
 		  size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	int rc = control_new(out, env, path, err, errlen);
 	if (rc < 0) {
 		close(fd);
@@ -337,11 +341,13 @@ int control_adopt(control_t **out, const control_env_t *env, int fd, const char 
 
 void control_claim(control_t *ctl)
 {
+	MAIN_THREAD_ONLY();
 	ctl->owns_path = true;
 }
 
 int control_listen_fd(const control_t *ctl)
 {
+	MAIN_THREAD_ONLY();
 	return ctl->listen_fd;
 }
 
@@ -361,6 +367,7 @@ static void control_unlisten(control_t *ctl)
 
 void control_taken_over(control_t *ctl, bool taken)
 {
+	MAIN_THREAD_ONLY();
 	control_unlisten(ctl);
 	if (taken)
 		ctl->owns_path = false;
@@ -368,6 +375,7 @@ void control_taken_over(control_t *ctl, bool taken)
 
 int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	/* through the descriptor: a name swapped for a link cannot redirect it */
 	if (fchownat(ctl->file_fd, "", uid, gid, AT_EMPTY_PATH) < 0) {
 		int e = -errno;
@@ -390,6 +398,7 @@ int control_chown(control_t *ctl, uid_t uid, gid_t gid, char *err, size_t errlen
 
 void control_close(control_t *ctl)
 {
+	MAIN_THREAD_ONLY();
 	if (!ctl)
 		return;
 	client_set_close(&ctl->clients);

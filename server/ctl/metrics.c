@@ -16,6 +16,7 @@
 #include "proto/error.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/ctl/client.h"
 #include "server/ctl/metrics.h"
 
@@ -288,6 +289,7 @@ static int listen_on(const listen_addr_t *addr)
 int metrics_open(metrics_t **out, const metrics_env_t *env, const listen_addr_t *addr, char *err,
 		 size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	metrics_t *m = calloc(1, sizeof(*m));
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -323,6 +325,7 @@ int metrics_open(metrics_t **out, const metrics_env_t *env, const listen_addr_t 
 
 void metrics_warn_reach(const listen_addr_t *addr, const addr_prefix_list_t *allow)
 {
+	MAIN_THREAD_ONLY();
 	if (!addr->addr_len || addr_is_loopback((const struct sockaddr *)&addr->addr))
 		return;
 	char list[512] = "";
@@ -344,6 +347,7 @@ void metrics_warn_reach(const listen_addr_t *addr, const addr_prefix_list_t *all
 
 void metrics_close(metrics_t *m)
 {
+	MAIN_THREAD_ONLY();
 	if (!m)
 		return;
 	client_set_close(&m->clients);
