@@ -45,6 +45,7 @@ struct notify_out {
 	size_t count, cap;
 	uint32_t *seen; /* per zone: the serial last seen, when seen_set */
 	bool *seen_set;
+	state_t *state;     /* where the serials told are kept across restarts, or NULL */
 	bool started;       /* the first set was recorded */
 	unsigned in_flight; /* jobs with a send awaiting its answer: NOTIFY_OUT_PARALLEL at most */
 	unsigned closes_pending;
@@ -52,7 +53,7 @@ struct notify_out {
 	stats_notify_out_t *stats; /* the caller's */
 };
 
-int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
+int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, state_t *st,
 		   stats_notify_out_t *counters, notify_out_t **out)
 {
 	notify_out_t *n = calloc(1, sizeof(*n));
@@ -67,6 +68,7 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
 		return SHOAL_ENOMEM;
 	}
 	n->stats = counters;
+	n->state = st;
 	n->loop = loop;
 	n->cfg = cfg;
 	n->zones = zones;
@@ -247,6 +249,17 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 	return told;
 }
 
+/*
+ * At start: whether z's serial differs from the one its secondaries were
+ * last told of before a restart (none kept: nothing to tell, as ever).
+ */
+static bool changed_while_down(notify_out_t *n, const zone_t *z)
+{
+	state_zone_t st;
+	return state_get(n->state, z->apex->name, &st) && st.notified_set &&
+	       st.notified != z->serial;
+}
+
 void notify_out_published(notify_out_t *n)
 {
 	if (n->closed)
@@ -264,7 +277,10 @@ void notify_out_published(notify_out_t *n)
 		const zone_t *z = zonedb_zone(db, i);
 		if (!z)
 			continue;
-		bool changed = n->started && (!n->seen_set[i] || n->seen[i] != z->serial);
+		bool changed = n->started ? !n->seen_set[i] || n->seen[i] != z->serial
+					  : changed_while_down(n, z);
+		if (changed || !n->seen_set[i])
+			state_set_notified(n->state, z->apex->name, z->serial);
 		n->seen[i] = z->serial;
 		n->seen_set[i] = true;
 		if (changed) {
