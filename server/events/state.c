@@ -88,6 +88,7 @@ static state_rec_t *rec_get(state_t *st, const uint8_t *apex)
 static bool read_field(const char *text, bool *set, int64_t *v)
 {
 	*set = strcmp(text, "-") != 0;
+	*v = 0;
 	if (!*set)
 		return true;
 	char *end;
