@@ -515,6 +515,8 @@ static int64_t expire(sched_t *s, int64_t now)
 			continue; /* its refresh's end arms it */
 		if (again)
 			heap_set(&s->expiry, &z->expiry, (uint64_t)again);
+		else
+			due_by(s, z, now); /* nothing served: a version is wanted now */
 		keep_timers(s, z);
 	}
 	return top ? (int64_t)top->key : SCHED_NEVER;
@@ -616,7 +618,9 @@ static void adopt(sched_t *s)
 	synchronize_rcu();
 	/* and what they handed over is in the inbox: taken before any entry is freed */
 	take_inbox(s);
-	if (heap_reserve(&s->due, t->count) < 0 || heap_reserve(&s->expiry, t->count) < 0)
+	/* the zones of both tables for a moment: those gone are taken out after the new are in */
+	size_t most = t->count + (old ? old->count : 0);
+	if (heap_reserve(&s->due, most) < 0 || heap_reserve(&s->expiry, most) < 0)
 		log_error("secondary zones: out of memory for the timers: some zones may not be "
 			  "refreshed");
 	sec_zone_t **due = malloc((t->count ? t->count : 1) * sizeof(*due));
