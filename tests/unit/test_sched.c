@@ -243,12 +243,34 @@ static void test_reconfig_out_of_memory(void)
 	world_stop(&w);
 }
 
+/*
+ * NOTIFYs coalesce: the first makes the zone's refresh due, the ones that
+ * find it pending are counted and change nothing, and the zone is asked
+ * once (issue 30: every NOTIFY made a transfer).
+ */
+static void test_notify_coalesced(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	uint8_t apex[NAME_MAXLEN];
+	CU_ASSERT_FATAL(name_from_text("a.test", NULL, apex) > 0);
+	CU_ASSERT_TRUE(sched_notify(w.s, apex, true, 7));
+	for (int k = 0; k < 50; k++)
+		CU_ASSERT_FALSE(sched_notify(w.s, apex, true, 7));
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
+	CU_ASSERT_EQUAL(__atomic_load_n(&w.sched_counters.notify_coalesced, __ATOMIC_RELAXED), 50);
+	/* asked once: nothing more comes within the NOTIFY gap and a half */
+	CU_ASSERT_PTR_NULL(next_transfer(w.p, 3, 1500));
+	world_stop(&w);
+}
+
 int main(int argc, char **argv)
 {
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_notify_before_reconfig_applied),
 		UNIT_TEST(test_reconfig_out_of_memory),
+		UNIT_TEST(test_notify_coalesced),
 		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "sched", tests);
