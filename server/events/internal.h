@@ -150,6 +150,37 @@ struct sched {
 	sem_t wake;
 };
 
+/*
+ * sched_table.c: entries and tables. An entry for apex (lowercased), fresh,
+ * on the list of every entry; NULL when out of memory. Main thread.
+ */
+sec_zone_t *sched_entry_new(sched_t *s, const uint8_t *apex);
+
+/* Free entry z, off the list: no thread may reach it any more (no table shown, no inbox). */
+void sched_entry_free(sched_t *s, sec_zone_t *z);
+
+/*
+ * The secondary zones of cfg with a copy of it: the entries of `from` (the
+ * table shown) for the zones it has, fresh ones for the others. NULL when
+ * out of memory (the fresh ones made are freed). Main thread.
+ */
+sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from);
+
+/* The place of apex's entry in t->zones, or -1 (t may be NULL). Any thread that holds t. */
+long sched_table_pos(const sched_t *s, const sec_table_t *t, const uint8_t *apex);
+
+/* The entry of apex in t, or NULL. */
+sec_zone_t *sched_table_find(const sched_t *s, const sec_table_t *t, const uint8_t *apex);
+
+/* Free the fresh entries of t that keep does not have (keep NULL: all of them). */
+void sched_table_drop_fresh(sched_t *s, sec_table_t *t, const sec_table_t *keep);
+
+/* Free table t, not its entries. NULL is fine. */
+void sched_table_free(sec_table_t *t);
+
+/* The scheduler: t lost a user (a refresh, or the work); freed with the last. */
+void sched_table_unref(sec_table_t *t);
+
 /* Now on the wall clock, in ms: timers mean the same after a restart. */
 int64_t sched_now_ms(void);
 

@@ -46,138 +46,6 @@ pthread_mutex_t *sched_pub_lock(sched_t *s, const sec_zone_t *z)
 	return &s->pub_locks[(size_t)name_hash(z->apex, s->key) % SCHED_PUB_LOCKS];
 }
 
-/* ---- zones and tables ---- */
-
-/* A new entry for apex, on the list of every entry; NULL when out of memory. Main thread. */
-static sec_zone_t *entry_new(sched_t *s, const uint8_t *apex)
-{
-	size_t len = name_length(apex);
-	sec_zone_t *z = calloc(1, sizeof(*z) + len);
-	if (!z)
-		return NULL;
-	z->apex_len = (uint8_t)len;
-	memcpy(z->apex, apex, len);
-	name_lower(z->apex);
-	z->fresh = true;
-	pthread_mutex_lock(&s->all_lock);
-	z->next = s->all;
-	if (s->all)
-		s->all->prev = z;
-	s->all = z;
-	pthread_mutex_unlock(&s->all_lock);
-	return z;
-}
-
-/* Free entry z, off the list. No thread may reach it any more. */
-static void entry_free(sched_t *s, sec_zone_t *z)
-{
-	pthread_mutex_lock(&s->all_lock);
-	if (z->prev)
-		z->prev->next = z->next;
-	else
-		s->all = z->next;
-	if (z->next)
-		z->next->prev = z->prev;
-	pthread_mutex_unlock(&s->all_lock);
-	free(z->source);
-	free(z->last_error);
-	free(z);
-}
-
-/* The place of apex's entry in t->zones, or -1. */
-static long table_pos(const sched_t *s, const sec_table_t *t, const uint8_t *apex)
-{
-	if (!t || !t->cap)
-		return -1;
-	size_t i = (size_t)name_hash(apex, s->key) & (t->cap - 1);
-	for (; t->slots[i]; i = (i + 1) & (t->cap - 1))
-		if (name_equal(t->zones[t->slots[i] - 1]->apex, apex))
-			return (long)t->slots[i] - 1;
-	return -1;
-}
-
-/* The entry of apex in t, or NULL. */
-static sec_zone_t *table_find(const sched_t *s, const sec_table_t *t, const uint8_t *apex)
-{
-	long k = table_pos(s, t, apex);
-	return k < 0 ? NULL : t->zones[k];
-}
-
-/* Free table t (not its entries). */
-static void table_free(sec_table_t *t)
-{
-	if (!t)
-		return;
-	conf_clear(&t->cfg);
-	free(t->zones);
-	free(t->index);
-	free(t->slots);
-	free(t);
-}
-
-/* Entries of t made for it (fresh) that keep is not to have: to free. NULL keep: all of them. */
-static void table_drop_fresh(sched_t *s, sec_table_t *t, const sec_table_t *keep)
-{
-	for (size_t k = 0; t && k < t->count; k++) {
-		sec_zone_t *z = t->zones[k];
-		if (z->fresh && !(keep && table_find(s, keep, z->apex) == z))
-			entry_free(s, z);
-	}
-}
-
-/* Put entry z of cfg's zone i into t, found again by apex. */
-static void table_add(sched_t *s, sec_table_t *t, sec_zone_t *z, size_t i)
-{
-	t->zones[t->count] = z;
-	t->index[t->count++] = i;
-	size_t at = (size_t)name_hash(z->apex, s->key) & (t->cap - 1);
-	while (t->slots[at])
-		at = (at + 1) & (t->cap - 1);
-	t->slots[at] = t->count;
-}
-
-/*
- * The secondary zones of cfg with a copy of it: the entries of `from`
- * (the table shown) for the zones it has, new ones for the others. NULL
- * when out of memory (nothing made is left). Main thread.
- */
-static sec_table_t *table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from)
-{
-	size_t n = conf_secondary_count(cfg), cap = 16;
-	while (cap < 2 * n)
-		cap *= 2;
-	sec_table_t *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->cap = cap;
-	t->zones = malloc((n ? n : 1) * sizeof(*t->zones));
-	t->index = malloc((n ? n : 1) * sizeof(*t->index));
-	t->slots = calloc(cap, sizeof(*t->slots));
-	bool ok = t->zones && t->index && t->slots && conf_copy(&t->cfg, cfg) == 0;
-	for (size_t i = 0; ok && i < cfg->zone_count; i++) {
-		uint8_t apex[NAME_MAXLEN];
-		if (!conf_zone_is_secondary(cfg, i) ||
-		    name_from_text(cfg->zones[i].name, NULL, apex) < 0)
-			continue;
-		sec_zone_t *z = table_find(s, from, apex);
-		if (!z && !(z = entry_new(s, apex)))
-			ok = false;
-		else
-			table_add(s, t, z, i);
-	}
-	if (!ok) {
-		table_drop_fresh(s, t, from);
-		if (t->zones)
-			conf_clear(&t->cfg);
-		free(t->zones);
-		free(t->index);
-		free(t->slots);
-		free(t);
-		return NULL;
-	}
-	return t;
-}
-
 /* ---- the inbox: zones handed to the scheduler by any thread ---- */
 
 /* Hand z to the scheduler (once until it takes it) and wake it. Any thread; no lock. */
@@ -386,13 +254,6 @@ static void job_start(sched_t *s, sec_zone_t *z, unsigned want)
 	sem_post(&job->go);
 }
 
-/* The table t lost a user: freed when no refresh uses it and it is no longer worked on. */
-static void table_unref(sec_table_t *t)
-{
-	if (--t->refs == 0)
-		table_free(t);
-}
-
 /* A refresh ended: its zone back on its timers (or freed, gone meanwhile). The scheduler. */
 static void job_done(sched_t *s, sec_job_t *job)
 {
@@ -402,14 +263,14 @@ static void job_done(sched_t *s, sec_job_t *job)
 	job->z = NULL;
 	job->table = NULL;
 	pthread_mutex_unlock(&s->flight_lock);
-	table_unref((sec_table_t *)t);
+	sched_table_unref((sec_table_t *)t);
 	job->next = s->idle;
 	s->idle = job;
 	s->running--;
 	stats_set(&s->counters->running, s->running);
 	z->running = false;
 	if (z->retired) {
-		entry_free(s, z); /* in no table shown, in no inbox (sched_adopt) */
+		sched_entry_free(s, z); /* in no table shown, in no inbox (sched_adopt) */
 		return;
 	}
 	/* RFC 1035 3.3.13: refresh after success, retry after failure; the timers of its version */
@@ -560,13 +421,13 @@ static void retire_gone(sched_t *s, sec_table_t *old, const sec_table_t *t)
 {
 	for (size_t k = 0; old && k < old->count; k++) {
 		sec_zone_t *z = old->zones[k];
-		if (table_find(s, t, z->apex) == z)
+		if (sched_table_find(s, t, z->apex) == z)
 			continue;
 		heap_remove(&s->due, &z->due);
 		heap_remove(&s->expiry, &z->expiry);
 		z->retired = true;
 		if (!z->running)
-			entry_free(s, z);
+			sched_entry_free(s, z);
 	}
 }
 
@@ -631,14 +492,14 @@ static void adopt(sched_t *s)
 	retire_gone(s, old, t);
 	for (sec_table_t *k = t->skipped, *next; k; k = next) {
 		next = k->skipped;
-		table_drop_fresh(s, k, t);
-		table_free(k);
+		sched_table_drop_fresh(s, k, t);
+		sched_table_free(k);
 	}
 	t->skipped = NULL;
 	spread(s, due, due_count, sched_now_ms());
 	free(due);
 	if (old)
-		table_unref(old);
+		sched_table_unref(old);
 	stats_set(&s->counters->zones, t->count);
 	pool_grow(s, t->count);
 	if (old)
@@ -718,7 +579,7 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	s->counters = env->counters;
 	s->pool_max = env->transfers_in < SCHED_POOL_MAX ? env->transfers_in : SCHED_POOL_MAX;
 	s->tokens_at = sched_now_ms();
-	sec_table_t *t = table_new(s, cfg, NULL);
+	sec_table_t *t = sched_table_new(s, cfg, NULL);
 	if (!t) {
 		sched_free(s);
 		return SHOAL_ENOMEM;
@@ -750,7 +611,7 @@ static void give_up_changed(sched_t *s, const sec_table_t *t)
 		sec_job_t *job = &s->jobs[k];
 		if (!job->z)
 			continue;
-		long j = table_pos(s, t, job->z->apex);
+		long j = sched_table_pos(s, t, job->z->apex);
 		if (j < 0 ||
 		    !conf_zone_same_primaries(&job->table->cfg, job->index, &t->cfg, t->index[j]))
 			__atomic_store_n(&job->give_up, 1, __ATOMIC_RELEASE);
@@ -759,7 +620,7 @@ static void give_up_changed(sched_t *s, const sec_table_t *t)
 
 int sched_reconfig(sched_t *s, const conf_t *cfg)
 {
-	sec_table_t *t = table_new(s, cfg, rcu_dereference(s->shown));
+	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown));
 	if (!t)
 		return SHOAL_ENOMEM;
 	pthread_mutex_lock(&s->flight_lock);
@@ -780,7 +641,7 @@ int sched_reconfig(sched_t *s, const conf_t *cfg)
 /* The entry of zone `apex` in the table shown, or NULL: not a secondary. In a read section. */
 static sec_zone_t *zone_of(sched_t *s, const uint8_t *apex)
 {
-	return s ? table_find(s, rcu_dereference(s->shown), apex) : NULL;
+	return s ? sched_table_find(s, rcu_dereference(s->shown), apex) : NULL;
 }
 
 /* Raise z's NOTIFY serial to serial when newer (RFC 1982). Any thread. */
@@ -874,7 +735,7 @@ void sched_free(sched_t *s)
 	sec_table_t *pending = __atomic_exchange_n(&s->pending, NULL, __ATOMIC_ACQ_REL);
 	for (sec_table_t *k = pending, *next; k; k = next) {
 		next = k->skipped;
-		table_free(k);
+		sched_table_free(k);
 	}
 	for (unsigned k = 0; k < s->threads; k++) {
 		sec_table_t *t = (sec_table_t *)s->jobs[k].table;
@@ -882,13 +743,13 @@ void sched_free(sched_t *s)
 			if (s->jobs[j].table == t)
 				s->jobs[j].table = NULL; /* freed once */
 		if (t && t != s->work)
-			table_free(t);
+			sched_table_free(t);
 	}
-	table_free(s->work);
+	sched_table_free(s->work);
 	heap_clear(&s->due); /* before the entries: it tells each node it is out */
 	heap_clear(&s->expiry);
 	while (s->all)
-		entry_free(s, s->all);
+		sched_entry_free(s, s->all);
 	sem_destroy(&s->wake);
 	for (size_t k = 0; k < SCHED_PUB_LOCKS; k++)
 		pthread_mutex_destroy(&s->pub_locks[k]);
