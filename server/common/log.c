@@ -255,3 +255,28 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	if (log_syslog && syslog_fd >= 0)
 		log_send(&log_syslog_dest, level, body);
 }
+
+void log_limited(log_limit_t *l, unsigned per_second, enum log_level level, const char *fmt, ...)
+{
+	if ((int)level > __atomic_load_n(&log_threshold, __ATOMIC_RELAXED))
+		return;
+	long now = (long)time(NULL);
+	if (now != l->second) {
+		l->second = now;
+		l->count = 0;
+	}
+	if (l->count++ >= per_second) {
+		l->suppressed++;
+		return;
+	}
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (l->suppressed)
+		log_msg(level, "%s (and %u more not logged)", text, l->suppressed);
+	else
+		log_msg(level, "%s", text);
+	l->suppressed = 0;
+}

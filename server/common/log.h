@@ -50,6 +50,21 @@ bool log_stderr_is_journal(void);
  */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * A bound on log lines of one kind that peers may cause at will (refusals,
+ * NOTIFYs): at most `per_second` in a second; the rest are counted, and
+ * the next line that passes says how many ("(and N more not logged)").
+ * Caller memory, zeroed to start; one thread at a time (a worker's own).
+ */
+typedef struct log_limit {
+	long second;
+	unsigned count, suppressed;
+} log_limit_t;
+
+/* Log as log_msg does, when l lets one more line of its kind pass this second. */
+void log_limited(log_limit_t *l, unsigned per_second, enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 #define log_error(...)   log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warning(...) log_msg(LOG_LEVEL_WARNING, __VA_ARGS__)
 #define log_notice(...)  log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)

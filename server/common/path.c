@@ -96,37 +96,58 @@ static void lock_folder_choice(char *buf, size_t len, mode_t *make)
 	}
 }
 
-int path_lock_folder(char *buf, size_t len, char *err, size_t errlen)
+int path_own_folder(const char *what, const char *dir, mode_t make, uid_t uid, gid_t gid, char *err,
+		    size_t errlen)
 {
 	MAIN_THREAD_ONLY();
-	mode_t make;
-	lock_folder_choice(buf, len, &make);
-	uid_t uid = geteuid();
-	if (buf[0] != '/') {
-		snprintf(err, errlen, "lock folder %s: not an absolute path", buf);
+	if (dir[0] != '/') {
+		snprintf(err, errlen, "%s %s: not an absolute path", what, dir);
 		return SHOAL_ECONFIG;
 	}
-	if (make && mkdir(buf, make) == 0)
-		log_info("made the lock folder %s", buf);
+	if (make && mkdir(dir, make) == 0) {
+		/* made by root for the user it runs as from the privilege drop on */
+		if (geteuid() == 0 && uid != 0 && chown(dir, uid, gid) < 0) {
+			int e = -errno;
+			snprintf(err, errlen, "%s %s: made, but cannot give it to uid %u: %s", what,
+				 dir, (unsigned)uid, shoal_strerror(e));
+			return e;
+		}
+		log_info("made the %s %s", what, dir);
+	}
 	struct stat st;
-	if (lstat(buf, &st) < 0) {
+	if (lstat(dir, &st) < 0) {
 		int e = -errno;
-		snprintf(err, errlen, "lock folder %s: %s", buf, shoal_strerror(e));
+		snprintf(err, errlen, "%s %s: %s", what, dir, shoal_strerror(e));
 		return e;
 	}
 	/* lstat: a symbolic link is not followed to a folder another user chose */
 	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
 		snprintf(err, errlen,
-			 "lock folder %s: %s of uid %u, mode %04o; it must be a folder of this "
-			 "user (uid %u) that no one else may write, or another user could hold "
-			 "the locks: remove it, or set RUNTIME_DIRECTORY to such a folder",
-			 buf, S_ISDIR(st.st_mode) ? "a folder" : "not a folder",
+			 "%s %s: %s of uid %u, mode %04o; it must be a folder of this "
+			 "user (uid %u) that no one else may write",
+			 what, dir, S_ISDIR(st.st_mode) ? "a folder" : "not a folder",
 			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)uid);
 		return SHOAL_ECONFIG;
 	}
 	char inside[4200];
-	snprintf(inside, sizeof(inside), "%s/lock", buf);
-	return path_check_folders("lock folder", inside, err, errlen);
+	snprintf(inside, sizeof(inside), "%s/x", dir);
+	return path_check_folders(what, inside, err, errlen);
+}
+
+int path_lock_folder(char *buf, size_t len, char *err, size_t errlen)
+{
+	MAIN_THREAD_ONLY();
+	mode_t make;
+	lock_folder_choice(buf, len, &make);
+	int rc = path_own_folder("lock folder", buf, make, geteuid(), getegid(), err, errlen);
+	if (rc == SHOAL_ECONFIG) {
+		/* what to do about it: another user could hold the locks */
+		size_t used = strlen(err);
+		snprintf(err + used, errlen > used ? errlen - used : 0,
+			 ", or another user could hold the locks: remove it, or set "
+			 "RUNTIME_DIRECTORY to such a folder");
+	}
+	return rc;
 }
 
 bool path_names_fd(const char *path, int fd)

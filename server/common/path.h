@@ -18,6 +18,18 @@
 int path_check_folders(const char *what, const char *path, char *err, size_t errlen);
 
 /*
+ * Check dir, a folder for files only this server may write (the lock
+ * folder, state-dir): an absolute path to a folder, not a symbolic link,
+ * of uid, that no one else may write, under folders path_check_folders
+ * accepts. When make is not 0 a missing folder is made with that mode
+ * first (and given to uid and gid when the process is root). `what` starts
+ * the messages. Returns 0, or a negative error (SHOAL_ECONFIG for a
+ * folder that is not such a one) with err. Main thread.
+ */
+int path_own_folder(const char *what, const char *dir, mode_t make, uid_t uid, gid_t gid, char *err,
+		    size_t errlen);
+
+/*
  * The folder of this user's lock files, into buf: one no other user may
  * write, so no other user can take a lock's name or hold its file.
  *   1. $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=; the first one),

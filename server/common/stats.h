@@ -126,23 +126,25 @@ const char *stats_qtype_name(unsigned i);
  * STATS_XFR are the fields of xfr_stats_t: a worker's side of zone
  * transfers, written by server/query/transfer.c on the worker; "xfr" in the JSON.
  */
-#define STATS_XFR(X)                                                                          \
-	X(requests, COUNTER, "AXFR and IXFR requests received (TCP, and IXFR over UDP)")      \
-	X(refused, COUNTER, "transfer requests refused: provide-xfr, TSIG, transfers-out")    \
-	X(axfr, COUNTER, "whole zones sent: AXFR, and IXFR beyond the journal's history")     \
-	X(ixfr, COUNTER, "IXFR answers with the changes since the client's serial")           \
-	X(uptodate, COUNTER, "IXFR answered with the SOA alone: the client is up to date")    \
-	X(done, COUNTER, "outgoing transfers sent whole")                                     \
-	X(failed, COUNTER, "outgoing transfers cut short: the client left, an error, a stop") \
-	X(messages, COUNTER, "outgoing transfer messages")                                    \
-	X(bytes_out, COUNTER, "octets of outgoing transfer messages")                         \
-	X(notify_in, COUNTER, "NOTIFY messages let in and handed to the secondary")           \
+#define STATS_XFR(X)                                                                            \
+	X(requests, COUNTER, "AXFR and IXFR requests received (TCP, and IXFR over UDP)")        \
+	X(refused, COUNTER, "transfer requests refused: provide-xfr, TSIG, transfers-out")      \
+	X(axfr, COUNTER, "whole zones sent: AXFR, and IXFR beyond the journal's history")       \
+	X(ixfr, COUNTER, "IXFR answers with the changes since the client's serial")             \
+	X(uptodate, COUNTER, "IXFR answered with the SOA alone: the client is up to date")      \
+	X(done, COUNTER, "outgoing transfers sent whole")                                       \
+	X(failed, COUNTER, "outgoing transfers cut short: the client left, an error, a stop")   \
+	X(messages, COUNTER, "outgoing transfer messages")                                      \
+	X(bytes_out, COUNTER, "octets of outgoing transfer messages")                           \
+	X(notify_in, COUNTER, "NOTIFY messages let in and handed to the scheduler")             \
+	X(notify_ignored, COUNTER, "NOTIFY let in with a serial not newer than the one served") \
 	X(notify_refused, COUNTER, "NOTIFY refused: not in allow-notify, TSIG, not a secondary")
 
 /*
- * The counters kept outside the workers, a group per source; each group
- * has one writer, the thread its list names, which counts with stats_add,
- * and any thread reads it with relaxed loads. A group is one value per
+ * The counters kept outside the workers, a group per source; a group
+ * whose list names one thread has that one writer, which counts with
+ * stats_add; one written by several (the transfer pool) counts with
+ * stats_add_shared. Any thread reads them with relaxed loads. A group is one value per
  * counter, with no column per thread. X(group, name, kind, help): the
  * group is passed through (LIST(X, group)), so that one expansion names
  * the field stats_<group>_t.<name>, the JSON's "<group>": {"<name>": ...}
@@ -156,7 +158,10 @@ const char *stats_qtype_name(unsigned i);
 	X(g, refused, COUNTER, "NOTIFY answered with an error (REFUSED, NOTAUTH...)") \
 	X(g, unanswered, COUNTER, "NOTIFY given up after notify-retry sends")
 
-/* STATS_XFR_IN: transfers in, on the secondary's thread (server/events/secondary.c). */
+/*
+ * STATS_XFR_IN: transfers in, on the pool's threads (server/events/secondary.c):
+ * several writers, stats_add_shared.
+ */
 #define STATS_XFR_IN(X, g)                                                              \
 	X(g, checks, COUNTER, "refreshes: a primary asked whether the zone changed")    \
 	X(g, axfr, COUNTER, "whole zones received (AXFR, or IXFR answered AXFR-style)") \
@@ -167,13 +172,30 @@ const char *stats_qtype_name(unsigned i);
 	X(g, expired, COUNTER, "zones that expired: no refresh succeeded for expire seconds")
 
 /*
+ * STATS_SCHED: the zone-event scheduler (server/events/sched.c), its thread
+ * and the workers that hand it NOTIFYs: several writers, stats_add_shared
+ * (the gauges, its thread alone: stats_set).
+ */
+#define STATS_SCHED(X, g)                                                                          \
+	X(g, zones, GAUGE, "secondary zones whose refresh and expiry the scheduler times")         \
+	X(g, running, GAUGE, "refreshes running now, each on a thread of the pool (transfers-in)") \
+	X(g, refreshes, COUNTER,                                                                   \
+	  "refreshes handed to the pool: timers, NOTIFY, shoalctl, reconfig")                      \
+	X(g, soa_queries, COUNTER, "SOA queries over UDP, a refresh's first question")             \
+	X(g, notify_coalesced, COUNTER, "NOTIFYs for a zone whose refresh was pending already")    \
+	X(g, rate_limited, COUNTER, "times refreshes due waited for serial-query-rate")            \
+	X(g, state_saves, COUNTER, "saves of the zones' timers to state-dir")                      \
+	X(g, state_save_errors, COUNTER, "saves to state-dir that failed")
+
+/*
  * The groups, in the order the outputs show them, after the workers'
  * counters: X(group, list). A new source of counters is its list and one
  * line here.
  */
 #define STATS_GROUPS(X)                 \
 	X(notify_out, STATS_NOTIFY_OUT) \
-	X(xfr_in, STATS_XFR_IN)
+	X(xfr_in, STATS_XFR_IN)         \
+	X(sched, STATS_SCHED)
 
 enum stats_kind {
 	STATS_COUNTER,
@@ -256,6 +278,21 @@ typedef struct stats_groups {
 static inline void stats_add(uint64_t *counter, uint64_t v)
 {
 	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+/*
+ * Add v to a counter of a group several threads write (the transfer pool):
+ * an atomic add. Never on the query path.
+ */
+static inline void stats_add_shared(uint64_t *counter, uint64_t v)
+{
+	__atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
+}
+
+/* Set a gauge its one writer keeps (stats_add's rules). */
+static inline void stats_set(uint64_t *gauge, uint64_t v)
+{
+	__atomic_store_n(gauge, v, __ATOMIC_RELAXED);
 }
 
 /*

@@ -17,12 +17,17 @@ typedef struct start {
 	char name[THREAD_NAME_MAX + 1];
 } start_t;
 
-/* The thread names itself before its work, which may then read its name. */
+/*
+ * The thread names itself before its work, which may then read its name,
+ * and before anything else: its first free() sets up its malloc arena,
+ * which past 8 threads opens /sys/devices/system/cpu/online (glibc), and a
+ * thread stuck there must already show its name.
+ */
 static void *named(void *p)
 {
+	pthread_setname_np(pthread_self(), ((start_t *)p)->name);
 	start_t s = *(start_t *)p;
 	free(p);
-	pthread_setname_np(pthread_self(), s.name);
 	return s.fn(s.arg);
 }
 

@@ -112,7 +112,10 @@ const conf_option_t conf_options[] = {
 	{ "transfers-out", NULL, "N", CONF_UINT, 1, 1024, NULL, "10", OFF(transfers_out),
 	  "outgoing zone transfers at once, per worker thread", CONF_RESTART },
 	{ "transfers-in", NULL, "N", CONF_UINT, 1, 256, NULL, "10", OFF(transfers_in),
-	  "incoming zone transfers at once", CONF_RUNTIME },
+	  "incoming zone transfers at once: the threads that refresh secondary zones",
+	  CONF_RESTART },
+	{ "serial-query-rate", NULL, "N", CONF_UINT, 1, 100000, NULL, "500", OFF(serial_query_rate),
+	  "SOA queries a second to the primaries, all secondary zones together", CONF_RUNTIME },
 	{ "min-refresh-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "5",
 	  OFF(min_refresh_time), "a secondary checks its primary at least this far apart",
 	  CONF_RUNTIME },
@@ -162,6 +165,9 @@ const conf_option_t conf_options[] = {
 	  CONF_RESTART },
 	{ "zones-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, "the configuration file's folder",
 	  OFF(zones_dir), "folder that relative zone file paths start from", CONF_RUNTIME },
+	{ "state-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, CONF_STATE_DIR_DEFAULT, OFF(state_dir),
+	  "folder of the zones' timers kept across restarts (relative: to the file's folder)",
+	  CONF_RESTART },
 	{ "metrics", "metrics", "[ADDR@]PORT", CONF_ADDR, 0, 0, NULL, "(off)", OFF(metrics),
 	  "serve Prometheus metrics at GET /metrics over HTTP; a port alone: 127.0.0.1",
 	  CONF_RESTART },
@@ -443,6 +449,7 @@ int conf_init(conf_t *cfg)
 	cfg->xfr_message_timeout = 30;
 	cfg->transfers_out = 10;
 	cfg->transfers_in = 10;
+	cfg->serial_query_rate = CONF_SERIAL_QUERY_RATE_DEFAULT;
 	cfg->min_refresh_time = 5;
 	cfg->max_refresh_time = 86400;
 	cfg->min_retry_time = 5;
@@ -464,6 +471,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->control);
 	free(cfg->pid_file);
 	free(cfg->zones_dir);
+	free(cfg->state_dir);
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	free(cfg->takeover);
@@ -643,6 +651,7 @@ static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 	char real[PATH_MAX];
 	if (realpath(folder, real))
 		snprintf(folder, sizeof(folder), "%s", real);
+	snprintf(y->folder, sizeof(y->folder), "%s", folder);
 	const char *dir = NULL;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
@@ -663,6 +672,25 @@ static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s/%s", folder, dir);
 	if (n >= (int)sizeof(y->zones_base))
 		return conf_yerr(y, root, "zones-dir: path too long");
+	return 0;
+}
+
+/* A relative state-dir starts from the file's folder, as zones-dir does. */
+static int state_dir_resolve(conf_t *cfg, yaml_ctx_t *y)
+{
+	if (!cfg->state_dir || cfg->state_dir[0] == '/')
+		return 0;
+	if (!cfg->state_dir[0]) {
+		set_err(y->err, y->errlen, "%s: state-dir: expected a folder", y->path);
+		return SHOAL_ECONFIG;
+	}
+	size_t len = strlen(y->folder) + 1 + strlen(cfg->state_dir) + 1;
+	char *full = malloc(len);
+	if (!full)
+		return SHOAL_ENOMEM;
+	snprintf(full, len, "%s/%s", y->folder, cfg->state_dir);
+	free(cfg->state_dir);
+	cfg->state_dir = full;
 	return 0;
 }
 
@@ -722,6 +750,8 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 			seen[o - conf_options] = true;
 		rc = load_pair(cfg, &y, k, yaml_document_get_node(&doc, p->value));
 	}
+	if (rc == 0)
+		rc = state_dir_resolve(cfg, &y);
 done:
 	if (loaded) {
 		apply_zone_limits(cfg);

@@ -20,6 +20,8 @@
 #define CONF_THREADS_MAX            256
 #define CONF_RELOAD_TIMEOUT_DEFAULT 300
 #define CONF_KEYS_MAX               1024
+/* SOA queries a second over all secondary zones, by default (serial-query-rate) */
+#define CONF_SERIAL_QUERY_RATE_DEFAULT 500
 
 /*
  * One zone's transfer settings, beside its zone_spec_t (zone_xfr[i] goes
@@ -41,6 +43,13 @@ typedef struct conf_zone_xfr {
  * that runs as its own user (systemd's RuntimeDirectory=shoal) may make it.
  */
 #define CONF_CONTROL_DEFAULT RUNSTATEDIR "/shoal/shoald.ctl"
+/*
+ * Where the zones' timers are kept across restarts when state-dir is not
+ * set: systemd's StateDirectory=shoal, which is always under /var/lib.
+ * Used only when it exists: shoald never makes it (a test or a second
+ * server must not share a folder it did not choose).
+ */
+#define CONF_STATE_DIR_DEFAULT "/var/lib/shoal"
 
 /* A secret from the configuration (cookie-secret), or none. */
 typedef struct conf_secret {
@@ -88,7 +97,8 @@ typedef struct conf {
 	uint32_t xfr_timeout;         /* seconds an incoming transfer may take */
 	uint32_t xfr_message_timeout; /* seconds to connect, and for each message */
 	uint32_t transfers_out;       /* outgoing transfers at once, per worker */
-	uint32_t transfers_in;        /* incoming transfers at once */
+	uint32_t transfers_in;        /* incoming transfers at once: the pool's threads */
+	uint32_t serial_query_rate;   /* SOA queries a second to primaries, all zones together */
 	uint32_t min_refresh_time, max_refresh_time; /* bounds on the SOA's timers */
 	uint32_t min_retry_time, max_retry_time;
 	uint32_t min_expire_time, max_expire_time;
@@ -99,6 +109,8 @@ typedef struct conf {
 	conf_secret_t cookie_secret_staging; /* also accepted */
 	bool cookie_require;                 /* BADCOOKIE without a valid server cookie (UDP) */
 	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
+	/* the zones' timers across restarts; NULL: CONF_STATE_DIR_DEFAULT (when it exists) */
+	char *state_dir;
 	zone_spec_t *zones;
 	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
 	size_t zone_count;
@@ -250,13 +262,14 @@ size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t 
 bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j);
 
 /*
- * Whether zone i of a and zone j of b are transferred in alike: the same
- * data (conf_zone_same_data), the same primaries in the same order with
- * the same keys (compared by content, not index), and the same global
- * transfer and timer options. A reconfig keeps such a secondary zone's
- * refresh timers and its transfer in flight. Any thread.
+ * Whether zone i of a and zone j of b are transferred in from the same
+ * place: the same data (conf_zone_same_data) and the same primaries in the
+ * same order with the same keys (compared by content, not index). A
+ * reconfig keeps such a secondary zone's timers and its transfer in
+ * flight; the other options (timeouts, the timers' bounds) apply from its
+ * next refresh. Any thread.
  */
-bool conf_zone_same_transfer_in(const conf_t *a, size_t i, const conf_t *b, size_t j);
+bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t j);
 
 /*
  * Whether `list` (of b) has an entry naming the peer of entry x (of a)

@@ -15,6 +15,7 @@ typedef struct yaml_ctx {
 	char *err;
 	size_t errlen;
 	char zones_base[PATH_MAX]; /* where relative zone file paths start */
+	char folder[PATH_MAX];     /* the file's folder: where a relative state-dir starts */
 } yaml_ctx_t;
 
 /* "FILE:LINE: reason" (the line of node n) into y->err; returns SHOAL_ECONFIG. */

@@ -116,7 +116,7 @@ static void cmd_zone_status(control_client_t *c, const char *arg)
 		if (name_from_text(info.name, NULL, apex) < 0)
 			sec[0] = '\0';
 		else
-			secondary_status(env->secondary, apex, sec, sizeof(sec));
+			sched_status(env->sched, apex, sec, sizeof(sec));
 		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 1024];
 		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n",
 			 info.name, (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
@@ -205,7 +205,7 @@ static void refresh_reply(control_client_t *c, const char *arg, bool whole)
 	uint8_t apex[NAME_MAXLEN];
 	int rc = i < 0 || name_from_text(env->cfg->zones[i].name, NULL, apex) < 0
 			 ? SHOAL_ENOTFOUND
-			 : secondary_refresh(env->secondary, apex, whole);
+			 : sched_refresh(env->sched, apex, whole);
 	if (i < 0)
 		snprintf(body, sizeof(body), "no zone %s is configured\n", arg);
 	else if (rc < 0)

@@ -68,15 +68,14 @@ void control_reply(control_client_t *c, bool ok, const char *body)
 	uv_timer_start(&c->base.timer, on_client_timeout, CONTROL_TIMEOUT_MS, 0);
 }
 
-void control_set_zones(control_t *ctl, const conf_t *cfg, notify_out_t *notifier,
-		       secondary_t *secondary)
+void control_set_zones(control_t *ctl, const conf_t *cfg, notify_out_t *notifier, sched_t *sched)
 {
 	MAIN_THREAD_ONLY();
 	if (!ctl)
 		return;
 	ctl->env.cfg = cfg;
 	ctl->env.notifier = notifier;
-	ctl->env.secondary = secondary;
+	ctl->env.sched = sched;
 }
 
 const control_env_t *control_client_env(const control_client_t *c)

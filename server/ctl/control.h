@@ -13,7 +13,7 @@
 #include "server/conf/conf.h"
 #include "server/events/notify_out.h"
 #include "server/events/reload.h"
-#include "server/events/secondary.h"
+#include "server/events/sched.h"
 #include "server/net/worker.h"
 #include "zone/zonedb.h"
 
@@ -98,7 +98,7 @@ typedef struct control_env {
 	reload_t *reload;               /* reload; its state for status and zone-status */
 	zonedb_ref_t *zones;            /* zone-status, stats: the set served */
 	notify_out_t *notifier;         /* notify */
-	secondary_t *secondary;         /* refresh, retransfer, zone-status; may be NULL */
+	sched_t *sched;                 /* refresh, retransfer, zone-status; may be NULL */
 	time_t started_at;              /* status: uptime */
 	void (*stop)(void *arg);        /* stop: end the server, on the main loop */
 	void *stop_arg;
@@ -129,8 +129,7 @@ typedef struct control_env {
  * A reconfig changed the configuration of the zones, the notifier or the
  * secondary zones: the commands use these from now on. Main thread.
  */
-void control_set_zones(control_t *ctl, const conf_t *cfg, notify_out_t *notifier,
-		       secondary_t *secondary);
+void control_set_zones(control_t *ctl, const conf_t *cfg, notify_out_t *notifier, sched_t *sched);
 
 /*
  * Bind a unix stream socket at path, mode 0600 from the start, replacing

@@ -27,8 +27,8 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 	uint64_t control = in->control ? 2 + CONTROL_CLIENTS_MAX + 1 : 0;
 	/* the listener, the clients, one held */
 	uint64_t metrics = in->metrics ? 1 + METRICS_CLIENTS_MAX + 1 : 0;
-	/* NOTIFY out's sends in flight, and the transfer in: a socket each (requestor) */
-	uint64_t requests = NOTIFY_OUT_PARALLEL + 1;
+	/* NOTIFY out's sends in flight, and the refreshes running: a socket each (requestor) */
+	uint64_t requests = NOTIFY_OUT_PARALLEL + (uint64_t)in->transfers_in;
 	out->fixed = in->open + udp + listeners + held + loops + control + metrics + requests +
 		     FDBUDGET_RESERVE;
 	out->per_worker_room = in->limit > out->fixed ? (in->limit - out->fixed) / threads : 0;

@@ -30,6 +30,7 @@ typedef struct fdbudget_in {
 	bool control;             /* a control socket is configured */
 	bool metrics;             /* a metrics endpoint is configured */
 	uint32_t max_connections; /* tcp-max-connections: the upper bound */
+	unsigned transfers_in;    /* refreshes at once (transfers-in): a socket each */
 } fdbudget_in_t;
 
 /* What it comes to. */
@@ -42,7 +43,7 @@ typedef struct fdbudget {
 /*
  * Share the descriptors out: every socket, loop and control client still
  * to be opened, the sockets of outgoing requests (NOTIFY_OUT_PARALLEL
- * NOTIFY sends and one transfer in), the reserve, and one accepted connection a listener may
+ * NOTIFY sends and transfers_in refreshes), the reserve, and one accepted connection a listener may
  * hold while its worker has no free slot, are counted first; the rest goes
  * to TCP connections, the same number per worker. Returns 0, or
  * SHOAL_ECONFIG when that is fewer than FDBUDGET_TCP_MIN per worker (or

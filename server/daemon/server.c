@@ -30,7 +30,8 @@
 #include "server/daemon/takeover_wire.h"
 #include "server/events/notify_out.h"
 #include "server/events/reload.h"
-#include "server/events/secondary.h"
+#include "server/events/sched.h"
+#include "server/events/state.h"
 #include "server/net/socket.h"
 #include "server/net/worker.h"
 
@@ -56,8 +57,9 @@ typedef struct server {
 	bool workers_run;        /* workers_start was called: stop them */
 	control_t *control;
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
-	secondary_t *secondary; /* transfers in: NULL without secondary zones */
-	uv_async_t transferred; /* the secondary thread published a zone: NOTIFY out */
+	sched_t *sched;         /* secondary zones' events: NULL without secondary zones */
+	state_t *state;         /* what survives a restart (state-dir) */
+	uv_async_t transferred; /* a transfer thread published a zone: NOTIFY out */
 	bool transferred_on;
 	takeover_t *takeover; /* giving the sockets away, restarting, the old process watched */
 	takeover_wire_taken_t taken; /* --takeover: what the running server gave, until "go" */
@@ -108,14 +110,14 @@ static void on_published(void *arg)
 	notify_out_published(srv->notifier);
 }
 
-/* The secondary thread published a transferred zone: NOTIFY our own secondaries. */
+/* A transfer thread published a transferred zone: NOTIFY our own secondaries. */
 static void on_transferred(uv_async_t *a)
 {
 	server_t *srv = a->data;
 	notify_out_published(srv->notifier);
 }
 
-/* On the secondary thread: wake the main loop for on_transferred. */
+/* On a transfer thread: wake the main loop for on_transferred. */
 static void transferred(void *arg)
 {
 	server_t *srv = arg;
@@ -124,31 +126,50 @@ static void transferred(void *arg)
 
 /*
  * On a worker: a NOTIFY was let in for secondary zone `apex`. By name: the
- * worker's set may follow a configuration the transfer thread does not
- * have yet (a reconfig published, not applied), whose zone indexes differ.
+ * worker's set may follow a configuration the scheduler does not have
+ * yet (a reconfig published, not applied), whose zone indexes differ.
+ * Returns whether it made the zone's refresh due.
  */
-static void notify_in(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
+static bool notify_in(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
 		      uint32_t serial, const struct sockaddr *peer)
 {
 	server_t *srv = arg;
+	(void)worker;
+	(void)peer;
 	/* inside the worker's read section: a reconfig frees the one it replaces after a grace
 	 * period */
-	secondary_notify(__atomic_load_n(&srv->secondary, __ATOMIC_ACQUIRE), apex);
+	return sched_notify(__atomic_load_n(&srv->sched, __ATOMIC_ACQUIRE), apex, has_serial,
+			    serial);
 }
 
 /*
- * The transfer thread stops for good, and srv->secondary is NULL: workers
- * hand NOTIFY to it inside their read section, so it is freed after a
- * grace period. Main thread.
+ * The scheduler and its transfer threads stop for good, and srv->sched is
+ * NULL: workers hand NOTIFY to it inside their read section, so it is
+ * freed after a grace period. Main thread.
  */
-static void secondary_retire(server_t *srv)
+static void sched_retire(server_t *srv)
 {
-	secondary_t *sec = srv->secondary;
+	sched_t *sec = srv->sched;
 	if (!sec)
 		return;
-	__atomic_store_n(&srv->secondary, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&srv->sched, NULL, __ATOMIC_RELEASE);
 	synchronize_rcu();
-	secondary_free(sec);
+	sched_free(sec);
+}
+
+/* What the scheduler works with: the daemon's, and the transfers-in of the start. */
+static void sched_env(server_t *srv, sched_env_t *env)
+{
+	*env = (sched_env_t){
+		.zones = &srv->zones,
+		.reload = &srv->reload,
+		.state = srv->state,
+		.published = transferred,
+		.published_arg = srv,
+		.xfr_in = &srv->counters.xfr_in,
+		.counters = &srv->counters.sched,
+		.transfers_in = srv->cfg->transfers_in,
+	};
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -232,34 +253,36 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 	if (notify_out_reconfig(srv->notifier, cfg) < 0)
 		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
 	/*
-	 * The secondary zones follow: those kept alike keep their timers and
-	 * their transfer in flight (no burst of SOA queries at each reconfig);
-	 * those added or changed are checked at once. Without a transfer
-	 * thread yet, one starts; without a secondary zone any more, it stops
+	 * The secondary zones follow: those kept with the same primaries keep
+	 * their timers and their transfer in flight (no burst of SOA queries at
+	 * each reconfig); those added or changed are refreshed soon. Without a
+	 * scheduler yet, one starts; without a secondary zone any more, it stops
 	 * (a later reconfig that adds one starts another).
 	 */
-	secondary_t *sec = srv->secondary;
+	state_retain(srv->state, cfg);
+	sched_env_t env;
+	sched_env(srv, &env);
+	sched_t *sec = srv->sched;
 	if (sec && !conf_secondary_count(cfg)) {
-		secondary_retire(srv);
+		sched_retire(srv);
 		sec = NULL;
-		log_info("reconfig: no secondary zone left: the transfer thread stopped");
+		log_info("reconfig: no secondary zone left: the transfer threads stopped");
 	} else if (sec) {
-		if (secondary_reconfig(sec, cfg) < 0)
+		if (sched_reconfig(sec, cfg) < 0)
 			log_error("reconfig: out of memory: the secondary zones keep the "
 				  "previous configuration's transfer settings; a zone it did "
 				  "not have as a secondary is not refreshed");
-	} else if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv,
-				 &srv->counters.xfr_in, &sec) < 0) {
+	} else if (sched_new(cfg, &env, &sec) < 0) {
 		log_error("reconfig: out of memory: secondary zones are not refreshed");
-	} else if (sec && secondary_start(sec) < 0) {
-		log_error("reconfig: cannot start the transfer thread");
-		secondary_free(sec);
+	} else if (sec && sched_start(sec) < 0) {
+		log_error("reconfig: cannot start the transfer threads");
+		sched_free(sec);
 		sec = NULL;
 	} else if (sec) {
-		log_info("reconfig: the transfer thread started for %zu secondary zone(s)",
+		log_info("reconfig: the transfer threads started for %zu secondary zone(s)",
 			 conf_secondary_count(cfg));
 	}
-	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
+	__atomic_store_n(&srv->sched, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);
 	if (srv->zcfg != srv->cfg)
 		conf_free(srv->zcfg);
@@ -618,6 +641,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.control = cfg->control != NULL,
 		.metrics = cfg->metrics.addr_len != 0,
 		.max_connections = cfg->tcp.max_connections,
+		.transfers_in = cfg->transfers_in,
 	};
 	fdbudget_t b;
 	if (fdbudget_plan(&in, &b) < 0) {
@@ -661,6 +685,55 @@ static int paths_check(const conf_t *cfg, char *err, size_t errlen)
 	return rc;
 }
 
+/* Whether cfg has a zone whose timers or NOTIFYs are worth keeping across restarts. */
+static bool state_wanted(const conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		if (cfg->zone_xfr[i].primaries.count || cfg->zone_xfr[i].notify.count)
+			return true;
+	return false;
+}
+
+/*
+ * The state kept across restarts, from state-dir: one set there must be
+ * (or be made as) a folder of the user shoald runs as, uid, that no one
+ * else may write, or shoald does not start. The default is used only when
+ * it exists (shoald never makes it: systemd's StateDirectory= or the
+ * package does); else the timers start afresh at each start, said once.
+ * Main thread, before the privilege drop.
+ */
+static int state_start(server_t *srv, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	const conf_t *cfg = srv->cfg;
+	const char *dir = cfg->state_dir ? cfg->state_dir : CONF_STATE_DIR_DEFAULT;
+	struct stat st;
+	bool use = true;
+	if (!cfg->state_dir && lstat(dir, &st) < 0 && errno == ENOENT) {
+		use = false;
+		if (state_wanted(cfg))
+			log_notice("state-dir %s does not exist: zone timers and NOTIFYs are "
+				   "not kept across restarts",
+				   dir);
+	} else if (path_own_folder("state-dir", dir, cfg->state_dir ? 0700 : 0, uid, gid, err,
+				   errlen) < 0) {
+		if (cfg->state_dir)
+			return SHOAL_ECONFIG;
+		log_warning("%s: zone timers and NOTIFYs are not kept across restarts", err);
+		use = false;
+	}
+	return state_open(use ? dir : NULL, &srv->state, err, errlen);
+}
+
+/* What the state holds, saved at stop: the timers and NOTIFYs of the zones. Main thread. */
+static void state_stop(server_t *srv)
+{
+	char err[512];
+	if (srv->state && state_save(srv->state, err, sizeof(err)) < 0)
+		log_error("state-dir: cannot save the zones' timers: %s", err);
+	state_free(srv->state);
+	srv->state = NULL;
+}
+
 /* a and b name the same file. */
 static bool same_file(const char *a, const char *b)
 {
@@ -684,7 +757,7 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.reload = &srv->reload,
 		.zones = &srv->zones,
 		.notifier = srv->notifier,
-		.secondary = srv->secondary,
+		.sched = srv->sched,
 		.started_at = srv->started_at,
 		.stop = server_request_stop,
 		.stop_arg = srv,
@@ -905,6 +978,9 @@ static int server_prepare(server_t *srv, char *err, size_t errlen)
 		rc = lookup_user(cfg, &srv->uid, &srv->gid, err, errlen);
 	if (rc == 0)
 		rc = paths_check(cfg, err, errlen);
+	if (rc == 0 && !cfg->check)
+		rc = state_start(srv, cfg->user ? srv->uid : geteuid(),
+				 cfg->user ? srv->gid : getegid(), err, errlen);
 	if (rc < 0)
 		return rc;
 	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
@@ -987,14 +1063,15 @@ static int server_bind(server_t *srv, char *err, size_t errlen)
 }
 
 /*
- * The secondary thread's part, made but not started: the thread itself
- * (none without secondary zones) and the handle by which it wakes the
- * main loop after a transfer. Returns 0 or SHOAL_ENOMEM with err.
+ * The scheduler's part, made but not started: the scheduler and its
+ * transfer threads (none without secondary zones) and the handle by which
+ * they wake the main loop after a transfer. Returns 0 or SHOAL_ENOMEM with err.
  */
-static int secondary_make(server_t *srv, char *err, size_t errlen)
+static int sched_make(server_t *srv, char *err, size_t errlen)
 {
-	int rc = secondary_new(srv->cfg, &srv->zones, &srv->reload, transferred, srv,
-			       &srv->counters.xfr_in, &srv->secondary);
+	sched_env_t env;
+	sched_env(srv, &env);
+	int rc = sched_new(srv->cfg, &env, &srv->sched);
 	if (rc == 0)
 		rc = uv_async_init(srv->loop, &srv->transferred, on_transferred);
 	if (rc < 0) {
@@ -1008,7 +1085,7 @@ static int secondary_make(server_t *srv, char *err, size_t errlen)
 
 /*
  * Start-up, still as root, nothing running yet: the workers made on the
- * sockets, NOTIFY out, the secondary thread, the control socket and the
+ * sockets, NOTIFY out, the scheduler, the control socket and the
  * metrics endpoint. Returns 0 or a negative error with err.
  */
 static int server_assemble(server_t *srv, char *err, size_t errlen)
@@ -1018,14 +1095,15 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 				errlen);
 	if (rc < 0)
 		return rc;
-	if (notify_out_new(srv->loop, cfg, &srv->zones, &srv->counters.notify_out, &srv->notifier) <
-	    0) {
+	if (notify_out_new(srv->loop, cfg, &srv->zones, srv->state, &srv->counters.notify_out,
+			   &srv->notifier) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return SHOAL_ENOMEM;
 	}
-	notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
+	/* the serials at start: those changed since the last NOTIFY kept are told */
+	notify_out_published(srv->notifier);
 	reload_on_publish(&srv->reload, on_published, srv);
-	rc = secondary_make(srv, err, errlen);
+	rc = sched_make(srv, err, errlen);
 	if (rc < 0)
 		return rc;
 	workers_set_notify(&srv->workers, notify_in, srv);
@@ -1039,7 +1117,7 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 
 /*
  * Start-up, last: privileges dropped, signals and reload results on the
- * main loop, the workers and the secondary thread running, a takeover
+ * main loop, the workers and the transfer threads running, a takeover
  * completed, the service manager told. Returns 0 or a negative error with
  * err.
  */
@@ -1060,9 +1138,9 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 	rc = workers_start(&srv->workers, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = secondary_start(srv->secondary);
+	rc = sched_start(srv->sched);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot start the transfer thread: %s", shoal_strerror(rc));
+		snprintf(err, errlen, "cannot start the transfer threads: %s", shoal_strerror(rc));
 		return rc;
 	}
 	if (srv->taking && (rc = takeover_finish(srv, err, errlen)) < 0)
@@ -1106,12 +1184,12 @@ static int server_start(server_t *srv, char *err, size_t errlen)
 }
 
 /*
- * Stop every thread that serves: the transfer thread first (it publishes,
- * and wakes the main loop), then the workers, whose counts are logged.
+ * Stop every thread that serves: the transfer threads first (they publish,
+ * and wake the main loop), then the workers, whose counts are logged.
  */
 static void threads_stop(server_t *srv)
 {
-	secondary_retire(srv);
+	sched_retire(srv);
 	if (!srv->workers_run)
 		return;
 	srv->stopping = true;
@@ -1132,6 +1210,7 @@ static _Noreturn void exit_beside_reload(server_t *srv, int status, const char *
 	metrics_close(srv->metrics);
 	if (status != 0 && err[0])
 		log_error("%s", err);
+	state_stop(srv); /* the reload thread never touches it */
 	log_info("stopped");
 	_exit(status);
 }
@@ -1184,6 +1263,7 @@ static int server_stop(server_t *srv, int status, const char *err)
 		exit_beside_reload(srv, status, err);
 	if (srv->loop)
 		loop_close(srv);
+	state_stop(srv);
 	reload_clear(&srv->reload);
 	if (srv->zcfg != srv->cfg)
 		conf_free(srv->zcfg);

@@ -16,6 +16,12 @@
 
 /* How often the timer looks for sends due. */
 #define NOTIFY_TICK_MS 100
+/*
+ * Sends started in one tick at most, first sends and retries: a reload that
+ * changes many zones tells their secondaries at 320 a second, not all at
+ * once, whatever the answers' speed (BIND paces with notify-rate).
+ */
+#define NOTIFY_PER_TICK NOTIFY_OUT_PARALLEL
 /* The first wait for an answer; each retry waits twice as long (RFC 1996 3.6). */
 #define NOTIFY_WAIT_MS 1000
 
@@ -24,6 +30,7 @@ typedef struct job {
 	notify_out_t *owner;
 	size_t zone, target;
 	bool active;
+	bool listed; /* in notify_out.active */
 	uint32_t serial;
 	unsigned sent;
 	uint64_t due;       /* uv_now of the next send */
@@ -43,8 +50,13 @@ struct notify_out {
 	bool timer_on;
 	job_t **jobs; /* one per zone and target that was ever notified */
 	size_t count, cap;
-	uint32_t *seen; /* per zone: the serial last seen, when seen_set */
+	/* the jobs the timer looks at: active, or answered since its last look */
+	job_t **active;
+	size_t active_count, active_cap;
+	unsigned tick_sends; /* sends started since the timer's last look */
+	uint32_t *seen;      /* per zone: the serial last seen, when seen_set */
 	bool *seen_set;
+	state_t *state;     /* where the serials told are kept across restarts, or NULL */
 	bool started;       /* the first set was recorded */
 	unsigned in_flight; /* jobs with a send awaiting its answer: NOTIFY_OUT_PARALLEL at most */
 	unsigned closes_pending;
@@ -52,7 +64,7 @@ struct notify_out {
 	stats_notify_out_t *stats; /* the caller's */
 };
 
-int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
+int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, state_t *st,
 		   stats_notify_out_t *counters, notify_out_t **out)
 {
 	notify_out_t *n = calloc(1, sizeof(*n));
@@ -67,6 +79,7 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
 		return SHOAL_ENOMEM;
 	}
 	n->stats = counters;
+	n->state = st;
 	n->loop = loop;
 	n->cfg = cfg;
 	n->zones = zones;
@@ -149,20 +162,53 @@ static void job_send(notify_out_t *n, job_t *j)
 		return;
 	}
 	n->in_flight++;
+	n->tick_sends++;
 	stats_add(&n->stats->sent, 1);
 }
 
-/* Sends due: retries, or giving up after notify-retry of them. */
+/* Whether one more send may start now: NOTIFY_OUT_PARALLEL in flight, NOTIFY_PER_TICK a tick. */
+static bool may_send(const notify_out_t *n)
+{
+	return n->in_flight < NOTIFY_OUT_PARALLEL && n->tick_sends < NOTIFY_PER_TICK;
+}
+
+/* j on the timer's list (it is active). False when out of memory (it is not). */
+static bool job_list(notify_out_t *n, job_t *j)
+{
+	if (j->listed)
+		return true;
+	if (n->active_count == n->active_cap) {
+		size_t cap = n->active_cap ? 2 * n->active_cap : 16;
+		job_t **a = realloc(n->active, cap * sizeof(*a));
+		if (!a)
+			return false;
+		n->active = a;
+		n->active_cap = cap;
+	}
+	n->active[n->active_count++] = j;
+	j->listed = true;
+	return true;
+}
+
+/*
+ * Sends due: first sends held back by the pace, retries, or giving up
+ * after notify-retry of them. Only the jobs listed are looked at: those
+ * done leave the list, so a tick costs the jobs under way, not every zone
+ * ever notified.
+ */
 static void on_tick(uv_timer_t *timer)
 {
 	notify_out_t *n = timer->data;
 	uint64_t now = uv_now(n->loop);
-	bool any = false;
-	for (size_t k = 0; k < n->count; k++) {
-		job_t *j = n->jobs[k];
-		if (!j->active)
+	size_t kept = 0;
+	n->tick_sends = 0;
+	for (size_t k = 0; k < n->active_count; k++) {
+		job_t *j = n->active[k];
+		if (!j->active) {
+			j->listed = false;
 			continue;
-		any = true;
+		}
+		n->active[kept++] = j;
 		if (j->ex || j->due > now)
 			continue; /* its answer awaited, or its next send not due */
 		if (j->sent >= n->cfg->notify_retry) {
@@ -175,10 +221,11 @@ static void on_tick(uv_timer_t *timer)
 				    j->discarded, j->discarded[0] ? ")" : "");
 			continue;
 		}
-		if (n->in_flight < NOTIFY_OUT_PARALLEL)
+		if (may_send(n))
 			job_send(n, j);
 	}
-	if (!any) {
+	n->active_count = kept;
+	if (!kept) {
 		uv_timer_stop(&n->timer);
 		n->timer_on = false;
 	}
@@ -226,6 +273,10 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 					soa->set.data);
 		if (len < 0)
 			continue;
+		if (!job_list(n, j)) {
+			log_error("NOTIFY: out of memory");
+			break;
+		}
 		job_cancel(n, j); /* a send of the serial before: its answer is not awaited */
 		j->len = (size_t)len;
 		j->serial = z->serial;
@@ -235,8 +286,8 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 		j->active = true;
 		if (name_to_text(z->apex->name, j->zone_name, sizeof(j->zone_name)) < 0)
 			strcpy(j->zone_name, "?");
-		/* beyond NOTIFY_OUT_PARALLEL in flight, the timer sends it when one ends */
-		if (n->in_flight < NOTIFY_OUT_PARALLEL)
+		/* beyond the cap in flight or the pace, the timer sends it when its turn comes */
+		if (may_send(n))
 			job_send(n, j);
 		told++;
 	}
@@ -245,6 +296,17 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 		n->timer_on = true;
 	}
 	return told;
+}
+
+/*
+ * At start: whether z's serial differs from the one its secondaries were
+ * last told of before a restart (none kept: nothing to tell, as ever).
+ */
+static bool changed_while_down(notify_out_t *n, const zone_t *z)
+{
+	state_zone_t st;
+	return state_get(n->state, z->apex->name, &st) && st.notified_set &&
+	       st.notified != z->serial;
 }
 
 void notify_out_published(notify_out_t *n)
@@ -264,7 +326,10 @@ void notify_out_published(notify_out_t *n)
 		const zone_t *z = zonedb_zone(db, i);
 		if (!z)
 			continue;
-		bool changed = n->started && (!n->seen_set[i] || n->seen[i] != z->serial);
+		bool changed = n->started ? !n->seen_set[i] || n->seen[i] != z->serial
+					  : changed_while_down(n, z);
+		if (changed || !n->seen_set[i])
+			state_set_notified(n->state, z->apex->name, z->serial);
 		n->seen[i] = z->serial;
 		n->seen_set[i] = true;
 		if (changed) {
@@ -336,6 +401,11 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 		free(j);
 	}
 	n->count = kept;
+	/* the timer's list anew: the jobs kept that were on it (those given up are freed) */
+	n->active_count = 0;
+	for (size_t k = 0; k < kept; k++)
+		if (n->jobs[k]->listed)
+			n->active[n->active_count++] = n->jobs[k];
 	free(n->seen);
 	free(n->seen_set);
 	n->seen = seen;
@@ -369,6 +439,7 @@ void notify_out_free(notify_out_t *n)
 	for (size_t k = 0; k < n->count; k++)
 		free(n->jobs[k]);
 	free(n->jobs);
+	free(n->active);
 	free(n->seen);
 	free(n->seen_set);
 	free(n);

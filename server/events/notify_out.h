@@ -10,6 +10,7 @@
 
 #include "server/common/stats.h"
 #include "server/conf/conf.h"
+#include "server/events/state.h"
 #include "zone/zonedb.h"
 
 typedef struct notify_out notify_out_t;
@@ -24,16 +25,19 @@ typedef struct notify_out notify_out_t;
 /*
  * A notifier for cfg's zones (their notify lists and keys) served from
  * *zones, on loop, counting into *counters (the caller's, kept until
- * notify_out_free; the notifier is their one writer). Each send opens its
- * own socket. Returns 0 and *out or SHOAL_ENOMEM. Main thread.
+ * notify_out_free; the notifier is their one writer), keeping the serial
+ * each zone's secondaries were last told of in st (NULL: nowhere; st must
+ * outlive the notifier). Each send opens its own socket. Returns 0 and
+ * *out or SHOAL_ENOMEM. Main thread.
  */
-int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones,
+int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, state_t *st,
 		   stats_notify_out_t *counters, notify_out_t **out);
 
 /*
  * A new set was published: NOTIFY the secondaries of every zone whose
- * serial differs from the one last seen (the first call only records
- * them: nothing changed at start). Main thread.
+ * serial differs from the one last seen. The first call compares with
+ * the serials kept across restarts (a zone changed while shoald was down
+ * is told); a zone with none kept is only recorded. Main thread.
  */
 void notify_out_published(notify_out_t *n);
 

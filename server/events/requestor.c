@@ -453,7 +453,9 @@ int requestor_step(requestor_t *r)
 			continue;
 		if (r->state == ST_DONE)
 			break;
-		if (requestor_now_ms() >= r->deadline_ms) {
+		uint64_t now = requestor_now_ms();
+		if (now >= r->deadline_ms) {
+			r->result.total_timeout = r->total_deadline && now >= r->total_deadline;
 			fail(r, stage_of(r->state), SHOAL_ETIMEOUT);
 			break;
 		}

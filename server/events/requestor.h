@@ -99,6 +99,7 @@ typedef struct requestor_result {
 	 */
 	int error;
 	enum requestor_stage stage; /* where the error came */
+	bool total_timeout;         /* SHOAL_ETIMEOUT came from total_ms, not a step's deadline */
 	int rcode;                  /* the answer's RCODE; -1 before any answer */
 	bool tc;                    /* the answer taken over UDP had TC (no tcp_on_tc) */
 	bool tcp;                   /* the exchange went over TCP (asked so, or after TC) */

@@ -73,30 +73,8 @@ void transfer_init(transfer_t *t, const conf_t *cfg, zonedb_ref_t *zones, xfr_st
  * away, but a peer must not fill the log, so at most TRANSFER_LOG_PER_S
  * lines a second per worker, the rest counted in the next line.
  */
-static void refusal_log(transfer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void refusal_log(transfer_t *t, const char *fmt, ...)
-{
-	time_t now = time(NULL);
-	if (now != t->log_second) {
-		t->log_second = now;
-		t->log_count = 0;
-	}
-	if (t->log_count++ >= TRANSFER_LOG_PER_S) {
-		t->log_suppressed++;
-		return;
-	}
-	char text[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (t->log_suppressed)
-		log_warning("%s (and %u more not logged)", text, t->log_suppressed);
-	else
-		log_warning("%s", text);
-	t->log_suppressed = 0;
-}
+#define refusal_log(t, ...) \
+	log_limited(&(t)->refusals, TRANSFER_LOG_PER_S, LOG_LEVEL_WARNING, __VA_ARGS__)
 
 /* The EDNS of an answer to q: the server's size, DO echoed (RFC 6891 6.1.1). */
 static response_edns_t answer_edns(const transfer_t *t, const query_t *q)
@@ -460,14 +438,27 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 	uint32_t serial = 0;
 	bool has_serial = notify_serial(&r->q, &serial);
 	stats_add(&t->stats->notify_in, 1);
-	/* only the zone's primaries get this far: a line per NOTIFY is bounded by them */
-	if (has_serial)
-		log_info("NOTIFY %s serial %u from %s: checking the primaries", zone,
-			 (unsigned)serial, r->peer_text);
-	else
-		log_info("NOTIFY %s from %s: checking the primaries", zone, r->peer_text);
-	if (t->notify)
-		t->notify(t->notify_arg, t->worker, r->q.qname, has_serial, serial, r->peer);
+	/*
+	 * Only the zone's primaries (or who forges their address) get this far,
+	 * as often as they like: lines at most one a second per worker. A
+	 * serial not newer than the one served asks for nothing (issue 30: Knot
+	 * does the same; every NOTIFY made a transfer here).
+	 */
+	const zone_t *z = zonedb_zone(db, (size_t)i);
+	if (has_serial && z && !serial_gt(serial, z->serial)) {
+		stats_add(&t->stats->notify_ignored, 1);
+		log_limited(&t->notifies, 1, LOG_LEVEL_INFO,
+			    "NOTIFY %s serial %u from %s: not newer than the serial served (%u): "
+			    "nothing to do",
+			    zone, (unsigned)serial, r->peer_text, (unsigned)z->serial);
+	} else if (t->notify &&
+		   t->notify(t->notify_arg, t->worker, r->q.qname, has_serial, serial, r->peer)) {
+		char what[32] = "";
+		if (has_serial)
+			snprintf(what, sizeof(what), " serial %u", (unsigned)serial);
+		log_limited(&t->notifies, 1, LOG_LEVEL_INFO,
+			    "NOTIFY %s%s from %s: refresh scheduled", zone, what, r->peer_text);
+	}
 	return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR, DNS_FLAG_AA);
 }
 

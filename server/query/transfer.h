@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "server/common/log.h"
 #include "server/common/stats.h"
 #include "server/conf/conf.h"
 #include "server/query/responder.h"
@@ -19,11 +20,12 @@
 /*
  * A NOTIFY (RFC 1996) let in for the zone whose apex is `apex` (wire
  * form, lowercase; valid during the call) from peer, with the serial of
- * its SOA when it carried one. Called on the worker's thread that
- * received it: it must not block (hand it on through a queue), and may
- * drop it (the primary sends it again).
+ * its SOA when it carried one newer than the one served. Called on the
+ * worker's thread that received it: it must not block (hand it on), and
+ * may drop it (the primary sends it again). Returns true when it made the
+ * zone's refresh due, false when one was due already (or it was dropped).
  */
-typedef void (*transfer_notify_fn)(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
+typedef bool (*transfer_notify_fn)(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
 				   uint32_t serial, const struct sockaddr *peer);
 
 /*
@@ -40,8 +42,10 @@ typedef struct transfer {
 	unsigned active; /* outgoing transfers now */
 	transfer_notify_fn notify;
 	void *notify_arg;
-	time_t log_second; /* log lines about refusals: at most TRANSFER_LOG_PER_S a second */
-	unsigned log_count, log_suppressed;
+	/* log lines about refusals: at most TRANSFER_LOG_PER_S a second */
+	log_limit_t refusals;
+	/* about NOTIFYs let in: at most one a second (a primary repeats them; anyone may forge) */
+	log_limit_t notifies;
 } transfer_t;
 
 #define TRANSFER_LOG_PER_S 10

@@ -3,14 +3,15 @@
 # shoald_threads: every thread of a running shoald has a name (ps -L, top -H show it) and takes
 # no signal meant for the main loop: SIGHUP, SIGINT and SIGTERM are blocked in every thread but
 # main. Seen in /proc/PID/task/*/comm and status (SigBlk) with workers, UDP receivers of two
-# addresses, the transfer thread and a reload thread held in its open() by holdthread.
+# addresses, the zone-event scheduler and its transfer thread, and a reload thread held in
+# its open() by holdthread.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 PORT=$(free_port) || exit 99
 PORT2=$(free_port) || exit 99
 CTL=$T_DIR/ctl
 cp "$EXAMPLES/example.com.zone" "$T_DIR/p.zone" || exit 99
-# s.test's primary: a port nothing answers on; the transfer thread runs all the same
+# s.test's primary: a port nothing answers on; the scheduler and a transfer thread run all the same
 cat >"$T_DIR/shoald.conf" <<CONF
 listen: [ 127.0.0.1@$PORT, 127.0.0.1@$PORT2 ]
 threads: 2
@@ -58,14 +59,15 @@ check_threads() {
 }
 
 check_eq "main keeps the program's name" shoald "$(cat /proc/"$SHOALD_PID"/comm)"
-# per worker: its loop (TCP) and a UDP receiver per address; the transfer thread
-RUNNING="shoald-tcp-0
+# per worker: its loop (TCP) and a UDP receiver per address; the scheduler, a transfer thread
+RUNNING="shoald-sched
+shoald-tcp-0
 shoald-tcp-1
 shoald-udp-0-0
 shoald-udp-0-1
 shoald-udp-1-0
 shoald-udp-1-1
-shoald-xfr-in"
+shoald-xfr-0"
 check_threads "running" "$RUNNING"
 
 # a reload thread, held in its first open()

@@ -168,7 +168,7 @@ static int world_start(world_t *w)
 		return -1;
 	zonedb_publish(&w->zones, db);
 	if (uv_loop_init(&w->loop) < 0 ||
-	    notify_out_new(&w->loop, w->was, &w->zones, &w->st, &w->n) < 0)
+	    notify_out_new(&w->loop, w->was, &w->zones, NULL, &w->st, &w->n) < 0)
 		return -1;
 	w->started = uv_now(&w->loop);
 	return 0;

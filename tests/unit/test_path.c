@@ -128,6 +128,47 @@ static void test_lock_folder(void)
 	free(xdg);
 }
 
+/*
+ * state-dir: made when missing (given to the user shoald runs as when
+ * made by root), then like the lock folder: this user's alone.
+ */
+static void test_own_folder(void)
+{
+	char err[512] = "";
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	CU_ASSERT_EQUAL(
+		path_own_folder("state-dir", in_dir("state"), 0, uid, gid, err, sizeof(err)),
+		-ENOENT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "state-dir "));
+	CU_ASSERT_EQUAL(
+		path_own_folder("state-dir", in_dir("state"), 0700, uid, gid, err, sizeof(err)), 0);
+	struct stat st;
+	CU_ASSERT_EQUAL(lstat(in_dir("state"), &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0700);
+	CU_ASSERT_EQUAL_FATAL(chmod(in_dir("state"), 0770), 0);
+	CU_ASSERT_EQUAL(
+		path_own_folder("state-dir", in_dir("state"), 0, uid, gid, err, sizeof(err)),
+		SHOAL_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "mode 0770"));
+	CU_ASSERT_EQUAL(path_own_folder("state-dir", "relative", 0, uid, gid, err, sizeof(err)),
+			SHOAL_ECONFIG);
+	rmdir(in_dir("state"));
+	if (uid == 0) {
+		/* root makes it for the user it drops to, and it is that user's */
+		CU_ASSERT_EQUAL(path_own_folder("state-dir", in_dir("state"), 0700, OTHER_UID,
+						OTHER_UID, err, sizeof(err)),
+				0);
+		CU_ASSERT_EQUAL(lstat(in_dir("state"), &st), 0);
+		CU_ASSERT_EQUAL(st.st_uid, OTHER_UID);
+		CU_ASSERT_EQUAL(
+			path_own_folder("state-dir", in_dir("state"), 0, 0, 0, err, sizeof(err)),
+			SHOAL_ECONFIG);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "of uid 65534"));
+		rmdir(in_dir("state"));
+	}
+}
+
 /* A lock file: one holder at a time, named when refused; gone with its descriptor. */
 static void test_lock_open(void)
 {
@@ -186,6 +227,7 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_path_folders),
 		UNIT_TEST(test_lock_folder),
+		UNIT_TEST(test_own_folder),
 		UNIT_TEST(test_lock_open),
 		UNIT_END,
 	};

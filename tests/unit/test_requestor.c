@@ -587,9 +587,21 @@ static void test_trickle(void)
 			} else {
 				CU_ASSERT_EQUAL(e.res.error, SHOAL_ETIMEOUT);
 				CU_ASSERT_EQUAL(e.res.stage, REQUESTOR_RECEIVE);
+				CU_ASSERT_FALSE(e.res.total_timeout); /* a message's deadline */
 				CU_ASSERT(e.res.octets > 0); /* octets came, not the message */
 			}
 		}
+		/* progress, but the whole exchange takes longer than total_ms: that ends it */
+		peer_t p;
+		exchange_t e;
+		start(&p, S_TRICKLE, &e, REQUESTOR_TCP);
+		e.p.message_ms = TRICKLE_MS;
+		e.p.total_ms = 3 * TRICKLE_GAP_MS;
+		e.p.progress = true;
+		run(&e, (enum driver)d, &p);
+		CU_ASSERT_EQUAL(e.res.error, SHOAL_ETIMEOUT);
+		CU_ASSERT_TRUE(e.res.total_timeout);
+		CU_ASSERT(e.res.octets > 0);
 	}
 }
 

@@ -36,13 +36,14 @@ static uint8_t notified_zone[NAME_MAXLEN];
 static uint32_t notified_serial;
 static bool notified_has_serial;
 
-static void on_notify(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
+static bool on_notify(void *arg, unsigned worker, const uint8_t *apex, bool has_serial,
 		      uint32_t serial, const struct sockaddr *peer)
 {
 	notified++;
 	memcpy(notified_zone, apex, name_length(apex));
 	notified_has_serial = has_serial;
 	notified_serial = serial;
+	return true;
 }
 
 /* Whether the last NOTIFY handed on named zone `text`. */
@@ -94,12 +95,16 @@ static const char *long_soa_zone(void)
 /* The configuration, zones loaded and published, a transfer_t as a worker has it. */
 static int setup(void)
 {
-	char zone[256], long_zone[256], text[2048], err[512];
+	char zone[256], long_zone[256], served[256], text[2048], err[512];
 	snprintf(zone, sizeof(zone), "%s",
 		 write_file("x.zone", "$ORIGIN x.test.\n$TTL 300\n"
 				      "@ SOA ns1 hm 10 3600 600 86400 60\n@ NS ns1\n"
 				      "ns1 A 192.0.2.1\nwww A 192.0.2.2\nmail MX 10 www\n"));
 	snprintf(long_zone, sizeof(long_zone), "%s", long_soa_zone());
+	snprintf(served, sizeof(served), "%s",
+		 write_file("served.zone", "$ORIGIN served.test.\n$TTL 300\n"
+					   "@ SOA ns1 hm 10 3600 600 86400 60\n@ NS ns1\n"
+					   "ns1 A 192.0.2.1\n"));
 	snprintf(text, sizeof(text),
 		 "transfers-out: 1\n"
 		 "keys:\n  - name: k\n    algorithm: hmac-sha256\n    secret: \"" SECRET "\"\n"
@@ -109,8 +114,9 @@ static int setup(void)
 		 "  - name: sec.test\n    primaries: [\"192.0.2.53@5300 NOKEY\"]\n"
 		 "  - name: sec2.test\n    primaries: [\"192.0.2.53 NOKEY\"]\n"
 		 "    allow-notify: [\"198.51.100.0/24 k\"]\n"
-		 "  - name: long.test\n    file: %s\n    provide-xfr: [\"10.0.0.0/8 NOKEY\"]\n",
-		 zone, long_zone);
+		 "  - name: long.test\n    file: %s\n    provide-xfr: [\"10.0.0.0/8 NOKEY\"]\n"
+		 "  - name: served.test\n    file: %s\n    primaries: [\"192.0.2.53 NOKEY\"]\n",
+		 zone, long_zone, served);
 	conf_init(&cfg);
 	if (conf_load_file(&cfg, write_file("t.conf", text), err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -469,6 +475,31 @@ static void test_notify_in(void)
 	tsig_key_clear(&key);
 }
 
+/*
+ * A NOTIFY whose serial is not newer than the one served (RFC 1982) is
+ * answered and asks for nothing (issue 30: each one made a transfer); a
+ * newer one, or one without a serial, is handed on.
+ */
+static void test_notify_not_newer(void)
+{
+	static uint8_t q[512], out[1232];
+	const zonedb_t *db = zonedb_current(&zones);
+	answer_info_t info;
+	struct sockaddr_storage primary = peer("192.0.2.53");
+	notified = 0;
+	uint64_t ignored = stats.notify_ignored;
+	static const uint32_t serials[] = { 10, 9, 11 };
+	for (size_t k = 0; k < 3; k++) {
+		size_t len =
+			request(q, "served.test.", DNS_TYPE_SOA, DNS_OPCODE_NOTIFY, serials[k]);
+		transfer_udp(&xfr, db, SA(primary), q, len, out, sizeof(out), 0, &info);
+		CU_ASSERT_EQUAL(rcode_of(out), DNS_RCODE_NOERROR);
+	}
+	CU_ASSERT_EQUAL(stats.notify_ignored, ignored + 2);
+	CU_ASSERT_EQUAL(notified, 1);
+	CU_ASSERT_EQUAL(notified_serial, 11);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -479,9 +510,13 @@ int main(int argc, char **argv)
 	int rc = 99;
 	if (setup() == 0) {
 		static const unit_test_t tests[] = {
-			UNIT_TEST(test_axfr_and_refusals), UNIT_TEST(test_tsig),
-			UNIT_TEST(test_ixfr_udp),          UNIT_TEST(test_tsig_answer_too_big),
-			UNIT_TEST(test_notify_in),         UNIT_END,
+			UNIT_TEST(test_axfr_and_refusals),
+			UNIT_TEST(test_tsig),
+			UNIT_TEST(test_ixfr_udp),
+			UNIT_TEST(test_tsig_answer_too_big),
+			UNIT_TEST(test_notify_in),
+			UNIT_TEST(test_notify_not_newer),
+			UNIT_END,
 		};
 		rc = unit_run(argc, argv, "transfer", tests);
 	}

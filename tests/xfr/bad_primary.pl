@@ -22,8 +22,10 @@
 #   badkey     the same with BADKEY, as a peer without the key answers
 # Any other first label gets the zone whole. Each request is printed, "request LABEL TYPE
 # [SERIAL]" (TYPE 251 IXFR with the serial it asks from, 252 AXFR, 6 a NOTIFY), so a
-# test counts the requests that reached it. Each connection is served by a child; the
-# parent ends when killed.
+# test counts the requests that reached it. An SOA query over UDP (a refresh's first
+# question) is answered with the SOA at the serial above, printed "query LABEL soa";
+# hold and longsoa answer it with TC (the secondary goes on over TCP), badsig and badkey
+# as a NOTIFY; every mode does with BAD_UDP_SOA=tc set, so that the transfer tells. Each connection is served by a child; the parent ends when killed.
 use strict;
 use warnings;
 use IO::Select;
@@ -32,6 +34,7 @@ use IO::Socket::INET;
 my $port = shift or die "usage: bad_primary.pl PORT [HOLD]\n";
 my $hold = shift // '';
 my $serial = $ENV{BAD_SERIAL} // 2;
+my $udp_tc = ($ENV{BAD_UDP_SOA} // '') eq 'tc';
 my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp',
     Listen => 16, ReuseAddr => 1) or die "listen: $!\n";
 my $udp = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'udp')
@@ -99,18 +102,25 @@ sub send_msg {    # send_msg SOCKET BODY [TRICKLE]: one TCP message, with its le
 	}
 }
 
-# A NOTIFY over UDP: badsig and badkey answer NOTAUTH with their TSIG error; the others NOERROR.
-sub notify {
+# A datagram: a NOTIFY, answered NOERROR, or an SOA query, answered with the SOA (TC for hold
+# and longsoa); badsig and badkey answer either NOTAUTH with their TSIG error.
+sub datagram {
 	$udp->recv(my $q, 65535) or return;
 	my $peer = $udp->peername;
 	my $r = parse($q);
-	print "request $r->{mode} 6 " . ($r->{serial} // '') . "\n";
-	my ($flags, $body, $arcount) = (0x8000 | 4 << 11 | 0x0400, $r->{question}, 0);
+	my $query = $r->{opcode} == 0;
+	print $query ? "query $r->{mode} soa\n" : "request $r->{mode} 6 " . ($r->{serial} // '') . "\n";
+	my ($flags, $body, $counts) = (0x8000 | $r->{opcode} << 11 | 0x0400, $r->{question}, [0, 0, 0]);
 	if ($r->{mode} =~ /^bad(sig|key)$/ && $r->{key}) {
 		($flags, $body) = tsig_error($r, tsig_errno($r->{mode}));
-		$arcount = 1;
+		$counts = [0, 0, 1];
+	} elsif ($query && ($udp_tc || $r->{mode} =~ /^(hold|longsoa)$/)) {
+		$flags |= 0x0200;
+	} elsif ($query) {
+		$body .= (records($r))[0];
+		$counts = [1, 0, 0];
 	}
-	$udp->send(pack('nnnnnn', $r->{id}, $flags, 1, 0, 0, $arcount) . $body, 0, $peer);
+	$udp->send(pack('nnnnnn', $r->{id}, $flags, 1, @$counts) . $body, 0, $peer);
 }
 
 # The records of the answer for mode, the SOA first and last (but for truncated).
@@ -178,7 +188,7 @@ my $sel = IO::Select->new($srv, $udp);
 for (;;) {
 	for my $s ($sel->can_read) {
 		if ($s == $udp) {
-			notify();
+			datagram();
 			next;
 		}
 		my $c = $srv->accept or next;

@@ -4,9 +4,10 @@
 # (tests/xfr/bad_primary.pl): a stream cut before its final SOA, a final
 # SOA with another serial, a record outside the zone, a stream over
 # max-zone-size, a primary that stops after the first message
-# (xfr-message-timeout), one that sends an octet a second, one whose
-# messages all carry another ID (ignored as not answers, RFC 5452 9.1, so
-# the wait runs out and says why). Each zone has a saved version (serial
+# (xfr-message-timeout without an octet), one that sends an octet a second
+# (it keeps going until xfr-timeout: issue 30), one whose messages all carry
+# another ID (ignored as not answers, RFC 5452 9.1, so the wait runs out and
+# says why). Each zone has a saved version (serial
 # 1): each failure leaves it served, logs one clear line and shows in
 # zone-status, and shoald answers throughout. A message of another ID
 # before the answer is passed over: that zone is transferred.
@@ -24,7 +25,7 @@ threads: 1
 control: $T_DIR/ctl
 max-zone-size: 2000
 xfr-message-timeout: 2
-xfr-timeout: 30
+xfr-timeout: 6
 zones:
   - name: good.test
     file: $T_DIR/good.test.zone
@@ -52,8 +53,8 @@ expect truncated "the transfer stopped before its end|ended before the final SOA
 expect wrongsoa "the final SOA \(serial 3\) differs from the first \(serial 2\)"
 expect outside "www.other.test. A: outside the zone"
 expect big "more than 2000 octets \(max-zone-size\)"
-expect stall "no message within 2 s"
-expect trickle "no message within 2 s"
+expect stall "no octet within 2 s \(xfr-message-timeout\)"
+expect trickle "the transfer took over 6 s \(xfr-timeout\)"
 expect wrongid "the transfer stopped before its end \(1 messages ignored: another ID or question\)"
 stray() { [ "$(peer_serial "$PORT" stray.test)" = 2 ]; }
 if wait_until 20 stray; then pass "stray: a message of another ID passed over, the zone transferred"

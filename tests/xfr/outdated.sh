@@ -9,14 +9,18 @@
 # is logged "remote is outdated" (as Knot says it), the zone keeps serial 100
 # and the next primary is asked, so one primary that lags does not hold the
 # zone back. An AXFR fallback at the serial served changes nothing. Only
-# `shoalctl retransfer` takes an older serial.
+# `shoalctl retransfer` takes an older serial. These primaries answer the
+# SOA query over UDP that starts a refresh with TC, so the transfer tells;
+# one that answers it with its older serial is passed over without a
+# transfer.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
 PORT=$(free_port) || exit 99
-start_bad_primary OLD 2
-start_bad_primary NEW 101
-start_bad_primary JUMP $((2147483648 + 100))
+BAD_UDP_SOA=tc start_bad_primary OLD 2
+BAD_UDP_SOA=tc start_bad_primary NEW 101
+BAD_UDP_SOA=tc start_bad_primary JUMP $((2147483648 + 100))
+start_bad_primary OLDUDP 2
 
 # zone NAME SERIAL PRIMARY...: a secondary zone saved at SERIAL (refresh an hour, retry ten minutes)
 zone() {
@@ -38,6 +42,7 @@ zone() {
 	zone refused.same.test 2 "$OLD"       # IXFR refused, AXFR at the serial served
 	zone lag.test 100 "$OLD" "$NEW"       # the first primary lags, the second is ahead
 	zone soa.lag.test 100 "$OLD" "$NEW"
+	zone udp.test 100 "$OLDUDP"           # the SOA over UDP at 2: no transfer
 } >"$T_DIR/shoald.conf"
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 log() { cat "$T_DIR/shoald.log"; }
@@ -70,6 +75,13 @@ for z in lag.test soa.lag.test; do
 	check_match "$z: the first primary is outdated" "zone $z: transfer from 127.0.0.1@$OLD failed: .*remote is outdated" "$(log)"
 	check_match "$z: by the second" "zone $z: serial 101 from 127.0.0.1@$NEW by AXFR" "$(log)"
 done
+
+# the SOA over UDP at 2: passed over as outdated, without a transfer (issue 30)
+udp="zone udp.test: transfer from 127.0.0.1@$OLDUDP failed: .*remote serial 2, remote is outdated"
+if wait_until 20 logged "$udp"; then pass "udp.test: the SOA over UDP older: remote is outdated"
+else fail "udp.test: no line like: $udp"; fi
+check_eq "udp.test: ... asked over UDP alone" "query udp soa" "$(grep "^[a-z]* udp " "$T_DIR/OLDUDP.out")"
+check_eq "udp.test: serial 100 still served" 100 "$(peer_serial "$PORT" udp.test)"
 
 status=$("$SHOALCTL" -s "$T_DIR/ctl" zone-status)
 check_match "zone-status says why" "^whole.test. serial 100 .* last-error primary 127.0.0.1@$OLD: remote serial 2, remote is outdated" "$status"

@@ -160,14 +160,15 @@ nsd_primary() {
 # ---- Shoal's primary or secondary: a scripted one ----
 # start_bad_primary NAME [SERIAL]: tests/xfr/bad_primary.pl on a free port of
 # 127.0.0.1, at SERIAL (2 unless given), printing the requests it gets to
-# $T_DIR/NAME.out; sets the variable NAME to its port. Skips the test
-# without perl.
+# $T_DIR/NAME.out; sets the variable NAME to its port, NAME_PID to its
+# process. Skips the test without perl.
 start_bad_primary() {
 	local port
 	command -v perl >/dev/null || { echo "SKIP: perl is not installed"; exit 77; }
 	port=$(free_port) || exit 99
 	BAD_SERIAL=${2:-2} perl "$SHOAL_SRCDIR/tests/xfr/bad_primary.pl" "$port" >"$T_DIR/$1.out" 2>&1 &
 	T_PIDS="$T_PIDS $!"
+	printf -v "$1_PID" %s "$!"
 	wait_until 10 grep -q ready "$T_DIR/$1.out" || { echo "bad_primary.pl did not start"; exit 99; }
 	printf -v "$1" %s "$port"
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for server/events/secondary.c: which zone a NOTIFY, refresh or status reaches. */
+/* Unit tests for server/events/sched.c: which zone a NOTIFY, refresh or status reaches. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -17,12 +17,12 @@
 #include "proto/name.h"
 #include "server/conf/conf.h"
 #include "server/events/reload.h"
-#include "server/events/secondary.h"
+#include "server/events/sched.h"
 #include "tests/unit/alloc_guard.h"
 #include "tests/unit/conf_text.h"
 #include "unit.h"
 
-/* How long a test waits for the transfer thread to do what it must: generous, never reached. */
+/* How long a test waits for the transfer threads to do what they must: generous, never reached. */
 #define WAIT_MS 20000
 
 /* A zone's primary: a loopback TCP listener that takes each connection and closes it. */
@@ -101,14 +101,15 @@ static void quiet(void *arg, bool is_error, const char *msg)
 		fprintf(stderr, "  %s\n", msg);
 }
 
-/* The pieces a secondary_t needs: a served set (nothing loaded yet) and its reload. */
+/* The pieces a sched_t needs: a served set (nothing loaded yet) and its reload. */
 typedef struct world {
 	primary_t p[3]; /* a.test, b.test, n.test */
 	conf_t was, now;
 	zonedb_ref_t zones;
 	reload_t reload;
 	stats_xfr_in_t counters;
-	secondary_t *s;
+	stats_sched_t sched_counters;
+	sched_t *s;
 } world_t;
 
 /*
@@ -128,8 +129,12 @@ static int world_start(world_t *w)
 		return -1;
 	zonedb_publish(&w->zones, db);
 	reload_init(&w->reload, &w->was, &w->zones);
-	if (secondary_new(&w->was, &w->zones, &w->reload, NULL, NULL, &w->counters, &w->s) < 0 ||
-	    !w->s || secondary_start(w->s) < 0)
+	sched_env_t env = { .zones = &w->zones,
+			    .reload = &w->reload,
+			    .xfr_in = &w->counters,
+			    .counters = &w->sched_counters,
+			    .transfers_in = 10 };
+	if (sched_new(&w->was, &env, &w->s) < 0 || !w->s || sched_start(w->s) < 0)
 		return -1;
 	/* each zone is checked at start; then nothing is due for an hour */
 	const char *first = next_transfer(w->p, 2, WAIT_MS);
@@ -146,7 +151,7 @@ static int world_start(world_t *w)
 
 static void world_stop(world_t *w)
 {
-	secondary_free(w->s);
+	sched_free(w->s);
 	zonedb_publish(&w->zones, NULL);
 	conf_clear(&w->was);
 	conf_clear(&w->now);
@@ -169,20 +174,19 @@ static const uint8_t *apex_of(const conf_t *served, const char *name)
 	return apex;
 }
 
-static void notify_zone(secondary_t *s, const conf_t *served, const char *name)
+static void notify_zone(sched_t *s, const conf_t *served, const char *name)
 {
-	secondary_notify(s, apex_of(served, name));
+	sched_notify(s, apex_of(served, name), false, 0);
 }
 
-static int refresh_zone(secondary_t *s, const conf_t *served, const char *name)
+static int refresh_zone(sched_t *s, const conf_t *served, const char *name)
 {
-	return secondary_refresh(s, apex_of(served, name), false);
+	return sched_refresh(s, apex_of(served, name), false);
 }
 
-static void status_zone(secondary_t *s, const conf_t *served, const char *name, char *buf,
-			size_t cap)
+static void status_zone(sched_t *s, const conf_t *served, const char *name, char *buf, size_t cap)
 {
-	secondary_status(s, apex_of(served, name), buf, cap);
+	sched_status(s, apex_of(served, name), buf, cap);
 }
 
 /*
@@ -200,7 +204,7 @@ static void test_notify_before_reconfig_applied(void)
 	notify_zone(w.s, &w.now, "b.test");
 	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
 	/* applied: the new table has the NOTIFYs and zones of the new configuration */
-	CU_ASSERT_EQUAL(secondary_reconfig(w.s, &w.now), 0);
+	CU_ASSERT_EQUAL(sched_reconfig(w.s, &w.now), 0);
 	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "n.test");
 	notify_zone(w.s, &w.now, "a.test");
 	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
@@ -217,7 +221,7 @@ static void test_reconfig_out_of_memory(void)
 	world_t w;
 	CU_ASSERT_FATAL(world_start(&w) == 0);
 	alloc_guard_fail_at(1);
-	CU_ASSERT_EQUAL(secondary_reconfig(w.s, &w.now), SHOAL_ENOMEM);
+	CU_ASSERT_EQUAL(sched_reconfig(w.s, &w.now), SHOAL_ENOMEM);
 	alloc_guard_fail_at(0);
 	CU_ASSERT_EQUAL(refresh_zone(w.s, &w.now, "a.test"), 0);
 	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
@@ -231,11 +235,32 @@ static void test_reconfig_out_of_memory(void)
 	int rc = SHOAL_ENOMEM;
 	for (size_t n = 2; n < 1000 && rc == SHOAL_ENOMEM; n++) {
 		alloc_guard_fail_at(n);
-		rc = secondary_reconfig(w.s, &w.now);
+		rc = sched_reconfig(w.s, &w.now);
 		alloc_guard_fail_at(0);
 	}
 	CU_ASSERT_EQUAL(rc, 0);
 	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "n.test");
+	world_stop(&w);
+}
+
+/*
+ * NOTIFYs coalesce: the first makes the zone's refresh due, the ones that
+ * find it pending are counted and change nothing, and the zone is asked
+ * once (issue 30: every NOTIFY made a transfer).
+ */
+static void test_notify_coalesced(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	uint8_t apex[NAME_MAXLEN];
+	CU_ASSERT_FATAL(name_from_text("a.test", NULL, apex) > 0);
+	CU_ASSERT_TRUE(sched_notify(w.s, apex, true, 7));
+	for (int k = 0; k < 50; k++)
+		CU_ASSERT_FALSE(sched_notify(w.s, apex, true, 7));
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "a.test");
+	CU_ASSERT_EQUAL(__atomic_load_n(&w.sched_counters.notify_coalesced, __ATOMIC_RELAXED), 50);
+	/* asked once: nothing more comes within the NOTIFY gap and a half */
+	CU_ASSERT_PTR_NULL(next_transfer(w.p, 3, 1500));
 	world_stop(&w);
 }
 
@@ -245,9 +270,10 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_notify_before_reconfig_applied),
 		UNIT_TEST(test_reconfig_out_of_memory),
+		UNIT_TEST(test_notify_coalesced),
 		UNIT_END,
 	};
-	int rc = unit_run(argc, argv, "secondary", tests);
+	int rc = unit_run(argc, argv, "sched", tests);
 	rcu_unregister_thread();
 	return rc;
 }

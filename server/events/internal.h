@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Inside server/events/: a secondary zone's entry and a refresh's job, the scheduler's and
+ * secondary.c's. */
+#ifndef SHOAL_SERVER_EVENTS_INTERNAL_H
+#define SHOAL_SERVER_EVENTS_INTERNAL_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "server/common/heap.h"
+#include "server/events/sched.h"
+
+/* What a zone wants done (sec_zone_t.want), set by any thread, taken when its refresh starts. */
+enum {
+	SEC_WANT_NOTIFY = 1,     /* a NOTIFY with a serial (sec_zone_t.notify_serial) */
+	SEC_WANT_NOTIFY_ANY = 2, /* a NOTIFY without one */
+	SEC_WANT_REFRESH = 4,    /* shoalctl refresh */
+	SEC_WANT_RETRANSFER = 8, /* shoalctl retransfer: the whole zone, whatever its serial */
+};
+
+/* A secondary zone's timers and version, as its SOA says and bounded by the configuration. */
+typedef struct sec_timers {
+	bool have;       /* a version is served */
+	uint32_t serial; /* the version served */
+	uint32_t soa_refresh, soa_retry, soa_expire;
+	uint32_t refresh, retry, expire; /* seconds, bounded (sec_bound_timers) */
+} sec_timers_t;
+
+/*
+ * One secondary zone, for as long as the configurations name it: a
+ * reconfig keeps the same entry (its timers, flags and status go on), so
+ * it is named by apex, never by an index into a configuration.
+ */
+typedef struct sec_zone {
+	heap_node_t due;    /* the scheduler's: when to refresh next (ms), unless running */
+	heap_node_t expiry; /* the scheduler's: when the version served expires (ms) */
+	/* handed to the scheduler by any thread (sched_notify, sched_refresh) */
+	struct sec_zone *inbox_next;
+	int queued;             /* atomic: in the inbox */
+	unsigned want;          /* atomic: SEC_WANT_* */
+	uint32_t notify_serial; /* atomic: the newest serial a NOTIFY named */
+	/* the scheduler thread's */
+	bool running;       /* a pool thread refreshes it */
+	bool fresh;         /* made by a reconfig, not taken over by the scheduler yet */
+	bool retired;       /* gone from the configuration: freed when no longer running */
+	size_t index;       /* in the configuration of the table worked on */
+	int64_t refresh_at; /* ms, wall clock: the refresh its timers plan */
+	int64_t started_at; /* ms: when its last refresh started */
+	/*
+	 * The running refresh's, else the scheduler's; have, serial and
+	 * expire_at also under the zone's publication lock (sched.pub_locks),
+	 * as the scheduler expires a zone whose refresh runs.
+	 */
+	sec_timers_t t;
+	int64_t expire_at; /* ms, wall clock (t.have) */
+	/* zone-status: atomics, and the strings under sched.status_lock */
+	int64_t shown_next;           /* atomic: seconds, the next refresh */
+	int64_t shown_expires;        /* atomic: seconds, 0: nothing served */
+	time_t last_refresh;          /* status_lock: the last successful one */
+	char *source;                 /* status_lock: "file", "primary ADDR", "none" */
+	char *last_error;             /* status_lock: why the last refresh failed, or NULL */
+	struct sec_zone *prev, *next; /* every entry, for sched_free (sched.all_lock) */
+	uint8_t apex_len;
+	uint8_t apex[]; /* lowercase wire */
+} sec_zone_t;
+
+/*
+ * The secondary zones of one configuration, with a copy of it of their own,
+ * and an index by apex. Made on the main thread; the scheduler adopts it;
+ * freed by the scheduler once no refresh uses it (refs).
+ */
+typedef struct sec_table {
+	conf_t cfg;
+	size_t count;
+	sec_zone_t **zones; /* in cfg's order */
+	size_t *index;      /* zones[k] is cfg's zone index[k] */
+	size_t *slots;      /* open addressing by apex, a power of two: a place in zones + 1 */
+	size_t cap;
+	unsigned refs;             /* the scheduler's: refreshes running with it, and work */
+	struct sec_table *skipped; /* tables posted before it and never adopted */
+} sec_table_t;
+
+/* One pool thread and the refresh it runs. */
+typedef struct sec_job {
+	sched_t *s;
+	unsigned number; /* its thread's: shoald-xfr-N */
+	pthread_t thread;
+	sem_t go;
+	/* the refresh: set by the scheduler under flight_lock, then the thread's */
+	sec_zone_t *z;
+	const sec_table_t *table;
+	size_t index;         /* z's in table->cfg */
+	bool forced;          /* retransfer */
+	int give_up;          /* atomic: a reconfig changed or removed the zone */
+	bool ok;              /* a primary answered: with the zone, or that it is current */
+	struct sec_job *next; /* in the idle list or the done list */
+} sec_job_t;
+
+/* Transfers in at once at most: transfers-in's bound. */
+#define SCHED_POOL_MAX 256
+/* Publication locks, shared by zones by the hash of their apex. */
+#define SCHED_PUB_LOCKS 64
+
+struct sched {
+	zonedb_ref_t *zones;
+	reload_t *reload;
+	state_t *state;
+	void (*published)(void *arg);
+	void *published_arg;
+	stats_xfr_in_t *xfr_in; /* the caller's */
+	stats_sched_t *counters;
+	unsigned pool_max; /* transfers-in of the start: threads at most */
+	uint8_t key[16];   /* the tables' hash key */
+	/*
+	 * The scheduler works on `work`; others look zones up in `shown` (RCU).
+	 * A reconfig shows its table at once and posts it in `pending`; the
+	 * scheduler adopts it between two events.
+	 */
+	sec_table_t *work;
+	sec_table_t *shown;
+	sec_table_t *pending; /* atomic exchange: main posts, the scheduler takes */
+	/* the scheduler thread's */
+	heap_t due, expiry;
+	sec_job_t *idle;  /* pool threads waiting for a refresh */
+	unsigned running; /* refreshes running */
+	unsigned threads; /* pool threads started */
+	int64_t tokens;   /* serial-query-rate's bucket, in thousandths of a query */
+	int64_t tokens_at;
+	int64_t save_at;     /* ms: the next save of the state, when it changed */
+	int64_t save_gap_ms; /* between two saves: grows with what one costs */
+	bool waiting_rate;   /* refreshes due wait for serial-query-rate (counted once) */
+	/* the inbox: zones handed over by any thread, a lock-free stack */
+	sec_zone_t *inbox;
+	/* refreshes ended, handed back by the pool */
+	pthread_mutex_t done_lock;
+	sec_job_t *done;
+	/* the refreshes running, for a reconfig that gives one up */
+	pthread_mutex_t flight_lock;
+	sec_job_t jobs[SCHED_POOL_MAX];
+	pthread_mutex_t pub_locks[SCHED_PUB_LOCKS];
+	pthread_mutex_t status_lock;
+	pthread_mutex_t all_lock;
+	sec_zone_t *all; /* every entry made */
+	pthread_t thread;
+	bool started;
+	int stop; /* atomic */
+	sem_t wake;
+};
+
+/*
+ * sched_table.c: entries and tables. An entry for apex (lowercased), fresh,
+ * on the list of every entry; NULL when out of memory. Main thread.
+ */
+sec_zone_t *sched_entry_new(sched_t *s, const uint8_t *apex);
+
+/* Free entry z, off the list: no thread may reach it any more (no table shown, no inbox). */
+void sched_entry_free(sched_t *s, sec_zone_t *z);
+
+/*
+ * The secondary zones of cfg with a copy of it: the entries of `from` (the
+ * table shown) for the zones it has, fresh ones for the others. NULL when
+ * out of memory (the fresh ones made are freed). Main thread.
+ */
+sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from);
+
+/* The place of apex's entry in t->zones, or -1 (t may be NULL). Any thread that holds t. */
+long sched_table_pos(const sched_t *s, const sec_table_t *t, const uint8_t *apex);
+
+/* The entry of apex in t, or NULL. */
+sec_zone_t *sched_table_find(const sched_t *s, const sec_table_t *t, const uint8_t *apex);
+
+/* Free the fresh entries of t that keep does not have (keep NULL: all of them). */
+void sched_table_drop_fresh(sched_t *s, sec_table_t *t, const sec_table_t *keep);
+
+/* Free table t, not its entries. NULL is fine. */
+void sched_table_free(sec_table_t *t);
+
+/* The scheduler: t lost a user (a refresh, or the work); freed with the last. */
+void sched_table_unref(sec_table_t *t);
+
+/* Now on the wall clock, in ms: timers mean the same after a restart. */
+int64_t sched_now_ms(void);
+
+/* The publication lock of zone z. */
+pthread_mutex_t *sched_pub_lock(sched_t *s, const sec_zone_t *z);
+
+/*
+ * secondary.c: what a refresh does. Ask the primaries of job->z in order
+ * (an SOA query over UDP first, then IXFR or AXFR over TCP), publish and
+ * save a new version, update z's timers, version and status. Returns true
+ * when a primary answered. A pool thread, with job->z running.
+ */
+bool sec_refresh(sec_job_t *job);
+
+/*
+ * secondary.c: expire z, called name, when its version is still due to (RFC 1035
+ * 3.3.13): publish nothing for it (SERVFAIL). Returns when the version
+ * served expires now (a refresh running may have put it off), or 0 when
+ * none is served any more. The scheduler thread.
+ */
+int64_t sec_expire(sched_t *s, sec_zone_t *z, const char *name, int64_t now);
+
+/* secondary.c: z's timers from zone's SOA (NULL: nothing served), bounded by cfg. */
+struct zone;
+void sec_timers_from(const conf_t *cfg, const struct zone *zone, sec_timers_t *t);
+
+/* secondary.c: the SOA's timers bounded by cfg's min- and max- options. */
+void sec_bound_timers(const conf_t *cfg, sec_timers_t *t);
+
+/* secondary.c: set z's status strings (NULL leaves one as it was; "" clears last_error). */
+void sec_set_status(sched_t *s, sec_zone_t *z, const char *source, const char *last_error);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The zone-event scheduler: secondary zones' refresh and expiry timers, and the transfer pool. */
+#ifndef SHOAL_SERVER_EVENTS_SCHED_H
+#define SHOAL_SERVER_EVENTS_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/common/stats.h"
+#include "server/conf/conf.h"
+#include "server/events/reload.h"
+#include "server/events/state.h"
+#include "zone/zonedb.h"
+
+/*
+ * Each secondary zone has its due times (the next refresh or retry, the
+ * expiry of the version served); one thread, the scheduler, keeps them in
+ * two heaps keyed by due time (O(log n) per event, nothing scanned per
+ * tick), expires zones when due, and hands refreshes due to a pool of
+ * transfers-in threads, at most serial-query-rate a second (BIND's
+ * option: every refresh asks an SOA first). A refresh asks the SOA over
+ * UDP, then transfers over TCP only when the primary's serial is newer
+ * (or the UDP answer is truncated or does not come). NOTIFY in, shoalctl
+ * refresh and retransfer, and reconfig only mark a zone due: a zone has
+ * one refresh pending and one running at most. The timers are kept in
+ * state-dir (server/events/state.h) and resumed at start.
+ */
+typedef struct sched sched_t;
+
+/* What the scheduler works with, the caller's, kept until sched_free. */
+typedef struct sched_env {
+	zonedb_ref_t *zones; /* the set served */
+	reload_t *reload;    /* where a zone is published (reload_replace_zone) */
+	/* where the timers are resumed from and kept: NULL, or one that keeps nothing */
+	state_t *state;
+	/*
+	 * Called on a pool thread after each new version is published (NOTIFY
+	 * out follows); it must not block. NULL: nothing.
+	 */
+	void (*published)(void *arg);
+	void *published_arg;
+	stats_xfr_in_t *xfr_in; /* the groups it counts into */
+	stats_sched_t *counters;
+	/* refreshes at once at most: the configuration of the start's (the descriptor budget) */
+	unsigned transfers_in;
+} sched_env_t;
+
+/*
+ * The secondary zones of cfg (those with primaries; a copy of cfg is kept,
+ * so the caller may free it), with env (copied). Returns 0 and *out (NULL
+ * when cfg has no secondary zone), or SHOAL_ENOMEM. Main thread, before
+ * start.
+ */
+int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out);
+
+/*
+ * Start the scheduler's thread and min(transfers-in, zones) of the pool's;
+ * the refreshes due at start are spread over a window that grows with
+ * their number. s may be NULL. Returns 0 or -errno.
+ */
+int sched_start(sched_t *s);
+
+/*
+ * Serve the secondary zones of cfg from now on (a copy of it is kept). A
+ * zone cfg keeps with the same data and primaries keeps its timers, its
+ * version and its transfer in flight (other options, the timers' bounds
+ * among them, apply from its next refresh); a zone added or whose
+ * primaries changed is refreshed soon; the transfer of a zone changed or
+ * removed is given up. NOTIFY, refresh and zone-status reach cfg's zones
+ * on return; the scheduler takes the rest over between two events.
+ * Returns 0 or SHOAL_ENOMEM: nothing changed. Main thread, after start.
+ */
+int sched_reconfig(sched_t *s, const conf_t *cfg);
+
+/*
+ * Zones are named by their apex (wire form, any case), never by index:
+ * the callers' configuration (a worker's set, control's) may be newer
+ * than the one s follows, with other indexes, until sched_reconfig.
+ */
+
+/*
+ * A NOTIFY for the zone `apex` was let in (with the serial of its SOA when
+ * has_serial): its refresh is due soon, at most once a second for
+ * NOTIFYs, and not at all when the serial is not newer than the one
+ * served by then. Returns true when this NOTIFY made the refresh due,
+ * false when one was pending already (coalesced) or the zone is none of
+ * s's (a zone a reconfig adds is checked when applied). Any thread (a
+ * worker's): no lock, no allocation. s may be NULL.
+ */
+bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t serial);
+
+/*
+ * Refresh zone `apex` now (refresh), or transfer it whole whatever its
+ * serial (retransfer). Returns 0, or SHOAL_ENOTFOUND when it is not a
+ * secondary. Any thread.
+ */
+int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer);
+
+/*
+ * The transfer state of zone `apex` for zone-status (" source ...
+ * last-refresh ... next-refresh ... expires ... last-error ..."), or ""
+ * for a zone that is not a secondary. Any thread.
+ */
+void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap);
+
+/*
+ * Stop the threads (transfers running are given up) and free s, once no
+ * thread may call in any more (after a grace period). The timers are in
+ * the state given to sched_new, which the caller saves. NULL is fine.
+ * Main thread.
+ */
+void sched_free(sched_t *s);
+
+#endif
