@@ -10,6 +10,7 @@
 #include "proto/request.h"
 #include "proto/tsig.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/events/notify_out.h"
 #include "server/events/requestor.h"
 #include "zone/zone.h"
@@ -67,6 +68,7 @@ struct notify_out {
 int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, state_t *st,
 		   stats_notify_out_t *counters, notify_out_t **out)
 {
+	MAIN_THREAD_ONLY();
 	notify_out_t *n = calloc(1, sizeof(*n));
 	if (!n)
 		return SHOAL_ENOMEM;
@@ -311,6 +313,7 @@ static bool changed_while_down(notify_out_t *n, const zone_t *z)
 
 void notify_out_published(notify_out_t *n)
 {
+	MAIN_THREAD_ONLY();
 	if (n->closed)
 		return;
 	zonedb_read_lock();
@@ -345,6 +348,7 @@ void notify_out_published(notify_out_t *n)
 
 int notify_out_zone(notify_out_t *n, size_t i)
 {
+	MAIN_THREAD_ONLY();
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(n->zones);
 	/* i indexes n->cfg, and the set is built from it (the main thread swaps both) */
@@ -357,6 +361,7 @@ int notify_out_zone(notify_out_t *n, size_t i)
 
 int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 {
+	MAIN_THREAD_ONLY();
 	size_t cap = cfg->zone_count ? cfg->zone_count : 1;
 	uint32_t *seen = calloc(cap, sizeof(*seen));
 	bool *seen_set = calloc(cap, sizeof(*seen_set));
@@ -422,6 +427,7 @@ static void on_closed(uv_handle_t *h)
 
 void notify_out_close(notify_out_t *n)
 {
+	MAIN_THREAD_ONLY();
 	if (!n || n->closed)
 		return;
 	n->closed = true;

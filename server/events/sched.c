@@ -17,6 +17,7 @@
 #include "proto/name.h"
 #include "proto/serial.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/thread.h"
 #include "server/common/timestamp.h"
 #include "server/events/internal.h"
@@ -554,6 +555,7 @@ static void *sched_main(void *arg)
 
 int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 {
+	MAIN_THREAD_ONLY();
 	*out = NULL;
 	if (!conf_secondary_count(cfg))
 		return 0;
@@ -620,6 +622,7 @@ static void give_up_changed(sched_t *s, const sec_table_t *t)
 
 int sched_reconfig(sched_t *s, const conf_t *cfg)
 {
+	MAIN_THREAD_ONLY();
 	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown));
 	if (!t)
 		return SHOAL_ENOMEM;
@@ -718,6 +721,7 @@ void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap)
 
 void sched_free(sched_t *s)
 {
+	MAIN_THREAD_ONLY();
 	if (!s)
 		return;
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);

@@ -15,6 +15,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/events/state.h"
 
 /* One zone's record: what is kept, by its apex (lowercase wire). */
@@ -177,6 +178,7 @@ static int load(state_t *st, char *err, size_t errlen)
 
 int state_open(const char *dir, state_t **out, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	*out = NULL;
 	state_t *st = calloc(1, sizeof(*st));
 	if (!st || (dir && !(st->dir = strdup(dir)))) {
