@@ -66,6 +66,31 @@ typedef struct zone_info {
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
 		 zone_msg_fn msg, void *msg_arg, zonedb_t **out);
 
+/* What zonedb_build_with builds from: zonedb_build's arguments, and how. */
+typedef struct zonedb_build {
+	const zone_spec_t *specs;
+	size_t n;
+	const zonedb_t *old;
+	const char *only;
+	zone_msg_fn msg; /* called one message at a time, from any load thread */
+	void *msg_arg;
+	/*
+	 * Zone files are read on this many threads (the caller's among them;
+	 * 0 or 1: the caller's alone): small zones load side by side, each on
+	 * one thread, as a big one does in ranges (zone/parallel.c).
+	 */
+	unsigned threads;
+	/* NULL, or a count raised atomically as each zone is done (loaded, kept or failed) */
+	size_t *loaded;
+} zonedb_build_t;
+
+/*
+ * zonedb_build, with threads and progress. A new set shares with old every
+ * zone it does not read again (no copy: a reference), so its cost is a
+ * pointer and a hash slot per zone kept, and one load per zone read.
+ */
+int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out);
+
 /*
  * The owner of a set: an opaque pointer its builder hangs on it (the
  * configuration the set was built from, whose per-zone settings are
@@ -136,10 +161,54 @@ const struct zone *zonedb_zone(const zonedb_t *db, size_t i);
  * error becomes `error` (NULL or "": none). The other zones, and every
  * journal, are shared with old. For the one writer, as zonedb_build.
  * Returns 0 and *out (publish it), SHOAL_EINVAL (no zone i) or
- * SHOAL_ENOMEM.
+ * SHOAL_ENOMEM. O(zones): a set published anew. zonedb_swap changes one
+ * zone of the published set in place, at the cost of that zone alone.
  */
 int zonedb_replace(const zonedb_t *old, size_t i, const struct zone *z, const char *error,
 		   zonedb_t **out);
+
+/* What zonedb_swap took out of a set: freed after a grace period. */
+typedef struct zonedb_retired {
+	struct zone *zone;
+	char *error;
+} zonedb_retired_t;
+
+/*
+ * Zone i of db serves z from now on (a reference is taken; NULL: nothing,
+ * SERVFAIL) and its last error becomes `error` (NULL or "": none), in
+ * place: every set holding the zone's entry sees it at once (readers load
+ * the version with acquire; the set itself, its other zones, the zone's
+ * statistics slot and journal stay as they are). What it replaced goes
+ * into *retired, for zonedb_retired_free after a grace period
+ * (synchronize_rcu). For the one writer of the published set (reload's
+ * writer lock), as zonedb_build. Returns 0, SHOAL_EINVAL (no zone i) or
+ * SHOAL_ENOMEM (nothing changed).
+ */
+int zonedb_swap(zonedb_t *db, size_t i, const struct zone *z, const char *error,
+		zonedb_retired_t *retired);
+
+/* Drop what zonedb_swap retired, once no reader can hold it. Any thread. */
+void zonedb_retired_free(zonedb_retired_t *retired);
+
+/*
+ * Read zone i of db anew from spec's file, as zonedb_build with only
+ * would, without building a set: *z gets the new version (the journal
+ * records its changes from the version served), for zonedb_swap. Returns
+ * 0; 1 when there is nothing to read (a secondary: its versions come from
+ * its primaries); or a negative error with the first "FILE:LINE: reason"
+ * in error[0..cap) (the version served stays: swap it back in with the
+ * error to show it). SHOAL_EINVAL when spec's file is not zone i's.
+ * The writer's thread; messages go to msg.
+ */
+int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone_msg_fn msg,
+		     void *msg_arg, struct zone **z, char *error, size_t cap);
+
+/*
+ * The statistics slots new to db (zones it has that the set it was built
+ * over did not), *n of them: the counters to zero before it is published.
+ * Valid as long as db.
+ */
+const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n);
 
 struct journal;
 
@@ -150,7 +219,7 @@ struct journal;
  * and, when a reload brings a newer serial, records the changes from the
  * version served to the one loaded (its spec's limits.max_journal bounds
  * it; 0 turns recording off). Read-only on db; any thread inside a read-side section
- * of a published db (journal_ref to keep it after); O(zones).
+ * of a published db (journal_ref to keep it after); one hash lookup.
  */
 struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);
 

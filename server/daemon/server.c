@@ -409,11 +409,7 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 	else
 		conf_zone_remove(cfg, (size_t)i);
 	if (rc < 0) {
-		if (rc == SHOAL_ESPACE)
-			snprintf(err, errlen, "%d zones are served already, the most there may be",
-				 CONF_ZONES_MAX);
-		else
-			snprintf(err, errlen, "%s", shoal_strerror(rc));
+		snprintf(err, errlen, "%s", shoal_strerror(rc));
 		conf_free(cfg);
 		return NULL;
 	}

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,11 +12,13 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <urcu.h>
 
 #include "proto/error.h"
 #include "server/common/log.h"
 #include "server/common/systemd.h"
 #include "server/events/reload.h"
+#include "zone/zone.h"
 
 /*
  * How long stopping waits for a reload thread that was told to stop. A
@@ -68,41 +71,56 @@ static void collect_msg(void *arg, bool is_error, const char *msg)
 	job->messages[job->len] = '\0';
 }
 
-/* Whether zone_info's name (with its final dot) is the zone `only` names. */
-static bool is_only(const char *name, const char *only)
-{
-	size_t n = strlen(only);
-	if (n == 1 && only[0] == '.')
-		return strcmp(name, ".") == 0;
-	if (n > 1 && only[n - 1] == '.')
-		n--;
-	return strncasecmp(name, only, n) == 0 && strcmp(name + n, ".") == 0;
-}
-
 /*
- * One line per zone the build read (all, or the one `only` names): its name
- * and serial when it loaded, or the serial it keeps serving when it did not
- * (the reason is in the reload's messages).
+ * One line for zone i of db: its name and serial when it loaded, or the
+ * serial it keeps serving when it did not (the reason is in the reload's
+ * messages).
  */
-static void log_zones(const zonedb_t *db, const char *only)
+static void log_zone(const zonedb_t *db, size_t i)
 {
 	zone_info_t info;
-	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
-		zonedb_zone_info(db, i, &info);
-		if (only && !is_only(info.name, only))
+	zonedb_zone_info(db, i, &info);
+	if (!info.loaded)
+		log_warning("zone %s not loaded: %s", info.name,
+			    info.last_error[0] ? info.last_error
+					       : "nothing saved yet; its first transfer follows");
+	else if (info.last_error[0])
+		log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
+			    info.last_error);
+	else
+		log_info("zone %s serial %u loaded, %zu records", info.name, (unsigned)info.serial,
+			 info.rr_count);
+}
+
+/* A line for every zone of db: one per zone up to ZONES_LOGGED_MAX, then a summary. */
+#define ZONES_LOGGED_MAX 1000
+
+static void log_zones(const zonedb_t *db)
+{
+	size_t n = zonedb_zone_count(db), loaded = 0, failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		zone_info_t info;
+		if (n <= ZONES_LOGGED_MAX) {
+			log_zone(db, i);
 			continue;
-		if (!info.loaded)
-			log_warning("zone %s not loaded: %s", info.name,
-				    info.last_error[0]
-					    ? info.last_error
-					    : "nothing saved yet; its first transfer follows");
-		else if (info.last_error[0])
-			log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
-				    info.last_error);
-		else
-			log_info("zone %s serial %u loaded, %zu records", info.name,
-				 (unsigned)info.serial, info.rr_count);
+		}
+		/* a million lines would say less than the counts: failures alone, by name */
+		zonedb_zone_info(db, i, &info);
+		loaded += info.loaded;
+		if (info.last_error[0] && failed++ < ZONES_LOGGED_MAX)
+			log_zone(db, i);
 	}
+	if (n > ZONES_LOGGED_MAX)
+		log_info("%zu of %zu zones serve a version, %zu with an error", loaded, n, failed);
+}
+
+/* Threads a build reads zone files on: one per CPU the process may run on. */
+static unsigned reload_threads(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	return 1;
 }
 
 void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
@@ -117,7 +135,14 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
-	int rc = zonedb_build(cfg->zones, cfg->zone_count, NULL, NULL, collect_msg, &job, &db);
+	zonedb_build_t b = { .specs = cfg->zones,
+			     .n = cfg->zone_count,
+			     .msg = collect_msg,
+			     .msg_arg = &job,
+			     .threads = reload_threads(),
+			     .loaded = &r->loaded };
+	r->loading = cfg->zone_count;
+	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
 		/* the first error line is the one to show at start-up */
 		size_t first = job.messages ? strcspn(job.messages, "\n") : 0;
@@ -131,7 +156,7 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 		return rc;
 	}
 	free(job.messages);
-	log_zones(db, NULL);
+	log_zones(db);
 	zonedb_set_owner(db, cfg);
 	r->writer = db;
 	if (r->prepare)
@@ -163,15 +188,14 @@ int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, 
 		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
 			return SHOAL_ETIMEOUT;
 	}
-	zonedb_t *db = NULL;
 	/* by apex: a reconfig may have moved the zone since the caller looked */
 	long i = zonedb_index(r->writer, apex);
-	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_replace(r->writer, (size_t)i, z, error, &db);
+	zonedb_retired_t retired;
+	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_swap(r->writer, (size_t)i, z, error, &retired);
 	if (rc == 0) {
-		if (r->prepare)
-			r->prepare(r->prepare_arg, db);
-		r->writer = db;
-		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
+		/* in place: the set, its other zones and the zone's counters stay */
+		synchronize_rcu();
+		zonedb_retired_free(&retired);
 	}
 	pthread_mutex_unlock(&writer_lock);
 	return rc;
@@ -193,6 +217,86 @@ static bool new_zone_failed(const conf_t *was, const conf_t *now, const zonedb_t
 	return false;
 }
 
+/* The reload thread's last step: tell the main loop (and reload_close) it is done. */
+static void reload_finished(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	pthread_mutex_lock(&r->lock);
+	job->finished = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	/* the last use of r: the main thread joins before closing the handle */
+	uv_async_send(&r->done);
+}
+
+/*
+ * Whether the job may publish: not cancelled. From here on a timeout no
+ * longer cancels it (it ends in a moment with its own report).
+ */
+static bool job_publishing(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	pthread_mutex_lock(&r->lock);
+	bool cancel = job->cancel;
+	job->publishing = !cancel;
+	pthread_mutex_unlock(&r->lock);
+	return !cancel;
+}
+
+/*
+ * A reload of one zone (job->only), in place: read it, swap its version
+ * into the served set (zonedb_swap), wait a grace period, drop the old
+ * version. Nothing else of the set is touched, so it costs that zone
+ * alone however many the set holds. Reload thread, under writer_lock.
+ * Returns 0, SHOAL_EZONE (the zone keeps its version, the error shown),
+ * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
+ */
+static int reload_one(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	const conf_t *cfg = r->cfg;
+	long c = conf_zone_index(cfg, job->only);
+	uint8_t apex[NAME_MAXLEN];
+	char text[NAME_TEXT_MAX + 2];
+	size_t len = strlen(job->only);
+	snprintf(text, sizeof(text), "%s%s", job->only,
+		 len && job->only[len - 1] == '.' ? "" : ".");
+	long i = -1;
+	if (c >= 0 && name_from_text(text, NULL, apex) > 0) {
+		name_lower(apex);
+		i = zonedb_index(r->writer, apex);
+	}
+	if (i < 0) {
+		char line[600];
+		snprintf(line, sizeof(line), "%s: no such zone is configured", job->only);
+		collect_msg(job, true, line);
+		return SHOAL_ENOTFOUND;
+	}
+	zone_t *z = NULL;
+	char error[512];
+	int rc = zonedb_load_zone(r->writer, (size_t)i, &cfg->zones[c], collect_msg, job, &z, error,
+				  sizeof(error));
+	if (rc == 1)
+		return 0; /* a secondary: its version is the last transfer's */
+	if (!job_publishing(job)) {
+		zone_unref(z);
+		return SHOAL_ETIMEOUT;
+	}
+	if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT)
+		return rc;
+	zonedb_retired_t retired;
+	const zone_t *serve = rc == 0 ? z : zonedb_zone(r->writer, (size_t)i);
+	int src = zonedb_swap(r->writer, (size_t)i, serve, rc == 0 ? NULL : error, &retired);
+	zone_unref(z);
+	if (src < 0)
+		return src;
+	job->published = true;
+	synchronize_rcu();
+	zonedb_retired_free(&retired);
+	log_zone(r->writer, (size_t)i);
+	return rc == 0 ? 0 : SHOAL_EZONE;
+}
+
 /* The reload thread: build beside the served set, swap, wait a grace period, free the old. */
 static void *reload_main(void *arg)
 {
@@ -201,20 +305,27 @@ static void *reload_main(void *arg)
 	const conf_t *cfg = job->cfg ? job->cfg : r->cfg;
 	zonedb_t *db = NULL;
 	pthread_mutex_lock(&writer_lock);
+	if (job->only && !job->cfg) {
+		job->rc = reload_one(job);
+		pthread_mutex_unlock(&writer_lock);
+		reload_finished(job);
+		return NULL;
+	}
 	/* the writer's set is only touched by this thread while a reload runs */
-	int rc = zonedb_build(cfg->zones, cfg->zone_count, r->writer, job->only, collect_msg, job,
-			      &db);
+	zonedb_build_t b = { .specs = cfg->zones,
+			     .n = cfg->zone_count,
+			     .old = r->writer,
+			     .msg = collect_msg,
+			     .msg_arg = job,
+			     .threads = reload_threads() };
+	int rc = zonedb_build_with(&b, &db);
 	if (db && job->cfg && new_zone_failed(r->cfg, job->cfg, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
 		zonedb_free(db);
 		db = NULL;
 		rc = SHOAL_EZONE;
 	}
-	pthread_mutex_lock(&r->lock);
-	bool cancel = job->cancel;
-	job->publishing = !cancel;
-	pthread_mutex_unlock(&r->lock);
-	if (cancel) {
+	if (!job_publishing(job)) {
 		/* abandoned: the client was told the served zones stay, so they do */
 		if (db)
 			zonedb_free(db);
@@ -222,7 +333,7 @@ static void *reload_main(void *arg)
 	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
-		log_zones(db, job->only);
+		log_zones(db);
 		zonedb_set_owner(db, cfg);
 		job->published = true;
 		r->writer = db;
@@ -232,12 +343,7 @@ static void *reload_main(void *arg)
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}
 	pthread_mutex_unlock(&writer_lock);
-	pthread_mutex_lock(&r->lock);
-	job->finished = true;
-	pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-	/* the last use of r: the main thread joins before closing the handle */
-	uv_async_send(&r->done);
+	reload_finished(job);
 	return NULL;
 }
 
@@ -329,17 +435,6 @@ static void on_reload_timeout(uv_timer_t *t)
 	}
 }
 
-/* Zone names compare without case and without the final dot. */
-static bool zone_name_eq(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 1 && a[la - 1] == '.')
-		la--;
-	if (lb > 1 && b[lb - 1] == '.')
-		lb--;
-	return la == lb && strncasecmp(a, b, la) == 0;
-}
-
 static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
 		     void *arg);
 
@@ -350,13 +445,8 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 			r->again = true; /* a signal: run again after this one */
 		return SHOAL_EEXIST;
 	}
-	if (only) {
-		bool found = false;
-		for (size_t i = 0; i < r->cfg->zone_count && !found; i++)
-			found = zone_name_eq(r->cfg->zones[i].name, only);
-		if (!found)
-			return SHOAL_ENOTFOUND;
-	}
+	if (only && conf_zone_index(r->cfg, only) < 0)
+		return SHOAL_ENOTFOUND;
 	return job_start(r, only, NULL, done, arg);
 }
 

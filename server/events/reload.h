@@ -38,6 +38,13 @@ typedef struct reload {
 	pthread_cond_t cond;  /* signalled when the job has finished */
 	bool sync_ready;      /* lock and cond initialised */
 	/*
+	 * The first load's progress: zones done (loaded, kept or failed;
+	 * raised atomically by the load threads) of `loading`. Any thread
+	 * reads `loaded` with an atomic load.
+	 */
+	size_t loaded;
+	size_t loading;
+	/*
 	 * Called with every set built, on the thread that publishes it, just
 	 * before it is published (the server zeroes the counters of the zones
 	 * new to it); NULL for nothing. Set before the first load.
