@@ -238,6 +238,9 @@ int zload_threads(void);
  */
 size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
 
+/* How many ranges zone_parallel cuts n items into (1: it runs fn once, on the caller's thread). */
+size_t zone_parallel_ranges(size_t n);
+
 /*
  * How many threads zone_load may read one big file with (at most 4; 0, the
  * default: the CPUs online; 1: one), and from how many octets of records
