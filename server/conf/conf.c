@@ -395,10 +395,11 @@ static size_t zone_name_len(const char *name)
 static void zone_hash_put(conf_t *cfg, size_t i)
 {
 	const char *name = cfg->zones[i].name;
-	size_t j = (size_t)zone_name_hash(name, zone_name_len(name)) & cfg->zone_hash_mask;
+	uint64_t h = zone_name_hash(name, zone_name_len(name));
+	size_t j = (size_t)h & cfg->zone_hash_mask;
 	while (cfg->zone_hash[j])
 		j = (j + 1) & cfg->zone_hash_mask;
-	cfg->zone_hash[j] = (uint32_t)(i + 1);
+	cfg->zone_hash[j] = (h & ~(uint64_t)UINT32_MAX) | (uint32_t)(i + 1);
 }
 
 /*
@@ -410,7 +411,7 @@ static int zone_hash_rebuild(conf_t *cfg, size_t want)
 	size_t cap = 16;
 	while (cap < want * 2)
 		cap *= 2;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	uint64_t *t = calloc(cap, sizeof(*t));
 	if (!t)
 		return SHOAL_ENOMEM;
 	free(cfg->zone_hash);
@@ -1054,9 +1055,13 @@ long conf_zone_index(const conf_t *cfg, const char *name)
 	if (!cfg->zone_hash)
 		return -1;
 	size_t len = zone_name_len(name);
-	for (size_t j = (size_t)zone_name_hash(name, len) & cfg->zone_hash_mask; cfg->zone_hash[j];
+	uint64_t h = zone_name_hash(name, len);
+	for (size_t j = (size_t)h & cfg->zone_hash_mask; cfg->zone_hash[j];
 	     j = (j + 1) & cfg->zone_hash_mask) {
-		size_t i = cfg->zone_hash[j] - 1;
+		/* the hash's upper half first: a name is read only where it may be the one */
+		if ((cfg->zone_hash[j] ^ h) >> 32)
+			continue;
+		size_t i = (uint32_t)cfg->zone_hash[j] - 1;
 		const char *z = cfg->zones[i].name;
 		if (zone_name_len(z) == len && !strncasecmp(z, name, len))
 			return (long)i;

@@ -102,12 +102,12 @@ typedef struct conf {
 	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
 	size_t zone_count;
 	/*
-	 * zones by name (conf_zone_index): open addressing, index + 1 per
-	 * slot, 0 empty; zone_hash_mask + 1 slots, at most half full. Kept
-	 * by the functions that change zones (add, remove, copy, clear), so
-	 * a reconfig of a million zones compares them by hash, not by scan.
+	 * zones by name (conf_zone_index): open addressing, per slot the
+	 * upper half of the name's hash over index + 1 (0: empty); zone_hash_mask + 1 slots, at
+	 * most half full. Kept by the functions that change zones (add, remove, copy, clear), so a
+	 * reconfig of a million zones compares them by hash, not by scan.
 	 */
-	uint32_t *zone_hash;
+	uint64_t *zone_hash;
 	size_t zone_hash_mask;
 	/* from the command line only */
 	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
