@@ -236,6 +236,19 @@ static void snapshot_clear(snapshot_t *s)
 	free(s->slot);
 }
 
+/* Whether any worker counted anything for the zone of slot (as rcodes and types, zeros are left
+ * out). */
+static bool zone_counted(const stats_source_t *src, size_t parts, uint32_t slot)
+{
+	for (size_t t = 0; t < src->count * parts; t++) {
+		const uint64_t *c = (const uint64_t *)&src->zones[t][slot];
+		for (size_t k = 0; k < sizeof(zone_stats_t) / sizeof(uint64_t); k++)
+			if (__atomic_load_n(&c[k], __ATOMIC_RELAXED))
+				return true;
+	}
+	return false;
+}
+
 static int snapshot_take(snapshot_t *s, const stats_source_t *src)
 {
 	memset(s, 0, sizeof(*s));
@@ -268,6 +281,8 @@ static int snapshot_take(snapshot_t *s, const stats_source_t *src)
 		uint32_t slot = zonedb_zone_slot(src->db, i, NULL);
 		if (slot == 0 || slot >= src->zone_slots)
 			continue; /* a name that is no zone name, or past the arrays */
+		if (!zone_counted(src, parts, slot))
+			continue; /* no traffic: no row (of a million zones, most may have none) */
 		s->slot[s->zones] = slot;
 		s->zone_name[s->zones++] = zonedb_zone_name(src->db, i);
 	}
