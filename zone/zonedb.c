@@ -75,6 +75,8 @@ struct zonedb {
 	uint32_t *fresh;   /* the slots new to this set (zonedb_fresh_slots) */
 	size_t fresh_count;
 	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
+	size_t *pending;      /* zonedb_build_t.defer: the entries still to read */
+	size_t pending_count;
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
@@ -129,12 +131,16 @@ static void entry_unref(zentry_t *e)
 	free(e);
 }
 
-/* Set an entry's error (not yet published) to text; false when out of memory. */
+/*
+ * Set an entry's error to text (released: readers of a published set may
+ * take it); the entry is unpublished, or its error NULL, so no reader holds
+ * what is freed. False when out of memory.
+ */
 static bool entry_set_error(zentry_t *e, const char *text)
 {
-	free(e->error);
-	e->error = text && *text ? strdup(text) : NULL;
-	return !text || !*text || e->error;
+	char *now = text && *text ? strdup(text) : NULL;
+	free(__atomic_exchange_n(&e->error, now, __ATOMIC_ACQ_REL));
+	return !text || !*text || now;
 }
 
 /* A zeroed set for n zones, its apex hash sized for them; NULL when out of memory. */
@@ -393,12 +399,11 @@ static void load_one(load_run_t *run, size_t i)
 		z = NULL;
 		err = SHOAL_ENOMEM;
 	}
-	if (err == 0) {
-		e->zone = z;
-	} else if (was) {
-		e->zone =
-			(zone_t *)zone_ref(was); /* a failed reload keeps serving the old version */
-	}
+	/* released: in a published set (zonedb_load_pending) a reader may take it at once */
+	if (err == 0)
+		__atomic_store_n(&e->zone, z, __ATOMIC_RELEASE);
+	else if (was) /* a failed reload keeps serving the old version */
+		__atomic_store_n(&e->zone, (zone_t *)zone_ref(was), __ATOMIC_RELEASE);
 	if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
 		/* out of memory, or abandoned: the set being served stays */
 		__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
@@ -561,7 +566,11 @@ int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 	size_t count = 0;
 	int rc = db && todo ? plan_all(b, db, b->only ? only_apex : NULL, todo, &count)
 			    : SHOAL_ENOMEM;
-	if (rc != SHOAL_ENOMEM) {
+	if (rc != SHOAL_ENOMEM && b->defer) {
+		db->pending = todo; /* zonedb_load_pending reads them */
+		db->pending_count = count;
+		todo = NULL;
+	} else if (rc != SHOAL_ENOMEM) {
 		int lrc = load_all(b, db, todo, count);
 		if (lrc < 0 && (rc == 0 || lrc != SHOAL_EZONE))
 			rc = lrc;
@@ -586,6 +595,26 @@ int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 	}
 	*out = db;
 	return rc;
+}
+
+int zonedb_load_pending(zonedb_t *db, const zonedb_build_t *b)
+{
+	if (!db->pending_count)
+		return 0;
+	/* the specs are the ones db was planned from, index for index */
+	if (b->n != db->count || b->old)
+		return SHOAL_EINVAL;
+	int rc = load_all(b, db, db->pending, db->pending_count);
+	/* once: zones a cancel left unread stay unloaded until a reload reads them */
+	free(db->pending);
+	db->pending = NULL;
+	db->pending_count = 0;
+	return rc;
+}
+
+size_t zonedb_pending(const zonedb_t *db)
+{
+	return db ? db->pending_count : 0;
 }
 
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
@@ -617,6 +646,7 @@ void zonedb_free(zonedb_t *db)
 	free(db->apex_hash);
 	free(db->fresh);
 	free(db->fresh_bits);
+	free(db->pending);
 	free(db);
 }
 
@@ -726,6 +756,11 @@ const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n)
 {
 	*n = db ? db->fresh_count : 0;
 	return db ? db->fresh : NULL;
+}
+
+const char *zonedb_zone_error(const zonedb_t *db, size_t i)
+{
+	return entry_error(db->entries[i]);
 }
 
 const char *zonedb_zone_name(const zonedb_t *db, size_t i)

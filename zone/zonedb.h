@@ -82,6 +82,13 @@ typedef struct zonedb_build {
 	unsigned threads;
 	/* NULL, or a count raised atomically as each zone is done (loaded, kept or failed) */
 	size_t *loaded;
+	/*
+	 * Read no file: every zone that must be read is left serving nothing
+	 * (SERVFAIL, as a configured zone that did not load) and listed for
+	 * zonedb_load_pending, which reads them into the set once it is
+	 * published. Without old only (the first load).
+	 */
+	bool defer;
 } zonedb_build_t;
 
 /*
@@ -90,6 +97,23 @@ typedef struct zonedb_build {
  * pointer and a hash slot per zone kept, and one load per zone read.
  */
 int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out);
+
+/*
+ * Read the zones a deferred build (b->defer) left, on b->threads threads,
+ * each put into db in place as soon as it has loaded (readers take it
+ * with acquire: the zone answers from then on), with b's messages and
+ * progress; b is the build's description (its specs, old NULL). A zone
+ * that fails keeps serving nothing, its error shown. For the one writer
+ * of db, published or not. Returns 0; SHOAL_EZONE when a primary zone
+ * failed; SHOAL_ETIMEOUT when cancelled (zone_load_cancel) or
+ * SHOAL_ENOMEM (the zones not reached serve nothing until a reload reads
+ * them); SHOAL_EINVAL when b is not db's build. Once: nothing is pending
+ * after it.
+ */
+int zonedb_load_pending(zonedb_t *db, const zonedb_build_t *b);
+
+/* How many zones of db a deferred build left to read (0 once zonedb_load_pending read them). */
+size_t zonedb_pending(const zonedb_t *db);
 
 /*
  * The owner of a set: an opaque pointer its builder hangs on it (the
@@ -106,6 +130,13 @@ void zonedb_free(zonedb_t *db);
 size_t zonedb_zone_count(const zonedb_t *db);
 /* Copy the info of zone i (0 <= i < count) into *info. */
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info);
+
+/*
+ * Zone i's last error ("" for none), without zonedb_zone_info's copies:
+ * valid inside the read section it was taken in (the writer: until its
+ * next zonedb_swap).
+ */
+const char *zonedb_zone_error(const zonedb_t *db, size_t i);
 
 /*
  * The name of zone i (0 <= i < count), presentation format with the final

@@ -413,7 +413,12 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_free(cfg);
 		return NULL;
 	}
-	zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
+	/* one zone added or removed: every other keeps its data, no zone compared by name */
+	for (size_t j = 0; j < cfg->zone_count; j++)
+		cfg->zones[j].keep = !file || j + 1 < cfg->zone_count;
+	snprintf(req->summary, sizeof(req->summary),
+		 "zones: %zu; added: %.600s; removed: %.600s; reloaded: -", cfg->zone_count,
+		 file ? name : "-", file ? "-" : name);
 	srv->runtime_changes++;
 	return cfg;
 }
@@ -496,6 +501,45 @@ static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, siz
 }
 
 /*
+ * Whether the zones are read after the workers answer (each answering as
+ * soon as it has loaded) rather than before: on a start of its own. A
+ * check reads them all to say what is wrong, and a takeover must not take
+ * the sockets with a zone that fails (the server it replaces serves on).
+ */
+static bool zones_deferred(const server_t *srv)
+{
+	return srv->responder->zones && !srv->cfg->check && !srv->cfg->takeover;
+}
+
+/*
+ * The first load's zones have all been read (reload_load_rest): NOTIFY out
+ * takes the serials as they are (nothing to tell yet), and the transfer
+ * thread starts now that each secondary's saved copy, if any, is served.
+ * Main loop.
+ */
+static void first_load_done(void *arg)
+{
+	server_t *srv = arg;
+	notify_out_published(srv->notifier);
+	/* made now: its timers start from the versions the saved copies gave */
+	secondary_t *sec = NULL;
+	if (secondary_new(srv->zcfg, &srv->zones, &srv->reload, transferred, srv,
+			  &srv->counters.xfr_in, &sec) < 0) {
+		log_error("out of memory: secondary zones are not refreshed");
+		return;
+	}
+	int se = secondary_start(sec);
+	if (se < 0) {
+		log_error("cannot start the transfer thread: %s: secondary zones are not refreshed",
+			  shoal_strerror(se));
+		secondary_free(sec);
+		return;
+	}
+	__atomic_store_n(&srv->secondary, sec, __ATOMIC_RELEASE);
+	control_set_zones(srv->control, srv->zcfg, srv->notifier, sec);
+}
+
+/*
  * The first load of the zones, with the rights every reload will have:
  * reloads run after the privilege drop, so a file only root may read would
  * load at start and then never again. As root with a user to become, the
@@ -505,8 +549,9 @@ static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, siz
 static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char *err,
 			 size_t errlen)
 {
+	bool defer = zones_deferred(srv);
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return reload_load(&srv->reload, err, errlen);
+		return reload_load(&srv->reload, defer, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
@@ -514,7 +559,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
 			 srv->cfg->user, shoal_strerror(rc));
 	} else {
-		rc = reload_load(&srv->reload, err, errlen);
+		rc = reload_load(&srv->reload, defer, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
@@ -942,10 +987,12 @@ int server_run(conf_t *cfg, const responder_t *responder)
 		snprintf(err, sizeof(err), "out of memory");
 		goto done;
 	}
-	notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
+	if (!zones_deferred(srv))
+		notify_out_published(srv->notifier); /* the serials at start: nothing to tell yet */
 	reload_on_publish(&srv->reload, on_published, srv);
-	if (secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv, &counters->xfr_in,
-			  &srv->secondary) < 0 ||
+	/* with the zones read after the workers start, the transfer thread follows them */
+	if ((!zones_deferred(srv) && secondary_new(cfg, &srv->zones, &srv->reload, transferred, srv,
+						   &counters->xfr_in, &srv->secondary) < 0) ||
 	    uv_async_init(&loop, &srv->transferred, on_transferred) < 0) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto done;
@@ -967,7 +1014,7 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	workers_run = true;
 	if (workers_start(&srv->workers, err, sizeof(err)) < 0)
 		goto done;
-	int se = secondary_start(srv->secondary);
+	int se = zones_deferred(srv) ? 0 : secondary_start(srv->secondary);
 	if (se < 0) {
 		snprintf(err, sizeof(err), "cannot start the transfer thread: %s",
 			 shoal_strerror(se));
@@ -978,9 +1025,21 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
-	/* zones loaded, every socket bound, workers answering: a Type=notify unit is up */
-	if (systemd_ready(cfg->zone_count, srv->workers.count) < 0)
+	/*
+	 * Every socket bound, workers answering: the zones are read now, each
+	 * answering as it loads, and READY=1 follows the last (as Knot signals
+	 * ready once its zones are loaded). A takeover read them before.
+	 */
+	if (zones_deferred(srv)) {
+		int lr = reload_load_rest(&srv->reload, first_load_done, srv);
+		if (lr < 0) {
+			snprintf(err, sizeof(err), "cannot start reading the zones: %s",
+				 shoal_strerror(lr));
+			goto done;
+		}
+	} else if (systemd_ready(cfg->zone_count, srv->workers.count) < 0) {
 		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
+	}
 	uv_run(&loop, UV_RUN_DEFAULT);
 	status = 0;
 

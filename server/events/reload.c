@@ -32,7 +32,8 @@ struct reload_job {
 	reload_t *r;
 	char *only;        /* zone to reload, NULL for all */
 	const conf_t *cfg; /* a reconfig's configuration, NULL for a reload */
-	const char *what;  /* "reload" or "reconfig", for the log */
+	const char *what;  /* "reload", "reconfig" or "first load", for the log */
+	bool first;        /* the first load's zones, read into the set published at start */
 	bool published;    /* the set built was published */
 	reload_done_fn done;
 	void *arg;
@@ -99,15 +100,13 @@ static void log_zones(const zonedb_t *db)
 {
 	size_t n = zonedb_zone_count(db), loaded = 0, failed = 0;
 	for (size_t i = 0; i < n; i++) {
-		zone_info_t info;
 		if (n <= ZONES_LOGGED_MAX) {
 			log_zone(db, i);
 			continue;
 		}
 		/* a million lines would say less than the counts: failures alone, by name */
-		zonedb_zone_info(db, i, &info);
-		loaded += info.loaded;
-		if (info.last_error[0] && failed++ < ZONES_LOGGED_MAX)
+		loaded += zonedb_zone(db, i) != NULL;
+		if (zonedb_zone_error(db, i)[0] && failed++ < ZONES_LOGGED_MAX)
 			log_zone(db, i);
 	}
 	if (n > ZONES_LOGGED_MAX)
@@ -130,7 +129,7 @@ void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 	r->zones = zones;
 }
 
-int reload_load(reload_t *r, char *err, size_t errlen)
+int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 {
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
@@ -140,7 +139,8 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 			     .msg = collect_msg,
 			     .msg_arg = &job,
 			     .threads = reload_threads(),
-			     .loaded = &r->loaded };
+			     .loaded = &r->loaded,
+			     .defer = defer };
 	r->loading = cfg->zone_count;
 	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
@@ -156,14 +156,40 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 		return rc;
 	}
 	free(job.messages);
-	log_zones(db);
+	if (!defer)
+		log_zones(db);
 	zonedb_set_owner(db, cfg);
 	r->writer = db;
 	if (r->prepare)
 		r->prepare(r->prepare_arg, db);
 	zonedb_publish(r->zones, db);
-	log_info("%zu zone(s) loaded", zonedb_zone_count(db));
+	if (defer)
+		log_info("%zu zone(s) configured, %zu to read", zonedb_zone_count(db),
+			 zonedb_pending(db));
+	else
+		log_info("%zu zone(s) loaded", zonedb_zone_count(db));
 	return 0;
+}
+
+bool reload_loading(const reload_t *r, size_t *done, size_t *total)
+{
+	*done = __atomic_load_n(&r->loaded, __ATOMIC_RELAXED);
+	*total = r->loading;
+	return r->first_loading;
+}
+
+/* Main loop, each second of the first load: how far it is, for the service manager. */
+static void on_load_progress(uv_timer_t *t)
+{
+	reload_t *r = t->data;
+	size_t done, total;
+	if (!reload_loading(r, &done, &total))
+		return;
+	/* each second extends the start's time limit by ten while the load goes on */
+	char state[128];
+	snprintf(state, sizeof(state),
+		 "STATUS=loading zones: %zu of %zu\nEXTEND_TIMEOUT_USEC=10000000", done, total);
+	systemd_send(state);
 }
 
 /*
@@ -202,16 +228,19 @@ int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, 
 }
 
 /*
- * Whether a primary zone of `now` that `was` does not have failed to load
- * into db (built from now's zones): a reconfig that adds a broken zone is
- * refused like a broken configuration file.
+ * Whether a primary zone new to db (a fresh statistics slot: one the set
+ * it was built over did not have; or no zone name at all) failed to load: a reconfig that adds a
+ * broken zone is refused like a broken configuration file. now: the
+ * configuration db was built from, index for index.
  */
-static bool new_zone_failed(const conf_t *was, const conf_t *now, const zonedb_t *db)
+static bool new_zone_failed(const conf_t *now, const zonedb_t *db)
 {
-	for (size_t i = 0; i < now->zone_count && i < zonedb_zone_count(db); i++) {
-		if (now->zones[i].secondary || conf_zone_index(was, now->zones[i].name) >= 0)
-			continue;
-		if (!zonedb_zone(db, i))
+	size_t n = zonedb_zone_count(db);
+	for (size_t i = 0; i < now->zone_count && i < n; i++) {
+		bool fresh;
+		/* slot 0: no zone name (bad, or twice), which a running configuration never has */
+		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
+		if ((fresh || !slot) && !now->zones[i].secondary && !zonedb_zone(db, i))
 			return true;
 	}
 	return false;
@@ -297,6 +326,27 @@ static int reload_one(reload_job_t *job)
 	return rc == 0 ? 0 : SHOAL_EZONE;
 }
 
+/*
+ * The first load's zones, read into the set published at start on the
+ * load threads, each answering as soon as it has loaded. Reload thread,
+ * under writer_lock. Returns zonedb_load_pending's result.
+ */
+static int first_load(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	zonedb_build_t b = { .specs = r->cfg->zones,
+			     .n = r->cfg->zone_count,
+			     .msg = collect_msg,
+			     .msg_arg = job,
+			     .threads = reload_threads(),
+			     .loaded = &r->loaded };
+	int rc = zonedb_load_pending(r->writer, &b);
+	job->published = true;
+	job_publishing(job);
+	log_zones(r->writer);
+	return rc;
+}
+
 /* The reload thread: build beside the served set, swap, wait a grace period, free the old. */
 static void *reload_main(void *arg)
 {
@@ -305,6 +355,12 @@ static void *reload_main(void *arg)
 	const conf_t *cfg = job->cfg ? job->cfg : r->cfg;
 	zonedb_t *db = NULL;
 	pthread_mutex_lock(&writer_lock);
+	if (job->first) {
+		job->rc = first_load(job);
+		pthread_mutex_unlock(&writer_lock);
+		reload_finished(job);
+		return NULL;
+	}
 	if (job->only && !job->cfg) {
 		job->rc = reload_one(job);
 		pthread_mutex_unlock(&writer_lock);
@@ -319,7 +375,7 @@ static void *reload_main(void *arg)
 			     .msg_arg = job,
 			     .threads = reload_threads() };
 	int rc = zonedb_build_with(&b, &db);
-	if (db && job->cfg && new_zone_failed(r->cfg, job->cfg, db)) {
+	if (db && job->cfg && new_zone_failed(job->cfg, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
 		zonedb_free(db);
 		db = NULL;
@@ -354,6 +410,16 @@ static void job_free(reload_job_t *job)
 	free(job);
 }
 
+/*
+ * READY=1 to the service manager: the set served is complete. After the
+ * first load, a NOTIFY_SOCKET that cannot be reached is said once.
+ */
+static void tell_ready(reload_t *r, bool first)
+{
+	if (systemd_ready(zonedb_zone_count(r->writer), r->cfg->threads) < 0 && first)
+		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
+}
+
 /* Main loop: the reload thread has finished; report and maybe run the queued one. */
 static void on_reload_done(uv_async_t *a)
 {
@@ -365,6 +431,10 @@ static void on_reload_done(uv_async_t *a)
 	uv_timer_stop(&r->timer);
 	r->job = NULL;
 	r->running = false;
+	if (job->first) {
+		uv_timer_stop(&r->progress);
+		r->first_loading = false;
+	}
 	if (job->cfg && job->published)
 		r->cfg = job->cfg; /* the set served now is built from it */
 	if (r->abandoned) {
@@ -378,17 +448,22 @@ static void on_reload_done(uv_async_t *a)
 			 job->only ? job->only : "");
 		r->note[0] = '\0';
 	} else {
-		log_error("%s%s%s failed (%s): zones that failed keep their previous version",
-			  job->what, job->only ? " of " : "", job->only ? job->only : "",
-			  shoal_strerror(job->rc));
+		log_error("%s%s%s failed (%s): zones that failed %s", job->what,
+			  job->only ? " of " : "", job->only ? job->only : "",
+			  shoal_strerror(job->rc),
+			  job->first ? "serve nothing (SERVFAIL); zone-status says why"
+				     : "keep their previous version");
 		r->note[0] = '\0';
 	}
-	/* RELOADING=1 was sent at the start; the set served now is complete either way */
-	systemd_ready(zonedb_zone_count(r->writer), r->cfg->threads);
+	/* RELOADING=1 was sent at the start (or this is the first load): every zone was read */
+	tell_ready(r, job->first);
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
+	bool first = job->first;
 	job_free(job);
-	if (r->published)
+	if (first && r->first_done)
+		r->first_done(r->first_done_arg);
+	else if (!first && r->published)
 		r->published(r->published_arg);
 	if (r->again && !r->stopping) {
 		r->again = false;
@@ -435,8 +510,8 @@ static void on_reload_timeout(uv_timer_t *t)
 	}
 }
 
-static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
-		     void *arg);
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
+		     reload_done_fn done, void *arg);
 
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
@@ -447,18 +522,40 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 	}
 	if (only && conf_zone_index(r->cfg, only) < 0)
 		return SHOAL_ENOTFOUND;
-	return job_start(r, only, NULL, done, arg);
+	return job_start(r, only, NULL, false, done, arg);
 }
 
 int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg)
 {
 	if (r->running)
 		return SHOAL_EEXIST;
-	return job_start(r, NULL, cfg, done, arg);
+	return job_start(r, NULL, cfg, false, done, arg);
 }
 
-static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
-		     void *arg)
+int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
+{
+	r->first_done = done;
+	r->first_done_arg = arg;
+	if (!zonedb_pending(r->writer)) {
+		log_info("first load done: no zone file to read");
+		tell_ready(r, true);
+		if (done)
+			done(arg);
+		return 0;
+	}
+	r->first_loading = true;
+	int rc = job_start(r, NULL, NULL, true, NULL, NULL);
+	if (rc < 0) {
+		r->first_loading = false;
+		return rc;
+	}
+	on_load_progress(&r->progress);
+	uv_timer_start(&r->progress, on_load_progress, 1000, 1000);
+	return 0;
+}
+
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
+		     reload_done_fn done, void *arg)
 {
 	reload_job_t *job = calloc(1, sizeof(*job));
 	if (!job || (only && !(job->only = strdup(only)))) {
@@ -467,7 +564,8 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_do
 	}
 	job->r = r;
 	job->cfg = cfg;
-	job->what = cfg ? "reconfig" : "reload";
+	job->what = first ? "first load" : cfg ? "reconfig" : "reload";
+	job->first = first;
 	job->done = done;
 	job->arg = arg;
 	job->started_at = time(NULL);
@@ -489,7 +587,8 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_do
 		return -e;
 	}
 	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
-	systemd_reloading();
+	if (!first)
+		systemd_reloading();
 	return 0;
 }
 
@@ -520,9 +619,12 @@ int reload_attach(reload_t *r, uv_loop_t *loop)
 	r->sync_ready = true;
 	r->done.data = r;
 	r->timer.data = r;
+	r->progress.data = r;
 	e = uv_async_init(loop, &r->done, on_reload_done);
 	if (e == 0)
 		e = uv_timer_init(loop, &r->timer);
+	if (e == 0)
+		e = uv_timer_init(loop, &r->progress);
 	return e; /* libuv's: 0 or -errno */
 }
 
@@ -577,6 +679,8 @@ bool reload_close(reload_t *r)
 		uv_close((uv_handle_t *)&r->done, NULL);
 	if (r->timer.loop)
 		uv_close((uv_handle_t *)&r->timer, NULL);
+	if (r->progress.loop)
+		uv_close((uv_handle_t *)&r->progress, NULL);
 	if (r->sync_ready) {
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
