@@ -36,15 +36,15 @@
  * reload of one zone touches that zone alone, never the set.
  */
 typedef struct zentry {
-	zone_t *zone;  /* RCU: the version served, or NULL */
-	uint32_t slot; /* statistics slot, 0 for none (zonedb_zone_slot) */
-	uint32_t refs; /* the sets that hold it: their one writer's (atomic) */
-	char *error;   /* RCU: NULL, or why the last (re)load failed */
-	char *file;    /* "" for none */
-	char *name;    /* presentation form with the final dot */
-	journal_t *journal;
-	uint8_t apex_len; /* 0: a name that is no zone name (not matched) */
-	uint8_t apex[];   /* apex_len octets, lowercase wire form */
+	zone_t *zone;       /* RCU: the version served, or NULL */
+	uint32_t slot;      /* statistics slot, 0 for none (zonedb_zone_slot) */
+	uint32_t refs;      /* the sets that hold it: their one writer's (atomic) */
+	char *error;        /* RCU: NULL, or why the last (re)load failed */
+	char *file;         /* "" for none: in the entry's own allocation, after the apex */
+	char *bad_name;     /* a name that is no zone name, as configured (inline too); else NULL */
+	journal_t *journal; /* RCU: NULL until a change is recorded (a secondary's: at once) */
+	uint8_t apex_len;   /* 0: a name that is no zone name (not matched) */
+	uint8_t apex[];     /* apex_len octets, lowercase wire form */
 } zentry_t;
 
 /* A bucket of the apex hash: e NULL means empty. */
@@ -91,24 +91,29 @@ static const char *entry_error(const zentry_t *e)
 	return err ? err : "";
 }
 
-/* A new entry for apex (len octets, 0 for a bad name) with refs 1; NULL when out of memory. */
-static zentry_t *entry_new(const uint8_t *apex, size_t len, const char *name, const char *file)
+/*
+ * A new entry for apex (len octets; 0 and bad_name for a name that is no
+ * zone name) with refs 1, its file and bad name in the same allocation:
+ * one allocation per zone, on cache lines. NULL when out of memory.
+ */
+static zentry_t *entry_new(const uint8_t *apex, size_t len, const char *bad_name, const char *file)
 {
-	size_t size = (sizeof(zentry_t) + len + 63) & ~(size_t)63;
+	file = file ? file : "";
+	size_t flen = strlen(file) + 1, blen = bad_name ? strlen(bad_name) + 1 : 0;
+	size_t size = (sizeof(zentry_t) + len + flen + blen + 63) & ~(size_t)63;
 	zentry_t *e = aligned_alloc(64, size);
 	if (!e)
 		return NULL;
 	memset(e, 0, sizeof(*e));
 	e->refs = 1;
 	e->apex_len = (uint8_t)len;
-	memcpy(e->apex, apex, len);
-	e->name = strdup(name);
-	e->file = strdup(file ? file : "");
-	if (!e->name || !e->file) {
-		free(e->name);
-		free(e->file);
-		free(e);
-		return NULL;
+	if (len)
+		memcpy(e->apex, apex, len);
+	e->file = (char *)e->apex + len;
+	memcpy(e->file, file, flen);
+	if (bad_name) {
+		e->bad_name = e->file + flen;
+		memcpy(e->bad_name, bad_name, blen);
 	}
 	return e;
 }
@@ -126,8 +131,6 @@ static void entry_unref(zentry_t *e)
 	zone_unref(e->zone);
 	journal_unref(e->journal);
 	free(e->error);
-	free(e->file);
-	free(e->name);
 	free(e);
 }
 
@@ -299,16 +302,20 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 
 /*
  * A reload brought `now` where `was` was served: record the changes in
- * the journal for IXFR when the serial went forward (RFC 1982); otherwise
- * the history no longer leads to what is served, and goes. A cancelled
- * load (zone_load_cancel) stops the comparison: SHOAL_ETIMEOUT, the
- * journal untouched; otherwise 0.
+ * the journal *jp (made on the first change to keep, bounded by max; a
+ * zone that never changes keeps none) for IXFR when the serial went
+ * forward (RFC 1982); otherwise the history no longer leads to what is
+ * served, and goes. A cancelled load (zone_load_cancel) stops the
+ * comparison: SHOAL_ETIMEOUT, the journal untouched; otherwise 0. *jp
+ * may be read meanwhile (zonedb_journal): a new journal is released.
  */
-static int record_change(journal_t *journal, const char *file, const zone_t *was, const zone_t *now,
-			 zone_msg_fn msg, void *msg_arg)
+static int record_change(journal_t **jp, size_t max, const char *file, const zone_t *was,
+			 const zone_t *now, zone_msg_fn msg, void *msg_arg)
 {
-	journal_info_t ji;
-	journal_get_info(journal, &ji);
+	journal_t *journal = *jp;
+	journal_info_t ji = { .max_octets = max };
+	if (journal)
+		journal_get_info(journal, &ji);
 	if (ji.max_octets == 0 || was == now)
 		return 0;
 	changeset_t *cs = NULL;
@@ -324,12 +331,18 @@ static int record_change(journal_t *journal, const char *file, const zone_t *was
 			    was->serial, now->serial,
 			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
 						: "found no memory");
-		journal_clear(journal);
+		if (journal)
+			journal_clear(journal);
 		return 0;
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
 	if (serial_gt(now->serial, was->serial)) {
-		journal_add(journal, cs);
+		if (!journal && (journal = journal_new(max)))
+			__atomic_store_n(jp, journal, __ATOMIC_RELEASE);
+		if (journal)
+			journal_add(journal, cs);
+		else
+			changeset_unref(cs); /* no memory: secondaries transfer the whole zone */
 		return 0;
 	}
 	changeset_unref(cs);
@@ -340,7 +353,8 @@ static int record_change(journal_t *journal, const char *file, const zone_t *was
 		    "(RFC 1982)%s",
 		    was->serial, now->serial,
 		    changed ? ": secondaries will not see the changes" : "");
-	journal_clear(journal);
+	if (journal)
+		journal_clear(journal);
 	return 0;
 }
 
@@ -350,7 +364,7 @@ static int record_change(journal_t *journal, const char *file, const zone_t *was
  * error with its text in error[0..cap) (*z NULL). Any thread; messages
  * go to msg one at a time under lock.
  */
-static int load_entry(const uint8_t *apex, const char *file, journal_t *journal,
+static int load_entry(const uint8_t *apex, const char *file, journal_t **journal,
 		      const zone_spec_t *spec, const zone_t *was, pthread_mutex_t *lock,
 		      zone_msg_fn msg, void *msg_arg, zone_t **z, char *error, size_t cap)
 {
@@ -358,7 +372,9 @@ static int load_entry(const uint8_t *apex, const char *file, journal_t *journal,
 	*z = NULL;
 	error[0] = '\0';
 	int err = zone_load(file, apex, &spec->limits, tap_msg, &tap, z);
-	if (err == 0 && was && (err = record_change(journal, file, was, *z, tap_msg, &tap)) < 0) {
+	size_t max = (size_t)spec->limits.max_journal;
+	if (err == 0 && was &&
+	    (err = record_change(journal, max, file, was, *z, tap_msg, &tap)) < 0) {
 		zone_unref(*z);
 		*z = NULL;
 	}
@@ -392,7 +408,7 @@ static void load_one(load_run_t *run, size_t i)
 	const zone_t *was = prev ? entry_zone(prev) : NULL;
 	zone_t *z = NULL;
 	char error[512];
-	int err = load_entry(e->apex, e->file, e->journal, &b->specs[i], was, &run->lock, b->msg,
+	int err = load_entry(e->apex, e->file, &e->journal, &b->specs[i], was, &run->lock, b->msg,
 			     b->msg_arg, &z, error, sizeof(error));
 	if (!entry_set_error(e, error) && err == 0) {
 		zone_unref(z);
@@ -471,7 +487,7 @@ static int load_all(const zonedb_build_t *b, zonedb_t *db, const size_t *todo, s
  * read. NULL when out of memory.
  */
 static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *apex, size_t len,
-			    const char *name, zentry_t *prev, const uint8_t *only_apex, bool *load)
+			    zentry_t *prev, const uint8_t *only_apex, bool *load)
 {
 	const zone_spec_t *spec = &b->specs[i];
 	const char *file = spec->file ? spec->file : "";
@@ -486,16 +502,21 @@ static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *ap
 		*load = true;
 	}
 	size_t journal_max = (size_t)spec->limits.max_journal;
-	if (prev)
+	if (prev && prev->journal)
 		journal_set_max(prev->journal, journal_max);
-	if (!*load && same_file)
+	/* a secondary's journal is there from the start: its transfers in record into it */
+	bool want_journal = spec->secondary && (!prev || !prev->journal);
+	if (!*load && same_file && !want_journal)
 		return entry_ref(prev);
-	zentry_t *e = entry_new(apex, len, name, file);
+	zentry_t *e = entry_new(apex, len, NULL, file);
 	if (!e)
 		return NULL;
-	e->journal = prev ? journal_ref(prev->journal) : journal_new(journal_max);
+	e->journal = prev && prev->journal ? journal_ref(prev->journal)
+		     : want_journal        ? journal_new(journal_max)
+					   : NULL;
 	e->slot = prev ? prev->slot : 0;
-	if (!e->journal || (!*load && prev && !entry_set_error(e, entry_error(prev)))) {
+	if ((want_journal && !e->journal) ||
+	    (!*load && prev && !entry_set_error(e, entry_error(prev)))) {
 		entry_unref(e);
 		return NULL;
 	}
@@ -540,10 +561,8 @@ static int plan_all(const zonedb_build_t *b, zonedb_t *db, const uint8_t *only_a
 			e = bad_entry(b, i, len >= 0);
 			rc = SHOAL_EZONE;
 		} else {
-			char name[NAME_TEXT_MAX];
-			name_to_text(apex, name, sizeof(name));
-			e = plan_entry(b, i, apex, (size_t)len, name, find_entry(b->old, apex),
-				       only_apex, &load);
+			e = plan_entry(b, i, apex, (size_t)len, find_entry(b->old, apex), only_apex,
+				       &load);
 		}
 		if (!e)
 			return SHOAL_ENOMEM;
@@ -664,7 +683,7 @@ void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 	info->serial = z ? z->serial : 0;
 	info->rr_count = z ? z->rr_count : 0;
 	info->loaded_at = z ? z->loaded_at : 0;
-	snprintf(info->name, sizeof(info->name), "%s", e->name);
+	zonedb_zone_name(db, i, info->name, sizeof(info->name));
 	snprintf(info->last_error, sizeof(info->last_error), "%s", entry_error(e));
 }
 
@@ -689,7 +708,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 		return SHOAL_EINVAL;
 	const zentry_t *o = old->entries[i];
 	zonedb_t *db = db_alloc(old->count);
-	zentry_t *e = db ? entry_new(o->apex, o->apex_len, o->name, o->file) : NULL;
+	zentry_t *e = db ? entry_new(o->apex, o->apex_len, NULL, o->file) : NULL;
 	if (!e || !entry_set_error(e, error)) {
 		entry_unref(e);
 		zonedb_free(db);
@@ -745,10 +764,11 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
 		return SHOAL_EINVAL; /* a reconfig changes a zone's file, by a new entry */
 	if (spec->secondary && (was || !*file || access(file, F_OK) != 0))
 		return 1; /* a secondary's version comes from its primaries */
-	journal_set_max(e->journal, (size_t)spec->limits.max_journal);
-	/* nothing of the entry changes here: zonedb_swap publishes what was loaded */
+	if (e->journal)
+		journal_set_max(e->journal, (size_t)spec->limits.max_journal);
+	/* nothing of the entry changes here but its journal: zonedb_swap publishes the zone */
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	return load_entry(e->apex, e->file, e->journal, spec, was, &lock, msg, msg_arg, z, error,
+	return load_entry(e->apex, e->file, &e->journal, spec, was, &lock, msg, msg_arg, z, error,
 			  cap);
 }
 
@@ -763,9 +783,12 @@ const char *zonedb_zone_error(const zonedb_t *db, size_t i)
 	return entry_error(db->entries[i]);
 }
 
-const char *zonedb_zone_name(const zonedb_t *db, size_t i)
+void zonedb_zone_name(const zonedb_t *db, size_t i, char *buf, size_t cap)
 {
-	return db->entries[i]->name;
+	const zentry_t *e = db->entries[i];
+	/* from the apex: a million zones keep no second copy of their names as text */
+	if (e->bad_name || name_to_text(e->apex, buf, cap) < 0)
+		snprintf(buf, cap, "%s", e->bad_name ? e->bad_name : "");
 }
 
 uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
@@ -778,7 +801,7 @@ uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
 {
 	const zentry_t *e = find_entry(db, apex);
-	return e ? e->journal : NULL;
+	return e ? __atomic_load_n(&e->journal, __ATOMIC_ACQUIRE) : NULL;
 }
 
 const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
@@ -792,12 +815,18 @@ const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *config
 	return zonedb_match_slot(db, name, configured, &slot);
 }
 
+QUERY_PATH const uint8_t *zonedb_hash_key(const zonedb_t *db)
+{
+	return db ? db->hash_key : zone_hash_key();
+}
+
 static const zone_t *matched(const zentry_t *e, bool *configured, uint32_t *slot)
 {
 	if (configured)
 		*configured = true;
 	const zone_t *z = entry_zone(e);
 	*slot = z ? e->slot : 0;
+	__builtin_prefetch(z); /* its first line, which the lookup reads next */
 	return z;
 }
 

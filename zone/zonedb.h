@@ -140,9 +140,10 @@ const char *zonedb_zone_error(const zonedb_t *db, size_t i);
 
 /*
  * The name of zone i (0 <= i < count), presentation format with the final
- * dot. Valid as long as db.
+ * dot (a name that is no zone name: as configured), into buf[0..cap)
+ * (NAME_TEXT_MAX holds any). Any thread with db.
  */
-const char *zonedb_zone_name(const zonedb_t *db, size_t i);
+void zonedb_zone_name(const zonedb_t *db, size_t i, char *buf, size_t cap);
 
 /*
  * Zone i's statistics slot: a small number, 1 and up (0 for a configured
@@ -170,6 +171,13 @@ const struct zone *zonedb_find(const zonedb_t *db, const uint8_t *name);
  * configured may be NULL.
  */
 const struct zone *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
+
+/*
+ * The key names are hashed with for db's zones: zone_hash_key(), which
+ * every zone's hash_key copies, so a name can be hashed for a zone's
+ * lookup before the zone itself is read. Any thread; db not NULL.
+ */
+const uint8_t *zonedb_hash_key(const zonedb_t *db);
 
 /* zonedb_match, also giving the zone's statistics slot in *slot (0 when none). */
 const struct zone *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
@@ -245,12 +253,14 @@ struct journal;
 
 /*
  * The IXFR history of the zone whose apex is `apex` (lowercase wire), or
- * NULL for a zone db does not have. Each zone has one journal for as long
- * as it is configured: zonedb_build carries it from `old` to the new set
- * and, when a reload brings a newer serial, records the changes from the
- * version served to the one loaded (its spec's limits.max_journal bounds
- * it; 0 turns recording off). Read-only on db; any thread inside a read-side section
- * of a published db (journal_ref to keep it after); one hash lookup.
+ * NULL for a zone db does not have or that has none yet. Each zone has at
+ * most one journal for as long as it is configured: zonedb_build carries
+ * it from `old` to the new set and, when a reload brings a newer serial,
+ * records the changes from the version served to the one loaded (its
+ * spec's limits.max_journal bounds it; 0 turns recording off). A primary
+ * zone's is made with its first change kept (a million zones that never
+ * change keep none); a secondary's at once, for its transfers in. Read-only on db; any thread
+ * inside a read-side section of a published db (journal_ref to keep it after); one hash lookup.
  */
 struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);
 

@@ -106,6 +106,8 @@ static void zone_status_line(const control_env_t *env, const zonedb_t *db, size_
 				 ji.depth, ji.octets, (unsigned)ji.oldest);
 		else
 			snprintf(hist, sizeof(hist), " journal 0 changes");
+	} else if (z) {
+		snprintf(hist, sizeof(hist), " journal 0 changes"); /* none kept yet */
 	}
 	char sec[512];
 	uint8_t apex[NAME_MAXLEN];
