@@ -133,7 +133,8 @@ free_port() {
 start_shoald() {
 	local port=$1 lines
 	shift
-	lines=$(wc -l <"$T_DIR/shoald.log" 2>/dev/null || echo 0)
+	lines=0
+	[ -f "$T_DIR/shoald.log" ] && lines=$(wc -l <"$T_DIR/shoald.log")
 	"$SHOALD" "$@" >>"$T_DIR/shoald.log" 2>&1 &
 	SHOALD_PID=$!
 	T_PIDS="$T_PIDS $SHOALD_PID"
