@@ -279,6 +279,14 @@ const zonedb_t *zonedb_current(zonedb_ref_t *ref);
 void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db);
 
 /*
+ * Wait for a grace period of the readers of ref (after zonedb_swap into
+ * the set published there: then zonedb_retired_free). In a
+ * ThreadSanitizer build it also tells TSan what the grace period
+ * guarantees, as zonedb_publish does. The writer's thread.
+ */
+void zonedb_synchronize(zonedb_ref_t *ref);
+
+/*
  * A read-side section (rcu_read_lock/rcu_read_unlock). In a ThreadSanitizer
  * build they also tell TSan what the grace period guarantees (that every
  * read of the old set happens before zonedb_publish frees it), which it

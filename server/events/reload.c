@@ -12,7 +12,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <urcu.h>
 
 #include "proto/error.h"
 #include "server/common/log.h"
@@ -220,7 +219,7 @@ int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, 
 	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_swap(r->writer, (size_t)i, z, error, &retired);
 	if (rc == 0) {
 		/* in place: the set, its other zones and the zone's counters stay */
-		synchronize_rcu();
+		zonedb_synchronize(r->zones);
 		zonedb_retired_free(&retired);
 	}
 	pthread_mutex_unlock(&writer_lock);
@@ -320,7 +319,7 @@ static int reload_one(reload_job_t *job)
 	if (src < 0)
 		return src;
 	job->published = true;
-	synchronize_rcu();
+	zonedb_synchronize(r->zones);
 	zonedb_retired_free(&retired);
 	log_zone(r->writer, (size_t)i);
 	return rc == 0 ? 0 : SHOAL_EZONE;
