@@ -422,9 +422,20 @@ static int zone_hash_rebuild(conf_t *cfg, size_t want)
 	return 0;
 }
 
-int conf_zone_reindex(conf_t *cfg)
+int conf_zone_reindex(conf_t *cfg, const conf_t *like)
 {
-	return zone_hash_rebuild(cfg, cfg->zone_count);
+	if (!like || !like->zone_hash || like->zone_count != cfg->zone_count)
+		return zone_hash_rebuild(cfg, cfg->zone_count);
+	/* the same zones at the same indices: the table as it is, no name hashed again */
+	size_t bytes = (like->zone_hash_mask + 1) * sizeof(*like->zone_hash);
+	uint64_t *t = malloc(bytes);
+	if (!t)
+		return SHOAL_ENOMEM;
+	memcpy(t, like->zone_hash, bytes);
+	free(cfg->zone_hash);
+	cfg->zone_hash = t;
+	cfg->zone_hash_mask = like->zone_hash_mask;
+	return 0;
 }
 
 static int add_zone(conf_t *cfg, const char *name, const char *file)
@@ -1031,6 +1042,36 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 	return rc;
 }
 
+/*
+ * Zone i went and the zones after it moved down: its slot is emptied (the
+ * slots after it in its run moved back where their probe allows, as
+ * linear probing deletes) and every index past i lowered, in one pass in
+ * memory order: no name is hashed again.
+ */
+static void zone_hash_drop(conf_t *cfg, size_t i)
+{
+	size_t mask = cfg->zone_hash_mask;
+	uint64_t *t = cfg->zone_hash;
+	size_t j = 0;
+	while ((uint32_t)t[j] != i + 1)
+		j = (j + 1) & mask; /* it is there: every zone is */
+	t[j] = 0;
+	for (size_t k = (j + 1) & mask; t[k]; k = (k + 1) & mask) {
+		/* where the entry at k would go: moved into the hole if that is on its way */
+		uint32_t idx = (uint32_t)t[k];
+		const char *name = cfg->zones[idx - 1 > i ? idx - 2 : idx - 1].name;
+		size_t home = (size_t)zone_name_hash(name, zone_name_len(name)) & mask;
+		if (((k - home) & mask) >= ((k - j) & mask)) {
+			t[j] = t[k];
+			t[k] = 0;
+			j = k;
+		}
+	}
+	for (size_t k = 0; k <= mask; k++)
+		if ((uint32_t)t[k] > i + 1)
+			t[k]--;
+}
+
 void conf_zone_remove(conf_t *cfg, size_t i)
 {
 	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
@@ -1044,10 +1085,7 @@ void conf_zone_remove(conf_t *cfg, size_t i)
 	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
 	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));
 	cfg->zone_count--;
-	/* the zones after i moved down: their indices change (the table's size stays) */
-	memset(cfg->zone_hash, 0, (cfg->zone_hash_mask + 1) * sizeof(*cfg->zone_hash));
-	for (size_t k = 0; k < cfg->zone_count; k++)
-		zone_hash_put(cfg, k);
+	zone_hash_drop(cfg, i);
 }
 
 long conf_zone_index(const conf_t *cfg, const char *name)

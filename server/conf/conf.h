@@ -235,9 +235,11 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file);
 
 /*
  * Index cfg's zones by name anew (after cfg->zones was filled by hand, as
- * conf_copy does). Returns 0 or SHOAL_ENOMEM.
+ * conf_copy does): like's table when like (may be NULL) has the same zones
+ * at the same indices, else one built from the names. Returns 0 or
+ * SHOAL_ENOMEM.
  */
-int conf_zone_reindex(conf_t *cfg);
+int conf_zone_reindex(conf_t *cfg, const conf_t *like);
 
 /* Remove zone i (0 <= i < zone_count) from cfg, freeing what it owned. */
 void conf_zone_remove(conf_t *cfg, size_t i);

@@ -84,7 +84,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		     dup_acl(&dx->notify, &sx->notify) && dup_acl(&dx->primaries, &sx->primaries) &&
 		     dup_acl(&dx->allow_notify, &sx->allow_notify);
 	}
-	if (!ok || conf_zone_reindex(dst) < 0) {
+	if (!ok || conf_zone_reindex(dst, src) < 0) {
 		conf_clear(dst);
 		return SHOAL_ENOMEM;
 	}

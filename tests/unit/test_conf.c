@@ -712,6 +712,14 @@ static void test_zone_add_many(void)
 	conf_zone_remove(&c, 0);
 	CU_ASSERT_EQUAL(conf_zone_index(&d, "z1.test"), 0);
 	CU_ASSERT_EQUAL(conf_zone_index(&c, "z1.test"), -1);
+	/* removals from the middle: every zone left is found where it now is */
+	for (int k = 0; k < 50; k++)
+		conf_zone_remove(&d, (size_t)(k * 37 % (N - 100)));
+	size_t found = 0;
+	for (size_t k = 0; k < d.zone_count; k++)
+		found += conf_zone_index(&d, d.zones[k].name) == (long)k;
+	CU_ASSERT_EQUAL(found, d.zone_count);
+	CU_ASSERT_EQUAL(d.zone_count, N - 50);
 	conf_clear(&c);
 	conf_clear(&d);
 }
