@@ -585,9 +585,16 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool firs
 		job_free(job);
 		return -e;
 	}
-	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
-	if (!first)
+	/*
+	 * The first load has no reload-timeout: abandoned, it would leave every
+	 * zone not read yet unserved for good, where a slow start is only slow
+	 * (a zone answers SERVFAIL until it is read; a stop cancels it).
+	 */
+	if (!first) {
+		uv_timer_start(&r->timer, on_reload_timeout,
+			       (uint64_t)r->cfg->reload_timeout * 1000, 0);
 		systemd_reloading();
+	}
 	return 0;
 }
 
