@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 	if (!c.quiet && z->denial == ZONE_DENIAL_NSEC)
 		printf("signed: NSEC\n");
 	if (!c.quiet && z->denial == ZONE_DENIAL_NSEC3) {
-		char salt[2 * sizeof(z->nsec3.salt) + 1] = "-";
+		char salt[2 * UINT8_MAX + 1] = "-";
 		for (unsigned i = 0; i < z->nsec3.salt_len; i++)
 			snprintf(salt + 2 * i, 3, "%02x", z->nsec3.salt[i]);
 		printf("signed: NSEC3, %u iterations, salt %s, %zu hashes in the chain\n",

@@ -290,12 +290,17 @@ int main(int argc, char **argv)
 	}
 	int args = argc - optind;
 	bool zone_add = args >= 1 && !strcmp(argv[optind], "zone-add");
-	if (args < 1 || args > (zone_add ? 3 : 2) || (zone_add && args != 3)) {
+	bool page = args == 3 && !strcmp(argv[optind], "zone-status"); /* FROM COUNT */
+	if (args < 1 || args > (zone_add || page ? 3 : 2) || (zone_add && args != 3)) {
 		usage(stderr);
 		return 2;
 	}
 	const char *cmd = argv[optind], *arg = args >= 2 ? argv[optind + 1] : NULL;
 	char add_arg[1100];
+	if (page) {
+		snprintf(add_arg, sizeof(add_arg), "%.40s %.40s", arg, argv[optind + 2]);
+		arg = add_arg;
+	}
 	if (zone_add) {
 		/* the server does not share our folder: a relative FILE is made whole here */
 		const char *file = argv[optind + 2];

@@ -97,44 +97,66 @@ static inline uint8_t *rec_rdata(zrec_t *r)
 #endif
 
 /*
- * Room for `need` elements of `elem` octets in *p (*cap of them now).
- * The arrays that grow with the zone have pages of their own, grown by
- * mremap: the kernel moves the pages where realloc would copy them (a
- * tenth of a big load went to those copies). Free with shed().
+ * Below this many octets an array of the builder lives in malloc's heap:
+ * a small zone (most of a million small zones) then costs no mapping,
+ * no unmapping and no page faults of its own.
  */
+#define GROW_MAP_MIN (64u << 10)
+
+/*
+ * Room for `need` elements of `elem` octets in *p (*cap of them now).
+ * The arrays that grow with the zone have pages of their own once they
+ * pass GROW_MAP_MIN, grown by mremap: the kernel moves the pages where
+ * realloc would copy them (a tenth of a big load went to those copies).
+ * Smaller ones are malloc's. Which one an array is follows from *cap
+ * alone. Free with shed().
+ */
+/* Free what grow() made: unmapped, or freed below GROW_MAP_MIN. */
+static void shed(void *p, size_t cap, size_t elem)
+{
+	if (p && cap * elem >= GROW_MAP_MIN)
+		munmap(p, cap * elem);
+	else
+		free(p);
+}
+
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return true;
-	size_t n = *cap ? *cap : 4096; /* so n * elem stays a multiple of 4096 */
+	size_t n = *cap ? *cap : 64; /* powers of two: a mapped n * elem is a multiple of 4096 */
 	while (n < need)
 		n *= 2;
-#ifdef ZBUILD_NO_MREMAP
-	void *q = mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *q;
+	if (n * elem < GROW_MAP_MIN) {
+		if (!(q = realloc(*p, n * elem)))
+			return false;
+		*p = q;
+		*cap = n;
+		return true;
+	}
+#ifndef ZBUILD_NO_MREMAP
+	if (*p && *cap * elem >= GROW_MAP_MIN) {
+		q = mremap(*p, *cap * elem, n * elem, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED)
+			return false;
+		zone_huge_pages(q, n * elem);
+		*p = q;
+		*cap = n;
+		return true;
+	}
+#endif
+	q = mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (q == MAP_FAILED)
 		return false;
 	if (*p) {
 		memcpy(q, *p, *cap * elem);
-		munmap(*p, *cap * elem);
+		shed(*p, *cap, elem);
 	}
-#else
-	void *q = *p ? mremap(*p, *cap * elem, n * elem, MREMAP_MAYMOVE)
-		     : mmap(NULL, n * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			    0);
-	if (q == MAP_FAILED)
-		return false;
-#endif
 	zone_huge_pages(q, n * elem);
 	*p = q;
 	*cap = n;
 	return true;
-}
-
-/* Unmap what grow() mapped. */
-static void shed(void *p, size_t cap, size_t elem)
-{
-	if (p)
-		munmap(p, cap * elem);
 }
 
 zbuild_t *zbuild_new(const char *file, const uint8_t *origin, zone_msg_fn msg, void *msg_arg)
@@ -1058,6 +1080,7 @@ typedef struct fill_job {
 	const size_t *recs;
 	znode_t *nodes;
 	zarena_t *arena[LOAD_THREADS_MAX];
+	zarena_t *own;    /* one range: the zone's own arena, nothing to adopt */
 	size_t next;      /* the next arena slot, taken atomically */
 	size_t failed_at; /* the lowest node that failed, or SIZE_MAX */
 	bool cancelled;   /* a range stopped at the load's cancel */
@@ -1068,7 +1091,7 @@ static void fill_range(void *arg, size_t from, size_t to)
 {
 	fill_job_t *job = arg;
 	size_t slot = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-	zarena_t *a = job->arena[slot] = zarena_new();
+	zarena_t *a = job->own ? job->own : (job->arena[slot] = zarena_new());
 	for (size_t i = from; i < to; i++) {
 		if (zone_stop_at(job->b->cancel, i - from + 1)) {
 			__atomic_store_n(&job->cancelled, true, __ATOMIC_RELAXED);
@@ -1092,9 +1115,12 @@ static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *
 		      znode_t *nodes, size_t count)
 {
 	fill_job_t job = { .b = b, .d = d, .recs = recs, .nodes = nodes, .failed_at = SIZE_MAX };
+	/* a small zone (one range) fills its own arena: one block less, nothing moved */
+	if (zone_parallel_ranges(count) == 1)
+		job.own = a;
 	size_t k = zone_parallel(count, fill_range, &job);
 	int err = 0;
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k && !job.own; i++)
 		if (!job.arena[i] || zarena_adopt(a, job.arena[i]) < 0)
 			err = SHOAL_ENOMEM;
 	if (job.cancelled)

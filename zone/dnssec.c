@@ -31,8 +31,7 @@ QUERY_PATH const znode_t *zone_nsec_cover(const zone_t *z, const uint8_t *name)
 void zone_nsec3_hash(const zone_t *z, const uint8_t *name, uint8_t out[ZONE_NSEC3_HASH_LEN])
 {
 	const zone_nsec3_t *p = &z->nsec3;
-	uint8_t buf[NAME_MAXLEN + sizeof(p->salt)];
-	static_assert(ZONE_NSEC3_HASH_LEN <= NAME_MAXLEN, "a hash and the salt fit buf too");
+	uint8_t buf[NAME_MAXLEN + UINT8_MAX]; /* a name or a hash, then the salt */
 	size_t len = name_length(name);
 	memcpy(buf, name, len);
 	memcpy(buf + len, p->salt, p->salt_len);
@@ -123,7 +122,7 @@ static bool nsec3_params(zone_t *z)
 			continue;
 		z->nsec3.iterations = wire_get_u16(rd + 2);
 		z->nsec3.salt_len = rd[4];
-		memcpy(z->nsec3.salt, rd + 5, rd[4]);
+		z->nsec3.salt = rd + 5; /* the RRset lives as long as the zone: no copy */
 		return true;
 	}
 	return false;

@@ -239,6 +239,9 @@ int zload_threads(void);
  */
 size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg);
 
+/* How many ranges zone_parallel cuts n items into (1: it runs fn once, on the caller's thread). */
+size_t zone_parallel_ranges(size_t n);
+
 /*
  * Start fn(arg) on a helper thread of a load with every signal blocked: a
  * process's signals are its main thread's. fn calls zone_thread_name

@@ -658,7 +658,14 @@ static int plan_stretches(const char *text, size_t size, int threads, size_t cut
 
 int zload_threads(void)
 {
-	long n = load_threads_set ? load_threads_set : sysconf(_SC_NPROCESSORS_ONLN);
+	/* read once: sysconf reads a file each time, three times per zone of a million */
+	static long online;
+	long cpus = __atomic_load_n(&online, __ATOMIC_RELAXED);
+	if (!cpus) {
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		__atomic_store_n(&online, cpus, __ATOMIC_RELAXED);
+	}
+	long n = load_threads_set ? load_threads_set : cpus;
 	return n < 1 ? 1 : n > LOAD_THREADS_MAX ? LOAD_THREADS_MAX : (int)n;
 }
 

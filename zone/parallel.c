@@ -52,12 +52,18 @@ static void *range_thread(void *p)
 	return run_range(r);
 }
 
-size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg)
+size_t zone_parallel_ranges(size_t n)
 {
-	range_t r[LOAD_THREADS_MAX];
 	size_t threads = (size_t)zload_threads();
 	if (threads > n / PARALLEL_MIN)
 		threads = n / PARALLEL_MIN ? n / PARALLEL_MIN : 1;
+	return threads;
+}
+
+size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg)
+{
+	range_t r[LOAD_THREADS_MAX];
+	size_t threads = zone_parallel_ranges(n);
 	assert(threads >= 1 && threads <= LOAD_THREADS_MAX); /* r's size; zload_threads' bound */
 	for (size_t k = 0; k < threads; k++) {
 		r[k] = (range_t){

@@ -40,8 +40,8 @@ void zone_huge_pages(void *p, size_t n)
 /* ---- arena ---- */
 
 #define ZARENA_BLOCK     (2u << 20) /* one huge page, header included */
-#define ZARENA_BLOCK_MIN (16u << 10)
-#define ZARENA_ALIGN     8 /* the blocks hold pointers and integers, nothing wider */
+#define ZARENA_BLOCK_MIN (1u << 10) /* small zones stay small: a million of them */
+#define ZARENA_ALIGN     8          /* the blocks hold pointers and integers, nothing wider */
 
 typedef struct zblock {
 	struct zblock *next;

@@ -110,7 +110,7 @@ struct zarena;
 typedef struct zone_nsec3 {
 	uint16_t iterations;
 	uint8_t salt_len;
-	uint8_t salt[255];
+	const uint8_t *salt; /* salt_len octets: the NSEC3PARAM's own, in the zone's arena */
 	size_t count;
 	const uint8_t *hashes;       /* count * ZONE_NSEC3_HASH_LEN, ascending */
 	const struct znode **owners; /* the NSEC3 node of each hash */

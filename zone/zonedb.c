@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <assert.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,83 +25,234 @@
 #define ZONEDB_SCAN_MAX 8
 static_assert(ZONEDB_SCAN_MAX <= UINT8_MAX, "a scan entry's index fits its octet");
 
+/* Zone loads of one build run on this many threads at most (zonedb_build_t.threads). */
+#define ZONEDB_LOAD_THREADS_MAX 16
+
 /*
- * What a zone match reads comes first, so that for an apex of up to 50
- * octets it is one cache line (entries are allocated on cache lines).
+ * One zone of a set, allocated on its own and shared by every set that
+ * holds it unchanged (a reload of another zone, a reconfig that keeps it):
+ * a new set costs a pointer per zone it keeps, not a copy. What a zone
+ * match reads comes first (version, slot, apex); the entry is allocated
+ * on a cache line. The version and the error are the two fields that
+ * change in place (zonedb_swap), published with RCU: a transfer in or the
+ * reload of one zone touches that zone alone, never the set.
  */
 typedef struct zentry {
-	_Alignas(64) zone_t *zone; /* the version served, or NULL */
-	uint32_t slot;             /* statistics slot, 0 for none (zonedb_zone_slot) */
-	uint8_t apex_len;
-	uint8_t apex[NAME_MAXLEN]; /* lowercase wire form */
-	bool slot_fresh;           /* the slot is new to this zone */
-	char *file;
-	journal_t *journal;       /* shared with the sets before and after */
-	char name[NAME_TEXT_MAX]; /* presentation form with the final dot */
-	char last_error[512];
+	zone_t *zone;       /* RCU: the version served, or NULL */
+	uint32_t slot;      /* statistics slot, 0 for none (zonedb_zone_slot) */
+	uint32_t refs;      /* the sets that hold it: their one writer's (atomic) */
+	char *error;        /* RCU: NULL, or why the last (re)load failed */
+	char *file;         /* "" for none: in the entry's own allocation, after the apex */
+	char *bad_name;     /* a name that is no zone name, as configured (inline too); else NULL */
+	journal_t *journal; /* RCU: NULL until a change is recorded (a secondary's: at once) */
+	uint8_t apex_len;   /* 0: a name that is no zone name (not matched) */
+	uint8_t apex[];     /* apex_len octets, lowercase wire form */
 } zentry_t;
-_Static_assert(offsetof(zentry_t, apex) <= 16, "a short apex shares the entry's first line");
 
-/* A bucket of the apex hash: 0 idx means empty. */
+/* A bucket of the apex hash: e NULL means empty. */
 typedef struct apex_slot {
 	uint32_t tag; /* upper hash bits, to skip most compares */
-	uint32_t idx; /* entry index + 1 */
+	uint32_t idx; /* the entry's index in the set */
+	zentry_t *e;
 } apex_slot_t;
 
 /*
- * A zone match reads the first 64 octets only (the set is allocated on a
- * cache line): at a moderate load each query finds the caches cold.
+ * A zone match reads the first 64 octets (and, for few zones, the scan's
+ * entries in the next line): the set is allocated on a cache line, as at
+ * a moderate load each query finds the caches cold.
  */
 struct zonedb {
-	_Alignas(64) zentry_t *entries;
-	apex_slot_t *apex_hash; /* loaded zones by apex; idx = entry + 1 */
+	_Alignas(64) apex_slot_t *apex_hash; /* zones with a valid name, by apex */
 	uint32_t apex_mask;
 	uint32_t scan_count;
-	/* few zones: entries by apex length, longest first; lengths here, not in the entries */
-	struct {
-		uint8_t entry;
-		uint8_t len;
-	} scan[ZONEDB_SCAN_MAX];
+	/* few zones: apex lengths longest first; their entries in scan_entry */
+	uint8_t scan_len[ZONEDB_SCAN_MAX];
 	int max_labels;          /* deepest apex: where label stripping starts */
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
+	zentry_t **entries;      /* count of them, in the order of the specs */
 	size_t count;
+	_Alignas(64) zentry_t *scan_entry[ZONEDB_SCAN_MAX];
 	uint32_t max_slot; /* the highest statistics slot of the entries */
 	const void *owner; /* zonedb_set_owner */
+	uint32_t *fresh;   /* the slots new to this set (zonedb_fresh_slots) */
+	size_t fresh_count;
+	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
+	size_t *pending;      /* zonedb_build_t.defer: the entries still to read */
+	size_t pending_count;
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
-/* A zeroed set with n zeroed entries, each on cache lines; NULL when out of memory. */
+static zone_t *entry_zone(const zentry_t *e)
+{
+	return __atomic_load_n(&e->zone, __ATOMIC_ACQUIRE);
+}
+
+static const char *entry_error(const zentry_t *e)
+{
+	const char *err = __atomic_load_n(&e->error, __ATOMIC_ACQUIRE);
+	return err ? err : "";
+}
+
+/*
+ * A new entry for apex (len octets; 0 and bad_name for a name that is no
+ * zone name) with refs 1, its file and bad name in the same allocation:
+ * one allocation per zone, on cache lines. NULL when out of memory.
+ */
+static zentry_t *entry_new(const uint8_t *apex, size_t len, const char *bad_name, const char *file)
+{
+	file = file ? file : "";
+	size_t flen = strlen(file) + 1, blen = bad_name ? strlen(bad_name) + 1 : 0;
+	size_t size = (sizeof(zentry_t) + len + flen + blen + 63) & ~(size_t)63;
+	zentry_t *e = aligned_alloc(64, size);
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	e->refs = 1;
+	e->apex_len = (uint8_t)len;
+	if (len)
+		memcpy(e->apex, apex, len);
+	e->file = (char *)e->apex + len;
+	memcpy(e->file, file, flen);
+	if (bad_name) {
+		e->bad_name = e->file + flen;
+		memcpy(e->bad_name, bad_name, blen);
+	}
+	return e;
+}
+
+static zentry_t *entry_ref(zentry_t *e)
+{
+	__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+	return e;
+}
+
+static void entry_unref(zentry_t *e)
+{
+	if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	zone_unref(e->zone);
+	journal_unref(e->journal);
+	free(e->error);
+	free(e);
+}
+
+/*
+ * Set an entry's error to text (released: readers of a published set may
+ * take it); the entry is unpublished, or its error NULL, so no reader holds
+ * what is freed. False when out of memory.
+ */
+static bool entry_set_error(zentry_t *e, const char *text)
+{
+	char *now = text && *text ? strdup(text) : NULL;
+	free(__atomic_exchange_n(&e->error, now, __ATOMIC_ACQ_REL));
+	return !text || !*text || now;
+}
+
+/* A zeroed set for n zones, its apex hash sized for them; NULL when out of memory. */
 static zonedb_t *db_alloc(size_t n)
 {
-	size_t size = (n ? n : 1) * sizeof(zentry_t);
+	size_t cap = 8;
+	while (cap < n * 2)
+		cap *= 2;
 	zonedb_t *db = aligned_alloc(_Alignof(zonedb_t), sizeof(*db));
-	zentry_t *e = aligned_alloc(_Alignof(zentry_t), size);
-	if (!db || !e) {
-		free(db);
-		free(e);
+	if (!db)
+		return NULL;
+	memset(db, 0, sizeof(*db));
+	db->entries = calloc(n ? n : 1, sizeof(*db->entries));
+	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
+	db->fresh_bits = calloc(n / 64 + 1, sizeof(uint64_t));
+	if (!db->entries || !db->apex_hash || !db->fresh_bits) {
+		zonedb_free(db);
 		return NULL;
 	}
-	memset(db, 0, sizeof(*db));
-	memset(e, 0, size);
-	db->entries = e;
+	db->apex_mask = (uint32_t)(cap - 1);
+	db->hash_key = zone_hash_key();
+	/* a million zones' slots are 32 MiB read at random: one TLB entry per 2 MiB, not 4 KiB */
+	zone_huge_pages(db->apex_hash, cap * sizeof(apex_slot_t));
 	return db;
 }
 
-/* Passes messages on and keeps the first error for zone_info. */
+/*
+ * The slot of apex in db's hash: its entry's, or the empty one where it
+ * would go. *tag: the tag it has or would have. Reads only.
+ */
+static apex_slot_t *hash_slot(const zonedb_t *db, const uint8_t *apex, size_t len, uint32_t *tag)
+{
+	uint64_t h = name_hash_lower(apex, len, db->hash_key);
+	*tag = (uint32_t)(h >> 32);
+	uint32_t j = (uint32_t)h & db->apex_mask;
+	for (; db->apex_hash[j].e; j = (j + 1) & db->apex_mask) {
+		const zentry_t *e = db->apex_hash[j].e;
+		if (db->apex_hash[j].tag == *tag && e->apex_len == len &&
+		    memcmp(e->apex, apex, len) == 0)
+			break;
+	}
+	return &db->apex_hash[j];
+}
+
+/* The entry of db whose apex is apex (lowercase wire), or NULL. db may be NULL. */
+static zentry_t *find_entry(const zonedb_t *db, const uint8_t *apex)
+{
+	uint32_t tag;
+	return db && db->apex_hash ? hash_slot(db, apex, name_length(apex), &tag)->e : NULL;
+}
+
+/*
+ * Append e to db (its hash has room): entry db->count. slot: where its
+ * apex goes in the hash (hash_slot's, found empty), or NULL to find it.
+ */
+static void db_add(zonedb_t *db, zentry_t *e, apex_slot_t *slot, uint32_t tag)
+{
+	size_t i = db->count++;
+	db->entries[i] = e;
+	if (!e->apex_len)
+		return; /* a bad name; a zone that did not load stays (SERVFAIL) */
+	if (!slot)
+		slot = hash_slot(db, e->apex, e->apex_len, &tag);
+	*slot = (apex_slot_t){ tag, (uint32_t)i, e };
+	int labels = name_labels(e->apex);
+	if (labels > db->max_labels)
+		db->max_labels = labels;
+}
+
+/* Few zones: the scan table, apexes longest first. After every entry is in. */
+static void db_scan_table(zonedb_t *db)
+{
+	db->scan_count = 0;
+	if (db->count > ZONEDB_SCAN_MAX)
+		return;
+	for (size_t i = 0; i < db->count; i++) {
+		zentry_t *e = db->entries[i];
+		if (!e->apex_len)
+			continue;
+		uint32_t k = db->scan_count++;
+		for (; k > 0 && db->scan_len[k - 1] < e->apex_len; k--) {
+			db->scan_len[k] = db->scan_len[k - 1];
+			db->scan_entry[k] = db->scan_entry[k - 1];
+		}
+		db->scan_len[k] = e->apex_len;
+		db->scan_entry[k] = e;
+	}
+}
+
+/* Passes messages on (one at a time: loads run on several threads) and keeps the first error. */
 typedef struct msg_tap {
 	zone_msg_fn fn;
 	void *arg;
-	char *first_error;
-	size_t cap;
+	pthread_mutex_t *lock;
+	char first_error[512];
 } msg_tap_t;
 
 static void tap_msg(void *arg, bool is_error, const char *msg)
 {
 	msg_tap_t *t = arg;
 	if (is_error && t->first_error[0] == '\0')
-		snprintf(t->first_error, t->cap, "%s", msg);
-	if (t->fn)
-		t->fn(t->arg, is_error, msg);
+		snprintf(t->first_error, sizeof(t->first_error), "%s", msg);
+	if (!t->fn)
+		return;
+	pthread_mutex_lock(t->lock);
+	t->fn(t->arg, is_error, msg);
+	pthread_mutex_unlock(t->lock);
 }
 
 /* Zone name text to lowercase wire; a missing final dot is implied. */
@@ -118,48 +271,6 @@ static int parse_zone_name(const char *text, uint8_t dst[NAME_MAXLEN])
 	return n;
 }
 
-static const zentry_t *find_entry(const zonedb_t *db, const uint8_t *apex)
-{
-	for (size_t i = 0; db && i < db->count; i++)
-		if (name_equal(db->entries[i].apex, apex) && db->entries[i].apex_len)
-			return &db->entries[i];
-	return NULL;
-}
-
-static int build_apex_hash(zonedb_t *db)
-{
-	size_t cap = 8;
-	while (cap < db->count * 2)
-		cap *= 2;
-	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
-	if (!db->apex_hash)
-		return SHOAL_ENOMEM;
-	db->apex_mask = (uint32_t)(cap - 1);
-	db->hash_key = zone_hash_key();
-	for (size_t i = 0; i < db->count; i++) {
-		const zentry_t *e = &db->entries[i];
-		if (!e->apex_len)
-			continue; /* a bad name; a zone that did not load stays (SERVFAIL) */
-		uint64_t h = name_hash(e->apex, db->hash_key);
-		uint32_t j = (uint32_t)h & db->apex_mask;
-		while (db->apex_hash[j].idx)
-			j = (j + 1) & db->apex_mask;
-		db->apex_hash[j] = (apex_slot_t){ (uint32_t)(h >> 32), (uint32_t)(i + 1) };
-		int labels = name_labels(e->apex);
-		if (labels > db->max_labels)
-			db->max_labels = labels;
-		if (db->count <= ZONEDB_SCAN_MAX) {
-			assert(db->scan_count < ZONEDB_SCAN_MAX);
-			uint32_t k = db->scan_count++;
-			for (; k > 0 && db->scan[k - 1].len < e->apex_len; k--)
-				db->scan[k] = db->scan[k - 1];
-			db->scan[k].entry = (uint8_t)i; /* i < ZONEDB_SCAN_MAX */
-			db->scan[k].len = e->apex_len;
-		}
-	}
-	return 0;
-}
-
 /*
  * Statistics slots: a zone of `old` keeps its own; a new one takes the
  * lowest slot free in both sets, as workers may count into old's slots
@@ -169,178 +280,366 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 {
 	size_t cap = (old ? old->max_slot : 0) + db->count + 2;
 	bool *used = calloc(cap, sizeof(bool));
-	if (!used)
+	db->fresh = calloc(db->count + 1, sizeof(*db->fresh));
+	if (!used || !db->fresh) {
+		free(used);
 		return SHOAL_ENOMEM;
+	}
 	used[0] = true;
-	for (size_t i = 0; old && i < old->count; i++) {
-		assert(old->entries[i].slot <= old->max_slot);
-		used[old->entries[i].slot] = true;
-	}
-	for (size_t i = 0; i < db->count; i++) {
-		zentry_t *e = &db->entries[i];
-		const zentry_t *prev = e->apex_len ? find_entry(old, e->apex) : NULL;
-		if (prev && prev->slot)
-			e->slot = prev->slot;
-	}
+	for (size_t i = 0; old && i < old->count; i++)
+		used[old->entries[i]->slot] = true;
 	uint32_t next = 1;
 	for (size_t i = 0; i < db->count; i++) {
-		zentry_t *e = &db->entries[i];
+		zentry_t *e = db->entries[i];
 		if (e->slot || !e->apex_len)
 			continue;
 		while (used[next])
 			next++;
 		assert(next < cap); /* count + 1 slots more than old uses: one is free */
 		e->slot = next;
-		e->slot_fresh = true;
 		used[next] = true;
+		db->fresh[db->fresh_count++] = next;
+		db->fresh_bits[i / 64] |= 1ull << (i % 64);
 	}
 	for (size_t i = 0; i < db->count; i++)
-		if (db->entries[i].slot > db->max_slot)
-			db->max_slot = db->entries[i].slot;
+		if (db->entries[i]->slot > db->max_slot)
+			db->max_slot = db->entries[i]->slot;
 	free(used);
 	return 0;
 }
 
 /*
  * A reload brought `now` where `was` was served: record the changes in
- * the journal for IXFR when the serial went forward (RFC 1982); otherwise
- * the history no longer leads to what is served, and goes. A cancelled
- * load (zone_load_cancel) stops the comparison: SHOAL_ETIMEOUT, the
- * journal untouched; otherwise 0.
+ * the journal *jp (made on the first change to keep, bounded by max; a
+ * zone that never changes keeps none) for IXFR when the serial went
+ * forward (RFC 1982); otherwise the history no longer leads to what is
+ * served, and goes. A cancelled load (zone_load_cancel) stops the
+ * comparison: SHOAL_ETIMEOUT, the journal untouched; otherwise 0. *jp
+ * may be read meanwhile (zonedb_journal): a new journal is released.
  */
-static int record_change(zentry_t *e, const zone_t *was, const zone_t *now, zone_msg_fn msg,
-			 void *msg_arg)
+static int record_change(journal_t **jp, size_t max, const char *file, const zone_t *was,
+			 const zone_t *now, zone_msg_fn msg, void *msg_arg)
 {
-	journal_info_t ji;
-	journal_get_info(e->journal, &ji);
+	journal_t *journal = *jp;
+	journal_info_t ji = { .max_octets = max };
+	if (journal)
+		journal_get_info(journal, &ji);
 	if (ji.max_octets == 0 || was == now)
 		return 0;
 	changeset_t *cs = NULL;
 	int err = changeset_diff_watch(was, now, ji.max_octets, zload_cancel_flag(), &cs);
 	if (err == SHOAL_ETIMEOUT) {
-		zone_report(msg, msg_arg, true, e->file, 0, "loading cancelled");
+		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 		return err;
 	}
 	if (err < 0) {
-		zone_report(msg, msg_arg, false, e->file, 0,
+		zone_report(msg, msg_arg, false, file, 0,
 			    "the changes from serial %u to %u %s: "
 			    "secondaries will transfer the whole zone",
 			    was->serial, now->serial,
 			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
 						: "found no memory");
-		journal_clear(e->journal);
+		if (journal)
+			journal_clear(journal);
 		return 0;
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
 	if (serial_gt(now->serial, was->serial)) {
-		journal_add(e->journal, cs);
+		if (!journal && (journal = journal_new(max)))
+			__atomic_store_n(jp, journal, __ATOMIC_RELEASE);
+		if (journal)
+			journal_add(journal, cs);
+		else
+			changeset_unref(cs); /* no memory: secondaries transfer the whole zone */
 		return 0;
 	}
 	changeset_unref(cs);
 	if (!changed && now->serial == was->serial)
 		return 0; /* the same version read again */
-	zone_report(msg, msg_arg, false, e->file, 0,
+	zone_report(msg, msg_arg, false, file, 0,
 		    "the serial went from %u to %u, not forward "
 		    "(RFC 1982)%s",
 		    was->serial, now->serial,
 		    changed ? ": secondaries will not see the changes" : "");
-	journal_clear(e->journal);
+	if (journal)
+		journal_clear(journal);
 	return 0;
 }
 
-int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
-		 zone_msg_fn msg, void *msg_arg, zonedb_t **out)
+/*
+ * Read the zone of apex from file into *z (was: the version served, NULL
+ * for none, whose journal records the change). Returns 0, or a negative
+ * error with its text in error[0..cap) (*z NULL). Any thread; messages
+ * go to msg one at a time under lock.
+ */
+static int load_entry(const uint8_t *apex, const char *file, journal_t **journal,
+		      const zone_spec_t *spec, const zone_t *was, pthread_mutex_t *lock,
+		      zone_msg_fn msg, void *msg_arg, zone_t **z, char *error, size_t cap)
 {
-	uint8_t only_apex[NAME_MAXLEN];
-	if (only && parse_zone_name(only, only_apex) < 0)
-		return SHOAL_EINVAL;
-	zonedb_t *db = db_alloc(n);
-	if (!db)
-		return SHOAL_ENOMEM;
-	int rc = 0;
-	for (size_t i = 0; i < n; i++, db->count++) {
-		zentry_t *e = &db->entries[i];
-		snprintf(e->name, sizeof(e->name), "%s", specs[i].name ? specs[i].name : "");
-		if (!(e->file = strdup(specs[i].file ? specs[i].file : ""))) {
-			rc = SHOAL_ENOMEM;
-			db->count++;
+	msg_tap_t tap = { msg, msg_arg, lock, "" };
+	*z = NULL;
+	error[0] = '\0';
+	int err = zone_load(file, apex, &spec->limits, tap_msg, &tap, z);
+	size_t max = (size_t)spec->limits.max_journal;
+	if (err == 0 && was &&
+	    (err = record_change(journal, max, file, was, *z, tap_msg, &tap)) < 0) {
+		zone_unref(*z);
+		*z = NULL;
+	}
+	if (err == 0)
+		return 0;
+	if (tap.first_error[0] == '\0')
+		snprintf(tap.first_error, sizeof(tap.first_error), "%s: %s", file,
+			 shoal_strerror(err));
+	snprintf(error, cap, "%s", tap.first_error);
+	return err;
+}
+
+/* What the load threads of one build share. */
+typedef struct load_run {
+	const zonedb_build_t *b;
+	zonedb_t *db;
+	const size_t *todo; /* entry indices to load */
+	size_t count;
+	size_t next;          /* atomic: the next of todo to take */
+	int stop;             /* atomic: out of memory or cancelled: take no more */
+	int rc;               /* under lock: SHOAL_EZONE, or the error that stopped it */
+	pthread_mutex_t lock; /* messages, rc */
+} load_run_t;
+
+/* Load entry i of run's set (a spec's zone that must be read). Any load thread. */
+static void load_one(load_run_t *run, size_t i)
+{
+	const zonedb_build_t *b = run->b;
+	zentry_t *e = run->db->entries[i];
+	const zentry_t *prev = find_entry(b->old, e->apex);
+	const zone_t *was = prev ? entry_zone(prev) : NULL;
+	zone_t *z = NULL;
+	char error[512];
+	int err = load_entry(e->apex, e->file, &e->journal, &b->specs[i], was, &run->lock, b->msg,
+			     b->msg_arg, &z, error, sizeof(error));
+	if (!entry_set_error(e, error) && err == 0) {
+		zone_unref(z);
+		z = NULL;
+		err = SHOAL_ENOMEM;
+	}
+	/* released: in a published set (zonedb_load_pending) a reader may take it at once */
+	if (err == 0)
+		__atomic_store_n(&e->zone, z, __ATOMIC_RELEASE);
+	else if (was) /* a failed reload keeps serving the old version */
+		__atomic_store_n(&e->zone, (zone_t *)zone_ref(was), __ATOMIC_RELEASE);
+	if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
+		/* out of memory, or abandoned: the set being served stays */
+		__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
+	}
+	bool zone_error = err < 0 && !was && !b->specs[i].secondary;
+	if (zone_error || err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
+		pthread_mutex_lock(&run->lock);
+		if (run->rc != SHOAL_ENOMEM && run->rc != SHOAL_ETIMEOUT)
+			run->rc = zone_error && err != SHOAL_ENOMEM && err != SHOAL_ETIMEOUT
+					  ? SHOAL_EZONE
+					  : err;
+		pthread_mutex_unlock(&run->lock);
+	}
+	if (b->loaded)
+		__atomic_add_fetch(b->loaded, 1, __ATOMIC_RELAXED);
+}
+
+static void *load_thread(void *arg)
+{
+	load_run_t *run = arg;
+	for (;;) {
+		size_t k = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
+		if (k >= run->count || __atomic_load_n(&run->stop, __ATOMIC_RELAXED))
 			break;
-		}
-		int len = parse_zone_name(specs[i].name, e->apex);
-		if (len < 0 || find_entry(db, e->apex)) {
-			snprintf(e->last_error, sizeof(e->last_error), "%.400s: %s", e->name,
-				 len < 0 ? "not a valid zone name" : "zone configured twice");
-			if (msg)
-				msg(msg_arg, true, e->last_error);
-			memset(e->apex, 0, sizeof(e->apex));
-			rc = SHOAL_EZONE;
-			continue;
-		}
-		name_to_text(e->apex, e->name, sizeof(e->name));
-		const zentry_t *prev = find_entry(old, e->apex);
-		size_t journal_max = (size_t)specs[i].limits.max_journal;
-		e->journal = prev ? journal_ref(prev->journal) : journal_new(journal_max);
-		if (!e->journal) {
-			rc = SHOAL_ENOMEM;
-			db->count++;
-			break;
-		}
-		if (prev)
-			journal_set_max(e->journal, journal_max);
-		const char *file = specs[i].file;
-		bool secondary = specs[i].secondary;
-		if (secondary && (prev || !file || !*file || access(file, F_OK) != 0)) {
-			/* its versions come from the primaries; none saved yet, or one served */
-			e->zone = prev && prev->zone ? (zone_t *)zone_ref(prev->zone) : NULL;
-			if (prev)
-				memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
-			e->apex_len = (uint8_t)len;
-			continue;
-		}
-		if (prev && prev->zone &&
-		    (specs[i].keep || (only && !name_equal(only_apex, e->apex)))) {
-			/* not asked to reload: share the version being served */
-			e->zone = (zone_t *)zone_ref(prev->zone);
-			memcpy(e->last_error, prev->last_error, sizeof(e->last_error));
-			e->apex_len = (uint8_t)len;
-			continue;
-		}
-		e->apex_len = (uint8_t)len;
-		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
-		int err = zone_load(e->file, e->apex, &specs[i].limits, tap_msg, &tap, &e->zone);
-		if (err == 0 && prev && prev->zone &&
-		    (err = record_change(e, prev->zone, e->zone, msg, msg_arg)) < 0) {
-			zone_unref(e->zone);
-			e->zone = NULL;
-		}
-		if (err == 0)
-			continue;
-		if (e->last_error[0] == '\0')
-			snprintf(e->last_error, sizeof(e->last_error), "%s: %s", e->file,
-				 shoal_strerror(err));
-		if (prev && prev->zone) {
-			/* a failed reload keeps serving the old version */
-			e->zone = (zone_t *)zone_ref(prev->zone);
-		} else if (!secondary) {
-			/* a secondary's saved copy is only a head start: it transfers anew */
-			rc = SHOAL_EZONE;
-		}
-		if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
-			/* out of memory, or abandoned: the set being served stays */
-			rc = err;
-			db->count++;
-			break;
+		load_one(run, run->todo[k]);
+	}
+	return NULL;
+}
+
+/*
+ * Load every zone of todo on up to b->threads threads (this one among
+ * them: fewer when they would each get few zones, or when one cannot be
+ * started). Returns 0, SHOAL_EZONE, SHOAL_ENOMEM or SHOAL_ETIMEOUT.
+ */
+static int load_all(const zonedb_build_t *b, zonedb_t *db, const size_t *todo, size_t count)
+{
+	load_run_t run = { .b = b, .db = db, .todo = todo, .count = count };
+	pthread_mutex_init(&run.lock, NULL);
+	unsigned want = b->threads ? b->threads : 1;
+	if (want > ZONEDB_LOAD_THREADS_MAX)
+		want = ZONEDB_LOAD_THREADS_MAX;
+	if (want > count / 64 + 1)
+		want = (unsigned)(count / 64 + 1); /* a thread is worth 64 small zones or so */
+	pthread_t threads[ZONEDB_LOAD_THREADS_MAX];
+	unsigned started = 0;
+	/* the threads take no signals: the calling thread's loop handles them */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (started + 1 < want &&
+	       pthread_create(&threads[started], NULL, load_thread, &run) == 0)
+		started++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	load_thread(&run);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	pthread_mutex_destroy(&run.lock);
+	return run.rc;
+}
+
+/*
+ * The entry a build makes for spec i (apex of len octets, prev: old's
+ * entry of the same apex or NULL): old's own when nothing of it changes
+ * (shared, no copy), else a new one. *load tells whether its file must be
+ * read. NULL when out of memory.
+ */
+static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *apex, size_t len,
+			    zentry_t *prev, const uint8_t *only_apex, bool *load)
+{
+	const zone_spec_t *spec = &b->specs[i];
+	const char *file = spec->file ? spec->file : "";
+	zone_t *served = prev ? entry_zone(prev) : NULL;
+	bool same_file = prev && !strcmp(prev->file, file);
+	*load = false;
+	if (spec->secondary && (prev || !*file || access(file, F_OK) != 0)) {
+		/* its versions come from the primaries; none saved yet, or one served */
+	} else if (served && (spec->keep || (only_apex && !name_equal(only_apex, apex)))) {
+		/* not asked to reload: share the version being served */
+	} else {
+		*load = true;
+	}
+	size_t journal_max = (size_t)spec->limits.max_journal;
+	if (prev && prev->journal)
+		journal_set_max(prev->journal, journal_max);
+	/* a secondary's journal is there from the start: its transfers in record into it */
+	bool want_journal = spec->secondary && (!prev || !prev->journal);
+	if (!*load && same_file && !want_journal)
+		return entry_ref(prev);
+	zentry_t *e = entry_new(apex, len, NULL, file);
+	if (!e)
+		return NULL;
+	e->journal = prev && prev->journal ? journal_ref(prev->journal)
+		     : want_journal        ? journal_new(journal_max)
+					   : NULL;
+	e->slot = prev ? prev->slot : 0;
+	if ((want_journal && !e->journal) ||
+	    (!*load && prev && !entry_set_error(e, entry_error(prev)))) {
+		entry_unref(e);
+		return NULL;
+	}
+	if (!*load && served)
+		e->zone = (zone_t *)zone_ref(served);
+	return e;
+}
+
+/* An entry for spec i that is no zone (a bad name, or one configured twice). */
+static zentry_t *bad_entry(const zonedb_build_t *b, size_t i, bool twice)
+{
+	const char *name = b->specs[i].name ? b->specs[i].name : "";
+	zentry_t *e = entry_new(NULL, 0, name, b->specs[i].file);
+	char text[512];
+	snprintf(text, sizeof(text), "%.400s: %s", name,
+		 twice ? "zone configured twice" : "not a valid zone name");
+	if (b->msg)
+		b->msg(b->msg_arg, true, text);
+	if (e && !entry_set_error(e, text)) {
+		entry_unref(e);
+		e = NULL;
+	}
+	return e;
+}
+
+/*
+ * old's entry of apex (len octets), or NULL. A reconfig mostly lists the
+ * zones in old's order (zone-add appends one, zone-remove takes one out):
+ * old's entry at *at, read in order, is tried before the hash, whose
+ * slot would be a cache miss of its own for each of a million zones.
+ * *at moves past the entry found.
+ */
+static zentry_t *old_entry(const zonedb_t *old, const uint8_t *apex, size_t len, size_t *at)
+{
+	if (!old)
+		return NULL;
+	for (size_t k = *at; k < old->count && k < *at + 2; k++) {
+		zentry_t *o = old->entries[k];
+		if (o->apex_len == len && !memcmp(o->apex, apex, len)) {
+			*at = k + 1;
+			return o;
 		}
 	}
-	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT &&
-	    (build_apex_hash(db) < 0 || assign_slots(db, old) < 0))
-		rc = SHOAL_ENOMEM;
-	if (rc == 0 && only && !find_entry(db, only_apex)) {
+	return find_entry(old, apex);
+}
+
+/*
+ * Every spec's entry into db, in order; the indices of those whose file
+ * must be read into todo (*count). Returns 0, SHOAL_EZONE (a bad or twice
+ * configured name) or SHOAL_ENOMEM.
+ */
+static int plan_all(const zonedb_build_t *b, zonedb_t *db, const uint8_t *only_apex, size_t *todo,
+		    size_t *count)
+{
+	int rc = 0;
+	*count = 0;
+	size_t at = 0; /* where spec i's zone is expected in old: after the last one found */
+	for (size_t i = 0; i < b->n; i++) {
+		uint8_t apex[NAME_MAXLEN];
+		int len = parse_zone_name(b->specs[i].name, apex);
+		zentry_t *e;
+		bool load = false;
+		uint32_t tag = 0;
+		/* where it goes, found once: an entry there already has its name */
+		apex_slot_t *slot = len < 0 ? NULL : hash_slot(db, apex, (size_t)len, &tag);
+		if (len < 0 || slot->e) {
+			e = bad_entry(b, i, len >= 0);
+			slot = NULL;
+			rc = SHOAL_EZONE;
+		} else {
+			zentry_t *prev = old_entry(b->old, apex, (size_t)len, &at);
+			e = plan_entry(b, i, apex, (size_t)len, prev, only_apex, &load);
+		}
+		if (!e)
+			return SHOAL_ENOMEM;
+		db_add(db, e, slot, tag);
+		if (load)
+			todo[(*count)++] = i;
+		else if (b->loaded)
+			__atomic_add_fetch(b->loaded, 1, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
+int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
+{
+	uint8_t only_apex[NAME_MAXLEN];
+	if (b->only && parse_zone_name(b->only, only_apex) < 0)
+		return SHOAL_EINVAL;
+	zonedb_t *db = db_alloc(b->n);
+	size_t *todo = calloc(b->n + 1, sizeof(*todo));
+	size_t count = 0;
+	int rc = db && todo ? plan_all(b, db, b->only ? only_apex : NULL, todo, &count)
+			    : SHOAL_ENOMEM;
+	if (rc != SHOAL_ENOMEM && b->defer) {
+		db->pending = todo; /* zonedb_load_pending reads them */
+		db->pending_count = count;
+		todo = NULL;
+	} else if (rc != SHOAL_ENOMEM) {
+		int lrc = load_all(b, db, todo, count);
+		if (lrc < 0 && (rc == 0 || lrc != SHOAL_EZONE))
+			rc = lrc;
+	}
+	free(todo);
+	if (rc != SHOAL_ENOMEM && rc != SHOAL_ETIMEOUT) {
+		db_scan_table(db);
+		if (assign_slots(db, b->old) < 0)
+			rc = SHOAL_ENOMEM;
+	}
+	if (rc == 0 && b->only && !find_entry(db, only_apex)) {
 		/* nothing was reloaded: say so rather than report success */
 		char text[600];
-		snprintf(text, sizeof(text), "%s: no such zone is configured", only);
-		if (msg)
-			msg(msg_arg, true, text);
+		snprintf(text, sizeof(text), "%s: no such zone is configured", b->only);
+		if (b->msg)
+			b->msg(b->msg_arg, true, text);
 		rc = SHOAL_ENOTFOUND;
 	}
 	if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT) {
@@ -349,6 +648,35 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 	}
 	*out = db;
 	return rc;
+}
+
+int zonedb_load_pending(zonedb_t *db, const zonedb_build_t *b)
+{
+	if (!db->pending_count)
+		return 0;
+	/* the specs are the ones db was planned from, index for index */
+	if (b->n != db->count || b->old)
+		return SHOAL_EINVAL;
+	int rc = load_all(b, db, db->pending, db->pending_count);
+	/* once: zones a cancel left unread stay unloaded until a reload reads them */
+	free(db->pending);
+	db->pending = NULL;
+	db->pending_count = 0;
+	return rc;
+}
+
+size_t zonedb_pending(const zonedb_t *db)
+{
+	return db ? db->pending_count : 0;
+}
+
+int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
+		 zone_msg_fn msg, void *msg_arg, zonedb_t **out)
+{
+	zonedb_build_t b = {
+		.specs = specs, .n = n, .old = old, .only = only, .msg = msg, .msg_arg = msg_arg
+	};
+	return zonedb_build_with(&b, out);
 }
 
 void zonedb_set_owner(zonedb_t *db, const void *owner)
@@ -365,14 +693,13 @@ void zonedb_free(zonedb_t *db)
 {
 	if (!db)
 		return;
-	for (size_t i = 0; i < db->count; i++) {
-		zentry_t *e = &db->entries[i];
-		zone_unref(e->zone);
-		journal_unref(e->journal);
-		free(e->file);
-	}
+	for (size_t i = 0; i < db->count; i++)
+		entry_unref(db->entries[i]);
 	free(db->entries);
 	free(db->apex_hash);
+	free(db->fresh);
+	free(db->fresh_bits);
+	free(db->pending);
 	free(db);
 }
 
@@ -383,94 +710,133 @@ size_t zonedb_zone_count(const zonedb_t *db)
 
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info)
 {
-	assert(i < db->count);
-	const zentry_t *e = &db->entries[i];
-	memset(info, 0, sizeof(*info));
-	snprintf(info->name, sizeof(info->name), "%s", e->name);
+	const zentry_t *e = db->entries[i];
+	const zone_t *z = entry_zone(e);
 	info->file = e->file;
-	info->loaded = e->zone != NULL;
-	if (e->zone) {
-		info->serial = e->zone->serial;
-		info->rr_count = e->zone->rr_count;
-		info->loaded_at = e->zone->loaded_at;
-	}
-	snprintf(info->last_error, sizeof(info->last_error), "%s", e->last_error);
+	info->loaded = z != NULL;
+	info->serial = z ? z->serial : 0;
+	info->rr_count = z ? z->rr_count : 0;
+	info->loaded_at = z ? z->loaded_at : 0;
+	zonedb_zone_name(db, i, info->name, sizeof(info->name));
+	snprintf(info->last_error, sizeof(info->last_error), "%s", entry_error(e));
 }
 
 long zonedb_index(const zonedb_t *db, const uint8_t *apex)
 {
 	if (!db || !db->apex_hash)
 		return -1;
-	uint64_t h = name_hash(apex, db->hash_key);
-	uint32_t tag = (uint32_t)(h >> 32);
-	for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
-	     j = (j + 1) & db->apex_mask) {
-		uint32_t i = db->apex_hash[j].idx - 1;
-		assert(i < db->count); /* idx is an entry's index + 1, 0 an empty slot */
-		if (db->apex_hash[j].tag == tag && name_equal(db->entries[i].apex, apex))
-			return (long)i;
-	}
-	return -1;
+	uint32_t tag;
+	const apex_slot_t *slot = hash_slot(db, apex, name_length(apex), &tag);
+	return slot->e ? (long)slot->idx : -1;
 }
 
 const zone_t *zonedb_zone(const zonedb_t *db, size_t i)
 {
-	return db && i < db->count ? db->entries[i].zone : NULL;
+	return db && i < db->count ? entry_zone(db->entries[i]) : NULL;
 }
 
 int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *error,
 		   zonedb_t **out)
 {
-	if (!old || i >= old->count || !old->entries[i].apex_len)
+	if (!old || i >= old->count || !old->entries[i]->apex_len)
 		return SHOAL_EINVAL;
+	const zentry_t *o = old->entries[i];
 	zonedb_t *db = db_alloc(old->count);
-	if (!db)
-		return SHOAL_ENOMEM;
-	for (size_t k = 0; k < old->count; k++, db->count++) {
-		const zentry_t *o = &old->entries[k];
-		zentry_t *e = &db->entries[k];
-		*e = *o;
-		e->file = strdup(o->file);
-		e->journal = o->journal ? journal_ref(o->journal) : NULL;
-		e->slot_fresh = false; /* the same zones in the same statistics slots */
-		const zone_t *keep = k == i ? z : o->zone;
-		e->zone = keep ? (zone_t *)zone_ref(keep) : NULL;
-		if (k == i)
-			snprintf(e->last_error, sizeof(e->last_error), "%s", error ? error : "");
-		if (!e->file) {
-			db->count++;
-			zonedb_free(db);
-			return SHOAL_ENOMEM;
-		}
-	}
-	db->max_slot = old->max_slot;
-	db->owner = old->owner;
-	if (build_apex_hash(db) < 0) {
+	zentry_t *e = db ? entry_new(o->apex, o->apex_len, NULL, o->file) : NULL;
+	if (!e || !entry_set_error(e, error)) {
+		entry_unref(e);
 		zonedb_free(db);
 		return SHOAL_ENOMEM;
 	}
+	e->slot = o->slot;
+	e->journal = o->journal ? journal_ref(o->journal) : NULL;
+	e->zone = z ? (zone_t *)zone_ref(z) : NULL;
+	/* the same zones in the same statistics slots: none is fresh */
+	for (size_t k = 0; k < old->count; k++)
+		db_add(db, k == i ? e : entry_ref(old->entries[k]), NULL, 0);
+	db_scan_table(db);
+	db->max_slot = old->max_slot;
+	db->owner = old->owner;
 	*out = db;
 	return 0;
 }
 
-const char *zonedb_zone_name(const zonedb_t *db, size_t i)
+int zonedb_swap(zonedb_t *db, size_t i, const zone_t *z, const char *error,
+		zonedb_retired_t *retired)
 {
-	assert(i < db->count);
-	return db->entries[i].name;
+	memset(retired, 0, sizeof(*retired));
+	if (!db || i >= db->count || !db->entries[i]->apex_len)
+		return SHOAL_EINVAL;
+	char *text = error && *error ? strdup(error) : NULL;
+	if (error && *error && !text)
+		return SHOAL_ENOMEM;
+	zentry_t *e = db->entries[i];
+	zone_t *now = z ? (zone_t *)zone_ref(z) : NULL;
+	retired->zone = __atomic_exchange_n(&e->zone, now, __ATOMIC_ACQ_REL);
+	retired->error = __atomic_exchange_n(&e->error, text, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+void zonedb_retired_free(zonedb_retired_t *retired)
+{
+	zone_unref(retired->zone);
+	free(retired->error);
+	memset(retired, 0, sizeof(*retired));
+}
+
+int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone_msg_fn msg,
+		     void *msg_arg, zone_t **z, char *error, size_t cap)
+{
+	*z = NULL;
+	error[0] = '\0';
+	if (!db || i >= db->count || !db->entries[i]->apex_len)
+		return SHOAL_EINVAL;
+	zentry_t *e = db->entries[i];
+	const zone_t *was = entry_zone(e);
+	const char *file = spec->file ? spec->file : "";
+	if (strcmp(file, e->file))
+		return SHOAL_EINVAL; /* a reconfig changes a zone's file, by a new entry */
+	if (spec->secondary && (was || !*file || access(file, F_OK) != 0))
+		return 1; /* a secondary's version comes from its primaries */
+	if (e->journal)
+		journal_set_max(e->journal, (size_t)spec->limits.max_journal);
+	/* nothing of the entry changes here but its journal: zonedb_swap publishes the zone */
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	return load_entry(e->apex, e->file, &e->journal, spec, was, &lock, msg, msg_arg, z, error,
+			  cap);
+}
+
+const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n)
+{
+	*n = db ? db->fresh_count : 0;
+	return db ? db->fresh : NULL;
+}
+
+const char *zonedb_zone_error(const zonedb_t *db, size_t i)
+{
+	return entry_error(db->entries[i]);
+}
+
+void zonedb_zone_name(const zonedb_t *db, size_t i, char *buf, size_t cap)
+{
+	const zentry_t *e = db->entries[i];
+	/* from the apex: a million zones keep no second copy of their names as text */
+	if (e->bad_name || name_to_text(e->apex, buf, cap) < 0)
+		snprintf(buf, cap, "%s", e->bad_name ? e->bad_name : "");
 }
 
 uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
 {
 	assert(i < db->count);
 	if (fresh)
-		*fresh = db->entries[i].slot_fresh;
-	return db->entries[i].slot;
+		*fresh = (db->fresh_bits[i / 64] >> (i % 64)) & 1;
+	return db->entries[i]->slot;
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
 {
 	const zentry_t *e = find_entry(db, apex);
-	return e ? e->journal : NULL;
+	return e ? __atomic_load_n(&e->journal, __ATOMIC_ACQUIRE) : NULL;
 }
 
 const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
@@ -484,12 +850,19 @@ const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *config
 	return zonedb_match_slot(db, name, configured, &slot);
 }
 
+QUERY_PATH const uint8_t *zonedb_hash_key(const zonedb_t *db)
+{
+	return db ? db->hash_key : zone_hash_key();
+}
+
 static const zone_t *matched(const zentry_t *e, bool *configured, uint32_t *slot)
 {
 	if (configured)
 		*configured = true;
-	*slot = e->zone ? e->slot : 0;
-	return e->zone;
+	const zone_t *z = entry_zone(e);
+	*slot = z ? e->slot : 0;
+	__builtin_prefetch(z); /* its first line, which the lookup reads next */
+	return z;
 }
 
 QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name,
@@ -508,18 +881,18 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 		off[labels++] = (uint8_t)p; /* p < NAME_MAXLEN (name.c) */
 	off[labels] = (uint8_t)p;
 	size_t len = p + 1;
-	if (db->scan_count) {
+	if (db->count <= ZONEDB_SCAN_MAX) {
 		/* longer apexes first, so their tails start earlier: one pass over off */
 		int k = 0;
 		for (uint32_t i = 0; i < db->scan_count; i++) {
-			size_t alen = db->scan[i].len;
+			size_t alen = db->scan_len[i];
 			if (alen > len)
 				continue;
 			size_t at = len - alen;
 			while (off[k] < at)
 				k++;
 			/* a tail starting inside a label is no suffix, however its octets read */
-			const zentry_t *e = &db->entries[db->scan[i].entry];
+			const zentry_t *e = db->scan_entry[i];
 			if (off[k] == at && memcmp(name + at, e->apex, alen) == 0)
 				return matched(e, configured, slot);
 		}
@@ -533,9 +906,9 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 		size_t slen = len - off[k];
 		uint64_t h = name_hash_lower(suffix, slen, key);
 		uint32_t tag = (uint32_t)(h >> 32);
-		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].idx;
+		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].e;
 		     j = (j + 1) & db->apex_mask) {
-			const zentry_t *e = &db->entries[db->apex_hash[j].idx - 1];
+			const zentry_t *e = db->apex_hash[j].e;
 			if (db->apex_hash[j].tag == tag && e->apex_len == slen &&
 			    memcmp(e->apex, suffix, slen) == 0)
 				return matched(e, configured, slot);
@@ -584,6 +957,17 @@ void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db)
 	__tsan_acquire(ref);
 #endif
 	zonedb_free(old);
+}
+
+void zonedb_synchronize(zonedb_ref_t *ref)
+{
+	/* readers that saw what was swapped out finish their read-side section */
+	synchronize_rcu();
+#ifdef ZONEDB_TSAN
+	__tsan_acquire(ref);
+#else
+	(void)ref;
+#endif
 }
 
 QUERY_PATH void zonedb_read_lock(void)

@@ -66,6 +66,55 @@ typedef struct zone_info {
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
 		 zone_msg_fn msg, void *msg_arg, zonedb_t **out);
 
+/* What zonedb_build_with builds from: zonedb_build's arguments, and how. */
+typedef struct zonedb_build {
+	const zone_spec_t *specs;
+	size_t n;
+	const zonedb_t *old;
+	const char *only;
+	zone_msg_fn msg; /* called one message at a time, from any load thread */
+	void *msg_arg;
+	/*
+	 * Zone files are read on this many threads (the caller's among them;
+	 * 0 or 1: the caller's alone): small zones load side by side, each on
+	 * one thread, as a big one does in ranges (zone/parallel.c).
+	 */
+	unsigned threads;
+	/* NULL, or a count raised atomically as each zone is done (loaded, kept or failed) */
+	size_t *loaded;
+	/*
+	 * Read no file: every zone that must be read is left serving nothing
+	 * (SERVFAIL, as a configured zone that did not load) and listed for
+	 * zonedb_load_pending, which reads them into the set once it is
+	 * published. Without old only (the first load).
+	 */
+	bool defer;
+} zonedb_build_t;
+
+/*
+ * zonedb_build, with threads and progress. A new set shares with old every
+ * zone it does not read again (no copy: a reference), so its cost is a
+ * pointer and a hash slot per zone kept, and one load per zone read.
+ */
+int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out);
+
+/*
+ * Read the zones a deferred build (b->defer) left, on b->threads threads,
+ * each put into db in place as soon as it has loaded (readers take it
+ * with acquire: the zone answers from then on), with b's messages and
+ * progress; b is the build's description (its specs, old NULL). A zone
+ * that fails keeps serving nothing, its error shown. For the one writer
+ * of db, published or not. Returns 0; SHOAL_EZONE when a primary zone
+ * failed; SHOAL_ETIMEOUT when cancelled (zone_load_cancel) or
+ * SHOAL_ENOMEM (the zones not reached serve nothing until a reload reads
+ * them); SHOAL_EINVAL when b is not db's build. Once: nothing is pending
+ * after it.
+ */
+int zonedb_load_pending(zonedb_t *db, const zonedb_build_t *b);
+
+/* How many zones of db a deferred build left to read (0 once zonedb_load_pending read them). */
+size_t zonedb_pending(const zonedb_t *db);
+
 /*
  * The owner of a set: an opaque pointer its builder hangs on it (the
  * configuration the set was built from, whose per-zone settings are
@@ -83,10 +132,18 @@ size_t zonedb_zone_count(const zonedb_t *db);
 void zonedb_zone_info(const zonedb_t *db, size_t i, zone_info_t *info);
 
 /*
- * The name of zone i (0 <= i < count), presentation format with the final
- * dot. Valid as long as db.
+ * Zone i's last error ("" for none), without zonedb_zone_info's copies:
+ * valid inside the read section it was taken in (the writer: until its
+ * next zonedb_swap).
  */
-const char *zonedb_zone_name(const zonedb_t *db, size_t i);
+const char *zonedb_zone_error(const zonedb_t *db, size_t i);
+
+/*
+ * The name of zone i (0 <= i < count), presentation format with the final
+ * dot (a name that is no zone name: as configured), into buf[0..cap)
+ * (NAME_TEXT_MAX holds any). Any thread with db.
+ */
+void zonedb_zone_name(const zonedb_t *db, size_t i, char *buf, size_t cap);
 
 /*
  * Zone i's statistics slot: a small number, 1 and up (0 for a configured
@@ -115,6 +172,13 @@ const struct zone *zonedb_find(const zonedb_t *db, const uint8_t *name);
  */
 const struct zone *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured);
 
+/*
+ * The key names are hashed with for db's zones: zone_hash_key(), which
+ * every zone's hash_key copies, so a name can be hashed for a zone's
+ * lookup before the zone itself is read. Any thread; db not NULL.
+ */
+const uint8_t *zonedb_hash_key(const zonedb_t *db);
+
 /* zonedb_match, also giving the zone's statistics slot in *slot (0 when none). */
 const struct zone *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
 				     uint32_t *slot);
@@ -136,21 +200,67 @@ const struct zone *zonedb_zone(const zonedb_t *db, size_t i);
  * error becomes `error` (NULL or "": none). The other zones, and every
  * journal, are shared with old. For the one writer, as zonedb_build.
  * Returns 0 and *out (publish it), SHOAL_EINVAL (no zone i) or
- * SHOAL_ENOMEM.
+ * SHOAL_ENOMEM. O(zones): a set published anew. zonedb_swap changes one
+ * zone of the published set in place, at the cost of that zone alone.
  */
 int zonedb_replace(const zonedb_t *old, size_t i, const struct zone *z, const char *error,
 		   zonedb_t **out);
+
+/* What zonedb_swap took out of a set: freed after a grace period. */
+typedef struct zonedb_retired {
+	struct zone *zone;
+	char *error;
+} zonedb_retired_t;
+
+/*
+ * Zone i of db serves z from now on (a reference is taken; NULL: nothing,
+ * SERVFAIL) and its last error becomes `error` (NULL or "": none), in
+ * place: every set holding the zone's entry sees it at once (readers load
+ * the version with acquire; the set itself, its other zones, the zone's
+ * statistics slot and journal stay as they are). What it replaced goes
+ * into *retired, for zonedb_retired_free after a grace period
+ * (synchronize_rcu). For the one writer of the published set (reload's
+ * writer lock), as zonedb_build. Returns 0, SHOAL_EINVAL (no zone i) or
+ * SHOAL_ENOMEM (nothing changed).
+ */
+int zonedb_swap(zonedb_t *db, size_t i, const struct zone *z, const char *error,
+		zonedb_retired_t *retired);
+
+/* Drop what zonedb_swap retired, once no reader can hold it. Any thread. */
+void zonedb_retired_free(zonedb_retired_t *retired);
+
+/*
+ * Read zone i of db anew from spec's file, as zonedb_build with only
+ * would, without building a set: *z gets the new version (the journal
+ * records its changes from the version served), for zonedb_swap. Returns
+ * 0; 1 when there is nothing to read (a secondary: its versions come from
+ * its primaries); or a negative error with the first "FILE:LINE: reason"
+ * in error[0..cap) (the version served stays: swap it back in with the
+ * error to show it). SHOAL_EINVAL when spec's file is not zone i's.
+ * The writer's thread; messages go to msg.
+ */
+int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone_msg_fn msg,
+		     void *msg_arg, struct zone **z, char *error, size_t cap);
+
+/*
+ * The statistics slots new to db (zones it has that the set it was built
+ * over did not), *n of them: the counters to zero before it is published.
+ * Valid as long as db.
+ */
+const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n);
 
 struct journal;
 
 /*
  * The IXFR history of the zone whose apex is `apex` (lowercase wire), or
- * NULL for a zone db does not have. Each zone has one journal for as long
- * as it is configured: zonedb_build carries it from `old` to the new set
- * and, when a reload brings a newer serial, records the changes from the
- * version served to the one loaded (its spec's limits.max_journal bounds
- * it; 0 turns recording off). Read-only on db; any thread inside a read-side section
- * of a published db (journal_ref to keep it after); O(zones).
+ * NULL for a zone db does not have or that has none yet. Each zone has at
+ * most one journal for as long as it is configured: zonedb_build carries
+ * it from `old` to the new set and, when a reload brings a newer serial,
+ * records the changes from the version served to the one loaded (its
+ * spec's limits.max_journal bounds it; 0 turns recording off). A primary
+ * zone's is made with its first change kept (a million zones that never
+ * change keep none); a secondary's at once, for its transfers in. Read-only on db; any thread
+ * inside a read-side section of a published db (journal_ref to keep it after); one hash lookup.
  */
 struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);
 
@@ -167,6 +277,14 @@ typedef struct zonedb_ref {
 
 const zonedb_t *zonedb_current(zonedb_ref_t *ref);
 void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db);
+
+/*
+ * Wait for a grace period of the readers of ref (after zonedb_swap into
+ * the set published there: then zonedb_retired_free). In a
+ * ThreadSanitizer build it also tells TSan what the grace period
+ * guarantees, as zonedb_publish does. The writer's thread.
+ */
+void zonedb_synchronize(zonedb_ref_t *ref);
 
 /*
  * A read-side section (rcu_read_lock/rcu_read_unlock). In a ThreadSanitizer

@@ -217,23 +217,38 @@ static void sput_escaped(sbuf_t *b, const char *text, bool json)
  * after them (column `count`), and of every zone's per worker and total.
  */
 typedef struct snapshot {
-	size_t count;           /* threads; columns are 0..count, the last the total */
-	worker_stats_t *w;      /* count + 1 */
-	stats_groups_t g;       /* the groups: totals alone */
-	size_t zones;           /* zones of the set with a slot */
-	const char **zone_name; /* zones */
-	zone_stats_t *z;        /* (count + 1) * zones, column-major: z[col * zones + zone] */
-	uint64_t *row;          /* count + 1: one series across the columns */
-	uint32_t *slot;         /* zones: each zone's slot in the workers' arrays */
+	size_t count;      /* threads; columns are 0..count, the last the total */
+	worker_stats_t *w; /* count + 1 */
+	stats_groups_t g;  /* the groups: totals alone */
+	size_t zones;      /* zones of the set with a slot */
+	char **zone_name;  /* zones, each the snapshot's own */
+	zone_stats_t *z;   /* (count + 1) * zones, column-major: z[col * zones + zone] */
+	uint64_t *row;     /* count + 1: one series across the columns */
+	uint32_t *slot;    /* zones: each zone's slot in the workers' arrays */
 } snapshot_t;
 
 static void snapshot_clear(snapshot_t *s)
 {
 	free(s->w);
+	for (size_t i = 0; s->zone_name && i < s->zones; i++)
+		free(s->zone_name[i]);
 	free(s->zone_name);
 	free(s->z);
 	free(s->row);
 	free(s->slot);
+}
+
+/* Whether any worker counted anything for the zone of slot (as rcodes and types, zeros are left
+ * out). */
+static bool zone_counted(const stats_source_t *src, size_t parts, uint32_t slot)
+{
+	for (size_t t = 0; t < src->count * parts; t++) {
+		const uint64_t *c = (const uint64_t *)&src->zones[t][slot];
+		for (size_t k = 0; k < sizeof(zone_stats_t) / sizeof(uint64_t); k++)
+			if (__atomic_load_n(&c[k], __ATOMIC_RELAXED))
+				return true;
+	}
+	return false;
 }
 
 static int snapshot_take(snapshot_t *s, const stats_source_t *src)
@@ -268,8 +283,15 @@ static int snapshot_take(snapshot_t *s, const stats_source_t *src)
 		uint32_t slot = zonedb_zone_slot(src->db, i, NULL);
 		if (slot == 0 || slot >= src->zone_slots)
 			continue; /* a name that is no zone name, or past the arrays */
-		s->slot[s->zones] = slot;
-		s->zone_name[s->zones++] = zonedb_zone_name(src->db, i);
+		if (!zone_counted(src, parts, slot))
+			continue; /* no traffic: no row (of a million zones, most may have none) */
+		char name[NAME_TEXT_MAX];
+		zonedb_zone_name(src->db, i, name, sizeof(name));
+		if (!(s->zone_name[s->zones] = strdup(name))) {
+			snapshot_clear(s);
+			return SHOAL_ENOMEM;
+		}
+		s->slot[s->zones++] = slot;
 	}
 	for (size_t t = 0; t < s->count; t++) {
 		for (size_t i = 0; i < s->zones; i++) {

@@ -359,7 +359,8 @@ extern const char *const stats_format_names[];
 /*
  * Every counter of src in format f, into a string the caller frees:
  *   TEXT        a table: one row per counter (the zero ones of RCODES and
- *               QTYPES left out), a column for the total and one per
+ *               QTYPES left out, and the zones no worker counted anything
+ *               for), a column for the total and one per
  *               thread; a group's rows end after the total
  *   JSON        {"threads": [{"thread": 0, ...}, ...], "total": {...},
  *               "<group>": {...}, ...}

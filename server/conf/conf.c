@@ -2,6 +2,8 @@
 /* shoald's configuration: the option table, the YAML loader, the command line, --help. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -351,10 +353,73 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 	return SHOAL_EINVAL;
 }
 
+/* FNV-1a of a zone name without case and without its final dot: the key of zone_hash. */
+static uint64_t zone_name_hash(const char *name, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)tolower((unsigned char)name[i])) * 1099511628211ull;
+	return h;
+}
+
+/* The length of name without a final dot (the root "." keeps it). */
+static size_t zone_name_len(const char *name)
+{
+	size_t len = strlen(name);
+	return len > 1 && name[len - 1] == '.' ? len - 1 : len;
+}
+
+/* Put zone i into cfg->zone_hash, which has room (at most half full). */
+static void zone_hash_put(conf_t *cfg, size_t i)
+{
+	const char *name = cfg->zones[i].name;
+	uint64_t h = zone_name_hash(name, zone_name_len(name));
+	size_t j = (size_t)h & cfg->zone_hash_mask;
+	while (cfg->zone_hash[j])
+		j = (j + 1) & cfg->zone_hash_mask;
+	cfg->zone_hash[j] = (h & ~(uint64_t)UINT32_MAX) | (uint32_t)(i + 1);
+}
+
+/*
+ * Index every zone of cfg anew, in a table for at least `want` zones.
+ * Returns 0 or SHOAL_ENOMEM (the old table stays).
+ */
+static int zone_hash_rebuild(conf_t *cfg, size_t want)
+{
+	size_t cap = 16;
+	while (cap < want * 2)
+		cap *= 2;
+	uint64_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return SHOAL_ENOMEM;
+	free(cfg->zone_hash);
+	cfg->zone_hash = t;
+	cfg->zone_hash_mask = cap - 1;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		zone_hash_put(cfg, i);
+	return 0;
+}
+
+int conf_zone_reindex(conf_t *cfg, const conf_t *like)
+{
+	if (!like || !like->zone_hash || like->zone_count != cfg->zone_count)
+		return zone_hash_rebuild(cfg, cfg->zone_count);
+	/* the same zones at the same indices: the table as it is, no name hashed again */
+	size_t bytes = (like->zone_hash_mask + 1) * sizeof(*like->zone_hash);
+	uint64_t *t = malloc(bytes);
+	if (!t)
+		return SHOAL_ENOMEM;
+	memcpy(t, like->zone_hash, bytes);
+	free(cfg->zone_hash);
+	cfg->zone_hash = t;
+	cfg->zone_hash_mask = like->zone_hash_mask;
+	return 0;
+}
+
 static int add_zone(conf_t *cfg, const char *name, const char *file)
 {
-	if (cfg->zone_count == CONF_ZONES_MAX)
-		return SHOAL_EINVAL;
+	if (cfg->zone_count >= UINT32_MAX - 1)
+		return SHOAL_ENOMEM; /* the hash holds 32-bit indices */
 	/*
 	 * Room for 8, then doubled at each power of two: grown by one each time,
 	 * the copies made 4000 zones take 14 s to read in a ThreadSanitizer build.
@@ -371,6 +436,9 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 			return SHOAL_ENOMEM;
 		cfg->zone_xfr = x;
 	}
+	if ((n_zones + 1) * 2 > cfg->zone_hash_mask + 1 &&
+	    zone_hash_rebuild(cfg, (n_zones + 1) * 2) < 0)
+		return SHOAL_ENOMEM;
 	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
 	char *n = strdup(name), *f = strdup(file);
 	if (!n || !f) {
@@ -381,6 +449,7 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 	/* the limits are filled in once every option is read (apply_zone_limits) */
 	cfg->zones[cfg->zone_count++] =
 		(zone_spec_t){ .name = n, .file = f, .limits = ZONE_LIMITS_DEFAULT };
+	zone_hash_put(cfg, n_zones);
 	return 0;
 }
 
@@ -480,6 +549,7 @@ void conf_clear(conf_t *cfg)
 		free((char *)cfg->zones[i].file);
 	}
 	free(cfg->zones);
+	free(cfg->zone_hash);
 	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
 	sodium_memzero(&cfg->cookie_secret_staging, sizeof(cfg->cookie_secret_staging));
 	memset(cfg, 0, sizeof(*cfg));
@@ -573,7 +643,7 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 				 strerror(errno));
 	int rc = add_zone(cfg, name, file ? file : "");
 	if (rc < 0)
-		return rc == SHOAL_ENOMEM ? rc : conf_yerr(y, item, "zones: too many zones");
+		return rc;
 	for (yaml_node_pair_t *p = item->data.mapping.pairs.start;
 	     rc == 0 && p < item->data.mapping.pairs.top; p++) {
 		const char *key = conf_scalar(yaml_document_get_node(y->doc, p->key));
@@ -877,8 +947,6 @@ static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value
 			return SHOAL_EINVAL;
 		}
 		rc = add_zone(cfg, zname, sep + 1);
-		if (rc < 0 && rc != SHOAL_ENOMEM)
-			snprintf(reason, sizeof(reason), "zone: too many zones");
 	} else {
 		if (o->type == CONF_LISTEN && !*cli_listen) {
 			cfg->listen_count = 0; /* the command line's list replaces the file's */
@@ -971,12 +1039,40 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 {
 	if (conf_zone_index(cfg, name) >= 0)
 		return SHOAL_EEXIST;
-	if (cfg->zone_count == CONF_ZONES_MAX)
-		return SHOAL_ESPACE;
 	int rc = add_zone(cfg, name, file);
 	if (rc == 0)
 		apply_zone_limits(cfg);
 	return rc;
+}
+
+/*
+ * Zone i went and the zones after it moved down: its slot is emptied (the
+ * slots after it in its run moved back where their probe allows, as
+ * linear probing deletes) and every index past i lowered, in one pass in
+ * memory order: no name is hashed again.
+ */
+static void zone_hash_drop(conf_t *cfg, size_t i)
+{
+	size_t mask = cfg->zone_hash_mask;
+	uint64_t *t = cfg->zone_hash;
+	size_t j = 0;
+	while ((uint32_t)t[j] != i + 1)
+		j = (j + 1) & mask; /* it is there: every zone is */
+	t[j] = 0;
+	for (size_t k = (j + 1) & mask; t[k]; k = (k + 1) & mask) {
+		/* where the entry at k would go: moved into the hole if that is on its way */
+		uint32_t idx = (uint32_t)t[k];
+		const char *name = cfg->zones[idx - 1 > i ? idx - 2 : idx - 1].name;
+		size_t home = (size_t)zone_name_hash(name, zone_name_len(name)) & mask;
+		if (((k - home) & mask) >= ((k - j) & mask)) {
+			t[j] = t[k];
+			t[k] = 0;
+			j = k;
+		}
+	}
+	for (size_t k = 0; k <= mask; k++)
+		if ((uint32_t)t[k] > i + 1)
+			t[k]--;
 }
 
 void conf_zone_remove(conf_t *cfg, size_t i)
@@ -992,19 +1088,23 @@ void conf_zone_remove(conf_t *cfg, size_t i)
 	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
 	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));
 	cfg->zone_count--;
+	zone_hash_drop(cfg, i);
 }
 
 long conf_zone_index(const conf_t *cfg, const char *name)
 {
-	size_t len = strlen(name);
-	if (len > 1 && name[len - 1] == '.')
-		len--;
-	for (size_t i = 0; i < cfg->zone_count; i++) {
+	if (!cfg->zone_hash)
+		return -1;
+	size_t len = zone_name_len(name);
+	uint64_t h = zone_name_hash(name, len);
+	for (size_t j = (size_t)h & cfg->zone_hash_mask; cfg->zone_hash[j];
+	     j = (j + 1) & cfg->zone_hash_mask) {
+		/* the hash's upper half first: a name is read only where it may be the one */
+		if ((cfg->zone_hash[j] ^ h) >> 32)
+			continue;
+		size_t i = (uint32_t)cfg->zone_hash[j] - 1;
 		const char *z = cfg->zones[i].name;
-		size_t zlen = strlen(z);
-		if (zlen > 1 && z[zlen - 1] == '.')
-			zlen--;
-		if (zlen == len && !strncasecmp(z, name, len))
+		if (zone_name_len(z) == len && !strncasecmp(z, name, len))
 			return (long)i;
 	}
 	return -1;

@@ -16,7 +16,6 @@
 #include "zone/zonedb.h"
 
 #define CONF_LISTEN_MAX             16
-#define CONF_ZONES_MAX              4096
 #define CONF_THREADS_MAX            256
 #define CONF_RELOAD_TIMEOUT_DEFAULT 300
 #define CONF_KEYS_MAX               1024
@@ -114,6 +113,14 @@ typedef struct conf {
 	zone_spec_t *zones;
 	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
 	size_t zone_count;
+	/*
+	 * zones by name (conf_zone_index): open addressing, per slot the
+	 * upper half of the name's hash over index + 1 (0: empty); zone_hash_mask + 1 slots, at
+	 * most half full. Kept by the functions that change zones (add, remove, copy, clear), so a
+	 * reconfig of a million zones compares them by hash, not by scan.
+	 */
+	uint64_t *zone_hash;
+	size_t zone_hash_mask;
 	/* from the command line only */
 	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
 	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */
@@ -176,7 +183,8 @@ extern const size_t conf_zone_key_count;
 
 /*
  * The index of the zone called name (any case, final dot or not) in
- * cfg->zones, or -1. Any thread; O(zones).
+ * cfg->zones (the first, when configured twice), or -1. Any thread; one
+ * hash lookup.
  */
 long conf_zone_index(const conf_t *cfg, const char *name);
 
@@ -232,10 +240,18 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen);
 
 /*
  * Add zone `name` served from `file` to cfg, with cfg's zone limits and
- * no transfer settings (a primary). Returns 0, SHOAL_EEXIST when cfg has
- * the zone, SHOAL_ESPACE past CONF_ZONES_MAX zones, or SHOAL_ENOMEM.
+ * no transfer settings (a primary). There is no bound on the zones but
+ * memory. Returns 0, SHOAL_EEXIST when cfg has the zone, or SHOAL_ENOMEM.
  */
 int conf_zone_add(conf_t *cfg, const char *name, const char *file);
+
+/*
+ * Index cfg's zones by name anew (after cfg->zones was filled by hand, as
+ * conf_copy does): like's table when like (may be NULL) has the same zones
+ * at the same indices, else one built from the names. Returns 0 or
+ * SHOAL_ENOMEM.
+ */
+int conf_zone_reindex(conf_t *cfg, const conf_t *like);
 
 /* Remove zone i (0 <= i < zone_count) from cfg, freeing what it owned. */
 void conf_zone_remove(conf_t *cfg, size_t i);

@@ -43,6 +43,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zones = NULL;
 	dst->zone_xfr = NULL;
 	dst->zone_count = 0;
+	dst->zone_hash = NULL;
+	dst->zone_hash_mask = 0;
 	bool ok = dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
 		  dup_string(&dst->nsid, src->nsid) && dup_string(&dst->identity, src->identity) &&
 		  dup_string(&dst->version, src->version) &&
@@ -85,7 +87,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		     dup_acl(&dx->notify, &sx->notify) && dup_acl(&dx->primaries, &sx->primaries) &&
 		     dup_acl(&dx->allow_notify, &sx->allow_notify);
 	}
-	if (!ok) {
+	if (!ok || conf_zone_reindex(dst, src) < 0) {
 		conf_clear(dst);
 		return SHOAL_ENOMEM;
 	}

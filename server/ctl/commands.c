@@ -82,49 +82,153 @@ static bool body_append(char **body, size_t *len, size_t *cap, const char *line)
 	return true;
 }
 
+/* Zones written per read section: a million zones never hold a grace period up for long. */
+#define ZONE_STATUS_CHUNK 1024
+
+/* Zone i of db as zone-status shows it, one line into line[0..cap). In a read section of db. */
+static void zone_status_line(const control_env_t *env, const zonedb_t *db, size_t i, char *line,
+			     size_t cap)
+{
+	zone_info_t info;
+	zonedb_zone_info(db, i, &info);
+	char when[TIMESTAMP_TEXT_MAX];
+	timestamp_text(info.loaded_at, -1, when, sizeof(when));
+	/* the IXFR history: how far back a secondary can be brought by changes */
+	char hist[128] = "";
+	const zone_t *z = zonedb_zone(db, i);
+	journal_t *j = z ? zonedb_journal(db, z->apex->name) : NULL;
+	if (j) {
+		journal_info_t ji;
+		journal_get_info(j, &ji);
+		if (ji.depth)
+			snprintf(hist, sizeof(hist), " journal %zu changes %zu octets from %u",
+				 ji.depth, ji.octets, (unsigned)ji.oldest);
+		else
+			snprintf(hist, sizeof(hist), " journal 0 changes");
+	} else if (z) {
+		snprintf(hist, sizeof(hist), " journal 0 changes"); /* none kept yet */
+	}
+	char sec[512];
+	uint8_t apex[NAME_MAXLEN];
+	if (name_from_text(info.name, NULL, apex) < 0)
+		sec[0] = '\0';
+	else
+		sched_status(env->sched, apex, sec, sizeof(sec));
+	snprintf(line, cap, "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n", info.name,
+		 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
+		 info.file ? info.file : "-", hist, sec, info.last_error[0] ? " error " : "",
+		 info.last_error);
+}
+
+/*
+ * What zone-status was asked: every zone (from 0, count SIZE_MAX), one
+ * zone by name (`one`), or a page "FROM COUNT" of the set's order. False
+ * for an argument that is none of these.
+ */
+static bool zone_status_arg(const char *arg, size_t *from, size_t *count, const char **one)
+{
+	*from = 0;
+	*count = SIZE_MAX;
+	*one = NULL;
+	if (!arg || !*arg)
+		return true;
+	char *end;
+	unsigned long long f = strtoull(arg, &end, 10);
+	if (end == arg || *end != ' ') {
+		*one = arg;
+		return !strchr(arg, ' ');
+	}
+	const char *rest = end + 1;
+	unsigned long long n = strtoull(rest, &end, 10);
+	if (end == rest || *end || n == 0)
+		return false;
+	*from = (size_t)f;
+	*count = (size_t)n;
+	return true;
+}
+
+/*
+ * Lines for the zones from..from+count of the set served into the body,
+ * ZONE_STATUS_CHUNK per read section (between two, a reload may publish:
+ * each line is of the set served when it was written); a last line
+ * "next N" when a page ends before the set. False when out of memory.
+ */
+static bool zone_status_range(const control_env_t *env, size_t from, size_t count, char **body,
+			      size_t *len, size_t *cap)
+{
+	bool ok = true;
+	char line[NAME_TEXT_MAX + 512 + PATH_MAX + 1024];
+	size_t i = from, end = count == SIZE_MAX ? SIZE_MAX : from + count;
+	for (bool more = true; ok && more;) {
+		zonedb_read_lock();
+		const zonedb_t *db = zonedb_current(env->zones);
+		size_t n = db ? zonedb_zone_count(db) : 0;
+		size_t stop = i + ZONE_STATUS_CHUNK < end ? i + ZONE_STATUS_CHUNK : end;
+		for (; i < n && i < stop && ok; i++) {
+			zone_status_line(env, db, i, line, sizeof(line));
+			ok = body_append(body, len, cap, line);
+		}
+		more = i < n && i < end;
+		if (ok && !more && i < n && count != SIZE_MAX) {
+			snprintf(line, sizeof(line), "next %zu\n", i);
+			ok = body_append(body, len, cap, line);
+		}
+		zonedb_read_unlock(env->zones);
+	}
+	return ok;
+}
+
+/* The one zone named `name`, or false when the set has none of that name. */
+static bool zone_status_one(const control_env_t *env, const char *name, char **body, size_t *len,
+			    size_t *cap, bool *ok)
+{
+	uint8_t apex[NAME_MAXLEN];
+	char text[NAME_TEXT_MAX + 2];
+	size_t n = strlen(name);
+	snprintf(text, sizeof(text), "%s%s", name, n && name[n - 1] == '.' ? "" : ".");
+	if (name_from_text(text, NULL, apex) < 0)
+		return false;
+	name_lower(apex);
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(env->zones);
+	long i = zonedb_index(db, apex);
+	if (i >= 0) {
+		char line[NAME_TEXT_MAX + 512 + PATH_MAX + 1024];
+		zone_status_line(env, db, (size_t)i, line, sizeof(line));
+		*ok = body_append(body, len, cap, line);
+	}
+	zonedb_read_unlock(env->zones);
+	return i >= 0;
+}
+
 static void cmd_zone_status(control_client_t *c, const char *arg)
 {
 	const control_env_t *env = control_client_env(c);
+	size_t from, count;
+	const char *one;
+	if (!zone_status_arg(arg, &from, &count, &one)) {
+		control_reply(c, false, "usage: zone-status [ZONE | FROM COUNT]\n");
+		return;
+	}
 	char *body = NULL;
 	size_t len = 0, cap = 0;
 	bool ok = body_append(&body, &len, &cap, "");
-	zonedb_read_lock();
-	const zonedb_t *db = zonedb_current(env->zones);
-	size_t n = db ? zonedb_zone_count(db) : 0;
+	if (ok && one && !zone_status_one(env, one, &body, &len, &cap, &ok)) {
+		free(body);
+		char reply[NAME_TEXT_MAX + 64];
+		snprintf(reply, sizeof(reply), "no zone %.*s is configured\n", NAME_TEXT_MAX, one);
+		control_reply(c, false, reply);
+		return;
+	}
 	/* every zone, however many: the reply grows (it once stopped at 64 KiB) */
-	for (size_t i = 0; i < n && ok; i++) {
-		zone_info_t info;
-		zonedb_zone_info(db, i, &info);
-		char when[TIMESTAMP_TEXT_MAX];
-		timestamp_text(info.loaded_at, -1, when, sizeof(when));
-		/* the IXFR history: how far back a secondary can be brought by changes */
-		char hist[128] = "";
-		const zone_t *z = zonedb_zone(db, i);
-		journal_t *j = z ? zonedb_journal(db, z->apex->name) : NULL;
-		if (j) {
-			journal_info_t ji;
-			journal_get_info(j, &ji);
-			if (ji.depth)
-				snprintf(hist, sizeof(hist),
-					 " journal %zu changes %zu octets from %u", ji.depth,
-					 ji.octets, (unsigned)ji.oldest);
-			else
-				snprintf(hist, sizeof(hist), " journal 0 changes");
-		}
-		char sec[512];
-		uint8_t apex[NAME_MAXLEN];
-		if (name_from_text(info.name, NULL, apex) < 0)
-			sec[0] = '\0';
-		else
-			sched_status(env->sched, apex, sec, sizeof(sec));
-		char line[sizeof(info.name) + sizeof(info.last_error) + PATH_MAX + 1024];
-		snprintf(line, sizeof(line), "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n",
-			 info.name, (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
-			 info.file ? info.file : "-", hist, sec,
-			 info.last_error[0] ? " error " : "", info.last_error);
+	if (ok && !one)
+		ok = zone_status_range(env, from, count, &body, &len, &cap);
+	size_t done, total;
+	if (ok && reload_loading(env->reload, &done, &total)) {
+		char line[96];
+		snprintf(line, sizeof(line), "loading: %zu of %zu zones read\n", done, total);
 		ok = body_append(&body, &len, &cap, line);
 	}
-	zonedb_read_unlock(env->zones);
 	if (ok && env->reload->note[0]) {
 		char note[sizeof(env->reload->note) + 2];
 		snprintf(note, sizeof(note), "%s\n", env->reload->note);

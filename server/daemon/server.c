@@ -451,15 +451,16 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 	else
 		conf_zone_remove(cfg, (size_t)i);
 	if (rc < 0) {
-		if (rc == SHOAL_ESPACE)
-			snprintf(err, errlen, "%d zones are served already, the most there may be",
-				 CONF_ZONES_MAX);
-		else
-			snprintf(err, errlen, "%s", shoal_strerror(rc));
+		snprintf(err, errlen, "%s", shoal_strerror(rc));
 		conf_free(cfg);
 		return NULL;
 	}
-	zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
+	/* one zone added or removed: every other keeps its data, no zone compared by name */
+	for (size_t j = 0; j < cfg->zone_count; j++)
+		cfg->zones[j].keep = !file || j + 1 < cfg->zone_count;
+	snprintf(req->summary, sizeof(req->summary),
+		 "zones: %zu; added: %.600s; removed: %.600s; reloaded: -", cfg->zone_count,
+		 file ? name : "-", file ? "-" : name);
 	srv->runtime_changes++;
 	return cfg;
 }
@@ -542,6 +543,47 @@ static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, siz
 }
 
 /*
+ * Whether the zones are read after the workers answer (each answering as
+ * soon as it has loaded) rather than before: on a start of its own. A
+ * check reads them all to say what is wrong, and a takeover must not take
+ * the sockets with a zone that fails (the server it replaces serves on).
+ */
+static bool zones_deferred(const server_t *srv)
+{
+	return srv->responder->zones && !srv->cfg->check && !srv->cfg->takeover;
+}
+
+/*
+ * The first load's zones have all been read (reload_load_rest): NOTIFY out
+ * takes the serials as they are (those changed since the last NOTIFY kept
+ * are told), and the scheduler starts now that each secondary's saved
+ * copy, if any, is served. Main loop.
+ */
+static void first_load_done(void *arg)
+{
+	server_t *srv = arg;
+	notify_out_published(srv->notifier);
+	/* made now: its timers start from the versions the saved copies gave */
+	sched_env_t env;
+	sched_env(srv, &env);
+	sched_t *sec = NULL;
+	if (sched_new(srv->zcfg, &env, &sec) < 0) {
+		log_error("out of memory: secondary zones are not refreshed");
+		return;
+	}
+	int se = sched_start(sec);
+	if (se < 0) {
+		log_error(
+			"cannot start the transfer threads: %s: secondary zones are not refreshed",
+			shoal_strerror(se));
+		sched_free(sec);
+		return;
+	}
+	__atomic_store_n(&srv->sched, sec, __ATOMIC_RELEASE);
+	control_set_zones(srv->control, srv->zcfg, srv->notifier, sec);
+}
+
+/*
  * The first load of the zones, with the rights every reload will have:
  * reloads run after the privilege drop, so a file only root may read would
  * load at start and then never again. As root with a user to become, the
@@ -551,8 +593,9 @@ static int lookup_user(const conf_t *cfg, uid_t *uid, gid_t *gid, char *err, siz
 static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char *err,
 			 size_t errlen)
 {
+	bool defer = zones_deferred(srv);
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return reload_load(&srv->reload, err, errlen);
+		return reload_load(&srv->reload, defer, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
@@ -560,7 +603,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
 			 srv->cfg->user, shoal_strerror(rc));
 	} else {
-		rc = reload_load(&srv->reload, err, errlen);
+		rc = reload_load(&srv->reload, defer, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
@@ -1071,7 +1114,8 @@ static int sched_make(server_t *srv, char *err, size_t errlen)
 {
 	sched_env_t env;
 	sched_env(srv, &env);
-	int rc = sched_new(srv->cfg, &env, &srv->sched);
+	/* with the zones read after the workers start, the scheduler follows them */
+	int rc = zones_deferred(srv) ? 0 : sched_new(srv->cfg, &env, &srv->sched);
 	if (rc == 0)
 		rc = uv_async_init(srv->loop, &srv->transferred, on_transferred);
 	if (rc < 0) {
@@ -1101,7 +1145,8 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 		return SHOAL_ENOMEM;
 	}
 	/* the serials at start: those changed since the last NOTIFY kept are told */
-	notify_out_published(srv->notifier);
+	if (!zones_deferred(srv))
+		notify_out_published(srv->notifier);
 	reload_on_publish(&srv->reload, on_published, srv);
 	rc = sched_make(srv, err, errlen);
 	if (rc < 0)
@@ -1138,7 +1183,7 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 	rc = workers_start(&srv->workers, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = sched_start(srv->sched);
+	rc = zones_deferred(srv) ? 0 : sched_start(srv->sched);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the transfer threads: %s", shoal_strerror(rc));
 		return rc;
@@ -1148,9 +1193,21 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 	log_info("shoald %s: %zu worker(s), socket-mode %s, %zu address(es), first %s",
 		 PACKAGE_VERSION, srv->workers.count, socket_mode_names[cfg->socket_mode],
 		 cfg->listen_count, cfg->listen[0].text);
-	/* zones loaded, every socket bound, workers answering: a Type=notify unit is up */
-	if (systemd_ready(cfg->zone_count, srv->workers.count) < 0)
+	/*
+	 * Every socket bound, workers answering: the zones are read now, each
+	 * answering as it loads, and READY=1 follows the last (as Knot signals
+	 * ready once its zones are loaded). A takeover read them before.
+	 */
+	if (zones_deferred(srv)) {
+		rc = reload_load_rest(&srv->reload, first_load_done, srv);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot start reading the zones: %s",
+				 shoal_strerror(rc));
+			return rc;
+		}
+	} else if (systemd_ready(cfg->zone_count, srv->workers.count) < 0) {
 		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
+	}
 	return 0;
 }
 

@@ -4,6 +4,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "server/common/thread.h"
 #include "server/common/timestamp.h"
 #include "server/events/reload.h"
+#include "zone/zone.h"
 
 /*
  * How long stopping waits for a reload thread that was told to stop. A
@@ -30,7 +33,8 @@ struct reload_job {
 	reload_t *r;
 	char *only;        /* zone to reload, NULL for all */
 	const conf_t *cfg; /* a reconfig's configuration, NULL for a reload */
-	const char *what;  /* "reload" or "reconfig", for the log */
+	const char *what;  /* "reload", "reconfig" or "first load", for the log */
+	bool first;        /* the first load's zones, read into the set published at start */
 	bool published;    /* the set built was published */
 	reload_done_fn done;
 	void *arg;
@@ -69,41 +73,54 @@ static void collect_msg(void *arg, bool is_error, const char *msg)
 	job->messages[job->len] = '\0';
 }
 
-/* Whether zone_info's name (with its final dot) is the zone `only` names. */
-static bool is_only(const char *name, const char *only)
-{
-	size_t n = strlen(only);
-	if (n == 1 && only[0] == '.')
-		return strcmp(name, ".") == 0;
-	if (n > 1 && only[n - 1] == '.')
-		n--;
-	return strncasecmp(name, only, n) == 0 && strcmp(name + n, ".") == 0;
-}
-
 /*
- * One line per zone the build read (all, or the one `only` names): its name
- * and serial when it loaded, or the serial it keeps serving when it did not
- * (the reason is in the reload's messages).
+ * One line for zone i of db: its name and serial when it loaded, or the
+ * serial it keeps serving when it did not (the reason is in the reload's
+ * messages).
  */
-static void log_zones(const zonedb_t *db, const char *only)
+static void log_zone(const zonedb_t *db, size_t i)
 {
 	zone_info_t info;
-	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
-		zonedb_zone_info(db, i, &info);
-		if (only && !is_only(info.name, only))
+	zonedb_zone_info(db, i, &info);
+	if (!info.loaded)
+		log_warning("zone %s not loaded: %s", info.name,
+			    info.last_error[0] ? info.last_error
+					       : "nothing saved yet; its first transfer follows");
+	else if (info.last_error[0])
+		log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
+			    info.last_error);
+	else
+		log_info("zone %s serial %u loaded, %zu records", info.name, (unsigned)info.serial,
+			 info.rr_count);
+}
+
+/* A line for every zone of db: one per zone up to ZONES_LOGGED_MAX, then a summary. */
+#define ZONES_LOGGED_MAX 1000
+
+static void log_zones(const zonedb_t *db)
+{
+	size_t n = zonedb_zone_count(db), loaded = 0, failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (n <= ZONES_LOGGED_MAX) {
+			log_zone(db, i);
 			continue;
-		if (!info.loaded)
-			log_warning("zone %s not loaded: %s", info.name,
-				    info.last_error[0]
-					    ? info.last_error
-					    : "nothing saved yet; its first transfer follows");
-		else if (info.last_error[0])
-			log_warning("zone %s keeps serial %u: %s", info.name, (unsigned)info.serial,
-				    info.last_error);
-		else
-			log_info("zone %s serial %u loaded, %zu records", info.name,
-				 (unsigned)info.serial, info.rr_count);
+		}
+		/* a million lines would say less than the counts: failures alone, by name */
+		loaded += zonedb_zone(db, i) != NULL;
+		if (zonedb_zone_error(db, i)[0] && failed++ < ZONES_LOGGED_MAX)
+			log_zone(db, i);
 	}
+	if (n > ZONES_LOGGED_MAX)
+		log_info("%zu of %zu zones serve a version, %zu with an error", loaded, n, failed);
+}
+
+/* Threads a build reads zone files on: one per CPU the process may run on. */
+static unsigned reload_threads(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	return 1;
 }
 
 void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
@@ -113,12 +130,20 @@ void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 	r->zones = zones;
 }
 
-int reload_load(reload_t *r, char *err, size_t errlen)
+int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 {
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
-	int rc = zonedb_build(cfg->zones, cfg->zone_count, NULL, NULL, collect_msg, &job, &db);
+	zonedb_build_t b = { .specs = cfg->zones,
+			     .n = cfg->zone_count,
+			     .msg = collect_msg,
+			     .msg_arg = &job,
+			     .threads = reload_threads(),
+			     .loaded = &r->loaded,
+			     .defer = defer };
+	r->loading = cfg->zone_count;
+	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
 		/* the first error line is the one to show at start-up */
 		size_t first = job.messages ? strcspn(job.messages, "\n") : 0;
@@ -132,14 +157,40 @@ int reload_load(reload_t *r, char *err, size_t errlen)
 		return rc;
 	}
 	free(job.messages);
-	log_zones(db, NULL);
+	if (!defer)
+		log_zones(db);
 	zonedb_set_owner(db, cfg);
 	r->writer = db;
 	if (r->prepare)
 		r->prepare(r->prepare_arg, db);
 	zonedb_publish(r->zones, db);
-	log_info("%zu zone(s) loaded", zonedb_zone_count(db));
+	if (defer)
+		log_info("%zu zone(s) configured, %zu to read", zonedb_zone_count(db),
+			 zonedb_pending(db));
+	else
+		log_info("%zu zone(s) loaded", zonedb_zone_count(db));
 	return 0;
+}
+
+bool reload_loading(const reload_t *r, size_t *done, size_t *total)
+{
+	*done = __atomic_load_n(&r->loaded, __ATOMIC_RELAXED);
+	*total = r->loading;
+	return r->first_loading;
+}
+
+/* Main loop, each second of the first load: how far it is, for the service manager. */
+static void on_load_progress(uv_timer_t *t)
+{
+	reload_t *r = t->data;
+	size_t done, total;
+	if (!reload_loading(r, &done, &total))
+		return;
+	/* each second extends the start's time limit by ten while the load goes on */
+	char state[128];
+	snprintf(state, sizeof(state),
+		 "STATUS=loading zones: %zu of %zu\nEXTEND_TIMEOUT_USEC=10000000", done, total);
+	systemd_send(state);
 }
 
 /*
@@ -164,34 +215,137 @@ int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, 
 		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
 			return SHOAL_ETIMEOUT;
 	}
-	zonedb_t *db = NULL;
 	/* by apex: a reconfig may have moved the zone since the caller looked */
 	long i = zonedb_index(r->writer, apex);
-	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_replace(r->writer, (size_t)i, z, error, &db);
+	zonedb_retired_t retired;
+	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_swap(r->writer, (size_t)i, z, error, &retired);
 	if (rc == 0) {
-		if (r->prepare)
-			r->prepare(r->prepare_arg, db);
-		r->writer = db;
-		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
+		/* in place: the set, its other zones and the zone's counters stay */
+		zonedb_synchronize(r->zones);
+		zonedb_retired_free(&retired);
 	}
 	pthread_mutex_unlock(&writer_lock);
 	return rc;
 }
 
 /*
- * Whether a primary zone of `now` that `was` does not have failed to load
- * into db (built from now's zones): a reconfig that adds a broken zone is
- * refused like a broken configuration file.
+ * Whether a primary zone new to db (a fresh statistics slot: one the set
+ * it was built over did not have; or no zone name at all) failed to load: a reconfig that adds a
+ * broken zone is refused like a broken configuration file. now: the
+ * configuration db was built from, index for index.
  */
-static bool new_zone_failed(const conf_t *was, const conf_t *now, const zonedb_t *db)
+static bool new_zone_failed(const conf_t *now, const zonedb_t *db)
 {
-	for (size_t i = 0; i < now->zone_count && i < zonedb_zone_count(db); i++) {
-		if (now->zones[i].secondary || conf_zone_index(was, now->zones[i].name) >= 0)
-			continue;
-		if (!zonedb_zone(db, i))
+	size_t n = zonedb_zone_count(db);
+	for (size_t i = 0; i < now->zone_count && i < n; i++) {
+		bool fresh;
+		/* slot 0: no zone name (bad, or twice), which a running configuration never has */
+		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
+		if ((fresh || !slot) && !now->zones[i].secondary && !zonedb_zone(db, i))
 			return true;
 	}
 	return false;
+}
+
+/* The reload thread's last step: tell the main loop (and reload_close) it is done. */
+static void reload_finished(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	pthread_mutex_lock(&r->lock);
+	job->finished = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	/* the last use of r: the main thread joins before closing the handle */
+	uv_async_send(&r->done);
+}
+
+/*
+ * Whether the job may publish: not cancelled. From here on a timeout no
+ * longer cancels it (it ends in a moment with its own report).
+ */
+static bool job_publishing(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	pthread_mutex_lock(&r->lock);
+	bool cancel = job->cancel;
+	job->publishing = !cancel;
+	pthread_mutex_unlock(&r->lock);
+	return !cancel;
+}
+
+/*
+ * A reload of one zone (job->only), in place: read it, swap its version
+ * into the served set (zonedb_swap), wait a grace period, drop the old
+ * version. Nothing else of the set is touched, so it costs that zone
+ * alone however many the set holds. Reload thread, under writer_lock.
+ * Returns 0, SHOAL_EZONE (the zone keeps its version, the error shown),
+ * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
+ */
+static int reload_one(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	const conf_t *cfg = r->cfg;
+	long c = conf_zone_index(cfg, job->only);
+	uint8_t apex[NAME_MAXLEN];
+	char text[NAME_TEXT_MAX + 2];
+	size_t len = strlen(job->only);
+	snprintf(text, sizeof(text), "%s%s", job->only,
+		 len && job->only[len - 1] == '.' ? "" : ".");
+	long i = -1;
+	if (c >= 0 && name_from_text(text, NULL, apex) > 0) {
+		name_lower(apex);
+		i = zonedb_index(r->writer, apex);
+	}
+	if (i < 0) {
+		char line[600];
+		snprintf(line, sizeof(line), "%s: no such zone is configured", job->only);
+		collect_msg(job, true, line);
+		return SHOAL_ENOTFOUND;
+	}
+	zone_t *z = NULL;
+	char error[512];
+	int rc = zonedb_load_zone(r->writer, (size_t)i, &cfg->zones[c], collect_msg, job, &z, error,
+				  sizeof(error));
+	if (rc == 1)
+		return 0; /* a secondary: its version is the last transfer's */
+	if (!job_publishing(job)) {
+		zone_unref(z);
+		return SHOAL_ETIMEOUT;
+	}
+	if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT)
+		return rc;
+	zonedb_retired_t retired;
+	const zone_t *serve = rc == 0 ? z : zonedb_zone(r->writer, (size_t)i);
+	int src = zonedb_swap(r->writer, (size_t)i, serve, rc == 0 ? NULL : error, &retired);
+	zone_unref(z);
+	if (src < 0)
+		return src;
+	job->published = true;
+	zonedb_synchronize(r->zones);
+	zonedb_retired_free(&retired);
+	log_zone(r->writer, (size_t)i);
+	return rc == 0 ? 0 : SHOAL_EZONE;
+}
+
+/*
+ * The first load's zones, read into the set published at start on the
+ * load threads, each answering as soon as it has loaded. Reload thread,
+ * under writer_lock. Returns zonedb_load_pending's result.
+ */
+static int first_load(reload_job_t *job)
+{
+	reload_t *r = job->r;
+	zonedb_build_t b = { .specs = r->cfg->zones,
+			     .n = r->cfg->zone_count,
+			     .msg = collect_msg,
+			     .msg_arg = job,
+			     .threads = reload_threads(),
+			     .loaded = &r->loaded };
+	int rc = zonedb_load_pending(r->writer, &b);
+	job->published = true;
+	job_publishing(job);
+	log_zones(r->writer);
+	return rc;
 }
 
 /* The reload thread: build beside the served set, swap, wait a grace period, free the old. */
@@ -202,20 +356,33 @@ static void *reload_main(void *arg)
 	const conf_t *cfg = job->cfg ? job->cfg : r->cfg;
 	zonedb_t *db = NULL;
 	pthread_mutex_lock(&writer_lock);
+	if (job->first) {
+		job->rc = first_load(job);
+		pthread_mutex_unlock(&writer_lock);
+		reload_finished(job);
+		return NULL;
+	}
+	if (job->only && !job->cfg) {
+		job->rc = reload_one(job);
+		pthread_mutex_unlock(&writer_lock);
+		reload_finished(job);
+		return NULL;
+	}
 	/* the writer's set is only touched by this thread while a reload runs */
-	int rc = zonedb_build(cfg->zones, cfg->zone_count, r->writer, job->only, collect_msg, job,
-			      &db);
-	if (db && job->cfg && new_zone_failed(r->cfg, job->cfg, db)) {
+	zonedb_build_t b = { .specs = cfg->zones,
+			     .n = cfg->zone_count,
+			     .old = r->writer,
+			     .msg = collect_msg,
+			     .msg_arg = job,
+			     .threads = reload_threads() };
+	int rc = zonedb_build_with(&b, &db);
+	if (db && job->cfg && new_zone_failed(job->cfg, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
 		zonedb_free(db);
 		db = NULL;
 		rc = SHOAL_EZONE;
 	}
-	pthread_mutex_lock(&r->lock);
-	bool cancel = job->cancel;
-	job->publishing = !cancel;
-	pthread_mutex_unlock(&r->lock);
-	if (cancel) {
+	if (!job_publishing(job)) {
 		/* abandoned: the client was told the served zones stay, so they do */
 		if (db)
 			zonedb_free(db);
@@ -223,7 +390,7 @@ static void *reload_main(void *arg)
 	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
-		log_zones(db, job->only);
+		log_zones(db);
 		zonedb_set_owner(db, cfg);
 		job->published = true;
 		r->writer = db;
@@ -233,12 +400,7 @@ static void *reload_main(void *arg)
 		job->rc = job->len ? SHOAL_EZONE : 0;
 	}
 	pthread_mutex_unlock(&writer_lock);
-	pthread_mutex_lock(&r->lock);
-	job->finished = true;
-	pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-	/* the last use of r: the main thread joins before closing the handle */
-	uv_async_send(&r->done);
+	reload_finished(job);
 	return NULL;
 }
 
@@ -247,6 +409,16 @@ static void job_free(reload_job_t *job)
 	free(job->only);
 	free(job->messages);
 	free(job);
+}
+
+/*
+ * READY=1 to the service manager: the set served is complete. After the
+ * first load, a NOTIFY_SOCKET that cannot be reached is said once.
+ */
+static void tell_ready(reload_t *r, bool first)
+{
+	if (systemd_ready(zonedb_zone_count(r->writer), r->cfg->threads) < 0 && first)
+		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
 }
 
 /* Main loop: the reload thread has finished; report and maybe run the queued one. */
@@ -260,6 +432,10 @@ static void on_reload_done(uv_async_t *a)
 	uv_timer_stop(&r->timer);
 	r->job = NULL;
 	r->running = false;
+	if (job->first) {
+		uv_timer_stop(&r->progress);
+		r->first_loading = false;
+	}
 	if (job->cfg && job->published)
 		r->cfg = job->cfg; /* the set served now is built from it */
 	if (r->abandoned) {
@@ -273,17 +449,22 @@ static void on_reload_done(uv_async_t *a)
 			 job->only ? job->only : "");
 		r->note[0] = '\0';
 	} else {
-		log_error("%s%s%s failed (%s): zones that failed keep their previous version",
-			  job->what, job->only ? " of " : "", job->only ? job->only : "",
-			  shoal_strerror(job->rc));
+		log_error("%s%s%s failed (%s): zones that failed %s", job->what,
+			  job->only ? " of " : "", job->only ? job->only : "",
+			  shoal_strerror(job->rc),
+			  job->first ? "serve nothing (SERVFAIL); zone-status says why"
+				     : "keep their previous version");
 		r->note[0] = '\0';
 	}
-	/* RELOADING=1 was sent at the start; the set served now is complete either way */
-	systemd_ready(zonedb_zone_count(r->writer), r->cfg->threads);
+	/* RELOADING=1 was sent at the start (or this is the first load): every zone was read */
+	tell_ready(r, job->first);
 	if (job->done)
 		job->done(job->arg, job->rc, job->messages ? job->messages : "");
+	bool first = job->first;
 	job_free(job);
-	if (r->published)
+	if (first && r->first_done)
+		r->first_done(r->first_done_arg);
+	else if (!first && r->published)
 		r->published(r->published_arg);
 	if (r->again && !r->stopping) {
 		r->again = false;
@@ -328,19 +509,8 @@ static void on_reload_timeout(uv_timer_t *t)
 	}
 }
 
-/* Zone names compare without case and without the final dot. */
-static bool zone_name_eq(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 1 && a[la - 1] == '.')
-		la--;
-	if (lb > 1 && b[lb - 1] == '.')
-		lb--;
-	return la == lb && strncasecmp(a, b, la) == 0;
-}
-
-static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
-		     void *arg);
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
+		     reload_done_fn done, void *arg);
 
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
@@ -349,25 +519,42 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 			r->again = true; /* a signal: run again after this one */
 		return SHOAL_EEXIST;
 	}
-	if (only) {
-		bool found = false;
-		for (size_t i = 0; i < r->cfg->zone_count && !found; i++)
-			found = zone_name_eq(r->cfg->zones[i].name, only);
-		if (!found)
-			return SHOAL_ENOTFOUND;
-	}
-	return job_start(r, only, NULL, done, arg);
+	if (only && conf_zone_index(r->cfg, only) < 0)
+		return SHOAL_ENOTFOUND;
+	return job_start(r, only, NULL, false, done, arg);
 }
 
 int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg)
 {
 	if (r->running)
 		return SHOAL_EEXIST;
-	return job_start(r, NULL, cfg, done, arg);
+	return job_start(r, NULL, cfg, false, done, arg);
 }
 
-static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_done_fn done,
-		     void *arg)
+int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
+{
+	r->first_done = done;
+	r->first_done_arg = arg;
+	if (!zonedb_pending(r->writer)) {
+		log_info("first load done: no zone file to read");
+		tell_ready(r, true);
+		if (done)
+			done(arg);
+		return 0;
+	}
+	r->first_loading = true;
+	int rc = job_start(r, NULL, NULL, true, NULL, NULL);
+	if (rc < 0) {
+		r->first_loading = false;
+		return rc;
+	}
+	on_load_progress(&r->progress);
+	uv_timer_start(&r->progress, on_load_progress, 1000, 1000);
+	return 0;
+}
+
+static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
+		     reload_done_fn done, void *arg)
 {
 	reload_job_t *job = calloc(1, sizeof(*job));
 	if (!job || (only && !(job->only = strdup(only)))) {
@@ -376,7 +563,8 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_do
 	}
 	job->r = r;
 	job->cfg = cfg;
-	job->what = cfg ? "reconfig" : "reload";
+	job->what = first ? "first load" : cfg ? "reconfig" : "reload";
+	job->first = first;
 	job->done = done;
 	job->arg = arg;
 	job->started_at = time(NULL);
@@ -392,8 +580,16 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, reload_do
 		job_free(job);
 		return e;
 	}
-	uv_timer_start(&r->timer, on_reload_timeout, (uint64_t)r->cfg->reload_timeout * 1000, 0);
-	systemd_reloading();
+	/*
+	 * The first load has no reload-timeout: abandoned, it would leave every
+	 * zone not read yet unserved for good, where a slow start is only slow
+	 * (a zone answers SERVFAIL until it is read; a stop cancels it).
+	 */
+	if (!first) {
+		uv_timer_start(&r->timer, on_reload_timeout,
+			       (uint64_t)r->cfg->reload_timeout * 1000, 0);
+		systemd_reloading();
+	}
 	return 0;
 }
 
@@ -424,9 +620,12 @@ int reload_attach(reload_t *r, uv_loop_t *loop)
 	r->sync_ready = true;
 	r->done.data = r;
 	r->timer.data = r;
+	r->progress.data = r;
 	e = uv_async_init(loop, &r->done, on_reload_done);
 	if (e == 0)
 		e = uv_timer_init(loop, &r->timer);
+	if (e == 0)
+		e = uv_timer_init(loop, &r->progress);
 	return e; /* libuv's: 0 or -errno */
 }
 
@@ -481,6 +680,8 @@ bool reload_close(reload_t *r)
 		uv_close((uv_handle_t *)&r->done, NULL);
 	if (r->timer.loop)
 		uv_close((uv_handle_t *)&r->timer, NULL);
+	if (r->progress.loop)
+		uv_close((uv_handle_t *)&r->progress, NULL);
 	if (r->sync_ready) {
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);

@@ -27,6 +27,7 @@ typedef struct reload {
 	uv_loop_t *loop;     /* the main loop: results and reload-timeout */
 	uv_async_t done;     /* the reload thread has finished */
 	uv_timer_t timer;    /* reload-timeout of the running reload */
+	uv_timer_t progress; /* the first load's STATUS= each second */
 	pthread_t thread;
 	bool running;         /* a reload thread exists (joined in on_reload_done) */
 	bool again;           /* SIGHUP during a reload: run once more after it */
@@ -37,6 +38,16 @@ typedef struct reload {
 	pthread_mutex_t lock; /* the job's cancel, publishing and finished */
 	pthread_cond_t cond;  /* signalled when the job has finished */
 	bool sync_ready;      /* lock and cond initialised */
+	/*
+	 * The first load's progress: zones done (loaded, kept or failed;
+	 * raised atomically by the load threads) of `loading`. Any thread
+	 * reads `loaded` with an atomic load.
+	 */
+	size_t loaded;
+	size_t loading;
+	bool first_loading;            /* the first load's zones are being read (main thread's) */
+	void (*first_done)(void *arg); /* reload_load_rest's, on the main loop */
+	void *first_done_arg;
 	/*
 	 * Called with every set built, on the thread that publishes it, just
 	 * before it is published (the server zeroes the counters of the zones
@@ -59,9 +70,31 @@ void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones);
  * The first load, on the main thread before workers start: builds every
  * zone and publishes the set. A zone that fails stops start-up: returns a
  * negative error with the first "FILE:LINE: reason" in err, nothing
- * published. Returns 0 otherwise.
+ * published. Returns 0 otherwise. With defer, no zone file is read: the
+ * set of every configured zone is published serving nothing (SERVFAIL,
+ * as NSD and Knot answer a configured zone not loaded), and
+ * reload_load_rest reads them once the workers answer; only a name that
+ * is no zone name (or one configured twice) stops start-up then.
  */
-int reload_load(reload_t *r, char *err, size_t errlen);
+int reload_load(reload_t *r, bool defer, char *err, size_t errlen);
+
+/*
+ * After a deferred reload_load, once r is attached and the workers
+ * answer: read the zones on the reload thread's load threads, each
+ * answering as soon as it has loaded; "STATUS=loading zones: N of M"
+ * each second, READY=1 when every zone was read (loaded or failed: a
+ * zone that fails serves nothing and zone-status says why), then
+ * done(arg) on the main loop. Reloads and reconfigs answer busy until
+ * then; reload-timeout applies. Returns 0 or a negative error. Main
+ * thread.
+ */
+int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg);
+
+/*
+ * Whether the first load is reading zones; *done of *total zones read so
+ * far (loaded, kept or failed). Main thread.
+ */
+bool reload_loading(const reload_t *r, size_t *done, size_t *total);
 
 /*
  * Give r its handles on the main loop (the thread's results, the

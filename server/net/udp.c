@@ -213,7 +213,7 @@ static int udp_batch_once(udp_receiver_t *r)
 				alen = udp_rate_limit(r, abuf, alen, &info);
 		}
 		stats_count_udp(r->stats, len, alen > 0, &info);
-		stats_count_zone(r->zone_stats, WORKER_ZONE_SLOTS, alen > 0, &info);
+		stats_count_zone(r->zone_stats, r->zone_slots, alen > 0, &info);
 		if (alen == 0)
 			continue;
 		b->iov[out].tx.iov_len = alen;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <urcu.h>
@@ -48,7 +49,7 @@ static size_t worker_tcp_answer(void *arg, const struct sockaddr *peer, const ui
 	cookies_read_done(&w->all->cookies);
 	zonedb_read_unlock(w->zones);
 	stats_count_tcp(w->stats, n > 0, &info);
-	stats_count_zone(w->zone_stats, WORKER_ZONE_SLOTS, n > 0, &info);
+	stats_count_zone(w->zone_stats, w->all->zone_slots, n > 0, &info);
 	return n;
 }
 
@@ -179,6 +180,24 @@ static void chaos_init(worker_t *w, const conf_t *cfg, const char *hostname)
 	}
 }
 
+/*
+ * Reserve *slots zones' counters, zeroed, no page touched; *slots drops to
+ * WORKER_ZONE_SLOTS_LOW (for this and every later set) when the kernel
+ * refuses the reservation. NULL when it refuses that too.
+ */
+static zone_stats_t *zone_stats_map(size_t *slots)
+{
+	for (;;) {
+		void *p = mmap(NULL, *slots * sizeof(zone_stats_t), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED)
+			return p;
+		if (*slots == WORKER_ZONE_SLOTS_LOW)
+			return NULL;
+		*slots = WORKER_ZONE_SLOTS_LOW;
+	}
+}
+
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
@@ -227,10 +246,10 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 	if (gethostname(ws->hostname, sizeof(ws->hostname) - 1) < 0)
 		ws->hostname[0] = '\0'; /* no identity then: id.server is REFUSED */
 	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
+	ws->zone_slots = WORKER_ZONE_SLOTS;
 	for (size_t k = 0; k < sets; k++) {
-		/* each its own allocation: page-aligned at this size, no line shared */
-		ws->zone_stats[k] = calloc(WORKER_ZONE_SLOTS, sizeof(zone_stats_t));
-		if (!ws->zone_stats[k]) {
+		/* each its own mapping: page-aligned, no line shared, pages touched by traffic */
+		if (!(ws->zone_stats[k] = zone_stats_map(&ws->zone_slots))) {
 			snprintf(err, errlen, "out of memory for zone counters");
 			return SHOAL_ENOMEM;
 		}
@@ -259,6 +278,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 			r->ctx = w->ctx_udp;
 			r->stats = &ws->stats[i * ws->parts + 1 + a];
 			r->zone_stats = ws->zone_stats[i * ws->parts + 1 + a];
+			r->zone_slots = (uint32_t)ws->zone_slots;
 			transfer_init(&r->xfr, cfg, zones, &r->stats->xfr, w->index, &r->ctx,
 				      &w->ctx_tcp, NULL, NULL);
 			if (!(r->batch = udp_batch_new(answer_cap))) {
@@ -425,7 +445,7 @@ int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_
 		.count = ws->count,
 		.parts = ws->parts,
 		.zones = ws->zone_stats,
-		.zone_slots = WORKER_ZONE_SLOTS,
+		.zone_slots = ws->zone_slots,
 		.db = zonedb_current(zones),
 		.groups = groups,
 	};
@@ -438,15 +458,18 @@ void workers_zone_slots_reset(workers_t *ws, const zonedb_t *db)
 {
 	if (!ws || !ws->zone_stats)
 		return;
-	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
-		bool fresh;
-		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
-		if (!fresh || slot >= WORKER_ZONE_SLOTS)
+	size_t n;
+	const uint32_t *fresh = zonedb_fresh_slots(db, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t slot = fresh[i];
+		if (slot >= ws->zone_slots)
 			continue;
 		for (size_t t = 0; t < ws->count * ws->parts; t++) {
 			uint64_t *c = (uint64_t *)&ws->zone_stats[t][slot];
+			/* read first: a page no query counted into stays untouched */
 			for (size_t k = 0; k < sizeof(zone_stats_t) / sizeof(uint64_t); k++)
-				__atomic_store_n(&c[k], 0, __ATOMIC_RELAXED);
+				if (__atomic_load_n(&c[k], __ATOMIC_RELAXED))
+					__atomic_store_n(&c[k], 0, __ATOMIC_RELAXED);
 		}
 	}
 }
@@ -458,7 +481,8 @@ void workers_destroy(workers_t *ws)
 		for (size_t a = 0; a < CONF_LISTEN_MAX; a++)
 			udp_batch_free(ws->w[i].udp[a].batch);
 	for (size_t i = 0; ws->zone_stats && i < ws->count * ws->parts; i++)
-		free(ws->zone_stats[i]);
+		if (ws->zone_stats[i])
+			munmap(ws->zone_stats[i], ws->zone_slots * sizeof(zone_stats_t));
 	free(ws->zone_stats);
 	free(ws->w);
 	free(ws->stats);

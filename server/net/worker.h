@@ -23,12 +23,17 @@
 typedef struct workers workers_t;
 
 /*
- * Zone statistics slots per worker: zone sets give slots below the
- * zones of two sets together (zonedb_zone_slot), so twice the most zones
- * a configuration holds, and slot 0 unused. 128 KiB per worker of which
- * only the pages of slots in use are ever touched.
+ * Zone statistics slots per counter set: zone sets give slots below the
+ * zones of two sets together (zonedb_zone_slot), slot 0 unused. Each set
+ * is address space reserved once (mmap, MAP_NORESERVE: 256 MiB for 2^24
+ * slots, 8 million zones) of which only the pages a query counts into
+ * are ever touched: a zone without traffic costs no counter memory, and
+ * a page holds 256 zones' counters. Where the reservation is refused
+ * (strict overcommit), WORKER_ZONE_SLOTS_LOW are reserved instead, and
+ * zones of slots past them are not counted.
  */
-#define WORKER_ZONE_SLOTS (2 * CONF_ZONES_MAX + 1)
+#define WORKER_ZONE_SLOTS     (1u << 24)
+#define WORKER_ZONE_SLOTS_LOW (1u << 16)
 
 /*
  * One UDP socket's receiver: a thread of its own, blocked in recvmmsg
@@ -44,12 +49,13 @@ typedef struct udp_receiver {
 	struct worker *w;
 	udp_batch_t *batch;
 	worker_stats_t *stats;    /* a part of its worker's column (stats_source_t) */
-	zone_stats_t *zone_stats; /* WORKER_ZONE_SLOTS */
+	zone_stats_t *zone_stats; /* zone_slots of them */
 	responder_fn answer;      /* the worker's responder's, copied: one page less a wake-up */
 	int fd;                   /* the socket set's, read only */
 	bool stop;                /* atomic: set by workers_stop, which then wakes the thread */
 	bool zones;               /* the responder's `zones` */
 	bool thread_started;
+	uint32_t zone_slots; /* all->zone_slots, copied beside the array */
 	answer_ctx_t ctx;
 	rrl_worker_t rrl; /* this receiver's slip count and log budget */
 	transfer_t xfr;   /* IXFR over UDP and NOTIFY */
@@ -82,7 +88,7 @@ typedef struct worker {
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
 	worker_stats_t *stats;    /* &all->stats[index * all->parts]: the loop's part */
-	zone_stats_t *zone_stats; /* all->zone_stats[index * all->parts]: WORKER_ZONE_SLOTS */
+	zone_stats_t *zone_stats; /* all->zone_stats[index * all->parts]: all->zone_slots */
 	/* 0 starting, 1 running, or the error it failed with (under all->start_lock) */
 	int started;
 } worker_t;
@@ -101,7 +107,8 @@ struct workers {
 	size_t count;
 	size_t parts;               /* counter sets per worker: its loop's, then one per receiver */
 	worker_stats_t *stats;      /* count * parts, cache-line aligned */
-	zone_stats_t **zone_stats;  /* count * parts arrays, WORKER_ZONE_SLOTS each */
+	zone_stats_t **zone_stats;  /* count * parts arrays, zone_slots each (mapped) */
+	size_t zone_slots;          /* WORKER_ZONE_SLOTS, or _LOW when that was refused */
 	rrl_t *rrl;                 /* response rate limiting, shared; NULL when off */
 	addrlimit_t *tcp_addresses; /* TCP connections per client address; NULL: no limit */
 	cookies_t cookies;          /* the cookie secrets (cookies_rotate from the main thread) */

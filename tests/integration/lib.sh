@@ -128,21 +128,34 @@ free_port() {
 }
 
 # start_shoald PORT ARGS...: run the daemon in the background (log in
-# $T_DIR/shoald.log), wait until it answers on 127.0.0.1@PORT; sets SHOALD_PID.
+# $T_DIR/shoald.log), wait until it answers on 127.0.0.1@PORT and has read
+# its zones (it answers while it reads them, SERVFAIL for a zone not read
+# yet); sets SHOALD_PID.
 start_shoald() {
-	local port=$1
+	local port=$1 lines
 	shift
+	lines=0
+	[ -f "$T_DIR/shoald.log" ] && lines=$(wc -l <"$T_DIR/shoald.log")
 	"$SHOALD" "$@" >>"$T_DIR/shoald.log" 2>&1 &
 	SHOALD_PID=$!
 	T_PIDS="$T_PIDS $SHOALD_PID"
 	# a start that fails ends the process: that is seen at once; a slow one (thousands of
 	# zones in a sanitizer build) gets two minutes
 	wait_until 120 started "$port"
-	answering 127.0.0.1 "$port" || {
+	wait_until 120 zones_read "$lines"
+	answering 127.0.0.1 "$port" && zones_read "$lines" || {
 		echo "shoald did not start; its log:" >&2
 		cat "$T_DIR/shoald.log" >&2
 		return 1
 	}
+}
+
+# zones_read LINES: the log after its first LINES lines says shoald has read its
+# zones (its first load is done, or failed for a zone; the ceiling has none), or
+# shoald has exited.
+zones_read() {
+	tail -n +"$(($1 + 1))" "$T_DIR/shoald.log" |
+		grep -qE 'first load (done|failed)|no zone is consulted' || gone "$SHOALD_PID"
 }
 
 # calc EXPR: EXPR's value in floating point (awk's arithmetic: + - * / and

@@ -3,7 +3,8 @@
 # shoald_user: with --user nobody the daemon binds as root, then runs as nobody and still
 # answers; a process running as nobody cannot bind the port beside it, with SO_REUSEPORT,
 # SO_REUSEADDR or both (doc/design.md, "Sockets"). Zones are read with nobody's rights from
-# the start, as every reload reads them: a file only root may read stops start-up. The pid file,
+# the start, as every reload reads them: a file only root may read fails --check, and at a start
+# its zone serves nothing (SERVFAIL) while zone-status says why. The pid file,
 # which nobody cannot remove at the stop, names no process after it; one of another user is
 # refused. Root does not take the sockets over from a server of nobody's. Needs root.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
@@ -43,9 +44,18 @@ check_eq "without --user, root reads a root-only zone" 0 $?
 out=$("$SHOALD" --check --user nobody --zone "example.com=$T_DIR/rootonly.zone" 2>&1)
 check_eq "with --user nobody, --check of a root-only zone exits 1" 1 $?
 check_match "naming the file" "$T_DIR/rootonly.zone: cannot open: Permission denied" "$out"
-out=$(timeout 60 "$SHOALD" --listen "127.0.0.1@$(free_port)" --user nobody \
-	--zone "example.com=$T_DIR/rootonly.zone" 2>&1)
-check_eq "and start-up stops (124: it served)" 1 $?
+# a start reads the zones after the sockets, with nobody's rights: the zone
+# serves nothing (SERVFAIL, as NSD and Knot answer a zone that did not load),
+# and zone-status says why
+PORT3=$(free_port) || exit 99
+start_shoald "$PORT3" --listen "127.0.0.1@$PORT3" --user nobody --control "$T_DIR/ctl3" \
+	--zone "example.com=$T_DIR/rootonly.zone" || fail "a start with a zone nobody cannot read"
+check_match "that zone answers SERVFAIL" "status: SERVFAIL" \
+	"$("$DIG" @127.0.0.1 -p "$PORT3" +time=2 +tries=1 www.example.com A)"
+check_match "zone-status names the file" \
+	"^example.com. .* loaded no .*error $T_DIR/rootonly.zone: cannot open: Permission denied" \
+	"$("$SHOALCTL" -s "$T_DIR/ctl3" zone-status)"
+stop_pid "$SHOALD_PID"
 # an $INCLUDE only root may read: the same, at the $INCLUDE's line
 cp "$T_DIR/rootonly.zone" "$T_DIR/rootonly.inc"
 printf '$ORIGIN example.com.\n$TTL 300\n$INCLUDE rootonly.inc\n' >"$T_DIR/inc.zone"

@@ -689,23 +689,54 @@ static void test_same_primaries(void)
 	conf_clear(&b);
 }
 
-/* zone-add's bound is the configuration's: CONF_ZONES_MAX zones, then SHOAL_ESPACE. */
-static void test_zone_add_bound(void)
+/*
+ * No bound on the zones but memory (the old one refused the 4097th), and
+ * every zone is found by name through the hash, in any case, with or
+ * without its final dot, after removals (which move the zones after) and
+ * in a copy.
+ */
+static void test_zone_add_many(void)
 {
-	conf_t c;
+	enum { N = 20000 };
+	conf_t c, d;
 	CU_ASSERT_EQUAL_FATAL(conf_init(&c), 0);
 	char name[32];
 	int rc = 0;
-	for (int i = 0; i < CONF_ZONES_MAX && rc == 0; i++) {
+	for (int i = 0; i < N && rc == 0; i++) {
 		snprintf(name, sizeof(name), "z%d.test", i);
 		rc = conf_zone_add(&c, name, "z.zone");
 	}
 	CU_ASSERT_EQUAL(rc, 0);
-	CU_ASSERT_EQUAL(c.zone_count, CONF_ZONES_MAX);
-	CU_ASSERT_EQUAL(conf_zone_add(&c, "one-more.test", "z.zone"), SHOAL_ESPACE);
+	CU_ASSERT_EQUAL(c.zone_count, N);
+	CU_ASSERT_EQUAL(conf_zone_add(&c, "Z17.test.", "z.zone"), SHOAL_EEXIST);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z0.test"), 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "Z4096.TEST."), 4096);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z19999.test"), N - 1);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z20000.test"), -1);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z1.tes"), -1);
 	conf_zone_remove(&c, 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z0.test"), -1);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z1.test"), 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z19999.test."), N - 2);
 	CU_ASSERT_EQUAL(conf_zone_add(&c, "one-more.test", "z.zone"), 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "one-more.test"), N - 1);
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&d, &c), 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&d, "z5000.test"), 4999);
+	CU_ASSERT_EQUAL(conf_zone_index(&d, "one-more.test."), N - 1);
+	/* the copy's index is its own: a change to one is not seen in the other */
+	conf_zone_remove(&c, 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&d, "z1.test"), 0);
+	CU_ASSERT_EQUAL(conf_zone_index(&c, "z1.test"), -1);
+	/* removals from the middle: every zone left is found where it now is */
+	for (int k = 0; k < 50; k++)
+		conf_zone_remove(&d, (size_t)(k * 37 % (N - 100)));
+	size_t found = 0;
+	for (size_t k = 0; k < d.zone_count; k++)
+		found += conf_zone_index(&d, d.zones[k].name) == (long)k;
+	CU_ASSERT_EQUAL(found, d.zone_count);
+	CU_ASSERT_EQUAL(d.zone_count, N - 50);
 	conf_clear(&c);
+	conf_clear(&d);
 }
 
 int main(int argc, char **argv)
@@ -725,7 +756,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_metrics_address),
 		UNIT_TEST(test_runtime_diff),
 		UNIT_TEST(test_same_primaries),
-		UNIT_TEST(test_zone_add_bound),
+		UNIT_TEST(test_zone_add_many),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),

@@ -5,8 +5,10 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <urcu.h>
 #include <uv.h>
 
@@ -57,7 +59,7 @@ static void test_close_answers_published_reconfig(void)
 	reload_t r;
 	reload_init(&r, &cfg, &zones);
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(reload_load(&r, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(reload_load(&r, false, err, sizeof(err)), 0);
 	uv_loop_t loop;
 	CU_ASSERT_EQUAL_FATAL(uv_loop_init(&loop), 0);
 	CU_ASSERT_EQUAL_FATAL(reload_attach(&r, &loop), 0);
@@ -81,10 +83,149 @@ static void test_close_answers_published_reconfig(void)
 	rcu_unregister_thread();
 }
 
+/* Run the loop until *flag is set (the reload's results arrive there), for at most 60 s. */
+static void run_until(uv_loop_t *loop, const bool *flag)
+{
+	for (int i = 0; i < 6000 && !*flag; i++) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000L }, NULL);
+	}
+}
+
+static void set_flag(void *arg)
+{
+	*(bool *)arg = true;
+}
+
+static void reload_done(void *arg, int rc, const char *messages)
+{
+	done_seen_t *d = arg;
+	d->calls++;
+	d->rc = rc;
+	(void)messages;
+}
+
+/* The version zone i of the set served, inside a read section. */
+static const struct zone *served(zonedb_ref_t *zones, size_t i)
+{
+	zonedb_read_lock();
+	const struct zone *z = zonedb_zone(zonedb_current(zones), i);
+	zonedb_read_unlock(zones);
+	return z;
+}
+
+static const zonedb_t *current(zonedb_ref_t *zones)
+{
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(zones);
+	zonedb_read_unlock(zones);
+	return db;
+}
+
+/*
+ * Many zones at start: the set is published before any file is read (every
+ * zone configured, serving nothing: SERVFAIL), then the zones are read on
+ * the reload thread, each served as it loads, with the progress counted;
+ * done comes once all are. A reload of one zone then swaps that zone's
+ * version in the set served: the set is the same, and every other zone
+ * keeps its version, pointer for pointer; so does a transfer's
+ * reload_replace_zone.
+ */
+static void test_first_load_and_one_zone(void)
+{
+	enum { N = 2000 };
+	rcu_register_thread();
+	conf_t cfg;
+	char path[4096], name[32];
+	CU_ASSERT_EQUAL_FATAL(conf_init(&cfg), 0);
+	/* relative names only: one file loads as any zone */
+	char dir[] = "/tmp/shoal-reload-XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/relative.zone", dir);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("$TTL 300\n@ IN SOA ns1 hm 1 2 3 4 5\n@ IN NS ns1\nns1 IN A 192.0.2.1\n", f);
+	fclose(f);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "z%d.test", i);
+		CU_ASSERT_EQUAL_FATAL(conf_zone_add(&cfg, name, path), 0);
+	}
+	zonedb_ref_t zones = { 0 };
+	reload_t r;
+	reload_init(&r, &cfg, &zones);
+	char err[512] = "";
+	CU_ASSERT_EQUAL_FATAL(reload_load(&r, true, err, sizeof(err)), 0);
+	uint8_t apex[] = "\2z7\4test";
+	bool configured = false;
+	zonedb_read_lock();
+	CU_ASSERT_PTR_NULL(zonedb_match(zonedb_current(&zones), apex, &configured));
+	zonedb_read_unlock(&zones);
+	CU_ASSERT_TRUE(configured); /* configured, not loaded: SERVFAIL */
+	uv_loop_t loop;
+	CU_ASSERT_EQUAL_FATAL(uv_loop_init(&loop), 0);
+	CU_ASSERT_EQUAL_FATAL(reload_attach(&r, &loop), 0);
+	bool loaded = false;
+	CU_ASSERT_EQUAL_FATAL(reload_load_rest(&r, set_flag, &loaded), 0);
+	size_t done, total;
+	CU_ASSERT_TRUE(reload_loading(&r, &done, &total));
+	CU_ASSERT_EQUAL(total, N);
+	run_until(&loop, &loaded);
+	CU_ASSERT_FATAL(loaded);
+	CU_ASSERT_FALSE(reload_loading(&r, &done, &total));
+	CU_ASSERT_EQUAL(done, N);
+	const struct zone *before[N];
+	for (size_t i = 0; i < N; i++) {
+		before[i] = served(&zones, i);
+		CU_ASSERT_PTR_NOT_NULL(before[i]);
+	}
+	const zonedb_t *set = current(&zones);
+
+	/* one zone reloaded: in place, the others untouched */
+	done_seen_t seen = { 0 };
+	CU_ASSERT_EQUAL_FATAL(reload_start(&r, "Z1234.test.", reload_done, &seen), 0);
+	for (int i = 0; i < 6000 && !seen.calls; i++) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000L }, NULL);
+	}
+	CU_ASSERT_EQUAL(seen.calls, 1);
+	CU_ASSERT_EQUAL(seen.rc, 0);
+	CU_ASSERT_PTR_EQUAL(current(&zones), set);
+	size_t same = 0;
+	for (size_t i = 0; i < N; i++)
+		same += served(&zones, i) == before[i];
+	CU_ASSERT_EQUAL(same, N - 1);
+	CU_ASSERT_PTR_NOT_EQUAL(served(&zones, 1234), before[1234]);
+	CU_ASSERT_PTR_NOT_NULL(served(&zones, 1234));
+
+	/* a transfer's version (zone 1's stands in), and an expiry: the same */
+	uint8_t z5[] = "\2z5\4test";
+	CU_ASSERT_EQUAL(reload_replace_zone(&r, z5, before[1], NULL, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(served(&zones, 5), before[1]);
+	CU_ASSERT_EQUAL(reload_replace_zone(&r, z5, NULL, "expired", NULL), 0);
+	CU_ASSERT_PTR_NULL(served(&zones, 5));
+	CU_ASSERT_PTR_EQUAL(current(&zones), set);
+	same = 0;
+	for (size_t i = 0; i < N; i++)
+		same += served(&zones, i) == before[i];
+	CU_ASSERT_EQUAL(same, N - 2);
+	uint8_t none[] = "\4none\4test";
+	CU_ASSERT_EQUAL(reload_replace_zone(&r, none, NULL, NULL, NULL), SHOAL_ENOTFOUND);
+
+	CU_ASSERT_FALSE(reload_close(&r));
+	uv_run(&loop, UV_RUN_DEFAULT);
+	CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
+	reload_clear(&r);
+	conf_clear(&cfg);
+	unlink(path);
+	rmdir(dir);
+	rcu_unregister_thread();
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_close_answers_published_reconfig),
+		UNIT_TEST(test_first_load_and_one_zone),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "reload", tests);

@@ -95,7 +95,8 @@ static void test_reload_semantics(void)
 	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, "other.example.", quiet, NULL, &v2),
 			      SHOAL_ENOTFOUND);
 	CU_ASSERT_PTR_EQUAL(zonedb_find(v2, w), z1);
-	CU_ASSERT_EQUAL(z1->refs, 2);
+	CU_ASSERT_EQUAL(z1->refs,
+			1); /* the zone's entry is shared whole: no copy, no new reference */
 
 	/* reloading a zone that is not configured says so */
 	zonedb_t *v2b = NULL;
@@ -259,7 +260,9 @@ static void test_stats_slots(void)
 	CU_ASSERT_EQUAL(slot_of(v1, 0), 101);
 	CU_ASSERT_EQUAL(slot_of(v1, 1), 102);
 	CU_ASSERT_EQUAL(slot_of(v1, 2), 103);
-	CU_ASSERT_STRING_EQUAL(zonedb_zone_name(v1, 1), "b.test.");
+	char text[NAME_TEXT_MAX];
+	zonedb_zone_name(v1, 1, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, "b.test.");
 	zonedb_t *v2 = build_named(v2n, 4, v1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
 	CU_ASSERT_EQUAL(slot_of(v2, 0), 2);   /* b keeps its slot */
@@ -478,6 +481,129 @@ static void test_secondary(void)
 	unlink(missing);
 }
 
+/* Specs of n zones z0.many. .. from rfile (names kept in names[]). */
+static zone_spec_t *many_specs(size_t n, char (*names)[32])
+{
+	zone_spec_t *s = calloc(n, sizeof(*s));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "z%zu.many", i);
+		s[i] = (zone_spec_t){ .name = names[i],
+				      .file = rfile,
+				      .limits = ZONE_LIMITS_DEFAULT };
+	}
+	return s;
+}
+
+/* How many of db's first n zones serve the version `before` had, pointer for pointer. */
+static size_t same_versions(const zonedb_t *db, const zone_t *const *before, size_t n)
+{
+	size_t same = 0;
+	for (size_t i = 0; i < n; i++)
+		same += zonedb_zone(db, i) == before[i];
+	return same;
+}
+
+/*
+ * Many zones (past the old bound of 4096) load on several threads; every
+ * zone is found by its names; a reload of one zone, a reconfig that adds
+ * one and one that removes one touch that zone alone: every other zone
+ * keeps its version (the same zone_t) and its statistics slot, and only
+ * the added zone's slot is fresh. zonedb_swap changes one zone of the
+ * published set in place.
+ */
+static void test_many_zones(void)
+{
+	enum { N = 20000 };
+	char(*names)[32] = calloc(N + 1, sizeof(*names));
+	zone_spec_t *s = many_specs(N + 1, names);
+	const zone_t **before = calloc(N + 1, sizeof(*before));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+	size_t loaded = 0;
+	zonedb_build_t b = { .specs = s, .n = N, .msg = quiet, .threads = 4, .loaded = &loaded };
+	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v1), 0);
+	CU_ASSERT_EQUAL(loaded, N);
+	CU_ASSERT_EQUAL(zonedb_zone_count(v1), N);
+	size_t nfresh;
+	zonedb_fresh_slots(v1, &nfresh);
+	CU_ASSERT_EQUAL(nfresh, N);
+	uint8_t w[NAME_MAXLEN];
+	for (size_t i = 0; i < N; i++) {
+		before[i] = zonedb_zone(v1, i);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(before[i]);
+		char text[64];
+		snprintf(text, sizeof(text), "www.z%zu.many.", i);
+		name_from_text(text, NULL, w);
+		CU_ASSERT_PTR_EQUAL(zonedb_find(v1, w), before[i]);
+		CU_ASSERT_EQUAL(zonedb_index(v1, w + 4), (long)i);
+	}
+
+	/* a reload of one zone (a set built over v1 with only) reads that zone alone */
+	b.old = v1;
+	b.only = "z77.many";
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v2), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(zonedb_zone(v2, 77), before[77]);
+	CU_ASSERT_EQUAL(same_versions(v2, before, N), N - 1);
+	zonedb_fresh_slots(v2, &nfresh);
+	CU_ASSERT_EQUAL(nfresh, 0);
+	CU_ASSERT_EQUAL(zonedb_zone_slot(v2, 77, NULL), zonedb_zone_slot(v1, 77, NULL));
+
+	/* a reconfig that adds a zone (the others keep): one fresh slot, nothing else read */
+	for (size_t i = 0; i < N + 1; i++)
+		s[i].keep = i < N;
+	b.old = v2;
+	b.only = NULL;
+	b.n = N + 1;
+	before[77] = zonedb_zone(v2, 77);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v3), 0);
+	CU_ASSERT_EQUAL(same_versions(v3, before, N), N);
+	CU_ASSERT_PTR_NOT_NULL(zonedb_zone(v3, N));
+	const uint32_t *fresh = zonedb_fresh_slots(v3, &nfresh);
+	CU_ASSERT_EQUAL_FATAL(nfresh, 1);
+	CU_ASSERT_EQUAL(fresh[0], zonedb_zone_slot(v3, N, NULL));
+
+	/* one that removes zone 0: every other keeps its version and slot */
+	b.old = v3;
+	b.specs = s + 1;
+	b.n = N;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v4), 0);
+	CU_ASSERT_EQUAL(same_versions(v4, before + 1, N - 1), N - 1);
+	CU_ASSERT_EQUAL(zonedb_zone_slot(v4, 9, NULL), zonedb_zone_slot(v1, 10, NULL));
+	name_from_text("z0.many.", NULL, w);
+	CU_ASSERT_EQUAL(zonedb_index(v4, w), -1);
+
+	/* in place: one zone's version and error change, the set and the others stay */
+	zonedb_retired_t retired;
+	const zone_t *other = zonedb_zone(v4, 1);
+	CU_ASSERT_EQUAL_FATAL(zonedb_swap(v4, 5, other, "a test", &retired), 0);
+	CU_ASSERT_PTR_EQUAL(retired.zone, before[6]);
+	CU_ASSERT_PTR_EQUAL(zonedb_zone(v4, 5), other);
+	CU_ASSERT_EQUAL(same_versions(v4, before + 1, 5), 5);
+	zone_info_t info;
+	zonedb_zone_info(v4, 5, &info);
+	CU_ASSERT_STRING_EQUAL(info.last_error, "a test");
+	zonedb_retired_free(&retired);
+	CU_ASSERT_EQUAL(zonedb_swap(v4, N, other, NULL, &retired), SHOAL_EINVAL);
+
+	/* read one zone anew without a set: the version to swap in */
+	zone_t *z = NULL;
+	char error[512];
+	CU_ASSERT_EQUAL_FATAL(zonedb_load_zone(v4, 8, &s[9], quiet, NULL, &z, error, sizeof(error)),
+			      0);
+	CU_ASSERT_PTR_NOT_NULL(z);
+	CU_ASSERT_PTR_NOT_EQUAL(z, before[9]);
+	CU_ASSERT_PTR_EQUAL(zonedb_zone(v4, 8), before[9]); /* nothing published yet */
+	zone_unref(z);
+	zonedb_free(v1);
+	zonedb_free(v2);
+	zonedb_free(v3);
+	zonedb_free(v4);
+	free(before);
+	free(s);
+	free(names);
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
@@ -491,11 +617,17 @@ int main(int argc, char **argv)
 	fclose(f);
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_build_and_info),   UNIT_TEST(test_failed_first_load),
-		UNIT_TEST(test_reload_semantics), UNIT_TEST(test_keep_and_owner),
-		UNIT_TEST(test_publish_swaps),    UNIT_TEST(test_reference_outlives_set),
-		UNIT_TEST(test_secondary),        UNIT_TEST(test_stats_slots),
-		UNIT_TEST(test_match_longest),    UNIT_END,
+		UNIT_TEST(test_build_and_info),
+		UNIT_TEST(test_failed_first_load),
+		UNIT_TEST(test_reload_semantics),
+		UNIT_TEST(test_keep_and_owner),
+		UNIT_TEST(test_publish_swaps),
+		UNIT_TEST(test_reference_outlives_set),
+		UNIT_TEST(test_secondary),
+		UNIT_TEST(test_stats_slots),
+		UNIT_TEST(test_match_longest),
+		UNIT_TEST(test_many_zones),
+		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();
