@@ -1183,6 +1183,16 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen)
 			cfg->file ? cfg->file : "command line");
 		return SHOAL_ECONFIG;
 	}
+	for (size_t i = 0; i < cfg->listen_tls_count; i++)
+		for (size_t j = 0; j < cfg->listen_count; j++)
+			if (addr_same((const struct sockaddr *)&cfg->listen_tls[i].addr,
+				      (const struct sockaddr *)&cfg->listen[j].addr)) {
+				set_err(err, errlen,
+					"%s is in listen and in listen-tls: a port serves one "
+					"or the other",
+					cfg->listen[j].text);
+				return SHOAL_ECONFIG;
+			}
 	if (cfg->group && !cfg->user) {
 		set_err(err, errlen, "group is set without user");
 		return SHOAL_ECONFIG;

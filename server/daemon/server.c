@@ -680,6 +680,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.open = open < 0 ? 3 : (uint64_t)open,
 		.threads = cfg->threads,
 		.addresses = cfg->listen_count,
+		.tls_addresses = cfg->listen_tls_count,
 		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
 		.metrics = cfg->metrics.addr_len != 0,
@@ -848,9 +849,9 @@ static int sockets_take(server_t *srv, char *err, size_t errlen)
 		rc = SHOAL_ECONFIG;
 	} else {
 		/* takes every given socket, whatever the outcome */
-		rc = socket_set_adopt(cfg->listen, cfg->listen_count, cfg->threads,
-				      cfg->socket_mode, t->given, t->n_given, &srv->sockets, why,
-				      sizeof(why));
+		rc = socket_set_adopt(cfg->listen, cfg->listen_count, cfg->listen_tls,
+				      cfg->listen_tls_count, cfg->threads, cfg->socket_mode,
+				      t->given, t->n_given, &srv->sockets, why, sizeof(why));
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "takeover refused: %s; pid %d serves on", why,
@@ -1059,7 +1060,8 @@ static int sockets_start(server_t *srv, char *err, size_t errlen)
 {
 	const conf_t *cfg = srv->cfg;
 	int rc = cfg->takeover ? sockets_take(srv, err, errlen)
-			       : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
+			       : socket_set_open(cfg->listen, cfg->listen_count, cfg->listen_tls,
+						 cfg->listen_tls_count, cfg->threads,
 						 cfg->socket_mode, &srv->sockets, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -1092,7 +1094,7 @@ static int server_bind(server_t *srv, char *err, size_t errlen)
 	 * the queries. A takeover shares them on purpose, with the process it
 	 * takes them from; the pid file is written once that one has exited.
 	 */
-	rc = instance_claim(cfg->listen, cfg->listen_count,
+	rc = instance_claim(cfg->listen, cfg->listen_count, cfg->listen_tls, cfg->listen_tls_count,
 			    cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
 			    &srv->instance, err, errlen);
 	if (rc == 0)

@@ -112,7 +112,7 @@ static int worker_setup(worker_t *w)
 					   w, &w->stats->tcp, &w->tcp);
 		/* on a system error (-errno) tcp_server_start has closed them */
 		if (trc == 0 || shoal_error_is_system(trc))
-			socket_set_tcp_handed(sockets, w->index);
+			socket_set_handed(sockets, SOCKET_TCP, w->index);
 		if (trc == 0 && w->responder->zones)
 			tcp_server_set_special(w->tcp, worker_tcp_special);
 		if (trc == 0)
