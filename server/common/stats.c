@@ -48,11 +48,11 @@ QUERY_PATH void stats_count_udp(worker_stats_t *s, size_t in, bool answered,
 		stats_add(&s->answers[info->rcode], 1);
 }
 
-void stats_count_tcp(worker_stats_t *s, bool answered, const answer_info_t *info)
+void stats_count_tcp(worker_stats_t *s, tcp_stats_t *conn, bool answered, const answer_info_t *info)
 {
 	count_query(&s->query, info);
 	if (answered && info->rcode >= 0 && info->rcode < DNS_RCODE_MAX)
-		stats_add(&s->tcp.rcode[info->rcode], 1);
+		stats_add(&conn->rcode[info->rcode], 1);
 }
 
 QUERY_PATH void stats_count_zone(zone_stats_t *zones, size_t slots, bool answered,
@@ -96,10 +96,15 @@ typedef struct field {
 #define TCP_FIELD(n, k, h)   { "tcp", #n, h, STATS_##k, offsetof(worker_stats_t, tcp.n), true },
 #define QUERY_FIELD(n, k, h) { "query", #n, h, STATS_##k, offsetof(worker_stats_t, query.n), true },
 #define XFR_FIELD(n, k, h)   { "xfr", #n, h, STATS_##k, offsetof(worker_stats_t, xfr.n), true },
-static const field_t worker_fields[] = { STATS_UDP(UDP_FIELD) STATS_TCP(TCP_FIELD)
-						 STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD) };
+#define TLS_CONN_FIELD(n, k, h) \
+	{ "tls", #n, h, STATS_##k, offsetof(worker_stats_t, tls.conn.n), true },
+#define TLS_FIELD(n, k, h) { "tls", #n, h, STATS_##k, offsetof(worker_stats_t, tls.n), true },
+static const field_t worker_fields[] = { STATS_UDP(UDP_FIELD) STATS_TCP(TCP_FIELD) STATS_CONN(
+	TLS_CONN_FIELD, "TLS") STATS_TLS(TLS_FIELD) STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD) };
 #undef UDP_FIELD
 #undef TCP_FIELD
+#undef TLS_CONN_FIELD
+#undef TLS_FIELD
 #undef QUERY_FIELD
 #undef XFR_FIELD
 

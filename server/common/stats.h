@@ -41,19 +41,36 @@
 	X(cookie_valid, COUNTER, "UDP queries with a valid server cookie")                     \
 	X(cookie_invalid, COUNTER, "UDP queries with a server cookie not valid here and now")
 
-/* STATS_TCP are the fields of tcp_stats_t, which server/net/tcp.c writes; "tcp" in the JSON. */
-#define STATS_TCP(X)                                                                            \
-	X(accepted, COUNTER, "TCP connections accepted")                                        \
-	X(closed_idle, COUNTER, "TCP connections closed after the idle timeout")                \
-	X(closed_limit, COUNTER, "TCP connections closed, the oldest, for max_connections")     \
-	X(closed_slow, COUNTER, "TCP connections closed for the message timeout or output cap") \
-	X(queries, COUNTER, "TCP queries received")                                             \
-	X(answers, COUNTER, "TCP answers sent")                                                 \
-	X(bytes_in, COUNTER, "octets read from TCP connections")                                \
-	X(bytes_out, COUNTER, "octets written to TCP connections")                              \
-	X(accept_paused, COUNTER, "TCP listener rests: accept found no descriptor or memory")   \
-	X(refused_per_address, COUNTER, "TCP connections closed at once: tcp-max-per-address")  \
-	X(rcode, RCODES, "TCP answers, by rcode")
+/*
+ * STATS_CONN(X, T) are the fields of tcp_stats_t, which server/net/tcp.c
+ * writes for a server of connections, T its transport in the help: "tcp"
+ * in the JSON for TCP's (STATS_TCP), and the start of "tls" for TLS's
+ * (DNS over TLS, zone transfers over TLS).
+ */
+#define STATS_CONN(X, T)                                                                       \
+	X(accepted, COUNTER, T " connections accepted")                                        \
+	X(closed_idle, COUNTER, T " connections closed after the idle timeout")                \
+	X(closed_limit, COUNTER, T " connections closed, the oldest, for max_connections")     \
+	X(closed_slow, COUNTER, T " connections closed for the message timeout or output cap") \
+	X(queries, COUNTER, T " queries received")                                             \
+	X(answers, COUNTER, T " answers sent")                                                 \
+	X(bytes_in, COUNTER, "octets read from " T " connections (TLS: decrypted)")            \
+	X(bytes_out, COUNTER, "octets written to " T " connections (TLS: before encryption)")  \
+	X(accept_paused, COUNTER, T " listener rests: accept found no descriptor or memory")   \
+	X(refused_per_address, COUNTER, T " connections closed at once: tcp-max-per-address")  \
+	X(rcode, RCODES, T " answers, by rcode")
+#define STATS_TCP(X) STATS_CONN(X, "TCP")
+
+/* STATS_TLS are the fields of tls_stats_t after its connections' ones: its handshakes. */
+#define STATS_TLS(X)                                                                          \
+	X(handshakes, COUNTER, "TLS handshakes done")                                         \
+	X(resumed, COUNTER, "TLS handshakes that resumed a session (a ticket): no signature") \
+	X(handshake_failed, COUNTER,                                                          \
+	  "TLS handshakes that failed: not TLS, no common version, cipher or ALPN, an alert") \
+	X(handshake_timeouts, COUNTER,                                                        \
+	  "TLS connections closed: no handshake within tls-handshake-timeout")                \
+	X(handshakes_evicted, COUNTER,                                                        \
+	  "TLS connections closed mid-handshake for tls-max-handshakes")
 
 /*
  * STATS_QUERY are the fields of query_stats_t: what the queries asked,
@@ -241,11 +258,18 @@ typedef struct xfr_stats {
 	STATS_XFR(STATS_FIELD)
 } xfr_stats_t;
 
+/* Per-worker TLS counters: its TLS server's connections, then the handshakes. */
+typedef struct tls_stats {
+	tcp_stats_t conn;
+	STATS_TLS(STATS_FIELD)
+} tls_stats_t;
+
 typedef struct worker_stats {
 	/* what every UDP query counts first, side by side: the caches are cold at a wake-up */
 	STATS_UDP(STATS_FIELD)
 	query_stats_t query;
 	tcp_stats_t tcp;
+	tls_stats_t tls;
 	xfr_stats_t xfr;
 } __attribute__((aligned(64))) worker_stats_t;
 
@@ -304,10 +328,12 @@ struct answer_info;
 void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const struct answer_info *info);
 
 /*
- * Count one TCP query's rcode when answered, and what it asked (the TCP
- * server counts the messages and octets). Worker thread, on its own stats.
+ * Count one query's rcode into conn (the worker's TCP or TLS counters)
+ * when answered, and what it asked (the server counts the messages and
+ * octets). Worker thread, on its own stats.
  */
-void stats_count_tcp(worker_stats_t *s, bool answered, const struct answer_info *info);
+void stats_count_tcp(worker_stats_t *s, tcp_stats_t *conn, bool answered,
+		     const struct answer_info *info);
 
 /*
  * Count an answer from the zone whose slot info names into zones[0..slots)

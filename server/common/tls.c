@@ -148,7 +148,12 @@ static int verify_server(gnutls_session_t g)
 
 /* ---- sessions ---- */
 
-/* A session of the kind flags says on fd, with ctx's credentials and settings. */
+/*
+ * A session of the kind flags says on fd, with ctx's credentials and
+ * settings. ALPN "dot" (RFC 9103 7.1): a server refuses a client that
+ * offers only other protocols (one that offers none is an RFC 7858 client
+ * and is served); a client offers it and takes a server without ALPN.
+ */
 static int session_new(tls_ctx_t *ctx, int fd, unsigned flags, tls_session_t **out)
 {
 	tls_creds_t *c = tls_ctx_creds(ctx);
@@ -170,7 +175,8 @@ static int session_new(tls_ctx_t *ctx, int fd, unsigned flags, tls_session_t **o
 	if (rc == 0)
 		rc = gnutls_credentials_set(s->g, GNUTLS_CRD_CERTIFICATE, c->cred);
 	if (rc == 0)
-		rc = gnutls_alpn_set_protocols(s->g, &alpn_dot, 1, 0);
+		rc = gnutls_alpn_set_protocols(s->g, &alpn_dot, 1,
+					       (flags & GNUTLS_SERVER) ? GNUTLS_ALPN_MANDATORY : 0);
 	if (rc < 0) {
 		tls_session_free(s);
 		return SHOAL_ETLS;

@@ -93,7 +93,8 @@ static int self_signed_make(const char *cn, char *key_pem, size_t *key_len, char
 	serial[0] |= 0x01;
 	if (gnutls_x509_privkey_init(&key) < 0 || gnutls_x509_crt_init(&crt) < 0)
 		goto done;
-	/* pinned, not chained to a CA: the key is the identity, so it never expires */
+	/* pinned, not chained to a CA: the key is the identity; valid until 2106 (GnuTLS's
+	 * "no well-defined expiration", RFC 5280 4.1.2.5) */
 	if (gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
 					 GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
 	    gnutls_x509_crt_set_version(crt, 3) < 0 ||

@@ -28,6 +28,7 @@
 #include "server/daemon/server.h"
 #include "server/daemon/takeover.h"
 #include "server/daemon/takeover_wire.h"
+#include "server/daemon/tls_setup.h"
 #include "server/events/notify_out.h"
 #include "server/events/reload.h"
 #include "server/events/sched.h"
@@ -69,6 +70,8 @@ typedef struct server {
 	pid_t taker;                 /* ... to this one */
 	uv_timer_t overlap;          /* then serves on beside it for HANDED_OVERLAP_MS */
 	metrics_t *metrics;          /* the Prometheus endpoint, or NULL */
+	/* TLS: what every session starts from (made at start; credentials when TLS is used) */
+	tls_ctx_t *tls;
 	/*
 	 * The configuration of the zones served (their files, lists, keys):
 	 * cfg at start, then the last one a reconfig, zone-add or zone-remove
@@ -190,7 +193,8 @@ static void on_signal(uv_signal_t *h, int signum)
 /* The one running: reload_reconfig lets no second one start. */
 typedef struct reconfig_req {
 	server_t *srv;
-	conf_t *cfg; /* the configuration to serve, published or freed */
+	conf_t *cfg;        /* the configuration to serve, published or freed */
+	tls_creds_t *creds; /* its TLS credentials, read anew (NULL: no TLS) */
 	const char *what;
 	control_reply_fn reply;
 	void *client;
@@ -311,11 +315,17 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 		log_notice("%s not applied: shoald is stopping", req->what);
 		snprintf(head, sizeof(head), "%s not applied: shoald is stopping\n", req->what);
 		req->reply(req->client, false, head);
+		tls_creds_unref(req->creds);
 		free(req);
 		return;
 	}
 	if (published) {
 		reconfig_apply(srv, req->cfg);
+		if (req->creds) {
+			/* new sessions take them; those under way keep theirs */
+			tls_ctx_set_creds(srv->tls, req->creds);
+			req->creds = NULL;
+		}
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,
 			 rc ? " (zones that failed keep their previous version)" : "");
 		char line[sizeof(req->summary)];
@@ -332,6 +342,7 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 		else
 			conf_free(req->cfg);
 	}
+	tls_creds_unref(req->creds);
 	size_t len = strlen(head) + strlen(req->summary) + strlen(messages) + 4;
 	char *body = malloc(len);
 	if (body)
@@ -403,6 +414,13 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 			snprintf(line, sizeof(line), "\nneeds a restart (not applied): %s", names);
 			summary_add(req->summary, sizeof(req->summary), "", line);
 			log_warning("reconfig: changed, need a restart, not applied: %s", names);
+		}
+		/* the key and certificate read again: a renewed certificate without a restart */
+		if ((tls_setup_wanted(cfg) || srv->cfg->listen_tls_count) &&
+		    tls_setup_creds(cfg, state_dir(srv->state), "reconfig", &req->creds, err,
+				    errlen) < 0) {
+			conf_free(cfg);
+			return NULL;
 		}
 		return cfg;
 	}
@@ -507,6 +525,7 @@ static void reconfig_command(void *arg, const char *command, const char *cmd_arg
 			 shoal_strerror(rc));
 		reply(client, false, body);
 		conf_free(req->cfg);
+		tls_creds_unref(req->creds);
 		free(req);
 		return;
 	}
@@ -1141,6 +1160,12 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 				errlen);
 	if (rc < 0)
 		return rc;
+	/* always: a reconfig may add a primary over TLS; credentials come after the drop */
+	if ((rc = tls_ctx_new(&srv->tls)) < 0) {
+		snprintf(err, errlen, "TLS: %s", shoal_strerror(rc));
+		return rc;
+	}
+	workers_set_tls(&srv->workers, srv->tls);
 	if (notify_out_new(srv->loop, cfg, &srv->zones, srv->state, &srv->counters.notify_out,
 			   &srv->notifier) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -1174,6 +1199,12 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 	int rc = drop_privileges(srv, srv->uid, srv->gid, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* read with the rights a reconfig will have; kept in state-dir when self-signed */
+	tls_creds_t *creds = NULL;
+	if (tls_setup_wanted(cfg) &&
+	    (rc = tls_setup_creds(cfg, state_dir(srv->state), "start", &creds, err, errlen)) < 0)
+		return rc;
+	tls_ctx_set_creds(srv->tls, creds);
 	rc = reload_attach(&srv->reload, srv->loop);
 	if (rc == 0)
 		rc = signals_start(srv);
@@ -1324,6 +1355,8 @@ static int server_stop(server_t *srv, int status, const char *err)
 		loop_close(srv);
 	state_stop(srv);
 	reload_clear(&srv->reload);
+	tls_ctx_free(srv->tls); /* no session starts any more: workers and transfers are gone */
+	srv->tls = NULL;
 	if (srv->zcfg != srv->cfg)
 		conf_free(srv->zcfg);
 	conf_free(srv->orphan);

@@ -8,7 +8,7 @@
 # labelled counter at 0 is left out (JSON leaves out each column's zero rcodes and types).
 # The one mapping between the outputs' names:
 #   text        "udp answers NOERROR  TOTAL  T0  T1", "zone ZONE NAME ...": the row's words
-#   json        a column's own fields are udp's; "tcp", "query", "xfr" nest theirs; "zones"
+#   json        a column's own fields are udp's; "tcp", "tls", "query", "xfr" nest theirs; "zones"
 #               by zone; the groups kept outside the workers ("notify_out", "xfr_in") sit
 #               beside "total", a total alone
 #   prometheus  shoal_LIST_NAME_total{thread="N",LABEL="V"}; a sample without thread is a
@@ -32,7 +32,7 @@ sub column {
 			for my $z (keys %$x) {
 				$v{"zone_$_\[$z]$suffix"} = $x->{$z}{$_} for keys %{ $x->{$z} };
 			}
-		} elsif (ref $x && grep { $k eq $_ } qw(tcp query xfr)) {
+		} elsif (ref $x && grep { $k eq $_ } qw(tcp tls query xfr)) {
 			fields($k, $x, $suffix);
 		} else {
 			fields('udp', { $k => $x }, $suffix);
