@@ -201,6 +201,16 @@ static void on_poll(uv_poll_t *h, int status, int events)
 {
 	tcp_conn_t *c = h->data;
 	(void)events; /* each step tries, and the session says when it must wait */
+	if (status < 0 && c->tls.handshaking) {
+		/* a reset (libuv says EBADF for any POLLERR): a client that gave up is one */
+		int err = 0;
+		socklen_t len = sizeof(err);
+		if (getsockopt(c->tls.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || !err)
+			err = ECONNRESET;
+		hs_remove(c->srv, c);
+		handshake_failed(c, -err);
+		return;
+	}
 	if (status < 0) {
 		tcp_conn_close(c, NULL);
 		return;

@@ -47,6 +47,11 @@ check_match "shoalctl tls-pin: the pin alone on the first line" '^[A-Za-z0-9+/]{
 check_match "and the subject" '^subject CN=ns1.tls.test$' "$pin_out"
 check_eq "the log names the same pin" 1 "$(grep -cF "SPKI pin $pin" "$T_DIR/shoald.log")"
 
+# tls_total NAME: the total of the TLS counter NAME (only tls has these names)
+tls_total() {
+	"$SHOALCTL" -s "$T_DIR/ctl" stats json | grep '"total"' | grep -o "\"$1\": [0-9]*" |
+		cut -d' ' -f2
+}
 check_eq "kdig +tls" 192.0.2.2 "$("$KDIG" @127.0.0.1 -p "$tport" +tls +short www.example A)"
 check_eq "dig +tls" 192.0.2.2 "$(q "$tport" +tls +short www.example A)"
 check_eq "kdig +tls-pin with shoalctl's pin" 192.0.2.2 \
@@ -54,6 +59,12 @@ check_eq "kdig +tls-pin with shoalctl's pin" 192.0.2.2 \
 other=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=
 out=$("$KDIG" @127.0.0.1 -p "$tport" +tls-pin="$other" +short +retry=0 www.example A 2>&1)
 check_match "kdig +tls-pin with another pin is refused" 'failed|ERROR' "$out"
+# the client hangs up mid-handshake (an alert, or a reset): the server counts and logs it
+failed_one() { [ "$(tls_total handshake_failed)" = 1 ]; }
+wait_until 5 failed_one
+check_eq "the server counts the failed handshake at once" 1 "$(tls_total handshake_failed)"
+check_match "and the server logs the failed handshake" 'TLS from 127\.0\.0\.1@[0-9]+: ' \
+	"$(cat "$T_DIR/shoald.log")"
 check_eq "the pin tlsclient computes is shoalctl's" "pin $pin" \
 	"$("$TLSCLIENT" -P 127.0.0.1 "$tport" www.example | head -1)"
 
@@ -63,11 +74,6 @@ check_match "300 pipelined queries on each of 4 connections, answered in order" 
 	'queries 1200 answers 1200 in_order 1200 noerror 1200 lost 0' "$out"
 out=$("$TLSCLIENT" -R -c 3 -n 2 127.0.0.1 "$tport" www.example)
 check_match "a session ticket resumes the later connections" 'opened 3 resumed 2 ' "$out"
-# tls_total NAME: the total of the TLS counter NAME (only tls has these names)
-tls_total() {
-	"$SHOALCTL" -s "$T_DIR/ctl" stats json | grep '"total"' | grep -o "\"$1\": [0-9]*" |
-		cut -d' ' -f2
-}
 check_match "tls.resumed counts them" '^[2-9]$' "$(tls_total resumed)"
 failed=$(tls_total handshake_failed)
 check_eq "a client that offers only h2 is refused (ALPN)" 1 \

@@ -74,6 +74,14 @@ check_match "garbage instead of a ClientHello is closed" '^closed_after_ms [0-9]
 check_eq "tls handshake_failed counts it" 1 "$(tls_total handshake_failed)"
 check_match "and it is logged" 'TLS from 127\.0\.0\.1@[0-9]+: handshake: ' "$(cat "$T_DIR/shoald.log")"
 
+# a reset mid-handshake (a client that gave up: a pin it refused): a failure, at once
+check_eq "tlsclient -m reset: the server's certificate seen, then an RST" reset \
+	"$("$TLSCLIENT" -m reset 127.0.0.1 "$tport" x 2>/dev/null)"
+failed_two() { [ "$(tls_total handshake_failed)" = 2 ]; }
+wait_until 3 failed_two
+check_eq "a reset mid-handshake is counted a failed handshake" 2 "$(tls_total handshake_failed)"
+check_eq "and logged" 2 "$(grep -c 'TLS from 127\.0\.0\.1@[0-9]*: ' "$T_DIR/shoald.log")"
+
 # the flood: FLOOD clients that never finish, each from its own address
 for i in $(seq 1 $FLOOD); do
 	bg_client "$T_DIR/flood$i" -m stall -w 20 -s "127.0.6.$i" 127.0.0.1 "$tport" x

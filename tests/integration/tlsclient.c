@@ -33,7 +33,8 @@ static const char usage[] =
 	"  -l S   then keep the connections open S seconds before writing the queries\n"
 	"  -m M   misbehave instead of asking: 'silent' (connect, send nothing), 'stall' (half\n"
 	"         a ClientHello), 'garbage' (a DNS query, not TLS); report when the server\n"
-	"         closes (closed_after_ms) or that it did not within -w\n"
+	"         closes (closed_after_ms) or that it did not within -w; 'reset' (half a\n"
+	"         ClientHello, then an RST)\n"
 	"  -w S   how long to wait for each answer or close (default 10)\n"
 	"Prints one summary line; exits 0 when every query got an answer in order, else 1.\n";
 
@@ -84,7 +85,7 @@ static int misbehave(const char *src, const char *addr, int port, const char *mo
 	else if (!strcmp(mode, "garbage"))
 		tcpio_send_all(fd, query, sizeof(query));
 	else if (strcmp(mode, "silent")) {
-		fprintf(stderr, "tlsclient: -m silent, stall or garbage\n");
+		fprintf(stderr, "tlsclient: -m silent, stall, garbage or reset\n");
 		return 2;
 	}
 	double t0 = now_ms();
@@ -113,6 +114,7 @@ typedef struct conn {
 static gnutls_certificate_credentials_t creds;
 static gnutls_datum_t ticket;
 static const char *alpn = "dot";
+static bool reset; /* -m reset */
 
 /* The server's key's pin, as shoalctl tls-pin prints it. */
 static void server_pin(gnutls_session_t s, char *out, size_t cap)
@@ -143,6 +145,21 @@ static void server_pin(gnutls_session_t s, char *out, size_t cap)
 	gnutls_x509_crt_deinit(crt);
 }
 
+/*
+ * -m reset: the server's certificate refused as a client that does not
+ * like its key may, by an abortive close (an RST, no alert) while the
+ * server waits for the client's Finished.
+ */
+static int reset_on_cert(gnutls_session_t s)
+{
+	int fd = gnutls_transport_get_int(s);
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	shutdown(fd, SHUT_RD);
+	close(fd);
+	return -1;
+}
+
 /* Connect and finish the handshake (blocking); false on failure (said on stderr). */
 static bool conn_open(conn_t *c, const char *src, const char *addr, int port, int wait_s,
 		      bool resume)
@@ -158,6 +175,8 @@ static bool conn_open(conn_t *c, const char *src, const char *addr, int port, in
 	if (resume && ticket.size)
 		gnutls_session_set_data(c->s, ticket.data, ticket.size);
 	gnutls_transport_set_int(c->s, c->fd);
+	if (reset)
+		gnutls_session_set_verify_function(c->s, reset_on_cert);
 	gnutls_handshake_set_timeout(c->s, (unsigned)wait_s * 1000);
 	int rc;
 	do
@@ -271,11 +290,20 @@ int main(int argc, char **argv)
 	}
 	const char *addr = argv[optind], *name = argv[optind + 2];
 	int port = atoi(argv[optind + 1]);
-	if (mode)
+	reset = mode && !strcmp(mode, "reset");
+	if (mode && !reset)
 		return misbehave(src, addr, port, mode, wait_s);
 	ldns_rr_type type =
 		argc - optind > 3 ? ldns_get_rr_type_by_name(argv[optind + 3]) : LDNS_RR_TYPE_A;
 	gnutls_certificate_allocate_credentials(&creds);
+	if (reset) {
+		conn_t c;
+		bool ok = conn_open(&c, src, addr, port, wait_s, false);
+		gnutls_deinit(c.s);
+		gnutls_certificate_free_credentials(creds);
+		printf("%s\n", ok ? "handshake done" : "reset");
+		return ok;
+	}
 
 	size_t qcap = (size_t)(queries ? queries : 1) * 600, qlen = 0;
 	uint8_t *q = malloc(qcap);
