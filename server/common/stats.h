@@ -198,7 +198,8 @@ const char *stats_qtype_name(unsigned i);
 	X(g, running, GAUGE, "refreshes running now, each on a thread of the pool (transfers-in)") \
 	X(g, refreshes, COUNTER,                                                                   \
 	  "refreshes handed to the pool: timers, NOTIFY, shoalctl, reconfig")                      \
-	X(g, soa_queries, COUNTER, "SOA queries over UDP, a refresh's first question")             \
+	X(g, soa_queries, COUNTER,                                                                 \
+	  "SOA queries over UDP (TLS to a TLS primary), a refresh's first")                        \
 	X(g, notify_coalesced, COUNTER, "NOTIFYs for a zone whose refresh was pending already")    \
 	X(g, rate_limited, COUNTER, "times refreshes due waited for serial-query-rate")            \
 	X(g, state_saves, COUNTER, "saves of the zones' timers to state-dir")                      \

@@ -172,6 +172,7 @@ static void sched_env(server_t *srv, sched_env_t *env)
 		.xfr_in = &srv->counters.xfr_in,
 		.counters = &srv->counters.sched,
 		.transfers_in = srv->cfg->transfers_in,
+		.tls = srv->tls,
 	};
 }
 

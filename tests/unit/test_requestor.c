@@ -20,6 +20,7 @@
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/common/log.h"
+#include "server/common/tls.h"
 #include "server/events/requestor.h"
 #include "unit.h"
 
@@ -48,6 +49,7 @@ enum script {
 	S_NOTAUTH,        /* UDP: NOTAUTH with an unsigned TSIG RR saying BADSIG (RFC 8945 5.3.2) */
 	S_REFUSED_TCP,    /* TCP: REFUSED */
 	S_CUT,            /* TCP: the first of two messages, then the connection closed */
+	S_TLS_STREAM,     /* TLS: S_STREAM's four messages unsigned, in one record */
 };
 
 #define STREAM_MESSAGES 4
@@ -61,8 +63,9 @@ typedef struct peer {
 	struct sockaddr_in addr;
 	tsig_key_t key;
 	pthread_t thread;
-	int requests; /* requests read, UDP and TCP */
-	int errors;   /* its own checks that failed: asserted once it is joined */
+	tls_ctx_t *tls; /* S_TLS_STREAM: the server's credentials (the test's own pair) */
+	int requests;   /* requests read, UDP and TCP */
+	int errors;     /* its own checks that failed: asserted once it is joined */
 } peer_t;
 
 static int bind_loopback(int type, uint16_t port, struct sockaddr_in *out)
@@ -274,9 +277,74 @@ static void udp_script(peer_t *p, const uint8_t *q, size_t qlen, const struct so
 	to_client(p->udp, m, sign(p, &t, signed_, m, len), client);
 }
 
+/* Wait until session s on c can go on (the way it asked); false at the deadline or quit. */
+static bool tls_wait(peer_t *p, tls_session_t *s, int c)
+{
+	struct pollfd pf[2] = { { .fd = c, .events = tls_wants_write(s) ? POLLOUT : POLLIN },
+				{ .fd = p->quit[0], .events = POLLIN } };
+	return poll(pf, 2, PEER_WAIT_MS) > 0 && pf[0].revents;
+}
+
+/* Read exactly len octets of s's application data. */
+static bool tls_read_all(peer_t *p, tls_session_t *s, int c, uint8_t *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t n = tls_recv(s, buf + got, len - got);
+		if (n == -EAGAIN && tls_wait(p, s, c))
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/*
+ * S_TLS_STREAM: the handshake, the request, then the four messages in one
+ * record, so that the client finds the last three decrypted already (no
+ * socket event says so) once it has read the first.
+ */
+static void tls_peer(peer_t *p)
+{
+	int c = peer_wait(p, p->tcp) ? accept4(p->tcp, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)
+				     : -1;
+	tls_session_t *s = NULL;
+	if (c < 0 || tls_session_server(p->tls, c, &s) < 0)
+		goto done;
+	int rc;
+	while ((rc = tls_handshake(s)) == -EAGAIN && tls_wait(p, s, c))
+		;
+	uint8_t len[2], q[DNS_TCP_MAX], out[STREAM_MESSAGES * (ANSWER_MAX + 2)];
+	if (rc < 0 || !tls_read_all(p, s, c, len, 2) ||
+	    !tls_read_all(p, s, c, q, wire_get_u16(len)))
+		goto done;
+	p->requests++;
+	size_t n = 0;
+	for (int k = 0; k < STREAM_MESSAGES; k++) {
+		size_t m = answer(q, wire_get_u16(len), out + n + 2, DNS_FLAG_AA, DNS_RCODE_NOERROR,
+				  k == 0);
+		out[n] = (uint8_t)(m >> 8);
+		out[n + 1] = (uint8_t)m;
+		n += m + 2;
+	}
+	p->errors += tls_send(s, out, n) != (ssize_t)n;
+	while ((rc = tls_flush(s)) == -EAGAIN && tls_wait(p, s, c))
+		;
+	p->errors += rc != 0;
+	peer_wait(p, p->quit[0]);
+done:
+	tls_session_free(s);
+	if (c >= 0)
+		close(c);
+}
+
 static void *peer_main(void *arg)
 {
 	peer_t *p = arg;
+	if (p->script == S_TLS_STREAM) {
+		tls_peer(p);
+		return NULL;
+	}
 	uint8_t q[DNS_TCP_MAX];
 	size_t qlen = 0;
 	bool tcp =
@@ -761,24 +829,81 @@ static void test_bad_params(void)
 	peer_stop(&p);
 }
 
+/* One context for both ends: its self-signed key is the one the pin names. */
+static tls_ctx_t *tls_context(uint8_t pin[TLS_PIN_LEN])
+{
+	tls_creds_conf_t cf = { .common_name = "primary.test" };
+	tls_creds_t *creds = NULL;
+	tls_ctx_t *ctx = NULL;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(tls_creds_new(&cf, &creds, err, sizeof(err)), 0);
+	tls_creds_pin(creds, pin);
+	CU_ASSERT_EQUAL_FATAL(tls_ctx_new(&ctx), 0);
+	tls_ctx_set_creds(ctx, creds);
+	return ctx;
+}
+
+/*
+ * Over TLS (RFC 9103): the handshake, the server's key checked against a
+ * pin, the request, and a stream of messages of which three come already
+ * decrypted; a pin that is not the server's ends the exchange in the
+ * handshake, saying which key the server showed.
+ */
+static void test_tls(void)
+{
+	uint8_t pin[TLS_PIN_LEN];
+	tls_ctx_t *ctx = tls_context(pin);
+	for (int d = BLOCKING; d <= LIBUV; d++) {
+		for (int good = 0; good <= 1; good++) {
+			peer_t p;
+			exchange_t e;
+			tls_auth_t auth = { .mode = TLS_AUTH_PIN, .pin_count = 1 };
+			memcpy(auth.pins[0], pin, TLS_PIN_LEN);
+			auth.pins[0][0] ^= good ? 0 : 1;
+			CU_ASSERT_EQUAL_FATAL(peer_start(&p, S_TLS_STREAM), 0);
+			p.tls = ctx;
+			exchange_init(&e, &p, REQUESTOR_TLS);
+			e.p.tls_ctx = ctx;
+			e.p.tls_auth = &auth;
+			e.p.connect_ms = e.p.message_ms = PEER_WAIT_MS;
+			e.p.on_response = count_response;
+			e.p.arg = &e;
+			run(&e, (enum driver)d, &p);
+			if (good) {
+				expect_answer(&e, (enum driver)d, true, 0);
+				CU_ASSERT_EQUAL(e.res.messages, STREAM_MESSAGES);
+				CU_ASSERT_EQUAL(p.requests, 1);
+				continue;
+			}
+			char text[512], shown[TLS_PIN_TEXT_MAX];
+			CU_ASSERT_EQUAL(e.res.error, SHOAL_ETLS);
+			CU_ASSERT_EQUAL(e.res.stage, REQUESTOR_CONNECT);
+			requestor_result_text(&e.res, text, sizeof(text));
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, "TLS handshake failed: "));
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, tls_pin_text(pin, shown)));
+			CU_ASSERT_EQUAL(p.requests, 0);
+		}
+	}
+	/* TLS without a context to start sessions from */
+	peer_t p;
+	exchange_t e;
+	requestor_t r;
+	start(&p, S_ANSWER, &e, REQUESTOR_TLS);
+	CU_ASSERT_EQUAL(requestor_init(&r, &e.p), SHOAL_EINVAL);
+	peer_stop(&p);
+	tls_ctx_free(ctx);
+}
+
 static const unit_test_t tests[] = {
-	UNIT_TEST(test_answer),
-	UNIT_TEST(test_wrong_id),
-	UNIT_TEST(test_wrong_peer),
-	UNIT_TEST(test_wrong_question),
-	UNIT_TEST(test_tc_then_tcp),
-	UNIT_TEST(test_silence),
-	UNIT_TEST(test_trickle),
-	UNIT_TEST(test_stream_tsig),
-	UNIT_TEST(test_bad_mac),
-	UNIT_TEST(test_bad_mac_udp),
-	UNIT_TEST(test_notauth),
-	UNIT_TEST(test_refused),
-	UNIT_TEST(test_cut),
-	UNIT_TEST(test_refused_connection),
-	UNIT_TEST(test_cancel),
-	UNIT_TEST(test_bad_params),
-	UNIT_END,
+	UNIT_TEST(test_answer),      UNIT_TEST(test_wrong_id),
+	UNIT_TEST(test_wrong_peer),  UNIT_TEST(test_wrong_question),
+	UNIT_TEST(test_tc_then_tcp), UNIT_TEST(test_silence),
+	UNIT_TEST(test_trickle),     UNIT_TEST(test_stream_tsig),
+	UNIT_TEST(test_bad_mac),     UNIT_TEST(test_bad_mac_udp),
+	UNIT_TEST(test_notauth),     UNIT_TEST(test_refused),
+	UNIT_TEST(test_cut),         UNIT_TEST(test_refused_connection),
+	UNIT_TEST(test_cancel),      UNIT_TEST(test_bad_params),
+	UNIT_TEST(test_tls),         UNIT_END,
 };
 
 int main(int argc, char **argv)
