@@ -10,14 +10,15 @@ SHOAL_TOP=$(pwd)
 # Build and library packages (GnuTLS for DNS over TLS); dnsutils (dig) and
 # ldnsutils for tests; nsd and knot for the differential tests and the
 # benchmark; bind9 with them for the zone transfer tests; knot-dnsutils
-# (kdig) for DNS over TLS; clang, its sanitizer runtimes and llvm-14 (whose
+# (kdig) for DNS over TLS; openssl (the command) for the XoT test's
+# certificates; clang, its sanitizer runtimes and llvm-14 (whose
 # llvm-symbolizer names the functions in a report, which suppressions need)
 # for the sanitizer builds.
 SHOAL_PACKAGES="build-essential autoconf automake pkg-config
  libldns-dev libknot-dev libuv1-dev libsodium-dev libcunit1-dev liburcu-dev libyaml-dev
  libgnutls28-dev
  dnsutils bind9-dnsutils ldnsutils iproute2 procps"
-SHOAL_TEST_PACKAGES="nsd knot knot-dnsutils bind9 dnsperf clang libclang-rt-14-dev llvm-14 clang-format"
+SHOAL_TEST_PACKAGES="nsd knot knot-dnsutils bind9 openssl dnsperf clang libclang-rt-14-dev llvm-14 clang-format"
 
 shoal_install() {
 	local want="$SHOAL_PACKAGES ${1:-}" missing=""
