@@ -51,17 +51,7 @@ start_first() {
 	wait_answering 127.0.0.1 "$port" || { cat "$T_DIR/shoald-$LOGN.log"; exit 99; }
 }
 take_over() {
-	LOGN=$((LOGN + 1))
-	local log=$T_DIR/shoald-$LOGN.log old=$PID
-	"$SHOALD" -c "$T_DIR/shoald.conf" --threads "$1" --takeover "$ctl" >"$log" 2>&1 &
-	PID=$!
-	T_PIDS="$T_PIDS $PID"
-	if wait_until 60 grep -q "took over from pid $old" "$log" && wait_until 60 gone "$old"; then
-		wait "$old"
-		check_eq "takeover by $1 threads: pid $PID took over from $old, which exited 0" 0 $?
-	else
-		fail "takeover by $1 threads: $(cat "$log")"
-	fi
+	take_over_run "$1 threads" -c "$T_DIR/shoald.conf" --threads "$1" --takeover "$ctl"
 }
 
 # tls_sockets: the inodes of the listening sockets on the TLS port, sorted
