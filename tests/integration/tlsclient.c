@@ -36,6 +36,7 @@ static const char usage[] =
 	"         closes (closed_after_ms) or that it did not within -w; 'reset' (half a\n"
 	"         ClientHello, then an RST)\n"
 	"  -w S   how long to wait for each answer or close (default 10)\n"
+	"  -T     plain TCP instead of TLS: the same queries and checks (a baseline)\n"
 	"Prints one summary line; exits 0 when every query got an answer in order, else 1.\n";
 
 static double now_ms(void)
@@ -106,7 +107,8 @@ static int misbehave(const char *src, const char *addr, int port, const char *mo
 /* One connection: its socket and session. */
 typedef struct conn {
 	int fd;
-	gnutls_session_t s;
+	bool open;          /* connected (and, unless -T, the handshake done) */
+	gnutls_session_t s; /* NULL with -T */
 	bool resumed;
 	char pin[64];
 } conn_t;
@@ -115,6 +117,7 @@ static gnutls_certificate_credentials_t creds;
 static gnutls_datum_t ticket;
 static const char *alpn = "dot";
 static bool reset; /* -m reset */
+static bool plain; /* -T: plain TCP, the same queries and checks (a baseline) */
 
 /* The server's key's pin, as shoalctl tls-pin prints it. */
 static void server_pin(gnutls_session_t s, char *out, size_t cap)
@@ -165,9 +168,12 @@ static bool conn_open(conn_t *c, const char *src, const char *addr, int port, in
 		      bool resume)
 {
 	gnutls_datum_t proto = { (unsigned char *)alpn, (unsigned)strlen(alpn) };
+	c->s = NULL;
 	c->fd = connect_from(src, addr, port, wait_s);
 	if (c->fd < 0)
 		return false;
+	if (plain)
+		return c->open = true;
 	gnutls_init(&c->s, GNUTLS_CLIENT);
 	gnutls_set_default_priority(c->s);
 	gnutls_credentials_set(c->s, GNUTLS_CRD_CERTIFICATE, creds);
@@ -188,12 +194,15 @@ static bool conn_open(conn_t *c, const char *src, const char *addr, int port, in
 	}
 	c->resumed = gnutls_session_is_resumed(c->s);
 	server_pin(c->s, c->pin, sizeof(c->pin));
-	return true;
+	return c->open = true;
 }
 
 /* Read exactly len octets of application data; false on end, error or deadline. */
-static bool tls_read_all(gnutls_session_t s, uint8_t *p, size_t len)
+static bool tls_read_all(const conn_t *c, uint8_t *p, size_t len)
 {
+	gnutls_session_t s = c->s;
+	if (!s)
+		return tcpio_recv_all(c->fd, p, len);
 	while (len > 0) {
 		ssize_t r = gnutls_record_recv(s, p, len);
 		if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
@@ -206,8 +215,11 @@ static bool tls_read_all(gnutls_session_t s, uint8_t *p, size_t len)
 	return true;
 }
 
-static bool tls_write_all(gnutls_session_t s, const uint8_t *p, size_t len)
+static bool tls_write_all(const conn_t *c, const uint8_t *p, size_t len)
 {
+	gnutls_session_t s = c->s;
+	if (!s)
+		return tcpio_send_all(c->fd, p, len);
 	while (len > 0) {
 		ssize_t r = gnutls_record_send(s, p, len);
 		if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED)
@@ -227,10 +239,10 @@ static void read_answers(conn_t *c, int queries, long *answers, long *in_order, 
 	for (int i = 0; i < queries; i++) {
 		uint8_t len[2];
 		ldns_pkt *pkt = NULL;
-		if (!tls_read_all(c->s, len, 2))
+		if (!tls_read_all(c, len, 2))
 			return;
 		size_t n = (size_t)len[0] << 8 | len[1];
-		if (!tls_read_all(c->s, msg, n) || ldns_wire2pkt(&pkt, msg, n) != LDNS_STATUS_OK)
+		if (!tls_read_all(c, msg, n) || ldns_wire2pkt(&pkt, msg, n) != LDNS_STATUS_OK)
 			return;
 		(*answers)++;
 		*in_order += ldns_pkt_id(pkt) == i + 1 && ldns_pkt_qr(pkt);
@@ -244,7 +256,7 @@ int main(int argc, char **argv)
 	int conns = 1, queries = 1, linger = 0, wait_s = 10, opt;
 	bool resume = false, pins = false;
 	const char *ready = NULL, *mode = NULL, *src = NULL;
-	while ((opt = getopt(argc, argv, "c:n:s:RPA:r:l:m:w:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:s:RPA:r:l:m:w:Th")) != -1) {
 		switch (opt) {
 		case 'c':
 			conns = atoi(optarg);
@@ -257,6 +269,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			resume = true;
+			break;
+		case 'T':
+			plain = true;
 			break;
 		case 'P':
 			pins = true;
@@ -313,15 +328,13 @@ int main(int argc, char **argv)
 	conn_t *c = calloc((size_t)conns, sizeof(*c));
 	int opened = 0, resumed = 0;
 	for (int i = 0; i < conns; i++) {
-		if (!conn_open(&c[i], src, addr, port, wait_s, resume)) {
-			c[i].s = NULL;
+		if (!conn_open(&c[i], src, addr, port, wait_s, resume))
 			continue;
-		}
 		opened++;
 		resumed += c[i].resumed;
 		if (resume && !ticket.size) {
 			/* TLS 1.3: the ticket comes after the handshake; a query brings it in */
-			if (qlen && tls_write_all(c[i].s, q, qlen)) {
+			if (qlen && tls_write_all(&c[i], q, qlen)) {
 				long a = 0, o = 0, e = 0;
 				read_answers(&c[i], queries, &a, &o, &e);
 			}
@@ -337,16 +350,18 @@ int main(int argc, char **argv)
 		sleep((unsigned)linger);
 	long answers = 0, in_order = 0, noerror = 0, lost = 0;
 	for (int i = 0; i < conns; i++) {
-		if (!c[i].s)
+		if (!c[i].open)
 			continue;
 		long before = answers;
-		if (qlen && tls_write_all(c[i].s, q, qlen))
+		if (qlen && tls_write_all(&c[i], q, qlen))
 			read_answers(&c[i], queries, &answers, &in_order, &noerror);
 		lost += answers - before < queries;
 		if (pins)
 			printf("pin %s\n", c[i].pin);
-		gnutls_bye(c[i].s, GNUTLS_SHUT_WR);
-		gnutls_deinit(c[i].s);
+		if (c[i].s) {
+			gnutls_bye(c[i].s, GNUTLS_SHUT_WR);
+			gnutls_deinit(c[i].s);
+		}
 		close(c[i].fd);
 	}
 	long expected = (long)conns * queries;
