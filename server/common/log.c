@@ -25,6 +25,16 @@ static int log_threshold = LOG_LEVEL_INFO;
 /* Written once at start-up before threads exist, read-only afterwards. */
 static bool log_syslog;
 static bool log_journal;
+/*
+ * The pid every line carries, as NSD and syslog write it ("shoald[PID]:"):
+ * during a restart two processes write one stream (the taker inherits
+ * the giver's stderr), and a log file may be shared by a restart's two
+ * processes as well. A line to the journal carries it only in a process
+ * started by takeover (log_pid_journal): journald stamps each line with
+ * the pid of the process that opened the stream, the first one.
+ */
+static long log_pid;
+static bool log_pid_journal;
 
 /*
  * Where lines go, and how without ever waiting for the reader: a pipe or
@@ -48,7 +58,6 @@ static int log_fd = STDERR_FILENO;
  */
 static int syslog_fd = -1;
 static struct sockaddr_un syslog_addr;
-static pid_t syslog_pid;
 
 bool log_stderr_is_journal(void)
 {
@@ -67,16 +76,19 @@ bool log_stderr_is_journal(void)
 }
 
 /* (Re)connect the syslog socket; a failure leaves it unconnected, and a
- * later line tries again. */
-static void syslog_connect(void)
+ * later line tries again. Returns 0 or -errno. */
+static int syslog_connect(void)
 {
 	int rc;
 	do
 		rc = connect(syslog_fd, (const struct sockaddr *)&syslog_addr, sizeof(syslog_addr));
 	while (rc < 0 && errno == EINTR);
+	return rc < 0 ? -errno : 0;
 }
 
-static void syslog_open(void)
+/* Open the syslog socket and connect it. Returns 0 or -errno (the socket is then
+ * connected later, by a line, if it can be). */
+static int syslog_open(void)
 {
 	/*
 	 * SHOAL_SYSLOG_SOCKET is for the tests only (not documented for
@@ -87,13 +99,13 @@ static void syslog_open(void)
 	if (!path || !*path)
 		path = "/dev/log";
 	if (strlen(path) >= sizeof(syslog_addr.sun_path))
-		return;
+		return -ENAMETOOLONG;
 	syslog_addr.sun_family = AF_UNIX;
 	memcpy(syslog_addr.sun_path, path, strlen(path) + 1);
-	syslog_pid = getpid();
 	syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (syslog_fd >= 0)
-		syslog_connect();
+	if (syslog_fd < 0)
+		return -errno;
+	return syslog_connect();
 }
 
 void log_set_level(enum log_level level)
@@ -102,13 +114,9 @@ void log_set_level(enum log_level level)
 	__atomic_store_n(&log_threshold, (int)level, __ATOMIC_RELAXED);
 }
 
-void log_init(enum log_level level, bool use_syslog)
+/* How stderr is written: as it is, or without waiting (a pipe, a socket). */
+static void stderr_open(void)
 {
-	log_set_level(level);
-	log_syslog = use_syslog;
-	log_journal = log_stderr_is_journal();
-	if (use_syslog)
-		syslog_open();
 	struct stat st;
 	if (fstat(STDERR_FILENO, &st) < 0)
 		return;
@@ -123,19 +131,41 @@ void log_init(enum log_level level, bool use_syslog)
 	}
 }
 
+void log_init(enum log_level level, bool use_syslog, bool taker)
+{
+	log_set_level(level);
+	log_syslog = use_syslog;
+	log_journal = log_stderr_is_journal();
+	log_pid = (long)getpid();
+	log_pid_journal = taker;
+	stderr_open();
+	int e = use_syslog ? syslog_open() : 0;
+	/* a logger may start later (a line connects again): said once, not per line */
+	if (e < 0)
+		log_warning("syslog: cannot reach %s (%s): lines go to stderr alone until a "
+			    "system logger listens there",
+			    syslog_addr.sun_path[0] ? syslog_addr.sun_path : "/dev/log", strerror(-e));
+}
+
 static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 
-/* The head of a line at `level` into line[0..cap): a timestamp or the journal's priority. */
+/*
+ * The head of a line at `level` into line[0..cap): a timestamp and the pid,
+ * or the journal's priority (and the pid, in a taker).
+ */
 static int log_head(enum log_level level, char *line, size_t cap)
 {
 	int head;
 	if (log_journal) {
 		/* "<N>" gives the journal the line's priority (sd-daemon(3)) */
-		head = snprintf(line, cap, "<%d>%s: ", syslog_prio[level], log_level_names[level]);
+		head = snprintf(line, cap, "<%d>", syslog_prio[level]);
+		if (log_pid_journal)
+			head += snprintf(line + head, cap - (size_t)head, "shoald[%ld]: ", log_pid);
 	} else {
 		head = (int)timestamp_now(line, cap);
-		head += snprintf(line + head, cap - (size_t)head, " %s: ", log_level_names[level]);
+		head += snprintf(line + head, cap - (size_t)head, " shoald[%ld]: ", log_pid);
 	}
+	head += snprintf(line + head, cap - (size_t)head, "%s: ", log_level_names[level]);
 	return head;
 }
 
@@ -154,8 +184,7 @@ static int syslog_head(enum log_level level, char *line, size_t cap)
 	localtime_r(&now, &tm);
 	return snprintf(line, cap,
 			"<%d>%s %2d %02d:%02d:%02d shoald[%ld]: ", LOG_DAEMON | syslog_prio[level],
-			months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-			(long)syslog_pid);
+			months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, log_pid);
 }
 
 /*

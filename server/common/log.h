@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * shoald's log: levels, one line per message to stderr with a timestamp (none
- * when stderr is the journal), optionally syslog.
+ * shoald's log: levels, one line per message to stderr with a timestamp and
+ * the pid (the journal's priority instead when stderr is the journal),
+ * optionally syslog.
  */
 #ifndef SHOAL_SERVER_COMMON_LOG_H
 #define SHOAL_SERVER_COMMON_LOG_H
@@ -21,12 +22,16 @@ extern const char *const log_level_names[];
 
 /*
  * Set the threshold and whether lines also go to syslog (daemon facility,
- * RFC 3164 datagrams to /dev/log).
- * When stderr is the journal (log_stderr_is_journal), lines carry a "<N>"
- * priority prefix instead of a timestamp. Call once on the main thread
- * before other threads start.
+ * RFC 3164 datagrams to /dev/log; a socket that cannot be reached now is
+ * warned about once, and tried again by each line). Lines on stderr are
+ * "TIMESTAMP shoald[PID]: LEVEL: message". When stderr is the journal
+ * (log_stderr_is_journal), lines carry a "<N>" priority prefix instead of
+ * the timestamp and the pid, which the journal keeps itself, unless
+ * `taker` (started by --takeover): the journal then credits the stream to
+ * the process that opened it, so the pid stays in the line. Call once on
+ * the main thread before other threads start.
  */
-void log_init(enum log_level level, bool use_syslog);
+void log_init(enum log_level level, bool use_syslog, bool taker);
 
 /*
  * Change the threshold (a reconfig's log-level): lines logged from then on

@@ -15,6 +15,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/name.h"
 #include "server/common/log.h"
 #include "server/common/mainthread.h"
 #include "server/conf/conf.h"
@@ -366,6 +367,11 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 		cfg->zone_xfr = x;
 	}
 	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
+	/* one form in every log line and reply: "example.com." (a bad name stays as typed,
+	 * for the load's message) */
+	char canonical[NAME_TEXT_MAX + 2];
+	if (name_zone_text(name, canonical, sizeof(canonical)) > 0)
+		name = canonical;
 	char *n = strdup(name), *f = strdup(file);
 	if (!n || !f) {
 		free(n);

@@ -299,11 +299,15 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 		snprintf(line, sizeof(line), "%s", req->summary);
 		for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
 			*nl = ' '; /* one log line */
-		log_info("%s done: %s", req->what, line);
+		log_msg(rc ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%.*s: %s",
+			(int)strcspn(head, "\n"), head, line);
 	} else {
-		snprintf(head, sizeof(head), "%s refused (%s): nothing changed\n", req->what,
-			 shoal_strerror(rc));
-		log_error("%s refused (%s): nothing changed", req->what, shoal_strerror(rc));
+		/* a zone that did not load says why (a file missing...), not "zone content error" */
+		int first = rc == SHOAL_EZONE ? (int)strcspn(messages, "\n") : 0;
+		snprintf(head, sizeof(head), "%s refused (%.*s): nothing changed\n", req->what,
+			 first ? first : (int)strlen(shoal_strerror(rc)),
+			 first ? messages : shoal_strerror(rc));
+		log_error("%.*s", (int)strcspn(head, "\n"), head);
 		if (rc == SHOAL_ETIMEOUT && srv->reload.running)
 			srv->orphan = req->cfg; /* the abandoned thread still reads it */
 		else
@@ -1226,7 +1230,7 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		/* 2: the command line is wrong; 1: the configuration is */
 		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
 	}
-	log_init(cfg.log_level, cfg.syslog);
+	log_init(cfg.log_level, cfg.syslog, cfg.takeover != NULL);
 	if (cfg.file_default_missing)
 		log_notice("no configuration file %s (-c FILE names another): the command line "
 			   "and the defaults apply",
