@@ -6,7 +6,8 @@
 # with their final dot, as zone-status names them (the command echoed as given excepted); a
 # reconfig's outcome is one line; a zone-add of a missing file says the file is missing,
 # not "zone content error"; a served zone transfer is an answered TCP query in the count
-# at stop; --syslog yes without a log socket says so at start.
+# at stop; --syslog yes without a log socket says so at start; shoalctl without a control
+# socket says which path it tried and why it may be missing.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 LOG=$T_DIR/shoald.log
@@ -90,5 +91,12 @@ out=$(SHOAL_SYSLOG_SOCKET=$T_DIR/no-logger.sock "$SHOALD" --check --syslog yes \
 	--listen "127.0.0.1@$PORT" 2>&1)
 check_match "--syslog yes without a log socket: said at start" \
 	"warning: syslog: cannot reach $T_DIR/no-logger.sock \(No such file or directory\)" "$out"
+
+# --- shoalctl without a control socket ---
+out=$("$SHOALCTL" -s "$T_DIR/none.ctl" reload 2>&1)
+check_eq "shoalctl, no socket: exit 2" 2 $?
+check_match "it names the path it tried and why it failed" \
+	"shoalctl: cannot reach shoald at $T_DIR/none\.ctl: No such file or directory" "$out"
+check_match "and what that may mean" "shoald may not be running, or its control: names another path \(-s PATH\)" "$out"
 
 done_testing
