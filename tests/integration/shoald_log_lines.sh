@@ -7,7 +7,8 @@
 # reconfig's outcome is one line; a zone-add of a missing file says the file is missing,
 # not "zone content error"; a served zone transfer is an answered TCP query in the count
 # at stop; --syslog yes without a log socket says so at start; shoalctl without a control
-# socket says which path it tried and why it may be missing.
+# socket says which path it tried and why it may be missing; a control folder the service
+# user may not make stops the start with a message that says what to do.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 LOG=$T_DIR/shoald.log
@@ -99,4 +100,31 @@ check_match "it names the path it tried and why it failed" \
 	"shoalctl: cannot reach shoald at $T_DIR/none\.ctl: No such file or directory" "$out"
 check_match "and what that may mean" "shoald may not be running, or its control: names another path \(-s PATH\)" "$out"
 
+# --- the control folder, started as the service user ---
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	need_nobody "to start shoald as a service user"
+	shoald=$(nobody_copy "$SHOALD")
+	zone=$(nobody_copy "$T_DIR/zones/a.test.zone")
+	mkdir -p "$NOBODY_DIR/rootonly" "$NOBODY_DIR/theirs"
+	chown nobody "$NOBODY_DIR/theirs"
+	P2=$(free_port) || exit 99
+	out=$(timeout 60 "${AS_NOBODY[@]}" "$shoald" --listen "127.0.0.1@$P2" --threads 1 \
+		--control "$NOBODY_DIR/rootonly/shoal/shoald.ctl" --zone "a.test=$zone" 2>&1)
+	check_eq "a control folder nobody may not make: exit 1" 1 $?
+	check_match "the message names the folder, why, and what to do" \
+		"control $NOBODY_DIR/rootonly/shoal/shoald.ctl: cannot make the folder $NOBODY_DIR/rootonly/shoal: Permission denied; make it, owned by uid $(id -u nobody), or let the unit's RuntimeDirectory= make it" \
+		"$out"
+	"${AS_NOBODY[@]}" "$shoald" --listen "127.0.0.1@$P2" --threads 1 \
+		--control "$NOBODY_DIR/theirs/shoal/shoald.ctl" --zone "a.test=$zone" >"$T_DIR/nobody.log" 2>&1 &
+	NPID=$!
+	T_PIDS="$T_PIDS $NPID"
+	wait_until 30 test -S "$NOBODY_DIR/theirs/shoal/shoald.ctl"
+	check_match "a folder its parent lets it make: made, and the start goes on" \
+		"control: made the folder $NOBODY_DIR/theirs/shoal" "$(cat "$T_DIR/nobody.log")"
+	check_eq "the folder is the user's" nobody "$(stat -c %U "$NOBODY_DIR/theirs/shoal")"
+	stop_within "$NPID" 30
+	check_eq "it stops" 0 $?
+else
+	echo "SKIP: the control folder as the service user (needs root, nobody and setpriv)"
+fi
 done_testing
