@@ -34,6 +34,36 @@ extern const char *const log_level_names[];
 void log_init(enum log_level level, bool use_syslog, bool taker);
 
 /*
+ * Send lines to the file at path (log-file) instead of stderr, from now
+ * on: appended (O_APPEND: a restart's two processes may share it), made
+ * with the mode the umask leaves of 0666, written by a thread of its own
+ * (shoald-log) from a 256 KiB queue, so that a disk that does not answer
+ * holds no other thread; a line the queue has no room for is dropped and
+ * counted ("N log lines dropped (log-file was full)"). Returns 0, or a
+ * negative error with err ("log-file PATH: reason"). Main thread, after
+ * log_init; before the privilege drop, so the file may be root's folder's.
+ */
+int log_file_open(const char *path, char *err, size_t errlen);
+
+/*
+ * Open log-file's path anew (logrotate moved the file: shoalctl
+ * log-reopen, SIGUSR1) and hand it to the log thread at the place in the
+ * queue of this moment: lines logged before go to the old file, those
+ * after to the new one, whose first line says it was reopened. Returns 0
+ * with text "log-file PATH reopened"; 1 with text "no log-file: ..." when
+ * there is none; a negative error with text saying why (the old file
+ * stays in use). Main thread.
+ */
+int log_file_reopen(char *text, size_t len);
+
+/*
+ * Write what is queued for log-file and close it; lines logged after go to
+ * stderr. Waits at most 2 s for a file that takes no lines, and then
+ * leaves the thread to the process's exit. Main thread, at the end.
+ */
+void log_file_close(void);
+
+/*
  * Change the threshold (a reconfig's log-level): lines logged from then on
  * follow it. Any thread.
  */

@@ -67,6 +67,9 @@ const conf_option_t conf_options[] = {
 	  OFF(log_level), "error, warning, notice, info or debug", CONF_RUNTIME },
 	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
 	  "also log to syslog", CONF_RESTART },
+	{ "log-file", "log-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(log_file),
+	  "append log lines to this file instead of stderr; log-reopen or SIGUSR1 reopens it",
+	  CONF_RESTART },
 	{ "edns-size", "edns-size", "OCTETS", CONF_UINT, DNS_UDP_MIN, 4096, NULL, "1232",
 	  OFF(edns_size), "largest UDP answer, advertised in EDNS", CONF_RESTART },
 	{ "tcp-idle-timeout", "tcp-idle-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "10000",
@@ -469,6 +472,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->version);
 	free(cfg->control);
 	free(cfg->pid_file);
+	free(cfg->log_file);
 	free(cfg->zones_dir);
 	free(cfg->file);
 	conf_xfr_clear(cfg);

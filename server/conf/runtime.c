@@ -37,6 +37,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	/* nothing of src's is owned twice: every pointer is replaced or cleared first */
 	dst->user = dst->group = dst->nsid = dst->identity = dst->version = NULL;
 	dst->control = dst->pid_file = dst->zones_dir = dst->file = dst->takeover = NULL;
+	dst->log_file = NULL;
 	dst->keys = NULL;
 	dst->key_count = 0;
 	dst->zones = NULL;
@@ -47,6 +48,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		  dup_string(&dst->version, src->version) &&
 		  dup_string(&dst->control, src->control) &&
 		  dup_string(&dst->pid_file, src->pid_file) &&
+		  dup_string(&dst->log_file, src->log_file) &&
 		  dup_string(&dst->zones_dir, src->zones_dir) &&
 		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover);
 	if (ok && src->key_count) {

@@ -77,7 +77,7 @@ typedef struct server {
 	conf_t *orphan;           /* a reconfig's, abandoned at reload-timeout: freed later */
 	uint32_t tcp_max_as_read; /* tcp-max-connections before the descriptor budget */
 	unsigned runtime_changes; /* zone-add and zone-remove since the last reconfig */
-	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_signal_t sig_term, sig_int, sig_hup, sig_usr1;
 	bool stopping;
 	time_t started_at;
 	uv_loop_t loop_mem; /* the main loop, once made */
@@ -154,6 +154,13 @@ static void secondary_retire(server_t *srv)
 static void on_signal(uv_signal_t *h, int signum)
 {
 	server_t *srv = h->data;
+	if (signum == SIGUSR1) {
+		/* logrotate's: what shoalctl log-reopen does */
+		char text[PATH_MAX + 128];
+		if (log_file_reopen(text, sizeof(text)) < 0)
+			log_error("SIGUSR1: %s", text);
+		return;
+	}
 	if (signum == SIGHUP) {
 		log_info("SIGHUP: reloading all zones");
 		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
@@ -860,9 +867,9 @@ static void log_answered(server_t *srv)
 
 static int signals_start(server_t *srv)
 {
-	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
-	int nums[] = { SIGTERM, SIGINT, SIGHUP };
-	for (size_t i = 0; i < 3; i++) {
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup, &srv->sig_usr1 };
+	int nums[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	for (size_t i = 0; i < 4; i++) {
 		sigs[i]->data = srv;
 		int rc = uv_signal_init(srv->loop, sigs[i]);
 		if (rc == 0)
@@ -875,8 +882,8 @@ static int signals_start(server_t *srv)
 
 static void signals_close(server_t *srv)
 {
-	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
-	for (size_t i = 0; i < 3; i++)
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup, &srv->sig_usr1 };
+	for (size_t i = 0; i < 4; i++)
 		if (sigs[i]->loop)
 			uv_close((uv_handle_t *)sigs[i], NULL);
 }
@@ -1137,6 +1144,7 @@ static _Noreturn void exit_beside_reload(server_t *srv, int status, const char *
 	if (status != 0 && err[0])
 		log_error("%s", err);
 	log_info("stopped");
+	log_file_close(); /* the lines queued for log-file, before the exit */
 	_exit(status);
 }
 
@@ -1206,6 +1214,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	main_thread_set(); /* before any other thread: the one MAIN_THREAD_ONLY lets in */
 	server_init(&srv, cfg, responder);
 	signal(SIGPIPE, SIG_IGN);
+	/* logrotate's SIGUSR1 while the zones load must not end the process (its default) */
+	signal(SIGUSR1, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
 	int rc = server_start(&srv, err, sizeof(err));
 	if (rc == 0 && !cfg->check)
@@ -1231,11 +1241,18 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
 	}
 	log_init(cfg.log_level, cfg.syslog, cfg.takeover != NULL);
+	/* as root still, before any other thread: --check keeps its lines on stderr */
+	if (cfg.log_file && !cfg.check && log_file_open(cfg.log_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shoald: %s\n", err);
+		conf_clear(&cfg);
+		return 1;
+	}
 	if (cfg.file_default_missing)
 		log_notice("no configuration file %s (-c FILE names another): the command line "
 			   "and the defaults apply",
 			   CONF_FILE_DEFAULT);
 	int status = server_run(&cfg, responder);
+	log_file_close();
 	conf_clear(&cfg);
 	return status;
 }
