@@ -150,7 +150,8 @@ void log_init(enum log_level level, bool use_syslog, bool taker)
 	if (e < 0)
 		log_warning("syslog: cannot reach %s (%s): lines go to stderr alone until a "
 			    "system logger listens there",
-			    syslog_addr.sun_path[0] ? syslog_addr.sun_path : "/dev/log", strerror(-e));
+			    syslog_addr.sun_path[0] ? syslog_addr.sun_path : "/dev/log",
+			    strerror(-e));
 }
 
 static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -265,10 +266,9 @@ struct log_file {
 	char *path;
 	pthread_t thread;
 };
-static struct log_file log_file = { .lock = PTHREAD_MUTEX_INITIALIZER,
-				    .wake = PTHREAD_COND_INITIALIZER,
-				    .fd = -1,
-				    .next_fd = -1 };
+static struct log_file log_file = {
+	.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .fd = -1, .next_fd = -1
+};
 /* lines go to log_file instead of stderr: set once it runs, cleared once joined; atomic */
 static bool log_file_on;
 
@@ -356,8 +356,8 @@ static void *file_main(void *arg)
  */
 static int file_open_fd(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		      0666);
+	int fd =
+		open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
 	if (fd < 0)
 		return -errno;
 	int flags = fcntl(fd, F_GETFL);

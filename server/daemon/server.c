@@ -309,7 +309,8 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 		log_msg(rc ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%.*s: %s",
 			(int)strcspn(head, "\n"), head, line);
 	} else {
-		/* a zone that did not load says why (a file missing...), not "zone content error" */
+		/* a zone that did not load says why (a file missing...), not "zone content error"
+		 */
 		int first = rc == SHOAL_EZONE ? (int)strcspn(messages, "\n") : 0;
 		snprintf(head, sizeof(head), "%s refused (%.*s): nothing changed\n", req->what,
 			 first ? first : (int)strlen(shoal_strerror(rc)),

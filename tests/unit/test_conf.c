@@ -291,8 +291,8 @@ static void test_yaml_xfr(void)
 	expect_error(
 		"keys:\n  - name: k\n    algorithm: hmac-sha256\n    secret: \"not base64!\"\n", 4,
 		"key k: the secret is not base64");
-	expect_error("keys:\n  - name: k\n    algorithm: hmac-sha1\n    secret: \"aGVsbG8=\"\n", 2,
-		     "algorithm \"hmac-sha1\" is not supported");
+	expect_error("keys:\n  - name: k\n    algorithm: hmac-md5\n    secret: \"aGVsbG8=\"\n", 2,
+		     "algorithm \"hmac-md5\" is not supported (hmac-sha1, hmac-sha224");
 	snprintf(bad, sizeof(bad),
 		 "%s  - name: K.\n    algorithm: hmac-sha512\n"
 		 "    secret: \"aGVsbG8=\"\n",
@@ -675,11 +675,11 @@ static void test_same_transfer_in(void)
 				      &b.zone_xfr[1].notify, &at));
 	CU_ASSERT_EQUAL(at, 0);
 	/* the key's secret changed: not alike */
-	b.keys[1].keyed.sha256.ictx.state[0] ^= 1;
+	b.keys[1].keyed.sha256.inner.state[0] ^= 1;
 	CU_ASSERT(!conf_zone_same_transfer_in(&a, 0, &b, 1));
 	CU_ASSERT(!conf_acl_entry_find(&a, &a.zone_xfr[0].notify.entries[0], &b,
 				       &b.zone_xfr[1].notify, &at));
-	b.keys[1].keyed.sha256.ictx.state[0] ^= 1;
+	b.keys[1].keyed.sha256.inner.state[0] ^= 1;
 	/* a transfer option changed: not alike */
 	b.xfr_timeout++;
 	CU_ASSERT(!conf_zone_same_transfer_in(&a, 0, &b, 1));

@@ -248,16 +248,11 @@ static void test_zone_text(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_text_round_trip),
-		UNIT_TEST(test_text_relative_and_errors),
-		UNIT_TEST(test_text_every_octet),
-		UNIT_TEST(test_unpack_compression),
-		UNIT_TEST(test_unpack_rejects),
-		UNIT_TEST(test_canonical_order),
-		UNIT_TEST(test_relations_and_hash),
-		UNIT_TEST(test_hash_octets),
-		UNIT_TEST(test_zone_text),
-		UNIT_END,
+		UNIT_TEST(test_text_round_trip),    UNIT_TEST(test_text_relative_and_errors),
+		UNIT_TEST(test_text_every_octet),   UNIT_TEST(test_unpack_compression),
+		UNIT_TEST(test_unpack_rejects),     UNIT_TEST(test_canonical_order),
+		UNIT_TEST(test_relations_and_hash), UNIT_TEST(test_hash_octets),
+		UNIT_TEST(test_zone_text),          UNIT_END,
 	};
 	return unit_run(argc, argv, "name", tests);
 }
