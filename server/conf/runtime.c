@@ -39,6 +39,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->control = dst->pid_file = dst->zones_dir = dst->file = dst->takeover = NULL;
 	dst->tls_key_file = dst->tls_cert_file = dst->tls_ca_file = NULL;
 	dst->state_dir = NULL;
+	dst->log_file = NULL;
 	dst->keys = NULL;
 	dst->key_count = 0;
 	dst->zones = NULL;
@@ -51,6 +52,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		  dup_string(&dst->version, src->version) &&
 		  dup_string(&dst->control, src->control) &&
 		  dup_string(&dst->pid_file, src->pid_file) &&
+		  dup_string(&dst->log_file, src->log_file) &&
 		  dup_string(&dst->zones_dir, src->zones_dir) &&
 		  dup_string(&dst->state_dir, src->state_dir) &&
 		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover) &&
