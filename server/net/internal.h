@@ -215,7 +215,8 @@ extern const tcp_io_t tcp_io_tls;
 /*
  * Connections (server/net/tcp_conn.c). All on the loop's thread.
  * tcp_conn_open: c was just accepted into its slot (TLS: its handshake is
- *   done); start reading and timing.
+ *   done); start reading and timing (during a stop: the grace for its first
+ *   queries, as a connection accepted just before).
  * tcp_conn_close: close now; `counter` (may be NULL) is the statistic that
  *   names why; the slot returns through tcp_pool_release once both handles
  *   are closed.

@@ -330,13 +330,13 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 	t->waiting = 0;
 	/* Connections finish what they have read, then shut down; the stop
 	 * timer bounds a peer that keeps sending or never reads. A TLS
-	 * connection still in its handshake has asked nothing: it goes. */
+	 * connection still in its handshake goes on with it: its client
+	 * connected to this process and will ask here (a takeover loses
+	 * nothing); once open, it is served as tcp_conn_open says. */
 	for (tcp_conn_t *c = t->active_head, *next; c; c = next) {
 		next = c->next;
 		if (c->opened)
 			tcp_conn_advance(c, false);
-		else
-			tcp_conn_close(c, NULL);
 	}
 	if (t->in_use > 0)
 		uv_timer_start(&t->stop_timer, on_stop_timer,

@@ -502,6 +502,11 @@ void tcp_conn_received(tcp_conn_t *c, ssize_t nread)
 void tcp_conn_open(tcp_conn_t *c)
 {
 	c->opened = true;
+	if (c->srv->stopping) {
+		/* a TLS handshake that ended during the stop: its first queries get the grace */
+		tcp_conn_advance(c, false);
+		return;
+	}
 	conn_set_reading(c, true);
 	conn_arm_timer(c, true, false);
 }

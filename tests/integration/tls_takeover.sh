@@ -5,8 +5,9 @@
 # handshake and 20 pipelined queries) while shoald is taken over three times
 # (2, then 1, then 3, then 2 workers): every connection is made and every
 # query answered, the key (kept in state-dir) is the same for all, and the
-# taker listens on the sockets it was given, not new ones. Control: the same
-# clients across a stop and a start fail.
+# taker listens on the sockets it was given, not new ones; a client that
+# connects before a takeover and starts its handshake after it is served by
+# the old process. Control: the same clients across a stop and a start fail.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 TLSCLIENT=$SHOAL_BUILDDIR/tests/integration/tlsclient
@@ -70,7 +71,16 @@ check_eq "the taker listens on one of the same TLS sockets (handed over, not reo
 check_eq "... one" 1 "$(tls_sockets | wc -l)"
 take_over 3
 sleep 1
+# a client connected before a takeover, its ClientHello sent after it: the old process,
+# which accepted it, finishes its handshake and answers it before it exits
+"$TLSCLIENT" -d 1500 -n 20 -w 10 127.0.0.1 "$tport" www.example >"$T_DIR/slow" 2>&1 &
+slow=$!
+sleep 0.3
 take_over 2
+wait "$slow"
+check_eq "a handshake begun before a takeover is finished and answered" \
+	"connections 1 opened 1 resumed 0 queries 20 answers 20 in_order 20 noerror 20 lost 0" \
+	"$(cat "$T_DIR/slow")"
 sleep 1
 touch "$T_DIR/stop"
 wait "$cl"
@@ -79,7 +89,8 @@ echo "# $runs client runs; the first: $(head -1 "$T_DIR/clients")"
 check_match "clients ran throughout (more than 10)" '^([1-9][0-9]+)$' "$runs"
 check_eq "no connection and no query lost over three takeovers" "" \
 	"$(grep -v '^ok' "$T_DIR/clients" | head -3)"
-check_eq "one key throughout (state-dir)" 1 "$(awk '{ print $3 }' "$T_DIR/clients" | sort -u | wc -l)"
+check_eq "one key throughout (state-dir)" 1 \
+	"$(awk '$1 == "ok" { print $3 }' "$T_DIR/clients" | sort -u | wc -l)"
 
 # control: a stop, then a start, under the same clients
 rm -f "$T_DIR/stop"

@@ -37,6 +37,7 @@ static const char usage[] =
 	"         ClientHello, then an RST)\n"
 	"  -w S   how long to wait for each answer or close (default 10)\n"
 	"  -T     plain TCP instead of TLS: the same queries and checks (a baseline)\n"
+	"  -d MS  once connected, wait MS milliseconds before the ClientHello\n"
 	"Prints one summary line; exits 0 when every query got an answer in order, else 1.\n";
 
 static double now_ms(void)
@@ -116,8 +117,9 @@ typedef struct conn {
 static gnutls_certificate_credentials_t creds;
 static gnutls_datum_t ticket;
 static const char *alpn = "dot";
-static bool reset; /* -m reset */
-static bool plain; /* -T: plain TCP, the same queries and checks (a baseline) */
+static bool reset;   /* -m reset */
+static bool plain;   /* -T: plain TCP, the same queries and checks (a baseline) */
+static int delay_ms; /* -d: connected, wait this long before the ClientHello */
 
 /* The server's key's pin, as shoalctl tls-pin prints it. */
 static void server_pin(gnutls_session_t s, char *out, size_t cap)
@@ -174,7 +176,12 @@ static bool conn_open(conn_t *c, const char *src, const char *addr, int port, in
 		return false;
 	if (plain)
 		return c->open = true;
-	gnutls_init(&c->s, GNUTLS_CLIENT);
+	if (delay_ms > 0)
+		nanosleep(&(struct timespec){ .tv_sec = delay_ms / 1000,
+					      .tv_nsec = (delay_ms % 1000) * 1000000L },
+			  NULL);
+	/* a server that closes shows as a failed write, not as this process killed by SIGPIPE */
+	gnutls_init(&c->s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL);
 	gnutls_set_default_priority(c->s);
 	gnutls_credentials_set(c->s, GNUTLS_CRD_CERTIFICATE, creds);
 	gnutls_alpn_set_protocols(c->s, &proto, 1, 0);
@@ -256,7 +263,7 @@ int main(int argc, char **argv)
 	int conns = 1, queries = 1, linger = 0, wait_s = 10, opt;
 	bool resume = false, pins = false;
 	const char *ready = NULL, *mode = NULL, *src = NULL;
-	while ((opt = getopt(argc, argv, "c:n:s:RPA:r:l:m:w:Th")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:s:RPA:r:l:m:w:Td:h")) != -1) {
 		switch (opt) {
 		case 'c':
 			conns = atoi(optarg);
@@ -272,6 +279,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			plain = true;
+			break;
+		case 'd':
+			delay_ms = atoi(optarg);
 			break;
 		case 'P':
 			pins = true;
