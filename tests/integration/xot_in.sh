@@ -8,11 +8,13 @@
 # them, its UDP and TCP see none of them), a change reaches the secondary by
 # IXFR over TLS. bad.test, with a pin that is not the primary's, is refused
 # during the handshake: the secondary logs the key it was shown, the
-# primary counts and logs the failed handshake.
+# primary counts and logs the failed handshake. Mutual TLS: the primary,
+# reconfigured to ask for the secondary's key by its pin, gives mtls.test to
+# it and refuses mbad.test (another pin), saying what was missing.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
-mkdir -p "$T_DIR/pri/state" "$T_DIR/sec"
-chmod 700 "$T_DIR/pri/state"
+mkdir -p "$T_DIR/pri/state" "$T_DIR/sec/state"
+chmod 700 "$T_DIR/pri/state" "$T_DIR/sec/state"
 # write_zone NAME SERIAL: www moves with the serial.
 write_zone() {
 	{
@@ -20,7 +22,7 @@ write_zone() {
 		printf '@ NS ns1\nns1 A 192.0.2.1\nwww A 192.0.2.%s\n' "$2"
 	} >"$T_DIR/pri/$1.zone"
 }
-for z in pin.test opp.test bad.test; do write_zone $z 1; done
+for z in pin.test opp.test bad.test mtls.test mbad.test; do write_zone $z 1; done
 PPORT=$(free_port) || exit 99
 TPORT=$(free_port) || exit 99
 PORT=$(free_port) || exit 99
@@ -29,15 +31,19 @@ KEY="keys:
   - name: xfr-key
     algorithm: hmac-sha256
     secret: \"hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0=\""
-{
+# pri_conf ZONE:TLS...: the primary's configuration, each ZONE given to 127.0.0.1 with
+# xfr-key and "tls TLS" ("tls" alone when TLS is empty)
+pri_conf() {
+	local z
 	printf 'listen: 127.0.0.1@%s\nlisten-tls: 127.0.0.1@%s\nthreads: 2\n' "$PPORT" "$TPORT"
 	printf 'identity: primary.test\nstate-dir: %s\ncontrol: %s\n%s\nzones:\n' \
 		"$T_DIR/pri/state" "$PCTL" "$KEY"
-	for z in pin.test opp.test bad.test; do
-		printf '  - name: %s\n    file: %s\n' $z "$T_DIR/pri/$z.zone"
-		printf '    provide-xfr: ["127.0.0.1 xfr-key tls"]\n'
+	for z in "$@"; do
+		printf '  - name: %s\n    file: %s\n' "${z%%:*}" "$T_DIR/pri/${z%%:*}.zone"
+		printf '    provide-xfr: ["127.0.0.1 xfr-key tls%s"]\n' "${z#*:}"
 	done
-} >"$T_DIR/pri/shoald.conf"
+}
+pri_conf pin.test: opp.test: bad.test: >"$T_DIR/pri/shoald.conf"
 "$SHOALD" -c "$T_DIR/pri/shoald.conf" >"$T_DIR/pri/log" 2>&1 &
 PRI_PID=$!
 T_PIDS="$T_PIDS $PRI_PID"
@@ -57,6 +63,7 @@ cat >"$T_DIR/sec/shoald.conf" <<CONF
 listen: 127.0.0.1@$PORT
 threads: 1
 control: $T_DIR/ctl
+state-dir: $T_DIR/sec/state
 min-refresh-time: 1
 min-retry-time: 1
 xfr-message-timeout: 5
@@ -115,6 +122,33 @@ check_eq "the SOA query went over TLS too (handshakes: 2 AXFR, 1 SOA, 1 IXFR)" 4
 	"$(pri_stat handshakes)"
 check_eq "the primary answered no UDP or TCP query of theirs" "$plain_before" \
 	"$(pri_stat queries 2)"
+
+# mutual TLS (RFC 9103 9.3.3): the primary asks for the secondary's key by its pin
+sec_pin=$("$SHOALCTL" -s "$T_DIR/ctl" tls-pin | head -1)
+pri_conf pin.test: opp.test: bad.test: "mtls.test: $sec_pin" "mbad.test: $other" \
+	>"$T_DIR/pri/shoald.conf"
+check_match "the primary takes the client pins by reconfig" '^reconfig done' \
+	"$("$SHOALCTL" -s "$PCTL" reconfig 2>&1)"
+cat >>"$T_DIR/sec/shoald.conf" <<CONF
+  - name: mtls.test
+    file: $T_DIR/sec/mtls.test.zone
+    primaries: ["127.0.0.1@$TPORT xfr-key tls"]
+    tls-pin: "$pin"
+  - name: mbad.test
+    file: $T_DIR/sec/mbad.test.zone
+    primaries: ["127.0.0.1@$TPORT xfr-key tls"]
+    tls-pin: "$pin"
+CONF
+check_match "the secondary takes the two zones by reconfig" '^reconfig done' \
+	"$("$SHOALCTL" -s "$T_DIR/ctl" reconfig 2>&1)"
+if wait_until 20 serial_is mtls.test 1; then pass "mutual TLS: the secondary's key, pinned, gets mtls.test"
+else fail "mutual TLS: mtls.test: $(grep mtls "$T_DIR/shoald.log" "$T_DIR/pri/log")"; fi
+wait_line "$T_DIR/pri/log" 'mbad\.test.*REFUSED'
+check_match "another client pin: REFUSED, and the primary says what was missing" \
+	'mbad\.test\. from 127\.0\.0\.1@[0-9]+.*a client certificate of the pinned key \(another key was shown\).*REFUSED' \
+	"$(cat "$T_DIR/pri/log")"
+check_match "the secondary logs the refusal" 'mbad\.test.*REFUSED' "$(cat "$T_DIR/shoald.log")"
+check_eq "mbad.test is not served" "" "$(q "$PORT" +short mbad.test SOA)"
 
 stop_within "$SHOALD_PID"
 check_eq "the secondary stops cleanly" 0 $?
