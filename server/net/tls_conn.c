@@ -96,7 +96,9 @@ static void handshake_failed(tcp_conn_t *c, int err)
 {
 	char peer[ADDR_TEXT_MAX];
 	addr_text((const struct sockaddr *)&c->peer, peer, sizeof(peer));
-	log_limited(&c->srv->tls_log, TLS_LOG_PER_S, LOG_LEVEL_INFO, "TLS from %s: %s", peer,
+	/* tls_error starts "handshake: ..."; a socket's error says so too */
+	log_limited(&c->srv->tls_log, TLS_LOG_PER_S, LOG_LEVEL_INFO, "TLS from %s: %s%s", peer,
+		    err == SHOAL_ETLS && c->tls.session ? "" : "handshake: ",
 		    err == SHOAL_ETLS && c->tls.session ? tls_error(c->tls.session)
 							: shoal_strerror(err));
 	tcp_conn_close(c, &c->srv->tls_stats->handshake_failed);
