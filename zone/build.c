@@ -908,7 +908,7 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 				   "%s: more than 65535 RRsets%s", NULL);
 		return SHOAL_EZONE;
 	}
-	n->name = name;
+	n->name_ = name;
 	n->name_len = d->name_len;
 	n->labels = (uint8_t)name_labels(name);
 	n->rrset_count = (uint16_t)sets;
@@ -929,7 +929,7 @@ static int build_hash(zone_t *z, zarena_t *a, const bool *cancel)
 	for (size_t i = 0; i < z->node_count; i++) {
 		if (zone_stop_at(cancel, i + 1))
 			return SHOAL_ETIMEOUT;
-		const uint8_t *name = z->nodes[i].name;
+		const uint8_t *name = znode_name(&z->nodes[i]);
 		uintptr_t at = (uintptr_t)name;
 		if ((at & 7) || (uint64_t)at >> (ZHASH_REF_BITS + 3))
 			return SHOAL_EUNSUPPORTED; /* no such address on Linux without asking */
@@ -967,7 +967,7 @@ static void link_nodes(znode_t *nodes, size_t count)
 		znode_t *p = (znode_t *)n->parent;
 		if (!p)
 			continue;
-		if (name_is_wildcard(n->name))
+		if (name_is_wildcard(znode_name(n)))
 			p->flags |= ZNODE_WILDCARD_CHILD;
 		if (p->flags & (ZNODE_DELEG | ZNODE_DNAME | ZNODE_OCCLUDED))
 			n->flags |= ZNODE_OCCLUDED;
@@ -990,7 +990,7 @@ static void check_glue(zbuild_t *b, const zone_t *z, const zdesc_t *d, const siz
 			/* the name's length within its own RDATA, however the load checked it */
 			const uint8_t *target = rec_rdata(r);
 			int tlen = rdata_name_length(target, r->rdlen, 0);
-			if (tlen < 0 || !name_is_subdomain(target, n->name))
+			if (tlen < 0 || !name_is_subdomain(target, znode_name(n)))
 				continue;
 			uint8_t lower[NAME_MAXLEN];
 			memcpy(lower, target, (size_t)tlen);

@@ -134,10 +134,11 @@ static bool nsec3_params(zone_t *z)
 static bool nsec3_owner(const zone_t *z, const znode_t *n, uint8_t h[ZONE_NSEC3_HASH_LEN])
 {
 	const zrrset_t *rs = znode_rrset(n, DNS_TYPE_NSEC3);
-	if (!rs || n->parent != z->apex || n->name[0] != 32)
+	/* right below the apex: one label more than it */
+	if (!rs || n->labels != z->apex->labels + 1 || znode_name(n)[0] != 32)
 		return false;
 	char text[32];
-	memcpy(text, n->name + 1, 32);
+	memcpy(text, znode_name(n) + 1, 32);
 	if (ldns_b32_pton_extended_hex(text, 32, h, ZONE_NSEC3_HASH_LEN) != ZONE_NSEC3_HASH_LEN)
 		return false;
 	const uint8_t *p = rs->set.data, *end = p + rs->set.data_len;
@@ -198,7 +199,7 @@ static void match_range(void *arg, size_t from, size_t to)
 		if (n->flags & (ZNODE_NSEC3 | ZNODE_OCCLUDED))
 			continue;
 		uint8_t h[ZONE_NSEC3_HASH_LEN];
-		zone_nsec3_hash(z, n->name, h);
+		zone_nsec3_hash(z, znode_name(n), h);
 		size_t j = nsec3_le(p, h);
 		if (memcmp(p->hashes + j * ZONE_NSEC3_HASH_LEN, h, ZONE_NSEC3_HASH_LEN) == 0)
 			job->match[i] = p->owners[j];

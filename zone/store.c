@@ -360,6 +360,24 @@ QUERY_PATH const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)
 	return NULL;
 }
 
+const znode_t *zone_parent(const zone_t *z, const znode_t *n)
+{
+	(void)z;
+	return n->parent;
+}
+
+const znode_t *zone_first(const zone_t *z, zone_iter_t *it)
+{
+	it->z = z;
+	it->next = 1;
+	return z->apex;
+}
+
+const znode_t *zone_next(zone_iter_t *it)
+{
+	return it->next < it->z->node_count ? &it->z->nodes[it->next++] : NULL;
+}
+
 static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
 	int c = memcmp(a, b, alen < blen ? alen : blen);
@@ -375,7 +393,7 @@ const znode_t *zone_find_le(const zone_t *z, const uint8_t *name)
 	size_t lo = 0, hi = z->node_count; /* answer is in [lo-1, hi) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		size_t nlen = zone_name_key(z->nodes[mid].name, nkey);
+		size_t nlen = zone_name_key(znode_name(&z->nodes[mid]), nkey);
 		if (key_cmp(nkey, nlen, key, klen) <= 0)
 			lo = mid + 1;
 		else

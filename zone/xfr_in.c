@@ -524,9 +524,9 @@ static int apply_ixfr(xfr_in_t *x)
 	const zone_t *z = x->current;
 	uint8_t key[ZONE_KEY_MAX];
 	size_t i = 0;
-	for (size_t n = 0; err == 0 && n < z->node_count; n++) {
-		const znode_t *node = &z->nodes[n];
-		size_t klen = zone_name_key(node->name, key);
+	zone_iter_t it;
+	for (const znode_t *node = zone_first(z, &it); err == 0 && node; node = zone_next(&it)) {
+		size_t klen = zone_name_key(znode_name(node), key);
 		for (uint16_t s = 0; err == 0 && s < node->rrset_count; s++) {
 			const rrset_wire_t *set = &znode_rrsets(node)[s].set;
 			if (node == z->apex && set->type == DNS_TYPE_SOA)
@@ -549,10 +549,10 @@ static int apply_ixfr(xfr_in_t *x)
 					/* the record is there: replaying never fails */
 					replay(ops.ops + i, j - i, &have);
 					if (have)
-						err = build_rec(x, node->name, have);
+						err = build_rec(x, znode_name(node), have);
 					i = j;
 				} else {
-					err = build_rec(x, node->name, rec);
+					err = build_rec(x, znode_name(node), rec);
 				}
 			}
 		}

@@ -51,7 +51,7 @@ typedef struct zrrset {
  * compares the name has the RRsets the answer reads next in the same place.
  */
 typedef struct znode {
-	const uint8_t *name;
+	const uint8_t *name_; /* znode_name() */
 	const struct znode *parent;
 	uint16_t rrset_count;
 	uint16_t flags; /* enum znode_flag */
@@ -59,10 +59,16 @@ typedef struct znode {
 	uint8_t labels; /* not counting the root label */
 } znode_t;
 
+/* The owner name of node n: canonical (lowercase) uncompressed wire form. */
+static inline const uint8_t *znode_name(const znode_t *n)
+{
+	return n->name_;
+}
+
 /* The RRsets of node n, ordered by type: rrset_count of them right before the name. */
 static inline const zrrset_t *znode_rrsets(const znode_t *n)
 {
-	return (const zrrset_t *)(const void *)n->name - n->rrset_count;
+	return (const zrrset_t *)(const void *)znode_name(n) - n->rrset_count;
 }
 
 /*
@@ -149,6 +155,25 @@ typedef struct zone {
 } zone_t;
 _Static_assert(offsetof(zone_t, node_count) <= 64, "what every answer reads shares a cache line");
 
+/*
+ * A walk over the nodes of a zone in canonical order (RFC 4034 6.1), apex
+ * first, empty non-terminals and NSEC3 owners included:
+ *   for (n = zone_first(z, &it); n; n = zone_next(&it))
+ * Any thread holding the zone (a read section, or a reference); no
+ * allocation. The iterator stays valid as long as the zone: a transfer
+ * may keep it from one message to the next.
+ */
+typedef struct zone_iter {
+	const struct zone *z;
+	size_t next;
+} zone_iter_t;
+
+/* The apex (never NULL: a zone has one), the walk starting there. */
+const znode_t *zone_first(const struct zone *z, zone_iter_t *it);
+
+/* The node after the last one the walk gave, or NULL past the last. */
+const znode_t *zone_next(zone_iter_t *it);
+
 /* The process-wide SipHash key for name_hash, drawn once from randombytes. */
 const uint8_t *zone_hash_key(void);
 
@@ -183,6 +208,13 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t n
 
 /* zone_lookup_hashed after hashing name with zone_hash_key(). */
 const znode_t *zone_lookup(const zone_t *z, const uint8_t *name);
+
+/*
+ * The parent of node n in z (every ancestor of a node inside the zone is
+ * a node, empty non-terminals included), or NULL for the apex. Read-only;
+ * any thread; no allocation.
+ */
+const znode_t *zone_parent(const zone_t *z, const znode_t *n);
 
 /* The RRset of `type` at node n, or NULL. */
 const zrrset_t *znode_rrset(const znode_t *n, uint16_t type);

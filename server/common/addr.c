@@ -87,7 +87,8 @@ QUERY_PATH bool addr_prefix_match(const addr_prefix_t *p, const uint8_t *ip, siz
 	return memcmp(net, p->addr, ip_len) == 0;
 }
 
-QUERY_PATH bool addr_prefix_list_match(const addr_prefix_list_t *l, const uint8_t *ip, size_t ip_len)
+QUERY_PATH bool addr_prefix_list_match(const addr_prefix_list_t *l, const uint8_t *ip,
+				       size_t ip_len)
 {
 	for (size_t i = 0; i < l->count; i++)
 		if (addr_prefix_match(&l->items[i], ip, ip_len))

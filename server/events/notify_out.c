@@ -287,7 +287,7 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 		}
 		/* REQUEST_MAX: never too small, whatever the zone's SOA */
 		int len = request_write(j->msg, sizeof(j->msg), 0, DNS_OPCODE_NOTIFY, DNS_FLAG_AA,
-					z->apex->name, DNS_TYPE_SOA, DNS_SECTION_ANSWER,
+					znode_name(z->apex), DNS_TYPE_SOA, DNS_SECTION_ANSWER,
 					soa->set.data);
 		if (len < 0)
 			continue;
@@ -296,7 +296,7 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 		j->sent = 0;
 		j->discarded[0] = '\0';
 		j->active = true;
-		if (name_to_text(z->apex->name, j->zone_name, sizeof(j->zone_name)) < 0)
+		if (name_to_text(znode_name(z->apex), j->zone_name, sizeof(j->zone_name)) < 0)
 			strcpy(j->zone_name, "?");
 		job_send(n, j);
 		told++;

@@ -343,9 +343,10 @@ static uint64_t xfr_sum;
 static uint64_t zone_sum(const zone_t *z)
 {
 	uint64_t sum = 0;
-	for (size_t i = 0; i < z->node_count; i++)
-		for (uint16_t k = 0; k < z->nodes[i].rrset_count; k++) {
-			const rrset_wire_t *s = &znode_rrsets(&z->nodes[i])[k].set;
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it))
+		for (uint16_t k = 0; k < n->rrset_count; k++) {
+			const rrset_wire_t *s = &znode_rrsets(n)[k].set;
 			for (uint32_t j = 0; j < s->data_len; j++)
 				sum = sum * 31 + s->data[j];
 		}
