@@ -817,7 +817,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot);
 		if (a.z) {
 			a.qhash = name_hash_lower(q.qname, q.qname_len, a.z->hash_key);
-			__builtin_prefetch(&a.z->hash[zhash_start(a.qhash, a.z->hash_size)]);
+			__builtin_prefetch(zhash_slot_of(a.z, a.qhash));
 		}
 	}
 	int rc = response_init(&a.r, &q, out, cap, limit, response_opt_size(&e));
