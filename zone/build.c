@@ -815,7 +815,7 @@ static void node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_t 
 
 /*
  * Fill a node from its records into the block at mem: one block holding
- * [rrset_wire_t x sigs][zrrset_t x sets][znode_t][owner][link, hash]
+ * [rrset_wire_t x sigs][zrrset_t x sets][znode_t][owner][link, back, hash]
  * [uint16 name offsets][RR data]. The RRsets end where the node starts
  * (znode_rrsets) and the owner follows it, 8-aligned (the block is, and
  * both arrays are multiples of 8), so the lookup's compare and the

@@ -183,8 +183,8 @@ bool znode_matchable(const znode_t *n)
 void zone_nsec3_link(znode_t *n, znode_t *x)
 {
 	*znode_link(n) = x;
-	if (x && (x->flags & ZNODE_NSEC3))
-		*znode_link(x) = n; /* a mixed owner keeps its own match there instead */
+	if (x)
+		*znode_back(x) = n;
 }
 
 /* The chain owner of hash h in z, or NULL. */
@@ -219,7 +219,7 @@ static void match_range(void *arg, size_t from, size_t to)
 			continue;
 		uint8_t h[ZONE_NSEC3_HASH_LEN];
 		zone_nsec3_hash(z, znode_name(n), h);
-		/* one name per hash: no other range writes the same chain owner */
+		/* one name per hash: no other range writes this owner's way back */
 		znode_t *x = (znode_t *)zone_nsec3_owner_of(z, h);
 		zone_nsec3_link(n, x);
 		unmatched += !x;
@@ -250,7 +250,6 @@ static int chain_owners(zone_t *z, znode_t **nodes, const znode_t ***owners, siz
 			continue;
 		if (zone_nsec3_owner(z, n)) {
 			e[(*k)++] = n;
-			z->nsec3.mixed += !(n->flags & ZNODE_NSEC3);
 		} else {
 			(*stray)++;
 		}

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zone/changeset.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 #include "zone/zonedb.h"
@@ -77,21 +78,27 @@ static inline size_t znode_size(const znode_t *n)
 	return znode_head(n) + sizeof(znode_t) + n->tail;
 }
 
-/* n's link (ZNODE_LINKED): its NSEC3 node, or a pure chain owner's name node. */
+/* n's link (ZNODE_LINKED): its NSEC3 node (zone_nsec3_match), or NULL. */
 static inline const znode_t **znode_link(znode_t *n)
 {
 	return (const znode_t **)(void *)znode_ext(n);
 }
 
-/* n's NSEC3 hash (ZNODE_HASHED), after the link. */
-static inline const uint8_t *znode_hash(const znode_t *n)
+/* A chain owner's way back (ZNODE_HASHED): the name node whose NSEC3 it is, or NULL. */
+static inline const znode_t **znode_back(const znode_t *n)
 {
-	return znode_ext(n) + sizeof(void *);
+	return (const znode_t **)(void *)(znode_ext(n) + sizeof(void *));
 }
 
-/* The link and hash room of a block: 0, a link, or a link and a hash. */
+/* n's NSEC3 hash (ZNODE_HASHED), after the link and the way back. */
+static inline const uint8_t *znode_hash(const znode_t *n)
+{
+	return znode_ext(n) + 2 * sizeof(void *);
+}
+
+/* The room after a block's name: nothing, a link, or a link, a way back and a hash. */
 #define ZNODE_EXT_LINK 8
-#define ZNODE_EXT_HASH (8 + 24)
+#define ZNODE_EXT_HASH (8 + 8 + 24)
 
 /*
  * A heap block of head octets, a node (zeroed but for tail, flags
@@ -321,6 +328,47 @@ int zbuild_nodes(zbuild_t *b, zlin_t *lin, bool linked, int (*fn)(void *arg, zno
 /* An empty non-terminal of lineage lin named name (lowercase), fresh; NULL on ENOMEM. */
 znode_t *zbuild_ent(zlin_t *lin, const uint8_t *name, bool linked);
 
+/* "www.example.com. A" (TYPEnnn for a type with no mnemonic) into buf; returns buf. */
+const char *zone_rr_text(const uint8_t *owner, uint16_t type, char *buf, size_t cap);
+
+/*
+ * The records of names after changes (zone/merge.c): base's records of a
+ * name, the changes' deletions replayed on them (a deletion of a record
+ * not there is an error, reported "LABEL: ZONE: ..."), their additions
+ * added, all into the builder b, which checks them as a load does. The
+ * apex gets the new SOA `soa` (type, class, TTL, RDLENGTH, RDATA) in place
+ * of base's. One thread.
+ */
+typedef struct zmerge {
+	const zone_t *base;
+	zbuild_t *b;
+	const xfr_ops_t *ops; /* the changes (changeset.h), in record order */
+	const uint8_t *soa;
+	const char *label;
+	zone_msg_fn msg;
+	void *msg_arg;
+	const uint8_t **added; /* the records one name's changes add, added last */
+	size_t added_count, added_cap;
+} zmerge_t;
+
+/*
+ * The records of owner (old: base's node of it, or NULL) after the ops
+ * from *i on that are owner's (none: the apex gets its SOA all the same),
+ * into the builder: those kept first, those the changes add after (so
+ * their TTL is the RRset's, RFC 2181 5.2). *i ends past owner's ops.
+ * Returns 0, SHOAL_EZONE (reported) or SHOAL_ENOMEM.
+ */
+int zmerge_name(zmerge_t *m, const uint8_t *owner, const znode_t *old, size_t *i);
+
+/* 0 when the owner of op i lies inside the zone; SHOAL_EZONE (reported) when not. */
+int zmerge_inside(zmerge_t *m, size_t i);
+
+/* Every name of base and of the changes, in canonical order: the whole new zone. */
+int zmerge_whole(zmerge_t *m);
+
+/* Free what m holds (not b). */
+void zmerge_clear(zmerge_t *m);
+
 #define LOAD_MAX_ERRORS  50   /* stop reading a hopeless file after this many */
 #define LOAD_DEFAULT_TTL 3600 /* without $TTL, as NSD does */
 
@@ -482,7 +530,7 @@ bool zone_nsec3_owner(const zone_t *z, znode_t *n);
 /* Whether n has an NSEC3 of its own to match (not occluded, not a pure chain owner). */
 bool znode_matchable(const znode_t *n);
 
-/* Link name node n (writable) to its NSEC3 x (or NULL), and a pure x back to n. */
+/* Link name node n (writable) to its NSEC3 x (or NULL), and x (writable) back to n. */
 void zone_nsec3_link(znode_t *n, znode_t *x);
 
 /* z's chain owner of hash h, or NULL. */

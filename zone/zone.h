@@ -23,7 +23,7 @@ enum znode_flag {
 	ZNODE_NSEC3 = 0x80,          /* an NSEC3 owner of the zone's chain: hidden from lookups */
 	/* the store's own (zone/internal.h) */
 	ZNODE_LINKED = 0x100, /* the block holds a link after the name (an NSEC3 zone's) */
-	ZNODE_HASHED = 0x200, /* and an NSEC3 hash after the link (a chain owner's place) */
+	ZNODE_HASHED = 0x200, /* and a way back and an NSEC3 hash (a chain owner's place) */
 	ZNODE_CHAIN = 0x400,  /* owns an NSEC3 of the zone's chain (with ZNODE_NSEC3 or not) */
 	ZNODE_HEAP = 0x800,   /* a block of its own from malloc, not from the build's arena */
 	ZNODE_FRESH = 0x1000, /* made by the change being applied, which may still write it */
@@ -51,7 +51,7 @@ typedef struct zrrset {
  * A name in the zone. An empty non-terminal (RFC 4592 2.2.2) is a node
  * without RRsets. Each node is one block (zone/build.c fill_node):
  *
- *   [RRSIG groups][RRsets][znode_t][owner][link, hash][name offsets][RR data]
+ *   [RRSIG groups][RRsets][znode_t][owner][link, back, hash][name offsets][RR data]
  *
  * so the node, its owner name and the RRsets an answer reads next lie side
  * by side: a lookup that compares the name has them in the same lines.
@@ -152,7 +152,6 @@ typedef struct zone_nsec3 {
 	uint8_t salt[255];
 	size_t count;     /* owners in the chain */
 	size_t unmatched; /* names (not occluded) with no NSEC3: opt-out leaves some */
-	size_t mixed;     /* chain owners that hold other data as well */
 	ztree_t chain;
 } zone_nsec3_t;
 
@@ -304,17 +303,12 @@ static inline const uint8_t *znode_ext(const znode_t *n)
 	return znode_name(n) + ((n->name_len + 7u) & ~7u);
 }
 
-/*
- * The NSEC3 node matching node n (found when n was made), or NULL. The
- * link of a pure chain owner (ZNODE_NSEC3) points back at its name
- * instead: such a node matches nothing.
- */
+/* The NSEC3 node matching node n (found when n was made), or NULL. */
 static inline const znode_t *zone_nsec3_match(const zone_t *z, const znode_t *n)
 {
 	(void)z;
-	if ((n->flags & (ZNODE_LINKED | ZNODE_NSEC3)) != ZNODE_LINKED)
-		return NULL;
-	return *(const znode_t *const *)(const void *)znode_ext(n);
+	return (n->flags & ZNODE_LINKED) ? *(const znode_t *const *)(const void *)znode_ext(n)
+					 : NULL;
 }
 
 /*
