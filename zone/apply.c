@@ -64,7 +64,7 @@ typedef struct apply {
 	touched_t *touched;
 	size_t touched_count, touched_cap;
 	ptrdiff_t rr_delta; /* records of the new version against base's */
-	bool whole;       /* cannot be done in place: build it whole */
+	bool whole;         /* cannot be done in place: build it whole */
 } apply_t;
 
 static bool push(void **p, size_t *count, size_t *cap, size_t elem, const void *item)
@@ -98,7 +98,7 @@ static const uint8_t *touched_name(const apply_t *a, size_t i)
 static int made(apply_t *a, znode_t *n)
 {
 	return push((void **)&a->made, &a->made_count, &a->made_cap, sizeof(n), &n) ? 0
-										     : SHOAL_ENOMEM;
+										    : SHOAL_ENOMEM;
 }
 
 /* ---- 1. records ---- */
@@ -134,8 +134,8 @@ static int take_content(void *arg, znode_t *n)
 {
 	apply_t *a = arg;
 	int err = made(a, n);
-	if (err == 0 && !push((void **)&a->contents, &a->content_count, &a->content_cap,
-			      sizeof(n), &n))
+	if (err == 0 &&
+	    !push((void **)&a->contents, &a->content_count, &a->content_cap, sizeof(n), &n))
 		err = SHOAL_ENOMEM;
 	if (err < 0) {
 		/* not held by anything yet: nothing else frees it */
@@ -336,8 +336,8 @@ static uint16_t flags_for(const apply_t *a, const znode_t *n)
 {
 	const uint8_t *name = znode_name(n);
 	bool apex = n->labels == a->z->apex->labels;
-	uint16_t keep = ZNODE_LINKED | ZNODE_HASHED | ZNODE_CHAIN | ZNODE_NSEC3 | ZNODE_HEAP |
-			ZNODE_FRESH;
+	uint16_t keep =
+		ZNODE_LINKED | ZNODE_HASHED | ZNODE_CHAIN | ZNODE_NSEC3 | ZNODE_HEAP | ZNODE_FRESH;
 	uint16_t f = (uint16_t)((n->flags & keep) | znode_own_flags(n, apex));
 	if (!apex) {
 		const znode_t *p = zone_parent(a->z, n);
@@ -848,12 +848,15 @@ int zone_apply(const zone_t *base, const changeset_t *const *sets, size_t n,
 	a.limits = o->limits ? *o->limits : (zone_limits_t)ZONE_LIMITS_DEFAULT;
 	if (name_to_text(znode_name(base->apex), a.apex_text, sizeof(a.apex_text)) < 0)
 		strcpy(a.apex_text, "?");
-	a.merge = (zmerge_t){ .base = base, .ops = &a.ops, .soa = sets[n - 1]->add.runs[0].set.data,
-			      .label = o->label, .msg = o->msg, .msg_arg = o->msg_arg };
+	a.merge = (zmerge_t){ .base = base,
+			      .ops = &a.ops,
+			      .soa = sets[n - 1]->add.runs[0].set.data,
+			      .label = o->label,
+			      .msg = o->msg,
+			      .msg_arg = o->msg_arg };
 	int err = xfr_ops_collect(sets, n, &a.ops) < 0 ? SHOAL_ENOMEM : 0;
 	if (err == 0 && base->denial == ZONE_DENIAL_NSEC3 &&
-	    base->nsec3.iterations > a.limits.max_nsec3_iterations)
-	{
+	    base->nsec3.iterations > a.limits.max_nsec3_iterations) {
 		/* a bound lowered since the version was loaded holds for its changes too */
 		zone_report(o->msg, o->msg_arg, true, o->label, 0,
 			    "%s: NSEC3PARAM asks for %u iterations, more than %u "

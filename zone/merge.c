@@ -99,7 +99,8 @@ static int merge_set(zmerge_t *m, const uint8_t *owner, const uint8_t *key, size
 	const uint8_t *rec = set->data, *stop = set->data + set->data_len;
 	for (; err == 0 && rec < stop; rec += 10 + wire_get_u16(rec + 8)) {
 		int c = -1;
-		while (err == 0 && *k < end && (c = xfr_op_cmp(key, klen, rec, &ops->ops[*k])) > 0) {
+		while (err == 0 && *k < end &&
+		       (c = xfr_op_cmp(key, klen, rec, &ops->ops[*k])) > 0) {
 			size_t g = op_group(ops, *k);
 			err = new_record(m, *k, g);
 			*k = g;

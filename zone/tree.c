@@ -132,8 +132,9 @@ QUERY_PATH const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k)
 		return NULL;
 	for (;;) {
 		int i = last_le(x, k);
+		/* at the root only: a child is entered at its first entry or after */
 		if (i < 0)
-			return NULL; /* only at the root: a child is entered at or after its first */
+			return NULL;
 		if (x->leaf)
 			return x->key[i];
 		x = x->child[i];
@@ -273,7 +274,8 @@ int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen)
 		for (; at < end; at++) {
 			x->key[x->count++] = nodes[at];
 			if (t->owns)
-				__atomic_fetch_add(&((znode_t *)nodes[at])->refs, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&((znode_t *)nodes[at])->refs, 1,
+						   __ATOMIC_RELAXED);
 		}
 		level[count] = x;
 	}
@@ -480,8 +482,8 @@ static int fix_underflow(zt_node_t *x, uint16_t i, const ztree_t *t, const zwrit
 }
 
 /* The leaf step of set: n replaces, joins or (NULL) leaves the entries at k. */
-static int leaf_set(zt_node_t *x, const zkey_t *k, const znode_t *n, ztree_t *t,
-		    const zwrite_t *w, zt_node_t **split)
+static int leaf_set(zt_node_t *x, const zkey_t *k, const znode_t *n, ztree_t *t, const zwrite_t *w,
+		    zt_node_t **split)
 {
 	int i = last_le(x, k);
 	bool found = i >= 0 && cmp(k, x->key[i]) == 0;

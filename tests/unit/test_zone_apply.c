@@ -197,11 +197,13 @@ static bool same_lookups(const zone_t *a, const zone_t *b, const uint8_t *name)
 		return differ("lookup %s", name);
 	if (!same_node(zone_find_le(a, name), zone_find_le(b, name)))
 		return differ("find_le %s", name);
-	if (a->denial == ZONE_DENIAL_NSEC && !same_node(zone_nsec_cover(a, name), zone_nsec_cover(b, name)))
+	if (a->denial == ZONE_DENIAL_NSEC &&
+	    !same_node(zone_nsec_cover(a, name), zone_nsec_cover(b, name)))
 		return differ("NSEC cover of %s", name);
 	if (a->denial == ZONE_DENIAL_NSEC3) {
 		bool ea, eb;
-		const znode_t *x = zone_nsec3_find(a, name, &ea), *y = zone_nsec3_find(b, name, &eb);
+		const znode_t *x = zone_nsec3_find(a, name, &ea),
+			      *y = zone_nsec3_find(b, name, &eb);
 		if (ea != eb || !same_node(x, y))
 			return differ("NSEC3 of %s", name);
 	}
@@ -253,9 +255,10 @@ static bool same_store(const zone_t *a, const zone_t *b)
 {
 	if (a->node_count != b->node_count || a->rr_count != b->rr_count ||
 	    a->serial != b->serial || a->denial != b->denial) {
-		snprintf(why, sizeof(why), "nodes %zu %zu, records %zu %zu, serial %u %u, denial %d %d",
-			 a->node_count, b->node_count, a->rr_count, b->rr_count, a->serial, b->serial,
-			 a->denial, b->denial);
+		snprintf(why, sizeof(why),
+			 "nodes %zu %zu, records %zu %zu, serial %u %u, denial %d %d",
+			 a->node_count, b->node_count, a->rr_count, b->rr_count, a->serial,
+			 b->serial, a->denial, b->denial);
 		if (getenv("APPLY_DEBUG")) {
 			zone_iter_t it;
 			for (const znode_t *n = zone_first(a, &it); n; n = zone_next(&it)) {
@@ -335,9 +338,9 @@ static void query_add(queries_t *qs, const uint8_t *name, uint16_t type, uint16_
 /* Every name of the model and some near them, asked for the types of a zone, DO or not. */
 static void queries_of(queries_t *qs, const model_t *m)
 {
-	static const uint16_t types[] = { DNS_TYPE_A,  DNS_TYPE_AAAA, DNS_TYPE_TXT,
-					  DNS_TYPE_NS, DNS_TYPE_DS,   DNS_TYPE_MX,
-					  DNS_TYPE_ANY, DNS_TYPE_RRSIG, DNS_TYPE_NSEC3,
+	static const uint16_t types[] = { DNS_TYPE_A,    DNS_TYPE_AAAA,  DNS_TYPE_TXT,
+					  DNS_TYPE_NS,   DNS_TYPE_DS,    DNS_TYPE_MX,
+					  DNS_TYPE_ANY,  DNS_TYPE_RRSIG, DNS_TYPE_NSEC3,
 					  DNS_TYPE_CNAME };
 	for (size_t i = 0; i < m->n; i++) {
 		bool seen = false;
@@ -361,8 +364,7 @@ static void queries_of(queries_t *qs, const model_t *m)
 }
 
 /* The same answers, octet for octet, from a and b, each served alone by a set like db. */
-static bool same_answers(const zonedb_t *db, const zone_t *a, const zone_t *b,
-			 const queries_t *qs)
+static bool same_answers(const zonedb_t *db, const zone_t *a, const zone_t *b, const queries_t *qs)
 {
 	zonedb_t *da = NULL, *dbb = NULL;
 	CU_ASSERT_EQUAL_FATAL(zonedb_replace(db, 0, a, NULL, &da), 0);
@@ -373,7 +375,8 @@ static bool same_answers(const zonedb_t *db, const zone_t *a, const zone_t *b,
 		answer_ctx_t ctx = { .edns_size = 1232, .tcp = qs->q[i].tcp };
 		answer_info_t ia, ib;
 		size_t la = answer_query(da, qs->q[i].pkt, qs->q[i].len, oa, sizeof(oa), &ctx, &ia);
-		size_t lb = answer_query(dbb, qs->q[i].pkt, qs->q[i].len, ob, sizeof(ob), &ctx, &ib);
+		size_t lb =
+			answer_query(dbb, qs->q[i].pkt, qs->q[i].len, ob, sizeof(ob), &ctx, &ib);
 		if (la != lb || memcmp(oa, ob, la) != 0) {
 			char name[NAME_TEXT_MAX];
 			name_to_text(qs->q[i].pkt + DNS_HEADER_SIZE, name, sizeof(name));
@@ -400,9 +403,9 @@ static changeset_t *changes(const mrec_t *soa_from, const mrec_t *soa_to, const 
 		size_t n = add ? na : nd;
 		for (size_t i = 0; i <= n; i++) {
 			const mrec_t *x = i ? &r[i - 1] : soa;
-			CU_ASSERT_EQUAL_FATAL(changeset_add(cs, add, x->owner, x->type, x->ttl, x->rd,
-							    x->rdlen),
-					      0);
+			CU_ASSERT_EQUAL_FATAL(
+				changeset_add(cs, add, x->owner, x->type, x->ttl, x->rd, x->rdlen),
+				0);
 		}
 	}
 	CU_ASSERT_EQUAL_FATAL(changeset_seal(cs), 0);
@@ -622,7 +625,8 @@ static void random_zone(model_t *m, enum signing how)
 	name_from_text("ns.zt.test.", NULL, ns);
 	rec_name_rdata(&r, ns);
 	rec_name_rdata(&r, ns);
-	uint8_t soa[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0xe, 0x10, 0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
+	uint8_t soa[20] = { 0,   0,    0, 1,    0,    0, 0x1c, 0x20, 0, 0,
+			    0xe, 0x10, 0, 0x12, 0x75, 0, 0,    0,    1, 0x2c };
 	rec_bytes(&r, soa, sizeof(soa));
 	model_put(m, &r);
 	r = (mrec_t){ .type = DNS_TYPE_NS, .ttl = 3600 };
@@ -744,8 +748,8 @@ static bool step(zone_t **cur, model_t *m, const mrec_t *dels, size_t nd, const 
 			heap += (x->flags & ZNODE_HEAP) != 0;
 		if (heap != (*cur)->lin->heap_count) {
 			CU_FAIL("heap nodes no version holds");
-			fprintf(stderr, "  serial %u: %zu heap nodes held, %zu alive\n", (*cur)->serial,
-				heap, (*cur)->lin->heap_count);
+			fprintf(stderr, "  serial %u: %zu heap nodes held, %zu alive\n",
+				(*cur)->serial, heap, (*cur)->lin->heap_count);
 			for (const znode_t *x = zone_first(*cur, &it); x; x = zone_next(&it))
 				fprintf(stderr, "  held %p %u\n", (const void *)x, x->flags);
 		}
@@ -850,7 +854,8 @@ static void corpus_queries(queries_t *qs, const char *rel)
 	FILE *f = fopen(unit_src_path(path, sizeof(path), rel), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	while (fgets(line, sizeof(line), f)) {
-		char *save, *name = strtok_r(line, " \t\n", &save), *type = strtok_r(NULL, " \t\n", &save);
+		char *save, *name = strtok_r(line, " \t\n", &save),
+			    *type = strtok_r(NULL, " \t\n", &save);
 		if (!name || !type || name[0] == '#')
 			continue;
 		uint16_t qclass = DNS_CLASS_IN, edns = 1232, flags = 0;
@@ -869,7 +874,9 @@ static void corpus_queries(queries_t *qs, const char *rel)
 			else if (strcmp(opt, "+cd") == 0)
 				flags |= DNS_FLAG_CD;
 			else if (strcmp(opt, "-c") == 0 && (opt = strtok_r(NULL, " \t\n", &save)))
-				qclass = strcmp(opt, "CH") == 0 ? DNS_CLASS_CH : strcmp(opt, "ANY") == 0 ? 255 : 4;
+				qclass = strcmp(opt, "CH") == 0    ? DNS_CLASS_CH
+					 : strcmp(opt, "ANY") == 0 ? 255
+								   : 4;
 		}
 		uint8_t wire[NAME_MAXLEN];
 		ldns_rr_type t = ldns_get_rr_type_by_name(type);
@@ -905,9 +912,9 @@ static void reach_file(const char *rel, const char *origin, const char *corpus, 
 	uint8_t apex[NAME_MAXLEN];
 	CU_ASSERT_FATAL(name_from_text(origin, NULL, apex) > 0);
 	zone_t *target = NULL;
-	CU_ASSERT_EQUAL_FATAL(zone_load(unit_src_path(path, sizeof(path), rel), apex, NULL, NULL, NULL,
-					&target),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(
+		zone_load(unit_src_path(path, sizeof(path), rel), apex, NULL, NULL, NULL, &target),
+		0);
 	model_t want = { 0 }, m = { 0 };
 	model_of(&want, target);
 	/* the start: half of the records but the SOA, and junk besides; the serial 1000 back */
@@ -981,8 +988,8 @@ static void reach_file(const char *rel, const char *origin, const char *corpus, 
 		CU_FAIL("an answer of the corpus differs");
 		fprintf(stderr, "  %s: %s\n", rel, why);
 	}
-	fprintf(stderr, " [%s: %zu records, %zu queries, %zu steps in place] ", origin, want.n, qs.n,
-		in_place);
+	fprintf(stderr, " [%s: %zu records, %zu queries, %zu steps in place] ", origin, want.n,
+		qs.n, in_place);
 	zonedb_free(db);
 	free(qs.q);
 	zone_unref(cur);
@@ -994,10 +1001,12 @@ static void reach_file(const char *rel, const char *origin, const char *corpus, 
 
 static void test_diff_zones_by_ixfr(void)
 {
-	static const char *const zones[][2] = { { "tests/diff/zones/diff.test.zone", "diff.test." },
-						{ "tests/diff/zones/sub.diff.test.zone", "sub.diff.test." },
-						{ "tests/diff/zones/wild.test.zone", "wild.test." },
-						{ "tests/diff/zones/other.test.zone", "other.test." } };
+	static const char *const zones[][2] = {
+		{ "tests/diff/zones/diff.test.zone", "diff.test." },
+		{ "tests/diff/zones/sub.diff.test.zone", "sub.diff.test." },
+		{ "tests/diff/zones/wild.test.zone", "wild.test." },
+		{ "tests/diff/zones/other.test.zone", "other.test." }
+	};
 	for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
 		in_place = 0;
 		reach_file(zones[i][0], zones[i][1], "tests/diff/queries.txt", 77 + i);
@@ -1024,8 +1033,10 @@ static zone_t *small_zone(model_t *m)
 {
 	random_zone(m, PLAIN);
 	static const char *const text[][3] = {
-		{ "www", "A", "\x0a\x00\x00\x01" }, { "www", "A", "\x0a\x00\x00\x02" },
-		{ "mail", "A", "\x0a\x00\x00\x03" }, { "alias", "CNAME", NULL },
+		{ "www", "A", "\x0a\x00\x00\x01" },
+		{ "www", "A", "\x0a\x00\x00\x02" },
+		{ "mail", "A", "\x0a\x00\x00\x03" },
+		{ "alias", "CNAME", NULL },
 	};
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
 		mrec_t r = { .ttl = 300 };
@@ -1066,8 +1077,9 @@ static void refused_change(zone_t *z, const model_t *m, const mrec_t *dels, size
 	uint64_t before = digest(z);
 	size_t heap = z->lin->heap_count;
 	char last[1024] = "";
-	zone_apply_opts_t o = { .label = "primary 192.0.2.1@53", .limits = limits, .msg = on_msg,
-				.msg_arg = last };
+	zone_apply_opts_t o = {
+		.label = "primary 192.0.2.1@53", .limits = limits, .msg = on_msg, .msg_arg = last
+	};
 	zone_t *out = (zone_t *)1;
 	const changeset_t *sets[1] = { cs };
 	CU_ASSERT_EQUAL(zone_apply(z, sets, 1, &o, &out), err);
@@ -1207,14 +1219,10 @@ static void test_small_change_shares(void)
 }
 
 static const unit_test_t tests[] = {
-	UNIT_TEST(test_random_unsigned),
-	UNIT_TEST(test_random_nsec),
-	UNIT_TEST(test_random_nsec3),
-	UNIT_TEST(test_diff_zones_by_ixfr),
-	UNIT_TEST(test_dnssec_zones_by_ixfr),
-	UNIT_TEST(test_refused_changes),
-	UNIT_TEST(test_small_change_shares),
-	UNIT_END,
+	UNIT_TEST(test_random_unsigned),      UNIT_TEST(test_random_nsec),
+	UNIT_TEST(test_random_nsec3),         UNIT_TEST(test_diff_zones_by_ixfr),
+	UNIT_TEST(test_dnssec_zones_by_ixfr), UNIT_TEST(test_refused_changes),
+	UNIT_TEST(test_small_change_shares),  UNIT_END,
 };
 
 int main(int argc, char **argv)
