@@ -150,6 +150,26 @@ static int take_content(void *arg, znode_t *n)
 	return 0;
 }
 
+static bool same_wire(const rrset_wire_t *x, const rrset_wire_t *y)
+{
+	if (!x || !y)
+		return x == y;
+	return x->type == y->type && x->data_len == y->data_len &&
+	       memcmp(x->data, y->data, x->data_len) == 0;
+}
+
+/* Whether nodes a and b hold the same records (TTLs included): a change that changed nothing. */
+static bool same_records(const znode_t *a, const znode_t *b)
+{
+	if (a->rrset_count != b->rrset_count)
+		return false;
+	for (uint16_t k = 0; k < a->rrset_count; k++)
+		if (!same_wire(&znode_rrsets(a)[k].set, &znode_rrsets(b)[k].set) ||
+		    !same_wire(znode_rrsets(a)[k].sigs, znode_rrsets(b)[k].sigs))
+			return false;
+	return true;
+}
+
 /* Records of node n. */
 static size_t node_records(const znode_t *n)
 {
@@ -318,6 +338,9 @@ static int structure(apply_t *a)
 		if (c < a->content_count && name_equal(znode_name(a->contents[c]), name)) {
 			znode_t *n = a->contents[c++];
 			a->rr_delta += (ptrdiff_t)node_records(n);
+			if (old && same_records(old, n))
+				continue; /* deleted and added back: the node stays (the new one
+					     goes) */
 			err = ensure_ancestors(a, name);
 			if (err == 0)
 				err = put_name(a, name, n);

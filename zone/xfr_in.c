@@ -11,6 +11,7 @@
 #include "proto/error.h"
 #include "proto/rdata.h"
 #include "proto/serial.h"
+#include "zone/apply.h"
 #include "zone/internal.h"
 #include "zone/xfr_in.h"
 
@@ -453,31 +454,15 @@ int xfr_in_feed(xfr_in_t *x, const uint8_t *msg, size_t len)
 /* ---- the new version ---- */
 
 /*
- * Apply the changesets to the version served: a merge walk over its
- * names and the changes, both in canonical order, into a new builder.
+ * The changesets applied to the version served (zone/apply.h): a version
+ * that shares every node the changes leave alone. Reported with the label.
  */
-static int apply_ixfr(xfr_in_t *x)
+static int apply_ixfr(xfr_in_t *x, zone_t **out)
 {
-	xfr_ops_t ops;
-	if (xfr_ops_collect(x->sets, x->set_count, &ops) < 0)
-		return fail(x, SHOAL_ENOMEM, "out of memory");
-	int err = SHOAL_ENOMEM;
-	if ((x->b = zbuild_new(x->label, x->apex, x->msg, x->msg_arg))) {
-		zbuild_set_limits(x->b, &x->zone_limits);
-		zmerge_t m = { .base = x->current,
-			       .b = x->b,
-			       .ops = &ops,
-			       .soa = x->sets[x->set_count - 1]->add.runs[0].set.data,
-			       .label = x->label,
-			       .msg = x->msg,
-			       .msg_arg = x->msg_arg };
-		err = zmerge_whole(&m);
-		zmerge_clear(&m);
-	}
-	xfr_ops_clear(&ops);
-	if (err < 0)
-		x->err = err; /* reported, or out of memory */
-	return err;
+	zone_apply_opts_t o = {
+		.label = x->label, .limits = &x->zone_limits, .msg = x->msg, .msg_arg = x->msg_arg
+	};
+	return zone_apply(x->current, x->sets, x->set_count, &o, out);
 }
 
 int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
@@ -492,14 +477,16 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 			    x->messages, x->records);
 	if (ended_early(x))
 		return 0;
-	int err = x->kind == XFR_IN_IXFR ? apply_ixfr(x) : 0;
-	if (err < 0)
-		return err;
-	err = zbuild_finish(x->b, out);
-	x->b = NULL;
+	int err;
+	if (x->kind == XFR_IN_IXFR) {
+		err = apply_ixfr(x, out);
+	} else {
+		err = zbuild_finish(x->b, out);
+		x->b = NULL;
+	}
 	zone_msgs_end(&x->msgs, x->label);
 	if (err < 0) {
-		x->err = err; /* the builder reported why */
+		x->err = err; /* the builder or the apply reported why */
 		return err;
 	}
 	if (!journal)

@@ -21,7 +21,8 @@ enum znode_flag {
 	ZNODE_DNAME = 0x20,          /* has a DNAME RRset (RFC 6672) */
 	ZNODE_CNAME = 0x40,          /* has a CNAME RRset */
 	ZNODE_NSEC3 = 0x80,          /* an NSEC3 owner of the zone's chain: hidden from lookups */
-	/* the store's own (zone/internal.h) */
+	ZNODE_ANSWER_FLAGS = 0xff,   /* those above: what the answer reads */
+	/* the store's own (zone/internal.h): where a block lies, what room it has */
 	ZNODE_LINKED = 0x100, /* the block holds a link after the name (an NSEC3 zone's) */
 	ZNODE_HASHED = 0x200, /* and a way back and an NSEC3 hash (a chain owner's place) */
 	ZNODE_CHAIN = 0x400,  /* owns an NSEC3 of the zone's chain (with ZNODE_NSEC3 or not) */

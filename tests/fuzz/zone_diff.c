@@ -57,7 +57,7 @@ bool zone_diff_same(const zone_t *a, const zone_t *b)
 	     x = zone_next(&ia), y = zone_next(&ib)) {
 		if (x->name_len != y->name_len ||
 		    memcmp(znode_name(x), znode_name(y), x->name_len) != 0 ||
-		    x->rrset_count != y->rrset_count || x->flags != y->flags)
+		    x->rrset_count != y->rrset_count || (x->flags ^ y->flags) & ZNODE_ANSWER_FLAGS)
 			return false;
 		for (uint16_t k = 0; k < x->rrset_count; k++)
 			if (!same_wire(&znode_rrsets(x)[k].set, &znode_rrsets(y)[k].set) ||

@@ -187,9 +187,6 @@ static bool same_node(const znode_t *x, const znode_t *y)
 	return name_equal(znode_name(x), znode_name(y));
 }
 
-/* Flags the answer reads. */
-#define ANSWER_FLAGS 0xff
-
 /* What the lookups the answer makes give for name in a and b: the same. */
 static bool same_lookups(const zone_t *a, const zone_t *b, const uint8_t *name)
 {
@@ -232,8 +229,8 @@ static bool same_contents(const zone_t *a, const zone_t *b, const znode_t *x, co
 {
 	if (x->name_len != y->name_len || !name_equal(znode_name(x), znode_name(y)))
 		return differ("names differ at %s", znode_name(x));
-	if ((x->flags & ANSWER_FLAGS) != (y->flags & ANSWER_FLAGS) || x->labels != y->labels ||
-	    x->rrset_count != y->rrset_count)
+	if ((x->flags & ZNODE_ANSWER_FLAGS) != (y->flags & ZNODE_ANSWER_FLAGS) ||
+	    x->labels != y->labels || x->rrset_count != y->rrset_count)
 		return differ("flags or RRset count of %s", znode_name(x));
 	for (uint16_t k = 0; k < x->rrset_count; k++)
 		if (!same_wire(&znode_rrsets(x)[k].set, &znode_rrsets(y)[k].set) ||
