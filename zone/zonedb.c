@@ -11,6 +11,7 @@
 #include "proto/error.h"
 #include "proto/hot.h"
 #include "proto/serial.h"
+#include "zone/apply.h"
 #include "zone/internal.h"
 #include "zone/journal.h"
 
@@ -196,49 +197,81 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 }
 
 /*
- * A reload brought `now` where `was` was served: record the changes in
+ * A reload brought `now` where `was` was served: record the changes cs in
  * the journal for IXFR when the serial went forward (RFC 1982); otherwise
- * the history no longer leads to what is served, and goes. A cancelled
- * load (zone_load_cancel) stops the comparison: SHOAL_ETIMEOUT, the
- * journal untouched; otherwise 0.
+ * the history no longer leads to what is served, and goes. cs is NULL
+ * when the changes could not be had (err: bigger than the journal and
+ * than what is worth applying, or no memory). Takes no reference.
  */
-static int record_change(zentry_t *e, const zone_t *was, const zone_t *now, zone_msg_fn msg,
-			 void *msg_arg)
+static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, const changeset_t *cs,
+			  int err, zone_msg_fn msg, void *msg_arg)
 {
 	journal_info_t ji;
 	journal_get_info(e->journal, &ji);
-	if (ji.max_octets == 0 || was == now)
-		return 0;
-	changeset_t *cs = NULL;
-	int err = changeset_diff_watch(was, now, ji.max_octets, zload_cancel_flag(), &cs);
-	if (err == SHOAL_ETIMEOUT) {
-		zone_report(msg, msg_arg, true, e->file, 0, "loading cancelled");
-		return err;
-	}
-	if (err < 0) {
+	if (ji.max_octets == 0)
+		return;
+	if (!cs || cs->octets > ji.max_octets) {
 		zone_report(msg, msg_arg, false, e->file, 0,
 			    "the changes from serial %u to %u %s: "
 			    "secondaries will transfer the whole zone",
 			    was->serial, now->serial,
-			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
-						: "found no memory");
+			    cs || err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
+						      : "found no memory");
 		journal_clear(e->journal);
-		return 0;
+		return;
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
 	if (serial_gt(now->serial, was->serial)) {
-		journal_add(e->journal, cs);
-		return 0;
+		journal_add(e->journal, changeset_ref(cs));
+		return;
 	}
-	changeset_unref(cs);
 	if (!changed && now->serial == was->serial)
-		return 0; /* the same version read again */
+		return; /* the same version read again */
 	zone_report(msg, msg_arg, false, e->file, 0,
 		    "the serial went from %u to %u, not forward "
 		    "(RFC 1982)%s",
 		    was->serial, now->serial,
 		    changed ? ": secondaries will not see the changes" : "");
 	journal_clear(e->journal);
+}
+
+/*
+ * A reload read `*now` (a whole zone) where `was` is served: the changes
+ * between them (a merge walk), recorded in the journal, and applied to
+ * `was` (zone/apply.h), so that the version published shares every node
+ * the file did not change with the one served, rather than being a
+ * second zone: *now becomes that version. Changes bigger than a quarter
+ * of the zone's store (and than the journal) are not worth it: *now is
+ * published as it is, as when they cannot be applied in place. A
+ * cancelled load (zone_load_cancel) stops the comparison: SHOAL_ETIMEOUT,
+ * the journal untouched; otherwise 0.
+ */
+static int take_changes(zentry_t *e, const zone_t *was, zone_t **now, const zone_limits_t *limits,
+			zone_msg_fn msg, void *msg_arg)
+{
+	journal_info_t ji;
+	journal_get_info(e->journal, &ji);
+	size_t worth = zone_memory(was) / 4;
+	changeset_t *cs = NULL;
+	int err = changeset_diff_watch(was, *now, worth > ji.max_octets ? worth : ji.max_octets,
+				       zload_cancel_flag(), &cs);
+	if (err == SHOAL_ETIMEOUT) {
+		zone_report(msg, msg_arg, true, e->file, 0, "loading cancelled");
+		return err;
+	}
+	record_change(e, was, *now, cs, err, msg, msg_arg);
+	zone_t *applied = NULL;
+	const changeset_t *sets[1] = { cs };
+	zone_apply_opts_t o = { .label = e->file,
+				.limits = limits,
+				.cancel = zload_cancel_flag(),
+				.no_rebuild = true };
+	/* the file's version was checked as it loaded: the apply's checks say the same */
+	if (cs && cs->octets <= worth && zone_apply(was, sets, 1, &o, &applied) == 0) {
+		zone_unref(*now);
+		*now = applied;
+	}
+	changeset_unref(cs);
 	return 0;
 }
 
@@ -303,7 +336,8 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
 		int err = zone_load(e->file, e->apex, &specs[i].limits, tap_msg, &tap, &e->zone);
 		if (err == 0 && prev && prev->zone &&
-		    (err = record_change(e, prev->zone, e->zone, msg, msg_arg)) < 0) {
+		    (err = take_changes(e, prev->zone, &e->zone, &specs[i].limits, msg, msg_arg)) <
+			    0) {
 			zone_unref(e->zone);
 			e->zone = NULL;
 		}
