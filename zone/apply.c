@@ -37,10 +37,15 @@
  * replaced is replaced in all of them at once (put_name).
  */
 
-/* A name the change touched: a copy of its octets in a.names. */
+/*
+ * A name the change touched: a copy of its octets in a.names, its
+ * canonical key (zone_name_key) right after them, so that sorting
+ * compares octets.
+ */
 typedef struct touched {
 	size_t at;
 	uint8_t len;
+	uint16_t key_len;
 } touched_t;
 
 typedef struct apply {
@@ -80,11 +85,12 @@ static bool push(void **p, size_t *count, size_t *cap, size_t elem, const void *
 static int touch(apply_t *a, const uint8_t *name)
 {
 	size_t len = name_length(name);
-	if (!zone_grow((void **)&a->names, &a->names_cap, a->names_len + len, 1))
+	if (!zone_grow((void **)&a->names, &a->names_cap, a->names_len + len + ZONE_KEY_MAX, 1))
 		return SHOAL_ENOMEM;
-	memcpy(a->names + a->names_len, name, len);
-	touched_t t = { a->names_len, (uint8_t)len };
-	a->names_len += len;
+	uint8_t *at = a->names + a->names_len;
+	memcpy(at, name, len);
+	touched_t t = { a->names_len, (uint8_t)len, (uint16_t)zone_name_key(name, at + len) };
+	a->names_len += len + t.key_len;
 	return push((void **)&a->touched, &a->touched_count, &a->touched_cap, sizeof(t), &t)
 		       ? 0
 		       : SHOAL_ENOMEM;
@@ -191,7 +197,7 @@ static size_t node_records(const znode_t *n)
 static int put_name(apply_t *a, const uint8_t *name, const znode_t *n)
 {
 	zone_t *z = a->z;
-	const znode_t *was = zone_lookup(z, name);
+	const znode_t *was = z->denial == ZONE_DENIAL_NSEC3 ? zone_lookup(z, name) : NULL;
 	zkey_t k;
 	zkey_name(&k, name);
 	int err = ztree_set(&z->names, &k, n, &a->w);
@@ -428,14 +434,21 @@ static int reflag_below(apply_t *a, const uint8_t *name)
 static int touched_cmp(const void *x, const void *y, void *arg)
 {
 	const apply_t *a = arg;
-	return name_compare(a->names + ((const touched_t *)x)->at,
-			    a->names + ((const touched_t *)y)->at);
+	const touched_t *p = x, *q = y;
+	const uint8_t *kp = a->names + p->at + p->len, *kq = a->names + q->at + q->len;
+	int c = memcmp(kp, kq, p->key_len < q->key_len ? p->key_len : q->key_len);
+	return c ? c : (p->key_len > q->key_len) - (p->key_len < q->key_len);
 }
 
 /* The touched names in canonical order, each once. */
 static void sort_touched(apply_t *a)
 {
-	qsort_r(a->touched, a->touched_count, sizeof(touched_t), touched_cmp, a);
+	/* mostly in order already: the changes name names in that order */
+	bool sorted = true;
+	for (size_t i = 1; i < a->touched_count && sorted; i++)
+		sorted = touched_cmp(&a->touched[i - 1], &a->touched[i], a) <= 0;
+	if (!sorted)
+		qsort_r(a->touched, a->touched_count, sizeof(touched_t), touched_cmp, a);
 	size_t k = 0;
 	for (size_t i = 0; i < a->touched_count; i++)
 		if (k == 0 || touched_cmp(&a->touched[k - 1], &a->touched[i], a) != 0)
@@ -702,12 +715,6 @@ static void settle_made(apply_t *a)
 {
 	for (size_t i = 0; i < a->made_count; i++) {
 		znode_t *n = a->made[i];
-		if (getenv("APPLY_DEBUG")) {
-			char t[NAME_TEXT_MAX];
-			name_to_text(znode_name(n), t, sizeof(t));
-			fprintf(stderr, "made %p %s refs %u in %d\n", (void *)n, t, n->refs,
-				zone_lookup(a->z, znode_name(n)) == n);
-		}
 		if (__atomic_load_n(&n->refs, __ATOMIC_RELAXED) == 0)
 			znode_free(a->w.lin, n);
 		else

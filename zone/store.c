@@ -344,8 +344,6 @@ size_t znode_head(const znode_t *n)
 void znode_free(zlin_t *lin, znode_t *n)
 {
 	size_t size = znode_size(n);
-	if (getenv("APPLY_DEBUG"))
-		fprintf(stderr, "free %p\n", (void *)n);
 	if (n->flags & ZNODE_HEAP) {
 		__atomic_fetch_sub(&lin->heap, size, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&lin->heap_count, 1, __ATOMIC_RELAXED);

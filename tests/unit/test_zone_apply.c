@@ -256,19 +256,6 @@ static bool same_store(const zone_t *a, const zone_t *b)
 			 "nodes %zu %zu, records %zu %zu, serial %u %u, denial %d %d",
 			 a->node_count, b->node_count, a->rr_count, b->rr_count, a->serial,
 			 b->serial, a->denial, b->denial);
-		if (getenv("APPLY_DEBUG")) {
-			zone_iter_t it;
-			for (const znode_t *n = zone_first(a, &it); n; n = zone_next(&it)) {
-				char t[NAME_TEXT_MAX];
-				name_to_text(znode_name(n), t, sizeof(t));
-				fprintf(stderr, "  a: %s %u\n", t, n->rrset_count);
-			}
-			for (const znode_t *n = zone_first(b, &it); n; n = zone_next(&it)) {
-				char t[NAME_TEXT_MAX];
-				name_to_text(znode_name(n), t, sizeof(t));
-				fprintf(stderr, "  b: %s %u\n", t, n->rrset_count);
-			}
-		}
 		return false;
 	}
 	if (!same_wire(&a->neg_soa, &b->neg_soa) || !same_wire(a->neg_soa_sigs, b->neg_soa_sigs))
