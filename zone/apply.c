@@ -276,6 +276,18 @@ static bool has_child(const apply_t *a, const uint8_t *name)
 	return next && name_is_subdomain(znode_name(next), name);
 }
 
+/* An empty non-terminal of name put in the new version; 0 or SHOAL_ENOMEM. */
+static int put_ent(apply_t *a, const uint8_t *name)
+{
+	znode_t *ent = zbuild_ent(a->w.lin, name, a->z->denial == ZONE_DENIAL_NSEC3);
+	if (!ent || made(a, ent) < 0) {
+		if (ent)
+			znode_free(a->w.lin, ent);
+		return SHOAL_ENOMEM;
+	}
+	return put_name(a, name, ent);
+}
+
 /* Every ancestor of name below the apex a node: the missing ones made empty non-terminals. */
 static int ensure_ancestors(apply_t *a, const uint8_t *name)
 {
@@ -285,13 +297,7 @@ static int ensure_ancestors(apply_t *a, const uint8_t *name)
 		p += p[0] + 1;
 		if (name_length(p) <= apex_len || zone_lookup(a->z, p))
 			break; /* its ancestors are nodes too */
-		znode_t *ent = zbuild_ent(a->w.lin, p, a->z->denial == ZONE_DENIAL_NSEC3);
-		if (!ent || made(a, ent) < 0) {
-			if (ent)
-				znode_free(a->w.lin, ent);
-			return SHOAL_ENOMEM;
-		}
-		err = put_name(a, p, ent);
+		err = put_ent(a, p);
 	}
 	return err;
 }
@@ -306,17 +312,8 @@ static int remove_name(apply_t *a, const uint8_t *name)
 	const znode_t *n = zone_lookup(a->z, name);
 	if (!n)
 		return 0; /* added and deleted again by the changes */
-	if (has_child(a, name)) {
-		if (n->rrset_count == 0)
-			return 0;
-		znode_t *ent = zbuild_ent(a->w.lin, name, a->z->denial == ZONE_DENIAL_NSEC3);
-		if (!ent || made(a, ent) < 0) {
-			if (ent)
-				znode_free(a->w.lin, ent);
-			return SHOAL_ENOMEM;
-		}
-		return put_name(a, name, ent);
-	}
+	if (has_child(a, name))
+		return n->rrset_count ? put_ent(a, name) : 0;
 	int err = put_name(a, name, NULL);
 	const uint8_t *apex = znode_name(a->z->apex);
 	for (const uint8_t *p = name + name[0] + 1; err == 0 && !name_equal(p, apex);
@@ -344,9 +341,9 @@ static int structure(apply_t *a)
 		if (c < a->content_count && name_equal(znode_name(a->contents[c]), name)) {
 			znode_t *n = a->contents[c++];
 			a->rr_delta += (ptrdiff_t)node_records(n);
+			/* deleted and added back: the node stays, the new one goes */
 			if (old && same_records(old, n))
-				continue; /* deleted and added back: the node stays (the new one
-					     goes) */
+				continue;
 			err = ensure_ancestors(a, name);
 			if (err == 0)
 				err = put_name(a, name, n);
@@ -695,7 +692,10 @@ static int version_from(apply_t *a)
 	zone_t *z = aligned_alloc(_Alignof(zone_t), sizeof(*z));
 	if (!z)
 		return SHOAL_ENOMEM;
-	memcpy(z, base, sizeof(*z));
+	/* all but the count, which other threads change as they take and drop base */
+	size_t at = offsetof(zone_t, refs), past = at + sizeof(z->refs);
+	memcpy(z, base, at);
+	memcpy((uint8_t *)z + past, (const uint8_t *)base + past, sizeof(*z) - past);
 	z->refs = 1;
 	z->extra = NULL;
 	z->neg_soa_sigs = NULL;
