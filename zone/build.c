@@ -12,6 +12,7 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/rdata.h"
+#include "proto/wire.h"
 #include "zone/internal.h"
 
 /*
@@ -1243,6 +1244,174 @@ int zbuild_nodes(zbuild_t *b, zlin_t *lin, bool linked, int (*fn)(void *arg, zno
 done:
 	zbuild_free(b);
 	return err;
+}
+
+/* ---- a reload's changes, from the records read to the version served ---- */
+
+/* A walk over a node's records: each RRset's, in type order, each record in RDATA order. */
+typedef struct node_recs {
+	const znode_t *n;
+	uint16_t set;
+	const uint8_t *rec; /* type, class, TTL, RDLENGTH, RDATA; NULL past the last */
+} node_recs_t;
+
+static void node_recs_next(node_recs_t *w)
+{
+	const rrset_wire_t *s =
+		w->n && w->set < w->n->rrset_count ? &znode_rrsets(w->n)[w->set].set : NULL;
+	if (w->rec && s && w->rec + 10 + wire_get_u16(w->rec + 8) < s->data + s->data_len) {
+		w->rec += 10 + wire_get_u16(w->rec + 8);
+		return;
+	}
+	if (w->rec)
+		w->set++;
+	w->rec = w->n && w->set < w->n->rrset_count ? znode_rrsets(w->n)[w->set].set.data : NULL;
+}
+
+/* The first record of n (NULL: none). */
+static void node_recs_first(node_recs_t *w, const znode_t *n)
+{
+	*w = (node_recs_t){ .n = n };
+	node_recs_next(w);
+}
+
+/* Accumulated changes and their size, for the bound. */
+typedef struct diff {
+	changeset_t *cs;
+	size_t octets, max;
+	int err;
+} diff_t;
+
+static void diff_add(diff_t *d, bool add, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		     const uint8_t *rdata, uint16_t rdlen)
+{
+	if (d->err == 0)
+		d->err = changeset_add(d->cs, add, owner, type, ttl, rdata, rdlen);
+	d->octets += name_length(owner) + 10u + rdlen;
+	if (d->err == 0 && d->max && d->octets > d->max)
+		d->err = SHOAL_ESPACE;
+}
+
+/* A served record (from node_recs) to one side. */
+static void diff_served(diff_t *d, bool add, const znode_t *n, const uint8_t *rec)
+{
+	diff_add(d, add, znode_name(n), wire_get_u16(rec), wire_get_u32(rec + 4), rec + 10,
+		 wire_get_u16(rec + 8));
+}
+
+/* One name in both: the served node n's records against b's recs[i, j), SOAs left out. */
+static void diff_name(zbuild_t *b, diff_t *d, const znode_t *n, const size_t *recs, size_t i,
+		      size_t j, bool apex)
+{
+	node_recs_t w;
+	node_recs_first(&w, n);
+	while (d->err == 0 && (w.rec || i < j)) {
+		zrec_t *r = i < j ? rec_at(b, recs[i]) : NULL;
+		if ((w.rec && apex && wire_get_u16(w.rec) == DNS_TYPE_SOA)) {
+			node_recs_next(&w);
+			continue;
+		}
+		if (r && apex && r->type == DNS_TYPE_SOA) {
+			i++;
+			continue;
+		}
+		int c = !w.rec ? 1 : !r ? -1 : 0;
+		if (c == 0) {
+			uint16_t t = wire_get_u16(w.rec), len = wire_get_u16(w.rec + 8);
+			c = t != r->type ? (t < r->type ? -1 : 1)
+					 : memcmp(w.rec + 10, rec_rdata(r),
+						  len < r->rdlen ? len : r->rdlen);
+			if (c == 0 && len != r->rdlen)
+				c = len < r->rdlen ? -1 : 1;
+		}
+		/* the same record: a changed TTL is a deletion and an addition (RFC 1995 4) */
+		if (c == 0 && wire_get_u32(w.rec + 4) == r->ttl) {
+			node_recs_next(&w);
+			i++;
+			continue;
+		}
+		if (c <= 0) {
+			diff_served(d, false, n, w.rec);
+			node_recs_next(&w);
+		}
+		if (c >= 0) {
+			diff_add(d, true, rec_name(r), r->type, r->ttl, rec_rdata(r), r->rdlen);
+			i++;
+		}
+	}
+}
+
+/* The merge walk of the served names and b's recs[0..n), both in canonical order. */
+static void diff_walk(zbuild_t *b, diff_t *d, const zone_t *served, size_t n)
+{
+	zone_iter_t it;
+	const znode_t *node = zone_first(served, &it);
+	uint8_t key[ZONE_KEY_MAX];
+	size_t i = 0, klen = node ? zone_name_key(znode_name(node), key) : 0;
+	for (size_t step = 1; d->err == 0 && (node || i < n); step++) {
+		if (zone_stop_at(b->cancel, step)) {
+			d->err = SHOAL_ETIMEOUT;
+			return;
+		}
+		size_t j = i;
+		while (j < n &&
+		       (j == i || same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j]))))
+			j++;
+		zrec_t *r = i < n ? rec_at(b, b->recs[i]) : NULL;
+		int c = !node ? 1
+			: !r  ? -1
+			      : memcmp(key, rec_key(r), klen < r->keylen ? klen : r->keylen);
+		if (node && r && c == 0)
+			c = (klen > r->keylen) - (klen < r->keylen);
+		bool apex = node == served->apex;
+		if (c <= 0)
+			diff_name(b, d, node, b->recs, i, c == 0 ? j : i, apex);
+		else
+			diff_name(b, d, NULL, b->recs, i, j, false);
+		if (c >= 0)
+			i = j;
+		if (c <= 0 && (node = zone_next(&it)))
+			klen = zone_name_key(znode_name(node), key);
+	}
+}
+
+int zbuild_diff(zbuild_t *b, const zone_t *served, size_t max_octets, changeset_t **out)
+{
+	size_t n = 0;
+	diff_t d = { .max = max_octets, .err = SHOAL_EZONE };
+	if ((b->rec_count == 0 && b->failed) || (d.err = sort_and_check(b, &n)) < 0)
+		goto done;
+	d.err = SHOAL_EZONE;
+	if (!apex_has(b, b->recs, n, DNS_TYPE_SOA, NULL)) {
+		zone_report(b->msg, b->msg_arg, true, b->file, 0,
+			    "no SOA record at the zone apex %s", b->origin_text);
+		goto done;
+	}
+	if (b->failed || !(d.cs = changeset_new())) {
+		d.err = b->failed ? SHOAL_EZONE : SHOAL_ENOMEM;
+		goto done;
+	}
+	d.err = 0;
+	/* the SOAs head the two sides: the served one, the file's (the apex sorts first) */
+	const zrrset_t *soa = znode_rrset(served->apex, DNS_TYPE_SOA);
+	diff_served(&d, false, served->apex, soa->set.data);
+	for (size_t i = 0; i < n; i++) {
+		zrec_t *r = rec_at(b, b->recs[i]);
+		if (r->type == DNS_TYPE_SOA) {
+			diff_add(&d, true, rec_name(r), r->type, r->ttl, rec_rdata(r), r->rdlen);
+			break;
+		}
+	}
+	diff_walk(b, &d, served, n);
+	if (d.err == 0)
+		d.err = changeset_seal(d.cs);
+done:
+	if (d.err == 0)
+		*out = d.cs;
+	else
+		changeset_unref(d.cs);
+	zbuild_free(b);
+	return d.err;
 }
 
 znode_t *zbuild_ent(zlin_t *lin, const uint8_t *name, bool linked)

@@ -325,6 +325,27 @@ void zbuild_free(zbuild_t *b);
 int zbuild_nodes(zbuild_t *b, zlin_t *lin, bool linked, int (*fn)(void *arg, znode_t *n),
 		 void *arg);
 
+/*
+ * For a reload: b's records, sorted and checked as zbuild_finish checks
+ * them (reported; the warnings of a compile, glue and NSEC3, are left to
+ * zone_apply, for what changes), against the version `served`
+ * of the same zone: *out (sealed, one reference) the changes from served
+ * to them, in changeset_diff's form. Frees b. Returns 0, SHOAL_EZONE,
+ * SHOAL_ESPACE (more than max_octets of changes; 0: no bound),
+ * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
+ */
+int zbuild_diff(zbuild_t *b, const zone_t *served, size_t max_octets, changeset_t **out);
+
+/*
+ * zone_load's read of zone file `file` for a reload of the version
+ * served: the file's records, checked, diffed against served's
+ * (zbuild_diff) instead of compiled, so the reload holds the version
+ * served and the records read, not a second zone. As zone_load for
+ * the rest (messages, limits, cancel). (load.c)
+ */
+int zone_load_changes(const char *file, const zone_t *served, const zone_limits_t *limits,
+		      zone_msg_fn msg, void *msg_arg, size_t max_octets, changeset_t **out);
+
 /* An empty non-terminal of lineage lin named name (lowercase), fresh; NULL on ENOMEM. */
 znode_t *zbuild_ent(zlin_t *lin, const uint8_t *name, bool linked);
 

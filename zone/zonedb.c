@@ -197,13 +197,14 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 }
 
 /*
- * A reload brought `now` where `was` was served: record the changes cs in
- * the journal for IXFR when the serial went forward (RFC 1982); otherwise
- * the history no longer leads to what is served, and goes. cs is NULL
- * when the changes could not be had (err: bigger than the journal and
- * than what is worth applying, or no memory). Takes no reference.
+ * A reload brought serial `now` where `was` was served: record the
+ * changes cs in the journal for IXFR when the serial went forward (RFC
+ * 1982); otherwise the history no longer leads to what is served, and
+ * goes. cs is NULL when the changes could not be had (err: bigger than
+ * the journal and than what is worth applying, or no memory). Takes no
+ * reference.
  */
-static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, const changeset_t *cs,
+static void record_change(zentry_t *e, const zone_t *was, uint32_t now, const changeset_t *cs,
 			  int err, zone_msg_fn msg, void *msg_arg)
 {
 	journal_info_t ji;
@@ -214,65 +215,67 @@ static void record_change(zentry_t *e, const zone_t *was, const zone_t *now, con
 		zone_report(msg, msg_arg, false, e->file, 0,
 			    "the changes from serial %u to %u %s: "
 			    "secondaries will transfer the whole zone",
-			    was->serial, now->serial,
+			    was->serial, now,
 			    cs || err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
 						      : "found no memory");
 		journal_clear(e->journal);
 		return;
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
-	if (serial_gt(now->serial, was->serial)) {
+	if (serial_gt(now, was->serial)) {
 		journal_add(e->journal, changeset_ref(cs));
 		return;
 	}
-	if (!changed && now->serial == was->serial)
+	if (!changed && now == was->serial)
 		return; /* the same version read again */
 	zone_report(msg, msg_arg, false, e->file, 0,
 		    "the serial went from %u to %u, not forward "
 		    "(RFC 1982)%s",
-		    was->serial, now->serial,
-		    changed ? ": secondaries will not see the changes" : "");
+		    was->serial, now, changed ? ": secondaries will not see the changes" : "");
 	journal_clear(e->journal);
 }
 
 /*
- * A reload read `*now` (a whole zone) where `was` is served: the changes
- * between them (a merge walk), recorded in the journal, and applied to
- * `was` (zone/apply.h), so that the version published shares every node
- * the file did not change with the one served, rather than being a
- * second zone: *now becomes that version. Changes bigger than a quarter
- * of the zone's store (and than the journal) are not worth it: *now is
- * published as it is, as when they cannot be applied in place. A
- * cancelled load (zone_load_cancel) stops the comparison: SHOAL_ETIMEOUT,
- * the journal untouched; otherwise 0.
+ * A reload of e's file where `was` is served: the file read and checked
+ * as a load checks it, and its difference from `was` (zone_load_changes,
+ * a merge walk of the records read and the version served) recorded in
+ * the journal and applied to `was` (zone_apply): the version published
+ * shares every node the file did not change, and the reload never holds
+ * a second zone, only the records read beside the version served. A
+ * difference bigger than a quarter of the zone's store (and than the
+ * journal), or one that cannot be applied in place (the denial of
+ * existence changes), loads the file whole instead, as before (its
+ * warnings then said twice). Returns 0 and *out, or the load's error
+ * (reported).
  */
-static int take_changes(zentry_t *e, const zone_t *was, zone_t **now, const zone_limits_t *limits,
-			zone_msg_fn msg, void *msg_arg)
+static int reload_zone(zentry_t *e, const zone_t *was, const zone_limits_t *limits, zone_msg_fn msg,
+		       void *msg_arg, zone_t **out)
 {
 	journal_info_t ji;
 	journal_get_info(e->journal, &ji);
 	size_t worth = zone_memory(was) / 4;
 	changeset_t *cs = NULL;
-	int err = changeset_diff_watch(was, *now, worth > ji.max_octets ? worth : ji.max_octets,
-				       zload_cancel_flag(), &cs);
-	if (err == SHOAL_ETIMEOUT) {
-		zone_report(msg, msg_arg, true, e->file, 0, "loading cancelled");
+	int err = zone_load_changes(e->file, was, limits, msg, msg_arg,
+				    worth > ji.max_octets ? worth : ji.max_octets, &cs);
+	if (err < 0 && err != SHOAL_ESPACE)
 		return err;
+	err = SHOAL_EUNSUPPORTED;
+	if (cs && cs->octets <= worth) {
+		const changeset_t *sets[1] = { cs };
+		zone_apply_opts_t o = { .label = e->file,
+					.limits = limits,
+					.msg = msg,
+					.msg_arg = msg_arg,
+					.cancel = zload_cancel_flag(),
+					.no_rebuild = true };
+		err = zone_apply(was, sets, 1, &o, out);
 	}
-	record_change(e, was, *now, cs, err, msg, msg_arg);
-	zone_t *applied = NULL;
-	const changeset_t *sets[1] = { cs };
-	zone_apply_opts_t o = { .label = e->file,
-				.limits = limits,
-				.cancel = zload_cancel_flag(),
-				.no_rebuild = true };
-	/* the file's version was checked as it loaded: the apply's checks say the same */
-	if (cs && cs->octets <= worth && zone_apply(was, sets, 1, &o, &applied) == 0) {
-		zone_unref(*now);
-		*now = applied;
-	}
+	if (err == SHOAL_EUNSUPPORTED)
+		err = zone_load(e->file, e->apex, limits, msg, msg_arg, out);
+	if (err == 0)
+		record_change(e, was, (*out)->serial, cs, cs ? 0 : SHOAL_ESPACE, msg, msg_arg);
 	changeset_unref(cs);
-	return 0;
+	return err;
 }
 
 int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const char *only,
@@ -334,13 +337,10 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 		}
 		e->apex_len = (uint8_t)len;
 		msg_tap_t tap = { msg, msg_arg, e->last_error, sizeof(e->last_error) };
-		int err = zone_load(e->file, e->apex, &specs[i].limits, tap_msg, &tap, &e->zone);
-		if (err == 0 && prev && prev->zone &&
-		    (err = take_changes(e, prev->zone, &e->zone, &specs[i].limits, msg, msg_arg)) <
-			    0) {
-			zone_unref(e->zone);
-			e->zone = NULL;
-		}
+		int err = prev && prev->zone ? reload_zone(e, prev->zone, &specs[i].limits, tap_msg,
+							   &tap, &e->zone)
+					     : zone_load(e->file, e->apex, &specs[i].limits,
+							 tap_msg, &tap, &e->zone);
 		if (err == 0)
 			continue;
 		if (e->last_error[0] == '\0')

@@ -924,6 +924,19 @@ static void reach_file(const char *rel, const char *origin, const char *corpus, 
 	}
 	zone_t *cur = NULL;
 	CU_ASSERT_EQUAL_FATAL(model_build(&m, &cur), 0);
+	/* a reload of the file over the start: its records diffed against it, and applied */
+	changeset_t *cs = NULL;
+	CU_ASSERT_EQUAL_FATAL(zone_load_changes(path, cur, NULL, NULL, NULL, 0, &cs), 0);
+	const changeset_t *sets[1] = { cs };
+	zone_apply_opts_t o = { .label = rel };
+	zone_t *reloaded = NULL;
+	CU_ASSERT_EQUAL_FATAL(zone_apply(cur, sets, 1, &o, &reloaded), 0);
+	changeset_unref(cs);
+	if (!same_store(reloaded, target)) {
+		CU_FAIL("the reload's version is not the file's");
+		fprintf(stderr, "  %s: %s\n", rel, why);
+	}
+	zone_unref(reloaded);
 	size_t refused = 0;
 	for (unsigned s = 1; s <= 1000; s++) {
 		mrec_t dels[8], adds[8];
