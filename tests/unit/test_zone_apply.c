@@ -685,6 +685,18 @@ static void model_change(model_t *m, const mrec_t *dels, size_t nd, const mrec_t
 static size_t in_place;
 
 /*
+ * An NSEC3 zone's salt lies in its own apex's block, which the version
+ * holds: not in an apex of the version it was made from, which may go.
+ */
+static bool salt_in_apex(const zone_t *z)
+{
+	if (z->denial != ZONE_DENIAL_NSEC3)
+		return true;
+	const uint8_t *from = znode_block(z->apex), *to = from + znode_size(z->apex);
+	return z->nsec3.salt >= from && z->nsec3.salt + z->nsec3.salt_len <= to;
+}
+
+/*
  * One step: the changeset of dels and adds applied to *cur, and the
  * model's records after it built from scratch. When the build refuses the
  * records, the change must be refused too, *cur untouched; otherwise the
@@ -724,6 +736,10 @@ static bool step(zone_t **cur, model_t *m, const mrec_t *dels, size_t nd, const 
 		in_place += applied->lin == (*cur)->lin; /* a whole build starts a lineage */
 		zone_unref(*cur);
 		*cur = applied;
+		if (!salt_in_apex(applied)) {
+			CU_FAIL("the NSEC3 salt lies outside the version's apex");
+			fprintf(stderr, "  serial %u\n", applied->serial);
+		}
 		model_copy(m, &next);
 		/* the one version of its lineage: every heap node alive is one of its own */
 		size_t heap = 0;
