@@ -657,8 +657,7 @@ static int nsec3_links(apply_t *a)
 		lost += unmatched(zone_lookup(a->base, touched_name(a, i)));
 		now += unmatched(zone_lookup(a->z, touched_name(a, i)));
 	}
-	a->z->nsec3.unmatched = a->base->nsec3.unmatched - lost + now;
-	a->z->nsec3.count = a->z->nsec3.chain.count;
+	a->z->nsec3.unmatched = (uint32_t)(a->base->nsec3.unmatched - lost + now);
 	return 0;
 }
 
@@ -697,7 +696,9 @@ static int version_from(apply_t *a)
 	memcpy(z, base, at);
 	memcpy((uint8_t *)z + past, (const uint8_t *)base + past, sizeof(*z) - past);
 	z->refs = 1;
-	z->extra = NULL;
+	/* base's own pieces stay base's: this version makes its own */
+	z->arena = 0;
+	z->neg_soa.data = NULL;
 	z->neg_soa_sigs = NULL;
 	z->hash = NULL;
 	z->hash_pages = 0;
@@ -745,7 +746,7 @@ static int make_version(apply_t *a)
 	z->node_count = z->names.count;
 	z->rr_count = (size_t)((ptrdiff_t)a->base->rr_count + a->rr_delta);
 	z->loaded_at = time(NULL);
-	if ((err = zone_neg_soa(z)) < 0)
+	if ((err = zone_neg_soa(z, NULL)) < 0)
 		return err;
 	if (!znode_rrset(z->apex, DNS_TYPE_NS))
 		zone_report(a->o->msg, a->o->msg_arg, false, a->o->label, 0,

@@ -1116,7 +1116,8 @@ static zone_t *version_new(zarena_t *arena)
 static int structure(zbuild_t *b, zone_t *z, znode_t **nodes, const zdesc_t *d, const size_t *recs)
 {
 	uint64_t gen = zone_gen_next();
-	int err = ztree_build(&z->names, (const znode_t *const *)nodes, z->node_count, gen);
+	int err = ztree_build(&z->names, (const znode_t *const *)nodes, z->node_count, gen,
+			      z->lin->arena);
 	if (err == 0)
 		err = zhash_build(z, gen, b->cancel);
 	if (err < 0)
@@ -1129,7 +1130,7 @@ static int structure(zbuild_t *b, zone_t *z, znode_t **nodes, const zdesc_t *d, 
 	check_glue(b, z, nodes, d, recs);
 	if (zone_stopped(b->cancel))
 		return SHOAL_ETIMEOUT;
-	if ((err = zone_neg_soa(z)) < 0)
+	if ((err = zone_neg_soa(z, z->lin->arena)) < 0)
 		return err;
 	return zone_dnssec_build(z, nodes, gen, b->max_nsec3_iterations, b->msg, b->msg_arg,
 				 b->file, b->cancel);

@@ -72,7 +72,7 @@ static void sigs_with_ttl(rrset_wire_t *s, uint8_t *data, const rrset_wire_t *si
 	s->data = data;
 }
 
-int zone_neg_soa(zone_t *z)
+int zone_neg_soa(zone_t *z, zarena_t *arena)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	if (!soa || soa->set.data_len < 10 ||
@@ -82,11 +82,11 @@ int zone_neg_soa(zone_t *z)
 	/* the version's own memory: the SOA's copy, then its signatures' (8-aligned) */
 	size_t at = (soa->set.data_len + 7) & ~(size_t)7;
 	size_t sigs = soa->sigs ? sizeof(rrset_wire_t) + soa->sigs->data_len : 0;
-	uint8_t *extra = malloc(at + sigs);
+	uint8_t *extra = arena ? zarena_alloc(arena, at + sigs) : malloc(at + sigs);
 	if (!extra)
 		return SHOAL_ENOMEM;
-	free(z->extra);
-	z->extra = extra;
+	zone_neg_soa_free(z);
+	z->arena = (uint8_t)(arena ? z->arena | ZONE_ARENA_NEG : z->arena);
 	rrset_wire_t *n = &z->neg_soa;
 	*n = soa->set;
 	uint8_t *data = extra;
@@ -102,7 +102,6 @@ int zone_neg_soa(zone_t *z)
 		data[7] = (uint8_t)minimum;
 	}
 	n->data = data;
-	z->neg_soa_sigs = NULL;
 	if (soa->sigs) {
 		rrset_wire_t *s = (rrset_wire_t *)(void *)(extra + at);
 		sigs_with_ttl(s, (uint8_t *)(s + 1), soa->sigs, wire_get_u32(data + 4));
@@ -282,17 +281,16 @@ static int build_nsec3(zone_t *z, znode_t **nodes, uint64_t gen, zone_msg_fn msg
 			    "denial of existence is not served");
 		return 0;
 	}
-	err = ztree_build(&z->nsec3.chain, owners, k, gen);
+	err = ztree_build(&z->nsec3.chain, owners, k, gen, z->lin->arena);
 	free(owners);
 	if (err < 0)
 		return err;
-	z->nsec3.count = k;
 	/* the names that exist, hashed once here so that queries need not */
 	struct match_job job = { z, nodes, cancel, false, 0 };
 	zone_parallel(z->node_count, match_range, &job);
 	if (job.cancelled)
 		return SHOAL_ETIMEOUT;
-	z->nsec3.unmatched = job.unmatched;
+	z->nsec3.unmatched = (uint32_t)job.unmatched;
 	z->denial = ZONE_DENIAL_NSEC3;
 	if (z->nsec3.iterations > NSEC3_ITERATIONS_WARN)
 		zone_report(msg, msg_arg, false, file, 0,
@@ -317,7 +315,7 @@ static int build_nsec(zone_t *z, znode_t **nodes, uint64_t gen)
 	for (size_t i = 0; i < z->node_count; i++)
 		if (znode_nsec_owner(nodes[i]))
 			owners[k++] = nodes[i];
-	int err = ztree_build(&z->nsec, owners, k, gen);
+	int err = ztree_build(&z->nsec, owners, k, gen, z->lin->arena);
 	free(owners);
 	if (err == 0)
 		z->denial = ZONE_DENIAL_NSEC;

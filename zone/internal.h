@@ -141,8 +141,12 @@ void zkey_of(zkey_t *k, enum ztree_kind kind, const znode_t *n);
 /* An empty tree. owns: it holds a reference on each node it holds. */
 void ztree_init(ztree_t *t, enum ztree_kind kind, bool owns);
 
-/* t (empty, initialised) made of nodes[0..n), in t's order, no two alike. 0 or SHOAL_ENOMEM. */
-int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen);
+/*
+ * t (empty, initialised) made of nodes[0..n), in t's order, no two alike,
+ * its tree nodes in arena (a build's: never written, copied by a change)
+ * or, NULL, from malloc. 0 or SHOAL_ENOMEM.
+ */
+int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen, zarena_t *arena);
 
 /* The last node at or before k, or NULL. Any thread; no allocation. */
 const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k);
@@ -177,13 +181,15 @@ void ztree_release(ztree_t *t, zlin_t *lin, bool defer);
  */
 void ztree_free_alone(ztree_t *t, zlin_t *lin, bool heap_nodes);
 
-/* Octets of t's tree nodes. */
+/* Octets of t's tree nodes from malloc (those in an arena are counted with it). */
 size_t ztree_memory(const ztree_t *t);
 
 /*
  * z's hash index for the nodes of z->names, at a load of 3/4 (more pages
- * when one would be too full). 0, SHOAL_ETIMEOUT (*cancel), SHOAL_ENOMEM
- * or SHOAL_EUNSUPPORTED (a node at an address a slot cannot hold).
+ * when one would be too full), its directory and pages in z's lineage's
+ * arena (a build's: copied by a change before it writes them). 0,
+ * SHOAL_ETIMEOUT (*cancel), SHOAL_ENOMEM or SHOAL_EUNSUPPORTED (a node
+ * at an address a slot cannot hold).
  */
 int zhash_build(zone_t *z, uint64_t gen, const bool *cancel);
 
@@ -192,16 +198,16 @@ int zhash_share(zone_t *dst, const zone_t *src);
 
 /*
  * Point name at node n in z's index, or remove it (n NULL), copying the
- * page first when another change made it. A page too full (or an index
- * past 7/8) makes the whole index anew with twice the pages, from
- * z->names, which must hold n already. 0 or SHOAL_ENOMEM.
+ * page first when another change (or a build) made it. A page too full
+ * (or an index past 7/8) makes the whole index anew with twice the
+ * slots, from z->names, which must hold n already. 0 or SHOAL_ENOMEM.
  */
 int zhash_put(zone_t *z, const uint8_t *name, const znode_t *n, const zwrite_t *w);
 
 /* Drop z's hold on its pages (alone: no other version holds them) and its directory. */
 void zhash_release(zone_t *z, bool alone);
 
-/* Octets of z's pages and directory. */
+/* Octets of z's pages and directory from malloc (those in the arena are counted with it). */
 size_t zhash_memory(const zone_t *z);
 
 /*
@@ -533,10 +539,14 @@ bool zone_glue_missing(const zone_t *z, const znode_t *cut, const uint8_t *rdata
 
 /*
  * z's negative SOA (TTL = min(TTL, MINIMUM), RFC 2308 3) and its RRSIGs
- * with that TTL, in the version's own memory (z->extra), and its serial,
- * from the apex's SOA. 0, SHOAL_EZONE (no SOA that fits) or SHOAL_ENOMEM.
+ * with that TTL, in the version's own memory (in arena, a build's, or
+ * NULL: malloc'd), in place of those it had, and its serial, from the
+ * apex's SOA. 0, SHOAL_EZONE (no SOA that fits) or SHOAL_ENOMEM.
  */
-int zone_neg_soa(zone_t *z);
+int zone_neg_soa(zone_t *z, zarena_t *arena);
+
+/* Free z's negative SOA's copies (unless in the arena); none left. */
+void zone_neg_soa_free(zone_t *z);
 
 /*
  * DNSSEC of a version being built whole (nodes[0..node_count) filled,

@@ -325,20 +325,18 @@ uint64_t zone_gen_next(void)
 
 zlin_t *zlin_new(zarena_t *arena)
 {
-	zlin_t *lin = calloc(1, sizeof(*lin));
+	/* in the arena it holds: one allocation less a zone, gone with it */
+	zlin_t *lin = zarena_alloc(arena, sizeof(*lin));
 	if (!lin)
 		return NULL;
-	lin->refs = 1;
-	lin->arena = arena;
+	*lin = (zlin_t){ .refs = 1, .arena = arena };
 	return lin;
 }
 
 void zlin_unref(zlin_t *lin)
 {
-	if (lin && __atomic_fetch_sub(&lin->refs, 1, __ATOMIC_ACQ_REL) == 1) {
-		zarena_free(lin->arena);
-		free(lin);
-	}
+	if (lin && __atomic_fetch_sub(&lin->refs, 1, __ATOMIC_ACQ_REL) == 1)
+		zarena_free(lin->arena); /* lin with it */
 }
 
 size_t znode_head(const znode_t *n)
@@ -492,13 +490,30 @@ QUERY_PATH const znode_t *zone_find_le(const zone_t *z, const uint8_t *name)
 
 /* ---- versions ---- */
 
+/* Octets of the negative SOA's copies: its data, then its signatures' (zone_neg_soa). */
+static size_t neg_soa_size(const zone_t *z)
+{
+	size_t n = z->neg_soa.data ? (z->neg_soa.data_len + 7) & ~(size_t)7 : 0;
+	return n + (z->neg_soa_sigs ? sizeof(rrset_wire_t) + z->neg_soa_sigs->data_len : 0);
+}
+
 size_t zone_memory(const zone_t *z)
 {
 	const zlin_t *lin = z->lin;
 	size_t n =
 		lin ? zarena_size(lin->arena) + __atomic_load_n(&lin->heap, __ATOMIC_RELAXED) : 0;
 	n += ztree_memory(&z->names) + ztree_memory(&z->nsec) + ztree_memory(&z->nsec3.chain);
+	n += z->arena & ZONE_ARENA_NEG ? 0 : neg_soa_size(z);
 	return n + zhash_memory(z);
+}
+
+void zone_neg_soa_free(zone_t *z)
+{
+	if (!(z->arena & ZONE_ARENA_NEG))
+		free((void *)(uintptr_t)z->neg_soa.data);
+	z->arena &= (uint8_t)~ZONE_ARENA_NEG;
+	z->neg_soa.data = NULL;
+	z->neg_soa_sigs = NULL;
 }
 
 void zone_free(zone_t *z)
@@ -524,9 +539,9 @@ void zone_free(zone_t *z)
 		ztree_release(&z->names, lin, false);
 	}
 	zhash_release(z, alone);
-	zlin_unref(lin);
-	free(z->extra);
+	zone_neg_soa_free(z);
 	free(z);
+	zlin_unref(lin); /* last: the arena may hold what was freed before */
 }
 
 const zone_t *zone_ref(const zone_t *z)

@@ -2,6 +2,8 @@
 /* Ordered sets of nodes shared between versions: a B+ tree copied along the path it changes. */
 #include "config.h"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,9 @@
 /*
  * A tree node. A leaf holds up to ZT_FAN zone nodes in order; an inner
  * node up to ZT_FAN children and, for each, the first zone node of its
- * subtree (what a search compares with). Tree nodes are shared between
+ * subtree (what a search compares with). A build's tree nodes lie in its
+ * arena (arena), its leaves with room for what they hold and no more:
+ * a small zone's one leaf is its few entries. Tree nodes are shared between
  * the versions of a zone: refs counts the parents (or versions, for a
  * root) that hold one, and only a tree node made by the change being
  * applied (gen, the change's number) is written in place; any other is
@@ -24,33 +28,65 @@
  */
 #define ZT_FAN 64
 #define ZT_MIN (ZT_FAN / 4)
+#define ZT_CAP (ZT_FAN + 1) /* an inner node's room, and a leaf's at most */
 
 struct zt_node {
 	unsigned refs;
-	uint16_t count;
-	uint8_t leaf;
+	uint8_t count;
+	uint8_t cap; /* entries key[] has room for: ZT_CAP but in a leaf */
+	bool leaf;
+	bool arena; /* in a build's arena: never freed alone, never written */
 	uint64_t gen;
-	const znode_t *key[ZT_FAN + 1];
-	struct zt_node *child[]; /* inner nodes only: ZT_FAN + 1 of them */
+	const znode_t *key[]; /* cap of them; an inner node's ZT_CAP children after */
 };
 
 _Static_assert(ZONE_ITER_DEPTH >= 10, "64-way nodes at least a quarter full: 2^32 names");
+_Static_assert(ZT_CAP <= UINT8_MAX, "count and cap hold a node's entries");
 
-static size_t zt_size(bool leaf)
+/* The children of inner node x, after its keys. */
+static inline zt_node_t **kids(const zt_node_t *x)
 {
-	return sizeof(zt_node_t) + (leaf ? 0 : (ZT_FAN + 1) * sizeof(zt_node_t *));
+	return (zt_node_t **)(uintptr_t)(x->key + ZT_CAP);
 }
 
-static zt_node_t *zt_new(bool leaf, uint64_t gen)
+/* Octets of a tree node: a leaf of cap entries, or an inner node. */
+static size_t zt_size(bool leaf, unsigned cap)
 {
-	zt_node_t *x = malloc(zt_size(leaf));
+	return sizeof(zt_node_t) + (leaf ? cap : 2 * ZT_CAP) * sizeof(const znode_t *);
+}
+
+/* A tree node with room for cap entries (ZT_CAP for an inner node), from arena or malloc. */
+static zt_node_t *zt_alloc(bool leaf, unsigned cap, uint64_t gen, zarena_t *arena)
+{
+	assert(cap <= ZT_CAP && (leaf || cap == ZT_CAP));
+	size_t size = zt_size(leaf, cap);
+	zt_node_t *x = arena ? zarena_alloc(arena, size) : malloc(size);
 	if (!x)
 		return NULL;
 	x->refs = 1;
 	x->count = 0;
+	x->cap = (uint8_t)cap;
 	x->leaf = leaf;
+	x->arena = arena != NULL;
 	x->gen = gen;
 	return x;
+}
+
+static zt_node_t *zt_new(bool leaf, uint64_t gen)
+{
+	return zt_alloc(leaf, ZT_CAP, gen, NULL);
+}
+
+/*
+ * A tree node nobody holds any more: back to malloc, or, in the arena,
+ * counted dead until the lineage goes.
+ */
+static void zt_drop(zt_node_t *x, zlin_t *lin)
+{
+	if (!x->arena)
+		free(x);
+	else if (lin)
+		__atomic_fetch_add(&lin->dead, zt_size(x->leaf, x->cap), __ATOMIC_RELAXED);
 }
 
 /* ---- keys ---- */
@@ -137,7 +173,7 @@ QUERY_PATH const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k)
 			return NULL;
 		if (x->leaf)
 			return x->key[i];
-		x = x->child[i];
+		x = kids(x)[i];
 	}
 }
 
@@ -153,7 +189,7 @@ QUERY_PATH const znode_t *ztree_last(const ztree_t *t)
 	if (!x)
 		return NULL;
 	while (!x->leaf)
-		x = x->child[x->count - 1];
+		x = kids(x)[x->count - 1];
 	return x->key[x->count - 1];
 }
 
@@ -161,7 +197,7 @@ QUERY_PATH const znode_t *ztree_last(const ztree_t *t)
 static const znode_t *descend_first(zone_iter_t *it, int d)
 {
 	while (!it->path[d]->leaf) {
-		const zt_node_t *c = it->path[d]->child[it->pos[d]];
+		const zt_node_t *c = kids(it->path[d])[it->pos[d]];
 		it->path[++d] = c;
 		it->pos[d] = 0;
 	}
@@ -212,7 +248,7 @@ const znode_t *ztree_seek_gt(const ztree_t *t, const zkey_t *k, zone_iter_t *it)
 			return ztree_next(it);
 		}
 		it->pos[d] = (uint16_t)(i < 0 ? 0 : i);
-		x = x->child[it->pos[d]];
+		x = kids(x)[it->pos[d]];
 	}
 }
 
@@ -226,7 +262,7 @@ static void zt_free_tree(zt_node_t *x, const ztree_t *t, zlin_t *lin, bool nodes
  * The parents replace them in below[0..*count); on ENOMEM below[] is as
  * it was.
  */
-static int build_level(zt_node_t **below, size_t *count, uint64_t gen)
+static int build_level(zt_node_t **below, size_t *count, uint64_t gen, zarena_t *arena)
 {
 	size_t n = *count, parents = (n + ZT_FAN - 1) / ZT_FAN;
 	zt_node_t **up = malloc(parents * sizeof(*up));
@@ -234,14 +270,14 @@ static int build_level(zt_node_t **below, size_t *count, uint64_t gen)
 		return SHOAL_ENOMEM;
 	for (size_t p = 0, at = 0; p < parents; p++) {
 		size_t end = n * (p + 1) / parents;
-		if (!(up[p] = zt_new(false, gen))) {
+		if (!(up[p] = zt_alloc(false, ZT_CAP, gen, arena))) {
 			while (p-- > 0)
-				free(up[p]); /* the children stay in below[] */
+				zt_drop(up[p], NULL); /* the children stay in below[] */
 			free(up);
 			return SHOAL_ENOMEM;
 		}
 		for (; at < end; at++) {
-			up[p]->child[up[p]->count] = below[at];
+			kids(up[p])[up[p]->count] = below[at];
 			up[p]->key[up[p]->count++] = below[at]->key[0];
 		}
 	}
@@ -251,7 +287,7 @@ static int build_level(zt_node_t **below, size_t *count, uint64_t gen)
 	return 0;
 }
 
-int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen)
+int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen, zarena_t *arena)
 {
 	t->root = NULL;
 	t->count = 0;
@@ -266,7 +302,8 @@ int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen)
 	int err = 0;
 	for (size_t at = 0; count < leaves; count++) {
 		size_t end = n * (count + 1) / leaves;
-		zt_node_t *x = zt_new(true, gen);
+		/* never written (a change copies it first): room for its entries only */
+		zt_node_t *x = zt_alloc(true, (unsigned)(end - at), gen, arena);
 		if (!x) {
 			err = SHOAL_ENOMEM;
 			break;
@@ -280,7 +317,7 @@ int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen)
 		level[count] = x;
 	}
 	uint8_t height = 1;
-	while (err == 0 && count > 1 && (err = build_level(level, &count, gen)) == 0)
+	while (err == 0 && count > 1 && (err = build_level(level, &count, gen, arena)) == 0)
 		height++;
 	if (err < 0) {
 		/* what was built is in level[0..count) at the last level reached */
@@ -290,7 +327,7 @@ int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen)
 		return err;
 	}
 	t->root = level[0];
-	t->count = n;
+	t->count = (uint32_t)n;
 	t->height = height;
 	free(level);
 	return 0;
@@ -318,11 +355,11 @@ static void zt_unref(zt_node_t *x, const ztree_t *t, zlin_t *lin, bool defer)
 		return;
 	for (uint16_t i = 0; i < x->count; i++) {
 		if (!x->leaf)
-			zt_unref(x->child[i], t, lin, defer);
+			zt_unref(kids(x)[i], t, lin, defer);
 		else if (t->owns)
 			znode_drop(lin, x->key[i], defer);
 	}
-	free(x);
+	zt_drop(x, lin);
 }
 
 void ztree_release(ztree_t *t, zlin_t *lin, bool defer)
@@ -343,11 +380,12 @@ static void zt_free_tree(zt_node_t *x, const ztree_t *t, zlin_t *lin, bool nodes
 {
 	for (uint16_t i = 0; i < x->count; i++) {
 		if (!x->leaf)
-			zt_free_tree(x->child[i], t, lin, nodes);
+			zt_free_tree(kids(x)[i], t, lin, nodes);
 		else if (nodes && (x->key[i]->flags & ZNODE_HEAP))
 			znode_free(lin, (znode_t *)x->key[i]);
 	}
-	free(x);
+	if (!x->arena)
+		free(x); /* the arena's go with it: the lineage ends */
 }
 
 void ztree_free_alone(ztree_t *t, zlin_t *lin, bool heap_nodes)
@@ -359,11 +397,12 @@ void ztree_free_alone(ztree_t *t, zlin_t *lin, bool heap_nodes)
 	t->height = 0;
 }
 
+/* Octets of the tree nodes below x from malloc (the arena's are the lineage's). */
 static size_t zt_memory(const zt_node_t *x)
 {
-	size_t n = zt_size(x->leaf);
+	size_t n = x->arena ? 0 : zt_size(x->leaf, x->cap);
 	for (uint16_t i = 0; !x->leaf && i < x->count; i++)
-		n += zt_memory(x->child[i]);
+		n += zt_memory(kids(x)[i]);
 	return n;
 }
 
@@ -375,25 +414,28 @@ size_t ztree_memory(const ztree_t *t)
 /* ---- changing ---- */
 
 /*
- * Make *at writable by the change w: a tree node of another change is
- * copied (its children, or owned zone nodes, get one more holder: the
- * copy) and the copy takes its place; the original loses the holder it
- * had in *at, which its other holders keep alive.
+ * Make *at writable by the change w: a tree node of another change (or
+ * of a build's arena) is copied (its children, or owned zone nodes, get
+ * one more holder: the copy) and the copy takes its place; the original
+ * loses the holder it had in *at, which its other holders keep alive. A
+ * leaf's copy has room for one entry more (leaf_room makes more).
  */
 static int own(zt_node_t **at, const ztree_t *t, const zwrite_t *w)
 {
 	zt_node_t *x = *at;
-	if (x->gen == w->gen)
+	if (x->gen == w->gen && !x->arena)
 		return 0;
-	zt_node_t *c = malloc(zt_size(x->leaf));
+	unsigned cap = x->leaf && x->count < ZT_CAP ? x->count + 1u : ZT_CAP;
+	zt_node_t *c = zt_alloc(x->leaf, cap, w->gen, NULL);
 	if (!c)
 		return SHOAL_ENOMEM;
-	memcpy(c, x, zt_size(x->leaf));
-	c->refs = 1;
-	c->gen = w->gen;
+	c->count = x->count;
+	memcpy(c->key, x->key, x->count * sizeof(x->key[0]));
+	if (!x->leaf)
+		memcpy(kids(c), kids(x), x->count * sizeof(kids(x)[0]));
 	for (uint16_t i = 0; i < c->count; i++) {
 		if (!c->leaf)
-			__atomic_fetch_add(&c->child[i]->refs, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&kids(c)[i]->refs, 1, __ATOMIC_RELAXED);
 		else if (t->owns)
 			__atomic_fetch_add(&((znode_t *)c->key[i])->refs, 1, __ATOMIC_RELAXED);
 	}
@@ -402,23 +444,45 @@ static int own(zt_node_t **at, const ztree_t *t, const zwrite_t *w)
 	return 0;
 }
 
-/* Move x's entries [from, count) to the empty node y (of the same kind). */
+/*
+ * Room for need entries in the writable leaf *at: moved to a bigger
+ * block (twice the room, at most ZT_CAP) when it has less. Its parent
+ * (or the tree's root) is its one holder: *at is the one pointer to it.
+ */
+static int leaf_room(zt_node_t **at, unsigned need)
+{
+	zt_node_t *x = *at;
+	assert(x->leaf && !x->arena && need <= ZT_CAP);
+	if (need <= x->cap)
+		return 0;
+	unsigned cap = 2u * x->cap > need ? 2u * x->cap : need;
+	cap = cap < ZT_CAP ? cap : ZT_CAP;
+	zt_node_t *y = realloc(x, zt_size(true, cap));
+	if (!y)
+		return SHOAL_ENOMEM;
+	y->cap = (uint8_t)cap;
+	*at = y;
+	return 0;
+}
+
+/* Move x's entries [from, count) to the empty node y (of the same kind, room enough). */
 static void move_tail(zt_node_t *x, uint16_t from, zt_node_t *y)
 {
 	uint16_t n = (uint16_t)(x->count - from);
 	memcpy(y->key, x->key + from, n * sizeof(x->key[0]));
 	if (!x->leaf)
-		memcpy(y->child, x->child + from, n * sizeof(x->child[0]));
-	y->count = n;
-	x->count = from;
+		memcpy(kids(y), kids(x) + from, n * sizeof(kids(x)[0]));
+	y->count = (uint8_t)n;
+	x->count = (uint8_t)from;
 }
 
-/* Open a gap at i in x (not full). */
+/* Open a gap at i in x (room for one more). */
 static void open_at(zt_node_t *x, uint16_t i)
 {
+	assert(x->count < x->cap);
 	memmove(x->key + i + 1, x->key + i, (x->count - i) * sizeof(x->key[0]));
 	if (!x->leaf)
-		memmove(x->child + i + 1, x->child + i, (x->count - i) * sizeof(x->child[0]));
+		memmove(kids(x) + i + 1, kids(x) + i, (x->count - i) * sizeof(kids(x)[0]));
 	x->count++;
 }
 
@@ -428,18 +492,31 @@ static void close_at(zt_node_t *x, uint16_t i)
 	x->count--;
 	memmove(x->key + i, x->key + i + 1, (x->count - i) * sizeof(x->key[0]));
 	if (!x->leaf)
-		memmove(x->child + i, x->child + i + 1, (x->count - i) * sizeof(x->child[0]));
+		memmove(kids(x) + i, kids(x) + i + 1, (x->count - i) * sizeof(kids(x)[0]));
 }
 
-/* The writable children i and i + 1 of x: one below ZT_MIN; merged or evened out. */
+/* Move n entries from the front of r (same kind) to the end of l. */
+static void shift_left(zt_node_t *l, zt_node_t *r, uint16_t n)
+{
+	memcpy(l->key + l->count, r->key, n * sizeof(r->key[0]));
+	memmove(r->key, r->key + n, (r->count - n) * sizeof(r->key[0]));
+	if (!l->leaf) {
+		memcpy(kids(l) + l->count, kids(r), n * sizeof(kids(r)[0]));
+		memmove(kids(r), kids(r) + n, (r->count - n) * sizeof(kids(r)[0]));
+	}
+	l->count = (uint8_t)(l->count + n);
+	r->count = (uint8_t)(r->count - n);
+}
+
+/*
+ * The writable children i and i + 1 of x (each with room for ZT_FAN):
+ * one below ZT_MIN; merged or evened out.
+ */
 static void rebalance(zt_node_t *x, uint16_t i)
 {
-	zt_node_t *l = x->child[i], *r = x->child[i + 1];
+	zt_node_t *l = kids(x)[i], *r = kids(x)[i + 1];
 	if (l->count + r->count <= ZT_FAN) {
-		memcpy(l->key + l->count, r->key, r->count * sizeof(r->key[0]));
-		if (!l->leaf)
-			memcpy(l->child + l->count, r->child, r->count * sizeof(r->child[0]));
-		l->count = (uint16_t)(l->count + r->count);
+		shift_left(l, r, r->count);
 		free(r); /* written by this change: x was its one holder */
 		close_at(x, (uint16_t)(i + 1));
 		return;
@@ -450,21 +527,13 @@ static void rebalance(zt_node_t *x, uint16_t i)
 		memmove(r->key + n, r->key, r->count * sizeof(r->key[0]));
 		memcpy(r->key, l->key + want, n * sizeof(r->key[0]));
 		if (!r->leaf) {
-			memmove(r->child + n, r->child, r->count * sizeof(r->child[0]));
-			memcpy(r->child, l->child + want, n * sizeof(r->child[0]));
+			memmove(kids(r) + n, kids(r), r->count * sizeof(kids(r)[0]));
+			memcpy(kids(r), kids(l) + want, n * sizeof(kids(r)[0]));
 		}
-		r->count = (uint16_t)(r->count + n);
-		l->count = want;
+		r->count = (uint8_t)(r->count + n);
+		l->count = (uint8_t)want;
 	} else {
-		uint16_t n = (uint16_t)(want - l->count);
-		memcpy(l->key + l->count, r->key, n * sizeof(r->key[0]));
-		memmove(r->key, r->key + n, (r->count - n) * sizeof(r->key[0]));
-		if (!l->leaf) {
-			memcpy(l->child + l->count, r->child, n * sizeof(r->child[0]));
-			memmove(r->child, r->child + n, (r->count - n) * sizeof(r->child[0]));
-		}
-		l->count = want;
-		r->count = (uint16_t)(r->count - n);
+		shift_left(l, r, (uint16_t)(want - l->count));
 	}
 	x->key[i + 1] = r->key[0];
 }
@@ -473,24 +542,28 @@ static void rebalance(zt_node_t *x, uint16_t i)
 static int fix_underflow(zt_node_t *x, uint16_t i, const ztree_t *t, const zwrite_t *w)
 {
 	uint16_t l = i > 0 ? (uint16_t)(i - 1) : i;
-	int err = own(&x->child[l], t, w);
-	if (err == 0)
-		err = own(&x->child[l + 1], t, w);
+	int err = 0;
+	for (uint16_t k = l; k <= l + 1 && err == 0; k++) {
+		err = own(&kids(x)[k], t, w);
+		if (err == 0 && kids(x)[k]->leaf)
+			err = leaf_room(&kids(x)[k], ZT_FAN);
+	}
 	if (err == 0)
 		rebalance(x, l);
 	return err;
 }
 
-/* The leaf step of set: n replaces, joins or (NULL) leaves the entries at k. */
-static int leaf_set(zt_node_t *x, const zkey_t *k, const znode_t *n, ztree_t *t, const zwrite_t *w,
-		    zt_node_t **split)
+/* The leaf step of set: n replaces, joins or (NULL) leaves the entries at k in *at. */
+static int leaf_set(zt_node_t **at, const zkey_t *k, const znode_t *n, ztree_t *t,
+		    const zwrite_t *w, zt_node_t **split)
 {
+	zt_node_t *x = *at;
 	int i = last_le(x, k);
 	bool found = i >= 0 && cmp(k, x->key[i]) == 0;
-	if (n && t->owns)
-		__atomic_fetch_add(&((znode_t *)n)->refs, 1, __ATOMIC_RELAXED);
 	if (found) {
 		const znode_t *old = x->key[i];
+		if (n && t->owns)
+			__atomic_fetch_add(&((znode_t *)n)->refs, 1, __ATOMIC_RELAXED);
 		if (n)
 			x->key[i] = n;
 		else
@@ -502,6 +575,11 @@ static int leaf_set(zt_node_t *x, const zkey_t *k, const znode_t *n, ztree_t *t,
 	}
 	if (!n)
 		return 0;
+	if (leaf_room(at, x->count + 1u) < 0)
+		return SHOAL_ENOMEM;
+	x = *at;
+	if (t->owns)
+		__atomic_fetch_add(&((znode_t *)n)->refs, 1, __ATOMIC_RELAXED);
 	open_at(x, (uint16_t)(i + 1));
 	x->key[i + 1] = n;
 	t->count++;
@@ -517,31 +595,34 @@ static int leaf_set(zt_node_t *x, const zkey_t *k, const znode_t *n, ztree_t *t,
 }
 
 /*
- * Set k to n (NULL: remove k) below the writable node x. A node that
+ * Set k to n (NULL: remove k) below the writable node *at. A node that
  * fills up is split and the new right half handed up in *split; the
- * parent evens out a child that fell below ZT_MIN.
+ * parent evens out a child that fell below ZT_MIN. A leaf that needs
+ * room moves: *at follows it.
  */
-static int zt_set(zt_node_t *x, const zkey_t *k, const znode_t *n, ztree_t *t, const zwrite_t *w,
+static int zt_set(zt_node_t **at, const zkey_t *k, const znode_t *n, ztree_t *t, const zwrite_t *w,
 		  zt_node_t **split)
 {
 	*split = NULL;
+	zt_node_t *x = *at;
 	if (x->leaf)
-		return leaf_set(x, k, n, t, w, split);
-	int at = last_le(x, k);
-	uint16_t i = (uint16_t)(at < 0 ? 0 : at);
-	if (at < 0 && !n)
+		return leaf_set(at, k, n, t, w, split);
+	int le = last_le(x, k);
+	uint16_t i = (uint16_t)(le < 0 ? 0 : le);
+	if (le < 0 && !n)
 		return 0; /* before everything: nothing to remove */
-	int err = own(&x->child[i], t, w);
-	zt_node_t *c = x->child[i], *right = NULL;
+	zt_node_t *right = NULL;
+	int err = own(&kids(x)[i], t, w);
 	if (err == 0)
-		err = zt_set(c, k, n, t, w, &right);
+		err = zt_set(&kids(x)[i], k, n, t, w, &right);
 	if (err < 0)
 		return err;
+	zt_node_t *c = kids(x)[i];
 	if (c->count)
 		x->key[i] = c->key[0];
 	if (right) {
 		open_at(x, (uint16_t)(i + 1));
-		x->child[i + 1] = right;
+		kids(x)[i + 1] = right;
 		x->key[i + 1] = right->key[0];
 		if (x->count > ZT_FAN) {
 			zt_node_t *y = zt_new(false, w->gen);
@@ -561,14 +642,15 @@ int ztree_set(ztree_t *t, const zkey_t *k, const znode_t *n, const zwrite_t *w)
 	if (!t->root) {
 		if (!n)
 			return 0;
-		if (!(t->root = zt_new(true, w->gen)))
+		/* a tree a change starts: room for the one node, more as it comes */
+		if (!(t->root = zt_alloc(true, 1, w->gen, NULL)))
 			return SHOAL_ENOMEM;
 		t->height = 1;
 	}
 	int err = own(&t->root, t, w);
 	zt_node_t *right = NULL;
 	if (err == 0)
-		err = zt_set(t->root, k, n, t, w, &right);
+		err = zt_set(&t->root, k, n, t, w, &right);
 	if (err < 0)
 		return err;
 	if (right) {
@@ -578,9 +660,9 @@ int ztree_set(ztree_t *t, const zkey_t *k, const znode_t *n, const zwrite_t *w)
 			zt_unref(right, t, w->lin, true);
 			return SHOAL_ENOMEM;
 		}
-		top->child[0] = t->root;
+		kids(top)[0] = t->root;
 		top->key[0] = t->root->key[0];
-		top->child[1] = right;
+		kids(top)[1] = right;
 		top->key[1] = right->key[0];
 		top->count = 2;
 		t->root = top;
@@ -588,7 +670,7 @@ int ztree_set(ztree_t *t, const zkey_t *k, const znode_t *n, const zwrite_t *w)
 	}
 	/* an inner root with one child gives way to it; an empty leaf root goes */
 	while (t->root && !t->root->leaf && t->root->count == 1) {
-		zt_node_t *only = t->root->child[0];
+		zt_node_t *only = kids(t->root)[0];
 		free(t->root); /* written by this change: the version was its holder */
 		t->root = only;
 		t->height--;

@@ -85,22 +85,27 @@ static inline const zrrset_t *znode_rrsets(const znode_t *n)
 }
 
 /*
- * The hash index: pages of ZHASH_PAGE_SLOTS slots under a directory of
- * the version. A name's hash picks a page (its low half) and a slot in it;
- * probing stays inside the page, so a change copies only the pages whose
- * slots it writes, and versions share the others. A slot is 0 (empty), or
- * the address of a node over 8 (ZHASH_REF_BITS bits: nodes are 8-aligned)
- * with the top 16 bits of the name's hash above it: a lookup reads the
- * node (and its name, right after it) only on a tag match.
+ * The hash index: pages of slots under a directory of the version. A
+ * name's hash picks a page (its low half) and a slot in it; probing
+ * stays inside the page, so a change copies only the pages whose slots
+ * it writes, and versions share the others. A page holds
+ * ZHASH_PAGE_SLOTS slots, or, in an index of one page (a small zone),
+ * fewer: a power of 2 from ZHASH_SLOTS_MIN, the zone's hash_mask + 1.
+ * A slot is 0 (empty), or the address of a node over 8 (ZHASH_REF_BITS
+ * bits: nodes are 8-aligned) with the top 16 bits of the name's hash
+ * above it: a lookup reads the node (and its name, right after it) only
+ * on a tag match.
  */
 #define ZHASH_PAGE_SLOTS 512
+#define ZHASH_SLOTS_MIN  8
 #define ZHASH_REF_BITS   48
 
 typedef struct zhash_page {
-	_Alignas(64) unsigned refs; /* atomic: the directories that hold the page */
-	uint32_t used;              /* slots in use */
-	uint64_t gen;               /* the change that may still write it */
-	_Alignas(64) uint64_t slot[ZHASH_PAGE_SLOTS];
+	unsigned refs; /* atomic: the directories that hold the page */
+	uint16_t used; /* slots in use */
+	bool arena;    /* in the arena of the build that made it: never freed alone */
+	uint64_t gen;  /* the change that may still write it */
+	uint64_t slot[];
 } zhash_page_t;
 
 /* The tag of hash h as a slot keeps it: its upper 16 bits, to skip most compares. */
@@ -121,10 +126,13 @@ static inline uint32_t zhash_page(uint64_t h, uint32_t pages)
 	return (uint32_t)(((uint64_t)(uint32_t)h * pages) >> 32);
 }
 
-/* The first slot of hash h in its page: other bits than the page's and the tag's. */
-static inline uint32_t zhash_first_slot(uint64_t h)
+/*
+ * The first slot of hash h in a page of mask + 1 slots: other bits than
+ * the page's and the tag's.
+ */
+static inline uint32_t zhash_first_slot(uint64_t h, uint32_t mask)
 {
-	return (uint32_t)(h >> 32) & (ZHASH_PAGE_SLOTS - 1);
+	return (uint32_t)(h >> 32) & mask;
 }
 
 /*
@@ -134,7 +142,7 @@ static inline uint32_t zhash_first_slot(uint64_t h)
 typedef struct zt_node zt_node_t;
 typedef struct ztree {
 	zt_node_t *root; /* NULL: empty */
-	size_t count;
+	uint32_t count;
 	uint8_t height; /* 0: empty; 1: the root is a leaf */
 	uint8_t kind;   /* names in canonical order, or NSEC3 hashes (zone/internal.h) */
 	bool owns;      /* holds a reference on each of its nodes: the tree of all names */
@@ -148,17 +156,16 @@ typedef struct ztree {
  * names that do not exist.
  */
 typedef struct zone_nsec3 {
-	uint16_t iterations;
-	uint8_t salt_len;
 	/*
 	 * salt_len octets: the NSEC3PARAM's own, in the apex's block, which
 	 * the version holds (its tree of names does); a change that makes
 	 * a new apex points it there (zone/apply.c)
 	 */
 	const uint8_t *salt;
-	size_t count;     /* owners in the chain */
-	size_t unmatched; /* names (not occluded) with no NSEC3: opt-out leaves some */
-	ztree_t chain;
+	ztree_t chain;      /* its owners by hash */
+	uint32_t unmatched; /* names (not occluded) with no NSEC3: opt-out leaves some */
+	uint16_t iterations;
+	uint8_t salt_len;
 } zone_nsec3_t;
 
 struct zlin;
@@ -180,28 +187,37 @@ typedef struct zone {
 	_Alignas(64) const znode_t *apex;
 	zhash_page_t *const *hash; /* the directory: hash_pages pages */
 	uint32_t hash_pages;
-	enum zone_denial denial;
+	uint16_t hash_mask;   /* slots in a page, less one */
+	uint8_t arena;        /* what of it lies in its lineage's arena (enum zone_arena) */
+	uint8_t denial;       /* enum zone_denial */
 	uint8_t hash_key[16]; /* a copy of zone_hash_key(): no pointer to follow, no pthread_once */
 	size_t node_count;
+	uint32_t serial;
+	uint32_t hash_used; /* slots in use */
+	struct zlin *lin;   /* what the versions of one build share: zone/internal.h */
+	/* the version's own: the negative SOA (its copies malloc'd, or in the arena) */
 	rrset_wire_t neg_soa;             /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
 	const rrset_wire_t *neg_soa_sigs; /* its RRSIGs with the same TTL, or NULL */
-	ztree_t names;                    /* every node, in canonical order (RFC 4034 6.1) */
-	ztree_t nsec;                     /* NSEC: the owners of an NSEC (not occluded) */
-	zone_nsec3_t nsec3;               /* NSEC3: the chain */
-	uint32_t serial;
 	size_t rr_count;
-	size_t hash_used; /* slots in use */
 	time_t loaded_at;
-	unsigned refs;    /* atomic: zone_ref, zone_unref */
-	struct zlin *lin; /* what the versions of one build share: zone/internal.h */
-	void *extra;      /* the version's own memory: the negative SOA's copies */
+	unsigned refs;      /* atomic: zone_ref, zone_unref */
+	ztree_t names;      /* every node, in canonical order (RFC 4034 6.1) */
+	ztree_t nsec;       /* NSEC: the owners of an NSEC (not occluded) */
+	zone_nsec3_t nsec3; /* NSEC3: the chain */
 } zone_t;
 _Static_assert(offsetof(zone_t, node_count) <= 64, "what every answer reads shares a cache line");
+_Static_assert(sizeof(zone_t) == 192, "three lines: a million small zones");
+
+/* What of a version its build put in the lineage's arena (zone_t.arena), not to be freed alone. */
+enum zone_arena {
+	ZONE_ARENA_DIR = 0x01, /* the hash directory */
+	ZONE_ARENA_NEG = 0x02, /* the negative SOA's copies */
+};
 
 /* The slot of hash h's first probe in z (for prefetching it). */
 static inline const uint64_t *zhash_slot_of(const zone_t *z, uint64_t h)
 {
-	return &z->hash[zhash_page(h, z->hash_pages)]->slot[zhash_first_slot(h)];
+	return &z->hash[zhash_page(h, z->hash_pages)]->slot[zhash_first_slot(h, z->hash_mask)];
 }
 
 /*
@@ -232,8 +248,9 @@ const uint8_t *zone_hash_key(void);
 void zone_free(zone_t *z);
 
 /*
- * Octets of the zone's store: its nodes (those of other versions it shares
- * included), hash pages and tree nodes; not the zone_t itself.
+ * Octets of the zone's store: its lineage's arena and nodes (those of
+ * other versions it shares included), and its own hash pages, directory,
+ * tree nodes and negative SOA from malloc; not the zone_t itself.
  */
 size_t zone_memory(const zone_t *z);
 

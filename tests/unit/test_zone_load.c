@@ -1326,6 +1326,29 @@ static void test_store_lookup_every_name(void)
 	zone_free(z);
 }
 
+/*
+ * A small zone stays small (a million of them): the 7 records of
+ * tests/integration/zones/small.zone, every piece of the version (nodes,
+ * hash index, tree of names, negative SOA, lineage) in the one 1 KiB
+ * block of its arena, and zone_t 192 octets: 1,248 octets in all, what
+ * the store took before versions could share.
+ */
+static void test_small_zone_store(void)
+{
+	char path[4096];
+	unit_src_path(path, sizeof(path), "tests/integration/zones/small.zone");
+	msgs_t m;
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL_FATAL(load_abs(path, "z0.bench.", &m, &z), 0);
+	CU_ASSERT_EQUAL(z->rr_count, 7);
+	CU_ASSERT_EQUAL(sizeof(zone_t), 192);
+	size_t all = zone_memory(z) + sizeof(*z);
+	CU_ASSERT(all <= 1248);
+	if (all > 1248)
+		fprintf(stderr, "  a 7-record zone: %zu octets\n", all);
+	zone_free(z);
+}
+
 static void test_huge_pages_keep_mremap(void)
 {
 	size_t len = (4u << 20) + 4096;
@@ -1382,6 +1405,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_check_errors_bounded),
 		UNIT_TEST(test_cancel_while_compiling),
 		UNIT_TEST(test_cancel_while_hashing),
+		UNIT_TEST(test_small_zone_store),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "zone_load", tests);
