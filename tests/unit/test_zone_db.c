@@ -130,12 +130,10 @@ static void test_reload_semantics(void)
 }
 
 /*
- * A reload publishes what changed in the file, applied to the version
- * served (zone/apply.h), not a second zone: every name the file did not
- * change keeps its node, and the version served is as it was. The
- * change goes to the journal as before.
+ * Write the zone of test_reload_shares: serial 1, ns1 and 500 hosts;
+ * then change what sed_cmd says.
  */
-static void test_reload_shares(void)
+static void write_hosts(const char *sed_cmd)
 {
 	FILE *f = fopen(zfile, "w");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -144,19 +142,18 @@ static void test_reload_shares(void)
 	for (int i = 0; i < 500; i++)
 		fprintf(f, "h%d A 192.0.2.%d\n", i, i % 250);
 	fclose(f);
-	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
-	zonedb_t *v1 = NULL, *v2 = NULL;
-	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
-	/* serial 2, h7's address changed */
+	if (!sed_cmd)
+		return;
 	char cmd[9000];
-	snprintf(cmd, sizeof(cmd), "sed -i 's/ hm 1 / hm 2 /; s/^h7 A .*/h7 A 198.51.100.7/' %s",
-		 zfile);
+	snprintf(cmd, sizeof(cmd), "sed -i '%s' %s", sed_cmd, zfile);
 	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
-	uint8_t apex[NAME_MAXLEN], h7[NAME_MAXLEN];
-	name_from_text("example.com.", NULL, apex);
+}
+
+/* z2, a reload of z1 with serial 2 and h7's address changed, shares every other node. */
+static void check_shared(const zone_t *z1, const zone_t *z2)
+{
+	uint8_t h7[NAME_MAXLEN];
 	name_from_text("h7.example.com.", NULL, h7);
-	const zone_t *z1 = zonedb_find(v1, apex), *z2 = zonedb_find(v2, apex);
 	CU_ASSERT_EQUAL(z2->serial, 2);
 	CU_ASSERT_EQUAL(z2->rr_count, z1->rr_count);
 	size_t names = 0, kept = 0;
@@ -167,12 +164,45 @@ static void test_reload_shares(void)
 	CU_ASSERT_EQUAL(kept, names - 2); /* the apex (its SOA) and h7 are new */
 	CU_ASSERT_EQUAL(znode_rrset(zone_lookup(z2, h7), DNS_TYPE_A)->set.data[10], 198);
 	CU_ASSERT_EQUAL(znode_rrset(zone_lookup(z1, h7), DNS_TYPE_A)->set.data[10], 192);
+}
+
+#define H7_CHANGED "s/ hm 1 / hm 2 /; s/^h7 A .*/h7 A 198.51.100.7/"
+
+/*
+ * A reload publishes what changed in the file, applied to the version
+ * served (zone/apply.h), not a second zone, whether a new set reads it
+ * (zonedb_build) or the one zone is read (zonedb_load_zone, shoalctl
+ * reload ZONE): every name the file did not change keeps its node, and
+ * the version served is as it was. The change goes to the journal as
+ * before.
+ */
+static void test_reload_shares(void)
+{
+	write_hosts(NULL);
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
+	write_hosts(H7_CHANGED);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
+	uint8_t apex[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, apex);
+	check_shared(zonedb_find(v1, apex), zonedb_find(v2, apex));
 	journal_info_t ji;
 	journal_get_info(zonedb_journal(v2, apex), &ji);
 	CU_ASSERT_EQUAL(ji.depth, 1);
 	CU_ASSERT_EQUAL(ji.newest, 2);
-	zonedb_free(v1);
 	zonedb_free(v2);
+	/* the one zone read anew, no set built: the same */
+	zone_t *z = NULL;
+	char error[512];
+	CU_ASSERT_EQUAL_FATAL(zonedb_load_zone(v1, 0, &s, quiet, NULL, &z, error, sizeof(error)),
+			      0);
+	check_shared(zonedb_find(v1, apex), z);
+	journal_get_info(zonedb_journal(v1, apex), &ji);
+	CU_ASSERT_EQUAL(ji.depth, 1);
+	CU_ASSERT_EQUAL(ji.newest, 2);
+	zone_unref(z);
+	zonedb_free(v1);
 }
 
 /*
