@@ -361,3 +361,14 @@ int name_to_text(const uint8_t *name, char *dst, size_t cap)
 	dst[o] = '\0';
 	return (int)o;
 }
+
+int name_zone_text(const char *text, char *dst, size_t cap)
+{
+	static const uint8_t root[1] = { 0 };
+	uint8_t wire[NAME_MAXLEN];
+	/* relative to the root: a final dot or none, the same name */
+	if (name_from_text(text, root, wire) < 0)
+		return SHOAL_ENAME;
+	name_lower(wire);
+	return name_to_text(wire, dst, cap);
+}

@@ -98,4 +98,12 @@ int name_from_text(const char *text, const uint8_t *origin, uint8_t dst[NAME_MAX
  */
 int name_to_text(const uint8_t *name, char *dst, size_t cap);
 
+/*
+ * A zone's name as an operator types it (with or without the final dot,
+ * in any case) in the one form logs, replies and zone-status show it:
+ * lowercase, with the final dot ("Example.COM" -> "example.com."). Returns
+ * the text length, SHOAL_ENAME when it is not a name, or SHOAL_ESPACE.
+ */
+int name_zone_text(const char *text, char *dst, size_t cap);
+
 #endif

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TSIG (RFC 8945): keys, finding the TSIG RR, the digest chain, sign and verify. */
 #include <assert.h>
+#include <nettle/sha1.h>
+#include <nettle/sha2.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -9,31 +12,82 @@
 #include "proto/tsig.h"
 
 #define TSIG_TIMERS_LEN 8 /* Time Signed (48 bits) and Fudge */
-static_assert(crypto_auth_hmacsha256_BYTES <= TSIG_MAC_MAX &&
-		      crypto_auth_hmacsha512_BYTES <= TSIG_MAC_MAX,
-	      "every MAC fits mac[TSIG_MAC_MAX]");
 
-/* Algorithm names in wire form (RFC 8945 6, table 3). */
+/*
+ * The HMACs come from nettle, not from a hand-written hash: libsodium,
+ * which Shoal uses for the rest, has HMAC-SHA256 and HMAC-SHA512 alone.
+ * nettle rather than GnuTLS's gnutls_hmac: GnuTLS's state is an opaque
+ * handle it allocates, and a copy of a keyed state (what every TSIG
+ * transaction starts from, tsig_init) would be an allocation that can fail
+ * and must be freed; nettle's states are plain structs, copied as
+ * libsodium's were, with no error path. nettle is GnuTLS's own crypto
+ * library, kept by the same people, and already in the dependency tree of
+ * libknot-dev (libknot13 -> libgnutls30 -> libnettle8).
+ *
+ * X(enum, name, nettle's hmac_<name>_ functions, member of tsig_hmac_t,
+ * MAC length): the algorithms of RFC 8945 6 but HMAC-MD5, one line each.
+ */
+#define TSIG_ALGORITHMS(X)                                                         \
+	X(TSIG_HMAC_SHA1, "\x09hmac-sha1", sha1, sha1, SHA1_DIGEST_SIZE)           \
+	X(TSIG_HMAC_SHA224, "\x0bhmac-sha224", sha224, sha256, SHA224_DIGEST_SIZE) \
+	X(TSIG_HMAC_SHA256, "\x0bhmac-sha256", sha256, sha256, SHA256_DIGEST_SIZE) \
+	X(TSIG_HMAC_SHA384, "\x0bhmac-sha384", sha384, sha512, SHA384_DIGEST_SIZE) \
+	X(TSIG_HMAC_SHA512, "\x0bhmac-sha512", sha512, sha512, SHA512_DIGEST_SIZE)
+
+/* nettle's functions of one algorithm, on the member of tsig_hmac_t it uses */
+#define ALG_FUNCTIONS(id, wire, fn, member, size)                                  \
+	static void tsig_##fn##_key(tsig_hmac_t *h, const uint8_t *key, size_t n)  \
+	{                                                                          \
+		hmac_##fn##_set_key(&h->member, n, key);                           \
+	}                                                                          \
+	static void tsig_##fn##_update(tsig_hmac_t *h, const uint8_t *p, size_t n) \
+	{                                                                          \
+		hmac_##fn##_update(&h->member, n, p);                              \
+	}                                                                          \
+	static void tsig_##fn##_digest(tsig_hmac_t *h, uint8_t mac[TSIG_MAC_MAX])  \
+	{                                                                          \
+		hmac_##fn##_digest(&h->member, size, mac);                         \
+	}                                                                          \
+	static_assert(size <= TSIG_MAC_MAX, "every MAC fits mac[TSIG_MAC_MAX]");
+TSIG_ALGORITHMS(ALG_FUNCTIONS)
+#undef ALG_FUNCTIONS
+
+/* One algorithm: its name in wire form (RFC 8945 6, table 3), MAC length and HMAC. */
+typedef struct tsig_algorithm {
+	const uint8_t *wire;
+	uint8_t mac_len;
+	void (*key)(tsig_hmac_t *h, const uint8_t *key, size_t n);
+	void (*update)(tsig_hmac_t *h, const uint8_t *p, size_t n);
+	void (*digest)(tsig_hmac_t *h, uint8_t mac[TSIG_MAC_MAX]);
+} tsig_algorithm_t;
+
+#define ALG_ENTRY(id, wire, fn, member, size)                                      \
+	[id] = { (const uint8_t *)wire, size, tsig_##fn##_key, tsig_##fn##_update, \
+		 tsig_##fn##_digest },
+static const tsig_algorithm_t algorithms[] = { TSIG_ALGORITHMS(ALG_ENTRY) };
+#undef ALG_ENTRY
+#define ALG_LAST ((int)(sizeof(algorithms) / sizeof(algorithms[0])) - 1)
+
+/* The entry of alg, which a key holds and so is one of the table. */
+static const tsig_algorithm_t *algorithm(enum tsig_alg alg)
+{
+	assert((int)alg >= 1 && (int)alg <= ALG_LAST && algorithms[alg].wire);
+	return &algorithms[alg];
+}
+
 static const uint8_t *alg_wire(enum tsig_alg alg)
 {
-	return alg == TSIG_HMAC_SHA512 ? (const uint8_t *)"\x0bhmac-sha512"
-				       : (const uint8_t *)"\x0bhmac-sha256";
+	return algorithm(alg)->wire;
 }
 
-static void hmac_update(enum tsig_alg alg, tsig_hmac_t *h, const uint8_t *p, size_t n)
+static void mac_update(enum tsig_alg alg, tsig_hmac_t *h, const uint8_t *p, size_t n)
 {
-	if (alg == TSIG_HMAC_SHA512)
-		crypto_auth_hmacsha512_update(&h->sha512, p, n);
-	else
-		crypto_auth_hmacsha256_update(&h->sha256, p, n);
+	algorithm(alg)->update(h, p, n);
 }
 
-static void hmac_final(enum tsig_alg alg, tsig_hmac_t *h, uint8_t mac[TSIG_MAC_MAX])
+static void mac_final(enum tsig_alg alg, tsig_hmac_t *h, uint8_t mac[TSIG_MAC_MAX])
 {
-	if (alg == TSIG_HMAC_SHA512)
-		crypto_auth_hmacsha512_final(&h->sha512, mac);
-	else
-		crypto_auth_hmacsha256_final(&h->sha256, mac);
+	algorithm(alg)->digest(h, mac);
 }
 
 static void put_u48(uint8_t *p, uint64_t v)
@@ -47,23 +101,25 @@ int tsig_alg_from_text(const char *text)
 	size_t n = strlen(text);
 	if (n > 0 && text[n - 1] == '.')
 		n--;
-	if (n == 11 && strncasecmp(text, "hmac-sha256", n) == 0)
-		return TSIG_HMAC_SHA256;
-	if (n == 11 && strncasecmp(text, "hmac-sha512", n) == 0)
-		return TSIG_HMAC_SHA512;
+	for (int a = 1; a <= ALG_LAST; a++) {
+		const uint8_t *w = algorithms[a].wire;
+		if (w && n == w[0] && strncasecmp(text, (const char *)w + 1, n) == 0)
+			return a;
+	}
 	return SHOAL_EUNSUPPORTED;
 }
 
 const char *tsig_alg_name(enum tsig_alg alg)
 {
-	return alg == TSIG_HMAC_SHA512 ? "hmac-sha512" : "hmac-sha256";
+	/* the wire form's one label, NUL-ended by the root label after it */
+	return (const char *)alg_wire(alg) + 1;
 }
 
 int tsig_key_set(tsig_key_t *key, const uint8_t *name, enum tsig_alg alg, const uint8_t *secret,
 		 size_t secret_len)
 {
 	sodium_memzero(key, sizeof(*key));
-	if ((alg != TSIG_HMAC_SHA256 && alg != TSIG_HMAC_SHA512) || secret_len == 0)
+	if ((int)alg < 1 || (int)alg > ALG_LAST || !algorithms[alg].wire || secret_len == 0)
 		return SHOAL_EINVAL;
 	size_t n = name_length(name);
 	memcpy(key->name, name, n);
@@ -71,13 +127,8 @@ int tsig_key_set(tsig_key_t *key, const uint8_t *name, enum tsig_alg alg, const 
 	key->name_len = (uint8_t)n;
 	key->alg = alg;
 	/* HMAC (RFC 2104) hashes a secret longer than a block first: any length works */
-	if (alg == TSIG_HMAC_SHA512) {
-		crypto_auth_hmacsha512_init(&key->keyed.sha512, secret, secret_len);
-		key->mac_len = crypto_auth_hmacsha512_BYTES;
-	} else {
-		crypto_auth_hmacsha256_init(&key->keyed.sha256, secret, secret_len);
-		key->mac_len = crypto_auth_hmacsha256_BYTES;
-	}
+	algorithm(alg)->key(&key->keyed, secret, secret_len);
+	key->mac_len = algorithm(alg)->mac_len;
 	key->mac_min = key->mac_len;
 	return 0;
 }
@@ -241,8 +292,8 @@ static void digest_message(enum tsig_alg alg, tsig_hmac_t *h, const uint8_t *msg
 	header[1] = (uint8_t)id;
 	header[10] = (uint8_t)(arcount >> 8);
 	header[11] = (uint8_t)arcount;
-	hmac_update(alg, h, header, sizeof(header));
-	hmac_update(alg, h, msg + DNS_HEADER_SIZE, end - DNS_HEADER_SIZE);
+	mac_update(alg, h, header, sizeof(header));
+	mac_update(alg, h, msg + DNS_HEADER_SIZE, end - DNS_HEADER_SIZE);
 }
 
 /* The TSIG fields a digest covers: all variables (RFC 8945 4.3.3), or the timers only (5.3.1). */
@@ -276,9 +327,9 @@ static void digest_vars(enum tsig_alg alg, tsig_hmac_t *h, const tsig_vars_t *v,
 		wire_write_u16(&w, v->other_len);
 	}
 	assert(!w.err); /* buf holds two names and the fixed fields */
-	hmac_update(alg, h, buf, w.pos);
+	mac_update(alg, h, buf, w.pos);
 	if (!timers_only && v->other_len)
-		hmac_update(alg, h, v->other, v->other_len);
+		mac_update(alg, h, v->other, v->other_len);
 }
 
 /* Take mac as the prior MAC of what follows: the running digest starts with it (5.3.1). */
@@ -287,8 +338,8 @@ static void chain(tsig_ctx_t *ctx, const uint8_t *mac, uint16_t mac_len)
 	assert(ctx->key && mac_len <= TSIG_MAC_MAX);
 	uint8_t len[2] = { (uint8_t)(mac_len >> 8), (uint8_t)mac_len };
 	ctx->running = ctx->key->keyed;
-	hmac_update(ctx->key->alg, &ctx->running, len, 2);
-	hmac_update(ctx->key->alg, &ctx->running, mac, mac_len);
+	mac_update(ctx->key->alg, &ctx->running, len, 2);
+	mac_update(ctx->key->alg, &ctx->running, mac, mac_len);
 	ctx->unsigned_run = 0;
 	ctx->phase = ctx->phase == TSIG_PHASE_REQUEST ? TSIG_PHASE_FIRST : TSIG_PHASE_NEXT;
 }
@@ -306,7 +357,7 @@ static int absorb_unsigned(tsig_ctx_t *ctx, const uint8_t *msg, size_t len)
 	if (ctx->phase != TSIG_PHASE_NEXT || ctx->unsigned_run >= TSIG_UNSIGNED_MAX)
 		return fail(ctx, DNS_TSIG_BADSIG, false);
 	assert(ctx->key); /* past the first signed message: verified with it */
-	hmac_update(ctx->key->alg, &ctx->running, msg, len);
+	mac_update(ctx->key->alg, &ctx->running, msg, len);
 	ctx->unsigned_run++;
 	return 0;
 }
@@ -358,7 +409,7 @@ int tsig_verify(tsig_ctx_t *ctx, const uint8_t *msg, size_t len, const tsig_rr_t
 			  rr->error, rr->other_len, rr->other };
 	digest_vars(key->alg, &h, &v, ctx->phase == TSIG_PHASE_NEXT);
 	uint8_t mac[TSIG_MAC_MAX];
-	hmac_final(key->alg, &h, mac);
+	mac_final(key->alg, &h, mac);
 	int differ = sodium_memcmp(mac, rr->mac, rr->mac_len);
 	sodium_memzero(&h, sizeof(h));
 	if (differ)
@@ -432,7 +483,7 @@ int tsig_sign(tsig_ctx_t *ctx, uint8_t *msg, size_t len, size_t cap, uint64_t no
 		tsig_hmac_t h = ctx->running;
 		digest_message(ctx->key->alg, &h, msg, len, id, arcount);
 		digest_vars(ctx->key->alg, &h, &v, ctx->phase == TSIG_PHASE_NEXT);
-		hmac_final(ctx->key->alg, &h, mac);
+		mac_final(ctx->key->alg, &h, mac);
 		sodium_memzero(&h, sizeof(h));
 		mac_len = ctx->key->mac_len;
 	}

@@ -3,7 +3,7 @@
 #ifndef SHOAL_PROTO_TSIG_H
 #define SHOAL_PROTO_TSIG_H
 
-#include <sodium.h>
+#include <nettle/hmac.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,13 +12,13 @@
 #include "proto/name.h"
 
 /*
- * The algorithms are HMAC-SHA256 and HMAC-SHA512 (RFC 8945 6), from
- * libsodium. HMAC-SHA1 is not offered, although RFC 8945 6 still lists it
- * as mandatory to implement (and NOT RECOMMENDED to use): libsodium has no
- * SHA-1, a hand-made one is not worth its risk, and the peers Shoal
- * transfers with (Knot DNS, NSD, BIND) all support hmac-sha256, which RFC
- * 8945 6 makes mandatory and RECOMMENDED and which BIND's tsig-keygen and
- * Knot's keymgr make by default. HMAC-MD5 must not be used (RFC 8945 6).
+ * The algorithms are those of RFC 8945 6 but HMAC-MD5 (which it says must
+ * not be used): HMAC-SHA1 (mandatory to implement, NOT RECOMMENDED, and
+ * what many existing primaries still sign with), HMAC-SHA224, HMAC-SHA256
+ * (mandatory, RECOMMENDED: BIND's tsig-keygen and Knot's keymgr make it by
+ * default), HMAC-SHA384 and HMAC-SHA512; computed by nettle, GnuTLS's own
+ * crypto library, whose HMAC states are plain structs: a keyed state is
+ * copied, never allocated (see proto/tsig.c).
  *
  * Nothing here allocates or keeps global state: keys, parsed records and
  * contexts live in caller memory, so threads share keys (read only) and
@@ -28,6 +28,9 @@
 enum tsig_alg {
 	TSIG_HMAC_SHA256 = 1,
 	TSIG_HMAC_SHA512 = 2,
+	TSIG_HMAC_SHA1 = 3,
+	TSIG_HMAC_SHA224 = 4,
+	TSIG_HMAC_SHA384 = 5,
 };
 
 #define TSIG_MAC_MAX       64   /* HMAC-SHA512 */
@@ -44,10 +47,14 @@ enum tsig_alg {
  */
 #define TSIG_RR_MAX (NAME_MAXLEN + 10 + NAME_MAXLEN + 10 + TSIG_MAC_MAX + 6 + 6)
 
-/* An HMAC state keyed with a secret, for either algorithm. */
+/*
+ * An HMAC state keyed with a secret, for any algorithm (nettle's:
+ * HMAC-SHA224 runs on the SHA-256 state, HMAC-SHA384 on the SHA-512 one).
+ */
 typedef union tsig_hmac {
-	crypto_auth_hmacsha256_state sha256;
-	crypto_auth_hmacsha512_state sha512;
+	struct hmac_sha1_ctx sha1;
+	struct hmac_sha256_ctx sha256;
+	struct hmac_sha512_ctx sha512;
 } tsig_hmac_t;
 
 /*
@@ -61,7 +68,7 @@ typedef struct tsig_key {
 	uint8_t name[NAME_MAXLEN]; /* key name, wire form, lowercased */
 	uint8_t name_len;
 	enum tsig_alg alg;
-	uint8_t mac_len; /* the algorithm's full MAC length: 32 or 64 */
+	uint8_t mac_len; /* the algorithm's full MAC length: 20, 28, 32, 48 or 64 */
 	/*
 	 * Local policy of RFC 8945 5.2.4: the shortest MAC accepted. Set to
 	 * mac_len (no truncation) by tsig_key_init; a caller may lower it, down
@@ -72,9 +79,10 @@ typedef struct tsig_key {
 } tsig_key_t;
 
 /*
- * Parse an algorithm name, "hmac-sha256" or "hmac-sha512" with or without
- * the final dot, in any case. Returns the enum tsig_alg value, or
- * SHOAL_EUNSUPPORTED for any other name (hmac-sha1 and hmac-md5 included).
+ * Parse an algorithm name, "hmac-sha1", "hmac-sha224", "hmac-sha256",
+ * "hmac-sha384" or "hmac-sha512", with or without the final dot, in any
+ * case. Returns the enum tsig_alg value, or SHOAL_EUNSUPPORTED for any
+ * other name (hmac-md5 included).
  */
 int tsig_alg_from_text(const char *text);
 
@@ -152,7 +160,7 @@ enum tsig_phase {
 /*
  * One TSIG transaction: a request and its responses, one message or a
  * stream of them (a zone transfer, RFC 8945 5.3.1), signed on one side and
- * verified on the other with the same key. Lives in caller memory (1 KB),
+ * verified on the other with the same key. Lives in caller memory (1.2 KB),
  * one per transaction; not shared between threads. The digest chain is:
  *   request:           request message | TSIG variables        (4.3.1, 4.3.3)
  *   first response:    request MAC | response | TSIG variables (4.3.2)

@@ -50,13 +50,18 @@ knot_server_conf() {
 	printf 'database:\n    storage: "%s/db"\n' "$dir"
 }
 
-# knot_keys NAME SECRET [NAME SECRET...]: a key part, HMAC-SHA256 TSIG keys.
+# knot_keys NAME SECRET [NAME SECRET...]: a key part, HMAC-SHA256 TSIG keys;
+# with TSIG_ALG set, keys of that algorithm. knot_key NAME ALG SECRET: one
+# entry of a key part.
 knot_keys() {
 	echo "key:"
 	while [ $# -ge 2 ]; do
-		printf '  - id: %s\n    algorithm: hmac-sha256\n    secret: %s\n' "$1" "$2"
+		knot_key "$1" "${TSIG_ALG:-hmac-sha256}" "$2"
 		shift 2
 	done
+}
+knot_key() {
+	printf '  - id: %s\n    algorithm: %s\n    secret: %s\n' "$1" "$2" "$3"
 }
 
 # knot_remote ID PORT [KEY]: an entry of the remote part, 127.0.0.1@PORT,
@@ -171,10 +176,11 @@ named_server_conf() {
 	CONF
 }
 
-# named_keys NAME SECRET [NAME SECRET...]: HMAC-SHA256 TSIG keys.
+# named_keys NAME SECRET [NAME SECRET...]: HMAC-SHA256 TSIG keys; with
+# TSIG_ALG set, keys of that algorithm.
 named_keys() {
 	while [ $# -ge 2 ]; do
-		printf 'key "%s" { algorithm hmac-sha256; secret "%s"; };\n' "$1" "$2"
+		printf 'key "%s" { algorithm %s; secret "%s"; };\n' "$1" "${TSIG_ALG:-hmac-sha256}" "$2"
 		shift 2
 	done
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "proto/error.h"
@@ -14,9 +15,11 @@
 #include "zone/zone.h"
 
 static const char usage[] =
-	"Usage: shoal-checkzone [OPTIONS] FILE ORIGIN\n"
+	"Usage: shoal-checkzone [OPTIONS] ORIGIN FILE\n"
 	"Load the RFC 1035 master file FILE as the zone ORIGIN, the way shoald\n"
 	"loads it, and print every error and warning as FILE:LINE: message.\n"
+	"The old order FILE ORIGIN is still read, with a warning, when the first\n"
+	"argument names a file (or holds a /) and the second does neither.\n"
 	"\n"
 	"  -q, --quiet    print errors only, not warnings or the summary\n"
 	"  -s, --stats    also print load time, node count, store size and RSS\n"
@@ -82,6 +85,40 @@ static int parse_limit(const char *text, uint32_t *out)
 		return SHOAL_EINVAL;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/*
+ * Whether an argument is meant as the file: it names something on disk that
+ * is not a folder (the root zone's origin "." names one), or it holds a /
+ * where nothing is (a path to a missing file). A zone name may hold a / as
+ * well, which is why this decides only where the other argument does not.
+ */
+static bool looks_like_file(const char *arg)
+{
+	struct stat st;
+	if (stat(arg, &st) == 0)
+		return !S_ISDIR(st.st_mode);
+	return strchr(arg, '/') != NULL;
+}
+
+/*
+ * The zone and the file from the two arguments: ORIGIN FILE, the order of
+ * named-checkzone, nsd-checkzone and kzonecheck's -o; or the old FILE ORIGIN
+ * when only the first looks like a file, with a warning unless quiet.
+ */
+static void take_arguments(char **args, bool quiet, const char **origin, const char **file)
+{
+	*origin = args[0];
+	*file = args[1];
+	if (!looks_like_file(args[0]) || looks_like_file(args[1]))
+		return;
+	*origin = args[1];
+	*file = args[0];
+	if (!quiet)
+		fprintf(stderr,
+			"shoal-checkzone: warning: FILE ORIGIN is the old order; give ORIGIN "
+			"FILE: shoal-checkzone %s %s\n",
+			*origin, *file);
 }
 
 static double now_ms(void)
@@ -151,7 +188,8 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	const char *file = argv[optind], *origin = argv[optind + 1];
+	const char *origin, *file;
+	take_arguments(argv + optind, c.quiet, &origin, &file);
 	char text[NAME_TEXT_MAX + 2];
 	size_t len = strlen(origin);
 	snprintf(text, sizeof(text), "%s%s", origin, len && origin[len - 1] == '.' ? "" : ".");

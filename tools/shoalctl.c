@@ -67,6 +67,22 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /*
+ * Why the control socket at path could not be reached, errno e, and what
+ * that may mean, on stderr: the path tried (the default, or -s), as the
+ * bare errno text does not say that no server may be there.
+ */
+static void unreachable(const char *path, int e)
+{
+	const char *hint = "";
+	if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR)
+		hint = "; shoald may not be running, or its control: names another path (-s PATH)";
+	else if (e == EACCES || e == EPERM)
+		hint = "; the socket is shoald's user's (mode 0600): run shoalctl as that user or "
+		       "root";
+	fprintf(stderr, "shoalctl: cannot reach shoald at %s: %s%s\n", path, strerror(e), hint);
+}
+
+/*
  * Send `line` (one line, with its newline) to the server at path and read
  * the whole reply into *reply (malloc'd, NUL-terminated; the caller frees
  * it). Returns 0, or 2 with a message on stderr when the server cannot be
@@ -81,11 +97,15 @@ static int request(const char *path, const char *line, char **reply)
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    write_all(fd, line, strlen(line)) < 0) {
-		fprintf(stderr, "shoalctl: %s: %s\n", path, strerror(errno));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		unreachable(path, errno);
 		if (fd >= 0)
 			close(fd);
+		return 2;
+	}
+	if (write_all(fd, line, strlen(line)) < 0) {
+		fprintf(stderr, "shoalctl: %s: %s\n", path, strerror(errno));
+		close(fd);
 		return 2;
 	}
 	/* the reply: "ok" or "error", a newline, the body; the server then closes */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * shoald's log: levels, one line per message to stderr with a timestamp (none
- * when stderr is the journal), optionally syslog.
+ * shoald's log: levels, one line per message to stderr with a timestamp and
+ * the pid (the journal's priority instead when stderr is the journal),
+ * optionally syslog.
  */
 #ifndef SHOAL_SERVER_COMMON_LOG_H
 #define SHOAL_SERVER_COMMON_LOG_H
@@ -21,12 +22,46 @@ extern const char *const log_level_names[];
 
 /*
  * Set the threshold and whether lines also go to syslog (daemon facility,
- * RFC 3164 datagrams to /dev/log).
- * When stderr is the journal (log_stderr_is_journal), lines carry a "<N>"
- * priority prefix instead of a timestamp. Call once on the main thread
- * before other threads start.
+ * RFC 3164 datagrams to /dev/log; a socket that cannot be reached now is
+ * warned about once, and tried again by each line). Lines on stderr are
+ * "TIMESTAMP shoald[PID]: LEVEL: message". When stderr is the journal
+ * (log_stderr_is_journal), lines carry a "<N>" priority prefix instead of
+ * the timestamp and the pid, which the journal keeps itself, unless
+ * `taker` (started by --takeover): the journal then credits the stream to
+ * the process that opened it, so the pid stays in the line. Call once on
+ * the main thread before other threads start.
  */
-void log_init(enum log_level level, bool use_syslog);
+void log_init(enum log_level level, bool use_syslog, bool taker);
+
+/*
+ * Send lines to the file at path (log-file) instead of stderr, from now
+ * on: appended (O_APPEND: a restart's two processes may share it), made
+ * with the mode the umask leaves of 0666, written by a thread of its own
+ * (shoald-log) from a 256 KiB queue, so that a disk that does not answer
+ * holds no other thread; a line the queue has no room for is dropped and
+ * counted ("N log lines dropped (log-file was full)"). Returns 0, or a
+ * negative error with err ("log-file PATH: reason"). Main thread, after
+ * log_init; before the privilege drop, so the file may be root's folder's.
+ */
+int log_file_open(const char *path, char *err, size_t errlen);
+
+/*
+ * Open log-file's path anew (logrotate moved the file: shoalctl
+ * log-reopen, SIGUSR1) and hand it to the log thread at the place in the
+ * queue of this moment: lines logged before go to the old file, those
+ * after to the new one, whose first line says it was reopened. Returns 0
+ * with text "log-file PATH reopened"; 1 with text "no log-file: ..." when
+ * there is none; a negative error with text saying why (the old file
+ * stays in use). Main thread.
+ */
+int log_file_reopen(char *text, size_t len);
+
+/*
+ * Write what is queued for log-file and close it; lines logged after go to
+ * stderr. Waits at most 2 s for a file that takes no lines, and then
+ * leaves the thread to the process's exit. Main thread, at the end.
+ */
+void log_file_close(void);
 
 /*
  * Change the threshold (a reconfig's log-level): lines logged from then on

@@ -17,6 +17,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/name.h"
 #include "server/common/log.h"
 #include "server/common/mainthread.h"
 #include "server/conf/conf.h"
@@ -68,6 +69,9 @@ const conf_option_t conf_options[] = {
 	  OFF(log_level), "error, warning, notice, info or debug", CONF_RUNTIME },
 	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
 	  "also log to syslog", CONF_RESTART },
+	{ "log-file", "log-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(log_file),
+	  "append log lines to this file instead of stderr; log-reopen or SIGUSR1 reopens it",
+	  CONF_RESTART },
 	{ "edns-size", "edns-size", "OCTETS", CONF_UINT, DNS_UDP_MIN, 4096, NULL, "1232",
 	  OFF(edns_size), "largest UDP answer, advertised in EDNS", CONF_RESTART },
 	{ "tcp-idle-timeout", "tcp-idle-timeout", "MS", CONF_UINT, 1, 3600000, NULL, "10000",
@@ -440,6 +444,11 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 	    zone_hash_rebuild(cfg, (n_zones + 1) * 2) < 0)
 		return SHOAL_ENOMEM;
 	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
+	/* one form in every log line and reply: "example.com." (a bad name stays as typed,
+	 * for the load's message) */
+	char canonical[NAME_TEXT_MAX + 2];
+	if (name_zone_text(name, canonical, sizeof(canonical)) > 0)
+		name = canonical;
 	char *n = strdup(name), *f = strdup(file);
 	if (!n || !f) {
 		free(n);
@@ -539,6 +548,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->version);
 	free(cfg->control);
 	free(cfg->pid_file);
+	free(cfg->log_file);
 	free(cfg->zones_dir);
 	free(cfg->state_dir);
 	free(cfg->file);

@@ -78,6 +78,7 @@ typedef struct conf {
 	char *pid_file;
 	uint32_t log_level; /* enum log_level (server/common/log.h) */
 	bool syslog;
+	char *log_file; /* lines appended there instead of stderr; NULL: stderr */
 	uint32_t edns_size;
 	tcp_limits_t tcp;
 	uint32_t reload_timeout;          /* seconds a reload may take before it is abandoned */

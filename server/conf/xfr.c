@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,8 +123,8 @@ static int load_key(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item, tsig_key_t *k
 		return conf_yerr(y, item, "keys: \"%s\" is not a valid key name", name);
 	case SHOAL_EUNSUPPORTED:
 		return conf_yerr(y, item,
-				 "key %s: algorithm \"%s\" is not supported (hmac-sha256, "
-				 "hmac-sha512)",
+				 "key %s: algorithm \"%s\" is not supported (hmac-sha1, "
+				 "hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512)",
 				 name, alg);
 	case SHOAL_ESYNTAX:
 		return conf_yerr(y, secret_node, "key %s: the secret is not base64", name);

@@ -357,6 +357,15 @@ static void cmd_cookie_rotate(control_client_t *c, const char *arg)
 		"cookie secret rotated; the previous one is accepted until the next rotation\n");
 }
 
+/* logrotate's postrotate: the lines from now on go to a new file at log-file's path. */
+static void cmd_log_reopen(control_client_t *c, const char *arg)
+{
+	char body[PATH_MAX + 128];
+	int rc = log_file_reopen(body, sizeof(body) - 1);
+	strcat(body, "\n");
+	control_reply(c, rc >= 0, body);
+}
+
 /* The server's later answer to restart or upgrade. */
 static void on_restart_reply(void *client, bool ok, const char *body)
 {

@@ -255,16 +255,25 @@ int control_open(control_t **out, const control_env_t *env, const char *path, ch
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	/*
 	 * The socket's own folder, made when missing (one level, as root
-	 * before the drop would): where systemd's RuntimeDirectory= does not
-	 * make it, a server started by hand still finds its default path.
+	 * before the drop, or as the user started when its parent lets it):
+	 * where systemd's RuntimeDirectory= does not make it, a server started
+	 * by hand still finds its default path. One it may not make stops the
+	 * start with what to do, not with bind's bare "No such file".
 	 */
 	char folder[sizeof(sun.sun_path)];
 	snprintf(folder, sizeof(folder), "%s", path);
 	char *slash = strrchr(folder, '/');
 	if (slash && slash != folder) {
 		*slash = '\0';
-		if (mkdir(folder, 0755) == 0)
+		if (mkdir(folder, 0755) == 0) {
 			log_info("control: made the folder %s", folder);
+		} else if (errno != EEXIST) {
+			snprintf(err, errlen,
+				 "control %s: cannot make the folder %s: %s; make it, owned by uid "
+				 "%u, or let the unit's RuntimeDirectory= make it",
+				 path, folder, strerror(errno), (unsigned)geteuid());
+			return SHOAL_ECONFIG;
+		}
 	}
 	int rc = clear_stale(path, err, errlen);
 	if (rc == 0)

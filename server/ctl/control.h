@@ -57,6 +57,8 @@ enum control_arg {
 	  "transfer ZONE whole from its primaries now")                        \
 	X(cookie_rotate, "cookie-rotate", CONTROL_ARG_OPTIONAL, "HEX",         \
 	  "new DNS cookie secret (random, or HEX); old one staged")            \
+	X(log_reopen, "log-reopen", CONTROL_ARG_NONE, NULL,                    \
+	  "open log-file anew, after logrotate moved it (as SIGUSR1)")         \
 	X(restart, "restart", CONTROL_ARG_NONE, NULL,                          \
 	  "start this binary anew; it takes the sockets over")                 \
 	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",                    \

@@ -79,7 +79,7 @@ typedef struct server {
 	conf_t *orphan;           /* a reconfig's, abandoned at reload-timeout: freed later */
 	uint32_t tcp_max_as_read; /* tcp-max-connections before the descriptor budget */
 	unsigned runtime_changes; /* zone-add and zone-remove since the last reconfig */
-	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_signal_t sig_term, sig_int, sig_hup, sig_usr1;
 	bool stopping;
 	time_t started_at;
 	uv_loop_t loop_mem; /* the main loop, once made */
@@ -175,6 +175,13 @@ static void sched_env(server_t *srv, sched_env_t *env)
 static void on_signal(uv_signal_t *h, int signum)
 {
 	server_t *srv = h->data;
+	if (signum == SIGUSR1) {
+		/* logrotate's: what shoalctl log-reopen does */
+		char text[PATH_MAX + 128];
+		if (log_file_reopen(text, sizeof(text)) < 0)
+			log_error("SIGUSR1: %s", text);
+		return;
+	}
 	if (signum == SIGHUP) {
 		log_info("SIGHUP: reloading all zones");
 		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
@@ -322,11 +329,16 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 		snprintf(line, sizeof(line), "%s", req->summary);
 		for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
 			*nl = ' '; /* one log line */
-		log_info("%s done: %s", req->what, line);
+		log_msg(rc ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%.*s: %s",
+			(int)strcspn(head, "\n"), head, line);
 	} else {
-		snprintf(head, sizeof(head), "%s refused (%s): nothing changed\n", req->what,
-			 shoal_strerror(rc));
-		log_error("%s refused (%s): nothing changed", req->what, shoal_strerror(rc));
+		/* a zone that did not load says why (a file missing...), not "zone content error"
+		 */
+		int first = rc == SHOAL_EZONE ? (int)strcspn(messages, "\n") : 0;
+		snprintf(head, sizeof(head), "%s refused (%.*s): nothing changed\n", req->what,
+			 first ? first : (int)strlen(shoal_strerror(rc)),
+			 first ? messages : shoal_strerror(rc));
+		log_error("%.*s", (int)strcspn(head, "\n"), head);
 		if (rc == SHOAL_ETIMEOUT && srv->reload.running)
 			srv->orphan = req->cfg; /* the abandoned thread still reads it */
 		else
@@ -972,9 +984,9 @@ static void log_answered(server_t *srv)
 
 static int signals_start(server_t *srv)
 {
-	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
-	int nums[] = { SIGTERM, SIGINT, SIGHUP };
-	for (size_t i = 0; i < 3; i++) {
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup, &srv->sig_usr1 };
+	int nums[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	for (size_t i = 0; i < 4; i++) {
 		sigs[i]->data = srv;
 		int rc = uv_signal_init(srv->loop, sigs[i]);
 		if (rc == 0)
@@ -987,8 +999,8 @@ static int signals_start(server_t *srv)
 
 static void signals_close(server_t *srv)
 {
-	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup };
-	for (size_t i = 0; i < 3; i++)
+	uv_signal_t *sigs[] = { &srv->sig_term, &srv->sig_int, &srv->sig_hup, &srv->sig_usr1 };
+	for (size_t i = 0; i < 4; i++)
 		if (sigs[i]->loop)
 			uv_close((uv_handle_t *)sigs[i], NULL);
 }
@@ -1269,6 +1281,7 @@ static _Noreturn void exit_beside_reload(server_t *srv, int status, const char *
 		log_error("%s", err);
 	state_stop(srv); /* the reload thread never touches it */
 	log_info("stopped");
+	log_file_close(); /* the lines queued for log-file, before the exit */
 	_exit(status);
 }
 
@@ -1339,6 +1352,8 @@ int server_run(conf_t *cfg, const responder_t *responder)
 	main_thread_set(); /* before any other thread: the one MAIN_THREAD_ONLY lets in */
 	server_init(&srv, cfg, responder);
 	signal(SIGPIPE, SIG_IGN);
+	/* logrotate's SIGUSR1 while the zones load must not end the process (its default) */
+	signal(SIGUSR1, SIG_IGN);
 	rcu_register_thread(); /* the main thread reads the zone set for zone-status */
 	int rc = server_start(&srv, err, sizeof(err));
 	if (rc == 0 && !cfg->check)
@@ -1363,12 +1378,19 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		/* 2: the command line is wrong; 1: the configuration is */
 		return rc == SHOAL_EINVAL ? 2 : rc < 0 ? 1 : 0;
 	}
-	log_init(cfg.log_level, cfg.syslog);
+	log_init(cfg.log_level, cfg.syslog, cfg.takeover != NULL);
+	/* as root still, before any other thread: --check keeps its lines on stderr */
+	if (cfg.log_file && !cfg.check && log_file_open(cfg.log_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shoald: %s\n", err);
+		conf_clear(&cfg);
+		return 1;
+	}
 	if (cfg.file_default_missing)
 		log_notice("no configuration file %s (-c FILE names another): the command line "
 			   "and the defaults apply",
 			   CONF_FILE_DEFAULT);
 	int status = server_run(&cfg, responder);
+	log_file_close();
 	conf_clear(&cfg);
 	return status;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "proto/error.h"
+#include "proto/name.h"
 #include "server/common/log.h"
 #include "server/common/systemd.h"
 #include "server/common/thread.h"
@@ -444,6 +445,9 @@ static void on_reload_done(uv_async_t *a)
 			   job->only ? job->only : "");
 		r->abandoned = false;
 		zone_load_cancel(false);
+	} else if (job->cfg) {
+		/* a reconfig's outcome is its caller's line, with what changed or why not */
+		r->note[0] = '\0';
 	} else if (job->rc == 0) {
 		log_info("%s%s%s done", job->what, job->only ? " of " : "",
 			 job->only ? job->only : "");
@@ -556,6 +560,10 @@ int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
 static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
 		     reload_done_fn done, void *arg)
 {
+	/* the zone named as every log line names it: "example.com." */
+	char canonical[NAME_TEXT_MAX + 2];
+	if (only && name_zone_text(only, canonical, sizeof(canonical)) > 0)
+		only = canonical;
 	reload_job_t *job = calloc(1, sizeof(*job));
 	if (!job || (only && !(job->only = strdup(only)))) {
 		free(job);

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <poll.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -330,10 +330,13 @@ static void conn_stream_pump(tcp_conn_t *c)
 	assert(o->cap >= TCP_FRAME_MAX); /* max_output is never below a frame (conf) */
 	int n = c->stream->next(c->stream, o->data + 2, TCP_MSG_MAX);
 	if (n <= 0 || n > (int)TCP_MSG_MAX) {
-		if (n == 0)
+		if (n == 0) {
+			/* an answer of many messages (a zone transfer), sent whole: one answer */
+			stats_add(&c->srv->stats->answers, 1);
 			conn_stream_end(c, true);
-		else
+		} else {
 			tcp_conn_close(c, NULL);
+		}
 		return;
 	}
 	wire_t w;

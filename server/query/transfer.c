@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# shoal-checkzone: --help and the man page list the same options; good zones
-# load (exit 0), bad ones do not (exit 1) and every message names FILE:LINE.
+# shoal-checkzone: --help and the man page list the same options; the
+# arguments are ORIGIN FILE (as named-checkzone and nsd-checkzone take them),
+# the old FILE ORIGIN still read with a warning; the man page's examples
+# print what the program prints; good zones load (exit 0), bad ones do not
+# (exit 1) and every message names FILE:LINE.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 CHECKZONE=$SHOAL_BUILDDIR/tools/shoal-checkzone
@@ -14,29 +17,84 @@ check_help_man "--help and shoal-checkzone.1 list the same options" "$help" "$MA
 
 "$CHECKZONE" >/dev/null 2>&1
 check_eq "no arguments: usage error" 2 $?
-"$CHECKZONE" "$ZONES/example.zone" 'bad..name' >/dev/null 2>&1
+"$CHECKZONE" 'bad..name' "$ZONES/example.zone" >/dev/null 2>&1
 check_eq "a bad origin: usage error" 2 $?
+check_match "--help gives the order ORIGIN FILE" "^Usage: shoal-checkzone \[OPTIONS\] ORIGIN FILE$" \
+	"$help"
 
-out=$("$CHECKZONE" "$SHOAL_SRCDIR/examples/example.com.zone" example.com 2>&1)
+out=$("$CHECKZONE" example.com "$SHOAL_SRCDIR/examples/example.com.zone" 2>&1)
 check_eq "the bundled example zone loads" 0 $?
 check_match "and says so with its serial" "^zone example.com.: loaded, serial 2026120301" "$out"
+check_eq "ORIGIN FILE: no warning about the order" "" "$(grep -i order <<<"$out")"
+
+# The old order, FILE ORIGIN: the first names a file (or holds a /), the
+# second does neither; read as before, with a warning that says the new one.
+new=$("$CHECKZONE" example.com "$ZONES/example.zone" 2>&1)
+out=$("$CHECKZONE" "$ZONES/example.zone" example.com 2>&1)
+check_eq "FILE ORIGIN: still loads" 0 $?
+check_match "FILE ORIGIN: a warning gives the order to use" \
+	"^shoal-checkzone: warning: FILE ORIGIN is the old order; give ORIGIN FILE: shoal-checkzone example.com $ZONES/example.zone$" \
+	"$out"
+check_eq "FILE ORIGIN: otherwise the same output" "$new" "$(grep -v 'old order' <<<"$out")"
+out=$(cd "$ZONES" && "$CHECKZONE" example.zone example.com 2>&1)
+check_match "FILE ORIGIN, the file in the current folder: warned" "old order" "$out"
+check_match "and loaded" "^zone example.com.: loaded" "$out"
+out=$("$CHECKZONE" -q "$ZONES/example.zone" example.com 2>&1)
+check_eq "FILE ORIGIN with -q: quiet as asked" "" "$out"
+out=$("$CHECKZONE" "$T_DIR/missing.zone" example.com 2>&1)
+check_eq "FILE ORIGIN, the file missing but a path: exit 1" 1 $?
+check_match "and the file is what cannot be opened" "missing.zone: cannot open" "$out"
+out=$("$CHECKZONE" example.com "$T_DIR/missing.zone" 2>&1)
+check_eq "ORIGIN FILE, the file missing: exit 1" 1 $?
+check_match "and the file is what cannot be opened" "missing.zone: cannot open" "$out"
+check_eq "and no warning about the order" "" "$(grep 'old order' <<<"$out")"
+# a folder is never the file: the root zone's origin "." names one
+printf '. 3600 SOA a. b. 1 2 3 4 5\n. 3600 NS a.root-servers.net.\n' >"$T_DIR/root.zone"
+out=$(cd "$T_DIR" && "$CHECKZONE" . root.zone 2>&1)
+check_match "ORIGIN . FILE: the root zone loads" "^zone \.: loaded, serial 1" "$out"
+out=$(cd "$T_DIR" && "$CHECKZONE" root.zone . 2>&1)
+check_match "FILE . (old order): the root zone loads, warned" "old order.*root.zone" "$out"
+
+# The man page's EXAMPLES (up to .fi), run from the source folder: each
+# "$ shoal-checkzone" line's output is the lines below it, word for word.
+awk '/^\.SH EXAMPLES/ { on = 1; next } on && /^\.(SH|fi)/ { exit } on && !/^\./' "$MAN" |
+	sed 's/\\-/-/g' >"$T_DIR/examples.txt"
+check_match "the man page has examples" '^\$ shoal-checkzone ' "$(cat "$T_DIR/examples.txt")"
+n=0
+while IFS= read -r line; do
+	case $line in
+	'$ shoal-checkzone '*)
+		n=$((n + 1))
+		cmd=${line#'$ shoal-checkzone '}
+		# shellcheck disable=SC2086
+		(cd "$SHOAL_SRCDIR" && "$CHECKZONE" $cmd) >"$T_DIR/got.$n" 2>&1
+		echo "$cmd" >"$T_DIR/cmd.$n"
+		: >"$T_DIR/want.$n"
+		;;
+	*) [ $n -gt 0 ] && printf '%s\n' "$line" >>"$T_DIR/want.$n" ;;
+	esac
+done <"$T_DIR/examples.txt"
+for i in $(seq 1 $n); do
+	check_eq "man page example '$(cat "$T_DIR/cmd.$i")': the output it shows" \
+		"$(cat "$T_DIR/want.$i")" "$(cat "$T_DIR/got.$i")"
+done
 
 # the two readers: the same zone, the same summary and messages
 for zone in "$SHOAL_SRCDIR/examples/example.com.zone" "$ZONES/twosoa.zone"; do
-	zs=$("$CHECKZONE" -R zscanner "$zone" example.com 2>&1)
-	ld=$("$CHECKZONE" --reader ldns "$zone" example.com 2>&1)
+	zs=$("$CHECKZONE" -R zscanner example.com "$zone" 2>&1)
+	ld=$("$CHECKZONE" --reader ldns example.com "$zone" 2>&1)
 	check_eq "$(basename "$zone"): zscanner and ldns say the same" "$ld" "$zs"
 done
-"$CHECKZONE" -R bind "$ZONES/example.zone" example.com >/dev/null 2>&1
+"$CHECKZONE" -R bind example.com "$ZONES/example.zone" >/dev/null 2>&1
 check_eq "an unknown reader: usage error" 2 $?
 
-out=$("$CHECKZONE" -s "$ZONES/example.zone" example.com. 2>&1)
+out=$("$CHECKZONE" -s example.com. "$ZONES/example.zone" 2>&1)
 check_eq "the test zone loads" 0 $?
 check_match "--stats prints the store size" "store [0-9]+ octets" "$out"
 
-# FILE ORIGIN exit message: each bad zone says what and where.
-while IFS='|' read -r file origin want msg; do
-	out=$("$CHECKZONE" "$ZONES/$file" "$origin" 2>&1)
+# ORIGIN FILE exit message: each bad zone says what and where.
+while IFS="|" read -r file origin want msg; do
+	out=$("$CHECKZONE" "$origin" "$ZONES/$file" 2>&1)
 	check_eq "$file: exit status" "$want" $?
 	check_match "$file: message" "$msg" "$out"
 done <<'CASES'
@@ -54,33 +112,33 @@ CASES
 
 # Signed zones: the denial each one serves.
 DNSSEC=$SHOAL_SRCDIR/tests/diff/dnssec
-out=$("$CHECKZONE" "$DNSSEC/secure.test.zone" secure.test 2>&1)
+out=$("$CHECKZONE" secure.test "$DNSSEC/secure.test.zone" 2>&1)
 check_match "NSEC-signed zone" "^signed: NSEC$" "$out"
-out=$("$CHECKZONE" "$DNSSEC/secure3.test.zone" secure3.test 2>&1)
+out=$("$CHECKZONE" secure3.test "$DNSSEC/secure3.test.zone" 2>&1)
 check_match "NSEC3-signed zone" "^signed: NSEC3, 5 iterations, salt 0a1b2c3d, [0-9]+ hashes" "$out"
-out=$("$CHECKZONE" "$ZONES/outside.zone" example.com 2>&1)
+out=$("$CHECKZONE" example.com "$ZONES/outside.zone" 2>&1)
 check_eq "an unsigned zone has no signed: line" "" "$(grep '^signed' <<<"$out")"
 sed 's/NSEC3PARAM\t1 0 5 0a1b2c3d/NSEC3PARAM\t1 0 5 ffff/I' "$DNSSEC/secure3.test.zone" >"$T_DIR/badparam.zone"
-out=$("$CHECKZONE" "$T_DIR/badparam.zone" secure3.test 2>&1)
+out=$("$CHECKZONE" secure3.test "$T_DIR/badparam.zone" 2>&1)
 check_eq "NSEC3PARAM without its chain: still loads" 0 $?
 check_match "NSEC3PARAM without its chain: warned" "^warning: .*badparam.zone: .*not used for denial" "$out"
 
 # The limits, as shoald.conf(5) has them: a name with more types, an RRset with more records.
-out=$("$CHECKZONE" -q --max-types-per-name 2 "$ZONES/example.zone" example.com 2>&1)
+out=$("$CHECKZONE" -q --max-types-per-name 2 example.com "$ZONES/example.zone" 2>&1)
 check_eq "--max-types-per-name 2: the test zone is refused" 1 $?
 check_match "and the message says why, with FILE:LINE" \
 	"^error: .*/example.zone:[0-9]+: example.com.: more than 2 types at one name" "$out"
-out=$("$CHECKZONE" -q -r 1 "$ZONES/example.zone" example.com 2>&1)
+out=$("$CHECKZONE" -q -r 1 example.com "$ZONES/example.zone" 2>&1)
 check_eq "-r 1: the test zone is refused" 1 $?
 check_match "and the message says why" "more than 1 [A-Z]+ records at one name" "$out"
-"$CHECKZONE" -q -t 100 -r 1000 "$ZONES/example.zone" example.com
+"$CHECKZONE" -q -t 100 -r 1000 example.com "$ZONES/example.zone"
 check_eq "-t 100 -r 1000 (the defaults): it loads" 0 $?
-"$CHECKZONE" -t 0 "$ZONES/example.zone" example.com >/dev/null 2>&1
+"$CHECKZONE" -t 0 example.com "$ZONES/example.zone" >/dev/null 2>&1
 check_eq "-t 0: usage error" 2 $?
-"$CHECKZONE" -r 65536 "$ZONES/example.zone" example.com >/dev/null 2>&1
+"$CHECKZONE" -r 65536 example.com "$ZONES/example.zone" >/dev/null 2>&1
 check_eq "-r 65536: usage error" 2 $?
 
-out=$("$CHECKZONE" -q "$ZONES/outside.zone" example.com 2>&1)
+out=$("$CHECKZONE" -q example.com "$ZONES/outside.zone" 2>&1)
 check_eq "-q: a zone with warnings prints nothing" "" "$out"
 
 # Warnings are bounded as errors are: 100,000 records outside the zone gave
@@ -90,7 +148,7 @@ check_eq "-q: a zone with warnings prints nothing" "" "$out"
 	seq 1 100000 | sed 's/.*/w&.example.org. A 192.0.2.1/'
 } >"$T_DIR/noisy.zone"
 for reader in zscanner ldns; do
-	"$CHECKZONE" -R $reader "$T_DIR/noisy.zone" gen.test >"$T_DIR/noisy.out" 2>&1
+	"$CHECKZONE" -R $reader gen.test "$T_DIR/noisy.zone" >"$T_DIR/noisy.out" 2>&1
 	check_eq "$reader: 100,000 warnings: the zone loads" 0 $?
 	check_eq "$reader: and 52 lines are printed (50, the rest counted, the summary)" 52 \
 		"$(wc -l <"$T_DIR/noisy.out")"

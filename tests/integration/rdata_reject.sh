@@ -41,7 +41,7 @@ count=0
 for f in "$CORPUS"/*.zone; do
 	name=$(basename "$f")
 	line=$(grep -n '<- refused' "$f" | cut -d: -f1)
-	out=$("$CHECKZONE" -q "$f" "$ORIGIN" 2>&1)
+	out=$("$CHECKZONE" -q "$ORIGIN" "$f" 2>&1)
 	check_eq "$name: shoal-checkzone refuses it" 1 $?
 	check_match "$name: at FILE:LINE" "^error: $f:$line: " "$out"
 	by=$(sed -n 's/^; rejected-by: //p' "$f")
@@ -50,7 +50,7 @@ for f in "$CORPUS"/*.zone; do
 	if [ "$(basename "$f" .zone)" = soa-short ]; then
 		sed -i '/^\$TTL/a @ SOA ns1 hm 1 2 3 4 5' "$T_DIR/good.zone"
 	fi
-	"$CHECKZONE" -q "$T_DIR/good.zone" "$ORIGIN" >/dev/null 2>&1
+	"$CHECKZONE" -q "$ORIGIN" "$T_DIR/good.zone" >/dev/null 2>&1
 	check_eq "$name without that record: shoal-checkzone loads it" 0 $?
 	if $have_nsd && [[ " $by " == *" nsd "* ]]; then
 		nsd-checkzone "$ORIGIN" "$f" >/dev/null 2>&1

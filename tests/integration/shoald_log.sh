@@ -21,7 +21,7 @@ ${2:-; nothing more}
 ZONEFILE
 	mv "$ZONE.new" "$ZONE"
 }
-TS='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z'
+TS='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z shoald\[[0-9]+\]:'
 
 write_zone 7
 PORT=$(free_port) || exit 99

@@ -77,7 +77,7 @@ conf "  - name: b.test
     file: b.test.zone"
 out=$(ctl reconfig)
 check_eq "reconfig adding b.test exits 0" 0 $?
-check_match "the reply names the zone added" "added: b.test;" "$out"
+check_match "the reply names the zone added" "added: b\.test\.;" "$out"
 check_match "b.test answers AA right after" "flags: qr aa" "$(q "$PORT" +norec www.b.test A)"
 check_eq "with its data" 192.0.2.20 "$(q "$PORT" +short www.b.test A)"
 check_match "b.test has its counters" '"b.test."' "$(ctl stats json)"
@@ -85,7 +85,7 @@ sleep 1.5
 conf
 out=$(ctl reconfig)
 check_eq "reconfig removing b.test exits 0" 0 $?
-check_match "the reply names the zone removed" "removed: b.test;" "$out"
+check_match "the reply names the zone removed" "removed: b\.test\.;" "$out"
 check_match "b.test is REFUSED after" "status: REFUSED" "$(q "$PORT" www.b.test A)"
 check_eq "a.test still answers" 192.0.2.10 "$(q "$PORT" +short www.a.test A)"
 if ctl stats json | grep -q '"b.test."'; then
@@ -115,7 +115,7 @@ check_match "threads and listen are named as needing a restart" \
 	"needs a restart \(not applied\): listen, threads$" "$out"
 check_match "the log names them too" "need a restart, not applied: listen, threads" \
 	"$(cat "$T_DIR/shoald.log")"
-check_match "a.test reloaded from its new file" "reloaded: a.test" "$out"
+check_match "a.test reloaded from its new file" "reloaded: a\.test\." "$out"
 check_eq "the new file's data is served" 192.0.2.11 "$(q "$PORT" +short www.a.test A)"
 check_match "provide-xfr took effect: AXFR allowed" "www.a.test.*192.0.2.11" \
 	"$(q "$PORT" +tcp a.test AXFR)"
@@ -169,7 +169,7 @@ A_FILE=a2.test.zone conf
 out=$(ctl reconfig)
 check_match "reconfig says the runtime changes are replaced" \
 	"zone-add/zone-remove change\(s\) since the last reconfig replaced" "$out"
-check_match "and removes c.test, which the file does not have" "removed: c.test;" "$out"
+check_match "and removes c.test, which the file does not have" "removed: c\.test\.;" "$out"
 
 # --- a secondary zone added at runtime transfers from its primary; removed, it is gone; a
 # primary zone added is sent NOTIFY as after a load. The peer: a second shoald, primary of

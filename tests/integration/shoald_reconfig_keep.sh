@@ -94,7 +94,7 @@ check_eq "one request for k.test so far" 1 "$(requests k)"
 # a NOTIFY for n.test, unanswered: a new serial, reloaded
 zone n.test 192.0.2.51 2
 ctl reload n.test >/dev/null
-if wait_line "$T_DIR/shoald.log" "zone n.test: serial 2: notifying"; then
+if wait_line "$T_DIR/shoald.log" "zone n\.test\.: serial 2: notifying"; then
 	pass "n.test's NOTIFY was sent"
 else
 	fail "n.test's NOTIFY was sent: [$(grep -i notify "$T_DIR/shoald.log")]"
@@ -105,7 +105,7 @@ zone a.test 192.0.2.11 1 a2.test
 conf a2.test.zone "$P" "$P" 6
 out=$(ctl reconfig)
 check_eq "reconfig changing a.test exits 0" 0 $?
-check_match "it reloads a.test alone" "reloaded: a.test$" "$out"
+check_match "it reloads a.test alone" "reloaded: a\.test\.$" "$out"
 check_eq "a.test's new data is served" 192.0.2.11 "$(q "$PORT" +short www.a.test A)"
 if in_flight; then
 	pass "hold.test's transfer is still in flight after the reconfig"

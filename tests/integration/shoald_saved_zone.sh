@@ -78,7 +78,7 @@ if wait_until 30 saved; then pass "the secondary saved the zone"
 else fail "the secondary saved the zone: $(cat "$T_DIR/shoald.log")"; fi
 check_eq "it answers as the primary" "$primary" "$(answers "$PORT")"
 for reader in zscanner ldns; do
-	out=$("$SHOAL_BUILDDIR/tools/shoal-checkzone" -R $reader "$T_DIR/sec/odd.test.zone" odd.test 2>&1)
+	out=$("$SHOAL_BUILDDIR/tools/shoal-checkzone" -R $reader odd.test "$T_DIR/sec/odd.test.zone" 2>&1)
 	check_eq "the saved file loads ($reader)" 0 $?
 	check_match "... with every record" "loaded, serial 1, 16 records" "$out"
 done

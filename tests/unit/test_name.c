@@ -229,18 +229,30 @@ static void test_hash_octets(void)
 	}
 }
 
+/* A zone's name as typed, in the one form the logs use: lowercase, the final dot. */
+static void test_zone_text(void)
+{
+	char buf[NAME_TEXT_MAX + 2];
+	CU_ASSERT_EQUAL(name_zone_text("Example.COM", buf, sizeof(buf)), 12);
+	CU_ASSERT_STRING_EQUAL(buf, "example.com.");
+	CU_ASSERT_EQUAL(name_zone_text("example.com.", buf, sizeof(buf)), 12);
+	CU_ASSERT_STRING_EQUAL(buf, "example.com.");
+	CU_ASSERT_EQUAL(name_zone_text(".", buf, sizeof(buf)), 1);
+	CU_ASSERT_STRING_EQUAL(buf, ".");
+	CU_ASSERT_EQUAL(name_zone_text("a\\.b", buf, sizeof(buf)), 5);
+	CU_ASSERT_STRING_EQUAL(buf, "a\\.b.");
+	CU_ASSERT_EQUAL(name_zone_text("bad..name", buf, sizeof(buf)), SHOAL_ENAME);
+	CU_ASSERT_EQUAL(name_zone_text("example.com", buf, 5), SHOAL_ESPACE);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_text_round_trip),
-		UNIT_TEST(test_text_relative_and_errors),
-		UNIT_TEST(test_text_every_octet),
-		UNIT_TEST(test_unpack_compression),
-		UNIT_TEST(test_unpack_rejects),
-		UNIT_TEST(test_canonical_order),
-		UNIT_TEST(test_relations_and_hash),
-		UNIT_TEST(test_hash_octets),
-		UNIT_END,
+		UNIT_TEST(test_text_round_trip),    UNIT_TEST(test_text_relative_and_errors),
+		UNIT_TEST(test_text_every_octet),   UNIT_TEST(test_unpack_compression),
+		UNIT_TEST(test_unpack_rejects),     UNIT_TEST(test_canonical_order),
+		UNIT_TEST(test_relations_and_hash), UNIT_TEST(test_hash_octets),
+		UNIT_TEST(test_zone_text),          UNIT_END,
 	};
 	return unit_run(argc, argv, "name", tests);
 }

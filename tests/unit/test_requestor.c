@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,7 @@ static void stream(peer_t *p, tsig_ctx_t *t, bool signed_, int c, const uint8_t 
 		if (k == 0 || k == STREAM_MESSAGES - 1)
 			len = sign(p, t, signed_, m, len);
 		else if (signed_)
-			crypto_auth_hmacsha256_update(&t->running.sha256, m, len);
+			hmac_sha256_update(&t->running.sha256, len, m); /* the key is hmac-sha256 */
 		send_tcp(c, m, len);
 	}
 }

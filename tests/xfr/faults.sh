@@ -44,7 +44,7 @@ start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 # expect ZONE PATTERN: the failure of ZONE is logged as PATTERN
 expect() {
 	local z=$1 pattern=$2
-	logged() { grep -qE "zone $z.test: transfer from 127.0.0.1@$BAD failed: .*$pattern" "$T_DIR/shoald.log"; }
+	logged() { grep -qE "zone $z\.test\.: transfer from 127.0.0.1@$BAD failed: .*$pattern" "$T_DIR/shoald.log"; }
 	if wait_until 40 logged; then pass "$z: logged ($pattern)"; else fail "$z: no line like: $pattern"; fi
 	check_eq "$z: serial 1 still served" 1 "$(peer_serial "$PORT" "$z.test")"
 	check_eq "shoald answers (after $z)" 192.0.2.1 "$(q "$PORT" +short www.good.test A)"
@@ -59,7 +59,7 @@ expect wrongid "the transfer stopped before its end \(1 messages ignored: anothe
 stray() { [ "$(peer_serial "$PORT" stray.test)" = 2 ]; }
 if wait_until 20 stray; then pass "stray: a message of another ID passed over, the zone transferred"
 else fail "stray: not transferred: $(grep stray.test "$T_DIR/shoald.log")"; fi
-check_match "IXFR failed: AXFR tried next" "zone truncated.test: IXFR from 127.0.0.1@$BAD failed .*: trying AXFR" \
+check_match "IXFR failed: AXFR tried next" "zone truncated\.test\.: IXFR from 127.0.0.1@$BAD failed .*: trying AXFR" \
 	"$(cat "$T_DIR/shoald.log")"
 status=$("$SHOALCTL" -s "$T_DIR/ctl" zone-status)
 for z in $ZONES; do

@@ -50,7 +50,7 @@ logged() { grep -qE "$1" "$T_DIR/shoald.log"; }
 
 # outdated ZONE WHAT: ZONE's answer at serial 2 (WHAT) was not taken, and said so
 outdated() {
-	local line="zone $1: transfer from 127.0.0.1@$OLD failed: .*remote serial 2, remote is outdated"
+	local line="zone $1\.: transfer from 127.0.0.1@$OLD failed: .*remote serial 2, remote is outdated"
 	if wait_until 20 logged "$line"; then pass "$1: $2: remote is outdated"
 	else fail "$1: $2: no line like: $line"; fi
 	check_eq "$1: serial 100 still served" 100 "$(peer_serial "$PORT" "$1")"
@@ -58,26 +58,26 @@ outdated() {
 outdated whole.test "the whole zone older"
 outdated soa.test "the SOA alone older"
 outdated refused.test "the AXFR fallback older"
-check_match "... after an IXFR refused" "zone refused.test: IXFR from 127.0.0.1@$OLD failed .*REFUSED.*: trying AXFR" "$(log)"
+check_match "... after an IXFR refused" "zone refused\.test\.: IXFR from 127.0.0.1@$OLD failed .*REFUSED.*: trying AXFR" "$(log)"
 
-jump="zone refused.jump.test: transfer from 127.0.0.1@$JUMP failed: .*remote serial 2147483748 is 2\^31 from the zone's 100"
+jump="zone refused\.jump\.test\.: transfer from 127.0.0.1@$JUMP failed: .*remote serial 2147483748 is 2\^31 from the zone's 100"
 if wait_until 20 logged "$jump"; then pass "2^31 ahead: not taken, said so"; else fail "no line like: $jump"; fi
 check_eq "refused.jump.test: serial 100 still served" 100 "$(peer_serial "$PORT" refused.jump.test)"
 
-same() { logged "zone refused.same.test: serial 2 is current at 127.0.0.1@$OLD"; }
+same() { logged "zone refused\.same\.test\.: serial 2 is current at 127.0.0.1@$OLD"; }
 if wait_until 20 same; then pass "an AXFR fallback at the serial served: current"; else fail "refused.same.test: not found current"; fi
-check_match "... and not published again" "^$" "$(grep "zone refused.same.test: serial 2 from" "$T_DIR/shoald.log")"
+check_match "... and not published again" "^$" "$(grep "zone refused\.same\.test\.: serial 2 from" "$T_DIR/shoald.log")"
 
 # several primaries: the one that lags is passed over, the next one gives the newer version
 for z in lag.test soa.lag.test; do
 	if wait_until 20 serial_is "$PORT" "$z" 101; then pass "$z: serial 101 from the second primary"
 	else fail "$z: not at 101 (served: $(peer_serial "$PORT" "$z"))"; fi
-	check_match "$z: the first primary is outdated" "zone $z: transfer from 127.0.0.1@$OLD failed: .*remote is outdated" "$(log)"
-	check_match "$z: by the second" "zone $z: serial 101 from 127.0.0.1@$NEW by AXFR" "$(log)"
+	check_match "$z: the first primary is outdated" "zone $z\.: transfer from 127.0.0.1@$OLD failed: .*remote is outdated" "$(log)"
+	check_match "$z: by the second" "zone $z\.: serial 101 from 127.0.0.1@$NEW by AXFR" "$(log)"
 done
 
 # the SOA over UDP at 2: passed over as outdated, without a transfer (issue 30)
-udp="zone udp.test: transfer from 127.0.0.1@$OLDUDP failed: .*remote serial 2, remote is outdated"
+udp="zone udp.test\\.: transfer from 127.0.0.1@$OLDUDP failed: .*remote serial 2, remote is outdated"
 if wait_until 20 logged "$udp"; then pass "udp.test: the SOA over UDP older: remote is outdated"
 else fail "udp.test: no line like: $udp"; fi
 check_eq "udp.test: ... asked over UDP alone" "query udp soa" "$(grep "^[a-z]* udp " "$T_DIR/OLDUDP.out")"
@@ -93,7 +93,7 @@ check_match "shoalctl retransfer" "transfer of whole.test started" \
 	"$("$SHOALCTL" -s "$T_DIR/ctl" retransfer whole.test 2>&1)"
 if wait_until 20 serial_is "$PORT" whole.test 2; then pass "retransfer: the older serial taken"
 else fail "retransfer: serial $(peer_serial "$PORT" whole.test)"; fi
-check_match "... and said so" "zone whole.test: serial 2 from 127.0.0.1@$OLD by AXFR, .*\(retransfer: not newer than serial 100\)" "$(log)"
+check_match "... and said so" "zone whole\.test\.: serial 2 from 127.0.0.1@$OLD by AXFR, .*\(retransfer: not newer than serial 100\)" "$(log)"
 stop_pid "$SHOALD_PID"
 check_eq "shoald stops cleanly" 0 $?
 done_testing

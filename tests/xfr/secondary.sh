@@ -71,10 +71,10 @@ start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 # The first transfer: AXFR, signed.
 if wait_until 20 serial_is "$PORT" notify.test 1; then pass "notify.test transferred (serial 1)"
 else fail "notify.test not transferred"; tail -20 "$T_DIR/shoald.log"; fi
-check_match "by AXFR" "zone notify.test: serial 1 from 127.0.0.1@$KPORT by AXFR" "$(cat "$T_DIR/shoald.log")"
+check_match "by AXFR" "zone notify\.test\.: serial 1 from 127.0.0.1@$KPORT by AXFR" "$(cat "$T_DIR/shoald.log")"
 if wait_until 20 serial_is "$PORT" exp.test 1; then pass "exp.test transferred from its second primary"
 else fail "exp.test not transferred"; fi
-check_match "... after the first failed" "zone exp.test: transfer from 127.0.0.1@$DEAD failed: .*cannot connect" \
+check_match "... after the first failed" "zone exp\.test\.: transfer from 127.0.0.1@$DEAD failed: .*cannot connect" \
 	"$(cat "$T_DIR/shoald.log")"
 check_match "zone-status: the source" "^notify.test. serial 1 .* source primary 127.0.0.1@$KPORT last-refresh 20" \
 	"$("$SHOALCTL" -s "$CTL" zone-status)"
@@ -89,7 +89,7 @@ if wait_until 20 serial_is "$PORT" notify.test 2; then
 else
 	fail "notify.test not at serial 2"; tail -20 "$T_DIR/shoald.log"; tail -20 "$T_DIR/knot/log"
 fi
-check_match "by IXFR" "zone notify.test: serial 2 from 127.0.0.1@$KPORT by IXFR" "$(cat "$T_DIR/shoald.log")"
+check_match "by IXFR" "zone notify\.test\.: serial 2 from 127.0.0.1@$KPORT by IXFR" "$(cat "$T_DIR/shoald.log")"
 stats=$("$SHOALCTL" -s "$CTL" stats json)
 check_match "the NOTIFY was let in" "\"notify_in\": [1-9]" "$(echo "$stats" | sed -n '/"total"/,$p')"
 check_match "stats: xfr_in ixfr" "\"ixfr\": [1-9]" "$(echo "$stats" | sed -n '/"xfr_in"/,$p')"
@@ -106,11 +106,11 @@ check_match "the new version saved" "version 2" "$(cat "$T_DIR/shoal/notify.test
 # shoalctl refresh and retransfer: an IXFR that finds nothing new, a whole transfer.
 check_match "shoalctl refresh" "refresh of notify.test started" \
 	"$("$SHOALCTL" -s "$CTL" refresh notify.test 2>&1)"
-current() { grep -q "zone notify.test: serial 2 is current at 127.0.0.1@$KPORT" "$T_DIR/shoald.log"; }
+current() { grep -q "zone notify.test.: serial 2 is current at 127.0.0.1@$KPORT" "$T_DIR/shoald.log"; }
 if wait_until 20 current; then pass "... the serial is current"; else fail "refresh: nothing logged"; fi
 check_match "shoalctl retransfer" "transfer of notify.test started" \
 	"$("$SHOALCTL" -s "$CTL" retransfer notify.test 2>&1)"
-whole() { grep -q "zone notify.test: serial 2 from 127.0.0.1@$KPORT by AXFR" "$T_DIR/shoald.log"; }
+whole() { grep -q "zone notify\.test\.: serial 2 from 127.0.0.1@$KPORT by AXFR" "$T_DIR/shoald.log"; }
 if wait_until 20 whole; then pass "... by AXFR"; else fail "retransfer: no AXFR logged"; fi
 check_match "refresh of a zone not configured" "no zone example.org is configured" \
 	"$("$SHOALCTL" -s "$CTL" refresh example.org 2>&1)"
@@ -124,7 +124,7 @@ if [ -n "$NSD" ]; then
 	kill -HUP "$NSD_PID"
 	if wait_until 20 serial_is "$PORT" nsd.test 2; then pass "nsd.test at serial 2 (NOTIFY from NSD)"
 	else fail "nsd.test not at serial 2"; tail -5 "$T_DIR/nsd/log"; fi
-	check_match "... by IXFR" "zone nsd.test: serial 2 from 127.0.0.1@$NPORT by IXFR" \
+	check_match "... by IXFR" "zone nsd\.test\.: serial 2 from 127.0.0.1@$NPORT by IXFR" \
 		"$(cat "$T_DIR/shoald.log")"
 	kill "$NSD_PID"
 	wait "$NSD_PID" 2>/dev/null
@@ -145,7 +145,7 @@ check_eq "after a restart, the saved version answers" 2 "$(peer_serial "$PORT" n
 check_eq "exp.test too, for now" 1 "$(peer_serial "$PORT" exp.test)"
 servfail() { q "$PORT" www.exp.test A | grep -q "status: SERVFAIL"; }
 if wait_until 30 servfail; then pass "exp.test expired: SERVFAIL"; else fail "exp.test did not expire"; fi
-check_match "the expiry is logged" "zone exp.test: expired: no refresh for 6 s; answering SERVFAIL" \
+check_match "the expiry is logged" "zone exp\.test\.: expired: no refresh for 6 s; answering SERVFAIL" \
 	"$(cat "$T_DIR/shoald.log")"
 check_match "zone-status says why" "^exp.test. .*error expired" "$("$SHOALCTL" -s "$CTL" zone-status)"
 check_eq "notify.test still answers" 2 "$(peer_serial "$PORT" notify.test)"

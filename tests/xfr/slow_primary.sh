@@ -42,13 +42,13 @@ if in_flight "$SLOW"; then pass "... while trickle.test's transfer still runs"
 else fail "... while trickle.test's transfer still runs: it had ended first"; fi
 
 # stall: its first message, then nothing: cut off once xfr-message-timeout passes without an octet
-stall_line="zone stall.test: transfer from 127.0.0.1@$STALL failed: .*no octet within 3 s \(xfr-message-timeout\)"
+stall_line="zone stall.test\\.: transfer from 127.0.0.1@$STALL failed: .*no octet within 3 s \(xfr-message-timeout\)"
 if wait_until 60 logged "$stall_line"; then pass "stall.test: cut off after 3 s without an octet"
 else fail "stall.test: no line like: $stall_line"; fi
 # trickle: an octet a second keeps it going, until xfr-timeout
 if in_flight "$SLOW"; then pass "trickle.test's transfer goes on past xfr-message-timeout"
 else fail "trickle.test's transfer goes on past xfr-message-timeout"; fi
-trickle_line="zone trickle.test: transfer from 127.0.0.1@$SLOW failed: .*took over 12 s \(xfr-timeout\)"
+trickle_line="zone trickle.test\\.: transfer from 127.0.0.1@$SLOW failed: .*took over 12 s \(xfr-timeout\)"
 if wait_until 60 logged "$trickle_line"; then pass "trickle.test: cut off at xfr-timeout"
 else fail "trickle.test: no line like: $trickle_line"; fi
 check_match "no transfer failed for want of a message within xfr-message-timeout" "^$" \

@@ -33,7 +33,7 @@ logged() { grep -qE "$1" "$T_DIR/shoald.log"; }
 # As a secondary: the refusal of the transfer names the TSIG error.
 for e in BADSIG BADKEY; do
 	z=$(echo "$e" | tr 'A-Z' 'a-z').test
-	line="zone $z: transfer from 127.0.0.1@$BAD failed: primary 127.0.0.1@$BAD answered NOTAUTH, TSIG error $e;"
+	line="zone $z.: transfer from 127.0.0.1@$BAD failed: primary 127.0.0.1@$BAD answered NOTAUTH, TSIG error $e;"
 	if wait_until 20 logged "$line"; then pass "$z: the refusal names $e"; else fail "$z: no line like: $line"; fi
 	check_match "zone-status: $z's last error names $e" "^$z. serial 1 .* last-error .*NOTAUTH, TSIG error $e" \
 		"$("$SHOALCTL" -s "$T_DIR/ctl" zone-status)"
