@@ -16,6 +16,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/systemd.h"
 #include "server/common/thread.h"
 #include "server/common/timestamp.h"
@@ -126,6 +127,7 @@ static unsigned reload_threads(void)
 
 void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 {
+	MAIN_THREAD_ONLY();
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->zones = zones;
@@ -133,6 +135,7 @@ void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 
 int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
@@ -175,6 +178,7 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 
 bool reload_loading(const reload_t *r, size_t *done, size_t *total)
 {
+	MAIN_THREAD_ONLY();
 	*done = __atomic_load_n(&r->loaded, __ATOMIC_RELAXED);
 	*total = r->loading;
 	return r->first_loading;
@@ -183,6 +187,7 @@ bool reload_loading(const reload_t *r, size_t *done, size_t *total)
 /* Main loop, each second of the first load: how far it is, for the service manager. */
 static void on_load_progress(uv_timer_t *t)
 {
+	MAIN_THREAD_ONLY();
 	reload_t *r = t->data;
 	size_t done, total;
 	if (!reload_loading(r, &done, &total))
@@ -425,6 +430,7 @@ static void tell_ready(reload_t *r, bool first)
 /* Main loop: the reload thread has finished; report and maybe run the queued one. */
 static void on_reload_done(uv_async_t *a)
 {
+	MAIN_THREAD_ONLY();
 	reload_t *r = a->data;
 	reload_job_t *job = r->job;
 	if (!job)
@@ -484,6 +490,7 @@ static void on_reload_done(uv_async_t *a)
  */
 static void on_reload_timeout(uv_timer_t *t)
 {
+	MAIN_THREAD_ONLY();
 	reload_t *r = t->data;
 	reload_job_t *job = r->job;
 	if (!job || r->abandoned)
@@ -518,6 +525,7 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool firs
 
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
+	MAIN_THREAD_ONLY();
 	if (r->running) {
 		if (!done)
 			r->again = true; /* a signal: run again after this one */
@@ -530,6 +538,7 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 
 int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg)
 {
+	MAIN_THREAD_ONLY();
 	if (r->running)
 		return SHOAL_EEXIST;
 	return job_start(r, NULL, cfg, false, done, arg);
@@ -537,6 +546,7 @@ int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *a
 
 int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
 {
+	MAIN_THREAD_ONLY();
 	r->first_done = done;
 	r->first_done_arg = arg;
 	if (!zonedb_pending(r->writer)) {
@@ -603,17 +613,20 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool firs
 
 void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg)
 {
+	MAIN_THREAD_ONLY();
 	r->published = fn;
 	r->published_arg = arg;
 }
 
 void reload_stopping(reload_t *r)
 {
+	MAIN_THREAD_ONLY();
 	r->stopping = true;
 }
 
 int reload_attach(reload_t *r, uv_loop_t *loop)
 {
+	MAIN_THREAD_ONLY();
 	pthread_condattr_t attr;
 	r->loop = loop;
 	int e = pthread_condattr_init(&attr);
@@ -659,6 +672,7 @@ static bool wait_finished(reload_t *r, unsigned ms)
 
 bool reload_close(reload_t *r)
 {
+	MAIN_THREAD_ONLY();
 	if (r->running) {
 		/* its loads stop at the next record or read; publishing finishes first */
 		pthread_mutex_lock(&r->lock);
@@ -700,6 +714,7 @@ bool reload_close(reload_t *r)
 
 void reload_clear(reload_t *r)
 {
+	MAIN_THREAD_ONLY();
 	if (r->writer)
 		zonedb_publish(r->zones, NULL); /* frees the set after a grace period */
 	r->writer = NULL;
