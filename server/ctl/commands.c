@@ -96,7 +96,7 @@ static void zone_status_line(const control_env_t *env, const zonedb_t *db, size_
 	/* the IXFR history: how far back a secondary can be brought by changes */
 	char hist[128] = "";
 	const zone_t *z = zonedb_zone(db, i);
-	journal_t *j = z ? zonedb_journal(db, z->apex->name) : NULL;
+	journal_t *j = z ? zonedb_journal(db, znode_name(z->apex)) : NULL;
 	if (j) {
 		journal_info_t ji;
 		journal_get_info(j, &ji);
