@@ -162,14 +162,15 @@ const char *stats_qtype_name(unsigned i);
  * STATS_XFR_IN: transfers in, on the pool's threads (server/events/secondary.c):
  * several writers, stats_add_shared.
  */
-#define STATS_XFR_IN(X, g)                                                              \
-	X(g, checks, COUNTER, "refreshes: a primary asked whether the zone changed")    \
-	X(g, axfr, COUNTER, "whole zones received (AXFR, or IXFR answered AXFR-style)") \
-	X(g, ixfr, COUNTER, "changes received by IXFR")                                 \
-	X(g, uptodate, COUNTER, "refreshes that found the zone up to date")             \
-	X(g, failed, COUNTER, "transfers in that failed (each primary tried counts)")   \
-	X(g, bytes_in, COUNTER, "octets of transfer messages received")                 \
-	X(g, expired, COUNTER, "zones that expired: no refresh succeeded for expire seconds")
+#define STATS_XFR_IN(X, g)                                                                    \
+	X(g, checks, COUNTER, "refreshes: a primary asked whether the zone changed")          \
+	X(g, axfr, COUNTER, "whole zones received (AXFR, or IXFR answered AXFR-style)")       \
+	X(g, ixfr, COUNTER, "changes received by IXFR")                                       \
+	X(g, uptodate, COUNTER, "refreshes that found the zone up to date")                   \
+	X(g, failed, COUNTER, "transfers in that failed (each primary tried counts)")         \
+	X(g, bytes_in, COUNTER, "octets of transfer messages received")                       \
+	X(g, expired, COUNTER, "zones that expired: no refresh succeeded for expire seconds") \
+	X(g, save_failed, COUNTER, "saves of a transferred zone to its file that failed")
 
 /*
  * STATS_SCHED: the zone-event scheduler (server/events/sched.c), its thread
@@ -185,7 +186,8 @@ const char *stats_qtype_name(unsigned i);
 	X(g, notify_coalesced, COUNTER, "NOTIFYs for a zone whose refresh was pending already")    \
 	X(g, rate_limited, COUNTER, "times refreshes due waited for serial-query-rate")            \
 	X(g, state_saves, COUNTER, "saves of the zones' timers to state-dir")                      \
-	X(g, state_save_errors, COUNTER, "saves to state-dir that failed")
+	X(g, state_save_errors, COUNTER, "saves to state-dir that failed")                         \
+	X(g, unsaved, GAUGE, "secondary zones whose file does not hold the version served")
 
 /*
  * The groups, in the order the outputs show them, after the workers'

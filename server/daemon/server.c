@@ -596,18 +596,45 @@ static void first_load_done(void *arg)
 }
 
 /*
+ * Whether the secondary zones can save their transfers, as the service
+ * user: --check fails when one cannot; a start says so and serves on (a
+ * transfer is then served from memory alone, and zone-status and the
+ * metrics say so after each save that fails).
+ */
+static int check_saves(const server_t *srv, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 512];
+	int rc = sched_check_files(srv->cfg, why, sizeof(why));
+	if (rc == 0)
+		return 0;
+	if (srv->cfg->check) {
+		snprintf(err, errlen, "%.*s", (int)(errlen ? errlen - 1 : 0), why);
+		return SHOAL_ECONFIG;
+	}
+	log_error("%s: its transfers are served, not kept across a restart", why);
+	return 0;
+}
+
+/* What the service user reads and writes first: the zones, and the secondaries' folders. */
+static int service_user_files(server_t *srv, char *err, size_t errlen)
+{
+	int rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
+	return rc == 0 ? check_saves(srv, err, errlen) : rc;
+}
+
+/*
  * The first load of the zones, with the rights every reload will have:
  * reloads run after the privilege drop, so a file only root may read would
- * load at start and then never again. As root with a user to become, the
- * load runs with that user's effective ids and no supplementary groups
- * (as after the drop), then takes root's back to bind the sockets.
+ * load at start and then never again; and the secondaries' folders, which
+ * the transfer threads write as that user. As root with a user to become,
+ * both run with that user's effective ids and no supplementary groups (as
+ * after the drop), then take root's back to bind the sockets.
  */
 static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char *err,
 			 size_t errlen)
 {
-	bool defer = zones_deferred(srv);
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return reload_load(&srv->reload, defer, err, errlen);
+		return service_user_files(srv, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
@@ -615,7 +642,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
 			 srv->cfg->user, shoal_strerror(rc));
 	} else {
-		rc = reload_load(&srv->reload, defer, err, errlen);
+		rc = service_user_files(srv, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {

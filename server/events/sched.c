@@ -433,6 +433,24 @@ static void retire_gone(sched_t *s, sec_table_t *old, const sec_table_t *t)
 }
 
 /*
+ * A reconfig gave kept zone z the file `now` where it had `was`: the new
+ * file does not hold the version db serves, if any (its refresh writes it),
+ * and no file has nothing to hold. The scheduler, in a read section of db.
+ */
+static void file_moved(sched_t *s, sec_zone_t *z, const zonedb_t *db, const char *was,
+		       const char *now)
+{
+	was = was ? was : "";
+	now = now ? now : "";
+	long at = zonedb_index(db, z->apex);
+	bool served = at >= 0 && zonedb_zone(db, (size_t)at);
+	if (!*now)
+		sec_set_saved(s, z, true, NULL);
+	else if (strcmp(was, now) && served)
+		sec_set_saved(s, z, false, NULL);
+}
+
+/*
  * The zones of t, fresh or kept: started, moved to their new index. The
  * fresh ones due now go to due[] to be spread (due NULL: armed at once).
  * Returns how many were kept with their timers. The scheduler.
@@ -457,8 +475,11 @@ static size_t take_zones(sched_t *s, const sec_table_t *old, sec_table_t *t, sec
 			continue;
 		}
 		bool same = old && conf_zone_same_primaries(&old->cfg, z->index, &t->cfg, i);
+		if (old)
+			file_moved(s, z, db, old->cfg.zones[z->index].file, t->cfg.zones[i].file);
 		z->index = i;
-		if (!same)
+		/* a save that failed is tried again now: the reconfig may have fixed its path */
+		if (!same || __atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE))
 			__atomic_fetch_or(&z->want, SEC_WANT_REFRESH, __ATOMIC_ACQ_REL);
 		kept += same;
 		if (z->running)
@@ -712,9 +733,10 @@ void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap)
 	format_time(__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED), expires, sizeof(expires));
 	pthread_mutex_lock(&s->status_lock);
 	format_time(z->last_refresh, last, sizeof(last));
-	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s expires %s%s%s",
+	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s expires %s%s%s%s%s",
 		 z->source ? z->source : "none", last, next, expires,
-		 z->last_error ? " last-error " : "", z->last_error ? z->last_error : "");
+		 z->last_error ? " last-error " : "", z->last_error ? z->last_error : "",
+		 z->save_error ? " save-error " : "", z->save_error ? z->save_error : "");
 	pthread_mutex_unlock(&s->status_lock);
 	rcu_read_unlock();
 }

@@ -105,6 +105,15 @@ int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer);
 void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap);
 
 /*
+ * Whether every secondary zone of cfg with a file can save its transfers
+ * there: a temporary file is made and removed in each folder, with the
+ * caller's effective ids (the service user's). Returns 0, or the first
+ * failure (-errno: EACCES, EROFS, ENOENT...) with err naming the zone, the
+ * folder and the cause. Main thread, at start and for --check.
+ */
+int sched_check_files(const conf_t *cfg, char *err, size_t errlen);
+
+/*
  * Stop the threads (transfers running are given up) and free s, once no
  * thread may call in any more (after a grace period). The timers are in
  * the state given to sched_new, which the caller saves. NULL is fine.

@@ -165,16 +165,17 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "}}},\n \"notify_out\": {\"sent\": 4, \"answered\": 0, "
 					   "\"refused\": 0, \"unanswered\": 0},\n \"xfr_in\": {"
 					   "\"checks\": 0, "));
-	CU_ASSERT_PTR_NOT_NULL(
-		strstr(buf, "\"bytes_in\": 123456, \"expired\": 0},\n \"sched\": {"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"state_save_errors\": 0}}\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf, "\"bytes_in\": 123456, \"expired\": 0, \"save_failed\": 0},\n \"sched\": {"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"state_save_errors\": 0, \"unsaved\": 0}}\n"));
 	free(buf);
 	/* without a zone set: no zones; without the groups: theirs are 0 */
 	fx.src.db = NULL;
 	fx.src.groups = NULL;
 	buf = render(&fx.src, STATS_FORMAT_JSON);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {}},\n \"notify_out\": {\"sent\": 0, "));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"bytes_in\": 0, \"expired\": 0},\n \"sched\": {"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf, "\"bytes_in\": 0, \"expired\": 0, \"save_failed\": 0},\n \"sched\": {"));
 	free(buf);
 	free(fx.w);
 }
