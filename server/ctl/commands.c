@@ -238,25 +238,27 @@ static void cmd_zone_status(control_client_t *c, const char *arg)
 	free(body);
 }
 
-/* Called on the main loop when the reload thread is done. */
-static void on_reload_reply(void *arg, int rc, const char *messages)
+/*
+ * Called on the main loop when the reload thread is done: what changed
+ * (the zones whose serial moved), the warnings (a file changed whose
+ * serial did not: secondaries will not see it), and on failure the errors.
+ */
+static void on_reload_reply(void *arg, const reload_result_t *res)
 {
 	control_client_t *c = arg;
-	if (rc == 0) {
-		control_reply(c, true, "reloaded\n");
-		return;
-	}
-	char head[128];
-	snprintf(head, sizeof(head), "reload failed: %s; the previous data is still served\n",
-		 shoal_strerror(rc));
-	size_t len = strlen(head) + strlen(messages) + 1;
+	char head[256] = "reloaded\nfile: ";
+	if (res->rc)
+		snprintf(head, sizeof(head),
+			 "reload failed: %s; the previous data is still served\n",
+			 shoal_strerror(res->rc));
+	const char *changed = res->rc ? "" : res->changed[0] ? res->changed : "-";
+	size_t len =
+		strlen(head) + strlen(changed) + strlen(res->errors) + strlen(res->warnings) + 2;
 	char *body = malloc(len);
-	if (!body) {
-		control_reply(c, false, head);
-		return;
-	}
-	snprintf(body, len, "%s%s", head, messages);
-	control_reply(c, false, body);
+	if (body)
+		snprintf(body, len, "%s%s%s%s%s", head, changed, res->rc ? "" : "\n", res->errors,
+			 res->warnings);
+	control_reply(c, res->rc == 0, body ? body : head);
 	free(body);
 }
 

@@ -115,7 +115,7 @@ check_match "threads and listen are named as needing a restart" \
 	"needs a restart \(not applied\): listen, threads$" "$out"
 check_match "the log names them too" "need a restart, not applied: listen, threads" \
 	"$(cat "$T_DIR/shoald.log")"
-check_match "a.test reloaded from its new file" "reloaded: a\.test\." "$out"
+check_match "a.test reloaded from its new file" "file: a\.test\." "$out"
 check_eq "the new file's data is served" 192.0.2.11 "$(q "$PORT" +short www.a.test A)"
 check_match "provide-xfr took effect: AXFR allowed" "www.a.test.*192.0.2.11" \
 	"$(q "$PORT" +tcp a.test AXFR)"
