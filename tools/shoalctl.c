@@ -171,11 +171,12 @@ static void on_top_signal(int sig)
 	top_stop = 1;
 }
 
-/* If line is a sample of metric, add its value to counts[its thread]. */
-static void add_sample(const char *line, const char *metric, uint64_t *counts, size_t *threads)
+/* If line is a sample of metric with label, add its value to counts[its thread]. */
+static void add_sample(const char *line, const char *metric, const char *label, uint64_t *counts,
+		       size_t *threads)
 {
 	size_t n = strlen(metric);
-	if (strncmp(line, metric, n) || line[n] != '{')
+	if (strncmp(line, metric, n) || line[n] != '{' || !strstr(line, label))
 		return;
 	const char *t = strstr(line, "thread=\"");
 	const char *v = strstr(line, "} ");
@@ -205,8 +206,10 @@ static int top_take(const char *path, top_sample_t *s)
 		end = line + strcspn(line, "\n");
 		bool last = *end == '\0';
 		*end = '\0';
-		add_sample(line, STATS_METRIC_PREFIX "udp_answers_total", s->udp, &s->threads);
-		add_sample(line, STATS_METRIC_PREFIX "tcp_answers_total", s->tcp, &s->threads);
+		add_sample(line, STATS_METRIC_PREFIX "answers_total", "protocol=\"udp\"", s->udp,
+			   &s->threads);
+		add_sample(line, STATS_METRIC_PREFIX "answers_total", "protocol=\"tcp\"", s->tcp,
+			   &s->threads);
 		if (last)
 			break;
 	}

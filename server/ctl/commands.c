@@ -55,7 +55,8 @@ static void cmd_stats(control_client_t *c, const char *arg)
 	/* sized for the threads and zones: a fixed size failed past about 100 threads */
 	char *body = NULL;
 	size_t len;
-	if (workers_stats_render(env->workers, env->zones, env->counters, f, &body, &len) < 0) {
+	if (workers_stats_render(env->workers, env->zones, env->counters, sched_secondaries,
+				 &env->sched, f, &body, &len) < 0) {
 		control_reply(c, false, "out of memory\n");
 		return;
 	}

@@ -1043,6 +1043,7 @@ static int metrics_start(server_t *srv, char *err, size_t errlen)
 			      .workers = &srv->workers,
 			      .counters = &srv->counters,
 			      .zones = &srv->zones,
+			      .sched = &srv->sched,
 			      .allow = srv->cfg->metrics_allow };
 	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
 }
@@ -1134,6 +1135,7 @@ static void server_init(server_t *srv, conf_t *cfg, const responder_t *responder
 	srv->reload.prepare = prepare_zone_set;
 	srv->reload.prepare_arg = srv;
 	srv->started_at = time(NULL);
+	stats_set(&srv->counters.server.start_time, (uint64_t)srv->started_at);
 }
 
 /*

@@ -741,6 +741,30 @@ void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap)
 	rcu_read_unlock();
 }
 
+void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
+{
+	MAIN_THREAD_ONLY();
+	sched_t *s = from ? *(sched_t *const *)from : NULL;
+	if (!s)
+		return;
+	rcu_read_lock();
+	const sec_table_t *t = rcu_dereference(s->shown);
+	for (size_t k = 0; t && k < t->count; k++) {
+		sec_zone_t *z = t->zones[k];
+		stats_secondary_t g = {
+			.next_refresh = (uint64_t)__atomic_load_n(&z->shown_next, __ATOMIC_RELAXED),
+			.expires = (uint64_t)__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED),
+			.unsaved = (uint64_t)__atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE),
+		};
+		pthread_mutex_lock(&s->status_lock);
+		g.last_refresh = (uint64_t)z->last_refresh;
+		g.last_failure = (uint64_t)z->last_failure;
+		pthread_mutex_unlock(&s->status_lock);
+		each(arg, z->apex, &g);
+	}
+	rcu_read_unlock();
+}
+
 void sched_free(sched_t *s)
 {
 	MAIN_THREAD_ONLY();

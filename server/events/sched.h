@@ -105,6 +105,17 @@ int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer);
 void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap);
 
 /*
+ * The gauges of every secondary zone (stats_secondaries_fn): `from` is the
+ * address of a sched_t pointer, read at the call (NULL, or pointing to
+ * NULL: no secondary zone), so the caller's follows a reconfig that starts
+ * or stops the scheduler. Its next refresh, expiry, last refresh, last
+ * failure and whether its file holds the version served, per zone in the
+ * table shown. Main thread (the scheduler starts and stops there),
+ * registered with RCU.
+ */
+void sched_secondaries(const void *from, stats_secondary_fn each, void *arg);
+
+/*
  * Whether every secondary zone of cfg with a file can save its transfers
  * there: a temporary file is made and removed in each folder, with the
  * caller's effective ids (the service user's). Returns 0, or the first

@@ -4,8 +4,8 @@
 # A secondary's relative file: lives in state-dir, written right after the first transfer. A
 # folder the service user (nobody) cannot write fails --check, naming it and the cause; at
 # runtime each save that fails keeps its errno ("Permission denied"), shows in zone-status
-# (save-error), in the metrics (a counter of failed saves, a gauge of the zones unsaved) and
-# in the log. A reconfig that points the zone at a folder it
+# (save-error), in the metrics (shoal_xfr_in_save_failures_total, shoal_zone_unsaved,
+# shoal_secondary_unsaved_zones) and in the log. A reconfig that points the zone at a folder it
 # can write saves it at once, without waiting for a new serial. Restarted with the primary
 # down, the secondary serves both zones from state-dir. Needs root (to be nobody).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
@@ -90,8 +90,10 @@ check_match "zone-status shows s.test's failed save with its cause" \
 check_match "r.test has none" "^r.test. " "$(ctl zone-status r.test)"
 check_eq "... none at all" "" "$(ctl zone-status r.test | grep save-error)"
 m=$(metrics)
-check_match "the metrics count the failed save" "^shoal_xfr_in_save_failed_total [1-9]" "$m"
-check_match "... and how many are unsaved" "^shoal_sched_unsaved 1$" "$m"
+check_match "the metrics count the failed save" "^shoal_xfr_in_save_failures_total [1-9]" "$m"
+check_match "... show the zone unsaved" '^shoal_zone_unsaved\{zone="s.test."\} 1$' "$m"
+check_match "... and r.test saved" '^shoal_zone_unsaved\{zone="r.test."\} 0$' "$m"
+check_match "... and how many are unsaved" "^shoal_secondary_unsaved_zones 1$" "$m"
 check_match "the log says why" "zone s.test.*cannot save to $T_DIR/ro/s.test.zone.*Permission denied" \
 	"$(cat "$T_DIR/shoald.log")"
 
@@ -105,7 +107,9 @@ else fail "s.test saved after the reconfig: [$(ctl zone-status s.test)]"; fi
 fixed() { ! ctl zone-status s.test | grep -q save-error; }
 wait_until 10 fixed
 check_eq "zone-status no longer shows a save error" "" "$(ctl zone-status s.test | grep save-error)"
-check_match "the gauge is back to 0" "^shoal_sched_unsaved 0$" "$(metrics)"
+m=$(metrics)
+check_match "the gauge is back to 0" "^shoal_secondary_unsaved_zones 0$" "$m"
+check_match "... and the zone's" '^shoal_zone_unsaved\{zone="s.test."\} 0$' "$m"
 stop_within "$SHOALD_PID"
 check_eq "the secondary stops cleanly" 0 $?
 
