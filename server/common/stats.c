@@ -2,7 +2,6 @@
 /* The counters: counting on the worker; reading, summing and the outputs on the reader. */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "proto/error.h"
 #include "proto/hot.h"
 #include "proto/name.h"
+#include "server/common/sbuf.h"
 #include "server/common/stats.h"
 #include "zone/answer.h"
 #include "zone/zone.h"
@@ -182,56 +182,6 @@ void stats_sum(worker_stats_t *total, const worker_stats_t *a)
 }
 
 /* ---- the outputs ---- */
-
-/* A growing string that remembers running out of memory. */
-typedef struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-} sbuf_t;
-
-static void sput(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sput(sbuf_t *b, const char *fmt, ...)
-{
-	for (int tries = 0; !b->failed && tries < 2; tries++) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(b->p ? b->p + b->len : NULL, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->failed = true;
-		} else if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		} else {
-			size_t cap = (b->cap ? b->cap : 4096) * 2;
-			while (cap < b->len + (size_t)n + 1)
-				cap *= 2;
-			char *p = realloc(b->p, cap);
-			if (!p)
-				b->failed = true;
-			else
-				b->p = p, b->cap = cap;
-		}
-	}
-}
-
-/*
- * text with `"` and `\` escaped (and control characters, which zone names
- * never hold, as \u00XX in JSON or dropped in the exposition format).
- */
-static void sput_escaped(sbuf_t *b, const char *text, bool json)
-{
-	for (const char *c = text; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			sput(b, "\\%c", *c);
-		else if ((unsigned char)*c < 0x20 && json)
-			sput(b, "\\u%04x", (unsigned)(unsigned char)*c);
-		else if ((unsigned char)*c >= 0x20)
-			sput(b, "%c", *c);
-	}
-}
 
 /* One zone of the snapshot: its counters summed over the threads, what it serves, its timers. */
 typedef struct snap_zone {
@@ -513,17 +463,17 @@ static bool same_family(const field_t *a, const field_t *b)
 
 static void prom_name(sbuf_t *b, const field_t *f)
 {
-	sput(b, STATS_METRIC_PREFIX "%.*s%s", (int)family_len(f), f->metric,
-	     grows(f->kind) ? "_total" : "");
+	sbuf_put(b, STATS_METRIC_PREFIX "%.*s%s", (int)family_len(f), f->metric,
+		 grows(f->kind) ? "_total" : "");
 }
 
 static void prom_header(sbuf_t *b, const field_t *f)
 {
-	sput(b, "# HELP ");
+	sbuf_put(b, "# HELP ");
 	prom_name(b, f);
-	sput(b, " %s\n# TYPE ", f->help);
+	sbuf_put(b, " %s\n# TYPE ", f->help);
 	prom_name(b, f);
-	sput(b, " %s\n", grows(f->kind) ? "counter" : "gauge");
+	sbuf_put(b, " %s\n", grows(f->kind) ? "counter" : "gauge");
 }
 
 /*
@@ -537,25 +487,25 @@ static void prom_sample(prom_t *p, const series_t *s, size_t thread, uint64_t v)
 	prom_name(p->b, f);
 	const char *sep = "{";
 	if (thread < p->count) {
-		sput(p->b, "%sthread=\"%zu\"", sep, thread);
+		sbuf_put(p->b, "%sthread=\"%zu\"", sep, thread);
 		sep = ",";
 	}
 	if (!strcmp(f->list, "udp") || !strcmp(f->list, "tcp")) {
-		sput(p->b, "%sprotocol=\"%s\"", sep, f->list);
+		sbuf_put(p->b, "%sprotocol=\"%s\"", sep, f->list);
 		sep = ",";
 	}
 	const char *fixed = f->metric + family_len(f);
 	if (*fixed) {
-		sput(p->b, "%s%.*s", sep, (int)strlen(fixed) - 2, fixed + 1);
+		sbuf_put(p->b, "%s%.*s", sep, (int)strlen(fixed) - 2, fixed + 1);
 		sep = ",";
 	}
 	if (s->label) {
-		sput(p->b, "%s%s=\"", sep, s->label);
-		sput_escaped(p->b, s->value, false);
-		sput(p->b, "\"");
+		sbuf_put(p->b, "%s%s=\"", sep, s->label);
+		sbuf_put_escaped(p->b, s->value, false);
+		sbuf_put(p->b, "\"");
 		sep = ",";
 	}
-	sput(p->b, "%s %llu\n", *sep == ',' ? "}" : "", (unsigned long long)v);
+	sbuf_put(p->b, "%s %llu\n", *sep == ',' ? "}" : "", (unsigned long long)v);
 }
 
 static void prom_series(void *arg, const series_t *s, const uint64_t *row)
@@ -632,11 +582,11 @@ static void table_series(void *arg, const series_t *s, const uint64_t *row)
 		}
 		return;
 	}
-	sput(t->b, "%-*s", (int)t->label_width, label);
+	sbuf_put(t->b, "%-*s", (int)t->label_width, label);
 	for (size_t c = 0; c <= columns; c++)
-		sput(t->b, "  %*llu", (int)t->width[c],
-		     (unsigned long long)row[c == 0 ? t->count : c - 1]);
-	sput(t->b, "\n");
+		sbuf_put(t->b, "  %*llu", (int)t->width[c],
+			 (unsigned long long)row[c == 0 ? t->count : c - 1]);
+	sbuf_put(t->b, "\n");
 }
 
 static void render_table(sbuf_t *b, snapshot_t *s)
@@ -649,13 +599,13 @@ static void render_table(sbuf_t *b, snapshot_t *s)
 	output_t o = { table_series, &t };
 	for (size_t k = 0; k < FIELDS; k++)
 		field_series(s, &o, &fields[k]);
-	sput(b, "%-*s  %*s", (int)t.label_width, "counter", (int)width[0], "total");
+	sbuf_put(b, "%-*s  %*s", (int)t.label_width, "counter", (int)width[0], "total");
 	for (size_t c = 1; c <= s->count; c++) {
 		char head[32];
 		snprintf(head, sizeof(head), "thread %zu", c - 1);
-		sput(b, "  %*s", (int)width[c], head);
+		sbuf_put(b, "  %*s", (int)width[c], head);
 	}
-	sput(b, "\n");
+	sbuf_put(b, "\n");
 	t.measure = false;
 	for (size_t k = 0; k < FIELDS; k++)
 		field_series(s, &o, &fields[k]);
@@ -669,29 +619,29 @@ static void render_table(sbuf_t *b, snapshot_t *s)
  */
 static void json_field(sbuf_t *b, const char **sep, const field_t *f, const void *base)
 {
-	sput(b, "%s\"%s\": ", *sep, f->name);
+	sbuf_put(b, "%s\"%s\": ", *sep, f->name);
 	*sep = ", ";
 	if (f->kind == STATS_INFO) {
-		sput(b, "{\"%s\": 1}", PACKAGE_VERSION);
+		sbuf_put(b, "{\"%s\": 1}", PACKAGE_VERSION);
 		return;
 	}
 	if (f->kind != STATS_RCODES && f->kind != STATS_QTYPES) {
-		sput(b, "%llu", (unsigned long long)*counter_at(base, f, 0));
+		sbuf_put(b, "%llu", (unsigned long long)*counter_at(base, f, 0));
 		return;
 	}
 	char text[DNS_RCODE_TEXT_MAX];
 	const char *inner = "";
-	sput(b, "{");
+	sbuf_put(b, "{");
 	for (size_t i = 0; i < kind_size(f->kind); i++) {
 		uint64_t v = *counter_at(base, f, i);
 		if (!v)
 			continue;
 		const char *name = f->kind == STATS_RCODES ? dns_rcode_name((unsigned)i, text)
 							   : stats_qtype_name((unsigned)i);
-		sput(b, "%s\"%s\": %llu", inner, name, (unsigned long long)v);
+		sbuf_put(b, "%s\"%s\": %llu", inner, name, (unsigned long long)v);
 		inner = ", ";
 	}
-	sput(b, "}");
+	sbuf_put(b, "}");
 }
 
 /* One column: the UDP fields, then "tcp": {...}, "query": {...}, "xfr": {...}. */
@@ -702,59 +652,60 @@ static void json_column(sbuf_t *b, const snapshot_t *s, size_t c)
 		const field_t *f = &fields[k];
 		if (strcmp(f->list, list)) {
 			/* the first list's fields are the column's own; the others nest */
-			sput(b, "%s, \"%s\": {", list == fields[0].list ? "" : "}", f->list);
+			sbuf_put(b, "%s, \"%s\": {", list == fields[0].list ? "" : "}", f->list);
 			list = f->list;
 			sep = "";
 		}
 		json_field(b, &sep, f, &s->w[c]);
 	}
-	sput(b, "%s", list == fields[0].list ? "" : "}");
+	sbuf_put(b, "%s", list == fields[0].list ? "" : "}");
 }
 
 /* "zones": {"<zone>": {its counters, then what it serves and its timers}, ...} */
 static void json_zones(sbuf_t *b, const snapshot_t *s)
 {
-	sput(b, ",\n \"zones\": {");
+	sbuf_put(b, ",\n \"zones\": {");
 	for (size_t i = 0; i < s->zones; i++) {
-		sput(b, "%s\"", i ? ", " : "");
-		sput_escaped(b, s->z[i].name, true);
-		sput(b, "\": {");
+		sbuf_put(b, "%s\"", i ? ", " : "");
+		sbuf_put_escaped(b, s->z[i].name, true);
+		sbuf_put(b, "\": {");
 		const char *sep = "";
 		for (size_t k = 0; k < ZONE_FIELDS + SERVED_FIELDS + SECONDARY_FIELDS; k++) {
 			uint64_t v;
 			if (!zone_value(&s->z[i], &ZONE_TABLE[k], &v))
 				continue;
-			sput(b, "%s\"%s\": %llu", sep, ZONE_TABLE[k].name, (unsigned long long)v);
+			sbuf_put(b, "%s\"%s\": %llu", sep, ZONE_TABLE[k].name,
+				 (unsigned long long)v);
 			sep = ", ";
 		}
-		sput(b, "}");
+		sbuf_put(b, "}");
 	}
-	sput(b, "}");
+	sbuf_put(b, "}");
 }
 
 static void render_json(sbuf_t *b, const snapshot_t *s)
 {
-	sput(b, "{\"threads\": [");
+	sbuf_put(b, "{\"threads\": [");
 	for (size_t t = 0; t < s->count; t++) {
-		sput(b, "%s\n  {\"thread\": %zu, ", t ? "," : "", t);
+		sbuf_put(b, "%s\n  {\"thread\": %zu, ", t ? "," : "", t);
 		json_column(b, s, t);
-		sput(b, "}");
+		sbuf_put(b, "}");
 	}
-	sput(b, "],\n \"total\": {");
+	sbuf_put(b, "],\n \"total\": {");
 	json_column(b, s, s->count);
-	sput(b, "}");
+	sbuf_put(b, "}");
 	json_zones(b, s);
 	const char *list = "", *sep = "";
 	for (size_t k = 0; k < GROUP_FIELDS; k++) {
 		const field_t *f = &GROUP_TABLE[k];
 		if (strcmp(f->list, list)) {
-			sput(b, "%s,\n \"%s\": {", *list ? "}" : "", f->list);
+			sbuf_put(b, "%s,\n \"%s\": {", *list ? "}" : "", f->list);
 			list = f->list;
 			sep = "";
 		}
 		json_field(b, &sep, f, &s->g);
 	}
-	sput(b, "%s}\n", *list ? "}" : "");
+	sbuf_put(b, "%s}\n", *list ? "}" : "");
 }
 
 int stats_render(const stats_source_t *src, enum stats_format f, char **out, size_t *len)
@@ -763,7 +714,7 @@ int stats_render(const stats_source_t *src, enum stats_format f, char **out, siz
 	if (snapshot_take(&s, src) < 0)
 		return SHOAL_ENOMEM;
 	sbuf_t b = { 0 };
-	sput(&b, "%s", ""); /* an empty output is still a string */
+	sbuf_put(&b, "%s", ""); /* an empty output is still a string */
 	if (f == STATS_FORMAT_JSON)
 		render_json(&b, &s);
 	else if (f == STATS_FORMAT_PROMETHEUS)
