@@ -712,33 +712,39 @@ int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 	return z ? 0 : SHOAL_ENOTFOUND;
 }
 
-/* A time of zone-status: RFC 3339, or "-" for none. */
-static void format_time(time_t t, char *buf, size_t cap)
+/* z's times and whether its file holds the version served. Any thread, in a read section. */
+static void zone_times(sched_t *s, const sec_zone_t *z, stats_secondary_t *g)
 {
-	if (!t || !timestamp_text(t, -1, buf, cap))
-		snprintf(buf, cap, "-");
+	g->next_refresh = (uint64_t)__atomic_load_n(&z->shown_next, __ATOMIC_RELAXED);
+	g->expires = (uint64_t)__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED);
+	g->unsaved = (uint64_t)__atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&s->status_lock);
+	g->last_refresh = (uint64_t)z->last_refresh;
+	g->last_failure = (uint64_t)z->last_failure;
+	pthread_mutex_unlock(&s->status_lock);
 }
 
-void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap)
+bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 {
 	rcu_read_lock();
 	sec_zone_t *z = zone_of(s, apex);
-	if (!z) {
-		rcu_read_unlock();
-		snprintf(buf, cap, "%s", "");
-		return;
+	if (z) {
+		stats_secondary_t g;
+		zone_times(s, z, &g);
+		out->next_refresh = (time_t)g.next_refresh;
+		out->expires = (time_t)g.expires;
+		out->last_refresh = (time_t)g.last_refresh;
+		out->last_failure = (time_t)g.last_failure;
+		pthread_mutex_lock(&s->status_lock);
+		snprintf(out->source, sizeof(out->source), "%s", z->source ? z->source : "none");
+		snprintf(out->last_error, sizeof(out->last_error), "%s",
+			 z->last_error ? z->last_error : "");
+		snprintf(out->save_error, sizeof(out->save_error), "%s",
+			 z->save_error ? z->save_error : "");
+		pthread_mutex_unlock(&s->status_lock);
 	}
-	char last[TIMESTAMP_TEXT_MAX], next[TIMESTAMP_TEXT_MAX], expires[TIMESTAMP_TEXT_MAX];
-	format_time(__atomic_load_n(&z->shown_next, __ATOMIC_RELAXED), next, sizeof(next));
-	format_time(__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED), expires, sizeof(expires));
-	pthread_mutex_lock(&s->status_lock);
-	format_time(z->last_refresh, last, sizeof(last));
-	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s expires %s%s%s%s%s",
-		 z->source ? z->source : "none", last, next, expires,
-		 z->last_error ? " last-error " : "", z->last_error ? z->last_error : "",
-		 z->save_error ? " save-error " : "", z->save_error ? z->save_error : "");
-	pthread_mutex_unlock(&s->status_lock);
 	rcu_read_unlock();
+	return z != NULL;
 }
 
 void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
@@ -750,17 +756,9 @@ void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
 	rcu_read_lock();
 	const sec_table_t *t = rcu_dereference(s->shown);
 	for (size_t k = 0; t && k < t->count; k++) {
-		sec_zone_t *z = t->zones[k];
-		stats_secondary_t g = {
-			.next_refresh = (uint64_t)__atomic_load_n(&z->shown_next, __ATOMIC_RELAXED),
-			.expires = (uint64_t)__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED),
-			.unsaved = (uint64_t)__atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE),
-		};
-		pthread_mutex_lock(&s->status_lock);
-		g.last_refresh = (uint64_t)z->last_refresh;
-		g.last_failure = (uint64_t)z->last_failure;
-		pthread_mutex_unlock(&s->status_lock);
-		each(arg, z->apex, &g);
+		stats_secondary_t g;
+		zone_times(s, t->zones[k], &g);
+		each(arg, t->zones[k]->apex, &g);
 	}
 	rcu_read_unlock();
 }
