@@ -20,7 +20,7 @@
 /* Control clients served at once; more wait, unaccepted, until one leaves. */
 #define CONTROL_CLIENTS_MAX 8
 
-/* The longest command line, its newline counted: zone-status names several zones. */
+/* A command line is shorter than this, its newline counted: zone-status names many zones. */
 #define CONTROL_LINE_MAX 8192
 
 /* What a command takes after its name. */

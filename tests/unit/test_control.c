@@ -176,6 +176,25 @@ static void test_dispatch(void)
 		ask(&f, in_dir("ask"), wrong[i], reply, sizeof(reply));
 		CU_ASSERT_STRING_EQUAL(reply, unknown);
 	}
+	/*
+	 * zone-status names many zones: a line of 4 KiB (16 names of 255
+	 * octets) is read; one of CONTROL_LINE_MAX octets is refused.
+	 */
+	size_t cap = CONTROL_LINE_MAX > 4096 ? CONTROL_LINE_MAX : 4096;
+	char *line = malloc(cap + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	memset(line, ' ', cap);
+	line[cap] = '\0';
+	memcpy(line, "bogus", 5);
+	line[4095] = '\n';
+	line[4096] = '\0';
+	ask(&f, in_dir("ask"), line, reply, sizeof(reply));
+	CU_ASSERT_STRING_EQUAL(reply, unknown);
+	line[4095] = line[4096] = 'x';
+	line[CONTROL_LINE_MAX - 1] = '\n';
+	ask(&f, in_dir("ask"), line, reply, sizeof(reply));
+	CU_ASSERT_STRING_EQUAL(reply, "error\ncommand line too long\n");
+	free(line);
 	CU_ASSERT_EQUAL(stops, 0);
 	ask(&f, in_dir("ask"), "  stop  \n", reply, sizeof(reply));
 	CU_ASSERT_STRING_EQUAL(reply, "ok\nstopping\n");
