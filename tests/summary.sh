@@ -6,8 +6,9 @@
 # its line counts failed cases (the differential test passes at 99%) has
 # those cases reported as tolerated, on their own line; a program that failed
 # as a whole while its counts show no failure (a sanitizer report after the
-# counts, a crash on exit) counts as one failure and is named. Prints one
-# closing line; usage:
+# counts, a crash on exit) counts as one failure and is named. A failed
+# program's failed checks and sanitizer summaries are printed just before the
+# closing line, where the end of a long CI output still shows them. Usage:
 #   tests/summary.sh BUILDDIR [LABEL]
 dir=${1:-.}
 label=${2:-tests}
@@ -15,6 +16,7 @@ passed=0
 failed=0
 tolerated=0
 files=0
+failures=
 while IFS= read -r -d '' log; do
 	case $log in */test-suite.log) continue ;; esac
 	files=$((files + 1))
@@ -46,6 +48,12 @@ while IFS= read -r -d '' log; do
 		failed=$((failed + 1))
 		echo "$log: the program failed after its counts (see its log)"
 	fi
+	if grep -qE ':test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null; then
+		failures="$failures--- $log
+$(grep -E '^(FAIL|not ok)|SUMMARY: [A-Za-z]+Sanitizer|runtime error: ' "$log" | head -8)
+"
+	fi
 done < <(find "$dir" -name '*.log' -path '*tests*' -print0)
+[ -n "$failures" ] && printf '%s' "$failures"
 [ "$tolerated" -gt 0 ] && echo "$label: $tolerated cases tolerated (see above)"
 echo "$label ($files test programs): $passed passed, $failed failed"

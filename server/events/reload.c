@@ -17,6 +17,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/common/systemd.h"
 #include "server/common/thread.h"
 #include "server/common/timestamp.h"
@@ -234,6 +235,7 @@ static unsigned reload_threads(void)
 
 void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 {
+	MAIN_THREAD_ONLY();
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
 	r->zones = zones;
@@ -241,6 +243,7 @@ void reload_init(reload_t *r, const conf_t *cfg, zonedb_ref_t *zones)
 
 int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 {
+	MAIN_THREAD_ONLY();
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
@@ -285,6 +288,7 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 
 bool reload_loading(const reload_t *r, size_t *done, size_t *total)
 {
+	MAIN_THREAD_ONLY();
 	*done = __atomic_load_n(&r->loaded, __ATOMIC_RELAXED);
 	*total = r->loading;
 	return r->first_loading;
@@ -293,6 +297,7 @@ bool reload_loading(const reload_t *r, size_t *done, size_t *total)
 /* Main loop, each second of the first load: how far it is, for the service manager. */
 static void on_load_progress(uv_timer_t *t)
 {
+	MAIN_THREAD_ONLY();
 	reload_t *r = t->data;
 	size_t done, total;
 	if (!reload_loading(r, &done, &total))
@@ -566,6 +571,7 @@ static void tell_ready(reload_t *r, bool first)
 /* Main loop: the reload thread has finished; report and maybe run the queued one. */
 static void on_reload_done(uv_async_t *a)
 {
+	MAIN_THREAD_ONLY();
 	reload_t *r = a->data;
 	reload_job_t *job = r->job;
 	if (!job)
@@ -620,6 +626,7 @@ static void on_reload_done(uv_async_t *a)
  */
 static void on_reload_timeout(uv_timer_t *t)
 {
+	MAIN_THREAD_ONLY();
 	reload_t *r = t->data;
 	reload_job_t *job = r->job;
 	if (!job || r->abandoned)
@@ -664,6 +671,7 @@ static int job_start(reload_t *r, const job_kind_t *kind, reload_done_fn done, v
 
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
+	MAIN_THREAD_ONLY();
 	if (r->running)
 		return SHOAL_EEXIST;
 	if (only && conf_zone_index(r->cfg, only) < 0)
@@ -674,6 +682,7 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 
 int reload_reconfig(reload_t *r, conf_t *cfg, bool check_files, reload_done_fn done, void *arg)
 {
+	MAIN_THREAD_ONLY();
 	if (r->running)
 		return SHOAL_EEXIST;
 	job_kind_t kind = { .cfg = cfg, .check_files = check_files };
@@ -682,6 +691,7 @@ int reload_reconfig(reload_t *r, conf_t *cfg, bool check_files, reload_done_fn d
 
 int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
 {
+	MAIN_THREAD_ONLY();
 	r->first_done = done;
 	r->first_done_arg = arg;
 	if (!zonedb_pending(r->writer)) {
@@ -751,17 +761,20 @@ static int job_start(reload_t *r, const job_kind_t *kind, reload_done_fn done, v
 
 void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg)
 {
+	MAIN_THREAD_ONLY();
 	r->published = fn;
 	r->published_arg = arg;
 }
 
 void reload_stopping(reload_t *r)
 {
+	MAIN_THREAD_ONLY();
 	r->stopping = true;
 }
 
 int reload_attach(reload_t *r, uv_loop_t *loop)
 {
+	MAIN_THREAD_ONLY();
 	pthread_condattr_t attr;
 	r->loop = loop;
 	int e = pthread_condattr_init(&attr);
@@ -807,6 +820,7 @@ static bool wait_finished(reload_t *r, unsigned ms)
 
 bool reload_close(reload_t *r)
 {
+	MAIN_THREAD_ONLY();
 	if (r->running) {
 		/* its loads stop at the next record or read; publishing finishes first */
 		pthread_mutex_lock(&r->lock);
@@ -847,6 +861,7 @@ bool reload_close(reload_t *r)
 
 void reload_clear(reload_t *r)
 {
+	MAIN_THREAD_ONLY();
 	if (r->writer)
 		zonedb_publish(r->zones, NULL); /* frees the set after a grace period */
 	r->writer = NULL;
