@@ -102,6 +102,11 @@ static int write_zone(int fd, const zone_t *z, const char *comment)
 	return err;
 }
 
+int zone_write_fd(const zone_t *z, int fd)
+{
+	return write_zone(fd, z, NULL);
+}
+
 /*
  * Whether a and b hold the same records: the same names, RRsets and
  * octets. When not, why says where they part first.
