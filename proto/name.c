@@ -188,7 +188,7 @@ bool name_is_wildcard(const uint8_t *name)
 static_assert(NAME_MAXLEN - 1 <= UINT8_MAX, "a label's offset in a name fits an octet");
 
 /* Offsets of the labels of name, first label first; returns the count. */
-static int label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS])
+QUERY_PATH int name_label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS])
 {
 	int n = 0;
 	for (size_t p = 0; name[p] && n < NAME_MAXLABELS; p += 1 + (size_t)name[p])
@@ -199,8 +199,8 @@ static int label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS])
 int name_compare(const uint8_t *a, const uint8_t *b)
 {
 	uint8_t ao[NAME_MAXLABELS], bo[NAME_MAXLABELS];
-	int an = label_offsets(a, ao);
-	int bn = label_offsets(b, bo);
+	int an = name_label_offsets(a, ao);
+	int bn = name_label_offsets(b, bo);
 	/* RFC 4034 6.1: compare labels from the root, as lowercase octets */
 	while (an > 0 && bn > 0) {
 		const uint8_t *la = a + ao[--an];

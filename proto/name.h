@@ -65,6 +65,9 @@ bool name_is_wildcard(const uint8_t *name);
  */
 int name_compare(const uint8_t *a, const uint8_t *b);
 
+/* Where each label of name starts (offsets from the first octet, leftmost first); the count. */
+int name_label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS]);
+
 /*
  * 64-bit keyed hash (SipHash via libsodium's crypto_shorthash) of the
  * lowercased name. key is crypto_shorthash_KEYBYTES (16) octets, chosen at

@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < z->nsec3.salt_len; i++)
 			snprintf(salt + 2 * i, 3, "%02x", z->nsec3.salt[i]);
 		printf("signed: NSEC3, %u iterations, salt %s, %zu hashes in the chain\n",
-		       z->nsec3.iterations, salt, z->nsec3.count);
+		       z->nsec3.iterations, salt, (size_t)z->nsec3.chain.count);
 	}
 	if (stats)
 		printf("load time %.0f ms, %zu nodes, store %zu octets (%.1f per record), "

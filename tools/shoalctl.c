@@ -34,7 +34,7 @@ static void usage(FILE *out)
 	fprintf(out, "Usage: shoalctl [-s PATH] [--json] COMMAND [ARG...]\n"
 		     "Send COMMAND to shoald's control socket and print the reply.\n\n"
 		     "  -s, --socket PATH   control socket (default " SHOALCTL_DEFAULT_SOCKET ")\n"
-		     "  -j, --json          stats: as JSON (stats json)\n"
+		     "  -j, --json          stats, zone-status: as JSON\n"
 		     "  -h, --help          print this help and exit\n"
 		     "  -V, --version       print the version and exit\n\n"
 		     "Commands:\n");
@@ -171,11 +171,12 @@ static void on_top_signal(int sig)
 	top_stop = 1;
 }
 
-/* If line is a sample of metric, add its value to counts[its thread]. */
-static void add_sample(const char *line, const char *metric, uint64_t *counts, size_t *threads)
+/* If line is a sample of metric with label, add its value to counts[its thread]. */
+static void add_sample(const char *line, const char *metric, const char *label, uint64_t *counts,
+		       size_t *threads)
 {
 	size_t n = strlen(metric);
-	if (strncmp(line, metric, n) || line[n] != '{')
+	if (strncmp(line, metric, n) || line[n] != '{' || !strstr(line, label))
 		return;
 	const char *t = strstr(line, "thread=\"");
 	const char *v = strstr(line, "} ");
@@ -205,8 +206,10 @@ static int top_take(const char *path, top_sample_t *s)
 		end = line + strcspn(line, "\n");
 		bool last = *end == '\0';
 		*end = '\0';
-		add_sample(line, STATS_METRIC_PREFIX "udp_answers_total", s->udp, &s->threads);
-		add_sample(line, STATS_METRIC_PREFIX "tcp_answers_total", s->tcp, &s->threads);
+		add_sample(line, STATS_METRIC_PREFIX "answers_total", "protocol=\"udp\"", s->udp,
+			   &s->threads);
+		add_sample(line, STATS_METRIC_PREFIX "answers_total", "protocol=\"tcp\"", s->tcp,
+			   &s->threads);
 		if (last)
 			break;
 	}
@@ -277,6 +280,42 @@ static int top(const char *path, int count)
 	return rc;
 }
 
+/* words[0..n) and, with json, "--json", joined by blanks into buf. 0, or -1 said on stderr. */
+static int join_words(char *buf, size_t cap, char **words, size_t n, bool json)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i <= n; i++) {
+		const char *w = i < n ? words[i] : json ? "--json" : NULL;
+		int k = w ? snprintf(buf + len, cap - len, "%s%s", len ? " " : "", w) : 0;
+		if (k < 0 || (size_t)k >= cap - len) {
+			fprintf(stderr, "shoalctl: command too long or not one line\n");
+			return -1;
+		}
+		len += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * zone-add's argument "NAME FILE" into buf: the server does not share our
+ * folder, so a relative FILE is made whole here. 0, or -1 said on stderr.
+ */
+static int zone_add_arg(char *buf, size_t cap, const char *name, const char *file)
+{
+	char cwd[PATH_MAX] = "";
+	if (file[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "shoalctl: zone-add: cannot read the current folder\n");
+		return -1;
+	}
+	int w = snprintf(buf, cap, "%s %s%s%s", name, cwd, cwd[0] ? "/" : "", file);
+	if (w < 0 || (size_t)w >= cap) {
+		fprintf(stderr, "shoalctl: command too long or not one line\n");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -309,40 +348,34 @@ int main(int argc, char **argv)
 		}
 	}
 	int args = argc - optind;
-	bool zone_add = args >= 1 && !strcmp(argv[optind], "zone-add");
-	bool page = args == 3 && !strcmp(argv[optind], "zone-status"); /* FROM COUNT */
-	if (args < 1 || args > (zone_add || page ? 3 : 2) || (zone_add && args != 3)) {
+	if (args < 1) {
 		usage(stderr);
 		return 2;
 	}
-	const char *cmd = argv[optind], *arg = args >= 2 ? argv[optind + 1] : NULL;
-	char add_arg[1100];
-	if (page) {
-		snprintf(add_arg, sizeof(add_arg), "%.40s %.40s", arg, argv[optind + 2]);
-		arg = add_arg;
-	}
-	if (zone_add) {
-		/* the server does not share our folder: a relative FILE is made whole here */
-		const char *file = argv[optind + 2];
-		char cwd[PATH_MAX] = "";
-		if (file[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
-			fprintf(stderr, "shoalctl: zone-add: cannot read the current folder\n");
-			return 1;
-		}
-		int w = snprintf(add_arg, sizeof(add_arg), "%s %s%s%s", arg, cwd, cwd[0] ? "/" : "",
-				 file);
-		if (w < 0 || (size_t)w >= sizeof(add_arg)) {
-			fprintf(stderr, "shoalctl: command too long or not one line\n");
-			return 2;
-		}
-		arg = add_arg;
-	}
-	if (json && (strcmp(cmd, "stats") || arg)) {
-		fprintf(stderr, "shoalctl: --json goes with stats alone\n");
+	const char *cmd = argv[optind];
+	bool zone_add = !strcmp(cmd, "zone-add");
+	bool zone_status = !strcmp(cmd, "zone-status"); /* ZONE... or FROM COUNT */
+	if ((!zone_status && args > (zone_add ? 3 : 2)) || (zone_add && args != 3)) {
+		usage(stderr);
 		return 2;
 	}
-	if (json)
+	const char *arg = args >= 2 ? argv[optind + 1] : NULL;
+	char joined[CONTROL_LINE_MAX];
+	if (zone_status && (args > 2 || json)) {
+		if (join_words(joined, sizeof(joined), argv + optind + 1, (size_t)args - 1, json) <
+		    0)
+			return 2;
+		arg = joined;
+	} else if (zone_add) {
+		if (zone_add_arg(joined, sizeof(joined), arg, argv[optind + 2]) < 0)
+			return 2;
+		arg = joined;
+	} else if (json && (strcmp(cmd, "stats") || arg)) {
+		fprintf(stderr, "shoalctl: --json goes with stats and zone-status alone\n");
+		return 2;
+	} else if (json) {
 		arg = "json";
+	}
 	if (!strcmp(cmd, "top")) {
 		char *end = NULL;
 		long count = arg ? strtol(arg, &end, 10) : TOP_COUNT_DEFAULT;
@@ -353,7 +386,7 @@ int main(int argc, char **argv)
 		}
 		return top(path, (int)count);
 	}
-	char line[1100];
+	char line[CONTROL_LINE_MAX];
 	int n = snprintf(line, sizeof(line), "%s%s%s\n", cmd, arg ? " " : "", arg ? arg : "");
 	if (n < 0 || (size_t)n >= sizeof(line) || strchr(line, '\n') != line + n - 1) {
 		fprintf(stderr, "shoalctl: command too long or not one line\n");

@@ -35,6 +35,7 @@ enum lookup_kind {
 typedef struct lookup {
 	enum lookup_kind kind;
 	const znode_t *node; /* the match, wildcard, cut, DNAME owner or closest encloser */
+	const znode_t *ce;   /* for a wildcard: the closest encloser, its parent */
 } lookup_t;
 
 /* One answer being planned and written. Lives on the worker's stack. */
@@ -71,9 +72,9 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 	if (n && !(n->flags & ZNODE_OCCLUDED)) {
 		/* RFC 4035 3.1.4.1: DS at a cut belongs to the parent side */
 		if ((n->flags & ZNODE_DELEG) && qtype != DNS_TYPE_DS)
-			*res = (lookup_t){ LOOKUP_REFERRAL, n };
+			*res = (lookup_t){ LOOKUP_REFERRAL, n, NULL };
 		else
-			*res = (lookup_t){ LOOKUP_EXACT, n };
+			*res = (lookup_t){ LOOKUP_EXACT, n, NULL };
 		return;
 	}
 	if (!n) {
@@ -95,31 +96,35 @@ static void lookup_name(const zone_t *z, const uint8_t *name, size_t len, uint64
 	const znode_t *top = NULL;
 	if ((ce->flags & (ZNODE_OCCLUDED | ZNODE_DELEG)) ||
 	    (ce != n && (ce->flags & ZNODE_DNAME))) {
-		for (const znode_t *p = ce; p; p = p->parent)
+		for (const znode_t *p = ce; p; p = zone_parent(z, p)) {
 			if ((p->flags & ZNODE_DELEG) || ((p->flags & ZNODE_DNAME) && p != n))
 				top = p;
+			/* a node not below a cut or DNAME has none above it: stop there */
+			if (!(p->flags & ZNODE_OCCLUDED))
+				break;
+		}
 	}
 	if (top) {
-		*res = (lookup_t){ (top->flags & ZNODE_DELEG) ? LOOKUP_REFERRAL : LOOKUP_DNAME,
-				   top };
+		*res = (lookup_t){ (top->flags & ZNODE_DELEG) ? LOOKUP_REFERRAL : LOOKUP_DNAME, top,
+				   NULL };
 		return;
 	}
 	if (ce->flags & ZNODE_WILDCARD_CHILD) {
 		uint8_t wild[NAME_MAXLEN];
 		wild[0] = 1;
 		wild[1] = '*';
-		memcpy(wild + 2, ce->name, ce->name_len);
+		memcpy(wild + 2, znode_name(ce), ce->name_len);
 		size_t wlen = (size_t)ce->name_len + 2;
 		const znode_t *w =
 			zone_lookup_hashed(z, wild, wlen, name_hash_lower(wild, wlen, key));
 		if (w) {
 			/* a wildcard with NS (RFC 4592 4.2 leaves it open): a referral, as Knot */
 			bool cut = (w->flags & ZNODE_DELEG) && qtype != DNS_TYPE_DS;
-			*res = (lookup_t){ cut ? LOOKUP_REFERRAL : LOOKUP_WILDCARD, w };
+			*res = (lookup_t){ cut ? LOOKUP_REFERRAL : LOOKUP_WILDCARD, w, ce };
 			return;
 		}
 	}
-	*res = (lookup_t){ LOOKUP_NXDOMAIN, ce };
+	*res = (lookup_t){ LOOKUP_NXDOMAIN, ce, NULL };
 }
 
 /* Append a set; on no room the answer becomes TC with the question only. */
@@ -146,9 +151,9 @@ QUERY_PATH static bool put_set(answer_t *a, enum dns_section sec, const uint8_t 
 QUERY_PATH static void put_negative(answer_t *a)
 {
 	const zone_t *z = a->z;
-	if (put(a, DNS_SECTION_AUTHORITY, z->apex->name, &z->neg_soa) && a->dnssec &&
+	if (put(a, DNS_SECTION_AUTHORITY, znode_name(z->apex), &z->neg_soa) && a->dnssec &&
 	    z->neg_soa_sigs)
-		put(a, DNS_SECTION_AUTHORITY, z->apex->name, z->neg_soa_sigs);
+		put(a, DNS_SECTION_AUTHORITY, znode_name(z->apex), z->neg_soa_sigs);
 }
 
 /*
@@ -173,7 +178,7 @@ static void put_proofs(answer_t *a)
 	uint16_t type = a->z->denial == ZONE_DENIAL_NSEC3 ? DNS_TYPE_NSEC3 : DNS_TYPE_NSEC;
 	for (int i = 0; i < a->proof_count; i++) {
 		const zrrset_t *rs = znode_rrset(a->proofs[i], type);
-		if (rs && !put_set(a, DNS_SECTION_AUTHORITY, a->proofs[i]->name, rs))
+		if (rs && !put_set(a, DNS_SECTION_AUTHORITY, znode_name(a->proofs[i]), rs))
 			return;
 	}
 }
@@ -196,7 +201,7 @@ static void prove_no_wildcard(answer_t *a, const znode_t *ce)
 		return;
 	wild[0] = 1;
 	wild[1] = '*';
-	memcpy(wild + 2, ce->name, ce->name_len);
+	memcpy(wild + 2, znode_name(ce), ce->name_len);
 	prove_cover(a, wild);
 }
 
@@ -217,7 +222,7 @@ static const uint8_t *name_keep_labels(const uint8_t *name, int labels)
 QUERY_PATH static const znode_t *prove_encloser(answer_t *a, const uint8_t *name, const znode_t *ce)
 {
 	while (ce && !zone_nsec3_match(a->z, ce))
-		ce = ce->parent;
+		ce = zone_parent(a->z, ce);
 	if (!ce)
 		return NULL;
 	proof_add(a, zone_nsec3_match(a->z, ce));
@@ -249,25 +254,25 @@ QUERY_PATH static void prove_nodata(answer_t *a, const znode_t *n)
 		if (znode_rrset(n, DNS_TYPE_NSEC))
 			proof_add(a, n);
 		else
-			prove_cover(a, n->name);
+			prove_cover(a, znode_name(n));
 	} else if (a->z->denial == ZONE_DENIAL_NSEC3) {
 		const znode_t *m = zone_nsec3_match(a->z, n);
 		if (m)
 			proof_add(a, m);
 		else
-			prove_encloser(a, n->name, n);
+			prove_encloser(a, znode_name(n), n);
 	}
 }
 
 /*
- * An answer synthesised from wildcard w for name: no closer name exists
- * (RFC 4035 3.1.3.3, RFC 5155 7.2.6); for NODATA also that w lacks the type
- * (RFC 4035 3.1.3.4, RFC 5155 7.2.5).
+ * An answer synthesised from the wildcard of lookup res for name: no
+ * closer name exists (RFC 4035 3.1.3.3, RFC 5155 7.2.6); for NODATA also
+ * that the wildcard lacks the type (RFC 4035 3.1.3.4, RFC 5155 7.2.5).
  */
-QUERY_PATH static void prove_wildcard(answer_t *a, const uint8_t *name, const znode_t *w,
+QUERY_PATH static void prove_wildcard(answer_t *a, const uint8_t *name, const lookup_t *res,
 				      bool nodata)
 {
-	const znode_t *ce = w->parent;
+	const znode_t *w = res->node, *ce = res->ce;
 	if (a->z->denial == ZONE_DENIAL_NSEC) {
 		prove_cover(a, name);
 	} else if (a->z->denial == ZONE_DENIAL_NSEC3) {
@@ -284,7 +289,7 @@ static void prove_referral(answer_t *a, const znode_t *cut)
 {
 	const zrrset_t *ds = znode_rrset(cut, DNS_TYPE_DS);
 	if (ds)
-		put_set(a, DNS_SECTION_AUTHORITY, cut->name, ds);
+		put_set(a, DNS_SECTION_AUTHORITY, znode_name(cut), ds);
 	else
 		prove_nodata(a, cut);
 }
@@ -341,7 +346,7 @@ static void put_additional(answer_t *a)
 		uint8_t target[NAME_MAXLEN];
 		memcpy(target, rdata + off, (size_t)tlen);
 		name_lower(target);
-		if (!in_bailiwick(target, a->z->apex->name))
+		if (!in_bailiwick(target, znode_name(a->z->apex)))
 			continue;
 		const znode_t *n = zone_lookup(a->z, target);
 		if (!n || ((n->flags & ZNODE_OCCLUDED) && !a->cut))
@@ -353,12 +358,12 @@ static void put_additional(answer_t *a)
 			continue;
 		if (nseen < ANSWER_ADDITIONAL_MAX)
 			seen[nseen++] = n;
-		bool required = a->cut && in_bailiwick(target, a->cut->name);
+		bool required = a->cut && in_bailiwick(target, znode_name(a->cut));
 		for (int t = 0; t < 2; t++) {
 			const zrrset_t *rs = znode_rrset(n, address_types[t]);
 			if (!rs)
 				continue;
-			int rc = response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name,
+			int rc = response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, znode_name(n),
 						    &rs->set);
 			if (rc < 0 && required) {
 				/* like Knot: TC, keeping the referral and the glue that fit */
@@ -368,7 +373,7 @@ static void put_additional(answer_t *a)
 			}
 			/* glue is not signed; other data gets its RRSIGs when they fit */
 			if (rc == 0 && a->dnssec && rs->sigs && !(n->flags & ZNODE_OCCLUDED))
-				response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, n->name,
+				response_add_rrset(&a->r, DNS_SECTION_ADDITIONAL, znode_name(n),
 						   rs->sigs);
 		}
 	}
@@ -506,7 +511,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 			a->kind = ANSWER_REFERRAL;
 			a->account = n;
 			const zrrset_t *ns = znode_rrset(n, DNS_TYPE_NS);
-			if (put(a, DNS_SECTION_AUTHORITY, n->name, &ns->set)) {
+			if (put(a, DNS_SECTION_AUTHORITY, znode_name(n), &ns->set)) {
 				a->extra = &ns->set;
 				a->cut = n;
 				if (a->dnssec)
@@ -529,7 +534,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 		if (res.kind == LOOKUP_DNAME) {
 			const zrrset_t *dn = znode_rrset(n, DNS_TYPE_DNAME);
 			/* a DNAME met again on the chain is not repeated, as in Knot */
-			if (n != dname_added && !put_set(a, DNS_SECTION_ANSWER, n->name, dn))
+			if (n != dname_added && !put_set(a, DNS_SECTION_ANSWER, znode_name(n), dn))
 				break;
 			dname_added = n;
 			uint8_t *next = buf[spare];
@@ -560,12 +565,12 @@ static void answer_zone(answer_t *a, const query_t *q)
 		} else {
 			/* exact or wildcard: the owner is the name asked for (RFC 4592 3.3.1) */
 			bool wild = res.kind == LOOKUP_WILDCARD;
-			a->account = wild ? n->parent : NULL;
+			a->account = wild ? res.ce : NULL;
 			const rrset_wire_t *sigs = a->qtype == DNS_TYPE_RRSIG ? pick_sigs(n) : NULL;
 			if (sigs) {
 				/* signatures of the wildcard: the name itself does not exist */
 				if (put(a, DNS_SECTION_ANSWER, owner, sigs) && wild && a->dnssec)
-					prove_wildcard(a, name, n, false);
+					prove_wildcard(a, name, &res, false);
 				break;
 			}
 			const zrrset_t *rs = a->qtype == DNS_TYPE_ANY ? pick_any(n)
@@ -576,7 +581,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 				if (put_set(a, DNS_SECTION_ANSWER, owner, rs))
 					a->extra = &rs->set;
 				if (wild && a->dnssec)
-					prove_wildcard(a, name, n, false);
+					prove_wildcard(a, name, &res, false);
 				break;
 			}
 			cname_rs = (n->flags & ZNODE_CNAME) ? znode_rrset(n, DNS_TYPE_CNAME) : NULL;
@@ -584,13 +589,13 @@ static void answer_zone(answer_t *a, const query_t *q)
 				a->kind = ANSWER_NODATA;
 				put_negative(a); /* NODATA (RFC 2308 2.2) */
 				if (a->dnssec && wild)
-					prove_wildcard(a, name, n, true);
+					prove_wildcard(a, name, &res, true);
 				else if (a->dnssec)
 					prove_nodata(a, n);
 				break;
 			}
 			if (wild && a->dnssec)
-				prove_wildcard(a, name, n, false);
+				prove_wildcard(a, name, &res, false);
 			cname = &cname_rs->set;
 		}
 		/*
@@ -614,7 +619,7 @@ static void answer_zone(answer_t *a, const query_t *q)
 		memcpy(next, target, len);
 		name_lower(next);
 		name = owner = next;
-		if (!in_bailiwick(name, z->apex->name))
+		if (!in_bailiwick(name, znode_name(z->apex)))
 			break; /* NSD and Knot follow chains inside the zone only */
 	}
 	if (!a->stop)
@@ -745,7 +750,7 @@ static void answer_account(const answer_t *a, const query_t *q, answer_info_t *i
 	info->kind = a->kind;
 	if (a->r.rcode != DNS_RCODE_NOERROR && a->r.rcode != DNS_RCODE_NXDOMAIN)
 		info->kind = ANSWER_ERROR;
-	const uint8_t *name = a->account ? a->account->name : q->qname;
+	const uint8_t *name = a->account ? znode_name(a->account) : q->qname;
 	uint8_t len = a->account ? a->account->name_len : q->qname_len;
 	if (info->kind == ANSWER_ERROR || !q->has_question)
 		len = 0; /* errors are counted per client, whatever the name */
@@ -824,7 +829,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		if (a.z) {
 			assert(!memcmp(a.z->hash_key, zonedb_hash_key(db), sizeof(a.z->hash_key)));
 			a.qhash = qhash;
-			__builtin_prefetch(&a.z->hash[zhash_start(a.qhash, a.z->hash_size)]);
+			__builtin_prefetch(zhash_slot_of(a.z, a.qhash));
 		}
 	}
 	int rc = response_init(&a.r, &q, out, cap, limit, response_opt_size(&e));

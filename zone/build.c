@@ -13,6 +13,7 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/rdata.h"
+#include "proto/wire.h"
 #include "zone/internal.h"
 
 /*
@@ -56,6 +57,7 @@ struct zbuild {
 	uint32_t max_records; /* per RRset (per type covered for RRSIG) */
 	const bool *cancel;   /* zbuild_watch, or NULL */
 	bool failed;
+	bool nsec3; /* the apex has an NSEC3PARAM the server uses: every node has a link */
 };
 
 /* A node being planned: its owner and its records recs[first..first+count). */
@@ -725,20 +727,11 @@ static size_t check_node(zbuild_t *b, size_t first, size_t end, size_t *out)
 	return n;
 }
 
-/* Label start offsets of a name; returns the label count. */
-static int label_offsets(const uint8_t *name, uint8_t off[NAME_MAXLABELS])
-{
-	int n = 0;
-	for (size_t p = 0; name[p] && n < NAME_MAXLABELS; p += name[p] + 1)
-		off[n++] = (uint8_t)p;
-	return n;
-}
-
 /* Labels two lowercase names share, counted from the root. */
 static int common_labels(const uint8_t *a, const uint8_t *b)
 {
 	uint8_t oa[NAME_MAXLABELS], ob[NAME_MAXLABELS];
-	int la = label_offsets(a, oa), lb = label_offsets(b, ob);
+	int la = name_label_offsets(a, oa), lb = name_label_offsets(b, ob);
 	int k = 0;
 	while (k < la && k < lb) {
 		const uint8_t *x = a + oa[la - 1 - k], *y = b + ob[lb - 1 - k];
@@ -772,7 +765,7 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 			j++;
 		const uint8_t *name = rec_name(r);
 		uint8_t off[NAME_MAXLABELS];
-		int labels = label_offsets(name, off);
+		int labels = name_label_offsets(name, off);
 		int have = prev ? common_labels(prev, name) : labels;
 		if (have < b->origin_labels)
 			have = b->origin_labels;
@@ -796,9 +789,37 @@ static int plan_nodes(zbuild_t *b, size_t *recs, size_t n, zdesc_t **out, size_t
 	return 0;
 }
 
-/* Octets of one node's memory block (see fill_node for the layout). */
-static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_t *rrsets,
-			size_t *sigsets)
+/*
+ * The room after a node's name (ZNODE_LINKED, ZNODE_HASHED): in a zone
+ * denied by NSEC3 every node has a link (to its NSEC3, or back from one),
+ * and a possible owner of the chain, one label below the apex, 32 octets
+ * long, with an NSEC3 RRset, has room for its hash too.
+ */
+static size_t ext_size(const zbuild_t *b, const zdesc_t *d, const size_t *recs)
+{
+	if (!b->nsec3)
+		return 0;
+	if (d->name[0] != 32 || name_labels(d->name) != b->origin_labels + 1)
+		return ZNODE_EXT_LINK;
+	for (size_t i = d->first; i < d->first + d->count; i++)
+		if (rec_at(b, recs[i])->type == DNS_TYPE_NSEC3)
+			return ZNODE_EXT_HASH;
+	return ZNODE_EXT_LINK;
+}
+
+/* Where a block's name offsets start after its name and ext octets of link and hash. */
+static size_t offsets_at(size_t name_len, size_t ext)
+{
+	/* the link is 8-aligned; without one, the name's odd octet aligns the offsets */
+	return ext ? ((name_len + 7) & ~(size_t)7) + ext : name_len + (name_len & 1u);
+}
+
+/*
+ * Octets of one node's block (see fill_node for the layout): *head before
+ * the node, *tail after it, *rrsets and *sigsets RRsets and RRSIG groups.
+ */
+static void node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_t ext, size_t *head,
+		      size_t *tail, size_t *rrsets, size_t *sigsets)
 {
 	size_t sets = 0, sigs = 0, names = 0, data = 0;
 	uint16_t off[ZREC_NAMES_MAX];
@@ -819,34 +840,37 @@ static size_t node_size(zbuild_t *b, const zdesc_t *d, const size_t *recs, size_
 	}
 	*rrsets = sets;
 	*sigsets = sigs;
-	/* the name's odd octet pads the offsets to their alignment */
-	return sigs * sizeof(rrset_wire_t) + sets * sizeof(zrrset_t) + d->name_len +
-	       (d->name_len & 1u) + names * sizeof(uint16_t) + data;
+	*head = sigs * sizeof(rrset_wire_t) + sets * sizeof(zrrset_t);
+	*tail = offsets_at(d->name_len, ext) + names * sizeof(uint16_t) + data;
 }
 
 /*
- * Fill node n from its records: one block holding
- * [rrset_wire_t x sigs][zrrset_t x sets][owner][uint16 name offsets][RR data].
- * The RRsets end where the owner starts (znode_rrsets), 8-aligned (the
- * block is, and both arrays are multiples of 8), so the lookup's compare
- * and the answer's first reads fall on the same few lines, and the node
- * needs no pointer to its RRsets.
+ * Fill a node from its records into the block at mem: one block holding
+ * [rrset_wire_t x sigs][zrrset_t x sets][znode_t][owner][link, back, hash]
+ * [uint16 name offsets][RR data]. The RRsets end where the node starts
+ * (znode_rrsets) and the owner follows it, 8-aligned (the block is, and
+ * both arrays are multiples of 8), so the lookup's compare and the
+ * answer's first reads fall on the same few lines, and the node needs no
+ * pointer to its name or RRsets. *out: the node (flags but the store's
+ * own unset, no holder).
  */
 static_assert(sizeof(rrset_wire_t) % 8 == 0 && sizeof(zrrset_t) % 8 == 0,
 	      "the owner after the RRsets is 8-aligned");
-static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, znode_t *n,
-		     bool report)
+static int fill_node(zbuild_t *b, uint8_t *mem, const zdesc_t *d, const size_t *recs, size_t ext,
+		     bool report, znode_t **out)
 {
-	size_t sets, sigs;
-	size_t size = node_size(b, d, recs, &sets, &sigs);
-	uint8_t *mem = zarena_alloc(a, size);
-	if (!mem)
-		return SHOAL_ENOMEM;
-	rrset_wire_t *sg = (rrset_wire_t *)mem;
+	size_t sets, sigs, head, tail;
+	node_size(b, d, recs, ext, &head, &tail, &sets, &sigs);
+	rrset_wire_t *sg = (rrset_wire_t *)(void *)mem;
 	zrrset_t *rs = (zrrset_t *)(sg + sigs);
-	uint8_t *name = (uint8_t *)(rs + sets);
+	znode_t *n = (znode_t *)(void *)(rs + sets);
+	memset(n, 0, sizeof(*n));
+	n->tail = (uint32_t)tail;
+	uint8_t *name = (uint8_t *)(n + 1);
 	memcpy(name, d->name, d->name_len);
-	uint16_t *names = (uint16_t *)(name + d->name_len + (d->name_len & 1u));
+	/* the padding, link and hash: zero (no link, no hash yet) */
+	memset(name + d->name_len, 0, offsets_at(d->name_len, ext) - d->name_len);
+	uint16_t *names = (uint16_t *)(void *)(name + offsets_at(d->name_len, ext));
 	size_t name_total = 0;
 	uint16_t off[ZREC_NAMES_MAX];
 	for (size_t i = d->first; i < d->first + d->count; i++) {
@@ -894,7 +918,8 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 		set->data_len = (uint32_t)(pos - (size_t)(set->data - data));
 	}
 	/* node_size counted what was written: the block is full, no more */
-	assert(s + 1 == sets && (size_t)(np - names) == name_total && data + pos == mem + size);
+	assert(s + 1 == sets && (size_t)(np - names) == name_total &&
+	       data + pos == mem + head + sizeof(znode_t) + tail);
 	for (size_t i = 0; i < sets; i++)
 		if (rs[i].set.name_count == 0)
 			rs[i].set.names = NULL;
@@ -942,131 +967,66 @@ static int fill_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *r
 				   "%s: more than 65535 RRsets%s", NULL);
 		return SHOAL_EZONE;
 	}
-	n->name = name;
 	n->name_len = d->name_len;
 	n->labels = (uint8_t)name_labels(name);
 	n->rrset_count = (uint16_t)sets;
+	n->sig_groups = (uint16_t)sigs;
+	n->flags = (uint16_t)(ext ? ZNODE_LINKED : 0);
+	n->flags |= ext == ZNODE_EXT_HASH ? ZNODE_HASHED : 0;
+	*out = n;
 	return 0;
 }
 
-static int build_hash(zone_t *z, zarena_t *a, const bool *cancel)
+/* Allocate node d's block from a and fill it; *out the node. */
+static int arena_node(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs, bool report,
+		      znode_t **out)
 {
-	/* load factor 3/4: linear probing stays short, no power-of-two waste */
-	size_t cap = z->node_count + z->node_count / 3 + 2;
-	zhash_slot_t *h = zarena_alloc(a, cap * sizeof(*h));
-	if (!h)
+	size_t sets, sigs, head, tail, ext = ext_size(b, d, recs);
+	node_size(b, d, recs, ext, &head, &tail, &sets, &sigs);
+	uint8_t *mem = zarena_alloc(a, head + sizeof(znode_t) + tail);
+	if (!mem)
 		return SHOAL_ENOMEM;
-	memset(h, 0, cap * sizeof(*h));
-	z->hash_size = (uint32_t)cap;
-	memcpy(z->hash_key, zone_hash_key(), sizeof(z->hash_key));
-	const uint8_t *key = z->hash_key;
-	for (size_t i = 0; i < z->node_count; i++) {
-		if (zone_stop_at(cancel, i + 1))
-			return SHOAL_ETIMEOUT;
-		const uint8_t *name = z->nodes[i].name;
-		uintptr_t at = (uintptr_t)name;
-		if ((at & 7) || (uint64_t)at >> (ZHASH_REF_BITS + 3))
-			return SHOAL_EUNSUPPORTED; /* no such address on Linux without asking */
-		uint64_t hv = name_hash(name, key);
-		uint64_t ref = zhash_tag(hv) << ZHASH_REF_BITS | (uint64_t)at >> 3;
-		uint32_t j = zhash_start(hv, z->hash_size);
-		while (h[j].idx)
-			j = j + 1 == z->hash_size ? 0 : j + 1;
-		h[j].idx = (uint32_t)(i + 1);
-		h[j].ref_lo = (uint32_t)ref;
-		h[j].ref_hi = (uint32_t)(ref >> 32);
-	}
-	z->hash = h;
-	return 0;
+	return fill_node(b, mem, d, recs, ext, report, out);
 }
 
-/* Parent pointers and flags; nodes are in canonical order, apex first. */
-static void link_nodes(znode_t *nodes, size_t count)
+/* Flags in canonical order, apex first: each parent is the last node a label shorter. */
+static void link_nodes(znode_t **nodes, size_t count)
 {
 	znode_t *chain[NAME_MAXLABELS + 1];
 	for (size_t i = 0; i < count; i++) {
-		znode_t *n = &nodes[i];
+		znode_t *n = nodes[i];
 		chain[n->labels] = n;
-		n->parent = i ? chain[n->labels - 1] : NULL;
-		if (n->rrset_count)
-			n->flags |= ZNODE_DATA;
+		n->flags |= znode_own_flags(n, i == 0);
 		if (i == 0)
-			n->flags |= ZNODE_APEX;
-		else if (znode_rrset(n, DNS_TYPE_NS))
-			n->flags |= ZNODE_DELEG;
-		if (znode_rrset(n, DNS_TYPE_DNAME))
-			n->flags |= ZNODE_DNAME;
-		if (znode_rrset(n, DNS_TYPE_CNAME))
-			n->flags |= ZNODE_CNAME;
-		znode_t *p = (znode_t *)n->parent;
-		if (!p)
 			continue;
-		if (name_is_wildcard(n->name))
+		znode_t *p = chain[n->labels - 1];
+		if (name_is_wildcard(znode_name(n)))
 			p->flags |= ZNODE_WILDCARD_CHILD;
-		if (p->flags & (ZNODE_DELEG | ZNODE_DNAME | ZNODE_OCCLUDED))
+		if (zflags_hide_below(p->flags))
 			n->flags |= ZNODE_OCCLUDED;
 	}
 }
 
 /* RFC 9471: warn when an in-domain name server of a cut has no address. */
-static void check_glue(zbuild_t *b, const zone_t *z, const zdesc_t *d, const size_t *recs)
+static void check_glue(zbuild_t *b, const zone_t *z, znode_t *const *nodes, const zdesc_t *d,
+		       const size_t *recs)
 {
 	for (size_t i = 0; i < z->node_count; i++) {
 		if (zone_stop_at(b->cancel, i + 1))
 			return; /* compile sees it too */
-		const znode_t *n = &z->nodes[i];
+		const znode_t *n = nodes[i];
 		if (!(n->flags & ZNODE_DELEG) || (n->flags & ZNODE_OCCLUDED))
 			continue;
 		for (size_t k = d[i].first; k < d[i].first + d[i].count; k++) {
 			zrec_t *r = rec_at(b, recs[k]);
 			if (r->type != DNS_TYPE_NS)
 				continue;
-			/* the name's length within its own RDATA, however the load checked it */
-			const uint8_t *target = rec_rdata(r);
-			int tlen = rdata_name_length(target, r->rdlen, 0);
-			if (tlen < 0 || !name_is_subdomain(target, n->name))
-				continue;
-			uint8_t lower[NAME_MAXLEN];
-			memcpy(lower, target, (size_t)tlen);
-			name_lower(lower);
-			const znode_t *t = zone_lookup(z, lower);
-			if (t && (znode_rrset(t, DNS_TYPE_A) || znode_rrset(t, DNS_TYPE_AAAA)))
-				continue;
 			char text[NAME_TEXT_MAX];
-			if (name_to_text(target, text, sizeof(text)) < 0)
-				strcpy(text, "?");
-			report_rec(b, false, r, "%s: no glue address for name server %s", text);
+			if (zone_glue_missing(z, n, rec_rdata(r), r->rdlen, text))
+				report_rec(b, false, r, "%s: no glue address for name server %s",
+					   text);
 		}
 	}
-}
-
-/* The SOA copy for negative answers: TTL = min(SOA TTL, MINIMUM) (RFC 2308 3). */
-static int build_neg_soa(zone_t *z, zarena_t *a)
-{
-	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
-	if (!soa || soa->set.data_len < 10 ||
-	    soa->set.data_len < 10u + wire_get_u16(soa->set.data + 8))
-		return SHOAL_EZONE; /* the checks before keep such a zone out */
-	rrset_wire_t *n = &z->neg_soa;
-	*n = soa->set;
-	uint8_t *data = zarena_alloc(a, soa->set.data_len);
-	if (!data)
-		return SHOAL_ENOMEM;
-	memcpy(data, soa->set.data, soa->set.data_len);
-	uint16_t rdlen = wire_get_u16(data + 8);
-	if (rdlen < 20)
-		return SHOAL_EZONE;
-	uint32_t ttl = wire_get_u32(data + 4);
-	uint32_t minimum = wire_get_u32(data + 10 + rdlen - 4);
-	z->serial = wire_get_u32(data + 10 + rdlen - 20);
-	if (minimum < ttl) {
-		data[4] = (uint8_t)(minimum >> 24);
-		data[5] = (uint8_t)(minimum >> 16);
-		data[6] = (uint8_t)(minimum >> 8);
-		data[7] = (uint8_t)minimum;
-	}
-	n->data = data;
-	return 0;
 }
 
 /*
@@ -1078,7 +1038,7 @@ typedef struct fill_job {
 	zbuild_t *b;
 	const zdesc_t *d;
 	const size_t *recs;
-	znode_t *nodes;
+	znode_t **nodes;
 	zarena_t *arena[LOAD_THREADS_MAX];
 	zarena_t *own;    /* one range: the zone's own arena, nothing to adopt */
 	size_t next;      /* the next arena slot, taken atomically */
@@ -1097,7 +1057,7 @@ static void fill_range(void *arg, size_t from, size_t to)
 			__atomic_store_n(&job->cancelled, true, __ATOMIC_RELAXED);
 			return;
 		}
-		int err = a ? fill_node(job->b, a, &job->d[i], job->recs, &job->nodes[i], false)
+		int err = a ? arena_node(job->b, a, &job->d[i], job->recs, false, &job->nodes[i])
 			    : SHOAL_ENOMEM;
 		if (err < 0) {
 			/* the ranges run at once: keep the lowest failure (compare and swap) */
@@ -1112,7 +1072,7 @@ static void fill_range(void *arg, size_t from, size_t to)
 }
 
 static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *recs,
-		      znode_t *nodes, size_t count)
+		      znode_t **nodes, size_t count)
 {
 	fill_job_t job = { .b = b, .d = d, .recs = recs, .nodes = nodes, .failed_at = SIZE_MAX };
 	/* a small zone (one range) fills its own arena: one block less, nothing moved */
@@ -1127,108 +1087,144 @@ static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *
 		return err < 0 ? err : SHOAL_ETIMEOUT;
 	if (job.failed_at != SIZE_MAX)
 		/* again, here, to say why: the zone is refused anyway */
-		err = fill_node(b, a, &d[job.failed_at], recs, &nodes[job.failed_at], true);
+		err = arena_node(b, a, &d[job.failed_at], recs, true, &nodes[job.failed_at]);
 	return err < 0 ? err : 0;
 }
 
-static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count, size_t rr_count,
-		   zone_t **out)
+/* A version with a lineage of its own around arena (taken over); NULL on ENOMEM. */
+static zone_t *version_new(zarena_t *arena)
 {
 	/* on a cache line of its own: the fields every answer reads share one */
 	zone_t *z = aligned_alloc(_Alignof(zone_t), sizeof(*z));
 	if (z)
 		memset(z, 0, sizeof(*z));
-	if (!z || !(z->arena = zarena_new())) {
+	if (!z || !arena || !(z->lin = zlin_new(arena))) {
 		free(z);
-		return SHOAL_ENOMEM;
+		zarena_free(arena);
+		return NULL;
 	}
-	int err = SHOAL_ENOMEM;
-	znode_t *nodes = zarena_alloc(z->arena, count * sizeof(*nodes));
-	if (!nodes)
-		goto done;
-	memset(nodes, 0, count * sizeof(*nodes));
-	if ((err = fill_nodes(b, z->arena, d, recs, nodes, count)) < 0)
-		goto done;
-	link_nodes(nodes, count);
-	z->nodes = nodes;
-	z->node_count = count;
-	z->apex = &nodes[0];
-	z->rr_count = rr_count;
-	z->loaded_at = time(NULL);
+	ztree_init(&z->names, ZTREE_NAMES, true);
+	ztree_init(&z->nsec, ZTREE_NAMES, false);
+	ztree_init(&z->nsec3.chain, ZTREE_HASHES, false);
+	memcpy(z->hash_key, zone_hash_key(), sizeof(z->hash_key));
 	z->refs = 1;
-	if ((err = build_hash(z, z->arena, b->cancel)) < 0)
-		goto done;
+	z->loaded_at = time(NULL);
+	return z;
+}
+
+/* The zone's structures over its filled nodes: the tree of names, the index, DNSSEC. */
+static int structure(zbuild_t *b, zone_t *z, znode_t **nodes, const zdesc_t *d, const size_t *recs)
+{
+	uint64_t gen = zone_gen_next();
+	int err = ztree_build(&z->names, (const znode_t *const *)nodes, z->node_count, gen,
+			      z->lin->arena);
+	if (err == 0)
+		err = zhash_build(z, gen, b->cancel);
+	if (err < 0)
+		return err;
 	if (!znode_rrset(z->apex, DNS_TYPE_NS)) {
 		/* Knot warns and NSD is silent; both serve the zone (RFC 1034 4.2.1 wants NS) */
 		zone_report(b->msg, b->msg_arg, false, b->file, 0,
 			    "no NS records at the zone apex %s", b->origin_text);
 	}
-	check_glue(b, z, d, recs);
-	err = SHOAL_ETIMEOUT;
+	check_glue(b, z, nodes, d, recs);
 	if (zone_stopped(b->cancel))
+		return SHOAL_ETIMEOUT;
+	if ((err = zone_neg_soa(z, z->lin->arena)) < 0)
+		return err;
+	return zone_dnssec_build(z, nodes, gen, b->max_nsec3_iterations, b->msg, b->msg_arg,
+				 b->file, b->cancel);
+}
+
+static int compile(zbuild_t *b, const size_t *recs, const zdesc_t *d, size_t count, size_t rr_count,
+		   zone_t **out)
+{
+	zone_t *z = version_new(zarena_new());
+	if (!z)
+		return SHOAL_ENOMEM;
+	int err = SHOAL_ENOMEM;
+	znode_t **nodes = malloc((count ? count : 1) * sizeof(*nodes));
+	if (!nodes)
 		goto done;
-	if ((err = build_neg_soa(z, z->arena)) < 0)
+	zone_huge_pages(nodes, count * sizeof(*nodes));
+	if ((err = fill_nodes(b, z->lin->arena, d, recs, nodes, count)) < 0)
 		goto done;
-	if ((err = zone_dnssec_build(z, z->arena, b->max_nsec3_iterations, b->msg, b->msg_arg,
-				     b->file, b->cancel)) < 0)
+	link_nodes(nodes, count);
+	z->node_count = count;
+	z->apex = nodes[0];
+	z->rr_count = rr_count;
+	if ((err = structure(b, z, nodes, d, recs)) < 0)
 		goto done;
 	if (b->failed) {
 		err = SHOAL_EZONE;
 		goto done;
 	}
-	zarena_trim(z->arena);
+	zarena_trim(z->lin->arena);
+	free(nodes);
 	*out = z;
 	return 0;
 done:
+	free(nodes);
 	zone_free(z);
 	return err;
 }
 
-/* The apex sorts first; is one of its records the SOA? */
-static bool apex_has_soa(zbuild_t *b, const size_t *recs, size_t n)
+/*
+ * The apex sorts first; is one of its records of `type` (and, when usable
+ * is not NULL, with RDATA it takes)?
+ */
+static bool apex_has(zbuild_t *b, const size_t *recs, size_t n, uint16_t type,
+		     bool (*usable)(const uint8_t *rdata, uint16_t rdlen))
 {
 	for (size_t i = 0; i < n; i++) {
 		zrec_t *r = rec_at(b, recs[i]);
 		if (r->namelen != b->origin_len ||
 		    memcmp(rec_name(r), b->origin, b->origin_len) != 0)
 			return false;
-		if (r->type == DNS_TYPE_SOA)
+		if (r->type == type && (!usable || usable(rec_rdata(r), r->rdlen)))
 			return true;
 	}
 	return false;
 }
 
-int zbuild_finish(zbuild_t *b, zone_t **out)
+/*
+ * Sort b's records and check them name by name (check_node), the records
+ * kept written over b->recs[0..*kept). 0, SHOAL_ENOMEM or SHOAL_ETIMEOUT.
+ */
+static int sort_and_check(zbuild_t *b, size_t *kept)
 {
-	int err = SHOAL_ENOMEM;
-	size_t *kept = NULL, n = 0;
-	zdesc_t *d = NULL;
-	size_t count = 0, d_cap = 0;
-	if (b->rec_count == 0 && b->failed) {
-		err = SHOAL_EZONE; /* the reasons are reported already */
-		goto done;
-	}
 	if (b->rec_count && sort_records(b) < 0)
-		goto done;
-	err = SHOAL_ETIMEOUT;
+		return SHOAL_ENOMEM;
 	if (zone_stopped(b->cancel))
-		goto done;
+		return SHOAL_ETIMEOUT;
 	/*
 	 * The records kept overwrite the index in place: a node's are written
 	 * at or before where they were read (duplicates only drop out), so the
 	 * peak of a big load holds no second index.
 	 */
-	kept = b->recs;
+	size_t n = 0;
 	for (size_t i = 0, names = 0; i < b->rec_count; names++) {
 		if (zone_stop_at(b->cancel, names + 1))
-			goto done;
+			return SHOAL_ETIMEOUT;
 		size_t j = i + 1;
 		while (j < b->rec_count && same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j])))
 			j++;
-		n += check_node(b, i, j, kept + n);
+		n += check_node(b, i, j, b->recs + n);
 		i = j;
 	}
-	if (!apex_has_soa(b, kept, n)) {
+	*kept = n;
+	return 0;
+}
+
+int zbuild_finish(zbuild_t *b, zone_t **out)
+{
+	int err = SHOAL_EZONE; /* with no records, the reasons are reported already */
+	size_t n = 0;
+	zdesc_t *d = NULL;
+	size_t count = 0, d_cap = 0;
+	if ((b->rec_count == 0 && b->failed) || (err = sort_and_check(b, &n)) < 0)
+		goto done;
+	if (!apex_has(b, b->recs, n, DNS_TYPE_SOA, NULL)) {
 		zone_report(b->msg, b->msg_arg, true, b->file, 0,
 			    "no SOA record at the zone apex %s", b->origin_text);
 		err = SHOAL_EZONE;
@@ -1239,14 +1235,237 @@ int zbuild_finish(zbuild_t *b, zone_t **out)
 		err = SHOAL_EZONE;
 		goto done;
 	}
-	if ((err = plan_nodes(b, kept, n, &d, &count, &d_cap)) < 0)
+	if ((err = plan_nodes(b, b->recs, n, &d, &count, &d_cap)) < 0)
 		goto done;
+	/* an NSEC3PARAM zone_dnssec_build would use (RFC 5155 4.1.2) */
+	b->nsec3 = apex_has(b, b->recs, n, DNS_TYPE_NSEC3PARAM, zone_nsec3param_usable);
 	err = SHOAL_ETIMEOUT;
 	if (zone_stopped(b->cancel))
 		goto done;
-	err = compile(b, kept, d, count, n, out);
+	err = compile(b, b->recs, d, count, n, out);
 done:
 	shed(d, d_cap, sizeof(*d));
 	zbuild_free(b);
 	return err;
+}
+
+int zbuild_nodes(zbuild_t *b, zlin_t *lin, bool linked, int (*fn)(void *arg, znode_t *n), void *arg)
+{
+	size_t n = 0;
+	int err = SHOAL_EZONE;
+	if (!b->failed && (err = sort_and_check(b, &n)) == 0 && b->failed)
+		err = SHOAL_EZONE; /* reported: nothing is made of what the checks refused */
+	if (err < 0)
+		goto done;
+	b->nsec3 = linked;
+	for (size_t i = 0; i < n && err == 0;) {
+		zrec_t *r = rec_at(b, b->recs[i]);
+		size_t j = i + 1;
+		while (j < n && same_owner(r, rec_at(b, b->recs[j])))
+			j++;
+		zdesc_t d = { rec_name(r), i, (uint32_t)(j - i), r->namelen };
+		size_t sets, sigs, head, tail, ext = ext_size(b, &d, b->recs);
+		node_size(b, &d, b->recs, ext, &head, &tail, &sets, &sigs);
+		znode_t *node = znode_alloc(lin, head, tail);
+		err = node ? fill_node(b, (uint8_t *)node - head, &d, b->recs, ext, true, &node)
+			   : SHOAL_ENOMEM;
+		if (err == 0) {
+			node->flags |= ZNODE_HEAP | ZNODE_FRESH;
+			err = fn(arg, node);
+		} else if (node) {
+			/* fill_node wrote over the node it was handed: free by the block */
+			__atomic_fetch_sub(&lin->heap, head + sizeof(znode_t) + tail,
+					   __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&lin->heap_count, 1, __ATOMIC_RELAXED);
+			free((uint8_t *)node - head);
+		}
+		i = j;
+	}
+done:
+	zbuild_free(b);
+	return err;
+}
+
+/* ---- a reload's changes, from the records read to the version served ---- */
+
+/* A walk over a node's records: each RRset's, in type order, each record in RDATA order. */
+typedef struct node_recs {
+	const znode_t *n;
+	uint16_t set;
+	const uint8_t *rec; /* type, class, TTL, RDLENGTH, RDATA; NULL past the last */
+} node_recs_t;
+
+static void node_recs_next(node_recs_t *w)
+{
+	const rrset_wire_t *s =
+		w->n && w->set < w->n->rrset_count ? &znode_rrsets(w->n)[w->set].set : NULL;
+	if (w->rec && s && w->rec + 10 + wire_get_u16(w->rec + 8) < s->data + s->data_len) {
+		w->rec += 10 + wire_get_u16(w->rec + 8);
+		return;
+	}
+	if (w->rec)
+		w->set++;
+	w->rec = w->n && w->set < w->n->rrset_count ? znode_rrsets(w->n)[w->set].set.data : NULL;
+}
+
+/* The first record of n (NULL: none). */
+static void node_recs_first(node_recs_t *w, const znode_t *n)
+{
+	*w = (node_recs_t){ .n = n };
+	node_recs_next(w);
+}
+
+/* Accumulated changes and their size, for the bound. */
+typedef struct diff {
+	changeset_t *cs;
+	size_t octets, max;
+	int err;
+} diff_t;
+
+static void diff_add(diff_t *d, bool add, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		     const uint8_t *rdata, uint16_t rdlen)
+{
+	if (d->err == 0)
+		d->err = changeset_add(d->cs, add, owner, type, ttl, rdata, rdlen);
+	d->octets += name_length(owner) + 10u + rdlen;
+	if (d->err == 0 && d->max && d->octets > d->max)
+		d->err = SHOAL_ESPACE;
+}
+
+/* A served record (from node_recs) to one side. */
+static void diff_served(diff_t *d, bool add, const znode_t *n, const uint8_t *rec)
+{
+	diff_add(d, add, znode_name(n), wire_get_u16(rec), wire_get_u32(rec + 4), rec + 10,
+		 wire_get_u16(rec + 8));
+}
+
+/* One name in both: the served node n's records against b's recs[i, j), SOAs left out. */
+static void diff_name(zbuild_t *b, diff_t *d, const znode_t *n, const size_t *recs, size_t i,
+		      size_t j, bool apex)
+{
+	node_recs_t w;
+	node_recs_first(&w, n);
+	while (d->err == 0 && (w.rec || i < j)) {
+		zrec_t *r = i < j ? rec_at(b, recs[i]) : NULL;
+		if ((w.rec && apex && wire_get_u16(w.rec) == DNS_TYPE_SOA)) {
+			node_recs_next(&w);
+			continue;
+		}
+		if (r && apex && r->type == DNS_TYPE_SOA) {
+			i++;
+			continue;
+		}
+		int c = !w.rec ? 1 : !r ? -1 : 0;
+		if (c == 0) {
+			uint16_t t = wire_get_u16(w.rec), len = wire_get_u16(w.rec + 8);
+			c = t != r->type ? (t < r->type ? -1 : 1)
+					 : memcmp(w.rec + 10, rec_rdata(r),
+						  len < r->rdlen ? len : r->rdlen);
+			if (c == 0 && len != r->rdlen)
+				c = len < r->rdlen ? -1 : 1;
+		}
+		/* the same record: a changed TTL is a deletion and an addition (RFC 1995 4) */
+		if (c == 0 && wire_get_u32(w.rec + 4) == r->ttl) {
+			node_recs_next(&w);
+			i++;
+			continue;
+		}
+		if (c <= 0) {
+			diff_served(d, false, n, w.rec);
+			node_recs_next(&w);
+		}
+		if (c >= 0) {
+			diff_add(d, true, rec_name(r), r->type, r->ttl, rec_rdata(r), r->rdlen);
+			i++;
+		}
+	}
+}
+
+/* The merge walk of the served names and b's recs[0..n), both in canonical order. */
+static void diff_walk(zbuild_t *b, diff_t *d, const zone_t *served, size_t n)
+{
+	zone_iter_t it;
+	const znode_t *node = zone_first(served, &it);
+	uint8_t key[ZONE_KEY_MAX];
+	size_t i = 0, klen = node ? zone_name_key(znode_name(node), key) : 0;
+	for (size_t step = 1; d->err == 0 && (node || i < n); step++) {
+		if (zone_stop_at(b->cancel, step)) {
+			d->err = SHOAL_ETIMEOUT;
+			return;
+		}
+		size_t j = i;
+		while (j < n &&
+		       (j == i || same_owner(rec_at(b, b->recs[i]), rec_at(b, b->recs[j]))))
+			j++;
+		zrec_t *r = i < n ? rec_at(b, b->recs[i]) : NULL;
+		int c = !node ? 1
+			: !r  ? -1
+			      : memcmp(key, rec_key(r), klen < r->keylen ? klen : r->keylen);
+		if (node && r && c == 0)
+			c = (klen > r->keylen) - (klen < r->keylen);
+		bool apex = node == served->apex;
+		if (c <= 0)
+			diff_name(b, d, node, b->recs, i, c == 0 ? j : i, apex);
+		else
+			diff_name(b, d, NULL, b->recs, i, j, false);
+		if (c >= 0)
+			i = j;
+		if (c <= 0 && (node = zone_next(&it)))
+			klen = zone_name_key(znode_name(node), key);
+	}
+}
+
+int zbuild_diff(zbuild_t *b, const zone_t *served, size_t max_octets, changeset_t **out)
+{
+	size_t n = 0;
+	diff_t d = { .max = max_octets, .err = SHOAL_EZONE };
+	if ((b->rec_count == 0 && b->failed) || (d.err = sort_and_check(b, &n)) < 0)
+		goto done;
+	d.err = SHOAL_EZONE;
+	if (!apex_has(b, b->recs, n, DNS_TYPE_SOA, NULL)) {
+		zone_report(b->msg, b->msg_arg, true, b->file, 0,
+			    "no SOA record at the zone apex %s", b->origin_text);
+		goto done;
+	}
+	if (b->failed || !(d.cs = changeset_new())) {
+		d.err = b->failed ? SHOAL_EZONE : SHOAL_ENOMEM;
+		goto done;
+	}
+	d.err = 0;
+	/* the SOAs head the two sides: the served one, the file's (the apex sorts first) */
+	const zrrset_t *soa = znode_rrset(served->apex, DNS_TYPE_SOA);
+	diff_served(&d, false, served->apex, soa->set.data);
+	for (size_t i = 0; i < n; i++) {
+		zrec_t *r = rec_at(b, b->recs[i]);
+		if (r->type == DNS_TYPE_SOA) {
+			diff_add(&d, true, rec_name(r), r->type, r->ttl, rec_rdata(r), r->rdlen);
+			break;
+		}
+	}
+	diff_walk(b, &d, served, n);
+	if (d.err == 0)
+		d.err = changeset_seal(d.cs);
+done:
+	if (d.err == 0)
+		*out = d.cs;
+	else
+		changeset_unref(d.cs);
+	zbuild_free(b);
+	return d.err;
+}
+
+znode_t *zbuild_ent(zlin_t *lin, const uint8_t *name, bool linked)
+{
+	size_t len = name_length(name), ext = linked ? ZNODE_EXT_LINK : 0;
+	size_t tail = offsets_at(len, ext);
+	znode_t *n = znode_alloc(lin, 0, tail);
+	if (!n)
+		return NULL;
+	uint8_t *p = (uint8_t *)(n + 1);
+	memcpy(p, name, len);
+	memset(p + len, 0, tail - len);
+	n->name_len = (uint8_t)len;
+	n->labels = (uint8_t)name_labels(name);
+	n->flags |= linked ? ZNODE_LINKED : 0;
+	return n;
 }

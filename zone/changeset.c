@@ -218,7 +218,7 @@ static int add_node(changeset_t *cs, bool add, const zone_t *z, const znode_t *n
 			continue;
 		FOR_EACH_REC(set, rec)
 		{
-			int err = add_rec(cs, add, n->name, rec);
+			int err = add_rec(cs, add, znode_name(n), rec);
 			if (err < 0)
 				return err;
 		}
@@ -271,12 +271,13 @@ static int diff_node(changeset_t *cs, const zone_t *zo, const znode_t *a, const 
 		if (c == 0 && a == zo->apex && sa->type == DNS_TYPE_SOA) {
 			/* the SOAs head the two sides */
 		} else if (c == 0) {
-			err = diff_set(cs, a->name, sa, sb);
+			err = diff_set(cs, znode_name(a), sa, sb);
 		} else {
 			const rrset_wire_t *one = c < 0 ? sa : sb;
 			FOR_EACH_REC(one, rec)
 			{
-				if ((err = add_rec(cs, c > 0, c < 0 ? a->name : b->name, rec)) < 0)
+				if ((err = add_rec(cs, c > 0, c < 0 ? znode_name(a) : znode_name(b),
+						   rec)) < 0)
 					break;
 			}
 		}
@@ -317,40 +318,40 @@ int changeset_diff_watch(const zone_t *old, const zone_t *new, size_t max_octets
 	const uint8_t *soa_old = znode_rrset(old->apex, DNS_TYPE_SOA)->set.data;
 	const uint8_t *soa_new = znode_rrset(new->apex, DNS_TYPE_SOA)->set.data;
 	/* the SOAs first (the node walk below skips them) */
-	int err = add_rec(cs, false, old->apex->name, soa_old);
+	int err = add_rec(cs, false, znode_name(old->apex), soa_old);
 	if (err == 0)
-		err = add_rec(cs, true, new->apex->name, soa_new);
+		err = add_rec(cs, true, znode_name(new->apex), soa_new);
 	uint8_t ka[ZONE_KEY_MAX], kb[ZONE_KEY_MAX];
-	size_t i = 0, j = 0, la = 0, lb = 0;
+	size_t la = 0, lb = 0;
+	zone_iter_t ia, ib;
+	const znode_t *a = zone_first(old, &ia), *b = zone_first(new, &ib);
 	bool have_a = false, have_b = false;
-	for (size_t step = 1; err == 0 && (i < old->node_count || j < new->node_count); step++) {
+	for (size_t step = 1; err == 0 && (a || b); step++) {
 		if (zone_stop_at(cancel, step)) {
 			err = SHOAL_ETIMEOUT;
 			break;
 		}
-		if (i < old->node_count && !have_a) {
-			la = zone_name_key(old->nodes[i].name, ka);
+		if (a && !have_a) {
+			la = zone_name_key(znode_name(a), ka);
 			have_a = true;
 		}
-		if (j < new->node_count && !have_b) {
-			lb = zone_name_key(new->nodes[j].name, kb);
+		if (b && !have_b) {
+			lb = zone_name_key(znode_name(b), kb);
 			have_b = true;
 		}
-		int c = i == old->node_count   ? 1
-			: j == new->node_count ? -1
-					       : key_cmp(ka, la, kb, lb);
+		int c = !a ? 1 : !b ? -1 : key_cmp(ka, la, kb, lb);
 		if (c < 0)
-			err = add_node(cs, false, old, &old->nodes[i]);
+			err = add_node(cs, false, old, a);
 		else if (c > 0)
-			err = add_node(cs, true, new, &new->nodes[j]);
+			err = add_node(cs, true, new, b);
 		else
-			err = diff_node(cs, old, &old->nodes[i], &new->nodes[j]);
+			err = diff_node(cs, old, a, b);
 		if (c <= 0) {
-			i++;
+			a = zone_next(&ia);
 			have_a = false;
 		}
 		if (c >= 0) {
-			j++;
+			b = zone_next(&ib);
 			have_b = false;
 		}
 		if (err == 0 && max_octets && held(cs) > max_octets)

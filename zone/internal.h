@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zone/changeset.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 #include "zone/zonedb.h"
@@ -29,6 +30,185 @@ int zarena_adopt(zarena_t *a, zarena_t *from);
 void zarena_trim(zarena_t *a);
 /* Octets the arena took from malloc (for measuring). */
 size_t zarena_size(const zarena_t *a);
+
+/* ---- versions: nodes, lineages, trees, the hash index ---- */
+
+/*
+ * What the versions that grew from one full build of a zone share (its
+ * lineage): the arena its nodes lie in, freed with the last of them. A
+ * version made by applying changes to another (zone/apply.c) joins that
+ * one's lineage and shares its nodes; the nodes it makes itself are heap
+ * blocks, freed when no version holds them. An arena node no version
+ * holds any more is only counted (dead) until the lineage goes: once
+ * half the arena is dead, the next change rebuilds the zone whole.
+ */
+typedef struct zlin {
+	unsigned refs;     /* atomic: its versions */
+	zarena_t *arena;   /* the build's nodes */
+	size_t dead;       /* atomic: octets of arena nodes no version holds */
+	size_t heap;       /* atomic: octets of heap nodes */
+	size_t heap_count; /* atomic: heap nodes */
+} zlin_t;
+
+/* A lineage of one version (its first), taking over arena. NULL on ENOMEM. */
+zlin_t *zlin_new(zarena_t *arena);
+/* One version less; the last frees the arena. Any thread; NULL is fine. */
+void zlin_unref(zlin_t *lin);
+
+/*
+ * A change being written (the build of a version): tree nodes, hash pages
+ * and nodes it made carry its number, and only those it writes in place.
+ */
+typedef struct zwrite {
+	uint64_t gen; /* zone_gen_next(): never the same twice */
+	zlin_t *lin;
+} zwrite_t;
+
+uint64_t zone_gen_next(void);
+
+/* Octets of node n's block before the node (RRSIG groups and RRsets). */
+size_t znode_head(const znode_t *n);
+
+/* Where n's block starts, and its size. */
+static inline uint8_t *znode_block(const znode_t *n)
+{
+	return (uint8_t *)n - znode_head(n);
+}
+static inline size_t znode_size(const znode_t *n)
+{
+	return znode_head(n) + sizeof(znode_t) + n->tail;
+}
+
+/* n's link (ZNODE_LINKED): its NSEC3 node (zone_nsec3_match), or NULL. */
+static inline const znode_t **znode_link(znode_t *n)
+{
+	return (const znode_t **)(void *)znode_ext(n);
+}
+
+/* A chain owner's way back (ZNODE_HASHED): the name node whose NSEC3 it is, or NULL. */
+static inline const znode_t **znode_back(const znode_t *n)
+{
+	return (const znode_t **)(void *)(znode_ext(n) + sizeof(void *));
+}
+
+/* n's NSEC3 hash (ZNODE_HASHED), after the link and the way back. */
+static inline const uint8_t *znode_hash(const znode_t *n)
+{
+	return znode_ext(n) + 2 * sizeof(void *);
+}
+
+/* The room after a block's name: nothing, a link, or a link, a way back and a hash. */
+#define ZNODE_EXT_LINK 8
+#define ZNODE_EXT_HASH (8 + 8 + 24)
+
+/*
+ * A heap block of head octets, a node (zeroed but for tail, flags
+ * ZNODE_HEAP | ZNODE_FRESH, no holder) and tail octets; NULL on ENOMEM.
+ */
+znode_t *znode_alloc(zlin_t *lin, size_t head, size_t tail);
+
+/* A heap copy of n (its RRsets pointing into the copy), fresh, no holder. */
+znode_t *znode_copy(zlin_t *lin, const znode_t *n);
+
+/*
+ * One holder of n less; the last frees it (znode_free), unless defer: a
+ * change frees the nodes it made itself once it is done. Any thread.
+ */
+void znode_drop(zlin_t *lin, const znode_t *n, bool defer);
+
+/* Free n: a heap block goes back to malloc, an arena block is counted dead. */
+void znode_free(zlin_t *lin, znode_t *n);
+
+/* How a tree is ordered (ztree_t.kind). */
+enum ztree_kind {
+	ZTREE_NAMES,  /* owner names, canonical order (RFC 4034 6.1) */
+	ZTREE_HASHES, /* NSEC3 hashes (znode_hash) */
+};
+
+/* What a tree is searched by: a name (lowercase wire) with its labels, or a hash. */
+typedef struct zkey {
+	const uint8_t *name;
+	const uint8_t *hash;
+	int labels;
+	uint8_t off[NAME_MAXLABELS];
+} zkey_t;
+
+void zkey_name(zkey_t *k, const uint8_t *name);
+void zkey_hash(zkey_t *k, const uint8_t *hash);
+/* Node n's own key in a tree of that kind. */
+void zkey_of(zkey_t *k, enum ztree_kind kind, const znode_t *n);
+
+/* An empty tree. owns: it holds a reference on each node it holds. */
+void ztree_init(ztree_t *t, enum ztree_kind kind, bool owns);
+
+/*
+ * t (empty, initialised) made of nodes[0..n), in t's order, no two alike,
+ * its tree nodes in arena (a build's: never written, copied by a change)
+ * or, NULL, from malloc. 0 or SHOAL_ENOMEM.
+ */
+int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen, zarena_t *arena);
+
+/* The last node at or before k, or NULL. Any thread; no allocation. */
+const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k);
+/* The node at k, or NULL. */
+const znode_t *ztree_find(const ztree_t *t, const zkey_t *k);
+/* The last node, or NULL for an empty tree. */
+const znode_t *ztree_last(const ztree_t *t);
+
+/* A walk over t (zone_iter_t): the first node, then the next, NULL at the end. */
+const znode_t *ztree_first(const ztree_t *t, zone_iter_t *it);
+const znode_t *ztree_next(zone_iter_t *it);
+/* The walk from the first node after k. */
+const znode_t *ztree_seek_gt(const ztree_t *t, const zkey_t *k, zone_iter_t *it);
+
+/* dst holds what src holds (one more holder on its root). */
+void ztree_share(ztree_t *dst, const ztree_t *src);
+
+/*
+ * Set k to node n in t, or remove k (n NULL), copying the tree nodes on
+ * the path that the change w does not own yet. The caller keeps every
+ * tree it writes valid for reading between two calls. 0 or SHOAL_ENOMEM
+ * (t is still a valid tree then, to be released).
+ */
+int ztree_set(ztree_t *t, const zkey_t *k, const znode_t *n, const zwrite_t *w);
+
+/* Drop t's hold on its tree nodes (and theirs on its nodes); defer as znode_drop. */
+void ztree_release(ztree_t *t, zlin_t *lin, bool defer);
+
+/*
+ * Free t, which no other version shares (the last of its lineage): no
+ * counts looked at. heap_nodes: free its heap nodes too (a tree of names).
+ */
+void ztree_free_alone(ztree_t *t, zlin_t *lin, bool heap_nodes);
+
+/* Octets of t's tree nodes from malloc (those in an arena are counted with it). */
+size_t ztree_memory(const ztree_t *t);
+
+/*
+ * z's hash index for the nodes of z->names, at a load of 3/4 (more pages
+ * when one would be too full), its directory and pages in z's lineage's
+ * arena (a build's: copied by a change before it writes them). 0,
+ * SHOAL_ETIMEOUT (*cancel), SHOAL_ENOMEM or SHOAL_EUNSUPPORTED (a node
+ * at an address a slot cannot hold).
+ */
+int zhash_build(zone_t *z, uint64_t gen, const bool *cancel);
+
+/* dst's directory holds src's pages (one more holder on each). 0 or SHOAL_ENOMEM. */
+int zhash_share(zone_t *dst, const zone_t *src);
+
+/*
+ * Point name at node n in z's index, or remove it (n NULL), copying the
+ * page first when another change (or a build) made it. A page too full
+ * (or an index past 7/8) makes the whole index anew with twice the
+ * slots, from z->names, which must hold n already. 0 or SHOAL_ENOMEM.
+ */
+int zhash_put(zone_t *z, const uint8_t *name, const znode_t *n, const zwrite_t *w);
+
+/* Drop z's hold on its pages (alone: no other version holds them) and its directory. */
+void zhash_release(zone_t *z, bool alone);
+
+/* Octets of z's pages and directory from malloc (those in the arena are counted with it). */
+size_t zhash_memory(const zone_t *z);
 
 /*
  * Ask for huge pages under p[0..n) (an allocation of 2 MiB or more about
@@ -138,6 +318,84 @@ void zbuild_fail(zbuild_t *b);
 int zbuild_finish(zbuild_t *b, zone_t **out);
 
 void zbuild_free(zbuild_t *b);
+
+/*
+ * For zone/apply.c: the nodes of b's records (no zone around them): sorted
+ * and checked as zbuild_finish does (duplicates, TTLs, SOA at the apex,
+ * CNAME alone, one DNAME, the limits: reported), then one heap block of
+ * lineage lin for each name, fn(arg, node) called in canonical order with
+ * each (ZNODE_FRESH, no holder; its own flags not set yet). linked: every
+ * node gets a link (an NSEC3 zone's), a chain owner's place a hash too.
+ * Frees b. Returns 0, SHOAL_EZONE, SHOAL_ENOMEM, SHOAL_ETIMEOUT, or what
+ * fn returned (which stops it).
+ */
+int zbuild_nodes(zbuild_t *b, zlin_t *lin, bool linked, int (*fn)(void *arg, znode_t *n),
+		 void *arg);
+
+/*
+ * For a reload: b's records, sorted and checked as zbuild_finish checks
+ * them (reported; the warnings of a compile, glue and NSEC3, are left to
+ * zone_apply, for what changes), against the version `served`
+ * of the same zone: *out (sealed, one reference) the changes from served
+ * to them, in changeset_diff's form. Frees b. Returns 0, SHOAL_EZONE,
+ * SHOAL_ESPACE (more than max_octets of changes; 0: no bound),
+ * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
+ */
+int zbuild_diff(zbuild_t *b, const zone_t *served, size_t max_octets, changeset_t **out);
+
+/*
+ * zone_load's read of zone file `file` for a reload of the version
+ * served: the file's records, checked, diffed against served's
+ * (zbuild_diff) instead of compiled, so the reload holds the version
+ * served and the records read, not a second zone. As zone_load for
+ * the rest (messages, limits, cancel). (load.c)
+ */
+int zone_load_changes(const char *file, const zone_t *served, const zone_limits_t *limits,
+		      zone_msg_fn msg, void *msg_arg, size_t max_octets, changeset_t **out);
+
+/* An empty non-terminal of lineage lin named name (lowercase), fresh; NULL on ENOMEM. */
+znode_t *zbuild_ent(zlin_t *lin, const uint8_t *name, bool linked);
+
+/* "www.example.com. A" (TYPEnnn for a type with no mnemonic) into buf; returns buf. */
+const char *zone_rr_text(const uint8_t *owner, uint16_t type, char *buf, size_t cap);
+
+/*
+ * The records of names after changes (zone/merge.c): base's records of a
+ * name, the changes' deletions replayed on them (a deletion of a record
+ * not there is an error, reported "LABEL: ZONE: ..."), their additions
+ * added, all into the builder b, which checks them as a load does. The
+ * apex gets the new SOA `soa` (type, class, TTL, RDLENGTH, RDATA) in place
+ * of base's. One thread.
+ */
+typedef struct zmerge {
+	const zone_t *base;
+	zbuild_t *b;
+	const xfr_ops_t *ops; /* the changes (changeset.h), in record order */
+	const uint8_t *soa;
+	const char *label;
+	zone_msg_fn msg;
+	void *msg_arg;
+	const uint8_t **added; /* the records one name's changes add, added last */
+	size_t added_count, added_cap;
+} zmerge_t;
+
+/*
+ * The records of owner (old: base's node of it, or NULL) after the ops
+ * from *i on that are owner's (none: the apex gets its SOA all the same),
+ * into the builder: those kept first, those the changes add after (so
+ * their TTL is the RRset's, RFC 2181 5.2). *i ends past owner's ops.
+ * Returns 0, SHOAL_EZONE (reported) or SHOAL_ENOMEM.
+ */
+int zmerge_name(zmerge_t *m, const uint8_t *owner, const znode_t *old, size_t *i);
+
+/* 0 when the owner of op i lies inside the zone; SHOAL_EZONE (reported) when not. */
+int zmerge_inside(zmerge_t *m, size_t i);
+
+/* Every name of base and of the changes, in canonical order: the whole new zone. */
+int zmerge_whole(zmerge_t *m);
+
+/* Free what m holds (not b). */
+void zmerge_clear(zmerge_t *m);
 
 #define LOAD_MAX_ERRORS  50   /* stop reading a hopeless file after this many */
 #define LOAD_DEFAULT_TTL 3600 /* without $TTL, as NSD does */
@@ -261,15 +519,79 @@ void zone_thread_name(unsigned n);
  */
 void zone_load_set_threads(int n, size_t split_min);
 
+/* ---- what a version's nodes are, for the build and for changes ---- */
+
+/* The flags a node's own RRsets give it: DATA, DELEG (not at the apex), DNAME, CNAME, APEX. */
+uint16_t znode_own_flags(const znode_t *n, bool apex);
+
+/* Whether a node with these flags hides the names below it: a cut, a DNAME, or below one. */
+static inline bool zflags_hide_below(uint16_t flags)
+{
+	return (flags & (ZNODE_DELEG | ZNODE_DNAME | ZNODE_OCCLUDED)) != 0;
+}
+
 /*
- * DNSSEC tables of a compiled zone (nodes, hash and neg_soa built): the
- * denial mode, the NSEC predecessor index or the NSEC3 chain with every
- * node's hash, and the RRSIGs of the negative SOA. Problems (NSEC3 owners
+ * RFC 9471: whether the name server in the NS RDATA rdata[0..rdlen) of
+ * the cut `cut` lies below it with no address in z; its name to text.
+ */
+bool zone_glue_missing(const zone_t *z, const znode_t *cut, const uint8_t *rdata, uint16_t rdlen,
+		       char text[NAME_TEXT_MAX]);
+
+/*
+ * z's negative SOA (TTL = min(TTL, MINIMUM), RFC 2308 3) and its RRSIGs
+ * with that TTL, in the version's own memory (in arena, a build's, or
+ * NULL: malloc'd), in place of those it had, and its serial, from the
+ * apex's SOA. 0, SHOAL_EZONE (no SOA that fits) or SHOAL_ENOMEM.
+ */
+int zone_neg_soa(zone_t *z, zarena_t *arena);
+
+/* Free z's negative SOA's copies (unless in the arena); none left. */
+void zone_neg_soa_free(zone_t *z);
+
+/*
+ * DNSSEC of a version being built whole (nodes[0..node_count) filled,
+ * flagged, in the tree and the index): the denial mode; the NSEC owners'
+ * tree, or the NSEC3 chain with every node's link. Problems (NSEC3 owners
  * that do not fit the NSEC3PARAM, an unknown hash) are warnings naming
  * `file`. Stops hashing once *cancel (NULL: never) is set. Returns 0,
- * SHOAL_ETIMEOUT or SHOAL_ENOMEM.
+ * SHOAL_EZONE (more iterations than max_iterations), SHOAL_ETIMEOUT or
+ * SHOAL_ENOMEM.
  */
-int zone_dnssec_build(zone_t *z, zarena_t *a, uint32_t max_iterations, zone_msg_fn msg,
-		      void *msg_arg, const char *file, const bool *cancel);
+int zone_dnssec_build(zone_t *z, znode_t **nodes, uint64_t gen, uint32_t max_iterations,
+		      zone_msg_fn msg, void *msg_arg, const char *file, const bool *cancel);
+
+/*
+ * z's NSEC3 parameters from its apex's first usable NSEC3PARAM: the
+ * iterations, and the salt pointed at in the apex's block (no copy: a
+ * version holds its apex, and a version with a new apex points at it
+ * again). False when the apex has none.
+ */
+bool zone_nsec3_params(zone_t *z);
+
+/* An NSEC3PARAM RDATA the server uses: hash 1 (SHA-1), flags 0 (RFC 5155 4.1.2). */
+bool zone_nsec3param_usable(const uint8_t *rdata, uint16_t rdlen);
+
+/* Only NSEC3 and RRSIG RRsets at n (and some). */
+bool znode_only_nsec3(const znode_t *n);
+
+/*
+ * Whether n (writable) owns an NSEC3 of z's chain (room for a hash, a
+ * label of base32hex right below the apex, an NSEC3 of z's parameters):
+ * then its hash is written and ZNODE_CHAIN set, and ZNODE_NSEC3 when
+ * that is all it holds.
+ */
+bool zone_nsec3_owner(const zone_t *z, znode_t *n);
+
+/* Whether n has an NSEC3 of its own to match (not occluded, not a pure chain owner). */
+bool znode_matchable(const znode_t *n);
+
+/* Link name node n (writable) to its NSEC3 x (or NULL), and x (writable) back to n. */
+void zone_nsec3_link(znode_t *n, znode_t *x);
+
+/* z's chain owner of hash h, or NULL. */
+const znode_t *zone_nsec3_owner_of(const zone_t *z, const uint8_t h[ZONE_NSEC3_HASH_LEN]);
+
+/* Whether n belongs in the tree of NSEC owners: an NSEC, not occluded. */
+bool znode_nsec_owner(const znode_t *n);
 
 #endif

@@ -821,8 +821,14 @@ done:
 	return err;
 }
 
-int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits, zone_msg_fn msg,
-	      void *msg_arg, zone_t **out)
+/*
+ * Read zone file `file` of origin into a builder, then hand it to
+ * finish(b, arg), which frees it: zbuild_finish for a whole zone, or the
+ * diff of a reload. Messages bounded as one load's.
+ */
+static int load_with(const char *file, const uint8_t *origin, const zone_limits_t *limits,
+		     zone_msg_fn msg, void *msg_arg, int (*finish)(zbuild_t *b, void *arg),
+		     void *arg)
 {
 	char text[NAME_TEXT_MAX];
 	if (name_to_text(origin, text, sizeof(text)) < 0)
@@ -848,7 +854,7 @@ int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limi
 		goto done;
 	if (L.errors)
 		zbuild_fail(L.b);
-	err = zbuild_finish(L.b, out);
+	err = finish(L.b, arg);
 	L.b = NULL;
 	if (err == SHOAL_ETIMEOUT)
 		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
@@ -858,4 +864,35 @@ done:
 	if (L.rdata)
 		ldns_buffer_free(L.rdata);
 	return err;
+}
+
+static int finish_whole(zbuild_t *b, void *arg)
+{
+	return zbuild_finish(b, arg);
+}
+
+int zone_load(const char *file, const uint8_t *origin, const zone_limits_t *limits, zone_msg_fn msg,
+	      void *msg_arg, zone_t **out)
+{
+	return load_with(file, origin, limits, msg, msg_arg, finish_whole, out);
+}
+
+/* What a reload's read diffs against, and into. */
+typedef struct diff_job {
+	const zone_t *served;
+	size_t max_octets;
+	changeset_t **out;
+} diff_job_t;
+
+static int finish_diff(zbuild_t *b, void *arg)
+{
+	const diff_job_t *job = arg;
+	return zbuild_diff(b, job->served, job->max_octets, job->out);
+}
+
+int zone_load_changes(const char *file, const zone_t *served, const zone_limits_t *limits,
+		      zone_msg_fn msg, void *msg_arg, size_t max_octets, changeset_t **out)
+{
+	diff_job_t job = { served, max_octets, out };
+	return load_with(file, znode_name(served->apex), limits, msg, msg_arg, finish_diff, &job);
 }

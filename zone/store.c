@@ -11,8 +11,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/hot.h"
+#include "proto/rdata.h"
 #include "zone/internal.h"
 
 /* ---- huge pages ---- */
@@ -201,11 +203,6 @@ size_t zarena_size(const zarena_t *a)
 	return a ? a->total : 0;
 }
 
-size_t zone_memory(const zone_t *z)
-{
-	return zarena_size(z->arena);
-}
-
 bool zone_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
@@ -317,38 +314,136 @@ size_t zone_name_key(const uint8_t *name, uint8_t *key)
 	return k;
 }
 
-/* ---- lookups ---- */
+/* ---- nodes and lineages ---- */
 
-QUERY_PATH const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t name_len,
-					     uint64_t hash)
+static uint64_t gen_last;
+
+uint64_t zone_gen_next(void)
 {
-	uint64_t tag = zhash_tag(hash);
-	uint32_t i = zhash_start(hash, z->hash_size);
-	for (;;) {
-		const zhash_slot_t *s = &z->hash[i];
-		if (s->idx == 0)
-			return NULL;
-		uint64_t ref = (uint64_t)s->ref_hi << 32 | s->ref_lo;
-		if (zhash_tag(ref) == tag) {
-			/*
-			 * Both addresses come from the slot: the name (and the
-			 * RRsets before it) and the node load side by side.
-			 * The lines on either side of the name's are asked for
-			 * at once too: the RRsets end where the name starts and
-			 * the RR data follows it, and the answer reads both next.
-			 * Cold, each would otherwise be a miss of its own after
-			 * the compare returns (a small node fits in these three).
-			 */
-			const uint8_t *owner = zhash_name(ref);
-			const znode_t *n = &z->nodes[s->idx - 1];
-			__builtin_prefetch(owner - 64);
-			__builtin_prefetch(owner + 64);
-			if (n->name_len == name_len && memcmp(owner, name, name_len) == 0)
-				return n;
-		}
-		i = i + 1 == z->hash_size ? 0 : i + 1;
+	return __atomic_add_fetch(&gen_last, 1, __ATOMIC_RELAXED);
+}
+
+zlin_t *zlin_new(zarena_t *arena)
+{
+	/* in the arena it holds: one allocation less a zone, gone with it */
+	zlin_t *lin = zarena_alloc(arena, sizeof(*lin));
+	if (!lin)
+		return NULL;
+	*lin = (zlin_t){ .refs = 1, .arena = arena };
+	return lin;
+}
+
+void zlin_unref(zlin_t *lin)
+{
+	if (lin && __atomic_fetch_sub(&lin->refs, 1, __ATOMIC_ACQ_REL) == 1)
+		zarena_free(lin->arena); /* lin with it */
+}
+
+size_t znode_head(const znode_t *n)
+{
+	return n->sig_groups * sizeof(rrset_wire_t) + n->rrset_count * sizeof(zrrset_t);
+}
+
+void znode_free(zlin_t *lin, znode_t *n)
+{
+	size_t size = znode_size(n);
+	if (n->flags & ZNODE_HEAP) {
+		__atomic_fetch_sub(&lin->heap, size, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&lin->heap_count, 1, __ATOMIC_RELAXED);
+		free(znode_block(n));
+	} else {
+		/* the arena's memory goes with the lineage; count what is lost till then */
+		__atomic_fetch_add(&lin->dead, size, __ATOMIC_RELAXED);
 	}
 }
+
+void znode_drop(zlin_t *lin, const znode_t *n, bool defer)
+{
+	znode_t *m = (znode_t *)n;
+	/* release: this thread's reads of the node come before another's free of it */
+	if (__atomic_fetch_sub(&m->refs, 1, __ATOMIC_ACQ_REL) == 1 && !defer)
+		znode_free(lin, m);
+}
+
+znode_t *znode_alloc(zlin_t *lin, size_t head, size_t tail)
+{
+	uint8_t *mem = malloc(head + sizeof(znode_t) + tail);
+	if (!mem)
+		return NULL;
+	__atomic_fetch_add(&lin->heap, head + sizeof(znode_t) + tail, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&lin->heap_count, 1, __ATOMIC_RELAXED);
+	znode_t *n = (znode_t *)(mem + head);
+	memset(n, 0, sizeof(*n));
+	n->tail = (uint32_t)tail;
+	n->flags = ZNODE_HEAP | ZNODE_FRESH;
+	return n;
+}
+
+/* p moved by delta octets with its block (NULL stays NULL). */
+static const void *moved(const void *p, ptrdiff_t delta)
+{
+	return p ? (const uint8_t *)p + delta : NULL;
+}
+
+znode_t *znode_copy(zlin_t *lin, const znode_t *n)
+{
+	size_t head = znode_head(n);
+	znode_t *c = znode_alloc(lin, head, n->tail);
+	if (!c)
+		return NULL;
+	uint8_t *mem = (uint8_t *)c - head;
+	memcpy(mem, znode_block(n), znode_size(n));
+	c->refs = 0;
+	c->flags = (uint16_t)(n->flags | ZNODE_HEAP | ZNODE_FRESH);
+	/* the RRsets point into their own block: the copy's into its own */
+	ptrdiff_t delta = mem - znode_block(n);
+	rrset_wire_t *sg = (rrset_wire_t *)(void *)mem;
+	zrrset_t *rs = (zrrset_t *)(sg + c->sig_groups);
+	for (uint16_t i = 0; i < c->sig_groups; i++) {
+		sg[i].data = moved(sg[i].data, delta);
+		sg[i].names = moved(sg[i].names, delta);
+	}
+	for (uint16_t i = 0; i < c->rrset_count; i++) {
+		rs[i].set.data = moved(rs[i].set.data, delta);
+		rs[i].set.names = moved(rs[i].set.names, delta);
+		rs[i].sigs = moved(rs[i].sigs, delta);
+	}
+	return c;
+}
+
+uint16_t znode_own_flags(const znode_t *n, bool apex)
+{
+	uint16_t f = n->rrset_count ? ZNODE_DATA : 0;
+	if (apex)
+		f |= ZNODE_APEX;
+	else if (znode_rrset(n, DNS_TYPE_NS))
+		f |= ZNODE_DELEG;
+	if (znode_rrset(n, DNS_TYPE_DNAME))
+		f |= ZNODE_DNAME;
+	if (znode_rrset(n, DNS_TYPE_CNAME))
+		f |= ZNODE_CNAME;
+	return f;
+}
+
+bool zone_glue_missing(const zone_t *z, const znode_t *cut, const uint8_t *rdata, uint16_t rdlen,
+		       char text[NAME_TEXT_MAX])
+{
+	/* the name's length within its own RDATA, however the load checked it */
+	int tlen = rdata_name_length(rdata, rdlen, 0);
+	if (tlen < 0 || !name_is_subdomain(rdata, znode_name(cut)))
+		return false;
+	uint8_t lower[NAME_MAXLEN];
+	memcpy(lower, rdata, (size_t)tlen);
+	name_lower(lower);
+	const znode_t *t = zone_lookup(z, lower);
+	if (t && (znode_rrset(t, DNS_TYPE_A) || znode_rrset(t, DNS_TYPE_AAAA)))
+		return false;
+	if (name_to_text(rdata, text, NAME_TEXT_MAX) < 0)
+		strcpy(text, "?");
+	return true;
+}
+
+/* ---- lookups ---- */
 
 QUERY_PATH const znode_t *zone_lookup(const zone_t *z, const uint8_t *name)
 {
@@ -365,36 +460,88 @@ QUERY_PATH const zrrset_t *znode_rrset(const znode_t *n, uint16_t type)
 	return NULL;
 }
 
-static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+QUERY_PATH const znode_t *zone_parent(const zone_t *z, const znode_t *n)
 {
-	int c = memcmp(a, b, alen < blen ? alen : blen);
-	if (c)
-		return c;
-	return alen < blen ? -1 : alen > blen;
+	if (n->labels <= z->apex->labels)
+		return NULL;
+	/* the name less its first label: a node whatever it holds (every ancestor is) */
+	const uint8_t *name = znode_name(n);
+	const uint8_t *p = name + name[0] + 1;
+	size_t len = n->name_len - (size_t)name[0] - 1;
+	return zone_lookup_hashed(z, p, len, name_hash_lower(p, len, z->hash_key));
 }
 
-const znode_t *zone_find_le(const zone_t *z, const uint8_t *name)
+const znode_t *zone_first(const zone_t *z, zone_iter_t *it)
 {
-	uint8_t key[ZONE_KEY_MAX], nkey[ZONE_KEY_MAX];
-	size_t klen = zone_name_key(name, key);
-	size_t lo = 0, hi = z->node_count; /* answer is in [lo-1, hi) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		size_t nlen = zone_name_key(z->nodes[mid].name, nkey);
-		if (key_cmp(nkey, nlen, key, klen) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &z->nodes[lo - 1] : NULL;
+	return ztree_first(&z->names, it);
+}
+
+const znode_t *zone_next(zone_iter_t *it)
+{
+	return ztree_next(it);
+}
+
+QUERY_PATH const znode_t *zone_find_le(const zone_t *z, const uint8_t *name)
+{
+	zkey_t k;
+	zkey_name(&k, name);
+	return ztree_find_le(&z->names, &k);
+}
+
+/* ---- versions ---- */
+
+/* Octets of the negative SOA's copies: its data, then its signatures' (zone_neg_soa). */
+static size_t neg_soa_size(const zone_t *z)
+{
+	size_t n = z->neg_soa.data ? (z->neg_soa.data_len + 7) & ~(size_t)7 : 0;
+	return n + (z->neg_soa_sigs ? sizeof(rrset_wire_t) + z->neg_soa_sigs->data_len : 0);
+}
+
+size_t zone_memory(const zone_t *z)
+{
+	const zlin_t *lin = z->lin;
+	size_t n =
+		lin ? zarena_size(lin->arena) + __atomic_load_n(&lin->heap, __ATOMIC_RELAXED) : 0;
+	n += ztree_memory(&z->names) + ztree_memory(&z->nsec) + ztree_memory(&z->nsec3.chain);
+	n += z->arena & ZONE_ARENA_NEG ? 0 : neg_soa_size(z);
+	return n + zhash_memory(z);
+}
+
+void zone_neg_soa_free(zone_t *z)
+{
+	if (!(z->arena & ZONE_ARENA_NEG))
+		free((void *)(uintptr_t)z->neg_soa.data);
+	z->arena &= (uint8_t)~ZONE_ARENA_NEG;
+	z->neg_soa.data = NULL;
+	z->neg_soa_sigs = NULL;
 }
 
 void zone_free(zone_t *z)
 {
 	if (!z)
 		return;
-	zarena_free(z->arena);
+	zlin_t *lin = z->lin;
+	/*
+	 * The last version of its lineage shares nothing: its trees and pages
+	 * go without counting, its heap nodes with them, the arena after.
+	 * Otherwise every piece loses this version as a holder, and those
+	 * left with none go.
+	 */
+	bool alone = !lin || __atomic_load_n(&lin->refs, __ATOMIC_ACQUIRE) == 1;
+	if (alone) {
+		bool heap = lin && __atomic_load_n(&lin->heap_count, __ATOMIC_RELAXED);
+		ztree_free_alone(&z->names, lin, heap);
+		ztree_free_alone(&z->nsec, lin, false);
+		ztree_free_alone(&z->nsec3.chain, lin, false);
+	} else {
+		ztree_release(&z->nsec, lin, false);
+		ztree_release(&z->nsec3.chain, lin, false);
+		ztree_release(&z->names, lin, false);
+	}
+	zhash_release(z, alone);
+	zone_neg_soa_free(z);
 	free(z);
+	zlin_unref(lin); /* last: the arena may hold what was freed before */
 }
 
 const zone_t *zone_ref(const zone_t *z)

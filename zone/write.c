@@ -87,19 +87,24 @@ static int write_zone(int fd, const zone_t *z, const char *comment)
 		return SHOAL_ENOMEM;
 	int err = out_comment(&o, comment);
 	if (err == 0)
-		err = out_set(&o, z->apex->name, &znode_rrset(z->apex, DNS_TYPE_SOA)->set);
-	for (size_t i = 0; err == 0 && i < z->node_count; i++) {
-		const znode_t *n = &z->nodes[i];
+		err = out_set(&o, znode_name(z->apex), &znode_rrset(z->apex, DNS_TYPE_SOA)->set);
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); err == 0 && n; n = zone_next(&it)) {
 		for (uint16_t k = 0; err == 0 && k < n->rrset_count; k++) {
 			const rrset_wire_t *set = &znode_rrsets(n)[k].set;
 			if (n != z->apex || set->type != DNS_TYPE_SOA)
-				err = out_set(&o, n->name, set);
+				err = out_set(&o, znode_name(n), set);
 		}
 	}
 	if (err == 0)
 		err = out_flush(&o);
 	free(o.buf);
 	return err;
+}
+
+int zone_write_fd(const zone_t *z, int fd)
+{
+	return write_zone(fd, z, NULL);
 }
 
 /*
@@ -115,12 +120,13 @@ static bool same_records(const zone_t *a, const zone_t *b, char *why, size_t cap
 			 a->node_count);
 		return false;
 	}
-	for (size_t i = 0; i < a->node_count; i++) {
-		const znode_t *x = &a->nodes[i], *y = &b->nodes[i];
+	zone_iter_t ia, ib;
+	for (const znode_t *x = zone_first(a, &ia), *y = zone_first(b, &ib); x && y;
+	     x = zone_next(&ia), y = zone_next(&ib)) {
 		const zrrset_t *s = znode_rrsets(x), *t = znode_rrsets(y);
 		uint16_t k = 0;
 		bool same = x->name_len == y->name_len &&
-			    memcmp(x->name, y->name, x->name_len) == 0 &&
+			    memcmp(znode_name(x), znode_name(y), x->name_len) == 0 &&
 			    x->rrset_count == y->rrset_count;
 		for (; same && k < x->rrset_count; k++)
 			same = s[k].set.type == t[k].set.type &&
@@ -128,7 +134,7 @@ static bool same_records(const zone_t *a, const zone_t *b, char *why, size_t cap
 			       memcmp(s[k].set.data, t[k].set.data, s[k].set.data_len) == 0;
 		if (!same) {
 			char name[NAME_TEXT_MAX];
-			name_to_text(x->name, name, sizeof(name));
+			name_to_text(znode_name(x), name, sizeof(name));
 			snprintf(why, cap, "%.400s differs (%s)", name,
 				 k ? "an RRset's records" : "its name or its RRsets");
 			return false;
@@ -155,7 +161,7 @@ static int read_back(const zone_t *z, const char *tmp, const char *path,
 {
 	char first[512] = "", why[640];
 	zone_t *back = NULL;
-	int err = zone_load(tmp, z->apex->name, limits, keep_first_error, first, &back);
+	int err = zone_load(tmp, znode_name(z->apex), limits, keep_first_error, first, &back);
 	if (err == SHOAL_ENOMEM)
 		return err;
 	if (err < 0)

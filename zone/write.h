@@ -41,4 +41,13 @@
 int zone_write(const zone_t *z, const char *path, const char *comment, const zone_limits_t *limits,
 	       zone_msg_fn msg, void *msg_arg);
 
+/*
+ * Write every record of z to fd, the lines zone_write writes (the SOA
+ * first, then canonical order) without a comment, read-back or sync: the
+ * records served, for shoalctl zone-read. fd is the caller's. Returns 0,
+ * -errno when a write fails, or SHOAL_ENOMEM. Reads z only: any thread
+ * that holds a reference; blocking I/O, never on a worker.
+ */
+int zone_write_fd(const zone_t *z, int fd);
+
 #endif

@@ -12,6 +12,7 @@
 #include "proto/error.h"
 #include "proto/rdata.h"
 #include "proto/serial.h"
+#include "zone/apply.h"
 #include "zone/internal.h"
 #include "zone/xfr_in.h"
 
@@ -134,16 +135,7 @@ static int fail(xfr_in_t *x, int err, const char *fmt, ...)
 /* A name and a type for messages: "www.example.com. A". */
 static const char *rr_text(const rr_t *rr, char *buf, size_t cap)
 {
-	char name[NAME_TEXT_MAX], type[16];
-	if (name_to_text(rr->owner, name, sizeof(name)) < 0)
-		strcpy(name, "?");
-	const rdata_desc_t *d = rdata_desc(rr->type);
-	if (d)
-		snprintf(type, sizeof(type), "%s", d->name);
-	else
-		snprintf(type, sizeof(type), "TYPE%u", rr->type);
-	snprintf(buf, cap, "%s %s", name, type);
-	return buf;
+	return zone_rr_text(rr->owner, rr->type, buf, cap);
 }
 
 /* Read one answer record at w's position; 0 or a reported error. */
@@ -468,108 +460,15 @@ int xfr_in_feed(xfr_in_t *x, const uint8_t *msg, size_t len)
 /* ---- the new version ---- */
 
 /*
- * One record's operations, in the order they happen, on what the zone
- * has of it (present, with the record `have`): false when a deletion meets
- * nothing. *have ends as the record to keep, or NULL.
+ * The changesets applied to the version served (zone/apply.h): a version
+ * that shares every node the changes leave alone. Reported with the label.
  */
-static bool replay(const xfr_op_t *ops, size_t n, const uint8_t **have)
+static int apply_ixfr(xfr_in_t *x, zone_t **out)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (!xfr_op_is_add(&ops[i]) && !*have)
-			return false;
-		*have = xfr_op_is_add(&ops[i]) ? ops[i].rr : NULL;
-	}
-	return true;
-}
-
-/* Hand a record (type, class, TTL, RDLENGTH, RDATA) with owner to the builder. */
-static int build_rec(xfr_in_t *x, const uint8_t *owner, const uint8_t *rec)
-{
-	rr_t rr = { .type = wire_get_u16(rec),
-		    .ttl = wire_get_u32(rec + 4),
-		    .rdlen = wire_get_u16(rec + 8),
-		    .rdata = rec + 10 };
-	memcpy(rr.owner, owner, name_length(owner));
-	return axfr_add(x, &rr);
-}
-
-/* The ops [i, *j) of one record, from i: *j is where the next record's start. */
-static size_t op_group(const xfr_ops_t *ops, size_t i)
-{
-	size_t j = i + 1;
-	const xfr_op_t *a = &ops->ops[i];
-	while (j < ops->count && xfr_op_cmp(a->key, a->key_len, a->rr, &ops->ops[j]) == 0)
-		j++;
-	return j;
-}
-
-/* Records only the changesets have: each must end added, never deleted first. */
-static int apply_new(xfr_in_t *x, const xfr_ops_t *ops, size_t i, size_t j)
-{
-	const uint8_t *have = NULL;
-	if (!replay(ops->ops + i, j - i, &have)) {
-		rr_t rr = { .type = wire_get_u16(ops->ops[i].rr) };
-		memcpy(rr.owner, ops->ops[i].owner, name_length(ops->ops[i].owner));
-		char text[NAME_TEXT_MAX + 20];
-		return fail(x, SHOAL_EZONE, "the IXFR deletes %s, a record the zone does not have",
-			    rr_text(&rr, text, sizeof(text)));
-	}
-	return have ? build_rec(x, ops->ops[i].owner, have) : 0;
-}
-
-/*
- * Apply the changesets to the version served: a merge walk over its
- * records and the operations, both in record order, into a new builder.
- */
-static int apply_ixfr(xfr_in_t *x)
-{
-	xfr_ops_t ops;
-	if (xfr_ops_collect(x->sets, x->set_count, &ops) < 0)
-		return fail(x, SHOAL_ENOMEM, "out of memory");
-	int err = new_builder(x);
-	const zone_t *z = x->current;
-	uint8_t key[ZONE_KEY_MAX];
-	size_t i = 0;
-	for (size_t n = 0; err == 0 && n < z->node_count; n++) {
-		const znode_t *node = &z->nodes[n];
-		size_t klen = zone_name_key(node->name, key);
-		for (uint16_t s = 0; err == 0 && s < node->rrset_count; s++) {
-			const rrset_wire_t *set = &znode_rrsets(node)[s].set;
-			if (node == z->apex && set->type == DNS_TYPE_SOA)
-				continue;
-			const uint8_t *end = set->data + set->data_len;
-			for (const uint8_t *rec = set->data; err == 0 && rec < end;
-			     rec += 10 + wire_get_u16(rec + 8)) {
-				int c = -1;
-				while (err == 0 && i < ops.count &&
-				       (c = xfr_op_cmp(key, klen, rec, &ops.ops[i])) > 0) {
-					size_t j = op_group(&ops, i);
-					err = apply_new(x, &ops, i, j);
-					i = j;
-				}
-				if (err < 0)
-					break;
-				if (i < ops.count && c == 0) {
-					size_t j = op_group(&ops, i);
-					const uint8_t *have = rec;
-					/* the record is there: replaying never fails */
-					replay(ops.ops + i, j - i, &have);
-					if (have)
-						err = build_rec(x, node->name, have);
-					i = j;
-				} else {
-					err = build_rec(x, node->name, rec);
-				}
-			}
-		}
-	}
-	while (err == 0 && i < ops.count) {
-		size_t j = op_group(&ops, i);
-		err = apply_new(x, &ops, i, j);
-		i = j;
-	}
-	xfr_ops_clear(&ops);
-	return err;
+	zone_apply_opts_t o = {
+		.label = x->label, .limits = &x->zone_limits, .msg = x->msg, .msg_arg = x->msg_arg
+	};
+	return zone_apply(x->current, x->sets, x->set_count, &o, out);
 }
 
 int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
@@ -584,14 +483,16 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 			    x->messages, x->records);
 	if (ended_early(x))
 		return 0;
-	int err = x->kind == XFR_IN_IXFR ? apply_ixfr(x) : 0;
-	if (err < 0)
-		return err;
-	err = zbuild_finish(x->b, out);
-	x->b = NULL;
+	int err;
+	if (x->kind == XFR_IN_IXFR) {
+		err = apply_ixfr(x, out);
+	} else {
+		err = zbuild_finish(x->b, out);
+		x->b = NULL;
+	}
 	zone_msgs_end(&x->msgs, x->label);
 	if (err < 0) {
-		x->err = err; /* the builder reported why */
+		x->err = err; /* the builder or the apply reported why */
 		return err;
 	}
 	if (!journal)

@@ -125,19 +125,19 @@ static bool axfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **
 	if (x->phase != XFR_BODY) {
 		const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 		assert(soa); /* no zone is built without one (zbuild_finish) */
-		*owner = z->apex->name;
+		*owner = znode_name(z->apex);
 		*set = &soa->set;
 		return true;
 	}
 	if (x->ixfr)
 		return ixfr_item(x, owner, set);
-	for (; x->node < z->node_count; x->node++, x->rrset = 0) {
-		const znode_t *n = &z->nodes[x->node];
+	const znode_t *n = x->at ? x->at : (x->at = zone_first(z, &x->walk));
+	for (; n; n = x->at = zone_next(&x->walk), x->rrset = 0) {
 		for (; x->rrset < n->rrset_count; x->rrset++) {
 			const rrset_wire_t *s = &znode_rrsets(n)[x->rrset].set;
 			if (n == z->apex && s->type == DNS_TYPE_SOA)
 				continue;
-			*owner = n->name;
+			*owner = znode_name(n);
 			*set = s;
 			return true;
 		}

@@ -33,7 +33,9 @@ typedef struct xfr_out {
 	uint32_t messages;    /* written so far */
 	uint64_t records;     /* written so far */
 	int phase;            /* enum xfr_phase (xfr_out.c) */
-	size_t node;          /* the node (IXFR: the changeset) being written */
+	size_t node;          /* IXFR: the changeset being written */
+	zone_iter_t walk;     /* AXFR: the walk over the zone's nodes */
+	const znode_t *at;    /* AXFR: the node being written (NULL: the walk has not begun) */
 	size_t rrset;         /* its RRset (IXFR: run, deletions then additions) */
 	rrset_pos_t pos;      /* the next record of that RRset */
 } xfr_out_t;

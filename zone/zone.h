@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* One compiled, read-only zone: nodes in canonical order, a hash index, RRsets in wire form. */
+/* One version of a zone: nodes shared between versions, a paged hash index, ordered trees. */
 #ifndef SHOAL_ZONE_ZONE_H
 #define SHOAL_ZONE_ZONE_H
 
@@ -11,7 +11,7 @@
 #include "proto/name.h"
 #include "proto/rrset.h"
 
-/* Per node flags, set when the store is built (never at query time). */
+/* Per node flags, set when the store is built or changed (never at query time). */
 enum znode_flag {
 	ZNODE_DATA = 0x01, /* has at least one RRset */
 	ZNODE_APEX = 0x02,
@@ -21,6 +21,13 @@ enum znode_flag {
 	ZNODE_DNAME = 0x20,          /* has a DNAME RRset (RFC 6672) */
 	ZNODE_CNAME = 0x40,          /* has a CNAME RRset */
 	ZNODE_NSEC3 = 0x80,          /* an NSEC3 owner of the zone's chain: hidden from lookups */
+	ZNODE_ANSWER_FLAGS = 0xff,   /* those above: what the answer reads */
+	/* the store's own (zone/internal.h): where a block lies, what room it has */
+	ZNODE_LINKED = 0x100, /* the block holds a link after the name (an NSEC3 zone's) */
+	ZNODE_HASHED = 0x200, /* and a way back and an NSEC3 hash (a chain owner's place) */
+	ZNODE_CHAIN = 0x400,  /* owns an NSEC3 of the zone's chain (with ZNODE_NSEC3 or not) */
+	ZNODE_HEAP = 0x800,   /* a block of its own from malloc, not from the build's arena */
+	ZNODE_FRESH = 0x1000, /* made by the change being applied, which may still write it */
 };
 
 /* How a signed zone proves that names and types do not exist. */
@@ -43,85 +50,133 @@ typedef struct zrrset {
 
 /*
  * A name in the zone. An empty non-terminal (RFC 4592 2.2.2) is a node
- * without RRsets. name is canonical (lowercase) uncompressed wire form.
- * parent is NULL only at the apex.
+ * without RRsets. Each node is one block (zone/build.c fill_node):
  *
- * The node's block (build.c fill_node) holds its RRsets right before its
- * owner name, so the one pointer finds both (znode_rrsets): a lookup that
- * compares the name has the RRsets the answer reads next in the same place.
+ *   [RRSIG groups][RRsets][znode_t][owner][link, back, hash][name offsets][RR data]
+ *
+ * so the node, its owner name and the RRsets an answer reads next lie side
+ * by side: a lookup that compares the name has them in the same lines.
+ * The owner is canonical (lowercase) uncompressed wire form. A block is
+ * never written once a version that holds it is published: a change makes
+ * a new block for every node it changes, and versions share the others
+ * (refs counts the versions' tree leaves that hold the node).
  */
 typedef struct znode {
-	const uint8_t *name;
-	const struct znode *parent;
+	unsigned refs; /* atomic; the store's (zone/internal.h) */
+	uint32_t tail; /* octets of the block after this header */
 	uint16_t rrset_count;
 	uint16_t flags; /* enum znode_flag */
 	uint8_t name_len;
-	uint8_t labels; /* not counting the root label */
+	uint8_t labels;      /* not counting the root label */
+	uint16_t sig_groups; /* RRSIG groups at the block's start */
 } znode_t;
+_Static_assert(sizeof(znode_t) == 16, "the owner name after the node is 8-aligned");
 
-/* The RRsets of node n, ordered by type: rrset_count of them right before the name. */
+/* The owner name of node n: canonical (lowercase) uncompressed wire form. */
+static inline const uint8_t *znode_name(const znode_t *n)
+{
+	return (const uint8_t *)(n + 1);
+}
+
+/* The RRsets of node n, ordered by type: rrset_count of them right before the node. */
 static inline const zrrset_t *znode_rrsets(const znode_t *n)
 {
-	return (const zrrset_t *)(const void *)n->name - n->rrset_count;
+	return (const zrrset_t *)(const void *)n - n->rrset_count;
 }
 
 /*
- * One bucket of the open-addressing hash index: 0 idx means empty. Beside
- * the node it holds the address of the node's owner name, so a lookup
- * reads the name (and the RRsets before it) and the node at once, both
- * addresses known from the slot, instead of the node first and its name
- * after. 12 octets: three 4-octet halves, no padding.
+ * The hash index: pages of slots under a directory of the version. A
+ * name's hash picks a page (its low half) and a slot in it; probing
+ * stays inside the page, so a change copies only the pages whose slots
+ * it writes, and versions share the others. A page holds
+ * ZHASH_PAGE_SLOTS slots, or, in an index of one page (a small zone),
+ * fewer: a power of 2 from ZHASH_SLOTS_MIN, the zone's hash_mask + 1.
+ * A slot is 0 (empty), or the address of a node over 8 (ZHASH_REF_BITS
+ * bits: nodes are 8-aligned) with the top 16 bits of the name's hash
+ * above it: a lookup reads the node (and its name, right after it) only
+ * on a tag match.
  */
-typedef struct zhash_slot {
-	uint32_t idx;    /* node index + 1 */
-	uint32_t ref_lo; /* ref: the name's address / 8 (ZHASH_REF_BITS), */
-	uint32_t ref_hi; /* and the top 16 bits of the name's hash above it */
-} zhash_slot_t;
+#define ZHASH_PAGE_SLOTS 512
+#define ZHASH_SLOTS_MIN  8
+#define ZHASH_REF_BITS   48
 
-/* Bits of ref for the name's address over 8 (names are 8-aligned): 2^51 of address space. */
-#define ZHASH_REF_BITS 48
+typedef struct zhash_page {
+	unsigned refs; /* atomic: the directories that hold the page */
+	uint16_t used; /* slots in use */
+	bool arena;    /* in the arena of the build that made it: never freed alone */
+	uint64_t gen;  /* the change that may still write it */
+	uint64_t slot[];
+} zhash_page_t;
 
-/* The tag of hash h as ref keeps it: its upper 16 bits, to skip most compares. */
+/* The tag of hash h as a slot keeps it: its upper 16 bits, to skip most compares. */
 static inline uint64_t zhash_tag(uint64_t h)
 {
 	return h >> ZHASH_REF_BITS;
 }
 
-/* The owner name a slot's ref points to. */
-static inline const uint8_t *zhash_name(uint64_t ref)
+/* The node a slot points to. */
+static inline const znode_t *zhash_node(uint64_t slot)
 {
-	return (const uint8_t *)(uintptr_t)((ref & ((UINT64_C(1) << ZHASH_REF_BITS) - 1)) << 3);
+	return (const znode_t *)(uintptr_t)((slot & ((UINT64_C(1) << ZHASH_REF_BITS) - 1)) << 3);
 }
 
-/* First slot for hash h in a table of `size` slots (Lemire's multiply-shift). */
-static inline uint32_t zhash_start(uint64_t h, uint32_t size)
+/* The page of hash h in a directory of `pages` pages (Lemire's multiply-shift). */
+static inline uint32_t zhash_page(uint64_t h, uint32_t pages)
 {
-	return (uint32_t)(((uint64_t)(uint32_t)h * size) >> 32);
+	return (uint32_t)(((uint64_t)(uint32_t)h * pages) >> 32);
 }
-
-struct zarena;
 
 /*
- * The NSEC3 chain of a zone (RFC 5155), built at load time: the hashes of
- * the chain in ascending order with their owner nodes, and for every node
- * the NSEC3 node matching its name (hashed once, here), so a query hashes
- * only names that do not exist.
+ * The first slot of hash h in a page of mask + 1 slots: other bits than
+ * the page's and the tag's.
+ */
+static inline uint32_t zhash_first_slot(uint64_t h, uint32_t mask)
+{
+	return (uint32_t)(h >> 32) & mask;
+}
+
+/*
+ * An ordered set of nodes (zone/tree.c): a B+ tree whose tree nodes the
+ * versions of a zone share. Read through the functions below.
+ */
+typedef struct zt_node zt_node_t;
+typedef struct ztree {
+	zt_node_t *root; /* NULL: empty */
+	uint32_t count;
+	uint8_t height; /* 0: empty; 1: the root is a leaf */
+	uint8_t kind;   /* names in canonical order, or NSEC3 hashes (zone/internal.h) */
+	bool owns;      /* holds a reference on each of its nodes: the tree of all names */
+} ztree_t;
+
+/*
+ * The NSEC3 chain of a zone (RFC 5155): its owners in a tree by hash (the
+ * hash kept in each owner's block), and for every name the NSEC3 owner
+ * matching it, a link in the name's block (zone_nsec3_match), found by
+ * hashing the name once when the node is made, so a query hashes only
+ * names that do not exist.
  */
 typedef struct zone_nsec3 {
+	/*
+	 * salt_len octets: the NSEC3PARAM's own, in the apex's block, which
+	 * the version holds (its tree of names does); a change that makes
+	 * a new apex points it there (zone/apply.c)
+	 */
+	const uint8_t *salt;
+	ztree_t chain;      /* its owners by hash */
+	uint32_t unmatched; /* names (not occluded) with no NSEC3: opt-out leaves some */
 	uint16_t iterations;
 	uint8_t salt_len;
-	const uint8_t *salt; /* salt_len octets: the NSEC3PARAM's own, in the zone's arena */
-	size_t count;
-	const uint8_t *hashes;       /* count * ZONE_NSEC3_HASH_LEN, ascending */
-	const struct znode **owners; /* the NSEC3 node of each hash */
-	const struct znode **match;  /* per node index: the node's NSEC3 node, or NULL */
 } zone_nsec3_t;
 
+struct zlin;
+
 /*
- * A compiled zone. Immutable once built, except for refs: every zone set
- * that serves it holds a reference, and so may any thread that keeps using
- * it outside a read-side section (a zone transfer streaming it for
- * seconds must not hold up synchronize_rcu); see zone_ref.
+ * One version of a zone. Immutable once built, except for refs: every zone
+ * set that serves it holds a reference, and so may any thread that keeps
+ * using it outside a read-side section (a zone transfer streaming it for
+ * seconds must not hold up synchronize_rcu); see zone_ref. A version
+ * made by applying changes to another (zone/apply.h) shares with it every
+ * node, hash page and tree node the changes did not touch.
  */
 typedef struct zone {
 	/*
@@ -130,24 +185,61 @@ typedef struct zone {
 	 * caches cold, and each line costs a miss.
 	 */
 	_Alignas(64) const znode_t *apex;
-	const znode_t *nodes; /* canonical order (RFC 4034 6.1), apex first */
-	const zhash_slot_t *hash;
-	uint32_t hash_size; /* slots; never full */
-	enum zone_denial denial;
+	zhash_page_t *const *hash; /* the directory: hash_pages pages */
+	uint32_t hash_pages;
+	uint16_t hash_mask;   /* slots in a page, less one */
+	uint8_t arena;        /* what of it lies in its lineage's arena (enum zone_arena) */
+	uint8_t denial;       /* enum zone_denial */
 	uint8_t hash_key[16]; /* a copy of zone_hash_key(): no pointer to follow, no pthread_once */
 	size_t node_count;
+	uint32_t serial;
+	uint32_t hash_used; /* slots in use */
+	struct zlin *lin;   /* what the versions of one build share: zone/internal.h */
+	/* the version's own: the negative SOA (its copies malloc'd, or in the arena) */
 	rrset_wire_t neg_soa;             /* SOA with TTL = min(TTL, MINIMUM) (RFC 2308 3) */
 	const rrset_wire_t *neg_soa_sigs; /* its RRSIGs with the same TTL, or NULL */
-	const uint32_t *nsec_prev;        /* NSEC: per node, the index of the last node at or
-					     before it that owns an NSEC (UINT32_MAX: none) */
-	zone_nsec3_t nsec3;               /* NSEC3: the chain */
-	uint32_t serial;
 	size_t rr_count;
 	time_t loaded_at;
-	unsigned refs; /* atomic: zone_ref, zone_unref */
-	struct zarena *arena;
+	unsigned refs;      /* atomic: zone_ref, zone_unref */
+	ztree_t names;      /* every node, in canonical order (RFC 4034 6.1) */
+	ztree_t nsec;       /* NSEC: the owners of an NSEC (not occluded) */
+	zone_nsec3_t nsec3; /* NSEC3: the chain */
 } zone_t;
 _Static_assert(offsetof(zone_t, node_count) <= 64, "what every answer reads shares a cache line");
+_Static_assert(sizeof(zone_t) == 192, "three lines: a million small zones");
+
+/* What of a version its build put in the lineage's arena (zone_t.arena), not to be freed alone. */
+enum zone_arena {
+	ZONE_ARENA_DIR = 0x01, /* the hash directory */
+	ZONE_ARENA_NEG = 0x02, /* the negative SOA's copies */
+};
+
+/* The slot of hash h's first probe in z (for prefetching it). */
+static inline const uint64_t *zhash_slot_of(const zone_t *z, uint64_t h)
+{
+	return &z->hash[zhash_page(h, z->hash_pages)]->slot[zhash_first_slot(h, z->hash_mask)];
+}
+
+/*
+ * A walk over the nodes of a zone in canonical order (RFC 4034 6.1), apex
+ * first, empty non-terminals and NSEC3 owners included:
+ *   for (n = zone_first(z, &it); n; n = zone_next(&it))
+ * Any thread holding the zone (a read section, or a reference); no
+ * allocation. The iterator stays valid as long as the zone: a transfer
+ * may keep it from one message to the next. Its fields are the tree's.
+ */
+#define ZONE_ITER_DEPTH 12
+typedef struct zone_iter {
+	const zt_node_t *path[ZONE_ITER_DEPTH];
+	uint16_t pos[ZONE_ITER_DEPTH];
+	uint8_t height;
+} zone_iter_t;
+
+/* The apex (never NULL: a zone has one), the walk starting there. */
+const znode_t *zone_first(const struct zone *z, zone_iter_t *it);
+
+/* The node after the last one the walk gave, or NULL past the last. */
+const znode_t *zone_next(zone_iter_t *it);
 
 /* The process-wide SipHash key for name_hash, drawn once from randombytes. */
 const uint8_t *zone_hash_key(void);
@@ -155,7 +247,11 @@ const uint8_t *zone_hash_key(void);
 /* Free a zone and everything it owns (ignores refs). NULL is fine. */
 void zone_free(zone_t *z);
 
-/* Octets the zone's store took from malloc (its arena; not the zone_t itself). */
+/*
+ * Octets of the zone's store: its lineage's arena and nodes (those of
+ * other versions it shares included), and its own hash pages, directory,
+ * tree nodes and negative SOA from malloc; not the zone_t itself.
+ */
 size_t zone_memory(const zone_t *z);
 
 /*
@@ -183,6 +279,13 @@ const znode_t *zone_lookup_hashed(const zone_t *z, const uint8_t *name, size_t n
 
 /* zone_lookup_hashed after hashing name with zone_hash_key(). */
 const znode_t *zone_lookup(const zone_t *z, const uint8_t *name);
+
+/*
+ * The parent of node n in z (every ancestor of a node inside the zone is
+ * a node, empty non-terminals included), or NULL for the apex. Read-only;
+ * any thread; no allocation.
+ */
+const znode_t *zone_parent(const zone_t *z, const znode_t *n);
 
 /* The RRset of `type` at node n, or NULL. */
 const zrrset_t *znode_rrset(const znode_t *n, uint16_t type);
@@ -214,10 +317,21 @@ void zone_nsec3_hash(const zone_t *z, const uint8_t *name, uint8_t out[ZONE_NSEC
  */
 const znode_t *zone_nsec3_find(const zone_t *z, const uint8_t *name, bool *exact);
 
-/* The NSEC3 node matching node n (precomputed), or NULL. */
+/*
+ * Where a node's link and hash lie: after its owner name, at the next
+ * multiple of 8 (ZNODE_LINKED, ZNODE_HASHED).
+ */
+static inline const uint8_t *znode_ext(const znode_t *n)
+{
+	return znode_name(n) + ((n->name_len + 7u) & ~7u);
+}
+
+/* The NSEC3 node matching node n (found when n was made), or NULL. */
 static inline const znode_t *zone_nsec3_match(const zone_t *z, const znode_t *n)
 {
-	return z->nsec3.match ? z->nsec3.match[n - z->nodes] : NULL;
+	(void)z;
+	return (n->flags & ZNODE_LINKED) ? *(const znode_t *const *)(const void *)znode_ext(n)
+					 : NULL;
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "proto/error.h"
 #include "proto/hot.h"
 #include "proto/serial.h"
+#include "zone/apply.h"
 #include "zone/internal.h"
 #include "zone/journal.h"
 
@@ -308,62 +309,106 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 	return 0;
 }
 
+/* What the journal j of a zone holds at most (max, the zone's limit, when it has none yet). */
+static size_t journal_limit(journal_t *j, size_t max)
+{
+	journal_info_t ji = { .max_octets = max };
+	if (j)
+		journal_get_info(j, &ji);
+	return ji.max_octets;
+}
+
 /*
- * A reload brought `now` where `was` was served: record the changes in
- * the journal *jp (made on the first change to keep, bounded by max; a
- * zone that never changes keeps none) for IXFR when the serial went
- * forward (RFC 1982); otherwise the history no longer leads to what is
- * served, and goes. A cancelled load (zone_load_cancel) stops the
- * comparison: SHOAL_ETIMEOUT, the journal untouched; otherwise 0. *jp
- * may be read meanwhile (zonedb_journal): a new journal is released.
+ * A reload brought serial `now` where `was` was served: record the
+ * changes cs in the journal *jp (made on the first change to keep,
+ * bounded by max; a zone that never changes keeps none) for IXFR when
+ * the serial went forward (RFC 1982); otherwise the history no longer
+ * leads to what is served, and goes. cs is NULL when the changes could
+ * not be had (err: bigger than the journal and than what is worth
+ * applying, or no memory). Takes no reference on cs. *jp may be read
+ * meanwhile (zonedb_journal): a new journal is released.
  */
-static int record_change(journal_t **jp, size_t max, const char *file, const zone_t *was,
-			 const zone_t *now, zone_msg_fn msg, void *msg_arg)
+static void record_change(journal_t **jp, size_t max, const char *file, const zone_t *was,
+			  uint32_t now, const changeset_t *cs, int err, zone_msg_fn msg,
+			  void *msg_arg)
 {
 	journal_t *journal = *jp;
-	journal_info_t ji = { .max_octets = max };
-	if (journal)
-		journal_get_info(journal, &ji);
-	if (ji.max_octets == 0 || was == now)
-		return 0;
-	changeset_t *cs = NULL;
-	int err = changeset_diff_watch(was, now, ji.max_octets, zload_cancel_flag(), &cs);
-	if (err == SHOAL_ETIMEOUT) {
-		zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
-		return err;
-	}
-	if (err < 0) {
+	size_t limit = journal_limit(journal, max);
+	if (limit == 0)
+		return;
+	if (!cs || cs->octets > limit) {
 		zone_report(msg, msg_arg, false, file, 0,
 			    "the changes from serial %u to %u %s: "
 			    "secondaries will transfer the whole zone",
-			    was->serial, now->serial,
-			    err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
-						: "found no memory");
+			    was->serial, now,
+			    cs || err == SHOAL_ESPACE ? "take more than the IXFR journal holds"
+						      : "found no memory");
 		if (journal)
 			journal_clear(journal);
-		return 0;
+		return;
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
-	if (serial_gt(now->serial, was->serial)) {
+	if (serial_gt(now, was->serial)) {
 		if (!journal && (journal = journal_new(max)))
 			__atomic_store_n(jp, journal, __ATOMIC_RELEASE);
+		/* no memory for a journal: secondaries transfer the whole zone */
 		if (journal)
-			journal_add(journal, cs);
-		else
-			changeset_unref(cs); /* no memory: secondaries transfer the whole zone */
-		return 0;
+			journal_add(journal, changeset_ref(cs));
+		return;
 	}
-	changeset_unref(cs);
-	if (!changed && now->serial == was->serial)
-		return 0; /* the same version read again */
+	if (!changed && now == was->serial)
+		return; /* the same version read again */
 	zone_report(msg, msg_arg, false, file, 0,
 		    "the serial went from %u to %u, not forward "
 		    "(RFC 1982)%s",
-		    was->serial, now->serial,
-		    changed ? ": secondaries will not see the changes" : "");
+		    was->serial, now, changed ? ": secondaries will not see the changes" : "");
 	if (journal)
 		journal_clear(journal);
-	return 0;
+}
+
+/*
+ * A reload of zone apex from file where `was` is served: the file read
+ * and checked as a load checks it, and its difference from `was`
+ * (zone_load_changes, a merge walk of the records read and the version
+ * served) recorded in the journal *jp (as record_change) and applied to
+ * `was` (zone_apply): the version published shares every node the file
+ * did not change, and the reload never holds a second zone, only the
+ * records read beside the version served. A difference bigger than a
+ * quarter of the zone's store (and than the journal), or one that cannot
+ * be applied in place (the denial of existence changes), loads the file
+ * whole instead, as before (its warnings then said twice). Returns 0 and
+ * *out, or the load's error (reported).
+ */
+static int reload_zone(const uint8_t *apex, const char *file, journal_t **jp, size_t max,
+		       const zone_t *was, const zone_limits_t *limits, zone_msg_fn msg,
+		       void *msg_arg, zone_t **out)
+{
+	size_t limit = journal_limit(*jp, max), worth = zone_memory(was) / 4;
+	changeset_t *cs = NULL;
+	int err = zone_load_changes(file, was, limits, msg, msg_arg, worth > limit ? worth : limit,
+				    &cs);
+	if (err < 0 && err != SHOAL_ESPACE)
+		return err;
+	err = SHOAL_EUNSUPPORTED;
+	if (cs && cs->octets <= worth) {
+		const changeset_t *sets[1] = { cs };
+		zone_apply_opts_t o = { .label = file,
+					.limits = limits,
+					.msg = msg,
+					.msg_arg = msg_arg,
+					.cancel = zload_cancel_flag(),
+					.no_rebuild = true };
+		err = zone_apply(was, sets, 1, &o, out);
+		if (err == SHOAL_ETIMEOUT)
+			zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
+	}
+	if (err == SHOAL_EUNSUPPORTED)
+		err = zone_load(file, apex, limits, msg, msg_arg, out);
+	if (err == 0)
+		record_change(jp, max, file, was, (*out)->serial, cs, cs ? 0 : SHOAL_ESPACE, msg,
+			      msg_arg);
+	changeset_unref(cs);
+	return err;
 }
 
 /*
@@ -379,13 +424,9 @@ static int load_entry(const uint8_t *apex, const char *file, journal_t **journal
 	msg_tap_t tap = { msg, msg_arg, lock, "" };
 	*z = NULL;
 	error[0] = '\0';
-	int err = zone_load(file, apex, &spec->limits, tap_msg, &tap, z);
 	size_t max = (size_t)spec->limits.max_journal;
-	if (err == 0 && was &&
-	    (err = record_change(journal, max, file, was, *z, tap_msg, &tap)) < 0) {
-		zone_unref(*z);
-		*z = NULL;
-	}
+	int err = was ? reload_zone(apex, file, journal, max, was, &spec->limits, tap_msg, &tap, z)
+		      : zone_load(file, apex, &spec->limits, tap_msg, &tap, z);
 	if (err == 0)
 		return 0;
 	if (tap.first_error[0] == '\0')

@@ -12,64 +12,91 @@
 /*
  * The counters, one line each, in the order shoalctl stats prints them:
  * the structs, reading, summing and every output (text, JSON, the
- * Prometheus exporter) expand these lists. X(name, kind, help):
- *   name  a C identifier: the field, the JSON key, and the end of the
- *         metric name shoal_<list>_<name> (udp, tcp, query, zone), with
- *         "_total" for what only grows
- *   kind  COUNTER (only grows), GAUGE (goes up and down), RCODES (a
- *         counter per rcode, named by dns_rcode_name, label "rcode") or
- *         QTYPES (a counter per query type of STATS_QTYPES and one for
- *         the rest, label "type"): STATS_<kind> of enum stats_kind
- *   help  one line on what it counts
+ * Prometheus exporter) expand these lists. X(name, kind, metric, help):
+ *   name    a C identifier: the field, and the key of the table and the JSON
+ *   kind    COUNTER (only grows), GAUGE (goes up and down), RCODES (a
+ *           counter per rcode, named by dns_rcode_name, label "rcode"),
+ *           QTYPES (a counter per query type of STATS_QTYPES and one for the
+ *           rest, label "type") or INFO (1, with the version in label
+ *           "version"): STATS_<kind> of enum stats_kind
+ *   metric  its Prometheus metric: shoal_<metric>, "_total" after a counter's,
+ *           following Prometheus's naming (units as suffixes: _bytes,
+ *           _seconds); a fixed label may follow in braces, so that related
+ *           counters are one metric ("closed_connections{reason=\"idle\"}").
+ *           The fields of STATS_UDP and STATS_TCP carry the label protocol
+ *           ("udp", "tcp"): queries over both are one metric, shoal_queries_total.
+ *           Fields that share a metric are shown under the first one's help.
+ *   help    one line on what it counts
  * STATS_UDP are the fields of worker_stats_t. rcvbuf_drops are datagrams
  * the kernel dropped on full receive buffers: shoald never sees them, so
  * they are not in queries; the thread that reads the statistics reads
  * them from the sockets (SO_MEMINFO) and is the only writer of that field.
  */
-#define STATS_UDP(X)                                                                           \
-	X(queries, COUNTER, "UDP datagrams received")                                          \
-	X(answers, RCODES, "UDP answers sent, by rcode")                                       \
-	X(truncated, COUNTER, "UDP answers sent with TC set")                                  \
-	X(dropped, COUNTER, "UDP queries not answered, or whose answer could not be sent")     \
-	X(malformed, COUNTER, "UDP queries answered FORMERR or dropped as malformed")          \
-	X(bytes_in, COUNTER, "octets of UDP queries received")                                 \
-	X(bytes_out, COUNTER, "octets of UDP answers sent")                                    \
-	X(rcvbuf_drops, COUNTER, "UDP datagrams the kernel dropped on a full receive buffer")  \
-	X(rrl_dropped, COUNTER, "UDP answers not sent: their class was over rate-limit")       \
-	X(rrl_slipped, COUNTER, "UDP answers sent truncated: their class was over rate-limit") \
-	X(cookie_client, COUNTER, "UDP queries with a client cookie alone (RFC 7873)")         \
-	X(cookie_valid, COUNTER, "UDP queries with a valid server cookie")                     \
-	X(cookie_invalid, COUNTER, "UDP queries with a server cookie not valid here and now")
+#define STATS_UDP(X)                                                                        \
+	X(queries, COUNTER, "queries", "queries received, by protocol (UDP: datagrams)")    \
+	X(answers, RCODES, "answers", "answers sent, by protocol and rcode")                \
+	X(truncated, COUNTER, "truncated_answers", "UDP answers sent with TC set")          \
+	X(dropped, COUNTER, "dropped_queries",                                              \
+	  "UDP queries not answered, or whose answer could not be sent")                    \
+	X(malformed, COUNTER, "malformed_queries",                                          \
+	  "UDP queries answered FORMERR or dropped as malformed")                           \
+	X(bytes_in, COUNTER, "received_bytes", "octets of queries received, by protocol")   \
+	X(bytes_out, COUNTER, "sent_bytes", "octets of answers sent, by protocol")          \
+	X(rcvbuf_drops, COUNTER, "receive_buffer_drops",                                    \
+	  "UDP datagrams the kernel dropped on a full receive buffer")                      \
+	X(rrl_dropped, COUNTER, "rrl_answers{action=\"dropped\"}",                          \
+	  "UDP answers over rate-limit (RRL): dropped, or slipped (sent truncated)")        \
+	X(rrl_slipped, COUNTER, "rrl_answers{action=\"slipped\"}",                          \
+	  "UDP answers sent truncated: their class was over rate-limit")                    \
+	X(cookie_client, COUNTER, "cookie_queries{cookie=\"client\"}",                      \
+	  "UDP queries with DNS cookies (RFC 7873): a client cookie alone, a valid server " \
+	  "cookie, or one not valid here and now")                                          \
+	X(cookie_valid, COUNTER, "cookie_queries{cookie=\"valid\"}",                        \
+	  "UDP queries with a valid server cookie")                                         \
+	X(cookie_invalid, COUNTER, "cookie_queries{cookie=\"invalid\"}",                    \
+	  "UDP queries with a server cookie not valid here and now")
 
 /*
  * STATS_CONN(X, T) are the fields of tcp_stats_t, which server/net/tcp.c
  * writes for a server of connections, T its transport in the help: "tcp"
  * in the JSON for TCP's (STATS_TCP), and the start of "tls" for TLS's
- * (DNS over TLS, zone transfers over TLS).
+ * (DNS over TLS, zone transfers over TLS); both carry the label protocol.
  */
-#define STATS_CONN(X, T)                                                                       \
-	X(accepted, COUNTER, T " connections accepted")                                        \
-	X(closed_idle, COUNTER, T " connections closed after the idle timeout")                \
-	X(closed_limit, COUNTER, T " connections closed, the oldest, for max_connections")     \
-	X(closed_slow, COUNTER, T " connections closed for the message timeout or output cap") \
-	X(queries, COUNTER, T " queries received")                                             \
-	X(answers, COUNTER, T " answers sent")                                                 \
-	X(bytes_in, COUNTER, "octets read from " T " connections (TLS: decrypted)")            \
-	X(bytes_out, COUNTER, "octets written to " T " connections (TLS: before encryption)")  \
-	X(accept_paused, COUNTER, T " listener rests: accept found no descriptor or memory")   \
-	X(refused_per_address, COUNTER, T " connections closed at once: tcp-max-per-address")  \
-	X(rcode, RCODES, T " answers, by rcode")
+#define STATS_CONN(X, T)                                                                           \
+	X(accepted, COUNTER, "accepted_connections", T " connections accepted")                    \
+	X(closed_idle, COUNTER, "closed_connections{reason=\"idle\"}",                             \
+	  T " connections shoald closed, by reason: idle (tcp-idle-timeout), limit (the "          \
+	    "oldest, for tcp-max-connections), slow (tcp-message-timeout or tcp-max-output), "     \
+	    "per_address (at once, for tcp-max-per-address)")                                      \
+	X(closed_limit, COUNTER, "closed_connections{reason=\"limit\"}",                           \
+	  T " connections closed, the oldest, for max_connections")                                \
+	X(closed_slow, COUNTER, "closed_connections{reason=\"slow\"}",                             \
+	  T " connections closed for the message timeout or output cap")                           \
+	X(queries, COUNTER, "queries", T " queries received")                                      \
+	X(answers, COUNTER, "sent_answers",                                                        \
+	  "answers sent over " T ", a zone transfer counting one (by rcode: shoal_answers_total)") \
+	X(bytes_in, COUNTER, "received_bytes",                                                     \
+	  "octets read from " T " connections (TLS: decrypted)")                                   \
+	X(bytes_out, COUNTER, "sent_bytes",                                                        \
+	  "octets written to " T " connections (TLS: before encryption)")                          \
+	X(accept_paused, COUNTER, "accept_pauses",                                                 \
+	  T " listener rests: accept found no descriptor or memory")                               \
+	X(refused_per_address, COUNTER, "closed_connections{reason=\"per_address\"}",              \
+	  T " connections closed at once: tcp-max-per-address")                                    \
+	X(rcode, RCODES, "answers", T " answers, by rcode")
 #define STATS_TCP(X) STATS_CONN(X, "TCP")
 
 /* STATS_TLS are the fields of tls_stats_t after its connections' ones: its handshakes. */
-#define STATS_TLS(X)                                                                          \
-	X(handshakes, COUNTER, "TLS handshakes done")                                         \
-	X(resumed, COUNTER, "TLS handshakes that resumed a session (a ticket): no signature") \
-	X(handshake_failed, COUNTER,                                                          \
-	  "TLS handshakes that failed: not TLS, no common version, cipher or ALPN, an alert") \
-	X(handshake_timeouts, COUNTER,                                                        \
-	  "TLS connections closed: no handshake within tls-handshake-timeout")                \
-	X(handshakes_evicted, COUNTER,                                                        \
+#define STATS_TLS(X)                                                                           \
+	X(handshakes, COUNTER, "tls_handshakes", "TLS handshakes done")                        \
+	X(resumed, COUNTER, "tls_resumed_handshakes",                                          \
+	  "TLS handshakes that resumed a session (a ticket): no signature")                    \
+	X(handshake_failed, COUNTER, "tls_failed_handshakes",                                  \
+	  "TLS handshakes that failed: not TLS, no common version, cipher or ALPN, an alert, " \
+	  "a reset")                                                                           \
+	X(handshake_timeouts, COUNTER, "tls_handshake_timeouts",                               \
+	  "TLS connections closed: no handshake within tls-handshake-timeout")                 \
+	X(handshakes_evicted, COUNTER, "tls_evicted_handshakes",                               \
 	  "TLS connections closed mid-handshake for tls-max-handshakes")
 
 /*
@@ -77,19 +104,46 @@
  * over UDP and TCP alike, counted for every query with a question;
  * "query" in the JSON.
  */
-#define STATS_QUERY(X)                                                \
-	X(type, QTYPES, "queries by QTYPE, the less common as other") \
-	X(edns, COUNTER, "queries with an EDNS OPT record")           \
-	X(dnssec_ok, COUNTER, "queries with the DNSSEC OK bit (DO)")
+#define STATS_QUERY(X)                                                               \
+	X(type, QTYPES, "query_types", "queries by QTYPE, the less common as other") \
+	X(edns, COUNTER, "edns_queries", "queries with an EDNS OPT record")          \
+	X(dnssec_ok, COUNTER, "dnssec_ok_queries", "queries with the DNSSEC OK bit (DO)")
 
 /*
  * STATS_ZONE are the fields of zone_stats_t: per zone served, in each
  * worker's array indexed by the zone's slot in the zone set
- * (zonedb_zone_slot); "zones" in the JSON, label "zone".
+ * (zonedb_zone_slot), shown summed over the threads: "zones" in the JSON,
+ * label "zone", a series per zone with traffic (a million zones without
+ * do not make a million series).
  */
-#define STATS_ZONE(X)                                             \
-	X(answers, COUNTER, "answers from the zone, every rcode") \
-	X(nxdomain, COUNTER, "NXDOMAIN answers from the zone")
+#define STATS_ZONE(X)                                                             \
+	X(answers, COUNTER, "zone_answers", "answers from the zone, every rcode") \
+	X(nxdomain, COUNTER, "zone_nxdomain_answers", "NXDOMAIN answers from the zone")
+
+/*
+ * STATS_SERVED: what a zone of those shown serves (stats_served_t, read from
+ * the zone set when rendering), when it serves a version.
+ */
+#define STATS_SERVED(X) X(serial, GAUGE, "zone_serial", "the serial of the version served")
+
+/*
+ * STATS_SECONDARY: a secondary zone's timers and copy on disk, as the
+ * scheduler shows them (stats_secondary_t, server/events/sched.c): shown
+ * for every secondary zone, traffic or not. Times are seconds since the
+ * epoch, 0 for none (expires: nothing served).
+ */
+#define STATS_SECONDARY(X)                                                                   \
+	X(next_refresh, GAUGE, "zone_next_refresh_timestamp_seconds",                        \
+	  "when the secondary zone's primaries are asked next")                              \
+	X(expires, GAUGE, "zone_expiry_timestamp_seconds",                                   \
+	  "when the version served expires unless a refresh succeeds (RFC 1035 3.3.13); 0: " \
+	  "none served")                                                                     \
+	X(last_refresh, GAUGE, "zone_last_refresh_timestamp_seconds",                        \
+	  "the last refresh of the secondary zone that succeeded; 0: none yet")              \
+	X(last_failure, GAUGE, "zone_last_failure_timestamp_seconds",                        \
+	  "the last refresh of the secondary zone that failed; 0: none")                     \
+	X(unsaved, GAUGE, "zone_unsaved",                                                    \
+	  "1 when the secondary zone's file does not hold the version served (a save failed)")
 
 /* The query types counted by name (DNS_TYPE_<name>); every other is "other". */
 #define STATS_QTYPES(X) \
@@ -143,67 +197,101 @@ const char *stats_qtype_name(unsigned i);
  * STATS_XFR are the fields of xfr_stats_t: a worker's side of zone
  * transfers, written by server/query/transfer.c on the worker; "xfr" in the JSON.
  */
-#define STATS_XFR(X)                                                                            \
-	X(requests, COUNTER, "AXFR and IXFR requests received (TCP, and IXFR over UDP)")        \
-	X(refused, COUNTER, "transfer requests refused: provide-xfr, TSIG, transfers-out")      \
-	X(axfr, COUNTER, "whole zones sent: AXFR, and IXFR beyond the journal's history")       \
-	X(ixfr, COUNTER, "IXFR answers with the changes since the client's serial")             \
-	X(uptodate, COUNTER, "IXFR answered with the SOA alone: the client is up to date")      \
-	X(done, COUNTER, "outgoing transfers sent whole")                                       \
-	X(failed, COUNTER, "outgoing transfers cut short: the client left, an error, a stop")   \
-	X(messages, COUNTER, "outgoing transfer messages")                                      \
-	X(bytes_out, COUNTER, "octets of outgoing transfer messages")                           \
-	X(notify_in, COUNTER, "NOTIFY messages let in and handed to the scheduler")             \
-	X(notify_ignored, COUNTER, "NOTIFY let in with a serial not newer than the one served") \
-	X(notify_refused, COUNTER, "NOTIFY refused: not in allow-notify, TSIG, not a secondary")
+#define STATS_XFR(X)                                                                             \
+	X(requests, COUNTER, "xfr_out_requests",                                                 \
+	  "AXFR and IXFR requests received (TCP, and IXFR over UDP)")                            \
+	X(refused, COUNTER, "xfr_out_refused",                                                   \
+	  "transfer requests refused: provide-xfr, TSIG, transfers-out")                         \
+	X(axfr, COUNTER, "xfr_out_axfr",                                                         \
+	  "whole zones sent: AXFR, and IXFR beyond the journal's history")                       \
+	X(ixfr, COUNTER, "xfr_out_ixfr",                                                         \
+	  "IXFR answers with the changes since the client's serial")                             \
+	X(uptodate, COUNTER, "xfr_out_uptodate",                                                 \
+	  "IXFR answered with the SOA alone: the client is up to date")                          \
+	X(done, COUNTER, "xfr_out_completed", "outgoing transfers sent whole")                   \
+	X(failed, COUNTER, "xfr_out_failed",                                                     \
+	  "outgoing transfers cut short: the client left, an error, a stop")                     \
+	X(messages, COUNTER, "xfr_out_messages", "outgoing transfer messages")                   \
+	X(bytes_out, COUNTER, "xfr_out_sent_bytes", "octets of outgoing transfer messages")      \
+	X(notify_in, COUNTER, "notify_in{result=\"accepted\"}",                                  \
+	  "NOTIFY messages received, by result: accepted (handed to the scheduler), ignored (a " \
+	  "serial not newer than the one served), refused (allow-notify, TSIG, not a "           \
+	  "secondary)")                                                                          \
+	X(notify_ignored, COUNTER, "notify_in{result=\"ignored\"}",                              \
+	  "NOTIFY let in with a serial not newer than the one served")                           \
+	X(notify_refused, COUNTER, "notify_in{result=\"refused\"}",                              \
+	  "NOTIFY refused: not in allow-notify, TSIG, not a secondary")
 
 /*
  * The counters kept outside the workers, a group per source; a group
  * whose list names one thread has that one writer, which counts with
  * stats_add; one written by several (the transfer pool) counts with
  * stats_add_shared. Any thread reads them with relaxed loads. A group is one value per
- * counter, with no column per thread. X(group, name, kind, help): the
+ * counter, with no column per thread. X(group, name, kind, metric, help): the
  * group is passed through (LIST(X, group)), so that one expansion names
- * the field stats_<group>_t.<name>, the JSON's "<group>": {"<name>": ...}
- * and the metric shoal_<group>_<name>_total.
+ * the field stats_<group>_t.<name> and the JSON's "<group>": {"<name>": ...};
+ * metric as above.
  *
- * STATS_NOTIFY_OUT: NOTIFY out, on the main thread (server/events/notify_out.c).
+ * STATS_SERVER: the process. zones is the set's, read when rendering;
+ * start_time the daemon's (stats_set at start); build_info is 1.
  */
-#define STATS_NOTIFY_OUT(X, g)                                                        \
-	X(g, sent, COUNTER, "NOTIFY messages sent, retries included")                 \
-	X(g, answered, COUNTER, "NOTIFY answered NOERROR by a secondary")             \
-	X(g, refused, COUNTER, "NOTIFY answered with an error (REFUSED, NOTAUTH...)") \
-	X(g, unanswered, COUNTER, "NOTIFY given up after notify-retry sends")
+#define STATS_SERVER(X, g)                                             \
+	X(g, zones, GAUGE, "zones", "zones configured, served or not") \
+	X(g, start_time, GAUGE, "start_time_seconds",                  \
+	  "when this shoald started, in seconds since the epoch")      \
+	X(g, build_info, INFO, "build_info", "1, with the version of shoald in label version")
+
+/* STATS_NOTIFY_OUT: NOTIFY out, on the main thread (server/events/notify_out.c). */
+#define STATS_NOTIFY_OUT(X, g)                                                                   \
+	X(g, sent, COUNTER, "notify_out_sent", "NOTIFY messages sent, retries included")         \
+	X(g, answered, COUNTER, "notify_out_answered", "NOTIFY answered NOERROR by a secondary") \
+	X(g, refused, COUNTER, "notify_out_refused",                                             \
+	  "NOTIFY answered with an error (REFUSED, NOTAUTH...)")                                 \
+	X(g, unanswered, COUNTER, "notify_out_unanswered",                                       \
+	  "NOTIFY given up after notify-retry sends")
 
 /*
  * STATS_XFR_IN: transfers in, on the pool's threads (server/events/secondary.c):
  * several writers, stats_add_shared.
  */
-#define STATS_XFR_IN(X, g)                                                              \
-	X(g, checks, COUNTER, "refreshes: a primary asked whether the zone changed")    \
-	X(g, axfr, COUNTER, "whole zones received (AXFR, or IXFR answered AXFR-style)") \
-	X(g, ixfr, COUNTER, "changes received by IXFR")                                 \
-	X(g, uptodate, COUNTER, "refreshes that found the zone up to date")             \
-	X(g, failed, COUNTER, "transfers in that failed (each primary tried counts)")   \
-	X(g, bytes_in, COUNTER, "octets of transfer messages received")                 \
-	X(g, expired, COUNTER, "zones that expired: no refresh succeeded for expire seconds")
+#define STATS_XFR_IN(X, g)                                                                       \
+	X(g, checks, COUNTER, "xfr_in_checks",                                                   \
+	  "refreshes: a primary asked whether the zone changed")                                 \
+	X(g, axfr, COUNTER, "xfr_in_axfr",                                                       \
+	  "whole zones received (AXFR, or IXFR answered AXFR-style)")                            \
+	X(g, ixfr, COUNTER, "xfr_in_ixfr", "changes received by IXFR")                           \
+	X(g, uptodate, COUNTER, "xfr_in_uptodate", "refreshes that found the zone up to date")   \
+	X(g, failed, COUNTER, "xfr_in_failed",                                                   \
+	  "transfers in that failed (each primary tried counts)")                                \
+	X(g, bytes_in, COUNTER, "xfr_in_received_bytes", "octets of transfer messages received") \
+	X(g, expired, COUNTER, "xfr_in_expired_zones",                                           \
+	  "zones that expired: no refresh succeeded for expire seconds")                         \
+	X(g, save_failed, COUNTER, "xfr_in_save_failures",                                       \
+	  "saves of a transferred zone to its file that failed")
 
 /*
  * STATS_SCHED: the zone-event scheduler (server/events/sched.c), its thread
  * and the workers that hand it NOTIFYs: several writers, stats_add_shared
- * (the gauges, its thread alone: stats_set).
+ * (the gauges, its thread alone: stats_set; unsaved by whichever thread
+ * moves a zone's flag, atomically).
  */
-#define STATS_SCHED(X, g)                                                                          \
-	X(g, zones, GAUGE, "secondary zones whose refresh and expiry the scheduler times")         \
-	X(g, running, GAUGE, "refreshes running now, each on a thread of the pool (transfers-in)") \
-	X(g, refreshes, COUNTER,                                                                   \
-	  "refreshes handed to the pool: timers, NOTIFY, shoalctl, reconfig")                      \
-	X(g, soa_queries, COUNTER,                                                                 \
-	  "SOA queries over UDP (TLS to a TLS primary), a refresh's first")                        \
-	X(g, notify_coalesced, COUNTER, "NOTIFYs for a zone whose refresh was pending already")    \
-	X(g, rate_limited, COUNTER, "times refreshes due waited for serial-query-rate")            \
-	X(g, state_saves, COUNTER, "saves of the zones' timers to state-dir")                      \
-	X(g, state_save_errors, COUNTER, "saves to state-dir that failed")
+#define STATS_SCHED(X, g)                                                                         \
+	X(g, zones, GAUGE, "secondary_zones",                                                     \
+	  "secondary zones whose refresh and expiry the scheduler times")                         \
+	X(g, running, GAUGE, "xfr_in_running",                                                    \
+	  "refreshes running now, each on a thread of the pool (transfers-in)")                   \
+	X(g, refreshes, COUNTER, "sched_refreshes",                                               \
+	  "refreshes handed to the pool: timers, NOTIFY, shoalctl, reconfig")                     \
+	X(g, soa_queries, COUNTER, "sched_soa_queries",                                           \
+	  "SOA queries over UDP (TLS to a TLS primary), a refresh's first question")              \
+	X(g, notify_coalesced, COUNTER, "sched_notify_coalesced",                                 \
+	  "NOTIFYs for a zone whose refresh was pending already")                                 \
+	X(g, rate_limited, COUNTER, "sched_rate_limited",                                         \
+	  "times refreshes due waited for serial-query-rate")                                     \
+	X(g, state_saves, COUNTER, "state_saves", "saves of the zones' timers to state-dir")      \
+	X(g, state_save_errors, COUNTER, "state_save_failures", "saves to state-dir that failed") \
+	X(g, unsaved, GAUGE, "secondary_unsaved_zones",                                           \
+	  "secondary zones whose file does not hold the version served")
 
 /*
  * The groups, in the order the outputs show them, after the workers'
@@ -211,6 +299,7 @@ const char *stats_qtype_name(unsigned i);
  * line here.
  */
 #define STATS_GROUPS(X)                 \
+	X(server, STATS_SERVER)         \
 	X(notify_out, STATS_NOTIFY_OUT) \
 	X(xfr_in, STATS_XFR_IN)         \
 	X(sched, STATS_SCHED)
@@ -220,14 +309,16 @@ enum stats_kind {
 	STATS_GAUGE,
 	STATS_RCODES,
 	STATS_QTYPES,
+	STATS_INFO,
 };
 
 /* The declaration of one field of each kind. */
 #define STATS_DIM_COUNTER
 #define STATS_DIM_GAUGE
-#define STATS_DIM_RCODES              [DNS_RCODE_MAX]
-#define STATS_DIM_QTYPES              [STATS_QTYPE_MAX]
-#define STATS_FIELD(name, kind, help) uint64_t name STATS_DIM_##kind;
+#define STATS_DIM_RCODES [DNS_RCODE_MAX]
+#define STATS_DIM_QTYPES [STATS_QTYPE_MAX]
+#define STATS_DIM_INFO
+#define STATS_FIELD(name, kind, metric, help) uint64_t name STATS_DIM_##kind;
 
 /*
  * Per-worker TCP counters; the worker owns the memory (its cache lines).
@@ -247,6 +338,26 @@ typedef struct query_stats {
 typedef struct zone_stats {
 	STATS_ZONE(STATS_FIELD)
 } zone_stats_t;
+
+/* What a zone serves, for the outputs (STATS_SERVED). */
+typedef struct stats_served {
+	STATS_SERVED(STATS_FIELD)
+} stats_served_t;
+
+/* A secondary zone's timers and copy on disk, for the outputs (STATS_SECONDARY). */
+typedef struct stats_secondary {
+	STATS_SECONDARY(STATS_FIELD)
+} stats_secondary_t;
+
+/* Called once for each secondary zone by a source's secondaries: apex is lowercase wire. */
+typedef void (*stats_secondary_fn)(void *arg, const uint8_t *apex, const stats_secondary_t *g);
+
+/*
+ * What lists the secondary zones' gauges: calls each(arg, ...) once per
+ * secondary zone of what `from` names, on the calling thread, before it
+ * returns (server/events/sched.h's sched_secondaries).
+ */
+typedef void (*stats_secondaries_fn)(const void *from, stats_secondary_fn each, void *arg);
 
 /*
  * One worker's counters. Only the owning worker writes them (stats_add:
@@ -275,7 +386,7 @@ typedef struct worker_stats {
 } __attribute__((aligned(64))) worker_stats_t;
 
 /* stats_<group>_t: one group's counters. */
-#define STATS_GROUP_FIELD(g, name, kind, help) STATS_FIELD(name, kind, help)
+#define STATS_GROUP_FIELD(g, name, kind, metric, help) STATS_FIELD(name, kind, metric, help)
 #define STATS_GROUP_STRUCT(g, list)        \
 	typedef struct stats_##g {         \
 		list(STATS_GROUP_FIELD, g) \
@@ -367,10 +478,12 @@ typedef struct stats_source {
 	size_t zone_slots;
 	const struct zonedb *db;
 	size_t parts;
-	const stats_groups_t *groups; /* NULL: every group's counters 0 */
+	const stats_groups_t *groups;     /* NULL: every group's counters 0 */
+	stats_secondaries_fn secondaries; /* the secondary zones' gauges; NULL: none */
+	const void *secondaries_from;
 } stats_source_t;
 
-/* The start of every metric name in the Prometheus output (shoal_udp_queries_total). */
+/* The start of every metric name in the Prometheus output (shoal_queries_total). */
 #define STATS_METRIC_PREFIX "shoal_"
 
 /* The outputs: shoalctl stats's table, its JSON, the Prometheus text format. */
@@ -386,16 +499,16 @@ extern const char *const stats_format_names[];
 /*
  * Every counter of src in format f, into a string the caller frees:
  *   TEXT        a table: one row per counter (the zero ones of RCODES and
- *               QTYPES left out, and the zones no worker counted anything
- *               for), a column for the total and one per
- *               thread; a group's rows end after the total
+ *               QTYPES left out), a column for the total and one per
+ *               thread; a zone's and a group's rows end after the total
  *   JSON        {"threads": [{"thread": 0, ...}, ...], "total": {...},
- *               "<group>": {...}, ...}
+ *               "zones": {"<zone>": {...}, ...}, "<group>": {...}, ...}
  *   PROMETHEUS  the text exposition format 0.0.4: HELP and TYPE per
- *               metric, one sample per thread (label thread="N"); a
- *               group's counter, one sample without it
- * Returns 0 with *out (NUL-terminated) and *len, or SHOAL_ENOMEM. Any
- * thread; reads the counters atomically.
+ *               metric, a worker's counter one sample per thread (label
+ *               thread="N"), a zone's and a group's one sample
+ * Zones are shown when a worker counted something for them, or they are
+ * secondaries (their gauges). Returns 0 with *out (NUL-terminated) and
+ * *len, or SHOAL_ENOMEM. Any thread; reads the counters atomically.
  */
 int stats_render(const stats_source_t *src, enum stats_format f, char **out, size_t *len);
 

@@ -211,7 +211,8 @@ const size_t conf_option_count = sizeof(conf_options) / sizeof(conf_options[0]);
 
 const conf_zone_key_t conf_zone_keys[] = {
 	{ "name", "the zone's apex" },
-	{ "file", "its master file; for a secondary, where each transfer is saved" },
+	{ "file",
+	  "its master file; for a secondary, where each transfer is saved (relative: in state-dir)" },
 	{ "primaries", "servers to transfer it from, in order: the zone is a secondary" },
 	{ "allow-notify", "who may send NOTIFY for it (default: the primaries)" },
 	{ "provide-xfr", "who may transfer it from us" },
@@ -703,8 +704,10 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 		return conf_yerr(y, item, "zones: a zone needs both name and file (or primaries)");
 	char joined[PATH_MAX];
 	if (file && file[0] != '/') {
-		if (snprintf(joined, sizeof(joined), "%s/%s", y->zones_base, file) >=
-		    (int)sizeof(joined))
+		/* a secondary's file is written by shoald: in state-dir, which it may write */
+		if (snprintf(joined, sizeof(joined), "%s/%s",
+			     secondary ? y->state_base : y->zones_base,
+			     file) >= (int)sizeof(joined))
 			return conf_yerr(y, file_node, "zone %s: file path too long", name);
 		file = joined;
 	}
@@ -776,11 +779,43 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
 }
 
+/* The value of the top-level key `key` of the document at root, or NULL (*node: its node). */
+static const char *top_value(yaml_ctx_t *y, yaml_node_t *root, const char *key, yaml_node_t **node)
+{
+	const char *found = NULL;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const char *k = conf_scalar(yaml_document_get_node(y->doc, p->key));
+		if (!k || strcmp(k, key))
+			continue;
+		*node = yaml_document_get_node(y->doc, p->value);
+		found = conf_scalar(*node) ? conf_scalar(*node) : "";
+	}
+	return found;
+}
+
+/* base = dir, absolute or from folder (NULL dir: def). Returns 0 or SHOAL_ECONFIG. */
+static int base_of(yaml_ctx_t *y, yaml_node_t *n, const char *what, const char *dir,
+		   const char *def, char *base)
+{
+	if (dir && !dir[0])
+		return conf_yerr(y, n, "%s: expected a folder", what);
+	int len;
+	if (!dir || dir[0] == '/')
+		len = snprintf(base, PATH_MAX, "%s", dir ? dir : def);
+	else
+		len = snprintf(base, PATH_MAX, "%s/%s", y->folder, dir);
+	return len >= PATH_MAX ? conf_yerr(y, n, "%s: path too long", what) : 0;
+}
+
 /*
- * Where the file's relative zone paths start, into y->zones_base: its
- * zones-dir (read first, wherever it stands in the file; a relative one is
- * taken from the file's folder), or the file's folder, made absolute so
- * that a reload finds the same files. Returns 0 or SHOAL_ECONFIG.
+ * Where the file's relative zone paths start, read first wherever the keys
+ * stand in the file: into y->zones_base its zones-dir (a relative one from
+ * the file's folder) or the file's folder, made absolute so that a reload
+ * finds the same files; into y->state_base its state-dir, where a
+ * secondary's relative file lies (the files shoald writes go where the
+ * service may write: StateDirectory=, not /etc). Returns 0 or
+ * SHOAL_ECONFIG.
  */
 static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 {
@@ -795,43 +830,23 @@ static int zones_base(yaml_ctx_t *y, yaml_node_t *root)
 	if (realpath(folder, real))
 		snprintf(folder, sizeof(folder), "%s", real);
 	snprintf(y->folder, sizeof(y->folder), "%s", folder);
-	const char *dir = NULL;
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-	     p++) {
-		const char *key = conf_scalar(yaml_document_get_node(y->doc, p->key));
-		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
-		if (!key || strcmp(key, "zones-dir"))
-			continue;
-		if (!conf_scalar(v) || !conf_scalar(v)[0])
-			return conf_yerr(y, v, "zones-dir: expected a folder");
-		dir = conf_scalar(v);
-	}
-	int n;
-	if (!dir)
-		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", folder);
-	else if (dir[0] == '/')
-		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s", dir);
-	else
-		n = snprintf(y->zones_base, sizeof(y->zones_base), "%s/%s", folder, dir);
-	if (n >= (int)sizeof(y->zones_base))
-		return conf_yerr(y, root, "zones-dir: path too long");
-	return 0;
+	yaml_node_t *zn = root, *sn = root;
+	const char *zones = top_value(y, root, "zones-dir", &zn);
+	const char *state = top_value(y, root, "state-dir", &sn);
+	int rc = base_of(y, zn, "zones-dir", zones, folder, y->zones_base);
+	if (rc == 0)
+		rc = base_of(y, sn, "state-dir", state, CONF_STATE_DIR_DEFAULT, y->state_base);
+	return rc;
 }
 
-/* A relative state-dir starts from the file's folder, as zones-dir does. */
+/* state-dir as the file gives it, absolute (zones_base made it: y->state_base). */
 static int state_dir_resolve(conf_t *cfg, yaml_ctx_t *y)
 {
-	if (!cfg->state_dir || cfg->state_dir[0] == '/')
+	if (!cfg->state_dir || !strcmp(cfg->state_dir, y->state_base))
 		return 0;
-	if (!cfg->state_dir[0]) {
-		set_err(y->err, y->errlen, "%s: state-dir: expected a folder", y->path);
-		return SHOAL_ECONFIG;
-	}
-	size_t len = strlen(y->folder) + 1 + strlen(cfg->state_dir) + 1;
-	char *full = malloc(len);
+	char *full = strdup(y->state_base);
 	if (!full)
 		return SHOAL_ENOMEM;
-	snprintf(full, len, "%s/%s", y->folder, cfg->state_dir);
 	free(cfg->state_dir);
 	cfg->state_dir = full;
 	return 0;

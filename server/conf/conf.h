@@ -297,6 +297,15 @@ bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j);
 bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t j);
 
 /*
+ * Whether zone i of a and zone j of b are configured the same in every
+ * setting: the same primaries (conf_zone_same_primaries), transfer and
+ * NOTIFY lists with the same keys, and IXFR journal size. A reconfig names
+ * a zone whose data it keeps but whose settings differ ("options"). Any
+ * thread.
+ */
+bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/*
  * Whether `list` (of b) has an entry naming the peer of entry x (of a)
  * with the same key, by content: true with its index in *at. Any thread.
  */

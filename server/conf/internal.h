@@ -15,6 +15,7 @@ typedef struct yaml_ctx {
 	char *err;
 	size_t errlen;
 	char zones_base[PATH_MAX]; /* where relative zone file paths start */
+	char state_base[PATH_MAX]; /* where a secondary's relative file lies: state-dir */
 	char folder[PATH_MAX];     /* the file's folder: where a relative state-dir starts */
 } yaml_ctx_t;
 

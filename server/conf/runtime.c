@@ -226,17 +226,32 @@ bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b,
 	return false;
 }
 
-bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t j)
+/* Whether lists p (of a) and q (of b) have the same entries in the same order, by content. */
+static bool acl_same(const conf_t *a, const acl_t *p, const conf_t *b, const acl_t *q)
 {
-	if (!conf_zone_same_data(a, i, b, j))
+	if (p->count != q->count)
 		return false;
-	const acl_t *p = &a->zone_xfr[i].primaries, *q = &b->zone_xfr[j].primaries;
-	if (p->count != q->count ||
-	    !tls_auth_same(a->zone_xfr[i].primaries_tls, b->zone_xfr[j].primaries_tls))
-		return false;
-	/* in order: the first primary is asked first */
 	for (size_t k = 0; k < p->count; k++)
 		if (!acl_entry_same(a, &p->entries[k], b, &q->entries[k]))
 			return false;
 	return true;
+}
+
+bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t j)
+{
+	/* in order: the first primary is asked first; and checked over TLS the same way */
+	return conf_zone_same_data(a, i, b, j) &&
+	       acl_same(a, &a->zone_xfr[i].primaries, b, &b->zone_xfr[j].primaries) &&
+	       tls_auth_same(a->zone_xfr[i].primaries_tls, b->zone_xfr[j].primaries_tls);
+}
+
+bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t j)
+{
+	const conf_zone_xfr_t *x = &a->zone_xfr[i], *y = &b->zone_xfr[j];
+	return conf_zone_same_primaries(a, i, b, j) &&
+	       a->zones[i].limits.max_journal == b->zones[j].limits.max_journal &&
+	       x->allow_notify_set == y->allow_notify_set &&
+	       acl_same(a, &x->provide_xfr, b, &y->provide_xfr) &&
+	       acl_same(a, &x->notify, b, &y->notify) &&
+	       acl_same(a, &x->allow_notify, b, &y->allow_notify);
 }

@@ -2,25 +2,26 @@
 /* The control socket's commands: the table shoalctl's words are looked up in, and each command. */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
 #include "proto/name.h"
 #include "server/common/log.h"
+#include "server/common/sbuf.h"
 #include "server/common/timestamp.h"
 #include "server/ctl/control.h"
 #include "server/ctl/internal.h"
 #include "zone/journal.h"
+#include "zone/write.h"
 #include "zone/zone.h"
-
-/* The first size of a reply that grows (zone-status); it grows past it. */
-#define CONTROL_REPLY_MAX (64 * 1024)
 
 static void cmd_status(control_client_t *c, const char *arg)
 {
@@ -55,7 +56,8 @@ static void cmd_stats(control_client_t *c, const char *arg)
 	/* sized for the threads and zones: a fixed size failed past about 100 threads */
 	char *body = NULL;
 	size_t len;
-	if (workers_stats_render(env->workers, env->zones, env->counters, f, &body, &len) < 0) {
+	if (workers_stats_render(env->workers, env->zones, env->counters, sched_secondaries,
+				 &env->sched, f, &body, &len) < 0) {
 		control_reply(c, false, "out of memory\n");
 		return;
 	}
@@ -63,200 +65,350 @@ static void cmd_stats(control_client_t *c, const char *arg)
 	free(body);
 }
 
-/* Append line to *body (grown as needed). Returns false when out of memory. */
-static bool body_append(char **body, size_t *len, size_t *cap, const char *line)
-{
-	size_t add = strlen(line);
-	if (*len + add + 1 > *cap) {
-		size_t want = *cap ? *cap * 2 : CONTROL_REPLY_MAX;
-		if (want < *len + add + 1)
-			want = *len + add + 1;
-		char *p = realloc(*body, want);
-		if (!p)
-			return false;
-		*body = p;
-		*cap = want;
-	}
-	memcpy(*body + *len, line, add + 1);
-	*len += add;
-	return true;
-}
-
 /* Zones written per read section: a million zones never hold a grace period up for long. */
 #define ZONE_STATUS_CHUNK 1024
 
-/* Zone i of db as zone-status shows it, one line into line[0..cap). In a read section of db. */
-static void zone_status_line(const control_env_t *env, const zonedb_t *db, size_t i, char *line,
-			     size_t cap)
+/* The most zones one zone-status names (the control's line holds fewer anyway). */
+#define ZONE_STATUS_NAMES 256
+
+/* What zone-status was asked: every zone, a page of the set's order, or zones by name. */
+typedef struct zone_status_ask {
+	bool json;                           /* --json: one JSON object */
+	size_t from, count;                  /* the page: count SIZE_MAX for every zone */
+	size_t names;                        /* zones named, or 0 */
+	const char *name[ZONE_STATUS_NAMES]; /* into the argument's copy */
+} zone_status_ask_t;
+
+/* A time of zone-status: RFC 3339 text, or "-" for none. */
+static void format_time(time_t t, char *buf, size_t cap)
 {
-	zone_info_t info;
-	zonedb_zone_info(db, i, &info);
-	char when[TIMESTAMP_TEXT_MAX];
-	timestamp_text(info.loaded_at, -1, when, sizeof(when));
-	/* the IXFR history: how far back a secondary can be brought by changes */
-	char hist[128] = "";
-	const zone_t *z = zonedb_zone(db, i);
-	journal_t *j = z ? zonedb_journal(db, z->apex->name) : NULL;
-	if (j) {
-		journal_info_t ji;
-		journal_get_info(j, &ji);
-		if (ji.depth)
-			snprintf(hist, sizeof(hist), " journal %zu changes %zu octets from %u",
-				 ji.depth, ji.octets, (unsigned)ji.oldest);
-		else
-			snprintf(hist, sizeof(hist), " journal 0 changes");
-	} else if (z) {
-		snprintf(hist, sizeof(hist), " journal 0 changes"); /* none kept yet */
-	}
-	char sec[512];
-	uint8_t apex[NAME_MAXLEN];
-	if (name_from_text(info.name, NULL, apex) < 0)
-		sec[0] = '\0';
+	if (!t || !timestamp_text(t, -1, buf, cap))
+		snprintf(buf, cap, "-");
+}
+
+/* A time in zone-status --json: seconds since the epoch, or null for none. */
+static void json_time(sbuf_t *b, const char *key, time_t t)
+{
+	if (t)
+		sbuf_put(b, ",\"%s\":%lld", key, (long long)t);
 	else
-		sched_status(env->sched, apex, sec, sizeof(sec));
-	snprintf(line, cap, "%s serial %u rrs %zu loaded %s file %s%s%s%s%s\n", info.name,
-		 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
-		 info.file ? info.file : "-", hist, sec, info.last_error[0] ? " error " : "",
-		 info.last_error);
+		sbuf_put(b, ",\"%s\":null", key);
+}
+
+/* ,"key":"text" (escaped), or nothing when text is "" and `always` is false. */
+static void json_text(sbuf_t *b, const char *key, const char *text, bool always)
+{
+	if (!always && !text[0])
+		return;
+	sbuf_put(b, ",\"%s\":\"", key);
+	sbuf_put_escaped(b, text, true);
+	sbuf_put(b, "\"");
+}
+
+/* A secondary's transfer state: text words, or JSON members (times as numbers). */
+static void zone_status_secondary(sbuf_t *b, const sched_state_t *st, bool json)
+{
+	if (json) {
+		json_text(b, "source", st->source, true);
+		json_time(b, "last_refresh", st->last_refresh);
+		json_time(b, "last_failure", st->last_failure);
+		json_time(b, "next_refresh", st->next_refresh);
+		json_time(b, "expires", st->expires);
+		json_text(b, "last_error", st->last_error, false);
+		json_text(b, "save_error", st->save_error, false);
+		return;
+	}
+	char last[TIMESTAMP_TEXT_MAX], next[TIMESTAMP_TEXT_MAX], expires[TIMESTAMP_TEXT_MAX];
+	format_time(st->last_refresh, last, sizeof(last));
+	format_time(st->next_refresh, next, sizeof(next));
+	format_time(st->expires, expires, sizeof(expires));
+	sbuf_put(b, " source %s last-refresh %s next-refresh %s expires %s%s%s%s%s", st->source,
+		 last, next, expires, st->last_error[0] ? " last-error " : "", st->last_error,
+		 st->save_error[0] ? " save-error " : "", st->save_error);
+}
+
+/* The IXFR history of zone z: how far back a secondary can be brought by changes. */
+static void zone_status_journal(sbuf_t *b, const zonedb_t *db, const zone_t *z, bool json)
+{
+	journal_t *j = z ? zonedb_journal(db, znode_name(z->apex)) : NULL;
+	journal_info_t ji = { 0 };
+	if (j)
+		journal_get_info(j, &ji);
+	if (json)
+		sbuf_put(b, ",\"journal_changes\":%zu,\"journal_bytes\":%zu", ji.depth, ji.octets);
+	else if (ji.depth)
+		sbuf_put(b, " journal %zu changes %zu octets from %u", ji.depth, ji.octets,
+			 (unsigned)ji.oldest);
+	else if (z)
+		sbuf_put(b, " journal 0 changes"); /* none kept yet */
+	if (json && ji.depth)
+		sbuf_put(b, ",\"journal_oldest\":%u", (unsigned)ji.oldest);
 }
 
 /*
- * What zone-status was asked: every zone (from 0, count SIZE_MAX), one
- * zone by name (`one`), or a page "FROM COUNT" of the set's order. False
- * for an argument that is none of these.
+ * Zone i of db as zone-status shows it: one line, or one JSON object
+ * (`sep` before it). In a read section of db.
  */
-static bool zone_status_arg(const char *arg, size_t *from, size_t *count, const char **one)
+static void zone_status_zone(const control_env_t *env, const zonedb_t *db, size_t i, sbuf_t *b,
+			     bool json, const char *sep)
 {
-	*from = 0;
-	*count = SIZE_MAX;
-	*one = NULL;
-	if (!arg || !*arg)
-		return true;
-	char *end;
-	unsigned long long f = strtoull(arg, &end, 10);
-	if (end == arg || *end != ' ') {
-		*one = arg;
-		return !strchr(arg, ' ');
+	zone_info_t info;
+	zonedb_zone_info(db, i, &info);
+	if (json) {
+		sbuf_put(b, "%s{\"name\":\"", sep);
+		sbuf_put_escaped(b, info.name, true);
+		sbuf_put(b, "\",\"serial\":%u,\"records\":%zu", (unsigned)info.serial,
+			 info.rr_count);
+		json_time(b, "loaded", info.loaded ? info.loaded_at : 0);
+		if (info.file && info.file[0])
+			json_text(b, "file", info.file, true);
+	} else {
+		char when[TIMESTAMP_TEXT_MAX];
+		timestamp_text(info.loaded_at, -1, when, sizeof(when));
+		sbuf_put(b, "%s serial %u rrs %zu loaded %s file %s", info.name,
+			 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
+			 info.file && info.file[0] ? info.file : "-");
 	}
-	const char *rest = end + 1;
-	unsigned long long n = strtoull(rest, &end, 10);
-	if (end == rest || *end || n == 0)
-		return false;
-	*from = (size_t)f;
-	*count = (size_t)n;
+	zone_status_journal(b, db, zonedb_zone(db, i), json);
+	sched_state_t st;
+	uint8_t apex[NAME_MAXLEN];
+	if (name_from_text(info.name, NULL, apex) >= 0 && sched_state(env->sched, apex, &st))
+		zone_status_secondary(b, &st, json);
+	if (json)
+		json_text(b, "error", info.last_error, false);
+	else
+		sbuf_put(b, "%s%s\n", info.last_error[0] ? " error " : "", info.last_error);
+	if (json)
+		sbuf_put(b, "}");
+}
+
+/*
+ * Read zone-status's argument (copied into buf, which `ask` then points
+ * into): "--json" anywhere; nothing else (every zone), "FROM COUNT" (a
+ * page), or zone names. False for a page of no zones or too many names.
+ */
+static bool zone_status_arg(char *buf, zone_status_ask_t *ask)
+{
+	*ask = (zone_status_ask_t){ .count = SIZE_MAX };
+	const char *word[ZONE_STATUS_NAMES + 1];
+	size_t n = 0;
+	for (char *save = NULL, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(w, "--json"))
+			ask->json = true;
+		else if (n == ZONE_STATUS_NAMES)
+			return false;
+		else
+			word[n++] = w;
+	}
+	char *end1 = NULL, *end2 = NULL;
+	unsigned long long f = n == 2 ? strtoull(word[0], &end1, 10) : 0;
+	unsigned long long c = n == 2 ? strtoull(word[1], &end2, 10) : 0;
+	if (n == 2 && end1 != word[0] && !*end1 && end2 != word[1] && !*end2) {
+		ask->from = (size_t)f;
+		ask->count = (size_t)c;
+		return c > 0;
+	}
+	memcpy(ask->name, word, n * sizeof(word[0]));
+	ask->names = n;
 	return true;
 }
 
 /*
- * Lines for the zones from..from+count of the set served into the body,
- * ZONE_STATUS_CHUNK per read section (between two, a reload may publish:
- * each line is of the set served when it was written); a last line
- * "next N" when a page ends before the set. False when out of memory.
+ * The zones from..from+count of the set served, ZONE_STATUS_CHUNK per
+ * read section (between two, a reload may publish: each zone is shown as
+ * the set served it when it was written); then, when a page ends before
+ * the set, where the next starts: a line "next N", or "next" in JSON.
  */
-static bool zone_status_range(const control_env_t *env, size_t from, size_t count, char **body,
-			      size_t *len, size_t *cap)
+static void zone_status_range(const control_env_t *env, const zone_status_ask_t *ask, sbuf_t *b)
 {
-	bool ok = true;
-	char line[NAME_TEXT_MAX + 512 + PATH_MAX + 1024];
-	size_t i = from, end = count == SIZE_MAX ? SIZE_MAX : from + count;
-	for (bool more = true; ok && more;) {
+	size_t i = ask->from, end = ask->count == SIZE_MAX ? SIZE_MAX : ask->from + ask->count;
+	bool json = ask->json, more = true;
+	while (more && !b->failed) {
 		zonedb_read_lock();
 		const zonedb_t *db = zonedb_current(env->zones);
 		size_t n = db ? zonedb_zone_count(db) : 0;
 		size_t stop = i + ZONE_STATUS_CHUNK < end ? i + ZONE_STATUS_CHUNK : end;
-		for (; i < n && i < stop && ok; i++) {
-			zone_status_line(env, db, i, line, sizeof(line));
-			ok = body_append(body, len, cap, line);
-		}
+		for (; i < n && i < stop; i++)
+			zone_status_zone(env, db, i, b, json, i > ask->from ? "," : "");
 		more = i < n && i < end;
-		if (ok && !more && i < n && count != SIZE_MAX) {
-			snprintf(line, sizeof(line), "next %zu\n", i);
-			ok = body_append(body, len, cap, line);
-		}
+		if (!more && i < n && ask->count != SIZE_MAX)
+			sbuf_put(b, json ? "],\"next\":%zu" : "next %zu\n", i);
+		else if (!more && json)
+			sbuf_put(b, "]");
 		zonedb_read_unlock(env->zones);
 	}
-	return ok;
 }
 
-/* The one zone named `name`, or false when the set has none of that name. */
-static bool zone_status_one(const control_env_t *env, const char *name, char **body, size_t *len,
-			    size_t *cap, bool *ok)
+/* name, a zone's name as typed (final dot or not), to its apex in lowercase wire form. */
+static bool apex_from_arg(const char *name, uint8_t *apex)
 {
-	uint8_t apex[NAME_MAXLEN];
 	char text[NAME_TEXT_MAX + 2];
 	size_t n = strlen(name);
+	if (n > NAME_TEXT_MAX)
+		return false;
 	snprintf(text, sizeof(text), "%s%s", name, n && name[n - 1] == '.' ? "" : ".");
 	if (name_from_text(text, NULL, apex) < 0)
 		return false;
 	name_lower(apex);
+	return true;
+}
+
+/*
+ * The zones ask names, in its order, into b; each that no zone of the
+ * set has, "no zone NAME is configured", into missing. In one read section.
+ */
+static void zone_status_named(const control_env_t *env, const zone_status_ask_t *ask, sbuf_t *b,
+			      sbuf_t *missing)
+{
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(env->zones);
-	long i = zonedb_index(db, apex);
-	if (i >= 0) {
-		char line[NAME_TEXT_MAX + 512 + PATH_MAX + 1024];
-		zone_status_line(env, db, (size_t)i, line, sizeof(line));
-		*ok = body_append(body, len, cap, line);
+	const char *sep = "";
+	for (size_t k = 0; k < ask->names; k++) {
+		uint8_t apex[NAME_MAXLEN];
+		long i = db && apex_from_arg(ask->name[k], apex) ? zonedb_index(db, apex) : -1;
+		if (i < 0) {
+			sbuf_put(missing, "no zone %.*s is configured\n", NAME_TEXT_MAX,
+				 ask->name[k]);
+			continue;
+		}
+		zone_status_zone(env, db, (size_t)i, b, ask->json, sep);
+		sep = ",";
 	}
+	if (ask->json)
+		sbuf_put(b, "]");
 	zonedb_read_unlock(env->zones);
-	return i >= 0;
+}
+
+/* What follows the zones: a load under way, and the reload's note. */
+static void zone_status_tail(const control_env_t *env, bool json, sbuf_t *b)
+{
+	size_t done, total;
+	bool loading = reload_loading(env->reload, &done, &total);
+	if (json) {
+		if (loading)
+			sbuf_put(b, ",\"loading\":{\"done\":%zu,\"total\":%zu}", done, total);
+		json_text(b, "note", env->reload->note, false);
+		sbuf_put(b, "}\n");
+		return;
+	}
+	if (loading)
+		sbuf_put(b, "loading: %zu of %zu zones read\n", done, total);
+	if (env->reload->note[0])
+		sbuf_put(b, "%s\n", env->reload->note);
 }
 
 static void cmd_zone_status(control_client_t *c, const char *arg)
 {
 	const control_env_t *env = control_client_env(c);
-	size_t from, count;
-	const char *one;
-	if (!zone_status_arg(arg, &from, &count, &one)) {
-		control_reply(c, false, "usage: zone-status [ZONE | FROM COUNT]\n");
+	char copy[CONTROL_LINE_MAX];
+	snprintf(copy, sizeof(copy), "%s", arg ? arg : "");
+	zone_status_ask_t ask;
+	if (!zone_status_arg(copy, &ask)) {
+		control_reply(c, false, "usage: zone-status [ZONE... | FROM COUNT] [--json]\n");
 		return;
 	}
-	char *body = NULL;
-	size_t len = 0, cap = 0;
-	bool ok = body_append(&body, &len, &cap, "");
-	if (ok && one && !zone_status_one(env, one, &body, &len, &cap, &ok)) {
-		free(body);
-		char reply[NAME_TEXT_MAX + 64];
-		snprintf(reply, sizeof(reply), "no zone %.*s is configured\n", NAME_TEXT_MAX, one);
-		control_reply(c, false, reply);
-		return;
-	}
+	sbuf_t b = { 0 }, missing = { 0 };
+	sbuf_put(&b, "%s", ask.json ? "{\"zones\":[" : "");
+	sbuf_put(&missing, "%s", "");
 	/* every zone, however many: the reply grows (it once stopped at 64 KiB) */
-	if (ok && !one)
-		ok = zone_status_range(env, from, count, &body, &len, &cap);
-	size_t done, total;
-	if (ok && reload_loading(env->reload, &done, &total)) {
-		char line[96];
-		snprintf(line, sizeof(line), "loading: %zu of %zu zones read\n", done, total);
-		ok = body_append(&body, &len, &cap, line);
-	}
-	if (ok && env->reload->note[0]) {
-		char note[sizeof(env->reload->note) + 2];
-		snprintf(note, sizeof(note), "%s\n", env->reload->note);
-		ok = body_append(&body, &len, &cap, note);
-	}
-	control_reply(c, ok, ok ? body : "out of memory\n");
-	free(body);
+	if (ask.names)
+		zone_status_named(env, &ask, &b, &missing);
+	else
+		zone_status_range(env, &ask, &b);
+	zone_status_tail(env, ask.json, &b);
+	if (b.failed || missing.failed)
+		control_reply(c, false, "out of memory\n");
+	else if (missing.len)
+		control_reply(c, false, missing.p);
+	else
+		control_reply(c, true, b.p);
+	free(b.p);
+	free(missing.p);
 }
 
-/* Called on the main loop when the reload thread is done. */
-static void on_reload_reply(void *arg, int rc, const char *messages)
+/*
+ * z's records as zone_write_fd writes them, into *text: a private map of
+ * a memory file, NUL-terminated, *len octets with the NUL (the caller
+ * unmaps it). Returns 0 or a negative error.
+ */
+static int zone_read_text(const zone_t *z, char **text, size_t *len)
+{
+	int fd = memfd_create("shoal-zone-read", MFD_CLOEXEC);
+	int err = fd < 0 ? -errno : zone_write_fd(z, fd);
+	off_t size = err == 0 ? lseek(fd, 0, SEEK_CUR) : 0;
+	if (err == 0 && (size < 0 || ftruncate(fd, size + 1) < 0)) /* the NUL: a zero */
+		err = -errno;
+	if (err < 0)
+		goto done;
+	*len = (size_t)size + 1;
+	*text = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (*text == MAP_FAILED) {
+		err = -errno;
+		*text = NULL;
+	}
+done:
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/*
+ * zone-read ZONE: the records ZONE serves, one master file line each, as
+ * zone_write writes its file (so that a diff against a zone file, or
+ * another server's transfer, shows what differs). The lines are written to
+ * a memory file from a reference to the version served, outside the read
+ * section; the main loop waits while they are (1M records: about 0.4 s).
+ */
+static void cmd_zone_read(control_client_t *c, const char *arg)
+{
+	const control_env_t *env = control_client_env(c);
+	uint8_t apex[NAME_MAXLEN];
+	long i = -1;
+	const zone_t *z = NULL;
+	zonedb_read_lock();
+	const zonedb_t *db = zonedb_current(env->zones);
+	if (db && apex_from_arg(arg, apex) && (i = zonedb_index(db, apex)) >= 0 &&
+	    (z = zonedb_zone(db, (size_t)i)))
+		zone_ref(z);
+	zonedb_read_unlock(env->zones);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = z ? zone_read_text(z, &text, &len) : 0;
+	zone_unref(z);
+	char body[NAME_TEXT_MAX + 128];
+	if (i < 0)
+		snprintf(body, sizeof(body), "no zone %.*s is configured\n", NAME_TEXT_MAX, arg);
+	else if (!z)
+		snprintf(body, sizeof(body), "zone %.*s serves nothing (see zone-status)\n",
+			 NAME_TEXT_MAX, arg);
+	else if (rc < 0)
+		snprintf(body, sizeof(body), "zone-read: %s\n", shoal_strerror(rc));
+	control_reply(c, text != NULL, text ? text : body);
+	if (text)
+		munmap(text, len);
+}
+
+/*
+ * Called on the main loop when the reload thread is done: what changed
+ * (the zones whose serial moved), the warnings (a file changed whose
+ * serial did not: secondaries will not see it), and on failure the errors.
+ */
+static void on_reload_reply(void *arg, const reload_result_t *res)
 {
 	control_client_t *c = arg;
-	if (rc == 0) {
-		control_reply(c, true, "reloaded\n");
-		return;
-	}
-	char head[128];
-	snprintf(head, sizeof(head), "reload failed: %s; the previous data is still served\n",
-		 shoal_strerror(rc));
-	size_t len = strlen(head) + strlen(messages) + 1;
+	char head[256] = "reloaded\nfile: ";
+	if (res->rc)
+		snprintf(head, sizeof(head),
+			 "reload failed: %s; the previous data is still served\n",
+			 shoal_strerror(res->rc));
+	const char *changed = res->rc ? "" : res->changed[0] ? res->changed : "-";
+	size_t len =
+		strlen(head) + strlen(changed) + strlen(res->errors) + strlen(res->warnings) + 2;
 	char *body = malloc(len);
-	if (!body) {
-		control_reply(c, false, head);
-		return;
-	}
-	snprintf(body, len, "%s%s", head, messages);
-	control_reply(c, false, body);
+	if (body)
+		snprintf(body, len, "%s%s%s%s%s", head, changed, res->rc ? "" : "\n", res->errors,
+			 res->warnings);
+	control_reply(c, res->rc == 0, body ? body : head);
 	free(body);
 }
 

@@ -21,10 +21,10 @@
 
 /*
  * Protocol (shoalctl(8)): the client sends one line, "COMMAND [ARG]\n";
- * the server answers "ok\n" or "error\n", then the body, and closes.
+ * the server answers "ok\n" or "error\n", then the body, and closes. The
+ * line is at most CONTROL_LINE_MAX (control.h).
  */
-#define CONTROL_LINE_MAX 1024
-#define CONTROL_BACKLOG  16
+#define CONTROL_BACKLOG 16
 /* A client has this long to send its command line, and again to read the
  * reply once it is ready (a reload's reply waits for the reload). */
 #define CONTROL_TIMEOUT_MS 10000

@@ -20,6 +20,9 @@
 /* Control clients served at once; more wait, unaccepted, until one leaves. */
 #define CONTROL_CLIENTS_MAX 8
 
+/* A command line is shorter than this, its newline counted: zone-status names many zones. */
+#define CONTROL_LINE_MAX 8192
+
 /* What a command takes after its name. */
 enum control_arg {
 	CONTROL_ARG_NONE,     /* nothing */
@@ -34,39 +37,41 @@ enum control_arg {
  * command" reply and shoalctl --help list it, and tests/unit/test_control.c
  * checks it against man/shoalctl.8: a command is one line here.
  */
-#define CONTROL_COMMANDS(X)                                                    \
-	X(status, "status", CONTROL_ARG_NONE, NULL,                            \
-	  "version, threads, socket mode, uptime, zones")                      \
-	X(stats, "stats", CONTROL_ARG_OPTIONAL, "FORMAT",                      \
-	  "counters per thread: text (a table), json or prometheus")           \
-	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",                      \
-	  "reload every zone, or ZONE; errors name FILE:LINE")                 \
-	X(reconfig, "reconfig", CONTROL_ARG_NONE, NULL,                        \
-	  "read the configuration file again and apply what changed")          \
-	X(zone_add, "zone-add", CONTROL_ARG_REQUIRED, "NAME FILE",             \
-	  "serve NAME, a primary zone, from FILE until reconfig")              \
-	X(zone_remove, "zone-remove", CONTROL_ARG_REQUIRED, "NAME",            \
-	  "stop serving NAME until reconfig")                                  \
-	X(zone_status, "zone-status", CONTROL_ARG_OPTIONAL, "ZONE|FROM COUNT", \
-	  "serial, records, load time and last error of each zone")            \
-	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",                      \
-	  "send NOTIFY for ZONE to its secondaries now")                       \
-	X(refresh, "refresh", CONTROL_ARG_REQUIRED, "ZONE",                    \
-	  "ask the primaries of ZONE for a newer serial now")                  \
-	X(retransfer, "retransfer", CONTROL_ARG_REQUIRED, "ZONE",              \
-	  "transfer ZONE whole from its primaries now")                        \
-	X(cookie_rotate, "cookie-rotate", CONTROL_ARG_OPTIONAL, "HEX",         \
-	  "new DNS cookie secret (random, or HEX); old one staged")            \
-	X(log_reopen, "log-reopen", CONTROL_ARG_NONE, NULL,                    \
-	  "open log-file anew, after logrotate moved it (as SIGUSR1)")         \
-	X(tls_pin, "tls-pin", CONTROL_ARG_NONE, NULL,                          \
-	  "the TLS certificate's SPKI pin (kdig +tls-pin), subject, file")     \
-	X(restart, "restart", CONTROL_ARG_NONE, NULL,                          \
-	  "start this binary anew; it takes the sockets over")                 \
-	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",                    \
-	  "as restart, with the shoald binary at PATH")                        \
-	X(takeover, "takeover", CONTROL_ARG_REQUIRED, "VERSION",               \
-	  "hand the sockets over (shoald --takeover asks this)")               \
+#define CONTROL_COMMANDS(X)                                                       \
+	X(status, "status", CONTROL_ARG_NONE, NULL,                               \
+	  "version, threads, socket mode, uptime, zones")                         \
+	X(stats, "stats", CONTROL_ARG_OPTIONAL, "FORMAT",                         \
+	  "counters per thread: text (a table), json or prometheus")              \
+	X(reload, "reload", CONTROL_ARG_OPTIONAL, "ZONE",                         \
+	  "reload every zone, or ZONE; errors name FILE:LINE")                    \
+	X(reconfig, "reconfig", CONTROL_ARG_NONE, NULL,                           \
+	  "read the configuration file again and apply what changed")             \
+	X(zone_add, "zone-add", CONTROL_ARG_REQUIRED, "NAME FILE",                \
+	  "serve NAME, a primary zone, from FILE until reconfig")                 \
+	X(zone_remove, "zone-remove", CONTROL_ARG_REQUIRED, "NAME",               \
+	  "stop serving NAME until reconfig")                                     \
+	X(zone_status, "zone-status", CONTROL_ARG_OPTIONAL, "ZONE...|FROM COUNT", \
+	  "each zone's serial, records, errors, refresh, expiry; --json")         \
+	X(zone_read, "zone-read", CONTROL_ARG_REQUIRED, "ZONE",                   \
+	  "the records ZONE serves, one master file line each")                   \
+	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",                         \
+	  "send NOTIFY for ZONE to its secondaries now")                          \
+	X(refresh, "refresh", CONTROL_ARG_REQUIRED, "ZONE",                       \
+	  "ask the primaries of ZONE for a newer serial now")                     \
+	X(retransfer, "retransfer", CONTROL_ARG_REQUIRED, "ZONE",                 \
+	  "transfer ZONE whole from its primaries now")                           \
+	X(cookie_rotate, "cookie-rotate", CONTROL_ARG_OPTIONAL, "HEX",            \
+	  "new DNS cookie secret (random, or HEX); old one staged")               \
+	X(log_reopen, "log-reopen", CONTROL_ARG_NONE, NULL,                       \
+	  "open log-file anew, after logrotate moved it (as SIGUSR1)")            \
+	X(tls_pin, "tls-pin", CONTROL_ARG_NONE, NULL,                             \
+	  "the TLS certificate's SPKI pin (kdig +tls-pin), subject, file")        \
+	X(restart, "restart", CONTROL_ARG_NONE, NULL,                             \
+	  "start this binary anew; it takes the sockets over")                    \
+	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",                       \
+	  "as restart, with the shoald binary at PATH")                           \
+	X(takeover, "takeover", CONTROL_ARG_REQUIRED, "VERSION",                  \
+	  "hand the sockets over (shoald --takeover asks this)")                  \
 	X(stop, "stop", CONTROL_ARG_NONE, NULL, "stop the server")
 
 /*

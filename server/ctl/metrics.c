@@ -131,8 +131,9 @@ static void on_request(metrics_client_t *c)
 	}
 	char *body = NULL;
 	size_t len = 0;
-	if (workers_stats_render(c->m->env.workers, c->m->env.zones, c->m->env.counters,
-				 STATS_FORMAT_PROMETHEUS, &body, &len) < 0) {
+	const metrics_env_t *env = &c->m->env;
+	if (workers_stats_render(env->workers, env->zones, env->counters, sched_secondaries,
+				 env->sched, STATS_FORMAT_PROMETHEUS, &body, &len) < 0) {
 		respond_error(c, "503 Service Unavailable", "");
 		return;
 	}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <uv.h>
 
+#include "server/events/sched.h"
 #include "server/net/socket.h"
 #include "server/net/worker.h"
 #include "server/query/rrl.h"
@@ -36,6 +37,7 @@ typedef struct metrics_env {
 	workers_t *workers;             /* the counters */
 	const stats_groups_t *counters; /* the counters kept outside the workers */
 	zonedb_ref_t *zones;            /* the set served, to name the zones' counters */
+	sched_t *const *sched;          /* where the scheduler is (NULL in it: none), its gauges */
 	addr_prefix_list_t allow;       /* metrics-allow: the clients answered; none: loopback */
 } metrics_env_t;
 

@@ -82,6 +82,7 @@ typedef struct server {
 	conf_t *orphan;           /* a reconfig's, abandoned at reload-timeout: freed later */
 	uint32_t tcp_max_as_read; /* tcp-max-connections before the descriptor budget */
 	unsigned runtime_changes; /* zone-add and zone-remove since the last reconfig */
+	bool hup_pending;         /* SIGHUP during a reload: its reconfig runs after */
 	uv_signal_t sig_term, sig_int, sig_hup, sig_usr1;
 	bool stopping;
 	time_t started_at;
@@ -106,11 +107,18 @@ static void server_request_stop(void *arg)
 	uv_stop(srv->loop);
 }
 
-/* A reload ended: NOTIFY the secondaries of zones whose serial changed. Main thread. */
+static void hup_reconfig(server_t *srv);
+
+/*
+ * A reload ended: NOTIFY the secondaries of zones whose serial changed,
+ * and run the reconfig of a SIGHUP that came meanwhile. Main thread.
+ */
 static void on_published(void *arg)
 {
 	server_t *srv = arg;
 	notify_out_published(srv->notifier);
+	if (srv->hup_pending && !srv->stopping)
+		hup_reconfig(srv);
 }
 
 /* A transfer thread published a transferred zone: NOTIFY our own secondaries. */
@@ -187,10 +195,7 @@ static void on_signal(uv_signal_t *h, int signum)
 		return;
 	}
 	if (signum == SIGHUP) {
-		log_info("SIGHUP: reloading all zones");
-		int rc = reload_start(&srv->reload, NULL, NULL, NULL);
-		if (rc < 0 && rc != SHOAL_EEXIST)
-			log_error("reload: %s", shoal_strerror(rc));
+		hup_reconfig(srv);
 		return;
 	}
 	server_request_stop(srv);
@@ -198,15 +203,46 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* ---- reconfig, zone-add, zone-remove ---- */
 
+/* Zone names for a reply, as many as fit, then "and N more". */
+typedef struct names {
+	char text[512];
+	size_t more;
+} names_t;
+
+static void names_add(names_t *n, const char *name)
+{
+	size_t len = strlen(n->text);
+	if (len + strlen(name) + 3 < sizeof(n->text))
+		snprintf(n->text + len, sizeof(n->text) - len, "%s%s", len ? ", " : "", name);
+	else
+		n->more++;
+}
+
+/* The names as a reply lists them ("-" for none), into buf. */
+static const char *names_text(const names_t *n, char *buf, size_t cap)
+{
+	if (!n->text[0])
+		return "-";
+	if (!n->more)
+		return n->text;
+	snprintf(buf, cap, "%s and %zu more", n->text, n->more);
+	return buf;
+}
+
 /* The one running: reload_reconfig lets no second one start. */
 typedef struct reconfig_req {
 	server_t *srv;
-	conf_t *cfg;        /* the configuration to serve, published or freed */
-	tls_creds_t *creds; /* its TLS credentials, read anew (NULL: no TLS) */
-	const char *what;
-	control_reply_fn reply;
+	conf_t *cfg;            /* the configuration to serve, published or freed */
+	tls_creds_t *creds;     /* its TLS credentials, read anew (NULL: no TLS) */
+	const char *what;       /* reconfig, zone-add, zone-remove */
+	const char *from;       /* the log lines' start: "SIGHUP: " or "" */
+	control_reply_fn reply; /* NULL: SIGHUP's, the log alone */
 	void *client;
-	char summary[2048]; /* the zones added, removed, changed; restart-needing options */
+	/* "zones: N; added: A; removed: R; options: O", and the zones whose file or limits changed
+	 */
+	char summary[2048];
+	names_t files;
+	char notes[1400]; /* lines after it: what needs a restart, zone-add/zone-remove replaced */
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -217,34 +253,35 @@ static void conf_free(conf_t *cfg)
 	free(cfg);
 }
 
-/* Append "sep" and text to buf (cap) as room allows. */
-static void summary_add(char *buf, size_t cap, const char *sep, const char *text)
-{
-	size_t len = strlen(buf);
-	if (len + 1 < cap)
-		snprintf(buf + len, cap - len, "%s%s", len ? sep : "", text);
-}
-
 /*
- * Mark the zones of `now` whose data `was` serves already (kept, not read
- * again), and describe the difference: "added a, b; removed c; changed d".
+ * Mark the zones of `now` whose data `was` serves already (kept: not read
+ * again unless its file changed on disk, which the reload thread sees),
+ * and say how they differ: the zones added, removed, those whose settings
+ * alone changed (options: transfer and NOTIFY lists, keys, primaries,
+ * journal) into req->summary, and those whose file or limits changed into
+ * req->files.
  */
-static void zones_compare(const conf_t *was, conf_t *now, char *out, size_t cap)
+static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 {
-	char added[512] = "", removed[512] = "", changed[512] = "";
+	names_t added = { .more = 0 }, removed = { .more = 0 }, options = { .more = 0 };
 	for (size_t j = 0; j < now->zone_count; j++) {
 		long i = conf_zone_index(was, now->zones[j].name);
 		now->zones[j].keep = i >= 0 && conf_zone_same_data(was, (size_t)i, now, j);
 		if (i < 0)
-			summary_add(added, sizeof(added), ", ", now->zones[j].name);
+			names_add(&added, now->zones[j].name);
 		else if (!now->zones[j].keep)
-			summary_add(changed, sizeof(changed), ", ", now->zones[j].name);
+			names_add(&req->files, now->zones[j].name);
+		else if (!conf_zone_same_settings(was, (size_t)i, now, j))
+			names_add(&options, now->zones[j].name);
 	}
 	for (size_t i = 0; i < was->zone_count; i++)
 		if (conf_zone_index(now, was->zones[i].name) < 0)
-			summary_add(removed, sizeof(removed), ", ", was->zones[i].name);
-	snprintf(out, cap, "zones: %zu; added: %s; removed: %s; reloaded: %s", now->zone_count,
-		 added[0] ? added : "-", removed[0] ? removed : "-", changed[0] ? changed : "-");
+			names_add(&removed, was->zones[i].name);
+	char a[600], r[600], o[600];
+	snprintf(req->summary, sizeof(req->summary),
+		 "zones: %zu; added: %s; removed: %s; options: %s", now->zone_count,
+		 names_text(&added, a, sizeof(a)), names_text(&removed, r, sizeof(r)),
+		 names_text(&options, o, sizeof(o)));
 }
 
 /*
@@ -301,13 +338,35 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 	srv->zcfg = cfg;
 }
 
+/* Answer req's client, if any (SIGHUP has none: its outcome is in the log). */
+static void reconfig_reply(const reconfig_req_t *req, bool ok, const char *body)
+{
+	if (req->reply)
+		req->reply(req->client, ok, body);
+}
+
+/*
+ * The reply's "zones: ...; file: ..." line into line: the summary, then
+ * the zones whose file or limits changed in the configuration and those
+ * read again whose serial moved (res->changed).
+ */
+static void reconfig_line(const reconfig_req_t *req, const reload_result_t *res, char *line,
+			  size_t cap)
+{
+	char files[600];
+	const char *f = names_text(&req->files, files, sizeof(files));
+	bool both = req->files.text[0] && res->changed[0];
+	snprintf(line, cap, "%s; file: %s%s%s", req->summary, res->changed[0] && !both ? "" : f,
+		 both ? ", " : "", res->changed);
+}
+
 /* The reload thread is done with a reconfig: apply and answer. Main loop. */
-static void on_reconfig_done(void *arg, int rc, const char *messages)
+static void on_reconfig_done(void *arg, const reload_result_t *res)
 {
 	reconfig_req_t *req = arg;
 	server_t *srv = req->srv;
 	bool published = srv->reload.cfg == req->cfg;
-	char head[256];
+	char head[256], line[3200];
 	if (srv->stopping) {
 		/*
 		 * reload_close joined it: nothing follows the set any more. One
@@ -320,13 +379,14 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 		} else {
 			conf_free(req->cfg);
 		}
-		log_notice("%s not applied: shoald is stopping", req->what);
+		log_notice("%s%s not applied: shoald is stopping", req->from, req->what);
 		snprintf(head, sizeof(head), "%s not applied: shoald is stopping\n", req->what);
-		req->reply(req->client, false, head);
+		reconfig_reply(req, false, head);
 		tls_creds_unref(req->creds);
 		free(req);
 		return;
 	}
+	line[0] = '\0';
 	if (published) {
 		reconfig_apply(srv, req->cfg);
 		if (req->creds) {
@@ -334,34 +394,34 @@ static void on_reconfig_done(void *arg, int rc, const char *messages)
 			tls_ctx_set_creds(srv->tls, req->creds);
 			req->creds = NULL;
 		}
+		/* a zone that failed keeps its version: the rest is applied, and the exit says so
+		 */
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,
-			 rc ? " (zones that failed keep their previous version)" : "");
-		char line[sizeof(req->summary)];
-		snprintf(line, sizeof(line), "%s", req->summary);
-		for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
-			*nl = ' '; /* one log line */
-		log_msg(rc ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%.*s: %s",
-			(int)strcspn(head, "\n"), head, line);
+			 res->rc ? "; zones that failed keep their previous version" : "");
+		reconfig_line(req, res, line, sizeof(line));
+		log_msg(res->rc ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO, "%s%.*s: %s", req->from,
+			(int)strcspn(head, "\n;"), head, line);
 	} else {
 		/* a zone that did not load says why (a file missing...), not "zone content error"
 		 */
-		int first = rc == SHOAL_EZONE ? (int)strcspn(messages, "\n") : 0;
+		int first = res->rc == SHOAL_EZONE ? (int)strcspn(res->errors, "\n") : 0;
 		snprintf(head, sizeof(head), "%s refused (%.*s): nothing changed\n", req->what,
-			 first ? first : (int)strlen(shoal_strerror(rc)),
-			 first ? messages : shoal_strerror(rc));
-		log_error("%.*s", (int)strcspn(head, "\n"), head);
-		if (rc == SHOAL_ETIMEOUT && srv->reload.running)
+			 first ? first : (int)strlen(shoal_strerror(res->rc)),
+			 first ? res->errors : shoal_strerror(res->rc));
+		log_error("%s%.*s", req->from, (int)strcspn(head, "\n"), head);
+		if (res->rc == SHOAL_ETIMEOUT && srv->reload.running)
 			srv->orphan = req->cfg; /* the abandoned thread still reads it */
 		else
 			conf_free(req->cfg);
 	}
 	tls_creds_unref(req->creds);
-	size_t len = strlen(head) + strlen(req->summary) + strlen(messages) + 4;
+	size_t len = strlen(head) + strlen(line) + strlen(req->notes) + strlen(res->errors) +
+		     strlen(res->warnings) + 4;
 	char *body = malloc(len);
 	if (body)
-		snprintf(body, len, "%s%s%s%s", head, published ? req->summary : "",
-			 published ? "\n" : "", messages);
-	req->reply(req->client, published, body ? body : head);
+		snprintf(body, len, "%s%s%s%s%s%s", head, line, line[0] ? "\n" : "",
+			 published ? req->notes : "", res->errors, res->warnings);
+	reconfig_reply(req, published && res->rc == 0, body ? body : head);
 	free(body);
 	free(req);
 }
@@ -413,20 +473,18 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		char names[1024];
 		size_t n = conf_restart_changes(&running, cfg, names, sizeof(names));
 		cfg->threads = srv->cfg->threads; /* what runs, for the service manager's status */
-		zones_compare(srv->zcfg, cfg, req->summary, sizeof(req->summary));
-		if (srv->runtime_changes) {
-			char note[160];
-			snprintf(note, sizeof(note),
-				 "\n%u zone-add/zone-remove change(s) since the last reconfig "
-				 "replaced by the file's zones",
-				 srv->runtime_changes);
-			summary_add(req->summary, sizeof(req->summary), "", note);
-		}
+		zones_compare(srv->zcfg, cfg, req);
+		size_t used = 0;
+		if (srv->runtime_changes)
+			used += (size_t)snprintf(req->notes, sizeof(req->notes),
+						 "%u zone-add/zone-remove change(s) since the last "
+						 "reconfig replaced by the file's zones\n",
+						 srv->runtime_changes);
 		if (n) {
-			char line[1200];
-			snprintf(line, sizeof(line), "\nneeds a restart (not applied): %s", names);
-			summary_add(req->summary, sizeof(req->summary), "", line);
-			log_warning("reconfig: changed, need a restart, not applied: %s", names);
+			snprintf(req->notes + used, sizeof(req->notes) - used,
+				 "needs a restart (not applied): %s\n", names);
+			log_warning("%sreconfig: changed, need a restart, not applied: %s",
+				    req->from, names);
 		}
 		/* the key and certificate read again: a renewed certificate without a restart */
 		if ((tls_setup_wanted(cfg) || srv->cfg->listen_tls_count) &&
@@ -490,17 +548,20 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 	for (size_t j = 0; j < cfg->zone_count; j++)
 		cfg->zones[j].keep = !file || j + 1 < cfg->zone_count;
 	snprintf(req->summary, sizeof(req->summary),
-		 "zones: %zu; added: %.600s; removed: %.600s; reloaded: -", cfg->zone_count,
+		 "zones: %zu; added: %.600s; removed: %.600s; options: -", cfg->zone_count,
 		 file ? name : "-", file ? "-" : name);
 	srv->runtime_changes++;
 	return cfg;
 }
 
-/* control's reconfig, zone-add and zone-remove. Main loop. */
-static void reconfig_command(void *arg, const char *command, const char *cmd_arg,
-			     control_reply_fn reply, void *client)
+/*
+ * Start a reconfig, zone-add or zone-remove (command, with cmd_arg) for
+ * reply's client, or for SIGHUP (from "SIGHUP: ", reply NULL: the log says
+ * how it went). Main loop.
+ */
+static void reconfig_begin(server_t *srv, const char *command, const char *cmd_arg,
+			   const char *from, control_reply_fn reply, void *client)
 {
-	server_t *srv = arg;
 	char err[1400] = "", body[1500];
 	if (srv->orphan && !srv->reload.running) {
 		conf_free(srv->orphan);
@@ -509,34 +570,35 @@ static void reconfig_command(void *arg, const char *command, const char *cmd_arg
 	if (srv->reload.running) {
 		snprintf(body, sizeof(body),
 			 "busy: a reload or reconfig is running; nothing changed, try again\n");
-		reply(client, false, body);
+		if (reply)
+			reply(client, false, body);
 		return;
 	}
 	reconfig_req_t *req = calloc(1, sizeof(*req));
 	if (!req) {
-		reply(client, false, "out of memory\n");
+		if (reply)
+			reply(client, false, "out of memory\n");
+		log_error("%s%s: out of memory", from, command);
 		return;
 	}
-	req->srv = srv;
-	req->what = command;
-	req->reply = reply;
-	req->client = client;
-	log_info("%s%s%s: requested", command, cmd_arg ? " " : "", cmd_arg ? cmd_arg : "");
+	*req = (reconfig_req_t){
+		.srv = srv, .what = command, .from = from, .reply = reply, .client = client
+	};
+	log_info("%s%s%s%s: requested", from, command, cmd_arg ? " " : "", cmd_arg ? cmd_arg : "");
 	unsigned changes = srv->runtime_changes;
 	req->cfg = reconfig_build(srv, command, cmd_arg ? cmd_arg : "", req, err, sizeof(err));
-	if (!req->cfg) {
-		log_error("%s refused: %s; nothing changed", command, err);
-		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
-		reply(client, false, body);
-		free(req);
-		return;
-	}
-	int rc = reload_reconfig(&srv->reload, req->cfg, on_reconfig_done, req);
+	int rc = req->cfg ? 0 : SHOAL_ECONFIG;
+	/* reconfig reads again the kept zones whose file changed; one zone added or removed not */
+	if (rc == 0)
+		rc = reload_reconfig(&srv->reload, req->cfg, !strcmp(command, "reconfig"),
+				     on_reconfig_done, req);
 	if (rc < 0) {
 		srv->runtime_changes = changes;
-		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command,
-			 shoal_strerror(rc));
-		reply(client, false, body);
+		if (req->cfg)
+			snprintf(err, sizeof(err), "%s", shoal_strerror(rc));
+		log_error("%s%s refused: %s; nothing changed", from, command, err);
+		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
+		reconfig_reply(req, false, body);
 		conf_free(req->cfg);
 		tls_creds_unref(req->creds);
 		free(req);
@@ -544,6 +606,31 @@ static void reconfig_command(void *arg, const char *command, const char *cmd_arg
 	}
 	if (!strcmp(command, "reconfig"))
 		srv->runtime_changes = 0;
+}
+
+/* control's reconfig, zone-add and zone-remove. Main loop. */
+static void reconfig_command(void *arg, const char *command, const char *cmd_arg,
+			     control_reply_fn reply, void *client)
+{
+	reconfig_begin(arg, command, cmd_arg, "", reply, client);
+}
+
+/*
+ * SIGHUP (systemctl reload): what shoalctl reconfig does, as Knot's and
+ * BIND's reload re-read their configuration: the file read again, a zone
+ * added served, a zone file changed on disk read again, a broken file
+ * refused with nothing changed; the outcome in the log. During a reload
+ * or reconfig, it follows that one. Main loop.
+ */
+static void hup_reconfig(server_t *srv)
+{
+	if (srv->reload.running) {
+		srv->hup_pending = true;
+		log_info("SIGHUP: a reload or reconfig is running: the reconfig follows it");
+		return;
+	}
+	srv->hup_pending = false;
+	reconfig_begin(srv, "reconfig", NULL, "SIGHUP: ", NULL, NULL);
 }
 
 /* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
@@ -613,21 +700,50 @@ static void first_load_done(void *arg)
 	}
 	__atomic_store_n(&srv->sched, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, srv->zcfg, srv->notifier, sec);
+	if (srv->hup_pending && !srv->stopping)
+		hup_reconfig(srv); /* a SIGHUP during the first load */
+}
+
+/*
+ * Whether the secondary zones can save their transfers, as the service
+ * user: --check fails when one cannot; a start says so and serves on (a
+ * transfer is then served from memory alone, and zone-status and the
+ * metrics say so after each save that fails).
+ */
+static int check_saves(const server_t *srv, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 512];
+	int rc = sched_check_files(srv->cfg, why, sizeof(why));
+	if (rc == 0)
+		return 0;
+	if (srv->cfg->check) {
+		snprintf(err, errlen, "%.*s", (int)(errlen ? errlen - 1 : 0), why);
+		return SHOAL_ECONFIG;
+	}
+	log_error("%s: its transfers are served, not kept across a restart", why);
+	return 0;
+}
+
+/* What the service user reads and writes first: the zones, and the secondaries' folders. */
+static int service_user_files(server_t *srv, char *err, size_t errlen)
+{
+	int rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
+	return rc == 0 ? check_saves(srv, err, errlen) : rc;
 }
 
 /*
  * The first load of the zones, with the rights every reload will have:
  * reloads run after the privilege drop, so a file only root may read would
- * load at start and then never again. As root with a user to become, the
- * load runs with that user's effective ids and no supplementary groups
- * (as after the drop), then takes root's back to bind the sockets.
+ * load at start and then never again; and the secondaries' folders, which
+ * the transfer threads write as that user. As root with a user to become,
+ * both run with that user's effective ids and no supplementary groups (as
+ * after the drop), then take root's back to bind the sockets.
  */
 static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char *err,
 			 size_t errlen)
 {
-	bool defer = zones_deferred(srv);
 	if (!as_user || geteuid() != 0 || uid == 0)
-		return reload_load(&srv->reload, defer, err, errlen);
+		return service_user_files(srv, err, errlen);
 	gid_t egid = getegid();
 	int rc;
 	if (setgroups(0, NULL) < 0 || setegid(gid) < 0 || seteuid(uid) < 0) {
@@ -635,7 +751,7 @@ static int load_zones_as(server_t *srv, bool as_user, uid_t uid, gid_t gid, char
 		snprintf(err, errlen, "cannot take the ids of %s to load the zones: %s",
 			 srv->cfg->user, shoal_strerror(rc));
 	} else {
-		rc = reload_load(&srv->reload, defer, err, errlen);
+		rc = service_user_files(srv, err, errlen);
 	}
 	/* root's ids back (a no-op for those that did not change) */
 	if (seteuid(0) < 0 || setegid(egid) < 0) {
@@ -948,6 +1064,7 @@ static int metrics_start(server_t *srv, char *err, size_t errlen)
 			      .workers = &srv->workers,
 			      .counters = &srv->counters,
 			      .zones = &srv->zones,
+			      .sched = &srv->sched,
 			      .allow = srv->cfg->metrics_allow };
 	return metrics_open(&srv->metrics, &env, &srv->cfg->metrics, err, errlen);
 }
@@ -1039,6 +1156,7 @@ static void server_init(server_t *srv, conf_t *cfg, const responder_t *responder
 	srv->reload.prepare = prepare_zone_set;
 	srv->reload.prepare_arg = srv;
 	srv->started_at = time(NULL);
+	stats_set(&srv->counters.server.start_time, (uint64_t)srv->started_at);
 }
 
 /*

@@ -57,9 +57,13 @@ typedef struct sec_zone {
 	sec_timers_t t;
 	int64_t expire_at; /* ms, wall clock (t.have) */
 	/* zone-status: atomics, and the strings under sched.status_lock */
-	int64_t shown_next;           /* atomic: seconds, the next refresh */
-	int64_t shown_expires;        /* atomic: seconds, 0: nothing served */
-	time_t last_refresh;          /* status_lock: the last successful one */
+	int64_t shown_next;    /* atomic: seconds, the next refresh */
+	int64_t shown_expires; /* atomic: seconds, 0: nothing served */
+	time_t last_refresh;   /* status_lock: the last successful one */
+	time_t last_failure;   /* status_lock: the last refresh that failed */
+	/* atomic: its file does not hold the version served (a save failed, or it moved) */
+	int unsaved;
+	char *save_error;             /* status_lock: why the last save failed, or NULL */
 	char *source;                 /* status_lock: "file", "primary ADDR", "none" */
 	char *last_error;             /* status_lock: why the last refresh failed, or NULL */
 	struct sec_zone *prev, *next; /* every entry, for sched_free (sched.all_lock) */
@@ -213,5 +217,12 @@ void sec_bound_timers(const conf_t *cfg, sec_timers_t *t);
 
 /* secondary.c: set z's status strings (NULL leaves one as it was; "" clears last_error). */
 void sec_set_status(sched_t *s, sec_zone_t *z, const char *source, const char *last_error);
+
+/*
+ * Whether z's file holds the version served: z->unsaved, the scheduler's
+ * gauge of such zones and its save error (error NULL: saved) kept
+ * together. Any thread.
+ */
+void sec_set_saved(sched_t *s, sec_zone_t *z, bool saved, const char *error);
 
 #endif

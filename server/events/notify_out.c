@@ -271,7 +271,7 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 		}
 		/* REQUEST_MAX: never too small, whatever the zone's SOA */
 		int len = request_write(j->msg, sizeof(j->msg), 0, DNS_OPCODE_NOTIFY, DNS_FLAG_AA,
-					z->apex->name, DNS_TYPE_SOA, DNS_SECTION_ANSWER,
+					znode_name(z->apex), DNS_TYPE_SOA, DNS_SECTION_ANSWER,
 					soa->set.data);
 		if (len < 0)
 			continue;
@@ -286,7 +286,7 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 		j->due = 0;
 		j->discarded[0] = '\0';
 		j->active = true;
-		if (name_to_text(z->apex->name, j->zone_name, sizeof(j->zone_name)) < 0)
+		if (name_to_text(znode_name(z->apex), j->zone_name, sizeof(j->zone_name)) < 0)
 			strcpy(j->zone_name, "?");
 		/* beyond the cap in flight or the pace, the timer sends it when its turn comes */
 		if (may_send(n))
@@ -307,7 +307,7 @@ static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 static bool changed_while_down(notify_out_t *n, const zone_t *z)
 {
 	state_zone_t st;
-	return state_get(n->state, z->apex->name, &st) && st.notified_set &&
+	return state_get(n->state, znode_name(z->apex), &st) && st.notified_set &&
 	       st.notified != z->serial;
 }
 
@@ -332,7 +332,7 @@ void notify_out_published(notify_out_t *n)
 		bool changed = n->started ? !n->seen_set[i] || n->seen[i] != z->serial
 					  : changed_while_down(n, z);
 		if (changed || !n->seen_set[i])
-			state_set_notified(n->state, z->apex->name, z->serial);
+			state_set_notified(n->state, znode_name(z->apex), z->serial);
 		n->seen[i] = z->serial;
 		n->seen_set[i] = true;
 		if (changed) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "proto/error.h"
@@ -31,18 +32,29 @@
  */
 #define RELOAD_STOP_GRACE_MS 3000
 
+/* A text that grows line by line; a line that finds no memory is left out (the log has it). */
+typedef struct text {
+	char *p;
+	size_t len, cap;
+} text_t;
+
 struct reload_job {
 	reload_t *r;
-	char *only;        /* zone to reload, NULL for all */
-	const conf_t *cfg; /* a reconfig's configuration, NULL for a reload */
-	const char *what;  /* "reload", "reconfig" or "first load", for the log */
-	bool first;        /* the first load's zones, read into the set published at start */
-	bool published;    /* the set built was published */
+	char *only;       /* zone to reload, NULL for all */
+	conf_t *cfg;      /* a reconfig's configuration, NULL for a reload */
+	bool check_files; /* a reconfig's: read the kept zones whose file changed on disk */
+	const char *what; /* "reload", "reconfig" or "first load", for the log */
+	bool first;       /* the first load's zones, read into the set published at start */
+	bool published;   /* the set built was published */
 	reload_done_fn done;
 	void *arg;
 	int rc;
-	char *messages; /* error lines, "" when none */
-	size_t len, cap;
+	text_t errors;   /* error lines */
+	text_t warnings; /* "warning: " lines */
+	text_t changed;  /* the zones whose version changed, RELOAD_CHANGED_NAMED by name */
+	size_t changed_count;
+	size_t *reread; /* a reconfig's kept zones read again (check_files), cfg's indices */
+	size_t reread_count;
 	time_t started_at;
 	/* under r->lock: */
 	bool cancel;     /* past reload-timeout, or stopping: publish nothing */
@@ -50,7 +62,23 @@ struct reload_job {
 	bool finished;   /* the thread is done with r but for the join */
 };
 
-/* Collect the loader's error lines (and log every line). Loading thread. */
+/* Append s to t, as room can be found. */
+static void text_add(text_t *t, const char *s)
+{
+	size_t add = strlen(s);
+	if (t->len + add + 1 > t->cap) {
+		size_t cap = (t->len + add + 1) * 2;
+		char *p = realloc(t->p, cap);
+		if (!p)
+			return;
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, s, add + 1);
+	t->len += add;
+}
+
+/* Collect the loader's lines for the reply (and log every one). Loading thread. */
 static void collect_msg(void *arg, bool is_error, const char *msg)
 {
 	reload_job_t *job = arg;
@@ -58,21 +86,101 @@ static void collect_msg(void *arg, bool is_error, const char *msg)
 		log_error("%s", msg);
 	else
 		log_warning("%s", msg);
-	if (!is_error || !job)
+	if (!job)
 		return;
-	size_t add = strlen(msg) + 1;
-	if (job->len + add + 1 > job->cap) {
-		size_t cap = (job->len + add + 1) * 2;
-		char *p = realloc(job->messages, cap);
-		if (!p)
-			return; /* the line is logged; the reply only misses it */
-		job->messages = p;
-		job->cap = cap;
+	text_t *t = is_error ? &job->errors : &job->warnings;
+	if (!is_error)
+		text_add(t, "warning: ");
+	text_add(t, msg);
+	text_add(t, "\n");
+}
+
+/*
+ * Zone `name` of db (its index i) went from version o (NULL: none served)
+ * to z: named in the reply when it serves a new serial, or serves at all.
+ * Reload thread.
+ */
+static void note_change(reload_job_t *job, const zonedb_t *db, size_t i, const zone_t *o,
+			const zone_t *z)
+{
+	if (!z || o == z || (o && o->serial == z->serial))
+		return;
+	if (job->changed_count++ >= RELOAD_CHANGED_NAMED)
+		return; /* counted: "and N more" */
+	char name[NAME_TEXT_MAX], line[NAME_TEXT_MAX + 64];
+	zonedb_zone_name(db, i, name, sizeof(name));
+	if (o)
+		snprintf(line, sizeof(line), "%s%s (serial %u -> %u)", job->changed.len ? ", " : "",
+			 name, (unsigned)o->serial, (unsigned)z->serial);
+	else
+		snprintf(line, sizeof(line), "%s%s (loaded, serial %u)",
+			 job->changed.len ? ", " : "", name, (unsigned)z->serial);
+	text_add(&job->changed, line);
+}
+
+/* The version old serves of the zone whose apex is z's, or NULL. */
+static const zone_t *old_version(const zonedb_t *old, const zone_t *z)
+{
+	long i = zonedb_index(old, znode_name(z->apex));
+	return i < 0 ? NULL : zonedb_zone(old, (size_t)i);
+}
+
+/*
+ * Before db replaces old: the zones read whose serial moved, for the reply;
+ * a reload's every zone, a reconfig's those read again for their file
+ * (job->reread: the zones it adds or whose configuration changed are named
+ * by the caller). Reload thread, under writer_lock.
+ */
+static void note_changes(reload_job_t *job, const zonedb_t *old, const zonedb_t *db)
+{
+	size_t n = job->cfg ? job->reread_count : zonedb_zone_count(db);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = job->cfg ? job->reread[k] : k;
+		const zone_t *z = zonedb_zone(db, i);
+		if (z)
+			note_change(job, db, i, old_version(old, z), z);
 	}
-	memcpy(job->messages + job->len, msg, add - 1);
-	job->len += add;
-	job->messages[job->len - 1] = '\n';
-	job->messages[job->len] = '\0';
+}
+
+/* The version db serves of the zone called name, or NULL. */
+static const zone_t *served_version(const zonedb_t *db, const char *name)
+{
+	uint8_t apex[NAME_MAXLEN];
+	if (name_from_text(name, NULL, apex) < 0)
+		return NULL;
+	name_lower(apex);
+	long i = zonedb_index(db, apex);
+	return i < 0 ? NULL : zonedb_zone(db, (size_t)i);
+}
+
+/*
+ * A reconfig's primary zones whose data its configuration keeps but whose
+ * file changed on disk since the version served was loaded (a modification
+ * time not older: one within the second of the load is read again, at
+ * worst once too often), or that serve nothing: read again, their keep
+ * cleared, and listed in job->reread. As Knot's reload, which reads a zone
+ * file whose time changed; an $INCLUDEd file changed alone is read by
+ * `shoalctl reload ZONE`. A secondary's version is its primaries', never
+ * its file's. Reload thread, under writer_lock. Returns 0 or SHOAL_ENOMEM.
+ */
+static int mark_changed_files(reload_job_t *job)
+{
+	conf_t *cfg = job->cfg;
+	job->reread = malloc((cfg->zone_count ? cfg->zone_count : 1) * sizeof(*job->reread));
+	if (!job->reread)
+		return SHOAL_ENOMEM;
+	for (size_t j = 0; j < cfg->zone_count; j++) {
+		zone_spec_t *spec = &cfg->zones[j];
+		if (!spec->keep || spec->secondary)
+			continue;
+		const zone_t *z = served_version(job->r->writer, spec->name);
+		struct stat st;
+		if (z && stat(spec->file, &st) == 0 && st.st_mtime < z->loaded_at)
+			continue;
+		spec->keep = false;
+		job->reread[job->reread_count++] = j;
+	}
+	return 0;
 }
 
 /*
@@ -150,17 +258,19 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
 		/* the first error line is the one to show at start-up */
-		size_t first = job.messages ? strcspn(job.messages, "\n") : 0;
+		size_t first = job.errors.p ? strcspn(job.errors.p, "\n") : 0;
 		if (first)
-			snprintf(err, errlen, "%.*s", (int)first, job.messages);
+			snprintf(err, errlen, "%.*s", (int)first, job.errors.p);
 		else
 			snprintf(err, errlen, "loading zones: %s", shoal_strerror(rc));
-		free(job.messages);
+		free(job.errors.p);
+		free(job.warnings.p);
 		if (db)
 			zonedb_free(db);
 		return rc;
 	}
-	free(job.messages);
+	free(job.errors.p);
+	free(job.warnings.p);
 	if (!defer)
 		log_zones(db);
 	zonedb_set_owner(db, cfg);
@@ -314,6 +424,8 @@ static int reload_one(reload_job_t *job)
 				  sizeof(error));
 	if (rc == 1)
 		return 0; /* a secondary: its version is the last transfer's */
+	if (rc == 0)
+		note_change(job, r->writer, (size_t)i, zonedb_zone(r->writer, (size_t)i), z);
 	if (!job_publishing(job)) {
 		zone_unref(z);
 		return SHOAL_ETIMEOUT;
@@ -375,6 +487,12 @@ static void *reload_main(void *arg)
 		return NULL;
 	}
 	/* the writer's set is only touched by this thread while a reload runs */
+	if (job->check_files && mark_changed_files(job) < 0) {
+		job->rc = SHOAL_ENOMEM;
+		pthread_mutex_unlock(&writer_lock);
+		reload_finished(job);
+		return NULL;
+	}
 	zonedb_build_t b = { .specs = cfg->zones,
 			     .n = cfg->zone_count,
 			     .old = r->writer,
@@ -397,13 +515,14 @@ static void *reload_main(void *arg)
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
 		log_zones(db);
+		note_changes(job, r->writer, db);
 		zonedb_set_owner(db, cfg);
 		job->published = true;
 		r->writer = db;
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);
 		zonedb_publish(r->zones, db); /* synchronize_rcu, then frees the old set */
-		job->rc = job->len ? SHOAL_EZONE : 0;
+		job->rc = job->errors.len ? SHOAL_EZONE : 0;
 	}
 	pthread_mutex_unlock(&writer_lock);
 	reload_finished(job);
@@ -413,8 +532,30 @@ static void *reload_main(void *arg)
 static void job_free(reload_job_t *job)
 {
 	free(job->only);
-	free(job->messages);
+	free(job->errors.p);
+	free(job->warnings.p);
+	free(job->changed.p);
+	free(job->reread);
 	free(job);
+}
+
+/* Tell the job's client how it ended (once). Main loop. */
+static void job_reply(reload_job_t *job)
+{
+	if (!job->done)
+		return;
+	if (job->changed_count > RELOAD_CHANGED_NAMED) {
+		char more[64];
+		snprintf(more, sizeof(more), " and %zu more",
+			 job->changed_count - RELOAD_CHANGED_NAMED);
+		text_add(&job->changed, more);
+	}
+	reload_result_t res = { .rc = job->rc,
+				.errors = job->errors.p ? job->errors.p : "",
+				.warnings = job->warnings.p ? job->warnings.p : "",
+				.changed = job->changed.p ? job->changed.p : "" };
+	job->done(job->arg, &res);
+	job->done = NULL;
 }
 
 /*
@@ -468,18 +609,13 @@ static void on_reload_done(uv_async_t *a)
 	}
 	/* RELOADING=1 was sent at the start (or this is the first load): every zone was read */
 	tell_ready(r, job->first);
-	if (job->done)
-		job->done(job->arg, job->rc, job->messages ? job->messages : "");
+	job_reply(job);
 	bool first = job->first;
 	job_free(job);
 	if (first && r->first_done)
 		r->first_done(r->first_done_arg);
 	else if (!first && r->published)
 		r->published(r->published_arg);
-	if (r->again && !r->stopping) {
-		r->again = false;
-		reload_start(r, NULL, NULL, NULL);
-	}
 }
 
 /*
@@ -515,33 +651,42 @@ static void on_reload_timeout(uv_timer_t *t)
 	if (job->done) {
 		char body[400];
 		snprintf(body, sizeof(body), "%s\n", r->note);
-		job->done(job->arg, SHOAL_ETIMEOUT, body);
+		reload_result_t res = {
+			.rc = SHOAL_ETIMEOUT, .errors = body, .warnings = "", .changed = ""
+		};
+		job->done(job->arg, &res);
 		job->done = NULL;
 	}
 }
 
-static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
-		     reload_done_fn done, void *arg);
+/* What a job is: its zone (only), a reconfig's configuration and check_files, the first load. */
+typedef struct job_kind {
+	const char *only;
+	conf_t *cfg;
+	bool check_files;
+	bool first;
+} job_kind_t;
+
+static int job_start(reload_t *r, const job_kind_t *kind, reload_done_fn done, void *arg);
 
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 {
 	MAIN_THREAD_ONLY();
-	if (r->running) {
-		if (!done)
-			r->again = true; /* a signal: run again after this one */
+	if (r->running)
 		return SHOAL_EEXIST;
-	}
 	if (only && conf_zone_index(r->cfg, only) < 0)
 		return SHOAL_ENOTFOUND;
-	return job_start(r, only, NULL, false, done, arg);
+	job_kind_t kind = { .only = only };
+	return job_start(r, &kind, done, arg);
 }
 
-int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg)
+int reload_reconfig(reload_t *r, conf_t *cfg, bool check_files, reload_done_fn done, void *arg)
 {
 	MAIN_THREAD_ONLY();
 	if (r->running)
 		return SHOAL_EEXIST;
-	return job_start(r, NULL, cfg, false, done, arg);
+	job_kind_t kind = { .cfg = cfg, .check_files = check_files };
+	return job_start(r, &kind, done, arg);
 }
 
 int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
@@ -557,7 +702,8 @@ int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
 		return 0;
 	}
 	r->first_loading = true;
-	int rc = job_start(r, NULL, NULL, true, NULL, NULL);
+	job_kind_t kind = { .first = true };
+	int rc = job_start(r, &kind, NULL, NULL);
 	if (rc < 0) {
 		r->first_loading = false;
 		return rc;
@@ -567,9 +713,10 @@ int reload_load_rest(reload_t *r, void (*done)(void *arg), void *arg)
 	return 0;
 }
 
-static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool first,
-		     reload_done_fn done, void *arg)
+static int job_start(reload_t *r, const job_kind_t *kind, reload_done_fn done, void *arg)
 {
+	const char *only = kind->only;
+	bool first = kind->first;
 	/* the zone named as every log line names it: "example.com." */
 	char canonical[NAME_TEXT_MAX + 2];
 	if (only && name_zone_text(only, canonical, sizeof(canonical)) > 0)
@@ -580,8 +727,9 @@ static int job_start(reload_t *r, const char *only, const conf_t *cfg, bool firs
 		return SHOAL_ENOMEM;
 	}
 	job->r = r;
-	job->cfg = cfg;
-	job->what = first ? "first load" : cfg ? "reconfig" : "reload";
+	job->cfg = kind->cfg;
+	job->check_files = kind->check_files;
+	job->what = first ? "first load" : kind->cfg ? "reconfig" : "reload";
 	job->first = first;
 	job->done = done;
 	job->arg = arg;
@@ -694,8 +842,7 @@ bool reload_close(reload_t *r)
 			r->cfg = job->cfg; /* the set served is built from it, as on_reload_done */
 		/* the caller's request is answered once, here or at the timeout: it owns what the
 		 * job carries (a reconfig's configuration) and frees it */
-		if (job->done)
-			job->done(job->arg, job->rc, job->messages ? job->messages : "");
+		job_reply(job);
 		job_free(job);
 	}
 	if (r->done.loop)

@@ -30,7 +30,6 @@ typedef struct reload {
 	uv_timer_t progress; /* the first load's STATUS= each second */
 	pthread_t thread;
 	bool running;         /* a reload thread exists (joined in on_reload_done) */
-	bool again;           /* SIGHUP during a reload: run once more after it */
 	bool abandoned;       /* the running one passed reload-timeout and was answered */
 	bool stopping;        /* the server stops: no reload starts again by itself */
 	reload_job_t *job;    /* the one running */
@@ -105,21 +104,37 @@ bool reload_loading(const reload_t *r, size_t *done, size_t *total);
 int reload_attach(reload_t *r, uv_loop_t *loop);
 
 /*
- * Called on the main loop when a reload ends: rc 0, or a negative error;
- * messages holds the error lines ("FILE:LINE: reason\n"...), valid only
- * during the call.
+ * What a reload or reconfig ended with, for its client's reply; the
+ * strings are valid only during the call of reload_done_fn.
  */
-typedef void (*reload_done_fn)(void *arg, int rc, const char *messages);
+typedef struct reload_result {
+	int rc;               /* 0, or a negative error: SHOAL_EZONE, a zone failed (it keeps
+				 its version), SHOAL_ETIMEOUT, SHOAL_ENOMEM... */
+	const char *errors;   /* the error lines, "FILE:LINE: reason\n"..., "" when none */
+	const char *warnings; /* the warning lines, each "warning: ...\n", "" when none */
+	/*
+	 * The zones whose version served changed, "a.test. (serial 1 -> 2),
+	 * b.test. (loaded, serial 5)", the first RELOAD_CHANGED_NAMED by name,
+	 * then "and N more"; "" when none. A zone read again whose serial did
+	 * not move is not one (a warning says so when its records changed).
+	 */
+	const char *changed;
+} reload_result_t;
+
+#define RELOAD_CHANGED_NAMED 20
+
+/* Called on the main loop when a reload or reconfig ends. */
+typedef void (*reload_done_fn)(void *arg, const reload_result_t *res);
 
 /*
  * Start reloading `only` (NULL: all zones) on a reload thread that builds
  * the new set beside the served one and publishes it; done(arg, ...) runs
- * on the main loop afterwards (done may be NULL: a signal). A reload still
+ * on the main loop afterwards (done may be NULL). A reload still
  * running after reload-timeout is abandoned: its loads are cancelled,
  * nothing it built is published, done gets SHOAL_ETIMEOUT at once, and no
  * other reload starts until its thread has ended. Main thread.
- * Returns 0; SHOAL_EEXIST when one is running (with done NULL, it runs
- * again after); SHOAL_ENOTFOUND when `only` is not configured;
+ * Returns 0; SHOAL_EEXIST when one is running; SHOAL_ENOTFOUND when `only`
+ * is not configured;
  * SHOAL_ENOMEM or a system error (-errno).
  */
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg);
@@ -135,15 +150,18 @@ void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg);
  * Start a reconfiguration to cfg, as reload_start: the reload thread
  * builds the set of cfg's zones (a zone whose spec says keep shares the
  * version served; the others are read) and publishes it with cfg as its
- * owner (zonedb_owner). A primary zone that cfg adds and that does not
- * load refuses the whole: nothing is published, done gets SHOAL_EZONE
- * with its "FILE:LINE: reason". When the set was published, r->cfg is
- * cfg from the call of done on (the caller frees the configuration it
- * replaces once nothing else uses it); otherwise r->cfg is unchanged.
- * cfg must outlive its use. Returns 0, SHOAL_EEXIST when a reload or
- * reconfig runs, SHOAL_ENOMEM or -errno. Main thread.
+ * owner (zonedb_owner). With check_files (reconfig, SIGHUP), a primary
+ * zone whose spec says keep is read all the same when its file changed on
+ * disk since its version was loaded (its modification time not older) or
+ * when it serves nothing: the thread clears its keep (cfg is the job's
+ * until done). The result's `changed` names those whose serial moved. A primary zone that cfg adds
+ * and that does not load refuses the whole: nothing is published, done gets SHOAL_EZONE with its
+ * "FILE:LINE: reason". When the set was published, r->cfg is cfg from the call of done on (the
+ * caller frees the configuration it replaces once nothing else uses it); otherwise r->cfg is
+ * unchanged. cfg must outlive its use. Returns 0, SHOAL_EEXIST when a reload or reconfig runs,
+ * SHOAL_ENOMEM or -errno. Main thread.
  */
-int reload_reconfig(reload_t *r, const conf_t *cfg, reload_done_fn done, void *arg);
+int reload_reconfig(reload_t *r, conf_t *cfg, bool check_files, reload_done_fn done, void *arg);
 
 /*
  * Publish a set like the one served with the zone whose apex is `apex`

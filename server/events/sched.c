@@ -433,6 +433,24 @@ static void retire_gone(sched_t *s, sec_table_t *old, const sec_table_t *t)
 }
 
 /*
+ * A reconfig gave kept zone z the file `now` where it had `was`: the new
+ * file does not hold the version db serves, if any (its refresh writes it),
+ * and no file has nothing to hold. The scheduler, in a read section of db.
+ */
+static void file_moved(sched_t *s, sec_zone_t *z, const zonedb_t *db, const char *was,
+		       const char *now)
+{
+	was = was ? was : "";
+	now = now ? now : "";
+	long at = zonedb_index(db, z->apex);
+	bool served = at >= 0 && zonedb_zone(db, (size_t)at);
+	if (!*now)
+		sec_set_saved(s, z, true, NULL);
+	else if (strcmp(was, now) && served)
+		sec_set_saved(s, z, false, NULL);
+}
+
+/*
  * The zones of t, fresh or kept: started, moved to their new index. The
  * fresh ones due now go to due[] to be spread (due NULL: armed at once).
  * Returns how many were kept with their timers. The scheduler.
@@ -457,8 +475,11 @@ static size_t take_zones(sched_t *s, const sec_table_t *old, sec_table_t *t, sec
 			continue;
 		}
 		bool same = old && conf_zone_same_primaries(&old->cfg, z->index, &t->cfg, i);
+		if (old)
+			file_moved(s, z, db, old->cfg.zones[z->index].file, t->cfg.zones[i].file);
 		z->index = i;
-		if (!same)
+		/* a save that failed is tried again now: the reconfig may have fixed its path */
+		if (!same || __atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE))
 			__atomic_fetch_or(&z->want, SEC_WANT_REFRESH, __ATOMIC_ACQ_REL);
 		kept += same;
 		if (z->running)
@@ -692,31 +713,54 @@ int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 	return z ? 0 : SHOAL_ENOTFOUND;
 }
 
-/* A time of zone-status: RFC 3339, or "-" for none. */
-static void format_time(time_t t, char *buf, size_t cap)
+/* z's times and whether its file holds the version served. Any thread, in a read section. */
+static void zone_times(sched_t *s, const sec_zone_t *z, stats_secondary_t *g)
 {
-	if (!t || !timestamp_text(t, -1, buf, cap))
-		snprintf(buf, cap, "-");
+	g->next_refresh = (uint64_t)__atomic_load_n(&z->shown_next, __ATOMIC_RELAXED);
+	g->expires = (uint64_t)__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED);
+	g->unsaved = (uint64_t)__atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&s->status_lock);
+	g->last_refresh = (uint64_t)z->last_refresh;
+	g->last_failure = (uint64_t)z->last_failure;
+	pthread_mutex_unlock(&s->status_lock);
 }
 
-void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap)
+bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 {
 	rcu_read_lock();
 	sec_zone_t *z = zone_of(s, apex);
-	if (!z) {
-		rcu_read_unlock();
-		snprintf(buf, cap, "%s", "");
-		return;
+	if (z) {
+		stats_secondary_t g;
+		zone_times(s, z, &g);
+		out->next_refresh = (time_t)g.next_refresh;
+		out->expires = (time_t)g.expires;
+		out->last_refresh = (time_t)g.last_refresh;
+		out->last_failure = (time_t)g.last_failure;
+		pthread_mutex_lock(&s->status_lock);
+		snprintf(out->source, sizeof(out->source), "%s", z->source ? z->source : "none");
+		snprintf(out->last_error, sizeof(out->last_error), "%s",
+			 z->last_error ? z->last_error : "");
+		snprintf(out->save_error, sizeof(out->save_error), "%s",
+			 z->save_error ? z->save_error : "");
+		pthread_mutex_unlock(&s->status_lock);
 	}
-	char last[TIMESTAMP_TEXT_MAX], next[TIMESTAMP_TEXT_MAX], expires[TIMESTAMP_TEXT_MAX];
-	format_time(__atomic_load_n(&z->shown_next, __ATOMIC_RELAXED), next, sizeof(next));
-	format_time(__atomic_load_n(&z->shown_expires, __ATOMIC_RELAXED), expires, sizeof(expires));
-	pthread_mutex_lock(&s->status_lock);
-	format_time(z->last_refresh, last, sizeof(last));
-	snprintf(buf, cap, " source %s last-refresh %s next-refresh %s expires %s%s%s",
-		 z->source ? z->source : "none", last, next, expires,
-		 z->last_error ? " last-error " : "", z->last_error ? z->last_error : "");
-	pthread_mutex_unlock(&s->status_lock);
+	rcu_read_unlock();
+	return z != NULL;
+}
+
+void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
+{
+	MAIN_THREAD_ONLY();
+	sched_t *s = from ? *(sched_t *const *)from : NULL;
+	if (!s)
+		return;
+	rcu_read_lock();
+	const sec_table_t *t = rcu_dereference(s->shown);
+	for (size_t k = 0; t && k < t->count; k++) {
+		stats_secondary_t g;
+		zone_times(s, t->zones[k], &g);
+		each(arg, t->zones[k]->apex, &g);
+	}
 	rcu_read_unlock();
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "server/common/stats.h"
 #include "server/common/tls.h"
@@ -99,12 +100,42 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
  */
 int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer);
 
+/* A secondary zone's transfer state, for zone-status. Times: seconds since the epoch, 0: none. */
+typedef struct sched_state {
+	char source[160]; /* where the version served came from: "file", "primary ADDR", "none" */
+	time_t last_refresh; /* the last refresh that succeeded */
+	time_t last_failure; /* the last that failed */
+	time_t next_refresh; /* when the primaries are asked next */
+	time_t expires;      /* when the version served expires (RFC 1035 3.3.13); 0: none served */
+	char last_error[256]; /* why the last refresh failed, or "" */
+	char save_error[640]; /* why the last save to its file failed, or "" (unsaved) */
+} sched_state_t;
+
 /*
- * The transfer state of zone `apex` for zone-status (" source ...
- * last-refresh ... next-refresh ... expires ... last-error ..."), or ""
- * for a zone that is not a secondary. Any thread.
+ * The transfer state of zone `apex` into *out: true, or false for a zone
+ * that is not a secondary (s may be NULL). Any thread.
  */
-void sched_status(sched_t *s, const uint8_t *apex, char *buf, size_t cap);
+bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out);
+
+/*
+ * The gauges of every secondary zone (stats_secondaries_fn): `from` is the
+ * address of a sched_t pointer, read at the call (NULL, or pointing to
+ * NULL: no secondary zone), so the caller's follows a reconfig that starts
+ * or stops the scheduler. Its next refresh, expiry, last refresh, last
+ * failure and whether its file holds the version served, per zone in the
+ * table shown. Main thread (the scheduler starts and stops there),
+ * registered with RCU.
+ */
+void sched_secondaries(const void *from, stats_secondary_fn each, void *arg);
+
+/*
+ * Whether every secondary zone of cfg with a file can save its transfers
+ * there: a temporary file is made and removed in each folder, with the
+ * caller's effective ids (the service user's). Returns 0, or the first
+ * failure (-errno: EACCES, EROFS, ENOENT...) with err naming the zone, the
+ * folder and the cause. Main thread, at start and for --check.
+ */
+int sched_check_files(const conf_t *cfg, char *err, size_t errlen);
 
 /*
  * Stop the threads (transfers running are given up) and free s, once no

@@ -39,8 +39,11 @@ void sched_entry_free(sched_t *s, sec_zone_t *z)
 	if (z->next)
 		z->next->prev = z->prev;
 	pthread_mutex_unlock(&s->all_lock);
+	if (__atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE))
+		stats_add_shared(&s->counters->unsaved, (uint64_t)-1); /* gone: no longer counted */
 	free(z->source);
 	free(z->last_error);
+	free(z->save_error);
 	free(z);
 }
 

@@ -4,11 +4,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/error.h"
@@ -18,6 +20,7 @@
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/common/log.h"
+#include "server/common/mainthread.h"
 #include "server/events/internal.h"
 #include "server/events/requestor.h"
 #include "zone/journal.h"
@@ -419,6 +422,48 @@ static void now_served(attempt_t *a, const zone_t *v)
 	z->expire_at = sched_now_ms() + (int64_t)z->t.expire * 1000;
 }
 
+void sec_set_saved(sched_t *s, sec_zone_t *z, bool saved, const char *error)
+{
+	char *text = error ? strdup(error) : NULL;
+	int was = __atomic_exchange_n(&z->unsaved, !saved, __ATOMIC_ACQ_REL);
+	if (was != !saved) /* the gauge moves with the flag, by one, whichever thread does it */
+		stats_add_shared(&s->counters->unsaved, saved ? (uint64_t)-1 : 1);
+	pthread_mutex_lock(&s->status_lock);
+	free(z->save_error);
+	z->save_error = text;
+	pthread_mutex_unlock(&s->status_lock);
+}
+
+/*
+ * Write v, the version served, to the zone's file (none configured:
+ * nothing to do), p the primary it came from. A failure keeps its cause
+ * (-errno: permission, read-only file system, no space) for zone-status,
+ * the metrics and the log: a secondary served from memory alone is lost at
+ * the next restart with its primary down.
+ */
+static void save_version(attempt_t *a, const acl_entry_t *p, const zone_t *v)
+{
+	const zone_spec_t *spec = &a->cfg->zones[a->job->index];
+	if (!spec->file || !*spec->file) {
+		sec_set_saved(a->s, a->z, true, NULL);
+		return;
+	}
+	char comment[256], why[600];
+	snprintf(comment, sizeof(comment), "transferred from %.200s", p->text);
+	a->err[0] = '\0';
+	int rc = zone_write(v, spec->file, comment, &spec->limits, on_msg, a);
+	if (rc == 0) {
+		sec_set_saved(a->s, a->z, true, NULL);
+		return;
+	}
+	snprintf(why, sizeof(why), "cannot save to %s: %s", spec->file,
+		 a->err[0] ? a->err : shoal_strerror(rc));
+	a->err[0] = '\0';
+	stats_add_shared(&a->s->xfr_in->save_failed, 1);
+	sec_set_saved(a->s, a->z, false, why);
+	log_error("zone %s: %s; the version served is not kept across a restart", a->name, why);
+}
+
 /*
  * Serve got, the version p sent to attempt a (by IXFR or AXFR: kind), in
  * place of current (NULL: none): publish it, take its timers, save it to
@@ -428,7 +473,6 @@ static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
 			 enum xfr_in_kind kind, const zone_t *current)
 {
 	sched_t *s = a->s;
-	const conf_t *cfg = a->cfg;
 	stats_add_shared(kind == XFR_IN_IXFR ? &s->xfr_in->ixfr : &s->xfr_in->axfr, 1);
 	pthread_mutex_t *lock = sched_pub_lock(s, a->z);
 	pthread_mutex_lock(lock);
@@ -448,19 +492,7 @@ static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
 	char source[160];
 	snprintf(source, sizeof(source), "primary %.140s", p->text);
 	sec_set_status(s, a->z, source, NULL);
-	const char *file = cfg->zones[a->job->index].file;
-	if (file && *file) {
-		char comment[256];
-		snprintf(comment, sizeof(comment), "transferred from %.200s", p->text);
-		a->err[0] = '\0';
-		int wrc = zone_write(got, file, comment, &cfg->zones[a->job->index].limits, on_msg,
-				     a);
-		if (wrc < 0 && a->err[0])
-			log_error("zone %s: cannot save: %s", a->name, a->err);
-		else if (wrc < 0)
-			log_error("zone %s: cannot save to %s: %s", a->name, file,
-				  shoal_strerror(wrc));
-	}
+	save_version(a, p, got);
 }
 
 /*
@@ -479,6 +511,9 @@ static void still_current(attempt_t *a, const acl_entry_t *p, const zone_t *curr
 	pthread_mutex_unlock(lock);
 	log_info("zone %s: serial %u is current at %s", a->name, (unsigned)current->serial,
 		 p->text);
+	/* a save that failed, or a file a reconfig moved: written now, not at the next serial */
+	if (__atomic_load_n(&a->z->unsaved, __ATOMIC_ACQUIRE))
+		save_version(a, p, current);
 }
 
 /*
@@ -552,6 +587,9 @@ bool sec_refresh(sec_job_t *job)
 		pthread_mutex_unlock(&s->status_lock);
 		sec_set_status(s, job->z, NULL, "");
 	} else if (!given_up(job)) {
+		pthread_mutex_lock(&s->status_lock);
+		job->z->last_failure = time(NULL);
+		pthread_mutex_unlock(&s->status_lock);
 		sec_set_status(s, job->z, NULL, a.err[0] ? a.err : "no primary answered");
 	}
 	if (current)
@@ -580,4 +618,44 @@ int64_t sec_expire(sched_t *s, sec_zone_t *z, const char *name, int64_t now)
 	int64_t at = z->t.have ? z->expire_at : 0;
 	pthread_mutex_unlock(lock);
 	return at;
+}
+
+/* Whether this process can make a file in folder: one made and removed. 0 or -errno. */
+static int folder_writable(const char *folder)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/.shoald-check-XXXXXX", folder) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+int sched_check_files(const conf_t *cfg, char *err, size_t errlen)
+{
+	MAIN_THREAD_ONLY();
+	char last[PATH_MAX] = "", folder[PATH_MAX];
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const char *file = cfg->zones[i].file;
+		if (!conf_zone_is_secondary(cfg, i) || !file || !*file)
+			continue;
+		const char *slash = strrchr(file, '/');
+		snprintf(folder, sizeof(folder), "%.*s", slash ? (int)(slash - file) : 1,
+			 slash ? (slash == file ? "/" : file) : ".");
+		if (!strcmp(folder, last))
+			continue; /* a million zones in state-dir: one folder, checked once */
+		snprintf(last, sizeof(last), "%s", folder);
+		int rc = folder_writable(folder);
+		if (rc < 0) {
+			snprintf(err, errlen,
+				 "zone %s: transfers cannot be saved in %s (uid %u): %s",
+				 cfg->zones[i].name, folder, (unsigned)geteuid(),
+				 shoal_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
 }

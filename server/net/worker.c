@@ -470,7 +470,8 @@ void workers_stop(workers_t *ws)
 }
 
 int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_t *groups,
-			 enum stats_format f, char **out, size_t *len)
+			 stats_secondaries_fn secondaries, const void *from, enum stats_format f,
+			 char **out, size_t *len)
 {
 	MAIN_THREAD_ONLY();
 	for (size_t i = 0; i < ws->count; i++)
@@ -485,6 +486,8 @@ int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_
 		.zone_slots = ws->zone_slots,
 		.db = zonedb_current(zones),
 		.groups = groups,
+		.secondaries = secondaries,
+		.secondaries_from = from,
 	};
 	int rc = stats_render(&src, f, out, len);
 	zonedb_read_unlock(zones);

@@ -181,14 +181,16 @@ void workers_stop(workers_t *ws);
 
 /*
  * Every counter in format f (stats_render): the workers', the zones named
- * from the set *zones serves, and the groups kept outside the workers
- * (NULL: 0): a string the caller frees, and its length. Reads the
+ * from the set *zones serves, the groups kept outside the workers (NULL:
+ * 0), and the secondary zones' gauges that secondaries lists from `from`
+ * (NULL: none): a string the caller frees, and its length. Reads the
  * kernel's drop counts of the UDP sockets first. Returns 0 or
  * SHOAL_ENOMEM. Main thread (the one reader that writes rcvbuf_drops),
  * registered with RCU.
  */
 int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_t *groups,
-			 enum stats_format f, char **out, size_t *len);
+			 stats_secondaries_fn secondaries, const void *from, enum stats_format f,
+			 char **out, size_t *len);
 
 /*
  * Zero, in every worker's array, the counters of the zones that db (built,

@@ -77,10 +77,15 @@ int main(int argc, char **argv)
 	uint64_t *hash = malloc(n * sizeof(*hash));
 	uint32_t *order = malloc(n * sizeof(*order));
 	uint8_t *len = malloc(n);
-	if (!names || !hash || !order || !len) {
+	const znode_t **nodes = malloc(n * sizeof(*nodes));
+	if (!names || !hash || !order || !len || !nodes) {
 		fprintf(stderr, "lookup-bench: out of memory\n");
 		return 1;
 	}
+	zone_iter_t it;
+	size_t k = 0;
+	for (const znode_t *x = zone_first(z, &it); x && k < n; x = zone_next(&it))
+		nodes[k++] = x;
 	/* a fixed shuffle, the same for every build */
 	uint64_t seed = 7;
 	for (size_t i = 0; i < n; i++)
@@ -93,8 +98,8 @@ int main(int argc, char **argv)
 		order[j] = t;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const znode_t *x = &z->nodes[order[i]];
-		memcpy(names[i], x->name, x->name_len);
+		const znode_t *x = nodes[order[i]];
+		memcpy(names[i], znode_name(x), x->name_len);
 		len[i] = x->name_len;
 		hash[i] = name_hash(names[i], z->hash_key);
 	}
@@ -108,6 +113,7 @@ int main(int argc, char **argv)
 	free(hash);
 	free(order);
 	free(len);
+	free(nodes);
 	zone_free(z);
 	return 0;
 }

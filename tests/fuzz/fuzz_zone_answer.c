@@ -125,16 +125,17 @@ static void ask_all_ways(const zonedb_t *db, const uint8_t *name, uint16_t qtype
 static void ask_zone(const zonedb_t *db, const zone_t *z)
 {
 	static const uint16_t extra[] = { DNS_TYPE_A, DNS_TYPE_ANY, DNS_TYPE_RRSIG, DNS_TYPE_DS };
-	for (size_t i = 0; i < z->node_count && i < NODES_ASKED; i++) {
-		const znode_t *n = &z->nodes[i];
+	zone_iter_t it;
+	size_t i = 0;
+	for (const znode_t *n = zone_first(z, &it); n && i < NODES_ASKED; n = zone_next(&it), i++) {
 		for (uint16_t k = 0; k < n->rrset_count && k < TYPES_ASKED; k++)
-			ask_all_ways(db, n->name, znode_rrsets(n)[k].set.type);
+			ask_all_ways(db, znode_name(n), znode_rrsets(n)[k].set.type);
 		for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++)
-			ask_all_ways(db, n->name, extra[k]);
+			ask_all_ways(db, znode_name(n), extra[k]);
 		uint8_t below[NAME_MAXLEN];
 		if (n->name_len + 2 <= NAME_MAXLEN) {
 			memcpy(below, "\1q", 2);
-			memcpy(below + 2, n->name, n->name_len);
+			memcpy(below + 2, znode_name(n), n->name_len);
 			ask_all_ways(db, below, DNS_TYPE_A);
 		}
 	}

@@ -16,20 +16,26 @@
 
 void zone_diff_check_store(const zone_t *z)
 {
-	if (z->node_count == 0 || z->apex != &z->nodes[0] || z->apex->parent != NULL)
+	zone_iter_t it;
+	const znode_t *prev = NULL;
+	size_t count = 0;
+	if (zone_first(z, &it) != z->apex || zone_parent(z, z->apex) != NULL)
 		abort();
-	for (size_t i = 0; i < z->node_count; i++) {
-		const znode_t *n = &z->nodes[i];
-		if (name_length(n->name) != n->name_len || name_labels(n->name) != n->labels)
+	for (const znode_t *n = zone_first(z, &it); n; prev = n, n = zone_next(&it), count++) {
+		const uint8_t *name = znode_name(n);
+		if (name_length(name) != n->name_len || name_labels(name) != n->labels)
 			abort();
-		if (i > 0 && name_compare(z->nodes[i - 1].name, n->name) >= 0)
+		if (prev && name_compare(znode_name(prev), name) >= 0)
 			abort();
-		if (zone_lookup(z, n->name) != n || zone_find_le(z, n->name) != n)
+		if (zone_lookup(z, name) != n || zone_find_le(z, name) != n)
 			abort();
-		if (i > 0 && (n->parent == NULL || n->parent->labels + 1 != n->labels ||
-			      !name_equal(n->parent->name, name_parent(n->name))))
+		const znode_t *p = zone_parent(z, n);
+		if (prev && (p == NULL || p->labels + 1 != n->labels ||
+			     !name_equal(znode_name(p), name_parent(name))))
 			abort();
 	}
+	if (count != z->node_count)
+		abort();
 }
 
 static bool same_wire(const rrset_wire_t *x, const rrset_wire_t *y)
@@ -46,10 +52,12 @@ bool zone_diff_same(const zone_t *a, const zone_t *b)
 	    a->serial != b->serial || a->denial != b->denial ||
 	    !same_wire(&a->neg_soa, &b->neg_soa) || !same_wire(a->neg_soa_sigs, b->neg_soa_sigs))
 		return false;
-	for (size_t i = 0; i < a->node_count; i++) {
-		const znode_t *x = &a->nodes[i], *y = &b->nodes[i];
-		if (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0 ||
-		    x->rrset_count != y->rrset_count || x->flags != y->flags)
+	zone_iter_t ia, ib;
+	for (const znode_t *x = zone_first(a, &ia), *y = zone_first(b, &ib); x && y;
+	     x = zone_next(&ia), y = zone_next(&ib)) {
+		if (x->name_len != y->name_len ||
+		    memcmp(znode_name(x), znode_name(y), x->name_len) != 0 ||
+		    x->rrset_count != y->rrset_count || (x->flags ^ y->flags) & ZNODE_ANSWER_FLAGS)
 			return false;
 		for (uint16_t k = 0; k < x->rrset_count; k++)
 			if (!same_wire(&znode_rrsets(x)[k].set, &znode_rrsets(y)[k].set) ||
@@ -189,7 +197,7 @@ void zone_diff_write_back(const zone_t *z)
 	for (int i = 0; rc == 0 && i < 2; i++) {
 		zone_t *back = NULL;
 		zone_load_set_reader(reader[i]);
-		int lrc = zone_load(path, z->apex->name, NULL, NULL, NULL, &back);
+		int lrc = zone_load(path, znode_name(z->apex), NULL, NULL, NULL, &back);
 		zone_load_set_reader(ZONE_READER_ZSCANNER);
 		/* ldns may refuse a file it cannot read; the scanner may not */
 		if ((lrc == 0 && !zone_diff_same(z, back)) || (lrc != 0 && i == 0))

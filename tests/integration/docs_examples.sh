@@ -5,7 +5,7 @@
 # name one port, never 5353 (mDNS, which avahi holds on many machines); every
 # control socket path the docs give lies in the default's folder (the unit's
 # RuntimeDirectory, where the user shoal may make a socket); every example
-# configuration passes shoald --check.
+# configuration passes shoald --check (a secondary's where its state folder is writable).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 README=$SHOAL_SRCDIR/README.md
@@ -35,8 +35,15 @@ check_match "the docs name control paths" '\.ctl' "$paths"
 stray=$(printf '%s\n' "$paths" | grep -vE '^(/run|@runstatedir@)/shoal/[^/]+\.ctl$')
 check_eq "every control path in the docs is in the default's folder (/run/shoal/)" "" "$stray"
 
+# a secondary's saved zone lies in /var/lib/shoal (state-dir): where this user cannot make
+# files there, --check says so by name, and that is the one failure allowed
 for conf in "$SHOAL_SRCDIR"/examples/*.conf; do
 	out=$("$SHOALD" --check -c "$conf" 2>&1) && pass "$(basename "$conf") passes shoald --check" ||
-		fail "$(basename "$conf") does not pass shoald --check: $out"
+		if [ ! -w /var/lib/shoal ] &&
+			printf '%s\n' "$out" | grep -q 'transfers cannot be saved in /var/lib/shoal'; then
+			pass "$(basename "$conf"): --check names /var/lib/shoal, not writable here"
+		else
+			fail "$(basename "$conf") does not pass shoald --check: $out"
+		fi
 done
 done_testing

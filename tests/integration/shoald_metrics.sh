@@ -89,7 +89,9 @@ if command -v promtool >/dev/null; then
 	promtool check metrics <"$T_DIR/before.prom" >"$T_DIR/promtool.out" 2>&1
 	check_eq "promtool check metrics" 0 $?
 fi
-check_match "a sample per thread" 'thread="1"' "$(grep '^shoal_udp_queries_total' "$T_DIR/before.prom")"
+check_match "a sample per thread" 'thread="1"' "$(grep '^shoal_queries_total' "$T_DIR/before.prom")"
+check_eq "a zone without traffic has no series (a million zones are not a million)" 0 \
+	"$(grep -c '^shoal_zone_answers_total' "$T_DIR/before.prom")"
 
 SENT=3000
 "$SHOAL_FLOOD" -s 127.0.0.1 -p "$PORT" -q www.example.com -n $SENT -T 1 -c 32 -i 64 \
@@ -97,16 +99,19 @@ SENT=3000
 check_match "shoal-flood lost nothing" '^ *lost +0 ' "$(cat "$T_DIR/flood.out")"
 http "$MPORT" 'GET /metrics?x=1 HTTP/1.0\r\n\r\n' | sed '1,/^\r$/d' >"$T_DIR/after.prom"
 check_eq "the body parses after the load" "" "$(prom_check "$T_DIR/after.prom")"
-for m in shoal_udp_queries_total shoal_zone_answers_total; do
-	b=$(prom_sum "$T_DIR/before.prom" $m)
-	a=$(prom_sum "$T_DIR/after.prom" $m)
-	check_eq "$m: the threads' samples sum to the queries sent" $SENT $((a - b))
-done
-b=$(prom_sum "$T_DIR/before.prom" shoal_query_type_total 'type="A"')
-a=$(prom_sum "$T_DIR/after.prom" shoal_query_type_total 'type="A"')
-check_eq "and so do the A queries" $SENT $((a - b))
+b=$(prom_sum "$T_DIR/before.prom" shoal_queries_total 'protocol="udp"')
+a=$(prom_sum "$T_DIR/after.prom" shoal_queries_total 'protocol="udp"')
+check_eq "the threads' UDP queries sum to the queries sent" $SENT $((a - b))
+b=$(prom_sum "$T_DIR/before.prom" shoal_zone_answers_total)
+a=$(prom_sum "$T_DIR/after.prom" shoal_zone_answers_total)
+check_eq "so do the zone's answers" $SENT $((a - b))
+b=$(prom_sum "$T_DIR/before.prom" shoal_query_types_total 'type="A"')
+a=$(prom_sum "$T_DIR/after.prom" shoal_query_types_total 'type="A"')
+check_eq "and the A queries" $SENT $((a - b))
+check_eq "a zone's counters, one sample each (not zones x threads)" 1 \
+	"$(grep -c '^shoal_zone_answers_total{zone="example.com."}' "$T_DIR/after.prom")"
 check_eq "both threads answered (SO_REUSEPORT spreads the 32 sockets)" 2 \
-	"$(grep -c '^shoal_udp_queries_total{thread="[01]"} [1-9]' "$T_DIR/after.prom")"
+	"$(grep -c '^shoal_queries_total{thread="[01]",protocol="udp"} [1-9]' "$T_DIR/after.prom")"
 
 check_match "HEAD: the head alone" '^HTTP/1.1 200 OK' \
 	"$(http "$MPORT" 'HEAD /metrics HTTP/1.1\r\n\r\n' | head -1)"

@@ -105,7 +105,7 @@ zone a.test 192.0.2.11 1 a2.test
 conf a2.test.zone "$P" "$P" 6
 out=$(ctl reconfig)
 check_eq "reconfig changing a.test exits 0" 0 $?
-check_match "it reloads a.test alone" "reloaded: a\.test\.$" "$out"
+check_match "it reloads a.test alone" "file: a\.test\.$" "$out"
 check_eq "a.test's new data is served" 192.0.2.11 "$(q "$PORT" +short www.a.test A)"
 if in_flight; then
 	pass "hold.test's transfer is still in flight after the reconfig"

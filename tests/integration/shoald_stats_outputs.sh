@@ -4,6 +4,8 @@
 # counters with the same values: the workers' (UDP, TCP, queries, zones, transfers out) and
 # those kept outside them, NOTIFY out and transfers in, moved here by a secondary zone and a
 # NOTIFY target (bad_primary.pl is both). stats_keys.pl puts the three in one naming.
+# /metrics passes promtool check metrics, and contrib/'s Grafana dashboard uses only metrics it
+# serves.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -71,6 +73,29 @@ check_eq "JSON and the table: the same counters and values" "" \
 	"$(diff "$T_DIR/json.keys" "$T_DIR/text.keys")"
 check_eq "and as many as the struct has counters, at least" 1 \
 	"$(awk 'END { print (NR > 100) }' "$T_DIR/json.keys")"
+check_match "the secondary's gauges are there" "^zone_expires\[s.test.\] [1-9]" \
+	"$(cat "$T_DIR/json.keys")"
+
+# /metrics as Prometheus's own checker reads it (naming, types, units), where installed
+metrics >"$T_DIR/metrics.prom"
+if command -v promtool >/dev/null; then
+	out=$(promtool check metrics <"$T_DIR/metrics.prom" 2>&1)
+	check_eq "promtool check metrics passes on /metrics" 0 $?
+	check_eq "... and says nothing" "" "$out"
+else
+	echo "# promtool (Debian's prometheus) is not installed: its check is not run"
+fi
+# the Grafana dashboard in contrib/ draws on metrics shoald serves, every one of them
+dash=$SHOAL_SRCDIR/contrib/grafana-shoal.json
+check_eq "the dashboard is JSON" ok "$(perl -MJSON::PP -e 'local $/; decode_json(<>); print "ok"' \
+	"$dash" 2>&1)"
+used=$(grep -o 'shoal_[a-z_]*' "$dash" | sort -u)
+check_eq "it uses the metrics (threads, rcodes, transfers, RRL, secondaries)" 0 \
+	"$(for m in shoal_answers_total shoal_rrl_answers_total shoal_xfr_in_axfr_total \
+		shoal_zone_expiry_timestamp_seconds; do printf '%s\n' "$used" | grep -qx "$m" || echo "$m"; done |
+		wc -l)"
+check_eq "every metric it uses is served" "" \
+	"$(for m in $used; do grep -q "^# TYPE $m " "$T_DIR/metrics.prom" || echo "$m"; done)"
 stop_within "$SHOALD_PID"
 check_eq "shoald exits 0 (no sanitizer report)" 0 $?
 done_testing

@@ -160,6 +160,36 @@ static void test_zones_dir(void)
 	conf_clear(&c);
 }
 
+/*
+ * A secondary's relative file lies in state-dir (shoald writes it there; under
+ * systemd /etc is read-only), given before or after it, or in the default's;
+ * a primary's in zones-dir as ever.
+ */
+static void test_secondary_file_in_state_dir(void)
+{
+	char want[400], text[1024];
+	snprintf(want, sizeof(want), "%s/sec", tmpdir);
+	CU_ASSERT_FATAL(mkdir(want, 0755) == 0);
+	snprintf(want, sizeof(want), "%s/sec/state/s.zone", tmpdir);
+	const char *sec =
+		"  - name: s.example\n    file: s.zone\n    primaries: [192.0.2.1 NOKEY]\n";
+	snprintf(text, sizeof(text), "zones-dir: zones\nzones:\n%sstate-dir: state\n", sec);
+	expect_zone_file("sec", text, want);
+	snprintf(text, sizeof(text), "state-dir: %s/sec/state\nzones:\n%s", tmpdir, sec);
+	expect_zone_file("sec", text, want);
+	snprintf(text, sizeof(text), "zones:\n%s", sec);
+	expect_zone_file("sec", text, CONF_STATE_DIR_DEFAULT "/s.zone");
+	/* and the option itself, absolute */
+	conf_t c;
+	char err[512] = "";
+	conf_init(&c);
+	const char *path = write_file("sec/st.conf", "state-dir: state\n");
+	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s/sec/state", tmpdir);
+	CU_ASSERT_STRING_EQUAL(c.state_dir ? c.state_dir : "", want);
+	conf_clear(&c);
+}
+
 /* "zones:" with its items commented out, as the installed file has it: no zones. */
 static void test_zones_empty(void)
 {
@@ -848,6 +878,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_yaml_errors),
 		UNIT_TEST(test_yaml_xfr),
 		UNIT_TEST(test_zones_dir),
+		UNIT_TEST(test_secondary_file_in_state_dir),
 		UNIT_TEST(test_zones_empty),
 		UNIT_TEST(test_args),
 		UNIT_TEST(test_rate_limit_and_cookies),

@@ -168,13 +168,33 @@ static void test_dispatch(void)
 	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ask"), err, sizeof(err)), 0);
 	const char *unknown =
 		"error\nunknown command (status, stats [FORMAT], reload [ZONE], reconfig, "
-		"zone-add NAME FILE, zone-remove NAME, zone-status [ZONE|FROM COUNT], notify ZONE, refresh ZONE, retransfer ZONE, cookie-rotate [HEX], "
+		"zone-add NAME FILE, zone-remove NAME, zone-status [ZONE...|FROM COUNT], zone-read ZONE, "
+		"notify ZONE, refresh ZONE, retransfer ZONE, cookie-rotate [HEX], "
 		"log-reopen, tls-pin, restart, upgrade PATH, takeover VERSION, stop)\n";
 	const char *wrong[] = { "bogus\n", "status now\n", "stop please\n", "reconfig x\n" };
 	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
 		ask(&f, in_dir("ask"), wrong[i], reply, sizeof(reply));
 		CU_ASSERT_STRING_EQUAL(reply, unknown);
 	}
+	/*
+	 * zone-status names many zones: a line of 4 KiB (16 names of 255
+	 * octets) is read; one of CONTROL_LINE_MAX octets is refused.
+	 */
+	size_t cap = CONTROL_LINE_MAX > 4096 ? CONTROL_LINE_MAX : 4096;
+	char *line = malloc(cap + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	memset(line, ' ', cap);
+	line[cap] = '\0';
+	memcpy(line, "bogus", 5);
+	line[4095] = '\n';
+	line[4096] = '\0';
+	ask(&f, in_dir("ask"), line, reply, sizeof(reply));
+	CU_ASSERT_STRING_EQUAL(reply, unknown);
+	line[4095] = line[4096] = 'x';
+	line[CONTROL_LINE_MAX - 1] = '\n';
+	ask(&f, in_dir("ask"), line, reply, sizeof(reply));
+	CU_ASSERT_STRING_EQUAL(reply, "error\ncommand line too long\n");
+	free(line);
 	CU_ASSERT_EQUAL(stops, 0);
 	ask(&f, in_dir("ask"), "  stop  \n", reply, sizeof(reply));
 	CU_ASSERT_STRING_EQUAL(reply, "ok\nstopping\n");

@@ -186,7 +186,9 @@ static int refresh_zone(sched_t *s, const conf_t *served, const char *name)
 
 static void status_zone(sched_t *s, const conf_t *served, const char *name, char *buf, size_t cap)
 {
-	sched_status(s, apex_of(served, name), buf, cap);
+	sched_state_t st;
+	snprintf(buf, cap, "source %s",
+		 sched_state(s, apex_of(served, name), &st) ? st.source : "(not a secondary)");
 }
 
 /*

@@ -124,7 +124,22 @@ static void fixture_init(fixture_t *fx)
 	fx->zp[1] = fx->zones[1];
 	fx->groups.notify_out.sent = 4;
 	fx->groups.xfr_in.bytes_in = 123456;
-	fx->src = (stats_source_t){ fx->w, 2, fx->zp, 3, db, 1, &fx->groups };
+	fx->src = (stats_source_t){ .workers = fx->w,
+				    .count = 2,
+				    .zones = fx->zp,
+				    .zone_slots = 3,
+				    .db = db,
+				    .parts = 1,
+				    .groups = &fx->groups };
+}
+
+/* The scheduler's part: two secondary zones, one the set has (its gauges shown), one not. */
+static void two_secondaries(const void *from, stats_secondary_fn each, void *arg)
+{
+	(void)from;
+	stats_secondary_t g = { .next_refresh = 1800000000, .expires = 1800000600, .unsaved = 1 };
+	each(arg, (const uint8_t *)"\4none\4test", &g);
+	each(arg, (const uint8_t *)"\3a\"b\4test", &g);
 }
 
 static char *render(const stats_source_t *src, enum stats_format f)
@@ -157,26 +172,40 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(buf, "\"query\": {\"type\": {\"A\": 7, \"other\": 1}, \"edns\": 0, "
 			    "\"dnssec_ok\": 2}, \"xfr\": {\"requests\": 0"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"notify_refused\": 0}, \"zones\": {"));
-	/* zones by name, the name's quote and backslash escaped */
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
-				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
-				      "\"nxdomain\": 1}, \"a\\\\\\\"b.test.\": {\"answers\": 9, "
-				      "\"nxdomain\": 0}}},\n"));
-	/* the groups after the total, each an object of its own, in table order */
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "}}},\n \"notify_out\": {\"sent\": 4, \"answered\": 0, "
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"notify_refused\": 0}},\n \"zones\": {"));
+	/* zones by name, the name's quote and backslash escaped, summed over the threads */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n \"zones\": {\"example.com.\": {\"answers\": 7, "
+					   "\"nxdomain\": 1, \"serial\": 1}, \"a\\\\\\\"b.test.\": "
+					   "{\"answers\": 9, \"nxdomain\": 0, \"serial\": 1}},\n"));
+	/* the groups after them, each an object of its own, in table order */
+	char version[64];
+	snprintf(version, sizeof(version), "\"build_info\": {\"%s\": 1}},\n", PACKAGE_VERSION);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "}},\n \"server\": {\"zones\": 2, \"start_time\": 0, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, version));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "},\n \"notify_out\": {\"sent\": 4, \"answered\": 0, "
 					   "\"refused\": 0, \"unanswered\": 0},\n \"xfr_in\": {"
 					   "\"checks\": 0, "));
-	CU_ASSERT_PTR_NOT_NULL(
-		strstr(buf, "\"bytes_in\": 123456, \"expired\": 0},\n \"sched\": {"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"state_save_errors\": 0}}\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf, "\"bytes_in\": 123456, \"expired\": 0, \"save_failed\": 0},\n \"sched\": {"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"state_save_errors\": 0, \"unsaved\": 0}}\n"));
+	free(buf);
+	/* a secondary zone: its gauges, whatever its traffic; one the set lacks is not shown */
+	fx.src.secondaries = two_secondaries;
+	memset(fx.zones, 0, sizeof(fx.zones));
+	buf = render(&fx.src, STATS_FORMAT_JSON);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
+				      "\n \"zones\": {\"a\\\\\\\"b.test.\": {\"answers\": 0, "
+				      "\"nxdomain\": 0, \"serial\": 1, \"next_refresh\": "
+				      "1800000000, \"expires\": 1800000600, \"last_refresh\": 0, "
+				      "\"last_failure\": 0, \"unsaved\": 1}},\n"));
 	free(buf);
 	/* without a zone set: no zones; without the groups: theirs are 0 */
 	fx.src.db = NULL;
 	fx.src.groups = NULL;
 	buf = render(&fx.src, STATS_FORMAT_JSON);
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {}},\n \"notify_out\": {\"sent\": 0, "));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"bytes_in\": 0, \"expired\": 0},\n \"sched\": {"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n \"zones\": {},\n \"server\": {\"zones\": 0, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+		buf, "\"bytes_in\": 0, \"expired\": 0, \"save_failed\": 0},\n \"sched\": {"));
 	free(buf);
 	free(fx.w);
 }
@@ -199,10 +228,9 @@ static void test_parts(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(
 		buf,
 		"\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
-				      "\"zones\": {\"example.com.\": {\"answers\": 7, "
-				      "\"nxdomain\": 1}, \"a\\\\\\\"b.test.\": {\"answers\": 9, "
-				      "\"nxdomain\": 0}}},\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"zones\": {\"example.com.\": {\"answers\": 7, "
+					   "\"nxdomain\": 1, \"serial\": 1}, \"a\\\\\\\"b.test.\": "
+					   "{\"answers\": 9, \"nxdomain\": 0, \"serial\": 1}},\n"));
 	free(buf);
 	free(fx.w);
 }
@@ -224,12 +252,15 @@ static void test_text(void)
 	CU_ASSERT_PTR_NULL(strstr(buf, "query type AAAA"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone example.com. nxdomain "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone a\\\"b.test. answers "));
-	/* every line as wide as the header; the groups' after them, the total alone */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nzone example.com. serial "));
+	/* every line as wide as the header; the zones' and the groups' after them, the total alone
+	 */
 	size_t width = strcspn(buf, "\n"), total = width - strlen("  thread 0  thread 1");
-	char *groups = strstr(buf, "\nnotify_out sent ");
+	char *zones = strstr(buf, "\nzone "), *groups = strstr(buf, "\nnotify_out sent ");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(zones);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(groups);
 	for (char *line = buf; *line; line += strcspn(line, "\n") + 1)
-		CU_ASSERT_EQUAL(strcspn(line, "\n"), line < groups ? width : total);
+		CU_ASSERT_EQUAL(strcspn(line, "\n"), line < zones ? width : total);
 	CU_ASSERT_PTR_NOT_NULL(strstr(groups, "\nnotify_out sent "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(groups, "      4\nnotify_out answered "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(groups, "\nxfr_in bytes_in "));
@@ -240,10 +271,11 @@ static void test_text(void)
 
 /*
  * A small reader of the text exposition format: every line is a HELP or
- * TYPE comment or a sample; a sample's metric was typed before it, its
- * labels are name="value" with escapes, its value an integer. Returns the
- * number of samples (-1 on a bad line) and sums the samples of `metric`
- * whose labels contain `with` into *sum, counting their threads.
+ * TYPE comment or a sample; a metric is typed once, and its samples follow
+ * its TYPE, before any other metric's; labels are name="value" with
+ * escapes, values integers. Returns the number of samples (-1 on a bad
+ * line) and sums the samples of `metric` whose labels contain `with` into
+ * *sum, counting their threads.
  */
 static int prom_parse(const char *text, const char *metric, const char *with, uint64_t *sum)
 {
@@ -267,6 +299,9 @@ static int prom_parse(const char *text, const char *metric, const char *with, ui
 			if (sscanf(l, "# TYPE %95s %15s", name, kind) != 2 ||
 			    (strcmp(kind, "counter") && strcmp(kind, "gauge")) || ntyped == 256)
 				return -1;
+			for (int i = 0; i < ntyped; i++)
+				if (!strcmp(typed[i], name))
+					return -1; /* typed twice */
 			snprintf(typed[ntyped++], sizeof(typed[0]), "%s", name);
 			continue;
 		}
@@ -275,11 +310,8 @@ static int prom_parse(const char *text, const char *metric, const char *with, ui
 			return -1;
 		memcpy(name, l, nlen);
 		name[nlen] = '\0';
-		bool known = false;
-		for (int i = 0; i < ntyped; i++)
-			known |= !strcmp(typed[i], name);
-		if (!known)
-			return -1;
+		if (!ntyped || strcmp(typed[ntyped - 1], name))
+			return -1; /* not the metric typed last */
 		/* labels, if any: name="value" pairs, commas between, backslash escapes */
 		const char *p = l + nlen + (l[nlen] == '{');
 		while (l[nlen] == '{' && *p != '}') {
@@ -311,31 +343,56 @@ static void test_prometheus(void)
 {
 	fixture_t fx;
 	fixture_init(&fx);
+	fx.src.secondaries = two_secondaries;
 	char *buf = render(&fx.src, STATS_FORMAT_PROMETHEUS);
 	uint64_t sum;
-	CU_ASSERT(prom_parse(buf, "shoal_udp_queries_total", "", &sum) > 0);
+	CU_ASSERT(prom_parse(buf, "shoal_queries_total", "protocol=\"udp\"", &sum) > 0);
 	CU_ASSERT_EQUAL(sum, 12);
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# HELP shoal_udp_queries_total UDP datagrams received\n"
-					   "# TYPE shoal_udp_queries_total counter\n"
-					   "shoal_udp_queries_total{thread=\"0\"} 5\n"
-					   "shoal_udp_queries_total{thread=\"1\"} 7\n"));
-	prom_parse(buf, "shoal_udp_answers_total", "rcode=\"NOERROR\"", &sum);
+	/* the protocol a label: UDP's and TCP's queries one metric, its samples together */
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "# HELP shoal_queries_total queries received, by protocol (UDP: "
+			    "datagrams)\n# TYPE shoal_queries_total counter\n"
+			    "shoal_queries_total{thread=\"0\",protocol=\"udp\"} 5\n"
+			    "shoal_queries_total{thread=\"1\",protocol=\"udp\"} 7\n"
+			    "shoal_queries_total{thread=\"0\",protocol=\"tcp\"} 0\n"
+			    "shoal_queries_total{thread=\"1\",protocol=\"tcp\"} 2\n"));
+	prom_parse(buf, "shoal_answers_total", "protocol=\"udp\",rcode=\"NOERROR\"", &sum);
 	CU_ASSERT_EQUAL(sum, 11);
-	prom_parse(buf, "shoal_query_type_total", "type=\"A\"", &sum);
+	prom_parse(buf, "shoal_answers_total", "protocol=\"tcp\",rcode=\"NXDOMAIN\"", &sum);
+	CU_ASSERT_EQUAL(sum, 2);
+	prom_parse(buf, "shoal_query_types_total", "type=\"A\"", &sum);
 	CU_ASSERT_EQUAL(sum, 7);
-	prom_parse(buf, "shoal_zone_answers_total", "zone=\"example.com.\"", &sum);
-	CU_ASSERT_EQUAL(sum, 7);
+	/* a fixed label: related counters one metric */
 	CU_ASSERT_PTR_NOT_NULL(strstr(
-		buf, "shoal_zone_answers_total{thread=\"1\",zone=\"a\\\\\\\"b.test.\"} 9\n"));
+		buf,
+		"shoal_closed_connections_total{thread=\"1\",protocol=\"tcp\",reason=\"idle\"} 0\n"));
+	/* a zone's: one sample, no thread (zones x threads was too many) */
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "\nshoal_zone_answers_total{zone=\"example.com.\"} 7\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "shoal_zone_answers_total{zone=\"a\\\\\\\"b.test.\"} 9\n"));
+	CU_ASSERT_PTR_NULL(strstr(buf, "shoal_zone_answers_total{thread"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nshoal_zone_serial{zone=\"example.com.\"} 1\n"));
+	/* a secondary's gauges, for it alone */
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "# TYPE shoal_zone_expiry_timestamp_seconds gauge\n"
+			    "shoal_zone_expiry_timestamp_seconds{zone=\"a\\\\\\\"b.test.\"} "
+			    "1800000600\n# HELP "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "shoal_zone_unsaved{zone=\"a\\\\\\\"b.test.\"} 1\n"));
 	/* a zero rcode is left out, as in the table */
 	CU_ASSERT_PTR_NULL(strstr(buf, "rcode=\"SERVFAIL\""));
-	/* a group's counter: one sample, no thread */
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# HELP shoal_xfr_in_bytes_in_total octets of transfer "
-					   "messages received\n"
-					   "# TYPE shoal_xfr_in_bytes_in_total counter\n"
-					   "shoal_xfr_in_bytes_in_total 123456\n"));
+	/* a group's counter: one sample, no thread; bytes named so */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# HELP shoal_xfr_in_received_bytes_total octets of "
+					   "transfer messages received\n"
+					   "# TYPE shoal_xfr_in_received_bytes_total counter\n"
+					   "shoal_xfr_in_received_bytes_total 123456\n"));
 	prom_parse(buf, "shoal_notify_out_sent_total", "", &sum);
 	CU_ASSERT_EQUAL(sum, 4);
+	/* the process: the zones, its version */
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nshoal_zones 2\n"));
+	char info[96];
+	snprintf(info, sizeof(info), "\nshoal_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, info));
 	free(buf);
 	free(fx.w);
 }
@@ -358,7 +415,7 @@ static void test_any_thread_count(void)
 	enum { THREADS_MAX = 256 };
 	worker_stats_t *w = stats_full(THREADS_MAX);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-	stats_source_t src = { w, THREADS_MAX, NULL, 0, NULL, 1, NULL };
+	stats_source_t src = { .workers = w, .count = THREADS_MAX, .parts = 1 };
 	for (int f = 0; f < 3; f++) {
 		char *buf = render(&src, (enum stats_format)f);
 		CU_ASSERT(strlen(buf) > 64 * 1024);
@@ -374,12 +431,12 @@ static void test_any_thread_count(void)
 static void test_table_is_every_counter(void)
 {
 #define COUNT(type, name)             +sizeof(((const type *)0)->name) / sizeof(uint64_t)
-#define UDP_COUNT(name, kind, help)   COUNT(worker_stats_t, name)
-#define TCP_COUNT(name, kind, help)   COUNT(tcp_stats_t, name)
-#define QUERY_COUNT(name, kind, help) COUNT(query_stats_t, name)
-#define ZONE_COUNT(name, kind, help)  COUNT(zone_stats_t, name)
-#define XFR_COUNT(name, kind, help)   COUNT(xfr_stats_t, name)
-#define TLS_COUNT(name, kind, help)   COUNT(tls_stats_t, name)
+#define UDP_COUNT(name, kind, m, h)   COUNT(worker_stats_t, name)
+#define TCP_COUNT(name, kind, m, h)   COUNT(tcp_stats_t, name)
+#define QUERY_COUNT(name, kind, m, h) COUNT(query_stats_t, name)
+#define ZONE_COUNT(name, kind, m, h)  COUNT(zone_stats_t, name)
+#define XFR_COUNT(name, kind, m, h)   COUNT(xfr_stats_t, name)
+#define TLS_COUNT(name, kind, m, h)   COUNT(tls_stats_t, name)
 	size_t udp = 0 STATS_UDP(UDP_COUNT), tcp = 0 STATS_TCP(TCP_COUNT);
 	size_t query = 0 STATS_QUERY(QUERY_COUNT), zone = 0 STATS_ZONE(ZONE_COUNT);
 	size_t xfr = 0 STATS_XFR(XFR_COUNT), tls = tcp STATS_TLS(TLS_COUNT);
@@ -392,52 +449,58 @@ static void test_table_is_every_counter(void)
 	CU_ASSERT_EQUAL(sizeof(worker_stats_t), (octets + 63) / 64 * 64);
 	fixture_t fx;
 	fixture_init(&fx);
+	fx.src.secondaries = two_secondaries;
 	char *json = render(&fx.src, STATS_FORMAT_JSON);
 	char *prom = render(&fx.src, STATS_FORMAT_PROMETHEUS);
 	char *text = render(&fx.src, STATS_FORMAT_TEXT);
+	uint64_t sum;
+	CU_ASSERT(prom_parse(prom, "", "", &sum) > 0); /* the whole exposition reads */
 	char *total = strstr(json, "\"total\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(total);
 	const char *part = total;
-#define NAMED(list, name, kind)                                                \
-	do {                                                                   \
-		char key[128];                                                 \
-		snprintf(key, sizeof(key), "\"%s\": ", #name);                 \
-		CU_ASSERT_PTR_NOT_NULL(strstr(part, key));                     \
-		snprintf(key, sizeof(key), "# TYPE shoal_%s_%s", list, #name); \
-		CU_ASSERT_PTR_NOT_NULL(strstr(prom, key));                     \
-		snprintf(key, sizeof(key), "\n%s %s ", list, #name);           \
-		if (STATS_##kind == STATS_COUNTER)                             \
-			CU_ASSERT_PTR_NOT_NULL(strstr(text, key));             \
+#define NAMED(list, name, kind, metric)                                                    \
+	do {                                                                               \
+		char key[128];                                                             \
+		snprintf(key, sizeof(key), "\"%s\": ", #name);                             \
+		CU_ASSERT_PTR_NOT_NULL(strstr(part, key));                                 \
+		snprintf(key, sizeof(key), "# TYPE shoal_%.*s", (int)strcspn(metric, "{"), \
+			 metric);                                                          \
+		CU_ASSERT_PTR_NOT_NULL(strstr(prom, key));                                 \
+		snprintf(key, sizeof(key), "\n%s %s ", list, #name);                       \
+		if (STATS_##kind == STATS_COUNTER)                                         \
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, key));                         \
 	} while (0);
-#define UDP_NAMED(name, kind, help) NAMED("udp", name, kind)
+#define UDP_NAMED(name, kind, m, h) NAMED("udp", name, kind, m)
 	STATS_UDP(UDP_NAMED)
 	part = strstr(total, "\"tcp\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
-#define TCP_NAMED(name, kind, help) NAMED("tcp", name, kind)
+#define TCP_NAMED(name, kind, m, h) NAMED("tcp", name, kind, m)
 	STATS_TCP(TCP_NAMED)
 	part = strstr(total, "\"tls\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
-#define TLS_NAMED(name, kind, help) NAMED("tls", name, kind)
+#define TLS_NAMED(name, kind, m, h) NAMED("tls", name, kind, m)
 	STATS_CONN(TLS_NAMED, "TLS")
 	STATS_TLS(TLS_NAMED)
 	part = strstr(total, "\"query\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
-#define QUERY_NAMED(name, kind, help) NAMED("query", name, kind)
+#define QUERY_NAMED(name, kind, m, h) NAMED("query", name, kind, m)
 	STATS_QUERY(QUERY_NAMED)
 	part = strstr(total, "\"xfr\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
-#define XFR_NAMED(name, kind, help) NAMED("xfr", name, kind)
+#define XFR_NAMED(name, kind, m, h) NAMED("xfr", name, kind, m)
 	STATS_XFR(XFR_NAMED)
-	part = strstr(total, "\"zones\": {");
+	part = strstr(json, "\n \"zones\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
-#define ZONE_NAMED(name, kind, help)                                      \
-	CU_ASSERT_PTR_NOT_NULL(strstr(part, "\"" #name "\": "));          \
-	CU_ASSERT_PTR_NOT_NULL(strstr(prom, "# TYPE shoal_zone_" #name)); \
+#define ZONE_NAMED(name, kind, m, h)                             \
+	CU_ASSERT_PTR_NOT_NULL(strstr(part, "\"" #name "\": ")); \
+	CU_ASSERT_PTR_NOT_NULL(strstr(prom, "# TYPE shoal_" m)); \
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, " " #name " "));
 	STATS_ZONE(ZONE_NAMED)
+	STATS_SERVED(ZONE_NAMED)
+	STATS_SECONDARY(ZONE_NAMED)
 	/* each group: its struct is its list, and each counter is in every output */
-#define GROUP_COUNT(g, name, kind, help) COUNT(stats_##g##_t, name)
-#define GROUP_NAMED(g, name, kind, help) NAMED(#g, name, kind)
+#define GROUP_COUNT(g, name, kind, m, h) COUNT(stats_##g##_t, name)
+#define GROUP_NAMED(g, name, kind, m, h) NAMED(#g, name, kind, m)
 #define GROUP_CHECK(g, list)                                                                 \
 	CU_ASSERT_EQUAL(sizeof(stats_##g##_t), (0 list(GROUP_COUNT, g)) * sizeof(uint64_t)); \
 	part = strstr(json, "\n \"" #g "\": {");                                             \
@@ -463,21 +526,38 @@ static bool has_word(const char *text, const char *word)
 	return false;
 }
 
-/* shoalctl(8) names every counter and every query type counted by name. */
+/* Whether page names metric m (shoal_<m before a label>[_total]); says so when not. */
+static bool names_metric(const char *page, const char *m, bool counter)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "shoal_%.*s%s", (int)strcspn(m, "{"), m,
+		 counter ? "_total" : "");
+	if (!has_word(page, name))
+		fprintf(stderr, "\n  shoalctl(8) does not name the metric %s\n", name);
+	return has_word(page, name);
+}
+
+/*
+ * shoalctl(8) names every counter, its Prometheus metric, and every query
+ * type counted by name.
+ */
 static void test_man_page_names_every_counter(void)
 {
-	static char page[65536];
+	static char page[131072];
 	CU_ASSERT_FATAL(man_read("shoalctl.8.in", page, sizeof(page)) > 0);
-#define IN_PAGE(name, kind, help)         \
-	CU_ASSERT(has_word(page, #name)); \
-	if (!has_word(page, #name))       \
-		fprintf(stderr, "\n  shoalctl(8) does not name the counter %s\n", #name);
+#define IN_PAGE(name, kind, m, h)                                                         \
+	CU_ASSERT(has_word(page, #name));                                                 \
+	if (!has_word(page, #name))                                                       \
+		fprintf(stderr, "\n  shoalctl(8) does not name the counter %s\n", #name); \
+	CU_ASSERT(names_metric(page, m, STATS_##kind != STATS_GAUGE && STATS_##kind != STATS_INFO));
 	STATS_UDP(IN_PAGE)
 	STATS_TCP(IN_PAGE)
 	STATS_TLS(IN_PAGE)
 	STATS_QUERY(IN_PAGE)
 	STATS_ZONE(IN_PAGE)
-#define GROUP_IN_PAGE(g, name, kind, help) IN_PAGE(name, kind, help)
+	STATS_SERVED(IN_PAGE)
+	STATS_SECONDARY(IN_PAGE)
+#define GROUP_IN_PAGE(g, name, kind, m, h) IN_PAGE(name, kind, m, h)
 #define GROUP(g, list)                     CU_ASSERT(has_word(page, #g)) list(GROUP_IN_PAGE, g)
 	STATS_GROUPS(GROUP)
 #undef GROUP

@@ -27,12 +27,15 @@ static bool same_zone(const zone_t *a, const zone_t *b)
 			a->rr_count, b->node_count, b->rr_count);
 		return false;
 	}
-	for (size_t i = 0; i < a->node_count; i++) {
-		const znode_t *x = &a->nodes[i], *y = &b->nodes[i];
+	zone_iter_t ia, ib;
+	for (const znode_t *x = zone_first(a, &ia), *y = zone_first(b, &ib); x && y;
+	     x = zone_next(&ia), y = zone_next(&ib)) {
 		char name[NAME_TEXT_MAX];
-		name_to_text(x->name, name, sizeof(name));
-		if (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0 ||
-		    x->flags != y->flags || x->rrset_count != y->rrset_count) {
+		name_to_text(znode_name(x), name, sizeof(name));
+		if (x->name_len != y->name_len ||
+		    memcmp(znode_name(x), znode_name(y), x->name_len) != 0 ||
+		    (x->flags ^ y->flags) & ZNODE_ANSWER_FLAGS ||
+		    x->rrset_count != y->rrset_count) {
 			fprintf(stderr, "  node %s differs\n", name);
 			return false;
 		}

@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <urcu.h>
 
+#include "proto/dns.h"
 #include "proto/error.h"
 #include "tests/unit/unit.h"
+#include "zone/journal.h"
 #include "zone/zone.h"
 #include "zone/zonedb.h"
 
@@ -125,6 +127,82 @@ static void test_reload_semantics(void)
 	zonedb_free(v2);
 	zonedb_free(v3);
 	zonedb_free(v4);
+}
+
+/*
+ * Write the zone of test_reload_shares: serial 1, ns1 and 500 hosts;
+ * then change what sed_cmd says.
+ */
+static void write_hosts(const char *sed_cmd)
+{
+	FILE *f = fopen(zfile, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hm 1 2 3 4 5\n@ NS ns1\n"
+		   "ns1 A 192.0.2.1\n");
+	for (int i = 0; i < 500; i++)
+		fprintf(f, "h%d A 192.0.2.%d\n", i, i % 250);
+	fclose(f);
+	if (!sed_cmd)
+		return;
+	char cmd[9000];
+	snprintf(cmd, sizeof(cmd), "sed -i '%s' %s", sed_cmd, zfile);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+}
+
+/* z2, a reload of z1 with serial 2 and h7's address changed, shares every other node. */
+static void check_shared(const zone_t *z1, const zone_t *z2)
+{
+	uint8_t h7[NAME_MAXLEN];
+	name_from_text("h7.example.com.", NULL, h7);
+	CU_ASSERT_EQUAL(z2->serial, 2);
+	CU_ASSERT_EQUAL(z2->rr_count, z1->rr_count);
+	size_t names = 0, kept = 0;
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z2, &it); n; n = zone_next(&it), names++)
+		kept += zone_lookup(z1, znode_name(n)) == n;
+	CU_ASSERT_EQUAL(names, 502);
+	CU_ASSERT_EQUAL(kept, names - 2); /* the apex (its SOA) and h7 are new */
+	CU_ASSERT_EQUAL(znode_rrset(zone_lookup(z2, h7), DNS_TYPE_A)->set.data[10], 198);
+	CU_ASSERT_EQUAL(znode_rrset(zone_lookup(z1, h7), DNS_TYPE_A)->set.data[10], 192);
+}
+
+#define H7_CHANGED "s/ hm 1 / hm 2 /; s/^h7 A .*/h7 A 198.51.100.7/"
+
+/*
+ * A reload publishes what changed in the file, applied to the version
+ * served (zone/apply.h), not a second zone, whether a new set reads it
+ * (zonedb_build) or the one zone is read (zonedb_load_zone, shoalctl
+ * reload ZONE): every name the file did not change keeps its node, and
+ * the version served is as it was. The change goes to the journal as
+ * before.
+ */
+static void test_reload_shares(void)
+{
+	write_hosts(NULL);
+	zone_spec_t s = { .name = "example.com.", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, NULL, NULL, quiet, NULL, &v1), 0);
+	write_hosts(H7_CHANGED);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(&s, 1, v1, NULL, quiet, NULL, &v2), 0);
+	uint8_t apex[NAME_MAXLEN];
+	name_from_text("example.com.", NULL, apex);
+	check_shared(zonedb_find(v1, apex), zonedb_find(v2, apex));
+	journal_info_t ji;
+	journal_get_info(zonedb_journal(v2, apex), &ji);
+	CU_ASSERT_EQUAL(ji.depth, 1);
+	CU_ASSERT_EQUAL(ji.newest, 2);
+	zonedb_free(v2);
+	/* the one zone read anew, no set built: the same */
+	zone_t *z = NULL;
+	char error[512];
+	CU_ASSERT_EQUAL_FATAL(zonedb_load_zone(v1, 0, &s, quiet, NULL, &z, error, sizeof(error)),
+			      0);
+	check_shared(zonedb_find(v1, apex), z);
+	journal_get_info(zonedb_journal(v1, apex), &ji);
+	CU_ASSERT_EQUAL(ji.depth, 1);
+	CU_ASSERT_EQUAL(ji.newest, 2);
+	zone_unref(z);
+	zonedb_free(v1);
 }
 
 /*
@@ -382,9 +460,10 @@ static uint64_t xfr_sum;
 static uint64_t zone_sum(const zone_t *z)
 {
 	uint64_t sum = 0;
-	for (size_t i = 0; i < z->node_count; i++)
-		for (uint16_t k = 0; k < z->nodes[i].rrset_count; k++) {
-			const rrset_wire_t *s = &znode_rrsets(&z->nodes[i])[k].set;
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it))
+		for (uint16_t k = 0; k < n->rrset_count; k++) {
+			const rrset_wire_t *s = &znode_rrsets(n)[k].set;
 			for (uint32_t j = 0; j < s->data_len; j++)
 				sum = sum * 31 + s->data[j];
 		}
@@ -653,12 +732,19 @@ int main(int argc, char **argv)
 	fclose(f);
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_build_and_info),      UNIT_TEST(test_failed_first_load),
-		UNIT_TEST(test_reload_semantics),    UNIT_TEST(test_keep_and_owner),
-		UNIT_TEST(test_publish_swaps),       UNIT_TEST(test_reference_outlives_set),
-		UNIT_TEST(test_readers_wake_writer), UNIT_TEST(test_secondary),
-		UNIT_TEST(test_stats_slots),         UNIT_TEST(test_match_longest),
-		UNIT_TEST(test_many_zones),          UNIT_END,
+		UNIT_TEST(test_build_and_info),
+		UNIT_TEST(test_failed_first_load),
+		UNIT_TEST(test_reload_semantics),
+		UNIT_TEST(test_reload_shares),
+		UNIT_TEST(test_keep_and_owner),
+		UNIT_TEST(test_publish_swaps),
+		UNIT_TEST(test_reference_outlives_set),
+		UNIT_TEST(test_readers_wake_writer),
+		UNIT_TEST(test_secondary),
+		UNIT_TEST(test_stats_slots),
+		UNIT_TEST(test_match_longest),
+		UNIT_TEST(test_many_zones),
+		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_db", tests);
 	rcu_unregister_thread();

@@ -207,9 +207,10 @@ static inline void xt_push_set(ldns_rr_list *l, const uint8_t *owner, const rrse
 static inline ldns_rr_list *xt_zone_rrs(const zone_t *z)
 {
 	ldns_rr_list *l = ldns_rr_list_new();
-	for (size_t i = 0; i < z->node_count; i++)
-		for (uint16_t k = 0; k < z->nodes[i].rrset_count; k++)
-			xt_push_set(l, z->nodes[i].name, &znode_rrsets(&z->nodes[i])[k].set);
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it))
+		for (uint16_t k = 0; k < n->rrset_count; k++)
+			xt_push_set(l, znode_name(n), &znode_rrsets(n)[k].set);
 	return l;
 }
 
