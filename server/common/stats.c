@@ -120,11 +120,9 @@ typedef struct field {
 	{ #g, #n, m, h, STATS_##k, SRC_GROUP, offsetof(stats_groups_t, g.n) },
 #define GROUP(g, list) list(GROUP_FIELD, g)
 /* the lists in the order of the outputs: the workers', the zones', the groups' */
-#define WORKER_LISTS                                                                \
-	STATS_UDP(UDP_FIELD)                                                        \
-	STATS_TCP(TCP_FIELD) STATS_CONN(TLS_CONN_FIELD, "TLS") STATS_TLS(TLS_FIELD) \
-		STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD)
-#define ZONE_LISTS STATS_ZONE(ZONE_FIELD) STATS_SERVED(SERVED_FIELD) STATS_SECONDARY(SEC_FIELD)
+#define CONN_LISTS   STATS_TCP(TCP_FIELD) STATS_CONN(TLS_CONN_FIELD, "TLS") STATS_TLS(TLS_FIELD)
+#define WORKER_LISTS STATS_UDP(UDP_FIELD) CONN_LISTS STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD)
+#define ZONE_LISTS   STATS_ZONE(ZONE_FIELD) STATS_SERVED(SERVED_FIELD) STATS_SECONDARY(SEC_FIELD)
 static const field_t fields[] = { WORKER_LISTS ZONE_LISTS STATS_GROUPS(GROUP) };
 #undef W
 #undef Z
