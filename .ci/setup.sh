@@ -7,16 +7,19 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 SHOAL_TOP=$(pwd)
 
-# Build and library packages; dnsutils (dig) and ldnsutils for tests; nsd and
-# knot for the differential tests and the benchmark; bind9 with them, and
-# knot-dnsutils (kdig), for the zone transfer and TSIG tests; clang, its sanitizer runtimes and llvm-14 (whose
+# Build and library packages (GnuTLS for DNS over TLS); dnsutils (dig) and
+# ldnsutils for tests; nsd and knot for the differential tests and the
+# benchmark; bind9 with them, and knot-dnsutils (kdig), for the zone transfer,
+# TSIG and DNS over TLS tests; openssl (the command) for the XoT test's
+# certificates; clang, its sanitizer runtimes and llvm-14 (whose
 # llvm-symbolizer names the functions in a report, which suppressions need)
 # for the sanitizer builds; prometheus for promtool, which checks /metrics.
 SHOAL_PACKAGES="build-essential autoconf automake pkg-config
  libldns-dev libknot-dev libuv1-dev libsodium-dev nettle-dev libcunit1-dev liburcu-dev libyaml-dev
+ libgnutls28-dev
  dnsutils bind9-dnsutils ldnsutils iproute2 procps"
-SHOAL_TEST_PACKAGES="nsd knot knot-dnsutils bind9 dnsperf clang libclang-rt-14-dev llvm-14 clang-format
- prometheus"
+SHOAL_TEST_PACKAGES="nsd knot knot-dnsutils bind9 openssl dnsperf clang libclang-rt-14-dev llvm-14
+ clang-format prometheus"
 
 shoal_install() {
 	local want="$SHOAL_PACKAGES ${1:-}" missing=""

@@ -35,7 +35,8 @@
 	X(SHOAL_ENAME, 11, "invalid domain name")     \
 	X(SHOAL_ETIMEOUT, 12, "timed out")            \
 	X(SHOAL_EUNSUPPORTED, 13, "not supported")    \
-	X(SHOAL_ETSIG, 14, "TSIG check failed")
+	X(SHOAL_ETSIG, 14, "TSIG check failed")       \
+	X(SHOAL_ETLS, 15, "TLS failed")
 
 enum shoal_error {
 #define SHOAL_ERROR_ENUM(name, n, msg) name = SHOAL_ERROR_BASE - (n),

@@ -49,11 +49,11 @@ QUERY_PATH void stats_count_udp(worker_stats_t *s, size_t in, bool answered,
 		stats_add(&s->answers[info->rcode], 1);
 }
 
-void stats_count_tcp(worker_stats_t *s, bool answered, const answer_info_t *info)
+void stats_count_tcp(worker_stats_t *s, tcp_stats_t *conn, bool answered, const answer_info_t *info)
 {
 	count_query(&s->query, info);
 	if (answered && info->rcode >= 0 && info->rcode < DNS_RCODE_MAX)
-		stats_add(&s->tcp.rcode[info->rcode], 1);
+		stats_add(&conn->rcode[info->rcode], 1);
 }
 
 QUERY_PATH void stats_count_zone(zone_stats_t *zones, size_t slots, bool answered,
@@ -106,21 +106,23 @@ typedef struct field {
 
 #define W(list, n, k, m, h, at) \
 	{ list, #n, m, h, STATS_##k, SRC_WORKER, offsetof(worker_stats_t, at) },
-#define UDP_FIELD(n, k, m, h)    W("udp", n, k, m, h, n)
-#define TCP_FIELD(n, k, m, h)    W("tcp", n, k, m, h, tcp.n)
-#define QUERY_FIELD(n, k, m, h)  W("query", n, k, m, h, query.n)
-#define XFR_FIELD(n, k, m, h)    W("xfr", n, k, m, h, xfr.n)
-#define Z(n, k, m, h, src, type) { "zone", #n, m, h, STATS_##k, src, offsetof(type, n) },
-#define ZONE_FIELD(n, k, m, h)   Z(n, k, m, h, SRC_ZONE, zone_stats_t)
-#define SERVED_FIELD(n, k, m, h) Z(n, k, m, h, SRC_SERVED, stats_served_t)
-#define SEC_FIELD(n, k, m, h)    Z(n, k, m, h, SRC_SECONDARY, stats_secondary_t)
+#define UDP_FIELD(n, k, m, h)      W("udp", n, k, m, h, n)
+#define TCP_FIELD(n, k, m, h)      W("tcp", n, k, m, h, tcp.n)
+#define QUERY_FIELD(n, k, m, h)    W("query", n, k, m, h, query.n)
+#define XFR_FIELD(n, k, m, h)      W("xfr", n, k, m, h, xfr.n)
+#define TLS_CONN_FIELD(n, k, m, h) W("tls", n, k, m, h, tls.conn.n)
+#define TLS_FIELD(n, k, m, h)      W("tls", n, k, m, h, tls.n)
+#define Z(n, k, m, h, src, type)   { "zone", #n, m, h, STATS_##k, src, offsetof(type, n) },
+#define ZONE_FIELD(n, k, m, h)     Z(n, k, m, h, SRC_ZONE, zone_stats_t)
+#define SERVED_FIELD(n, k, m, h)   Z(n, k, m, h, SRC_SERVED, stats_served_t)
+#define SEC_FIELD(n, k, m, h)      Z(n, k, m, h, SRC_SECONDARY, stats_secondary_t)
 #define GROUP_FIELD(g, n, k, m, h) \
 	{ #g, #n, m, h, STATS_##k, SRC_GROUP, offsetof(stats_groups_t, g.n) },
 #define GROUP(g, list) list(GROUP_FIELD, g)
 /* the lists in the order of the outputs: the workers', the zones', the groups' */
-#define WORKER_LISTS \
-	STATS_UDP(UDP_FIELD) STATS_TCP(TCP_FIELD) STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD)
-#define ZONE_LISTS STATS_ZONE(ZONE_FIELD) STATS_SERVED(SERVED_FIELD) STATS_SECONDARY(SEC_FIELD)
+#define CONN_LISTS   STATS_TCP(TCP_FIELD) STATS_CONN(TLS_CONN_FIELD, "TLS") STATS_TLS(TLS_FIELD)
+#define WORKER_LISTS STATS_UDP(UDP_FIELD) CONN_LISTS STATS_QUERY(QUERY_FIELD) STATS_XFR(XFR_FIELD)
+#define ZONE_LISTS   STATS_ZONE(ZONE_FIELD) STATS_SERVED(SERVED_FIELD) STATS_SECONDARY(SEC_FIELD)
 static const field_t fields[] = { WORKER_LISTS ZONE_LISTS STATS_GROUPS(GROUP) };
 #undef W
 #undef Z
@@ -131,8 +133,8 @@ static const field_t fields[] = { WORKER_LISTS ZONE_LISTS STATS_GROUPS(GROUP) };
 #define ONE_GROUP(g, list)   list(ONE_GROUP_FIELD, g)
 #define ONE_GROUP_FIELD(...) +1
 enum {
-	WORKER_FIELDS = 0 STATS_UDP(ONE_FIELD) STATS_TCP(ONE_FIELD) STATS_QUERY(ONE_FIELD)
-		STATS_XFR(ONE_FIELD),
+	WORKER_FIELDS = 0 STATS_UDP(ONE_FIELD) STATS_TCP(ONE_FIELD) STATS_CONN(ONE_FIELD, "TLS")
+		STATS_TLS(ONE_FIELD) STATS_QUERY(ONE_FIELD) STATS_XFR(ONE_FIELD),
 	ZONE_FIELDS = 0 STATS_ZONE(ONE_FIELD),
 	SERVED_FIELDS = 0 STATS_SERVED(ONE_FIELD),
 	SECONDARY_FIELDS = 0 STATS_SECONDARY(ONE_FIELD),
@@ -478,7 +480,7 @@ static void prom_header(sbuf_t *b, const field_t *f)
 
 /*
  * A sample: the thread's (thread < count) or a total, with its labels: the
- * thread, the protocol of a UDP or TCP field, the metric's fixed label,
+ * thread, the protocol of a UDP, TCP or TLS field, the metric's fixed label,
  * the series' own (rcode, type, zone, version).
  */
 static void prom_sample(prom_t *p, const series_t *s, size_t thread, uint64_t v)
@@ -490,7 +492,7 @@ static void prom_sample(prom_t *p, const series_t *s, size_t thread, uint64_t v)
 		sbuf_put(p->b, "%sthread=\"%zu\"", sep, thread);
 		sep = ",";
 	}
-	if (!strcmp(f->list, "udp") || !strcmp(f->list, "tcp")) {
+	if (!strcmp(f->list, "udp") || !strcmp(f->list, "tcp") || !strcmp(f->list, "tls")) {
 		sbuf_put(p->b, "%sprotocol=\"%s\"", sep, f->list);
 		sep = ",";
 	}
@@ -644,7 +646,7 @@ static void json_field(sbuf_t *b, const char **sep, const field_t *f, const void
 	sbuf_put(b, "}");
 }
 
-/* One column: the UDP fields, then "tcp": {...}, "query": {...}, "xfr": {...}. */
+/* One column: the UDP fields, then "tcp": {...}, "tls": {...}, "query": {...}, "xfr": {...}. */
 static void json_column(sbuf_t *b, const snapshot_t *s, size_t c)
 {
 	const char *sep = "", *list = fields[0].list;

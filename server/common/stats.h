@@ -56,27 +56,48 @@
 	X(cookie_invalid, COUNTER, "cookie_queries{cookie=\"invalid\"}",                    \
 	  "UDP queries with a server cookie not valid here and now")
 
-/* STATS_TCP are the fields of tcp_stats_t, which server/net/tcp.c writes; "tcp" in the JSON. */
-#define STATS_TCP(X)                                                                             \
-	X(accepted, COUNTER, "accepted_connections", "TCP connections accepted")                 \
-	X(closed_idle, COUNTER, "closed_connections{reason=\"idle\"}",                           \
-	  "TCP connections shoald closed, by reason: idle (tcp-idle-timeout), limit (the "       \
-	  "oldest, for tcp-max-connections), slow (tcp-message-timeout or tcp-max-output), "     \
-	  "per_address (at once, for tcp-max-per-address)")                                      \
-	X(closed_limit, COUNTER, "closed_connections{reason=\"limit\"}",                         \
-	  "TCP connections closed, the oldest, for max_connections")                             \
-	X(closed_slow, COUNTER, "closed_connections{reason=\"slow\"}",                           \
-	  "TCP connections closed for the message timeout or output cap")                        \
-	X(queries, COUNTER, "queries", "TCP queries received")                                   \
-	X(answers, COUNTER, "sent_answers",                                                      \
-	  "answers sent over TCP, a zone transfer counting one (by rcode: shoal_answers_total)") \
-	X(bytes_in, COUNTER, "received_bytes", "octets read from TCP connections")               \
-	X(bytes_out, COUNTER, "sent_bytes", "octets written to TCP connections")                 \
-	X(accept_paused, COUNTER, "accept_pauses",                                               \
-	  "TCP listener rests: accept found no descriptor or memory")                            \
-	X(refused_per_address, COUNTER, "closed_connections{reason=\"per_address\"}",            \
-	  "TCP connections closed at once: tcp-max-per-address")                                 \
-	X(rcode, RCODES, "answers", "TCP answers, by rcode")
+/*
+ * STATS_CONN(X, T) are the fields of tcp_stats_t, which server/net/tcp.c
+ * writes for a server of connections, T its transport in the help: "tcp"
+ * in the JSON for TCP's (STATS_TCP), and the start of "tls" for TLS's
+ * (DNS over TLS, zone transfers over TLS); both carry the label protocol.
+ */
+#define STATS_CONN(X, T)                                                                           \
+	X(accepted, COUNTER, "accepted_connections", T " connections accepted")                    \
+	X(closed_idle, COUNTER, "closed_connections{reason=\"idle\"}",                             \
+	  T " connections shoald closed, by reason: idle (tcp-idle-timeout), limit (the "          \
+	    "oldest, for tcp-max-connections), slow (tcp-message-timeout or tcp-max-output), "     \
+	    "per_address (at once, for tcp-max-per-address)")                                      \
+	X(closed_limit, COUNTER, "closed_connections{reason=\"limit\"}",                           \
+	  T " connections closed, the oldest, for max_connections")                                \
+	X(closed_slow, COUNTER, "closed_connections{reason=\"slow\"}",                             \
+	  T " connections closed for the message timeout or output cap")                           \
+	X(queries, COUNTER, "queries", T " queries received")                                      \
+	X(answers, COUNTER, "sent_answers",                                                        \
+	  "answers sent over " T ", a zone transfer counting one (by rcode: shoal_answers_total)") \
+	X(bytes_in, COUNTER, "received_bytes",                                                     \
+	  "octets read from " T " connections (TLS: decrypted)")                                   \
+	X(bytes_out, COUNTER, "sent_bytes",                                                        \
+	  "octets written to " T " connections (TLS: before encryption)")                          \
+	X(accept_paused, COUNTER, "accept_pauses",                                                 \
+	  T " listener rests: accept found no descriptor or memory")                               \
+	X(refused_per_address, COUNTER, "closed_connections{reason=\"per_address\"}",              \
+	  T " connections closed at once: tcp-max-per-address")                                    \
+	X(rcode, RCODES, "answers", T " answers, by rcode")
+#define STATS_TCP(X) STATS_CONN(X, "TCP")
+
+/* STATS_TLS are the fields of tls_stats_t after its connections' ones: its handshakes. */
+#define STATS_TLS(X)                                                                           \
+	X(handshakes, COUNTER, "tls_handshakes", "TLS handshakes done")                        \
+	X(resumed, COUNTER, "tls_resumed_handshakes",                                          \
+	  "TLS handshakes that resumed a session (a ticket): no signature")                    \
+	X(handshake_failed, COUNTER, "tls_failed_handshakes",                                  \
+	  "TLS handshakes that failed: not TLS, no common version, cipher or ALPN, an alert, " \
+	  "a reset")                                                                           \
+	X(handshake_timeouts, COUNTER, "tls_handshake_timeouts",                               \
+	  "TLS connections closed: no handshake within tls-handshake-timeout")                 \
+	X(handshakes_evicted, COUNTER, "tls_evicted_handshakes",                               \
+	  "TLS connections closed mid-handshake for tls-max-handshakes")
 
 /*
  * STATS_QUERY are the fields of query_stats_t: what the queries asked,
@@ -262,7 +283,7 @@ const char *stats_qtype_name(unsigned i);
 	X(g, refreshes, COUNTER, "sched_refreshes",                                               \
 	  "refreshes handed to the pool: timers, NOTIFY, shoalctl, reconfig")                     \
 	X(g, soa_queries, COUNTER, "sched_soa_queries",                                           \
-	  "SOA queries over UDP, a refresh's first question")                                     \
+	  "SOA queries over UDP (TLS to a TLS primary), a refresh's first question")              \
 	X(g, notify_coalesced, COUNTER, "sched_notify_coalesced",                                 \
 	  "NOTIFYs for a zone whose refresh was pending already")                                 \
 	X(g, rate_limited, COUNTER, "sched_rate_limited",                                         \
@@ -349,11 +370,18 @@ typedef struct xfr_stats {
 	STATS_XFR(STATS_FIELD)
 } xfr_stats_t;
 
+/* Per-worker TLS counters: its TLS server's connections, then the handshakes. */
+typedef struct tls_stats {
+	tcp_stats_t conn;
+	STATS_TLS(STATS_FIELD)
+} tls_stats_t;
+
 typedef struct worker_stats {
 	/* what every UDP query counts first, side by side: the caches are cold at a wake-up */
 	STATS_UDP(STATS_FIELD)
 	query_stats_t query;
 	tcp_stats_t tcp;
+	tls_stats_t tls;
 	xfr_stats_t xfr;
 } __attribute__((aligned(64))) worker_stats_t;
 
@@ -412,10 +440,12 @@ struct answer_info;
 void stats_count_udp(worker_stats_t *s, size_t in, bool answered, const struct answer_info *info);
 
 /*
- * Count one TCP query's rcode when answered, and what it asked (the TCP
- * server counts the messages and octets). Worker thread, on its own stats.
+ * Count one query's rcode into conn (the worker's TCP or TLS counters)
+ * when answered, and what it asked (the server counts the messages and
+ * octets). Worker thread, on its own stats.
  */
-void stats_count_tcp(worker_stats_t *s, bool answered, const struct answer_info *info);
+void stats_count_tcp(worker_stats_t *s, tcp_stats_t *conn, bool answered,
+		     const struct answer_info *info);
 
 /*
  * Count an answer from the zone whose slot info names into zones[0..slots)

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,18 +25,50 @@ static int syntax(char *err, size_t errlen, const char *fmt, ...)
 	return SHOAL_ESYNTAX;
 }
 
+/* The words after the key: "tls", and for a block "tls PIN" or "tls ca". */
+static int parse_tls(const char *text, enum acl_kind kind, int words, const char *w3,
+		     const char *w4, acl_entry_t *e, char *err, size_t errlen)
+{
+	if (words < 3)
+		return 0;
+	if (strcasecmp(w3, "tls") || words > 4)
+		return syntax(err, errlen,
+			      "\"%s\": unexpected words after the key name (only \"tls\" may "
+			      "follow it)",
+			      text);
+	e->tls = ACL_TLS;
+	if (words < 4)
+		return 0;
+	if (kind != ACL_MATCH)
+		return syntax(err, errlen,
+			      "\"%s\": a server's certificate is checked by the zone's tls-pin "
+			      "or tls-hostname, not here",
+			      text);
+	if (!strcasecmp(w4, "ca")) {
+		e->tls = ACL_TLS_CA;
+		return 0;
+	}
+	if (tls_pin_parse(w4, e->pin) < 0)
+		return syntax(err, errlen,
+			      "\"%s\": after tls, \"ca\" or a client's SPKI pin (44 "
+			      "characters of base64), not \"%s\"",
+			      text, w4);
+	e->tls = ACL_TLS_PIN;
+	return 0;
+}
+
 int acl_entry_parse(const char *text, enum acl_kind kind, acl_entry_t *e, char *key_name,
 		    size_t key_cap, char *err, size_t errlen)
 {
-	char addr[ACL_TEXT_MAX], key[ACL_TEXT_MAX], extra[8];
+	char addr[ACL_TEXT_MAX], key[ACL_TEXT_MAX], w3[8], w4[64], extra[8];
 	memset(e, 0, sizeof(*e));
 	e->key = ACL_NOKEY;
-	int words = sscanf(text, "%319s %319s %7s", addr, key, extra);
+	int words = sscanf(text, "%319s %319s %7s %63s %7s", addr, key, w3, w4, extra);
 	if (words < 2)
 		return syntax(err, errlen, "\"%s\": expected %s followed by a key name or NOKEY",
 			      text, kind == ACL_MATCH ? "ADDR[/PREFIX]" : "ADDR[@PORT]");
-	if (words > 2)
-		return syntax(err, errlen, "\"%s\": unexpected words after the key name", text);
+	if (parse_tls(text, kind, words, w3, w4, e, err, errlen) < 0)
+		return SHOAL_ESYNTAX;
 	addr_parsed_t a;
 	if (addr_parse(addr, kind == ACL_MATCH ? ADDR_BITS | ADDR_NETWORK : ADDR_PORT, &a, err,
 		       errlen) < 0)
@@ -43,9 +76,14 @@ int acl_entry_parse(const char *text, enum acl_kind kind, acl_entry_t *e, char *
 	e->addr = a.sa;
 	e->addr_len = a.len;
 	addr_prefix_of(&e->net, (const struct sockaddr *)&a.sa, a.bits);
-	/* as written, for logs: a server's with the port it is sent to */
+	/* as written, for logs: a server's with the port it is sent to (RFC 9103: 853 for TLS) */
 	bool port = kind == ACL_TARGET && !strchr(addr, '@');
-	snprintf(e->text, sizeof(e->text), "%.*s%s", ACL_TEXT_MAX - 4, addr, port ? "@53" : "");
+	if (port && e->tls)
+		addr_set_port((struct sockaddr *)&e->addr, 853);
+	snprintf(e->text, sizeof(e->text), "%.*s%s", ACL_TEXT_MAX - 5, addr,
+		 !port    ? ""
+		 : e->tls ? "@853"
+			  : "@53");
 	if (!strcasecmp(key, "NOKEY"))
 		key[0] = '\0';
 	snprintf(key_name, key_cap, "%s", key);
@@ -76,12 +114,40 @@ bool acl_entry_matches(const acl_entry_t *e, const struct sockaddr *peer)
 	return len && addr_prefix_match(&e->net, ip, len);
 }
 
-const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key)
+const char *acl_tls_unmet(const acl_entry_t *e, const acl_client_t *c)
 {
+	if (e->tls == ACL_TLS_NONE)
+		return NULL;
+	if (!c->tls)
+		return "TLS";
+	if (e->tls == ACL_TLS_PIN && !(c->cert && sodium_memcmp(c->pin, e->pin, TLS_PIN_LEN) == 0))
+		return c->cert ? "a client certificate of the pinned key (another key was shown)"
+			       : "a client certificate of the pinned key (none was shown)";
+	if (e->tls == ACL_TLS_CA && !(c->cert && c->ca))
+		return c->cert ? "a client certificate signed by tls-ca-file (it is not)"
+			       : "a client certificate signed by tls-ca-file (none was shown)";
+	return NULL;
+}
+
+const acl_entry_t *acl_find_client(const acl_t *a, const acl_client_t *c, int key,
+				   const acl_entry_t **unmet)
+{
+	if (unmet)
+		*unmet = NULL;
 	for (size_t i = 0; i < a->count; i++) {
 		const acl_entry_t *e = &a->entries[i];
-		if (e->key == key && acl_entry_matches(e, peer))
+		if (e->key != key || !acl_entry_matches(e, c->addr))
+			continue;
+		if (!acl_tls_unmet(e, c))
 			return e;
+		if (unmet && !*unmet)
+			*unmet = e;
 	}
 	return NULL;
+}
+
+const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key)
+{
+	acl_client_t c = { .addr = peer };
+	return acl_find_client(a, &c, key, NULL);
 }

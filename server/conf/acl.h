@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "server/common/addr.h"
+#include "server/common/tls.h"
 
 /* An entry's key: the index of a configured TSIG key, or ACL_NOKEY (unsigned). */
 #define ACL_NOKEY (-1)
@@ -19,7 +20,12 @@
 /*
  * What an entry names: a block of addresses allowed to ask (provide-xfr,
  * allow-notify: "ADDR[/PREFIX] KEY|NOKEY"), or one server to talk to
- * (notify, primaries: "ADDR[@PORT] KEY|NOKEY", port 53 by default).
+ * (notify, primaries: "ADDR[@PORT] KEY|NOKEY", port 53 by default). After
+ * the key, "tls" asks for TLS (RFC 9103): a transfer allowed only over
+ * TLS, a primary asked over TLS (port 853 by default); after it, a block's
+ * entry may ask for the client's certificate (mutual TLS, RFC 9103 9.3.3):
+ * "tls PIN" (its key's SPKI pin, base64) or "tls ca" (signed by a CA of
+ * tls-ca-file).
  */
 enum acl_kind {
 	ACL_MATCH,
@@ -32,11 +38,21 @@ enum acl_kind {
  * and port, net the whole address. key is resolved by the caller from the
  * name acl_entry_parse gives back.
  */
+/* What an entry asks of the connection besides the address and the key. */
+enum acl_tls {
+	ACL_TLS_NONE, /* any transport */
+	ACL_TLS,      /* TLS */
+	ACL_TLS_PIN,  /* TLS, the client's certificate's key with the entry's pin */
+	ACL_TLS_CA,   /* TLS, the client's certificate signed by a CA of tls-ca-file */
+};
+
 typedef struct acl_entry {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	addr_prefix_t net;
 	int key;
+	uint8_t tls; /* enum acl_tls */
+	uint8_t pin[TLS_PIN_LEN];
 	char text[ACL_TEXT_MAX]; /* the address part as written ("192.0.2.1@5300"), for logs */
 } acl_entry_t;
 
@@ -75,9 +91,31 @@ bool acl_entry_matches(const acl_entry_t *e, const struct sockaddr *peer);
  * The first entry of a that matches peer and key: key is the index of
  * the key the request was verified with, or ACL_NOKEY for an unsigned
  * request (which only NOKEY entries admit, and a signed one only entries
- * of its own key, as NSD decides). NULL when none does. Any thread; reads
- * only.
+ * of its own key, as NSD decides), over a connection without TLS (an
+ * entry that asks for TLS does not match). NULL when none does. Any
+ * thread; reads only.
  */
 const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key);
+
+/* What a client's connection showed, for the entries that ask for TLS. */
+typedef struct acl_client {
+	const struct sockaddr *addr;
+	bool tls;  /* it came over TLS */
+	bool cert; /* it showed a certificate whose key it holds (the handshake proved it) */
+	bool ca;   /* ... signed by a CA of tls-ca-file */
+	uint8_t pin[TLS_PIN_LEN]; /* ... with this key */
+} acl_client_t;
+
+/*
+ * As acl_find, for client c: the first entry that matches its address
+ * and key and whose TLS its connection meets. When none does, *unmet (may
+ * be NULL) is the first that matched the address and key but asked for
+ * more of the connection (to say why in the refusal), or NULL.
+ */
+const acl_entry_t *acl_find_client(const acl_t *a, const acl_client_t *c, int key,
+				   const acl_entry_t **unmet);
+
+/* What entry e asks for that c's connection lacks, in words ("TLS"), for a refusal's log line. */
+const char *acl_tls_unmet(const acl_entry_t *e, const acl_client_t *c);
 
 #endif

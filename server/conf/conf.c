@@ -34,6 +34,11 @@ const conf_option_t conf_options[] = {
 	{ "listen", "listen", "ADDR@PORT", CONF_LISTEN, 0, 0, NULL, "0.0.0.0@53, ::@53",
 	  OFF(listen), "address and port to answer on; a list (repeat on the command line)",
 	  CONF_RESTART },
+	{ "listen-tls", "listen-tls", "ADDR@PORT", CONF_LISTEN, CONF_TLS_PORT, 0, NULL, "(none)",
+	  OFF(listen_tls),
+	  "address and port to answer DNS over TLS and zone transfers over TLS on (port 853 "
+	  "when none is given); a list",
+	  CONF_RESTART },
 	{ "threads", "threads", "N", CONF_UINT, 1, CONF_THREADS_MAX, NULL, "online CPUs",
 	  OFF(threads), "number of worker threads", CONF_RESTART },
 	{ "socket-mode", "socket-mode", "MODE", CONF_ENUM, 0, 0, socket_mode_names, "reuseport",
@@ -65,6 +70,23 @@ const conf_option_t conf_options[] = {
 	  CONF_RESTART },
 	{ "pid-file", "pid-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(pid_file),
 	  "write the process id to this file while running", CONF_RESTART },
+	{ "tls-key-file", "tls-key-file", "PATH", CONF_STRING, 0, 0, NULL,
+	  "a self-signed key kept in state-dir", OFF(tls_key_file),
+	  "the TLS private key (PEM), with tls-cert-file; read again by reconfig", CONF_RUNTIME },
+	{ "tls-cert-file", "tls-cert-file", "PATH", CONF_STRING, 0, 0, NULL,
+	  "a self-signed certificate kept in state-dir", OFF(tls_cert_file),
+	  "the TLS certificate chain (PEM), with tls-key-file; read again by reconfig",
+	  CONF_RUNTIME },
+	{ "tls-ca-file", "tls-ca-file", "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(tls_ca_file),
+	  "CA certificates (PEM) that sign clients' certificates (provide-xfr \"tls ca\") and "
+	  "primaries' (tls-hostname)",
+	  CONF_RUNTIME },
+	{ "tls-handshake-timeout", "tls-handshake-timeout", "MS", CONF_UINT, 1, 3600000, NULL,
+	  "5000", OFF(tcp.handshake_timeout_ms), "time a TLS client has to finish its handshake",
+	  CONF_RESTART },
+	{ "tls-max-handshakes", "tls-max-handshakes", "N", CONF_UINT, 1, 65536, NULL, "64",
+	  OFF(tcp.max_handshakes),
+	  "TLS handshakes under way per worker; past it the oldest is closed", CONF_RESTART },
 	{ "log-level", "log-level", "LEVEL", CONF_ENUM, 0, 0, log_level_names, "info",
 	  OFF(log_level), "error, warning, notice, info or debug", CONF_RUNTIME },
 	{ "syslog", "syslog", "yes|no", CONF_BOOL, 0, 0, NULL, "no", OFF(syslog),
@@ -196,6 +218,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "provide-xfr", "who may transfer it from us" },
 	{ "notify", "secondaries sent NOTIFY when its serial changes" },
 	{ "ixfr-journal-size", "IXFR history kept for it, in octets" },
+	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
+	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -228,6 +252,29 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+/* A CONF_LISTEN option's list is its field, its count right after it. */
+_Static_assert(offsetof(conf_t, listen_count) ==
+		       offsetof(conf_t, listen) + sizeof(((conf_t *)0)->listen),
+	       "listen_count follows listen");
+_Static_assert(offsetof(conf_t, listen_tls_count) ==
+		       offsetof(conf_t, listen_tls) + sizeof(((conf_t *)0)->listen_tls),
+	       "listen_tls_count follows listen_tls");
+
+const listen_addr_t *conf_listen_addrs(const conf_t *cfg, const conf_option_t *o, size_t *count)
+{
+	const listen_addr_t *list = (const void *)((const char *)cfg + o->offset);
+	*count = *(const size_t *)(list + CONF_LISTEN_MAX);
+	return list;
+}
+
+/* The same, to fill. */
+static listen_addr_t *listen_list(conf_t *cfg, const conf_option_t *o, size_t **count)
+{
+	listen_addr_t *list = (void *)((char *)cfg + o->offset);
+	*count = (size_t *)(list + CONF_LISTEN_MAX);
+	return list;
 }
 
 int conf_parse_listen(const char *text, listen_addr_t *a)
@@ -304,17 +351,27 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 		}
 		set_err(err, errlen, "%s: \"%s\" is not one of the allowed values", o->name, value);
 		return SHOAL_EINVAL;
-	case CONF_LISTEN:
-		if (cfg->listen_count == CONF_LISTEN_MAX) {
-			set_err(err, errlen, "listen: more than %d addresses", CONF_LISTEN_MAX);
+	case CONF_LISTEN: {
+		size_t *count;
+		listen_addr_t *list = listen_list(cfg, o, &count);
+		if (*count == CONF_LISTEN_MAX) {
+			set_err(err, errlen, "%s: more than %d addresses", o->name,
+				CONF_LISTEN_MAX);
 			return SHOAL_EINVAL;
 		}
-		if (conf_parse_listen(value, &cfg->listen[cfg->listen_count]) < 0) {
-			set_err(err, errlen, "listen: \"%s\" is not ADDR@PORT", value);
+		if (conf_parse_listen(value, &list[*count]) < 0) {
+			set_err(err, errlen, "%s: \"%s\" is not ADDR@PORT", o->name, value);
 			return SHOAL_EINVAL;
 		}
-		cfg->listen_count++;
+		/* an address alone: the option's own port (listen-tls: 853) */
+		if (o->min && !strchr(value, '@')) {
+			listen_addr_t *a = &list[*count];
+			addr_set_port((struct sockaddr *)&a->addr, (uint16_t)o->min);
+			addr_text((const struct sockaddr *)&a->addr, a->text, sizeof(a->text));
+		}
+		(*count)++;
 		return 0;
+	}
 	case CONF_PREFIXES: {
 		addr_prefix_list_t *l = field;
 		if (l->count == ADDR_PREFIX_LIST_MAX) {
@@ -549,6 +606,9 @@ void conf_clear(conf_t *cfg)
 	free(cfg->version);
 	free(cfg->control);
 	free(cfg->pid_file);
+	free(cfg->tls_key_file);
+	free(cfg->tls_cert_file);
+	free(cfg->tls_ca_file);
 	free(cfg->log_file);
 	free(cfg->zones_dir);
 	free(cfg->state_dir);
@@ -664,7 +724,7 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 			rc = conf_load_zone_key(cfg, y, cfg->zone_count - 1, key,
 						yaml_document_get_node(y->doc, p->value));
 	}
-	return rc;
+	return rc == 0 ? conf_zone_tls_check(cfg, y, cfg->zone_count - 1, item) : rc;
 }
 
 static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
@@ -686,8 +746,11 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 			return 0;
 		if (v->type != YAML_SEQUENCE_NODE && !(o->type != CONF_ZONES && conf_scalar(v)))
 			return conf_yerr(y, v, "%s: expected a list", key);
-		if (o->type == CONF_LISTEN)
-			cfg->listen_count = 0; /* the file's list replaces the default */
+		if (o->type == CONF_LISTEN) {
+			size_t *count;
+			listen_list(cfg, o, &count);
+			*count = 0; /* the file's list replaces the default */
+		}
 		if (conf_scalar(v)) {
 			int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
 			return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
@@ -953,7 +1016,7 @@ static const char *refused_option(int argc, char **argv, char *buf, size_t len)
  * One option of the table from the command line. Returns 0, SHOAL_ENOMEM,
  * or SHOAL_EINVAL with the reason in err.
  */
-static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value, bool *cli_listen,
+static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value, bool *replaced,
 			  char *err, size_t errlen)
 {
 	char reason[400];
@@ -973,9 +1036,11 @@ static int set_cli_option(conf_t *cfg, const conf_option_t *o, const char *value
 		}
 		rc = add_zone(cfg, zname, sep + 1);
 	} else {
-		if (o->type == CONF_LISTEN && !*cli_listen) {
-			cfg->listen_count = 0; /* the command line's list replaces the file's */
-			*cli_listen = true;
+		if (o->type == CONF_LISTEN && !replaced[o - conf_options]) {
+			size_t *count;
+			listen_list(cfg, o, &count);
+			*count = 0; /* the command line's list replaces the file's */
+			replaced[o - conf_options] = true;
 		}
 		rc = set_scalar(cfg, o, value, reason, sizeof(reason));
 	}
@@ -995,7 +1060,7 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 	longopts_fill(lo, shortopts, sizeof(shortopts));
 	char optname[8];
 	int v, rc = 0;
-	bool cli_listen = false;
+	bool replaced[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	cfg->argc = argc;
 	cfg->argv = argv;
 	/*
@@ -1024,7 +1089,7 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 				}
 			} else if (v >= LONGOPT_TABLE_BASE) {
 				rc = set_cli_option(cfg, &conf_options[v - LONGOPT_TABLE_BASE],
-						    optarg, &cli_listen, err, errlen);
+						    optarg, replaced, err, errlen);
 			} else if (flag && flag->short_name == 'h') {
 				conf_print_help(out);
 				return 1;
@@ -1107,6 +1172,7 @@ void conf_zone_remove(conf_t *cfg, size_t i)
 	acl_clear(&zx->notify);
 	acl_clear(&zx->primaries);
 	acl_clear(&zx->allow_notify);
+	free(zx->primaries_tls);
 	free((char *)cfg->zones[i].name);
 	free((char *)cfg->zones[i].file);
 	size_t after = cfg->zone_count - i - 1;
@@ -1142,6 +1208,16 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen)
 			cfg->file ? cfg->file : "command line");
 		return SHOAL_ECONFIG;
 	}
+	for (size_t i = 0; i < cfg->listen_tls_count; i++)
+		for (size_t j = 0; j < cfg->listen_count; j++)
+			if (addr_same((const struct sockaddr *)&cfg->listen_tls[i].addr,
+				      (const struct sockaddr *)&cfg->listen[j].addr)) {
+				set_err(err, errlen,
+					"%s is in listen and in listen-tls: a port serves one "
+					"or the other",
+					cfg->listen[j].text);
+				return SHOAL_ECONFIG;
+			}
 	if (cfg->group && !cfg->user) {
 		set_err(err, errlen, "group is set without user");
 		return SHOAL_ECONFIG;

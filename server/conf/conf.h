@@ -11,6 +11,7 @@
 
 #include "proto/cookie.h"
 #include "proto/tsig.h"
+#include "server/common/tls.h"
 #include "server/conf/acl.h"
 #include "server/conf/limits.h"
 #include "zone/zonedb.h"
@@ -27,9 +28,11 @@
  * with zones[i]). Entries' keys index conf_t.keys.
  */
 typedef struct conf_zone_xfr {
-	acl_t provide_xfr;     /* who may transfer the zone from us (ADDR[/PREFIX] KEY) */
-	acl_t notify;          /* whom we NOTIFY when its serial changes (ADDR[@PORT] KEY) */
-	acl_t primaries;       /* where we transfer it from: the zone is a secondary */
+	acl_t provide_xfr; /* who may transfer the zone from us (ADDR[/PREFIX] KEY) */
+	acl_t notify;      /* whom we NOTIFY when its serial changes (ADDR[@PORT] KEY) */
+	acl_t primaries;   /* where we transfer it from: the zone is a secondary */
+	/* how its primaries over TLS are checked (tls-pin, tls-hostname); NULL: opportunistic */
+	tls_auth_t *primaries_tls;
 	acl_t allow_notify;    /* who may NOTIFY us: the primaries unless set */
 	bool allow_notify_set; /* allow-notify was given (an empty list refuses all) */
 	int64_t journal_size;  /* ixfr-journal-size of this zone, or -1: the global one */
@@ -63,6 +66,8 @@ typedef struct conf_secret {
 typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
 	size_t listen_count;
+	listen_addr_t listen_tls[CONF_LISTEN_MAX]; /* DNS over TLS, zone transfers over TLS */
+	size_t listen_tls_count;
 	uint32_t threads;
 	uint32_t socket_mode;        /* enum socket_mode (server/net/socket.h) */
 	bool cpu_affinity;           /* workers pinned, UDP steered by CPU */
@@ -76,6 +81,9 @@ typedef struct conf {
 	char *version;  /* CHAOS version.server; NULL: REFUSED */
 	char *control;
 	char *pid_file;
+	char *tls_key_file; /* with tls_cert_file; NULL: the self-signed pair in state-dir */
+	char *tls_cert_file;
+	char *tls_ca_file;  /* CAs that sign clients (mutual TLS) and primaries (tls-hostname) */
 	uint32_t log_level; /* enum log_level (server/common/log.h) */
 	bool syslog;
 	char *log_file; /* lines appended there instead of stderr; NULL: stderr */
@@ -139,7 +147,7 @@ enum conf_type {
 	CONF_BOOL, /* yes/no (also true/false, on/off) */
 	CONF_STRING,
 	CONF_ENUM,     /* one of names[] (stored as its index) */
-	CONF_LISTEN,   /* list of ADDR@PORT */
+	CONF_LISTEN,   /* list of ADDR@PORT (min: the port when none is given, 0: 53) */
 	CONF_ZONES,    /* list of {name, file}; on the command line NAME=PATH */
 	CONF_KEYS,     /* list of {name, algorithm, secret}: file only */
 	CONF_ADDR,     /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
@@ -327,5 +335,24 @@ void conf_print_help(FILE *out);
  * SHOAL_EINVAL.
  */
 int conf_parse_listen(const char *text, listen_addr_t *a);
+
+/*
+ * The addresses of a CONF_LISTEN option of cfg (listen, listen-tls) and,
+ * in *count, how many. Any thread.
+ */
+const listen_addr_t *conf_listen_addrs(const conf_t *cfg, const conf_option_t *o, size_t *count);
+
+/* The port of listen-tls when an address has none (RFC 7858 3.1). */
+#define CONF_TLS_PORT 853
+
+/*
+ * Whether cfg asks for a client's certificate anywhere (a provide-xfr
+ * entry with "tls PIN" or "tls ca"): TLS servers then ask every client
+ * for one. Any thread.
+ */
+bool conf_tls_mutual(const conf_t *cfg);
+
+/* Whether a zone of cfg checks its TLS primaries' host names (tls-hostname). Any thread. */
+bool conf_tls_hostnames(const conf_t *cfg);
 
 #endif

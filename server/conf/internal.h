@@ -37,6 +37,13 @@ const char *conf_scalar(const yaml_node_t *n);
 int conf_load_keys(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *list);
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
 
+/*
+ * After zone i's mapping is read: tls-pin or tls-hostname without a
+ * primary asked over TLS is refused (item: the mapping, for the line).
+ * Returns 0 or SHOAL_ECONFIG with y->err.
+ */
+int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item);
+
 /* Free the keys (wiped) and every zone's lists. */
 void conf_xfr_clear(conf_t *cfg);
 

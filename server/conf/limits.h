@@ -33,11 +33,14 @@ typedef struct tcp_limits {
 	uint32_t max_output;         /* queued answer octets per connection (262144) */
 	uint32_t max_pipelined;      /* messages read ahead of writes per connection (64) */
 	uint32_t max_per_address;    /* per client address, over all workers; 0: no limit (32) */
+	/* TLS only (listen-tls): the handshake's bounds per connection and per worker */
+	uint32_t handshake_timeout_ms; /* to finish the handshake (5000) */
+	uint32_t max_handshakes; /* handshakes under way per worker; past it the oldest goes */
 } tcp_limits_t;
 
-#define TCP_LIMITS_DEFAULT                       \
-	{                                        \
-		10000, 256, 5000, 262144, 64, 32 \
+#define TCP_LIMITS_DEFAULT                                 \
+	{                                                  \
+		10000, 256, 5000, 262144, 64, 32, 5000, 64 \
 	}
 
 /* The ranges of rate-limit, rate-limit-size and rate-limit-slip. */

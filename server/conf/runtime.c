@@ -37,6 +37,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	/* nothing of src's is owned twice: every pointer is replaced or cleared first */
 	dst->user = dst->group = dst->nsid = dst->identity = dst->version = NULL;
 	dst->control = dst->pid_file = dst->zones_dir = dst->file = dst->takeover = NULL;
+	dst->tls_key_file = dst->tls_cert_file = dst->tls_ca_file = NULL;
 	dst->state_dir = NULL;
 	dst->log_file = NULL;
 	dst->keys = NULL;
@@ -54,7 +55,10 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		  dup_string(&dst->log_file, src->log_file) &&
 		  dup_string(&dst->zones_dir, src->zones_dir) &&
 		  dup_string(&dst->state_dir, src->state_dir) &&
-		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover);
+		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover) &&
+		  dup_string(&dst->tls_key_file, src->tls_key_file) &&
+		  dup_string(&dst->tls_cert_file, src->tls_cert_file) &&
+		  dup_string(&dst->tls_ca_file, src->tls_ca_file);
 	if (ok && src->key_count) {
 		/* a key is plain memory (name, keyed HMAC state): copied whole */
 		dst->keys = malloc(src->key_count * sizeof(*src->keys));
@@ -78,6 +82,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		conf_zone_xfr_t *dx = &dst->zone_xfr[i];
 		*dx = *sx;
 		dx->provide_xfr = dx->notify = dx->primaries = dx->allow_notify = (acl_t){ 0 };
+		dx->primaries_tls = NULL;
 		dst->zones[i] = src->zones[i];
 		dst->zones[i].name = dst->zones[i].file = NULL;
 		dst->zone_count++;
@@ -88,6 +93,12 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		ok = ok && dup_acl(&dx->provide_xfr, &sx->provide_xfr) &&
 		     dup_acl(&dx->notify, &sx->notify) && dup_acl(&dx->primaries, &sx->primaries) &&
 		     dup_acl(&dx->allow_notify, &sx->allow_notify);
+		if (ok && sx->primaries_tls) {
+			dx->primaries_tls = malloc(sizeof(*dx->primaries_tls));
+			ok = dx->primaries_tls != NULL;
+			if (ok)
+				*dx->primaries_tls = *sx->primaries_tls;
+		}
 	}
 	if (!ok || conf_zone_reindex(dst, src) < 0) {
 		conf_clear(dst);
@@ -113,13 +124,17 @@ static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b
 		return *(const bool *)pa == *(const bool *)pb;
 	case CONF_STRING:
 		return str_eq(*(char *const *)pa, *(char *const *)pb);
-	case CONF_LISTEN:
-		if (a->listen_count != b->listen_count)
+	case CONF_LISTEN: {
+		size_t na, nb;
+		const listen_addr_t *la = conf_listen_addrs(a, o, &na);
+		const listen_addr_t *lb = conf_listen_addrs(b, o, &nb);
+		if (na != nb)
 			return false;
-		for (size_t i = 0; i < a->listen_count; i++)
-			if (strcmp(a->listen[i].text, b->listen[i].text))
+		for (size_t i = 0; i < na; i++)
+			if (strcmp(la[i].text, lb[i].text))
 				return false;
 		return true;
+	}
 	case CONF_ADDR:
 		return ((const listen_addr_t *)pa)->addr_len ==
 			       ((const listen_addr_t *)pb)->addr_len &&
@@ -169,12 +184,26 @@ bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j)
 	       l->max_nsec3_iterations == m->max_nsec3_iterations;
 }
 
-/* Whether entry x of a and entry y of b name the same peer with the same key (by content). */
+/* Both NULL, or the same checks of a TLS server. */
+static bool tls_auth_same(const tls_auth_t *x, const tls_auth_t *y)
+{
+	if (!x || !y)
+		return x == y;
+	return x->mode == y->mode && x->pin_count == y->pin_count &&
+	       !memcmp(x->pins, y->pins, x->pin_count * TLS_PIN_LEN) &&
+	       !strcmp(x->hostname, y->hostname);
+}
+
+/*
+ * Whether entry x of a and entry y of b name the same peer with the same
+ * key (by content) over the same transport.
+ */
 static bool acl_entry_same(const conf_t *a, const acl_entry_t *x, const conf_t *b,
 			   const acl_entry_t *y)
 {
 	if (!addr_same((const struct sockaddr *)&x->addr, (const struct sockaddr *)&y->addr) ||
-	    x->net.bits != y->net.bits || strcmp(x->text, y->text))
+	    x->net.bits != y->net.bits || strcmp(x->text, y->text) || x->tls != y->tls ||
+	    memcmp(x->pin, y->pin, TLS_PIN_LEN))
 		return false;
 	if (x->key == ACL_NOKEY || y->key == ACL_NOKEY)
 		return x->key == y->key;
@@ -210,9 +239,10 @@ static bool acl_same(const conf_t *a, const acl_t *p, const conf_t *b, const acl
 
 bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t j)
 {
-	/* in order: the first primary is asked first */
+	/* in order: the first primary is asked first; and checked over TLS the same way */
 	return conf_zone_same_data(a, i, b, j) &&
-	       acl_same(a, &a->zone_xfr[i].primaries, b, &b->zone_xfr[j].primaries);
+	       acl_same(a, &a->zone_xfr[i].primaries, b, &b->zone_xfr[j].primaries) &&
+	       tls_auth_same(a->zone_xfr[i].primaries_tls, b->zone_xfr[j].primaries_tls);
 }
 
 bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t j)

@@ -170,6 +170,10 @@ static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kin
 	char key[ACL_TEXT_MAX], why[ACL_TEXT_MAX + 128];
 	if (acl_entry_parse(text, kind, &e, key, sizeof(key), why, sizeof(why)) < 0)
 		return conf_yerr(y, item, "%s: %s", what, why);
+	/* RFC 9103 protects transfers; NOTIFY stays on UDP and TCP */
+	if (e.tls && strcmp(what, "provide-xfr") && strcmp(what, "primaries"))
+		return conf_yerr(y, item, "%s: \"tls\" is for provide-xfr and primaries only",
+				 what);
 	if (key[0]) {
 		e.key = key_index(cfg, key);
 		if (e.key < 0)
@@ -179,9 +183,103 @@ static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kin
 	return acl_add(list, &e);
 }
 
+/* zone i's auth for its TLS primaries, made on first use. */
+static tls_auth_t *zone_tls(conf_t *cfg, size_t i)
+{
+	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	if (!zx->primaries_tls)
+		zx->primaries_tls = calloc(1, sizeof(*zx->primaries_tls));
+	return zx->primaries_tls;
+}
+
+/* One pin of tls-pin. */
+static int load_pin(conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
+{
+	tls_auth_t *a = zone_tls(cfg, i);
+	const char *text = conf_scalar(item);
+	if (!a)
+		return SHOAL_ENOMEM;
+	if (!text || tls_pin_parse(text, a->pins[a->pin_count]) < 0)
+		return conf_yerr(y, item,
+				 "tls-pin: \"%s\" is not an SPKI pin (base64 of SHA-256, 44 "
+				 "characters; shoalctl tls-pin prints Shoal's)",
+				 text ? text : "");
+	if (a->pin_count == TLS_PINS_MAX)
+		return conf_yerr(y, item, "tls-pin: more than %d pins", TLS_PINS_MAX);
+	a->pin_count++;
+	a->mode = TLS_AUTH_PIN;
+	return 0;
+}
+
+/* tls-pin (a pin or a list) and tls-hostname: how the zone's TLS primaries are checked. */
+static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
+{
+	tls_auth_t *a = zone_tls(cfg, i);
+	if (!a)
+		return SHOAL_ENOMEM;
+	if (a->mode != TLS_AUTH_OPPORTUNISTIC)
+		return conf_yerr(y, v, "%s: a zone has tls-pin or tls-hostname, not both", key);
+	if (!strcmp(key, "tls-hostname")) {
+		const char *host = conf_scalar(v);
+		if (!host || !host[0] || strlen(host) >= TLS_HOSTNAME_MAX)
+			return conf_yerr(y, v, "tls-hostname: expected a host name");
+		snprintf(a->hostname, sizeof(a->hostname), "%s", host);
+		a->mode = TLS_AUTH_HOSTNAME;
+		return 0;
+	}
+	if (conf_scalar(v))
+		return load_pin(cfg, y, i, v);
+	if (v->type != YAML_SEQUENCE_NODE)
+		return conf_yerr(y, v, "tls-pin: expected a pin or a list of pins");
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		int rc = load_pin(cfg, y, i, yaml_document_get_node(y->doc, *it));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
+{
+	const conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	bool tls = false;
+	for (size_t k = 0; k < zx->primaries.count; k++)
+		tls = tls || zx->primaries.entries[k].tls;
+	if (zx->primaries_tls && zx->primaries_tls->mode != TLS_AUTH_OPPORTUNISTIC && !tls)
+		return conf_yerr(y, item,
+				 "zone %s: tls-pin and tls-hostname check primaries asked over "
+				 "TLS, and none is (\"ADDR KEY tls\")",
+				 cfg->zones[i].name);
+	return 0;
+}
+
+bool conf_tls_mutual(const conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const acl_t *a = &cfg->zone_xfr[i].provide_xfr;
+		for (size_t k = 0; k < a->count; k++)
+			if (a->entries[k].tls == ACL_TLS_PIN || a->entries[k].tls == ACL_TLS_CA)
+				return true;
+	}
+	return false;
+}
+
+bool conf_tls_hostnames(const conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const tls_auth_t *a = cfg->zone_xfr[i].primaries_tls;
+		if (a && a->mode == TLS_AUTH_HOSTNAME)
+			return true;
+	}
+	return false;
+}
+
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
 	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	if (!strcmp(key, "tls-pin") || !strcmp(key, "tls-hostname"))
+		return load_zone_tls(cfg, y, i, key, v);
 	if (!strcmp(key, "ixfr-journal-size")) {
 		const char *t = conf_scalar(v);
 		char *end;
@@ -236,6 +334,7 @@ void conf_xfr_clear(conf_t *cfg)
 		acl_clear(&zx->notify);
 		acl_clear(&zx->primaries);
 		acl_clear(&zx->allow_notify);
+		free(zx->primaries_tls);
 	}
 	free(cfg->zone_xfr);
 	cfg->zone_xfr = NULL;

@@ -509,6 +509,31 @@ static void cmd_cookie_rotate(control_client_t *c, const char *arg)
 		"cookie secret rotated; the previous one is accepted until the next rotation\n");
 }
 
+/*
+ * The pin clients configure (RFC 7858 4.2: base64 of SHA-256 of the
+ * SubjectPublicKeyInfo, as kdig's +tls-pin and a zone's tls-pin read it),
+ * alone on the first line, then where the certificate is from.
+ */
+static void cmd_tls_pin(control_client_t *c, const char *arg)
+{
+	(void)arg;
+	tls_ctx_t *ctx = control_client_env(c)->workers->tls;
+	tls_creds_t *creds = ctx ? tls_ctx_creds(ctx) : NULL;
+	if (!creds) {
+		control_reply(c, false,
+			      "no TLS certificate: neither listen-tls nor a primary over TLS is "
+			      "configured\n");
+		return;
+	}
+	uint8_t pin[TLS_PIN_LEN];
+	char text[TLS_PIN_TEXT_MAX], body[1024 + PATH_MAX];
+	tls_creds_pin(creds, pin);
+	snprintf(body, sizeof(body), "%s\nsubject %s\ncertificate %s\n", tls_pin_text(pin, text),
+		 tls_creds_subject(creds), tls_creds_source(creds));
+	tls_creds_unref(creds);
+	control_reply(c, true, body);
+}
+
 /* logrotate's postrotate: the lines from now on go to a new file at log-file's path. */
 static void cmd_log_reopen(control_client_t *c, const char *arg)
 {

@@ -64,6 +64,8 @@ enum control_arg {
 	  "new DNS cookie secret (random, or HEX); old one staged")               \
 	X(log_reopen, "log-reopen", CONTROL_ARG_NONE, NULL,                       \
 	  "open log-file anew, after logrotate moved it (as SIGUSR1)")            \
+	X(tls_pin, "tls-pin", CONTROL_ARG_NONE, NULL,                             \
+	  "the TLS certificate's SPKI pin (kdig +tls-pin), subject, file")        \
 	X(restart, "restart", CONTROL_ARG_NONE, NULL,                             \
 	  "start this binary anew; it takes the sockets over")                    \
 	X(upgrade, "upgrade", CONTROL_ARG_REQUIRED, "PATH",                       \

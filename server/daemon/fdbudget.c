@@ -19,7 +19,9 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 	uint64_t threads = in->threads ? in->threads : 1;
 	uint64_t addresses = in->addresses;
 	uint64_t udp = in->shared_udp ? addresses : threads * addresses;
-	uint64_t listeners = threads * addresses;
+	uint64_t listeners = threads * (addresses + in->tls_addresses);
+	/* a TCP server per worker, and a TLS one with listen-tls: each its own slots */
+	uint64_t servers = in->tls_addresses ? 2 : 1;
 	/* each listener may hold one accepted connection while its worker has no slot */
 	uint64_t held = listeners;
 	uint64_t loops = threads * FDBUDGET_PER_LOOP + FDBUDGET_MAIN;
@@ -31,7 +33,8 @@ int fdbudget_plan(const fdbudget_in_t *in, fdbudget_t *out)
 	uint64_t requests = NOTIFY_OUT_PARALLEL + (uint64_t)in->transfers_in;
 	out->fixed = in->open + udp + listeners + held + loops + control + metrics + requests +
 		     FDBUDGET_RESERVE;
-	out->per_worker_room = in->limit > out->fixed ? (in->limit - out->fixed) / threads : 0;
+	out->per_worker_room =
+		in->limit > out->fixed ? (in->limit - out->fixed) / (threads * servers) : 0;
 	out->per_worker = out->per_worker_room < in->max_connections
 				  ? (uint32_t)out->per_worker_room
 				  : in->max_connections;

@@ -26,6 +26,7 @@ typedef struct fdbudget_in {
 	uint64_t open;            /* descriptors open when counted */
 	unsigned threads;         /* workers */
 	size_t addresses;         /* listen addresses */
+	size_t tls_addresses;     /* listen-tls addresses: a TLS server per worker besides TCP's */
 	bool shared_udp;          /* one UDP socket per address, not per worker */
 	bool control;             /* a control socket is configured */
 	bool metrics;             /* a metrics endpoint is configured */
@@ -36,7 +37,7 @@ typedef struct fdbudget_in {
 /* What it comes to. */
 typedef struct fdbudget {
 	uint64_t fixed;           /* descriptors needed besides TCP connections */
-	uint64_t per_worker_room; /* connections per worker the rest allows */
+	uint64_t per_worker_room; /* connections per worker's server the rest allows */
 	uint32_t per_worker;      /* the limit to use: room, at most max_connections */
 } fdbudget_t;
 
@@ -45,7 +46,8 @@ typedef struct fdbudget {
  * to be opened, the sockets of outgoing requests (NOTIFY_OUT_PARALLEL
  * NOTIFY sends and transfers_in refreshes), the reserve, and one accepted connection a listener may
  * hold while its worker has no free slot, are counted first; the rest goes
- * to TCP connections, the same number per worker. Returns 0, or
+ * to TCP connections, the same number per worker (and, with listen-tls
+ * addresses, as many again to TLS connections: each server's slots). Returns 0, or
  * SHOAL_ECONFIG when that is fewer than FDBUDGET_TCP_MIN per worker (or
  * than max_connections, if lower). Pure arithmetic, any thread.
  */

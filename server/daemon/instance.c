@@ -239,11 +239,11 @@ done:
  * address: SHOAL_EEXIST with err naming its process. When the kernel
  * cannot be asked (no sock_diag), says so and lets the bind decide.
  */
-static int check_port(const listen_addr_t *a, char *err, size_t errlen)
+static int check_port(const listen_addr_t *a, bool tcp_only, char *err, size_t errlen)
 {
 	found_t f = { 0 };
 	static const int protocols[] = { IPPROTO_UDP, IPPROTO_TCP };
-	for (size_t i = 0; i < 2 && !f.any; i++) {
+	for (size_t i = tcp_only ? 1 : 0; i < 2 && !f.any; i++) {
 		int rc = diag_port(a, protocols[i], &f);
 		if (rc < 0) {
 			log_warning("%s: cannot list the sockets on the port (sock_diag: %s); only "
@@ -269,10 +269,19 @@ static int check_port(const listen_addr_t *a, char *err, size_t errlen)
 	return SHOAL_EEXIST;
 }
 
-int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode, instance_t **out,
-		   char *err, size_t errlen)
+/* The i-th address of a claim: listen's, then listen-tls's. */
+static const listen_addr_t *claimed(const listen_addr_t *addrs, size_t n,
+				    const listen_addr_t *tls_addrs, size_t i)
+{
+	return i < n ? &addrs[i] : &tls_addrs[i - n];
+}
+
+int instance_claim(const listen_addr_t *addrs, size_t n_plain, const listen_addr_t *tls_addrs,
+		   size_t n_tls, enum instance_mode mode, instance_t **out, char *err,
+		   size_t errlen)
 {
 	MAIN_THREAD_ONLY();
+	size_t n = n_plain + n_tls;
 	instance_t *in = calloc(1, sizeof(*in));
 	if (!in || !(in->locks = calloc(n ? n : 1, sizeof(*in->locks)))) {
 		free(in);
@@ -289,9 +298,11 @@ int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode
 	if (mode == INSTANCE_EXCLUSIVE && n)
 		rc = path_lock_folder(folder, sizeof(folder), err, errlen);
 	for (size_t i = 0; i < n && rc == 0 && mode == INSTANCE_EXCLUSIVE; i++) {
-		rc = lock_address(&addrs[i], folder, &in->locks[i], err, errlen);
+		const listen_addr_t *a = claimed(addrs, n_plain, tls_addrs, i);
+		rc = lock_address(a, folder, &in->locks[i], err, errlen);
+		/* a TLS address has TCP listeners only: UDP there is another service's (DoQ) */
 		if (rc == 0)
-			rc = check_port(&addrs[i], err, errlen);
+			rc = check_port(a, i >= n_plain, err, errlen);
 	}
 	if (rc < 0) {
 		instance_release(in);

@@ -44,15 +44,17 @@ enum instance_mode {
 };
 
 /*
- * Claim addrs[0..n) for this process. Returns 0 and *out (release with
+ * Claim addrs[0..n) (listen: UDP and TCP) and tls_addrs[0..n_tls)
+ * (listen-tls: TCP) for this process. Returns 0 and *out (release with
  * instance_release; the locks last until then), or SHOAL_EEXIST with err
  * naming the holder ("ADDR: ... pid 1234 (shoald) ..."), or another
  * negative error with err: the lock folder is not this user's alone
  * (SHOAL_ECONFIG), a lock file cannot be made or the netlink socket
  * cannot be read (-errno). Main thread, before socket_set_open.
  */
-int instance_claim(const listen_addr_t *addrs, size_t n, enum instance_mode mode, instance_t **out,
-		   char *err, size_t errlen);
+int instance_claim(const listen_addr_t *addrs, size_t n, const listen_addr_t *tls_addrs,
+		   size_t n_tls, enum instance_mode mode, instance_t **out, char *err,
+		   size_t errlen);
 
 /*
  * The pid file at `path` (pid-file; the caller has checked its folders

@@ -28,6 +28,7 @@
 #include "server/daemon/server.h"
 #include "server/daemon/takeover.h"
 #include "server/daemon/takeover_wire.h"
+#include "server/daemon/tls_setup.h"
 #include "server/events/notify_out.h"
 #include "server/events/reload.h"
 #include "server/events/sched.h"
@@ -69,6 +70,8 @@ typedef struct server {
 	pid_t taker;                 /* ... to this one */
 	uv_timer_t overlap;          /* then serves on beside it for HANDED_OVERLAP_MS */
 	metrics_t *metrics;          /* the Prometheus endpoint, or NULL */
+	/* TLS: what every session starts from (made at start; credentials when TLS is used) */
+	tls_ctx_t *tls;
 	/*
 	 * The configuration of the zones served (their files, lists, keys):
 	 * cfg at start, then the last one a reconfig, zone-add or zone-remove
@@ -177,6 +180,7 @@ static void sched_env(server_t *srv, sched_env_t *env)
 		.xfr_in = &srv->counters.xfr_in,
 		.counters = &srv->counters.sched,
 		.transfers_in = srv->cfg->transfers_in,
+		.tls = srv->tls,
 	};
 }
 
@@ -229,6 +233,7 @@ static const char *names_text(const names_t *n, char *buf, size_t cap)
 typedef struct reconfig_req {
 	server_t *srv;
 	conf_t *cfg;            /* the configuration to serve, published or freed */
+	tls_creds_t *creds;     /* its TLS credentials, read anew (NULL: no TLS) */
 	const char *what;       /* reconfig, zone-add, zone-remove */
 	const char *from;       /* the log lines' start: "SIGHUP: " or "" */
 	control_reply_fn reply; /* NULL: SIGHUP's, the log alone */
@@ -377,12 +382,18 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 		log_notice("%s%s not applied: shoald is stopping", req->from, req->what);
 		snprintf(head, sizeof(head), "%s not applied: shoald is stopping\n", req->what);
 		reconfig_reply(req, false, head);
+		tls_creds_unref(req->creds);
 		free(req);
 		return;
 	}
 	line[0] = '\0';
 	if (published) {
 		reconfig_apply(srv, req->cfg);
+		if (req->creds) {
+			/* new sessions take them; those under way keep theirs */
+			tls_ctx_set_creds(srv->tls, req->creds);
+			req->creds = NULL;
+		}
 		/* a zone that failed keeps its version: the rest is applied, and the exit says so
 		 */
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,
@@ -403,6 +414,7 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 		else
 			conf_free(req->cfg);
 	}
+	tls_creds_unref(req->creds);
 	size_t len = strlen(head) + strlen(line) + strlen(req->notes) + strlen(res->errors) +
 		     strlen(res->warnings) + 4;
 	char *body = malloc(len);
@@ -473,6 +485,13 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 				 "needs a restart (not applied): %s\n", names);
 			log_warning("%sreconfig: changed, need a restart, not applied: %s",
 				    req->from, names);
+		}
+		/* the key and certificate read again: a renewed certificate without a restart */
+		if ((tls_setup_wanted(cfg) || srv->cfg->listen_tls_count) &&
+		    tls_setup_creds(cfg, state_dir(srv->state), "reconfig", &req->creds, err,
+				    errlen) < 0) {
+			conf_free(cfg);
+			return NULL;
 		}
 		return cfg;
 	}
@@ -581,6 +600,7 @@ static void reconfig_begin(server_t *srv, const char *command, const char *cmd_a
 		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
 		reconfig_reply(req, false, body);
 		conf_free(req->cfg);
+		tls_creds_unref(req->creds);
 		free(req);
 		return;
 	}
@@ -808,6 +828,7 @@ static int descriptors_plan(conf_t *cfg, char *err, size_t errlen)
 		.open = open < 0 ? 3 : (uint64_t)open,
 		.threads = cfg->threads,
 		.addresses = cfg->listen_count,
+		.tls_addresses = cfg->listen_tls_count,
 		.shared_udp = cfg->socket_mode == SOCKET_MODE_SHARED,
 		.control = cfg->control != NULL,
 		.metrics = cfg->metrics.addr_len != 0,
@@ -976,9 +997,9 @@ static int sockets_take(server_t *srv, char *err, size_t errlen)
 		rc = SHOAL_ECONFIG;
 	} else {
 		/* takes every given socket, whatever the outcome */
-		rc = socket_set_adopt(cfg->listen, cfg->listen_count, cfg->threads,
-				      cfg->socket_mode, t->given, t->n_given, &srv->sockets, why,
-				      sizeof(why));
+		rc = socket_set_adopt(cfg->listen, cfg->listen_count, cfg->listen_tls,
+				      cfg->listen_tls_count, cfg->threads, cfg->socket_mode,
+				      t->given, t->n_given, &srv->sockets, why, sizeof(why));
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "takeover refused: %s; pid %d serves on", why,
@@ -1189,7 +1210,8 @@ static int sockets_start(server_t *srv, char *err, size_t errlen)
 {
 	const conf_t *cfg = srv->cfg;
 	int rc = cfg->takeover ? sockets_take(srv, err, errlen)
-			       : socket_set_open(cfg->listen, cfg->listen_count, cfg->threads,
+			       : socket_set_open(cfg->listen, cfg->listen_count, cfg->listen_tls,
+						 cfg->listen_tls_count, cfg->threads,
 						 cfg->socket_mode, &srv->sockets, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -1222,7 +1244,7 @@ static int server_bind(server_t *srv, char *err, size_t errlen)
 	 * the queries. A takeover shares them on purpose, with the process it
 	 * takes them from; the pid file is written once that one has exited.
 	 */
-	rc = instance_claim(cfg->listen, cfg->listen_count,
+	rc = instance_claim(cfg->listen, cfg->listen_count, cfg->listen_tls, cfg->listen_tls_count,
 			    cfg->share_port || cfg->takeover ? INSTANCE_SHARE : INSTANCE_EXCLUSIVE,
 			    &srv->instance, err, errlen);
 	if (rc == 0)
@@ -1269,6 +1291,12 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 				errlen);
 	if (rc < 0)
 		return rc;
+	/* always: a reconfig may add a primary over TLS; credentials come after the drop */
+	if ((rc = tls_ctx_new(&srv->tls)) < 0) {
+		snprintf(err, errlen, "TLS: %s", shoal_strerror(rc));
+		return rc;
+	}
+	workers_set_tls(&srv->workers, srv->tls);
 	if (notify_out_new(srv->loop, cfg, &srv->zones, srv->state, &srv->counters.notify_out,
 			   &srv->notifier) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -1302,6 +1330,12 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 	int rc = drop_privileges(srv, srv->uid, srv->gid, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* read with the rights a reconfig will have; kept in state-dir when self-signed */
+	tls_creds_t *creds = NULL;
+	if (tls_setup_wanted(cfg) &&
+	    (rc = tls_setup_creds(cfg, state_dir(srv->state), "start", &creds, err, errlen)) < 0)
+		return rc;
+	tls_ctx_set_creds(srv->tls, creds);
 	rc = reload_attach(&srv->reload, srv->loop);
 	if (rc == 0)
 		rc = signals_start(srv);
@@ -1453,6 +1487,8 @@ static int server_stop(server_t *srv, int status, const char *err)
 		loop_close(srv);
 	state_stop(srv);
 	reload_clear(&srv->reload);
+	tls_ctx_free(srv->tls); /* no session starts any more: workers and transfers are gone */
+	srv->tls = NULL;
 	if (srv->zcfg != srv->cfg)
 		conf_free(srv->zcfg);
 	conf_free(srv->orphan);

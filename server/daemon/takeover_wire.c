@@ -171,7 +171,7 @@ int takeover_wire_send(int fd, const socket_set_t *s, unsigned threads, int cont
 	for (; rc == 0 && socket_set_entry(s, count, &e); count++) {
 		deadline = now_ms() + TAKEOVER_WIRE_STEP_MS;
 		rc = send_record(fd, e.fd, deadline, "%s %u %s", socket_kind_names[e.kind],
-				 e.worker, socket_set_address(s, e.address)->text);
+				 e.worker, e.addr->text);
 	}
 	if (rc == 0 && control_fd >= 0)
 		rc = send_record(fd, control_fd, deadline, "control %s", control_path);
@@ -255,14 +255,13 @@ static int parse_socket(const char *text, socket_given_t *g)
 	if (sscanf(text, "%7s %u %79s", kind, &worker, addr) != 3 ||
 	    conf_parse_listen(addr, &g->addr) < 0)
 		return SHOAL_EMALFORMED;
-	if (!strcmp(kind, "udp"))
-		g->kind = SOCKET_UDP;
-	else if (!strcmp(kind, "tcp"))
-		g->kind = SOCKET_TCP;
-	else
-		return SHOAL_EMALFORMED;
-	g->worker = worker;
-	return 0;
+	for (int k = 0; socket_kind_names[k]; k++)
+		if (!strcmp(kind, socket_kind_names[k])) {
+			g->kind = (enum socket_kind)k;
+			g->worker = worker;
+			return 0;
+		}
+	return SHOAL_EMALFORMED;
 }
 
 /* The first record: "shoald VERSION pid PID mode MODE threads N". */

@@ -116,6 +116,7 @@ struct sched {
 	void *published_arg;
 	stats_xfr_in_t *xfr_in; /* the caller's */
 	stats_sched_t *counters;
+	tls_ctx_t *tls;    /* sessions to TLS primaries */
 	unsigned pool_max; /* transfers-in of the start: threads at most */
 	uint8_t key[16];   /* the tables' hash key */
 	/*

@@ -18,8 +18,11 @@
 #include "server/common/log.h"
 #include "server/events/requestor.h"
 
-/* Where an exchange is: its socket made, connected, the request sent, the answer read. */
-enum { ST_OPEN, ST_CONNECTING, ST_SENDING, ST_RECEIVING, ST_DONE };
+/*
+ * Where an exchange is: its socket made, connected (over TLS: its
+ * handshake done), the request sent, the answer read.
+ */
+enum { ST_OPEN, ST_CONNECTING, ST_HANDSHAKE, ST_SENDING, ST_RECEIVING, ST_DONE };
 
 /* A state's step that must wait (for the socket, or between two messages). */
 #define AGAIN 1
@@ -43,10 +46,16 @@ static uint64_t deadline_in(const requestor_t *r, unsigned ms)
 	return r->total_deadline && r->total_deadline < d ? r->total_deadline : d;
 }
 
+/* TCP and TLS: a stream of framed messages (RFC 1035 4.2.2), not datagrams. */
+static bool stream_transport(const requestor_t *r)
+{
+	return r->transport != REQUESTOR_UDP;
+}
+
 /* The stage a failure in state is told as. */
 static enum requestor_stage stage_of(int state)
 {
-	if (state <= ST_CONNECTING)
+	if (state <= ST_HANDSHAKE)
 		return REQUESTOR_CONNECT;
 	return state == ST_SENDING ? REQUESTOR_SEND : REQUESTOR_RECEIVE;
 }
@@ -54,6 +63,8 @@ static enum requestor_stage stage_of(int state)
 /* The exchange is over: the socket goes at once (a descriptor is not held by a finished one). */
 static int finish(requestor_t *r)
 {
+	tls_session_free(r->tls);
+	r->tls = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -91,7 +102,8 @@ int requestor_init(requestor_t *r, const requestor_params_t *p)
 	r->result.rcode = -1;
 	int af = p->peer ? p->peer->sa_family : AF_UNSPEC;
 	if ((af != AF_INET && af != AF_INET6) || p->peer_len > sizeof(r->peer) ||
-	    read_question(r, p->query, p->query_len) < 0)
+	    read_question(r, p->query, p->query_len) < 0 ||
+	    (p->transport == REQUESTOR_TLS && !p->tls_ctx))
 		return SHOAL_EINVAL;
 	if (p->query_len + (p->key ? TSIG_RR_MAX : 0) > DNS_TCP_MAX)
 		return SHOAL_ESPACE;
@@ -116,8 +128,11 @@ int requestor_init(requestor_t *r, const requestor_params_t *p)
 	}
 	snprintf(r->label, sizeof(r->label), "%s", p->label ? p->label : "request");
 	r->p.label = r->label;
+	/* no checks given: opportunistic (RFC 9103 9.3.1) */
+	r->tls_auth = p->tls_auth ? *p->tls_auth : (tls_auth_t){ .mode = TLS_AUTH_OPPORTUNISTIC };
+	r->p.tls_auth = &r->tls_auth;
 	r->transport = p->transport;
-	r->result.tcp = p->transport == REQUESTOR_TCP;
+	r->result.tcp = stream_transport(r);
 	return 0;
 }
 
@@ -140,17 +155,49 @@ static int sign_request(requestor_t *r)
 	}
 	r->buf[0] = (uint8_t)(len >> 8); /* TCP: the two-octet length (RFC 1035 4.2.2) */
 	r->buf[1] = (uint8_t)len;
-	r->out_len = (size_t)len + (r->transport == REQUESTOR_TCP ? 2 : 0);
+	r->out_len = (size_t)len + (stream_transport(r) ? 2 : 0);
 	r->done = 0;
 	return 0;
 }
 
-/* Connected: the request goes next, within the message deadline. */
+/* A TLS session failed (err): why, into the result; the exchange ends. */
+static int tls_failed(requestor_t *r, enum requestor_stage stage, int err)
+{
+	if (err == SHOAL_ETLS)
+		snprintf(r->result.tls_why, sizeof(r->result.tls_why), "%s", tls_error(r->tls));
+	return fail(r, stage, err);
+}
+
+/*
+ * Connected: over TLS the handshake comes first, within the connect
+ * deadline; then the request, within the message deadline.
+ */
 static int to_sending(requestor_t *r)
 {
+	if (r->transport == REQUESTOR_TLS && !r->tls) {
+		int rc = tls_session_client(r->p.tls_ctx, r->fd, &r->tls_auth, &r->tls);
+		if (rc < 0)
+			return fail(r, REQUESTOR_CONNECT, rc);
+		r->state = ST_HANDSHAKE;
+		r->deadline_ms = deadline_in(r, r->p.connect_ms);
+		return 0;
+	}
 	r->state = ST_SENDING;
 	r->deadline_ms = deadline_in(r, r->p.message_ms);
 	return 0;
+}
+
+/* The TLS handshake: the server checked as tls_auth says (RFC 9103 9.3). */
+static int handshaking(requestor_t *r)
+{
+	int rc = tls_handshake(r->tls);
+	if (rc == -EAGAIN) {
+		r->tls_write = tls_wants_write(r->tls);
+		return AGAIN;
+	}
+	if (rc < 0)
+		return tls_failed(r, REQUESTOR_CONNECT, rc);
+	return to_sending(r);
 }
 
 /*
@@ -160,7 +207,7 @@ static int to_sending(requestor_t *r)
  */
 static int open_socket(requestor_t *r)
 {
-	bool tcp = r->transport == REQUESTOR_TCP;
+	bool tcp = stream_transport(r);
 	r->fd = socket(r->peer.ss_family,
 		       (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (r->fd < 0)
@@ -200,6 +247,27 @@ static int next_message(requestor_t *r)
 	return AGAIN;
 }
 
+/* move_octets over TLS: a record sent (the one before flushed first) or read. */
+static ssize_t tls_move(requestor_t *r, uint8_t *p, size_t len, bool out)
+{
+	ssize_t n;
+	if (out) {
+		/* len 0: only what the session holds */
+		int rc = tls_flush(r->tls);
+		n = rc < 0 ? rc : len ? tls_send(r->tls, p, len) : 0;
+	} else {
+		n = tls_recv(r->tls, p, len);
+	}
+	if (n >= 0)
+		return n;
+	if (n == -EAGAIN) {
+		r->tls_write = tls_wants_write(r->tls);
+		return IO_WAIT;
+	}
+	tls_failed(r, out ? REQUESTOR_SEND : REQUESTOR_RECEIVE, (int)n);
+	return IO_ENDED;
+}
+
 /*
  * One send (out) or recv on r's socket: the octets moved (0 from recv: the
  * peer closed, or an empty datagram), IO_WAIT, or IO_ENDED when it failed
@@ -207,6 +275,8 @@ static int next_message(requestor_t *r)
  */
 static ssize_t move_octets(requestor_t *r, uint8_t *p, size_t len, bool out)
 {
+	if (r->tls)
+		return tls_move(r, p, len, out);
 	for (;;) {
 		ssize_t n = out ? send(r->fd, p, len, MSG_NOSIGNAL) : recv(r->fd, p, len, 0);
 		if (n >= 0)
@@ -228,13 +298,17 @@ static int moved_none(ssize_t n)
 
 static int sending(requestor_t *r)
 {
-	uint8_t *out = r->transport == REQUESTOR_TCP ? r->buf : r->buf + 2;
+	uint8_t *out = stream_transport(r) ? r->buf : r->buf + 2;
 	while (r->done < r->out_len) {
 		ssize_t n = move_octets(r, out + r->done, r->out_len - r->done, true);
 		if (n < 0)
 			return moved_none(n);
 		r->done += (size_t)n;
 	}
+	/* TLS: the last record may still be the session's to write */
+	ssize_t n = r->tls ? move_octets(r, NULL, 0, true) : 0;
+	if (n < 0)
+		return moved_none(n);
 	next_message(r);
 	return 0;
 }
@@ -300,7 +374,7 @@ static int tsig_failed(requestor_t *r, enum requestor_stage stage, int err)
  */
 static int taken(requestor_t *r, const uint8_t *msg, size_t len)
 {
-	bool udp = r->transport == REQUESTOR_UDP;
+	bool udp = !stream_transport(r);
 	r->result.rcode = DNS_RCODE_NOERROR;
 	r->result.messages++;
 	int rc = r->p.on_response ? r->p.on_response(r->p.arg, msg, len) : 1;
@@ -439,11 +513,13 @@ static int advance(requestor_t *r)
 		return open_socket(r);
 	case ST_CONNECTING:
 		return connecting(r);
+	case ST_HANDSHAKE:
+		return handshaking(r);
 	case ST_SENDING:
 		return sending(r);
 	default:
 		assert(r->state == ST_RECEIVING);
-		return r->transport == REQUESTOR_TCP ? receiving_tcp(r) : receiving_udp(r);
+		return stream_transport(r) ? receiving_tcp(r) : receiving_udp(r);
 	}
 }
 
@@ -460,7 +536,12 @@ int requestor_step(requestor_t *r)
 			fail(r, stage_of(r->state), SHOAL_ETIMEOUT);
 			break;
 		}
-		r->events = r->state == ST_RECEIVING ? POLLIN : POLLOUT;
+		if (r->tls && r->state != ST_CONNECTING)
+			r->events = r->tls_write ? POLLOUT : POLLIN;
+		else
+			r->events = r->state == ST_RECEIVING ? POLLIN : POLLOUT;
+		/* the next message may be decrypted already: no socket event would come */
+		r->ready = r->tls && tls_pending(r->tls) > 0;
 		return REQUESTOR_WAIT;
 	}
 	return 0;
@@ -474,6 +555,8 @@ void requestor_abort(requestor_t *r, int err)
 
 void requestor_clear(requestor_t *r)
 {
+	tls_session_free(r->tls);
+	r->tls = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -502,6 +585,10 @@ const char *requestor_result_text(const requestor_result_t *res, char *buf, size
 	const char *why = shoal_strerror(res->error);
 	if (!res->error)
 		snprintf(buf, cap, "answered %s", res->rcode > 0 ? res->answer : "NOERROR");
+	else if (res->error == SHOAL_ETLS)
+		snprintf(buf, cap, "TLS %s: %s",
+			 res->stage == REQUESTOR_CONNECT ? "handshake failed" : "session failed",
+			 res->tls_why);
 	else if (res->stage == REQUESTOR_CONNECT)
 		snprintf(buf, cap, "cannot connect: %s", why);
 	else if (res->stage == REQUESTOR_SEND)
@@ -527,6 +614,8 @@ static int wait_ready(const requestor_t *r, bool (*cancelled)(void *arg), void *
 	for (;;) {
 		if (cancelled && cancelled(arg))
 			return -ECANCELED;
+		if (r->ready)
+			return 0;
 		uint64_t now = requestor_now_ms();
 		if (now >= r->deadline_ms)
 			return 0; /* the step sees it */
@@ -617,7 +706,8 @@ static int uv_arm(requestor_uv_t *ex)
 		ex->watched = r->fd;
 	}
 	uint64_t now = requestor_now_ms();
-	uv_timer_start(&ex->timer, uv_on_timer, r->deadline_ms > now ? r->deadline_ms - now : 0, 0);
+	uint64_t wait = r->ready ? 0 : r->deadline_ms > now ? r->deadline_ms - now : 0;
+	uv_timer_start(&ex->timer, uv_on_timer, wait, 0);
 	return uv_poll_start(&ex->poll[ex->polls - 1],
 			     r->events & POLLIN ? UV_READABLE : UV_WRITABLE, uv_on_poll);
 }

@@ -11,6 +11,7 @@
 
 #include "proto/name.h"
 #include "proto/tsig.h"
+#include "server/common/tls.h"
 
 /*
  * One exchange: a request sent to one peer, and its answer of one message
@@ -33,11 +34,12 @@
 enum requestor_transport {
 	REQUESTOR_UDP,
 	REQUESTOR_TCP,
+	REQUESTOR_TLS, /* TCP's framing inside TLS (RFC 7858, RFC 9103): tls_ctx, tls_auth */
 };
 
 /* Where an exchange was when it ended with an error (result.stage). */
 enum requestor_stage {
-	REQUESTOR_CONNECT, /* making the socket, connecting (TCP): the peer was not reached */
+	REQUESTOR_CONNECT, /* making the socket, connecting (TCP), the TLS handshake */
 	REQUESTOR_SEND,    /* sending the request */
 	REQUESTOR_RECEIVE, /* waiting for, reading or checking a response message */
 	REQUESTOR_END,     /* after the last message: its TSIG (RFC 8945 5.3.1) */
@@ -75,6 +77,13 @@ typedef struct requestor_params {
 	enum requestor_transport transport;
 	bool tcp_on_tc; /* an answer over UDP with TC: ask again over TCP (RFC 7766 5) */
 	/*
+	 * REQUESTOR_TLS: the context sessions start from (kept: it must
+	 * outlive the exchange; Shoal's certificate is shown when the peer
+	 * asks), and how the peer is checked (copied).
+	 */
+	tls_ctx_t *tls_ctx;
+	const tls_auth_t *tls_auth;
+	/*
 	 * Deadlines in ms: to connect (TCP); to send the request and for each
 	 * whole response message; for the whole exchange (0: none). With
 	 * progress, message_ms runs from the last octet received instead, so
@@ -103,6 +112,8 @@ typedef struct requestor_result {
 	int rcode;                  /* the answer's RCODE; -1 before any answer */
 	bool tc;                    /* the answer taken over UDP had TC (no tcp_on_tc) */
 	bool tcp;                   /* the exchange went over TCP (asked so, or after TC) */
+	/* SHOAL_ETLS: why the TLS session failed ("the server's key (pin ...) is none of ...") */
+	char tls_why[TLS_HOSTNAME_MAX + 200];
 	uint16_t tsig_error; /* after SHOAL_ETSIG, or with a NOTAUTH answer: the TSIG error */
 	bool tsig_peer;      /* ... told by the peer's TSIG RR, not found by our check */
 	char tsig_why[DNS_RCODE_TEXT_MAX]; /* ... its name ("BADSIG"), or "malformed" */
@@ -124,6 +135,8 @@ typedef struct requestor {
 	int fd;               /* after REQUESTOR_WAIT: wait for this descriptor */
 	short events;         /* to be ready for these (POLLIN or POLLOUT) */
 	uint64_t deadline_ms; /* or until then (requestor_now_ms's clock) */
+	/* ... or step again at once: decrypted octets wait, which no socket event says */
+	bool ready;
 	requestor_result_t result;
 
 	/* private */
@@ -131,6 +144,9 @@ typedef struct requestor {
 	requestor_params_t p; /* a copy, pointing to the copies below */
 	struct sockaddr_storage peer;
 	enum requestor_transport transport; /* p's, or TCP after TC */
+	tls_auth_t tls_auth;                /* p's, copied */
+	tls_session_t *tls;                 /* REQUESTOR_TLS, once connected */
+	bool tls_write;                     /* the session waits to write */
 	uint64_t total_deadline;            /* 0: none, or not started */
 	uint16_t id;
 	uint8_t opcode;
@@ -150,10 +166,11 @@ typedef struct requestor {
 uint64_t requestor_now_ms(void);
 
 /*
- * Prepare an exchange from p (copied: the query, the peer, the key; p may
- * go once this returns). Nothing is sent before requestor_step. Returns 0;
- * SHOAL_EINVAL for a query without exactly one question or a peer of
- * another family than IPv4 or IPv6; SHOAL_ESPACE when the query signed
+ * Prepare an exchange from p (copied: the query, the peer, the key, the
+ * TLS checks; p may go once this returns). Nothing is sent before
+ * requestor_step. Returns 0; SHOAL_EINVAL for a query without exactly one
+ * question, a peer of another family than IPv4 or IPv6, or TLS without
+ * tls_ctx; SHOAL_ESPACE when the query signed
  * would not fit a message; SHOAL_ENOMEM. On error r needs no
  * requestor_clear. libsodium must be initialised (the ID is random).
  */
@@ -164,10 +181,11 @@ uint16_t requestor_id(const requestor_t *r);
 
 /*
  * Go as far as the sockets allow without waiting: make the socket and
- * connect, send, read and check what has come. Returns REQUESTOR_WAIT
- * when it must wait (for r->fd to be ready for r->events, or until
- * r->deadline_ms; a call before either is harmless), or 0 when the
- * exchange ended: see r->result. After 0, further calls return 0.
+ * connect (over TLS: the handshake), send, read and check what has come.
+ * Returns REQUESTOR_WAIT when it must wait (for r->fd to be ready for
+ * r->events, or until r->deadline_ms; a call before either is harmless;
+ * not at all when r->ready), or 0 when the exchange ended: see r->result.
+ * After 0, further calls return 0.
  */
 int requestor_step(requestor_t *r);
 

@@ -600,6 +600,7 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	s->published_arg = env->published_arg;
 	s->xfr_in = env->xfr_in;
 	s->counters = env->counters;
+	s->tls = env->tls;
 	s->pool_max = env->transfers_in < SCHED_POOL_MAX ? env->transfers_in : SCHED_POOL_MAX;
 	s->tokens_at = sched_now_ms();
 	sec_table_t *t = sched_table_new(s, cfg, NULL);

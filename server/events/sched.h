@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "server/common/stats.h"
+#include "server/common/tls.h"
 #include "server/conf/conf.h"
 #include "server/events/reload.h"
 #include "server/events/state.h"
@@ -45,6 +46,7 @@ typedef struct sched_env {
 	stats_sched_t *counters;
 	/* refreshes at once at most: the configuration of the start's (the descriptor budget) */
 	unsigned transfers_in;
+	tls_ctx_t *tls; /* what sessions to TLS primaries start from; must outlive the scheduler */
 } sched_env_t;
 
 /*

@@ -179,14 +179,23 @@ static void outdated_text(attempt_t *a, const char *label, uint32_t remote, uint
 			 (unsigned)remote, (unsigned)served);
 }
 
-/* The requestor's parameters for asking primary p: its address and key, the job's deadlines. */
-static requestor_params_t primary_params(attempt_t *a, const acl_entry_t *p, const char *label)
+/*
+ * The requestor's parameters for asking primary p: its address and key,
+ * the job's deadlines; over TLS when p says so (RFC 9103), the primary
+ * checked as the zone's tls-pin or tls-hostname say (opportunistic
+ * without them), `other` the transport otherwise.
+ */
+static requestor_params_t primary_params(attempt_t *a, const acl_entry_t *p, const char *label,
+					 enum requestor_transport other)
 {
 	const conf_t *cfg = a->cfg;
 	return (requestor_params_t){
 		.peer = (const struct sockaddr *)&p->addr,
 		.peer_len = p->addr_len,
 		.key = p->key != ACL_NOKEY ? &cfg->keys[p->key] : NULL,
+		.transport = p->tls ? REQUESTOR_TLS : other,
+		.tls_ctx = a->s->tls,
+		.tls_auth = cfg->zone_xfr[a->job->index].primaries_tls,
 		.connect_ms = cfg->xfr_message_timeout * 1000u,
 		.message_ms = cfg->xfr_message_timeout * 1000u,
 		.total_ms = cfg->xfr_timeout * 1000u,
@@ -239,28 +248,35 @@ static int on_soa(void *arg, const uint8_t *msg, size_t len)
 	return 1;
 }
 
+/* "primary 192.0.2.1@853 over TLS": how every line about p names it. */
+static void primary_label(const acl_entry_t *p, char *label, size_t cap)
+{
+	snprintf(label, cap, "primary %.140s%s", p->text, p->tls ? " over TLS" : "");
+}
+
 /*
  * Ask primary p for the zone's SOA over UDP (with its key), as a refresh
  * asks first (RFC 1035 4.3.5), so a transfer over TCP is made only when
- * there is something newer. The serial is judged against the version
+ * there is something newer; over TLS to a TLS primary (RFC 9103: nothing
+ * of the zone in the clear). The serial is judged against the version
  * served (RFC 1982).
  */
 static enum soa_verdict ask_soa(attempt_t *a, const acl_entry_t *p, const zone_t *current)
 {
-	char label[160];
-	snprintf(label, sizeof(label), "primary %.140s", p->text);
+	char label[180];
+	primary_label(p, label, sizeof(label));
 	uint8_t query[REQUEST_MAX];
 	int len = request_write(query, sizeof(query), 0, DNS_OPCODE_QUERY, 0, a->z->apex,
 				DNS_TYPE_SOA, DNS_SECTION_ANSWER, NULL);
 	if (len < 0)
 		return SOA_OVER_TCP;
 	soa_answer_t sa = { .apex = a->z->apex };
-	requestor_params_t rp = primary_params(a, p, label);
+	requestor_params_t rp = primary_params(a, p, label, REQUESTOR_UDP);
 	unsigned wait = a->cfg->xfr_message_timeout * 1000u;
 	rp.query = query;
 	rp.query_len = (size_t)len;
-	rp.transport = REQUESTOR_UDP;
-	rp.message_ms = rp.total_ms = wait < SEC_SOA_UDP_MS ? wait : SEC_SOA_UDP_MS;
+	if (!p->tls)
+		rp.message_ms = rp.total_ms = wait < SEC_SOA_UDP_MS ? wait : SEC_SOA_UDP_MS;
 	rp.on_response = on_soa;
 	rp.arg = &sa;
 	requestor_t req;
@@ -269,6 +285,12 @@ static enum soa_verdict ask_soa(attempt_t *a, const acl_entry_t *p, const zone_t
 	stats_add_shared(&a->s->counters->soa_queries, 1);
 	int rc = requestor_run(&req, given_up, a->job);
 	requestor_clear(&req);
+	if (rc < 0 && p->tls) {
+		/* the transfer would meet the same connection, handshake or key: the next primary
+		 */
+		exchange_failed(a, label, &req.result);
+		return SOA_FAILED;
+	}
 	if (rc < 0 || req.result.tc) {
 		/* a lost datagram, a primary that answers over TCP alone: the transfer tells */
 		return SOA_OVER_TCP;
@@ -306,8 +328,8 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	int rc;
 	*out = NULL;
 	/* first: every failure below names the primary with it */
-	char label[160];
-	snprintf(label, sizeof(label), "primary %.140s", p->text);
+	char label[180];
+	primary_label(p, label, sizeof(label));
 	const zrrset_t *soa = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
 	/* room for the longest SOA names and key name: a zone's own must never stop its refresh */
 	rc = request_write(query, sizeof(query), 0, DNS_OPCODE_QUERY, 0, a->z->apex, qtype,
@@ -315,10 +337,9 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 			   qtype == DNS_TYPE_IXFR && soa ? soa->set.data : NULL);
 	if (rc < 0)
 		goto done;
-	requestor_params_t rp = primary_params(a, p, label);
+	requestor_params_t rp = primary_params(a, p, label, REQUESTOR_TCP);
 	rp.query = query;
 	rp.query_len = (size_t)rc;
-	rp.transport = REQUESTOR_TCP;
 	/* issue 30: a transfer keeps its slot while octets come, until xfr-timeout */
 	rp.progress = true;
 	rp.on_response = on_xfr_message;

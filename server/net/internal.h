@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Inside server/net/tcp.c and server/net/tcp_conn.c: the server, its connection slots, shared
- * helpers. */
+/* Inside server/net/tcp.c, tcp_conn.c and tls_conn.c: the server, its connection slots, how their
+ * octets move, shared helpers. */
 #ifndef SHOAL_SERVER_NET_INTERNAL_H
 #define SHOAL_SERVER_NET_INTERNAL_H
 
@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "server/common/log.h"
+#include "server/common/tls.h"
+#include "server/conf/acl.h"
 #include "server/net/acceptor.h"
 #include "server/net/tcp.h"
 
@@ -51,12 +54,67 @@ typedef struct tcp_outbuf {
 
 typedef struct tcp_conn tcp_conn_t;
 
+/*
+ * How a connection's octets move: TCP's (libuv's stream, below in
+ * tcp_conn.c) or TLS's (tls_conn.c: GnuTLS on the socket, which uv_poll
+ * watches). One table per server, chosen at its start, so the TCP path
+ * has no TLS branch. Everything on the loop's thread.
+ *   open: take the accepted fd into c's I/O handle; start serving it
+ *     (tcp_conn_open now, or once a handshake is done). An error closes
+ *     the connection (tcp_conn_close) and fd.
+ *   set_reading: read, or stop reading; what is read comes to
+ *     tcp_conn_received, into c->in past in_len (anywhere in c->in once
+ *     shut: discarded).
+ *   write: start writing p[0..len) (it stays put until done); the end
+ *     comes to tcp_conn_written on a later turn of the loop. Returns 0 or
+ *     a negative error (nothing will come).
+ *   try_write: write what the socket takes now, without waiting: the
+ *     octets taken (0: none), or a negative error. When fewer than len,
+ *     the next call is write(p + taken, ...).
+ *   shutdown: our side is done: FIN (TLS: close_notify first), after what
+ *     is written; errors come to tcp_conn_shutdown_done.
+ *   has_input: whether input waits unread (used only when stopping).
+ *   close: close the I/O handle (its close callback is
+ *     tcp_conn_handle_closed) and the socket.
+ */
+typedef struct tcp_io {
+	void (*open)(tcp_conn_t *c, int fd);
+	void (*set_reading)(tcp_conn_t *c, bool want);
+	int (*write)(tcp_conn_t *c, const uint8_t *p, size_t len);
+	ssize_t (*try_write)(tcp_conn_t *c, const uint8_t *p, size_t len);
+	int (*shutdown)(tcp_conn_t *c);
+	bool (*has_input)(tcp_conn_t *c);
+	void (*close)(tcp_conn_t *c);
+} tcp_io_t;
+
+/* A TLS connection's state (tls_conn.c). */
+typedef struct tls_conn {
+	tls_session_t *session;
+	int fd;
+	int events; /* what the poll handle watches now (UV_READABLE, UV_WRITABLE) */
+	/* the write under way: out[done..len) left, the session's unflushed record included */
+	const uint8_t *out;
+	size_t out_len, out_done;
+	/* after a try_write that stopped within a record: its octets, which the session holds */
+	size_t head_taken;
+	bool handshaking;
+	bool writing;      /* a write is under way */
+	bool shutting;     /* close_notify, then FIN, under way */
+	bool recv_blocked; /* a read waits for the socket to take a record first (rare) */
+	tcp_conn_t *hs_prev, *hs_next; /* handshakes under way, the oldest first */
+} tls_conn_t;
+
 struct tcp_conn {
-	uv_tcp_t handle;
-	uv_timer_t timer; /* idle, message, or linger timeout: one at a time */
+	union {
+		uv_handle_t any;
+		uv_tcp_t tcp;   /* TCP: libuv's stream */
+		uv_poll_t poll; /* TLS: the socket polled; the session reads and writes it */
+	} handle;
+	uv_timer_t timer; /* handshake, idle, message, or linger timeout: one at a time */
 	uv_write_t write_req;
 	uv_shutdown_t shutdown_req;
 	tcp_server_t *srv;
+	tls_conn_t tls;
 	/* Open connections: the activity list, least recently active first.
 	 * Free slots: `next` links the free list. */
 	tcp_conn_t *prev, *next;
@@ -71,7 +129,11 @@ struct tcp_conn {
 	unsigned flight;
 	tcp_stream_t *stream;         /* a many-message answer being sent, or NULL */
 	struct sockaddr_storage peer; /* the client's address */
+	/* what a provide-xfr entry checks: the address, TLS, the certificate (tls_conn.c) */
+	acl_client_t client;
 	uint8_t closes_pending;
+	bool io_open;        /* the I/O handle is made: tcp_conn_close closes it */
+	bool opened;         /* served: tcp_conn_open ran (a TLS one: after its handshake) */
 	bool writing;        /* write_req is in flight */
 	bool reading;        /* uv_read_start is in effect */
 	bool eof;            /* the peer closed its side; answer what is read, then close */
@@ -91,6 +153,7 @@ typedef struct tcp_listener {
 
 struct tcp_server {
 	uv_loop_t *loop;
+	const tcp_io_t *io; /* tcp_io_tcp, or tcp_io_tls */
 	tcp_limits_t lim;
 	tcp_answer_fn answer;
 	tcp_special_fn special; /* or NULL */
@@ -112,6 +175,12 @@ struct tcp_server {
 	void (*done)(void *arg);
 	void *done_arg;
 	uint8_t *scratch; /* TCP_FRAME_MAX: the answer callback writes at scratch + 2 */
+	/* TLS: its context and counters; the handshakes under way, the oldest first */
+	tls_ctx_t *tls;
+	tls_stats_t *tls_stats;
+	tcp_conn_t *hs_head, *hs_tail;
+	size_t handshakes;
+	log_limit_t tls_log; /* handshake failures: any client can make them */
 };
 
 /* The activity list: open connections, least recently active first. */
@@ -139,9 +208,15 @@ static inline void tcp_active_append(tcp_server_t *t, tcp_conn_t *c)
 	t->active_tail = c;
 }
 
+/* The two ways octets move (tcp_conn.c, tls_conn.c). */
+extern const tcp_io_t tcp_io_tcp;
+extern const tcp_io_t tcp_io_tls;
+
 /*
  * Connections (server/net/tcp_conn.c). All on the loop's thread.
- * tcp_conn_open: c was just accepted into its slot; start reading and timing.
+ * tcp_conn_open: c was just accepted into its slot (TLS: its handshake is
+ *   done); start reading and timing (during a stop: the grace for its first
+ *   queries, as a connection accepted just before).
  * tcp_conn_close: close now; `counter` (may be NULL) is the statistic that
  *   names why; the slot returns through tcp_pool_release once both handles
  *   are closed.
@@ -153,6 +228,17 @@ void tcp_conn_open(tcp_conn_t *c);
 void tcp_conn_close(tcp_conn_t *c, uint64_t *counter);
 void tcp_conn_advance(tcp_conn_t *c, bool wrote);
 bool tcp_conn_idle(const tcp_conn_t *c);
+
+/*
+ * What an I/O table reports (tcp_io_t): nread octets read into c->in
+ * (0: nothing, UV_EOF: the peer closed, < 0: an error that closes); a
+ * write ended (status 0 or a negative error); a shutdown failed; an I/O
+ * handle closed.
+ */
+void tcp_conn_received(tcp_conn_t *c, ssize_t nread);
+void tcp_conn_written(tcp_conn_t *c, int status);
+void tcp_conn_shutdown_done(tcp_conn_t *c, int status);
+void tcp_conn_handle_closed(uv_handle_t *h);
 
 /* Both handles of c are closed: reset the slot and give it back (server/net/tcp.c). */
 void tcp_pool_release(tcp_conn_t *c);

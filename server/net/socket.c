@@ -25,21 +25,44 @@
 #define SO_DETACH_REUSEPORT_BPF 68
 #endif
 
-const char *const socket_kind_names[] = { "udp", "tcp", NULL };
+const char *const socket_kind_names[] = { "udp", "tcp", "tls", NULL };
 
 struct socket_set {
 	enum socket_mode mode;
-	size_t addresses;
 	unsigned workers;
+	size_t addresses;     /* listen's: a UDP socket and a TCP listener each */
+	size_t tls_addresses; /* listen-tls's: a TLS listener each */
 	listen_addr_t *addrs; /* [address]: as configured, for descriptions and messages */
-	int *udp;             /* [worker * addresses + address]; shared mode: one fd repeated */
-	int *tcp;             /* [worker * addresses + address] */
-	bool *tcp_handed;     /* [worker]: its TCP server closes them, not the set */
-	/* [address]: sockets in the kernel's group, the set's first (more while a giver drains) */
-	unsigned *udp_members;
-	unsigned *tcp_members;
+	listen_addr_t *tls_addrs;
+	/* [kind][worker * its addresses + address]; shared mode's UDP: one fd repeated */
+	int *fds[SOCKET_KINDS];
+	bool *handed[SOCKET_KINDS]; /* [kind][worker]: its server closes them (TCP, TLS), not the
+				       set */
+	/* [kind][address]: sockets in the kernel's group, the set's first (more while a giver
+	 * drains) */
+	unsigned *members[SOCKET_KINDS];
 	bool cpu_steer; /* UDP groups steered by the receiving CPU (socket_set_steer_cpu) */
 };
+
+/* How many addresses sockets of kind have in s: listen's, or listen-tls's. */
+static size_t kind_addresses(const socket_set_t *s, int kind)
+{
+	return kind == SOCKET_TLS ? s->tls_addresses : s->addresses;
+}
+
+/* Address a of the sockets of kind. */
+static const listen_addr_t *kind_addr(const socket_set_t *s, int kind, size_t a)
+{
+	assert(a < kind_addresses(s, kind));
+	return kind == SOCKET_TLS ? &s->tls_addrs[a] : &s->addrs[a];
+}
+
+/* Where worker w's socket of kind for address a is kept. */
+static int *kind_fd(const socket_set_t *s, int kind, unsigned w, size_t a)
+{
+	assert(w < s->workers && a < kind_addresses(s, kind));
+	return &s->fds[kind][(size_t)w * kind_addresses(s, kind) + a];
+}
 
 /*
  * Best effort: a bigger buffer rides out bursts. SO_*BUFFORCE (root, before
@@ -128,82 +151,107 @@ static int tcp_socket_open(const listen_addr_t *a, char *err, size_t errlen)
 }
 
 /* Worker w's UDP sockets: its own (reuseport), or the shared ones, made by the first worker. */
-static int open_udp(socket_set_t *s, const listen_addr_t *addrs, unsigned w, char *err,
-		    size_t errlen)
+static int open_udp(socket_set_t *s, unsigned w, char *err, size_t errlen)
 {
-	int *fds = &s->udp[(size_t)w * s->addresses];
 	for (size_t i = 0; i < s->addresses; i++) {
+		int *fd = kind_fd(s, SOCKET_UDP, w, i);
 		if (s->mode == SOCKET_MODE_SHARED && w > 0) {
-			fds[i] = s->udp[i];
+			*fd = *kind_fd(s, SOCKET_UDP, 0, i);
 			continue;
 		}
 		/* shared: no SO_REUSEPORT, one socket per address, read by every worker */
 		bool reuseport = s->mode != SOCKET_MODE_SHARED;
-		fds[i] = udp_socket_open(&addrs[i], reuseport, err, errlen);
-		if (fds[i] < 0) {
+		*fd = udp_socket_open(&s->addrs[i], reuseport, err, errlen);
+		if (*fd < 0) {
 			if (reuseport)
 				log_error("worker %u: UDP %s", w, err);
 			else
 				log_error("UDP %s", err);
 			snprintf(err, errlen, "cannot open the UDP sockets (see above)");
-			return fds[i];
+			return *fd;
 		}
 	}
 	return 0;
 }
 
-/* An empty set for n_addrs addresses and `workers` workers, every descriptor -1. */
-static socket_set_t *set_new(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
+/* Worker w's listeners of kind (TCP, TLS), one per address of the kind. */
+static int open_listeners(socket_set_t *s, int kind, unsigned w, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < kind_addresses(s, kind); i++) {
+		int *fd = kind_fd(s, kind, w, i);
+		*fd = tcp_socket_open(kind_addr(s, kind, i), err, errlen);
+		if (*fd < 0)
+			return *fd;
+	}
+	return 0;
+}
+
+/* A copy of list[0..n) (room for one at least), or NULL. */
+static void *copy_of(const void *list, size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (p && n)
+		memcpy(p, list, n * size);
+	return p;
+}
+
+/* An empty set for these addresses and `workers` workers, every descriptor -1. */
+static socket_set_t *set_new(const listen_addr_t *addrs, size_t n_addrs,
+			     const listen_addr_t *tls_addrs, size_t n_tls, unsigned workers,
 			     enum socket_mode mode)
 {
-	size_t n = (size_t)workers * n_addrs;
 	socket_set_t *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->udp = malloc((n ? n : 1) * sizeof(int));
-	s->tcp = malloc((n ? n : 1) * sizeof(int));
-	s->tcp_handed = calloc(workers ? workers : 1, sizeof(bool));
-	s->addrs = calloc(n_addrs ? n_addrs : 1, sizeof(listen_addr_t));
-	s->udp_members = calloc(n_addrs ? n_addrs : 1, sizeof(unsigned));
-	s->tcp_members = calloc(n_addrs ? n_addrs : 1, sizeof(unsigned));
-	if (!s->udp || !s->tcp || !s->tcp_handed || !s->addrs || !s->udp_members ||
-	    !s->tcp_members) {
+	s->mode = mode;
+	s->addresses = n_addrs;
+	s->tls_addresses = n_tls;
+	s->addrs = copy_of(addrs, n_addrs, sizeof(*addrs));
+	s->tls_addrs = copy_of(tls_addrs, n_tls, sizeof(*tls_addrs));
+	bool ok = s->addrs && s->tls_addrs;
+	for (int kind = 0; kind < SOCKET_KINDS; kind++) {
+		size_t addresses = kind_addresses(s, kind), n = (size_t)workers * addresses;
+		s->fds[kind] = malloc((n ? n : 1) * sizeof(int));
+		s->handed[kind] = calloc(workers ? workers : 1, sizeof(bool));
+		s->members[kind] = calloc(addresses ? addresses : 1, sizeof(unsigned));
+		ok = ok && s->fds[kind] && s->handed[kind] && s->members[kind];
+		for (size_t i = 0; ok && i < n; i++)
+			s->fds[kind][i] = -1;
+		for (size_t a = 0; ok && a < addresses; a++)
+			s->members[kind][a] = workers;
+	}
+	if (!ok) {
 		socket_set_close(s);
 		return NULL;
 	}
-	s->mode = mode;
-	s->addresses = n_addrs;
-	if (n_addrs)
-		memcpy(s->addrs, addrs, n_addrs * sizeof(*addrs));
-	for (size_t i = 0; i < n; i++)
-		s->udp[i] = s->tcp[i] = -1;
-	for (size_t a = 0; a < n_addrs; a++)
-		s->udp_members[a] = s->tcp_members[a] = workers;
 	return s;
 }
 
-int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
-		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen)
+/* The message when a set's memory is short. */
+static int set_no_memory(unsigned workers, size_t n_addrs, size_t n_tls, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "out of memory for %zu sockets",
+		 (size_t)workers * (2 * n_addrs + n_tls));
+	return SHOAL_ENOMEM;
+}
+
+int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, const listen_addr_t *tls_addrs,
+		    size_t n_tls, unsigned workers, enum socket_mode mode, socket_set_t **out,
+		    char *err, size_t errlen)
 {
 	MAIN_THREAD_ONLY();
-	socket_set_t *s = set_new(addrs, n_addrs, workers, mode);
-	if (!s) {
-		snprintf(err, errlen, "out of memory for %zu sockets",
-			 2 * (size_t)workers * n_addrs);
-		return SHOAL_ENOMEM;
-	}
-	/* worker by worker, UDP then TCP: each socket's place in its SO_REUSEPORT group */
+	socket_set_t *s = set_new(addrs, n_addrs, tls_addrs, n_tls, workers, mode);
+	if (!s)
+		return set_no_memory(workers, n_addrs, n_tls, err, errlen);
+	/* worker by worker, UDP, TCP, TLS: each socket's place in its SO_REUSEPORT group */
 	int rc = 0;
 	for (unsigned w = 0; w < workers && rc == 0; w++) {
 		s->workers = w + 1;
-		rc = open_udp(s, addrs, w, err, errlen);
-		for (size_t i = 0; i < n_addrs && rc == 0; i++) {
-			int fd = tcp_socket_open(&addrs[i], err, errlen);
-			if (fd < 0)
-				rc = fd;
-			else
-				s->tcp[(size_t)w * n_addrs + i] = fd;
-		}
+		rc = open_udp(s, w, err, errlen);
+		if (rc == 0)
+			rc = open_listeners(s, SOCKET_TCP, w, err, errlen);
+		if (rc == 0)
+			rc = open_listeners(s, SOCKET_TLS, w, err, errlen);
 	}
 	if (rc < 0) {
 		socket_set_close(s);
@@ -223,22 +271,30 @@ size_t socket_set_addresses(const socket_set_t *s)
 	return s->addresses;
 }
 
+size_t socket_set_tls_addresses(const socket_set_t *s)
+{
+	return s->tls_addresses;
+}
+
 int socket_set_udp(const socket_set_t *s, unsigned w, size_t a)
 {
-	assert(w < s->workers && a < s->addresses);
-	return s->udp[(size_t)w * s->addresses + a];
+	return *kind_fd(s, SOCKET_UDP, w, a);
 }
 
 int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a)
 {
-	assert(w < s->workers && a < s->addresses);
-	return s->tcp[(size_t)w * s->addresses + a];
+	return *kind_fd(s, SOCKET_TCP, w, a);
 }
 
-void socket_set_tcp_handed(socket_set_t *s, unsigned w)
+int socket_set_tls(const socket_set_t *s, unsigned w, size_t a)
 {
-	assert(w < s->workers);
-	s->tcp_handed[w] = true;
+	return *kind_fd(s, SOCKET_TLS, w, a);
+}
+
+void socket_set_handed(socket_set_t *s, enum socket_kind kind, unsigned w)
+{
+	assert(w < s->workers && kind != SOCKET_UDP);
+	s->handed[kind][w] = true;
 }
 
 uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w)
@@ -259,8 +315,12 @@ uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w)
 
 const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a)
 {
-	assert(a < s->addresses);
-	return &s->addrs[a];
+	return kind_addr(s, SOCKET_UDP, a);
+}
+
+const listen_addr_t *socket_set_tls_address(const socket_set_t *s, size_t a)
+{
+	return kind_addr(s, SOCKET_TLS, a);
 }
 
 bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e)
@@ -269,19 +329,22 @@ bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e)
 	/* per address: the UDP sockets (one in shared mode), then the TCP listeners */
 	size_t udp_per = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
 	size_t per_address = udp_per + s->workers;
-	if (s->workers == 0 || i >= s->addresses * per_address)
+	size_t plain = s->addresses * per_address;
+	if (s->workers == 0 || i >= plain + s->tls_addresses * s->workers)
 		return false;
-	size_t a = i / per_address, k = i % per_address;
-	e->address = a;
-	if (k < udp_per) {
-		e->kind = SOCKET_UDP;
-		e->worker = (unsigned)k;
-		e->fd = socket_set_udp(s, e->worker, a);
+	if (i >= plain) {
+		/* then per listen-tls address, its TLS listeners */
+		e->kind = SOCKET_TLS;
+		e->address = (i - plain) / s->workers;
+		e->worker = (unsigned)((i - plain) % s->workers);
 	} else {
-		e->kind = SOCKET_TCP;
-		e->worker = (unsigned)(k - udp_per);
-		e->fd = socket_set_tcp(s, e->worker, a);
+		size_t k = i % per_address;
+		e->address = i / per_address;
+		e->kind = k < udp_per ? SOCKET_UDP : SOCKET_TCP;
+		e->worker = (unsigned)(k < udp_per ? k : k - udp_per);
 	}
+	e->fd = *kind_fd(s, e->kind, e->worker, e->address);
+	e->addr = kind_addr(s, e->kind, e->address);
 	return true;
 }
 
@@ -305,7 +368,7 @@ static int sockopt_int(int fd, int name)
  */
 static int given_check(const socket_given_t *g, enum socket_mode mode, char *err, size_t errlen)
 {
-	bool tcp = g->kind == SOCKET_TCP;
+	bool tcp = g->kind != SOCKET_UDP; /* a TLS listener is a TCP one */
 	bool shared_udp = mode == SOCKET_MODE_SHARED && !tcp;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
@@ -401,69 +464,99 @@ static int join_check(const socket_given_t *first, unsigned have, unsigned want,
 	return SHOAL_ECONFIG;
 }
 
-/* Fill address a of s (workers s->workers) from the given sockets, opening what is missing. */
-static int adopt_address(socket_set_t *s, size_t a, socket_given_t *given, size_t n_given,
-			 char *err, size_t errlen)
+/*
+ * Sockets of kind for address a of s: the given ones, their count checked;
+ * *have is how many were given, and the group's members are noted.
+ */
+static int adopt_count(socket_set_t *s, int kind, size_t a, socket_given_t *given, size_t n_given,
+		       unsigned *have, char *err, size_t errlen)
 {
-	const listen_addr_t *addr = &s->addrs[a];
-	bool shared = s->mode == SOCKET_MODE_SHARED;
-	unsigned have[2];
-	for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
-		int n = given_count(given, n_given, kind, addr);
-		if (n < 0) {
-			snprintf(err, errlen, "%s: the handed-over %s sockets do not number 0 to N",
-				 addr->text, socket_kind_names[kind]);
-			return SHOAL_ECONFIG;
-		}
-		have[kind] = (unsigned)n;
+	const listen_addr_t *addr = kind_addr(s, kind, a);
+	bool shared_udp = kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED;
+	int n = given_count(given, n_given, kind, addr);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: the handed-over %s sockets do not number 0 to N",
+			 addr->text, socket_kind_names[kind]);
+		return SHOAL_ECONFIG;
 	}
-	if (shared && have[SOCKET_UDP] > 1) {
+	*have = (unsigned)n;
+	if (shared_udp && *have > 1) {
 		snprintf(err, errlen, "%s: more than one shared UDP socket handed over",
 			 addr->text);
 		return SHOAL_ECONFIG;
 	}
-	for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
-		unsigned want = kind == SOCKET_UDP && shared ? 1 : s->workers;
-		if (have[kind] > 0 && have[kind] < want) {
-			int rc = join_check(given_find(given, n_given, kind, addr, 0), have[kind],
-					    want, err, errlen);
-			if (rc < 0)
-				return rc;
-		}
-		if (!(kind == SOCKET_UDP && shared)) {
-			unsigned *members = kind == SOCKET_UDP ? s->udp_members : s->tcp_members;
-			members[a] = have[kind] > want ? have[kind] : want;
-		}
+	unsigned want = shared_udp ? 1 : s->workers;
+	if (*have > 0 && *have < want) {
+		int rc = join_check(given_find(given, n_given, kind, addr, 0), *have, want, err,
+				    errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (!shared_udp)
+		s->members[kind][a] = *have > want ? *have : want;
+	return 0;
+}
+
+/* Worker w's socket of kind for address a: the given one, or a new one joining after them. */
+static int adopt_one(socket_set_t *s, int kind, size_t a, unsigned w, socket_given_t *given,
+		     size_t n_given, char *err, size_t errlen)
+{
+	const listen_addr_t *addr = kind_addr(s, kind, a);
+	bool shared_udp = kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED;
+	int *fd = kind_fd(s, kind, w, a);
+	socket_given_t *g;
+	if (shared_udp && w > 0) {
+		*fd = *kind_fd(s, kind, 0, a);
+	} else if ((g = given_find(given, n_given, kind, addr, w)) != NULL) {
+		*fd = g->fd;
+		g->fd = -1;
+	} else {
+		*fd = kind == SOCKET_UDP ? udp_socket_open(addr, !shared_udp, err, errlen)
+					 : tcp_socket_open(addr, err, errlen);
+	}
+	return *fd < 0 ? *fd : 0;
+}
+
+/*
+ * Fill address a of kinds first..last (UDP and TCP for listen's, TLS for
+ * listen-tls's) of s (workers s->workers) from the given sockets, opening
+ * what is missing.
+ */
+static int adopt_address(socket_set_t *s, int first, int last, size_t a, socket_given_t *given,
+			 size_t n_given, char *err, size_t errlen)
+{
+	unsigned have;
+	for (int kind = first; kind <= last; kind++) {
+		int rc = adopt_count(s, kind, a, given, n_given, &have, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	/*
 	 * Given sockets first, in group order, then new ones, worker by
 	 * worker: a new socket joins its group after the ones in it, so the
 	 * set's order stays the group's.
 	 */
-	for (unsigned w = 0; w < s->workers; w++) {
-		size_t k = (size_t)w * s->addresses + a;
-		socket_given_t *g;
-		if (shared && w > 0) {
-			s->udp[k] = s->udp[a];
-		} else if ((g = given_find(given, n_given, SOCKET_UDP, addr, w)) != NULL) {
-			s->udp[k] = g->fd;
-			g->fd = -1;
-		} else if ((s->udp[k] = udp_socket_open(addr, !shared, err, errlen)) < 0) {
-			return s->udp[k];
+	for (unsigned w = 0; w < s->workers; w++)
+		for (int kind = first; kind <= last; kind++) {
+			int rc = adopt_one(s, kind, a, w, given, n_given, err, errlen);
+			if (rc < 0)
+				return rc;
 		}
-		if ((g = given_find(given, n_given, SOCKET_TCP, addr, w)) != NULL) {
-			s->tcp[k] = g->fd;
-			g->fd = -1;
-		} else if ((s->tcp[k] = tcp_socket_open(addr, err, errlen)) < 0) {
-			return s->tcp[k];
-		}
-	}
 	return 0;
 }
 
-int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
-		     enum socket_mode mode, socket_given_t *given, size_t n_given,
-		     socket_set_t **out, char *err, size_t errlen)
+/* Whether a given socket is for an address of addrs[0..n). */
+static bool given_listed(const socket_given_t *g, const listen_addr_t *addrs, size_t n)
+{
+	for (size_t a = 0; a < n; a++)
+		if (listen_same(&g->addr, &addrs[a]))
+			return true;
+	return false;
+}
+
+int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, const listen_addr_t *tls_addrs,
+		     size_t n_tls, unsigned workers, enum socket_mode mode, socket_given_t *given,
+		     size_t n_given, socket_set_t **out, char *err, size_t errlen)
 {
 	MAIN_THREAD_ONLY();
 	int rc = 0;
@@ -473,12 +566,9 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 	if (rc < 0)
 		goto done;
 	size_t common = 0;
-	for (size_t a = 0; a < n_addrs; a++)
-		for (size_t i = 0; i < n_given; i++)
-			if (listen_same(&given[i].addr, &addrs[a])) {
-				common++;
-				break;
-			}
+	for (size_t i = 0; i < n_given; i++)
+		common += given_listed(&given[i], addrs, n_addrs) ||
+			  given_listed(&given[i], tls_addrs, n_tls);
 	if (common == 0) {
 		snprintf(err, errlen,
 			 "nothing to take over: the running server listens on %s, this "
@@ -488,16 +578,16 @@ int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned worker
 		rc = SHOAL_ECONFIG;
 		goto done;
 	}
-	if (!(s = set_new(addrs, n_addrs, workers, mode))) {
-		snprintf(err, errlen, "out of memory for %zu sockets",
-			 2 * (size_t)workers * n_addrs);
-		rc = SHOAL_ENOMEM;
+	if (!(s = set_new(addrs, n_addrs, tls_addrs, n_tls, workers, mode))) {
+		rc = set_no_memory(workers, n_addrs, n_tls, err, errlen);
 		goto done;
 	}
 	/* every descriptor is -1 until filled: the set may be closed at any point */
 	s->workers = workers;
 	for (size_t a = 0; a < n_addrs && rc == 0; a++)
-		rc = adopt_address(s, a, given, n_given, err, errlen);
+		rc = adopt_address(s, SOCKET_UDP, SOCKET_TCP, a, given, n_given, err, errlen);
+	for (size_t a = 0; a < n_tls && rc == 0; a++)
+		rc = adopt_address(s, SOCKET_TLS, SOCKET_TLS, a, given, n_given, err, errlen);
 done:
 	/* past the workers, or an address no longer listed: the giver retires them */
 	given_close(given, n_given);
@@ -509,16 +599,21 @@ done:
 	return 0;
 }
 
+/* Whether sockets of kind are in SO_REUSEPORT groups (all but shared mode's UDP). */
+static bool kind_grouped(const socket_set_t *s, int kind)
+{
+	return !(kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED);
+}
+
 unsigned socket_set_retiring(const socket_set_t *s)
 {
 	unsigned n = 0;
-	for (size_t a = 0; a < s->addresses; a++) {
-		/* a group holds the set's own sockets at least (set_new, adopt_address) */
-		assert(s->tcp_members[a] >= s->workers && s->udp_members[a] >= s->workers);
-		n += s->tcp_members[a] - s->workers;
-		if (s->mode != SOCKET_MODE_SHARED)
-			n += s->udp_members[a] - s->workers;
-	}
+	for (int kind = 0; kind < SOCKET_KINDS; kind++)
+		for (size_t a = 0; a < kind_addresses(s, kind) && kind_grouped(s, kind); a++) {
+			/* a group holds the set's own sockets at least (set_new, adopt_count) */
+			assert(s->members[kind][a] >= s->workers);
+			n += s->members[kind][a] - s->workers;
+		}
 	return n;
 }
 
@@ -582,30 +677,39 @@ static int group_detach(int fd)
 	return 0;
 }
 
+/* The group of kind for address a: steered as socket_set_steer says. */
+static int steer_group(socket_set_t *s, int kind, size_t a, bool away, char *err, size_t errlen)
+{
+	const listen_addr_t *addr = kind_addr(s, kind, a);
+	unsigned *members = &s->members[kind][a];
+	int fd = *kind_fd(s, kind, 0, a);
+	int rc = 0;
+	if (kind == SOCKET_UDP && s->cpu_steer)
+		rc = group_attach_cpu(fd, s->workers); /* away, and after */
+	else if (away && *members > s->workers)
+		rc = group_attach(fd, addr->addr.ss_family, s->workers);
+	else if (!away)
+		rc = group_detach(fd);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s steering: %s", addr->text, socket_kind_names[kind],
+			 shoal_strerror(rc));
+		return rc;
+	}
+	if (!away)
+		*members = s->workers;
+	return 0;
+}
+
 int socket_set_steer(socket_set_t *s, bool away, char *err, size_t errlen)
 {
 	MAIN_THREAD_ONLY();
-	for (size_t a = 0; a < s->addresses && s->workers > 0; a++) {
-		for (int kind = SOCKET_UDP; kind <= SOCKET_TCP; kind++) {
-			if (kind == SOCKET_UDP && s->mode == SOCKET_MODE_SHARED)
-				continue; /* one socket, no group */
-			unsigned *members = kind == SOCKET_UDP ? s->udp_members : s->tcp_members;
-			int fd = kind == SOCKET_UDP ? socket_set_udp(s, 0, a)
-						    : socket_set_tcp(s, 0, a);
-			int rc = 0;
-			if (kind == SOCKET_UDP && s->cpu_steer)
-				rc = group_attach_cpu(fd, s->workers); /* away, and after */
-			else if (away && members[a] > s->workers)
-				rc = group_attach(fd, s->addrs[a].addr.ss_family, s->workers);
-			else if (!away)
-				rc = group_detach(fd);
-			if (rc < 0) {
-				snprintf(err, errlen, "%s: %s steering: %s", s->addrs[a].text,
-					 socket_kind_names[kind], shoal_strerror(rc));
+	for (int kind = 0; kind < SOCKET_KINDS && s->workers > 0; kind++) {
+		if (!kind_grouped(s, kind))
+			continue; /* one socket, no group */
+		for (size_t a = 0; a < kind_addresses(s, kind); a++) {
+			int rc = steer_group(s, kind, a, away, err, errlen);
+			if (rc < 0)
 				return rc;
-			}
-			if (!away)
-				members[a] = s->workers;
 		}
 	}
 	return 0;
@@ -622,22 +726,22 @@ void socket_set_close(socket_set_t *s)
 	MAIN_THREAD_ONLY();
 	if (!s)
 		return;
-	for (unsigned w = 0; w < s->workers; w++) {
-		for (size_t i = 0; i < s->addresses; i++) {
-			size_t k = (size_t)w * s->addresses + i;
-			/* shared mode: worker 0's entries own the sockets */
-			if (s->udp[k] >= 0 && (s->mode != SOCKET_MODE_SHARED || w == 0))
-				close(s->udp[k]);
-			if (s->tcp[k] >= 0 && !s->tcp_handed[w])
-				close(s->tcp[k]);
+	for (int kind = 0; kind < SOCKET_KINDS; kind++) {
+		for (unsigned w = 0; s->fds[kind] && w < s->workers; w++) {
+			/* shared mode: worker 0's entries own the UDP sockets */
+			if ((s->handed[kind] && s->handed[kind][w]) ||
+			    (!kind_grouped(s, kind) && w > 0))
+				continue;
+			for (size_t i = 0; i < kind_addresses(s, kind); i++)
+				if (*kind_fd(s, kind, w, i) >= 0)
+					close(*kind_fd(s, kind, w, i));
 		}
+		free(s->fds[kind]);
+		free(s->handed[kind]);
+		free(s->members[kind]);
 	}
-	free(s->udp);
-	free(s->tcp);
-	free(s->tcp_handed);
 	free(s->addrs);
-	free(s->udp_members);
-	free(s->tcp_members);
+	free(s->tls_addrs);
 	free(s);
 }
 
@@ -647,7 +751,8 @@ void socket_set_udp_buffers(const socket_set_t *s, uint32_t receive, uint32_t se
 	int got_receive = 0, got_send = 0;
 	size_t n = s->mode == SOCKET_MODE_SHARED ? 1 : s->workers;
 	for (size_t i = 0; i < n * s->addresses; i++)
-		set_buffers(s->udp[i], (int)receive, (int)send, &got_receive, &got_send);
+		set_buffers(s->fds[SOCKET_UDP][i], (int)receive, (int)send, &got_receive,
+			    &got_send);
 	/* doubled by the kernel when granted whole */
 	if ((uint64_t)got_receive < 2 * (uint64_t)receive ||
 	    (uint64_t)got_send < 2 * (uint64_t)send)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* This process's listening sockets: a UDP socket and a TCP listener per address and worker. */
+/* This process's listening sockets: per worker, a UDP socket and a TCP listener per address, a TLS
+ * listener per TLS address. */
 #ifndef SHOAL_SERVER_NET_SOCKET_H
 #define SHOAL_SERVER_NET_SOCKET_H
 
@@ -15,9 +16,11 @@
 typedef struct socket_set socket_set_t;
 
 /*
- * Open every listening socket of the process for addrs[0..n_addrs) and
- * `workers` workers: worker by worker, its UDP sockets, then its TCP
- * listeners (SO_REUSEPORT, listening), one per address each. In
+ * Open every listening socket of the process for addrs[0..n_addrs)
+ * (listen), tls_addrs[0..n_tls) (listen-tls) and `workers` workers: worker
+ * by worker, its UDP sockets, then its TCP listeners (SO_REUSEPORT,
+ * listening), one per address each, then its TLS listeners (TCP ones on
+ * the TLS addresses). In
  * SOCKET_MODE_SHARED the first worker makes one UDP socket per address
  * without SO_REUSEPORT and every worker is given it. That order is each
  * socket's place in its SO_REUSEPORT group. A group admits only sockets of
@@ -27,12 +30,14 @@ typedef struct socket_set socket_set_t;
  * ("ADDR: reason") the system call's -errno (SHOAL_ENOMEM when out of
  * memory), nothing left open. Main thread.
  */
-int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
-		    enum socket_mode mode, socket_set_t **out, char *err, size_t errlen);
+int socket_set_open(const listen_addr_t *addrs, size_t n_addrs, const listen_addr_t *tls_addrs,
+		    size_t n_tls, unsigned workers, enum socket_mode mode, socket_set_t **out,
+		    char *err, size_t errlen);
 
-/* The mode and the number of listen addresses s was opened with. Any thread. */
+/* The mode and the number of listen and listen-tls addresses s was opened with. Any thread. */
 enum socket_mode socket_set_mode(const socket_set_t *s);
 size_t socket_set_addresses(const socket_set_t *s);
+size_t socket_set_tls_addresses(const socket_set_t *s);
 
 /*
  * Worker w's UDP socket for address a (a < socket_set_addresses): the same
@@ -42,17 +47,12 @@ size_t socket_set_addresses(const socket_set_t *s);
 int socket_set_udp(const socket_set_t *s, unsigned w, size_t a);
 
 /*
- * Worker w's TCP listener for address a. The set owns it until
- * socket_set_tcp_handed(s, w). Any thread while the set is open.
+ * Worker w's TCP listener for address a, and its TLS listener for TLS
+ * address a. The set owns them until socket_set_handed(s, kind, w). Any
+ * thread while the set is open.
  */
 int socket_set_tcp(const socket_set_t *s, unsigned w, size_t a);
-
-/*
- * Worker w's TCP listeners belong to its TCP server now, which closes them
- * when it stops: socket_set_close leaves them. Worker w's thread; the
- * main thread reads the mark only after that thread has been joined.
- */
-void socket_set_tcp_handed(socket_set_t *s, unsigned w);
+int socket_set_tls(const socket_set_t *s, unsigned w, size_t a);
 
 /*
  * Ask for receive and send buffers of these sizes on every UDP socket of s
@@ -73,23 +73,35 @@ uint64_t socket_set_udp_drops(const socket_set_t *s, unsigned w);
 enum socket_kind {
 	SOCKET_UDP = 0,
 	SOCKET_TCP = 1,
+	SOCKET_TLS = 2, /* a TCP listener of a listen-tls address */
 };
+#define SOCKET_KINDS 3
 
-/* Kind names in enum order ("udp", "tcp"), NULL-terminated. */
+/* Kind names in enum order ("udp", "tcp", "tls"), NULL-terminated. */
 extern const char *const socket_kind_names[];
+
+/*
+ * Worker w's listeners of kind (TCP, TLS) belong to its server now, which
+ * closes them when it stops: socket_set_close leaves them. Worker w's
+ * thread; the main thread reads the mark only after that thread has been
+ * joined.
+ */
+void socket_set_handed(socket_set_t *s, enum socket_kind kind, unsigned w);
 
 /* One listening socket: what it is for, whose it is, where it listens. */
 typedef struct socket_entry {
 	enum socket_kind kind;
 	unsigned worker; /* its place in its SO_REUSEPORT group (0 in shared mode's UDP) */
-	size_t address;  /* index into the set's addresses */
+	size_t address;  /* index into the set's addresses (TLS: its TLS addresses) */
+	const listen_addr_t *addr; /* that address */
 	int fd;
 } socket_entry_t;
 
 /*
  * The i-th socket of s (from 0), to hand every one of them over: per
  * address, its UDP sockets then its TCP listeners, each kind in group
- * order (worker 0 first), the shared UDP socket once. Fills *e and returns
+ * order (worker 0 first), the shared UDP socket once; then per TLS
+ * address, its TLS listeners in group order. Fills *e and returns
  * true, or returns false past the last. The descriptors stay the set's
  * (a TCP listener its worker's TCP server's): the caller may send them but
  * not close them. Main thread, while the workers run.
@@ -98,6 +110,9 @@ bool socket_set_entry(const socket_set_t *s, size_t i, socket_entry_t *e);
 
 /* Address a (a < socket_set_addresses) as the set was opened with it. Any thread. */
 const listen_addr_t *socket_set_address(const socket_set_t *s, size_t a);
+
+/* TLS address a (a < socket_set_tls_addresses), likewise. Any thread. */
+const listen_addr_t *socket_set_tls_address(const socket_set_t *s, size_t a);
 
 /* A socket another process handed over (socket_set_adopt takes the descriptor). */
 typedef struct socket_given {
@@ -110,7 +125,8 @@ typedef struct socket_given {
 /*
  * Build this process's set from the sockets a running server handed over
  * (given[0..n_given), in any order), as socket_set_open would for addrs,
- * workers and mode:
+ * tls_addrs, workers and mode (TLS listeners are taken for the TLS
+ * addresses as TCP ones for the others):
  *   - each given socket is checked against what the giver said and what
  *     this configuration wants: its type, family, bound address
  *     (getsockname), SO_REUSEPORT (set in reuseport mode, not on shared
@@ -129,9 +145,9 @@ typedef struct socket_given {
  * or a negative error with err (SHOAL_ECONFIG for a mismatch, a bind's
  * -errno), nothing of this process left open. Main thread.
  */
-int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, unsigned workers,
-		     enum socket_mode mode, socket_given_t *given, size_t n_given,
-		     socket_set_t **out, char *err, size_t errlen);
+int socket_set_adopt(const listen_addr_t *addrs, size_t n_addrs, const listen_addr_t *tls_addrs,
+		     size_t n_tls, unsigned workers, enum socket_mode mode, socket_given_t *given,
+		     size_t n_given, socket_set_t **out, char *err, size_t errlen);
 
 /*
  * Sockets of the kernel's groups that are not this set's: given sockets

@@ -44,7 +44,7 @@ void tcp_pool_release(tcp_conn_t *c)
 	tcp_conn_trim(c);
 	c->flight = 0;
 	c->writing = c->reading = c->eof = c->timing_message = false;
-	c->shut = c->closing = c->got_input = c->stop_grace = false;
+	c->shut = c->closing = c->got_input = c->stop_grace = c->opened = c->io_open = false;
 	if (c->counted)
 		addrlimit_give(t->addresses, (const struct sockaddr *)&c->peer);
 	c->counted = false;
@@ -65,27 +65,24 @@ static void conn_accept(tcp_server_t *t, tcp_conn_t *c, int fd, const struct soc
 			bool counted)
 {
 	c->peer = *peer;
+	c->client = (acl_client_t){ .addr = (const struct sockaddr *)&c->peer };
 	c->counted = counted;
-	uv_tcp_init(t->loop, &c->handle);
 	uv_timer_init(t->loop, &c->timer);
-	c->handle.data = c;
 	c->timer.data = c;
 	c->write_req.data = c;
 	c->shutdown_req.data = c;
 	tcp_active_append(t, c);
-	if (uv_tcp_open(&c->handle, fd) != 0) {
-		close(fd); /* the handle did not take it, so uv_close will not */
-		tcp_conn_close(c, NULL);
-		return;
-	}
 	if (!c->in && (c->in = malloc(TCP_BUF_KEEP)) != NULL)
 		c->in_cap = TCP_BUF_KEEP;
+	stats_add(&t->stats->accepted, 1);
 	if (!c->in) {
-		tcp_conn_close(c, NULL);
+		close(fd);
+		tcp_conn_close(c,
+			       NULL); /* no I/O handle yet: the timer's close releases the slot */
 		return;
 	}
-	stats_add(&t->stats->accepted, 1);
-	tcp_conn_open(c);
+	/* the I/O handle is made by open, which closes fd and the connection on failure */
+	t->io->open(c, fd);
 }
 
 /*
@@ -222,10 +219,12 @@ static void server_maybe_finish(tcp_server_t *t)
 		done(arg);
 }
 
-static int limits_check(tcp_limits_t *lim)
+static int limits_check(tcp_limits_t *lim, bool tls)
 {
 	if (lim->max_connections == 0 || lim->max_pipelined == 0 || lim->idle_timeout_ms == 0 ||
 	    lim->message_timeout_ms == 0)
+		return SHOAL_EINVAL;
+	if (tls && (lim->handshake_timeout_ms == 0 || lim->max_handshakes == 0))
 		return SHOAL_EINVAL;
 	/* one whole answer must always fit in the queue */
 	if (lim->max_output < TCP_FRAME_MAX)
@@ -247,12 +246,14 @@ static int listener_fd_check(int fd)
 }
 
 int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits_t *limits,
-		     tcp_answer_fn answer, void *arg, tcp_stats_t *stats, tcp_server_t **out)
+		     tcp_answer_fn answer, void *arg, tcp_stats_t *stats, const tcp_tls_t *tls,
+		     tcp_server_t **out)
 {
-	if (!loop || (!fds && n > 0) || !limits || !answer || !stats || !out)
+	if (!loop || (!fds && n > 0) || !limits || !answer || !stats || !out ||
+	    (tls && (!tls->ctx || !tls->stats)))
 		return SHOAL_EINVAL;
 	tcp_limits_t lim = *limits;
-	int err = limits_check(&lim);
+	int err = limits_check(&lim, tls != NULL);
 	for (size_t i = 0; err == 0 && i < n; i++)
 		err = listener_fd_check(fds[i]);
 	if (err)
@@ -262,6 +263,9 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits
 	if (!t)
 		return SHOAL_ENOMEM;
 	t->loop = loop;
+	t->io = tls ? &tcp_io_tls : &tcp_io_tcp;
+	t->tls = tls ? tls->ctx : NULL;
+	t->tls_stats = tls ? tls->stats : NULL;
 	t->lim = lim;
 	t->answer = answer;
 	t->arg = arg;
@@ -325,10 +329,14 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 		acceptor_close(&t->listeners[i].acc, on_listener_closed);
 	t->waiting = 0;
 	/* Connections finish what they have read, then shut down; the stop
-	 * timer bounds a peer that keeps sending or never reads. */
+	 * timer bounds a peer that keeps sending or never reads. A TLS
+	 * connection still in its handshake goes on with it: its client
+	 * connected to this process and will ask here (a takeover loses
+	 * nothing); once open, it is served as tcp_conn_open says. */
 	for (tcp_conn_t *c = t->active_head, *next; c; c = next) {
 		next = c->next;
-		tcp_conn_advance(c, false);
+		if (c->opened)
+			tcp_conn_advance(c, false);
 	}
 	if (t->in_use > 0)
 		uv_timer_start(&t->stop_timer, on_stop_timer,

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "server/common/stats.h"
+#include "server/common/tls.h"
 #include "server/conf/limits.h"
 #include "server/net/addrlimit.h"
 #include "server/query/responder.h"
@@ -25,10 +26,20 @@ typedef size_t (*tcp_answer_fn)(void *arg, const struct sockaddr *peer, const ui
 
 typedef struct tcp_server tcp_server_t;
 
+/* A server of TLS connections (listen-tls): every session starts from ctx; counted in stats. */
+typedef struct tcp_tls {
+	tls_ctx_t *ctx;
+	tls_stats_t *stats;
+} tcp_tls_t;
+
 /*
  * Start serving the listening sockets fds[0..n) (already bound, with
- * SO_REUSEPORT, and listening) on loop. The server keeps `stats` and `arg`
- * pointers for its life. Returns 0 and *out, or a negative error.
+ * SO_REUSEPORT, and listening) on loop; with tls (else NULL), every
+ * connection is DNS over TLS (RFC 7858): a handshake within
+ * limits->handshake_timeout_ms first, at most limits->max_handshakes at
+ * once (the one begun first gives way), then the same framing. The server
+ * keeps the `stats`, `arg` and tls pointers for its life. Returns 0 and
+ * *out, or a negative error.
  * Must be called on the loop's thread.
  * The fds belong to the server after a 0 return (tcp_server_stop closes
  * them). SHOAL_EINVAL (a zero limit, a socket that is not a listening TCP
@@ -44,7 +55,8 @@ typedef struct tcp_server tcp_server_t;
  * most 4 KiB of each of its three buffers.
  */
 int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits_t *limits,
-		     tcp_answer_fn answer, void *arg, tcp_stats_t *stats, tcp_server_t **out);
+		     tcp_answer_fn answer, void *arg, tcp_stats_t *stats, const tcp_tls_t *tls,
+		     tcp_server_t **out);
 
 /* Ask fn (with the server's arg) first for every message from now on. On the loop's thread. */
 void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn);

@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* One DNS-over-TCP connection: RFC 7766 framing, answers, the output queue, timeouts, shutdown. */
+/* One DNS-over-TCP connection: RFC 7766 framing, answers, the output queue, timeouts, shutdown;
+ * TCP's octets through libuv's stream. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "proto/error.h"
 #include "proto/wire.h"
 #include "server/net/internal.h"
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-
 /* ---- closing ---- */
 
-static void on_conn_handle_closed(uv_handle_t *h)
+void tcp_conn_handle_closed(uv_handle_t *h)
 {
 	tcp_conn_t *c = h->data;
 	assert(c->closes_pending > 0); /* one per handle tcp_conn_close closed */
@@ -42,9 +41,11 @@ void tcp_conn_close(tcp_conn_t *c, uint64_t *counter)
 	t->closing++;
 	if (counter)
 		stats_add(counter, 1);
-	c->closes_pending = 2;
-	uv_close((uv_handle_t *)&c->handle, on_conn_handle_closed);
-	uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+	/* the timer's close and the I/O handle's, when it was made */
+	c->closes_pending = c->io_open ? 2 : 1;
+	if (c->io_open)
+		t->io->close(c);
+	uv_close((uv_handle_t *)&c->timer, tcp_conn_handle_closed);
 }
 
 /* ---- state questions ---- */
@@ -81,27 +82,10 @@ bool tcp_conn_idle(const tcp_conn_t *c)
 	return c->shut || (c->in_len == 0 && !c->writing);
 }
 
-/* True when the kernel holds input we have not read (used only when stopping). */
-static bool conn_socket_has_input(tcp_conn_t *c)
-{
-	uv_os_fd_t fd;
-	uint8_t b;
-	if (uv_fileno((uv_handle_t *)&c->handle, &fd) != 0)
-		return false;
-	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
-}
-
 static void conn_set_reading(tcp_conn_t *c, bool want)
 {
-	if (want == c->reading)
-		return;
-	if (want) {
-		if (uv_read_start((uv_stream_t *)&c->handle, on_alloc, on_read) == 0)
-			c->reading = true;
-	} else {
-		uv_read_stop((uv_stream_t *)&c->handle);
-		c->reading = false;
-	}
+	if (want != c->reading)
+		c->srv->io->set_reading(c, want);
 }
 
 /* ---- timers ---- */
@@ -143,25 +127,21 @@ static void conn_arm_timer(tcp_conn_t *c, bool message_done, bool wrote)
 
 /* ---- output ---- */
 
-static void on_write(uv_write_t *req, int status);
-
 /* Move the collecting buffer into flight. */
 static void conn_start_write(tcp_conn_t *c)
 {
 	assert(!c->writing); /* one write_req: one write in flight */
 	c->flight ^= 1;
 	tcp_outbuf_t *o = &c->out[c->flight];
-	uv_buf_t b = uv_buf_init((char *)o->data, (unsigned)o->len);
-	if (uv_write(&c->write_req, (uv_stream_t *)&c->handle, &b, 1, on_write) != 0) {
+	if (c->srv->io->write(c, o->data, o->len) != 0) {
 		tcp_conn_close(c, NULL);
 		return;
 	}
 	c->writing = true;
 }
 
-static void on_write(uv_write_t *req, int status)
+void tcp_conn_written(tcp_conn_t *c, int status)
 {
-	tcp_conn_t *c = req->data;
 	assert(c->writing);
 	c->writing = false;
 	if (c->closing)
@@ -206,10 +186,7 @@ static int outbuf_reserve(tcp_outbuf_t *o, size_t more, size_t limit)
  */
 static ssize_t conn_try_write(tcp_conn_t *c, const uint8_t *p, size_t len)
 {
-	uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
-	int r = uv_try_write((uv_stream_t *)&c->handle, &b, 1);
-	if (r == UV_EAGAIN)
-		return 0;
+	ssize_t r = c->srv->io->try_write(c, p, len);
 	if (r < 0) {
 		tcp_conn_close(c, NULL);
 		return r;
@@ -297,8 +274,8 @@ static void conn_answer(tcp_conn_t *c, const uint8_t *msg, size_t len, bool more
 	stats_add(&t->stats->queries, 1);
 	int special = TCP_SPECIAL_PASS;
 	if (t->special)
-		special = t->special(t->arg, (const struct sockaddr *)&c->peer, msg, len,
-				     t->scratch + 2, TCP_MSG_MAX, &c->stream);
+		special = t->special(t->arg, &c->client, msg, len, t->scratch + 2, TCP_MSG_MAX,
+				     &c->stream);
 	size_t n = special != TCP_SPECIAL_PASS
 			   ? (special < 0 ? 0 : (size_t)special)
 			   : t->answer(t->arg, (const struct sockaddr *)&c->peer, msg, len,
@@ -349,9 +326,8 @@ static void conn_stream_pump(tcp_conn_t *c)
 
 /* ---- stopping one connection ---- */
 
-static void on_shutdown(uv_shutdown_t *req, int status)
+void tcp_conn_shutdown_done(tcp_conn_t *c, int status)
 {
-	tcp_conn_t *c = req->data;
 	if (!c->closing && status < 0)
 		tcp_conn_close(c, NULL);
 }
@@ -361,7 +337,7 @@ static void conn_shutdown(tcp_conn_t *c)
 {
 	c->shut = true;
 	c->in_len = 0; /* a message begun and not received is not answered */
-	if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
+	if (c->srv->io->shutdown(c) != 0) {
 		tcp_conn_close(c, NULL);
 		return;
 	}
@@ -467,7 +443,7 @@ void tcp_conn_advance(tcp_conn_t *c, bool wrote)
 			tcp_conn_close(c, NULL);
 			return;
 		}
-		if (t->stopping && !conn_socket_has_input(c)) {
+		if (t->stopping && !t->io->has_input(c)) {
 			if (c->got_input) {
 				conn_shutdown(c);
 				return;
@@ -489,18 +465,8 @@ void tcp_conn_advance(tcp_conn_t *c, bool wrote)
 		tcp_conn_trim(c); /* idle: no burst's buffers held while it waits */
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+void tcp_conn_received(tcp_conn_t *c, ssize_t nread)
 {
-	tcp_conn_t *c = h->data;
-	if (c->shut) /* discarding: any space will do */
-		*buf = uv_buf_init((char *)c->in, (unsigned)c->in_cap);
-	else
-		*buf = uv_buf_init((char *)c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
-}
-
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
-{
-	tcp_conn_t *c = s->data;
 	if (nread == 0)
 		return; /* EAGAIN */
 	if (nread == UV_EOF) {
@@ -535,8 +501,109 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 void tcp_conn_open(tcp_conn_t *c)
 {
-	/* each answer is one write; Nagle would hold the next one back for an ACK */
-	uv_tcp_nodelay(&c->handle, 1);
+	c->opened = true;
+	if (c->srv->stopping) {
+		/* a TLS handshake that ended during the stop: its first queries get the grace */
+		tcp_conn_advance(c, false);
+		return;
+	}
 	conn_set_reading(c, true);
 	conn_arm_timer(c, true, false);
 }
+
+/* ---- TCP's octets: libuv's stream ---- */
+
+static void tcp_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	tcp_conn_t *c = h->data;
+	(void)suggested;
+	if (c->shut) /* discarding: any space will do */
+		*buf = uv_buf_init((char *)c->in, (unsigned)c->in_cap);
+	else
+		*buf = uv_buf_init((char *)c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+static void tcp_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	(void)buf; /* tcp_on_alloc's: inside c->in */
+	tcp_conn_received(s->data, nread);
+}
+
+static void tcp_on_write(uv_write_t *req, int status)
+{
+	tcp_conn_written(req->data, status);
+}
+
+static void tcp_on_shutdown(uv_shutdown_t *req, int status)
+{
+	tcp_conn_shutdown_done(req->data, status);
+}
+
+static void tcp_open(tcp_conn_t *c, int fd)
+{
+	uv_tcp_init(c->srv->loop, &c->handle.tcp);
+	c->io_open = true;
+	c->handle.any.data = c;
+	if (uv_tcp_open(&c->handle.tcp, fd) != 0) {
+		close(fd); /* the handle did not take it, so uv_close will not */
+		tcp_conn_close(c, NULL);
+		return;
+	}
+	/* each answer is one write; Nagle would hold the next one back for an ACK */
+	uv_tcp_nodelay(&c->handle.tcp, 1);
+	tcp_conn_open(c);
+}
+
+static void tcp_set_reading(tcp_conn_t *c, bool want)
+{
+	uv_stream_t *s = (uv_stream_t *)&c->handle.tcp;
+	if (!want) {
+		uv_read_stop(s);
+		c->reading = false;
+	} else if (uv_read_start(s, tcp_on_alloc, tcp_on_read) == 0) {
+		c->reading = true;
+	}
+}
+
+static int tcp_write(tcp_conn_t *c, const uint8_t *p, size_t len)
+{
+	uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
+	return uv_write(&c->write_req, (uv_stream_t *)&c->handle.tcp, &b, 1, tcp_on_write);
+}
+
+static ssize_t tcp_try_write(tcp_conn_t *c, const uint8_t *p, size_t len)
+{
+	uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
+	int r = uv_try_write((uv_stream_t *)&c->handle.tcp, &b, 1);
+	return r == UV_EAGAIN ? 0 : r;
+}
+
+static int tcp_shutdown(tcp_conn_t *c)
+{
+	return uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->handle.tcp, tcp_on_shutdown);
+}
+
+/* True when the kernel holds input we have not read (used only when stopping). */
+static bool tcp_has_input(tcp_conn_t *c)
+{
+	uv_os_fd_t fd;
+	uint8_t b;
+	if (uv_fileno(&c->handle.any, &fd) != 0)
+		return false;
+	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+static void tcp_close(tcp_conn_t *c)
+{
+	uv_close(&c->handle.any, tcp_conn_handle_closed);
+}
+
+const tcp_io_t tcp_io_tcp = {
+	.open = tcp_open,
+	.set_reading = tcp_set_reading,
+	.write = tcp_write,
+	.try_write = tcp_try_write,
+	.shutdown = tcp_shutdown,
+	.has_input = tcp_has_input,
+	.close = tcp_close,
+};

@@ -30,13 +30,15 @@ QUERY_PATH void worker_client_ip(answer_ctx_t *ctx, const struct sockaddr *peer)
 }
 
 /*
- * TCP: the same answer path as UDP, with the TCP context (no truncation to
- * 512, cookies answered but never required, no rate limiting).
+ * TCP and TLS: the same answer path as UDP, with the TCP context (no
+ * truncation to 512, cookies answered but never required, no rate
+ * limiting); arg is the server's side (worker_side_t).
  */
 static size_t worker_tcp_answer(void *arg, const struct sockaddr *peer, const uint8_t *q,
 				size_t len, uint8_t *out, size_t cap)
 {
-	worker_t *w = arg;
+	const worker_side_t *side = arg;
+	worker_t *w = side->w;
 	answer_ctx_t *ctx = &w->ctx_tcp;
 	answer_info_t info;
 	answer_info_clear(&info); /* a responder need not set every field */
@@ -48,17 +50,17 @@ static size_t worker_tcp_answer(void *arg, const struct sockaddr *peer, const ui
 	ctx->cookies = NULL;
 	cookies_read_done(&w->all->cookies);
 	zonedb_read_unlock(w->zones);
-	stats_count_tcp(w->stats, n > 0, &info);
+	stats_count_tcp(w->stats, side->conn, n > 0, &info);
 	stats_count_zone(w->zone_stats, w->all->zone_slots, n > 0, &info);
 	return n;
 }
 
-/* TCP: zone transfers and NOTIFY first (they need the peer, and may stream). */
-static int worker_tcp_special(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+/* TCP and TLS: zone transfers and NOTIFY first (they need the client, and may stream). */
+static int worker_tcp_special(void *arg, const acl_client_t *client, const uint8_t *q, size_t len,
 			      uint8_t *out, size_t cap, tcp_stream_t **stream)
 {
-	worker_t *w = arg;
-	return transfer_tcp(&w->xfr, peer, q, len, out, cap, stream);
+	const worker_side_t *side = arg;
+	return transfer_tcp(&side->w->xfr, client, q, len, out, cap, stream);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -72,12 +74,20 @@ static void on_tcp_stopped(void *arg)
 	w->tcp = NULL;
 }
 
+static void on_tls_stopped(void *arg)
+{
+	worker_t *w = arg;
+	w->tls = NULL;
+}
+
 /* Stop: close every handle (the receivers have stopped before). */
 static void on_stop(uv_async_t *a)
 {
 	worker_t *w = a->data;
 	if (w->tcp)
 		tcp_server_stop(w->tcp, on_tcp_stopped, w);
+	if (w->tls)
+		tcp_server_stop(w->tls, on_tls_stopped, w);
 	uv_close((uv_handle_t *)&w->stop_async, on_handle_closed);
 }
 
@@ -87,6 +97,40 @@ static void set_started(worker_t *w, int state)
 	w->started = state;
 	pthread_cond_broadcast(&w->all->start_cond);
 	pthread_mutex_unlock(&w->all->start_lock);
+}
+
+/*
+ * One of worker w's servers on its listeners of kind: TCP's, or TLS's
+ * (tls set). Returns 0, or a negative error (logged).
+ */
+static int server_start(worker_t *w, enum socket_kind kind, const tcp_tls_t *tls,
+			tcp_server_t **srv)
+{
+	socket_set_t *sockets = w->all->sockets;
+	bool is_tls = kind == SOCKET_TLS;
+	size_t n = is_tls ? socket_set_tls_addresses(sockets) : socket_set_addresses(sockets);
+	worker_side_t *side = is_tls ? &w->side_tls : &w->side_tcp;
+	assert(n <= CONF_LISTEN_MAX); /* the listen lists' bound (conf) */
+	if (!n)
+		return 0;
+	int fds[CONF_LISTEN_MAX];
+	for (size_t i = 0; i < n; i++)
+		fds[i] = is_tls ? socket_set_tls(sockets, w->index, i)
+				: socket_set_tcp(sockets, w->index, i);
+	int rc = tcp_server_start(&w->loop, fds, n, &w->all->cfg->tcp, worker_tcp_answer, side,
+				  side->conn, tls, srv);
+	/* on a system error (-errno) tcp_server_start has closed them */
+	if (rc == 0 || shoal_error_is_system(rc))
+		socket_set_handed(sockets, kind, w->index);
+	if (rc < 0) {
+		log_error("worker %u: %s: %s", w->index, socket_kind_names[kind],
+			  shoal_strerror(rc));
+		return rc;
+	}
+	if (w->responder->zones)
+		tcp_server_set_special(*srv, worker_tcp_special);
+	tcp_server_limit_addresses(*srv, is_tls ? w->all->tls_addresses : w->all->tcp_addresses);
+	return 0;
 }
 
 static int worker_setup(worker_t *w)
@@ -101,28 +145,11 @@ static int worker_setup(worker_t *w)
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
 		goto done;
 	w->async_ready = true;
-	socket_set_t *sockets = w->all->sockets;
-	size_t n = socket_set_addresses(sockets);
-	assert(n <= CONF_LISTEN_MAX); /* the listen list's bound (conf) */
-	if (n) {
-		int fds[CONF_LISTEN_MAX];
-		for (size_t i = 0; i < n; i++)
-			fds[i] = socket_set_tcp(sockets, w->index, i);
-		int trc = tcp_server_start(&w->loop, fds, n, &w->all->cfg->tcp, worker_tcp_answer,
-					   w, &w->stats->tcp, &w->tcp);
-		/* on a system error (-errno) tcp_server_start has closed them */
-		if (trc == 0 || shoal_error_is_system(trc))
-			socket_set_tcp_handed(sockets, w->index);
-		if (trc == 0 && w->responder->zones)
-			tcp_server_set_special(w->tcp, worker_tcp_special);
-		if (trc == 0)
-			tcp_server_limit_addresses(w->tcp, w->all->tcp_addresses);
-		if (trc < 0) {
-			log_error("worker %u: TCP: %s", w->index, shoal_strerror(trc));
-			return trc;
-		}
-	}
-	return 0;
+	rc = server_start(w, SOCKET_TCP, NULL, &w->tcp);
+	tcp_tls_t tls = { .ctx = w->all->tls, .stats = &w->stats->tls };
+	if (rc == 0)
+		rc = server_start(w, SOCKET_TLS, &tls, &w->tls);
+	return rc;
 done:
 	log_error("worker %u: libuv: %s", w->index, uv_strerror(rc));
 	return rc;
@@ -234,7 +261,9 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		return SHOAL_ENOMEM;
 	}
 	ws->cookies_ready = true;
-	if (addrlimit_new(cfg->tcp.max_per_address, &ws->tcp_addresses) < 0) {
+	if (addrlimit_new(cfg->tcp.max_per_address, &ws->tcp_addresses) < 0 ||
+	    (socket_set_tls_addresses(sockets) &&
+	     addrlimit_new(cfg->tcp.max_per_address, &ws->tls_addresses) < 0)) {
 		snprintf(err, errlen, "out of memory for the TCP address counts");
 		return SHOAL_ENOMEM;
 	}
@@ -261,6 +290,8 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		w->responder = responder;
 		w->zones = zones;
 		w->stats = &ws->stats[i * ws->parts];
+		w->side_tcp = (worker_side_t){ .w = w, .conn = &w->stats->tcp };
+		w->side_tls = (worker_side_t){ .w = w, .conn = &w->stats->tls.conn };
 		w->zone_stats = ws->zone_stats[i * ws->parts];
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
 					     .cookie_required = cfg->cookie_require };
@@ -289,6 +320,12 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		}
 	}
 	return 0;
+}
+
+void workers_set_tls(workers_t *ws, tls_ctx_t *ctx)
+{
+	MAIN_THREAD_ONLY();
+	ws->tls = ctx;
 }
 
 void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)
@@ -495,6 +532,8 @@ void workers_destroy(workers_t *ws)
 	ws->rrl = NULL;
 	addrlimit_free(ws->tcp_addresses);
 	ws->tcp_addresses = NULL;
+	addrlimit_free(ws->tls_addresses);
+	ws->tls_addresses = NULL;
 	if (ws->cookies_ready)
 		cookies_clear(&ws->cookies);
 	ws->cookies_ready = false;

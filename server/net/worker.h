@@ -62,9 +62,15 @@ typedef struct udp_receiver {
 	pthread_t thread;
 } udp_receiver_t;
 
+/* What one of a worker's servers (TCP, TLS) answers with: the worker, its transport's counters. */
+typedef struct worker_side {
+	struct worker *w;
+	tcp_stats_t *conn;
+} worker_side_t;
+
 /*
- * One worker: a loop thread for TCP and the stop, and a receiver thread
- * per UDP socket. Made by workers_create on the main thread; from
+ * One worker: a loop thread for TCP, TLS and the stop, and a receiver
+ * thread per UDP socket. Made by workers_create on the main thread; from
  * workers_start to workers_stop its own thread is the only one to touch
  * it, but for `started` (under all->start_lock), `stats` (read by any
  * thread, stats_read) and the receivers (their own threads).
@@ -83,7 +89,9 @@ typedef struct worker {
 	bool loop_ready;  /* loop initialised */
 	bool async_ready; /* stop_async initialised (set before started) */
 	tcp_server_t *tcp;
-	transfer_t xfr;       /* zone transfers and NOTIFY over TCP */
+	tcp_server_t *tls; /* DNS over TLS (listen-tls), or NULL */
+	worker_side_t side_tcp, side_tls;
+	transfer_t xfr;       /* zone transfers and NOTIFY over TCP and TLS */
 	answer_ctx_t ctx_udp; /* what each receiver's context starts as */
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
@@ -111,6 +119,8 @@ struct workers {
 	size_t zone_slots;          /* WORKER_ZONE_SLOTS, or _LOW when that was refused */
 	rrl_t *rrl;                 /* response rate limiting, shared; NULL when off */
 	addrlimit_t *tcp_addresses; /* TCP connections per client address; NULL: no limit */
+	addrlimit_t *tls_addresses; /* TLS connections per client address, counted apart */
+	tls_ctx_t *tls;             /* what TLS sessions start from (workers_set_tls) */
 	cookies_t cookies;          /* the cookie secrets (cookies_rotate from the main thread) */
 	bool cookies_ready;
 	pthread_mutex_t start_lock;
@@ -143,6 +153,13 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
  * thread.
  */
 void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg);
+
+/*
+ * The TLS context the workers' TLS servers take their sessions from
+ * (needed with listen-tls addresses; ctx must outlive ws): after
+ * workers_create, before workers_start. Main thread.
+ */
+void workers_set_tls(workers_t *ws, tls_ctx_t *ctx);
 
 /*
  * Start one thread per worker (with every signal blocked: the main loop

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/conf/acl.h"
 #include "zone/answer.h"
 
 struct sockaddr;
@@ -57,13 +58,14 @@ struct tcp_stream {
 /*
  * Messages whose answer depends on who asks or takes many messages (zone
  * transfers, NOTIFY), set with tcp_server_set_special: called with the
- * peer's address for every whole message before the answer function.
+ * client (its address; TLS, and its certificate, when the connection is
+ * DNS over TLS) for every whole message before the answer function.
  * Returns TCP_SPECIAL_PASS to leave the message to the answer function;
  * otherwise the length of the answer written to out[0..cap) (0: none) and,
  * when it sets *stream, the stream's messages follow that answer. On the
  * loop's thread.
  */
-typedef int (*tcp_special_fn)(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+typedef int (*tcp_special_fn)(void *arg, const acl_client_t *client, const uint8_t *q, size_t len,
 			      uint8_t *out, size_t cap, tcp_stream_t **stream);
 
 #endif

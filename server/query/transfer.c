@@ -35,14 +35,15 @@ typedef struct xfr_stream {
 	uint64_t octets;
 	time_t started;
 	char zone[NAME_TEXT_MAX];
-	char peer[ADDR_TEXT_MAX];
+	char peer[ADDR_TEXT_MAX + 16];
 } xfr_stream_t;
 
 /* A request, as far as the checks common to TCP and UDP take it. */
 typedef struct request {
 	query_t q;
+	const acl_client_t *client; /* its address, and what its connection showed (TLS) */
 	const struct sockaddr *peer;
-	char peer_text[ADDR_TEXT_MAX];
+	char peer_text[ADDR_TEXT_MAX + 16]; /* "192.0.2.1@5300", " over TLS" after it */
 	tsig_ctx_t tsig;
 	bool has_tsig; /* the request carried a TSIG RR (verified or not) */
 	int key;       /* the key it was verified with, or ACL_NOKEY */
@@ -333,10 +334,17 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOTAUTH, 0);
 	}
 	assert((size_t)i < r->zc->zone_count); /* zc's zones are the set's, index for index */
-	if (!acl_find(&r->zc->zone_xfr[i].provide_xfr, r->peer, r->key)) {
+	const acl_entry_t *unmet;
+	if (!acl_find_client(&r->zc->zone_xfr[i].provide_xfr, r->client, r->key, &unmet)) {
 		stats_add(&t->stats->refused, 1);
-		refusal_log(t, "%s %s from %s%s: not allowed by provide-xfr: REFUSED", what(r),
-			    zone, r->peer_text, r->key == ACL_NOKEY ? " without TSIG" : "");
+		if (unmet) /* RFC 9103 9.3: the entry asks for TLS, or a client certificate */
+			refusal_log(t, "%s %s from %s: provide-xfr %s asks for %s: REFUSED",
+				    what(r), zone, r->peer_text, unmet->text,
+				    acl_tls_unmet(unmet, r->client));
+		else
+			refusal_log(t, "%s %s from %s%s: not allowed by provide-xfr: REFUSED",
+				    what(r), zone, r->peer_text,
+				    r->key == ACL_NOKEY ? " without TSIG" : "");
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_REFUSED, 0);
 	}
 	const zone_t *z = zonedb_zone(db, (size_t)i);
@@ -489,7 +497,7 @@ static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, con
  * Parse q and decide: -1 when it is none of ours (a QUERY of another type,
  * another opcode), else the answer's length.
  */
-static long handle(transfer_t *t, const zonedb_t *db, const struct sockaddr *peer, const uint8_t *q,
+static long handle(transfer_t *t, const zonedb_t *db, const acl_client_t *client, const uint8_t *q,
 		   size_t len, uint8_t *out, size_t cap, size_t limit, bool tcp,
 		   tcp_stream_t **stream, uint16_t *rcode)
 {
@@ -503,11 +511,14 @@ static long handle(transfer_t *t, const zonedb_t *db, const struct sockaddr *pee
 		return -1;
 	if (r.q.edns && r.q.edns_version > 0)
 		return -1; /* answer_query says BADVERS */
-	r.peer = peer;
+	r.client = client;
+	r.peer = client->addr;
 	r.zc = zonedb_owner(db) ? zonedb_owner(db) : t->cfg;
 	r.has_tsig = false;
 	memset(&r.tsig, 0, sizeof(r.tsig));
-	addr_text(peer, r.peer_text, sizeof(r.peer_text));
+	addr_text(r.peer, r.peer_text, sizeof(r.peer_text));
+	if (client->tls)
+		strcat(r.peer_text, " over TLS");
 	char zone[NAME_TEXT_MAX] = "?";
 	if (r.q.has_question && name_to_text(r.q.qname, zone, sizeof(zone)) < 0)
 		strcpy(zone, "?");
@@ -528,7 +539,7 @@ static long handle(transfer_t *t, const zonedb_t *db, const struct sockaddr *pee
 	return (long)n;
 }
 
-int transfer_tcp(transfer_t *t, const struct sockaddr *peer, const uint8_t *q, size_t len,
+int transfer_tcp(transfer_t *t, const acl_client_t *client, const uint8_t *q, size_t len,
 		 uint8_t *out, size_t cap, tcp_stream_t **stream)
 {
 	/* the cheap look first: every TCP query passes here */
@@ -536,7 +547,7 @@ int transfer_tcp(transfer_t *t, const struct sockaddr *peer, const uint8_t *q, s
 		return TCP_SPECIAL_PASS;
 	zonedb_read_lock();
 	uint16_t rcode;
-	long n = handle(t, zonedb_current(t->zones), peer, q, len, out, cap, DNS_TCP_MAX, true,
+	long n = handle(t, zonedb_current(t->zones), client, q, len, out, cap, DNS_TCP_MAX, true,
 			stream, &rcode);
 	zonedb_read_unlock(t->zones);
 	return n < 0 ? TCP_SPECIAL_PASS : (int)n;
@@ -550,7 +561,8 @@ size_t transfer_udp(transfer_t *t, const zonedb_t *db, const struct sockaddr *pe
 	query_parse(&probe, q, len);
 	size_t limit = query_udp_limit(&probe, (uint16_t)t->cfg->edns_size);
 	uint16_t rcode = 0;
-	long n = handle(t, db, peer, q, len, out, cap, limit, false, NULL, &rcode);
+	acl_client_t client = { .addr = peer };
+	long n = handle(t, db, &client, q, len, out, cap, limit, false, NULL, &rcode);
 	if (n < 0)
 		return answered;
 	info->rcode = rcode;

@@ -70,16 +70,17 @@ void transfer_init(transfer_t *t, const conf_t *cfg, zonedb_ref_t *zones, xfr_st
 		   transfer_notify_fn notify, void *notify_arg);
 
 /*
- * A whole TCP message from peer (a tcp_special_fn, with t as arg):
- * AXFR and IXFR requests are answered here, with their access list
- * (provide-xfr) and TSIG, the transfer itself as a tcp_stream_t of
+ * A whole TCP or TLS message from client (a tcp_special_fn, with t as
+ * arg): AXFR and IXFR requests are answered here, with their access list
+ * (provide-xfr, which may ask for TLS and the client's certificate) and
+ * TSIG, the transfer itself as a tcp_stream_t of
  * messages written one by one from a reference to the zone (no read
  * section is held while it runs); NOTIFY requests are checked against
  * allow-notify, answered, and handed to t->notify; other queries signed
  * with TSIG are verified, answered by answer_query and signed (RFC 8945
  * 5.3). Every other message returns TCP_SPECIAL_PASS. Worker thread.
  */
-int transfer_tcp(transfer_t *t, const struct sockaddr *peer, const uint8_t *q, size_t len,
+int transfer_tcp(transfer_t *t, const acl_client_t *client, const uint8_t *q, size_t len,
 		 uint8_t *out, size_t cap, tcp_stream_t **stream);
 
 /*

@@ -309,3 +309,22 @@ hold_reload() {
 	T_PIDS="$T_PIDS $RELOAD_PID"
 	wait_line "$T_DIR/hold.out" "^held " || return 1
 }
+
+# take_over_run WHAT ARGS...: a shoald run with ARGS (--takeover among them) takes over
+# from PID; waits until it has and the old process has exited, checked with WHAT in the
+# message; its log is T_DIR/shoald-N.log for the next LOGN; sets PID to the new one.
+take_over_run() {
+	local what=$1 old=$PID log
+	shift
+	LOGN=$((LOGN + 1))
+	log=$T_DIR/shoald-$LOGN.log
+	"$SHOALD" "$@" >"$log" 2>&1 &
+	PID=$!
+	T_PIDS="$T_PIDS $PID"
+	if wait_until 60 grep -q "took over from pid $old" "$log" && wait_until 60 gone "$old"; then
+		wait "$old"
+		check_eq "takeover by $what: pid $PID took over from $old, which exited 0" 0 $?
+	else
+		fail "takeover by $what: $(cat "$log")"
+	fi
+}

@@ -59,17 +59,7 @@ start_first() {
 # has and the old process has exited (no query asks meanwhile: the counts
 # stay the flood's); sets PID to the new one.
 take_over() {
-	LOGN=$((LOGN + 1))
-	local log=$T_DIR/shoald-$LOGN.log old=$PID
-	"$SHOALD" "${args[@]}" --threads "$@" --takeover "$ctl" >"$log" 2>&1 &
-	PID=$!
-	T_PIDS="$T_PIDS $PID"
-	if wait_until 60 grep -q "took over from pid $old" "$log" && wait_until 60 gone "$old"; then
-		wait "$old"
-		check_eq "takeover by $1 threads: pid $PID took over from $old, which exited 0" 0 $?
-	else
-		fail "takeover by $1 threads: $(cat "$log")"
-	fi
+	take_over_run "$1 threads" "${args[@]}" --threads "$@" --takeover "$ctl"
 }
 
 # udp_flood SECONDS, tcp_flood: the loads; their reports in udp.json, tcp.json.

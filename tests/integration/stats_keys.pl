@@ -8,7 +8,7 @@
 # labelled counter at 0 is left out (JSON leaves out each column's zero rcodes and types).
 # The one mapping between the outputs' names:
 #   text        "udp answers NOERROR  TOTAL  T0  T1", "zone ZONE NAME TOTAL": the row's words
-#   json        a column's own fields are udp's; "tcp", "query", "xfr" nest theirs; "zones"
+#   json        a column's own fields are udp's; "tcp", "tls", "query", "xfr" nest theirs; "zones"
 #               by zone, a total alone, beside "total"; the groups kept outside the workers
 #               ("server", "notify_out", "xfr_in", "sched") sit beside them, totals alone
 #   prometheus  shoal_METRIC[_total]{thread="N",protocol="P",FIXED="F",LABEL="V"}, METRIC
@@ -39,6 +39,17 @@ my %metric = (
 	'queries/tcp' => 'tcp_queries', 'sent_answers/tcp' => 'tcp_answers',
 	'received_bytes/tcp' => 'tcp_bytes_in', 'sent_bytes/tcp' => 'tcp_bytes_out',
 	'accept_pauses/tcp' => 'tcp_accept_paused', 'answers/tcp' => 'tcp_rcode',
+	'accepted_connections/tls' => 'tls_accepted', 'closed_connections/tls/idle' => 'tls_closed_idle',
+	'closed_connections/tls/limit' => 'tls_closed_limit',
+	'closed_connections/tls/slow' => 'tls_closed_slow',
+	'closed_connections/tls/per_address' => 'tls_refused_per_address',
+	'queries/tls' => 'tls_queries', 'sent_answers/tls' => 'tls_answers',
+	'received_bytes/tls' => 'tls_bytes_in', 'sent_bytes/tls' => 'tls_bytes_out',
+	'accept_pauses/tls' => 'tls_accept_paused', 'answers/tls' => 'tls_rcode',
+	'tls_handshakes/tls' => 'tls_handshakes', 'tls_resumed_handshakes/tls' => 'tls_resumed',
+	'tls_failed_handshakes/tls' => 'tls_handshake_failed',
+	'tls_handshake_timeouts/tls' => 'tls_handshake_timeouts',
+	'tls_evicted_handshakes/tls' => 'tls_handshakes_evicted',
 	'query_types' => 'query_type', 'edns_queries' => 'query_edns',
 	'dnssec_ok_queries' => 'query_dnssec_ok',
 	'xfr_out_requests' => 'xfr_requests', 'xfr_out_refused' => 'xfr_refused',
@@ -78,7 +89,7 @@ sub column {
 	for my $k (keys %$c) {
 		my $x = $c->{$k};
 		next if $k eq 'thread';
-		if (ref $x && grep { $k eq $_ } qw(tcp query xfr)) {
+		if (ref $x && grep { $k eq $_ } qw(tcp tls query xfr)) {
 			fields($k, $x, $suffix);
 		} else {
 			fields('udp', { $k => $x }, $suffix);

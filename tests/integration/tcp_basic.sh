@@ -24,7 +24,7 @@ start_shoald "$port" --listen "127.0.0.1@$port" --threads $THREADS --nsid tcptes
 # tcp_counter SOCKET NAME: "THREAD VALUE" per worker for one TCP counter of shoalctl stats.
 tcp_counter() {
 	"$SHOALCTL" -s "$1" stats json |
-		sed -n "s/.*\"thread\": \([0-9]*\),.*\"tcp\": {.*\"$2\": \([0-9]*\).*/\1 \2/p"
+		sed -n "s/.*\"thread\": \([0-9]*\),.*\"tcp\": {[^}]*\"$2\": \([0-9]*\).*/\1 \2/p"
 }
 
 # dig output without what differs from run to run (ID, timing, server line,

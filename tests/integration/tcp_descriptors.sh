@@ -31,7 +31,7 @@ udp_answers() {
 # tcp_total SOCKET NAME: one TCP counter of shoalctl stats, summed over threads.
 tcp_total() {
 	timeout 20 "$SHOALCTL" -s "$1" stats json |
-		sed -n "s/.*\"total\": {.*\"tcp\": {.*\"$2\": \([0-9]*\).*/\1/p"
+		sed -n "s/.*\"total\": {.*\"tcp\": {[^}]*\"$2\": \([0-9]*\).*/\1/p"
 }
 
 # 1. A tight limit: 2 threads under RLIMIT_NOFILE 144, 600 idle TCP

@@ -12,7 +12,7 @@
 ZONE="example.com=$EXAMPLES/example.com.zone"
 
 tcp_counter() {
-	"$SHOALCTL" -s "$T_DIR/ctl" stats json | sed -n "s/^ \"total\": .*\"tcp\": {.*\"$1\": \([0-9]*\).*/\1/p"
+	"$SHOALCTL" -s "$T_DIR/ctl" stats json | sed -n "s/^ \"total\": .*\"tcp\": {[^}]*\"$1\": \([0-9]*\).*/\1/p"
 }
 
 # hold SRC N SECONDS: open N connections from SRC, then ask www.example.com

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/dnsquery.h"
 #include "tests/tcpio.h"
 
 #define NSID_MAX 64
@@ -71,37 +72,6 @@ static int connect_to(const char *addr, int port, int wait_s)
 		exit(2);
 	}
 	return fd;
-}
-
-/* Wire form of one query (with a two-octet length prefix) into buf. */
-static size_t build_query(uint8_t *buf, size_t cap, const char *name, ldns_rr_type type,
-			  uint16_t id, bool nsid)
-{
-	ldns_rdf *qname = ldns_dname_new_frm_str(name);
-	if (!qname) {
-		fprintf(stderr, "tcpclient: bad name %s\n", name);
-		exit(2);
-	}
-	ldns_pkt *pkt = ldns_pkt_query_new(qname, type, LDNS_RR_CLASS_IN, 0);
-	ldns_pkt_set_id(pkt, id);
-	if (nsid) {
-		ldns_edns_option_list *opts = ldns_edns_option_list_new();
-		ldns_edns_option_list_push(opts, ldns_edns_new_from_data(LDNS_EDNS_NSID, 0, NULL));
-		ldns_pkt_set_edns_udp_size(pkt, 1232);
-		ldns_pkt_set_edns_option_list(pkt, opts);
-	}
-	uint8_t *wire = NULL;
-	size_t len = 0;
-	if (ldns_pkt2wire(&wire, pkt, &len) != LDNS_STATUS_OK || len + 2 > cap) {
-		fprintf(stderr, "tcpclient: cannot build the query\n");
-		exit(2);
-	}
-	buf[0] = (uint8_t)(len >> 8);
-	buf[1] = (uint8_t)len;
-	memcpy(buf + 2, wire, len);
-	free(wire);
-	ldns_pkt_free(pkt);
-	return len + 2;
 }
 
 /* Write the queries whole, or one octet at a time, 1 ms apart. */
@@ -218,7 +188,8 @@ int main(int argc, char **argv)
 	size_t qcap = (size_t)(queries ? queries : 1) * 600, qlen = 0;
 	uint8_t *q = malloc(qcap);
 	for (int i = 0; i < queries; i++)
-		qlen += build_query(q + qlen, qcap - qlen, name, type, (uint16_t)(i + 1), nsid);
+		qlen += dnsquery_build(q + qlen, qcap - qlen, name, type, (uint16_t)(i + 1), nsid,
+				       "tcpclient");
 
 	if (batch <= 0 || batch > conns)
 		batch = conns;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAN_HEADS_MAX 64
+#define MAN_HEADS_MAX 96
 #define MAN_HEAD_LEN  128
 
 /*

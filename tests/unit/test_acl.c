@@ -192,6 +192,56 @@ static void test_mapped(void)
 	CU_ASSERT_EQUAL(e.net.bits, 32);
 }
 
+/*
+ * Entries that ask for TLS (provide-xfr): a connection without TLS is not
+ * let in by them, and is told why; with TLS, "tls" lets it in, "tls PIN"
+ * only with a certificate of that key, "tls ca" only with one the CA
+ * signed. The first entry the connection meets wins.
+ */
+static void test_tls(void)
+{
+	static const char pin_text[] = "h+GEhW/K8cy1BN3I1y2WliBBbkqqPJVHHl/qPSo+Qtw=";
+	acl_t a = { 0 };
+	acl_entry_t e;
+	char key[64], err[256], text[128];
+	snprintf(text, sizeof(text), "10.0.0.0/8 NOKEY tls %s", pin_text);
+	CU_ASSERT_EQUAL(acl_entry_parse(text, ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)),
+			0);
+	acl_add(&a, &e);
+	CU_ASSERT_EQUAL(acl_entry_parse("10.1.0.0/16 NOKEY tls ca", ACL_MATCH, &e, key, sizeof(key),
+					err, sizeof(err)),
+			0);
+	acl_add(&a, &e);
+	CU_ASSERT_EQUAL(acl_entry_parse("10.1.2.0/24 NOKEY tls", ACL_MATCH, &e, key, sizeof(key),
+					err, sizeof(err)),
+			0);
+	acl_add(&a, &e);
+	struct sockaddr_storage p = peer("10.1.2.3", 0), q = peer("10.9.9.9", 0);
+	acl_client_t c = { .addr = SA(p) };
+	const acl_entry_t *unmet;
+	CU_ASSERT_PTR_NULL(acl_find(&a, SA(p), ACL_NOKEY));
+	CU_ASSERT_PTR_NULL(acl_find_client(&a, &c, ACL_NOKEY, &unmet));
+	CU_ASSERT_PTR_EQUAL(unmet, &a.entries[0]);
+	CU_ASSERT_STRING_EQUAL(acl_tls_unmet(unmet, &c), "TLS");
+	c.tls = true; /* no certificate: the third entry */
+	CU_ASSERT_PTR_EQUAL(acl_find_client(&a, &c, ACL_NOKEY, &unmet), &a.entries[2]);
+	CU_ASSERT_PTR_NOT_NULL(strstr(acl_tls_unmet(&a.entries[0], &c), "none was shown"));
+	c.cert = true; /* another key, not signed by the CA: still the third */
+	CU_ASSERT_PTR_EQUAL(acl_find_client(&a, &c, ACL_NOKEY, &unmet), &a.entries[2]);
+	CU_ASSERT_PTR_NOT_NULL(strstr(acl_tls_unmet(&a.entries[1], &c), "it is not"));
+	c.ca = true;
+	CU_ASSERT_PTR_EQUAL(acl_find_client(&a, &c, ACL_NOKEY, &unmet), &a.entries[1]);
+	CU_ASSERT_EQUAL(tls_pin_parse(pin_text, c.pin), 0);
+	CU_ASSERT_PTR_EQUAL(acl_find_client(&a, &c, ACL_NOKEY, &unmet), &a.entries[0]);
+	/* an address only the first entry has: its pin or nothing */
+	c.addr = SA(q);
+	CU_ASSERT_PTR_EQUAL(acl_find_client(&a, &c, ACL_NOKEY, &unmet), &a.entries[0]);
+	c.pin[0] ^= 1;
+	CU_ASSERT_PTR_NULL(acl_find_client(&a, &c, ACL_NOKEY, &unmet));
+	CU_ASSERT_PTR_EQUAL(unmet, &a.entries[0]);
+	acl_clear(&a);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -200,6 +250,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_parse),
 		UNIT_TEST(test_match),
 		UNIT_TEST(test_mapped),
+		UNIT_TEST(test_tls),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "acl", tests);

@@ -500,14 +500,15 @@ static void test_man_page(void)
 	char path[4096];
 	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5.in"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	char line[512], names[64][64], paras[64][2048];
+	static char names[96][64], paras[96][2048];
+	char line[512];
 	size_t n = 0;
 	bool after_tp = false;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!strcmp(line, ".SH EXAMPLE") || !strcmp(line, ".SH ZONES"))
 			break;
-		if (after_tp && !strncmp(line, ".B ", 3) && n < 64) {
+		if (after_tp && !strncmp(line, ".B ", 3) && n < 96) {
 			snprintf(names[n], sizeof(names[n]), "%.63s", line + 3);
 			paras[n][0] = '\0';
 			n++;
@@ -721,6 +722,102 @@ static void test_same_primaries(void)
 }
 
 /*
+ * TLS: listen-tls on port 853 unless told (the command line replaces the
+ * file's list, as for listen); the entries' "tls" words, with the primary's
+ * port 853 by default and a client's pin or CA for mutual TLS; a zone's
+ * tls-pin and tls-hostname; a copy keeps them, and a change of them or of
+ * "tls" makes the primaries differ. What is refused, with its line.
+ */
+static void test_tls_options(void)
+{
+	static const char pin[] = "h+GEhW/K8cy1BN3I1y2WliBBbkqqPJVHHl/qPSo+Qtw=";
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "listen-tls: [ 127.0.0.1, \"[::1]@8853\" ]\n"
+		 "tls-ca-file: /etc/ssl/ca.pem\n"
+		 "zones:\n  - name: s.test\n"
+		 "    primaries: [ 192.0.2.1 NOKEY tls, 192.0.2.2@53 NOKEY ]\n"
+		 "    tls-pin: %s\n"
+		 "    provide-xfr: [ 10.0.0.0/8 NOKEY tls, 10.1.0.0/16 NOKEY TLS ca, "
+		 "10.2.0.1 NOKEY tls %s ]\n"
+		 "  - name: t.test\n"
+		 "    primaries: [ 192.0.2.1@8853 NOKEY tls ]\n"
+		 "    tls-hostname: primary.example\n",
+		 pin, pin);
+	conf_t a, b, copy;
+	load_text(&a, "tls.conf", text);
+	CU_ASSERT_EQUAL_FATAL(a.listen_tls_count, 2);
+	CU_ASSERT_STRING_EQUAL(a.listen_tls[0].text, "127.0.0.1@853");
+	CU_ASSERT_STRING_EQUAL(a.listen_tls[1].text, "::1@8853");
+	CU_ASSERT_EQUAL(a.listen_count, 2); /* listen keeps its default */
+	CU_ASSERT_STRING_EQUAL(a.tls_ca_file, "/etc/ssl/ca.pem");
+	const conf_zone_xfr_t *s = &a.zone_xfr[0], *t = &a.zone_xfr[1];
+	CU_ASSERT_EQUAL(s->primaries.entries[0].tls, ACL_TLS);
+	CU_ASSERT_STRING_EQUAL(s->primaries.entries[0].text, "192.0.2.1@853");
+	CU_ASSERT_EQUAL(addr_port((const struct sockaddr *)&s->primaries.entries[0].addr), 853);
+	CU_ASSERT_EQUAL(s->primaries.entries[1].tls, ACL_TLS_NONE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->primaries_tls);
+	CU_ASSERT_EQUAL(s->primaries_tls->mode, TLS_AUTH_PIN);
+	CU_ASSERT_EQUAL(s->primaries_tls->pin_count, 1);
+	CU_ASSERT_EQUAL(s->provide_xfr.entries[0].tls, ACL_TLS);
+	CU_ASSERT_EQUAL(s->provide_xfr.entries[1].tls, ACL_TLS_CA);
+	CU_ASSERT_EQUAL(s->provide_xfr.entries[2].tls, ACL_TLS_PIN);
+	CU_ASSERT_EQUAL(
+		memcmp(s->provide_xfr.entries[2].pin, s->primaries_tls->pins[0], TLS_PIN_LEN), 0);
+	CU_ASSERT_EQUAL(t->primaries_tls->mode, TLS_AUTH_HOSTNAME);
+	CU_ASSERT_STRING_EQUAL(t->primaries_tls->hostname, "primary.example");
+	CU_ASSERT(conf_tls_mutual(&a));
+	CU_ASSERT(conf_tls_hostnames(&a));
+
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &a), 0);
+	CU_ASSERT(conf_zone_same_primaries(&a, 0, &copy, 0));
+	CU_ASSERT_PTR_NOT_EQUAL(copy.zone_xfr[0].primaries_tls, s->primaries_tls);
+	copy.zone_xfr[0].primaries_tls->pins[0][0] ^= 1;
+	CU_ASSERT(!conf_zone_same_primaries(&a, 0, &copy, 0));
+	conf_clear(&copy);
+	/* the same primaries without "tls": not the same */
+	load_text(&b, "tls-b.conf",
+		  "zones:\n  - name: t.test\n    primaries: [ 192.0.2.1@8853 NOKEY ]\n");
+	CU_ASSERT(!conf_zone_same_primaries(&a, 1, &b, 0));
+	CU_ASSERT(!conf_tls_mutual(&b));
+	char names[256];
+	CU_ASSERT_EQUAL(conf_restart_changes(&a, &b, names, sizeof(names)), 1);
+	CU_ASSERT_STRING_EQUAL(names, "listen-tls");
+	conf_clear(&b);
+	conf_clear(&a);
+
+	/* the command line's --listen-tls replaces the file's list */
+	char err[512] = "";
+	const char *path = write_file("tls-cli.conf", "listen-tls: 127.0.0.1@9853\n");
+	char *argv[] = { "shoald", "-c", (char *)path, "--listen-tls", "127.0.0.2", NULL };
+	conf_init(&a);
+	CU_ASSERT_EQUAL(conf_parse_args(&a, 5, argv, stdout, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(a.listen_tls_count, 1);
+	CU_ASSERT_STRING_EQUAL(a.listen_tls[0].text, "127.0.0.2@853");
+	conf_clear(&a);
+
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY tls ]\n"
+		     "    notify: [ 192.0.2.9 NOKEY tls ]\n",
+		     4, "notify: \"tls\" is for provide-xfr and primaries only");
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY tls x ]\n", 3,
+		     "checked by the zone's tls-pin or tls-hostname");
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY ssl ]\n", 3,
+		     "only \"tls\" may follow it");
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY ]\n"
+		     "    provide-xfr: 10.0.0.1 NOKEY tls abc\n",
+		     4, "\"ca\" or a client's SPKI pin");
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY tls ]\n"
+		     "    tls-pin: [ abc ]\n",
+		     4, "tls-pin: \"abc\" is not an SPKI pin");
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY tls ]\n"
+		     "    tls-hostname: a.example\n    tls-pin: abc\n",
+		     5, "tls-pin or tls-hostname, not both");
+	expect_error("zones:\n  - name: a.example\n    primaries: [ 192.0.2.1 NOKEY ]\n"
+		     "    tls-hostname: a.example\n",
+		     2, "and none is");
+}
+
+/*
  * No bound on the zones but memory (the old one refused the 4097th), and
  * every zone is found by name through the hash, in any case, with or
  * without its final dot, after removals (which move the zones after) and
@@ -789,6 +886,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_runtime_diff),
 		UNIT_TEST(test_same_primaries),
 		UNIT_TEST(test_zone_add_many),
+		UNIT_TEST(test_tls_options),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),

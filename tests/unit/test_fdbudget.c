@@ -30,6 +30,28 @@ static void test_small_limit(void)
 	CU_ASSERT_TRUE(b.fixed + 2 * b.per_worker <= 160);
 }
 
+/*
+ * listen-tls: its listeners (and one held each) count first, and the rest
+ * is shared between each worker's TCP and TLS servers.
+ */
+static void test_tls_servers(void)
+{
+	fdbudget_in_t in = { .limit = 160,
+			     .open = 5,
+			     .threads = 2,
+			     .addresses = 1,
+			     .tls_addresses = 1,
+			     .control = true,
+			     .max_connections = 256,
+			     .transfers_in = 10 };
+	fdbudget_t b;
+	CU_ASSERT_EQUAL(fdbudget_plan(&in, &b), 0);
+	/* as test_small_limit, with 2 TLS listeners and 2 held more */
+	CU_ASSERT_EQUAL(b.fixed, 5 + 2 + 4 + 4 + 17 + 11 + 42 + 32);
+	CU_ASSERT_EQUAL(b.per_worker, (160 - b.fixed) / 4);
+	CU_ASSERT_TRUE(b.fixed + 2 * 2 * b.per_worker <= 160);
+}
+
 /* Debian's default soft limit with 4 CPUs and two addresses: 256 each cannot fit. */
 static void test_default_soft_limit(void)
 {
@@ -113,9 +135,13 @@ static void test_raise_and_count(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_small_limit),     UNIT_TEST(test_default_soft_limit),
-		UNIT_TEST(test_cannot_fit),      UNIT_TEST(test_plan_always_fits),
-		UNIT_TEST(test_raise_and_count), UNIT_END,
+		UNIT_TEST(test_small_limit),
+		UNIT_TEST(test_tls_servers),
+		UNIT_TEST(test_default_soft_limit),
+		UNIT_TEST(test_cannot_fit),
+		UNIT_TEST(test_plan_always_fits),
+		UNIT_TEST(test_raise_and_count),
+		UNIT_END,
 	};
 	return unit_run(argc, argv, "fdbudget", tests);
 }

@@ -92,7 +92,7 @@ static void expect_refused(const listen_addr_t *a, const char *what)
 {
 	instance_t *in = NULL;
 	char err[512] = "", pid[64];
-	CU_ASSERT_EQUAL(instance_claim(a, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)),
+	CU_ASSERT_EQUAL(instance_claim(a, 1, NULL, 0, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)),
 			SHOAL_EEXIST);
 	CU_ASSERT_PTR_NULL(in);
 	snprintf(pid, sizeof(pid), "pid %ld (test_instance)", (long)getpid());
@@ -108,23 +108,28 @@ static void test_lock_is_exclusive(void)
 	listen_addr_t a = addr("127.0.0.1", port);
 	instance_t *first = NULL, *again = NULL;
 	char err[512] = "";
-	CU_ASSERT_EQUAL_FATAL(instance_claim(&a, 1, INSTANCE_EXCLUSIVE, &first, err, sizeof(err)),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(
+		instance_claim(&a, 1, NULL, 0, INSTANCE_EXCLUSIVE, &first, err, sizeof(err)), 0);
 	/* a second claim on the address: the first holder is named */
 	expect_refused(&a, "another shoald");
 	/* written another way, the same address is the same lock */
 	listen_addr_t v6 = addr("::1", port), v6_long = addr("0:0:0:0:0:0:0:1", port);
 	instance_t *v6_claim = NULL;
-	CU_ASSERT_EQUAL(instance_claim(&v6, 1, INSTANCE_EXCLUSIVE, &v6_claim, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(
+		instance_claim(&v6, 1, NULL, 0, INSTANCE_EXCLUSIVE, &v6_claim, err, sizeof(err)),
+		0);
 	expect_refused(&v6_long, "another shoald");
 	instance_release(v6_claim);
 	/* another address or port is another lock */
 	listen_addr_t other = addr("127.0.0.2", port);
-	CU_ASSERT_EQUAL(instance_claim(&other, 1, INSTANCE_EXCLUSIVE, &again, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(
+		instance_claim(&other, 1, NULL, 0, INSTANCE_EXCLUSIVE, &again, err, sizeof(err)),
+		0);
 	instance_release(again);
 	/* released, the address may be claimed again: nothing stale is left */
 	instance_release(first);
-	CU_ASSERT_EQUAL(instance_claim(&a, 1, INSTANCE_EXCLUSIVE, &again, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(
+		instance_claim(&a, 1, NULL, 0, INSTANCE_EXCLUSIVE, &again, err, sizeof(err)), 0);
 	instance_release(again);
 }
 
@@ -148,7 +153,8 @@ static void test_abstract_name_is_not_the_lock(void)
 	listen_addr_t a = addr("127.0.0.1", port);
 	instance_t *in = NULL;
 	char err[512] = "";
-	CU_ASSERT_EQUAL(instance_claim(&a, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(instance_claim(&a, 1, NULL, 0, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)),
+			0);
 	if (err[0])
 		fprintf(stderr, "  refusal: %s\n", err);
 	/* the lock file is in this user's lock folder while held, and gone after */
@@ -184,21 +190,23 @@ static void test_sockets_on_the_port(void)
 	instance_t *in = NULL;
 	char err[512] = "";
 	listen_addr_t other = addr("127.0.0.2", port);
-	CU_ASSERT_EQUAL(instance_claim(&other, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(
+		instance_claim(&other, 1, NULL, 0, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)), 0);
 	instance_release(in);
 	listen_addr_t v6 = addr("::1", port);
-	int rc = instance_claim(&v6, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err));
+	int rc = instance_claim(&v6, 1, NULL, 0, INSTANCE_EXCLUSIVE, &in, err, sizeof(err));
 	CU_ASSERT_EQUAL(rc, 0);
 	if (rc == 0)
 		instance_release(in);
 	/* a takeover or --share-port joins the port on purpose: nothing is refused */
 	in = NULL;
-	CU_ASSERT_EQUAL(instance_claim(&a, 1, INSTANCE_SHARE, &in, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(instance_claim(&a, 1, NULL, 0, INSTANCE_SHARE, &in, err, sizeof(err)), 0);
 	CU_ASSERT_PTR_NOT_NULL(in);
 	instance_release(in);
 	close(fd);
 	/* the port free again */
-	CU_ASSERT_EQUAL(instance_claim(&a, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(instance_claim(&a, 1, NULL, 0, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)),
+			0);
 	instance_release(in);
 }
 
@@ -212,7 +220,8 @@ static void test_connected_udp_is_not_a_server(void)
 	listen_addr_t a = addr("127.0.0.1", port);
 	instance_t *in = NULL;
 	char err[512] = "";
-	CU_ASSERT_EQUAL(instance_claim(&a, 1, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(instance_claim(&a, 1, NULL, 0, INSTANCE_EXCLUSIVE, &in, err, sizeof(err)),
+			0);
 	instance_release(in);
 	close(fd);
 }

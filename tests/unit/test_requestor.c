@@ -21,6 +21,7 @@
 #include "proto/tsig.h"
 #include "proto/wire.h"
 #include "server/common/log.h"
+#include "server/common/tls.h"
 #include "server/events/requestor.h"
 #include "unit.h"
 
@@ -49,6 +50,7 @@ enum script {
 	S_NOTAUTH,        /* UDP: NOTAUTH with an unsigned TSIG RR saying BADSIG (RFC 8945 5.3.2) */
 	S_REFUSED_TCP,    /* TCP: REFUSED */
 	S_CUT,            /* TCP: the first of two messages, then the connection closed */
+	S_TLS_STREAM,     /* TLS: S_STREAM's four messages unsigned, in two records */
 };
 
 #define STREAM_MESSAGES 4
@@ -62,8 +64,9 @@ typedef struct peer {
 	struct sockaddr_in addr;
 	tsig_key_t key;
 	pthread_t thread;
-	int requests; /* requests read, UDP and TCP */
-	int errors;   /* its own checks that failed: asserted once it is joined */
+	tls_ctx_t *tls; /* S_TLS_STREAM: the server's credentials (the test's own pair) */
+	int requests;   /* requests read, UDP and TCP */
+	int errors;     /* its own checks that failed: asserted once it is joined */
 } peer_t;
 
 static int bind_loopback(int type, uint16_t port, struct sockaddr_in *out)
@@ -275,9 +278,82 @@ static void udp_script(peer_t *p, const uint8_t *q, size_t qlen, const struct so
 	to_client(p->udp, m, sign(p, &t, signed_, m, len), client);
 }
 
+/* Wait until session s on c can go on (the way it asked); false at the deadline or quit. */
+static bool tls_wait(peer_t *p, tls_session_t *s, int c)
+{
+	struct pollfd pf[2] = { { .fd = c, .events = tls_wants_write(s) ? POLLOUT : POLLIN },
+				{ .fd = p->quit[0], .events = POLLIN } };
+	return poll(pf, 2, PEER_WAIT_MS) > 0 && pf[0].revents;
+}
+
+/* Read exactly len octets of s's application data. */
+static bool tls_read_all(peer_t *p, tls_session_t *s, int c, uint8_t *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t n = tls_recv(s, buf + got, len - got);
+		if (n == -EAGAIN && tls_wait(p, s, c))
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/*
+ * S_TLS_STREAM: the handshake, the request, then the first message in a
+ * record (the server's session ticket beside it), and the other three in
+ * one more, so that once the client has read the second it finds the last
+ * two decrypted already, and no socket event will say so.
+ */
+static void tls_peer(peer_t *p)
+{
+	int c = peer_wait(p, p->tcp) ? accept4(p->tcp, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)
+				     : -1;
+	tls_session_t *s = NULL;
+	if (c < 0 || tls_session_server(p->tls, c, &s) < 0)
+		goto done;
+	int rc;
+	while ((rc = tls_handshake(s)) == -EAGAIN && tls_wait(p, s, c))
+		;
+	uint8_t len[2], q[DNS_TCP_MAX], out[STREAM_MESSAGES * (ANSWER_MAX + 2)];
+	if (rc < 0 || !tls_read_all(p, s, c, len, 2) ||
+	    !tls_read_all(p, s, c, q, wire_get_u16(len)))
+		goto done;
+	p->requests++;
+	size_t n = 0;
+	for (int k = 0; k < STREAM_MESSAGES; k++) {
+		size_t m = answer(q, wire_get_u16(len), out + n + 2, DNS_FLAG_AA, DNS_RCODE_NOERROR,
+				  k == 0);
+		out[n] = (uint8_t)(m >> 8);
+		out[n + 1] = (uint8_t)m;
+		n += m + 2;
+	}
+	/* the first message alone (the session ticket goes with it), then the rest in one */
+	size_t first = 2u + (size_t)(out[0] << 8 | out[1]);
+	for (int k = 0; k < 2; k++) {
+		const uint8_t *from = k ? out + first : out;
+		size_t part = k ? n - first : first;
+		p->errors += tls_send(s, from, part) != (ssize_t)part;
+		while ((rc = tls_flush(s)) == -EAGAIN && tls_wait(p, s, c))
+			;
+		p->errors += rc != 0;
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000000L }, NULL);
+	}
+	peer_wait(p, p->quit[0]);
+done:
+	tls_session_free(s);
+	if (c >= 0)
+		close(c);
+}
+
 static void *peer_main(void *arg)
 {
 	peer_t *p = arg;
+	if (p->script == S_TLS_STREAM) {
+		tls_peer(p);
+		return NULL;
+	}
 	uint8_t q[DNS_TCP_MAX];
 	size_t qlen = 0;
 	bool tcp =
@@ -352,6 +428,8 @@ typedef struct exchange {
 	bool done;
 	unsigned cancel_after_ms; /* give up after this long (0: never) */
 	uint64_t started;
+	uv_timer_t *cancel_timer; /* libuv: the give-up's timer while it is armed */
+	requestor_uv_t *ex;       /* libuv: the exchange under way */
 } exchange_t;
 
 /* on_response: S_STREAM's answer is complete at its last message. */
@@ -410,6 +488,15 @@ static void run_blocking(exchange_t *e)
 	requestor_clear(&r);
 }
 
+/* The give-up's timer goes once the exchange is over, whichever came first. */
+static void cancel_timer_close(exchange_t *e)
+{
+	if (!e->cancel_timer)
+		return;
+	uv_close((uv_handle_t *)e->cancel_timer, NULL);
+	e->cancel_timer = NULL;
+}
+
 static void on_done(requestor_uv_t *ex, const requestor_result_t *res, void *arg)
 {
 	exchange_t *e = arg;
@@ -417,13 +504,14 @@ static void on_done(requestor_uv_t *ex, const requestor_result_t *res, void *arg
 	CU_ASSERT_FALSE(e->done); /* once */
 	e->res = *res;
 	e->done = true;
+	cancel_timer_close(e);
 }
 
 static void on_cancel_timer(uv_timer_t *t)
 {
-	requestor_uv_t **ex = t->data;
-	requestor_uv_cancel(*ex);
-	uv_close((uv_handle_t *)t, NULL);
+	exchange_t *e = t->data;
+	cancel_timer_close(e);
+	requestor_uv_cancel(e->ex);
 }
 
 static void run_libuv(exchange_t *e)
@@ -439,9 +527,11 @@ static void run_libuv(exchange_t *e)
 	if (rc < 0) {
 		e->res = res;
 		e->done = true;
-	} else if (e->cancel_after_ms) {
+	} else if (e->cancel_after_ms && !e->done) {
 		uv_timer_init(&loop, &cancel);
-		cancel.data = &ex;
+		cancel.data = e;
+		e->ex = ex;
+		e->cancel_timer = &cancel;
 		uv_timer_start(&cancel, on_cancel_timer, e->cancel_after_ms, 0);
 	}
 	uv_run(&loop, UV_RUN_DEFAULT);
@@ -762,24 +852,86 @@ static void test_bad_params(void)
 	peer_stop(&p);
 }
 
+/* One context for both ends: its self-signed key is the one the pin names. */
+static tls_ctx_t *tls_context(uint8_t pin[TLS_PIN_LEN])
+{
+	tls_creds_conf_t cf = { .common_name = "primary.test" };
+	tls_creds_t *creds = NULL;
+	tls_ctx_t *ctx = NULL;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(tls_creds_new(&cf, &creds, err, sizeof(err)), 0);
+	tls_creds_pin(creds, pin);
+	CU_ASSERT_EQUAL_FATAL(tls_ctx_new(&ctx), 0);
+	tls_ctx_set_creds(ctx, creds);
+	return ctx;
+}
+
+/*
+ * Over TLS (RFC 9103): the handshake, the server's key checked against a
+ * pin, the request, and a stream of messages of which two wait decrypted
+ * in the session (requestor_t.ready); a pin that is not the server's ends the exchange in the
+ * handshake, saying which key the server showed.
+ */
+static void test_tls(void)
+{
+	uint8_t pin[TLS_PIN_LEN];
+	tls_ctx_t *ctx = tls_context(pin);
+	for (int d = BLOCKING; d <= LIBUV; d++) {
+		for (int good = 0; good <= 1; good++) {
+			peer_t p;
+			exchange_t e;
+			tls_auth_t auth = { .mode = TLS_AUTH_PIN, .pin_count = 1 };
+			memcpy(auth.pins[0], pin, TLS_PIN_LEN);
+			auth.pins[0][0] ^= good ? 0 : 1;
+			CU_ASSERT_EQUAL_FATAL(peer_start(&p, S_TLS_STREAM), 0);
+			p.tls = ctx;
+			exchange_init(&e, &p, REQUESTOR_TLS);
+			e.p.tls_ctx = ctx;
+			e.p.tls_auth = &auth;
+			/*
+			 * Decrypted octets no socket event announces must not wait for a
+			 * deadline: there is none before the cancel, which would end it.
+			 */
+			e.p.connect_ms = e.p.message_ms = 6 * PEER_WAIT_MS;
+			e.cancel_after_ms = PEER_WAIT_MS / 2;
+			e.p.on_response = count_response;
+			e.p.arg = &e;
+			run(&e, (enum driver)d, &p);
+			if (good) {
+				expect_answer(&e, (enum driver)d, true, 0);
+				CU_ASSERT_EQUAL(e.res.messages, STREAM_MESSAGES);
+				CU_ASSERT_EQUAL(p.requests, 1);
+				continue;
+			}
+			char text[512], shown[TLS_PIN_TEXT_MAX];
+			CU_ASSERT_EQUAL(e.res.error, SHOAL_ETLS);
+			CU_ASSERT_EQUAL(e.res.stage, REQUESTOR_CONNECT);
+			requestor_result_text(&e.res, text, sizeof(text));
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, "TLS handshake failed: "));
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, tls_pin_text(pin, shown)));
+			CU_ASSERT_EQUAL(p.requests, 0);
+		}
+	}
+	/* TLS without a context to start sessions from */
+	peer_t p;
+	exchange_t e;
+	requestor_t r;
+	start(&p, S_ANSWER, &e, REQUESTOR_TLS);
+	CU_ASSERT_EQUAL(requestor_init(&r, &e.p), SHOAL_EINVAL);
+	peer_stop(&p);
+	tls_ctx_free(ctx);
+}
+
 static const unit_test_t tests[] = {
-	UNIT_TEST(test_answer),
-	UNIT_TEST(test_wrong_id),
-	UNIT_TEST(test_wrong_peer),
-	UNIT_TEST(test_wrong_question),
-	UNIT_TEST(test_tc_then_tcp),
-	UNIT_TEST(test_silence),
-	UNIT_TEST(test_trickle),
-	UNIT_TEST(test_stream_tsig),
-	UNIT_TEST(test_bad_mac),
-	UNIT_TEST(test_bad_mac_udp),
-	UNIT_TEST(test_notauth),
-	UNIT_TEST(test_refused),
-	UNIT_TEST(test_cut),
-	UNIT_TEST(test_refused_connection),
-	UNIT_TEST(test_cancel),
-	UNIT_TEST(test_bad_params),
-	UNIT_END,
+	UNIT_TEST(test_answer),      UNIT_TEST(test_wrong_id),
+	UNIT_TEST(test_wrong_peer),  UNIT_TEST(test_wrong_question),
+	UNIT_TEST(test_tc_then_tcp), UNIT_TEST(test_silence),
+	UNIT_TEST(test_trickle),     UNIT_TEST(test_stream_tsig),
+	UNIT_TEST(test_bad_mac),     UNIT_TEST(test_bad_mac_udp),
+	UNIT_TEST(test_notauth),     UNIT_TEST(test_refused),
+	UNIT_TEST(test_cut),         UNIT_TEST(test_refused_connection),
+	UNIT_TEST(test_cancel),      UNIT_TEST(test_bad_params),
+	UNIT_TEST(test_tls),         UNIT_END,
 };
 
 int main(int argc, char **argv)

@@ -27,7 +27,8 @@ static void test_reuseport_layout(void)
 	socket_set_t *s = NULL;
 	char err[256] = "";
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(addrs, 2, 3, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)), 0);
+		socket_set_open(addrs, 2, NULL, 0, 3, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)),
+		0);
 	CU_ASSERT_EQUAL(socket_set_mode(s), SOCKET_MODE_REUSEPORT);
 	CU_ASSERT_EQUAL(socket_set_addresses(s), 2);
 	/* 3 workers x 2 addresses x (UDP + TCP), every one its own */
@@ -52,7 +53,7 @@ static void test_shared_layout(void)
 	socket_set_t *s = NULL;
 	char err[256] = "";
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(addrs, 1, 3, SOCKET_MODE_SHARED, &s, err, sizeof(err)), 0);
+		socket_set_open(addrs, 1, NULL, 0, 3, SOCKET_MODE_SHARED, &s, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(fdbudget_count_open(), open_before + 1 + 3);
 	CU_ASSERT_EQUAL(socket_set_udp(s, 1, 0), socket_set_udp(s, 0, 0));
 	CU_ASSERT_EQUAL(socket_set_udp(s, 2, 0), socket_set_udp(s, 0, 0));
@@ -78,7 +79,7 @@ static void test_busy_port_keeps_errno(void)
 	int64_t open_before = fdbudget_count_open();
 	socket_set_t *s = NULL;
 	char err[256] = "";
-	int rc = socket_set_open(&a, 1, 2, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err));
+	int rc = socket_set_open(&a, 1, NULL, 0, 2, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err));
 	CU_ASSERT_EQUAL(rc, -EADDRINUSE);
 	CU_ASSERT_TRUE(shoal_error_is_system(rc));
 	CU_ASSERT_PTR_NULL(s);
@@ -120,10 +121,9 @@ static size_t hand_over(const socket_set_t *s, socket_given_t *given, size_t cap
 	socket_entry_t e;
 	size_t n = 0;
 	for (size_t i = 0; socket_set_entry(s, i, &e) && n < cap; i++)
-		given[n++] = (socket_given_t){ .kind = e.kind,
-					       .worker = e.worker,
-					       .addr = *socket_set_address(s, e.address),
-					       .fd = dup(e.fd) };
+		given[n++] = (socket_given_t){
+			.kind = e.kind, .worker = e.worker, .addr = *e.addr, .fd = dup(e.fd)
+		};
 	return n;
 }
 
@@ -145,14 +145,15 @@ static void open_adopt(unsigned from, unsigned to, listen_addr_t *a, socket_set_
 	char err[256] = "";
 	*a = loopback_free();
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(a, 1, from, SOCKET_MODE_REUSEPORT, old, err, sizeof(err)), 0);
+		socket_set_open(a, 1, NULL, 0, from, SOCKET_MODE_REUSEPORT, old, err, sizeof(err)),
+		0);
 	socket_given_t given[16];
 	int64_t open_before = fdbudget_count_open();
 	size_t n = hand_over(*old, given, 16);
 	CU_ASSERT_EQUAL(n, 2 * from);
-	CU_ASSERT_EQUAL_FATAL(
-		socket_set_adopt(a, 1, to, SOCKET_MODE_REUSEPORT, given, n, s, err, sizeof(err)),
-		0);
+	CU_ASSERT_EQUAL_FATAL(socket_set_adopt(a, 1, NULL, 0, to, SOCKET_MODE_REUSEPORT, given, n,
+					       s, err, sizeof(err)),
+			      0);
 	*opened = fdbudget_count_open() - open_before;
 }
 
@@ -163,7 +164,8 @@ static void test_entries_in_group_order(void)
 	socket_set_t *s = NULL;
 	char err[256] = "";
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(addrs, 2, 3, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)), 0);
+		socket_set_open(addrs, 2, NULL, 0, 3, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)),
+		0);
 	socket_entry_t e;
 	size_t n = 0;
 	for (; socket_set_entry(s, n, &e); n++) {
@@ -178,7 +180,7 @@ static void test_entries_in_group_order(void)
 	socket_set_close(s);
 	/* shared: the one UDP socket per address is listed once */
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(addrs, 1, 3, SOCKET_MODE_SHARED, &s, err, sizeof(err)), 0);
+		socket_set_open(addrs, 1, NULL, 0, 3, SOCKET_MODE_SHARED, &s, err, sizeof(err)), 0);
 	for (n = 0; socket_set_entry(s, n, &e); n++)
 		CU_ASSERT_EQUAL(e.kind, n == 0 ? SOCKET_UDP : SOCKET_TCP);
 	CU_ASSERT_EQUAL(n, 4);
@@ -251,7 +253,7 @@ static void adopt_refused(socket_given_t *given, size_t n, const listen_addr_t *
 	int64_t open_before = fdbudget_count_open();
 	socket_set_t *s = NULL;
 	char err[512] = "";
-	CU_ASSERT_EQUAL(socket_set_adopt(addr, 1, 2, mode, given, n, &s, err, sizeof(err)),
+	CU_ASSERT_EQUAL(socket_set_adopt(addr, 1, NULL, 0, 2, mode, given, n, &s, err, sizeof(err)),
 			SHOAL_ECONFIG);
 	CU_ASSERT_PTR_NULL(s);
 	if (!strstr(err, want))
@@ -267,7 +269,8 @@ static void test_adopt_refuses_mismatch(void)
 	socket_set_t *old = NULL;
 	char err[256] = "";
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(&a, 1, 2, SOCKET_MODE_REUSEPORT, &old, err, sizeof(err)), 0);
+		socket_set_open(&a, 1, NULL, 0, 2, SOCKET_MODE_REUSEPORT, &old, err, sizeof(err)),
+		0);
 	socket_given_t given[8];
 	size_t n = hand_over(old, given, 8);
 	adopt_refused(given, n, &other, SOCKET_MODE_REUSEPORT, "nothing to take over");
@@ -307,7 +310,8 @@ static void test_adopt_grow_needs_uid(void)
 	socket_set_t *old = NULL;
 	char err[256] = "";
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(&a, 1, 2, SOCKET_MODE_REUSEPORT, &old, err, sizeof(err)), 0);
+		socket_set_open(&a, 1, NULL, 0, 2, SOCKET_MODE_REUSEPORT, &old, err, sizeof(err)),
+		0);
 	pid_t child = fork();
 	if (child == 0) {
 		socket_given_t given[8];
@@ -316,8 +320,8 @@ static void test_adopt_grow_needs_uid(void)
 		char msg[512] = "";
 		if (setresuid(65534, 65534, 65534) < 0)
 			_exit(3);
-		int rc = socket_set_adopt(&a, 1, 3, SOCKET_MODE_REUSEPORT, given, n, &s, msg,
-					  sizeof(msg));
+		int rc = socket_set_adopt(&a, 1, NULL, 0, 3, SOCKET_MODE_REUSEPORT, given, n, &s,
+					  msg, sizeof(msg));
 		_exit(rc == SHOAL_ECONFIG && strstr(msg, "uid 0") ? 0 : 1);
 	}
 	int status = -1;
@@ -453,6 +457,76 @@ static void test_steer_tcp(void)
 	socket_set_close(s);
 }
 
+/*
+ * TLS listeners (listen-tls): per worker and TLS address, after the
+ * others, handed over and taken back in group order; a taker with more
+ * workers joins the TLS groups after the given ones, one with fewer
+ * counts the rest as retiring and steers away from them; a TLS address
+ * the taker no longer has is closed, the others taken.
+ */
+static void test_tls_listeners(void)
+{
+	listen_addr_t plain = loopback_free(), tls = loopback_free(), tls2 = loopback_free();
+	listen_addr_t both[2] = { tls, tls2 };
+	socket_set_t *old = NULL, *s = NULL;
+	char err[256] = "";
+	int64_t open_before = fdbudget_count_open();
+	CU_ASSERT_EQUAL_FATAL(socket_set_open(&plain, 1, both, 2, 2, SOCKET_MODE_REUSEPORT, &old,
+					      err, sizeof(err)),
+			      0);
+	CU_ASSERT_EQUAL(socket_set_tls_addresses(old), 2);
+	CU_ASSERT_EQUAL(fdbudget_count_open(), open_before + 2 * (2 + 2));
+	CU_ASSERT_STRING_EQUAL(socket_set_tls_address(old, 1)->text, tls2.text);
+	socket_entry_t e;
+	size_t n = 0;
+	for (; socket_set_entry(old, n, &e); n++) {
+		if (n < 4)
+			continue;
+		CU_ASSERT_EQUAL(e.kind, SOCKET_TLS);
+		CU_ASSERT_EQUAL(e.address, (n - 4) / 2);
+		CU_ASSERT_EQUAL(e.worker, (n - 4) % 2);
+		CU_ASSERT_EQUAL(e.fd, socket_set_tls(old, e.worker, e.address));
+		CU_ASSERT_STRING_EQUAL(e.addr->text, both[e.address].text);
+		int listening = 0;
+		socklen_t len = sizeof(listening);
+		getsockopt(e.fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
+		CU_ASSERT_EQUAL(listening, 1);
+	}
+	CU_ASSERT_EQUAL(n, 8);
+
+	/* three workers, the first TLS address kept: its groups grow, the other's closed */
+	socket_given_t given[16];
+	n = hand_over(old, given, 16);
+	CU_ASSERT_EQUAL_FATAL(socket_set_adopt(&plain, 1, &tls, 1, 3, SOCKET_MODE_REUSEPORT, given,
+					       n, &s, err, sizeof(err)),
+			      0);
+	for (unsigned w = 0; w < 2; w++)
+		CU_ASSERT_EQUAL(socket_inode(socket_set_tls(s, w, 0)),
+				socket_inode(socket_set_tls(old, w, 0)));
+	CU_ASSERT_TRUE(socket_set_tls(s, 2, 0) >= 0);
+	CU_ASSERT_EQUAL(socket_set_retiring(s), 0);
+	socket_set_close(s);
+
+	/* one worker: one TLS listener of the two retires */
+	n = hand_over(old, given, 16);
+	CU_ASSERT_EQUAL_FATAL(socket_set_adopt(&plain, 1, &tls, 1, 1, SOCKET_MODE_REUSEPORT, given,
+					       n, &s, err, sizeof(err)),
+			      0);
+	CU_ASSERT_EQUAL(socket_set_retiring(s), 3); /* UDP, TCP and TLS of worker 1 */
+	CU_ASSERT_EQUAL(socket_set_steer(s, true, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(socket_set_steer(s, false, err, sizeof(err)), 0);
+	socket_set_close(s);
+	/* a given TLS socket said to be a UDP one: refused */
+	n = hand_over(old, given, 16);
+	given[n - 1].kind = SOCKET_UDP;
+	CU_ASSERT_EQUAL(socket_set_adopt(&plain, 1, both, 2, 2, SOCKET_MODE_REUSEPORT, given, n, &s,
+					 err, sizeof(err)),
+			SHOAL_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not of that type"));
+	socket_set_close(old);
+	CU_ASSERT_EQUAL(fdbudget_count_open(), open_before);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -467,6 +541,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_adopt_grow_needs_uid),
 		UNIT_TEST(test_shrink_steering_order),
 		UNIT_TEST(test_steer_tcp),
+		UNIT_TEST(test_tls_listeners),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "socket", tests);

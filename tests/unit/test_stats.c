@@ -52,8 +52,8 @@ static void test_count(void)
 	CU_ASSERT_EQUAL(s.query.dnssec_ok, 0);
 	/* TCP: rcodes of what was answered, and the same query counters */
 	answer_info_t tcp = { .rcode = 0, .qtype = DNS_TYPE_AXFR, .edns = true, .dnssec_ok = true };
-	stats_count_tcp(&s, true, &tcp);
-	stats_count_tcp(&s, false, &tcp);
+	stats_count_tcp(&s, &s.tcp, true, &tcp);
+	stats_count_tcp(&s, &s.tcp, false, &tcp);
 	CU_ASSERT_EQUAL(s.tcp.rcode[0], 1);
 	CU_ASSERT_EQUAL(s.query.type[STATS_QTYPE_AXFR], 2);
 	CU_ASSERT_EQUAL(s.query.edns, 3);
@@ -166,7 +166,9 @@ static void test_json(void)
 		"\"total\": {\"queries\": 12, \"answers\": {\"NOERROR\": 11, \"REFUSED\": 1}"));
 	/* the lists nest after the UDP counters, in table order */
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"cookie_invalid\": 0, \"tcp\": {\"accepted\": 0"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"rcode\": {\"NXDOMAIN\": 2}}, \"query\": {"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(buf, "\"rcode\": {\"NXDOMAIN\": 2}}, \"tls\": {\"accepted\": 0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"handshakes_evicted\": 0}, \"query\": {"));
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(buf, "\"query\": {\"type\": {\"A\": 7, \"other\": 1}, \"edns\": 0, "
 			    "\"dnssec_ok\": 2}, \"xfr\": {\"requests\": 0"));
@@ -434,14 +436,16 @@ static void test_table_is_every_counter(void)
 #define QUERY_COUNT(name, kind, m, h) COUNT(query_stats_t, name)
 #define ZONE_COUNT(name, kind, m, h)  COUNT(zone_stats_t, name)
 #define XFR_COUNT(name, kind, m, h)   COUNT(xfr_stats_t, name)
+#define TLS_COUNT(name, kind, m, h)   COUNT(tls_stats_t, name)
 	size_t udp = 0 STATS_UDP(UDP_COUNT), tcp = 0 STATS_TCP(TCP_COUNT);
 	size_t query = 0 STATS_QUERY(QUERY_COUNT), zone = 0 STATS_ZONE(ZONE_COUNT);
-	size_t xfr = 0 STATS_XFR(XFR_COUNT);
+	size_t xfr = 0 STATS_XFR(XFR_COUNT), tls = tcp STATS_TLS(TLS_COUNT);
 	CU_ASSERT_EQUAL(sizeof(xfr_stats_t), xfr * sizeof(uint64_t));
 	CU_ASSERT_EQUAL(sizeof(tcp_stats_t), tcp * sizeof(uint64_t));
+	CU_ASSERT_EQUAL(sizeof(tls_stats_t), tls * sizeof(uint64_t));
 	CU_ASSERT_EQUAL(sizeof(query_stats_t), query * sizeof(uint64_t));
 	CU_ASSERT_EQUAL(sizeof(zone_stats_t), zone * sizeof(uint64_t));
-	size_t octets = (udp + tcp + query + xfr) * sizeof(uint64_t);
+	size_t octets = (udp + tcp + tls + query + xfr) * sizeof(uint64_t);
 	CU_ASSERT_EQUAL(sizeof(worker_stats_t), (octets + 63) / 64 * 64);
 	fixture_t fx;
 	fixture_init(&fx);
@@ -472,6 +476,11 @@ static void test_table_is_every_counter(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
 #define TCP_NAMED(name, kind, m, h) NAMED("tcp", name, kind, m)
 	STATS_TCP(TCP_NAMED)
+	part = strstr(total, "\"tls\": {");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+#define TLS_NAMED(name, kind, m, h) NAMED("tls", name, kind, m)
+	STATS_CONN(TLS_NAMED, "TLS")
+	STATS_TLS(TLS_NAMED)
 	part = strstr(total, "\"query\": {");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(part);
 #define QUERY_NAMED(name, kind, m, h) NAMED("query", name, kind, m)
@@ -543,6 +552,7 @@ static void test_man_page_names_every_counter(void)
 	CU_ASSERT(names_metric(page, m, STATS_##kind != STATS_GAUGE && STATS_##kind != STATS_INFO));
 	STATS_UDP(IN_PAGE)
 	STATS_TCP(IN_PAGE)
+	STATS_TLS(IN_PAGE)
 	STATS_QUERY(IN_PAGE)
 	STATS_ZONE(IN_PAGE)
 	STATS_SERVED(IN_PAGE)

@@ -47,9 +47,9 @@ static void open_set(listen_addr_t *a, socket_set_t **s)
 	char err[512] = "";
 	int rc = -EADDRINUSE;
 	for (int tries = 0; tries < 50 && rc == -EADDRINUSE; tries++)
-		rc = loopback_any(a)
-			     ? socket_set_open(a, 1, 2, SOCKET_MODE_REUSEPORT, s, err, sizeof(err))
-			     : -EADDRINUSE;
+		rc = loopback_any(a) ? socket_set_open(a, 1, NULL, 0, 2, SOCKET_MODE_REUSEPORT, s,
+						       err, sizeof(err))
+				     : -EADDRINUSE;
 	if (rc < 0)
 		fprintf(stderr, "\n  socket_set_open: %s\n", err);
 	CU_ASSERT_EQUAL_FATAL(rc, 0);

@@ -99,15 +99,17 @@ static void stream_end(tcp_stream_t *base, bool complete)
 	free(base);
 }
 
-static int stream_special(void *arg, const struct sockaddr *peer, const uint8_t *q, size_t len,
+static int stream_special(void *arg, const acl_client_t *client, const uint8_t *q, size_t len,
 			  uint8_t *out, size_t cap, tcp_stream_t **stream)
 {
 	(void)arg;
 	(void)out;
 	(void)cap;
 	__atomic_add_fetch(&special_calls, 1, __ATOMIC_SEQ_CST);
+	const struct sockaddr *peer = client->addr;
 	const struct sockaddr_in *in = (const struct sockaddr_in *)peer;
-	if (peer->sa_family == AF_INET && in->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+	if (!client->tls && peer->sa_family == AF_INET &&
+	    in->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
 		__atomic_add_fetch(&special_peer_ok, 1, __ATOMIC_SEQ_CST);
 	if (len < 12 || (q[0] << 8 | q[1]) != STREAM_ID)
 		return TCP_SPECIAL_PASS;
@@ -141,7 +143,7 @@ static void *loop_thread(void *arg)
 {
 	fixture_t *fx = arg;
 	fx->start_err = tcp_server_start(&fx->loop, &fx->lfd, 1, &fx->lim, echo_answer, NULL,
-					 &fx->stats, &fx->srv);
+					 &fx->stats, NULL, &fx->srv);
 	if (fx->start_err == 0 && fx_special)
 		tcp_server_set_special(fx->srv, fx_special);
 	if (fx->start_err)
@@ -880,9 +882,11 @@ static void test_bad_arguments(void)
 	tcp_limits_t lim = default_limits;
 	int fd = socket(AF_INET, SOCK_STREAM, 0); /* not listening */
 	uv_loop_init(&loop);
-	CU_ASSERT_TRUE(tcp_server_start(&loop, &fd, 1, &lim, echo_answer, NULL, &st, &srv) < 0);
+	CU_ASSERT_TRUE(tcp_server_start(&loop, &fd, 1, &lim, echo_answer, NULL, &st, NULL, &srv) <
+		       0);
 	lim.max_pipelined = 0;
-	CU_ASSERT_TRUE(tcp_server_start(&loop, NULL, 0, &lim, echo_answer, NULL, &st, &srv) < 0);
+	CU_ASSERT_TRUE(tcp_server_start(&loop, NULL, 0, &lim, echo_answer, NULL, &st, NULL, &srv) <
+		       0);
 	CU_ASSERT_PTR_NULL(srv);
 	CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
 	close(fd);

@@ -189,8 +189,9 @@ static uint16_t count_of(const uint8_t *m, int section)
 static int tcp(const char *from, const uint8_t *q, size_t len, uint8_t *out, tcp_stream_t **s)
 {
 	struct sockaddr_storage p = peer(from);
+	acl_client_t client = { .addr = SA(p) };
 	*s = NULL;
-	return transfer_tcp(&xfr, SA(p), q, len, out, DNS_TCP_MAX, s);
+	return transfer_tcp(&xfr, &client, q, len, out, DNS_TCP_MAX, s);
 }
 
 /* Pull every message of a stream; the records of them all. */

@@ -74,7 +74,7 @@ static void test_udp_batch_allocates_nothing(void)
 	char err[256] = "";
 	socket_set_t *s = NULL;
 	CU_ASSERT_EQUAL_FATAL(
-		socket_set_open(&a, 1, 1, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)), 0);
+		socket_set_open(&a, 1, NULL, 0, 1, SOCKET_MODE_REUSEPORT, &s, err, sizeof(err)), 0);
 	struct sockaddr_in at;
 	socklen_t at_len = sizeof(at);
 	CU_ASSERT_EQUAL_FATAL(getsockname(socket_set_udp(s, 0, 0), (struct sockaddr *)&at, &at_len),
