@@ -17,11 +17,11 @@
 #include "zone/internal.h"
 #include "zone/jfile.h"
 
-#define REC_MAGIC "SJR1"
-#define REC_HEAD 32  /* magic, length, from, to, hash */
+#define REC_MAGIC  "SJR1"
+#define REC_HEAD   32 /* magic, length, from, to, hash */
 #define REC_HASHED 16 /* the octets before the hash, hashed with the body */
-#define REC_HASH 16
-#define RR_FIXED 10 /* type, class, TTL, RDLENGTH */
+#define REC_HASH   16
+#define RR_FIXED   10 /* type, class, TTL, RDLENGTH */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -176,8 +176,8 @@ static int side_decode(changeset_t *cs, bool add, uint32_t n, const uint8_t *bod
 		if (owner_len == 0 || len - rr < RR_FIXED || len - rr < rr_size(body + rr))
 			return SHOAL_EMALFORMED;
 		const uint8_t *p = body + rr;
-		int err = changeset_add(cs, add, body + *at, (uint16_t)(p[0] << 8 | p[1]), get32(p + 4),
-					p + RR_FIXED, (uint16_t)(p[8] << 8 | p[9]));
+		int err = changeset_add(cs, add, body + *at, (uint16_t)(p[0] << 8 | p[1]),
+					get32(p + 4), p + RR_FIXED, (uint16_t)(p[8] << 8 | p[9]));
 		if (err < 0)
 			return err;
 		*at = rr + rr_size(p);
@@ -238,8 +238,8 @@ int jfile_parse(const uint8_t *data, size_t len, xfr_changes_t *out, size_t *goo
 		changeset_t *cs = NULL;
 		int err = n ? record_decode(data + *good, n - REC_HEAD, &cs) : SHOAL_EMALFORMED;
 		if (err == SHOAL_ENOMEM ||
-		    (err == 0 && !zone_grow((void **)&out->sets, &cap, out->count + 1,
-					    sizeof(*out->sets)))) {
+		    (err == 0 &&
+		     !zone_grow((void **)&out->sets, &cap, out->count + 1, sizeof(*out->sets)))) {
 			changeset_unref(cs);
 			xfr_changes_clear(out);
 			*good = 0;
@@ -343,6 +343,19 @@ int jfile_compact(const char *path, size_t max_octets)
 	if (from && err == 0)
 		err = zone_temp_commit(fd, tmp, path, write_all(fd, data + from, len - from));
 	free(data);
+	return err;
+}
+
+int jfile_keep(const char *path, const changeset_t *const *sets, size_t n)
+{
+	off_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += (off_t)jfile_record_size(sets[i]);
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = ftruncate(fd, len) == 0 && fdatasync(fd) == 0 ? 0 : -errno;
+	close(fd);
 	return err;
 }
 

@@ -71,6 +71,13 @@ int jfile_parse(const uint8_t *data, size_t len, xfr_changes_t *out, size_t *goo
  */
 int jfile_read(const char *path, xfr_changes_t *out, size_t *cut);
 
+/*
+ * Cut the file at path after its first n records, sets[0..n) as
+ * jfile_read gave them (a record's size is its changeset's, read back
+ * or not), and sync it. Returns 0 or -errno.
+ */
+int jfile_keep(const char *path, const changeset_t *const *sets, size_t n);
+
 /* Remove the file at path; 0 also when there was none, else -errno. */
 int jfile_remove(const char *path);
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* The IXFR history of a zone: a bounded list of changesets under a mutex. */
+/* The IXFR history of a zone: a bounded list of changesets under a mutex, and its file. */
 #include "config.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/error.h"
+#include "zone/jfile.h"
 #include "zone/journal.h"
 
 struct journal {
@@ -16,6 +18,7 @@ struct journal {
 	size_t max_octets, octets;
 	const changeset_t **sets; /* oldest first */
 	size_t count, cap;
+	char *path; /* NULL, or the file the history is kept in too (journal_set_file) */
 };
 
 journal_t *journal_new(size_t max_octets)
@@ -74,6 +77,7 @@ void journal_unref(journal_t *j)
 		return;
 	drop_oldest(j, j->count);
 	free(j->sets);
+	free(j->path);
 	pthread_mutex_destroy(&j->lock);
 	free(j);
 }
@@ -83,10 +87,51 @@ void journal_set_max(journal_t *j, size_t max_octets)
 	pthread_mutex_lock(&j->lock);
 	j->max_octets = max_octets;
 	trim(j);
+	bool empty = j->count == 0;
 	pthread_mutex_unlock(&j->lock);
+	/* a smaller file waits for the next change (jfile_append compacts); none goes now */
+	if (empty && j->path)
+		jfile_remove(j->path);
 }
 
-void journal_add(journal_t *j, const changeset_t *cs)
+int journal_set_file(journal_t *j, const char *path)
+{
+	assert(!j->path);
+	j->path = strdup(path);
+	return j->path ? 0 : SHOAL_ENOMEM;
+}
+
+const char *journal_file(const journal_t *j)
+{
+	return j->path;
+}
+
+/*
+ * Write cs to the file before the memory has it, so the file never lacks
+ * a change a secondary was sent: the file follows what journal_add does to
+ * the list (a new start when cs does not follow, nothing when cs is too
+ * big to keep). A failed write removes the file: a restart then starts
+ * the history afresh instead of reading one with a hole. The one writer;
+ * no lock held (the sync may take milliseconds, readers go on).
+ */
+static int file_add(journal_t *j, const changeset_t *cs)
+{
+	pthread_mutex_lock(&j->lock);
+	bool follows = j->count && j->sets[j->count - 1]->to == cs->from;
+	size_t max = j->max_octets;
+	pthread_mutex_unlock(&j->lock);
+	if (!follows || cs->octets > max)
+		jfile_remove(j->path);
+	if (cs->octets > max)
+		return 0;
+	int err = jfile_append(j->path, cs, max);
+	if (err < 0)
+		jfile_remove(j->path);
+	return err;
+}
+
+/* journal_add in memory alone. */
+static void list_add(journal_t *j, const changeset_t *cs)
 {
 	pthread_mutex_lock(&j->lock);
 	if (j->count && j->sets[j->count - 1]->to != cs->from)
@@ -111,11 +156,59 @@ void journal_add(journal_t *j, const changeset_t *cs)
 	pthread_mutex_unlock(&j->lock);
 }
 
+int journal_add(journal_t *j, const changeset_t *cs)
+{
+	int err = j->path ? file_add(j, cs) : 0;
+	list_add(j, cs);
+	return err;
+}
+
 void journal_clear(journal_t *j)
 {
+	if (j->path)
+		jfile_remove(j->path);
 	pthread_mutex_lock(&j->lock);
 	drop_oldest(j, j->count);
 	pthread_mutex_unlock(&j->lock);
+}
+
+int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+{
+	memset(r, 0, sizeof(*r));
+	xfr_changes_t c;
+	int err = jfile_read(j->path, &c, &r->cut);
+	if (err == -ENOENT)
+		return 0;
+	if (err == 0 && c.count) {
+		r->oldest = c.sets[0]->from;
+		r->newest = c.sets[c.count - 1]->to;
+		r->found = c.count;
+	}
+	/*
+	 * History that does not lead to the version loaded cannot answer IXFR
+	 * for it. One that leads past it keeps what leads to it: a secondary
+	 * writes a change here before it publishes and saves the zone, so a
+	 * crash between leaves the journal ahead of the saved zone (the
+	 * newest changeset of that serial: serials wrap in a long history).
+	 */
+	size_t keep = c.count;
+	while (keep > 0 && c.sets[keep - 1]->to != serial)
+		keep--;
+	if (err == 0 && keep && keep < c.count)
+		err = jfile_keep(j->path, (const changeset_t *const *)c.sets, keep);
+	if (err < 0 || !keep) {
+		jfile_remove(j->path);
+		xfr_changes_clear(&c);
+		return err < 0 ? err : r->found ? 1 : 0;
+	}
+	r->ahead = c.count - keep;
+	pthread_mutex_lock(&j->lock);
+	drop_oldest(j, j->count);
+	pthread_mutex_unlock(&j->lock);
+	for (size_t i = 0; i < keep; i++)
+		list_add(j, changeset_ref(c.sets[i])); /* the file has them */
+	xfr_changes_clear(&c);
+	return 0;
 }
 
 void journal_get_info(journal_t *j, journal_info_t *info)

@@ -15,12 +15,17 @@
  * they take more than its size (ixfr-journal-size): RFC 1995 5 lets a
  * server purge history at any time. It outlives the zone versions and the
  * zone sets: each set that serves the zone holds a reference (zonedb.c
- * carries it from one set to the next). Kept in memory only: after a
- * restart IXFR answers start from the version loaded.
+ * carries it from one set to the next). Kept in memory, and in a file
+ * when it has one (journal_set_file, zone/jfile.h): each change is
+ * written and synced there before journal_add returns, that is before the
+ * version it leads to is published, and read back at start
+ * (journal_restore), so a restarted server still answers IXFR.
  *
  * Threads: a mutex guards the list, so the reload (or transfer) thread may
  * add while transfer threads read; readers get their own references to
- * the changesets they send, and send them without the lock.
+ * the changesets they send, and send them without the lock. One thread at
+ * a time changes a journal (the zone's reload or transfer): its file is
+ * written outside the lock.
  */
 typedef struct journal journal_t;
 
@@ -33,19 +38,55 @@ journal_t *journal_ref(journal_t *j);
 /* Drop a reference; the last one frees the journal and its changesets. NULL is fine. */
 void journal_unref(journal_t *j);
 
-/* Change the bound; the oldest changesets go until the rest fit. */
+/*
+ * Change the bound; the oldest changesets go until the rest fit (the
+ * file shrinks at the next change, or goes when nothing is left).
+ */
 void journal_set_max(journal_t *j, size_t max_octets);
+
+/*
+ * Keep the history in the file at path too (copied), from the next
+ * change on. Once, before any change; 0 or SHOAL_ENOMEM.
+ */
+int journal_set_file(journal_t *j, const char *path);
+
+/* The file set by journal_set_file, or NULL. */
+const char *journal_file(const journal_t *j);
+
+/* What journal_restore found in the file. */
+typedef struct journal_restored {
+	size_t found;    /* changesets read (whole, checked, following each other) */
+	size_t cut;      /* octets of a torn or damaged tail cut off the file */
+	uint32_t oldest; /* the serials they lead from and to, when found */
+	uint32_t newest;
+	size_t ahead; /* changesets past the serial loaded, cut off (the zone saved is older) */
+} journal_restored_t;
+
+/*
+ * At start: read j's file (journal_set_file) into j, whose history it
+ * replaces, when a changeset in it leads to `serial` (the version just
+ * loaded): normally the newest; those after it are cut off the file (a
+ * secondary's zone saved before the change it wrote here). Returns 0
+ * (read, or no file); 1 when the history leads elsewhere (the zone file
+ * was edited while the server was down): the file is removed; a negative
+ * error (the file is removed). r says what was found. The zone's loading
+ * thread, before the version is published.
+ */
+int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r);
 
 /*
  * Append cs (sealed), taking over the caller's reference. A changeset
  * that does not follow the last one (its `from` is not the last `to`)
  * starts the history again: what was before cannot lead to it. Then the
  * oldest go until the rest fit; a changeset bigger than the whole bound
- * is not kept at all (clients of older versions get an AXFR).
+ * is not kept at all (clients of older versions get an AXFR). With a
+ * file, cs is written and synced there first. Returns 0, or the file's
+ * error (the memory has cs all the same; the file is removed, so a
+ * restart starts the history afresh).
  */
-void journal_add(journal_t *j, const changeset_t *cs);
+int journal_add(journal_t *j, const changeset_t *cs);
 
-/* Forget every changeset (the history no longer leads to the zone served). */
+/* Forget every changeset (the history no longer leads to the zone served); the file goes. */
 void journal_clear(journal_t *j);
 
 /* What the journal holds, for zone-status. */

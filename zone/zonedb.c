@@ -16,6 +16,7 @@
 #include "proto/serial.h"
 #include "zone/apply.h"
 #include "zone/internal.h"
+#include "zone/jfile.h"
 #include "zone/journal.h"
 
 /*
@@ -80,6 +81,7 @@ struct zonedb {
 	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
 	size_t *pending;      /* zonedb_build_t.defer: the entries still to read */
 	size_t pending_count;
+	char *journal_dir; /* zonedb_build_t.journal_dir (a copy), or NULL */
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
@@ -149,8 +151,11 @@ static bool entry_set_error(zentry_t *e, const char *text)
 	return !text || !*text || now;
 }
 
-/* A zeroed set for n zones, its apex hash sized for them; NULL when out of memory. */
-static zonedb_t *db_alloc(size_t n)
+/*
+ * A zeroed set for n zones, its apex hash sized for them, its journals'
+ * folder a copy of journal_dir (NULL: none); NULL when out of memory.
+ */
+static zonedb_t *db_alloc(size_t n, const char *journal_dir)
 {
 	size_t cap = 8;
 	while (cap < n * 2)
@@ -162,7 +167,9 @@ static zonedb_t *db_alloc(size_t n)
 	db->entries = calloc(n ? n : 1, sizeof(*db->entries));
 	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
 	db->fresh_bits = calloc(n / 64 + 1, sizeof(uint64_t));
-	if (!db->entries || !db->apex_hash || !db->fresh_bits) {
+	db->journal_dir = journal_dir ? strdup(journal_dir) : NULL;
+	if (!db->entries || !db->apex_hash || !db->fresh_bits ||
+	    (journal_dir && !db->journal_dir)) {
 		zonedb_free(db);
 		return NULL;
 	}
@@ -309,6 +316,84 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 	return 0;
 }
 
+/*
+ * Where the journal of one zone lives: the entry's pointer to it (NULL
+ * until it has one), the folder of its file (NULL: memory only), the
+ * zone's apex and its bound (ixfr-journal-size).
+ */
+typedef struct jplace {
+	journal_t **jp;
+	const char *dir;
+	const uint8_t *apex;
+	size_t max;
+} jplace_t;
+
+/*
+ * A new journal for the zone at p, with its file when p has a folder;
+ * NULL when out of memory (secondaries then transfer the whole zone).
+ */
+static journal_t *journal_for(const jplace_t *p)
+{
+	journal_t *j = journal_new(p->max);
+	char path[4096];
+	if (j && p->dir &&
+	    (jfile_path(p->dir, p->apex, path, sizeof(path)) < 0 ||
+	     journal_set_file(j, path) < 0)) {
+		journal_unref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* The journal at p, made (and released to readers: zonedb_journal) when it has none yet. */
+static journal_t *place_journal(const jplace_t *p)
+{
+	if (!*p->jp) {
+		journal_t *j = journal_for(p);
+		if (j)
+			__atomic_store_n(p->jp, j, __ATOMIC_RELEASE);
+	}
+	return *p->jp;
+}
+
+/*
+ * The zone at p was just read with no version served before it (at
+ * start, or a zone new to the set): its journal file, when it has one,
+ * read back (journal_restore) if its history leads to z's serial, or
+ * removed, and said so. A zone with no file costs one failed stat.
+ */
+static void restore_journal(const jplace_t *p, const char *file, const zone_t *z, zone_msg_fn msg,
+			    void *msg_arg)
+{
+	char path[4096];
+	if (!p->dir || jfile_path(p->dir, p->apex, path, sizeof(path)) < 0 ||
+	    access(path, F_OK) != 0)
+		return;
+	journal_t *j = p->max ? place_journal(p) : NULL;
+	if (!j) {
+		jfile_remove(path); /* it keeps no history (or no memory for one) */
+		return;
+	}
+	journal_restored_t r;
+	int rc = journal_restore(j, z->serial, &r);
+	if (r.cut)
+		zone_report(msg, msg_arg, false, path, 0,
+			    "%zu octets of a torn or damaged change cut off its end", r.cut);
+	if (r.ahead)
+		zone_report(
+			msg, msg_arg, false, path, 0,
+			"%zu changes past serial %u (to %u) were never saved with the zone: cut",
+			r.ahead, z->serial, r.newest);
+	if (rc == 1)
+		zone_report(msg, msg_arg, false, path, 0,
+			    "its history leads to serial %u, not to the serial %u of %s: "
+			    "removed (secondaries will transfer the whole zone)",
+			    r.newest, z->serial, file);
+	else if (rc < 0)
+		zone_report(msg, msg_arg, false, path, 0, "cannot read it: %s: removed",
+			    shoal_strerror(rc));
+}
+
 /* What the journal j of a zone holds at most (max, the zone's limit, when it has none yet). */
 static size_t journal_limit(journal_t *j, size_t max)
 {
@@ -320,20 +405,20 @@ static size_t journal_limit(journal_t *j, size_t max)
 
 /*
  * A reload brought serial `now` where `was` was served: record the
- * changes cs in the journal *jp (made on the first change to keep,
- * bounded by max; a zone that never changes keeps none) for IXFR when
+ * changes cs in the journal at p (made on the first change to keep,
+ * bounded by p->max; a zone that never changes keeps none) for IXFR when
  * the serial went forward (RFC 1982); otherwise the history no longer
  * leads to what is served, and goes. cs is NULL when the changes could
  * not be had (err: bigger than the journal and than what is worth
- * applying, or no memory). Takes no reference on cs. *jp may be read
- * meanwhile (zonedb_journal): a new journal is released.
+ * applying, or no memory). Takes no reference on cs. *p->jp may be read
+ * meanwhile (zonedb_journal): a new journal is released. With a file,
+ * the change is on disk when this returns: before the version is published.
  */
-static void record_change(journal_t **jp, size_t max, const char *file, const zone_t *was,
-			  uint32_t now, const changeset_t *cs, int err, zone_msg_fn msg,
-			  void *msg_arg)
+static void record_change(const jplace_t *p, const char *file, const zone_t *was, uint32_t now,
+			  const changeset_t *cs, int err, zone_msg_fn msg, void *msg_arg)
 {
-	journal_t *journal = *jp;
-	size_t limit = journal_limit(journal, max);
+	journal_t *journal = *p->jp;
+	size_t limit = journal_limit(journal, p->max);
 	if (limit == 0)
 		return;
 	if (!cs || cs->octets > limit) {
@@ -349,11 +434,12 @@ static void record_change(journal_t **jp, size_t max, const char *file, const zo
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
 	if (serial_gt(now, was->serial)) {
-		if (!journal && (journal = journal_new(max)))
-			__atomic_store_n(jp, journal, __ATOMIC_RELEASE);
 		/* no memory for a journal: secondaries transfer the whole zone */
-		if (journal)
-			journal_add(journal, changeset_ref(cs));
+		journal = place_journal(p);
+		int werr = journal ? journal_add(journal, changeset_ref(cs)) : 0;
+		if (werr < 0)
+			zone_report(msg, msg_arg, false, journal_file(journal), 0,
+				    "cannot write the IXFR journal: %s", shoal_strerror(werr));
 		return;
 	}
 	if (!changed && now == was->serial)
@@ -370,7 +456,7 @@ static void record_change(journal_t **jp, size_t max, const char *file, const zo
  * A reload of zone apex from file where `was` is served: the file read
  * and checked as a load checks it, and its difference from `was`
  * (zone_load_changes, a merge walk of the records read and the version
- * served) recorded in the journal *jp (as record_change) and applied to
+ * served) recorded in the journal at p (as record_change) and applied to
  * `was` (zone_apply): the version published shares every node the file
  * did not change, and the reload never holds a second zone, only the
  * records read beside the version served. A difference bigger than a
@@ -379,11 +465,10 @@ static void record_change(journal_t **jp, size_t max, const char *file, const zo
  * whole instead, as before (its warnings then said twice). Returns 0 and
  * *out, or the load's error (reported).
  */
-static int reload_zone(const uint8_t *apex, const char *file, journal_t **jp, size_t max,
-		       const zone_t *was, const zone_limits_t *limits, zone_msg_fn msg,
-		       void *msg_arg, zone_t **out)
+static int reload_zone(const jplace_t *p, const char *file, const zone_t *was,
+		       const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out)
 {
-	size_t limit = journal_limit(*jp, max), worth = zone_memory(was) / 4;
+	size_t limit = journal_limit(*p->jp, p->max), worth = zone_memory(was) / 4;
 	changeset_t *cs = NULL;
 	int err = zone_load_changes(file, was, limits, msg, msg_arg, worth > limit ? worth : limit,
 				    &cs);
@@ -403,30 +488,34 @@ static int reload_zone(const uint8_t *apex, const char *file, journal_t **jp, si
 			zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 	}
 	if (err == SHOAL_EUNSUPPORTED)
-		err = zone_load(file, apex, limits, msg, msg_arg, out);
+		err = zone_load(file, p->apex, limits, msg, msg_arg, out);
 	if (err == 0)
-		record_change(jp, max, file, was, (*out)->serial, cs, cs ? 0 : SHOAL_ESPACE, msg,
+		record_change(p, file, was, (*out)->serial, cs, cs ? 0 : SHOAL_ESPACE, msg,
 			      msg_arg);
 	changeset_unref(cs);
 	return err;
 }
 
 /*
- * Read the zone of apex from file into *z (was: the version served, NULL
- * for none, whose journal records the change). Returns 0, or a negative
- * error with its text in error[0..cap) (*z NULL). Any thread; messages
- * go to msg one at a time under lock.
+ * Read the zone of entry e from its file into *z (was: the version
+ * served, NULL for none, whose journal records the change; with none,
+ * the journal kept in jdir is read back). Returns 0, or a negative error
+ * with its text in error[0..cap) (*z NULL). Any thread; messages go to
+ * msg one at a time under lock.
  */
-static int load_entry(const uint8_t *apex, const char *file, journal_t **journal,
-		      const zone_spec_t *spec, const zone_t *was, pthread_mutex_t *lock,
-		      zone_msg_fn msg, void *msg_arg, zone_t **z, char *error, size_t cap)
+static int load_entry(zentry_t *e, const char *jdir, const zone_spec_t *spec, const zone_t *was,
+		      pthread_mutex_t *lock, zone_msg_fn msg, void *msg_arg, zone_t **z,
+		      char *error, size_t cap)
 {
 	msg_tap_t tap = { msg, msg_arg, lock, "" };
 	*z = NULL;
 	error[0] = '\0';
-	size_t max = (size_t)spec->limits.max_journal;
-	int err = was ? reload_zone(apex, file, journal, max, was, &spec->limits, tap_msg, &tap, z)
-		      : zone_load(file, apex, &spec->limits, tap_msg, &tap, z);
+	const char *file = e->file;
+	jplace_t p = { &e->journal, jdir, e->apex, (size_t)spec->limits.max_journal };
+	int err = was ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
+		      : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
+	if (err == 0 && !was)
+		restore_journal(&p, file, *z, tap_msg, &tap);
 	if (err == 0)
 		return 0;
 	if (tap.first_error[0] == '\0')
@@ -457,7 +546,7 @@ static void load_one(load_run_t *run, size_t i)
 	const zone_t *was = prev ? entry_zone(prev) : NULL;
 	zone_t *z = NULL;
 	char error[512];
-	int err = load_entry(e->apex, e->file, &e->journal, &b->specs[i], was, &run->lock, b->msg,
+	int err = load_entry(e, run->db->journal_dir, &b->specs[i], was, &run->lock, b->msg,
 			     b->msg_arg, &z, error, sizeof(error));
 	if (!entry_set_error(e, error) && err == 0) {
 		zone_unref(z);
@@ -560,8 +649,9 @@ static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *ap
 	zentry_t *e = entry_new(apex, len, NULL, file);
 	if (!e)
 		return NULL;
+	jplace_t place = { &e->journal, b->journal_dir, e->apex, journal_max };
 	e->journal = prev && prev->journal ? journal_ref(prev->journal)
-		     : want_journal        ? journal_new(journal_max)
+		     : want_journal        ? journal_for(&place)
 					   : NULL;
 	e->slot = prev ? prev->slot : 0;
 	if ((want_journal && !e->journal) ||
@@ -655,7 +745,7 @@ int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 	uint8_t only_apex[NAME_MAXLEN];
 	if (b->only && parse_zone_name(b->only, only_apex) < 0)
 		return SHOAL_EINVAL;
-	zonedb_t *db = db_alloc(b->n);
+	zonedb_t *db = db_alloc(b->n, b->journal_dir);
 	size_t *todo = calloc(b->n + 1, sizeof(*todo));
 	size_t count = 0;
 	int rc = db && todo ? plan_all(b, db, b->only ? only_apex : NULL, todo, &count)
@@ -741,6 +831,7 @@ void zonedb_free(zonedb_t *db)
 	free(db->fresh);
 	free(db->fresh_bits);
 	free(db->pending);
+	free(db->journal_dir);
 	free(db);
 }
 
@@ -782,7 +873,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 	if (!old || i >= old->count || !old->entries[i]->apex_len)
 		return SHOAL_EINVAL;
 	const zentry_t *o = old->entries[i];
-	zonedb_t *db = db_alloc(old->count);
+	zonedb_t *db = db_alloc(old->count, old->journal_dir);
 	zentry_t *e = db ? entry_new(o->apex, o->apex_len, NULL, o->file) : NULL;
 	if (!e || !entry_set_error(e, error)) {
 		entry_unref(e);
@@ -843,8 +934,7 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
 		journal_set_max(e->journal, (size_t)spec->limits.max_journal);
 	/* nothing of the entry changes here but its journal: zonedb_swap publishes the zone */
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	return load_entry(e->apex, e->file, &e->journal, spec, was, &lock, msg, msg_arg, z, error,
-			  cap);
+	return load_entry(e, db->journal_dir, spec, was, &lock, msg, msg_arg, z, error, cap);
 }
 
 const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n)
@@ -872,6 +962,19 @@ uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
 	if (fresh)
 		*fresh = (db->fresh_bits[i / 64] >> (i % 64)) & 1;
 	return db->entries[i]->slot;
+}
+
+void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
+{
+	if (!old || !old->journal_dir)
+		return;
+	for (size_t i = 0; i < old->count; i++) {
+		const zentry_t *e = old->entries[i];
+		char path[4096];
+		if (e->apex_len && !find_entry(db, e->apex) &&
+		    jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
+			jfile_remove(path);
+	}
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)

@@ -59,6 +59,7 @@ typedef struct server {
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	sched_t *sched;         /* secondary zones' events: NULL without secondary zones */
 	state_t *state;         /* what survives a restart (state-dir) */
+	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
 	uv_async_t transferred; /* a transfer thread published a zone: NOTIFY out */
 	bool transferred_on;
 	takeover_t *takeover; /* giving the sockets away, restarting, the old process watched */
@@ -750,6 +751,26 @@ static bool state_wanted(const conf_t *cfg)
 }
 
 /*
+ * The folder of the zones' IXFR journals, state-dir/journal, made as a
+ * folder of uid that no one else may write (as state-dir itself), and
+ * handed to the reloads. Main thread, before the privilege drop and the
+ * first load. Returns 0 or a negative error with err.
+ */
+static int journal_start(server_t *srv, const char *dir, uid_t uid, gid_t gid, char *err,
+			 size_t errlen)
+{
+	if (snprintf(srv->journal_dir, sizeof(srv->journal_dir), "%s/journal", dir) >=
+	    (int)sizeof(srv->journal_dir)) {
+		snprintf(err, errlen, "state-dir %s: too long a path", dir);
+		return SHOAL_ECONFIG;
+	}
+	int rc = path_own_folder("state-dir", srv->journal_dir, 0700, uid, gid, err, errlen);
+	if (rc == 0)
+		srv->reload.journal_dir = srv->journal_dir;
+	return rc;
+}
+
+/*
  * The state kept across restarts, from state-dir: one set there must be
  * (or be made as) a folder of the user shoald runs as, uid, that no one
  * else may write, or shoald does not start. The default is used only when
@@ -775,6 +796,11 @@ static int state_start(server_t *srv, uid_t uid, gid_t gid, char *err, size_t er
 			return SHOAL_ECONFIG;
 		log_warning("%s: zone timers and NOTIFYs are not kept across restarts", err);
 		use = false;
+	}
+	if (use && journal_start(srv, dir, uid, gid, err, errlen) < 0) {
+		if (cfg->state_dir)
+			return SHOAL_ECONFIG;
+		log_warning("%s: IXFR journals are kept in memory only", err);
 	}
 	return state_open(use ? dir : NULL, &srv->state, err, errlen);
 }

@@ -145,7 +145,8 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 			     .msg_arg = &job,
 			     .threads = reload_threads(),
 			     .loaded = &r->loaded,
-			     .defer = defer };
+			     .defer = defer,
+			     .journal_dir = r->journal_dir };
 	r->loading = cfg->zone_count;
 	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
@@ -380,7 +381,8 @@ static void *reload_main(void *arg)
 			     .old = r->writer,
 			     .msg = collect_msg,
 			     .msg_arg = job,
-			     .threads = reload_threads() };
+			     .threads = reload_threads(),
+			     .journal_dir = r->journal_dir };
 	int rc = zonedb_build_with(&b, &db);
 	if (db && job->cfg && new_zone_failed(job->cfg, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
@@ -399,6 +401,8 @@ static void *reload_main(void *arg)
 		log_zones(db);
 		zonedb_set_owner(db, cfg);
 		job->published = true;
+		/* a reconfig that removes a zone removes its history on disk */
+		zonedb_remove_journals(r->writer, db);
 		r->writer = db;
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);

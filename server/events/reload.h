@@ -57,6 +57,9 @@ typedef struct reload {
 	void *prepare_arg;
 	void (*published)(void *arg); /* after each reload, on the main loop (reload_on_publish) */
 	void *published_arg;
+	/* NULL, or the folder of the zones' IXFR journal files (zonedb_build_t); before the first
+	 * load */
+	const char *journal_dir;
 } reload_t;
 
 /*

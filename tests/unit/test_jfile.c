@@ -79,7 +79,8 @@ static void file_put(const uint8_t *buf, size_t len)
 	fclose(f);
 }
 
-/* A new file of three records 1..4 into buf: its length, and the octets of the first two in *two. */
+/* A new file of three records 1..4 into buf: its length, and the octets of the first two in *two.
+ */
 static size_t three_records(uint8_t *buf, size_t cap, size_t *two)
 {
 	jfile_remove(path);
@@ -185,7 +186,8 @@ static void test_gap(void)
 static void test_compact(void)
 {
 	jfile_remove(path);
-	changeset_t *probe = make_cs(101, 102, 3); /* serials of three digits: records of one size */
+	changeset_t *probe =
+		make_cs(101, 102, 3); /* serials of three digits: records of one size */
 	size_t each = jfile_record_size(probe);
 	changeset_unref(probe);
 	append_range(101, 111, 3 * each + each / 2);

@@ -211,6 +211,81 @@ static changeset_t *make_cs(uint32_t from, uint32_t to, size_t size)
 	return cs;
 }
 
+/* A start: *j (unreffed) replaced by a new journal on path, restored at serial; restore's result.
+ */
+static int restart(journal_t **j, const char *path, uint32_t serial, journal_restored_t *r)
+{
+	journal_unref(*j);
+	*j = journal_new(1 << 20);
+	journal_set_file(*j, path);
+	return journal_restore(*j, serial, r);
+}
+
+/* A journal with a file: each change written, read back by a new journal, cleared with it. */
+static void test_journal_file(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/j.test.journal", tmpdir);
+	journal_t *j = journal_new(1 << 20);
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(j, path), 0);
+	CU_ASSERT_STRING_EQUAL(journal_file(j), path);
+	for (uint32_t s = 1; s <= 4; s++)
+		CU_ASSERT_EQUAL(journal_add(j, make_cs(s, s + 1, 400)), 0);
+	CU_ASSERT_EQUAL(access(path, F_OK), 0);
+
+	/* a stop (the file stays), a start at serial 5: the history to it comes back */
+	journal_restored_t r;
+	CU_ASSERT_EQUAL(restart(&j, path, 5, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 4);
+	CU_ASSERT_EQUAL(r.ahead, 0);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 4);
+	CU_ASSERT_EQUAL(info.oldest, 1);
+	CU_ASSERT_EQUAL(info.newest, 5);
+	/* and goes on: the next change follows in the file */
+	CU_ASSERT_EQUAL(journal_add(j, make_cs(5, 6, 400)), 0);
+
+	/* a start at serial 4 (a secondary's zone saved before its last two changes) */
+	CU_ASSERT_EQUAL(restart(&j, path, 4, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 5);
+	CU_ASSERT_EQUAL(r.ahead, 2);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.newest, 4);
+	CU_ASSERT_EQUAL(restart(&j, path, 4, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 3); /* the file was cut there */
+
+	/* a history that does not follow starts the file again */
+	CU_ASSERT_EQUAL(journal_add(j, make_cs(40, 41, 400)), 0);
+	CU_ASSERT_EQUAL(restart(&j, path, 41, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 1);
+	/* a serial the history does not lead to: the file goes */
+	CU_ASSERT_EQUAL(restart(&j, path, 99, &r), 1);
+	CU_ASSERT_EQUAL(r.newest, 41);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	/* no file: nothing, and no error */
+	CU_ASSERT_EQUAL(journal_restore(j, 99, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 0);
+
+	/* clear, and a bound of 0, remove the file */
+	journal_add(j, make_cs(99, 100, 400));
+	CU_ASSERT_EQUAL(access(path, F_OK), 0);
+	journal_clear(j);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_add(j, make_cs(100, 101, 400));
+	journal_set_max(j, 0);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	/* a change bigger than the bound is not kept, on disk either */
+	journal_set_max(j, 8000);
+	journal_add(j, make_cs(101, 102, 400));
+	CU_ASSERT_EQUAL(access(path, F_OK), 0);
+	journal_add(j, make_cs(102, 103, 20000));
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_unref(j);
+}
+
 static void test_journal_bounds(void)
 {
 	journal_t *j = journal_new(0);
@@ -400,6 +475,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_condense),
 		UNIT_TEST(test_changeset_build_rules),
 		UNIT_TEST(test_journal_bounds),
+		UNIT_TEST(test_journal_file),
 		UNIT_TEST(test_journal_in_zonedb),
 		UNIT_TEST(test_journal_threads),
 		UNIT_END,
