@@ -122,7 +122,7 @@ static void test_crash(int fd, const uint8_t *rec, size_t len)
 	_exit(75);
 }
 
-int jfile_append(const char *path, const changeset_t *cs, size_t max_octets)
+int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, size_t *size)
 {
 	size_t len;
 	uint8_t *rec = record_encode(cs, &len);
@@ -144,8 +144,10 @@ int jfile_append(const char *path, const changeset_t *cs, size_t max_octets)
 		err = -errno;
 	if (close(fd) != 0 && err == 0)
 		err = -errno;
-	if (err == 0 && (size_t)st.st_size > max_octets)
-		err = jfile_compact(path, max_octets);
+	if (err == 0)
+		*size = (size_t)st.st_size;
+	if (err == 0 && *size > max_octets)
+		err = jfile_compact(path, max_octets, size);
 done:
 	free(rec);
 	return err;
@@ -328,7 +330,7 @@ static size_t newest_start(const uint8_t *data, size_t len, size_t max)
 	return last;
 }
 
-int jfile_compact(const char *path, size_t max_octets)
+int jfile_compact(const char *path, size_t max_octets, size_t *size)
 {
 	uint8_t *data;
 	size_t len;
@@ -342,6 +344,8 @@ int jfile_compact(const char *path, size_t max_octets)
 		err = fd;
 	if (from && err == 0)
 		err = zone_temp_commit(fd, tmp, path, write_all(fd, data + from, len - from));
+	if (err == 0)
+		*size = len - from;
 	free(data);
 	return err;
 }

@@ -35,24 +35,26 @@ size_t jfile_record_size(const changeset_t *cs);
  * Append cs (sealed) to the file at path (made 0600 if missing) and
  * fdatasync it: when this returns 0 the record survives a crash. When the
  * file then holds more than max_octets, the oldest records go (the newest
- * stays, whatever its size; jfile_compact). Returns 0 or a negative error
- * (-errno; the file may then end in a torn record, which the reader cuts
- * off). The one writer of the file.
+ * stays, whatever its size; jfile_compact). Returns 0 and the file's size
+ * in *size, or a negative error (-errno; the file may then end in a torn
+ * record, which the reader cuts off; *size as it was, or the size after
+ * the append when the compaction failed). The one writer of the file.
  *
  * For the crash tests only: when the environment has
  * SHOAL_TEST_JOURNAL_EXIT=N, the process writes only the first N octets
  * of the record (all of it when N is larger), then ends with _exit(75)
  * before the sync, as a crash would leave it.
  */
-int jfile_append(const char *path, const changeset_t *cs, size_t max_octets);
+int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, size_t *size);
 
 /*
  * Keep the newest records of the file at path that fit in max_octets
  * (at least the newest one), written to a temporary file beside it,
- * synced and renamed over it. Returns 0 (also when it fits already) or a
- * negative error (the file is then as it was).
+ * synced and renamed over it. Returns 0 (also when it fits already) and
+ * the size kept in *size, or a negative error (the file is then as it
+ * was).
  */
-int jfile_compact(const char *path, size_t max_octets);
+int jfile_compact(const char *path, size_t max_octets, size_t *size);
 
 /*
  * The records of data[0..len), oldest first, as changesets (one

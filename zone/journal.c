@@ -5,21 +5,54 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/error.h"
+#include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
 
 struct journal {
-	pthread_mutex_t lock;
-	unsigned refs; /* atomic */
+	pthread_mutex_t lock; /* the list, for readers and the writer */
+	unsigned refs;        /* atomic */
 	size_t max_octets, octets;
 	const changeset_t **sets; /* oldest first */
 	size_t count, cap;
-	char *path; /* NULL, or the file the history is kept in too (journal_set_file) */
+	/* the file, for writers alone (readers never wait on a sync): */
+	pthread_mutex_t file_lock;
+	char *path;               /* NULL, or the file the history is kept in too */
+	size_t file_octets;       /* its size, as counted in budget */
+	journal_budget_t *budget; /* NULL, or the bound of every zone's files together */
 };
+
+/* Count delta octets more (or fewer) against b. */
+static void budget_count(journal_budget_t *b, size_t old, size_t now)
+{
+	if (b && now >= old)
+		__atomic_add_fetch(&b->used, now - old, __ATOMIC_RELAXED);
+	else if (b)
+		__atomic_sub_fetch(&b->used, old - now, __ATOMIC_RELAXED);
+}
+
+/*
+ * Reserve rec octets of b for a file of mine octets that grows by them;
+ * returns how big that file may be after (SIZE_MAX: no bound): the
+ * newest records within it stay, the oldest go first, so one zone never
+ * takes another's history. Counted at once, so writers of other zones
+ * see the room taken.
+ */
+static size_t budget_reserve(journal_budget_t *b, size_t mine, size_t rec)
+{
+	if (!b)
+		return SIZE_MAX;
+	size_t used = __atomic_add_fetch(&b->used, rec, __ATOMIC_RELAXED);
+	if (used <= b->max)
+		return SIZE_MAX;
+	size_t over = used - b->max;
+	return mine + rec > over ? mine + rec - over : 0;
+}
 
 journal_t *journal_new(size_t max_octets)
 {
@@ -27,6 +60,11 @@ journal_t *journal_new(size_t max_octets)
 	if (!j)
 		return NULL;
 	if (pthread_mutex_init(&j->lock, NULL) != 0) {
+		free(j);
+		return NULL;
+	}
+	if (pthread_mutex_init(&j->file_lock, NULL) != 0) {
+		pthread_mutex_destroy(&j->lock);
 		free(j);
 		return NULL;
 	}
@@ -78,8 +116,34 @@ void journal_unref(journal_t *j)
 	drop_oldest(j, j->count);
 	free(j->sets);
 	free(j->path);
+	pthread_mutex_destroy(&j->file_lock);
 	pthread_mutex_destroy(&j->lock);
 	free(j);
+}
+
+/* Count the file as gone. file_lock held. */
+static void file_drop_count(journal_t *j)
+{
+	budget_count(j->budget, j->file_octets, 0);
+	j->file_octets = 0;
+}
+
+/* Remove the file (history on disk starts again with the next change). file_lock held. */
+static void file_drop(journal_t *j)
+{
+	if (!j->path)
+		return;
+	jfile_remove(j->path);
+	file_drop_count(j);
+}
+
+void journal_drop_file(journal_t *j)
+{
+	pthread_mutex_lock(&j->file_lock);
+	file_drop(j);
+	free(j->path);
+	j->path = NULL;
+	pthread_mutex_unlock(&j->file_lock);
 }
 
 void journal_set_max(journal_t *j, size_t max_octets)
@@ -90,14 +154,18 @@ void journal_set_max(journal_t *j, size_t max_octets)
 	bool empty = j->count == 0;
 	pthread_mutex_unlock(&j->lock);
 	/* a smaller file waits for the next change (jfile_append compacts); none goes now */
-	if (empty && j->path)
-		jfile_remove(j->path);
+	if (empty) {
+		pthread_mutex_lock(&j->file_lock);
+		file_drop(j);
+		pthread_mutex_unlock(&j->file_lock);
+	}
 }
 
-int journal_set_file(journal_t *j, const char *path)
+int journal_set_file(journal_t *j, const char *path, journal_budget_t *budget)
 {
 	assert(!j->path);
 	j->path = strdup(path);
+	j->budget = budget;
 	return j->path ? 0 : SHOAL_ENOMEM;
 }
 
@@ -121,12 +189,23 @@ static int file_add(journal_t *j, const changeset_t *cs)
 	size_t max = j->max_octets;
 	pthread_mutex_unlock(&j->lock);
 	if (!follows || cs->octets > max)
-		jfile_remove(j->path);
+		file_drop(j);
 	if (cs->octets > max)
 		return 0;
-	int err = jfile_append(j->path, cs, max);
+	size_t rec = jfile_record_size(cs), mine = j->file_octets;
+	size_t fit = budget_reserve(j->budget, mine, rec);
+	if (fit < rec) {
+		/* not even this change fits in what the other zones leave: none on disk */
+		budget_count(j->budget, mine + rec, mine);
+		file_drop(j);
+		return SHOAL_ESPACE;
+	}
+	size_t size = mine;
+	int err = jfile_append(j->path, cs, fit < max ? fit : max, &size);
+	budget_count(j->budget, mine + rec, size);
+	j->file_octets = size;
 	if (err < 0)
-		jfile_remove(j->path);
+		file_drop(j);
 	return err;
 }
 
@@ -158,23 +237,39 @@ static void list_add(journal_t *j, const changeset_t *cs)
 
 int journal_add(journal_t *j, const changeset_t *cs)
 {
+	pthread_mutex_lock(&j->file_lock);
 	int err = j->path ? file_add(j, cs) : 0;
+	pthread_mutex_unlock(&j->file_lock);
 	list_add(j, cs);
 	return err;
 }
 
+void journal_report(const journal_t *j, int err, zone_msg_fn msg, void *msg_arg)
+{
+	if (err == SHOAL_ESPACE)
+		zone_report(msg, msg_arg, false, j->path, 0,
+			    "ixfr-journal-total is reached: this change is kept in memory only, "
+			    "and after a restart secondaries behind it transfer the whole zone");
+	else if (err < 0)
+		zone_report(msg, msg_arg, false, j->path, 0,
+			    "cannot write the IXFR journal: %s: it starts again after a restart",
+			    shoal_strerror(err));
+}
+
 void journal_clear(journal_t *j)
 {
-	if (j->path)
-		jfile_remove(j->path);
+	pthread_mutex_lock(&j->file_lock);
+	file_drop(j);
+	pthread_mutex_unlock(&j->file_lock);
 	pthread_mutex_lock(&j->lock);
 	drop_oldest(j, j->count);
 	pthread_mutex_unlock(&j->lock);
 }
 
-int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+/* journal_restore, file_lock held. */
+static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 {
-	memset(r, 0, sizeof(*r));
+	file_drop_count(j); /* what was counted for the file is counted again below */
 	xfr_changes_t c;
 	int err = jfile_read(j->path, &c, &r->cut);
 	if (err == -ENOENT)
@@ -191,7 +286,7 @@ int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 	 * crash between leaves the journal ahead of the saved zone (the
 	 * newest changeset of that serial: serials wrap in a long history).
 	 */
-	size_t keep = c.count;
+	size_t keep = c.count, octets = 0;
 	while (keep > 0 && c.sets[keep - 1]->to != serial)
 		keep--;
 	if (err == 0 && keep && keep < c.count)
@@ -205,10 +300,23 @@ int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 	pthread_mutex_lock(&j->lock);
 	drop_oldest(j, j->count);
 	pthread_mutex_unlock(&j->lock);
-	for (size_t i = 0; i < keep; i++)
+	for (size_t i = 0; i < keep; i++) {
+		octets += jfile_record_size(c.sets[i]);
 		list_add(j, changeset_ref(c.sets[i])); /* the file has them */
+	}
+	budget_count(j->budget, 0, octets);
+	j->file_octets = octets;
 	xfr_changes_clear(&c);
 	return 0;
+}
+
+int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_lock(&j->file_lock);
+	int rc = j->path ? restore(j, serial, r) : 0;
+	pthread_mutex_unlock(&j->file_lock);
+	return rc;
 }
 
 void journal_get_info(journal_t *j, journal_info_t *info)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "zone/changeset.h"
+#include "zone/load.h"
 
 /*
  * A journal keeps the changesets between the versions of a zone, oldest
@@ -25,9 +26,22 @@
  * add while transfer threads read; readers get their own references to
  * the changesets they send, and send them without the lock. One thread at
  * a time changes a journal (the zone's reload or transfer): its file is
- * written outside the lock.
+ * written under a lock of its own, which readers never take.
  */
 typedef struct journal journal_t;
+
+/*
+ * The bound of every zone's journal file together (ixfr-journal-total):
+ * max octets, used counted atomically by each journal with a file. A
+ * change that would pass it drops the oldest changes of its own zone's
+ * file first, never another zone's; when even the change alone does not
+ * fit, the zone's file goes (its history on disk starts again later).
+ * Zeroed but for max; outlives every journal that counts against it.
+ */
+typedef struct journal_budget {
+	size_t max;
+	size_t used; /* atomic */
+} journal_budget_t;
 
 /* A journal of at most max_octets (0: keeps nothing). One reference; NULL on ENOMEM. */
 journal_t *journal_new(size_t max_octets);
@@ -46,9 +60,13 @@ void journal_set_max(journal_t *j, size_t max_octets);
 
 /*
  * Keep the history in the file at path too (copied), from the next
- * change on. Once, before any change; 0 or SHOAL_ENOMEM.
+ * change on, counted against budget (NULL: no total bound). Once, before
+ * any change; 0 or SHOAL_ENOMEM.
  */
-int journal_set_file(journal_t *j, const char *path);
+int journal_set_file(journal_t *j, const char *path, journal_budget_t *budget);
+
+/* Remove j's file and keep none from now on (its zone left the configuration). Any thread. */
+void journal_drop_file(journal_t *j);
 
 /* The file set by journal_set_file, or NULL. */
 const char *journal_file(const journal_t *j);
@@ -82,9 +100,17 @@ int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r);
  * is not kept at all (clients of older versions get an AXFR). With a
  * file, cs is written and synced there first. Returns 0, or the file's
  * error (the memory has cs all the same; the file is removed, so a
- * restart starts the history afresh).
+ * restart starts the history afresh): SHOAL_ESPACE when the budget has
+ * no room for cs alone.
  */
 int journal_add(journal_t *j, const changeset_t *cs);
+
+/*
+ * Say what journal_add's error err (0: nothing to say) means to an
+ * operator, through msg: the file could not be written, or
+ * ixfr-journal-total is reached. The caller of journal_add.
+ */
+void journal_report(const journal_t *j, int err, zone_msg_fn msg, void *msg_arg);
 
 /* Forget every changeset (the history no longer leads to the zone served); the file goes. */
 void journal_clear(journal_t *j);

@@ -495,9 +495,7 @@ static void record(xfr_in_t *x, journal_t *journal, const zone_t *z)
 		else
 			journal_clear(journal);
 	}
-	if (err < 0)
-		zone_report(x->msg, x->msg_arg, false, journal_file(journal), 0,
-			    "cannot write the IXFR journal: %s", shoal_strerror(err));
+	journal_report(journal, err, x->msg, x->msg_arg);
 }
 
 int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)

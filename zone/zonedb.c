@@ -81,7 +81,8 @@ struct zonedb {
 	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
 	size_t *pending;      /* zonedb_build_t.defer: the entries still to read */
 	size_t pending_count;
-	char *journal_dir; /* zonedb_build_t.journal_dir (a copy), or NULL */
+	char *journal_dir;                /* zonedb_build_t.journal_dir (a copy), or NULL */
+	journal_budget_t *journal_budget; /* zonedb_build_t.journal_budget */
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
@@ -153,9 +154,10 @@ static bool entry_set_error(zentry_t *e, const char *text)
 
 /*
  * A zeroed set for n zones, its apex hash sized for them, its journals'
- * folder a copy of journal_dir (NULL: none); NULL when out of memory.
+ * folder a copy of journal_dir (NULL: none) and their bound budget; NULL
+ * when out of memory.
  */
-static zonedb_t *db_alloc(size_t n, const char *journal_dir)
+static zonedb_t *db_alloc(size_t n, const char *journal_dir, journal_budget_t *budget)
 {
 	size_t cap = 8;
 	while (cap < n * 2)
@@ -168,6 +170,7 @@ static zonedb_t *db_alloc(size_t n, const char *journal_dir)
 	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
 	db->fresh_bits = calloc(n / 64 + 1, sizeof(uint64_t));
 	db->journal_dir = journal_dir ? strdup(journal_dir) : NULL;
+	db->journal_budget = budget;
 	if (!db->entries || !db->apex_hash || !db->fresh_bits ||
 	    (journal_dir && !db->journal_dir)) {
 		zonedb_free(db);
@@ -326,6 +329,7 @@ typedef struct jplace {
 	const char *dir;
 	const uint8_t *apex;
 	size_t max;
+	journal_budget_t *budget; /* ixfr-journal-total */
 } jplace_t;
 
 /*
@@ -338,7 +342,7 @@ static journal_t *journal_for(const jplace_t *p)
 	char path[4096];
 	if (j && p->dir &&
 	    (jfile_path(p->dir, p->apex, path, sizeof(path)) < 0 ||
-	     journal_set_file(j, path) < 0)) {
+	     journal_set_file(j, path, p->budget) < 0)) {
 		journal_unref(j);
 		j = NULL;
 	}
@@ -436,10 +440,9 @@ static void record_change(const jplace_t *p, const char *file, const zone_t *was
 	if (serial_gt(now, was->serial)) {
 		/* no memory for a journal: secondaries transfer the whole zone */
 		journal = place_journal(p);
-		int werr = journal ? journal_add(journal, changeset_ref(cs)) : 0;
-		if (werr < 0)
-			zone_report(msg, msg_arg, false, journal_file(journal), 0,
-				    "cannot write the IXFR journal: %s", shoal_strerror(werr));
+		if (journal)
+			journal_report(journal, journal_add(journal, changeset_ref(cs)), msg,
+				       msg_arg);
 		return;
 	}
 	if (!changed && now == was->serial)
@@ -499,11 +502,11 @@ static int reload_zone(const jplace_t *p, const char *file, const zone_t *was,
 /*
  * Read the zone of entry e from its file into *z (was: the version
  * served, NULL for none, whose journal records the change; with none,
- * the journal kept in jdir is read back). Returns 0, or a negative error
+ * the journal kept in db's folder is read back). Returns 0, or a negative error
  * with its text in error[0..cap) (*z NULL). Any thread; messages go to
  * msg one at a time under lock.
  */
-static int load_entry(zentry_t *e, const char *jdir, const zone_spec_t *spec, const zone_t *was,
+static int load_entry(zentry_t *e, const zonedb_t *db, const zone_spec_t *spec, const zone_t *was,
 		      pthread_mutex_t *lock, zone_msg_fn msg, void *msg_arg, zone_t **z,
 		      char *error, size_t cap)
 {
@@ -511,7 +514,8 @@ static int load_entry(zentry_t *e, const char *jdir, const zone_spec_t *spec, co
 	*z = NULL;
 	error[0] = '\0';
 	const char *file = e->file;
-	jplace_t p = { &e->journal, jdir, e->apex, (size_t)spec->limits.max_journal };
+	jplace_t p = { &e->journal, db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
+		       db->journal_budget };
 	int err = was ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
 		      : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
 	if (err == 0 && !was)
@@ -546,8 +550,8 @@ static void load_one(load_run_t *run, size_t i)
 	const zone_t *was = prev ? entry_zone(prev) : NULL;
 	zone_t *z = NULL;
 	char error[512];
-	int err = load_entry(e, run->db->journal_dir, &b->specs[i], was, &run->lock, b->msg,
-			     b->msg_arg, &z, error, sizeof(error));
+	int err = load_entry(e, run->db, &b->specs[i], was, &run->lock, b->msg, b->msg_arg, &z,
+			     error, sizeof(error));
 	if (!entry_set_error(e, error) && err == 0) {
 		zone_unref(z);
 		z = NULL;
@@ -649,7 +653,7 @@ static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *ap
 	zentry_t *e = entry_new(apex, len, NULL, file);
 	if (!e)
 		return NULL;
-	jplace_t place = { &e->journal, b->journal_dir, e->apex, journal_max };
+	jplace_t place = { &e->journal, b->journal_dir, e->apex, journal_max, b->journal_budget };
 	e->journal = prev && prev->journal ? journal_ref(prev->journal)
 		     : want_journal        ? journal_for(&place)
 					   : NULL;
@@ -745,7 +749,7 @@ int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 	uint8_t only_apex[NAME_MAXLEN];
 	if (b->only && parse_zone_name(b->only, only_apex) < 0)
 		return SHOAL_EINVAL;
-	zonedb_t *db = db_alloc(b->n, b->journal_dir);
+	zonedb_t *db = db_alloc(b->n, b->journal_dir, b->journal_budget);
 	size_t *todo = calloc(b->n + 1, sizeof(*todo));
 	size_t count = 0;
 	int rc = db && todo ? plan_all(b, db, b->only ? only_apex : NULL, todo, &count)
@@ -873,7 +877,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 	if (!old || i >= old->count || !old->entries[i]->apex_len)
 		return SHOAL_EINVAL;
 	const zentry_t *o = old->entries[i];
-	zonedb_t *db = db_alloc(old->count, old->journal_dir);
+	zonedb_t *db = db_alloc(old->count, old->journal_dir, old->journal_budget);
 	zentry_t *e = db ? entry_new(o->apex, o->apex_len, NULL, o->file) : NULL;
 	if (!e || !entry_set_error(e, error)) {
 		entry_unref(e);
@@ -934,7 +938,7 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
 		journal_set_max(e->journal, (size_t)spec->limits.max_journal);
 	/* nothing of the entry changes here but its journal: zonedb_swap publishes the zone */
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	return load_entry(e, db->journal_dir, spec, was, &lock, msg, msg_arg, z, error, cap);
+	return load_entry(e, db, spec, was, &lock, msg, msg_arg, z, error, cap);
 }
 
 const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n)
@@ -971,8 +975,12 @@ void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
 	for (size_t i = 0; i < old->count; i++) {
 		const zentry_t *e = old->entries[i];
 		char path[4096];
-		if (e->apex_len && !find_entry(db, e->apex) &&
-		    jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
+		if (!e->apex_len || find_entry(db, e->apex))
+			continue;
+		journal_t *j = __atomic_load_n(&e->journal, __ATOMIC_ACQUIRE);
+		if (j)
+			journal_drop_file(j); /* and no more writes to it */
+		else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
 			jfile_remove(path);
 	}
 }

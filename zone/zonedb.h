@@ -97,6 +97,8 @@ typedef struct zonedb_build {
 	 * The set keeps a copy, for the zones read into it later.
 	 */
 	const char *journal_dir;
+	/* their bound together (ixfr-journal-total); NULL: none. Outlives every set. */
+	struct journal_budget *journal_budget;
 } zonedb_build_t;
 
 /*

@@ -146,7 +146,8 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 			     .threads = reload_threads(),
 			     .loaded = &r->loaded,
 			     .defer = defer,
-			     .journal_dir = r->journal_dir };
+			     .journal_dir = r->journal_dir,
+			     .journal_budget = r->journal_budget };
 	r->loading = cfg->zone_count;
 	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
@@ -382,7 +383,8 @@ static void *reload_main(void *arg)
 			     .msg = collect_msg,
 			     .msg_arg = job,
 			     .threads = reload_threads(),
-			     .journal_dir = r->journal_dir };
+			     .journal_dir = r->journal_dir,
+			     .journal_budget = r->journal_budget };
 	int rc = zonedb_build_with(&b, &db);
 	if (db && job->cfg && new_zone_failed(job->cfg, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */

@@ -60,6 +60,7 @@ typedef struct reload {
 	/* NULL, or the folder of the zones' IXFR journal files (zonedb_build_t); before the first
 	 * load */
 	const char *journal_dir;
+	struct journal_budget *journal_budget; /* their bound together, or NULL */
 } reload_t;
 
 /*

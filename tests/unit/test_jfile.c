@@ -45,20 +45,22 @@ static changeset_t *make_cs(uint32_t from, uint32_t to, unsigned n)
 	return cs;
 }
 
+static size_t file_size(void)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
 /* Append serials first..last-1 -> +1 with max octets; each must succeed. */
 static void append_range(uint32_t first, uint32_t last, size_t max)
 {
 	for (uint32_t s = first; s < last; s++) {
 		changeset_t *cs = make_cs(s, s + 1, 3);
-		CU_ASSERT_EQUAL(jfile_append(path, cs, max), 0);
+		size_t size = 0;
+		CU_ASSERT_EQUAL(jfile_append(path, cs, max, &size), 0);
+		CU_ASSERT_EQUAL(size, file_size());
 		changeset_unref(cs);
 	}
-}
-
-static size_t file_size(void)
-{
-	struct stat st;
-	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
 }
 
 /* The file's octets into buf (cap), returning the length. */

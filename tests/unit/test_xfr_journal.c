@@ -8,10 +8,12 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/xfr_test.h"
 #include "zone/changeset.h"
+#include "zone/jfile.h"
 #include "zone/journal.h"
 #include "zone/zonedb.h"
 
@@ -217,7 +219,7 @@ static int restart(journal_t **j, const char *path, uint32_t serial, journal_res
 {
 	journal_unref(*j);
 	*j = journal_new(1 << 20);
-	journal_set_file(*j, path);
+	journal_set_file(*j, path, NULL);
 	return journal_restore(*j, serial, r);
 }
 
@@ -227,7 +229,7 @@ static void test_journal_file(void)
 	char path[256];
 	snprintf(path, sizeof(path), "%s/j.test.journal", tmpdir);
 	journal_t *j = journal_new(1 << 20);
-	CU_ASSERT_EQUAL_FATAL(journal_set_file(j, path), 0);
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(j, path, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(journal_file(j), path);
 	for (uint32_t s = 1; s <= 4; s++)
 		CU_ASSERT_EQUAL(journal_add(j, make_cs(s, s + 1, 400)), 0);
@@ -284,6 +286,67 @@ static void test_journal_file(void)
 	journal_add(j, make_cs(102, 103, 20000));
 	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
 	journal_unref(j);
+}
+
+/* The octets of the file at path (0: none). */
+static size_t octets_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* ixfr-journal-total: a zone past it loses its own oldest changes on disk, never another's. */
+static void test_journal_total(void)
+{
+	char pa[256], pb[256];
+	snprintf(pa, sizeof(pa), "%s/a.journal", tmpdir);
+	snprintf(pb, sizeof(pb), "%s/b.journal", tmpdir);
+	changeset_t *probe = make_cs(1, 2, 400);
+	size_t rec = jfile_record_size(probe);
+	changeset_unref(probe);
+	journal_budget_t budget = { .max = 3 * rec + rec / 2 };
+	journal_t *a = journal_new(1 << 20), *b = journal_new(1 << 20);
+	journal_set_file(a, pa, &budget);
+	journal_set_file(b, pb, &budget);
+	for (uint32_t s = 1; s <= 2; s++)
+		CU_ASSERT_EQUAL(journal_add(a, make_cs(s, s + 1, 400)), 0);
+	for (uint32_t s = 1; s <= 3; s++)
+		CU_ASSERT_EQUAL(journal_add(b, make_cs(s, s + 1, 400)), 0);
+	/* b's third change fits only without its first; a keeps both of its own */
+	CU_ASSERT_EQUAL(octets_of(pa), 2 * rec);
+	CU_ASSERT_EQUAL(octets_of(pb), rec);
+	CU_ASSERT_EQUAL(budget.used, 3 * rec);
+	/* in memory b keeps all three */
+	journal_info_t info;
+	journal_get_info(b, &info);
+	CU_ASSERT_EQUAL(info.depth, 3);
+	/* a change bigger than the room left: b's file goes, a's stays */
+	CU_ASSERT_EQUAL(journal_add(b, make_cs(4, 5, 4000)), SHOAL_ESPACE);
+	CU_ASSERT_EQUAL(octets_of(pb), 0);
+	CU_ASSERT_EQUAL(octets_of(pa), 2 * rec);
+	CU_ASSERT_EQUAL(budget.used, 2 * rec);
+	/* the next change that fits starts b's history on disk again */
+	CU_ASSERT_EQUAL(journal_add(b, make_cs(5, 6, 400)), 0);
+	CU_ASSERT_EQUAL(octets_of(pb), rec);
+	CU_ASSERT_EQUAL(budget.used, 3 * rec);
+	/* a zone removed: its file and its count go */
+	journal_drop_file(a);
+	CU_ASSERT_EQUAL(octets_of(pa), 0);
+	CU_ASSERT_EQUAL(budget.used, rec);
+	CU_ASSERT_EQUAL(journal_add(a, make_cs(3, 4, 400)), 0);
+	CU_ASSERT_EQUAL(octets_of(pa), 0); /* no file any more */
+	/* a restart counts what it reads back */
+	journal_unref(b);
+	budget.used = 0;
+	b = journal_new(1 << 20);
+	journal_set_file(b, pb, &budget);
+	journal_restored_t r;
+	CU_ASSERT_EQUAL(journal_restore(b, 6, &r), 0);
+	CU_ASSERT_EQUAL(budget.used, rec);
+	journal_clear(b);
+	CU_ASSERT_EQUAL(budget.used, 0);
+	journal_unref(a);
+	journal_unref(b);
 }
 
 static void test_journal_bounds(void)
@@ -476,6 +539,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_changeset_build_rules),
 		UNIT_TEST(test_journal_bounds),
 		UNIT_TEST(test_journal_file),
+		UNIT_TEST(test_journal_total),
 		UNIT_TEST(test_journal_in_zonedb),
 		UNIT_TEST(test_journal_threads),
 		UNIT_END,
