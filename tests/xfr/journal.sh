@@ -8,7 +8,9 @@
 # killed while it writes a transferred change to its journal (at several octets of the
 # record, SHOAL_TEST_JOURNAL_EXIT) restarts with its saved zone and a journal that leads
 # to it: IXFR from serial 1 works up to the last complete change, and the next refresh
-# goes on from there.
+# goes on from there. A primary killed so restarts with its zone file's version: a torn
+# change is cut and the history, which no longer leads to it, dropped (logged); a whole
+# one stays. zone-remove takes the zone's journal file with it.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -99,13 +101,13 @@ zones:
     provide-xfr: ["127.0.0.1 NOKEY"]
 CONF
 SJFILE=$T_DIR/sstate/journal/p.test.journal
+# start_sec: the secondary, SEC_PID (SHOALD_PID stays the primary's)
 start_sec() {
-	local port=$PORT
-	PORT=$SEC
+	local primary=$SHOALD_PID rc
 	start_shoald "$SEC" -c "$T_DIR/sec.conf"
-	local rc=$?
-	PORT=$port
+	rc=$?
 	SEC_PID=$SHOALD_PID
+	SHOALD_PID=$primary
 	return $rc
 }
 # primary_to SERIAL: the primary reloads p.test at SERIAL
@@ -148,5 +150,43 @@ for cut in 0 20 60 100000; do
 		"4/$serial" "$(shape "$(ixfr "$SEC" 9)")"
 	stop_within "$SEC_PID"
 done
+
+# ---- the primary killed while it writes its journal ----
+stop_within "$SHOALD_PID"
+# its zone file has the new serial already: a torn change leaves a history that leads to
+# the serial before, which cannot answer for the zone loaded, and goes; a whole one stays
+for cut in 40 100000; do
+	SHOAL_TEST_JOURNAL_EXIT=$cut start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+	prev=$serial
+	serial=$((serial + 1))
+	version "$serial"
+	ctl reload p.test >/dev/null
+	wait_within "$SHOALD_PID" 60
+	check_eq "primary cut $cut: it dies writing its journal" 75 $?
+	lines=$(wc -l <"$T_DIR/shoald.log")
+	start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+	check_eq "primary cut $cut: the zone file's version is served" "$serial" \
+		"$(peer_serial "$PORT" p.test)"
+	new=$(tail -n +"$((lines + 1))" "$T_DIR/shoald.log")
+	if [ "$cut" -lt 1000 ]; then
+		check_match "primary cut $cut: the torn change is cut, logged" \
+			"p.test.journal: $cut octets of a torn or damaged change cut off its end" "$new"
+		check_match "primary cut $cut: then the history to $prev is dropped, logged" \
+			"its history leads to serial $prev, not to the serial $serial" "$new"
+		check_eq "primary cut $cut: IXFR from $prev is the whole zone" "2/$serial" \
+			"$(shape "$(ixfr "$PORT" "$prev")")"
+	else
+		# the history starts at 17: the torn case before dropped what came before
+		check_eq "primary cut $cut: the whole change stays: IXFR from $prev" "4/$serial" \
+			"$(shape "$(ixfr "$PORT" "$prev")")"
+	fi
+	stop_within "$SHOALD_PID"
+done
+
+# a zone taken out of the configuration takes its journal with it
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+check_eq "the journal is there before zone-remove" yes "$([ -s "$JFILE" ] && echo yes)"
+ctl zone-remove p.test >/dev/null
+check_eq "zone-remove removes the zone's journal" no "$([ -e "$JFILE" ] && echo yes || echo no)"
 stop_within "$SHOALD_PID"
 done_testing
