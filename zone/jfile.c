@@ -368,6 +368,47 @@ int jfile_remove(const char *path)
 	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
+/* The value of hex digit c, or -1. */
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int jfile_apex(const char *file, uint8_t apex[NAME_MAXLEN])
+{
+	size_t len = strlen(file), suffix = sizeof(".journal") - 1, at = 0;
+	if (len < suffix || strcmp(file + len - suffix, ".journal") != 0)
+		return SHOAL_ENAME;
+	const char *p = file, *end = file + len - suffix;
+	while (p < end) {
+		if (at >= NAME_MAXLEN - 1)
+			return SHOAL_ENAME;
+		size_t label = at++;
+		apex[label] = 0;
+		for (; p < end && *p != '.'; apex[label]++) {
+			int c = (uint8_t)*p++;
+			if (c == '%') {
+				if (end - p < 2 || hex_value(p[0]) < 0 || hex_value(p[1]) < 0)
+					return SHOAL_ENAME;
+				c = hex_value(p[0]) << 4 | hex_value(p[1]);
+				p += 2;
+			}
+			if (apex[label] == 63 || at >= NAME_MAXLEN - 1)
+				return SHOAL_ENAME;
+			apex[at++] = (uint8_t)c;
+		}
+		/* an empty label: two dots, or one at either end */
+		if (apex[label] == 0 || (p < end && ++p == end))
+			return SHOAL_ENAME;
+	}
+	apex[at++] = 0;
+	return (int)at;
+}
+
 int jfile_path(const char *dir, const uint8_t *apex, char *dst, size_t cap)
 {
 	size_t at = (size_t)snprintf(dst, cap, "%s/", dir);

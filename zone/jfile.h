@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/name.h"
 #include "zone/changeset.h"
 
 /*
@@ -90,5 +91,13 @@ int jfile_remove(const char *path);
  * Returns 0, or SHOAL_ESPACE when it does not fit cap.
  */
 int jfile_path(const char *dir, const uint8_t *apex, char *dst, size_t cap);
+
+/*
+ * The apex (wire, into apex) whose journal file is named `file` (a name
+ * in the folder, as jfile_path makes it). Returns its length, or
+ * SHOAL_ENAME for a name jfile_path does not make (a temporary file left
+ * by a crash, anything else).
+ */
+int jfile_apex(const char *file, uint8_t apex[NAME_MAXLEN]);
 
 #endif

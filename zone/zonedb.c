@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <assert.h>
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -983,6 +985,26 @@ void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
 		else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
 			jfile_remove(path);
 	}
+}
+
+long zonedb_sweep_journals(const zonedb_t *db)
+{
+	if (!db || !db->journal_dir)
+		return 0;
+	DIR *dir = opendir(db->journal_dir);
+	if (!dir)
+		return -errno;
+	long removed = 0;
+	for (struct dirent *de; (de = readdir(dir));) {
+		uint8_t apex[NAME_MAXLEN];
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (jfile_apex(de->d_name, apex) > 0 && find_entry(db, apex)))
+			continue;
+		if (unlinkat(dirfd(dir), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(dir);
+	return removed;
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)

@@ -270,6 +270,15 @@ struct journal;
 void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db);
 
 /*
+ * At start, before any zone of db changes: remove what the journal folder
+ * (zonedb_build_t.journal_dir) holds that is no journal of db's zones:
+ * those of zones taken out of the configuration while the server was
+ * down, temporary files a crash left in a compaction. Returns how many
+ * files went, or -errno when the folder cannot be read. One readdir.
+ */
+long zonedb_sweep_journals(const zonedb_t *db);
+
+/*
  * The IXFR history of the zone whose apex is `apex` (lowercase wire), or
  * NULL for a zone db does not have or that has none yet. Each zone has at
  * most one journal for as long as it is configured: zonedb_build carries

@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The record layout (zone/jfile.h): magic, length, serials, then the hash. */
-#define HEAD 32
+#define HEAD   32
 #define HASHED 16
 
 static uint32_t get32(const uint8_t *p)

@@ -230,19 +230,58 @@ static void test_path(void)
 	CU_ASSERT_EQUAL(jfile_path("/d", apex, out, 8), SHOAL_ESPACE);
 }
 
+/* File names back to apexes: every name jfile_path makes, and nothing else. */
+static void test_apex(void)
+{
+	static const char *const names[] = { ".", "example.com.", "a\\/b\\.c.test.",
+					     "\\000\\255%.x.", "a-b_c.d." };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint8_t apex[NAME_MAXLEN], back[NAME_MAXLEN];
+		char out[1100];
+		CU_ASSERT_FATAL(name_from_text(names[i], NULL, apex) > 0);
+		CU_ASSERT_EQUAL_FATAL(jfile_path("/d", apex, out, sizeof(out)), 0);
+		CU_ASSERT_EQUAL(jfile_apex(out + 3, back), (int)name_length(apex));
+		CU_ASSERT_TRUE(name_equal(apex, back));
+	}
+	/* the longest name, 255 octets */
+	uint8_t apex[NAME_MAXLEN], back[NAME_MAXLEN];
+	char out[1100];
+	for (int i = 0; i < 4; i++) {
+		apex[i * 64] = 63;
+		memset(apex + i * 64 + 1, i < 3 ? 'a' : 'b', 63);
+	}
+	apex[192 + 1 + 61] = 0;
+	apex[192] = 61;
+	CU_ASSERT_EQUAL(name_length(apex), NAME_MAXLEN);
+	CU_ASSERT_EQUAL_FATAL(jfile_path("", apex, out, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(jfile_apex(out + 1, back), NAME_MAXLEN);
+	static const char *const bad[] = { "x.journal.1a2b3c4d", "x.journa",   "a..b.journal",
+					   "a..journal",         "%4.journal", "%GG.journal",
+					   ".a.journal",         "",           "a.journal.tmp" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(jfile_apex(bad[i], back), SHOAL_ENAME);
+	/* a label of 64 octets, a name of 256 */
+	memset(out, 'a', 64);
+	strcpy(out + 64, ".journal");
+	CU_ASSERT_EQUAL(jfile_apex(out, back), SHOAL_ENAME);
+	for (int i = 0; i < 4; i++) {
+		memset(out + i * 64, 'a', 63);
+		out[i * 64 + 63] = '.';
+	}
+	strcpy(out + 255, "journal");
+	CU_ASSERT_EQUAL(jfile_apex(out, back), SHOAL_ENAME); /* 4 x 64 + 1 octets */
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;
 	snprintf(path, sizeof(path), "%s/j.test.journal", tmpdir);
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_append_read),
-		UNIT_TEST(test_torn_every_offset),
-		UNIT_TEST(test_damaged),
-		UNIT_TEST(test_gap),
-		UNIT_TEST(test_compact),
-		UNIT_TEST(test_path),
-		UNIT_END,
+		UNIT_TEST(test_append_read), UNIT_TEST(test_torn_every_offset),
+		UNIT_TEST(test_damaged),     UNIT_TEST(test_gap),
+		UNIT_TEST(test_compact),     UNIT_TEST(test_path),
+		UNIT_TEST(test_apex),        UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "jfile", tests);
 	jfile_remove(path);

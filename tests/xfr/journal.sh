@@ -10,7 +10,8 @@
 # to it: IXFR from serial 1 works up to the last complete change, and the next refresh
 # goes on from there. A primary killed so restarts with its zone file's version: a torn
 # change is cut and the history, which no longer leads to it, dropped (logged); a whole
-# one stays. zone-remove takes the zone's journal file with it.
+# one stays. zone-remove takes the zone's journal file with it; a start removes the files
+# of zones not configured and temporaries left by a crash.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -63,7 +64,15 @@ check_eq "the journal file is there" yes "$([ -s "$JFILE" ] && echo yes)"
 stop_within "$SHOALD_PID"
 check_eq "shoald stops cleanly" 0 $?
 
+# what a start finds there that is no journal of a zone configured goes: a zone taken out
+# while shoald was down, a compaction's temporary file left by a crash
+cp "$JFILE" "$T_DIR/state/journal/gone.test.journal"
+cp "$JFILE" "$JFILE.1a2b3c4d"
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+check_eq "a start removes the journals of zones not configured, and temporary files" \
+	"p.test.journal" "$(ls "$T_DIR/state/journal")"
+check_match "... and says so" "2 file\(s\) of zones not configured, or left by a crash, removed" \
+	"$(cat "$T_DIR/shoald.log")"
 after=$(ixfr "$PORT" 1)
 check_eq "after a restart, IXFR from 1: still the changes" 4/4 "$(shape "$after")"
 check_eq "... the same answer as before the restart" "$before" "$after"
