@@ -35,11 +35,12 @@ size_t jfile_record_size(const changeset_t *cs);
 /*
  * Append cs (sealed) to the file at path (made 0600 if missing) and
  * fdatasync it: when this returns 0 the record survives a crash. When the
- * file then holds more than max_octets, the oldest records go (the newest
- * stays, whatever its size; jfile_compact). Returns 0 and the file's size
- * in *size, or a negative error (-errno; the file may then end in a torn
- * record, which the reader cuts off; *size as it was, or the size after
- * the append when the compaction failed). The one writer of the file.
+ * file then holds more than max_octets, the oldest records go until it
+ * holds three quarters of it (the newest stays, whatever its size;
+ * jfile_compact): a rewrite every quarter of the bound, not every change. Returns 0 and the file's
+ * size in *size, or a negative error (-errno; the file may then end in a torn record, which the
+ * reader cuts off; *size as it was, or the size after the append when the compaction failed). The
+ * one writer of the file.
  *
  * For the crash tests only: when the environment has
  * SHOAL_TEST_JOURNAL_EXIT=N, the process writes only the first N octets

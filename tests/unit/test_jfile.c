@@ -192,14 +192,19 @@ static void test_compact(void)
 		make_cs(101, 102, 3); /* serials of three digits: records of one size */
 	size_t each = jfile_record_size(probe);
 	changeset_unref(probe);
-	append_range(101, 111, 3 * each + each / 2);
+	/* room for four: past it, down to three (three quarters of the bound) */
+	append_range(101, 105, 4 * each);
+	CU_ASSERT_EQUAL(file_size(), 4 * each);
+	append_range(105, 106, 4 * each);
 	CU_ASSERT_EQUAL(file_size(), 3 * each);
+	append_range(106, 111, 4 * each);
+	CU_ASSERT_EQUAL(file_size(), 4 * each); /* 3, 4, 3, 4, 3, 4 */
 	xfr_changes_t c;
 	size_t cut;
 	CU_ASSERT_EQUAL_FATAL(jfile_read(path, &c, &cut), 0);
-	CU_ASSERT_EQUAL_FATAL(c.count, 3);
-	CU_ASSERT_EQUAL(c.sets[0]->from, 108);
-	CU_ASSERT_EQUAL(c.sets[2]->to, 111);
+	CU_ASSERT_EQUAL_FATAL(c.count, 4);
+	CU_ASSERT_EQUAL(c.sets[0]->from, 107);
+	CU_ASSERT_EQUAL(c.sets[3]->to, 111);
 	xfr_changes_clear(&c);
 	/* a bound smaller than one record: the newest stays */
 	append_range(111, 113, each / 2);
