@@ -23,6 +23,7 @@ struct journal {
 	/* the file, for writers alone (readers never wait on a sync): */
 	pthread_mutex_t file_lock;
 	char *path;               /* NULL, or the file the history is kept in too */
+	bool on_disk;             /* path is written (journal_drop_file ends it; path stays) */
 	size_t file_octets;       /* its size, as counted in budget */
 	journal_budget_t *budget; /* NULL, or the bound of every zone's files together */
 };
@@ -131,7 +132,7 @@ static void file_drop_count(journal_t *j)
 /* Remove the file (history on disk starts again with the next change). file_lock held. */
 static void file_drop(journal_t *j)
 {
-	if (!j->path)
+	if (!j->on_disk)
 		return;
 	jfile_remove(j->path);
 	file_drop_count(j);
@@ -141,8 +142,7 @@ void journal_drop_file(journal_t *j)
 {
 	pthread_mutex_lock(&j->file_lock);
 	file_drop(j);
-	free(j->path);
-	j->path = NULL;
+	j->on_disk = false; /* path stays: a writer may be naming it in a message */
 	pthread_mutex_unlock(&j->file_lock);
 }
 
@@ -165,6 +165,7 @@ int journal_set_file(journal_t *j, const char *path, journal_budget_t *budget)
 {
 	assert(!j->path);
 	j->path = strdup(path);
+	j->on_disk = j->path != NULL;
 	j->budget = budget;
 	return j->path ? 0 : SHOAL_ENOMEM;
 }
@@ -238,7 +239,7 @@ static void list_add(journal_t *j, const changeset_t *cs)
 int journal_add(journal_t *j, const changeset_t *cs)
 {
 	pthread_mutex_lock(&j->file_lock);
-	int err = j->path ? file_add(j, cs) : 0;
+	int err = j->on_disk ? file_add(j, cs) : 0;
 	pthread_mutex_unlock(&j->file_lock);
 	list_add(j, cs);
 	return err;
@@ -314,7 +315,7 @@ int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_lock(&j->file_lock);
-	int rc = j->path ? restore(j, serial, r) : 0;
+	int rc = j->on_disk ? restore(j, serial, r) : 0;
 	pthread_mutex_unlock(&j->file_lock);
 	return rc;
 }

@@ -68,7 +68,7 @@ int journal_set_file(journal_t *j, const char *path, journal_budget_t *budget);
 /* Remove j's file and keep none from now on (its zone left the configuration). Any thread. */
 void journal_drop_file(journal_t *j);
 
-/* The file set by journal_set_file, or NULL. */
+/* The file set by journal_set_file (kept after journal_drop_file), or NULL. */
 const char *journal_file(const journal_t *j);
 
 /* What journal_restore found in the file. */

@@ -332,6 +332,8 @@ static void test_journal_total(void)
 	/* a zone removed: its file and its count go */
 	journal_drop_file(a);
 	CU_ASSERT_EQUAL(octets_of(pa), 0);
+	/* its name stays, for a writer that names it in a message at the same time */
+	CU_ASSERT_PTR_NOT_NULL(journal_file(a));
 	CU_ASSERT_EQUAL(budget.used, rec);
 	CU_ASSERT_EQUAL(journal_add(a, make_cs(3, 4, 400)), 0);
 	CU_ASSERT_EQUAL(octets_of(pa), 0); /* no file any more */
