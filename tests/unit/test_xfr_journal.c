@@ -514,6 +514,11 @@ static void test_journal_threads(void)
 	changeset_t *probe = make_cs(1, 2, 1000);
 	shared = journal_new(4 * probe->octets);
 	changeset_unref(probe);
+	/* with a file too: written (and synced) outside the lock the readers take */
+	char path[256];
+	snprintf(path, sizeof(path), "%s/threads.journal", tmpdir);
+	journal_budget_t budget = { .max = 1 << 20 };
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(shared, path, &budget), 0);
 	size_t found[2] = { 0, 0 };
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
@@ -527,6 +532,9 @@ static void test_journal_threads(void)
 	journal_get_info(shared, &info);
 	CU_ASSERT_EQUAL(info.depth, 4);
 	CU_ASSERT_EQUAL(info.newest, 301);
+	CU_ASSERT_EQUAL(budget.used, octets_of(path));
+	journal_drop_file(shared);
+	CU_ASSERT_EQUAL(budget.used, 0);
 	journal_unref(shared);
 }
 
