@@ -24,7 +24,7 @@ struct journal {
 	pthread_mutex_t file_lock;
 	char *path;               /* NULL, or the file the history is kept in too */
 	bool on_disk;             /* path is written (journal_drop_file ends it; path stays) */
-	size_t file_octets;       /* its size, as counted in budget */
+	size_t file_octets;       /* its size, as counted in budget (atomic: journal_get_info) */
 	journal_budget_t *budget; /* NULL, or the bound of every zone's files together */
 };
 
@@ -126,7 +126,7 @@ void journal_unref(journal_t *j)
 static void file_drop_count(journal_t *j)
 {
 	budget_count(j->budget, j->file_octets, 0);
-	j->file_octets = 0;
+	__atomic_store_n(&j->file_octets, 0, __ATOMIC_RELAXED);
 }
 
 /* Remove the file (history on disk starts again with the next change). file_lock held. */
@@ -204,7 +204,7 @@ static int file_add(journal_t *j, const changeset_t *cs)
 	size_t size = mine;
 	int err = jfile_append(j->path, cs, fit < max ? fit : max, &size);
 	budget_count(j->budget, mine + rec, size);
-	j->file_octets = size;
+	__atomic_store_n(&j->file_octets, size, __ATOMIC_RELAXED);
 	if (err < 0)
 		file_drop(j);
 	return err;
@@ -306,7 +306,7 @@ static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 		list_add(j, changeset_ref(c.sets[i])); /* the file has them */
 	}
 	budget_count(j->budget, 0, octets);
-	j->file_octets = octets;
+	__atomic_store_n(&j->file_octets, octets, __ATOMIC_RELAXED);
 	xfr_changes_clear(&c);
 	return 0;
 }
@@ -327,6 +327,7 @@ void journal_get_info(journal_t *j, journal_info_t *info)
 	info->depth = j->count;
 	info->octets = j->octets;
 	info->max_octets = j->max_octets;
+	info->file_octets = __atomic_load_n(&j->file_octets, __ATOMIC_RELAXED);
 	if (j->count) {
 		info->oldest = j->sets[0]->from;
 		info->newest = j->sets[j->count - 1]->to;

@@ -120,8 +120,9 @@ typedef struct journal_info {
 	size_t depth; /* changesets */
 	size_t octets;
 	size_t max_octets;
-	uint32_t oldest; /* serial the history reaches back to (depth > 0) */
-	uint32_t newest; /* serial it leads up to */
+	uint32_t oldest;    /* serial the history reaches back to (depth > 0) */
+	uint32_t newest;    /* serial it leads up to */
+	size_t file_octets; /* of its file (0: none) */
 } journal_info_t;
 
 void journal_get_info(journal_t *j, journal_info_t *info);

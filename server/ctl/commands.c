@@ -105,6 +105,9 @@ static void zone_status_line(const control_env_t *env, const zonedb_t *db, size_
 				 ji.depth, ji.octets, (unsigned)ji.oldest);
 		else
 			snprintf(hist, sizeof(hist), " journal 0 changes");
+		if (ji.file_octets) /* what a restart would read back */
+			snprintf(hist + strlen(hist), sizeof(hist) - strlen(hist), " on-disk %zu",
+				 ji.file_octets);
 	} else if (z) {
 		snprintf(hist, sizeof(hist), " journal 0 changes"); /* none kept yet */
 	}

@@ -61,6 +61,9 @@ check_eq "IXFR from 1: the changes to 4" 4/4 "$(shape "$before")"
 check_match "... h2 to h4 added, h1 not sent" "^h2[^h]*h3[^h]*h4[^h]*$" "$(printf '%s\n' "$before" | awk '$4 == "A" { print $1 }' | tr -d '\n')"
 JFILE=$T_DIR/state/journal/p.test.journal
 check_eq "the journal file is there" yes "$([ -s "$JFILE" ] && echo yes)"
+check_match "zone-status says how much of it is on disk" \
+	"journal 3 changes [0-9]+ octets from 1 on-disk $(stat -c %s "$JFILE")\b" \
+	"$(ctl zone-status p.test)"
 stop_within "$SHOALD_PID"
 check_eq "shoald stops cleanly" 0 $?
 
