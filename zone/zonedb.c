@@ -335,16 +335,17 @@ typedef struct jplace {
 } jplace_t;
 
 /*
- * A new journal for the zone at p, with its file when p has a folder;
- * NULL when out of memory (secondaries then transfer the whole zone).
+ * A new journal for the zone at p, with its file when p has a folder
+ * (and the path fits); NULL when out of memory (secondaries then
+ * transfer the whole zone).
  */
 static journal_t *journal_for(const jplace_t *p)
 {
 	journal_t *j = journal_new(p->max);
 	char path[4096];
-	if (j && p->dir &&
-	    (jfile_path(p->dir, p->apex, path, sizeof(path)) < 0 ||
-	     journal_set_file(j, path, p->budget) < 0)) {
+	/* a name too long for a path in the folder keeps its history in memory only */
+	if (j && p->dir && jfile_path(p->dir, p->apex, path, sizeof(path)) == 0 &&
+	    journal_set_file(j, path, p->budget) < 0) {
 		journal_unref(j);
 		j = NULL;
 	}

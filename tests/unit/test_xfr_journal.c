@@ -509,6 +509,70 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* Build a set of spec s over old with journals in dir; the set, or NULL. */
+static zonedb_t *build_in(const zone_spec_t *s, size_t n, const zonedb_t *old, const char *dir)
+{
+	xt_msgs_t m = { 0 };
+	zonedb_build_t b = {
+		.specs = s, .n = n, .old = old, .msg = quiet, .msg_arg = &m, .journal_dir = dir
+	};
+	zonedb_t *db = NULL;
+	return zonedb_build_with(&b, &db) == 0 ? db : NULL;
+}
+
+/* A set with a journal folder: the file written at a reload, read back by a new set, swept. */
+static void test_journal_dir_in_zonedb(void)
+{
+	char dir[300], zfile[300], jpath[400], cmd[1000];
+	snprintf(dir, sizeof(dir), "%s/jdir", tmpdir);
+	snprintf(zfile, sizeof(zfile), "%s/dir.zone", tmpdir);
+	snprintf(jpath, sizeof(jpath), "%s/j.test.journal", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+	uint8_t apex[NAME_MAXLEN];
+	name_from_text("j.test.", NULL, apex);
+	zone_spec_t s = { .name = "j.test", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *db[4] = { NULL };
+	for (int v = 1; v <= 2; v++) {
+		snprintf(cmd, sizeof(cmd), "cp %s %s", write_version(v), zfile);
+		CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+		db[v - 1] = build_in(&s, 1, v > 1 ? db[v - 2] : NULL, dir);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(db[v - 1]);
+	}
+	CU_ASSERT_EQUAL(access(jpath, F_OK), 0);
+	/* a new set (a restart) reads it back: the history leads to version 2 */
+	db[2] = build_in(&s, 1, NULL, dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db[2]);
+	journal_info_t info;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(zonedb_journal(db[2], apex));
+	journal_get_info(zonedb_journal(db[2], apex), &info);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.newest, 2);
+	CU_ASSERT(info.file_octets > 0);
+	/* a stray file and a temporary one are swept, the zone's own stays */
+	snprintf(cmd, sizeof(cmd), "touch %s/gone.test.journal %s.0badf00d", dir, jpath);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	CU_ASSERT_EQUAL(zonedb_sweep_journals(db[2]), 2);
+	CU_ASSERT_EQUAL(access(jpath, F_OK), 0);
+	/* a set without the zone: its file goes */
+	db[3] = build_in(NULL, 0, db[2], dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db[3]);
+	zonedb_remove_journals(db[2], db[3]);
+	CU_ASSERT_NOT_EQUAL(access(jpath, F_OK), 0);
+	for (int i = 0; i < 4; i++)
+		zonedb_free(db[i]);
+	/* a folder whose paths do not fit: a secondary's journal is kept in memory only */
+	char deep[4200];
+	memset(deep, 'd', sizeof(deep) - 1);
+	deep[0] = '/';
+	deep[sizeof(deep) - 1] = '\0';
+	zone_spec_t sec = { .name = "j.test", .limits = ZONE_LIMITS_DEFAULT, .secondary = true };
+	zonedb_t *one = build_in(&sec, 1, NULL, deep);
+	CU_ASSERT_PTR_NOT_NULL(one);
+	CU_ASSERT_PTR_NOT_NULL(one ? zonedb_journal(one, apex) : NULL);
+	zonedb_free(one);
+	rmdir(dir);
+}
+
 static void test_journal_threads(void)
 {
 	changeset_t *probe = make_cs(1, 2, 1000);
@@ -551,6 +615,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_journal_file),
 		UNIT_TEST(test_journal_total),
 		UNIT_TEST(test_journal_in_zonedb),
+		UNIT_TEST(test_journal_dir_in_zonedb),
 		UNIT_TEST(test_journal_threads),
 		UNIT_END,
 	};
