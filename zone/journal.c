@@ -179,9 +179,10 @@ const char *journal_file(const journal_t *j)
  * Write cs to the file before the memory has it, so the file never lacks
  * a change a secondary was sent: the file follows what journal_add does to
  * the list (a new start when cs does not follow, nothing when cs is too
- * big to keep). A failed write removes the file: a restart then starts
- * the history afresh instead of reading one with a hole. The one writer;
- * no lock held (the sync may take milliseconds, readers go on).
+ * big to keep), within what the budget leaves it. A failed write removes
+ * the file: a restart then starts the history afresh instead of reading
+ * one with a hole. file_lock held, not the list's: the sync may take
+ * milliseconds, and readers go on meanwhile.
  */
 static int file_add(journal_t *j, const changeset_t *cs)
 {
