@@ -49,6 +49,7 @@ typedef struct zentry {
 	char *file;         /* "" for none: in the entry's own allocation, after the apex */
 	char *bad_name;     /* a name that is no zone name, as configured (inline too); else NULL */
 	journal_t *journal; /* RCU: NULL until a change is recorded (a secondary's: at once) */
+	bool jfile;         /* a journal file was found for it at start (sweep_journals) */
 	uint8_t apex_len;   /* 0: a name that is no zone name (not matched) */
 	uint8_t apex[];     /* apex_len octets, lowercase wire form */
 } zentry_t;
@@ -332,6 +333,7 @@ typedef struct jplace {
 	const uint8_t *apex;
 	size_t max;
 	journal_budget_t *budget; /* ixfr-journal-total */
+	bool *found;              /* the entry's jfile: a file to read back at its first load */
 } jplace_t;
 
 /*
@@ -364,18 +366,18 @@ static journal_t *place_journal(const jplace_t *p)
 }
 
 /*
- * The zone at p was just read with no version served before it (at
- * start, or a zone new to the set): its journal file, when it has one,
- * read back (journal_restore) if its history leads to z's serial, or
- * removed, and said so. A zone with no file costs one failed stat.
+ * The zone at p was just read with no version served before it: its
+ * journal file, when the start found one (sweep_journals), read back
+ * (journal_restore) if its history leads to z's serial, or removed, and
+ * said so. Once: a zone with no file costs nothing, not even a stat.
  */
 static void restore_journal(const jplace_t *p, const char *file, const zone_t *z, zone_msg_fn msg,
 			    void *msg_arg)
 {
 	char path[4096];
-	if (!p->dir || jfile_path(p->dir, p->apex, path, sizeof(path)) < 0 ||
-	    access(path, F_OK) != 0)
+	if (!p->dir || !*p->found || jfile_path(p->dir, p->apex, path, sizeof(path)) < 0)
 		return;
+	*p->found = false;
 	journal_t *j = p->max ? place_journal(p) : NULL;
 	if (!j) {
 		jfile_remove(path); /* it keeps no history (or no memory for one) */
@@ -517,8 +519,10 @@ static int load_entry(zentry_t *e, const zonedb_t *db, const zone_spec_t *spec, 
 	*z = NULL;
 	error[0] = '\0';
 	const char *file = e->file;
-	jplace_t p = { &e->journal, db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
-		       db->journal_budget };
+	jplace_t p = {
+		&e->journal,        db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
+		db->journal_budget, &e->jfile
+	};
 	int err = was ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
 		      : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
 	if (err == 0 && !was)
@@ -656,11 +660,13 @@ static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *ap
 	zentry_t *e = entry_new(apex, len, NULL, file);
 	if (!e)
 		return NULL;
-	jplace_t place = { &e->journal, b->journal_dir, e->apex, journal_max, b->journal_budget };
+	jplace_t place = { &e->journal, b->journal_dir,    e->apex,
+			   journal_max, b->journal_budget, NULL };
 	e->journal = prev && prev->journal ? journal_ref(prev->journal)
 		     : want_journal        ? journal_for(&place)
 					   : NULL;
 	e->slot = prev ? prev->slot : 0;
+	e->jfile = prev && prev->jfile; /* a zone not read yet still has its file to read */
 	if ((want_journal && !e->journal) ||
 	    (!*load && prev && !entry_set_error(e, entry_error(prev)))) {
 		entry_unref(e);
@@ -747,6 +753,35 @@ static int plan_all(const zonedb_build_t *b, zonedb_t *db, const uint8_t *only_a
 	return rc;
 }
 
+/*
+ * The first build's look at the journal folder, before any zone is read:
+ * one readdir marks the entries that have a file (restore_journal reads
+ * those alone) and removes the rest: the files of zones taken out of the
+ * configuration while the server was down, temporary files a crash left
+ * in a compaction. Said through b's messages.
+ */
+static void sweep_journals(const zonedb_build_t *b, zonedb_t *db)
+{
+	DIR *dir = opendir(db->journal_dir);
+	if (!dir)
+		return; /* made by the server; without it every write says why */
+	unsigned long removed = 0;
+	for (struct dirent *de; (de = readdir(dir));) {
+		uint8_t apex[NAME_MAXLEN];
+		zentry_t *e = jfile_apex(de->d_name, apex) > 0 ? find_entry(db, apex) : NULL;
+		if (e)
+			e->jfile = true;
+		else if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			 unlinkat(dirfd(dir), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(dir);
+	if (removed)
+		zone_report(b->msg, b->msg_arg, false, db->journal_dir, 0,
+			    "%lu file(s) of zones not configured, or left by a crash, removed",
+			    removed);
+}
+
 int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 {
 	uint8_t only_apex[NAME_MAXLEN];
@@ -757,6 +792,8 @@ int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 	size_t count = 0;
 	int rc = db && todo ? plan_all(b, db, b->only ? only_apex : NULL, todo, &count)
 			    : SHOAL_ENOMEM;
+	if (rc != SHOAL_ENOMEM && !b->old && db->journal_dir)
+		sweep_journals(b, db);
 	if (rc != SHOAL_ENOMEM && b->defer) {
 		db->pending = todo; /* zonedb_load_pending reads them */
 		db->pending_count = count;
@@ -986,26 +1023,6 @@ void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
 		else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
 			jfile_remove(path);
 	}
-}
-
-long zonedb_sweep_journals(const zonedb_t *db)
-{
-	if (!db || !db->journal_dir)
-		return 0;
-	DIR *dir = opendir(db->journal_dir);
-	if (!dir)
-		return -errno;
-	long removed = 0;
-	for (struct dirent *de; (de = readdir(dir));) {
-		uint8_t apex[NAME_MAXLEN];
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (jfile_apex(de->d_name, apex) > 0 && find_entry(db, apex)))
-			continue;
-		if (unlinkat(dirfd(dir), de->d_name, 0) == 0)
-			removed++;
-	}
-	closedir(dir);
-	return removed;
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)

@@ -93,8 +93,10 @@ typedef struct zonedb_build {
 	 * The folder of the zones' IXFR journal files (zone/jfile.h), NULL
 	 * for journals in memory only: a zone's changes are written there
 	 * before they are published, read back when the zone is first read,
-	 * and a zone taken out of the set by a rebuild has its file removed.
-	 * The set keeps a copy, for the zones read into it later.
+	 * and a zone taken out of the set has its file removed
+	 * (zonedb_remove_journals). A first build (no old) looks at the
+	 * folder once: files of zones not in it, or left by a crash, go. The
+	 * set keeps a copy, for the zones read into it later.
 	 */
 	const char *journal_dir;
 	/* their bound together (ixfr-journal-total); NULL: none. Outlives every set. */
@@ -268,15 +270,6 @@ struct journal;
  * writer, before db is published.
  */
 void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db);
-
-/*
- * At start, before any zone of db changes: remove what the journal folder
- * (zonedb_build_t.journal_dir) holds that is no journal of db's zones:
- * those of zones taken out of the configuration while the server was
- * down, temporary files a crash left in a compaction. Returns how many
- * files went, or -errno when the folder cannot be read. One readdir.
- */
-long zonedb_sweep_journals(const zonedb_t *db);
 
 /*
  * The IXFR history of the zone whose apex is `apex` (lowercase wire), or

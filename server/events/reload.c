@@ -165,12 +165,6 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 	free(job.messages);
 	if (!defer)
 		log_zones(db);
-	long swept = zonedb_sweep_journals(db);
-	if (swept > 0)
-		log_info("%s: %ld file(s) of zones not configured, or left by a crash, removed",
-			 r->journal_dir, swept);
-	else if (swept < 0)
-		log_warning("%s: %s", r->journal_dir, shoal_strerror((int)swept));
 	zonedb_set_owner(db, cfg);
 	r->writer = db;
 	if (r->prepare)

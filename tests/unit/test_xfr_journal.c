@@ -540,6 +540,8 @@ static void test_journal_dir_in_zonedb(void)
 	}
 	CU_ASSERT_EQUAL(access(jpath, F_OK), 0);
 	/* a new set (a restart) reads it back: the history leads to version 2 */
+	snprintf(cmd, sizeof(cmd), "touch %s/gone.test.journal %s.0badf00d", dir, jpath);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
 	db[2] = build_in(&s, 1, NULL, dir);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(db[2]);
 	journal_info_t info;
@@ -548,11 +550,9 @@ static void test_journal_dir_in_zonedb(void)
 	CU_ASSERT_EQUAL(info.depth, 1);
 	CU_ASSERT_EQUAL(info.newest, 2);
 	CU_ASSERT(info.file_octets > 0);
-	/* a stray file and a temporary one are swept, the zone's own stays */
-	snprintf(cmd, sizeof(cmd), "touch %s/gone.test.journal %s.0badf00d", dir, jpath);
-	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-	CU_ASSERT_EQUAL(zonedb_sweep_journals(db[2]), 2);
-	CU_ASSERT_EQUAL(access(jpath, F_OK), 0);
+	/* and swept a stray file and a temporary one, the zone's own kept */
+	snprintf(cmd, sizeof(cmd), "test $(ls %s) = j.test.journal", dir);
+	CU_ASSERT_EQUAL(system(cmd), 0);
 	/* a set without the zone: its file goes */
 	db[3] = build_in(NULL, 0, db[2], dir);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(db[3]);
