@@ -240,6 +240,9 @@ int zone_make_temp(const char *path, char *tmp, size_t cap);
  */
 int zone_temp_commit(int fd, const char *tmp, const char *path, int err);
 
+/* Make a new name, a rename or a removal durable: sync the folder of path; 0 or -errno. */
+int zone_sync_folder(const char *path);
+
 /*
  * Report a message about a zone file through fn: "FILE:LINE: text", or
  * "FILE: text" when line is 0. printf-style.

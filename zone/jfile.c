@@ -146,6 +146,9 @@ int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, siz
 		err = -errno;
 	if (err == 0)
 		*size = (size_t)st.st_size;
+	/* a new file: its name must survive a power cut as its first record does */
+	if (err == 0 && *size == len)
+		err = zone_sync_folder(path);
 	/*
 	 * Past the bound, down to three quarters of it: the next changes
 	 * append without a rewrite, so a zone that changes often rewrites
@@ -368,9 +371,11 @@ int jfile_keep(const char *path, const changeset_t *const *sets, size_t n)
 	return err;
 }
 
-int jfile_remove(const char *path)
+int jfile_remove(const char *path, bool durable)
 {
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
+	if (unlink(path) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	return durable ? zone_sync_folder(path) : 0;
 }
 
 /* The value of hex digit c, or -1. */

@@ -3,6 +3,7 @@
 #ifndef SHOAL_ZONE_JFILE_H
 #define SHOAL_ZONE_JFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,8 +34,9 @@
 size_t jfile_record_size(const changeset_t *cs);
 
 /*
- * Append cs (sealed) to the file at path (made 0600 if missing) and
- * fdatasync it: when this returns 0 the record survives a crash. When the
+ * Append cs (sealed) to the file at path (made 0600 if missing, its
+ * folder then synced) and fdatasync it: when this returns 0 the record
+ * survives a crash or a power cut. When the
  * file then holds more than max_octets, the oldest records go until it
  * holds three quarters of it (the newest stays, whatever its size;
  * jfile_compact): a rewrite every quarter of the bound, not every change. Returns 0 and the file's
@@ -82,8 +84,12 @@ int jfile_read(const char *path, xfr_changes_t *out, size_t *cut);
  */
 int jfile_keep(const char *path, const changeset_t *const *sets, size_t n);
 
-/* Remove the file at path; 0 also when there was none, else -errno. */
-int jfile_remove(const char *path);
+/*
+ * Remove the file at path; durable: and sync its folder, so a power cut
+ * cannot bring it back (not for many files at once: a start's sweep
+ * removes any that come back). 0 also when there was none, else -errno.
+ */
+int jfile_remove(const char *path, bool durable);
 
 /*
  * The file name of apex's journal (lowercase wire) in dir:

@@ -134,14 +134,19 @@ static void file_drop(journal_t *j)
 {
 	if (!j->on_disk)
 		return;
-	jfile_remove(j->path);
+	jfile_remove(j->path, true);
 	file_drop_count(j);
 }
 
 void journal_drop_file(journal_t *j)
 {
 	pthread_mutex_lock(&j->file_lock);
-	file_drop(j);
+	if (j->on_disk) {
+		/* a reconfig may drop many: a file a power cut brings back, the next start sweeps
+		 */
+		jfile_remove(j->path, false);
+		file_drop_count(j);
+	}
 	j->on_disk = false; /* path stays: a writer may be naming it in a message */
 	pthread_mutex_unlock(&j->file_lock);
 }
@@ -294,7 +299,7 @@ static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 	if (err == 0 && keep && keep < c.count)
 		err = jfile_keep(j->path, (const changeset_t *const *)c.sets, keep);
 	if (err < 0 || !keep) {
-		jfile_remove(j->path);
+		jfile_remove(j->path, true);
 		xfr_changes_clear(&c);
 		return err < 0 ? err : r->found ? 1 : 0;
 	}

@@ -195,8 +195,7 @@ static int keep_mode(int fd, const char *path)
 	return fchmod(fd, st.st_mode & 07777) == 0 ? 0 : -errno;
 }
 
-/* Make the rename itself durable: sync the folder that holds path; 0 or -errno. */
-static int sync_folder(const char *path)
+int zone_sync_folder(const char *path)
 {
 	char copy[4096];
 	snprintf(copy, sizeof(copy), "%s", path);
@@ -221,7 +220,7 @@ int zone_temp_commit(int fd, const char *tmp, const char *path, int err)
 		return err;
 	}
 	/* renamed: the new file is in place whatever the folder's sync says */
-	return sync_folder(path);
+	return zone_sync_folder(path);
 }
 
 int zone_write(const zone_t *z, const char *path, const char *comment, const zone_limits_t *limits,

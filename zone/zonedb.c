@@ -380,7 +380,7 @@ static void restore_journal(const jplace_t *p, const char *file, const zone_t *z
 	*p->found = false;
 	journal_t *j = p->max ? place_journal(p) : NULL;
 	if (!j) {
-		jfile_remove(path); /* it keeps no history (or no memory for one) */
+		jfile_remove(path, true); /* it keeps no history (or no memory for one) */
 		return;
 	}
 	journal_restored_t r;
@@ -1021,7 +1021,7 @@ void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
 		if (j)
 			journal_drop_file(j); /* and no more writes to it */
 		else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
-			jfile_remove(path);
+			jfile_remove(path, false);
 	}
 }
 

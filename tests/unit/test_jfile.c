@@ -85,7 +85,7 @@ static void file_put(const uint8_t *buf, size_t len)
  */
 static size_t three_records(uint8_t *buf, size_t cap, size_t *two)
 {
-	jfile_remove(path);
+	jfile_remove(path, true);
 	append_range(1, 3, 1 << 20);
 	*two = file_size();
 	append_range(3, 4, 1 << 20);
@@ -94,7 +94,7 @@ static size_t three_records(uint8_t *buf, size_t cap, size_t *two)
 
 static void test_append_read(void)
 {
-	jfile_remove(path);
+	jfile_remove(path, true);
 	append_range(10, 13, 1 << 20);
 	xfr_changes_t c;
 	size_t cut;
@@ -115,9 +115,9 @@ static void test_append_read(void)
 	changeset_unref(want);
 	xfr_changes_clear(&c);
 	/* no file: no history */
-	jfile_remove(path);
+	jfile_remove(path, true);
 	CU_ASSERT_EQUAL(jfile_read(path, &c, &cut), -ENOENT);
-	CU_ASSERT_EQUAL(jfile_remove(path), 0);
+	CU_ASSERT_EQUAL(jfile_remove(path, true), 0);
 }
 
 /* A crash tears the last record at any octet: the ones before it stay, the tail is cut. */
@@ -171,7 +171,7 @@ static void test_damaged(void)
 /* A record whose serials do not follow the one before is not history of the same zone. */
 static void test_gap(void)
 {
-	jfile_remove(path);
+	jfile_remove(path, true);
 	append_range(1, 3, 1 << 20);
 	size_t two = file_size();
 	append_range(7, 8, 1 << 20);
@@ -187,7 +187,7 @@ static void test_gap(void)
 /* Past its bound the file keeps its newest records; the newest one always. */
 static void test_compact(void)
 {
-	jfile_remove(path);
+	jfile_remove(path, true);
 	changeset_t *probe =
 		make_cs(101, 102, 3); /* serials of three digits: records of one size */
 	size_t each = jfile_record_size(probe);
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_apex),        UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "jfile", tests);
-	jfile_remove(path);
+	jfile_remove(path, true);
 	rmdir(tmpdir);
 	return rc;
 }
