@@ -78,15 +78,11 @@ static void record_hash(const uint8_t *rec, const uint8_t *body, size_t body_len
 	crypto_generichash_final(&st, out, REC_HASH);
 }
 
-/* cs as one record in a new buffer of *len octets; NULL on ENOMEM. */
-static uint8_t *record_encode(const changeset_t *cs, size_t *len)
+/* cs as one record at rec, of len octets (jfile_record_size). */
+static void record_encode(const changeset_t *cs, uint8_t *rec, size_t len)
 {
-	*len = jfile_record_size(cs);
-	uint8_t *rec = malloc(*len);
-	if (!rec)
-		return NULL;
 	uint8_t *body = rec + REC_HEAD;
-	size_t body_len = *len - REC_HEAD;
+	size_t body_len = len - REC_HEAD;
 	memcpy(rec, REC_MAGIC, 4);
 	put32(rec + 4, (uint32_t)body_len);
 	put32(rec + 8, cs->from);
@@ -96,7 +92,21 @@ static uint8_t *record_encode(const changeset_t *cs, size_t *len)
 	size_t at = 8 + side_encode(&cs->del, body + 8);
 	side_encode(&cs->add, body + at);
 	record_hash(rec, body, body_len, rec + REC_HASHED);
-	return rec;
+}
+
+/* sets[0..n) as records one after the other in a new buffer of *len octets; NULL on ENOMEM. */
+static uint8_t *records_encode(const changeset_t *const *sets, size_t n, size_t *len)
+{
+	*len = 0;
+	for (size_t i = 0; i < n; i++)
+		*len += jfile_record_size(sets[i]);
+	uint8_t *out = malloc(*len ? *len : 1);
+	for (size_t i = 0, at = 0; out && i < n; i++) {
+		size_t one = jfile_record_size(sets[i]);
+		record_encode(sets[i], out + at, one);
+		at += one;
+	}
+	return out;
 }
 
 /* Write all of data[0..len) to fd; 0 or -errno. */
@@ -122,10 +132,11 @@ static void test_crash(int fd, const uint8_t *rec, size_t len)
 	_exit(75);
 }
 
-int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, size_t *size)
+int jfile_append(const char *path, const changeset_t *const *sets, size_t n, size_t max_octets,
+		 size_t *size)
 {
 	size_t len;
-	uint8_t *rec = record_encode(cs, &len);
+	uint8_t *rec = records_encode(sets, n, &len);
 	if (!rec)
 		return SHOAL_ENOMEM;
 	int err = 0;
@@ -136,7 +147,7 @@ int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, siz
 	}
 	test_crash(fd, rec, len);
 	err = write_all(fd, rec, len);
-	/* the record must be on disk before the version it leads to is published */
+	/* the records must be on disk before the version they lead to is published */
 	if (err == 0 && fdatasync(fd) != 0)
 		err = -errno;
 	struct stat st;
@@ -146,7 +157,7 @@ int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, siz
 		err = -errno;
 	if (err == 0)
 		*size = (size_t)st.st_size;
-	/* a new file: its name must survive a power cut as its first record does */
+	/* a new file: its name must survive a power cut as its first records do */
 	if (err == 0 && *size == len)
 		err = zone_sync_folder(path);
 	/*

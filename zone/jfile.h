@@ -34,22 +34,24 @@
 size_t jfile_record_size(const changeset_t *cs);
 
 /*
- * Append cs (sealed) to the file at path (made 0600 if missing, its
- * folder then synced) and fdatasync it: when this returns 0 the record
- * survives a crash or a power cut. When the
- * file then holds more than max_octets, the oldest records go until it
- * holds three quarters of it (the newest stays, whatever its size;
- * jfile_compact): a rewrite every quarter of the bound, not every change. Returns 0 and the file's
- * size in *size, or a negative error (-errno; the file may then end in a torn record, which the
- * reader cuts off; *size as it was, or the size after the append when the compaction failed). The
- * one writer of the file.
+ * Append sets[0..n) (sealed, each following the one before), one record
+ * each, to the file at path (made 0600 if missing, its folder then
+ * synced) with one write and one fdatasync: when this returns 0 they
+ * survive a crash or a power cut. When the file then holds more than
+ * max_octets, the oldest records go until it holds three quarters of it
+ * (the newest stays, whatever its size; jfile_compact): a rewrite every
+ * quarter of the bound, not every change. Returns 0 and the file's size
+ * in *size, or a negative error (-errno; the file may then end in a torn
+ * record, which the reader cuts off; *size as it was, or the size after
+ * the append when the compaction failed). The one writer of the file.
  *
  * For the crash tests only: when the environment has
  * SHOAL_TEST_JOURNAL_EXIT=N, the process writes only the first N octets
- * of the record (all of it when N is larger), then ends with _exit(75)
- * before the sync, as a crash would leave it.
+ * of the records (all of them when N is larger), then ends with
+ * _exit(75) before the sync, as a crash would leave it.
  */
-int jfile_append(const char *path, const changeset_t *cs, size_t max_octets, size_t *size);
+int jfile_append(const char *path, const changeset_t *const *sets, size_t n, size_t max_octets,
+		 size_t *size);
 
 /*
  * Keep the newest records of the file at path that fit in max_octets

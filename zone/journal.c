@@ -181,34 +181,40 @@ const char *journal_file(const journal_t *j)
 }
 
 /*
- * Write cs to the file before the memory has it, so the file never lacks
- * a change a secondary was sent: the file follows what journal_add does to
- * the list (a new start when cs does not follow, nothing when cs is too
- * big to keep), within what the budget leaves it. A failed write removes
+ * Write sets[0..n) to the file before the memory has them, so the file
+ * never lacks a change a secondary was sent: the file follows what
+ * list_add does to the list (a new start when they do not follow, none
+ * of those up to one too big to keep), within what the budget leaves it,
+ * in one write and one sync. A failed write removes
  * the file: a restart then starts the history afresh instead of reading
  * one with a hole. file_lock held, not the list's: the sync may take
  * milliseconds, and readers go on meanwhile.
  */
-static int file_add(journal_t *j, const changeset_t *cs)
+static int file_add(journal_t *j, const changeset_t *const *sets, size_t n)
 {
 	pthread_mutex_lock(&j->lock);
-	bool follows = j->count && j->sets[j->count - 1]->to == cs->from;
+	bool follows = j->count && j->sets[j->count - 1]->to == sets[0]->from;
 	size_t max = j->max_octets;
 	pthread_mutex_unlock(&j->lock);
-	if (!follows || cs->octets > max)
+	/* what list_add keeps of them: those after the last one too big to keep */
+	size_t first = 0, rec = 0, mine = j->file_octets;
+	for (size_t i = 0; i < n; i++)
+		first = sets[i]->octets > max ? i + 1 : first;
+	if (!follows || first)
 		file_drop(j);
-	if (cs->octets > max)
+	if (first == n)
 		return 0;
-	size_t rec = jfile_record_size(cs), mine = j->file_octets;
+	for (size_t i = first; i < n; i++)
+		rec += jfile_record_size(sets[i]);
 	size_t fit = budget_reserve(j->budget, mine, rec);
-	if (fit < rec) {
-		/* not even this change fits in what the other zones leave: none on disk */
+	if (fit < jfile_record_size(sets[n - 1])) {
+		/* not even the newest fits in what the other zones leave: none on disk */
 		budget_count(j->budget, mine + rec, mine);
 		file_drop(j);
 		return SHOAL_ESPACE;
 	}
 	size_t size = mine;
-	int err = jfile_append(j->path, cs, fit < max ? fit : max, &size);
+	int err = jfile_append(j->path, sets + first, n - first, fit < max ? fit : max, &size);
 	budget_count(j->budget, mine + rec, size);
 	__atomic_store_n(&j->file_octets, size, __ATOMIC_RELAXED);
 	if (err < 0)
@@ -242,12 +248,22 @@ static void list_add(journal_t *j, const changeset_t *cs)
 	pthread_mutex_unlock(&j->lock);
 }
 
+int journal_add_all(journal_t *j, const changeset_t *const *sets, size_t n)
+{
+	if (n == 0)
+		return 0;
+	pthread_mutex_lock(&j->file_lock);
+	int err = j->on_disk ? file_add(j, sets, n) : 0;
+	pthread_mutex_unlock(&j->file_lock);
+	for (size_t i = 0; i < n; i++)
+		list_add(j, changeset_ref(sets[i]));
+	return err;
+}
+
 int journal_add(journal_t *j, const changeset_t *cs)
 {
-	pthread_mutex_lock(&j->file_lock);
-	int err = j->on_disk ? file_add(j, cs) : 0;
-	pthread_mutex_unlock(&j->file_lock);
-	list_add(j, cs);
+	int err = journal_add_all(j, &cs, 1);
+	changeset_unref(cs);
 	return err;
 }
 

@@ -106,6 +106,13 @@ int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r);
 int journal_add(journal_t *j, const changeset_t *cs);
 
 /*
+ * journal_add of sets[0..n) (sealed, each following the one before: an
+ * IXFR's changesets), each given a reference of the journal's own; on
+ * disk with one write and one sync for them all. Returns as journal_add.
+ */
+int journal_add_all(journal_t *j, const changeset_t *const *sets, size_t n);
+
+/*
  * Say what journal_add's error err (0: nothing to say) means to an
  * operator, through msg: the file could not be written, or
  * ixfr-journal-total is reached. The caller of journal_add.

@@ -481,10 +481,8 @@ static void record(xfr_in_t *x, journal_t *journal, const zone_t *z)
 {
 	int err = 0;
 	if (x->kind == XFR_IN_IXFR) {
-		for (size_t i = 0; i < x->set_count; i++) {
-			int e = journal_add(journal, changeset_ref(x->sets[i]));
-			err = err ? err : e;
-		}
+		/* one sync for them all: a secondary far behind may get hundreds */
+		err = journal_add_all(journal, (const changeset_t *const *)x->sets, x->set_count);
 	} else {
 		changeset_t *cs = NULL;
 		journal_info_t ji;

@@ -57,7 +57,8 @@ static void append_range(uint32_t first, uint32_t last, size_t max)
 	for (uint32_t s = first; s < last; s++) {
 		changeset_t *cs = make_cs(s, s + 1, 3);
 		size_t size = 0;
-		CU_ASSERT_EQUAL(jfile_append(path, cs, max, &size), 0);
+		const changeset_t *one[1] = { cs };
+		CU_ASSERT_EQUAL(jfile_append(path, one, 1, max, &size), 0);
 		CU_ASSERT_EQUAL(size, file_size());
 		changeset_unref(cs);
 	}

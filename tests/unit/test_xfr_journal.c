@@ -295,6 +295,42 @@ static size_t octets_of(const char *path)
 	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
 }
 
+/* An IXFR's changesets at once: one write for them all, read back as they were. */
+static void test_journal_add_all(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/all.journal", tmpdir);
+	journal_t *j = journal_new(1 << 20);
+	journal_set_file(j, path, NULL);
+	const changeset_t *sets[3];
+	for (uint32_t s = 0; s < 3; s++)
+		sets[s] = make_cs(7 + s, 8 + s, 400);
+	CU_ASSERT_EQUAL(journal_add_all(j, sets, 3), 0);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 3);
+	CU_ASSERT_EQUAL(info.file_octets, 3 * jfile_record_size(sets[0]));
+	for (size_t i = 0; i < 3; i++)
+		changeset_unref(sets[i]); /* the journal holds its own */
+	CU_ASSERT_EQUAL(journal_add_all(j, sets, 0), 0);
+	journal_restored_t r;
+	CU_ASSERT_EQUAL(restart(&j, path, 10, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 3);
+	/* one too big to keep in the middle: the list and the file keep those after it */
+	journal_set_max(j, 8000);
+	const changeset_t *mixed[3] = { make_cs(10, 11, 400), make_cs(11, 12, 20000),
+					make_cs(12, 13, 400) };
+	journal_add_all(j, mixed, 3);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.oldest, 12);
+	CU_ASSERT_EQUAL(info.file_octets, jfile_record_size(mixed[2]));
+	for (size_t i = 0; i < 3; i++)
+		changeset_unref(mixed[i]);
+	journal_clear(j);
+	journal_unref(j);
+}
+
 /* ixfr-journal-total: a zone past it loses its own oldest changes on disk, never another's. */
 static void test_journal_total(void)
 {
@@ -614,6 +650,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_journal_bounds),
 		UNIT_TEST(test_journal_file),
 		UNIT_TEST(test_journal_total),
+		UNIT_TEST(test_journal_add_all),
 		UNIT_TEST(test_journal_in_zonedb),
 		UNIT_TEST(test_journal_dir_in_zonedb),
 		UNIT_TEST(test_journal_threads),
