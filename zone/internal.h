@@ -224,6 +224,26 @@ void zone_huge_pages(void *p, size_t n);
 bool zone_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /*
+ * A new file beside path, named path.XXXXXXXX (tmp, cap octets): made
+ * with O_EXCL, never through a link, and 0666 less the umask as any file
+ * the process makes (mkstemp's are 0600 whatever the umask). Returns its
+ * descriptor, or -errno. Any thread (zone/write.c, zone/jfile.c).
+ */
+int zone_make_temp(const char *path, char *tmp, size_t cap);
+
+/*
+ * Finish the temporary file tmp (descriptor fd, from zone_make_temp)
+ * written for path: unless err (the writing's result) is already an
+ * error, fsync it, close it, rename it over path and sync the folder, so
+ * path is the old file or the new one whatever a crash interrupts. fd is
+ * closed and, on an error, tmp removed. Returns 0 or the first error.
+ */
+int zone_temp_commit(int fd, const char *tmp, const char *path, int err);
+
+/* Make a new name, a rename or a removal durable: sync the folder of path; 0 or -errno. */
+int zone_sync_folder(const char *path);
+
+/*
  * Report a message about a zone file through fn: "FILE:LINE: text", or
  * "FILE: text" when line is 0. printf-style.
  */

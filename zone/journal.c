@@ -1,22 +1,59 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* The IXFR history of a zone: a bounded list of changesets under a mutex. */
+/* The IXFR history of a zone: a bounded list of changesets under a mutex, and its file. */
 #include "config.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/error.h"
+#include "zone/internal.h"
+#include "zone/jfile.h"
 #include "zone/journal.h"
 
 struct journal {
-	pthread_mutex_t lock;
-	unsigned refs; /* atomic */
+	pthread_mutex_t lock; /* the list, for readers and the writer */
+	unsigned refs;        /* atomic */
 	size_t max_octets, octets;
 	const changeset_t **sets; /* oldest first */
 	size_t count, cap;
+	/* the file, for writers alone (readers never wait on a sync): */
+	pthread_mutex_t file_lock;
+	char *path;               /* NULL, or the file the history is kept in too */
+	bool on_disk;             /* path is written (journal_drop_file ends it; path stays) */
+	size_t file_octets;       /* its size, as counted in budget (atomic: journal_get_info) */
+	journal_budget_t *budget; /* NULL, or the bound of every zone's files together */
 };
+
+/* Count delta octets more (or fewer) against b. */
+static void budget_count(journal_budget_t *b, size_t old, size_t now)
+{
+	if (b && now >= old)
+		__atomic_add_fetch(&b->used, now - old, __ATOMIC_RELAXED);
+	else if (b)
+		__atomic_sub_fetch(&b->used, old - now, __ATOMIC_RELAXED);
+}
+
+/*
+ * Reserve rec octets of b for a file of mine octets that grows by them;
+ * returns how big that file may be after (SIZE_MAX: no bound): the
+ * newest records within it stay, the oldest go first, so one zone never
+ * takes another's history. Counted at once, so writers of other zones
+ * see the room taken.
+ */
+static size_t budget_reserve(journal_budget_t *b, size_t mine, size_t rec)
+{
+	if (!b)
+		return SIZE_MAX;
+	size_t used = __atomic_add_fetch(&b->used, rec, __ATOMIC_RELAXED);
+	if (used <= b->max)
+		return SIZE_MAX;
+	size_t over = used - b->max;
+	return mine + rec > over ? mine + rec - over : 0;
+}
 
 journal_t *journal_new(size_t max_octets)
 {
@@ -24,6 +61,11 @@ journal_t *journal_new(size_t max_octets)
 	if (!j)
 		return NULL;
 	if (pthread_mutex_init(&j->lock, NULL) != 0) {
+		free(j);
+		return NULL;
+	}
+	if (pthread_mutex_init(&j->file_lock, NULL) != 0) {
+		pthread_mutex_destroy(&j->lock);
 		free(j);
 		return NULL;
 	}
@@ -74,8 +116,39 @@ void journal_unref(journal_t *j)
 		return;
 	drop_oldest(j, j->count);
 	free(j->sets);
+	free(j->path);
+	pthread_mutex_destroy(&j->file_lock);
 	pthread_mutex_destroy(&j->lock);
 	free(j);
+}
+
+/* Count the file as gone. file_lock held. */
+static void file_drop_count(journal_t *j)
+{
+	budget_count(j->budget, j->file_octets, 0);
+	__atomic_store_n(&j->file_octets, 0, __ATOMIC_RELAXED);
+}
+
+/* Remove the file (history on disk starts again with the next change). file_lock held. */
+static void file_drop(journal_t *j)
+{
+	if (!j->on_disk)
+		return;
+	jfile_remove(j->path, true);
+	file_drop_count(j);
+}
+
+void journal_drop_file(journal_t *j)
+{
+	pthread_mutex_lock(&j->file_lock);
+	if (j->on_disk) {
+		/* a reconfig may drop many: a file a power cut brings back, the next start sweeps
+		 */
+		jfile_remove(j->path, false);
+		file_drop_count(j);
+	}
+	j->on_disk = false; /* path stays: a writer may be naming it in a message */
+	pthread_mutex_unlock(&j->file_lock);
 }
 
 void journal_set_max(journal_t *j, size_t max_octets)
@@ -83,10 +156,74 @@ void journal_set_max(journal_t *j, size_t max_octets)
 	pthread_mutex_lock(&j->lock);
 	j->max_octets = max_octets;
 	trim(j);
+	bool empty = j->count == 0;
 	pthread_mutex_unlock(&j->lock);
+	/* a smaller file waits for the next change (jfile_append compacts); none goes now */
+	if (empty) {
+		pthread_mutex_lock(&j->file_lock);
+		file_drop(j);
+		pthread_mutex_unlock(&j->file_lock);
+	}
 }
 
-void journal_add(journal_t *j, const changeset_t *cs)
+int journal_set_file(journal_t *j, const char *path, journal_budget_t *budget)
+{
+	assert(!j->path);
+	j->path = strdup(path);
+	j->on_disk = j->path != NULL;
+	j->budget = budget;
+	return j->path ? 0 : SHOAL_ENOMEM;
+}
+
+const char *journal_file(const journal_t *j)
+{
+	return j->path;
+}
+
+/*
+ * Write sets[0..n) to the file before the memory has them, so the file
+ * never lacks a change a secondary was sent: the file follows what
+ * list_add does to the list (a new start when they do not follow, none
+ * of those up to one too big to keep), within what the budget leaves it,
+ * in one write and one sync. A failed write removes
+ * the file: a restart then starts the history afresh instead of reading
+ * one with a hole. file_lock held, not the list's: the sync may take
+ * milliseconds, and readers go on meanwhile.
+ */
+static int file_add(journal_t *j, const changeset_t *const *sets, size_t n)
+{
+	pthread_mutex_lock(&j->lock);
+	bool follows = j->count && j->sets[j->count - 1]->to == sets[0]->from;
+	size_t max = j->max_octets;
+	pthread_mutex_unlock(&j->lock);
+	/* what list_add keeps of them: those after the last one too big to keep */
+	size_t first = 0, rec = 0, mine = j->file_octets;
+	for (size_t i = 0; i < n; i++)
+		first = sets[i]->octets > max ? i + 1 : first;
+	if (!follows || first)
+		file_drop(j);
+	if (first == n)
+		return 0;
+	for (size_t i = first; i < n; i++)
+		rec += jfile_record_size(sets[i]);
+	size_t fit = budget_reserve(j->budget, mine, rec);
+	if (fit < jfile_record_size(sets[n - 1])) {
+		/* not even the newest fits in what the other zones leave: none on disk */
+		budget_count(j->budget, mine + rec, mine);
+		file_drop(j);
+		return SHOAL_ESPACE;
+	}
+	size_t size = mine;
+	int err = jfile_append(j->path, sets + first, n - first, fit < max ? fit : max, &size);
+	budget_count(j->budget, mine + rec, size);
+	__atomic_store_n(&j->file_octets, size, __ATOMIC_RELAXED);
+	if (err < 0)
+		file_drop(j);
+	return err;
+}
+
+/* journal_add in memory alone. */
+static void list_add(journal_t *j, const changeset_t *cs)
 {
 	pthread_mutex_lock(&j->lock);
 	if (j->count && j->sets[j->count - 1]->to != cs->from)
@@ -111,11 +248,98 @@ void journal_add(journal_t *j, const changeset_t *cs)
 	pthread_mutex_unlock(&j->lock);
 }
 
+int journal_add_all(journal_t *j, const changeset_t *const *sets, size_t n)
+{
+	if (n == 0)
+		return 0;
+	pthread_mutex_lock(&j->file_lock);
+	int err = j->on_disk ? file_add(j, sets, n) : 0;
+	pthread_mutex_unlock(&j->file_lock);
+	for (size_t i = 0; i < n; i++)
+		list_add(j, changeset_ref(sets[i]));
+	return err;
+}
+
+int journal_add(journal_t *j, const changeset_t *cs)
+{
+	int err = journal_add_all(j, &cs, 1);
+	changeset_unref(cs);
+	return err;
+}
+
+void journal_report(const journal_t *j, int err, zone_msg_fn msg, void *msg_arg)
+{
+	if (err == SHOAL_ESPACE)
+		zone_report(msg, msg_arg, false, j->path, 0,
+			    "ixfr-journal-total is reached: this change is kept in memory only, "
+			    "and after a restart secondaries behind it transfer the whole zone");
+	else if (err < 0)
+		zone_report(msg, msg_arg, false, j->path, 0,
+			    "cannot write the IXFR journal: %s: it starts again after a restart",
+			    shoal_strerror(err));
+}
+
 void journal_clear(journal_t *j)
 {
+	pthread_mutex_lock(&j->file_lock);
+	file_drop(j);
+	pthread_mutex_unlock(&j->file_lock);
 	pthread_mutex_lock(&j->lock);
 	drop_oldest(j, j->count);
 	pthread_mutex_unlock(&j->lock);
+}
+
+/* journal_restore, file_lock held. */
+static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+{
+	file_drop_count(j); /* what was counted for the file is counted again below */
+	xfr_changes_t c;
+	int err = jfile_read(j->path, &c, &r->cut);
+	if (err == -ENOENT)
+		return 0;
+	if (err == 0 && c.count) {
+		r->oldest = c.sets[0]->from;
+		r->newest = c.sets[c.count - 1]->to;
+		r->found = c.count;
+	}
+	/*
+	 * History that does not lead to the version loaded cannot answer IXFR
+	 * for it. One that leads past it keeps what leads to it: a secondary
+	 * writes a change here before it publishes and saves the zone, so a
+	 * crash between leaves the journal ahead of the saved zone (the
+	 * newest changeset of that serial: serials wrap in a long history).
+	 */
+	size_t keep = c.count, octets = 0;
+	while (keep > 0 && c.sets[keep - 1]->to != serial)
+		keep--;
+	if (err == 0 && keep && keep < c.count)
+		err = jfile_keep(j->path, (const changeset_t *const *)c.sets, keep);
+	if (err < 0 || !keep) {
+		jfile_remove(j->path, true);
+		xfr_changes_clear(&c);
+		return err < 0 ? err : r->found ? 1 : 0;
+	}
+	r->ahead = c.count - keep;
+	pthread_mutex_lock(&j->lock);
+	drop_oldest(j, j->count);
+	pthread_mutex_unlock(&j->lock);
+	for (size_t i = 0; i < keep; i++) {
+		octets += jfile_record_size(c.sets[i]);
+		list_add(j, changeset_ref(c.sets[i])); /* the file has them */
+	}
+	budget_count(j->budget, 0, octets);
+	__atomic_store_n(&j->file_octets, octets, __ATOMIC_RELAXED);
+	xfr_changes_clear(&c);
+	return 0;
+}
+
+int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_lock(&j->file_lock);
+	int rc = j->on_disk ? restore(j, serial, r) : 0;
+	pthread_mutex_unlock(&j->file_lock);
+	return rc;
 }
 
 void journal_get_info(journal_t *j, journal_info_t *info)
@@ -125,6 +349,7 @@ void journal_get_info(journal_t *j, journal_info_t *info)
 	info->depth = j->count;
 	info->octets = j->octets;
 	info->max_octets = j->max_octets;
+	info->file_octets = __atomic_load_n(&j->file_octets, __ATOMIC_RELAXED);
 	if (j->count) {
 		info->oldest = j->sets[0]->from;
 		info->newest = j->sets[j->count - 1]->to;

@@ -177,13 +177,7 @@ static int read_back(const zone_t *z, const char *tmp, const char *path,
 	return 0;
 }
 
-/*
- * A new file beside path, named path.XXXXXXXX: made with O_EXCL, never
- * through a link, and 0666 less the umask as any file the process makes
- * (mkstemp's are 0600 whatever the umask). Returns its descriptor, or
- * -errno.
- */
-static int make_temp(const char *path, char *tmp, size_t cap)
+int zone_make_temp(const char *path, char *tmp, size_t cap)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		if (snprintf(tmp, cap, "%s.%08x", path, (unsigned)randombytes_random()) >= (int)cap)
@@ -206,8 +200,7 @@ static int keep_mode(int fd, const char *path)
 	return fchmod(fd, st.st_mode & 07777) == 0 ? 0 : -errno;
 }
 
-/* Make the rename itself durable: sync the folder that holds path; 0 or -errno. */
-static int sync_folder(const char *path)
+int zone_sync_folder(const char *path)
 {
 	char copy[4096];
 	snprintf(copy, sizeof(copy), "%s", path);
@@ -219,18 +212,8 @@ static int sync_folder(const char *path)
 	return err;
 }
 
-int zone_write(const zone_t *z, const char *path, const char *comment, const zone_limits_t *limits,
-	       zone_msg_fn msg, void *msg_arg)
+int zone_temp_commit(int fd, const char *tmp, const char *path, int err)
 {
-	char tmp[4096];
-	int fd = make_temp(path, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	int err = keep_mode(fd, path);
-	if (err == 0)
-		err = write_zone(fd, z, comment);
-	if (err == 0)
-		err = read_back(z, tmp, path, limits, msg, msg_arg);
 	if (err == 0 && fsync(fd) != 0)
 		err = -errno;
 	if (close(fd) != 0 && err == 0)
@@ -242,5 +225,20 @@ int zone_write(const zone_t *z, const char *path, const char *comment, const zon
 		return err;
 	}
 	/* renamed: the new file is in place whatever the folder's sync says */
-	return sync_folder(path);
+	return zone_sync_folder(path);
+}
+
+int zone_write(const zone_t *z, const char *path, const char *comment, const zone_limits_t *limits,
+	       zone_msg_fn msg, void *msg_arg)
+{
+	char tmp[4096];
+	int fd = zone_make_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	int err = keep_mode(fd, path);
+	if (err == 0)
+		err = write_zone(fd, z, comment);
+	if (err == 0)
+		err = read_back(z, tmp, path, limits, msg, msg_arg);
+	return zone_temp_commit(fd, tmp, path, err);
 }

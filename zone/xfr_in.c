@@ -471,6 +471,31 @@ static int apply_ixfr(xfr_in_t *x, zone_t **out)
 	return zone_apply(x->current, x->sets, x->set_count, &o, out);
 }
 
+/*
+ * What the transfer changed, into journal (before the new version z is
+ * published): an IXFR's changesets, an AXFR's difference from the version
+ * served. A journal file that cannot be written is said (the transfer
+ * stands: the history after a restart starts later).
+ */
+static void record(xfr_in_t *x, journal_t *journal, const zone_t *z)
+{
+	int err = 0;
+	if (x->kind == XFR_IN_IXFR) {
+		/* one sync for them all: a secondary far behind may get hundreds */
+		err = journal_add_all(journal, (const changeset_t *const *)x->sets, x->set_count);
+	} else {
+		changeset_t *cs = NULL;
+		journal_info_t ji;
+		journal_get_info(journal, &ji);
+		if (x->current && serial_gt(z->serial, x->current->serial) && ji.max_octets &&
+		    changeset_diff(x->current, z, ji.max_octets, &cs) == 0)
+			err = journal_add(journal, cs);
+		else
+			journal_clear(journal);
+	}
+	journal_report(journal, err, x->msg, x->msg_arg);
+}
+
 int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 {
 	*out = NULL;
@@ -495,20 +520,7 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 		x->err = err; /* the builder or the apply reported why */
 		return err;
 	}
-	if (!journal)
-		return 0;
-	if (x->kind == XFR_IN_IXFR) {
-		for (size_t i = 0; i < x->set_count; i++)
-			journal_add(journal, changeset_ref(x->sets[i]));
-		return 0;
-	}
-	changeset_t *cs = NULL;
-	journal_info_t ji;
-	journal_get_info(journal, &ji);
-	if (x->current && serial_gt((*out)->serial, x->current->serial) && ji.max_octets &&
-	    changeset_diff(x->current, *out, ji.max_octets, &cs) == 0)
-		journal_add(journal, cs);
-	else
-		journal_clear(journal);
+	if (journal)
+		record(x, journal, *out);
 	return 0;
 }

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <assert.h>
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "proto/serial.h"
 #include "zone/apply.h"
 #include "zone/internal.h"
+#include "zone/jfile.h"
 #include "zone/journal.h"
 
 /*
@@ -46,6 +49,7 @@ typedef struct zentry {
 	char *file;         /* "" for none: in the entry's own allocation, after the apex */
 	char *bad_name;     /* a name that is no zone name, as configured (inline too); else NULL */
 	journal_t *journal; /* RCU: NULL until a change is recorded (a secondary's: at once) */
+	bool jfile;         /* a journal file was found for it at start (sweep_journals) */
 	uint8_t apex_len;   /* 0: a name that is no zone name (not matched) */
 	uint8_t apex[];     /* apex_len octets, lowercase wire form */
 } zentry_t;
@@ -80,6 +84,8 @@ struct zonedb {
 	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
 	size_t *pending;      /* zonedb_build_t.defer: the entries still to read */
 	size_t pending_count;
+	char *journal_dir;                /* zonedb_build_t.journal_dir (a copy), or NULL */
+	journal_budget_t *journal_budget; /* zonedb_build_t.journal_budget */
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
@@ -149,8 +155,12 @@ static bool entry_set_error(zentry_t *e, const char *text)
 	return !text || !*text || now;
 }
 
-/* A zeroed set for n zones, its apex hash sized for them; NULL when out of memory. */
-static zonedb_t *db_alloc(size_t n)
+/*
+ * A zeroed set for n zones, its apex hash sized for them, its journals'
+ * folder a copy of journal_dir (NULL: none) and their bound budget; NULL
+ * when out of memory.
+ */
+static zonedb_t *db_alloc(size_t n, const char *journal_dir, journal_budget_t *budget)
 {
 	size_t cap = 8;
 	while (cap < n * 2)
@@ -162,7 +172,10 @@ static zonedb_t *db_alloc(size_t n)
 	db->entries = calloc(n ? n : 1, sizeof(*db->entries));
 	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
 	db->fresh_bits = calloc(n / 64 + 1, sizeof(uint64_t));
-	if (!db->entries || !db->apex_hash || !db->fresh_bits) {
+	db->journal_dir = journal_dir ? strdup(journal_dir) : NULL;
+	db->journal_budget = budget;
+	if (!db->entries || !db->apex_hash || !db->fresh_bits ||
+	    (journal_dir && !db->journal_dir)) {
 		zonedb_free(db);
 		return NULL;
 	}
@@ -309,6 +322,87 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 	return 0;
 }
 
+/*
+ * Where the journal of one zone lives: the entry's pointer to it (NULL
+ * until it has one), the folder of its file (NULL: memory only), the
+ * zone's apex and its bound (ixfr-journal-size).
+ */
+typedef struct jplace {
+	journal_t **jp;
+	const char *dir;
+	const uint8_t *apex;
+	size_t max;
+	journal_budget_t *budget; /* ixfr-journal-total */
+	bool *found;              /* the entry's jfile: a file to read back at its first load */
+} jplace_t;
+
+/*
+ * A new journal for the zone at p, with its file when p has a folder
+ * (and the path fits); NULL when out of memory (secondaries then
+ * transfer the whole zone).
+ */
+static journal_t *journal_for(const jplace_t *p)
+{
+	journal_t *j = journal_new(p->max);
+	char path[4096];
+	/* a name too long for a path in the folder keeps its history in memory only */
+	if (j && p->dir && jfile_path(p->dir, p->apex, path, sizeof(path)) == 0 &&
+	    journal_set_file(j, path, p->budget) < 0) {
+		journal_unref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* The journal at p, made (and released to readers: zonedb_journal) when it has none yet. */
+static journal_t *place_journal(const jplace_t *p)
+{
+	if (!*p->jp) {
+		journal_t *j = journal_for(p);
+		if (j)
+			__atomic_store_n(p->jp, j, __ATOMIC_RELEASE);
+	}
+	return *p->jp;
+}
+
+/*
+ * The zone at p was just read with no version served before it: its
+ * journal file, when the start found one (sweep_journals), read back
+ * (journal_restore) if its history leads to z's serial, or removed, and
+ * said so. Once: a zone with no file costs nothing, not even a stat.
+ */
+static void restore_journal(const jplace_t *p, const char *file, const zone_t *z, zone_msg_fn msg,
+			    void *msg_arg)
+{
+	char path[4096];
+	if (!p->dir || !*p->found || jfile_path(p->dir, p->apex, path, sizeof(path)) < 0)
+		return;
+	*p->found = false;
+	journal_t *j = p->max ? place_journal(p) : NULL;
+	if (!j) {
+		jfile_remove(path, true); /* it keeps no history (or no memory for one) */
+		return;
+	}
+	journal_restored_t r;
+	int rc = journal_restore(j, z->serial, &r);
+	if (r.cut)
+		zone_report(msg, msg_arg, false, path, 0,
+			    "%zu octets of a torn or damaged change cut off its end", r.cut);
+	if (r.ahead)
+		zone_report(
+			msg, msg_arg, false, path, 0,
+			"%zu changes past serial %u (to %u) were never saved with the zone: cut",
+			r.ahead, z->serial, r.newest);
+	if (rc == 1)
+		zone_report(msg, msg_arg, false, path, 0,
+			    "its history leads to serial %u, not to the serial %u of %s: "
+			    "removed (secondaries will transfer the whole zone)",
+			    r.newest, z->serial, file);
+	else if (rc < 0)
+		zone_report(msg, msg_arg, false, path, 0, "cannot read it: %s: removed",
+			    shoal_strerror(rc));
+}
+
 /* What the journal j of a zone holds at most (max, the zone's limit, when it has none yet). */
 static size_t journal_limit(journal_t *j, size_t max)
 {
@@ -320,20 +414,20 @@ static size_t journal_limit(journal_t *j, size_t max)
 
 /*
  * A reload brought serial `now` where `was` was served: record the
- * changes cs in the journal *jp (made on the first change to keep,
- * bounded by max; a zone that never changes keeps none) for IXFR when
+ * changes cs in the journal at p (made on the first change to keep,
+ * bounded by p->max; a zone that never changes keeps none) for IXFR when
  * the serial went forward (RFC 1982); otherwise the history no longer
  * leads to what is served, and goes. cs is NULL when the changes could
  * not be had (err: bigger than the journal and than what is worth
- * applying, or no memory). Takes no reference on cs. *jp may be read
- * meanwhile (zonedb_journal): a new journal is released.
+ * applying, or no memory). Takes no reference on cs. *p->jp may be read
+ * meanwhile (zonedb_journal): a new journal is released. With a file,
+ * the change is on disk when this returns: before the version is published.
  */
-static void record_change(journal_t **jp, size_t max, const char *file, const zone_t *was,
-			  uint32_t now, const changeset_t *cs, int err, zone_msg_fn msg,
-			  void *msg_arg)
+static void record_change(const jplace_t *p, const char *file, const zone_t *was, uint32_t now,
+			  const changeset_t *cs, int err, zone_msg_fn msg, void *msg_arg)
 {
-	journal_t *journal = *jp;
-	size_t limit = journal_limit(journal, max);
+	journal_t *journal = *p->jp;
+	size_t limit = journal_limit(journal, p->max);
 	if (limit == 0)
 		return;
 	if (!cs || cs->octets > limit) {
@@ -349,11 +443,11 @@ static void record_change(journal_t **jp, size_t max, const char *file, const zo
 	}
 	bool changed = cs->del.rr_count > 1 || cs->add.rr_count > 1;
 	if (serial_gt(now, was->serial)) {
-		if (!journal && (journal = journal_new(max)))
-			__atomic_store_n(jp, journal, __ATOMIC_RELEASE);
 		/* no memory for a journal: secondaries transfer the whole zone */
+		journal = place_journal(p);
 		if (journal)
-			journal_add(journal, changeset_ref(cs));
+			journal_report(journal, journal_add(journal, changeset_ref(cs)), msg,
+				       msg_arg);
 		return;
 	}
 	if (!changed && now == was->serial)
@@ -370,7 +464,7 @@ static void record_change(journal_t **jp, size_t max, const char *file, const zo
  * A reload of zone apex from file where `was` is served: the file read
  * and checked as a load checks it, and its difference from `was`
  * (zone_load_changes, a merge walk of the records read and the version
- * served) recorded in the journal *jp (as record_change) and applied to
+ * served) recorded in the journal at p (as record_change) and applied to
  * `was` (zone_apply): the version published shares every node the file
  * did not change, and the reload never holds a second zone, only the
  * records read beside the version served. A difference bigger than a
@@ -379,11 +473,10 @@ static void record_change(journal_t **jp, size_t max, const char *file, const zo
  * whole instead, as before (its warnings then said twice). Returns 0 and
  * *out, or the load's error (reported).
  */
-static int reload_zone(const uint8_t *apex, const char *file, journal_t **jp, size_t max,
-		       const zone_t *was, const zone_limits_t *limits, zone_msg_fn msg,
-		       void *msg_arg, zone_t **out)
+static int reload_zone(const jplace_t *p, const char *file, const zone_t *was,
+		       const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out)
 {
-	size_t limit = journal_limit(*jp, max), worth = zone_memory(was) / 4;
+	size_t limit = journal_limit(*p->jp, p->max), worth = zone_memory(was) / 4;
 	changeset_t *cs = NULL;
 	int err = zone_load_changes(file, was, limits, msg, msg_arg, worth > limit ? worth : limit,
 				    &cs);
@@ -403,30 +496,37 @@ static int reload_zone(const uint8_t *apex, const char *file, journal_t **jp, si
 			zone_report(msg, msg_arg, true, file, 0, "loading cancelled");
 	}
 	if (err == SHOAL_EUNSUPPORTED)
-		err = zone_load(file, apex, limits, msg, msg_arg, out);
+		err = zone_load(file, p->apex, limits, msg, msg_arg, out);
 	if (err == 0)
-		record_change(jp, max, file, was, (*out)->serial, cs, cs ? 0 : SHOAL_ESPACE, msg,
+		record_change(p, file, was, (*out)->serial, cs, cs ? 0 : SHOAL_ESPACE, msg,
 			      msg_arg);
 	changeset_unref(cs);
 	return err;
 }
 
 /*
- * Read the zone of apex from file into *z (was: the version served, NULL
- * for none, whose journal records the change). Returns 0, or a negative
- * error with its text in error[0..cap) (*z NULL). Any thread; messages
- * go to msg one at a time under lock.
+ * Read the zone of entry e from its file into *z (was: the version
+ * served, NULL for none, whose journal records the change; with none,
+ * the journal kept in db's folder is read back). Returns 0, or a negative error
+ * with its text in error[0..cap) (*z NULL). Any thread; messages go to
+ * msg one at a time under lock.
  */
-static int load_entry(const uint8_t *apex, const char *file, journal_t **journal,
-		      const zone_spec_t *spec, const zone_t *was, pthread_mutex_t *lock,
-		      zone_msg_fn msg, void *msg_arg, zone_t **z, char *error, size_t cap)
+static int load_entry(zentry_t *e, const zonedb_t *db, const zone_spec_t *spec, const zone_t *was,
+		      pthread_mutex_t *lock, zone_msg_fn msg, void *msg_arg, zone_t **z,
+		      char *error, size_t cap)
 {
 	msg_tap_t tap = { msg, msg_arg, lock, "" };
 	*z = NULL;
 	error[0] = '\0';
-	size_t max = (size_t)spec->limits.max_journal;
-	int err = was ? reload_zone(apex, file, journal, max, was, &spec->limits, tap_msg, &tap, z)
-		      : zone_load(file, apex, &spec->limits, tap_msg, &tap, z);
+	const char *file = e->file;
+	jplace_t p = {
+		&e->journal,        db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
+		db->journal_budget, &e->jfile
+	};
+	int err = was ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
+		      : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
+	if (err == 0 && !was)
+		restore_journal(&p, file, *z, tap_msg, &tap);
 	if (err == 0)
 		return 0;
 	if (tap.first_error[0] == '\0')
@@ -457,8 +557,8 @@ static void load_one(load_run_t *run, size_t i)
 	const zone_t *was = prev ? entry_zone(prev) : NULL;
 	zone_t *z = NULL;
 	char error[512];
-	int err = load_entry(e->apex, e->file, &e->journal, &b->specs[i], was, &run->lock, b->msg,
-			     b->msg_arg, &z, error, sizeof(error));
+	int err = load_entry(e, run->db, &b->specs[i], was, &run->lock, b->msg, b->msg_arg, &z,
+			     error, sizeof(error));
 	if (!entry_set_error(e, error) && err == 0) {
 		zone_unref(z);
 		z = NULL;
@@ -560,10 +660,13 @@ static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *ap
 	zentry_t *e = entry_new(apex, len, NULL, file);
 	if (!e)
 		return NULL;
+	jplace_t place = { &e->journal, b->journal_dir,    e->apex,
+			   journal_max, b->journal_budget, NULL };
 	e->journal = prev && prev->journal ? journal_ref(prev->journal)
-		     : want_journal        ? journal_new(journal_max)
+		     : want_journal        ? journal_for(&place)
 					   : NULL;
 	e->slot = prev ? prev->slot : 0;
+	e->jfile = prev && prev->jfile; /* a zone not read yet still has its file to read */
 	if ((want_journal && !e->journal) ||
 	    (!*load && prev && !entry_set_error(e, entry_error(prev)))) {
 		entry_unref(e);
@@ -650,16 +753,47 @@ static int plan_all(const zonedb_build_t *b, zonedb_t *db, const uint8_t *only_a
 	return rc;
 }
 
+/*
+ * The first build's look at the journal folder, before any zone is read:
+ * one readdir marks the entries that have a file (restore_journal reads
+ * those alone) and removes the rest: the files of zones taken out of the
+ * configuration while the server was down, temporary files a crash left
+ * in a compaction. Said through b's messages.
+ */
+static void sweep_journals(const zonedb_build_t *b, zonedb_t *db)
+{
+	DIR *dir = opendir(db->journal_dir);
+	if (!dir)
+		return; /* made by the server; without it every write says why */
+	unsigned long removed = 0;
+	for (struct dirent *de; (de = readdir(dir));) {
+		uint8_t apex[NAME_MAXLEN];
+		zentry_t *e = jfile_apex(de->d_name, apex) > 0 ? find_entry(db, apex) : NULL;
+		if (e)
+			e->jfile = true;
+		else if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			 unlinkat(dirfd(dir), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(dir);
+	if (removed)
+		zone_report(b->msg, b->msg_arg, false, db->journal_dir, 0,
+			    "%lu file(s) of zones not configured, or left by a crash, removed",
+			    removed);
+}
+
 int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 {
 	uint8_t only_apex[NAME_MAXLEN];
 	if (b->only && parse_zone_name(b->only, only_apex) < 0)
 		return SHOAL_EINVAL;
-	zonedb_t *db = db_alloc(b->n);
+	zonedb_t *db = db_alloc(b->n, b->journal_dir, b->journal_budget);
 	size_t *todo = calloc(b->n + 1, sizeof(*todo));
 	size_t count = 0;
 	int rc = db && todo ? plan_all(b, db, b->only ? only_apex : NULL, todo, &count)
 			    : SHOAL_ENOMEM;
+	if (rc != SHOAL_ENOMEM && !b->old && db->journal_dir)
+		sweep_journals(b, db);
 	if (rc != SHOAL_ENOMEM && b->defer) {
 		db->pending = todo; /* zonedb_load_pending reads them */
 		db->pending_count = count;
@@ -741,6 +875,7 @@ void zonedb_free(zonedb_t *db)
 	free(db->fresh);
 	free(db->fresh_bits);
 	free(db->pending);
+	free(db->journal_dir);
 	free(db);
 }
 
@@ -782,7 +917,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 	if (!old || i >= old->count || !old->entries[i]->apex_len)
 		return SHOAL_EINVAL;
 	const zentry_t *o = old->entries[i];
-	zonedb_t *db = db_alloc(old->count);
+	zonedb_t *db = db_alloc(old->count, old->journal_dir, old->journal_budget);
 	zentry_t *e = db ? entry_new(o->apex, o->apex_len, NULL, o->file) : NULL;
 	if (!e || !entry_set_error(e, error)) {
 		entry_unref(e);
@@ -843,8 +978,7 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
 		journal_set_max(e->journal, (size_t)spec->limits.max_journal);
 	/* nothing of the entry changes here but its journal: zonedb_swap publishes the zone */
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	return load_entry(e->apex, e->file, &e->journal, spec, was, &lock, msg, msg_arg, z, error,
-			  cap);
+	return load_entry(e, db, spec, was, &lock, msg, msg_arg, z, error, cap);
 }
 
 const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n)
@@ -872,6 +1006,23 @@ uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
 	if (fresh)
 		*fresh = (db->fresh_bits[i / 64] >> (i % 64)) & 1;
 	return db->entries[i]->slot;
+}
+
+void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
+{
+	if (!old || !old->journal_dir)
+		return;
+	for (size_t i = 0; i < old->count; i++) {
+		const zentry_t *e = old->entries[i];
+		char path[4096];
+		if (!e->apex_len || find_entry(db, e->apex))
+			continue;
+		journal_t *j = __atomic_load_n(&e->journal, __ATOMIC_ACQUIRE);
+		if (j)
+			journal_drop_file(j); /* and no more writes to it */
+		else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
+			jfile_remove(path, false);
+	}
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)

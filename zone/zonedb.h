@@ -89,6 +89,18 @@ typedef struct zonedb_build {
 	 * published. Without old only (the first load).
 	 */
 	bool defer;
+	/*
+	 * The folder of the zones' IXFR journal files (zone/jfile.h), NULL
+	 * for journals in memory only: a zone's changes are written there
+	 * before they are published, read back when the zone is first read,
+	 * and a zone taken out of the set has its file removed
+	 * (zonedb_remove_journals). A first build (no old) looks at the
+	 * folder once: files of zones not in it, or left by a crash, go. The
+	 * set keeps a copy, for the zones read into it later.
+	 */
+	const char *journal_dir;
+	/* their bound together (ixfr-journal-total); NULL: none. Outlives every set. */
+	struct journal_budget *journal_budget;
 } zonedb_build_t;
 
 /*
@@ -250,6 +262,14 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
 const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n);
 
 struct journal;
+
+/*
+ * Remove the journal files (zonedb_build_t.journal_dir) of the zones of
+ * old that db, about to replace it, no longer has: a zone removed from
+ * the configuration keeps no history on disk. O(zones of old); the one
+ * writer, before db is published.
+ */
+void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db);
 
 /*
  * The IXFR history of the zone whose apex is `apex` (lowercase wire), or

@@ -128,6 +128,10 @@ const conf_option_t conf_options[] = {
 	{ "ixfr-journal-size", NULL, "OCTETS", CONF_UINT, 0, UINT32_MAX, NULL, "1048576",
 	  OFF(ixfr_journal_size), "IXFR history kept per zone (0: none; a zone may set its own)",
 	  CONF_RUNTIME },
+	{ "ixfr-journal-total", NULL, "MIB", CONF_UINT, 0, 1048576, NULL, "1024",
+	  OFF(ixfr_journal_total_mib),
+	  "MiB of every zone's IXFR journal files in state-dir together (0: in memory only)",
+	  CONF_RESTART },
 	{ "max-zone-size", NULL, "OCTETS", CONF_UINT, 512, UINT32_MAX, NULL, "1073741824",
 	  OFF(max_zone_size), "octets one incoming zone transfer may bring", CONF_RUNTIME },
 	{ "notify-retry", NULL, "N", CONF_UINT, 1, 20, NULL, "5", OFF(notify_retry),
@@ -579,6 +583,7 @@ int conf_init(conf_t *cfg)
 	cfg->max_zone_file_mib = (uint32_t)(ZONE_MAX_OCTETS_DEFAULT >> 20);
 	cfg->max_zone_includes = ZONE_MAX_INCLUDES_DEFAULT;
 	cfg->ixfr_journal_size = ZONE_JOURNAL_DEFAULT;
+	cfg->ixfr_journal_total_mib = 1024;
 	cfg->max_zone_size = 1u << 30;
 	cfg->notify_retry = 5;
 	cfg->xfr_timeout = 600;

@@ -99,14 +99,15 @@ typedef struct conf {
 	uint32_t max_zone_file_mib; /* MiB read from one zone's files, $INCLUDEs counted */
 	uint32_t max_zone_includes; /* $INCLUDE directives followed per zone */
 	/* zone transfers: every zone's journal and transfer limits, the secondaries' timers */
-	uint32_t ixfr_journal_size;   /* octets of IXFR history per zone */
-	uint32_t max_zone_size;       /* octets one incoming transfer may bring */
-	uint32_t notify_retry;        /* NOTIFY sent this many times until answered */
-	uint32_t xfr_timeout;         /* seconds an incoming transfer may take */
-	uint32_t xfr_message_timeout; /* seconds to connect, and for each message */
-	uint32_t transfers_out;       /* outgoing transfers at once, per worker */
-	uint32_t transfers_in;        /* incoming transfers at once: the pool's threads */
-	uint32_t serial_query_rate;   /* SOA queries a second to primaries, all zones together */
+	uint32_t ixfr_journal_size;      /* octets of IXFR history per zone */
+	uint32_t ixfr_journal_total_mib; /* MiB of journal files together; 0: none on disk */
+	uint32_t max_zone_size;          /* octets one incoming transfer may bring */
+	uint32_t notify_retry;           /* NOTIFY sent this many times until answered */
+	uint32_t xfr_timeout;            /* seconds an incoming transfer may take */
+	uint32_t xfr_message_timeout;    /* seconds to connect, and for each message */
+	uint32_t transfers_out;          /* outgoing transfers at once, per worker */
+	uint32_t transfers_in;           /* incoming transfers at once: the pool's threads */
+	uint32_t serial_query_rate;      /* SOA queries a second to primaries, all zones together */
 	uint32_t min_refresh_time, max_refresh_time; /* bounds on the SOA's timers */
 	uint32_t min_retry_time, max_retry_time;
 	uint32_t min_expire_time, max_expire_time;

@@ -143,6 +143,11 @@ static void zone_status_journal(sbuf_t *b, const zonedb_t *db, const zone_t *z, 
 		sbuf_put(b, " journal 0 changes"); /* none kept yet */
 	if (json && ji.depth)
 		sbuf_put(b, ",\"journal_oldest\":%u", (unsigned)ji.oldest);
+	/* what a restart would read back */
+	if (json)
+		sbuf_put(b, ",\"journal_disk_bytes\":%zu", ji.file_octets);
+	else if (ji.file_octets)
+		sbuf_put(b, " on-disk %zu", ji.file_octets);
 }
 
 /*

@@ -35,6 +35,7 @@
 #include "server/events/state.h"
 #include "server/net/socket.h"
 #include "server/net/worker.h"
+#include "zone/journal.h"
 
 /*
  * After handing its sockets over, a process serves on this long beside the
@@ -60,7 +61,9 @@ typedef struct server {
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	sched_t *sched;         /* secondary zones' events: NULL without secondary zones */
 	state_t *state;         /* what survives a restart (state-dir) */
-	uv_async_t transferred; /* a transfer thread published a zone: NOTIFY out */
+	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
+	journal_budget_t journal_budget; /* their bound together, ixfr-journal-total */
+	uv_async_t transferred;          /* a transfer thread published a zone: NOTIFY out */
 	bool transferred_on;
 	takeover_t *takeover; /* giving the sockets away, restarting, the old process watched */
 	takeover_wire_taken_t taken; /* --takeover: what the running server gave, until "go" */
@@ -887,6 +890,32 @@ static bool state_wanted(const conf_t *cfg)
 }
 
 /*
+ * The folder of the zones' IXFR journals, state-dir/journal, made as a
+ * folder of uid that no one else may write (as state-dir itself), and
+ * handed to the reloads with the bound of its files (none with an
+ * ixfr-journal-total of 0: journals in memory only). Main thread, before the privilege drop and the
+ * first load. Returns 0 or a negative error with err.
+ */
+static int journal_start(server_t *srv, const char *dir, uid_t uid, gid_t gid, char *err,
+			 size_t errlen)
+{
+	if (srv->cfg->ixfr_journal_total_mib == 0)
+		return 0; /* kept in memory only */
+	if (snprintf(srv->journal_dir, sizeof(srv->journal_dir), "%s/journal", dir) >=
+	    (int)sizeof(srv->journal_dir)) {
+		snprintf(err, errlen, "state-dir %s: too long a path", dir);
+		return SHOAL_ECONFIG;
+	}
+	int rc = path_own_folder("state-dir", srv->journal_dir, 0700, uid, gid, err, errlen);
+	srv->journal_budget.max = (size_t)srv->cfg->ixfr_journal_total_mib << 20;
+	if (rc == 0) {
+		srv->reload.journal_dir = srv->journal_dir;
+		srv->reload.journal_budget = &srv->journal_budget;
+	}
+	return rc;
+}
+
+/*
  * The state kept across restarts, from state-dir: one set there must be
  * (or be made as) a folder of the user shoald runs as, uid, that no one
  * else may write, or shoald does not start. The default is used only when
@@ -912,6 +941,11 @@ static int state_start(server_t *srv, uid_t uid, gid_t gid, char *err, size_t er
 			return SHOAL_ECONFIG;
 		log_warning("%s: zone timers and NOTIFYs are not kept across restarts", err);
 		use = false;
+	}
+	if (use && journal_start(srv, dir, uid, gid, err, errlen) < 0) {
+		if (cfg->state_dir)
+			return SHOAL_ECONFIG;
+		log_warning("%s: IXFR journals are kept in memory only", err);
 	}
 	return state_open(use ? dir : NULL, &srv->state, err, errlen);
 }

@@ -253,7 +253,9 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 			     .msg_arg = &job,
 			     .threads = reload_threads(),
 			     .loaded = &r->loaded,
-			     .defer = defer };
+			     .defer = defer,
+			     .journal_dir = r->journal_dir,
+			     .journal_budget = r->journal_budget };
 	r->loading = cfg->zone_count;
 	int rc = zonedb_build_with(&b, &db);
 	if (rc < 0) {
@@ -498,7 +500,9 @@ static void *reload_main(void *arg)
 			     .old = r->writer,
 			     .msg = collect_msg,
 			     .msg_arg = job,
-			     .threads = reload_threads() };
+			     .threads = reload_threads(),
+			     .journal_dir = r->journal_dir,
+			     .journal_budget = r->journal_budget };
 	int rc = zonedb_build_with(&b, &db);
 	if (db && job->cfg && new_zone_failed(job->cfg, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
@@ -518,6 +522,8 @@ static void *reload_main(void *arg)
 		note_changes(job, r->writer, db);
 		zonedb_set_owner(db, cfg);
 		job->published = true;
+		/* a reconfig that removes a zone removes its history on disk */
+		zonedb_remove_journals(r->writer, db);
 		r->writer = db;
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);

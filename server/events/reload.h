@@ -56,6 +56,10 @@ typedef struct reload {
 	void *prepare_arg;
 	void (*published)(void *arg); /* after each reload, on the main loop (reload_on_publish) */
 	void *published_arg;
+	/* NULL, or the folder of the zones' IXFR journal files (zonedb_build_t); before the first
+	 * load */
+	const char *journal_dir;
+	struct journal_budget *journal_budget; /* their bound together, or NULL */
 } reload_t;
 
 /*

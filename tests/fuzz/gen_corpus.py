@@ -388,7 +388,45 @@ def write(target, seeds):
     print(f"wrote {len(seeds)} seeds to {out}", file=sys.stderr)
 
 
+def jfile_record(serial_from, serial_to, adds=(), dels=()):
+    """One record of a zone's IXFR journal file (zone/jfile.h): each side's SOA first."""
+    import hashlib
+
+    def soa(serial):
+        return (name("j.test"), struct.pack("!HHIH", 6, 1, 60, 22) + b"\x00\x00" +
+                struct.pack("!5I", serial, 3600, 600, 86400, 60))
+
+    def rr(owner, rrtype, rdata):
+        return (name(owner), struct.pack("!HHIH", rrtype, 1, 300, len(rdata)) + rdata)
+
+    side_del = [soa(serial_from)] + [rr(*r) for r in dels]
+    side_add = [soa(serial_to)] + [rr(*r) for r in adds]
+    body = struct.pack("!II", len(side_del), len(side_add))
+    body += b"".join(o + r for o, r in side_del + side_add)
+    head = b"SJR1" + struct.pack("!III", len(body), serial_from, serial_to)
+    return head + hashlib.blake2b(head + body, digest_size=16).digest() + body
+
+
+def jfile_seeds():
+    www_a = ("www.j.test", 1, bytes([192, 0, 2, 1]))
+    www_b = ("www.j.test", 1, bytes([192, 0, 2, 2]))
+    mx = ("j.test", 15, b"\x00\x0a" + name("mail.j.test"))
+    txt = ("t.j.test", 16, b"\x05hello")
+    one = jfile_record(1, 2, adds=(www_a,))
+    two = one + jfile_record(2, 3, adds=(www_b, mx), dels=(www_a,))
+    return {
+        "empty": b"",
+        "one": one,
+        "two": two,
+        "three": two + jfile_record(3, 4, adds=(txt,), dels=(mx,)),
+        "torn": two[:-7],
+        "gap": one + jfile_record(5, 6, adds=(txt,)),
+        "bad_rdata": jfile_record(1, 2, adds=(("x.j.test", 15, b"\x00"),)),
+    }
+
+
 def main():
+    write("jfile", jfile_seeds())
     write("query", SEEDS)
     write("answer", ANSWER_SEEDS)
     write("name", NAME_SEEDS)

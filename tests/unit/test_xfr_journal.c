@@ -8,10 +8,12 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/xfr_test.h"
 #include "zone/changeset.h"
+#include "zone/jfile.h"
 #include "zone/journal.h"
 #include "zone/zonedb.h"
 
@@ -211,6 +213,180 @@ static changeset_t *make_cs(uint32_t from, uint32_t to, size_t size)
 	return cs;
 }
 
+/* A start: *j (unreffed) replaced by a new journal on path, restored at serial; restore's result.
+ */
+static int restart(journal_t **j, const char *path, uint32_t serial, journal_restored_t *r)
+{
+	journal_unref(*j);
+	*j = journal_new(1 << 20);
+	journal_set_file(*j, path, NULL);
+	return journal_restore(*j, serial, r);
+}
+
+/* A journal with a file: each change written, read back by a new journal, cleared with it. */
+static void test_journal_file(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/j.test.journal", tmpdir);
+	journal_t *j = journal_new(1 << 20);
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(j, path, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(journal_file(j), path);
+	for (uint32_t s = 1; s <= 4; s++)
+		CU_ASSERT_EQUAL(journal_add(j, make_cs(s, s + 1, 400)), 0);
+	CU_ASSERT_EQUAL(access(path, F_OK), 0);
+
+	/* a stop (the file stays), a start at serial 5: the history to it comes back */
+	journal_restored_t r;
+	CU_ASSERT_EQUAL(restart(&j, path, 5, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 4);
+	CU_ASSERT_EQUAL(r.ahead, 0);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 4);
+	CU_ASSERT_EQUAL(info.oldest, 1);
+	CU_ASSERT_EQUAL(info.newest, 5);
+	/* and goes on: the next change follows in the file */
+	CU_ASSERT_EQUAL(journal_add(j, make_cs(5, 6, 400)), 0);
+
+	/* a start at serial 4 (a secondary's zone saved before its last two changes) */
+	CU_ASSERT_EQUAL(restart(&j, path, 4, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 5);
+	CU_ASSERT_EQUAL(r.ahead, 2);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.newest, 4);
+	CU_ASSERT_EQUAL(restart(&j, path, 4, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 3); /* the file was cut there */
+
+	/* a history that does not follow starts the file again */
+	CU_ASSERT_EQUAL(journal_add(j, make_cs(40, 41, 400)), 0);
+	CU_ASSERT_EQUAL(restart(&j, path, 41, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 1);
+	/* a serial the history does not lead to: the file goes */
+	CU_ASSERT_EQUAL(restart(&j, path, 99, &r), 1);
+	CU_ASSERT_EQUAL(r.newest, 41);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	/* no file: nothing, and no error */
+	CU_ASSERT_EQUAL(journal_restore(j, 99, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 0);
+
+	/* clear, and a bound of 0, remove the file */
+	journal_add(j, make_cs(99, 100, 400));
+	CU_ASSERT_EQUAL(access(path, F_OK), 0);
+	journal_clear(j);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_add(j, make_cs(100, 101, 400));
+	journal_set_max(j, 0);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	/* a change bigger than the bound is not kept, on disk either */
+	journal_set_max(j, 8000);
+	journal_add(j, make_cs(101, 102, 400));
+	CU_ASSERT_EQUAL(access(path, F_OK), 0);
+	journal_add(j, make_cs(102, 103, 20000));
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_unref(j);
+}
+
+/* The octets of the file at path (0: none). */
+static size_t octets_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* An IXFR's changesets at once: one write for them all, read back as they were. */
+static void test_journal_add_all(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/all.journal", tmpdir);
+	journal_t *j = journal_new(1 << 20);
+	journal_set_file(j, path, NULL);
+	const changeset_t *sets[3];
+	for (uint32_t s = 0; s < 3; s++)
+		sets[s] = make_cs(7 + s, 8 + s, 400);
+	CU_ASSERT_EQUAL(journal_add_all(j, sets, 3), 0);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 3);
+	CU_ASSERT_EQUAL(info.file_octets, 3 * jfile_record_size(sets[0]));
+	for (size_t i = 0; i < 3; i++)
+		changeset_unref(sets[i]); /* the journal holds its own */
+	CU_ASSERT_EQUAL(journal_add_all(j, sets, 0), 0);
+	journal_restored_t r;
+	CU_ASSERT_EQUAL(restart(&j, path, 10, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 3);
+	/* one too big to keep in the middle: the list and the file keep those after it */
+	journal_set_max(j, 8000);
+	const changeset_t *mixed[3] = { make_cs(10, 11, 400), make_cs(11, 12, 20000),
+					make_cs(12, 13, 400) };
+	journal_add_all(j, mixed, 3);
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.oldest, 12);
+	CU_ASSERT_EQUAL(info.file_octets, jfile_record_size(mixed[2]));
+	for (size_t i = 0; i < 3; i++)
+		changeset_unref(mixed[i]);
+	journal_clear(j);
+	journal_unref(j);
+}
+
+/* ixfr-journal-total: a zone past it loses its own oldest changes on disk, never another's. */
+static void test_journal_total(void)
+{
+	char pa[256], pb[256];
+	snprintf(pa, sizeof(pa), "%s/a.journal", tmpdir);
+	snprintf(pb, sizeof(pb), "%s/b.journal", tmpdir);
+	changeset_t *probe = make_cs(1, 2, 400);
+	size_t rec = jfile_record_size(probe);
+	changeset_unref(probe);
+	journal_budget_t budget = { .max = 3 * rec + rec / 2 };
+	journal_t *a = journal_new(1 << 20), *b = journal_new(1 << 20);
+	journal_set_file(a, pa, &budget);
+	journal_set_file(b, pb, &budget);
+	for (uint32_t s = 1; s <= 2; s++)
+		CU_ASSERT_EQUAL(journal_add(a, make_cs(s, s + 1, 400)), 0);
+	for (uint32_t s = 1; s <= 3; s++)
+		CU_ASSERT_EQUAL(journal_add(b, make_cs(s, s + 1, 400)), 0);
+	/* b's third change fits only without its first; a keeps both of its own */
+	CU_ASSERT_EQUAL(octets_of(pa), 2 * rec);
+	CU_ASSERT_EQUAL(octets_of(pb), rec);
+	CU_ASSERT_EQUAL(budget.used, 3 * rec);
+	/* in memory b keeps all three */
+	journal_info_t info;
+	journal_get_info(b, &info);
+	CU_ASSERT_EQUAL(info.depth, 3);
+	/* a change bigger than the room left: b's file goes, a's stays */
+	CU_ASSERT_EQUAL(journal_add(b, make_cs(4, 5, 4000)), SHOAL_ESPACE);
+	CU_ASSERT_EQUAL(octets_of(pb), 0);
+	CU_ASSERT_EQUAL(octets_of(pa), 2 * rec);
+	CU_ASSERT_EQUAL(budget.used, 2 * rec);
+	/* the next change that fits starts b's history on disk again */
+	CU_ASSERT_EQUAL(journal_add(b, make_cs(5, 6, 400)), 0);
+	CU_ASSERT_EQUAL(octets_of(pb), rec);
+	CU_ASSERT_EQUAL(budget.used, 3 * rec);
+	/* a zone removed: its file and its count go */
+	journal_drop_file(a);
+	CU_ASSERT_EQUAL(octets_of(pa), 0);
+	/* its name stays, for a writer that names it in a message at the same time */
+	CU_ASSERT_PTR_NOT_NULL(journal_file(a));
+	CU_ASSERT_EQUAL(budget.used, rec);
+	CU_ASSERT_EQUAL(journal_add(a, make_cs(3, 4, 400)), 0);
+	CU_ASSERT_EQUAL(octets_of(pa), 0); /* no file any more */
+	/* a restart counts what it reads back */
+	journal_unref(b);
+	budget.used = 0;
+	b = journal_new(1 << 20);
+	journal_set_file(b, pb, &budget);
+	journal_restored_t r;
+	CU_ASSERT_EQUAL(journal_restore(b, 6, &r), 0);
+	CU_ASSERT_EQUAL(budget.used, rec);
+	journal_clear(b);
+	CU_ASSERT_EQUAL(budget.used, 0);
+	journal_unref(a);
+	journal_unref(b);
+}
+
 static void test_journal_bounds(void)
 {
 	journal_t *j = journal_new(0);
@@ -369,11 +545,80 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* Build a set of spec s over old with journals in dir; the set, or NULL. */
+static zonedb_t *build_in(const zone_spec_t *s, size_t n, const zonedb_t *old, const char *dir)
+{
+	xt_msgs_t m = { 0 };
+	zonedb_build_t b = {
+		.specs = s, .n = n, .old = old, .msg = quiet, .msg_arg = &m, .journal_dir = dir
+	};
+	zonedb_t *db = NULL;
+	return zonedb_build_with(&b, &db) == 0 ? db : NULL;
+}
+
+/* A set with a journal folder: the file written at a reload, read back by a new set, swept. */
+static void test_journal_dir_in_zonedb(void)
+{
+	char dir[300], zfile[300], jpath[400], cmd[1000];
+	snprintf(dir, sizeof(dir), "%s/jdir", tmpdir);
+	snprintf(zfile, sizeof(zfile), "%s/dir.zone", tmpdir);
+	snprintf(jpath, sizeof(jpath), "%s/j.test.journal", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+	uint8_t apex[NAME_MAXLEN];
+	name_from_text("j.test.", NULL, apex);
+	zone_spec_t s = { .name = "j.test", .file = zfile, .limits = ZONE_LIMITS_DEFAULT };
+	zonedb_t *db[4] = { NULL };
+	for (int v = 1; v <= 2; v++) {
+		snprintf(cmd, sizeof(cmd), "cp %s %s", write_version(v), zfile);
+		CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+		db[v - 1] = build_in(&s, 1, v > 1 ? db[v - 2] : NULL, dir);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(db[v - 1]);
+	}
+	CU_ASSERT_EQUAL(access(jpath, F_OK), 0);
+	/* a new set (a restart) reads it back: the history leads to version 2 */
+	snprintf(cmd, sizeof(cmd), "touch %s/gone.test.journal %s.0badf00d", dir, jpath);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	db[2] = build_in(&s, 1, NULL, dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db[2]);
+	journal_info_t info;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(zonedb_journal(db[2], apex));
+	journal_get_info(zonedb_journal(db[2], apex), &info);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.newest, 2);
+	CU_ASSERT(info.file_octets > 0);
+	/* and swept a stray file and a temporary one, the zone's own kept */
+	snprintf(cmd, sizeof(cmd), "test $(ls %s) = j.test.journal", dir);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+	/* a set without the zone: its file goes */
+	db[3] = build_in(NULL, 0, db[2], dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db[3]);
+	zonedb_remove_journals(db[2], db[3]);
+	CU_ASSERT_NOT_EQUAL(access(jpath, F_OK), 0);
+	for (int i = 0; i < 4; i++)
+		zonedb_free(db[i]);
+	/* a folder whose paths do not fit: a secondary's journal is kept in memory only */
+	char deep[4200];
+	memset(deep, 'd', sizeof(deep) - 1);
+	deep[0] = '/';
+	deep[sizeof(deep) - 1] = '\0';
+	zone_spec_t sec = { .name = "j.test", .limits = ZONE_LIMITS_DEFAULT, .secondary = true };
+	zonedb_t *one = build_in(&sec, 1, NULL, deep);
+	CU_ASSERT_PTR_NOT_NULL(one);
+	CU_ASSERT_PTR_NOT_NULL(one ? zonedb_journal(one, apex) : NULL);
+	zonedb_free(one);
+	rmdir(dir);
+}
+
 static void test_journal_threads(void)
 {
 	changeset_t *probe = make_cs(1, 2, 1000);
 	shared = journal_new(4 * probe->octets);
 	changeset_unref(probe);
+	/* with a file too: written (and synced) outside the lock the readers take */
+	char path[256];
+	snprintf(path, sizeof(path), "%s/threads.journal", tmpdir);
+	journal_budget_t budget = { .max = 1 << 20 };
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(shared, path, &budget), 0);
 	size_t found[2] = { 0, 0 };
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
@@ -387,6 +632,9 @@ static void test_journal_threads(void)
 	journal_get_info(shared, &info);
 	CU_ASSERT_EQUAL(info.depth, 4);
 	CU_ASSERT_EQUAL(info.newest, 301);
+	CU_ASSERT_EQUAL(budget.used, octets_of(path));
+	journal_drop_file(shared);
+	CU_ASSERT_EQUAL(budget.used, 0);
 	journal_unref(shared);
 }
 
@@ -400,7 +648,11 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_condense),
 		UNIT_TEST(test_changeset_build_rules),
 		UNIT_TEST(test_journal_bounds),
+		UNIT_TEST(test_journal_file),
+		UNIT_TEST(test_journal_total),
+		UNIT_TEST(test_journal_add_all),
 		UNIT_TEST(test_journal_in_zonedb),
+		UNIT_TEST(test_journal_dir_in_zonedb),
 		UNIT_TEST(test_journal_threads),
 		UNIT_END,
 	};
