@@ -450,12 +450,13 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 	char canonical[NAME_TEXT_MAX + 2];
 	if (name_zone_text(name, canonical, sizeof(canonical)) > 0)
 		name = canonical;
-	char *n = strdup(name), *f = strdup(file);
-	if (!n || !f) {
-		free(n);
-		free(f);
+	if (!cfg->zone_strings && !(cfg->zone_strings = conf_strings_new()))
 		return SHOAL_ENOMEM;
-	}
+	const char *n = conf_strings_dup(cfg->zone_strings, name);
+	const char *f = n ? conf_strings_dup(cfg->zone_strings, file) : NULL;
+	if (!f)
+		return SHOAL_ENOMEM; /* what was cut stays in the pool, counted as not held */
+	cfg->zone_string_octets += strlen(n) + strlen(f) + 2;
 	/* the limits are filled in once every option is read (apply_zone_limits) */
 	cfg->zones[cfg->zone_count++] =
 		(zone_spec_t){ .name = n, .file = f, .limits = ZONE_LIMITS_DEFAULT };
@@ -555,10 +556,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	free(cfg->takeover);
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		free((char *)cfg->zones[i].name);
-		free((char *)cfg->zones[i].file);
-	}
+	conf_strings_unref(cfg->zone_strings);
 	free(cfg->zones);
 	free(cfg->zone_hash);
 	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
@@ -1107,8 +1105,8 @@ void conf_zone_remove(conf_t *cfg, size_t i)
 	acl_clear(&zx->notify);
 	acl_clear(&zx->primaries);
 	acl_clear(&zx->allow_notify);
-	free((char *)cfg->zones[i].name);
-	free((char *)cfg->zones[i].file);
+	/* its strings stay in the pool, which copies may share: no longer counted as held */
+	cfg->zone_string_octets -= strlen(cfg->zones[i].name) + strlen(cfg->zones[i].file) + 2;
 	size_t after = cfg->zone_count - i - 1;
 	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
 	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));
