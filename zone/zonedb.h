@@ -89,6 +89,18 @@ typedef struct zonedb_build {
 	 * published. Without old only (the first load).
 	 */
 	bool defer;
+	/*
+	 * specs are old's but for one zone (zone-add, zone-remove): the set is
+	 * derived from old, at the cost of a copy of its entries' pointers and
+	 * of its apex hash and the one zone (read when added), not a pointer,
+	 * a reference and a hash insert per zone. ZONEDB_ADDED: the last spec
+	 * is new; ZONEDB_REMOVED: old's zone `removed` is not in specs, which
+	 * list the others in old's order. The set holds old's entries on
+	 * old's references until it is published in old's place
+	 * (zonedb_publish, by old's one writer), which hands them over.
+	 */
+	enum zonedb_change { ZONEDB_REBUILD, ZONEDB_ADDED, ZONEDB_REMOVED } change;
+	size_t removed;
 } zonedb_build_t;
 
 /*

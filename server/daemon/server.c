@@ -238,6 +238,8 @@ typedef struct reconfig_req {
 	char summary[2048];
 	names_t files;
 	char notes[1400]; /* lines after it: what needs a restart, zone-add/zone-remove replaced */
+	enum zonedb_change change; /* zone-add, zone-remove: the one change (reload_change_one) */
+	size_t removed;
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -280,14 +282,15 @@ static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 }
 
 /*
- * The set of req->cfg is served: the notifier, the secondary zones and
- * the control's commands follow it, and the configuration it replaces is
- * freed once nothing uses it. Main thread.
+ * The set of cfg is served: the notifier, the secondary zones and the
+ * control's commands follow it, and the configuration it replaces is
+ * freed once nothing uses it. marked: zones_compare marked cfg's zones
+ * keep (a zone-add or zone-remove marks none). Main thread.
  */
-static void reconfig_apply(server_t *srv, conf_t *cfg)
+static void reconfig_apply(server_t *srv, conf_t *cfg, bool marked)
 {
 	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
-	for (size_t i = 0; i < cfg->zone_count; i++)
+	for (size_t i = 0; marked && i < cfg->zone_count; i++)
 		cfg->zones[i].keep = false; /* a later reload reads every zone */
 	if (cfg->log_level != srv->zcfg->log_level) {
 		/* said under the old threshold, which the reader of the log has set */
@@ -382,7 +385,7 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 	}
 	line[0] = '\0';
 	if (published) {
-		reconfig_apply(srv, req->cfg);
+		reconfig_apply(srv, req->cfg, req->change == ZONEDB_REBUILD);
 		/* a zone that failed keeps its version: the rest is applied, and the exit says so
 		 */
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,
@@ -525,9 +528,9 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_free(cfg);
 		return NULL;
 	}
-	/* one zone added or removed: every other keeps its data, no zone compared by name */
-	for (size_t j = 0; j < cfg->zone_count; j++)
-		cfg->zones[j].keep = !file || j + 1 < cfg->zone_count;
+	/* one zone added or removed: the set is derived, no zone compared by name nor marked */
+	req->change = file ? ZONEDB_ADDED : ZONEDB_REMOVED;
+	req->removed = file ? 0 : (size_t)i;
 	snprintf(req->summary, sizeof(req->summary),
 		 "zones: %zu; added: %.600s; removed: %.600s; options: -", cfg->zone_count,
 		 file ? name : "-", file ? "-" : name);
@@ -569,10 +572,16 @@ static void reconfig_begin(server_t *srv, const char *command, const char *cmd_a
 	unsigned changes = srv->runtime_changes;
 	req->cfg = reconfig_build(srv, command, cmd_arg ? cmd_arg : "", req, err, sizeof(err));
 	int rc = req->cfg ? 0 : SHOAL_ECONFIG;
-	/* reconfig reads again the kept zones whose file changed; one zone added or removed not */
-	if (rc == 0)
-		rc = reload_reconfig(&srv->reload, req->cfg, !strcmp(command, "reconfig"),
-				     on_reconfig_done, req);
+	/*
+	 * reconfig reads again the kept zones whose file changed; one zone
+	 * added or removed derives the set from the one served, touching no
+	 * other zone
+	 */
+	if (rc == 0 && req->change != ZONEDB_REBUILD)
+		rc = reload_change_one(&srv->reload, req->cfg, req->change, req->removed,
+				       on_reconfig_done, req);
+	else if (rc == 0)
+		rc = reload_reconfig(&srv->reload, req->cfg, true, on_reconfig_done, req);
 	if (rc < 0) {
 		srv->runtime_changes = changes;
 		if (req->cfg)
