@@ -465,10 +465,11 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 }
 
 /*
- * Every zone gets the limits, whichever came first in the file or on the
- * command line: the one place the options become a zone_limits_t.
+ * Every zone from `from` on gets the limits, whichever came first in the
+ * file or on the command line: the one place the options become a
+ * zone_limits_t.
  */
-static void apply_zone_limits(conf_t *cfg)
+static void apply_zone_limits(conf_t *cfg, size_t from)
 {
 	zone_limits_t limits = {
 		.max_types_per_name = cfg->max_types_per_name,
@@ -477,7 +478,7 @@ static void apply_zone_limits(conf_t *cfg)
 		.max_includes = cfg->max_zone_includes,
 		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
-	for (size_t i = 0; i < cfg->zone_count; i++) {
+	for (size_t i = from; i < cfg->zone_count; i++) {
 		int64_t own = cfg->zone_xfr[i].journal_size;
 		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
 		cfg->zones[i].limits = limits;
@@ -847,7 +848,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		rc = state_dir_resolve(cfg, &y);
 done:
 	if (loaded) {
-		apply_zone_limits(cfg);
+		apply_zone_limits(cfg, 0);
 		yaml_document_delete(&doc);
 	}
 	yaml_parser_delete(&parser);
@@ -1054,7 +1055,7 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 			rc = conf_load_file(cfg, cfg->file, err, errlen);
 	}
 	if (rc == 0)
-		apply_zone_limits(cfg);
+		apply_zone_limits(cfg, 0);
 	return rc;
 }
 
@@ -1064,7 +1065,7 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 		return SHOAL_EEXIST;
 	int rc = add_zone(cfg, name, file);
 	if (rc == 0)
-		apply_zone_limits(cfg);
+		apply_zone_limits(cfg, cfg->zone_count - 1); /* the others have theirs */
 	return rc;
 }
 

@@ -282,13 +282,15 @@ static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 }
 
 /*
- * The set of cfg is served: the notifier, the secondary zones and the
- * control's commands follow it, and the configuration it replaces is
- * freed once nothing uses it. marked: zones_compare marked cfg's zones
- * keep (a zone-add or zone-remove marks none). Main thread.
+ * The set of req->cfg is served: the notifier, the secondary zones and
+ * the control's commands follow it, and the configuration it replaces is
+ * freed once nothing uses it. A zone-add or zone-remove (req->change)
+ * marked no zone keep and moves the rest by index. Main thread.
  */
-static void reconfig_apply(server_t *srv, conf_t *cfg, bool marked)
+static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
 {
+	conf_t *cfg = req->cfg;
+	bool marked = req->change == ZONEDB_REBUILD;
 	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
 	for (size_t i = 0; marked && i < cfg->zone_count; i++)
 		cfg->zones[i].keep = false; /* a later reload reads every zone */
@@ -297,7 +299,7 @@ static void reconfig_apply(server_t *srv, conf_t *cfg, bool marked)
 		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
 		log_set_level(cfg->log_level);
 	}
-	if (notify_out_reconfig(srv->notifier, cfg) < 0)
+	if (notify_out_reconfig_one(srv->notifier, cfg, req->change, req->removed) < 0)
 		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
 	/*
 	 * The secondary zones follow: those kept with the same primaries keep
@@ -385,7 +387,7 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 	}
 	line[0] = '\0';
 	if (published) {
-		reconfig_apply(srv, req->cfg, req->change == ZONEDB_REBUILD);
+		reconfig_apply(srv, req);
 		/* a zone that failed keeps its version: the rest is applied, and the exit says so
 		 */
 		snprintf(head, sizeof(head), "%s done%s\n", req->what,

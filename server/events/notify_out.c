@@ -359,9 +359,14 @@ int notify_out_zone(notify_out_t *n, size_t i)
 	return rc;
 }
 
-int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
+/*
+ * The serials seen of cfg's zones from n's: by name (change
+ * ZONEDB_REBUILD), or moved as one zone added (the last) or removed
+ * (`removed`) moves them: two copies, no name read. A zone new to cfg has
+ * none. Returns 0 or SHOAL_ENOMEM (n as it was). Main thread.
+ */
+static int seen_carry(notify_out_t *n, const conf_t *cfg, enum zonedb_change change, size_t removed)
 {
-	MAIN_THREAD_ONLY();
 	size_t cap = cfg->zone_count ? cfg->zone_count : 1;
 	uint32_t *seen = calloc(cap, sizeof(*seen));
 	bool *seen_set = calloc(cap, sizeof(*seen_set));
@@ -370,20 +375,39 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 		free(seen_set);
 		return SHOAL_ENOMEM;
 	}
+	size_t before = change == ZONEDB_REMOVED ? removed : n->cfg->zone_count;
+	if (change != ZONEDB_REBUILD) {
+		memcpy(seen, n->seen, before * sizeof(*seen));
+		memcpy(seen_set, n->seen_set, before * sizeof(*seen_set));
+	}
+	if (change == ZONEDB_REMOVED) {
+		size_t after = cfg->zone_count - removed;
+		memcpy(seen + removed, n->seen + removed + 1, after * sizeof(*seen));
+		memcpy(seen_set + removed, n->seen_set + removed + 1, after * sizeof(*seen_set));
+	}
 	/* a zone kept keeps its serial seen; a new one is told at the next publication */
-	for (size_t i = 0; i < cfg->zone_count; i++) {
+	for (size_t i = 0; change == ZONEDB_REBUILD && i < cfg->zone_count; i++) {
 		long was = conf_zone_index(n->cfg, cfg->zones[i].name);
 		if (was >= 0) {
 			seen[i] = n->seen[was];
 			seen_set[i] = n->seen_set[was];
 		}
 	}
-	/*
-	 * Jobs name zones and targets by their index in the old configuration:
-	 * those of a zone kept alike, to a secondary still named with the same
-	 * key, move to their new indexes and go on (their retries, their answer
-	 * awaited); the others are given up.
-	 */
+	free(n->seen);
+	free(n->seen_set);
+	n->seen = seen;
+	n->seen_set = seen_set;
+	return 0;
+}
+
+/*
+ * Jobs name zones and targets by their index in the old configuration:
+ * those of a zone kept alike, to a secondary still named with the same
+ * key, move to their new indexes and go on (their retries, their answer
+ * awaited); the others are given up. Main thread.
+ */
+static void jobs_carry(notify_out_t *n, const conf_t *cfg)
+{
 	size_t kept = 0;
 	for (size_t k = 0; k < n->count; k++) {
 		job_t *j = n->jobs[k];
@@ -411,10 +435,21 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 	for (size_t k = 0; k < kept; k++)
 		if (n->jobs[k]->listed)
 			n->active[n->active_count++] = n->jobs[k];
-	free(n->seen);
-	free(n->seen_set);
-	n->seen = seen;
-	n->seen_set = seen_set;
+}
+
+int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
+{
+	return notify_out_reconfig_one(n, cfg, ZONEDB_REBUILD, 0);
+}
+
+int notify_out_reconfig_one(notify_out_t *n, const conf_t *cfg, enum zonedb_change change,
+			    size_t removed)
+{
+	MAIN_THREAD_ONLY();
+	int rc = seen_carry(n, cfg, change, removed);
+	if (rc < 0)
+		return rc;
+	jobs_carry(n, cfg);
 	n->cfg = cfg;
 	return 0;
 }
