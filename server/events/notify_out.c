@@ -57,6 +57,8 @@ struct notify_out {
 	unsigned tick_sends; /* sends started since the timer's last look */
 	uint32_t *seen;      /* per zone: the serial last seen, when seen_set */
 	bool *seen_set;
+	size_t *told; /* the zones with a notify list, ascending: what a publication looks at */
+	size_t told_count;
 	state_t *state;     /* where the serials told are kept across restarts, or NULL */
 	bool started;       /* the first set was recorded */
 	unsigned in_flight; /* jobs with a send awaiting its answer: NOTIFY_OUT_PARALLEL at most */
@@ -64,6 +66,32 @@ struct notify_out {
 	bool closed;
 	stats_notify_out_t *stats; /* the caller's */
 };
+
+/*
+ * The zones of cfg with a notify list, ascending, into *out (freed by the
+ * caller): found in every zone (change ZONEDB_REBUILD), or from n's list
+ * as one zone added (cfg's last) or removed (`removed`) moves them, at
+ * the cost of that list. Returns how many, or SHOAL_ENOMEM.
+ */
+static long told_list(const notify_out_t *n, const conf_t *cfg, enum zonedb_change change,
+		      size_t removed, size_t **out)
+{
+	size_t cap = change == ZONEDB_REBUILD ? cfg->zone_count : n->told_count + 1, count = 0;
+	size_t *told = calloc(cap ? cap : 1, sizeof(*told));
+	if (!told)
+		return SHOAL_ENOMEM;
+	for (size_t k = 0; change != ZONEDB_REBUILD && k < n->told_count; k++)
+		if (change != ZONEDB_REMOVED || n->told[k] != removed)
+			told[count++] =
+				n->told[k] - (change == ZONEDB_REMOVED && n->told[k] > removed);
+	if (change == ZONEDB_ADDED && cfg->zone_xfr[cfg->zone_count - 1].notify.count)
+		told[count++] = cfg->zone_count - 1;
+	for (size_t i = 0; change == ZONEDB_REBUILD && i < cfg->zone_count; i++)
+		if (cfg->zone_xfr[i].notify.count)
+			told[count++] = i;
+	*out = told;
+	return (long)count;
+}
 
 int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, state_t *st,
 		   stats_notify_out_t *counters, notify_out_t **out)
@@ -74,12 +102,15 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, stat
 		return SHOAL_ENOMEM;
 	n->seen = calloc(cfg->zone_count ? cfg->zone_count : 1, sizeof(*n->seen));
 	n->seen_set = calloc(cfg->zone_count ? cfg->zone_count : 1, sizeof(*n->seen_set));
-	if (!n->seen || !n->seen_set) {
+	long told = told_list(n, cfg, ZONEDB_REBUILD, 0, &n->told);
+	if (!n->seen || !n->seen_set || told < 0) {
 		free(n->seen);
 		free(n->seen_set);
+		free(told < 0 ? NULL : n->told);
 		free(n);
 		return SHOAL_ENOMEM;
 	}
+	n->told_count = (size_t)told;
 	n->stats = counters;
 	n->state = st;
 	n->loop = loop;
@@ -323,9 +354,8 @@ void notify_out_published(notify_out_t *n)
 		zonedb_read_unlock(n->zones);
 		return;
 	}
-	for (size_t i = 0; i < n->cfg->zone_count; i++) {
-		if (!n->cfg->zone_xfr[i].notify.count)
-			continue;
+	for (size_t k = 0; k < n->told_count; k++) {
+		size_t i = n->told[k];
 		const zone_t *z = zonedb_zone(db, i);
 		if (!z)
 			continue;
@@ -446,9 +476,16 @@ int notify_out_reconfig_one(notify_out_t *n, const conf_t *cfg, enum zonedb_chan
 			    size_t removed)
 {
 	MAIN_THREAD_ONLY();
-	int rc = seen_carry(n, cfg, change, removed);
-	if (rc < 0)
+	size_t *told = NULL;
+	long told_count = told_list(n, cfg, change, removed, &told);
+	int rc = told_count < 0 ? SHOAL_ENOMEM : seen_carry(n, cfg, change, removed);
+	if (rc < 0) {
+		free(told);
 		return rc;
+	}
+	free(n->told);
+	n->told = told;
+	n->told_count = (size_t)told_count;
 	jobs_carry(n, cfg);
 	n->cfg = cfg;
 	return 0;
@@ -483,5 +520,6 @@ void notify_out_free(notify_out_t *n)
 	free(n->active);
 	free(n->seen);
 	free(n->seen_set);
+	free(n->told);
 	free(n);
 }
