@@ -308,7 +308,10 @@ static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
 	 * scheduler yet, one starts; without a secondary zone any more, it stops
 	 * (a later reconfig that adds one starts another).
 	 */
-	state_retain(srv->state, cfg);
+	if (req->change == ZONEDB_REBUILD)
+		state_retain(srv->state, cfg);
+	else if (req->change == ZONEDB_REMOVED) /* srv->zcfg is the one it was removed from */
+		state_forget(srv->state, srv->zcfg->zones[req->removed].name);
 	sched_env_t env;
 	sched_env(srv, &env);
 	sched_t *sec = srv->sched;
