@@ -282,6 +282,45 @@ static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 }
 
 /*
+ * The scheduler for req->cfg: the running one reconfigured, or stopped
+ * when no secondary is left, or one started for the first secondary.
+ * Returns it (NULL: none). Main thread.
+ */
+static sched_t *reconfig_sched(server_t *srv, const reconfig_req_t *req)
+{
+	const conf_t *cfg = req->cfg;
+	sched_env_t env;
+	sched_env(srv, &env);
+	sched_t *sec = srv->sched;
+	/* without a scheduler, a zone-add of a primary or a zone-remove brings no secondary */
+	bool none_new = req->change == ZONEDB_REMOVED ||
+			(req->change == ZONEDB_ADDED && !cfg->zones[cfg->zone_count - 1].secondary);
+	if (!sec && none_new) {
+		/* nothing to start: the scheduler's count of cfg's secondaries is a pass over all
+		 */
+	} else if (sec && !conf_secondary_count(cfg)) {
+		sched_retire(srv);
+		sec = NULL;
+		log_info("reconfig: no secondary zone left: the transfer threads stopped");
+	} else if (sec) {
+		if (sched_reconfig(sec, cfg) < 0)
+			log_error("reconfig: out of memory: the secondary zones keep the "
+				  "previous configuration's transfer settings; a zone it did "
+				  "not have as a secondary is not refreshed");
+	} else if (sched_new(cfg, &env, &sec) < 0) {
+		log_error("reconfig: out of memory: secondary zones are not refreshed");
+	} else if (sec && sched_start(sec) < 0) {
+		log_error("reconfig: cannot start the transfer threads");
+		sched_free(sec);
+		sec = NULL;
+	} else if (sec) {
+		log_info("reconfig: the transfer threads started for %zu secondary zone(s)",
+			 conf_secondary_count(cfg));
+	}
+	return sec;
+}
+
+/*
  * The set of req->cfg is served: the notifier, the secondary zones and
  * the control's commands follow it, and the configuration it replaces is
  * freed once nothing uses it. A zone-add or zone-remove (req->change)
@@ -312,28 +351,7 @@ static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
 		state_retain(srv->state, cfg);
 	else if (req->change == ZONEDB_REMOVED) /* srv->zcfg is the one it was removed from */
 		state_forget(srv->state, srv->zcfg->zones[req->removed].name);
-	sched_env_t env;
-	sched_env(srv, &env);
-	sched_t *sec = srv->sched;
-	if (sec && !conf_secondary_count(cfg)) {
-		sched_retire(srv);
-		sec = NULL;
-		log_info("reconfig: no secondary zone left: the transfer threads stopped");
-	} else if (sec) {
-		if (sched_reconfig(sec, cfg) < 0)
-			log_error("reconfig: out of memory: the secondary zones keep the "
-				  "previous configuration's transfer settings; a zone it did "
-				  "not have as a secondary is not refreshed");
-	} else if (sched_new(cfg, &env, &sec) < 0) {
-		log_error("reconfig: out of memory: secondary zones are not refreshed");
-	} else if (sec && sched_start(sec) < 0) {
-		log_error("reconfig: cannot start the transfer threads");
-		sched_free(sec);
-		sec = NULL;
-	} else if (sec) {
-		log_info("reconfig: the transfer threads started for %zu secondary zone(s)",
-			 conf_secondary_count(cfg));
-	}
+	sched_t *sec = reconfig_sched(srv, req);
 	__atomic_store_n(&srv->sched, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);
 	if (srv->zcfg != srv->cfg)
