@@ -86,6 +86,19 @@ struct zonedb {
 	size_t pending_count;
 	char *journal_dir;                /* zonedb_build_t.journal_dir (a copy), or NULL */
 	journal_budget_t *journal_budget; /* zonedb_build_t.journal_budget */
+	uint64_t *slot_bits;              /* the statistics slots its entries use, by slot */
+	size_t slot_words;
+	/*
+	 * A set derived from heir_of by one change (zonedb_build_t.change)
+	 * holds heir_of's entries without a reference each: all but `own`
+	 * (the one it added; SIZE_MAX: none). Published in heir_of's place it
+	 * takes over their references (heir_of then drops only the one it had
+	 * and this set has not: given_back); freed unpublished, it drops own.
+	 */
+	const zonedb_t *heir_of;
+	size_t own;
+	bool handed_over;  /* its entries' references went to the set that replaced it */
+	size_t given_back; /* handed_over: the one entry it still drops (SIZE_MAX: none) */
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
@@ -155,16 +168,23 @@ static bool entry_set_error(zentry_t *e, const char *text)
 	return !text || !*text || now;
 }
 
-/*
- * A zeroed set for n zones, its apex hash sized for them, its journals'
- * folder a copy of journal_dir (NULL: none) and their bound budget; NULL
- * when out of memory.
- */
-static zonedb_t *db_alloc(size_t n, const char *journal_dir, journal_budget_t *budget)
+/* Slots of an apex hash for n zones: at most half full. */
+static size_t hash_cap(size_t n)
 {
 	size_t cap = 8;
 	while (cap < n * 2)
 		cap *= 2;
+	return cap;
+}
+
+/*
+ * A zeroed set for n zones, its apex hash of cap slots (a power of two,
+ * at least hash_cap(n)), its journals' folder a copy of journal_dir
+ * (NULL: none) and their bound budget; NULL when out of memory.
+ */
+static zonedb_t *db_alloc_cap(size_t n, size_t cap, const char *journal_dir,
+			      journal_budget_t *budget)
+{
 	zonedb_t *db = aligned_alloc(_Alignof(zonedb_t), sizeof(*db));
 	if (!db)
 		return NULL;
@@ -183,7 +203,31 @@ static zonedb_t *db_alloc(size_t n, const char *journal_dir, journal_budget_t *b
 	db->hash_key = zone_hash_key();
 	/* a million zones' slots are 32 MiB read at random: one TLB entry per 2 MiB, not 4 KiB */
 	zone_huge_pages(db->apex_hash, cap * sizeof(apex_slot_t));
+	db->own = db->given_back = SIZE_MAX;
 	return db;
+}
+
+/* A zeroed set for n zones, its apex hash sized for them, as db_alloc_cap. */
+static zonedb_t *db_alloc(size_t n, const char *journal_dir, journal_budget_t *budget)
+{
+	return db_alloc_cap(n, hash_cap(n), journal_dir, budget);
+}
+
+/*
+ * db->slot_bits for slots 0..max_slot (and from's words): from's bits, or
+ * none but slot 0 set. False when out of memory.
+ */
+static bool slot_bits_alloc(zonedb_t *db, const uint64_t *from, size_t from_words)
+{
+	db->slot_words = db->max_slot / 64 + 1;
+	if (db->slot_words < from_words)
+		db->slot_words = from_words;
+	db->slot_bits = calloc(db->slot_words, sizeof(uint64_t));
+	if (db->slot_bits && from)
+		memcpy(db->slot_bits, from, from_words * sizeof(uint64_t));
+	if (db->slot_bits)
+		db->slot_bits[0] |= 1; /* slot 0 is none: never given */
+	return db->slot_bits != NULL;
 }
 
 /*
@@ -319,6 +363,10 @@ static int assign_slots(zonedb_t *db, const zonedb_t *old)
 		if (db->entries[i]->slot > db->max_slot)
 			db->max_slot = db->entries[i]->slot;
 	free(used);
+	if (!slot_bits_alloc(db, NULL, 0))
+		return SHOAL_ENOMEM;
+	for (size_t i = 0; i < db->count; i++)
+		db->slot_bits[db->entries[i]->slot / 64] |= 1ull << (db->entries[i]->slot % 64);
 	return 0;
 }
 
@@ -782,8 +830,171 @@ static void sweep_journals(const zonedb_build_t *b, zonedb_t *db)
 			    removed);
 }
 
+/*
+ * db's apex hash, of old's size, from old's: the indices past `removed`
+ * lowered, the removed zone's slot emptied (the slots after it in its
+ * run moved back where their probe allows, as linear probing deletes).
+ * removed SIZE_MAX: a copy. One pass in memory order.
+ */
+static void hash_copy(zonedb_t *db, const zonedb_t *old, size_t removed)
+{
+	size_t cap = (size_t)old->apex_mask + 1, hole = SIZE_MAX;
+	for (size_t j = 0; j < cap; j++) {
+		apex_slot_t a = old->apex_hash[j];
+		if (a.e && removed != SIZE_MAX && a.idx >= removed) {
+			if (a.idx == removed) {
+				hole = j;
+				a = (apex_slot_t){ 0 };
+			} else {
+				a.idx--;
+			}
+		}
+		db->apex_hash[j] = a;
+	}
+	uint32_t mask = db->apex_mask;
+	for (size_t k = (hole + 1) & mask; hole != SIZE_MAX && db->apex_hash[k].e;
+	     k = (k + 1) & mask) {
+		const zentry_t *e = db->apex_hash[k].e;
+		size_t home = (size_t)name_hash_lower(e->apex, e->apex_len, db->hash_key) & mask;
+		if (((k - home) & mask) >= ((k - hole) & mask)) {
+			db->apex_hash[hole] = db->apex_hash[k];
+			db->apex_hash[k] = (apex_slot_t){ 0 };
+			hole = k;
+		}
+	}
+}
+
+/* The lowest statistics slot that db's slot bits leave free (slot 0 is always set). */
+static uint32_t free_slot(const zonedb_t *db)
+{
+	size_t w = 0;
+	while (w < db->slot_words && db->slot_bits[w] == UINT64_MAX)
+		w++;
+	uint64_t bits = w < db->slot_words ? db->slot_bits[w] : 0;
+	return (uint32_t)(64 * w + (size_t)__builtin_ctzll(~bits));
+}
+
+/* Slot s marked used in db (its bits grown when s is past them). False when out of memory. */
+static bool slot_mark(zonedb_t *db, uint32_t s)
+{
+	size_t w = s / 64;
+	if (w >= db->slot_words) {
+		uint64_t *bits = realloc(db->slot_bits, (w + 1) * sizeof(uint64_t));
+		if (!bits)
+			return false;
+		memset(bits + db->slot_words, 0, (w + 1 - db->slot_words) * sizeof(uint64_t));
+		db->slot_bits = bits;
+		db->slot_words = w + 1;
+	}
+	db->slot_bits[w] |= 1ull << (s % 64);
+	if (s > db->max_slot)
+		db->max_slot = s;
+	return true;
+}
+
+/*
+ * Spec b->n - 1 into db, derived from b->old: its entry appended (db
+ * holds a reference to it alone), a statistics slot neither set uses, its
+ * file read. Returns 0, SHOAL_EZONE (a bad name, or one configured
+ * twice: the entry says why), SHOAL_ENOMEM or SHOAL_ETIMEOUT.
+ */
+static int derive_add(const zonedb_build_t *b, zonedb_t *db)
+{
+	size_t i = b->n - 1;
+	uint8_t apex[NAME_MAXLEN];
+	int len = parse_zone_name(b->specs[i].name, apex);
+	uint32_t tag = 0;
+	apex_slot_t *slot = len < 0 ? NULL : hash_slot(db, apex, (size_t)len, &tag);
+	bool bad = len < 0 || slot->e, load = false;
+	zentry_t *e = bad ? bad_entry(b, i, len >= 0)
+			  : plan_entry(b, i, apex, (size_t)len, NULL, NULL, &load);
+	db->fresh = calloc(2, sizeof(*db->fresh));
+	if (!e || !db->fresh) {
+		entry_unref(e);
+		return SHOAL_ENOMEM;
+	}
+	db_add(db, e, bad ? NULL : slot, tag);
+	db->own = i;
+	if (!bad) {
+		e->slot = free_slot(db);
+		if (!slot_mark(db, e->slot))
+			return SHOAL_ENOMEM;
+		db->fresh[db->fresh_count++] = e->slot;
+		db->fresh_bits[i / 64] |= 1ull << (i % 64);
+	}
+	int rc = bad ? SHOAL_EZONE : 0;
+	if (load) {
+		int lrc = load_all(b, db, &i, 1);
+		rc = lrc < 0 ? lrc : rc;
+	} else if (b->loaded) {
+		__atomic_add_fetch(b->loaded, 1, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
+/*
+ * The set old makes with spec b->n - 1 added (its entry appended, read
+ * when it must be, a statistics slot neither set uses) or old's zone
+ * b->removed taken out, holding old's other entries without references
+ * (zonedb_build_t.change). Returns as zonedb_build_with.
+ */
+static int derive(const zonedb_build_t *b, zonedb_t **out)
+{
+	const zonedb_t *old = b->old;
+	bool add = b->change == ZONEDB_ADDED;
+	size_t n = add ? old->count + 1 : old->count - 1, removed = add ? SIZE_MAX : b->removed;
+	/* old's hash size unless it must grow: a zone-remove at a power of two rebuilds nothing */
+	size_t cap = (size_t)old->apex_mask + 1;
+	bool grow = hash_cap(n) > cap;
+	zonedb_t *db =
+		db_alloc_cap(n, grow ? hash_cap(n) : cap, old->journal_dir, old->journal_budget);
+	if (!db)
+		return SHOAL_ENOMEM;
+	db->heir_of = old;
+	db->given_back = removed;
+	size_t kept = add ? old->count : removed;
+	memcpy(db->entries, old->entries, kept * sizeof(*db->entries));
+	if (!add)
+		memcpy(db->entries + kept, old->entries + kept + 1,
+		       (n - kept) * sizeof(*db->entries));
+	db->count = grow ? 0 : kept + (add ? 0 : n - kept);
+	if (grow) { /* a power of two passed: every apex hashed again (once per doubling) */
+		for (size_t i = 0; i < old->count; i++)
+			db_add(db, old->entries[i], NULL, 0);
+	} else {
+		hash_copy(db, old, removed);
+	}
+	db->max_labels = old->max_labels;
+	db->max_slot = old->max_slot;
+	db->owner = old->owner;
+	int rc = slot_bits_alloc(db, old->slot_bits, old->slot_words) ? 0 : SHOAL_ENOMEM;
+	if (rc == 0 && !add) {
+		/* its slot is free in the set that follows this one (old is gone by then) */
+		uint32_t slot = old->entries[removed]->slot;
+		db->slot_bits[slot / 64] &= ~(1ull << (slot % 64));
+	}
+	if (rc == 0 && add)
+		rc = derive_add(b, db);
+	if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT) {
+		zonedb_free(db);
+		return rc;
+	}
+	db_scan_table(db);
+	*out = db;
+	return rc;
+}
+
 int zonedb_build_with(const zonedb_build_t *b, zonedb_t **out)
 {
+	if (b->change != ZONEDB_REBUILD) {
+		bool fits = b->old &&
+			    (b->change == ZONEDB_ADDED
+				     ? b->n == b->old->count + 1
+				     : b->removed < b->old->count && b->n + 1 == b->old->count);
+		if (!fits || b->only || b->defer)
+			return SHOAL_EINVAL;
+		return derive(b, out);
+	}
 	uint8_t only_apex[NAME_MAXLEN];
 	if (b->only && parse_zone_name(b->only, only_apex) < 0)
 		return SHOAL_EINVAL;
@@ -868,8 +1079,16 @@ void zonedb_free(zonedb_t *db)
 {
 	if (!db)
 		return;
-	for (size_t i = 0; i < db->count; i++)
-		entry_unref(db->entries[i]);
+	/* the entries this set holds a reference to: all, or one (derived, or handed over) */
+	size_t one = db->heir_of ? db->own : db->handed_over ? db->given_back : SIZE_MAX;
+	if (db->heir_of || db->handed_over) {
+		if (one != SIZE_MAX)
+			entry_unref(db->entries[one]);
+	} else {
+		for (size_t i = 0; i < db->count; i++)
+			entry_unref(db->entries[i]);
+	}
+	free(db->slot_bits);
 	free(db->entries);
 	free(db->apex_hash);
 	free(db->fresh);
@@ -933,6 +1152,10 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 	db_scan_table(db);
 	db->max_slot = old->max_slot;
 	db->owner = old->owner;
+	if (!slot_bits_alloc(db, old->slot_bits, old->slot_words)) {
+		zonedb_free(db);
+		return SHOAL_ENOMEM;
+	}
 	*out = db;
 	return 0;
 }
@@ -1008,21 +1231,33 @@ uint32_t zonedb_zone_slot(const zonedb_t *db, size_t i, bool *fresh)
 	return db->entries[i]->slot;
 }
 
+/* The history of old's entry e, taken out of the set: its file removed, and no more writes to it.
+ */
+static void remove_journal(const zonedb_t *old, const zentry_t *e)
+{
+	char path[4096];
+	journal_t *j = __atomic_load_n(&e->journal, __ATOMIC_ACQUIRE);
+	if (j)
+		journal_drop_file(j);
+	else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
+		jfile_remove(path, false);
+}
+
 void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db)
 {
 	if (!old || !old->journal_dir)
 		return;
 	for (size_t i = 0; i < old->count; i++) {
 		const zentry_t *e = old->entries[i];
-		char path[4096];
-		if (!e->apex_len || find_entry(db, e->apex))
-			continue;
-		journal_t *j = __atomic_load_n(&e->journal, __ATOMIC_ACQUIRE);
-		if (j)
-			journal_drop_file(j); /* and no more writes to it */
-		else if (jfile_path(old->journal_dir, e->apex, path, sizeof(path)) == 0)
-			jfile_remove(path, false);
+		if (e->apex_len && !find_entry(db, e->apex))
+			remove_journal(old, e);
 	}
+}
+
+void zonedb_remove_journal_at(const zonedb_t *old, size_t i)
+{
+	if (old && old->journal_dir && i < old->count && old->entries[i]->apex_len)
+		remove_journal(old, old->entries[i]);
 }
 
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
@@ -1136,6 +1371,26 @@ QUERY_PATH const zonedb_t *zonedb_current(zonedb_ref_t *ref)
 #endif
 }
 
+/*
+ * db, derived from db->heir_of, replaces old: it takes over the
+ * references to the entries it shares. old is heir_of (one writer builds
+ * and publishes under its lock), so old drops only the entry db has not;
+ * were it not, db takes a reference of its own to each. The writer.
+ */
+static void take_over(zonedb_t *db, zonedb_t *old)
+{
+	if (db->heir_of == old) {
+		old->handed_over = true;
+		old->given_back = db->given_back;
+	} else {
+		for (size_t i = 0; i < db->count; i++)
+			if (i != db->own)
+				entry_ref(db->entries[i]);
+	}
+	db->heir_of = NULL;
+	db->given_back = SIZE_MAX;
+}
+
 void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db)
 {
 #ifdef ZONEDB_TSAN
@@ -1143,6 +1398,8 @@ void zonedb_publish(zonedb_ref_t *ref, zonedb_t *db)
 #else
 	zonedb_t *old = rcu_xchg_pointer(&ref->db, db);
 #endif
+	if (db && db->heir_of)
+		take_over(db, old);
 	/* readers that saw old finish their read-side section before it goes */
 	synchronize_rcu();
 #ifdef ZONEDB_TSAN

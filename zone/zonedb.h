@@ -101,6 +101,18 @@ typedef struct zonedb_build {
 	const char *journal_dir;
 	/* their bound together (ixfr-journal-total); NULL: none. Outlives every set. */
 	struct journal_budget *journal_budget;
+	/*
+	 * specs are old's but for one zone (zone-add, zone-remove): the set is
+	 * derived from old, at the cost of a copy of its entries' pointers and
+	 * of its apex hash and the one zone (read when added), not a pointer,
+	 * a reference and a hash insert per zone. ZONEDB_ADDED: the last spec
+	 * is new; ZONEDB_REMOVED: old's zone `removed` is not in specs, which
+	 * list the others in old's order. The set holds old's entries on
+	 * old's references until it is published in old's place
+	 * (zonedb_publish, by old's one writer), which hands them over.
+	 */
+	enum zonedb_change { ZONEDB_REBUILD, ZONEDB_ADDED, ZONEDB_REMOVED } change;
+	size_t removed;
 } zonedb_build_t;
 
 /*
@@ -270,6 +282,13 @@ struct journal;
  * writer, before db is published.
  */
 void zonedb_remove_journals(const zonedb_t *old, const zonedb_t *db);
+
+/*
+ * The same for old's zone i alone, which a zone-remove took out (a set
+ * derived with ZONEDB_REMOVED): one zone's cost, not a lookup per zone.
+ * The writer's thread, as zonedb_remove_journals.
+ */
+void zonedb_remove_journal_at(const zonedb_t *old, size_t i);
 
 /*
  * The IXFR history of the zone whose apex is `apex` (lowercase wire), or

@@ -290,7 +290,8 @@ static int snapshot_zones(snapshot_t *s, const stats_source_t *src, size_t parts
 	sec_list_t sec = { .db = src->db };
 	if (nz && src->secondaries)
 		src->secondaries(src->secondaries_from, sec_take, &sec);
-	qsort(sec.v, sec.n, sizeof(*sec.v), sec_found_cmp);
+	if (sec.n) /* none found: v may be NULL, which qsort must not be given (C11 7.1.4) */
+		qsort(sec.v, sec.n, sizeof(*sec.v), sec_found_cmp);
 	size_t next = 0, cap = 0;
 	int rc = sec.failed ? SHOAL_ENOMEM : 0;
 	for (size_t i = 0; i < nz && rc == 0; i++) {

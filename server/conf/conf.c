@@ -511,12 +511,13 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 	char canonical[NAME_TEXT_MAX + 2];
 	if (name_zone_text(name, canonical, sizeof(canonical)) > 0)
 		name = canonical;
-	char *n = strdup(name), *f = strdup(file);
-	if (!n || !f) {
-		free(n);
-		free(f);
+	if (!cfg->zone_strings && !(cfg->zone_strings = conf_strings_new()))
 		return SHOAL_ENOMEM;
-	}
+	const char *n = conf_strings_dup(cfg->zone_strings, name);
+	const char *f = n ? conf_strings_dup(cfg->zone_strings, file) : NULL;
+	if (!f)
+		return SHOAL_ENOMEM; /* what was cut stays in the pool, counted as not held */
+	cfg->zone_string_octets += strlen(n) + strlen(f) + 2;
 	/* the limits are filled in once every option is read (apply_zone_limits) */
 	cfg->zones[cfg->zone_count++] =
 		(zone_spec_t){ .name = n, .file = f, .limits = ZONE_LIMITS_DEFAULT };
@@ -525,10 +526,11 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
 }
 
 /*
- * Every zone gets the limits, whichever came first in the file or on the
- * command line: the one place the options become a zone_limits_t.
+ * Every zone from `from` on gets the limits, whichever came first in the
+ * file or on the command line: the one place the options become a
+ * zone_limits_t.
  */
-static void apply_zone_limits(conf_t *cfg)
+static void apply_zone_limits(conf_t *cfg, size_t from)
 {
 	zone_limits_t limits = {
 		.max_types_per_name = cfg->max_types_per_name,
@@ -537,7 +539,7 @@ static void apply_zone_limits(conf_t *cfg)
 		.max_includes = cfg->max_zone_includes,
 		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
-	for (size_t i = 0; i < cfg->zone_count; i++) {
+	for (size_t i = from; i < cfg->zone_count; i++) {
 		int64_t own = cfg->zone_xfr[i].journal_size;
 		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
 		cfg->zones[i].limits = limits;
@@ -620,10 +622,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	free(cfg->takeover);
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		free((char *)cfg->zones[i].name);
-		free((char *)cfg->zones[i].file);
-	}
+	conf_strings_unref(cfg->zone_strings);
 	free(cfg->zones);
 	free(cfg->zone_hash);
 	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
@@ -917,7 +916,7 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		rc = state_dir_resolve(cfg, &y);
 done:
 	if (loaded) {
-		apply_zone_limits(cfg);
+		apply_zone_limits(cfg, 0);
 		yaml_document_delete(&doc);
 	}
 	yaml_parser_delete(&parser);
@@ -1126,7 +1125,7 @@ int conf_parse_args(conf_t *cfg, int argc, char **argv, FILE *out, char *err, si
 			rc = conf_load_file(cfg, cfg->file, err, errlen);
 	}
 	if (rc == 0)
-		apply_zone_limits(cfg);
+		apply_zone_limits(cfg, 0);
 	return rc;
 }
 
@@ -1136,7 +1135,7 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 		return SHOAL_EEXIST;
 	int rc = add_zone(cfg, name, file);
 	if (rc == 0)
-		apply_zone_limits(cfg);
+		apply_zone_limits(cfg, cfg->zone_count - 1); /* the others have theirs */
 	return rc;
 }
 
@@ -1178,8 +1177,8 @@ void conf_zone_remove(conf_t *cfg, size_t i)
 	acl_clear(&zx->primaries);
 	acl_clear(&zx->allow_notify);
 	free(zx->primaries_tls);
-	free((char *)cfg->zones[i].name);
-	free((char *)cfg->zones[i].file);
+	/* its strings stay in the pool, which copies may share: no longer counted as held */
+	cfg->zone_string_octets -= strlen(cfg->zones[i].name) + strlen(cfg->zones[i].file) + 2;
 	size_t after = cfg->zone_count - i - 1;
 	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
 	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));

@@ -61,7 +61,8 @@ typedef struct conf_secret {
 
 /*
  * The whole configuration. Strings are owned by the config (conf_clear
- * frees them); zones[i].name and .file likewise.
+ * frees them); zones[i].name and .file are in zone_strings, which copies
+ * share.
  */
 typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
@@ -122,6 +123,9 @@ typedef struct conf {
 	char *state_dir;
 	zone_spec_t *zones;
 	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
+	/* the zones' names and files (server/conf/strings.c), shared with copies; their octets */
+	struct conf_strings *zone_strings;
+	size_t zone_string_octets;
 	size_t zone_count;
 	/*
 	 * zones by name (conf_zone_index): open addressing, per slot the

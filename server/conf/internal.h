@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Inside server/conf/conf.c and server/conf/xfr.c: the YAML document being read, and its errors. */
+/* Inside server/conf/: the YAML document being read, its errors, and the zones' string pool. */
 #ifndef SHOAL_SERVER_CONF_INTERNAL_H
 #define SHOAL_SERVER_CONF_INTERNAL_H
 
@@ -46,6 +46,34 @@ int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t 
 
 /* Free the keys (wiped) and every zone's lists. */
 void conf_xfr_clear(conf_t *cfg);
+
+/*
+ * strings.c: the zones' names and file paths of a configuration, cut from
+ * blocks that its copies share (conf_copy takes a reference, not a copy of
+ * each string), freed with the last holder. Strings are added by the main
+ * thread (or the one loading a configuration of its own); a reference is
+ * dropped by any thread.
+ */
+typedef struct conf_strings conf_strings_t;
+
+/* A pool holding nothing, with one reference (the caller's); NULL when out of memory. */
+conf_strings_t *conf_strings_new(void);
+
+/* One more reference to s; returns s. */
+conf_strings_t *conf_strings_ref(conf_strings_t *s);
+
+/* Drop one reference (s may be NULL); the last frees every string of the pool. */
+void conf_strings_unref(conf_strings_t *s);
+
+/* A copy of text in s, alive as long as s; NULL when out of memory. */
+const char *conf_strings_dup(conf_strings_t *s, const char *text);
+
+/*
+ * Whether a copy of a configuration whose zones' strings take `held`
+ * octets of s may share s, or should take a pool of its own (what zones
+ * removed left behind has grown as large as what is held).
+ */
+bool conf_strings_shareable(const conf_strings_t *s, size_t held);
 
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)

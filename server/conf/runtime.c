@@ -9,6 +9,7 @@
 #include "proto/error.h"
 #include "server/common/addr.h"
 #include "server/conf/conf.h"
+#include "server/conf/internal.h"
 
 /* *dst = a copy of src (NULL stays NULL). False when out of memory. */
 static bool dup_string(char **dst, const char *src)
@@ -31,6 +32,58 @@ static bool dup_acl(acl_t *dst, const acl_t *src)
 	return true;
 }
 
+/*
+ * dst's zones (copied from src's) take their strings: src's pool shared,
+ * or a pool of their own when what src's zones removed left behind in it
+ * has grown as large as what they hold. False when out of memory.
+ */
+static bool copy_zone_strings(conf_t *dst, const conf_t *src)
+{
+	if (conf_strings_shareable(src->zone_strings, src->zone_string_octets)) {
+		dst->zone_strings = conf_strings_ref(src->zone_strings);
+		return true;
+	}
+	dst->zone_strings = conf_strings_new();
+	for (size_t i = 0; dst->zone_strings && i < dst->zone_count; i++) {
+		zone_spec_t *z = &dst->zones[i];
+		z->name = conf_strings_dup(dst->zone_strings, z->name);
+		z->file = z->name ? conf_strings_dup(dst->zone_strings, z->file) : NULL;
+		if (!z->file)
+			return false;
+	}
+	return dst->zone_strings != NULL;
+}
+
+/*
+ * dst's zones' address lists, copied from the source's as they are: the
+ * copies of their own. A zone without lists (most) costs a test. False
+ * when out of memory (the lists not copied yet are empty).
+ */
+static bool copy_zone_lists(conf_t *dst)
+{
+	bool ok = true;
+	for (size_t i = 0; i < dst->zone_count; i++) {
+		conf_zone_xfr_t *x = &dst->zone_xfr[i];
+		acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify };
+		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+			acl_t from = *lists[k];
+			ok = ok && dup_acl(lists[k], &from);
+			if (!ok)
+				*lists[k] = (acl_t){ 0 };
+		}
+		/* a TLS primary's authentication: a copy of its own, as the lists */
+		const tls_auth_t *tls = x->primaries_tls;
+		x->primaries_tls = NULL;
+		if (ok && tls) {
+			x->primaries_tls = malloc(sizeof(*x->primaries_tls));
+			ok = x->primaries_tls != NULL;
+			if (ok)
+				*x->primaries_tls = *tls;
+		}
+	}
+	return ok;
+}
+
 int conf_copy(conf_t *dst, const conf_t *src)
 {
 	*dst = *src;
@@ -45,6 +98,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zones = NULL;
 	dst->zone_xfr = NULL;
 	dst->zone_count = 0;
+	dst->zone_strings = NULL;
 	dst->zone_hash = NULL;
 	dst->zone_hash_mask = 0;
 	bool ok = dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
@@ -73,32 +127,17 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	while (cap < src->zone_count)
 		cap *= 2;
 	if (ok) {
-		dst->zones = calloc(cap, sizeof(*dst->zones));
-		dst->zone_xfr = calloc(cap, sizeof(*dst->zone_xfr));
+		dst->zones = malloc(cap * sizeof(*dst->zones));
+		dst->zone_xfr = malloc(cap * sizeof(*dst->zone_xfr));
 		ok = dst->zones && dst->zone_xfr;
 	}
-	for (size_t i = 0; ok && i < src->zone_count; i++) {
-		const conf_zone_xfr_t *sx = &src->zone_xfr[i];
-		conf_zone_xfr_t *dx = &dst->zone_xfr[i];
-		*dx = *sx;
-		dx->provide_xfr = dx->notify = dx->primaries = dx->allow_notify = (acl_t){ 0 };
-		dx->primaries_tls = NULL;
-		dst->zones[i] = src->zones[i];
-		dst->zones[i].name = dst->zones[i].file = NULL;
-		dst->zone_count++;
-		char *name = NULL, *file = NULL;
-		ok = dup_string(&name, src->zones[i].name) && dup_string(&file, src->zones[i].file);
-		dst->zones[i].name = name;
-		dst->zones[i].file = file;
-		ok = ok && dup_acl(&dx->provide_xfr, &sx->provide_xfr) &&
-		     dup_acl(&dx->notify, &sx->notify) && dup_acl(&dx->primaries, &sx->primaries) &&
-		     dup_acl(&dx->allow_notify, &sx->allow_notify);
-		if (ok && sx->primaries_tls) {
-			dx->primaries_tls = malloc(sizeof(*dx->primaries_tls));
-			ok = dx->primaries_tls != NULL;
-			if (ok)
-				*dx->primaries_tls = *sx->primaries_tls;
-		}
+	if (ok && src->zone_count) {
+		/* the specs as they are, sharing src's strings: a pointer copy per zone */
+		memcpy(dst->zones, src->zones, src->zone_count * sizeof(*src->zones));
+		memcpy(dst->zone_xfr, src->zone_xfr, src->zone_count * sizeof(*src->zone_xfr));
+		dst->zone_count = src->zone_count;
+		/* the lists first: each left owned or empty, never src's, for conf_clear */
+		ok = copy_zone_lists(dst) && copy_zone_strings(dst, src);
 	}
 	if (!ok || conf_zone_reindex(dst, src) < 0) {
 		conf_clear(dst);

@@ -246,6 +246,8 @@ typedef struct reconfig_req {
 	char summary[2048];
 	names_t files;
 	char notes[1400]; /* lines after it: what needs a restart, zone-add/zone-remove replaced */
+	enum zonedb_change change; /* zone-add, zone-remove: the one change (reload_change_one) */
+	size_t removed;
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -288,34 +290,23 @@ static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 }
 
 /*
- * The set of req->cfg is served: the notifier, the secondary zones and
- * the control's commands follow it, and the configuration it replaces is
- * freed once nothing uses it. Main thread.
+ * The scheduler for req->cfg: the running one reconfigured, or stopped
+ * when no secondary is left, or one started for the first secondary.
+ * Returns it (NULL: none). Main thread.
  */
-static void reconfig_apply(server_t *srv, conf_t *cfg)
+static sched_t *reconfig_sched(server_t *srv, const reconfig_req_t *req)
 {
-	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		cfg->zones[i].keep = false; /* a later reload reads every zone */
-	if (cfg->log_level != srv->zcfg->log_level) {
-		/* said under the old threshold, which the reader of the log has set */
-		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
-		log_set_level(cfg->log_level);
-	}
-	if (notify_out_reconfig(srv->notifier, cfg) < 0)
-		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
-	/*
-	 * The secondary zones follow: those kept with the same primaries keep
-	 * their timers and their transfer in flight (no burst of SOA queries at
-	 * each reconfig); those added or changed are refreshed soon. Without a
-	 * scheduler yet, one starts; without a secondary zone any more, it stops
-	 * (a later reconfig that adds one starts another).
-	 */
-	state_retain(srv->state, cfg);
+	const conf_t *cfg = req->cfg;
 	sched_env_t env;
 	sched_env(srv, &env);
 	sched_t *sec = srv->sched;
-	if (sec && !conf_secondary_count(cfg)) {
+	/* without a scheduler, a zone-add of a primary or a zone-remove brings no secondary */
+	bool none_new = req->change == ZONEDB_REMOVED ||
+			(req->change == ZONEDB_ADDED && !cfg->zones[cfg->zone_count - 1].secondary);
+	if (!sec && none_new) {
+		/* nothing to start: the scheduler's count of cfg's secondaries is a pass over all
+		 */
+	} else if (sec && !conf_secondary_count(cfg)) {
 		sched_retire(srv);
 		sec = NULL;
 		log_info("reconfig: no secondary zone left: the transfer threads stopped");
@@ -334,6 +325,41 @@ static void reconfig_apply(server_t *srv, conf_t *cfg)
 		log_info("reconfig: the transfer threads started for %zu secondary zone(s)",
 			 conf_secondary_count(cfg));
 	}
+	return sec;
+}
+
+/*
+ * The set of req->cfg is served: the notifier, the secondary zones and
+ * the control's commands follow it, and the configuration it replaces is
+ * freed once nothing uses it. A zone-add or zone-remove (req->change)
+ * marked no zone keep and moves the rest by index. Main thread.
+ */
+static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
+{
+	conf_t *cfg = req->cfg;
+	bool marked = req->change == ZONEDB_REBUILD;
+	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
+	for (size_t i = 0; marked && i < cfg->zone_count; i++)
+		cfg->zones[i].keep = false; /* a later reload reads every zone */
+	if (cfg->log_level != srv->zcfg->log_level) {
+		/* said under the old threshold, which the reader of the log has set */
+		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
+		log_set_level(cfg->log_level);
+	}
+	if (notify_out_reconfig_one(srv->notifier, cfg, req->change, req->removed) < 0)
+		log_error("reconfig: out of memory: NOTIFY out keeps the previous zones' lists");
+	/*
+	 * The secondary zones follow: those kept with the same primaries keep
+	 * their timers and their transfer in flight (no burst of SOA queries at
+	 * each reconfig); those added or changed are refreshed soon. Without a
+	 * scheduler yet, one starts; without a secondary zone any more, it stops
+	 * (a later reconfig that adds one starts another).
+	 */
+	if (req->change == ZONEDB_REBUILD)
+		state_retain(srv->state, cfg);
+	else if (req->change == ZONEDB_REMOVED) /* srv->zcfg is the one it was removed from */
+		state_forget(srv->state, srv->zcfg->zones[req->removed].name);
+	sched_t *sec = reconfig_sched(srv, req);
 	__atomic_store_n(&srv->sched, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);
 	if (srv->zcfg != srv->cfg)
@@ -391,7 +417,7 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 	}
 	line[0] = '\0';
 	if (published) {
-		reconfig_apply(srv, req->cfg);
+		reconfig_apply(srv, req);
 		if (req->creds) {
 			/* new sessions take them; those under way keep theirs */
 			tls_ctx_set_creds(srv->tls, req->creds);
@@ -547,9 +573,9 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_free(cfg);
 		return NULL;
 	}
-	/* one zone added or removed: every other keeps its data, no zone compared by name */
-	for (size_t j = 0; j < cfg->zone_count; j++)
-		cfg->zones[j].keep = !file || j + 1 < cfg->zone_count;
+	/* one zone added or removed: the set is derived, no zone compared by name nor marked */
+	req->change = file ? ZONEDB_ADDED : ZONEDB_REMOVED;
+	req->removed = file ? 0 : (size_t)i;
 	snprintf(req->summary, sizeof(req->summary),
 		 "zones: %zu; added: %.600s; removed: %.600s; options: -", cfg->zone_count,
 		 file ? name : "-", file ? "-" : name);
@@ -591,10 +617,16 @@ static void reconfig_begin(server_t *srv, const char *command, const char *cmd_a
 	unsigned changes = srv->runtime_changes;
 	req->cfg = reconfig_build(srv, command, cmd_arg ? cmd_arg : "", req, err, sizeof(err));
 	int rc = req->cfg ? 0 : SHOAL_ECONFIG;
-	/* reconfig reads again the kept zones whose file changed; one zone added or removed not */
-	if (rc == 0)
-		rc = reload_reconfig(&srv->reload, req->cfg, !strcmp(command, "reconfig"),
-				     on_reconfig_done, req);
+	/*
+	 * reconfig reads again the kept zones whose file changed; one zone
+	 * added or removed derives the set from the one served, touching no
+	 * other zone
+	 */
+	if (rc == 0 && req->change != ZONEDB_REBUILD)
+		rc = reload_change_one(&srv->reload, req->cfg, req->change, req->removed,
+				       on_reconfig_done, req);
+	else if (rc == 0)
+		rc = reload_reconfig(&srv->reload, req->cfg, true, on_reconfig_done, req);
 	if (rc < 0) {
 		srv->runtime_changes = changes;
 		if (req->cfg)

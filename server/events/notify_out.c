@@ -57,6 +57,8 @@ struct notify_out {
 	unsigned tick_sends; /* sends started since the timer's last look */
 	uint32_t *seen;      /* per zone: the serial last seen, when seen_set */
 	bool *seen_set;
+	size_t *told; /* the zones with a notify list, ascending: what a publication looks at */
+	size_t told_count;
 	state_t *state;     /* where the serials told are kept across restarts, or NULL */
 	bool started;       /* the first set was recorded */
 	unsigned in_flight; /* jobs with a send awaiting its answer: NOTIFY_OUT_PARALLEL at most */
@@ -64,6 +66,32 @@ struct notify_out {
 	bool closed;
 	stats_notify_out_t *stats; /* the caller's */
 };
+
+/*
+ * The zones of cfg with a notify list, ascending, into *out (freed by the
+ * caller): found in every zone (change ZONEDB_REBUILD), or from n's list
+ * as one zone added (cfg's last) or removed (`removed`) moves them, at
+ * the cost of that list. Returns how many, or SHOAL_ENOMEM.
+ */
+static long told_list(const notify_out_t *n, const conf_t *cfg, enum zonedb_change change,
+		      size_t removed, size_t **out)
+{
+	size_t cap = change == ZONEDB_REBUILD ? cfg->zone_count : n->told_count + 1, count = 0;
+	size_t *told = calloc(cap ? cap : 1, sizeof(*told));
+	if (!told)
+		return SHOAL_ENOMEM;
+	for (size_t k = 0; change != ZONEDB_REBUILD && k < n->told_count; k++)
+		if (change != ZONEDB_REMOVED || n->told[k] != removed)
+			told[count++] =
+				n->told[k] - (change == ZONEDB_REMOVED && n->told[k] > removed);
+	if (change == ZONEDB_ADDED && cfg->zone_xfr[cfg->zone_count - 1].notify.count)
+		told[count++] = cfg->zone_count - 1;
+	for (size_t i = 0; change == ZONEDB_REBUILD && i < cfg->zone_count; i++)
+		if (cfg->zone_xfr[i].notify.count)
+			told[count++] = i;
+	*out = told;
+	return (long)count;
+}
 
 int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, state_t *st,
 		   stats_notify_out_t *counters, notify_out_t **out)
@@ -74,12 +102,15 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, stat
 		return SHOAL_ENOMEM;
 	n->seen = calloc(cfg->zone_count ? cfg->zone_count : 1, sizeof(*n->seen));
 	n->seen_set = calloc(cfg->zone_count ? cfg->zone_count : 1, sizeof(*n->seen_set));
-	if (!n->seen || !n->seen_set) {
+	long told = told_list(n, cfg, ZONEDB_REBUILD, 0, &n->told);
+	if (!n->seen || !n->seen_set || told < 0) {
 		free(n->seen);
 		free(n->seen_set);
+		free(told < 0 ? NULL : n->told);
 		free(n);
 		return SHOAL_ENOMEM;
 	}
+	n->told_count = (size_t)told;
 	n->stats = counters;
 	n->state = st;
 	n->loop = loop;
@@ -323,9 +354,8 @@ void notify_out_published(notify_out_t *n)
 		zonedb_read_unlock(n->zones);
 		return;
 	}
-	for (size_t i = 0; i < n->cfg->zone_count; i++) {
-		if (!n->cfg->zone_xfr[i].notify.count)
-			continue;
+	for (size_t k = 0; k < n->told_count; k++) {
+		size_t i = n->told[k];
 		const zone_t *z = zonedb_zone(db, i);
 		if (!z)
 			continue;
@@ -359,9 +389,14 @@ int notify_out_zone(notify_out_t *n, size_t i)
 	return rc;
 }
 
-int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
+/*
+ * The serials seen of cfg's zones from n's: by name (change
+ * ZONEDB_REBUILD), or moved as one zone added (the last) or removed
+ * (`removed`) moves them: two copies, no name read. A zone new to cfg has
+ * none. Returns 0 or SHOAL_ENOMEM (n as it was). Main thread.
+ */
+static int seen_carry(notify_out_t *n, const conf_t *cfg, enum zonedb_change change, size_t removed)
 {
-	MAIN_THREAD_ONLY();
 	size_t cap = cfg->zone_count ? cfg->zone_count : 1;
 	uint32_t *seen = calloc(cap, sizeof(*seen));
 	bool *seen_set = calloc(cap, sizeof(*seen_set));
@@ -370,20 +405,39 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 		free(seen_set);
 		return SHOAL_ENOMEM;
 	}
+	size_t before = change == ZONEDB_REMOVED ? removed : n->cfg->zone_count;
+	if (change != ZONEDB_REBUILD) {
+		memcpy(seen, n->seen, before * sizeof(*seen));
+		memcpy(seen_set, n->seen_set, before * sizeof(*seen_set));
+	}
+	if (change == ZONEDB_REMOVED) {
+		size_t after = cfg->zone_count - removed;
+		memcpy(seen + removed, n->seen + removed + 1, after * sizeof(*seen));
+		memcpy(seen_set + removed, n->seen_set + removed + 1, after * sizeof(*seen_set));
+	}
 	/* a zone kept keeps its serial seen; a new one is told at the next publication */
-	for (size_t i = 0; i < cfg->zone_count; i++) {
+	for (size_t i = 0; change == ZONEDB_REBUILD && i < cfg->zone_count; i++) {
 		long was = conf_zone_index(n->cfg, cfg->zones[i].name);
 		if (was >= 0) {
 			seen[i] = n->seen[was];
 			seen_set[i] = n->seen_set[was];
 		}
 	}
-	/*
-	 * Jobs name zones and targets by their index in the old configuration:
-	 * those of a zone kept alike, to a secondary still named with the same
-	 * key, move to their new indexes and go on (their retries, their answer
-	 * awaited); the others are given up.
-	 */
+	free(n->seen);
+	free(n->seen_set);
+	n->seen = seen;
+	n->seen_set = seen_set;
+	return 0;
+}
+
+/*
+ * Jobs name zones and targets by their index in the old configuration:
+ * those of a zone kept alike, to a secondary still named with the same
+ * key, move to their new indexes and go on (their retries, their answer
+ * awaited); the others are given up. Main thread.
+ */
+static void jobs_carry(notify_out_t *n, const conf_t *cfg)
+{
 	size_t kept = 0;
 	for (size_t k = 0; k < n->count; k++) {
 		job_t *j = n->jobs[k];
@@ -411,10 +465,28 @@ int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
 	for (size_t k = 0; k < kept; k++)
 		if (n->jobs[k]->listed)
 			n->active[n->active_count++] = n->jobs[k];
-	free(n->seen);
-	free(n->seen_set);
-	n->seen = seen;
-	n->seen_set = seen_set;
+}
+
+int notify_out_reconfig(notify_out_t *n, const conf_t *cfg)
+{
+	return notify_out_reconfig_one(n, cfg, ZONEDB_REBUILD, 0);
+}
+
+int notify_out_reconfig_one(notify_out_t *n, const conf_t *cfg, enum zonedb_change change,
+			    size_t removed)
+{
+	MAIN_THREAD_ONLY();
+	size_t *told = NULL;
+	long told_count = told_list(n, cfg, change, removed, &told);
+	int rc = told_count < 0 ? SHOAL_ENOMEM : seen_carry(n, cfg, change, removed);
+	if (rc < 0) {
+		free(told);
+		return rc;
+	}
+	free(n->told);
+	n->told = told;
+	n->told_count = (size_t)told_count;
+	jobs_carry(n, cfg);
 	n->cfg = cfg;
 	return 0;
 }
@@ -448,5 +520,6 @@ void notify_out_free(notify_out_t *n)
 	free(n->active);
 	free(n->seen);
 	free(n->seen_set);
+	free(n->told);
 	free(n);
 }

@@ -58,6 +58,17 @@ int notify_out_zone(notify_out_t *n, size_t i);
  */
 int notify_out_reconfig(notify_out_t *n, const conf_t *cfg);
 
+/*
+ * notify_out_reconfig for a cfg that is the configuration used with one
+ * zone added (change ZONEDB_ADDED: cfg's last) or zone `removed` taken
+ * out (ZONEDB_REMOVED), as zone-add and zone-remove make it: the serials
+ * seen move with their zones without a name looked up, so it costs a copy
+ * of them and the NOTIFY jobs in flight, not a lookup per zone. Main
+ * thread.
+ */
+int notify_out_reconfig_one(notify_out_t *n, const conf_t *cfg, enum zonedb_change change,
+			    size_t removed);
+
 /* Close the sockets and timers, drop what is pending; then the loop frees them. Main thread. */
 void notify_out_close(notify_out_t *n);
 

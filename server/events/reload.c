@@ -43,6 +43,9 @@ struct reload_job {
 	char *only;       /* zone to reload, NULL for all */
 	conf_t *cfg;      /* a reconfig's configuration, NULL for a reload */
 	bool check_files; /* a reconfig's: read the kept zones whose file changed on disk */
+	/* a zone-add's or zone-remove's: the set derived from the one served (zonedb_build_t) */
+	enum zonedb_change change;
+	size_t removed;
 	const char *what; /* "reload", "reconfig" or "first load", for the log */
 	bool first;       /* the first load's zones, read into the set published at start */
 	bool published;   /* the set built was published */
@@ -349,13 +352,18 @@ int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, 
 /*
  * Whether a primary zone new to db (a fresh statistics slot: one the set
  * it was built over did not have; or no zone name at all) failed to load: a reconfig that adds a
- * broken zone is refused like a broken configuration file. now: the
- * configuration db was built from, index for index.
+ * broken zone is refused like a broken configuration file. job->cfg:
+ * the configuration db was built from, index for index.
  */
-static bool new_zone_failed(const conf_t *now, const zonedb_t *db)
+static bool new_zone_failed(const reload_job_t *job, const zonedb_t *db)
 {
+	const conf_t *now = job->cfg;
 	size_t n = zonedb_zone_count(db);
-	for (size_t i = 0; i < now->zone_count && i < n; i++) {
+	/* derived from the set served: the zone added is the one new, the last */
+	size_t i = job->change == ZONEDB_ADDED ? n - 1 : 0;
+	if (job->change == ZONEDB_REMOVED)
+		return false;
+	for (; i < now->zone_count && i < n; i++) {
 		bool fresh;
 		/* slot 0: no zone name (bad, or twice), which a running configuration never has */
 		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
@@ -502,9 +510,11 @@ static void *reload_main(void *arg)
 			     .msg_arg = job,
 			     .threads = reload_threads(),
 			     .journal_dir = r->journal_dir,
-			     .journal_budget = r->journal_budget };
+			     .journal_budget = r->journal_budget,
+			     .change = job->change,
+			     .removed = job->removed };
 	int rc = zonedb_build_with(&b, &db);
-	if (db && job->cfg && new_zone_failed(job->cfg, db)) {
+	if (db && job->cfg && new_zone_failed(job, db)) {
 		/* a zone the reconfig adds does not load: refuse it whole, as a bad file */
 		zonedb_free(db);
 		db = NULL;
@@ -518,12 +528,18 @@ static void *reload_main(void *arg)
 	} else if (rc == SHOAL_ENOMEM || rc == SHOAL_ETIMEOUT || !db) {
 		job->rc = rc < 0 ? rc : SHOAL_ENOMEM;
 	} else {
-		log_zones(db);
+		if (job->change == ZONEDB_REBUILD)
+			log_zones(db);
+		else if (job->change == ZONEDB_ADDED)
+			log_zone(db, zonedb_zone_count(db) - 1); /* the others are as they were */
 		note_changes(job, r->writer, db);
 		zonedb_set_owner(db, cfg);
 		job->published = true;
 		/* a reconfig that removes a zone removes its history on disk */
-		zonedb_remove_journals(r->writer, db);
+		if (job->change == ZONEDB_REBUILD)
+			zonedb_remove_journals(r->writer, db);
+		else if (job->change == ZONEDB_REMOVED)
+			zonedb_remove_journal_at(r->writer, job->removed);
 		r->writer = db;
 		if (r->prepare)
 			r->prepare(r->prepare_arg, db);
@@ -665,11 +681,16 @@ static void on_reload_timeout(uv_timer_t *t)
 	}
 }
 
-/* What a job is: its zone (only), a reconfig's configuration and check_files, the first load. */
+/*
+ * What a job is: its zone (only), a reconfig's configuration, check_files
+ * and change (with removed), the first load.
+ */
 typedef struct job_kind {
 	const char *only;
 	conf_t *cfg;
 	bool check_files;
+	enum zonedb_change change;
+	size_t removed;
 	bool first;
 } job_kind_t;
 
@@ -692,6 +713,16 @@ int reload_reconfig(reload_t *r, conf_t *cfg, bool check_files, reload_done_fn d
 	if (r->running)
 		return SHOAL_EEXIST;
 	job_kind_t kind = { .cfg = cfg, .check_files = check_files };
+	return job_start(r, &kind, done, arg);
+}
+
+int reload_change_one(reload_t *r, conf_t *cfg, enum zonedb_change change, size_t removed,
+		      reload_done_fn done, void *arg)
+{
+	MAIN_THREAD_ONLY();
+	if (r->running)
+		return SHOAL_EEXIST;
+	job_kind_t kind = { .cfg = cfg, .change = change, .removed = removed };
 	return job_start(r, &kind, done, arg);
 }
 
@@ -735,6 +766,8 @@ static int job_start(reload_t *r, const job_kind_t *kind, reload_done_fn done, v
 	job->r = r;
 	job->cfg = kind->cfg;
 	job->check_files = kind->check_files;
+	job->change = kind->change;
+	job->removed = kind->removed;
 	job->what = first ? "first load" : kind->cfg ? "reconfig" : "reload";
 	job->first = first;
 	job->done = done;

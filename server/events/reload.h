@@ -168,6 +168,18 @@ void reload_on_publish(reload_t *r, void (*fn)(void *arg), void *arg);
 int reload_reconfig(reload_t *r, conf_t *cfg, bool check_files, reload_done_fn done, void *arg);
 
 /*
+ * A reconfiguration to cfg, the configuration served with one zone added
+ * (change ZONEDB_ADDED: cfg's last) or zone `removed` taken out
+ * (ZONEDB_REMOVED), as zone-add and zone-remove make it: as
+ * reload_reconfig without check_files, but the set is derived from the
+ * one served (zonedb_build_t.change), at the cost of that zone and a copy
+ * of the set's pointers and hash, whatever the count of zones. Main
+ * thread.
+ */
+int reload_change_one(reload_t *r, conf_t *cfg, enum zonedb_change change, size_t removed,
+		      reload_done_fn done, void *arg);
+
+/*
  * Publish a set like the one served with the zone whose apex is `apex`
  * (lowercase wire) serving z (NULL: nothing,
  * SERVFAIL) and its last error set to error (zonedb_replace): a transfer

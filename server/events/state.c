@@ -286,6 +286,30 @@ void state_retain(state_t *st, const conf_t *cfg)
 	pthread_mutex_unlock(&st->lock);
 }
 
+void state_forget(state_t *st, const char *zone)
+{
+	uint8_t apex[NAME_MAXLEN];
+	if (!st || !st->dir || name_from_text(zone, NULL, apex) < 0)
+		return;
+	pthread_mutex_lock(&st->lock);
+	state_rec_t **s = st->cap ? slot_of(st, apex) : NULL;
+	if (s && *s) {
+		free(*s);
+		*s = NULL;
+		st->count--;
+		st->dirty = true;
+		/* the records after it in its run, placed anew: open addressing leaves no hole */
+		size_t mask = st->cap - 1;
+		for (size_t j = ((size_t)(s - st->slots) + 1) & mask; st->slots[j];
+		     j = (j + 1) & mask) {
+			state_rec_t *r = st->slots[j];
+			st->slots[j] = NULL;
+			*slot_of(st, r->apex) = r;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
 bool state_dirty(state_t *st)
 {
 	if (!st || !st->dir)

@@ -63,6 +63,12 @@ void state_set_notified(state_t *st, const uint8_t *apex, uint32_t serial);
  */
 void state_retain(state_t *st, const conf_t *cfg);
 
+/*
+ * Forget zone (its name as configured) alone, as state_retain does for a
+ * configuration that no longer has it (zone-remove): O(1). Any thread.
+ */
+void state_forget(state_t *st, const char *zone);
+
 /* Whether something changed since the last save. Any thread. */
 bool state_dirty(state_t *st);
 

@@ -252,8 +252,117 @@ static void test_answer_after_reconfig(void)
 	CU_ASSERT_EQUAL(w.s.errors, 0);
 }
 
+/* zone `name`'s file at `serial`, into path (a name from mkstemp's template, made once). */
+static int zone_file(char *path, const char *name, unsigned serial, bool made)
+{
+	char text[256];
+	int len = snprintf(text, sizeof(text),
+			   "$ORIGIN %s.\n$TTL 300\n@ IN SOA ns1 hostmaster %u 3600 600 86400 60\n"
+			   "@ IN NS ns1\nns1 IN A 192.0.2.1\n",
+			   name, serial);
+	if (!made)
+		return unit_temp_file(path, text, (size_t)len);
+	FILE *f = fopen(path, "w");
+	bool ok = f && fwrite(text, 1, (size_t)len, f) == (size_t)len;
+	return (f && fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+/* The loop runs until a NOTIFY was answered or given up, or WAIT_MS. */
+typedef struct until_answered {
+	stats_notify_out_t *st;
+	uint64_t started;
+} until_answered_t;
+
+static void on_until(uv_timer_t *t)
+{
+	until_answered_t *u = t->data;
+	if (u->st->answered || u->st->unanswered || uv_now(t->loop) > u->started + WAIT_MS)
+		uv_stop(t->loop);
+}
+
+/*
+ * A zone-remove moves the serials seen with their zones
+ * (notify_out_reconfig_one, by index, no name looked up): n.test, after
+ * a.test that goes, keeps the serial seen, so the publication that
+ * follows sends nothing; one with its serial moved sends one NOTIFY.
+ */
+static void test_zone_remove_moves_serials(void)
+{
+	secondary_t s;
+	CU_ASSERT_EQUAL_FATAL(secondary_start(&s), 0);
+	(void)!write(s.go[1], "g", 1); /* the first answer goes at once */
+	char a_file[64] = "/tmp/shoal-test-a.test.XXXXXX", n_file[64] = "/tmp/shoal-test-n.XXXXXX";
+	CU_ASSERT_EQUAL_FATAL(zone_file(a_file, "a.test", 1, false), 0);
+	CU_ASSERT_EQUAL_FATAL(zone_file(n_file, "n.test", 1, false), 0);
+	char text[1024];
+	int len = snprintf(text, sizeof(text),
+			   "keys:\n  - name: notify-key\n    algorithm: hmac-sha256\n"
+			   "    secret: \"%s\"\nzones:\n  - name: a.test\n    file: %s\n"
+			   "  - name: n.test\n    file: %s\n"
+			   "    notify: [\"127.0.0.1@%u notify-key\"]\n",
+			   SECRET, a_file, n_file, (unsigned)s.port);
+	conf_t *was = calloc(1, sizeof(*was)), *now = calloc(1, sizeof(*now));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(now);
+	CU_ASSERT_EQUAL_FATAL(unit_conf_text(was, text, (size_t)len), 0);
+	zonedb_ref_t zones = { 0 };
+	zonedb_t *db = NULL, *db2 = NULL, *db3 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(was->zones, 2, NULL, NULL, quiet, NULL, &db), 0);
+	zonedb_set_owner(db, was);
+	zonedb_publish(&zones, db);
+	uv_loop_t loop;
+	stats_notify_out_t st = { 0 };
+	notify_out_t *n = NULL;
+	CU_ASSERT_EQUAL_FATAL(uv_loop_init(&loop), 0);
+	CU_ASSERT_EQUAL_FATAL(notify_out_new(&loop, was, &zones, NULL, &st, &n), 0);
+	notify_out_published(n); /* the serials at start: nothing to tell */
+
+	/* zone-remove a.test: n.test moves from 1 to 0 */
+	CU_ASSERT_EQUAL_FATAL(conf_copy(now, was), 0);
+	conf_zone_remove(now, 0);
+	zonedb_build_t b = { .specs = now->zones,
+			     .n = 1,
+			     .old = db,
+			     .msg = quiet,
+			     .change = ZONEDB_REMOVED,
+			     .removed = 0 };
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &db2), 0);
+	zonedb_set_owner(db2, now);
+	zonedb_publish(&zones, db2);
+	CU_ASSERT_EQUAL(notify_out_reconfig_one(n, now, ZONEDB_REMOVED, 0), 0);
+	conf_free(was);
+	notify_out_published(n);
+	CU_ASSERT_EQUAL(st.sent, 0);
+
+	/* its serial moves: one NOTIFY, answered */
+	CU_ASSERT_EQUAL_FATAL(zone_file(n_file, "n.test", 2, true), 0);
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(now->zones, 1, db2, NULL, quiet, NULL, &db3), 0);
+	zonedb_set_owner(db3, now);
+	zonedb_publish(&zones, db3);
+	notify_out_published(n);
+	uv_timer_t check;
+	until_answered_t u = { &st, uv_now(&loop) };
+	uv_timer_init(&loop, &check);
+	check.data = &u;
+	uv_timer_start(&check, on_until, 20, 20);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	uv_close((uv_handle_t *)&check, NULL);
+	notify_out_close(n);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	notify_out_free(n);
+	CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
+	secondary_stop(&s);
+	CU_ASSERT_EQUAL(st.sent, 1);
+	CU_ASSERT_EQUAL(st.answered, 1);
+	CU_ASSERT_EQUAL(s.notifies, 1);
+	zonedb_publish(&zones, NULL);
+	conf_free(now);
+	unlink(a_file);
+	unlink(n_file);
+}
+
 static const unit_test_t tests[] = {
 	UNIT_TEST(test_answer_after_reconfig),
+	UNIT_TEST(test_zone_remove_moves_serials),
 	UNIT_END,
 };
 

@@ -155,6 +155,39 @@ static void test_retain(void)
 	conf_clear(&c);
 }
 
+/*
+ * state_forget drops one zone (zone-remove) and every other stays found,
+ * those placed after it in the table among them.
+ */
+static void test_forget(void)
+{
+	char err[512] = "";
+	state_t *st;
+	CU_ASSERT_EQUAL_FATAL(state_open(dir, &st, err, sizeof(err)), 0);
+	char name[64];
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "z%d.test", i);
+		state_set_notified(st, apex(name), (uint32_t)i + 1);
+	}
+	for (int i = 1; i < 200; i += 2) {
+		snprintf(name, sizeof(name), "Z%d.test.", i);
+		state_forget(st, name);
+	}
+	state_forget(st, "never.test");
+	int kept = 0, gone = 0;
+	state_zone_t got;
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "z%d.test", i);
+		bool found = state_get(st, apex(name), &got);
+		kept += i % 2 == 0 && found && got.notified == (uint32_t)i + 1;
+		gone += i % 2 == 1 && !found;
+	}
+	CU_ASSERT_EQUAL(kept, 100);
+	CU_ASSERT_EQUAL(gone, 100);
+	state_free(st);
+	clean();
+}
+
 /* A save that cannot write says why and stays to be done; without a folder nothing is kept. */
 static void test_save_fails_and_none(void)
 {
@@ -187,6 +220,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_saved_and_read_back),
 		UNIT_TEST(test_bad_lines),
 		UNIT_TEST(test_retain),
+		UNIT_TEST(test_forget),
 		UNIT_TEST(test_save_fails_and_none),
 		UNIT_END,
 	};

@@ -11,6 +11,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "tests/unit/alloc_guard.h"
 #include "tests/unit/unit.h"
 #include "zone/journal.h"
 #include "zone/zone.h"
@@ -719,6 +720,139 @@ static void test_many_zones(void)
 	free(names);
 }
 
+/* Whether every zone of db is found at its index by its apex, and how many are. */
+static size_t found_at_index(const zonedb_t *db)
+{
+	size_t found = 0;
+	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
+		char text[1024];
+		uint8_t w[NAME_MAXLEN];
+		zonedb_zone_name(db, i, text, sizeof(text));
+		found += name_from_text(text, NULL, w) > 0 && zonedb_index(db, w) == (long)i;
+	}
+	return found;
+}
+
+/*
+ * A set of n zones, then one derived from it with a zone added
+ * (zonedb_build_t.change) and published in its place; returns the
+ * allocations and frees of the derivation and the publication.
+ */
+static size_t derive_allocations(size_t n)
+{
+	char(*names)[32] = calloc(n + 1, sizeof(*names));
+	zone_spec_t *s = many_specs(n + 1, names);
+	zonedb_build_t b = { .specs = s, .n = n, .msg = quiet };
+	zonedb_t *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v1), 0);
+	zonedb_publish(&ref, v1);
+	b = (zonedb_build_t){
+		.specs = s, .n = n + 1, .old = v1, .msg = quiet, .change = ZONEDB_ADDED
+	};
+	alloc_guard_begin();
+	int rc = zonedb_build_with(&b, &v2);
+	if (rc == 0)
+		zonedb_publish(&ref, v2);
+	alloc_guard_counts_t c = alloc_guard_end();
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	CU_ASSERT_EQUAL(found_at_index(v2), n + 1);
+	zonedb_publish(&ref, NULL);
+	free(s);
+	free(names);
+	return c.allocations + c.frees;
+}
+
+/*
+ * zone-add and zone-remove derive the set from the one served (issue 30):
+ * every other zone's entry is old's (its version, its slot), found at its
+ * index, the added zone read and given the lowest slot neither set uses
+ * (a removed zone's, once that set is gone), and the cost is that zone's:
+ * a set of 8 times the zones takes as many allocations and frees. A
+ * derived set freed unpublished leaves old whole; one published frees
+ * old's removed zone with old.
+ */
+static void test_derive(void)
+{
+	enum { N = 3000 };
+	char(*names)[32] = calloc(N + 2, sizeof(*names));
+	zone_spec_t *s = many_specs(N + 2, names);
+	const zone_t **before = calloc(N + 1, sizeof(*before));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+	zonedb_build_t b = { .specs = s, .n = N, .msg = quiet };
+	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL, *v4 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v1), 0);
+	for (size_t i = 0; i < N; i++)
+		before[i] = zonedb_zone(v1, i);
+	zonedb_publish(&ref, v1);
+
+	/* added: N shared, the new one read, its slot fresh */
+	b = (zonedb_build_t){
+		.specs = s, .n = N + 1, .old = v1, .msg = quiet, .change = ZONEDB_ADDED
+	};
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v2), 0);
+	CU_ASSERT_EQUAL(same_versions(v2, before, N), N);
+	CU_ASSERT_PTR_NOT_NULL(zonedb_zone(v2, N));
+	CU_ASSERT_EQUAL(found_at_index(v2), N + 1);
+	size_t nfresh;
+	const uint32_t *fresh = zonedb_fresh_slots(v2, &nfresh);
+	CU_ASSERT_EQUAL_FATAL(nfresh, 1);
+	CU_ASSERT_EQUAL(fresh[0], N + 1); /* slots 1..N are v1's */
+	/* not published: freed, v1 serves on whole */
+	zonedb_free(v2);
+	CU_ASSERT_EQUAL(same_versions(v1, before, N), N);
+	CU_ASSERT_EQUAL(found_at_index(v1), N);
+
+	/* removed: zone 5 goes, the zones after it move down one, keeping version and slot */
+	b = (zonedb_build_t){ .specs = s,
+			      .n = N - 1,
+			      .old = v1,
+			      .msg = quiet,
+			      .change = ZONEDB_REMOVED,
+			      .removed = 5 };
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v3), 0);
+	CU_ASSERT_EQUAL(same_versions(v3, before, 5), 5);
+	size_t moved = 0;
+	for (size_t i = 5; i + 1 < N; i++)
+		moved += zonedb_zone(v3, i) == before[i + 1] &&
+			 zonedb_zone_slot(v3, i, NULL) == zonedb_zone_slot(v1, i + 1, NULL);
+	CU_ASSERT_EQUAL(moved, N - 6);
+	CU_ASSERT_EQUAL(found_at_index(v3), N - 1);
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("z5.many.", NULL, w);
+	CU_ASSERT_EQUAL(zonedb_index(v3, w), -1);
+	uint32_t gone = zonedb_zone_slot(v1, 5, NULL);
+	zonedb_fresh_slots(v3, &nfresh);
+	CU_ASSERT_EQUAL(nfresh, 0);
+	zonedb_publish(&ref, v3); /* v1 freed, and with it zone 5 alone */
+
+	/* added again: the removed zone's slot, free in both sets now */
+	zone_spec_t *t = calloc(N, sizeof(*t));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	memcpy(t, s, 5 * sizeof(*t));
+	memcpy(t + 5, s + 6, (N - 6) * sizeof(*t));
+	t[N - 1] = s[N + 1];
+	b = (zonedb_build_t){ .specs = t, .n = N, .old = v3, .msg = quiet, .change = ZONEDB_ADDED };
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v4), 0);
+	CU_ASSERT_EQUAL(zonedb_zone_slot(v4, N - 1, NULL), gone);
+	CU_ASSERT_EQUAL(found_at_index(v4), N);
+	/* a name the set has already: refused with the entry that says so, v3 untouched */
+	zonedb_t *v5 = NULL;
+	t[N - 1] = s[7];
+	CU_ASSERT_EQUAL(zonedb_build_with(&b, &v5), SHOAL_EZONE);
+	CU_ASSERT_EQUAL(zonedb_zone_slot(v5, N - 1, NULL), 0);
+	zonedb_free(v5);
+	zonedb_publish(&ref, v4);
+	CU_ASSERT_EQUAL(found_at_index(v4), N);
+	zonedb_publish(&ref, NULL);
+	free(t);
+	free(before);
+	free(s);
+	free(names);
+
+	/* the cost is the zone's: as many allocations and frees at 8 times the zones */
+	CU_ASSERT_EQUAL(derive_allocations(500), derive_allocations(4000));
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
@@ -744,6 +878,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_stats_slots),
 		UNIT_TEST(test_match_longest),
 		UNIT_TEST(test_many_zones),
+		UNIT_TEST(test_derive),
 		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_db", tests);
