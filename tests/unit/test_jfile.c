@@ -252,12 +252,13 @@ static void test_apex(void)
 	/* the longest name, 255 octets */
 	uint8_t apex[NAME_MAXLEN], back[NAME_MAXLEN];
 	char out[1100];
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 3; i++) {
 		apex[i * 64] = 63;
-		memset(apex + i * 64 + 1, i < 3 ? 'a' : 'b', 63);
+		memset(apex + i * 64 + 1, 'a', 63);
 	}
+	apex[192] = 61; /* 3 x 64 + 62 + the root's 1 = 255 */
+	memset(apex + 193, 'b', 61);
 	apex[192 + 1 + 61] = 0;
-	apex[192] = 61;
 	CU_ASSERT_EQUAL(name_length(apex), NAME_MAXLEN);
 	CU_ASSERT_EQUAL_FATAL(jfile_path("", apex, out, sizeof(out)), 0);
 	CU_ASSERT_EQUAL(jfile_apex(out + 1, back), NAME_MAXLEN);
