@@ -42,7 +42,8 @@ typedef struct lookup {
 typedef struct answer {
 	response_t r;
 	const zone_t *z;
-	uint32_t slot; /* z's statistics slot */
+	uint32_t slot;      /* z's statistics slot */
+	const void *policy; /* the matched zone's (allow-query), loaded or not; NULL: none */
 	uint16_t qtype;
 	bool stop;                 /* truncated: nothing more is written */
 	const rrset_wire_t *extra; /* RRset whose targets get A/AAAA in additional */
@@ -675,12 +676,23 @@ static void answer_chaos(answer_t *a, const query_t *q, const answer_ctx_t *ctx)
 	put(a, DNS_SECTION_ANSWER, q->qname, &set);
 }
 
+/* Whether ctx's client may query a zone of this policy (NULL: anyone may). */
+static inline bool answer_allowed(const void *policy, const answer_ctx_t *ctx)
+{
+	return !policy || (ctx->allow && ctx->allow(policy, ctx));
+}
+
 /* A query that parsed, its zone matched (answer_query): RFC 1034 4.3.2. */
 static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q,
 			       const answer_ctx_t *ctx)
 {
 	if (q->qclass == DNS_CLASS_CH) {
 		answer_chaos(a, q, ctx);
+		return;
+	}
+	if (!answer_allowed(a->policy, ctx)) {
+		/* allow-query: REFUSED, as NSD and BIND, before anything of the zone shows */
+		response_set_rcode(&a->r, DNS_RCODE_REFUSED);
 		return;
 	}
 	if (!a->z) {
@@ -705,8 +717,15 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	 */
 	const zone_t *parent;
 	uint32_t parent_slot;
+	const void *policy;
 	if (q->qtype == DNS_TYPE_DS && q->qname_len == a->z->apex->name_len && q->qname_len > 1 &&
-	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot)) != NULL) {
+	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot, &policy)) !=
+		    NULL) {
+		/* the parent's data: the parent's allow-query decides */
+		if (!answer_allowed(policy, ctx)) {
+			response_set_rcode(&a->r, DNS_RCODE_REFUSED);
+			return;
+		}
 		a->z = parent;
 		a->slot = parent_slot;
 	}
@@ -818,7 +837,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		 * so that the slot, which a cold lookup misses first, is on
 		 * its way while they are.
 		 */
-		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot);
+		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot, &a.policy);
 		/*
 		 * Hashed with the set's key, which is every zone's
 		 * (zone_hash_key()): nothing waits for the zone's first line,

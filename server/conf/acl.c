@@ -10,7 +10,9 @@
 #include <strings.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "server/conf/acl.h"
+#include "zone/answer.h"
 
 static int syntax(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -78,10 +80,22 @@ bool acl_entry_matches(const acl_entry_t *e, const struct sockaddr *peer)
 
 const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key)
 {
+	const uint8_t *ip;
+	size_t len = addr_octets(peer, &ip);
+	return len ? acl_find_ip(a, ip, len, key) : NULL;
+}
+
+QUERY_PATH const acl_entry_t *acl_find_ip(const acl_t *a, const uint8_t *ip, size_t ip_len, int key)
+{
 	for (size_t i = 0; i < a->count; i++) {
 		const acl_entry_t *e = &a->entries[i];
-		if (e->key == key && acl_entry_matches(e, peer))
+		if (e->key == key && addr_prefix_match(&e->net, ip, ip_len))
 			return e;
 	}
 	return NULL;
+}
+
+QUERY_PATH bool acl_allow_query(const void *policy, const answer_ctx_t *ctx)
+{
+	return acl_find_ip(policy, ctx->client_ip, ctx->client_ip_len, ctx->tsig_key) != NULL;
 }

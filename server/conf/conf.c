@@ -139,6 +139,9 @@ const conf_option_t conf_options[] = {
 	  OFF(max_expire_time), "and at most this long without a successful check", CONF_RUNTIME },
 	{ "keys", NULL, "LIST", CONF_KEYS, 0, 0, NULL, "(none)", OFF(keys),
 	  "TSIG keys: a list of {name, algorithm, secret or secret-file}", CONF_RUNTIME },
+	{ "allow-query", NULL, "LIST", CONF_ACL, 0, 0, NULL, "(anyone)", OFF(allow_query),
+	  "who may query the zones without an allow-query of their own: ADDR[/PREFIX] KEY|NOKEY",
+	  CONF_RUNTIME },
 	{ "rate-limit", "rate-limit", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL, "0", OFF(rrl.rate),
 	  "UDP answers per second per response class (RRL); 0: off", CONF_RESTART },
 	{ "rate-limit-nxdomain", "rate-limit-nxdomain", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
@@ -194,6 +197,7 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "primaries", "servers to transfer it from, in order: the zone is a secondary" },
 	{ "allow-notify", "who may send NOTIFY for it (default: the primaries)" },
 	{ "provide-xfr", "who may transfer it from us" },
+	{ "allow-query", "who may query it (default: the global allow-query, else anyone)" },
 	{ "notify", "secondaries sent NOTIFY when its serial changes" },
 	{ "ixfr-journal-size", "IXFR history kept for it, in octets" },
 };
@@ -352,6 +356,7 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 	}
 	case CONF_ZONES:
 	case CONF_KEYS:
+	case CONF_ACL:
 		break;
 	}
 	set_err(err, errlen, "%s: not a single value", o->name);
@@ -678,6 +683,11 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	char reason[400];
 	if (o->type == CONF_KEYS)
 		return 0; /* read first, before the zones that name keys */
+	if (o->type == CONF_ACL) {
+		conf_acl_t *acl = (conf_acl_t *)((char *)cfg + o->offset);
+		acl->set = true;
+		return conf_load_acl(cfg, y, key, ACL_MATCH, &acl->list, v);
+	}
 	if (o->type == CONF_LISTEN || o->type == CONF_ZONES || o->type == CONF_PREFIXES) {
 		/* "zones:" with every item commented out is an empty list, not an error */
 		bool empty = conf_scalar(v) && !conf_scalar(v)[0] &&
@@ -1102,11 +1112,7 @@ static void zone_hash_drop(conf_t *cfg, size_t i)
 
 void conf_zone_remove(conf_t *cfg, size_t i)
 {
-	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
-	acl_clear(&zx->provide_xfr);
-	acl_clear(&zx->notify);
-	acl_clear(&zx->primaries);
-	acl_clear(&zx->allow_notify);
+	conf_zone_xfr_clear(&cfg->zone_xfr[i]);
 	free((char *)cfg->zones[i].name);
 	free((char *)cfg->zones[i].file);
 	size_t after = cfg->zone_count - i - 1;

@@ -46,7 +46,9 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zone_count = 0;
 	dst->zone_hash = NULL;
 	dst->zone_hash_mask = 0;
-	bool ok = dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
+	dst->allow_query.list = (acl_t){ 0 };
+	bool ok = dup_acl(&dst->allow_query.list, &src->allow_query.list) &&
+		  dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
 		  dup_string(&dst->nsid, src->nsid) && dup_string(&dst->identity, src->identity) &&
 		  dup_string(&dst->version, src->version) &&
 		  dup_string(&dst->control, src->control) &&
@@ -78,6 +80,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		conf_zone_xfr_t *dx = &dst->zone_xfr[i];
 		*dx = *sx;
 		dx->provide_xfr = dx->notify = dx->primaries = dx->allow_notify = (acl_t){ 0 };
+		dx->allow_query.list = (acl_t){ 0 };
 		dst->zones[i] = src->zones[i];
 		dst->zones[i].name = dst->zones[i].file = NULL;
 		dst->zone_count++;
@@ -87,7 +90,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		dst->zones[i].file = file;
 		ok = ok && dup_acl(&dx->provide_xfr, &sx->provide_xfr) &&
 		     dup_acl(&dx->notify, &sx->notify) && dup_acl(&dx->primaries, &sx->primaries) &&
-		     dup_acl(&dx->allow_notify, &sx->allow_notify);
+		     dup_acl(&dx->allow_notify, &sx->allow_notify) &&
+		     dup_acl(&dx->allow_query.list, &sx->allow_query.list);
 	}
 	if (!ok || conf_zone_reindex(dst, src) < 0) {
 		conf_clear(dst);
@@ -134,6 +138,7 @@ static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b
 		return !memcmp(pa, pb, sizeof(conf_secret_t));
 	case CONF_ZONES:
 	case CONF_KEYS:
+	case CONF_ACL:
 		break; /* applied at runtime, never CONF_RESTART */
 	}
 	return true;
@@ -223,5 +228,7 @@ bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t 
 	       x->allow_notify_set == y->allow_notify_set &&
 	       acl_same(a, &x->provide_xfr, b, &y->provide_xfr) &&
 	       acl_same(a, &x->notify, b, &y->notify) &&
-	       acl_same(a, &x->allow_notify, b, &y->allow_notify);
+	       acl_same(a, &x->allow_notify, b, &y->allow_notify) &&
+	       x->allow_query.set == y->allow_query.set &&
+	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list);
 }

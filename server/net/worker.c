@@ -262,9 +262,15 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		w->zones = zones;
 		w->stats = &ws->stats[i * ws->parts];
 		w->zone_stats = ws->zone_stats[i * ws->parts];
+		/* allow-query: unsigned here; a signed query is checked again once verified */
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
-					     .cookie_required = cfg->cookie_require };
-		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
+					     .cookie_required = cfg->cookie_require,
+					     .allow = acl_allow_query,
+					     .tsig_key = ACL_NOKEY };
+		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
+					     .tcp = true,
+					     .allow = acl_allow_query,
+					     .tsig_key = ACL_NOKEY };
 		nsid_init(w, cfg);
 		transfer_init(&w->xfr, cfg, zones, &w->stats->xfr, w->index, &w->ctx_udp,
 			      &w->ctx_tcp, NULL, NULL);

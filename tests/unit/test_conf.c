@@ -500,14 +500,14 @@ static void test_man_page(void)
 	char path[4096];
 	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5.in"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	char line[512], names[64][64], paras[64][2048];
+	char line[512], names[96][64], paras[96][2048];
 	size_t n = 0;
 	bool after_tp = false;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!strcmp(line, ".SH EXAMPLE") || !strcmp(line, ".SH ZONES"))
 			break;
-		if (after_tp && !strncmp(line, ".B ", 3) && n < 64) {
+		if (after_tp && !strncmp(line, ".B ", 3) && n < 96) {
 			snprintf(names[n], sizeof(names[n]), "%.63s", line + 3);
 			paras[n][0] = '\0';
 			n++;
