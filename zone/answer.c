@@ -42,8 +42,7 @@ typedef struct lookup {
 typedef struct answer {
 	response_t r;
 	const zone_t *z;
-	uint32_t slot;      /* z's statistics slot */
-	const void *policy; /* the matched zone's (allow-query), loaded or not; NULL: none */
+	uint32_t slot; /* z's statistics slot */
 	uint16_t qtype;
 	bool stop;                 /* truncated: nothing more is written */
 	const rrset_wire_t *extra; /* RRset whose targets get A/AAAA in additional */
@@ -690,11 +689,6 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 		answer_chaos(a, q, ctx);
 		return;
 	}
-	if (!answer_allowed(a->policy, ctx)) {
-		/* allow-query: REFUSED, as NSD and BIND, before anything of the zone shows */
-		response_set_rcode(&a->r, DNS_RCODE_REFUSED);
-		return;
-	}
 	if (!a->z) {
 		/* a zone configured but not loaded: SERVFAIL, as NSD and Knot */
 		response_set_rcode(&a->r, a->configured ? DNS_RCODE_SERVFAIL : DNS_RCODE_REFUSED);
@@ -717,7 +711,7 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	 */
 	const zone_t *parent;
 	uint32_t parent_slot;
-	const void *policy;
+	const void *policy = NULL;
 	if (q->qtype == DNS_TYPE_DS && q->qname_len == a->z->apex->name_len && q->qname_len > 1 &&
 	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot, &policy)) !=
 		    NULL) {
@@ -829,6 +823,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 	memset((uint8_t *)&a + offsetof(answer_t, z), 0, sizeof(a) - offsetof(answer_t, z));
 	a.qtype = q.qtype;
 	a.dnssec = q.edns && q.edns_do;
+	const void *policy = NULL; /* the matched zone's allow-query, loaded or not */
 	/* class ANY is answered from IN data, as Knot does; other classes match no zone */
 	if (v == QUERY_OK && (q.qclass == DNS_CLASS_IN || q.qclass == DNS_CLASS_ANY)) {
 		/*
@@ -837,7 +832,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		 * so that the slot, which a cold lookup misses first, is on
 		 * its way while they are.
 		 */
-		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot, &a.policy);
+		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot, &policy);
 		/*
 		 * Hashed with the set's key, which is every zone's
 		 * (zone_hash_key()): nothing waits for the zone's first line,
@@ -884,6 +879,10 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		if (ctx->cookie_required && !ctx->tcp && e.cookie &&
 		    info->cookie != ANSWER_COOKIE_VALID)
 			response_set_rcode(&a.r, DNS_RCODE_BADCOOKIE);
+		else if (!answer_allowed(policy, ctx))
+			/* allow-query: REFUSED, as NSD and BIND, before anything of the zone shows
+			 */
+			response_set_rcode(&a.r, DNS_RCODE_REFUSED);
 		else
 			answer_well_formed(&a, db, &q, ctx);
 	}

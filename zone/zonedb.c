@@ -927,7 +927,8 @@ const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured)
 {
 	uint32_t slot;
-	return zonedb_match_slot(db, name, configured, &slot, NULL);
+	const void *policy;
+	return zonedb_match_slot(db, name, configured, &slot, &policy);
 }
 
 QUERY_PATH const uint8_t *zonedb_hash_key(const zonedb_t *db)
@@ -941,8 +942,7 @@ static const zone_t *matched(const zonedb_t *db, const zentry_t *e, bool *config
 	if (configured)
 		*configured = true;
 	/* before the version is looked at: a client refused learns nothing of it */
-	if (policy && db->policy)
-		*policy = db->policy[e->slot];
+	*policy = db->policy ? db->policy[e->slot] : NULL;
 	const zone_t *z = entry_zone(e);
 	*slot = z ? e->slot : 0;
 	__builtin_prefetch(z); /* its first line, which the lookup reads next */
@@ -953,8 +953,6 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 					   bool *configured, uint32_t *slot, const void **policy)
 {
 	*slot = 0;
-	if (policy)
-		*policy = NULL;
 	if (configured)
 		*configured = false;
 	if (!db || !db->apex_hash)

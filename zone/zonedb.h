@@ -195,8 +195,9 @@ const uint8_t *zonedb_hash_key(const zonedb_t *db);
 
 /*
  * zonedb_match, also giving the zone's statistics slot in *slot (0 when
- * none) and, when policy is not NULL, the matched zone's policy
- * (zonedb_set_policies; NULL for none) in *policy, loaded or not.
+ * none) and the matched zone's policy (zonedb_set_policies; NULL for
+ * none) in *policy, loaded or not; *policy is left as it was when no zone
+ * matches (the caller sets it first: answer_query's is zeroed with its plan).
  */
 const struct zone *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
 				     uint32_t *slot, const void **policy);

@@ -294,7 +294,8 @@ static void check_matches(const zonedb_t *db)
 		CU_ASSERT_EQUAL_FATAL(name_length(w), cases[i].len);
 		bool configured = false;
 		uint32_t slot;
-		const zone_t *z = zonedb_match_slot(db, w, &configured, &slot, NULL);
+		const void *policy = NULL;
+		const zone_t *z = zonedb_match_slot(db, w, &configured, &slot, &policy);
 		CU_ASSERT_PTR_NOT_NULL(z);
 		CU_ASSERT_TRUE(configured);
 		if (z != zonedb_zone(db, (size_t)cases[i].zone))
@@ -357,11 +358,12 @@ static void test_stats_slots(void)
 	/* the answer path finds the slot with the zone */
 	uint8_t w[NAME_MAXLEN];
 	uint32_t slot = 99;
+	const void *policy = NULL;
 	name_from_text("www.d.test.", NULL, w);
-	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(v3, w, NULL, &slot, NULL));
+	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(v3, w, NULL, &slot, &policy));
 	CU_ASSERT_EQUAL(slot, 4);
 	name_from_text("www.c.test.", NULL, w);
-	CU_ASSERT_PTR_NULL(zonedb_match_slot(v3, w, NULL, &slot, NULL));
+	CU_ASSERT_PTR_NULL(zonedb_match_slot(v3, w, NULL, &slot, &policy));
 	CU_ASSERT_EQUAL(slot, 0);
 	zonedb_free(v1);
 	zonedb_free(v2);
@@ -421,6 +423,11 @@ static void test_policies(void)
 	name_from_text("b.test.", NULL, w);
 	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(db, w, NULL, &slot, &policy));
 	CU_ASSERT_PTR_NULL(policy);
+	/* no zone matched: left as it was */
+	policy = policy_open;
+	name_from_text("www.nosuch.", NULL, w);
+	CU_ASSERT_PTR_NULL(zonedb_match_slot(db, w, NULL, &slot, &policy));
+	CU_ASSERT_PTR_EQUAL(policy, policy_open);
 	CU_ASSERT_EQUAL(rcode_for(db, "www.a.test.", &ctx), DNS_RCODE_REFUSED);
 	CU_ASSERT_EQUAL(rcode_for(db, "www.b.test.", &ctx), DNS_RCODE_NXDOMAIN);
 	CU_ASSERT_EQUAL(rcode_for(db, "www.c.test.", &ctx), DNS_RCODE_NXDOMAIN);
