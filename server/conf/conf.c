@@ -142,6 +142,13 @@ const conf_option_t conf_options[] = {
 	{ "allow-query", NULL, "LIST", CONF_ACL, 0, 0, NULL, "(anyone)", OFF(allow_query),
 	  "who may query the zones without an allow-query of their own: ADDR[/PREFIX] KEY|NOKEY",
 	  CONF_RUNTIME },
+	{ "dnstap-file", NULL, "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(dnstap_file),
+	  "write dnstap (AUTH_QUERY, AUTH_RESPONSE) to this file, made anew at each start",
+	  CONF_RESTART },
+	{ "dnstap-socket", NULL, "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(dnstap_socket),
+	  "send dnstap to the collector listening on this unix socket", CONF_RESTART },
+	{ "dnstap-sample", NULL, "N", CONF_UINT, 1, 1000000, NULL, "1", OFF(dnstap_sample),
+	  "log one query in N (and its response) to dnstap", CONF_RESTART },
 	{ "rate-limit", "rate-limit", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL, "0", OFF(rrl.rate),
 	  "UDP answers per second per response class (RRL); 0: off", CONF_RESTART },
 	{ "rate-limit-nxdomain", "rate-limit-nxdomain", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
@@ -541,6 +548,7 @@ int conf_init(conf_t *cfg)
 	cfg->min_expire_time = 10;
 	cfg->max_expire_time = 2419200;
 	cfg->rrl = (rrl_limits_t)RRL_LIMITS_DEFAULT;
+	cfg->dnstap_sample = 1;
 	default_listen(cfg);
 	return 0;
 }
@@ -557,6 +565,8 @@ void conf_clear(conf_t *cfg)
 	free(cfg->log_file);
 	free(cfg->zones_dir);
 	free(cfg->state_dir);
+	free(cfg->dnstap_file);
+	free(cfg->dnstap_socket);
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	free(cfg->takeover);
@@ -722,6 +732,9 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	}
 	if (!conf_scalar(v))
 		return conf_yerr(y, v, "%s: expected a single value", key);
+	if ((o->offset == OFF(dnstap_file) && cfg->dnstap_socket) ||
+	    (o->offset == OFF(dnstap_socket) && cfg->dnstap_file))
+		return conf_yerr(y, k, "%s: dnstap goes to a file or a socket, not both", key);
 	int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
 	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
 }

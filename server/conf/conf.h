@@ -112,6 +112,9 @@ typedef struct conf {
 	tsig_key_t *keys; /* keys: wiped by conf_clear */
 	size_t key_count;
 	conf_acl_t allow_query;              /* every zone's without its own; unset: anyone */
+	char *dnstap_file;                   /* dnstap-file, or NULL */
+	char *dnstap_socket;                 /* dnstap-socket, or NULL */
+	uint32_t dnstap_sample;              /* one query in N logged */
 	rrl_limits_t rrl;                    /* rate-limit-* */
 	conf_secret_t cookie_secret;         /* the current secret, or random when not set */
 	conf_secret_t cookie_secret_staging; /* also accepted */

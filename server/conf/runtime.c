@@ -39,6 +39,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->control = dst->pid_file = dst->zones_dir = dst->file = dst->takeover = NULL;
 	dst->state_dir = NULL;
 	dst->log_file = NULL;
+	dst->dnstap_file = dst->dnstap_socket = NULL;
 	dst->keys = NULL;
 	dst->key_count = 0;
 	dst->zones = NULL;
@@ -54,6 +55,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		  dup_string(&dst->control, src->control) &&
 		  dup_string(&dst->pid_file, src->pid_file) &&
 		  dup_string(&dst->log_file, src->log_file) &&
+		  dup_string(&dst->dnstap_file, src->dnstap_file) &&
+		  dup_string(&dst->dnstap_socket, src->dnstap_socket) &&
 		  dup_string(&dst->zones_dir, src->zones_dir) &&
 		  dup_string(&dst->state_dir, src->state_dir) &&
 		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover);
