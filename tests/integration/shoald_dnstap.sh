@@ -53,6 +53,14 @@ expect() {
 	for i in "$@"; do echo "$p$i.example.com. $t"; done | sort
 }
 
+# 0. Both outputs: refused with the line
+PORT=$(free_port) || exit 99
+write_conf "$PORT" 1 dnstap-file "$T_DIR/tap.fstrm"
+echo "dnstap-socket: $T_DIR/collector" >>"$T_DIR/shoald.conf"
+out=$("$SHOALD" -c "$T_DIR/shoald.conf" --check 2>&1)
+check_match "dnstap-file and dnstap-socket both: an error with the line" \
+	'shoald.conf:[0-9]+: dnstap-socket: dnstap goes to a file or a socket, not both' "$out"
+
 # 1. Every query, UDP and TCP, with its response
 PORT=$(free_port) || exit 99
 write_conf "$PORT" 1 dnstap-file "$T_DIR/tap.fstrm"
