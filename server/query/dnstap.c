@@ -239,6 +239,14 @@ int dnstap_new(const dnstap_conf_t *c, dnstap_t **out, char *err, size_t errlen)
 		snprintf(err, errlen, "dnstap-socket: %s is too long for a unix socket", c->socket);
 		return SHOAL_EINVAL;
 	}
+	/* fstrm would drop every message without a word: a file it cannot make stops the start */
+	int fd = c->file ? open(c->file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -2;
+	if (fd == -1) {
+		snprintf(err, errlen, "dnstap-file: cannot write %s: %s", c->file, strerror(errno));
+		return SHOAL_EINVAL;
+	}
+	if (fd >= 0)
+		close(fd);
 	dnstap_t *t = calloc(1, sizeof(*t));
 	int rc = SHOAL_ENOMEM;
 	if (!t)

@@ -61,6 +61,12 @@ out=$("$SHOALD" -c "$T_DIR/shoald.conf" --check 2>&1)
 check_match "dnstap-file and dnstap-socket both: an error with the line" \
 	'shoald.conf:[0-9]+: dnstap-socket: dnstap goes to a file or a socket, not both' "$out"
 
+write_conf "$PORT" 1 dnstap-file "$T_DIR/no/such/folder/tap.fstrm"
+"$SHOALD" -c "$T_DIR/shoald.conf" >"$T_DIR/out" 2>&1
+check_eq "a dnstap-file that cannot be written stops the start" 1 $?
+check_match "and says why" "dnstap-file: cannot write $T_DIR/no/such/folder/tap.fstrm" \
+	"$(cat "$T_DIR/out")"
+
 # 1. Every query, UDP and TCP, with its response
 PORT=$(free_port) || exit 99
 write_conf "$PORT" 1 dnstap-file "$T_DIR/tap.fstrm"
@@ -128,4 +134,26 @@ start=$(date +%s.%N)
 stop_within "$SHOALD_PID" 30
 check_eq "shoald stops with the collector stalled" 0 $?
 echo "stopped in $(since "$start") s"
+
+# 4. With user:, the file is the user's: the thread opens it before or after the drop
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+	mkdir -p "$T_DIR/nb" && chmod 755 "$T_DIR" "$T_DIR/nb" || exit 99
+	cp "$EXAMPLES/example.com.zone" "$T_DIR/nb/" && chmod 644 "$T_DIR/nb/example.com.zone"
+	PORT=$(free_port) || exit 99
+	cat >"$T_DIR/nb/shoald.conf" <<CONF
+listen: [ 127.0.0.1@$PORT ]
+threads: 1
+user: nobody
+dnstap-file: $T_DIR/nb/tap.fstrm
+zones:
+  - name: example.com
+    file: $T_DIR/nb/example.com.zone
+CONF
+	start_shoald "$PORT" -c "$T_DIR/nb/shoald.conf" || exit 99
+	q "$PORT" u1.example.com A >/dev/null
+	stop_pid "$SHOALD_PID"
+	check_eq "user: nobody: the dnstap file is nobody's" nobody "$(stat -c %U "$T_DIR/nb/tap.fstrm")"
+	check_match "and holds the query" 'AQ 127.0.0.1 UDP [0-9]+b "u1.example.com."' \
+		"$(dnstap-ldns -r "$T_DIR/nb/tap.fstrm")"
+fi
 done_testing
