@@ -89,9 +89,9 @@
 	X(dnssec_ok, COUNTER, "dnssec_ok_queries", "queries with the DNSSEC OK bit (DO)") \
 	X(dnstap_queued, COUNTER, "dnstap_messages{result=\"queued\"}",                   \
 	  "dnstap messages, by result: queued for the writer thread, or dropped (its "    \
-	  "queue or the answering thread's ring full)")                                   \
+	  "queue or the thread's buffers full, or larger than a buffer)")                 \
 	X(dnstap_dropped, COUNTER, "dnstap_messages{result=\"dropped\"}",                 \
-	  "dnstap messages dropped: the writer's queue or the ring full")
+	  "dnstap messages dropped: the writer's queue or buffers full")
 
 /*
  * STATS_ZONE are the fields of zone_stats_t: per zone served, in each

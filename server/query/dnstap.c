@@ -27,19 +27,13 @@
 /* The Frame Streams content type of dnstap: what readers check the stream is. */
 #define DNSTAP_CONTENT_TYPE "protobuf:dnstap.Dnstap"
 /*
- * Each producer's ring: 1 MiB, made only when dnstap is on, where the
- * messages lie one after the other, each behind a small header (the
- * producer, where the message ends); a message that would cross the
- * ring's end starts again at its beginning. Its fstrm input queue holds
- * DNSTAP_QUEUE messages (a power of two); a sampled query takes two. The
- * I/O thread is woken when DNSTAP_WAKE are queued (and once a second):
- * each wake-up is a futex call on the answering thread and a switch to
- * the I/O thread, so that few of them (fstrm's default is one each 32
- * messages) cost the answers little.
+ * Buffers per producer, and the size of its fstrm input queue (a power of
+ * two): a sampled query takes two. 64 of 16 KiB: 1 MiB per producer, made
+ * only when dnstap is on. A message larger than a buffer (a TCP answer of
+ * more than about 16000 octets) is dropped and counted.
  */
-#define DNSTAP_RING  (1u << 20)
-#define DNSTAP_QUEUE 1024
-#define DNSTAP_WAKE  768
+#define DNSTAP_SLOTS     64
+#define DNSTAP_SLOT_SIZE 16384
 /*
  * A collector's socket that takes nothing for this long is cut off (and
  * connected to again later): fstrm's own unix writer blocks for ever, which
@@ -51,9 +45,9 @@
 struct dnstap_producer {
 	const dnstap_t *tap;
 	struct fstrm_iothr_queue *queue;
-	uint8_t *ring;              /* DNSTAP_RING octets */
-	uint64_t head;              /* octets ever taken: where the next message goes */
-	uint64_t tail;              /* atomic: octets ever handed back by the I/O thread */
+	uint8_t *slots;             /* DNSTAP_SLOTS buffers of DNSTAP_SLOT_SIZE */
+	bool busy[DNSTAP_SLOTS];    /* atomic: set here, cleared by the I/O thread's free */
+	uint32_t next;              /* the buffer to take next */
 	uint32_t seen;              /* queries since the last one logged */
 	uint32_t sample;            /* log one in `sample` */
 	uint64_t *queued, *dropped; /* the caller's counters */
@@ -200,8 +194,7 @@ static int start_thread(dnstap_t *t, const dnstap_conf_t *c, char *err, size_t e
 	}
 	struct fstrm_iothr_options *o = fstrm_iothr_options_init();
 	fstrm_iothr_options_set_num_input_queues(o, c->producers);
-	fstrm_iothr_options_set_input_queue_size(o, DNSTAP_QUEUE);
-	fstrm_iothr_options_set_queue_notify_threshold(o, DNSTAP_WAKE);
+	fstrm_iothr_options_set_input_queue_size(o, DNSTAP_SLOTS);
 	fstrm_iothr_options_set_queue_model(o, FSTRM_IOTHR_QUEUE_MODEL_SPSC);
 	/*
 	 * fstrm starts the thread itself: it inherits the name and the signal
@@ -262,7 +255,7 @@ int dnstap_new(const dnstap_conf_t *c, dnstap_t **out, char *err, size_t errlen)
 		t->count = i + 1; /* freed with the rest from here */
 		p->tap = t;
 		p->sample = c->sample;
-		if (!(p->ring = malloc(DNSTAP_RING)))
+		if (!(p->slots = malloc((size_t)DNSTAP_SLOTS * DNSTAP_SLOT_SIZE)))
 			goto done;
 	}
 	rc = start_thread(t, c, err, errlen);
@@ -296,7 +289,7 @@ void dnstap_free(dnstap_t *t)
 	if (t->iothr)
 		fstrm_iothr_destroy(&t->iothr);
 	for (unsigned i = 0; t->producers && i < t->count; i++)
-		free(t->producers[i].ring);
+		free(t->producers[i].slots);
 	free(t->producers);
 	free(t->identity);
 	free(t->version);
@@ -311,47 +304,36 @@ QUERY_PATH bool dnstap_sampled(dnstap_producer_t *p)
 	return true;
 }
 
-/* What precedes each message in the ring: whose it is, and where it ends. */
-typedef struct ring_header {
-	dnstap_producer_t *p;
-	uint64_t end; /* head after the message */
-} ring_header_t;
-
-/*
- * fstrm's free callback, on the I/O thread: the message and all before it
- * are p's again. Each producer's messages go through one queue and are
- * handed back in the order they were queued, so the tail only moves on.
- */
-static void ring_free(void *data, void *header)
+/* fstrm's free callback, on the I/O thread: the buffer is p's again. */
+static void slot_free(void *data, void *flag)
 {
 	(void)data;
-	const ring_header_t *h = header;
-	__atomic_store_n(&h->p->tail, h->end, __ATOMIC_RELEASE);
+	__atomic_store_n((bool *)flag, false, __ATOMIC_RELEASE);
 }
 
-/* Serialise d into p's ring and queue it; a ring or queue full, or no room, drops it. */
+/*
+ * Serialise d into p's next buffer and queue it. The buffers are handed
+ * back in the order they were queued (one queue, written in order), so
+ * the next one is the oldest: busy, the ring is full.
+ */
 static void submit(dnstap_producer_t *p, const Dnstap__Dnstap *d)
 {
+	uint32_t i = p->next;
 	size_t len = dnstap__dnstap__get_packed_size(d);
-	size_t need = (sizeof(ring_header_t) + len + 7) & ~(size_t)7;
-	uint64_t at = p->head, pos = at % DNSTAP_RING;
-	if (pos + need > DNSTAP_RING)
-		at += DNSTAP_RING - pos; /* no message crosses the end: start again at 0 */
-	uint64_t end = at + need;
-	if (end - __atomic_load_n(&p->tail, __ATOMIC_ACQUIRE) > DNSTAP_RING) {
+	if (__atomic_load_n(&p->busy[i], __ATOMIC_ACQUIRE) || len > DNSTAP_SLOT_SIZE) {
 		stats_add(p->dropped, 1);
 		return;
 	}
-	ring_header_t *h = (ring_header_t *)(p->ring + at % DNSTAP_RING);
-	*h = (ring_header_t){ p, end };
-	uint8_t *msg = (uint8_t *)(h + 1);
-	dnstap__dnstap__pack(d, msg);
-	if (fstrm_iothr_submit(p->tap->iothr, p->queue, msg, len, ring_free, h) !=
+	uint8_t *buf = p->slots + (size_t)i * DNSTAP_SLOT_SIZE;
+	dnstap__dnstap__pack(d, buf);
+	p->busy[i] = true;
+	if (fstrm_iothr_submit(p->tap->iothr, p->queue, buf, len, slot_free, &p->busy[i]) !=
 	    fstrm_res_success) {
-		stats_add(p->dropped, 1); /* the queue is full: the room stays ours */
+		p->busy[i] = false; /* not taken: still ours */
+		stats_add(p->dropped, 1);
 		return;
 	}
-	p->head = end;
+	p->next = (i + 1) % DNSTAP_SLOTS;
 	stats_add(p->queued, 1);
 }
 

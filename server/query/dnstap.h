@@ -19,8 +19,8 @@ typedef struct dnstap dnstap_t;
 /*
  * What one thread that answers queries (a worker's loop, a UDP receiver)
  * logs with: its own fstrm input queue (single producer, single consumer:
- * no lock), a ring allocated once that the messages are serialised into
- * (the I/O thread hands each back when written), its
+ * no lock), a ring of buffers allocated once that the messages are
+ * serialised into (the I/O thread hands each back when written), its
  * sampling count and its counters. Only that thread uses it.
  */
 typedef struct dnstap_producer dnstap_producer_t;
@@ -80,9 +80,9 @@ bool dnstap_sampled(dnstap_producer_t *p);
 
 /*
  * Log q as an AUTH_QUERY and, when something was sent, an AUTH_RESPONSE
- * message: each serialised into p's ring and handed to the I/O thread's
- * queue. A full ring or queue drops that message and counts it; nothing
- * waits. The
+ * message: each serialised into a free buffer of p's ring and handed to
+ * the I/O thread's queue. A full ring or queue, or a message larger than
+ * a buffer, drops that message and counts it; nothing waits. The
  * producer's thread; no allocation, no lock.
  */
 void dnstap_log(dnstap_producer_t *p, const dnstap_query_t *q);
