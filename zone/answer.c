@@ -675,6 +675,12 @@ static void answer_chaos(answer_t *a, const query_t *q, const answer_ctx_t *ctx)
 	put(a, DNS_SECTION_ANSWER, q->qname, &set);
 }
 
+/* Whether ctx's client may query a zone of this policy (NULL: anyone may). */
+static inline bool answer_allowed(const void *policy, const answer_ctx_t *ctx)
+{
+	return !policy || (ctx->allow && ctx->allow(policy, ctx));
+}
+
 /* A query that parsed, its zone matched (answer_query): RFC 1034 4.3.2. */
 static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q,
 			       const answer_ctx_t *ctx)
@@ -705,8 +711,15 @@ static void answer_well_formed(answer_t *a, const zonedb_t *db, const query_t *q
 	 */
 	const zone_t *parent;
 	uint32_t parent_slot;
+	const void *policy = NULL;
 	if (q->qtype == DNS_TYPE_DS && q->qname_len == a->z->apex->name_len && q->qname_len > 1 &&
-	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot)) != NULL) {
+	    (parent = zonedb_match_slot(db, name_parent(q->qname), NULL, &parent_slot, &policy)) !=
+		    NULL) {
+		/* the parent's data: the parent's allow-query decides */
+		if (!answer_allowed(policy, ctx)) {
+			response_set_rcode(&a->r, DNS_RCODE_REFUSED);
+			return;
+		}
 		a->z = parent;
 		a->slot = parent_slot;
 	}
@@ -810,6 +823,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 	memset((uint8_t *)&a + offsetof(answer_t, z), 0, sizeof(a) - offsetof(answer_t, z));
 	a.qtype = q.qtype;
 	a.dnssec = q.edns && q.edns_do;
+	const void *policy = NULL; /* the matched zone's allow-query, loaded or not */
 	/* class ANY is answered from IN data, as Knot does; other classes match no zone */
 	if (v == QUERY_OK && (q.qclass == DNS_CLASS_IN || q.qclass == DNS_CLASS_ANY)) {
 		/*
@@ -818,7 +832,7 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		 * so that the slot, which a cold lookup misses first, is on
 		 * its way while they are.
 		 */
-		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot);
+		a.z = zonedb_match_slot(db, q.qname, &a.configured, &a.slot, &policy);
 		/*
 		 * Hashed with the set's key, which is every zone's
 		 * (zone_hash_key()): nothing waits for the zone's first line,
@@ -865,6 +879,10 @@ QUERY_PATH size_t answer_query(const zonedb_t *db, const uint8_t *pkt, size_t le
 		if (ctx->cookie_required && !ctx->tcp && e.cookie &&
 		    info->cookie != ANSWER_COOKIE_VALID)
 			response_set_rcode(&a.r, DNS_RCODE_BADCOOKIE);
+		else if (!answer_allowed(policy, ctx))
+			/* allow-query: REFUSED, as NSD and BIND, before anything of the zone shows
+			 */
+			response_set_rcode(&a.r, DNS_RCODE_REFUSED);
 		else
 			answer_well_formed(&a, db, &q, ctx);
 	}

@@ -12,6 +12,15 @@
 #include "proto/name.h"
 #include "zone/zonedb.h"
 
+struct answer_ctx;
+
+/*
+ * Whether the client of ctx may query a zone whose policy (hung on the set
+ * with zonedb_set_policies) is `policy`: the server's allow-query check.
+ * Called on the query path: allocates nothing, takes no lock.
+ */
+typedef bool (*answer_allow_fn)(const void *policy, const struct answer_ctx *ctx);
+
 /*
  * What the transport tells the answer logic. Set up once per worker; the
  * transport sets now and the client's address before each query.
@@ -45,6 +54,14 @@ typedef struct answer_ctx {
 	const uint8_t *identity;
 	const uint8_t *version;
 	uint8_t version_len;
+	/*
+	 * Zones with a policy are answered only to clients allow says yes to,
+	 * others get REFUSED (RFC 1035 4.1.1 rcode 5); with allow NULL, no
+	 * client may query them. tsig_key: the index of the key the query was
+	 * verified with, or -1 (unsigned, or not verified yet).
+	 */
+	answer_allow_fn allow;
+	int tsig_key;
 } answer_ctx_t;
 
 /*

@@ -76,6 +76,8 @@ struct zonedb {
 	const uint8_t *hash_key; /* zone_hash_key(), read without pthread_once */
 	zentry_t **entries;      /* count of them, in the order of the specs */
 	size_t count;
+	/* zonedb_set_policies: by statistics slot (max_slot + 1), or NULL when no zone has one */
+	const void **policy;
 	_Alignas(64) zentry_t *scan_entry[ZONEDB_SCAN_MAX];
 	uint32_t max_slot; /* the highest statistics slot of the entries */
 	const void *owner; /* zonedb_set_owner */
@@ -1075,6 +1077,34 @@ const void *zonedb_owner(const zonedb_t *db)
 	return db ? db->owner : NULL;
 }
 
+/* db->policy made from by_index (db->count of them), or left NULL when all are. */
+static int policy_table(zonedb_t *db, const void *const *by_index)
+{
+	free(db->policy);
+	db->policy = NULL;
+	for (size_t i = 0; i < db->count; i++) {
+		if (!by_index[i])
+			continue;
+		if (!db->policy && !(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+			return SHOAL_ENOMEM;
+		/* a name that is no zone name (slot 0) is never matched: its policy is moot */
+		db->policy[db->entries[i]->slot] = by_index[i];
+	}
+	return 0;
+}
+
+int zonedb_set_policies(zonedb_t *db, zonedb_policy_fn policy_of, const void *arg)
+{
+	const void **by_index = calloc(db->count ? db->count : 1, sizeof(*by_index));
+	if (!by_index)
+		return SHOAL_ENOMEM;
+	for (size_t i = 0; i < db->count; i++)
+		by_index[i] = db->entries[i]->apex_len ? policy_of(arg, i) : NULL;
+	int rc = policy_table(db, by_index);
+	free(by_index);
+	return rc;
+}
+
 void zonedb_free(zonedb_t *db)
 {
 	if (!db)
@@ -1095,6 +1125,7 @@ void zonedb_free(zonedb_t *db)
 	free(db->fresh_bits);
 	free(db->pending);
 	free(db->journal_dir);
+	free(db->policy);
 	free(db);
 }
 
@@ -1155,6 +1186,14 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 	if (!slot_bits_alloc(db, old->slot_bits, old->slot_words)) {
 		zonedb_free(db);
 		return SHOAL_ENOMEM;
+	}
+	if (old->policy) {
+		db->policy = malloc((db->max_slot + 1) * sizeof(*db->policy));
+		if (!db->policy) {
+			zonedb_free(db);
+			return SHOAL_ENOMEM;
+		}
+		memcpy(db->policy, old->policy, (db->max_slot + 1) * sizeof(*db->policy));
 	}
 	*out = db;
 	return 0;
@@ -1274,7 +1313,8 @@ const zone_t *zonedb_find(const zonedb_t *db, const uint8_t *name)
 const zone_t *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *configured)
 {
 	uint32_t slot;
-	return zonedb_match_slot(db, name, configured, &slot);
+	const void *policy;
+	return zonedb_match_slot(db, name, configured, &slot, &policy);
 }
 
 QUERY_PATH const uint8_t *zonedb_hash_key(const zonedb_t *db)
@@ -1282,10 +1322,13 @@ QUERY_PATH const uint8_t *zonedb_hash_key(const zonedb_t *db)
 	return db ? db->hash_key : zone_hash_key();
 }
 
-static const zone_t *matched(const zentry_t *e, bool *configured, uint32_t *slot)
+static const zone_t *matched(const zonedb_t *db, const zentry_t *e, bool *configured,
+			     uint32_t *slot, const void **policy)
 {
 	if (configured)
 		*configured = true;
+	/* before the version is looked at: a client refused learns nothing of it */
+	*policy = db->policy ? db->policy[e->slot] : NULL;
 	const zone_t *z = entry_zone(e);
 	*slot = z ? e->slot : 0;
 	__builtin_prefetch(z); /* its first line, which the lookup reads next */
@@ -1293,7 +1336,7 @@ static const zone_t *matched(const zentry_t *e, bool *configured, uint32_t *slot
 }
 
 QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *name,
-					   bool *configured, uint32_t *slot)
+					   bool *configured, uint32_t *slot, const void **policy)
 {
 	*slot = 0;
 	if (configured)
@@ -1321,7 +1364,7 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 			/* a tail starting inside a label is no suffix, however its octets read */
 			const zentry_t *e = db->scan_entry[i];
 			if (off[k] == at && memcmp(name + at, e->apex, alen) == 0)
-				return matched(e, configured, slot);
+				return matched(db, e, configured, slot, policy);
 		}
 		return NULL;
 	}
@@ -1338,7 +1381,7 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 			const zentry_t *e = db->apex_hash[j].e;
 			if (db->apex_hash[j].tag == tag && e->apex_len == slen &&
 			    memcmp(e->apex, suffix, slen) == 0)
-				return matched(e, configured, slot);
+				return matched(db, e, configured, slot, policy);
 		}
 	}
 	return NULL;

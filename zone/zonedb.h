@@ -148,6 +148,20 @@ size_t zonedb_pending(const zonedb_t *db);
 void zonedb_set_owner(zonedb_t *db, const void *owner);
 const void *zonedb_owner(const zonedb_t *db);
 
+/* The policy of zone i of a set (zonedb_set_policies): arg is the caller's. */
+typedef const void *(*zonedb_policy_fn)(const void *arg, size_t i);
+
+/*
+ * Hang on each zone of db an opaque policy, policy_of(arg, i) for zone i
+ * (NULL: none), that a zone match hands back (zonedb_match_slot) with no
+ * lookup of its own: the server's allow-query list, which lives as long
+ * as the owner does. Kept per set (not per zone entry, which sets share),
+ * so a reconfig that builds a set with new lists leaves the old set's
+ * readers theirs; zonedb_replace carries them over. Before publishing,
+ * by the set's builder. Returns 0 or SHOAL_ENOMEM (none is set).
+ */
+int zonedb_set_policies(zonedb_t *db, zonedb_policy_fn policy_of, const void *arg);
+
 /* Free a set that was never published (zones shared with others stay). */
 void zonedb_free(zonedb_t *db);
 
@@ -203,9 +217,14 @@ const struct zone *zonedb_match(const zonedb_t *db, const uint8_t *name, bool *c
  */
 const uint8_t *zonedb_hash_key(const zonedb_t *db);
 
-/* zonedb_match, also giving the zone's statistics slot in *slot (0 when none). */
+/*
+ * zonedb_match, also giving the zone's statistics slot in *slot (0 when
+ * none) and the matched zone's policy (zonedb_set_policies; NULL for
+ * none) in *policy, loaded or not; *policy is left as it was when no zone
+ * matches (the caller sets it first: answer_query's is zeroed with its plan).
+ */
 const struct zone *zonedb_match_slot(const zonedb_t *db, const uint8_t *name, bool *configured,
-				     uint32_t *slot);
+				     uint32_t *slot, const void **policy);
 
 /*
  * The index (as in zonedb_zone_info, and the specs it was built from) of

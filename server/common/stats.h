@@ -104,10 +104,15 @@
  * over UDP and TCP alike, counted for every query with a question;
  * "query" in the JSON.
  */
-#define STATS_QUERY(X)                                                               \
-	X(type, QTYPES, "query_types", "queries by QTYPE, the less common as other") \
-	X(edns, COUNTER, "edns_queries", "queries with an EDNS OPT record")          \
-	X(dnssec_ok, COUNTER, "dnssec_ok_queries", "queries with the DNSSEC OK bit (DO)")
+#define STATS_QUERY(X)                                                                    \
+	X(type, QTYPES, "query_types", "queries by QTYPE, the less common as other")      \
+	X(edns, COUNTER, "edns_queries", "queries with an EDNS OPT record")               \
+	X(dnssec_ok, COUNTER, "dnssec_ok_queries", "queries with the DNSSEC OK bit (DO)") \
+	X(dnstap_queued, COUNTER, "dnstap_messages{result=\"queued\"}",                   \
+	  "dnstap messages, by result: queued for the writer thread, or dropped (its "    \
+	  "queue or the thread's buffers full, or larger than a buffer)")                 \
+	X(dnstap_dropped, COUNTER, "dnstap_messages{result=\"dropped\"}",                 \
+	  "dnstap messages dropped: the writer's queue or buffers full")
 
 /*
  * STATS_ZONE are the fields of zone_stats_t: per zone served, in each

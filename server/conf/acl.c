@@ -11,7 +11,9 @@
 #include <strings.h>
 
 #include "proto/error.h"
+#include "proto/hot.h"
 #include "server/conf/acl.h"
+#include "zone/answer.h"
 
 static int syntax(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -150,4 +152,21 @@ const acl_entry_t *acl_find(const acl_t *a, const struct sockaddr *peer, int key
 {
 	acl_client_t c = { .addr = peer };
 	return acl_find_client(a, &c, key, NULL);
+}
+
+QUERY_PATH const acl_entry_t *acl_find_ip(const acl_t *a, const uint8_t *ip, size_t ip_len, int key)
+{
+	for (size_t i = 0; i < a->count; i++) {
+		const acl_entry_t *e = &a->entries[i];
+		/* an entry that asks for TLS needs the connection: acl_find_client's */
+		if (e->key == key && e->tls == ACL_TLS_NONE &&
+		    addr_prefix_match(&e->net, ip, ip_len))
+			return e;
+	}
+	return NULL;
+}
+
+QUERY_PATH bool acl_allow_query(const void *policy, const answer_ctx_t *ctx)
+{
+	return acl_find_ip(policy, ctx->client_ip, ctx->client_ip_len, ctx->tsig_key) != NULL;
 }

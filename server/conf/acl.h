@@ -118,4 +118,16 @@ const acl_entry_t *acl_find_client(const acl_t *a, const acl_client_t *c, int ke
 /* What entry e asks for that c's connection lacks, in words ("TLS"), for a refusal's log line. */
 const char *acl_tls_unmet(const acl_entry_t *e, const acl_client_t *c);
 
+/* acl_find for a peer given as its address octets (ip_len 4 or 16, as addr_octets gives). */
+const acl_entry_t *acl_find_ip(const acl_t *a, const uint8_t *ip, size_t ip_len, int key);
+
+struct answer_ctx;
+
+/*
+ * allow-query (an answer_allow_fn): whether the client of ctx, with the
+ * key its query was verified with (ctx->tsig_key), is in the list policy
+ * (an acl_t). Worker threads, on the query path: no allocation, no lock.
+ */
+bool acl_allow_query(const void *policy, const struct answer_ctx *ctx);
+
 #endif

@@ -165,6 +165,16 @@ const conf_option_t conf_options[] = {
 	  OFF(max_expire_time), "and at most this long without a successful check", CONF_RUNTIME },
 	{ "keys", NULL, "LIST", CONF_KEYS, 0, 0, NULL, "(none)", OFF(keys),
 	  "TSIG keys: a list of {name, algorithm, secret or secret-file}", CONF_RUNTIME },
+	{ "allow-query", NULL, "LIST", CONF_ACL, 0, 0, NULL, "(anyone)", OFF(allow_query),
+	  "who may query the zones without an allow-query of their own: ADDR[/PREFIX] KEY|NOKEY",
+	  CONF_RUNTIME },
+	{ "dnstap-file", NULL, "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(dnstap_file),
+	  "write dnstap (AUTH_QUERY, AUTH_RESPONSE) to this file, made anew at each start",
+	  CONF_RESTART },
+	{ "dnstap-socket", NULL, "PATH", CONF_STRING, 0, 0, NULL, "(none)", OFF(dnstap_socket),
+	  "send dnstap to the collector listening on this unix socket", CONF_RESTART },
+	{ "dnstap-sample", NULL, "N", CONF_UINT, 1, 1000000, NULL, "1", OFF(dnstap_sample),
+	  "log one query in N (and its response) to dnstap", CONF_RESTART },
 	{ "rate-limit", "rate-limit", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL, "0", OFF(rrl.rate),
 	  "UDP answers per second per response class (RRL); 0: off", CONF_RESTART },
 	{ "rate-limit-nxdomain", "rate-limit-nxdomain", "N", CONF_UINT, 0, RRL_RATE_MAX, NULL,
@@ -220,6 +230,7 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "primaries", "servers to transfer it from, in order: the zone is a secondary" },
 	{ "allow-notify", "who may send NOTIFY for it (default: the primaries)" },
 	{ "provide-xfr", "who may transfer it from us" },
+	{ "allow-query", "who may query it (default: the global allow-query, else anyone)" },
 	{ "notify", "secondaries sent NOTIFY when its serial changes" },
 	{ "ixfr-journal-size", "IXFR history kept for it, in octets" },
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
@@ -413,6 +424,7 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 	}
 	case CONF_ZONES:
 	case CONF_KEYS:
+	case CONF_ACL:
 		break;
 	}
 	set_err(err, errlen, "%s: not a single value", o->name);
@@ -600,6 +612,7 @@ int conf_init(conf_t *cfg)
 	cfg->min_expire_time = 10;
 	cfg->max_expire_time = 2419200;
 	cfg->rrl = (rrl_limits_t)RRL_LIMITS_DEFAULT;
+	cfg->dnstap_sample = 1;
 	default_listen(cfg);
 	return 0;
 }
@@ -619,6 +632,8 @@ void conf_clear(conf_t *cfg)
 	free(cfg->log_file);
 	free(cfg->zones_dir);
 	free(cfg->state_dir);
+	free(cfg->dnstap_file);
+	free(cfg->dnstap_socket);
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	free(cfg->takeover);
@@ -742,6 +757,11 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	char reason[400];
 	if (o->type == CONF_KEYS)
 		return 0; /* read first, before the zones that name keys */
+	if (o->type == CONF_ACL) {
+		conf_acl_t *acl = (conf_acl_t *)((char *)cfg + o->offset);
+		acl->set = true;
+		return conf_load_acl(cfg, y, key, ACL_MATCH, &acl->list, v);
+	}
 	if (o->type == CONF_LISTEN || o->type == CONF_ZONES || o->type == CONF_PREFIXES) {
 		/* "zones:" with every item commented out is an empty list, not an error */
 		bool empty = conf_scalar(v) && !conf_scalar(v)[0] &&
@@ -779,6 +799,9 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	}
 	if (!conf_scalar(v))
 		return conf_yerr(y, v, "%s: expected a single value", key);
+	if ((o->offset == OFF(dnstap_file) && cfg->dnstap_socket) ||
+	    (o->offset == OFF(dnstap_socket) && cfg->dnstap_file))
+		return conf_yerr(y, k, "%s: dnstap goes to a file or a socket, not both", key);
 	int rc = set_scalar(cfg, o, conf_scalar(v), reason, sizeof(reason));
 	return rc == SHOAL_ENOMEM ? rc : rc < 0 ? conf_yerr(y, v, "%s", reason) : 0;
 }
@@ -1171,12 +1194,7 @@ static void zone_hash_drop(conf_t *cfg, size_t i)
 
 void conf_zone_remove(conf_t *cfg, size_t i)
 {
-	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
-	acl_clear(&zx->provide_xfr);
-	acl_clear(&zx->notify);
-	acl_clear(&zx->primaries);
-	acl_clear(&zx->allow_notify);
-	free(zx->primaries_tls);
+	conf_zone_xfr_clear(&cfg->zone_xfr[i]);
 	/* its strings stay in the pool, which copies may share: no longer counted as held */
 	cfg->zone_string_octets -= strlen(cfg->zones[i].name) + strlen(cfg->zones[i].file) + 2;
 	size_t after = cfg->zone_count - i - 1;

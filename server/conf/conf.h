@@ -27,15 +27,22 @@
  * One zone's transfer settings, beside its zone_spec_t (zone_xfr[i] goes
  * with zones[i]). Entries' keys index conf_t.keys.
  */
+/* An address list that may be left out (an empty one given refuses everyone). */
+typedef struct conf_acl {
+	acl_t list;
+	bool set;
+} conf_acl_t;
+
 typedef struct conf_zone_xfr {
 	acl_t provide_xfr; /* who may transfer the zone from us (ADDR[/PREFIX] KEY) */
 	acl_t notify;      /* whom we NOTIFY when its serial changes (ADDR[@PORT] KEY) */
 	acl_t primaries;   /* where we transfer it from: the zone is a secondary */
 	/* how its primaries over TLS are checked (tls-pin, tls-hostname); NULL: opportunistic */
 	tls_auth_t *primaries_tls;
-	acl_t allow_notify;    /* who may NOTIFY us: the primaries unless set */
-	bool allow_notify_set; /* allow-notify was given (an empty list refuses all) */
-	int64_t journal_size;  /* ixfr-journal-size of this zone, or -1: the global one */
+	acl_t allow_notify;     /* who may NOTIFY us: the primaries unless set */
+	bool allow_notify_set;  /* allow-notify was given (an empty list refuses all) */
+	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
+	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
 } conf_zone_xfr_t;
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
@@ -114,6 +121,10 @@ typedef struct conf {
 	uint32_t min_expire_time, max_expire_time;
 	tsig_key_t *keys; /* keys: wiped by conf_clear */
 	size_t key_count;
+	conf_acl_t allow_query;              /* every zone's without its own; unset: anyone */
+	char *dnstap_file;                   /* dnstap-file, or NULL */
+	char *dnstap_socket;                 /* dnstap-socket, or NULL */
+	uint32_t dnstap_sample;              /* one query in N logged */
 	rrl_limits_t rrl;                    /* rate-limit-* */
 	conf_secret_t cookie_secret;         /* the current secret, or random when not set */
 	conf_secret_t cookie_secret_staging; /* also accepted */
@@ -158,6 +169,7 @@ enum conf_type {
 	CONF_ADDR,     /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
 	CONF_PREFIXES, /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
 	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
+	CONF_ACL,      /* list of "ADDR[/PREFIX] KEY|NOKEY" (conf_acl_t): file only */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */
@@ -316,6 +328,14 @@ bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t 
  */
 bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b, const acl_t *list,
 			 size_t *at);
+
+/*
+ * The allow-query list of zone i of cfg (a const conf_t *): its own, else
+ * the global one, or NULL when neither is set (anyone may query it). A
+ * zonedb_policy_fn, for zonedb_set_policies; the list lives as long as
+ * cfg. Any thread.
+ */
+const void *conf_zone_allow_query(const void *cfg, size_t i);
 
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {

@@ -44,7 +44,17 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
  */
 int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item);
 
-/* Free the keys (wiped) and every zone's lists. */
+/*
+ * The list `what` (one "ADDR... KEY" entry or a list of them) at v,
+ * appended to list; entries of kind. Returns as conf_load_keys.
+ */
+int conf_load_acl(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kind kind, acl_t *list,
+		  yaml_node_t *v);
+
+/* Free one zone's lists. */
+void conf_zone_xfr_clear(conf_zone_xfr_t *zx);
+
+/* Free the keys (wiped), the global lists and every zone's lists. */
 void conf_xfr_clear(conf_t *cfg);
 
 /*

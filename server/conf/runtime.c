@@ -64,7 +64,8 @@ static bool copy_zone_lists(conf_t *dst)
 	bool ok = true;
 	for (size_t i = 0; i < dst->zone_count; i++) {
 		conf_zone_xfr_t *x = &dst->zone_xfr[i];
-		acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify };
+		acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
+				   &x->allow_query.list };
 		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
 			acl_t from = *lists[k];
 			ok = ok && dup_acl(lists[k], &from);
@@ -93,6 +94,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->tls_key_file = dst->tls_cert_file = dst->tls_ca_file = NULL;
 	dst->state_dir = NULL;
 	dst->log_file = NULL;
+	dst->dnstap_file = dst->dnstap_socket = NULL;
 	dst->keys = NULL;
 	dst->key_count = 0;
 	dst->zones = NULL;
@@ -101,12 +103,16 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zone_strings = NULL;
 	dst->zone_hash = NULL;
 	dst->zone_hash_mask = 0;
-	bool ok = dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
+	dst->allow_query.list = (acl_t){ 0 };
+	bool ok = dup_acl(&dst->allow_query.list, &src->allow_query.list) &&
+		  dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
 		  dup_string(&dst->nsid, src->nsid) && dup_string(&dst->identity, src->identity) &&
 		  dup_string(&dst->version, src->version) &&
 		  dup_string(&dst->control, src->control) &&
 		  dup_string(&dst->pid_file, src->pid_file) &&
 		  dup_string(&dst->log_file, src->log_file) &&
+		  dup_string(&dst->dnstap_file, src->dnstap_file) &&
+		  dup_string(&dst->dnstap_socket, src->dnstap_socket) &&
 		  dup_string(&dst->zones_dir, src->zones_dir) &&
 		  dup_string(&dst->state_dir, src->state_dir) &&
 		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover) &&
@@ -188,6 +194,7 @@ static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b
 		return !memcmp(pa, pb, sizeof(conf_secret_t));
 	case CONF_ZONES:
 	case CONF_KEYS:
+	case CONF_ACL:
 		break; /* applied at runtime, never CONF_RESTART */
 	}
 	return true;
@@ -292,5 +299,7 @@ bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t 
 	       x->allow_notify_set == y->allow_notify_set &&
 	       acl_same(a, &x->provide_xfr, b, &y->provide_xfr) &&
 	       acl_same(a, &x->notify, b, &y->notify) &&
-	       acl_same(a, &x->allow_notify, b, &y->allow_notify);
+	       acl_same(a, &x->allow_notify, b, &y->allow_notify) &&
+	       x->allow_query.set == y->allow_query.set &&
+	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list);
 }

@@ -294,7 +294,11 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 	}
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
-	if (!strcmp(key, "provide-xfr")) {
+	if (!strcmp(key, "allow-query")) {
+		list = &zx->allow_query.list;
+		kind = ACL_MATCH;
+		zx->allow_query.set = true;
+	} else if (!strcmp(key, "provide-xfr")) {
 		list = &zx->provide_xfr;
 		kind = ACL_MATCH;
 	} else if (!strcmp(key, "allow-notify")) {
@@ -308,6 +312,12 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 	} else {
 		return SHOAL_ENOTFOUND;
 	}
+	return conf_load_acl(cfg, y, key, kind, list, v);
+}
+
+int conf_load_acl(conf_t *cfg, yaml_ctx_t *y, const char *key, enum acl_kind kind, acl_t *list,
+		  yaml_node_t *v)
+{
 	if (conf_scalar(v))
 		return load_entry(cfg, y, key, kind, list, v);
 	if (v->type != YAML_SEQUENCE_NODE)
@@ -328,14 +338,29 @@ void conf_xfr_clear(conf_t *cfg)
 	free(cfg->keys);
 	cfg->keys = NULL;
 	cfg->key_count = 0;
-	for (size_t i = 0; cfg->zone_xfr && i < cfg->zone_count; i++) {
-		conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
-		acl_clear(&zx->provide_xfr);
-		acl_clear(&zx->notify);
-		acl_clear(&zx->primaries);
-		acl_clear(&zx->allow_notify);
-		free(zx->primaries_tls);
-	}
+	acl_clear(&cfg->allow_query.list);
+	for (size_t i = 0; cfg->zone_xfr && i < cfg->zone_count; i++)
+		conf_zone_xfr_clear(&cfg->zone_xfr[i]);
 	free(cfg->zone_xfr);
 	cfg->zone_xfr = NULL;
+}
+
+void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
+{
+	acl_clear(&zx->provide_xfr);
+	acl_clear(&zx->notify);
+	acl_clear(&zx->primaries);
+	acl_clear(&zx->allow_notify);
+	acl_clear(&zx->allow_query.list);
+	free(zx->primaries_tls);
+	zx->primaries_tls = NULL;
+}
+
+const void *conf_zone_allow_query(const void *arg, size_t i)
+{
+	const conf_t *cfg = arg;
+	const conf_acl_t *own = &cfg->zone_xfr[i].allow_query;
+	if (own->set)
+		return &own->list;
+	return cfg->allow_query.set ? &cfg->allow_query.list : NULL;
 }

@@ -1363,6 +1363,12 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 		return rc;
 	}
 	workers_set_tls(&srv->workers, srv->tls);
+	/* the dnstap thread opens its file before or after the drop, and again after an error */
+	if (cfg->user && cfg->dnstap_file && chown(cfg->dnstap_file, srv->uid, srv->gid) < 0) {
+		snprintf(err, errlen, "dnstap-file: cannot give %s to %s: %s", cfg->dnstap_file,
+			 cfg->user, strerror(errno));
+		return SHOAL_ECONFIG;
+	}
 	if (notify_out_new(srv->loop, cfg, &srv->zones, srv->state, &srv->counters.notify_out,
 			   &srv->notifier) < 0) {
 		snprintf(err, errlen, "out of memory");

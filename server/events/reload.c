@@ -276,6 +276,12 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 	}
 	free(job.errors.p);
 	free(job.warnings.p);
+	if (zonedb_set_policies(db, conf_zone_allow_query, cfg) < 0) {
+		/* no set without its allow-query lists: they would let everyone in */
+		snprintf(err, errlen, "loading zones: %s", shoal_strerror(SHOAL_ENOMEM));
+		zonedb_free(db);
+		return SHOAL_ENOMEM;
+	}
 	if (!defer)
 		log_zones(db);
 	zonedb_set_owner(db, cfg);
@@ -519,6 +525,11 @@ static void *reload_main(void *arg)
 		zonedb_free(db);
 		db = NULL;
 		rc = SHOAL_EZONE;
+	}
+	if (db && zonedb_set_policies(db, conf_zone_allow_query, cfg) < 0) {
+		zonedb_free(db);
+		db = NULL;
+		rc = SHOAL_ENOMEM;
 	}
 	if (!job_publishing(job)) {
 		/* abandoned: the client was told the served zones stay, so they do */

@@ -130,6 +130,19 @@ static void send_batch(udp_receiver_t *r, unsigned n)
 	}
 }
 
+/* Log one sampled query and what was sent (alen 0: nothing) to dnstap. */
+static void udp_tap(udp_receiver_t *r, dnstap_query_t *tap, const struct sockaddr *peer,
+		    const uint8_t *q, size_t len, const uint8_t *a, size_t alen)
+{
+	tap->peer = peer;
+	tap->tcp = false;
+	tap->query = q;
+	tap->query_len = len;
+	tap->response = a;
+	tap->response_len = alen;
+	dnstap_log(r->tap, tap);
+}
+
 /*
  * Response rate limiting of one answer abuf[0..alen): returns the length
  * to send, 0 for none; a slipped answer is truncated in place.
@@ -201,6 +214,10 @@ static int udp_batch_once(udp_receiver_t *r)
 			info.malformed = true; /* longer than any query we answer */
 		} else {
 			worker_client_ip(ctx, (const struct sockaddr *)&b->peer[i]);
+			dnstap_query_t tap;
+			bool tapped = r->tap && dnstap_sampled(r->tap);
+			if (tapped)
+				clock_gettime(CLOCK_REALTIME, &tap.query_time);
 			alen = r->answer(db, b->iov[i].rx.iov_base, len, abuf, b->answer_cap, ctx,
 					 &info);
 			/* IXFR, NOTIFY and TSIG depend on who asks: answered again, rarely */
@@ -211,6 +228,9 @@ static int udp_batch_once(udp_receiver_t *r)
 						    alen, &info);
 			if (alen && w->all->rrl)
 				alen = udp_rate_limit(r, abuf, alen, &info);
+			if (tapped)
+				udp_tap(r, &tap, (const struct sockaddr *)&b->peer[i],
+					b->iov[i].rx.iov_base, len, abuf, alen);
 		}
 		stats_count_udp(r->stats, len, alen > 0, &info);
 		stats_count_zone(r->zone_stats, r->zone_slots, alen > 0, &info);

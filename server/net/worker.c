@@ -44,12 +44,21 @@ static size_t worker_tcp_answer(void *arg, const struct sockaddr *peer, const ui
 	answer_info_clear(&info); /* a responder need not set every field */
 	ctx->now = (uint32_t)time(NULL);
 	worker_client_ip(ctx, peer);
+	dnstap_query_t tap = { .peer = peer, .tcp = true, .query = q, .query_len = len };
+	bool tapped = w->tap && dnstap_sampled(w->tap);
+	if (tapped)
+		clock_gettime(CLOCK_REALTIME, &tap.query_time);
 	zonedb_read_lock();
 	ctx->cookies = cookies_read(&w->all->cookies);
 	size_t n = w->responder->answer(zonedb_current(w->zones), q, len, out, cap, ctx, &info);
 	ctx->cookies = NULL;
 	cookies_read_done(&w->all->cookies);
 	zonedb_read_unlock(w->zones);
+	if (tapped) {
+		tap.response = out;
+		tap.response_len = n;
+		dnstap_log(w->tap, &tap);
+	}
 	stats_count_tcp(w->stats, side->conn, n > 0, &info);
 	stats_count_zone(w->zone_stats, w->all->zone_slots, n > 0, &info);
 	return n;
@@ -225,6 +234,29 @@ static zone_stats_t *zone_stats_map(size_t *slots)
 	}
 }
 
+/* The dnstap writer, when dnstap-file or dnstap-socket is set: an input per counter part. */
+static int dnstap_start(workers_t *ws, char *err, size_t errlen)
+{
+	const conf_t *cfg = ws->cfg;
+	if (!cfg->dnstap_file && !cfg->dnstap_socket)
+		return 0;
+	dnstap_conf_t c = { .file = cfg->dnstap_file,
+			    .socket = cfg->dnstap_socket,
+			    .sample = cfg->dnstap_sample,
+			    .identity = cfg->identity ? cfg->identity : ws->hostname,
+			    .version = PACKAGE_NAME " " PACKAGE_VERSION,
+			    .producers = (unsigned)(ws->count * ws->parts) };
+	return dnstap_new(&c, &ws->dnstap, err, errlen);
+}
+
+/* Part `part` of worker i's dnstap input, counting into that part's counters; NULL when off. */
+static dnstap_producer_t *part_tap(workers_t *ws, size_t i, size_t part)
+{
+	worker_stats_t *s = &ws->stats[i * ws->parts + part];
+	return dnstap_producer(ws->dnstap, (unsigned)(i * ws->parts + part),
+			       &s->query.dnstap_queued, &s->query.dnstap_dropped);
+}
+
 int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responder,
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen)
 {
@@ -274,6 +306,8 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 	}
 	if (gethostname(ws->hostname, sizeof(ws->hostname) - 1) < 0)
 		ws->hostname[0] = '\0'; /* no identity then: id.server is REFUSED */
+	if ((rc = dnstap_start(ws, err, errlen)) < 0)
+		return rc;
 	size_t answer_cap = cfg->edns_size > DNS_UDP_MIN ? cfg->edns_size : DNS_UDP_MIN;
 	ws->zone_slots = WORKER_ZONE_SLOTS;
 	for (size_t k = 0; k < sets; k++) {
@@ -293,9 +327,16 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		w->side_tcp = (worker_side_t){ .w = w, .conn = &w->stats->tcp };
 		w->side_tls = (worker_side_t){ .w = w, .conn = &w->stats->tls.conn };
 		w->zone_stats = ws->zone_stats[i * ws->parts];
+		w->tap = part_tap(ws, i, 0);
+		/* allow-query: unsigned here; a signed query is checked again once verified */
 		w->ctx_udp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
-					     .cookie_required = cfg->cookie_require };
-		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size, .tcp = true };
+					     .cookie_required = cfg->cookie_require,
+					     .allow = acl_allow_query,
+					     .tsig_key = ACL_NOKEY };
+		w->ctx_tcp = (answer_ctx_t){ .edns_size = (uint16_t)cfg->edns_size,
+					     .tcp = true,
+					     .allow = acl_allow_query,
+					     .tsig_key = ACL_NOKEY };
 		nsid_init(w, cfg);
 		transfer_init(&w->xfr, cfg, zones, &w->stats->xfr, w->index, &w->ctx_udp,
 			      &w->ctx_tcp, NULL, NULL);
@@ -310,6 +351,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 			r->stats = &ws->stats[i * ws->parts + 1 + a];
 			r->zone_stats = ws->zone_stats[i * ws->parts + 1 + a];
 			r->zone_slots = (uint32_t)ws->zone_slots;
+			r->tap = part_tap(ws, i, 1 + a);
 			transfer_init(&r->xfr, cfg, zones, &r->stats->xfr, w->index, &r->ctx,
 				      &w->ctx_tcp, NULL, NULL);
 			if (!(r->batch = udp_batch_new(answer_cap))) {
@@ -528,6 +570,9 @@ void workers_destroy(workers_t *ws)
 	free(ws->stats);
 	ws->w = NULL;
 	ws->stats = NULL;
+	/* the threads that logged have stopped: what they queued is written */
+	dnstap_free(ws->dnstap);
+	ws->dnstap = NULL;
 	rrl_free(ws->rrl);
 	ws->rrl = NULL;
 	addrlimit_free(ws->tcp_addresses);

@@ -14,6 +14,7 @@
 #include "server/net/tcp.h"
 #include "server/net/udp.h"
 #include "server/query/cookies.h"
+#include "server/query/dnstap.h"
 #include "server/query/responder.h"
 #include "server/query/rrl.h"
 #include "server/query/transfer.h"
@@ -51,6 +52,7 @@ typedef struct udp_receiver {
 	worker_stats_t *stats;    /* a part of its worker's column (stats_source_t) */
 	zone_stats_t *zone_stats; /* zone_slots of them */
 	responder_fn answer;      /* the worker's responder's, copied: one page less a wake-up */
+	dnstap_producer_t *tap;   /* its dnstap input, NULL when dnstap is off */
 	int fd;                   /* the socket set's, read only */
 	bool stop;                /* atomic: set by workers_stop, which then wakes the thread */
 	bool zones;               /* the responder's `zones` */
@@ -91,8 +93,9 @@ typedef struct worker {
 	tcp_server_t *tcp;
 	tcp_server_t *tls; /* DNS over TLS (listen-tls), or NULL */
 	worker_side_t side_tcp, side_tls;
-	transfer_t xfr;       /* zone transfers and NOTIFY over TCP and TLS */
-	answer_ctx_t ctx_udp; /* what each receiver's context starts as */
+	transfer_t xfr;         /* zone transfers and NOTIFY over TCP and TLS */
+	dnstap_producer_t *tap; /* the loop's dnstap input (TCP and TLS), NULL when dnstap is off */
+	answer_ctx_t ctx_udp;   /* what each receiver's context starts as */
 	answer_ctx_t ctx_tcp;
 	char nsid[300];
 	worker_stats_t *stats;    /* &all->stats[index * all->parts]: the loop's part */
@@ -118,6 +121,7 @@ struct workers {
 	zone_stats_t **zone_stats;  /* count * parts arrays, zone_slots each (mapped) */
 	size_t zone_slots;          /* WORKER_ZONE_SLOTS, or _LOW when that was refused */
 	rrl_t *rrl;                 /* response rate limiting, shared; NULL when off */
+	dnstap_t *dnstap;           /* the dnstap writer, an input per part; NULL when off */
 	addrlimit_t *tcp_addresses; /* TCP connections per client address; NULL: no limit */
 	addrlimit_t *tls_addresses; /* TLS connections per client address, counted apart */
 	tls_ctx_t *tls;             /* what TLS sessions start from (workers_set_tls) */

@@ -484,9 +484,14 @@ static size_t signed_answer(transfer_t *t, request_t *r, const zonedb_t *db, con
 		limit = cap;
 	size_t reserve = tsig_space(&r->tsig);
 	answer_info_t info;
-	size_t n = reserve < limit ? answer_query(db, q, len, out, limit - reserve,
-						  tcp ? t->ctx_tcp : t->ctx_udp, &info)
-				   : 0;
+	/* allow-query entries with this key admit it (NSD's allow-query takes keys) */
+	answer_ctx_t ctx = *(tcp ? t->ctx_tcp : t->ctx_udp);
+	ctx.tsig_key = r->key;
+	const uint8_t *ip;
+	ctx.client_ip_len = (uint8_t)addr_octets(r->peer, &ip);
+	ctx.client_ip = ip;
+	size_t n =
+		reserve < limit ? answer_query(db, q, len, out, limit - reserve, &ctx, &info) : 0;
 	int m = n ? tsig_sign(&r->tsig, out, n, limit, (uint64_t)time(NULL)) : 0;
 	return m > 0 ? (size_t)m : answer_truncated(r, out, cap, limit);
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "proto/dns.h"
+#include "server/conf/acl.h"
 #include "tools/flood/flood.h"
 #include "zone/answer.h"
 #include "zone/load.h"
@@ -114,6 +115,35 @@ done:
 	return rc;
 }
 
+static const void *the_acl(const void *arg, size_t i)
+{
+	(void)i;
+	return arg;
+}
+
+/*
+ * allow-query as shoald sets it: acl (192.0.2.0/24 NOKEY, then 127.0.0.0/8
+ * NOKEY) hung on the zone, the server's check in ctx, client as the client's
+ * address. Returns 0 or -1.
+ */
+static int allow_query_setup(zonedb_t *db, acl_t *acl, answer_ctx_t *ctx, const uint8_t *client)
+{
+	static const char *const entries[] = { "192.0.2.0/24 NOKEY", "127.0.0.0/8 NOKEY" };
+	for (size_t i = 0; i < 2; i++) {
+		acl_entry_t e;
+		char key[ACL_TEXT_MAX], err[ACL_TEXT_MAX + 128];
+		if (acl_entry_parse(entries[i], ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)) <
+			    0 ||
+		    acl_add(acl, &e) < 0)
+			return -1;
+	}
+	ctx->allow = acl_allow_query;
+	ctx->tsig_key = ACL_NOKEY;
+	ctx->client_ip = client;
+	ctx->client_ip_len = 4;
+	return zonedb_set_policies(db, the_acl, acl) < 0 ? -1 : 0;
+}
+
 static void on_msg(void *arg, bool is_error, const char *text)
 {
 	(void)arg;
@@ -124,17 +154,21 @@ static void on_msg(void *arg, bool is_error, const char *text)
 int main(int argc, char **argv)
 {
 	size_t evict = 0;
-	for (int opt; (opt = getopt(argc, argv, "c:")) != -1;) {
-		if (opt != 'c')
+	bool allow = false;
+	for (int opt; (opt = getopt(argc, argv, "ac:")) != -1;) {
+		if (opt == 'a')
+			allow = true;
+		else if (opt == 'c')
+			evict = (size_t)strtoul(optarg, NULL, 10) * 1024;
+		else
 			goto usage;
-		evict = (size_t)strtoul(optarg, NULL, 10) * 1024;
 	}
 	argc -= optind - 1;
 	argv += optind - 1;
 	if (argc < 5) {
 	usage:
 		fprintf(stderr,
-			"usage: answer-bench [-c KIB] ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]\n");
+			"usage: answer-bench [-a] [-c KIB] ZONEFILE ORIGIN QUERYFILE ROUNDS [DO]\n");
 		return 2;
 	}
 	zone_spec_t spec = { .name = argv[2], .file = argv[1], .limits = ZONE_LIMITS_DEFAULT };
@@ -152,6 +186,14 @@ int main(int argc, char **argv)
 	}
 	unsigned rounds = (unsigned)atoi(argv[4]);
 	answer_ctx_t ctx = { .edns_size = 1232 };
+	/* -a: the zone has allow-query with two entries, the client (127.0.0.1) in the second */
+	acl_t acl = { 0 };
+	static const uint8_t client[4] = { 127, 0, 0, 1 };
+	if (allow && allow_query_setup(db, &acl, &ctx, client) < 0) {
+		flood_queries_free(&qs);
+		zonedb_free(db);
+		return 1;
+	}
 	int rc = 0;
 	if (evict) {
 		/* only the cold run with the system call goes through answer_cold */
@@ -165,5 +207,6 @@ int main(int argc, char **argv)
 	}
 	flood_queries_free(&qs);
 	zonedb_free(db);
+	acl_clear(&acl);
 	return rc;
 }

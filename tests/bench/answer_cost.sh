@@ -12,23 +12,26 @@
 # lines each answer reads and writes again. Instruction fetches are not
 # evicted by the data written, so this counts data lines only.
 #
-# Usage: tests/bench/answer_cost.sh [-c] [-s NAMES] [-n QUERIES] [-D] [-B BUILDDIR] [BUILDDIR]
+# Usage: tests/bench/answer_cost.sh [-c] [-s NAMES] [-n QUERIES] [-D] [-A] [-B BUILDDIR] [BUILDDIR]
 #   -c    cache lines a cold answer misses: data read, written, code (default -n 1000)
 #   -s    names in the zone (default 10000)
 #   -n    queries in the mix, each answered once (default 20000)
 #   -D    every query with DO (the zone is not signed: the DO path without RRSIGs)
+#   -A    also the build with allow-query set on the zone (answer-bench -a: two entries,
+#         the client in the second), on a line of its own
 #   -B    another build with tests/bench/answer-bench, measured beside it
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-names=10000 queries="" dnssec="" base="" cold=no
-while getopts "cs:n:DB:h" opt; do
+names=10000 queries="" dnssec="" base="" cold=no allow=""
+while getopts "cs:n:DAB:h" opt; do
 	case $opt in
 	c) cold=yes ;;
 	s) names=$OPTARG ;;
 	n) queries=$OPTARG ;;
 	D) dnssec=DO ;;
+	A) allow=yes ;;
 	B) base=$OPTARG ;;
-	*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	esac
 done
 [ -n "$queries" ] || { [ "$cold" = yes ] && queries=1000 || queries=20000; }
@@ -82,13 +85,16 @@ if [ "$cold" = yes ]; then
 	exit 0
 fi
 printf '%-40s %12s %10s %14s\n' build answers instructions "per answer"
-for b in $build $base; do
+# a run is BUILD, or BUILD+a: the same with answer-bench -a (allow-query set)
+for run in $build ${allow:+$build+a} $base; do
+	b=${run%+a} flag=""
+	[ "$run" != "$b" ] && flag=-a
 	prog=$b/tests/bench/answer-bench
 	[ -x "$prog" ] || { echo "answer_cost: $prog missing" >&2; exit 1; }
 	valgrind --tool=callgrind --toggle-collect='*answer_rounds*' \
-		--callgrind-out-file="$dir/cg.out" "$prog" "$dir/zone" bench.test. "$dir/queries" 1 \
-		$dnssec >"$dir/out" 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
+		--callgrind-out-file="$dir/cg.out" "$prog" $flag "$dir/zone" bench.test. \
+		"$dir/queries" 1 $dnssec >"$dir/out" 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
 	answers=$(awk '{ print $2 }' "$dir/out")
 	ir=$(awk '/^summary:/ { print $2 }' "$dir/cg.out")
-	printf '%-40s %12s %10s %14.1f\n' "$b" "$answers" "$ir" "$(awk -v i="$ir" -v a="$answers" 'BEGIN { print i / a }')"
+	printf '%-40s %12s %10s %14.1f\n' "$run" "$answers" "$ir" "$(awk -v i="$ir" -v a="$answers" 'BEGIN { print i / a }')"
 done

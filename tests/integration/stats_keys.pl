@@ -52,6 +52,8 @@ my %metric = (
 	'tls_evicted_handshakes/tls' => 'tls_handshakes_evicted',
 	'query_types' => 'query_type', 'edns_queries' => 'query_edns',
 	'dnssec_ok_queries' => 'query_dnssec_ok',
+	'dnstap_messages/queued' => 'query_dnstap_queued',
+	'dnstap_messages/dropped' => 'query_dnstap_dropped',
 	'xfr_out_requests' => 'xfr_requests', 'xfr_out_refused' => 'xfr_refused',
 	'xfr_out_axfr' => 'xfr_axfr', 'xfr_out_ixfr' => 'xfr_ixfr', 'xfr_out_uptodate' => 'xfr_uptodate',
 	'xfr_out_completed' => 'xfr_done', 'xfr_out_failed' => 'xfr_failed',

@@ -10,6 +10,7 @@
 #include "proto/error.h"
 #include "server/conf/acl.h"
 #include "unit.h"
+#include "zone/answer.h"
 
 static struct sockaddr_storage peer(const char *addr, uint16_t port)
 {
@@ -242,16 +243,54 @@ static void test_tls(void)
 	acl_clear(&a);
 }
 
+/*
+ * allow-query: the client's address octets (as the answer context has
+ * them) and the key its query was verified with, matched as acl_find.
+ */
+static void test_allow_query(void)
+{
+	acl_t a = { 0 };
+	acl_entry_t e;
+	char key[64], err[256];
+	CU_ASSERT_EQUAL(acl_entry_parse("127.0.0.1 NOKEY", ACL_MATCH, &e, key, sizeof(key), err,
+					sizeof(err)),
+			0);
+	CU_ASSERT_EQUAL(acl_add(&a, &e), 0);
+	CU_ASSERT_EQUAL(
+		acl_entry_parse("10.0.0.0/8 k", ACL_MATCH, &e, key, sizeof(key), err, sizeof(err)),
+		0);
+	e.key = 3;
+	CU_ASSERT_EQUAL(acl_add(&a, &e), 0);
+	const uint8_t loop1[4] = { 127, 0, 0, 1 }, loop2[4] = { 127, 0, 0, 2 };
+	const uint8_t ten[4] = { 10, 1, 2, 3 }, v6[16] = { [15] = 1 };
+	answer_ctx_t ctx = { .client_ip = loop1, .client_ip_len = 4, .tsig_key = ACL_NOKEY };
+	CU_ASSERT_TRUE(acl_allow_query(&a, &ctx));
+	ctx.client_ip = loop2;
+	CU_ASSERT_FALSE(acl_allow_query(&a, &ctx));
+	ctx.client_ip = v6;
+	ctx.client_ip_len = 16;
+	CU_ASSERT_FALSE(acl_allow_query(&a, &ctx));
+	/* the 10/8 entry wants key 3: unsigned or another key is refused */
+	ctx.client_ip = ten;
+	ctx.client_ip_len = 4;
+	CU_ASSERT_FALSE(acl_allow_query(&a, &ctx));
+	ctx.tsig_key = 2;
+	CU_ASSERT_FALSE(acl_allow_query(&a, &ctx));
+	ctx.tsig_key = 3;
+	CU_ASSERT_TRUE(acl_allow_query(&a, &ctx));
+	/* an empty list admits no one */
+	acl_t none = { 0 };
+	CU_ASSERT_FALSE(acl_allow_query(&none, &ctx));
+	acl_clear(&a);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_parse),
-		UNIT_TEST(test_match),
-		UNIT_TEST(test_mapped),
-		UNIT_TEST(test_tls),
-		UNIT_END,
+		UNIT_TEST(test_parse), UNIT_TEST(test_match),       UNIT_TEST(test_mapped),
+		UNIT_TEST(test_tls),   UNIT_TEST(test_allow_query), UNIT_END,
 	};
 	return unit_run(argc, argv, "acl", tests);
 }

@@ -171,7 +171,8 @@ static void test_json(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"handshakes_evicted\": 0}, \"query\": {"));
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(buf, "\"query\": {\"type\": {\"A\": 7, \"other\": 1}, \"edns\": 0, "
-			    "\"dnssec_ok\": 2}, \"xfr\": {\"requests\": 0"));
+			    "\"dnssec_ok\": 2, \"dnstap_queued\": 0, \"dnstap_dropped\": 0}, "
+			    "\"xfr\": {\"requests\": 0"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"notify_refused\": 0}},\n \"zones\": {"));
 	/* zones by name, the name's quote and backslash escaped, summed over the threads */
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n \"zones\": {\"example.com.\": {\"answers\": 7, "

@@ -11,8 +11,10 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/request.h"
 #include "tests/unit/alloc_guard.h"
 #include "tests/unit/unit.h"
+#include "zone/answer.h"
 #include "zone/journal.h"
 #include "zone/zone.h"
 #include "zone/zonedb.h"
@@ -293,7 +295,8 @@ static void check_matches(const zonedb_t *db)
 		CU_ASSERT_EQUAL_FATAL(name_length(w), cases[i].len);
 		bool configured = false;
 		uint32_t slot;
-		const zone_t *z = zonedb_match_slot(db, w, &configured, &slot);
+		const void *policy = NULL;
+		const zone_t *z = zonedb_match_slot(db, w, &configured, &slot, &policy);
 		CU_ASSERT_PTR_NOT_NULL(z);
 		CU_ASSERT_TRUE(configured);
 		if (z != zonedb_zone(db, (size_t)cases[i].zone))
@@ -356,15 +359,89 @@ static void test_stats_slots(void)
 	/* the answer path finds the slot with the zone */
 	uint8_t w[NAME_MAXLEN];
 	uint32_t slot = 99;
+	const void *policy = NULL;
 	name_from_text("www.d.test.", NULL, w);
-	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(v3, w, NULL, &slot));
+	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(v3, w, NULL, &slot, &policy));
 	CU_ASSERT_EQUAL(slot, 4);
 	name_from_text("www.c.test.", NULL, w);
-	CU_ASSERT_PTR_NULL(zonedb_match_slot(v3, w, NULL, &slot));
+	CU_ASSERT_PTR_NULL(zonedb_match_slot(v3, w, NULL, &slot, &policy));
 	CU_ASSERT_EQUAL(slot, 0);
 	zonedb_free(v1);
 	zonedb_free(v2);
 	zonedb_free(v3);
+}
+
+/* allow-query as the answer path sees it: the policies below, and whether the client may. */
+static const char policy_open[] = "open", policy_closed[] = "closed";
+
+static const void *policy_of(const void *arg, size_t i)
+{
+	const void *const *by_index = arg;
+	return by_index[i];
+}
+
+static bool allow_open(const void *policy, const struct answer_ctx *ctx)
+{
+	(void)ctx;
+	return policy == policy_open;
+}
+
+/* The rcode of the answer from db to an A query for name (text), with ctx. */
+static int rcode_for(const zonedb_t *db, const char *name, const answer_ctx_t *ctx)
+{
+	uint8_t qname[NAME_MAXLEN], q[512], out[1232];
+	CU_ASSERT_FATAL(name_from_text(name, NULL, qname) > 0);
+	int len = request_write(q, sizeof(q), 1, DNS_OPCODE_QUERY, 0, qname, DNS_TYPE_A, 0, NULL);
+	CU_ASSERT_FATAL(len > 0);
+	answer_info_t info;
+	size_t n = answer_query(db, q, (size_t)len, out, sizeof(out), ctx, &info);
+	CU_ASSERT_FATAL(n >= DNS_HEADER_SIZE);
+	return out[3] & 0x0f;
+}
+
+/*
+ * A zone's policy comes back with its match, loaded or not; a client the
+ * allow function refuses gets REFUSED, a zone without a policy answers
+ * everyone, a set without policies costs nothing, and zonedb_replace keeps
+ * them. With no allow function a zone with a policy answers no one.
+ */
+static void test_policies(void)
+{
+	static const char *const names[] = { "a.test", "b.test", "c.test" };
+	const void *by_index[] = { policy_closed, NULL, policy_open };
+	zonedb_t *db = build_named(names, 3, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	answer_ctx_t ctx = { .edns_size = 1232, .allow = allow_open, .tsig_key = -1 };
+	/* before: everyone is answered */
+	CU_ASSERT_EQUAL(rcode_for(db, "www.a.test.", &ctx), DNS_RCODE_NXDOMAIN);
+	CU_ASSERT_EQUAL(zonedb_set_policies(db, policy_of, by_index), 0);
+	uint8_t w[NAME_MAXLEN];
+	uint32_t slot;
+	const void *policy = NULL;
+	name_from_text("www.a.test.", NULL, w);
+	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(db, w, NULL, &slot, &policy));
+	CU_ASSERT_PTR_EQUAL(policy, policy_closed);
+	name_from_text("b.test.", NULL, w);
+	CU_ASSERT_PTR_NOT_NULL(zonedb_match_slot(db, w, NULL, &slot, &policy));
+	CU_ASSERT_PTR_NULL(policy);
+	/* no zone matched: left as it was */
+	policy = policy_open;
+	name_from_text("www.nosuch.", NULL, w);
+	CU_ASSERT_PTR_NULL(zonedb_match_slot(db, w, NULL, &slot, &policy));
+	CU_ASSERT_PTR_EQUAL(policy, policy_open);
+	CU_ASSERT_EQUAL(rcode_for(db, "www.a.test.", &ctx), DNS_RCODE_REFUSED);
+	CU_ASSERT_EQUAL(rcode_for(db, "www.b.test.", &ctx), DNS_RCODE_NXDOMAIN);
+	CU_ASSERT_EQUAL(rcode_for(db, "www.c.test.", &ctx), DNS_RCODE_NXDOMAIN);
+	/* a copy with one zone not loaded keeps the lists: refused before SERVFAIL shows */
+	zonedb_t *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_replace(db, 0, NULL, "gone", &v2), 0);
+	CU_ASSERT_EQUAL(rcode_for(v2, "www.a.test.", &ctx), DNS_RCODE_REFUSED);
+	CU_ASSERT_EQUAL(rcode_for(v2, "www.c.test.", &ctx), DNS_RCODE_NXDOMAIN);
+	ctx.allow = NULL;
+	CU_ASSERT_EQUAL(rcode_for(v2, "www.c.test.", &ctx), DNS_RCODE_REFUSED);
+	CU_ASSERT_EQUAL(rcode_for(v2, "www.b.test.", &ctx), DNS_RCODE_NXDOMAIN);
+	zonedb_free(v2);
+	zonedb_free(db);
 }
 
 /* A reader thread: loops in read-side sections until it sees serial 2. */
@@ -877,6 +954,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_secondary),
 		UNIT_TEST(test_stats_slots),
 		UNIT_TEST(test_match_longest),
+		UNIT_TEST(test_policies),
 		UNIT_TEST(test_many_zones),
 		UNIT_TEST(test_derive),
 		UNIT_END,
