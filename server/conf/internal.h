@@ -50,7 +50,7 @@ void conf_xfr_clear(conf_t *cfg);
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)
 {
-	return (conf_zone_xfr_t){ .journal_size = -1 };
+	return (conf_zone_xfr_t){ .journal_size = -1, .zonefile_sync = -1 };
 }
 
 #endif

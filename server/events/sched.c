@@ -78,6 +78,19 @@ static void due_by(sched_t *s, sec_zone_t *z, int64_t at)
 		heap_set(&s->due, &z->due, (uint64_t)at);
 }
 
+/*
+ * z's file is due for a write zonefile-sync from now, unless one is
+ * planned already: changes until it fires go with it (one write per
+ * zonefile-sync at most, as Knot's zonefile-sync). The scheduler.
+ */
+static void flush_plan(sched_t *s, sec_zone_t *z, int64_t now)
+{
+	if (heap_has(&z->flush))
+		return;
+	uint32_t sync = conf_zone_sync(&s->work->cfg, z->index);
+	heap_set(&s->flush, &z->flush, (uint64_t)sched_flush_due(-1, now, sync));
+}
+
 /* The zones handed over: those that want a refresh are due for it. The scheduler. */
 static void take_inbox(sched_t *s)
 {
@@ -90,6 +103,9 @@ static void take_inbox(sched_t *s)
 		/* a running one is seen to when it ends; a fresh one when adopted */
 		if (want && !z->running && !z->retired && !z->fresh)
 			due_by(s, z, wanted_at(z, want, now));
+		if (__atomic_exchange_n(&z->flush_wanted, 0, __ATOMIC_ACQ_REL) && !z->retired &&
+		    !z->fresh && s->work)
+			flush_plan(s, z, now);
 		z = next;
 	}
 }
@@ -288,6 +304,8 @@ static void take_done(sched_t *s)
 	sec_job_t *job = s->done;
 	s->done = NULL;
 	pthread_mutex_unlock(&s->done_lock);
+	/* what these refreshes handed over (a write of their file) before a retired entry goes */
+	take_inbox(s);
 	while (job) {
 		sec_job_t *next = job->next;
 		job_done(s, job);
@@ -384,6 +402,17 @@ static int64_t expire(sched_t *s, int64_t now)
 	return top ? (int64_t)top->key : SCHED_NEVER;
 }
 
+/* Hand the writes due to the flush thread. Returns when the next is due. The scheduler. */
+static int64_t flush(sched_t *s, int64_t now)
+{
+	heap_node_t *top;
+	while ((top = heap_top(&s->flush)) && (int64_t)top->key <= now) {
+		heap_remove(&s->flush, top);
+		sched_flush_post(s, ZONE_OF(top, flush), s->work);
+	}
+	return top ? (int64_t)top->key : SCHED_NEVER;
+}
+
 /* Save the state when it changed, no more often than a save's cost allows. The scheduler. */
 static int64_t save(sched_t *s, int64_t now)
 {
@@ -426,6 +455,7 @@ static void retire_gone(sched_t *s, sec_table_t *old, const sec_table_t *t)
 			continue;
 		heap_remove(&s->due, &z->due);
 		heap_remove(&s->expiry, &z->expiry);
+		heap_remove(&s->flush, &z->flush); /* its file is no longer the zone's */
 		z->retired = true;
 		if (!z->running)
 			sched_entry_free(s, z);
@@ -565,6 +595,7 @@ static void *sched_main(void *arg)
 		int64_t now = sched_now_ms();
 		int64_t next = expire(s, now);
 		next = min64(next, dispatch(s, now));
+		next = min64(next, flush(s, now));
 		next = min64(next, save(s, now));
 		sleep_until(s, next);
 	}
@@ -593,6 +624,9 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	sem_init(&s->wake, 0, 0);
 	heap_init(&s->due);
 	heap_init(&s->expiry);
+	heap_init(&s->flush);
+	pthread_mutex_init(&s->flush_lock, NULL);
+	pthread_cond_init(&s->flush_cond, NULL);
 	s->zones = env->zones;
 	s->reload = env->reload;
 	s->state = env->state;
@@ -620,8 +654,11 @@ int sched_start(sched_t *s)
 		return 0;
 	/* the pool first, so the zones due at start find its threads */
 	pool_grow(s, s->pending->count);
+	int e = sched_flush_start(s);
+	if (e)
+		return e;
 	/* ps -L and top -H show it so; so do the tests that see it stop */
-	int e = thread_start(&s->thread, NULL, sched_main, s, "shoald-sched");
+	e = thread_start(&s->thread, NULL, sched_main, s, "shoald-sched");
 	if (e)
 		return e;
 	s->started = true;
@@ -663,8 +700,7 @@ int sched_reconfig(sched_t *s, const conf_t *cfg)
 	return 0;
 }
 
-/* The entry of zone `apex` in the table shown, or NULL: not a secondary. In a read section. */
-static sec_zone_t *zone_of(sched_t *s, const uint8_t *apex)
+sec_zone_t *sched_zone_of(sched_t *s, const uint8_t *apex)
 {
 	return s ? sched_table_find(s, rcu_dereference(s->shown), apex) : NULL;
 }
@@ -683,7 +719,7 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 {
 	bool scheduled = false;
 	rcu_read_lock();
-	sec_zone_t *z = zone_of(s, apex);
+	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		unsigned bit = has_serial ? SEC_WANT_NOTIFY : SEC_WANT_NOTIFY_ANY;
 		unsigned was = __atomic_fetch_or(&z->want, bit, __ATOMIC_ACQ_REL);
@@ -703,7 +739,7 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 {
 	rcu_read_lock();
-	sec_zone_t *z = zone_of(s, apex);
+	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		__atomic_fetch_or(&z->want, retransfer ? SEC_WANT_RETRANSFER : SEC_WANT_REFRESH,
 				  __ATOMIC_ACQ_REL);
@@ -728,7 +764,7 @@ static void zone_times(sched_t *s, const sec_zone_t *z, stats_secondary_t *g)
 bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 {
 	rcu_read_lock();
-	sec_zone_t *z = zone_of(s, apex);
+	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		stats_secondary_t g;
 		zone_times(s, z, &g);
@@ -764,6 +800,33 @@ void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
 	rcu_read_unlock();
 }
 
+/*
+ * The writes planned and not due yet are written now, with those queued,
+ * before the flush thread stops: a stop loses no version that zonefile-sync
+ * delayed. Main thread, the scheduler and the pool stopped.
+ */
+static void flush_pending(sched_t *s)
+{
+	take_inbox(s); /* what the last transfers handed over */
+	heap_node_t *top;
+	while (s->work && (top = heap_top(&s->flush))) {
+		heap_remove(&s->flush, top);
+		sched_flush_post(s, ZONE_OF(top, flush), s->work);
+	}
+	sched_flush_stop(s);
+}
+
+int64_t sched_flush_due(int64_t planned, int64_t now, uint32_t sync)
+{
+	return planned >= 0 ? planned : now + (int64_t)sync * 1000;
+}
+
+void sched_want_flush(sched_t *s, sec_zone_t *z)
+{
+	__atomic_store_n(&z->flush_wanted, 1, __ATOMIC_RELEASE);
+	kick(s, z);
+}
+
 void sched_free(sched_t *s)
 {
 	MAIN_THREAD_ONLY();
@@ -779,6 +842,7 @@ void sched_free(sched_t *s)
 		pthread_join(s->jobs[k].thread, NULL);
 		sem_destroy(&s->jobs[k].go);
 	}
+	flush_pending(s);
 	/* the tables: posted (and those it skipped), worked on, kept by refreshes; readers are gone
 	 */
 	sec_table_t *pending = __atomic_exchange_n(&s->pending, NULL, __ATOMIC_ACQ_REL);
@@ -797,12 +861,15 @@ void sched_free(sched_t *s)
 	sched_table_free(s->work);
 	heap_clear(&s->due); /* before the entries: it tells each node it is out */
 	heap_clear(&s->expiry);
+	heap_clear(&s->flush);
 	while (s->all)
 		sched_entry_free(s, s->all);
 	sem_destroy(&s->wake);
 	for (size_t k = 0; k < SCHED_PUB_LOCKS; k++)
 		pthread_mutex_destroy(&s->pub_locks[k]);
 	pthread_mutex_destroy(&s->flight_lock);
+	pthread_mutex_destroy(&s->flush_lock);
+	pthread_cond_destroy(&s->flush_cond);
 	pthread_mutex_destroy(&s->done_lock);
 	pthread_mutex_destroy(&s->status_lock);
 	pthread_mutex_destroy(&s->all_lock);
