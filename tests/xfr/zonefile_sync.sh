@@ -5,7 +5,9 @@
 # a Shoal secondary has zonefile-sync 3600 globally, 0 for now.test (written after each
 # transfer, as before the option), 3 for soon.test (two transfers within the 3 s: one
 # write, of the newest serial), and the global hour for late.test (nothing written while
-# it runs; a stop writes it).
+# it runs; a stop writes it). A secondary killed with a write pending restarts with its
+# older file and the journal: it serves the newest serial it had (the journal's changes
+# applied onto the file, where the start used to cut them).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -29,6 +31,12 @@ to() {
 }
 # writes ZONE: how many times the secondary wrote ZONE's file
 writes() { grep -c "zone $1\.: serial [0-9]* written to" "$T_DIR/shoald.log"; }
+# ixfr PORT ZONE SERIAL: the answer to an IXFR from SERIAL
+ixfr() { "$DIG" @127.0.0.1 -p "$1" +time=3 +tries=1 +noall +answer "$2" "IXFR=$3" 2>&1; }
+# shape TEXT: an IXFR answer as "SOAS/SERIAL" (changes: 4 SOAs or more; the whole zone: 2)
+shape() {
+	printf '%s\n' "$1" | awk '$4 == "SOA" { n++; if (n == 1) s = $7 } END { print (n > 4 ? 4 : n) "/" s }'
+}
 # saved ZONE: the serial in the secondary's file of ZONE
 saved() { awk '{ for (i = 1; i < NF; i++) if ($i == "SOA") { print $(i + 3); exit } }' "$T_DIR/s/$1.zone" 2>/dev/null; }
 
@@ -48,7 +56,7 @@ chmod 700 "$T_DIR/sstate"
 	for z in now.test:0 soon.test:3 late.test:; do
 		printf '  - name: %s\n    file: %s/s/%s.zone\n' "${z%:*}" "$T_DIR" "${z%:*}"
 		printf '    primaries: [ 127.0.0.1@%s NOKEY ]\n' "$PORT"
-		printf '    allow-notify: ["127.0.0.1 NOKEY"]\n'
+		printf '    allow-notify: ["127.0.0.1 NOKEY"]\n    provide-xfr: ["127.0.0.1 NOKEY"]\n'
 		[ -n "${z#*:}" ] && printf '    zonefile-sync: %s\n' "${z#*:}"
 	done
 } >"$T_DIR/sec.conf"
@@ -89,6 +97,26 @@ check_eq "shoald stops cleanly" 0 $?
 check_eq "the stop writes the pending version, once" "1 3" \
 	"$(writes late.test) $(saved late.test)"
 
-stop_within "$PRI_PID"
+# killed with a write pending: the older file and the journal give the newest serial
+start_shoald "$SEC" -c "$T_DIR/sec.conf" || exit 99
+SEC_PID=$SHOALD_PID
+check_eq "the restart serves the saved late.test" 3 "$(peer_serial "$SEC" late.test)"
+to late.test 4
+to late.test 5
+check_eq "serial 5 not written yet" 3 "$(saved late.test)"
+kill -KILL "$SEC_PID"
+wait "$SEC_PID" 2>/dev/null
+stop_within "$PRI_PID" # the primary down: only the file and the journal are left
+lines=$(wc -l <"$T_DIR/shoald.log")
+start_shoald "$SEC" -c "$T_DIR/sec.conf" || exit 99
+SEC_PID=$SHOALD_PID
+check_eq "after a crash, the journal brings the file's serial 3 to 5" 5 \
+	"$(peer_serial "$SEC" late.test)"
+check_match "... said in the log" "2 changes past its serial 3 \\(to 5\\), not written to it yet, applied from the journal" \
+	"$(tail -n +"$((lines + 1))" "$T_DIR/shoald.log")"
+check_eq "... no history dropped" "" \
+	"$(tail -n +"$((lines + 1))" "$T_DIR/shoald.log" | grep -E "history leads|never saved")"
+check_eq "... and IXFR from 3 still answers with the changes" "4/5" "$(shape "$(ixfr "$SEC" late.test 3)")"
+stop_within "$SEC_PID"
 
 done_testing
