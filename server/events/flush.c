@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <urcu.h>
 
 #include "proto/error.h"
@@ -96,6 +98,23 @@ void sched_flush_post(sched_t *s, sec_zone_t *z, const sec_table_t *t)
 	pthread_mutex_unlock(&s->flush_lock);
 }
 
+/* The tests' hold on writes: at most this long (ms). */
+#define FLUSH_HOLD_MAX_MS 60000
+
+/*
+ * For the tests only: while the file SHOAL_TEST_FLUSH_HOLD names exists
+ * (a minute at most), a write waits, as one of a big zone on a slow disk
+ * would: tests/xfr/flush_big.sh shows other zones' transfers go on.
+ */
+static void test_hold(void)
+{
+	const char *path = getenv("SHOAL_TEST_FLUSH_HOLD");
+	struct timespec gap = { 0, 20 * 1000000L };
+	for (int ms = 0; path && *path && ms < FLUSH_HOLD_MAX_MS && access(path, F_OK) == 0;
+	     ms += 20)
+		nanosleep(&gap, NULL);
+}
+
 /* The version of apex served now, referenced (NULL: none, it expired). */
 static zone_t *served(sched_t *s, const uint8_t *apex)
 {
@@ -133,6 +152,7 @@ static void flush_one(sched_t *s, const sec_flush_job_t *job)
 	if (z)
 		__atomic_store_n(&z->flush_queued, 0, __ATOMIC_RELEASE);
 	rcu_read_unlock();
+	test_hold();
 	zone_t *v = served(s, job->apex);
 	if (!v)
 		return; /* expired: nothing served to keep */

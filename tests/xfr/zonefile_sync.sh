@@ -39,6 +39,8 @@ shape() {
 }
 # saved ZONE: the serial in the secondary's file of ZONE
 saved() { awk '{ for (i = 1; i < NF; i++) if ($i == "SOA") { print $(i + 3); exit } }' "$T_DIR/s/$1.zone" 2>/dev/null; }
+# saved_is ZONE SERIAL: the secondary's file of ZONE is at SERIAL
+saved_is() { [ "$(saved "$1")" = "$2" ]; }
 
 mkdir -p "$T_DIR/p" "$T_DIR/s" "$T_DIR/sstate"
 chmod 700 "$T_DIR/sstate"
@@ -70,10 +72,10 @@ SEC_PID=$SHOALD_PID
 
 # zonefile-sync 0: each transfer is written, as before the option
 wait_until 30 serial_is "$SEC" now.test 1 || fail "now.test not transferred"
-wait_until 30 test "$(saved now.test)" = 1
+wait_until 30 saved_is now.test 1
 check_eq "sync 0: the first transfer is written" "1 1" "$(writes now.test) $(saved now.test)"
 to now.test 2
-wait_until 30 test "$(saved now.test)" = 2
+wait_until 30 saved_is now.test 2
 check_eq "sync 0: the next one too" "2 2" "$(writes now.test) $(saved now.test)"
 
 # zonefile-sync 3: two IXFRs within the 3 s, one write of the newest
@@ -81,7 +83,7 @@ to soon.test 2
 to soon.test 3
 check_eq "sync 3: nothing written yet after two transfers" "0 1" \
 	"$(writes soon.test) $(saved soon.test)"
-wait_until 30 test "$(saved soon.test)" = 3
+wait_until 30 saved_is soon.test 3
 check_eq "sync 3: then one write, of serial 3" "1 3" "$(writes soon.test) $(saved soon.test)"
 check_match "both came by IXFR" "soon\.test\.: serial 2 .* by IXFR.*soon\.test\.: serial 3 .* by IXFR" \
 	"$(grep 'soon.test.: serial [23] from' "$T_DIR/shoald.log" | tr '\n' ' ')"
