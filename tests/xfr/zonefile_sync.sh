@@ -3,7 +3,7 @@
 # xfr/zonefile_sync: a secondary's file is written by the flush thread, zonefile-sync
 # seconds after a new version (issue 31). A Shoal primary changes three zones by reloads;
 # a Shoal secondary has zonefile-sync 3600 globally, 0 for now.test (written after each
-# transfer, as before the option), 3 for soon.test (two transfers within the 3 s: one
+# transfer, as before the option; a reconfig then sets an hour), 3 for soon.test (two transfers within the 3 s: one
 # write, of the newest serial), and the global hour for late.test (nothing written while
 # it runs; a stop writes it). A secondary killed with a write pending restarts with its
 # older file and the journal: it serves the newest serial it had (the journal's changes
@@ -52,16 +52,18 @@ chmod 700 "$T_DIR/sstate"
 		printf '    provide-xfr: ["127.0.0.1 NOKEY"]\n    notify: [ 127.0.0.1@%s NOKEY ]\n' "$SEC"
 	done
 } >"$T_DIR/shoald.conf"
-{
+# sec_conf NOW: the secondary's configuration, with zonefile-sync NOW for now.test
+sec_conf() {
 	printf 'listen: 127.0.0.1@%s\nthreads: 1\ncontrol: %s/sctl\n' "$SEC" "$T_DIR"
 	printf 'state-dir: %s/sstate\nzonefile-sync: 3600\nzones:\n' "$T_DIR"
-	for z in now.test:0 soon.test:3 late.test:; do
+	for z in "now.test:$1" soon.test:3 late.test:; do
 		printf '  - name: %s\n    file: %s/s/%s.zone\n' "${z%:*}" "$T_DIR" "${z%:*}"
 		printf '    primaries: [ 127.0.0.1@%s NOKEY ]\n' "$PORT"
 		printf '    allow-notify: ["127.0.0.1 NOKEY"]\n    provide-xfr: ["127.0.0.1 NOKEY"]\n'
 		[ -n "${z#*:}" ] && printf '    zonefile-sync: %s\n' "${z#*:}"
 	done
-} >"$T_DIR/sec.conf"
+}
+sec_conf 0 >"$T_DIR/sec.conf"
 # the secondary starts with soon.test and late.test saved at serial 1: no transfer for them
 cp "$T_DIR/p/soon.test.zone" "$T_DIR/p/late.test.zone" "$T_DIR/s/"
 
@@ -94,8 +96,16 @@ to late.test 2
 to late.test 3
 check_eq "sync 3600: nothing written while it runs" "0 1" \
 	"$(writes late.test) $(saved late.test)"
+# a reconfig changes it: now.test from 0 to an hour
+sec_conf 3600 >"$T_DIR/sec.conf"
+out=$(sctl reconfig)
+check_eq "reconfig exits 0" 0 $?
+to now.test 3
+check_eq "after a reconfig to 3600, now.test's next version is not written" "2 2" \
+	"$(writes now.test) $(saved now.test)"
 stop_within "$SEC_PID"
 check_eq "shoald stops cleanly" 0 $?
+check_eq "... the stop writes it" "3 3" "$(writes now.test) $(saved now.test)"
 check_eq "the stop writes the pending version, once" "1 3" \
 	"$(writes late.test) $(saved late.test)"
 
