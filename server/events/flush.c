@@ -73,6 +73,35 @@ static void job_free(sec_flush_job_t *job)
 	free(job);
 }
 
+int64_t sched_flush_due(int64_t planned, int64_t now, uint32_t sync)
+{
+	return planned >= 0 ? planned : now + (int64_t)sync * 1000;
+}
+
+void sched_want_flush(sched_t *s, sec_zone_t *z)
+{
+	__atomic_store_n(&z->flush_wanted, 1, __ATOMIC_RELEASE);
+	sched_kick(s, z);
+}
+
+void sched_flush_plan(sched_t *s, sec_zone_t *z, int64_t now)
+{
+	if (heap_has(&z->flush))
+		return;
+	uint32_t sync = conf_zone_sync(&s->work->cfg, z->index);
+	heap_set(&s->flush, &z->flush, (uint64_t)sched_flush_due(-1, now, sync));
+}
+
+int64_t sched_flush_due_now(sched_t *s, int64_t now)
+{
+	heap_node_t *top;
+	while ((top = heap_top(&s->flush)) && (int64_t)top->key <= now) {
+		heap_remove(&s->flush, top);
+		sched_flush_post(s, ZONE_OF(top, flush), s->work);
+	}
+	return top ? (int64_t)top->key : SCHED_NEVER;
+}
+
 void sched_flush_post(sched_t *s, sec_zone_t *z, const sec_table_t *t)
 {
 	const zone_spec_t *spec = &t->cfg.zones[z->index];
@@ -210,6 +239,8 @@ int sched_flush_start(sched_t *s)
 
 void sched_flush_stop(sched_t *s)
 {
+	if (s->work)
+		sched_flush_due_now(s, SCHED_NEVER); /* every one planned is due now */
 	pthread_mutex_lock(&s->flush_lock);
 	s->flush_stop = true;
 	pthread_cond_signal(&s->flush_cond);

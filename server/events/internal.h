@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -121,6 +122,11 @@ typedef struct sec_flush_job {
 	uint8_t apex[];
 } sec_flush_job_t;
 
+/* Never: a due time past every other. */
+#define SCHED_NEVER INT64_MAX
+/* The entry whose heap node `field` node is. */
+#define ZONE_OF(node, field) ((sec_zone_t *)((char *)(node)-offsetof(sec_zone_t, field)))
+
 /* Transfers in at once at most: transfers-in's bound. */
 #define SCHED_POOL_MAX 256
 /* Publication locks, shared by zones by the hash of their apex. */
@@ -233,6 +239,9 @@ bool sec_refresh(sec_job_t *job);
  */
 int64_t sec_expire(sched_t *s, sec_zone_t *z, const char *name, int64_t now);
 
+/* Hand z to the scheduler (once until it takes it) and wake it. Any thread; no lock. */
+void sched_kick(sched_t *s, sec_zone_t *z);
+
 /*
  * z's file is to hold the version just published (or served, when a save
  * failed): the scheduler plans its write (zonefile-sync). Any thread.
@@ -249,6 +258,16 @@ sec_zone_t *sched_zone_of(sched_t *s, const uint8_t *apex);
 int sched_flush_start(sched_t *s);
 
 /*
+ * flush.c: z's file is due for a write zonefile-sync from now, unless one
+ * is planned already: changes until it fires go with it (one write per
+ * zonefile-sync at most, as Knot's zonefile-sync). The scheduler.
+ */
+void sched_flush_plan(sched_t *s, sec_zone_t *z, int64_t now);
+
+/* flush.c: hand the writes due to the flush thread. Returns when the next is due. The scheduler. */
+int64_t sched_flush_due_now(sched_t *s, int64_t now);
+
+/*
  * flush.c: hand z's write to the flush thread, by the configuration t
  * (z's file, limits): nothing when one waits already (that one writes the
  * newest version); a zone without a file is saved at once. The scheduler
@@ -257,8 +276,10 @@ int sched_flush_start(sched_t *s);
 void sched_flush_post(sched_t *s, sec_zone_t *z, const sec_table_t *t);
 
 /*
- * flush.c: the writes queued are done, then the flush thread stops.
- * Main thread (sched_free), after the scheduler thread has stopped.
+ * flush.c: the writes planned and not due yet are queued, those queued
+ * are done, then the flush thread stops: a stop loses no version that
+ * zonefile-sync delayed. Main thread (sched_free), after the scheduler
+ * and the pool have stopped and their inbox was taken.
  */
 void sched_flush_stop(sched_t *s);
 

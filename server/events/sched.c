@@ -30,10 +30,6 @@
 #define SCHED_NOTIFY_GAP_MS 1000
 /* The state is saved at most this often, and less often when a save takes long. */
 #define SCHED_SAVE_MIN_MS 10000
-/* Never: a due time past every other. */
-#define SCHED_NEVER INT64_MAX
-
-#define ZONE_OF(node, field) ((sec_zone_t *)((char *)(node)-offsetof(sec_zone_t, field)))
 
 int64_t sched_now_ms(void)
 {
@@ -49,8 +45,7 @@ pthread_mutex_t *sched_pub_lock(sched_t *s, const sec_zone_t *z)
 
 /* ---- the inbox: zones handed to the scheduler by any thread ---- */
 
-/* Hand z to the scheduler (once until it takes it) and wake it. Any thread; no lock. */
-static void kick(sched_t *s, sec_zone_t *z)
+void sched_kick(sched_t *s, sec_zone_t *z)
 {
 	if (__atomic_exchange_n(&z->queued, 1, __ATOMIC_ACQ_REL))
 		return; /* in the inbox already: the scheduler reads its flags when it takes it */
@@ -78,19 +73,6 @@ static void due_by(sched_t *s, sec_zone_t *z, int64_t at)
 		heap_set(&s->due, &z->due, (uint64_t)at);
 }
 
-/*
- * z's file is due for a write zonefile-sync from now, unless one is
- * planned already: changes until it fires go with it (one write per
- * zonefile-sync at most, as Knot's zonefile-sync). The scheduler.
- */
-static void flush_plan(sched_t *s, sec_zone_t *z, int64_t now)
-{
-	if (heap_has(&z->flush))
-		return;
-	uint32_t sync = conf_zone_sync(&s->work->cfg, z->index);
-	heap_set(&s->flush, &z->flush, (uint64_t)sched_flush_due(-1, now, sync));
-}
-
 /* The zones handed over: those that want a refresh are due for it. The scheduler. */
 static void take_inbox(sched_t *s)
 {
@@ -105,7 +87,7 @@ static void take_inbox(sched_t *s)
 			due_by(s, z, wanted_at(z, want, now));
 		if (__atomic_exchange_n(&z->flush_wanted, 0, __ATOMIC_ACQ_REL) && !z->retired &&
 		    !z->fresh && s->work)
-			flush_plan(s, z, now);
+			sched_flush_plan(s, z, now);
 		z = next;
 	}
 }
@@ -402,17 +384,6 @@ static int64_t expire(sched_t *s, int64_t now)
 	return top ? (int64_t)top->key : SCHED_NEVER;
 }
 
-/* Hand the writes due to the flush thread. Returns when the next is due. The scheduler. */
-static int64_t flush(sched_t *s, int64_t now)
-{
-	heap_node_t *top;
-	while ((top = heap_top(&s->flush)) && (int64_t)top->key <= now) {
-		heap_remove(&s->flush, top);
-		sched_flush_post(s, ZONE_OF(top, flush), s->work);
-	}
-	return top ? (int64_t)top->key : SCHED_NEVER;
-}
-
 /* Save the state when it changed, no more often than a save's cost allows. The scheduler. */
 static int64_t save(sched_t *s, int64_t now)
 {
@@ -595,7 +566,7 @@ static void *sched_main(void *arg)
 		int64_t now = sched_now_ms();
 		int64_t next = expire(s, now);
 		next = min64(next, dispatch(s, now));
-		next = min64(next, flush(s, now));
+		next = min64(next, sched_flush_due_now(s, now));
 		next = min64(next, save(s, now));
 		sleep_until(s, next);
 	}
@@ -730,7 +701,7 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 		scheduled = !(was & (SEC_WANT_NOTIFY | SEC_WANT_NOTIFY_ANY));
 		if (!scheduled)
 			stats_add_shared(&s->counters->notify_coalesced, 1);
-		kick(s, z);
+		sched_kick(s, z);
 	}
 	rcu_read_unlock();
 	return scheduled;
@@ -743,7 +714,7 @@ int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 	if (z) {
 		__atomic_fetch_or(&z->want, retransfer ? SEC_WANT_RETRANSFER : SEC_WANT_REFRESH,
 				  __ATOMIC_ACQ_REL);
-		kick(s, z);
+		sched_kick(s, z);
 	}
 	rcu_read_unlock();
 	return z ? 0 : SHOAL_ENOTFOUND;
@@ -800,33 +771,6 @@ void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
 	rcu_read_unlock();
 }
 
-/*
- * The writes planned and not due yet are written now, with those queued,
- * before the flush thread stops: a stop loses no version that zonefile-sync
- * delayed. Main thread, the scheduler and the pool stopped.
- */
-static void flush_pending(sched_t *s)
-{
-	take_inbox(s); /* what the last transfers handed over */
-	heap_node_t *top;
-	while (s->work && (top = heap_top(&s->flush))) {
-		heap_remove(&s->flush, top);
-		sched_flush_post(s, ZONE_OF(top, flush), s->work);
-	}
-	sched_flush_stop(s);
-}
-
-int64_t sched_flush_due(int64_t planned, int64_t now, uint32_t sync)
-{
-	return planned >= 0 ? planned : now + (int64_t)sync * 1000;
-}
-
-void sched_want_flush(sched_t *s, sec_zone_t *z)
-{
-	__atomic_store_n(&z->flush_wanted, 1, __ATOMIC_RELEASE);
-	kick(s, z);
-}
-
 void sched_free(sched_t *s)
 {
 	MAIN_THREAD_ONLY();
@@ -842,7 +786,9 @@ void sched_free(sched_t *s)
 		pthread_join(s->jobs[k].thread, NULL);
 		sem_destroy(&s->jobs[k].go);
 	}
-	flush_pending(s);
+	/* what the last transfers handed over; then the writes planned are done before exit */
+	take_inbox(s);
+	sched_flush_stop(s);
 	/* the tables: posted (and those it skipped), worked on, kept by refreshes; readers are gone
 	 */
 	sec_table_t *pending = __atomic_exchange_n(&s->pending, NULL, __ATOMIC_ACQ_REL);
