@@ -20,6 +20,7 @@
 #include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
+#include "zone/write.h"
 
 /*
  * Up to this many zones, a name's zone is found by comparing its tail with
@@ -369,8 +370,8 @@ static journal_t *place_journal(const jplace_t *p)
  * A secondary's journal leads past *z, the version its file holds (the
  * file is written after the journal, zonefile-sync later): the changes
  * r->ahead are applied onto *z, which becomes the newest version the
- * journal had (*z replaced). Returns 0 or the error of the apply (*z
- * untouched: the caller cuts them).
+ * journal had (*z replaced), and written to the file. Returns 0 or the
+ * error of the apply (*z untouched: the caller cuts them).
  */
 static int apply_ahead(journal_t *j, const char *file, const zone_limits_t *limits,
 		       const journal_restored_t *r, zone_t **z, zone_msg_fn msg, void *msg_arg)
@@ -395,6 +396,9 @@ static int apply_ahead(journal_t *j, const char *file, const zone_limits_t *limi
 		    r->ahead, (*z)->serial, next->serial);
 	zone_unref(*z);
 	*z = next;
+	/* the file catches up now (a rare start: after a crash); one that fails is said, and
+	 * the journal still leads from it */
+	zone_write(next, file, "applied from the journal at start", limits, msg, msg_arg);
 	return 0;
 }
 

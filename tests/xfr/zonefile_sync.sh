@@ -129,6 +129,7 @@ check_match "... said in the log" "2 changes past its serial 3 \\(to 5\\), not w
 check_eq "... no history dropped" "" \
 	"$(tail -n +"$((lines + 1))" "$T_DIR/shoald.log" | grep -E "history leads|never saved")"
 check_eq "... and IXFR from 3 still answers with the changes" "4/5" "$(shape "$(ixfr "$SEC" late.test 3)")"
+check_eq "... and the file is written at that start" 5 "$(saved late.test)"
 stop_within "$SEC_PID"
 
 done_testing
