@@ -289,8 +289,8 @@ void journal_clear(journal_t *j)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* journal_restore, file_lock held. */
-static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+/* journal_restore (ahead: journal_restore_ahead), file_lock held. */
+static int restore(journal_t *j, uint32_t serial, bool ahead, journal_restored_t *r)
 {
 	file_drop_count(j); /* what was counted for the file is counted again below */
 	xfr_changes_t c;
@@ -307,11 +307,17 @@ static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 	 * for it. One that leads past it keeps what leads to it: a secondary
 	 * writes a change here before it publishes and saves the zone, so a
 	 * crash between leaves the journal ahead of the saved zone (the
-	 * newest changeset of that serial: serials wrap in a long history).
+	 * newest changeset of that serial: serials wrap in a long history);
+	 * journal_restore_ahead keeps the rest for the caller to apply.
 	 */
-	size_t keep = c.count, octets = 0;
-	while (keep > 0 && c.sets[keep - 1]->to != serial)
-		keep--;
+	size_t lead = c.count, octets = 0;
+	while (lead > 0 && c.sets[lead - 1]->to != serial)
+		lead--;
+	/* ahead: those past it are kept too, to be applied onto the zone saved; the first may
+	 * leave it (the zone came whole, then changed) */
+	bool joins = lead > 0 || (c.count && c.sets[0]->from == serial);
+	size_t keep = ahead && joins ? c.count : lead;
+	r->ahead = keep ? c.count - lead : 0;
 	if (err == 0 && keep && keep < c.count)
 		err = jfile_keep(j->path, (const changeset_t *const *)c.sets, keep);
 	if (err < 0 || !keep) {
@@ -319,7 +325,6 @@ static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 		xfr_changes_clear(&c);
 		return err < 0 ? err : r->found ? 1 : 0;
 	}
-	r->ahead = c.count - keep;
 	pthread_mutex_lock(&j->lock);
 	drop_oldest(j, j->count);
 	pthread_mutex_unlock(&j->lock);
@@ -333,13 +338,24 @@ static int restore(journal_t *j, uint32_t serial, journal_restored_t *r)
 	return 0;
 }
 
-int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+/* journal_restore or journal_restore_ahead. */
+static int restore_locked(journal_t *j, uint32_t serial, bool ahead, journal_restored_t *r)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_lock(&j->file_lock);
-	int rc = j->on_disk ? restore(j, serial, r) : 0;
+	int rc = j->on_disk ? restore(j, serial, ahead, r) : 0;
 	pthread_mutex_unlock(&j->file_lock);
 	return rc;
+}
+
+int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r)
+{
+	return restore_locked(j, serial, false, r);
+}
+
+int journal_restore_ahead(journal_t *j, uint32_t serial, journal_restored_t *r)
+{
+	return restore_locked(j, serial, true, r);
 }
 
 void journal_get_info(journal_t *j, journal_info_t *info)

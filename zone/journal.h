@@ -77,7 +77,8 @@ typedef struct journal_restored {
 	size_t cut;      /* octets of a torn or damaged tail cut off the file */
 	uint32_t oldest; /* the serials they lead from and to, when found */
 	uint32_t newest;
-	size_t ahead; /* changesets past the serial loaded, cut off (the zone saved is older) */
+	/* changesets past the serial loaded (the zone saved is older): cut off, or kept (_ahead) */
+	size_t ahead;
 } journal_restored_t;
 
 /*
@@ -91,6 +92,16 @@ typedef struct journal_restored {
  * thread, before the version is published.
  */
 int journal_restore(journal_t *j, uint32_t serial, journal_restored_t *r);
+
+/*
+ * As journal_restore, but the changesets past `serial` are kept, in the
+ * file and in j (r->ahead says how many): a secondary's zone file written
+ * after its journal (zonefile-sync) lags it after a crash, and the caller
+ * applies them onto the version loaded (journal_changes from `serial` to
+ * r->newest). A caller that cannot calls journal_restore again, which
+ * cuts them. The zone's loading thread, before the version is published.
+ */
+int journal_restore_ahead(journal_t *j, uint32_t serial, journal_restored_t *r);
 
 /*
  * Append cs (sealed), taking over the caller's reference. A changeset

@@ -20,6 +20,7 @@
 #include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
+#include "zone/write.h"
 
 /*
  * Up to this many zones, a name's zone is found by comparing its tail with
@@ -416,14 +417,51 @@ static journal_t *place_journal(const jplace_t *p)
 }
 
 /*
+ * A secondary's journal leads past *z, the version its file holds (the
+ * file is written after the journal, zonefile-sync later): the changes
+ * r->ahead are applied onto *z, which becomes the newest version the
+ * journal had (*z replaced), and written to the file. Returns 0 or the
+ * error of the apply (*z untouched: the caller cuts them).
+ */
+static int apply_ahead(journal_t *j, const char *file, const zone_limits_t *limits,
+		       const journal_restored_t *r, zone_t **z, zone_msg_fn msg, void *msg_arg)
+{
+	xfr_changes_t c;
+	int err = journal_changes(j, (*z)->serial, r->newest, false, &c);
+	if (err < 0)
+		return err;
+	zone_apply_opts_t o = { .label = file,
+				.limits = limits,
+				.msg = msg,
+				.msg_arg = msg_arg,
+				.cancel = zload_cancel_flag() };
+	zone_t *next = NULL;
+	err = zone_apply(*z, c.sets, c.count, &o, &next);
+	xfr_changes_clear(&c);
+	if (err < 0)
+		return err;
+	zone_report(msg, msg_arg, false, file, 0,
+		    "%zu changes past its serial %u (to %u), not written to it yet, applied from "
+		    "the journal",
+		    r->ahead, (*z)->serial, next->serial);
+	zone_unref(*z);
+	*z = next;
+	/* the file catches up now (a rare start: after a crash); one that fails is said, and
+	 * the journal still leads from it */
+	zone_write(next, file, "applied from the journal at start", limits, msg, msg_arg);
+	return 0;
+}
+
+/*
  * The zone at p was just read with no version served before it: its
  * journal file, when the start found one (sweep_journals), read back
  * (journal_restore) if its history leads to z's serial, or removed, and
  * said so. Once: a zone with no file costs nothing, not even a stat.
  */
-static void restore_journal(const jplace_t *p, const char *file, const zone_t *z, zone_msg_fn msg,
-			    void *msg_arg)
+static void restore_journal(const jplace_t *p, const char *file, const zone_spec_t *spec,
+			    zone_t **zp, zone_msg_fn msg, void *msg_arg)
 {
+	const zone_t *z = *zp;
 	char path[4096];
 	if (!p->dir || !*p->found || jfile_path(p->dir, p->apex, path, sizeof(path)) < 0)
 		return;
@@ -434,7 +472,14 @@ static void restore_journal(const jplace_t *p, const char *file, const zone_t *z
 		return;
 	}
 	journal_restored_t r;
-	int rc = journal_restore(j, z->serial, &r);
+	/* a secondary's newer changes are applied onto its file, when they can be */
+	int rc = spec->secondary ? journal_restore_ahead(j, z->serial, &r)
+				 : journal_restore(j, z->serial, &r);
+	if (rc == 0 && spec->secondary && r.ahead &&
+	    apply_ahead(j, file, &spec->limits, &r, zp, msg, msg_arg) == 0)
+		r.ahead = 0;
+	else if (rc == 0 && spec->secondary && r.ahead)
+		rc = journal_restore(j, z->serial, &r); /* cut, as for a primary */
 	if (r.cut)
 		zone_report(msg, msg_arg, false, path, 0,
 			    "%zu octets of a torn or damaged change cut off its end", r.cut);
@@ -576,7 +621,7 @@ static int load_entry(zentry_t *e, const zonedb_t *db, const zone_spec_t *spec, 
 	int err = was ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
 		      : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
 	if (err == 0 && !was)
-		restore_journal(&p, file, *z, tap_msg, &tap);
+		restore_journal(&p, file, spec, z, tap_msg, &tap);
 	if (err == 0)
 		return 0;
 	if (tap.first_error[0] == '\0')

@@ -132,6 +132,11 @@ const conf_option_t conf_options[] = {
 	  OFF(ixfr_journal_total_mib),
 	  "MiB of every zone's IXFR journal files in state-dir together (0: in memory only)",
 	  CONF_RESTART },
+	{ "zonefile-sync", NULL, "SECONDS", CONF_UINT, 0, CONF_ZONEFILE_SYNC_MAX, NULL, "0",
+	  OFF(zonefile_sync),
+	  "write a secondary's file this long after a new version, one write for the changes "
+	  "meanwhile (0: at once; a zone may set its own)",
+	  CONF_RUNTIME },
 	{ "max-zone-size", NULL, "OCTETS", CONF_UINT, 512, UINT32_MAX, NULL, "1073741824",
 	  OFF(max_zone_size), "octets one incoming zone transfer may bring", CONF_RUNTIME },
 	{ "notify-retry", NULL, "N", CONF_UINT, 1, 20, NULL, "5", OFF(notify_retry),
@@ -233,6 +238,7 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "allow-query", "who may query it (default: the global allow-query, else anyone)" },
 	{ "notify", "secondaries sent NOTIFY when its serial changes" },
 	{ "ixfr-journal-size", "IXFR history kept for it, in octets" },
+	{ "zonefile-sync", "seconds from a new version to its file's write" },
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
 	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
 };

@@ -42,6 +42,7 @@ typedef struct conf_zone_xfr {
 	acl_t allow_notify;     /* who may NOTIFY us: the primaries unless set */
 	bool allow_notify_set;  /* allow-notify was given (an empty list refuses all) */
 	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
+	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
 } conf_zone_xfr_t;
 /* The configuration read when the command line names none (-c FILE) */
@@ -109,6 +110,7 @@ typedef struct conf {
 	/* zone transfers: every zone's journal and transfer limits, the secondaries' timers */
 	uint32_t ixfr_journal_size;      /* octets of IXFR history per zone */
 	uint32_t ixfr_journal_total_mib; /* MiB of journal files together; 0: none on disk */
+	uint32_t zonefile_sync;          /* seconds from a new version to its file's write */
 	uint32_t max_zone_size;          /* octets one incoming transfer may bring */
 	uint32_t notify_retry;           /* NOTIFY sent this many times until answered */
 	uint32_t xfr_timeout;            /* seconds an incoming transfer may take */
@@ -312,6 +314,16 @@ bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j);
  * next refresh. Any thread.
  */
 bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/* zonefile-sync's bound, in seconds: a day. */
+#define CONF_ZONEFILE_SYNC_MAX 86400
+
+/*
+ * Seconds from a new version of secondary zone i of cfg to the write of
+ * its file (zonefile-sync: its own, else the global one). Any thread that
+ * holds cfg.
+ */
+uint32_t conf_zone_sync(const conf_t *cfg, size_t i);
 
 /*
  * Whether zone i of a and zone j of b are configured the same in every

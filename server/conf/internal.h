@@ -88,7 +88,7 @@ bool conf_strings_shareable(const conf_strings_t *s, size_t held);
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)
 {
-	return (conf_zone_xfr_t){ .journal_size = -1 };
+	return (conf_zone_xfr_t){ .journal_size = -1, .zonefile_sync = -1 };
 }
 
 #endif

@@ -275,6 +275,26 @@ bool conf_tls_hostnames(const conf_t *cfg)
 	return false;
 }
 
+/* A zone's own zonefile-sync: seconds, as the global option's range. */
+static int load_zonefile_sync(yaml_ctx_t *y, conf_zone_xfr_t *zx, yaml_node_t *v)
+{
+	const char *t = conf_scalar(v);
+	char *end;
+	errno = 0;
+	unsigned long n = t ? strtoul(t, &end, 10) : 0;
+	if (!t || errno || end == t || *end || t[0] == '-' || n > CONF_ZONEFILE_SYNC_MAX)
+		return conf_yerr(y, v, "zonefile-sync: \"%s\" is not a number from 0 to %u",
+				 t ? t : "", CONF_ZONEFILE_SYNC_MAX);
+	zx->zonefile_sync = (int64_t)n;
+	return 0;
+}
+
+uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
+{
+	int64_t own = cfg->zone_xfr[i].zonefile_sync;
+	return own >= 0 ? (uint32_t)own : cfg->zonefile_sync;
+}
+
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
 	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
@@ -292,6 +312,8 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 		zx->journal_size = (int64_t)n;
 		return 0;
 	}
+	if (!strcmp(key, "zonefile-sync"))
+		return load_zonefile_sync(y, zx, v);
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
 	if (!strcmp(key, "allow-query")) {

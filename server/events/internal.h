@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -37,6 +38,11 @@ typedef struct sec_timers {
 typedef struct sec_zone {
 	heap_node_t due;    /* the scheduler's: when to refresh next (ms), unless running */
 	heap_node_t expiry; /* the scheduler's: when the version served expires (ms) */
+	heap_node_t flush;  /* the scheduler's: when its file is written next (ms) */
+	/* atomic: a new version was published since the flush was planned (any thread sets it) */
+	int flush_wanted;
+	/* atomic: a write waits in the flush thread's queue (it writes the newest version then) */
+	int flush_queued;
 	/* handed to the scheduler by any thread (sched_notify, sched_refresh) */
 	struct sec_zone *inbox_next;
 	int queued;             /* atomic: in the inbox */
@@ -103,6 +109,24 @@ typedef struct sec_job {
 	struct sec_job *next; /* in the idle list or the done list */
 } sec_job_t;
 
+/*
+ * A zone's file to write, handed by the scheduler to the flush thread: a
+ * copy of what the write needs, so the entry may go meanwhile (a reconfig).
+ */
+typedef struct sec_flush_job {
+	struct sec_flush_job *next;
+	zone_limits_t limits; /* the zone's, that its next start reads the file with */
+	char *file;
+	char *name;        /* as configured */
+	char comment[200]; /* where the version came from */
+	uint8_t apex[];
+} sec_flush_job_t;
+
+/* Never: a due time past every other. */
+#define SCHED_NEVER INT64_MAX
+/* The entry whose heap node `field` node is. */
+#define ZONE_OF(node, field) ((sec_zone_t *)((char *)(node)-offsetof(sec_zone_t, field)))
+
 /* Transfers in at once at most: transfers-in's bound. */
 #define SCHED_POOL_MAX 256
 /* Publication locks, shared by zones by the hash of their apex. */
@@ -128,7 +152,7 @@ struct sched {
 	sec_table_t *shown;
 	sec_table_t *pending; /* atomic exchange: main posts, the scheduler takes */
 	/* the scheduler thread's */
-	heap_t due, expiry;
+	heap_t due, expiry, flush;
 	sec_job_t *idle;  /* pool threads waiting for a refresh */
 	unsigned running; /* refreshes running */
 	unsigned threads; /* pool threads started */
@@ -153,6 +177,13 @@ struct sched {
 	bool started;
 	int stop; /* atomic */
 	sem_t wake;
+	/* the flush thread's queue: the scheduler posts, sched_free drains (flush.c) */
+	pthread_mutex_t flush_lock;
+	pthread_cond_t flush_cond;
+	sec_flush_job_t *flush_head, *flush_tail; /* flush_lock */
+	bool flush_stop;                          /* flush_lock: leave once the queue is empty */
+	pthread_t flush_thread;
+	bool flush_started;
 };
 
 /*
@@ -207,6 +238,50 @@ bool sec_refresh(sec_job_t *job);
  * none is served any more. The scheduler thread.
  */
 int64_t sec_expire(sched_t *s, sec_zone_t *z, const char *name, int64_t now);
+
+/* Hand z to the scheduler (once until it takes it) and wake it. Any thread; no lock. */
+void sched_kick(sched_t *s, sec_zone_t *z);
+
+/*
+ * z's file is to hold the version just published (or served, when a save
+ * failed): the scheduler plans its write (zonefile-sync). Any thread.
+ */
+void sched_want_flush(sched_t *s, sec_zone_t *z);
+
+/* The entry of zone `apex` in the table shown, or NULL. Any thread, in an RCU read section. */
+sec_zone_t *sched_zone_of(sched_t *s, const uint8_t *apex);
+
+/*
+ * flush.c: start the flush thread (shoald-flush). 0 or -errno. Main
+ * thread, once, with sched_start.
+ */
+int sched_flush_start(sched_t *s);
+
+/*
+ * flush.c: z's file is due for a write zonefile-sync from now, unless one
+ * is planned already: changes until it fires go with it (one write per
+ * zonefile-sync at most, as Knot's zonefile-sync). The scheduler.
+ */
+void sched_flush_plan(sched_t *s, sec_zone_t *z, int64_t now);
+
+/* flush.c: hand the writes due to the flush thread. Returns when the next is due. The scheduler. */
+int64_t sched_flush_due_now(sched_t *s, int64_t now);
+
+/*
+ * flush.c: hand z's write to the flush thread, by the configuration t
+ * (z's file, limits): nothing when one waits already (that one writes the
+ * newest version); a zone without a file is saved at once. The scheduler
+ * thread, or the main thread once the scheduler has stopped.
+ */
+void sched_flush_post(sched_t *s, sec_zone_t *z, const sec_table_t *t);
+
+/*
+ * flush.c: the writes planned and not due yet are queued, those queued
+ * are done, then the flush thread stops: a stop loses no version that
+ * zonefile-sync delayed. Main thread (sched_free), after the scheduler
+ * and the pool have stopped and their inbox was taken.
+ */
+void sched_flush_stop(sched_t *s);
 
 /* secondary.c: z's timers from zone's SOA (NULL: nothing served), bounded by cfg. */
 struct zone;

@@ -30,10 +30,6 @@
 #define SCHED_NOTIFY_GAP_MS 1000
 /* The state is saved at most this often, and less often when a save takes long. */
 #define SCHED_SAVE_MIN_MS 10000
-/* Never: a due time past every other. */
-#define SCHED_NEVER INT64_MAX
-
-#define ZONE_OF(node, field) ((sec_zone_t *)((char *)(node)-offsetof(sec_zone_t, field)))
 
 int64_t sched_now_ms(void)
 {
@@ -49,8 +45,7 @@ pthread_mutex_t *sched_pub_lock(sched_t *s, const sec_zone_t *z)
 
 /* ---- the inbox: zones handed to the scheduler by any thread ---- */
 
-/* Hand z to the scheduler (once until it takes it) and wake it. Any thread; no lock. */
-static void kick(sched_t *s, sec_zone_t *z)
+void sched_kick(sched_t *s, sec_zone_t *z)
 {
 	if (__atomic_exchange_n(&z->queued, 1, __ATOMIC_ACQ_REL))
 		return; /* in the inbox already: the scheduler reads its flags when it takes it */
@@ -90,6 +85,9 @@ static void take_inbox(sched_t *s)
 		/* a running one is seen to when it ends; a fresh one when adopted */
 		if (want && !z->running && !z->retired && !z->fresh)
 			due_by(s, z, wanted_at(z, want, now));
+		if (__atomic_exchange_n(&z->flush_wanted, 0, __ATOMIC_ACQ_REL) && !z->retired &&
+		    !z->fresh && s->work)
+			sched_flush_plan(s, z, now);
 		z = next;
 	}
 }
@@ -288,6 +286,8 @@ static void take_done(sched_t *s)
 	sec_job_t *job = s->done;
 	s->done = NULL;
 	pthread_mutex_unlock(&s->done_lock);
+	/* what these refreshes handed over (a write of their file) before a retired entry goes */
+	take_inbox(s);
 	while (job) {
 		sec_job_t *next = job->next;
 		job_done(s, job);
@@ -426,6 +426,7 @@ static void retire_gone(sched_t *s, sec_table_t *old, const sec_table_t *t)
 			continue;
 		heap_remove(&s->due, &z->due);
 		heap_remove(&s->expiry, &z->expiry);
+		heap_remove(&s->flush, &z->flush); /* its file is no longer the zone's */
 		z->retired = true;
 		if (!z->running)
 			sched_entry_free(s, z);
@@ -565,6 +566,7 @@ static void *sched_main(void *arg)
 		int64_t now = sched_now_ms();
 		int64_t next = expire(s, now);
 		next = min64(next, dispatch(s, now));
+		next = min64(next, sched_flush_due_now(s, now));
 		next = min64(next, save(s, now));
 		sleep_until(s, next);
 	}
@@ -593,6 +595,9 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	sem_init(&s->wake, 0, 0);
 	heap_init(&s->due);
 	heap_init(&s->expiry);
+	heap_init(&s->flush);
+	pthread_mutex_init(&s->flush_lock, NULL);
+	pthread_cond_init(&s->flush_cond, NULL);
 	s->zones = env->zones;
 	s->reload = env->reload;
 	s->state = env->state;
@@ -620,8 +625,11 @@ int sched_start(sched_t *s)
 		return 0;
 	/* the pool first, so the zones due at start find its threads */
 	pool_grow(s, s->pending->count);
+	int e = sched_flush_start(s);
+	if (e)
+		return e;
 	/* ps -L and top -H show it so; so do the tests that see it stop */
-	int e = thread_start(&s->thread, NULL, sched_main, s, "shoald-sched");
+	e = thread_start(&s->thread, NULL, sched_main, s, "shoald-sched");
 	if (e)
 		return e;
 	s->started = true;
@@ -663,8 +671,7 @@ int sched_reconfig(sched_t *s, const conf_t *cfg)
 	return 0;
 }
 
-/* The entry of zone `apex` in the table shown, or NULL: not a secondary. In a read section. */
-static sec_zone_t *zone_of(sched_t *s, const uint8_t *apex)
+sec_zone_t *sched_zone_of(sched_t *s, const uint8_t *apex)
 {
 	return s ? sched_table_find(s, rcu_dereference(s->shown), apex) : NULL;
 }
@@ -683,7 +690,7 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 {
 	bool scheduled = false;
 	rcu_read_lock();
-	sec_zone_t *z = zone_of(s, apex);
+	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		unsigned bit = has_serial ? SEC_WANT_NOTIFY : SEC_WANT_NOTIFY_ANY;
 		unsigned was = __atomic_fetch_or(&z->want, bit, __ATOMIC_ACQ_REL);
@@ -694,7 +701,7 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 		scheduled = !(was & (SEC_WANT_NOTIFY | SEC_WANT_NOTIFY_ANY));
 		if (!scheduled)
 			stats_add_shared(&s->counters->notify_coalesced, 1);
-		kick(s, z);
+		sched_kick(s, z);
 	}
 	rcu_read_unlock();
 	return scheduled;
@@ -703,11 +710,11 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 {
 	rcu_read_lock();
-	sec_zone_t *z = zone_of(s, apex);
+	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		__atomic_fetch_or(&z->want, retransfer ? SEC_WANT_RETRANSFER : SEC_WANT_REFRESH,
 				  __ATOMIC_ACQ_REL);
-		kick(s, z);
+		sched_kick(s, z);
 	}
 	rcu_read_unlock();
 	return z ? 0 : SHOAL_ENOTFOUND;
@@ -728,7 +735,7 @@ static void zone_times(sched_t *s, const sec_zone_t *z, stats_secondary_t *g)
 bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 {
 	rcu_read_lock();
-	sec_zone_t *z = zone_of(s, apex);
+	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		stats_secondary_t g;
 		zone_times(s, z, &g);
@@ -779,6 +786,9 @@ void sched_free(sched_t *s)
 		pthread_join(s->jobs[k].thread, NULL);
 		sem_destroy(&s->jobs[k].go);
 	}
+	/* what the last transfers handed over; then the writes planned are done before exit */
+	take_inbox(s);
+	sched_flush_stop(s);
 	/* the tables: posted (and those it skipped), worked on, kept by refreshes; readers are gone
 	 */
 	sec_table_t *pending = __atomic_exchange_n(&s->pending, NULL, __ATOMIC_ACQ_REL);
@@ -797,12 +807,15 @@ void sched_free(sched_t *s)
 	sched_table_free(s->work);
 	heap_clear(&s->due); /* before the entries: it tells each node it is out */
 	heap_clear(&s->expiry);
+	heap_clear(&s->flush);
 	while (s->all)
 		sched_entry_free(s, s->all);
 	sem_destroy(&s->wake);
 	for (size_t k = 0; k < SCHED_PUB_LOCKS; k++)
 		pthread_mutex_destroy(&s->pub_locks[k]);
 	pthread_mutex_destroy(&s->flight_lock);
+	pthread_mutex_destroy(&s->flush_lock);
+	pthread_cond_destroy(&s->flush_cond);
 	pthread_mutex_destroy(&s->done_lock);
 	pthread_mutex_destroy(&s->status_lock);
 	pthread_mutex_destroy(&s->all_lock);

@@ -25,7 +25,9 @@
  * UDP, then transfers over TCP only when the primary's serial is newer
  * (or the UDP answer is truncated or does not come). NOTIFY in, shoalctl
  * refresh and retransfer, and reconfig only mark a zone due: a zone has
- * one refresh pending and one running at most. The timers are kept in
+ * one refresh pending and one running at most. A new version's file is
+ * written zonefile-sync after it, by one flush thread (server/events/
+ * flush.c), never a transfer's. The timers are kept in
  * state-dir (server/events/state.h) and resumed at start.
  */
 typedef struct sched sched_t;
@@ -136,6 +138,13 @@ void sched_secondaries(const void *from, stats_secondary_fn each, void *arg);
  * folder and the cause. Main thread, at start and for --check.
  */
 int sched_check_files(const conf_t *cfg, char *err, size_t errlen);
+
+/*
+ * When a zone's file is written next (ms): at `planned` when a write is
+ * planned already (planned >= 0; changes meanwhile go with it), else
+ * `sync` seconds (zonefile-sync) from now. Any thread.
+ */
+int64_t sched_flush_due(int64_t planned, int64_t now, uint32_t sync);
 
 /*
  * Stop the threads (transfers running are given up) and free s, once no

@@ -24,7 +24,6 @@
 #include "server/events/internal.h"
 #include "server/events/requestor.h"
 #include "zone/journal.h"
-#include "zone/write.h"
 #include "zone/xfr_in.h"
 #include "zone/zone.h"
 
@@ -435,39 +434,9 @@ void sec_set_saved(sched_t *s, sec_zone_t *z, bool saved, const char *error)
 }
 
 /*
- * Write v, the version served, to the zone's file (none configured:
- * nothing to do), p the primary it came from. A failure keeps its cause
- * (-errno: permission, read-only file system, no space) for zone-status,
- * the metrics and the log: a secondary served from memory alone is lost at
- * the next restart with its primary down.
- */
-static void save_version(attempt_t *a, const acl_entry_t *p, const zone_t *v)
-{
-	const zone_spec_t *spec = &a->cfg->zones[a->job->index];
-	if (!spec->file || !*spec->file) {
-		sec_set_saved(a->s, a->z, true, NULL);
-		return;
-	}
-	char comment[256], why[600];
-	snprintf(comment, sizeof(comment), "transferred from %.200s", p->text);
-	a->err[0] = '\0';
-	int rc = zone_write(v, spec->file, comment, &spec->limits, on_msg, a);
-	if (rc == 0) {
-		sec_set_saved(a->s, a->z, true, NULL);
-		return;
-	}
-	snprintf(why, sizeof(why), "cannot save to %s: %s", spec->file,
-		 a->err[0] ? a->err : shoal_strerror(rc));
-	a->err[0] = '\0';
-	stats_add_shared(&a->s->xfr_in->save_failed, 1);
-	sec_set_saved(a->s, a->z, false, why);
-	log_error("zone %s: %s; the version served is not kept across a restart", a->name, why);
-}
-
-/*
  * Serve got, the version p sent to attempt a (by IXFR or AXFR: kind), in
- * place of current (NULL: none): publish it, take its timers, save it to
- * the zone's file (a->err gets why a save fails).
+ * place of current (NULL: none): publish it, take its timers, and plan
+ * the write of the zone's file.
  */
 static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
 			 enum xfr_in_kind kind, const zone_t *current)
@@ -492,7 +461,7 @@ static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
 	char source[160];
 	snprintf(source, sizeof(source), "primary %.140s", p->text);
 	sec_set_status(s, a->z, source, NULL);
-	save_version(a, p, got);
+	sched_want_flush(s, a->z); /* by the flush thread: a big zone's write delays no transfer */
 }
 
 /*
@@ -513,7 +482,7 @@ static void still_current(attempt_t *a, const acl_entry_t *p, const zone_t *curr
 		 p->text);
 	/* a save that failed, or a file a reconfig moved: written now, not at the next serial */
 	if (__atomic_load_n(&a->z->unsaved, __ATOMIC_ACQUIRE))
-		save_version(a, p, current);
+		sched_want_flush(s, a->z);
 }
 
 /*

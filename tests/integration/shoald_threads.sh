@@ -3,8 +3,8 @@
 # shoald_threads: every thread of a running shoald has a name (ps -L, top -H show it) and takes
 # no signal meant for the main loop: SIGHUP, SIGINT and SIGTERM are blocked in every thread but
 # main. Seen in /proc/PID/task/*/comm and status (SigBlk) with workers, UDP receivers of two
-# addresses, the zone-event scheduler and its transfer thread, and a reload thread held in
-# its open() by holdthread.
+# addresses, the zone-event scheduler, its flush and transfer threads, and a reload thread
+# held in its open() by holdthread.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 PORT=$(free_port) || exit 99
@@ -59,8 +59,10 @@ check_threads() {
 }
 
 check_eq "main keeps the program's name" shoald "$(cat /proc/"$SHOALD_PID"/comm)"
-# per worker: its loop (TCP) and a UDP receiver per address; the scheduler, a transfer thread
-RUNNING="shoald-sched
+# per worker: its loop (TCP) and a UDP receiver per address; the scheduler, its flush thread,
+# a transfer thread
+RUNNING="shoald-flush
+shoald-sched
 shoald-tcp-0
 shoald-tcp-1
 shoald-udp-0-0
@@ -77,8 +79,7 @@ if [ $rc -eq 77 ]; then
 	echo "SKIP: holdthread cannot trace shoald here: $(cat "$T_DIR/hold.out")"
 else
 	check_eq "the reload thread is held" 0 $rc
-	check_threads "reloading" "shoald-reload
-$RUNNING"
+	check_threads "reloading" "$(printf 'shoald-reload\n%s\n' "$RUNNING" | sort)"
 fi
 stop_within "$SHOALD_PID"
 check_eq "shoald stops with status 0" 0 $?

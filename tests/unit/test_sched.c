@@ -266,6 +266,24 @@ static void test_notify_coalesced(void)
 	world_stop(&w);
 }
 
+/*
+ * A zone's file write (zonefile-sync): the first new version plans it
+ * sync seconds on; versions published before it fires keep that time (one
+ * write for them all, never put off by a stream of changes); with sync 0
+ * it is due at once.
+ */
+static void test_flush_coalesced(void)
+{
+	int64_t now = 1000000;
+	int64_t planned = sched_flush_due(-1, now, 3);
+	CU_ASSERT_EQUAL(planned, now + 3000);
+	for (int64_t later = now; later < planned; later += 500)
+		CU_ASSERT_EQUAL(sched_flush_due(planned, later, 3), planned);
+	CU_ASSERT_EQUAL(sched_flush_due(-1, now, 0), now);
+	CU_ASSERT_EQUAL(sched_flush_due(-1, now, CONF_ZONEFILE_SYNC_MAX),
+			now + (int64_t)CONF_ZONEFILE_SYNC_MAX * 1000);
+}
+
 int main(int argc, char **argv)
 {
 	rcu_register_thread();
@@ -273,6 +291,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_notify_before_reconfig_applied),
 		UNIT_TEST(test_reconfig_out_of_memory),
 		UNIT_TEST(test_notify_coalesced),
+		UNIT_TEST(test_flush_coalesced),
 		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "sched", tests);

@@ -213,13 +213,19 @@ static changeset_t *make_cs(uint32_t from, uint32_t to, size_t size)
 	return cs;
 }
 
-/* A start: *j (unreffed) replaced by a new journal on path, restored at serial; restore's result.
- */
-static int restart(journal_t **j, const char *path, uint32_t serial, journal_restored_t *r)
+/* A start: *j (unreffed) replaced by a new journal on path, not restored yet. */
+static void reopen(journal_t **j, const char *path)
 {
 	journal_unref(*j);
 	*j = journal_new(1 << 20);
 	journal_set_file(*j, path, NULL);
+}
+
+/* A start: *j (unreffed) replaced by a new journal on path, restored at serial; restore's result.
+ */
+static int restart(journal_t **j, const char *path, uint32_t serial, journal_restored_t *r)
+{
+	reopen(j, path);
 	return journal_restore(*j, serial, r);
 }
 
@@ -284,6 +290,49 @@ static void test_journal_file(void)
 	journal_add(j, make_cs(101, 102, 400));
 	CU_ASSERT_EQUAL(access(path, F_OK), 0);
 	journal_add(j, make_cs(102, 103, 20000));
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+	journal_unref(j);
+}
+
+/*
+ * A secondary's file written zonefile-sync after its journal: a start at
+ * the file's older serial keeps the changes past it (journal_restore_ahead),
+ * in memory and in the file, to be applied onto it; also when the first
+ * change leaves that serial (the zone came whole, then changed). A history
+ * that neither leads to it nor leaves it still goes.
+ */
+static void test_journal_restore_ahead(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/a.test.journal", tmpdir);
+	journal_t *j = journal_new(1 << 20);
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(j, path, NULL), 0);
+	for (uint32_t s = 1; s <= 4; s++)
+		CU_ASSERT_EQUAL(journal_add(j, make_cs(s, s + 1, 400)), 0);
+	journal_restored_t r;
+	reopen(&j, path);
+	CU_ASSERT_EQUAL(journal_restore_ahead(j, 3, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 4);
+	CU_ASSERT_EQUAL(r.ahead, 2);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 4);
+	CU_ASSERT_EQUAL(info.newest, 5);
+	xfr_changes_t c;
+	CU_ASSERT_EQUAL(journal_changes(j, 3, 5, false, &c), 0);
+	CU_ASSERT_EQUAL(c.count, 2);
+	xfr_changes_clear(&c);
+	/* the file kept them all: a start at the newest finds the four */
+	CU_ASSERT_EQUAL(restart(&j, path, 5, &r), 0);
+	CU_ASSERT_EQUAL(r.found, 4);
+	/* the first change leaves the serial loaded */
+	reopen(&j, path);
+	CU_ASSERT_EQUAL(journal_restore_ahead(j, 1, &r), 0);
+	CU_ASSERT_EQUAL(r.ahead, 4);
+	/* neither: removed, as by journal_restore */
+	reopen(&j, path);
+	CU_ASSERT_EQUAL(journal_restore_ahead(j, 77, &r), 1);
+	CU_ASSERT_EQUAL(r.ahead, 0);
 	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
 	journal_unref(j);
 }
@@ -649,6 +698,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_changeset_build_rules),
 		UNIT_TEST(test_journal_bounds),
 		UNIT_TEST(test_journal_file),
+		UNIT_TEST(test_journal_restore_ahead),
 		UNIT_TEST(test_journal_total),
 		UNIT_TEST(test_journal_add_all),
 		UNIT_TEST(test_journal_in_zonedb),
