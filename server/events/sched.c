@@ -659,7 +659,12 @@ int sched_reconfig(sched_t *s, const conf_t *cfg)
 	pthread_mutex_lock(&s->flight_lock);
 	give_up_changed(s, t);
 	pthread_mutex_unlock(&s->flight_lock);
-	rcu_assign_pointer(s->shown, t);
+	/*
+	 * Published as rcu_assign_pointer does, a release store, but one that
+	 * ThreadSanitizer sees as atomic (liburcu's is a volatile store): the
+	 * lookups' rcu_dereference pairs with it.
+	 */
+	__atomic_store_n(&s->shown, t, __ATOMIC_RELEASE);
 	/* one posted before and never adopted goes with it: the scheduler frees it, after readers
 	 */
 	sec_table_t *was = __atomic_load_n(&s->pending, __ATOMIC_ACQUIRE);

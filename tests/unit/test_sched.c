@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,44 @@ static void test_reconfig_out_of_memory(void)
 }
 
 /*
+ * A thread that looks zones up in the table shown (control's
+ * zone-status, as the flush thread's record does) while the main loop applies reconfigs,
+ * each publishing a new table: the publication is a release store that the
+ * lookups' loads pair with. In a TSan build a publication by
+ * rcu_assign_pointer (a volatile store TSan does not see as atomic) was
+ * reported as a race with the lookup.
+ */
+static int lookups_stop;
+
+static void *lookups(void *arg)
+{
+	sched_t *s = arg;
+	uint8_t apex[NAME_MAXLEN];
+	if (name_from_text("a.test", NULL, apex) < 0)
+		return NULL;
+	rcu_register_thread();
+	while (!__atomic_load_n(&lookups_stop, __ATOMIC_ACQUIRE)) {
+		sched_state_t st;
+		(void)sched_state(s, apex, &st);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void test_lookups_during_reconfig(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	pthread_t t;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, lookups, w.s) == 0);
+	for (int k = 0; k < 40; k++)
+		CU_ASSERT_EQUAL(sched_reconfig(w.s, k % 2 ? &w.was : &w.now), 0);
+	__atomic_store_n(&lookups_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	world_stop(&w);
+}
+
+/*
  * NOTIFYs coalesce: the first makes the zone's refresh due, the ones that
  * find it pending are counted and change nothing, and the zone is asked
  * once (issue 30: every NOTIFY made a transfer).
@@ -291,6 +330,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_notify_before_reconfig_applied),
 		UNIT_TEST(test_reconfig_out_of_memory),
 		UNIT_TEST(test_notify_coalesced),
+		UNIT_TEST(test_lookups_during_reconfig),
 		UNIT_TEST(test_flush_coalesced),
 		UNIT_END,
 	};
