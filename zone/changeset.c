@@ -149,6 +149,17 @@ static uint32_t soa_serial(const uint8_t *rec)
 	return wire_get_u32(rec + 10 + rdlen - 20);
 }
 
+/* *p down to len elements of elem octets (a failure keeps it as it was). Before pointers into it.
+ */
+static void shrink(void **p, size_t *cap, size_t len, size_t elem)
+{
+	void *q = len && len < *cap ? realloc(*p, len * elem) : NULL;
+	if (q) {
+		*p = q;
+		*cap = len;
+	}
+}
+
 int changeset_seal(changeset_t *cs)
 {
 	struct cs_store *st = cs->store;
@@ -157,6 +168,9 @@ int changeset_seal(changeset_t *cs)
 	size_t octets = sizeof(*cs) + sizeof(*st);
 	for (int i = 0; i < 2; i++) {
 		side_t *s = &st->side[i];
+		/* the room growth left goes: a journal holds (and counts) the rest for long */
+		shrink((void **)&s->blob, &s->cap, s->len, 1);
+		shrink((void **)&s->names, &s->name_cap, s->name_len, sizeof(uint16_t));
 		if (!(s->runs = calloc(s->run_count, sizeof(xfr_run_t))))
 			return SHOAL_ENOMEM;
 		for (size_t k = 0; k < s->run_count; k++) {
