@@ -149,6 +149,17 @@ static uint32_t soa_serial(const uint8_t *rec)
 	return wire_get_u32(rec + 10 + rdlen - 20);
 }
 
+/* *p down to len elements of elem octets (a failure keeps it as it was). Before pointers into it.
+ */
+static void shrink(void **p, size_t *cap, size_t len, size_t elem)
+{
+	void *q = len && len < *cap ? realloc(*p, len * elem) : NULL;
+	if (q) {
+		*p = q;
+		*cap = len;
+	}
+}
+
 int changeset_seal(changeset_t *cs)
 {
 	struct cs_store *st = cs->store;
@@ -157,6 +168,9 @@ int changeset_seal(changeset_t *cs)
 	size_t octets = sizeof(*cs) + sizeof(*st);
 	for (int i = 0; i < 2; i++) {
 		side_t *s = &st->side[i];
+		/* the room growth left goes: a journal holds (and counts) the rest for long */
+		shrink((void **)&s->blob, &s->cap, s->len, 1);
+		shrink((void **)&s->names, &s->name_cap, s->name_len, sizeof(uint16_t));
 		if (!(s->runs = calloc(s->run_count, sizeof(xfr_run_t))))
 			return SHOAL_ENOMEM;
 		for (size_t k = 0; k < s->run_count; k++) {
@@ -388,20 +402,32 @@ static int op_sort(const void *pa, const void *pb)
 	return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* Octets of the owner keys of part's runs but the SOA's, each as zone_name_key writes it. */
+static size_t part_keys(const xfr_part_t *part)
+{
+	uint8_t key[ZONE_KEY_MAX];
+	size_t n = 0;
+	for (size_t r = 1; r < part->run_count; r++)
+		n += zone_name_key(part->runs[r].owner, key);
+	return n;
+}
+
 int xfr_ops_collect(const changeset_t *const *sets, size_t n, xfr_ops_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	size_t count = 0, runs = 0;
+	size_t count = 0, keys = 0;
 	for (size_t k = 0; k < n; k++) {
 		count += sets[k]->del.rr_count - 1 + sets[k]->add.rr_count - 1;
-		runs += sets[k]->del.run_count - 1 + sets[k]->add.run_count - 1;
+		keys += part_keys(&sets[k]->del) + part_keys(&sets[k]->add);
 	}
+	/* keys at their length: room for the longest name per run would be 637 octets each */
 	out->ops = malloc((count ? count : 1) * sizeof(xfr_op_t));
-	out->keys = malloc((runs ? runs : 1) * ZONE_KEY_MAX);
+	out->keys = malloc(keys ? keys : 1);
 	if (!out->ops || !out->keys) {
 		xfr_ops_clear(out);
 		return SHOAL_ENOMEM;
 	}
+	out->octets = (count ? count : 1) * sizeof(xfr_op_t) + (keys ? keys : 1);
 	uint8_t *key = out->keys;
 	for (size_t k = 0; k < n; k++) {
 		for (int add = 0; add < 2; add++) {

@@ -130,6 +130,7 @@ typedef struct xfr_ops {
 	xfr_op_t *ops;
 	size_t count;
 	uint8_t *keys; /* the owner keys the ops point into */
+	size_t octets; /* memory held: the ops and the keys */
 } xfr_ops_t;
 
 /* Collect and sort; 0 or SHOAL_ENOMEM. Free with xfr_ops_clear. */

@@ -12,11 +12,18 @@
  * $TMPDIR, removed after): zone_write whole, then its lines alone.
  *
  *   tests/bench/xfr_bench [RECORDS]     (default 1000000)
+ *
+ * With -m, only the secondary's memory during an IXFR of a tenth of the
+ * records changed: the octets malloc holds (mallinfo2) at each step, to
+ * run under valgrind --tool=massif for the peak's breakdown by caller.
+ *
+ *   tests/bench/xfr_bench -m [RECORDS]
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +163,105 @@ static zone_t *receive(xfr_out_t *x, uint16_t qtype, const zone_t *current, cons
 	return z;
 }
 
+/* A line of /proc/self/status in MB (VmRSS, VmHWM), or -1. */
+static double status_mb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	double kb = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, strlen(field)) == 0)
+			kb = strtod(line + strlen(field) + 1, NULL);
+	if (f)
+		fclose(f);
+	return kb / 1e3;
+}
+
+/* Start a new peak: VmHWM is VmRSS again (proc(5), clear_refs). */
+static void reset_peak(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	if (f) {
+		fputs("5", f);
+		fclose(f);
+	}
+}
+
+/* What malloc holds now, in MB, mapped chunks included. */
+static double held_mb(void)
+{
+	struct mallinfo2 m = mallinfo2();
+	return (double)(m.uordblks + m.hblkhd) / 1e6;
+}
+
+/*
+ * The secondary's memory at each step of an IXFR of a tenth of the
+ * records of a zone changed: RSS and its peak, and what malloc holds.
+ * The IXFR's messages are written first, the primary's version dropped.
+ */
+static int memory_steps(size_t records)
+{
+	zone_t *z = build_zone(records, 0), *z3 = build_zone(records, records / 10);
+	changeset_t *cs = NULL;
+	if (!z || !z3 || changeset_diff(z, z3, 0, &cs) < 0)
+		return 1;
+	xfr_changes_t c = { .sets = malloc(sizeof(*c.sets)), .count = 1 };
+	c.sets[0] = cs;
+	query_t q;
+	xfr_out_t x;
+	if (!request(&q, DNS_TYPE_IXFR) || xfr_out_ixfr(&x, z3, &c, &q, DNS_TCP_MAX, 0, NULL) < 0)
+		return 1;
+	size_t count = 0, total = 0;
+	uint8_t **msg = NULL, buf[DNS_TCP_MAX];
+	int len;
+	while ((len = xfr_out_next(&x, buf, sizeof(buf))) > 0) {
+		uint8_t **more = realloc(msg, (count + 1) * sizeof(*msg));
+		if (!more || !(more[count] = malloc((size_t)len + 2)))
+			return 1;
+		msg = more;
+		msg[count][0] = (uint8_t)(len >> 8);
+		msg[count][1] = (uint8_t)len;
+		memcpy(msg[count++] + 2, buf, (size_t)len);
+		total += (size_t)len;
+	}
+	xfr_out_clear(&x);
+	zone_unref(z3);
+	malloc_trim(0);
+	printf("zone of %zu records: zone_memory %.1f MB; changeset %zu octets, %zu messages of "
+	       "%zu octets\n",
+	       z->rr_count, (double)zone_memory(z) / 1e6, cs->octets, count, total);
+	double rss = status_mb("VmRSS"), held = held_mb();
+	printf("RSS %.1f MB, malloc %.1f MB (messages included)\n", rss, held);
+	reset_peak();
+	xfr_in_t *in = xfr_in_new((const uint8_t *)"\5bench\4test", DNS_TYPE_IXFR, 1, z, NULL, NULL,
+				  "primary bench", quiet, NULL);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < count; i++)
+		rc = xfr_in_feed(in, msg[i] + 2, (size_t)(msg[i][0] << 8 | msg[i][1]));
+	printf("parsed: malloc +%.1f MB, RSS peak +%.1f MB\n", held_mb() - held,
+	       status_mb("VmHWM") - rss);
+	zone_t *next = NULL;
+	if (rc != 1 || xfr_in_finish(in, NULL, &next) < 0)
+		return 1;
+	printf("applied: malloc +%.1f MB, RSS peak +%.1f MB\n", held_mb() - held,
+	       status_mb("VmHWM") - rss);
+	xfr_in_free(in);
+	printf("transfer freed, both versions held: malloc +%.1f MB; the new version's "
+	       "zone_memory %.1f MB\n",
+	       held_mb() - held, (double)zone_memory(next) / 1e6);
+	zone_unref(z);
+	printf("old version dropped: malloc +%.1f MB\n", held_mb() - held);
+	zone_unref(next);
+	for (size_t i = 0; i < count; i++)
+		free(msg[i]);
+	free(msg);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "-m") == 0)
+		return memory_steps(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
 	size_t records = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
 	double t = now();
 	zone_t *z = build_zone(records, 0);

@@ -191,6 +191,75 @@ static void test_changeset_build_rules(void)
 	changeset_unref(cs);
 }
 
+/*
+ * The sorted operations of a changeset hold its records' owner keys at
+ * their length, not room for the longest name each: 2,000 records of
+ * 1,000 names take tens of kilobytes, not a megabyte and more.
+ */
+static void test_ops_size(void)
+{
+	changeset_t *cs = changeset_new();
+	uint8_t apex[NAME_MAXLEN], owner[NAME_MAXLEN], soa[22] = { 0 };
+	name_from_text("j.test.", NULL, apex);
+	soa[5] = 1;
+	CU_ASSERT_EQUAL(changeset_add(cs, false, apex, DNS_TYPE_SOA, 60, soa, 22), 0);
+	soa[5] = 2;
+	CU_ASSERT_EQUAL(changeset_add(cs, true, apex, DNS_TYPE_SOA, 60, soa, 22), 0);
+	size_t names = 0;
+	for (int add = 0; add < 2; add++)
+		for (unsigned i = 0; i < 1000; i++) {
+			char text[64];
+			snprintf(text, sizeof(text), "h%u.j.test.", i);
+			name_from_text(text, NULL, owner);
+			const uint8_t a[4] = { 192, 0, (uint8_t)(i >> 8), (uint8_t)(add + i) };
+			CU_ASSERT_EQUAL(changeset_add(cs, add, owner, DNS_TYPE_A, 60, a, 4), 0);
+			names += name_length(owner);
+		}
+	CU_ASSERT_EQUAL_FATAL(changeset_seal(cs), 0);
+	const changeset_t *sets[] = { cs };
+	xfr_ops_t ops;
+	CU_ASSERT_EQUAL_FATAL(xfr_ops_collect(sets, 1, &ops), 0);
+	CU_ASSERT_EQUAL(ops.count, 2000);
+	/* a key is at most a name's length here: no octet 0 or 1 in these labels */
+	CU_ASSERT(ops.octets <= ops.count * sizeof(xfr_op_t) + names);
+	/* each op's key is its owner's */
+	for (size_t i = 0; i < ops.count; i++) {
+		uint8_t key[ZONE_KEY_MAX];
+		size_t klen = zone_name_key(ops.ops[i].owner, key);
+		CU_ASSERT(klen == ops.ops[i].key_len && memcmp(key, ops.ops[i].key, klen) == 0);
+	}
+	xfr_ops_clear(&ops);
+	changeset_unref(cs);
+}
+
+/*
+ * A sealed changeset counts (and holds) its records, not the room its
+ * growth left: 1,100 records of 33 to 37 octets, 37 kB, held in 64 kB
+ * before, which a journal counted against its size.
+ */
+static void test_changeset_octets(void)
+{
+	changeset_t *cs = changeset_new();
+	uint8_t apex[NAME_MAXLEN], owner[NAME_MAXLEN], soa[22] = { 0 };
+	name_from_text("j.test.", NULL, apex);
+	CU_ASSERT_EQUAL(changeset_add(cs, false, apex, DNS_TYPE_SOA, 60, soa, 22), 0);
+	soa[5] = 1;
+	CU_ASSERT_EQUAL(changeset_add(cs, true, apex, DNS_TYPE_SOA, 60, soa, 22), 0);
+	size_t records = 2 * (9 + 10 + 22);
+	for (unsigned i = 0; i < 1100; i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "h%u.j.test.", i);
+		name_from_text(text, NULL, owner);
+		const uint8_t a[4] = { 192, 0, (uint8_t)(i >> 8), (uint8_t)i };
+		CU_ASSERT_EQUAL(changeset_add(cs, true, owner, DNS_TYPE_A, 60, a, 4), 0);
+		records += name_length(owner) + 10 + 4;
+	}
+	CU_ASSERT_EQUAL_FATAL(changeset_seal(cs), 0);
+	size_t runs = (cs->del.run_count + cs->add.run_count) * sizeof(xfr_run_t);
+	CU_ASSERT(cs->octets <= records + runs + 1024);
+	changeset_unref(cs);
+}
+
 /* A changeset from..to with one TXT record of `size` octets added. */
 static changeset_t *make_cs(uint32_t from, uint32_t to, size_t size)
 {
@@ -696,6 +765,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_diff_big),
 		UNIT_TEST(test_condense),
 		UNIT_TEST(test_changeset_build_rules),
+		UNIT_TEST(test_ops_size),
+		UNIT_TEST(test_changeset_octets),
 		UNIT_TEST(test_journal_bounds),
 		UNIT_TEST(test_journal_file),
 		UNIT_TEST(test_journal_restore_ahead),
