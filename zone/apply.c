@@ -928,7 +928,7 @@ int zone_apply(const zone_t *base, const changeset_t *const *sets, size_t n,
 		strcpy(a.apex_text, "?");
 	a.merge = (zmerge_t){ .base = base,
 			      .ops = &a.ops,
-			      .soa = sets[n - 1]->add.runs[0].set.data,
+			      .soa = xfr_part_soa(&sets[n - 1]->add),
 			      .label = o->label,
 			      .msg = o->msg,
 			      .msg_arg = o->msg_arg };

@@ -45,9 +45,10 @@ static size_t rr_size(const uint8_t *rr)
 /* Octets one side's records take in a body; or, with dst, writes them there and returns the end. */
 static size_t side_encode(const xfr_part_t *p, uint8_t *dst)
 {
-	size_t at = 0;
-	for (size_t i = 0; i < p->run_count; i++) {
-		const xfr_run_t *run = &p->runs[i];
+	size_t at = 0, run_at = 0;
+	xfr_run_t one;
+	while (xfr_part_next(p, &run_at, &one)) {
+		const xfr_run_t *run = &one;
 		size_t owner_len = name_length(run->owner), off = 0;
 		for (uint16_t k = 0; k < run->set.rr_count; k++) {
 			size_t n = rr_size(run->set.data + off);
