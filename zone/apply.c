@@ -64,30 +64,31 @@ typedef struct apply {
 	bool whole;         /* cannot be done in place: build it whole */
 } apply_t;
 
-static bool push(void **p, size_t *count, size_t *cap, size_t elem, const void *item)
-{
-	if (!zone_grow(p, cap, *count + 1, elem))
-		return false;
-	memcpy((uint8_t *)*p + *count * elem, item, elem);
-	(*count)++;
-	return true;
-}
-
 /*
  * *p with room for need elements of elem octets: exactly need the first
- * time (the names step 1 touches are counted first), an eighth more after,
- * so a few names touched later do not double what step 1 sized.
+ * time (the names step 1 touches and the nodes it makes are counted
+ * first), an eighth more (and 64) after, so a few more do not double what
+ * was sized.
  */
 static bool grow_to(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return true;
-	size_t n = *cap ? need + need / 8 : need;
+	size_t n = *cap ? need + need / 8 + 64 : need;
 	void *q = realloc(*p, n * elem);
 	if (!q)
 		return false;
 	*p = q;
 	*cap = n;
+	return true;
+}
+
+static bool push(void **p, size_t *count, size_t *cap, size_t elem, const void *item)
+{
+	if (!grow_to(p, cap, *count + 1, elem))
+		return false;
+	memcpy((uint8_t *)*p + *count * elem, item, elem);
+	(*count)++;
 	return true;
 }
 
@@ -910,7 +911,13 @@ static int apply_in_place(apply_t *a)
 	zbuild_t *b = a->merge.b;
 	a->merge.b = NULL;
 	a->w.lin = a->base->lin;
-	err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3, take_content, a);
+	/* a node for each name step 1 touched, as a rule: the lists sized for them */
+	if (!grow_to((void **)&a->contents, &a->content_cap, a->touched_count, sizeof(znode_t *)) ||
+	    !grow_to((void **)&a->made, &a->made_cap, a->touched_count, sizeof(znode_t *)))
+		err = SHOAL_ENOMEM;
+	if (err == 0)
+		err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3,
+				   take_content, a);
 	if (err == 0 && !same_denial(a))
 		a->whole = true;
 	return err == 0 && !a->whole ? make_version(a) : err;
