@@ -277,6 +277,31 @@ int jfile_parse(const uint8_t *data, size_t len, xfr_changes_t *out, size_t *goo
 	return 0;
 }
 
+int jfile_read_span(int fd, const jfile_span_t *span, changeset_t **out)
+{
+	*out = NULL;
+	if (span->len < REC_HEAD)
+		return SHOAL_EIO;
+	uint8_t *rec = malloc(span->len);
+	if (!rec)
+		return SHOAL_ENOMEM;
+	size_t done = 0;
+	while (done < span->len) {
+		ssize_t n = pread(fd, rec + done, span->len - done, (off_t)(span->off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	int err = done == span->len && record_length(rec, span->len) == span->len &&
+				  get32(rec + 8) == span->from && get32(rec + 12) == span->to
+			  ? record_decode(rec, span->len - REC_HEAD, out)
+			  : SHOAL_EIO;
+	free(rec);
+	return err == SHOAL_EMALFORMED ? SHOAL_EIO : err;
+}
+
 /* The whole file at path into *data (*len octets; free it); 0 or a negative error. */
 static int read_whole(const char *path, uint8_t **data, size_t *len)
 {

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -379,6 +380,66 @@ static void test_journal_file(void)
 	journal_unref(j);
 }
 
+/* Whether two changesets hold the same records, side by side. */
+static bool same_changes(const changeset_t *a, const changeset_t *b)
+{
+	ldns_rr_list *ad = side_rrs(&a->del), *bd = side_rrs(&b->del);
+	ldns_rr_list *aa = side_rrs(&a->add), *ba = side_rrs(&b->add);
+	bool same =
+		a->from == b->from && a->to == b->to && xt_same_rrs(ad, bd) && xt_same_rrs(aa, ba);
+	ldns_rr_list_deep_free(ad);
+	ldns_rr_list_deep_free(bd);
+	ldns_rr_list_deep_free(aa);
+	ldns_rr_list_deep_free(ba);
+	return same;
+}
+
+/*
+ * With a file, the journal keeps where each change lies in it, not the
+ * change: once journal_add returns, the caller's reference is the
+ * changeset's last, and an IXFR reads it back, the same records. A record
+ * that went bad in the file answers SHOAL_EIO (the caller sends the whole
+ * zone, RFC 1995 4). Without a file the journal holds the changeset.
+ */
+static void test_journal_file_keeps_places(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/places.journal", tmpdir);
+	journal_t *j = journal_new(1 << 20);
+	CU_ASSERT_EQUAL_FATAL(journal_set_file(j, path, NULL), 0);
+	changeset_t *one = make_cs(1, 2, 2000), *two = make_cs(2, 3, 600);
+	CU_ASSERT_EQUAL(journal_add(j, changeset_ref(one)), 0);
+	CU_ASSERT_EQUAL(journal_add(j, changeset_ref(two)), 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&one->refs, __ATOMIC_RELAXED), 1);
+	CU_ASSERT_EQUAL(__atomic_load_n(&two->refs, __ATOMIC_RELAXED), 1);
+	xfr_changes_t c;
+	CU_ASSERT_EQUAL_FATAL(journal_changes(j, 1, 3, false, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(c.count, 2);
+	CU_ASSERT_TRUE(same_changes(c.sets[0], one));
+	CU_ASSERT_TRUE(same_changes(c.sets[1], two));
+	xfr_changes_clear(&c);
+	/* an octet of the first record's body flipped: its hash fails */
+	int fd = open(path, O_RDWR);
+	uint8_t x = 0;
+	CU_ASSERT_FATAL(fd >= 0 && pread(fd, &x, 1, 60) == 1);
+	x ^= 0x55;
+	CU_ASSERT(pwrite(fd, &x, 1, 60) == 1);
+	close(fd);
+	CU_ASSERT_EQUAL(journal_changes(j, 1, 3, false, &c), SHOAL_EIO);
+	CU_ASSERT_EQUAL(c.count, 0);
+	CU_ASSERT_EQUAL(journal_changes(j, 2, 3, false, &c), 0); /* the second is whole */
+	xfr_changes_clear(&c);
+	journal_unref(j);
+	/* no file: the memory holds the change */
+	j = journal_new(1 << 20);
+	CU_ASSERT_EQUAL(journal_add(j, changeset_ref(one)), 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&one->refs, __ATOMIC_RELAXED), 2);
+	journal_unref(j);
+	changeset_unref(one);
+	changeset_unref(two);
+	unlink(path);
+}
+
 /*
  * A secondary's file written zonefile-sync after its journal: a start at
  * the file's older serial keeps the changes past it (journal_restore_ahead),
@@ -486,10 +547,11 @@ static void test_journal_total(void)
 	CU_ASSERT_EQUAL(octets_of(pa), 2 * rec);
 	CU_ASSERT_EQUAL(octets_of(pb), rec);
 	CU_ASSERT_EQUAL(budget.used, 3 * rec);
-	/* in memory b keeps all three */
+	/* b's history is what its file holds: memory keeps only where those lie */
 	journal_info_t info;
 	journal_get_info(b, &info);
-	CU_ASSERT_EQUAL(info.depth, 3);
+	CU_ASSERT_EQUAL(info.depth, 1);
+	CU_ASSERT_EQUAL(info.oldest, 3);
 	/* a change bigger than the room left: b's file goes, a's stays */
 	CU_ASSERT_EQUAL(journal_add(b, make_cs(4, 5, 4000)), SHOAL_ESPACE);
 	CU_ASSERT_EQUAL(octets_of(pb), 0);
@@ -785,6 +847,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_changeset_octets),
 		UNIT_TEST(test_journal_bounds),
 		UNIT_TEST(test_journal_file),
+		UNIT_TEST(test_journal_file_keeps_places),
 		UNIT_TEST(test_journal_restore_ahead),
 		UNIT_TEST(test_journal_total),
 		UNIT_TEST(test_journal_add_all),
