@@ -37,17 +37,6 @@
  * replaced is replaced in all of them at once (put_name).
  */
 
-/*
- * A name the change touched: a copy of its octets in a.names, its
- * canonical key (zone_name_key) right after them, so that sorting
- * compares octets.
- */
-typedef struct touched {
-	size_t at;
-	uint8_t len;
-	uint16_t key_len;
-} touched_t;
-
 typedef struct apply {
 	const zone_t *base;
 	zone_t *z; /* the version being made */
@@ -63,42 +52,83 @@ typedef struct apply {
 	/* every node this change made: freed when unheld at the end */
 	znode_t **made;
 	size_t made_count, made_cap;
-	/* names touched */
+	/*
+	 * Names touched: their octets one after another, and where each
+	 * begins. No keys: name_compare orders names as their keys do.
+	 */
 	uint8_t *names;
 	size_t names_len, names_cap;
-	touched_t *touched;
+	size_t *touched;
 	size_t touched_count, touched_cap;
 	ptrdiff_t rr_delta; /* records of the new version against base's */
 	bool whole;         /* cannot be done in place: build it whole */
 } apply_t;
 
+/*
+ * *p with room for need elements of elem octets: exactly need the first
+ * time (the names step 1 touches and the nodes it makes are counted
+ * first), an eighth more (and 64) after, so a few more do not double what
+ * was sized.
+ */
+static bool grow_to(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? need + need / 8 + 64 : need;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
 static bool push(void **p, size_t *count, size_t *cap, size_t elem, const void *item)
 {
-	if (!zone_grow(p, cap, *count + 1, elem))
+	if (!grow_to(p, cap, *count + 1, elem))
 		return false;
 	memcpy((uint8_t *)*p + *count * elem, item, elem);
 	(*count)++;
 	return true;
 }
 
-/* Note name as touched (step 3 onwards). */
+/* Note name as touched (a name may be noted twice: sort_touched keeps one). */
 static int touch(apply_t *a, const uint8_t *name)
 {
 	size_t len = name_length(name);
-	if (!zone_grow((void **)&a->names, &a->names_cap, a->names_len + len + ZONE_KEY_MAX, 1))
+	if (!grow_to((void **)&a->names, &a->names_cap, a->names_len + len, 1) ||
+	    !grow_to((void **)&a->touched, &a->touched_cap, a->touched_count + 1, sizeof(size_t)))
 		return SHOAL_ENOMEM;
-	uint8_t *at = a->names + a->names_len;
-	memcpy(at, name, len);
-	touched_t t = { a->names_len, (uint8_t)len, (uint16_t)zone_name_key(name, at + len) };
-	a->names_len += len + t.key_len;
-	return push((void **)&a->touched, &a->touched_count, &a->touched_cap, sizeof(t), &t)
-		       ? 0
-		       : SHOAL_ENOMEM;
+	memcpy(a->names + a->names_len, name, len);
+	a->touched[a->touched_count++] = a->names_len;
+	a->names_len += len;
+	return 0;
 }
 
 static const uint8_t *touched_name(const apply_t *a, size_t i)
 {
-	return a->names + a->touched[i].at;
+	return a->names + a->touched[i];
+}
+
+/* The names and their octets step 1 touches: the apex and each owner of the ops once. */
+static int size_touched(apply_t *a)
+{
+	const xfr_ops_t *ops = &a->ops;
+	const uint8_t *apex = znode_name(a->base->apex);
+	bool apex_op = ops->count && name_equal(ops->ops[0].owner, apex);
+	size_t count = !apex_op, octets = apex_op ? 0 : a->base->apex->name_len;
+	for (size_t i = 0; i < ops->count; i++)
+		if (i == 0 || !name_equal(ops->ops[i - 1].owner, ops->ops[i].owner)) {
+			count++;
+			octets += name_length(ops->ops[i].owner);
+		}
+	a->names = malloc(octets);
+	a->touched = malloc(count * sizeof(size_t));
+	if (!a->names || !a->touched)
+		return SHOAL_ENOMEM;
+	a->names_cap = octets;
+	a->touched_cap = count;
+	return 0;
 }
 
 static int made(apply_t *a, znode_t *n)
@@ -114,9 +144,9 @@ static int records(apply_t *a)
 {
 	const uint8_t *apex = znode_name(a->base->apex);
 	const xfr_ops_t *ops = &a->ops;
-	int err = 0;
+	int err = size_touched(a);
 	size_t i = 0;
-	if (!ops->count || !name_equal(ops->ops[0].owner, apex)) {
+	if (err == 0 && (!ops->count || !name_equal(ops->ops[0].owner, apex))) {
 		/* the SOA changes whatever else does */
 		err = zmerge_name(&a->merge, apex, a->base->apex, &i);
 		if (err == 0)
@@ -192,9 +222,9 @@ static size_t node_records(const znode_t *n)
  * version: the tree of names, the index, the NSEC3 chain (by the flags
  * the nodes have: a chain owner is one by its records) and, where the
  * name is already there, the tree of NSEC owners (step 5 settles who
- * belongs there). The name is touched.
+ * belongs there). The caller touches the name, or step 1 did.
  */
-static int put_name(apply_t *a, const uint8_t *name, const znode_t *n)
+static int place(apply_t *a, const uint8_t *name, const znode_t *n)
 {
 	zone_t *z = a->z;
 	const znode_t *was = z->denial == ZONE_DENIAL_NSEC3 ? zone_lookup(z, name) : NULL;
@@ -215,9 +245,14 @@ static int put_name(apply_t *a, const uint8_t *name, const znode_t *n)
 		zkey_hash(&h, znode_hash(n));
 		err = ztree_set(&z->nsec3.chain, &h, n, &a->w);
 	}
-	if (err == 0)
-		err = touch(a, name);
 	return err;
+}
+
+/* place, and the name touched. */
+static int put_name(apply_t *a, const uint8_t *name, const znode_t *n)
+{
+	int err = place(a, name, n);
+	return err == 0 ? touch(a, name) : err;
 }
 
 static znode_t *writable(apply_t *a, const znode_t *n);
@@ -276,7 +311,7 @@ static bool has_child(const apply_t *a, const uint8_t *name)
 	return next && name_is_subdomain(znode_name(next), name);
 }
 
-/* An empty non-terminal of name put in the new version; 0 or SHOAL_ENOMEM. */
+/* An empty non-terminal of name placed in the new version (not touched); 0 or SHOAL_ENOMEM. */
 static int put_ent(apply_t *a, const uint8_t *name)
 {
 	znode_t *ent = zbuild_ent(a->w.lin, name, a->z->denial == ZONE_DENIAL_NSEC3);
@@ -285,7 +320,7 @@ static int put_ent(apply_t *a, const uint8_t *name)
 			znode_free(a->w.lin, ent);
 		return SHOAL_ENOMEM;
 	}
-	return put_name(a, name, ent);
+	return place(a, name, ent);
 }
 
 /* Every ancestor of name below the apex a node: the missing ones made empty non-terminals. */
@@ -298,6 +333,8 @@ static int ensure_ancestors(apply_t *a, const uint8_t *name)
 		if (name_length(p) <= apex_len || zone_lookup(a->z, p))
 			break; /* its ancestors are nodes too */
 		err = put_ent(a, p);
+		if (err == 0)
+			err = touch(a, p);
 	}
 	return err;
 }
@@ -312,9 +349,10 @@ static int remove_name(apply_t *a, const uint8_t *name)
 	const znode_t *n = zone_lookup(a->z, name);
 	if (!n)
 		return 0; /* added and deleted again by the changes */
+	/* step 1 touched name */
 	if (has_child(a, name))
 		return n->rrset_count ? put_ent(a, name) : 0;
-	int err = put_name(a, name, NULL);
+	int err = place(a, name, NULL);
 	const uint8_t *apex = znode_name(a->z->apex);
 	for (const uint8_t *p = name + name[0] + 1; err == 0 && !name_equal(p, apex);
 	     p += p[0] + 1) {
@@ -335,7 +373,8 @@ static int structure(apply_t *a)
 		if (zone_stop_at(a->o->cancel, i + 1))
 			return SHOAL_ETIMEOUT;
 		uint8_t name[NAME_MAXLEN];
-		memcpy(name, touched_name(a, i), a->touched[i].len); /* touch() may move it */
+		memcpy(name, touched_name(a, i),
+		       name_length(touched_name(a, i))); /* touch() may move it */
 		const znode_t *old = zone_lookup(a->base, name);
 		a->rr_delta -= old ? (ptrdiff_t)node_records(old) : 0;
 		if (c < a->content_count && name_equal(znode_name(a->contents[c]), name)) {
@@ -346,7 +385,7 @@ static int structure(apply_t *a)
 				continue;
 			err = ensure_ancestors(a, name);
 			if (err == 0)
-				err = put_name(a, name, n);
+				err = place(a, name, n); /* step 1 touched it */
 		} else {
 			err = remove_name(a, name);
 		}
@@ -431,21 +470,19 @@ static int reflag_below(apply_t *a, const uint8_t *name)
 static int touched_cmp(const void *x, const void *y, void *arg)
 {
 	const apply_t *a = arg;
-	const touched_t *p = x, *q = y;
-	const uint8_t *kp = a->names + p->at + p->len, *kq = a->names + q->at + q->len;
-	int c = memcmp(kp, kq, p->key_len < q->key_len ? p->key_len : q->key_len);
-	return c ? c : (p->key_len > q->key_len) - (p->key_len < q->key_len);
+	return name_compare(a->names + *(const size_t *)x, a->names + *(const size_t *)y);
 }
 
 /* The touched names in canonical order, each once. */
 static void sort_touched(apply_t *a)
 {
-	/* mostly in order already: the changes name names in that order */
+	/* in order already, as a rule: step 1 touches names in that order, once each */
 	bool sorted = true;
 	for (size_t i = 1; i < a->touched_count && sorted; i++)
-		sorted = touched_cmp(&a->touched[i - 1], &a->touched[i], a) <= 0;
-	if (!sorted)
-		qsort_r(a->touched, a->touched_count, sizeof(touched_t), touched_cmp, a);
+		sorted = touched_cmp(&a->touched[i - 1], &a->touched[i], a) < 0;
+	if (sorted)
+		return;
+	qsort_r(a->touched, a->touched_count, sizeof(size_t), touched_cmp, a);
 	size_t k = 0;
 	for (size_t i = 0; i < a->touched_count; i++)
 		if (k == 0 || touched_cmp(&a->touched[k - 1], &a->touched[i], a) != 0)
@@ -473,7 +510,7 @@ static int flags(apply_t *a)
 	uint8_t swept_name[NAME_MAXLEN];
 	for (size_t i = 0; i < count; i++) {
 		uint8_t name[NAME_MAXLEN];
-		memcpy(name, touched_name(a, i), a->touched[i].len);
+		memcpy(name, touched_name(a, i), name_length(touched_name(a, i)));
 		if (swept && name_is_subdomain(name, swept))
 			continue;
 		bool below;
@@ -874,7 +911,13 @@ static int apply_in_place(apply_t *a)
 	zbuild_t *b = a->merge.b;
 	a->merge.b = NULL;
 	a->w.lin = a->base->lin;
-	err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3, take_content, a);
+	/* a node for each name step 1 touched, as a rule: the lists sized for them */
+	if (!grow_to((void **)&a->contents, &a->content_cap, a->touched_count, sizeof(znode_t *)) ||
+	    !grow_to((void **)&a->made, &a->made_cap, a->touched_count, sizeof(znode_t *)))
+		err = SHOAL_ENOMEM;
+	if (err == 0)
+		err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3,
+				   take_content, a);
 	if (err == 0 && !same_denial(a))
 		a->whole = true;
 	return err == 0 && !a->whole ? make_version(a) : err;
@@ -892,7 +935,7 @@ int zone_apply(const zone_t *base, const changeset_t *const *sets, size_t n,
 		strcpy(a.apex_text, "?");
 	a.merge = (zmerge_t){ .base = base,
 			      .ops = &a.ops,
-			      .soa = sets[n - 1]->add.runs[0].set.data,
+			      .soa = xfr_part_soa(&sets[n - 1]->add),
 			      .label = o->label,
 			      .msg = o->msg,
 			      .msg_arg = o->msg_arg };

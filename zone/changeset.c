@@ -14,30 +14,86 @@
 
 #define CS_NAMES_MAX 8          /* compressible names in one RDATA (SOA has 2) */
 #define CS_RUN_MAX   UINT16_MAX /* octets of one run: its name offsets are 16 bits */
+#define RUN_HEAD     6          /* a run's records, octets of wire, names: 16 bits each */
+#define NO_RUN       SIZE_MAX
 
-/* Where a run lies while the side grows (the memory moves; offsets do not). */
-typedef struct run_at {
-	size_t owner, data, names;
-	uint32_t data_len;
-	uint16_t rr_count, name_count, type;
-} run_at_t;
-
-/* One side's memory: owners and records in one blob, name offsets, runs. */
+/*
+ * One side while it grows: its runs as xfr_part_t reads them, but the
+ * last run's name offsets, kept apart until a run follows (they go after
+ * its records, whose count grows) or the side is sealed.
+ */
 typedef struct side {
 	uint8_t *blob;
 	size_t len, cap;
+	size_t open; /* where the last run begins; NO_RUN: its names are in blob */
 	uint16_t *names;
 	size_t name_len, name_cap;
-	run_at_t *at;
-	size_t run_count, run_cap;
-	size_t rr_count;
-	xfr_run_t *runs; /* filled by changeset_seal */
+	size_t run_count, rr_count;
 } side_t;
 
 struct cs_store {
 	side_t side[2]; /* deletions, additions */
 	bool sealed;
 };
+
+/* 16 bits of a run's head, in host order (the head is 2-aligned: see xfr_part_t). */
+static uint16_t head_get(const uint8_t *head, int i)
+{
+	uint16_t v;
+	memcpy(&v, head + 2 * i, sizeof(v));
+	return v;
+}
+
+static void head_set(uint8_t *head, int i, size_t v)
+{
+	uint16_t w = (uint16_t)v;
+	memcpy(head + 2 * i, &w, sizeof(w));
+}
+
+/* Octets up to the next 2-aligned offset. */
+static size_t align2(size_t at)
+{
+	return (at + 1) & ~(size_t)1;
+}
+
+bool xfr_part_next(const xfr_part_t *p, size_t *at, xfr_run_t *run)
+{
+	if (*at >= p->len)
+		return false;
+	const uint8_t *head = p->runs + *at, *owner = head + RUN_HEAD;
+	uint16_t rr_count = head_get(head, 0), data_len = head_get(head, 1);
+	uint16_t name_count = head_get(head, 2);
+	const uint8_t *data = owner + name_length(owner);
+	size_t names = align2((size_t)(data - p->runs) + data_len);
+	*run = (xfr_run_t){
+		.owner = owner,
+		.set = { .type = wire_get_u16(data),
+			 .rr_count = rr_count,
+			 .data_len = data_len,
+			 .data = data,
+			 .names = name_count ? (const uint16_t *)(const void *)(p->runs + names)
+					     : NULL,
+			 .name_count = name_count },
+	};
+	*at = names + (size_t)name_count * sizeof(uint16_t);
+	return true;
+}
+
+/* The first run of p: its SOA. */
+static xfr_run_t soa_run(const xfr_part_t *p)
+{
+	xfr_run_t run = { 0 };
+	size_t at = 0;
+	bool got = xfr_part_next(p, &at, &run);
+	assert(got); /* a sealed side has its SOA */
+	(void)got;
+	return run;
+}
+
+const uint8_t *xfr_part_soa(const xfr_part_t *p)
+{
+	return soa_run(p).set.data;
+}
 
 changeset_t *changeset_new(void)
 {
@@ -46,19 +102,18 @@ changeset_t *changeset_new(void)
 		free(cs);
 		return NULL;
 	}
-	if (cs)
+	if (cs) {
 		cs->refs = 1;
+		cs->store->side[0].open = cs->store->side[1].open = NO_RUN;
+	}
 	return cs;
 }
 
 static void changeset_free(changeset_t *cs)
 {
 	for (int i = 0; cs->store && i < 2; i++) {
-		side_t *s = &cs->store->side[i];
-		free(s->blob);
-		free(s->names);
-		free(s->at);
-		free(s->runs);
+		free(cs->store->side[i].blob);
+		free(cs->store->side[i].names);
 	}
 	free(cs->store);
 	free(cs);
@@ -86,11 +141,39 @@ void changeset_unref(const changeset_t *cs)
 /* Can a record of `size` octets join the side's last run? */
 static bool joins_last(const side_t *s, const uint8_t *owner, uint16_t type, size_t size)
 {
-	if (s->run_count < 2) /* the first run is the SOA's alone */
+	if (s->run_count < 2 || s->open == NO_RUN) /* the first run is the SOA's alone */
 		return false;
-	const run_at_t *r = &s->at[s->run_count - 1];
-	return r->type == type && r->rr_count < UINT16_MAX && r->data_len + size <= CS_RUN_MAX &&
-	       name_equal(s->blob + r->owner, owner);
+	const uint8_t *head = s->blob + s->open, *run_owner = head + RUN_HEAD;
+	const uint8_t *data = run_owner + name_length(run_owner);
+	return wire_get_u16(data) == type && head_get(head, 0) < UINT16_MAX &&
+	       head_get(head, 1) + size <= CS_RUN_MAX && name_equal(run_owner, owner);
+}
+
+/* The last run's name offsets go after its records, 2-aligned: no record joins it now. */
+static bool close_run(side_t *s)
+{
+	if (s->open == NO_RUN)
+		return true;
+	size_t at = align2(s->len), n = s->name_len * sizeof(uint16_t);
+	if (!zone_grow((void **)&s->blob, &s->cap, at + n, 1))
+		return false;
+	memset(s->blob + s->len, 0, at - s->len);
+	memcpy(s->blob + at, s->names, n);
+	s->len = at + n;
+	s->name_len = 0;
+	s->open = NO_RUN;
+	return true;
+}
+
+/* A new run for owner at the end of the side (room made); it is the open one. */
+static void open_run(side_t *s, const uint8_t *owner, size_t olen)
+{
+	s->open = s->len;
+	memset(s->blob + s->len, 0, RUN_HEAD);
+	memcpy(s->blob + s->len + RUN_HEAD, owner, olen);
+	name_lower(s->blob + s->len + RUN_HEAD);
+	s->len += RUN_HEAD + olen;
+	s->run_count++;
 }
 
 int changeset_add(changeset_t *cs, bool add, const uint8_t *owner, uint16_t type, uint32_t ttl,
@@ -107,36 +190,28 @@ int changeset_add(changeset_t *cs, bool add, const uint8_t *owner, uint16_t type
 		return SHOAL_EMALFORMED;
 	size_t size = 10 + (size_t)rdlen, olen = name_length(owner);
 	bool join = joins_last(s, owner, type, size);
-	if (!zone_grow((void **)&s->blob, &s->cap, s->len + olen + size, 1) ||
+	if ((!join && !close_run(s)) ||
+	    !zone_grow((void **)&s->blob, &s->cap, s->len + (join ? 0 : RUN_HEAD + olen) + size,
+		       1) ||
 	    !zone_grow((void **)&s->names, &s->name_cap, s->name_len + (size_t)names,
-		       sizeof(uint16_t)) ||
-	    !zone_grow((void **)&s->at, &s->run_cap, s->run_count + 1, sizeof(run_at_t)))
+		       sizeof(uint16_t)))
 		return SHOAL_ENOMEM;
-	if (!join) {
-		run_at_t *r = &s->at[s->run_count++];
-		memset(r, 0, sizeof(*r));
-		r->owner = s->len;
-		memcpy(s->blob + s->len, owner, olen);
-		name_lower(s->blob + s->len);
-		s->len += olen;
-		r->data = s->len;
-		r->names = s->name_len;
-		r->type = type;
-	}
-	run_at_t *r = &s->at[s->run_count - 1];
-	uint8_t *p = s->blob + s->len;
+	if (!join)
+		open_run(s, owner, olen);
+	uint8_t *head = s->blob + s->open;
+	size_t data_len = head_get(head, 1);
 	wire_t w;
-	wire_init_write(&w, p, size);
+	wire_init_write(&w, s->blob + s->len, size);
 	wire_write_u16(&w, type);
 	wire_write_u16(&w, DNS_CLASS_IN);
 	wire_write_u32(&w, ttl);
 	wire_write_u16(&w, rdlen);
 	wire_write_bytes(&w, rdata, rdlen);
 	for (int k = 0; k < names; k++)
-		s->names[s->name_len++] = (uint16_t)(r->data_len + 10 + off[k]);
-	r->name_count = (uint16_t)(r->name_count + names);
-	r->data_len += (uint32_t)size;
-	r->rr_count++;
+		s->names[s->name_len++] = (uint16_t)(data_len + 10 + off[k]);
+	head_set(head, 0, head_get(head, 0) + 1u);
+	head_set(head, 1, data_len + size);
+	head_set(head, 2, head_get(head, 2) + (size_t)names);
 	s->len += size;
 	s->rr_count++;
 	return 0;
@@ -168,33 +243,19 @@ int changeset_seal(changeset_t *cs)
 	size_t octets = sizeof(*cs) + sizeof(*st);
 	for (int i = 0; i < 2; i++) {
 		side_t *s = &st->side[i];
+		if (!close_run(s))
+			return SHOAL_ENOMEM;
 		/* the room growth left goes: a journal holds (and counts) the rest for long */
 		shrink((void **)&s->blob, &s->cap, s->len, 1);
-		shrink((void **)&s->names, &s->name_cap, s->name_len, sizeof(uint16_t));
-		if (!(s->runs = calloc(s->run_count, sizeof(xfr_run_t))))
-			return SHOAL_ENOMEM;
-		for (size_t k = 0; k < s->run_count; k++) {
-			const run_at_t *a = &s->at[k];
-			s->runs[k] = (xfr_run_t){
-				.owner = s->blob + a->owner,
-				.set = { .type = a->type,
-					 .rr_count = a->rr_count,
-					 .data_len = a->data_len,
-					 .data = s->blob + a->data,
-					 .names = a->name_count ? s->names + a->names : NULL,
-					 .name_count = a->name_count },
-			};
-		}
-		/* the growth arrays are done with: what stays is what counts */
-		free(s->at);
-		s->at = NULL;
-		octets += s->cap + s->name_cap * sizeof(uint16_t);
-		octets += s->run_count * sizeof(xfr_run_t);
+		free(s->names);
+		s->names = NULL;
+		s->name_cap = 0;
+		octets += s->cap;
 		xfr_part_t *part = i ? &cs->add : &cs->del;
-		*part = (xfr_part_t){ s->runs, s->run_count, s->rr_count };
+		*part = (xfr_part_t){ s->blob, s->len, s->run_count, s->rr_count };
 	}
-	cs->from = soa_serial(cs->del.runs[0].set.data);
-	cs->to = soa_serial(cs->add.runs[0].set.data);
+	cs->from = soa_serial(xfr_part_soa(&cs->del));
+	cs->to = soa_serial(xfr_part_soa(&cs->add));
 	cs->octets = octets;
 	st->sealed = true;
 	return 0;
@@ -313,7 +374,7 @@ static size_t held(const changeset_t *cs)
 	size_t n = sizeof(*cs) + sizeof(*cs->store);
 	for (int i = 0; i < 2; i++) {
 		const side_t *s = &cs->store->side[i];
-		n += s->len + s->name_len * sizeof(uint16_t) + s->run_count * sizeof(xfr_run_t);
+		n += s->len + s->name_len * sizeof(uint16_t);
 	}
 	return n;
 }
@@ -406,10 +467,32 @@ static int op_sort(const void *pa, const void *pb)
 static size_t part_keys(const xfr_part_t *part)
 {
 	uint8_t key[ZONE_KEY_MAX];
-	size_t n = 0;
-	for (size_t r = 1; r < part->run_count; r++)
-		n += zone_name_key(part->runs[r].owner, key);
+	size_t n = 0, at = 0;
+	xfr_run_t run;
+	xfr_part_next(part, &at, &run); /* the SOA */
+	while (xfr_part_next(part, &at, &run))
+		n += zone_name_key(run.owner, key);
 	return n;
+}
+
+/* The ops of part's records but the SOA, seq as in xfr_op_t, their owner keys from *key on. */
+static void part_ops(const xfr_part_t *part, uint32_t seq, xfr_ops_t *out, uint8_t **key)
+{
+	size_t at = 0;
+	xfr_run_t run;
+	xfr_part_next(part, &at, &run); /* the SOA */
+	while (xfr_part_next(part, &at, &run)) {
+		size_t klen = zone_name_key(run.owner, *key);
+		FOR_EACH_REC(&run.set, rec)
+		{
+			out->ops[out->count++] = (xfr_op_t){ .owner = run.owner,
+							     .rr = rec,
+							     .key = *key,
+							     .key_len = (uint16_t)klen,
+							     .seq = seq };
+		}
+		*key += klen;
+	}
 }
 
 int xfr_ops_collect(const changeset_t *const *sets, size_t n, xfr_ops_t *out)
@@ -430,24 +513,8 @@ int xfr_ops_collect(const changeset_t *const *sets, size_t n, xfr_ops_t *out)
 	out->octets = (count ? count : 1) * sizeof(xfr_op_t) + (keys ? keys : 1);
 	uint8_t *key = out->keys;
 	for (size_t k = 0; k < n; k++) {
-		for (int add = 0; add < 2; add++) {
-			const xfr_part_t *part = add ? &sets[k]->add : &sets[k]->del;
-			for (size_t r = 1; r < part->run_count; r++) {
-				const xfr_run_t *run = &part->runs[r];
-				size_t klen = zone_name_key(run->owner, key);
-				FOR_EACH_REC(&run->set, rec)
-				{
-					out->ops[out->count++] = (xfr_op_t){
-						.owner = run->owner,
-						.rr = rec,
-						.key = key,
-						.key_len = (uint16_t)klen,
-						.seq = (uint32_t)(2 * k + (size_t)add)
-					};
-				}
-				key += klen;
-			}
-		}
+		part_ops(&sets[k]->del, (uint32_t)(2 * k), out, &key);
+		part_ops(&sets[k]->add, (uint32_t)(2 * k + 1), out, &key);
 	}
 	/* one record's operations stay in the order they happen (seq breaks ties) */
 	qsort(out->ops, out->count, sizeof(xfr_op_t), op_sort);
@@ -473,11 +540,11 @@ int changeset_condense(const changeset_t *const *sets, size_t n, changeset_t **o
 		return SHOAL_ENOMEM;
 	changeset_t *cs = changeset_new();
 	int err = cs ? 0 : SHOAL_ENOMEM;
+	xfr_run_t from = soa_run(&sets[0]->del), to = soa_run(&sets[n - 1]->add);
 	if (err == 0)
-		err = add_rec(cs, false, sets[0]->del.runs[0].owner, sets[0]->del.runs[0].set.data);
+		err = add_rec(cs, false, from.owner, from.set.data);
 	if (err == 0)
-		err = add_rec(cs, true, sets[n - 1]->add.runs[0].owner,
-			      sets[n - 1]->add.runs[0].set.data);
+		err = add_rec(cs, true, to.owner, to.set.data);
 	for (size_t i = 0; err == 0 && i < ops.count;) {
 		/* one record's history: was it there before the first, is it after the last? */
 		const xfr_op_t *first = &ops.ops[i];

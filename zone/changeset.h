@@ -13,20 +13,39 @@
 /*
  * Records of one owner and type in the wire form the answer writer reads
  * (proto/rrset.h), so an IXFR answer copies them as an AXFR copies the
- * zone's RRsets. A run holds at most 65535 octets; a longer stretch of one
- * owner and type takes several runs.
+ * zone's RRsets: a view into a changeset, filled by xfr_part_next. A run
+ * holds at most 65535 octets; a longer stretch of one owner and type
+ * takes several runs.
  */
 typedef struct xfr_run {
 	const uint8_t *owner; /* uncompressed, lowercase */
 	rrset_wire_t set;
 } xfr_run_t;
 
-/* One side of a changeset: the SOA of a version, alone in runs[0], then records. */
+/*
+ * One side of a changeset: the SOA of a version, alone in the first run,
+ * then records. The runs lie one after another in one buffer, read in
+ * order with xfr_part_next: per run 6 octets (records, octets of wire,
+ * compressible names: 16 bits each), the owner, the records' wire and the
+ * offsets of their compressible names, 2-aligned. A run of one record
+ * costs its owner, its wire and 6 or 7 octets.
+ */
 typedef struct xfr_part {
-	const xfr_run_t *runs;
+	const uint8_t *runs;
+	size_t len; /* octets of runs */
 	size_t run_count;
 	size_t rr_count; /* records, the SOA included */
 } xfr_part_t;
+
+/*
+ * The run at offset *at of p (0: the first, the SOA) into *run, and *at
+ * moved to the next; false past the last. run points into p. Any thread
+ * holding a reference to the changeset.
+ */
+bool xfr_part_next(const xfr_part_t *p, size_t *at, xfr_run_t *run);
+
+/* The SOA record of a side, its wire as in a run (type, class, TTL, RDLENGTH, RDATA). */
+const uint8_t *xfr_part_soa(const xfr_part_t *p);
 
 /*
  * The changes that take a zone from serial `from` to serial `to`: the

@@ -45,9 +45,10 @@ static size_t rr_size(const uint8_t *rr)
 /* Octets one side's records take in a body; or, with dst, writes them there and returns the end. */
 static size_t side_encode(const xfr_part_t *p, uint8_t *dst)
 {
-	size_t at = 0;
-	for (size_t i = 0; i < p->run_count; i++) {
-		const xfr_run_t *run = &p->runs[i];
+	size_t at = 0, run_at = 0;
+	xfr_run_t one;
+	while (xfr_part_next(p, &run_at, &one)) {
+		const xfr_run_t *run = &one;
 		size_t owner_len = name_length(run->owner), off = 0;
 		for (uint16_t k = 0; k < run->set.rr_count; k++) {
 			size_t n = rr_size(run->set.data + off);
@@ -274,6 +275,31 @@ int jfile_parse(const uint8_t *data, size_t len, xfr_changes_t *out, size_t *goo
 		*good += n;
 	}
 	return 0;
+}
+
+int jfile_read_span(int fd, const jfile_span_t *span, changeset_t **out)
+{
+	*out = NULL;
+	if (span->len < REC_HEAD)
+		return SHOAL_EIO;
+	uint8_t *rec = malloc(span->len);
+	if (!rec)
+		return SHOAL_ENOMEM;
+	size_t done = 0;
+	while (done < span->len) {
+		ssize_t n = pread(fd, rec + done, span->len - done, (off_t)(span->off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	int err = done == span->len && record_length(rec, span->len) == span->len &&
+				  get32(rec + 8) == span->from && get32(rec + 12) == span->to
+			  ? record_decode(rec, span->len - REC_HEAD, out)
+			  : SHOAL_EIO;
+	free(rec);
+	return err == SHOAL_EMALFORMED ? SHOAL_EIO : err;
 }
 
 /* The whole file at path into *data (*len octets; free it); 0 or a negative error. */

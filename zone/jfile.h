@@ -79,6 +79,21 @@ int jfile_parse(const uint8_t *data, size_t len, xfr_changes_t *out, size_t *goo
  */
 int jfile_read(const char *path, xfr_changes_t *out, size_t *cut);
 
+/* Where a record lies in a file, and the serials it must have. */
+typedef struct jfile_span {
+	size_t off, len;
+	uint32_t from, to;
+} jfile_span_t;
+
+/*
+ * The changeset of the record at span in the open file fd (one pread of
+ * span->len octets: its size, as jfile_record_size gave it) into *out,
+ * one reference. Returns 0; SHOAL_EIO when the file is short there or the
+ * record is not whole, fails its hash or has other serials (the file
+ * went bad, or moved); SHOAL_ENOMEM. Any thread.
+ */
+int jfile_read_span(int fd, const jfile_span_t *span, changeset_t **out);
+
 /*
  * Cut the file at path after its first n records, sets[0..n) as
  * jfile_read gave them (a record's size is its changeset's, read back

@@ -4,21 +4,35 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/error.h"
 #include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
 
+/*
+ * One change of the history: the changeset in memory, or, once the file
+ * holds it, only where (a few words, not the changeset: an IXFR reads it
+ * back).
+ */
+typedef struct jentry {
+	const changeset_t *cs; /* NULL: in the file alone */
+	uint32_t from, to;
+	size_t octets; /* the changeset's, in memory or not: what max_octets bounds */
+	jfile_span_t at;
+} jentry_t;
+
 struct journal {
 	pthread_mutex_t lock; /* the list, for readers and the writer */
 	unsigned refs;        /* atomic */
 	size_t max_octets, octets;
-	const changeset_t **sets; /* oldest first */
+	jentry_t *sets; /* oldest first */
 	size_t count, cap;
 	/* the file, for writers alone (readers never wait on a sync): */
 	pthread_mutex_t file_lock;
@@ -89,9 +103,9 @@ static void drop_oldest(journal_t *j, size_t n)
 	if (n == 0)
 		return; /* sets may be NULL */
 	for (size_t i = 0; i < n; i++) {
-		assert(j->sets[i]->octets <= j->octets); /* octets is the sum of the sets' */
-		j->octets -= j->sets[i]->octets;
-		changeset_unref(j->sets[i]);
+		assert(j->sets[i].octets <= j->octets); /* octets is the sum of the sets' */
+		j->octets -= j->sets[i].octets;
+		changeset_unref(j->sets[i].cs);
 	}
 	memmove(j->sets, j->sets + n, (j->count - n) * sizeof(*j->sets));
 	j->count -= n;
@@ -102,7 +116,7 @@ static void trim(journal_t *j)
 {
 	size_t n = 0, octets = j->octets;
 	while (n < j->count && octets > j->max_octets)
-		octets -= j->sets[n++]->octets;
+		octets -= j->sets[n++].octets;
 	drop_oldest(j, n);
 }
 
@@ -122,11 +136,52 @@ void journal_unref(journal_t *j)
 	free(j);
 }
 
-/* Count the file as gone. file_lock held. */
+/*
+ * The changes the file held alone go, and with them every older one:
+ * the history has no holes. file_lock held.
+ */
+static void forget_file(journal_t *j)
+{
+	pthread_mutex_lock(&j->lock);
+	size_t n = j->count;
+	while (n > 0 && j->sets[n - 1].cs)
+		n--;
+	drop_oldest(j, n);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Count the file as gone, and what it held alone. file_lock held. */
 static void file_drop_count(journal_t *j)
 {
 	budget_count(j->budget, j->file_octets, 0);
 	__atomic_store_n(&j->file_octets, 0, __ATOMIC_RELAXED);
+	forget_file(j);
+}
+
+/*
+ * The file is `size` octets, its last records the newest changes (the
+ * writer appends the list's changes and compaction keeps the newest):
+ * each change it holds gets its place there and leaves memory. Older
+ * ones it holds no longer go, unless memory has them (written when the
+ * file could not be). Lock held.
+ */
+static void settle(journal_t *j, size_t size)
+{
+	size_t end = size;
+	for (size_t i = j->count; i-- > 0;) {
+		jentry_t *e = &j->sets[i];
+		if (e->at.len <= end) {
+			end -= e->at.len;
+			e->at.off = end;
+			changeset_unref(e->cs);
+			e->cs = NULL;
+		} else if (!e->cs) {
+			drop_oldest(j, i + 1);
+			return;
+		} else {
+			end = 0; /* older ones: not in the file */
+		}
+	}
 }
 
 /* Remove the file (history on disk starts again with the next change). file_lock held. */
@@ -193,7 +248,7 @@ const char *journal_file(const journal_t *j)
 static int file_add(journal_t *j, const changeset_t *const *sets, size_t n)
 {
 	pthread_mutex_lock(&j->lock);
-	bool follows = j->count && j->sets[j->count - 1]->to == sets[0]->from;
+	bool follows = j->count && j->sets[j->count - 1].to == sets[0]->from;
 	size_t max = j->max_octets;
 	pthread_mutex_unlock(&j->lock);
 	/* what list_add keeps of them: those after the last one too big to keep */
@@ -222,15 +277,15 @@ static int file_add(journal_t *j, const changeset_t *const *sets, size_t n)
 	return err;
 }
 
-/* journal_add in memory alone. */
-static void list_add(journal_t *j, const changeset_t *cs)
+/* journal_add in memory (settle then moves what the file holds), its record len octets. */
+static void list_add(journal_t *j, const changeset_t *cs, size_t len)
 {
 	pthread_mutex_lock(&j->lock);
-	if (j->count && j->sets[j->count - 1]->to != cs->from)
+	if (j->count && j->sets[j->count - 1].to != cs->from)
 		drop_oldest(j, j->count);
 	if (cs->octets > j->max_octets || j->count == j->cap) {
 		size_t cap = j->cap ? 2 * j->cap : 8;
-		const changeset_t **sets =
+		jentry_t *sets =
 			cs->octets > j->max_octets ? NULL : realloc(j->sets, cap * sizeof(*sets));
 		if (!sets) {
 			/* too big to keep (or no memory): the history ends here */
@@ -242,7 +297,9 @@ static void list_add(journal_t *j, const changeset_t *cs)
 		j->sets = sets;
 		j->cap = cap;
 	}
-	j->sets[j->count++] = cs;
+	j->sets[j->count++] = (jentry_t){
+		.cs = cs, .from = cs->from, .to = cs->to, .octets = cs->octets, .at.len = len
+	};
 	j->octets += cs->octets;
 	trim(j);
 	pthread_mutex_unlock(&j->lock);
@@ -254,9 +311,14 @@ int journal_add_all(journal_t *j, const changeset_t *const *sets, size_t n)
 		return 0;
 	pthread_mutex_lock(&j->file_lock);
 	int err = j->on_disk ? file_add(j, sets, n) : 0;
-	pthread_mutex_unlock(&j->file_lock);
 	for (size_t i = 0; i < n; i++)
-		list_add(j, changeset_ref(sets[i]));
+		list_add(j, changeset_ref(sets[i]), j->on_disk ? jfile_record_size(sets[i]) : 0);
+	if (j->on_disk) {
+		pthread_mutex_lock(&j->lock);
+		settle(j, __atomic_load_n(&j->file_octets, __ATOMIC_RELAXED));
+		pthread_mutex_unlock(&j->lock);
+	}
+	pthread_mutex_unlock(&j->file_lock);
 	return err;
 }
 
@@ -329,11 +391,15 @@ static int restore(journal_t *j, uint32_t serial, bool ahead, journal_restored_t
 	drop_oldest(j, j->count);
 	pthread_mutex_unlock(&j->lock);
 	for (size_t i = 0; i < keep; i++) {
-		octets += jfile_record_size(c.sets[i]);
-		list_add(j, changeset_ref(c.sets[i])); /* the file has them */
+		size_t len = jfile_record_size(c.sets[i]);
+		octets += len;
+		list_add(j, changeset_ref(c.sets[i]), len); /* the file has them */
 	}
 	budget_count(j->budget, 0, octets);
 	__atomic_store_n(&j->file_octets, octets, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&j->lock);
+	settle(j, octets);
+	pthread_mutex_unlock(&j->lock);
 	xfr_changes_clear(&c);
 	return 0;
 }
@@ -367,58 +433,115 @@ void journal_get_info(journal_t *j, journal_info_t *info)
 	info->max_octets = j->max_octets;
 	info->file_octets = __atomic_load_n(&j->file_octets, __ATOMIC_RELAXED);
 	if (j->count) {
-		info->oldest = j->sets[0]->from;
-		info->newest = j->sets[j->count - 1]->to;
+		info->oldest = j->sets[0].from;
+		info->newest = j->sets[j->count - 1].to;
 	}
 	pthread_mutex_unlock(&j->lock);
+}
+
+/* The oldest and newest changes that lead from `from` to `to`; false when none do. Lock held. */
+static bool find_span(const journal_t *j, uint32_t from, uint32_t to, size_t *first, size_t *last)
+{
+	/*
+	 * Serials may repeat in a long history (they wrap): the newest
+	 * changeset leaving `from` is the one that leads to the present.
+	 */
+	*first = *last = j->count;
+	for (size_t i = j->count; i-- > 0;) {
+		if (*last == j->count && j->sets[i].to == to)
+			*last = i;
+		if (*last != j->count && j->sets[i].from == from) {
+			*first = i;
+			break;
+		}
+	}
+	return *first < j->count && from != to;
+}
+
+/*
+ * The changes from..to into out (count set, sets[i] NULL for those the
+ * file holds alone: their places in spans, the file opened in *fd while
+ * the places are the file's). Lock held. 0, SHOAL_ENOTFOUND, SHOAL_ENOMEM,
+ * SHOAL_EIO (the file cannot be opened).
+ */
+static int take_changes(journal_t *j, uint32_t from, uint32_t to, xfr_changes_t *out,
+			jfile_span_t **spans, int *fd)
+{
+	size_t first, last;
+	if (!find_span(j, from, to, &first, &last))
+		return SHOAL_ENOTFOUND;
+	assert(first <= last && last < j->count); /* last was found first, walking back */
+	size_t count = last - first + 1;
+	out->sets = calloc(count, sizeof(*out->sets));
+	*spans = calloc(count, sizeof(**spans));
+	if (!out->sets || !*spans)
+		return SHOAL_ENOMEM;
+	out->count = count;
+	bool read = false;
+	for (size_t i = 0; i < count; i++) {
+		const jentry_t *e = &j->sets[first + i];
+		if (e->cs)
+			out->sets[i] = changeset_ref(e->cs);
+		(*spans)[i] = (jfile_span_t){ e->at.off, e->cs ? 0 : e->at.len, e->from, e->to };
+		read |= !e->cs;
+	}
+	if (read && (*fd = open(j->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return SHOAL_EIO;
+	return 0;
+}
+
+/* The changes from..to, those the file holds alone read back; retry: file_lock held. */
+static int changes_of(journal_t *j, uint32_t from, uint32_t to, xfr_changes_t *out)
+{
+	jfile_span_t *spans = NULL;
+	int fd = -1;
+	pthread_mutex_lock(&j->lock);
+	int err = take_changes(j, from, to, out, &spans, &fd);
+	pthread_mutex_unlock(&j->lock);
+	for (size_t i = 0; err == 0 && i < out->count; i++)
+		if (!out->sets[i])
+			err = jfile_read_span(fd, &spans[i], (changeset_t **)&out->sets[i]);
+	if (fd >= 0)
+		close(fd);
+	free(spans);
+	if (err < 0)
+		xfr_changes_clear(out);
+	return err;
+}
+
+/* The changes from..to as one changeset (RFC 1995 6), in place of out's. */
+static int condense_changes(xfr_changes_t *out)
+{
+	changeset_t *one;
+	int err = changeset_condense(out->sets, out->count, &one);
+	xfr_changes_clear(out);
+	if (err < 0)
+		return err;
+	out->sets = malloc(sizeof(*out->sets));
+	if (!out->sets) {
+		changeset_unref(one);
+		return SHOAL_ENOMEM;
+	}
+	out->sets[0] = one;
+	out->count = 1;
+	return 0;
 }
 
 int journal_changes(journal_t *j, uint32_t from, uint32_t to, bool condense, xfr_changes_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&j->lock);
-	/*
-	 * Serials may repeat in a long history (they wrap): the newest
-	 * changeset leaving `from` is the one that leads to the present.
-	 */
-	size_t first = j->count, last = j->count;
-	for (size_t i = j->count; i-- > 0;) {
-		if (last == j->count && j->sets[i]->to == to)
-			last = i;
-		if (last != j->count && j->sets[i]->from == from) {
-			first = i;
-			break;
-		}
+	int err = changes_of(j, from, to, out);
+	if (err == SHOAL_EIO) {
+		/*
+		 * A compaction renames a new file over the old one before it
+		 * gives the changes their new places: read once more after it
+		 * (the writer's lock, taken only here, where a file read failed).
+		 */
+		pthread_mutex_lock(&j->file_lock);
+		err = changes_of(j, from, to, out);
+		pthread_mutex_unlock(&j->file_lock);
 	}
-	int err = SHOAL_ENOTFOUND;
-	if (first < j->count && from != to) {
-		assert(first <= last && last < j->count); /* last was found first, walking back */
-		out->count = last - first + 1;
-		out->sets = malloc(out->count * sizeof(*out->sets));
-		if (out->sets) {
-			for (size_t i = 0; i < out->count; i++)
-				out->sets[i] = changeset_ref(j->sets[first + i]);
-			err = 0;
-		} else {
-			out->count = 0;
-			err = SHOAL_ENOMEM;
-		}
-	}
-	pthread_mutex_unlock(&j->lock);
-	if (err == 0 && condense && out->count > 1) {
-		changeset_t *one;
-		err = changeset_condense(out->sets, out->count, &one);
-		xfr_changes_clear(out);
-		if (err == 0) {
-			out->sets = malloc(sizeof(*out->sets));
-			if (out->sets) {
-				out->sets[0] = one;
-				out->count = 1;
-			} else {
-				changeset_unref(one);
-				err = SHOAL_ENOMEM;
-			}
-		}
-	}
+	if (err == 0 && condense && out->count > 1)
+		err = condense_changes(out);
 	return err;
 }

@@ -16,11 +16,14 @@
  * they take more than its size (ixfr-journal-size): RFC 1995 5 lets a
  * server purge history at any time. It outlives the zone versions and the
  * zone sets: each set that serves the zone holds a reference (zonedb.c
- * carries it from one set to the next). Kept in memory, and in a file
+ * carries it from one set to the next). Kept in memory, or in a file
  * when it has one (journal_set_file, zone/jfile.h): each change is
  * written and synced there before journal_add returns, that is before the
  * version it leads to is published, and read back at start
- * (journal_restore), so a restarted server still answers IXFR.
+ * (journal_restore), so a restarted server still answers IXFR. A change
+ * the file holds leaves memory, which keeps only where it lies there
+ * (journal_changes reads it back): the history is then what the file
+ * holds, within ixfr-journal-total too.
  *
  * Threads: a mutex guards the list, so the reload (or transfer) thread may
  * add while transfer threads read; readers get their own references to
@@ -152,7 +155,11 @@ void journal_get_info(journal_t *j, journal_info_t *info);
  * (RFC 1995 6). Returns 0 and out (references the caller drops with
  * xfr_changes_clear); SHOAL_ENOTFOUND when the history does not lead from
  * `from` to `to` (the caller answers with the whole zone, RFC 1995 4);
- * SHOAL_ENOMEM.
+ * SHOAL_EIO when the file holds one of them and it cannot be read back
+ * whole (the caller says so, and answers with the whole zone); SHOAL_ENOMEM.
+ * Reads the file (one pread a change) outside the journal's locks; waits
+ * for the writer's lock only to read again after a read that failed (a
+ * compaction may have just moved the records).
  */
 int journal_changes(journal_t *j, uint32_t from, uint32_t to, bool condense, xfr_changes_t *out);
 

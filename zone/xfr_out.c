@@ -59,6 +59,7 @@ int xfr_out_ixfr(xfr_out_t *x, const zone_t *z, xfr_changes_t *changes, const qu
 	}
 	x->ixfr = true;
 	x->changes = c;
+	x->run_node = SIZE_MAX;
 	return 0;
 }
 
@@ -92,6 +93,25 @@ int xfr_request_serial(const query_t *q, uint32_t *serial)
 	return 0;
 }
 
+/* Run number x->rrset of cs (deletions then additions) into x->run; false past the last. */
+static bool ixfr_run(xfr_out_t *x, const changeset_t *cs)
+{
+	if (x->run_node != x->node || x->run_next > x->rrset + 1) {
+		/* the runs are read in order: a new changeset starts at its first */
+		x->run_node = x->node;
+		x->run_next = x->run_at = 0;
+	}
+	while (x->run_next <= x->rrset) {
+		bool add = x->run_next >= cs->del.run_count;
+		if (x->run_next == cs->del.run_count)
+			x->run_at = 0;
+		if (!xfr_part_next(add ? &cs->add : &cs->del, &x->run_at, &x->run))
+			return false;
+		x->run_next++;
+	}
+	return true;
+}
+
 /*
  * IXFR's body: per changeset, the runs of its deletions (the old SOA
  * first) and of its additions (the new SOA first), RFC 1995 4.
@@ -99,15 +119,9 @@ int xfr_request_serial(const query_t *q, uint32_t *serial)
 static bool ixfr_item(xfr_out_t *x, const uint8_t **owner, const rrset_wire_t **set)
 {
 	for (; x->node < x->changes.count; x->node++, x->rrset = 0) {
-		const changeset_t *cs = x->changes.sets[x->node];
-		size_t r = x->rrset;
-		const xfr_run_t *run = r < cs->del.run_count ? &cs->del.runs[r]
-				       : r - cs->del.run_count < cs->add.run_count
-					       ? &cs->add.runs[r - cs->del.run_count]
-					       : NULL;
-		if (run) {
-			*owner = run->owner;
-			*set = &run->set;
+		if (ixfr_run(x, x->changes.sets[x->node])) {
+			*owner = x->run.owner;
+			*set = &x->run.set;
 			return true;
 		}
 	}

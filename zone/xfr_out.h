@@ -15,7 +15,7 @@
 
 /*
  * Where a transfer stands. It lives in caller memory (a connection's
- * state, about 720 octets) and holds a reference to the zone it streams,
+ * state, about 940 octets) and holds a reference to the zone it streams,
  * so the caller leaves the RCU read-side section as soon as it is set up:
  * the zone stays whole while reloads publish and free the sets around it.
  * Nothing of the zone is copied; the state is a few indexes. One thread
@@ -37,6 +37,10 @@ typedef struct xfr_out {
 	zone_iter_t walk;     /* AXFR: the walk over the zone's nodes */
 	const znode_t *at;    /* AXFR: the node being written (NULL: the walk has not begun) */
 	size_t rrset;         /* its RRset (IXFR: run, deletions then additions) */
+	xfr_run_t run;        /* IXFR: run number run_next - 1 of changeset run_node */
+	size_t run_node;      /* (SIZE_MAX: none yet) */
+	size_t run_next;      /* the run at run_at */
+	size_t run_at;        /* where it lies in its side */
 	rrset_pos_t pos;      /* the next record of that RRset */
 } xfr_out_t;
 

@@ -287,10 +287,14 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 		/* RFC 1995 2: the SOA alone */
 		stats_add(&t->stats->uptodate, 1);
 		rc = xfr_out_ixfr(&s->out, z, NULL, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
-	} else if (ixfr && j && journal_changes(j, from, z->serial, true, &changes) == 0) {
+	} else if (ixfr && j && (rc = journal_changes(j, from, z->serial, true, &changes)) == 0) {
 		stats_add(&t->stats->ixfr, 1);
 		rc = xfr_out_ixfr(&s->out, z, &changes, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
 	} else {
+		if (rc == SHOAL_EIO) /* its file went bad: what it holds cannot be sent */
+			log_warning("IXFR %s from serial %u to %s: the journal file %s cannot be "
+				    "read back: the whole zone is sent",
+				    zone, (unsigned)from, r->peer_text, journal_file(j));
 		/* AXFR, or the history does not reach back: the whole zone (RFC 1995 4) */
 		s->whole = true;
 		stats_add(&t->stats->axfr, 1);

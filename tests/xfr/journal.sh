@@ -3,7 +3,8 @@
 # xfr/journal: the IXFR journal survives a restart (issue 31). A Shoal primary changes
 # p.test by reloads from serial 1 to 4; after a restart a client at serial 1 still gets
 # the changes (IXFR, the same answer as before), not the whole zone, as it did
-# when the journal was kept in memory only (shown by removing the file). A zone file
+# when the journal was kept in memory only (shown by removing the file). Memory keeps only
+# where each change lies in the file: a record gone bad there is sent as the whole zone. A zone file
 # edited while shoald was down drops the history, said in the log. A Shoal secondary
 # killed while it writes a transferred change to its journal (at several octets of the
 # record, SHOAL_TEST_JOURNAL_EXIT) restarts with its saved zone and a journal that leads
@@ -80,6 +81,17 @@ after=$(ixfr "$PORT" 1)
 check_eq "after a restart, IXFR from 1: still the changes" 4/4 "$(shape "$after")"
 check_eq "... the same answer as before the restart" "$before" "$after"
 check_eq "IXFR from 3: one change" 4/4 "$(shape "$(ixfr "$PORT" 3)")"
+# memory keeps where each change lies in the file, which an IXFR reads back: a record
+# gone bad there (an octet of the first one's body changed) is sent as the whole zone
+# (RFC 1995 4), logged; the changes after it still go as IXFR
+cp "$JFILE" "$T_DIR/good.journal"
+printf '\377' | dd of="$JFILE" bs=1 seek=60 count=1 conv=notrunc 2>/dev/null
+check_eq "a bad record in the journal file: the whole zone" 2/4 "$(shape "$(ixfr "$PORT" 1)")"
+check_match "... said in the log" "IXFR p.test. from serial 1 .*: the journal file .*p.test.journal cannot be read back" \
+	"$(cat "$T_DIR/shoald.log")"
+check_eq "... the changes after it: IXFR" 4/4 "$(shape "$(ixfr "$PORT" 3)")"
+cp "$T_DIR/good.journal" "$JFILE"
+check_eq "... and the record put back: IXFR again" "$before" "$(ixfr "$PORT" 1)"
 stop_within "$SHOALD_PID"
 
 # the loss it prevents: without the file, a restart answers with the whole zone
