@@ -456,7 +456,7 @@ static size_t zone_name_len(const char *name)
 /* Put zone i into cfg->zone_hash, which has room (at most half full). */
 static void zone_hash_put(conf_t *cfg, size_t i)
 {
-	const char *name = cfg->zones[i].name;
+	const char *name = conf_zone_spec(cfg, i)->name;
 	uint64_t h = zone_name_hash(name, zone_name_len(name));
 	size_t j = (size_t)h & cfg->zone_hash_mask;
 	while (cfg->zone_hash[j])
@@ -558,10 +558,10 @@ static void apply_zone_limits(conf_t *cfg, size_t from)
 		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
 	for (size_t i = from; i < cfg->zone_count; i++) {
-		int64_t own = cfg->zone_xfr[i].journal_size;
+		int64_t own = conf_zone_xfr(cfg, i)->journal_size;
 		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
-		cfg->zones[i].limits = limits;
-		cfg->zones[i].secondary = conf_zone_is_secondary(cfg, i);
+		conf_zone_spec_mut(cfg, i)->limits = limits;
+		conf_zone_spec_mut(cfg, i)->secondary = conf_zone_is_secondary(cfg, i);
 	}
 }
 
@@ -1185,7 +1185,7 @@ static void zone_hash_drop(conf_t *cfg, size_t i)
 	for (size_t k = (j + 1) & mask; t[k]; k = (k + 1) & mask) {
 		/* where the entry at k would go: moved into the hole if that is on its way */
 		uint32_t idx = (uint32_t)t[k];
-		const char *name = cfg->zones[idx - 1 > i ? idx - 2 : idx - 1].name;
+		const char *name = conf_zone_spec(cfg, idx - 1 > i ? idx - 2 : idx - 1)->name;
 		size_t home = (size_t)zone_name_hash(name, zone_name_len(name)) & mask;
 		if (((k - home) & mask) >= ((k - j) & mask)) {
 			t[j] = t[k];
@@ -1200,9 +1200,10 @@ static void zone_hash_drop(conf_t *cfg, size_t i)
 
 void conf_zone_remove(conf_t *cfg, size_t i)
 {
-	conf_zone_xfr_clear(&cfg->zone_xfr[i]);
+	conf_zone_xfr_clear(conf_zone_xfr_mut(cfg, i));
 	/* its strings stay in the pool, which copies may share: no longer counted as held */
-	cfg->zone_string_octets -= strlen(cfg->zones[i].name) + strlen(cfg->zones[i].file) + 2;
+	cfg->zone_string_octets -=
+		strlen(conf_zone_spec(cfg, i)->name) + strlen(conf_zone_spec(cfg, i)->file) + 2;
 	size_t after = cfg->zone_count - i - 1;
 	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
 	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));
@@ -1222,7 +1223,7 @@ long conf_zone_index(const conf_t *cfg, const char *name)
 		if ((cfg->zone_hash[j] ^ h) >> 32)
 			continue;
 		size_t i = (uint32_t)cfg->zone_hash[j] - 1;
-		const char *z = cfg->zones[i].name;
+		const char *z = conf_zone_spec(cfg, i)->name;
 		if (zone_name_len(z) == len && !strncasecmp(z, name, len))
 			return (long)i;
 	}

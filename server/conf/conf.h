@@ -216,10 +216,38 @@ extern const size_t conf_zone_key_count;
  */
 long conf_zone_index(const conf_t *cfg, const char *name);
 
+/*
+ * Zone i's spec and transfer settings (0 <= i < zone_count), read-only:
+ * configurations share them (conf_copy). Any thread that holds cfg.
+ */
+static inline const zone_spec_t *conf_zone_spec(const conf_t *cfg, size_t i)
+{
+	return &cfg->zones[i];
+}
+
+static inline const conf_zone_xfr_t *conf_zone_xfr(const conf_t *cfg, size_t i)
+{
+	return &cfg->zone_xfr[i];
+}
+
+/*
+ * Zone i's spec or transfer settings to change: cfg's own. The thread that
+ * owns cfg (no reader has it yet). Valid until cfg's zones change.
+ */
+static inline zone_spec_t *conf_zone_spec_mut(conf_t *cfg, size_t i)
+{
+	return &cfg->zones[i];
+}
+
+static inline conf_zone_xfr_t *conf_zone_xfr_mut(conf_t *cfg, size_t i)
+{
+	return &cfg->zone_xfr[i];
+}
+
 /* Whether zone i is a secondary (it has primaries). */
 static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
 {
-	return cfg->zone_xfr[i].primaries.count > 0;
+	return conf_zone_xfr(cfg, i)->primaries.count > 0;
 }
 
 /* How many zones of cfg are secondaries. */

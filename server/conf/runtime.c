@@ -45,7 +45,7 @@ static bool copy_zone_strings(conf_t *dst, const conf_t *src)
 	}
 	dst->zone_strings = conf_strings_new();
 	for (size_t i = 0; dst->zone_strings && i < dst->zone_count; i++) {
-		zone_spec_t *z = &dst->zones[i];
+		zone_spec_t *z = conf_zone_spec_mut(dst, i);
 		z->name = conf_strings_dup(dst->zone_strings, z->name);
 		z->file = z->name ? conf_strings_dup(dst->zone_strings, z->file) : NULL;
 		if (!z->file)
@@ -63,7 +63,7 @@ static bool copy_zone_lists(conf_t *dst)
 {
 	bool ok = true;
 	for (size_t i = 0; i < dst->zone_count; i++) {
-		conf_zone_xfr_t *x = &dst->zone_xfr[i];
+		conf_zone_xfr_t *x = conf_zone_xfr_mut(dst, i);
 		acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
 				   &x->allow_query.list };
 		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
@@ -220,7 +220,7 @@ size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t 
 
 bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j)
 {
-	const zone_spec_t *x = &a->zones[i], *y = &b->zones[j];
+	const zone_spec_t *x = conf_zone_spec(a, i), *y = conf_zone_spec(b, j);
 	const zone_limits_t *l = &x->limits, *m = &y->limits;
 	/* max_journal is left out: the journal kept takes a new bound without a load */
 	return conf_zone_index(b, x->name) == (long)j && str_eq(x->file, y->file) &&
@@ -287,15 +287,17 @@ bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t
 {
 	/* in order: the first primary is asked first; and checked over TLS the same way */
 	return conf_zone_same_data(a, i, b, j) &&
-	       acl_same(a, &a->zone_xfr[i].primaries, b, &b->zone_xfr[j].primaries) &&
-	       tls_auth_same(a->zone_xfr[i].primaries_tls, b->zone_xfr[j].primaries_tls);
+	       acl_same(a, &conf_zone_xfr(a, i)->primaries, b, &conf_zone_xfr(b, j)->primaries) &&
+	       tls_auth_same(conf_zone_xfr(a, i)->primaries_tls,
+			     conf_zone_xfr(b, j)->primaries_tls);
 }
 
 bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t j)
 {
-	const conf_zone_xfr_t *x = &a->zone_xfr[i], *y = &b->zone_xfr[j];
+	const conf_zone_xfr_t *x = conf_zone_xfr(a, i), *y = conf_zone_xfr(b, j);
 	return conf_zone_same_primaries(a, i, b, j) &&
-	       a->zones[i].limits.max_journal == b->zones[j].limits.max_journal &&
+	       conf_zone_spec(a, i)->limits.max_journal ==
+		       conf_zone_spec(b, j)->limits.max_journal &&
 	       x->allow_notify_set == y->allow_notify_set &&
 	       acl_same(a, &x->provide_xfr, b, &y->provide_xfr) &&
 	       acl_same(a, &x->notify, b, &y->notify) &&

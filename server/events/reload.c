@@ -173,7 +173,7 @@ static int mark_changed_files(reload_job_t *job)
 	if (!job->reread)
 		return SHOAL_ENOMEM;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		zone_spec_t *spec = &cfg->zones[j];
+		zone_spec_t *spec = conf_zone_spec_mut(cfg, j);
 		if (!spec->keep || spec->secondary)
 			continue;
 		const zone_t *z = served_version(job->r->writer, spec->name);
@@ -373,7 +373,7 @@ static bool new_zone_failed(const reload_job_t *job, const zonedb_t *db)
 		bool fresh;
 		/* slot 0: no zone name (bad, or twice), which a running configuration never has */
 		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
-		if ((fresh || !slot) && !now->zones[i].secondary && !zonedb_zone(db, i))
+		if ((fresh || !slot) && !conf_zone_spec(now, i)->secondary && !zonedb_zone(db, i))
 			return true;
 	}
 	return false;
@@ -436,8 +436,8 @@ static int reload_one(reload_job_t *job)
 	}
 	zone_t *z = NULL;
 	char error[512];
-	int rc = zonedb_load_zone(r->writer, (size_t)i, &cfg->zones[c], collect_msg, job, &z, error,
-				  sizeof(error));
+	int rc = zonedb_load_zone(r->writer, (size_t)i, conf_zone_spec(cfg, c), collect_msg, job,
+				  &z, error, sizeof(error));
 	if (rc == 1)
 		return 0; /* a secondary: its version is the last transfer's */
 	if (rc == 0)

@@ -120,7 +120,7 @@ sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *f
 	for (size_t i = 0; ok && i < cfg->zone_count; i++) {
 		uint8_t apex[NAME_MAXLEN];
 		if (!conf_zone_is_secondary(cfg, i) ||
-		    name_from_text(cfg->zones[i].name, NULL, apex) < 0)
+		    name_from_text(conf_zone_spec(cfg, i)->name, NULL, apex) < 0)
 			continue;
 		sec_zone_t *z = sched_table_find(s, from, apex);
 		if (!z && !(z = sched_entry_new(s, apex)))

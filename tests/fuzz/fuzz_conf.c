@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (cfg.listen_count > CONF_LISTEN_MAX || (cfg.zone_count > 0 && cfg.zones == NULL))
 			abort();
 		for (size_t i = 0; i < cfg.zone_count; i++)
-			if (cfg.zones[i].name == NULL || cfg.zones[i].file == NULL)
+			if (conf_zone_spec(&cfg, i)->name == NULL ||
+			    conf_zone_spec(&cfg, i)->file == NULL)
 				abort();
 		char verr[512] = "";
 		if (conf_validate(&cfg, verr, sizeof(verr)) != 0 && verr[0] == '\0')

@@ -105,8 +105,8 @@ static void test_yaml_good(void)
 	CU_ASSERT_EQUAL(c.log_level, LOG_LEVEL_DEBUG);
 	CU_ASSERT_EQUAL_FATAL(c.zone_count, 1);
 	/* one form, as the logs and zone-status give it */
-	CU_ASSERT_STRING_EQUAL(c.zones[0].name, "example.com.");
-	CU_ASSERT_STRING_EQUAL(c.zones[0].file, zone);
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 0)->name, "example.com.");
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 0)->file, zone);
 	conf_clear(&c);
 }
 
@@ -120,9 +120,10 @@ static void expect_zone_file(const char *folder, const char *text, const char *w
 	conf_init(&c);
 	CU_ASSERT_EQUAL(conf_load_file(&c, path, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(c.zone_count, 1);
-	CU_ASSERT_STRING_EQUAL(c.zones[0].file, want);
-	if (strcmp(c.zones[0].file, want))
-		fprintf(stderr, "\n  zone file %s, want %s (%s)\n", c.zones[0].file, want, err);
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 0)->file, want);
+	if (strcmp(conf_zone_spec(&c, 0)->file, want))
+		fprintf(stderr, "\n  zone file %s, want %s (%s)\n", conf_zone_spec(&c, 0)->file,
+			want, err);
 	conf_clear(&c);
 }
 
@@ -274,17 +275,17 @@ static void test_yaml_xfr(void)
 	CU_ASSERT_EQUAL_FATAL(c.key_count, 2);
 	CU_ASSERT_EQUAL(c.keys[1].alg, TSIG_HMAC_SHA512);
 	CU_ASSERT_EQUAL_FATAL(c.zone_count, 2);
-	const conf_zone_xfr_t *a = &c.zone_xfr[0], *b = &c.zone_xfr[1];
+	const conf_zone_xfr_t *a = conf_zone_xfr(&c, 0), *b = conf_zone_xfr(&c, 1);
 	CU_ASSERT_EQUAL(a->provide_xfr.count, 2);
 	CU_ASSERT_EQUAL(a->provide_xfr.entries[0].key, 0);
 	CU_ASSERT_EQUAL(a->provide_xfr.entries[1].key, ACL_NOKEY);
 	CU_ASSERT_EQUAL(a->notify.count, 1);
 	CU_ASSERT_EQUAL(a->notify.entries[0].key, 1);
-	CU_ASSERT_FALSE(c.zones[0].secondary);
-	CU_ASSERT_EQUAL(c.zones[0].limits.max_journal, 0);
+	CU_ASSERT_FALSE(conf_zone_spec(&c, 0)->secondary);
+	CU_ASSERT_EQUAL(conf_zone_spec(&c, 0)->limits.max_journal, 0);
 	CU_ASSERT_EQUAL(b->primaries.count, 2);
-	CU_ASSERT(c.zones[1].secondary);
-	CU_ASSERT_EQUAL(c.zones[1].limits.max_journal, 4096);
+	CU_ASSERT(conf_zone_spec(&c, 1)->secondary);
+	CU_ASSERT_EQUAL(conf_zone_spec(&c, 1)->limits.max_journal, 4096);
 	conf_clear(&c);
 
 	/* a secondary needs no file at all */
@@ -294,7 +295,7 @@ static void test_yaml_xfr(void)
 							      "    primaries: 192.0.2.1 NOKEY\n"),
 				       err, sizeof(err)),
 			0);
-	CU_ASSERT_STRING_EQUAL(c.zones[0].file, "");
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 0)->file, "");
 	conf_clear(&c);
 
 	/* the secret file must be the owner's alone */
@@ -643,7 +644,7 @@ static void test_runtime_diff(void)
 	CU_ASSERT(!conf_zone_same_data(&a, 0, &b, 1));
 	CU_ASSERT(!conf_zone_same_data(&a, 1, &b, 2));
 	/* a zone limit changes the data a file gives: not the same */
-	b.zones[0].limits.max_records_per_type = 10;
+	conf_zone_spec_mut(&b, 0)->limits.max_records_per_type = 10;
 	CU_ASSERT(!conf_zone_same_data(&a, 2, &b, 0));
 
 	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &a), 0);
@@ -652,24 +653,25 @@ static void test_runtime_diff(void)
 	for (size_t i = 0; i < copy.zone_count; i++) {
 		CU_ASSERT(conf_zone_same_data(&a, i, &copy, i));
 		/* the strings are shared (the pool is freed with the last holder), the lists not */
-		CU_ASSERT_PTR_EQUAL(copy.zones[i].name, a.zones[i].name);
+		CU_ASSERT_PTR_EQUAL(conf_zone_spec(&copy, i)->name, conf_zone_spec(&a, i)->name);
 	}
 	CU_ASSERT_EQUAL(copy.key_count, 1);
-	CU_ASSERT_EQUAL(copy.zone_xfr[1].provide_xfr.count, 1);
-	CU_ASSERT_PTR_NOT_EQUAL(copy.zone_xfr[1].provide_xfr.entries,
-				a.zone_xfr[1].provide_xfr.entries);
+	CU_ASSERT_EQUAL(conf_zone_xfr(&copy, 1)->provide_xfr.count, 1);
+	CU_ASSERT_PTR_NOT_EQUAL(conf_zone_xfr(&copy, 1)->provide_xfr.entries,
+				conf_zone_xfr(&a, 1)->provide_xfr.entries);
 	/* zone-add and zone-remove on the copy leave the original as it was */
 	CU_ASSERT_EQUAL(conf_zone_add(&copy, "B.TEST.", "x.zone"), SHOAL_EEXIST);
 	CU_ASSERT_EQUAL(conf_zone_add(&copy, "e.test", "e.zone"), 0);
-	CU_ASSERT_EQUAL(copy.zones[3].limits.max_records_per_type, 500);
-	CU_ASSERT(!copy.zones[3].secondary);
+	CU_ASSERT_EQUAL(conf_zone_spec(&copy, 3)->limits.max_records_per_type, 500);
+	CU_ASSERT(!conf_zone_spec(&copy, 3)->secondary);
 	conf_zone_remove(&copy, 1);
 	CU_ASSERT_EQUAL(copy.zone_count, 3);
 	CU_ASSERT_EQUAL(conf_zone_index(&copy, "b.test"), -1);
 	CU_ASSERT_EQUAL(conf_zone_index(&copy, "c.test"), 1);
-	CU_ASSERT_EQUAL(copy.zone_xfr[1].provide_xfr.count, 0); /* c.test's lists moved with it */
+	CU_ASSERT_EQUAL(conf_zone_xfr(&copy, 1)->provide_xfr.count,
+			0); /* c.test's lists moved with it */
 	CU_ASSERT_EQUAL(a.zone_count, 3);
-	CU_ASSERT_EQUAL(a.zone_xfr[1].provide_xfr.count, 1);
+	CU_ASSERT_EQUAL(conf_zone_xfr(&a, 1)->provide_xfr.count, 1);
 	conf_clear(&copy);
 	conf_clear(&a);
 	conf_clear(&b);
@@ -706,14 +708,14 @@ static void test_same_primaries(void)
 	CU_ASSERT(conf_zone_same_primaries(&a, 0, &b, 1));
 	CU_ASSERT(!conf_zone_same_primaries(&a, 1, &b, 0)); /* another primary added first */
 	size_t at = 99;
-	CU_ASSERT(conf_acl_entry_find(&a, &a.zone_xfr[0].notify.entries[0], &b,
-				      &b.zone_xfr[1].notify, &at));
+	CU_ASSERT(conf_acl_entry_find(&a, &conf_zone_xfr(&a, 0)->notify.entries[0], &b,
+				      &conf_zone_xfr(&b, 1)->notify, &at));
 	CU_ASSERT_EQUAL(at, 0);
 	/* the key's secret changed: not alike */
 	b.keys[1].keyed.sha256.inner.state[0] ^= 1;
 	CU_ASSERT(!conf_zone_same_primaries(&a, 0, &b, 1));
-	CU_ASSERT(!conf_acl_entry_find(&a, &a.zone_xfr[0].notify.entries[0], &b,
-				       &b.zone_xfr[1].notify, &at));
+	CU_ASSERT(!conf_acl_entry_find(&a, &conf_zone_xfr(&a, 0)->notify.entries[0], &b,
+				       &conf_zone_xfr(&b, 1)->notify, &at));
 	b.keys[1].keyed.sha256.inner.state[0] ^= 1;
 	/* a transfer option or a timer's bound changed: alike all the same */
 	b.xfr_timeout++;
@@ -753,7 +755,7 @@ static void test_tls_options(void)
 	CU_ASSERT_STRING_EQUAL(a.listen_tls[1].text, "::1@8853");
 	CU_ASSERT_EQUAL(a.listen_count, 2); /* listen keeps its default */
 	CU_ASSERT_STRING_EQUAL(a.tls_ca_file, "/etc/ssl/ca.pem");
-	const conf_zone_xfr_t *s = &a.zone_xfr[0], *t = &a.zone_xfr[1];
+	const conf_zone_xfr_t *s = conf_zone_xfr(&a, 0), *t = conf_zone_xfr(&a, 1);
 	CU_ASSERT_EQUAL(s->primaries.entries[0].tls, ACL_TLS);
 	CU_ASSERT_STRING_EQUAL(s->primaries.entries[0].text, "192.0.2.1@853");
 	CU_ASSERT_EQUAL(addr_port((const struct sockaddr *)&s->primaries.entries[0].addr), 853);
@@ -773,8 +775,8 @@ static void test_tls_options(void)
 
 	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &a), 0);
 	CU_ASSERT(conf_zone_same_primaries(&a, 0, &copy, 0));
-	CU_ASSERT_PTR_NOT_EQUAL(copy.zone_xfr[0].primaries_tls, s->primaries_tls);
-	copy.zone_xfr[0].primaries_tls->pins[0][0] ^= 1;
+	CU_ASSERT_PTR_NOT_EQUAL(conf_zone_xfr(&copy, 0)->primaries_tls, s->primaries_tls);
+	conf_zone_xfr(&copy, 0)->primaries_tls->pins[0][0] ^= 1;
 	CU_ASSERT(!conf_zone_same_primaries(&a, 0, &copy, 0));
 	conf_clear(&copy);
 	/* the same primaries without "tls": not the same */
@@ -862,7 +864,7 @@ static void test_zone_add_many(void)
 		conf_zone_remove(&d, (size_t)(k * 37 % (N - 100)));
 	size_t found = 0;
 	for (size_t k = 0; k < d.zone_count; k++)
-		found += conf_zone_index(&d, d.zones[k].name) == (long)k;
+		found += conf_zone_index(&d, conf_zone_spec(&d, k)->name) == (long)k;
 	CU_ASSERT_EQUAL(found, d.zone_count);
 	CU_ASSERT_EQUAL(d.zone_count, N - 50);
 	conf_clear(&c);
@@ -892,17 +894,17 @@ static size_t zone_add_allocations(size_t n)
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
 	size_t shared = 0;
 	for (size_t i = 0; i < n; i++)
-		shared += now.zones[i].name == was.zones[i].name &&
-			  now.zones[i].file == was.zones[i].file;
+		shared += conf_zone_spec(&now, i)->name == conf_zone_spec(&was, i)->name &&
+			  conf_zone_spec(&now, i)->file == conf_zone_spec(&was, i)->file;
 	CU_ASSERT_EQUAL(shared, n);
 	CU_ASSERT_EQUAL(conf_zone_index(&now, "added.test"), (long)n);
-	CU_ASSERT_STRING_EQUAL(now.zones[n].file, "zones/added.zone");
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&now, n)->file, "zones/added.zone");
 	alloc_guard_begin();
 	conf_clear(&was);
 	alloc_guard_counts_t freed = alloc_guard_end();
 	/* the copy holds on to what it shares: every name is still there */
 	CU_ASSERT_EQUAL(conf_zone_index(&now, "z0.test"), 0);
-	CU_ASSERT_STRING_EQUAL(now.zones[n - 1].file, "zones/z.zone");
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&now, n - 1)->file, "zones/z.zone");
 	conf_clear(&now);
 	return made.allocations + freed.frees;
 }
@@ -930,7 +932,7 @@ static void test_zone_remove_compacts(void)
 	conf_t c;
 	CU_ASSERT_EQUAL_FATAL(conf_init(&c), 0);
 	CU_ASSERT_EQUAL_FATAL(conf_zone_add(&c, "kept.test", "kept.zone"), 0);
-	const char *kept = c.zones[0].name;
+	const char *kept = conf_zone_spec(&c, 0)->name;
 	size_t renewed = 0;
 	char name[32];
 	for (int round = 0; round < 20000; round++) {
@@ -941,15 +943,15 @@ static void test_zone_remove_compacts(void)
 		conf_zone_remove(&next, 1);
 		conf_clear(&c);
 		c = next;
-		renewed += c.zones[0].name != kept;
-		kept = c.zones[0].name;
+		renewed += conf_zone_spec(&c, 0)->name != kept;
+		kept = conf_zone_spec(&c, 0)->name;
 	}
 	/* 20000 zones of about 40 octets added and removed: some pools anew, not one a round */
 	CU_ASSERT(renewed > 0);
 	CU_ASSERT(renewed < 100);
 	CU_ASSERT_EQUAL(c.zone_count, 1);
 	CU_ASSERT_EQUAL(conf_zone_index(&c, "kept.test"), 0);
-	CU_ASSERT_STRING_EQUAL(c.zones[0].file, "kept.zone");
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 0)->file, "kept.zone");
 	conf_clear(&c);
 }
 

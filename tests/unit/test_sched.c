@@ -170,7 +170,7 @@ static const uint8_t *apex_of(const conf_t *served, const char *name)
 {
 	static uint8_t apex[NAME_MAXLEN];
 	long i = conf_zone_index(served, name);
-	if (i < 0 || name_from_text(served->zones[i].name, NULL, apex) < 0)
+	if (i < 0 || name_from_text(conf_zone_spec(served, i)->name, NULL, apex) < 0)
 		return (const uint8_t *)"";
 	return apex;
 }
