@@ -70,6 +70,13 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 typedef struct zonedb_build {
 	const zone_spec_t *specs;
 	size_t n;
+	/*
+	 * When not NULL, zone i's spec is spec_of(spec_arg, i) and specs is
+	 * not read: a store that is no array (one that copies share a zone at
+	 * a time) lends its specs without an array of n being made.
+	 */
+	const zone_spec_t *(*spec_of)(const void *spec_arg, size_t i);
+	const void *spec_arg;
 	const zonedb_t *old;
 	const char *only;
 	zone_msg_fn msg; /* called one message at a time, from any load thread */

@@ -187,9 +187,9 @@ static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kin
 static tls_auth_t *zone_tls(conf_t *cfg, size_t i)
 {
 	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
-	if (!zx->primaries_tls)
+	if (zx && !zx->primaries_tls)
 		zx->primaries_tls = calloc(1, sizeof(*zx->primaries_tls));
-	return zx->primaries_tls;
+	return zx ? zx->primaries_tls : NULL;
 }
 
 /* One pin of tls-pin. */
@@ -298,6 +298,8 @@ uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
 	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
+	if (!zx)
+		return SHOAL_ENOMEM;
 	if (!strcmp(key, "tls-pin") || !strcmp(key, "tls-hostname"))
 		return load_zone_tls(cfg, y, i, key, v);
 	if (!strcmp(key, "ixfr-journal-size")) {
@@ -361,10 +363,6 @@ void conf_xfr_clear(conf_t *cfg)
 	cfg->keys = NULL;
 	cfg->key_count = 0;
 	acl_clear(&cfg->allow_query.list);
-	for (size_t i = 0; cfg->zone_xfr && i < cfg->zone_count; i++)
-		conf_zone_xfr_clear(conf_zone_xfr_mut(cfg, i));
-	free(cfg->zone_xfr);
-	cfg->zone_xfr = NULL;
 }
 
 void conf_zone_xfr_clear(conf_zone_xfr_t *zx)

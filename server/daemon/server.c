@@ -271,8 +271,12 @@ static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 	names_t added = { .more = 0 }, removed = { .more = 0 }, options = { .more = 0 };
 	for (size_t j = 0; j < now->zone_count; j++) {
 		long i = conf_zone_index(was, conf_zone_spec(now, j)->name);
-		conf_zone_spec_mut(now, j)->keep =
-			i >= 0 && conf_zone_same_data(was, (size_t)i, now, j);
+		if (i >= 0 && conf_zone_same_data(was, (size_t)i, now, j)) {
+			/* now was just read: its zones are its own, changed in place */
+			zone_spec_t *z = conf_zone_spec_mut(now, j);
+			assert(z);
+			z->keep = true;
+		}
 		if (i < 0)
 			names_add(&added, conf_zone_spec(now, j)->name);
 		else if (!conf_zone_spec(now, j)->keep)
@@ -341,8 +345,13 @@ static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
 	conf_t *cfg = req->cfg;
 	bool marked = req->change == ZONEDB_REBUILD;
 	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
-	for (size_t i = 0; marked && i < cfg->zone_count; i++)
-		conf_zone_spec_mut(cfg, i)->keep = false; /* a later reload reads every zone */
+	for (size_t i = 0; marked && i < cfg->zone_count; i++) {
+		/* a later reload reads every zone (a zone cfg shares is copied: out of memory,
+		 * kept) */
+		zone_spec_t *z = conf_zone_spec(cfg, i)->keep ? conf_zone_spec_mut(cfg, i) : NULL;
+		if (z)
+			z->keep = false;
+	}
 	if (cfg->log_level != srv->zcfg->log_level) {
 		/* said under the old threshold, which the reader of the log has set */
 		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
@@ -565,11 +574,7 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	int rc = 0;
-	if (file)
-		rc = conf_zone_add(cfg, name, file);
-	else
-		conf_zone_remove(cfg, (size_t)i);
+	int rc = file ? conf_zone_add(cfg, name, file) : conf_zone_remove(cfg, (size_t)i);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", shoal_strerror(rc));
 		conf_free(cfg);

@@ -173,14 +173,17 @@ static int mark_changed_files(reload_job_t *job)
 	if (!job->reread)
 		return SHOAL_ENOMEM;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		zone_spec_t *spec = conf_zone_spec_mut(cfg, j);
+		const zone_spec_t *spec = conf_zone_spec(cfg, j);
 		if (!spec->keep || spec->secondary)
 			continue;
 		const zone_t *z = served_version(job->r->writer, spec->name);
 		struct stat st;
 		if (z && stat(spec->file, &st) == 0 && st.st_mtime < z->loaded_at)
 			continue;
-		spec->keep = false;
+		zone_spec_t *own = conf_zone_spec_mut(cfg, j); /* a copy when cfg shares it */
+		if (!own)
+			return SHOAL_ENOMEM;
+		own->keep = false;
 		job->reread[job->reread_count++] = j;
 	}
 	return 0;
@@ -250,7 +253,8 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
-	zonedb_build_t b = { .specs = cfg->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = cfg,
 			     .n = cfg->zone_count,
 			     .msg = collect_msg,
 			     .msg_arg = &job,
@@ -469,7 +473,8 @@ static int reload_one(reload_job_t *job)
 static int first_load(reload_job_t *job)
 {
 	reload_t *r = job->r;
-	zonedb_build_t b = { .specs = r->cfg->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = r->cfg,
 			     .n = r->cfg->zone_count,
 			     .msg = collect_msg,
 			     .msg_arg = job,
@@ -509,7 +514,8 @@ static void *reload_main(void *arg)
 		reload_finished(job);
 		return NULL;
 	}
-	zonedb_build_t b = { .specs = cfg->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = cfg,
 			     .n = cfg->zone_count,
 			     .old = r->writer,
 			     .msg = collect_msg,

@@ -126,7 +126,7 @@ static int world_start(world_t *w)
 	    conf_make(&w->now, "nab", w->p) < 0)
 		return -1;
 	zonedb_t *db = NULL;
-	if (zonedb_build(w->was.zones, w->was.zone_count, NULL, NULL, quiet, NULL, &db) < 0)
+	if (unit_conf_build(&w->was, NULL, quiet, &db) < 0)
 		return -1;
 	zonedb_publish(&w->zones, db);
 	reload_init(&w->reload, &w->was, &w->zones);
