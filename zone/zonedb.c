@@ -1157,6 +1157,33 @@ int zonedb_set_policies(zonedb_t *db, zonedb_policy_fn policy_of, const void *ar
 	return rc;
 }
 
+int zonedb_derive_policies(zonedb_t *db, const void *was, const void *now,
+			   zonedb_policy_fn policy_of, const void *arg)
+{
+	const zonedb_t *old = db->heir_of;
+	if (!old)
+		return zonedb_set_policies(db, policy_of, arg);
+	size_t i = db->own; /* the zone added, SIZE_MAX for none */
+	const void *added = i < db->count && db->entries[i]->apex_len ? policy_of(arg, i) : NULL;
+	free(db->policy);
+	db->policy = NULL;
+	if (!old->policy && !added && !now)
+		return 0;
+	/* old's slots are db's but the one added (db->max_slot covers it) */
+	if (!(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+		return SHOAL_ENOMEM;
+	if (old->policy)
+		memcpy(db->policy, old->policy, (old->max_slot + 1) * sizeof(*db->policy));
+	for (size_t s = 0; was != now && s <= db->max_slot; s++)
+		if (db->policy[s] == was)
+			db->policy[s] = now;
+	if (db->given_back < old->count) /* the zone removed: its slot is free, its policy gone */
+		db->policy[old->entries[db->given_back]->slot] = NULL;
+	if (added)
+		db->policy[db->entries[i]->slot] = added;
+	return 0;
+}
+
 void zonedb_free(zonedb_t *db)
 {
 	if (!db)

@@ -364,6 +364,12 @@ bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b,
  */
 const void *conf_zone_allow_query(const void *cfg, size_t i);
 
+/*
+ * The global allow-query list of cfg (what conf_zone_allow_query gives a
+ * zone without its own), or NULL when unset. Any thread.
+ */
+const void *conf_allow_query_global(const conf_t *cfg);
+
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {
 	char head[64];    /* "-c, --config FILE", "--check", "--listen ADDR@PORT" */

@@ -380,7 +380,10 @@ const void *conf_zone_allow_query(const void *arg, size_t i)
 {
 	const conf_t *cfg = arg;
 	const conf_acl_t *own = &conf_zone_xfr(cfg, i)->allow_query;
-	if (own->set)
-		return &own->list;
+	return own->set ? &own->list : conf_allow_query_global(cfg);
+}
+
+const void *conf_allow_query_global(const conf_t *cfg)
+{
 	return cfg->allow_query.set ? &cfg->allow_query.list : NULL;
 }

@@ -532,7 +532,17 @@ static void *reload_main(void *arg)
 		db = NULL;
 		rc = SHOAL_EZONE;
 	}
-	if (db && zonedb_set_policies(db, conf_zone_allow_query, cfg) < 0) {
+	/*
+	 * A zone-add's or zone-remove's set takes the served set's lists (its
+	 * configuration shares every other zone, lists included): the change's
+	 * cost, not a pass over every zone's settings.
+	 */
+	const conf_t *was = zonedb_owner(r->writer);
+	if (db && (job->change == ZONEDB_REBUILD || !was
+			   ? zonedb_set_policies(db, conf_zone_allow_query, cfg)
+			   : zonedb_derive_policies(db, conf_allow_query_global(was),
+						    conf_allow_query_global(cfg),
+						    conf_zone_allow_query, cfg)) < 0) {
 		zonedb_free(db);
 		db = NULL;
 		rc = SHOAL_ENOMEM;
