@@ -144,6 +144,7 @@ typedef struct conf {
 	size_t zone_run_count, zone_run_cap;
 	struct conf_name_part **zone_names;
 	size_t zone_count;
+	uint64_t zone_seq; /* the next zone's creation number: its copies go on from it */
 	/* from the command line only */
 	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
 	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */

@@ -30,10 +30,11 @@ struct conf_zone {
 	zone_spec_t spec;
 	conf_zone_xfr_t xfr;
 	/*
-	 * When the zone was made, from one counter: a configuration only ever
-	 * appends new zones and removes some, so its zones stand in this
-	 * order, and a zone's index is found by a binary search on it. A copy
-	 * made to change a shared zone keeps it.
+	 * When the zone was made, from its configuration's counter (which its
+	 * copies carry on): a configuration only ever appends new zones and
+	 * removes some, so its zones stand in this order, and a zone's index
+	 * is found by a binary search on it. A copy made to change a shared
+	 * zone keeps it.
 	 */
 	uint64_t seq;
 	uint64_t hash; /* conf_zone_name_hash of its name */
@@ -54,8 +55,6 @@ typedef struct conf_name_part {
 	size_t mask;
 	const conf_zone_t *slot[];
 } name_part_t;
-
-static uint64_t zone_seq; /* the next conf_zone_t.seq (atomic) */
 
 static bool shared(const uint32_t *refs)
 {
@@ -95,8 +94,8 @@ static void zone_unref(conf_zone_t *z)
 	free(z);
 }
 
-/* A zone of its own (refs 1), its strings copied in; NULL when out of memory. */
-static conf_zone_t *zone_new(const char *name, const char *file)
+/* A zone of its own (refs 1) made seq-th, its strings copied in; NULL when out of memory. */
+static conf_zone_t *zone_new(const char *name, const char *file, uint64_t seq)
 {
 	size_t nlen = strlen(name) + 1, flen = strlen(file) + 1;
 	conf_zone_t *z = malloc(sizeof(*z) + nlen + flen);
@@ -108,7 +107,7 @@ static conf_zone_t *zone_new(const char *name, const char *file)
 				 .file = z->text + nlen,
 				 .limits = ZONE_LIMITS_DEFAULT };
 	z->xfr = conf_zone_xfr_default();
-	z->seq = __atomic_fetch_add(&zone_seq, 1, __ATOMIC_RELAXED);
+	z->seq = seq;
 	z->hash = conf_zone_name_hash(name, conf_zone_name_len(name));
 	z->refs = 1;
 	return z;
@@ -117,13 +116,12 @@ static conf_zone_t *zone_new(const char *name, const char *file)
 /* A copy of z that one configuration may change: its lists its own. NULL when out of memory. */
 static conf_zone_t *zone_copy(const conf_zone_t *z)
 {
-	conf_zone_t *c = zone_new(z->spec.name, z->spec.file);
+	conf_zone_t *c = zone_new(z->spec.name, z->spec.file, z->seq);
 	if (!c)
 		return NULL;
 	c->spec.limits = z->spec.limits;
 	c->spec.secondary = z->spec.secondary;
 	c->spec.keep = z->spec.keep;
-	c->seq = z->seq;
 	c->xfr = z->xfr;
 	acl_t *lists[] = { &c->xfr.provide_xfr, &c->xfr.notify, &c->xfr.primaries,
 			   &c->xfr.allow_notify, &c->xfr.allow_query.list };
@@ -351,7 +349,7 @@ int conf_zones_append(conf_t *cfg, const char *name, const char *file)
 {
 	if (!cfg->zone_names && !(cfg->zone_names = calloc(NAME_PARTS, sizeof(*cfg->zone_names))))
 		return SHOAL_ENOMEM;
-	conf_zone_t *z = zone_new(name, file);
+	conf_zone_t *z = zone_new(name, file, cfg->zone_seq);
 	if (!z)
 		return SHOAL_ENOMEM;
 	size_t k = cfg->zone_run_count;
@@ -370,6 +368,7 @@ int conf_zones_append(conf_t *cfg, const char *name, const char *file)
 	c->zone[c->count++] = z;
 	part_put(p, z);
 	cfg->zone_count++;
+	cfg->zone_seq++;
 	return 0;
 }
 
