@@ -1051,6 +1051,59 @@ static void test_zone_copies_interleaved(void)
 	CU_ASSERT_EQUAL(all.allocations - all.reallocs, all.frees);
 }
 
+/*
+ * Out of memory at each allocation in turn of a zone-add, a zone-remove
+ * and a change of a shared zone, on a copy: each fails with SHOAL_ENOMEM
+ * (NULL) leaving the copy as it was, or succeeds; every zone stays found
+ * where it is, the configuration copied is untouched, and nothing leaks
+ * (ASan).
+ */
+static void test_zone_changes_out_of_memory(void)
+{
+	enum { N = 1100 }; /* three chunks, the last not full */
+	conf_t was;
+	CU_ASSERT_EQUAL_FATAL(conf_init(&was), 0);
+	char name[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "z%d.test", i);
+		CU_ASSERT_EQUAL_FATAL(conf_zone_add(&was, name, "z.zone"), 0);
+	}
+	uint32_t limit = conf_zone_spec(&was, 100)->limits.max_records_per_type;
+	size_t failed = 0;
+	for (size_t nth = 1; nth <= 12; nth++) {
+		conf_t c;
+		CU_ASSERT_EQUAL_FATAL(conf_copy(&c, &was), 0);
+		alloc_guard_fail_at(nth);
+		int add = conf_zone_add(&c, "new.test", "new.zone");
+		alloc_guard_fail_at(nth);
+		int rem = conf_zone_remove(&c, 600);
+		alloc_guard_fail_at(nth);
+		zone_spec_t *z = conf_zone_spec_mut(&c, 100);
+		alloc_guard_fail_at(0);
+		CU_ASSERT(add == 0 || add == SHOAL_ENOMEM);
+		CU_ASSERT(rem == 0 || rem == SHOAL_ENOMEM);
+		failed += (add < 0) + (rem < 0) + !z;
+		CU_ASSERT_EQUAL(c.zone_count, (size_t)N + (add == 0) - (rem == 0));
+		CU_ASSERT_EQUAL(conf_zone_index(&c, "new.test") >= 0, add == 0);
+		CU_ASSERT_EQUAL(conf_zone_index(&c, "z600.test") < 0, rem == 0);
+		if (z)
+			z->limits.max_records_per_type = limit + 1;
+		CU_ASSERT_EQUAL(conf_zone_spec(&c, 100)->limits.max_records_per_type,
+				z ? limit + 1 : limit);
+		size_t found = 0;
+		for (size_t k = 0; k < c.zone_count; k++)
+			found += conf_zone_index(&c, conf_zone_spec(&c, k)->name) == (long)k;
+		CU_ASSERT_EQUAL(found, c.zone_count);
+		conf_clear(&c);
+	}
+	CU_ASSERT(failed > 0); /* the failures were reached */
+	CU_ASSERT_EQUAL(was.zone_count, N);
+	CU_ASSERT_EQUAL(conf_zone_spec(&was, 100)->limits.max_records_per_type, limit);
+	CU_ASSERT_EQUAL(conf_zone_index(&was, "z600.test"), 600);
+	CU_ASSERT_EQUAL(conf_zone_index(&was, "new.test"), -1);
+	conf_clear(&was);
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
@@ -1074,6 +1127,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_zone_add_shares),
 		UNIT_TEST(test_zone_change_costs_one),
 		UNIT_TEST(test_zone_copies_interleaved),
+		UNIT_TEST(test_zone_changes_out_of_memory),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),
