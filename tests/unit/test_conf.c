@@ -827,6 +827,15 @@ static void test_tls_options(void)
 		     2, "and none is");
 }
 
+/* How many zones of c its name index finds at their index (all of them: c.zone_count). */
+static size_t found_where_they_are(const conf_t *c)
+{
+	size_t found = 0;
+	for (size_t k = 0; k < c->zone_count; k++)
+		found += conf_zone_index(c, conf_zone_spec(c, k)->name) == (long)k;
+	return found;
+}
+
 /*
  * No bound on the zones but memory (the old one refused the 4097th), and
  * every zone is found by name through the hash, in any case, with or
@@ -868,10 +877,7 @@ static void test_zone_add_many(void)
 	/* removals from the middle: every zone left is found where it now is */
 	for (int k = 0; k < 50; k++)
 		conf_zone_remove(&d, (size_t)(k * 37 % (N - 100)));
-	size_t found = 0;
-	for (size_t k = 0; k < d.zone_count; k++)
-		found += conf_zone_index(&d, conf_zone_spec(&d, k)->name) == (long)k;
-	CU_ASSERT_EQUAL(found, d.zone_count);
+	CU_ASSERT_EQUAL(found_where_they_are(&d), d.zone_count);
 	CU_ASSERT_EQUAL(d.zone_count, N - 50);
 	conf_clear(&c);
 	conf_clear(&d);
@@ -1038,12 +1044,8 @@ static void test_zone_copies_interleaved(void)
 	/* removals everywhere: each zone left found where it is, in both */
 	for (size_t k = 0; k < 600; k++)
 		CU_ASSERT_EQUAL(conf_zone_remove(&later, (k * 7919) % later.zone_count), 0);
-	size_t found = 0;
-	for (size_t k = 0; k < later.zone_count; k++)
-		found += conf_zone_index(&later, conf_zone_spec(&later, k)->name) == (long)k;
-	for (size_t k = 0; k < reconf.zone_count; k++)
-		found += conf_zone_index(&reconf, conf_zone_spec(&reconf, k)->name) == (long)k;
-	CU_ASSERT_EQUAL(found, later.zone_count + reconf.zone_count);
+	CU_ASSERT_EQUAL(found_where_they_are(&later), later.zone_count);
+	CU_ASSERT_EQUAL(found_where_they_are(&reconf), reconf.zone_count);
 	CU_ASSERT_EQUAL(later.zone_count, N + 1 - 600);
 	conf_clear(&later);
 	conf_clear(&reconf);
@@ -1090,10 +1092,7 @@ static void test_zone_changes_out_of_memory(void)
 			z->limits.max_records_per_type = limit + 1;
 		CU_ASSERT_EQUAL(conf_zone_spec(&c, 100)->limits.max_records_per_type,
 				z ? limit + 1 : limit);
-		size_t found = 0;
-		for (size_t k = 0; k < c.zone_count; k++)
-			found += conf_zone_index(&c, conf_zone_spec(&c, k)->name) == (long)k;
-		CU_ASSERT_EQUAL(found, c.zone_count);
+		CU_ASSERT_EQUAL(found_where_they_are(&c), c.zone_count);
 		conf_clear(&c);
 	}
 	CU_ASSERT(failed > 0); /* the failures were reached */
