@@ -463,6 +463,10 @@ static void apply_zone_limits(conf_t *cfg, size_t from)
 		.max_includes = cfg->max_zone_includes,
 		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
+	if (from == 0) { /* every zone: counted anew */
+		cfg->zone_secondaries = 0;
+		cfg->zone_secondaries_stale = false;
+	}
 	for (size_t i = from; i < cfg->zone_count; i++) {
 		/* the loader's zones, or the one conf_zone_add appended: cfg's own, no copy */
 		zone_spec_t *z = conf_zone_spec_mut(cfg, i);
@@ -471,6 +475,7 @@ static void apply_zone_limits(conf_t *cfg, size_t from)
 		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
 		z->limits = limits;
 		z->secondary = conf_zone_is_secondary(cfg, i);
+		cfg->zone_secondaries += z->secondary;
 	}
 }
 

@@ -145,6 +145,10 @@ typedef struct conf {
 	struct conf_name_part **zone_names;
 	size_t zone_count;
 	uint64_t zone_seq; /* the next zone's creation number: its copies go on from it */
+	/* the secondaries among them (conf_secondary_count), unless a zone's lists were handed
+	 * out to change since they were counted (conf_zone_xfr_mut): then counted anew */
+	size_t zone_secondaries;
+	bool zone_secondaries_stale;
 	/* from the command line only */
 	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
 	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */
@@ -240,14 +244,13 @@ static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
 	return conf_zone_xfr(cfg, i)->primaries.count > 0;
 }
 
-/* How many zones of cfg are secondaries. */
-static inline size_t conf_secondary_count(const conf_t *cfg)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		n += conf_zone_is_secondary(cfg, i);
-	return n;
-}
+/*
+ * How many zones of cfg are secondaries: kept as zones are loaded, added
+ * and removed, so a zone-add or zone-remove asks nothing of every zone (a
+ * pass over them once a zone's lists were handed out to change). Any
+ * thread that holds cfg.
+ */
+size_t conf_secondary_count(const conf_t *cfg);
 
 /*
  * Set every option to its default (threads: the online CPUs). cfg is

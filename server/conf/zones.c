@@ -404,6 +404,7 @@ int conf_zone_remove(conf_t *cfg, size_t i)
 	if (!c || !part_own(cfg, z, false, z))
 		return SHOAL_ENOMEM;
 	size_t at = i - cfg->zone_runs[k].first;
+	cfg->zone_secondaries -= z->xfr.primaries.count > 0;
 	memmove(&c->zone[at], &c->zone[at + 1], (c->count - at - 1) * sizeof(c->zone[0]));
 	c->count--;
 	zone_unref(z);
@@ -453,6 +454,7 @@ zone_spec_t *conf_zone_spec_mut(conf_t *cfg, size_t i)
 
 conf_zone_xfr_t *conf_zone_xfr_mut(conf_t *cfg, size_t i)
 {
+	cfg->zone_secondaries_stale = true; /* its primaries may change */
 	conf_zone_t *z = zone_own(cfg, i);
 	return z ? &z->xfr : NULL;
 }
@@ -506,6 +508,16 @@ void conf_zones_clear(conf_t *cfg)
 bool conf_zone_shared_with(const conf_t *a, size_t i, const conf_t *b, size_t j)
 {
 	return zone_at(a, i) == zone_at(b, j);
+}
+
+size_t conf_secondary_count(const conf_t *cfg)
+{
+	if (!cfg->zone_secondaries_stale)
+		return cfg->zone_secondaries;
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		n += conf_zone_is_secondary(cfg, i);
+	return n;
 }
 
 const zone_spec_t *conf_spec_of(const void *cfg, size_t i)

@@ -317,7 +317,7 @@ static sched_t *reconfig_sched(server_t *srv, const reconfig_req_t *req)
 		sec = NULL;
 		log_info("reconfig: no secondary zone left: the transfer threads stopped");
 	} else if (sec) {
-		if (sched_reconfig(sec, cfg) < 0)
+		if (sched_reconfig_one(sec, cfg, req->change, req->removed) < 0)
 			log_error("reconfig: out of memory: the secondary zones keep the "
 				  "previous configuration's transfer settings; a zone it did "
 				  "not have as a secondary is not refreshed");

@@ -610,7 +610,7 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	s->tls = env->tls;
 	s->pool_max = env->transfers_in < SCHED_POOL_MAX ? env->transfers_in : SCHED_POOL_MAX;
 	s->tokens_at = sched_now_ms();
-	sec_table_t *t = sched_table_new(s, cfg, NULL);
+	sec_table_t *t = sched_table_new(s, cfg, NULL, ZONEDB_REBUILD, 0);
 	if (!t) {
 		sched_free(s);
 		return SHOAL_ENOMEM;
@@ -654,8 +654,13 @@ static void give_up_changed(sched_t *s, const sec_table_t *t)
 
 int sched_reconfig(sched_t *s, const conf_t *cfg)
 {
+	return sched_reconfig_one(s, cfg, ZONEDB_REBUILD, 0);
+}
+
+int sched_reconfig_one(sched_t *s, const conf_t *cfg, enum zonedb_change change, size_t removed)
+{
 	MAIN_THREAD_ONLY();
-	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown));
+	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown), change, removed);
 	if (!t)
 		return SHOAL_ENOMEM;
 	pthread_mutex_lock(&s->flight_lock);

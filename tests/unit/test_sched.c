@@ -193,6 +193,40 @@ static void status_zone(sched_t *s, const conf_t *served, const char *name, char
 }
 
 /*
+ * A zone-add and a zone-remove reach the scheduler as one change
+ * (sched_reconfig_one): its table is the one shown with the indices moved,
+ * not made from a pass over every zone; a NOTIFY reaches the zone it names
+ * after each, and the zone removed is no secondary any more.
+ */
+static void test_reconfig_one(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	conf_t added, removed;
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&added, &w.was), 0);
+	CU_ASSERT_EQUAL_FATAL(conf_zone_add(&added, "p.test", "p.zone"), 0);
+	CU_ASSERT_EQUAL(conf_secondary_count(&added), 2);
+	CU_ASSERT_EQUAL(sched_reconfig_one(w.s, &added, ZONEDB_ADDED, 0), 0);
+	notify_zone(w.s, &added, "b.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
+	/* a.test goes: b.test is zone 0 now, p.test zone 1 (no primaries) */
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&removed, &added), 0);
+	CU_ASSERT_EQUAL_FATAL(conf_zone_remove(&removed, 0), 0);
+	CU_ASSERT_EQUAL(conf_secondary_count(&removed), 1);
+	CU_ASSERT_EQUAL(sched_reconfig_one(w.s, &removed, ZONEDB_REMOVED, 0), 0);
+	notify_zone(w.s, &removed, "b.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
+	char buf[256];
+	status_zone(w.s, &w.was, "a.test", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "source (not a secondary)");
+	status_zone(w.s, &removed, "b.test", buf, sizeof(buf));
+	CU_ASSERT_STRING_NOT_EQUAL(buf, "source (not a secondary)");
+	world_stop(&w);
+	conf_clear(&added);
+	conf_clear(&removed);
+}
+
+/*
  * A reconfig inserts n.test before a.test and b.test: the workers answer
  * from the new set at once, the secondary follows when the main loop
  * applies the reconfig. A NOTIFY in between reaches the zone it names:
@@ -328,6 +362,7 @@ int main(int argc, char **argv)
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_notify_before_reconfig_applied),
+		UNIT_TEST(test_reconfig_one),
 		UNIT_TEST(test_reconfig_out_of_memory),
 		UNIT_TEST(test_notify_coalesced),
 		UNIT_TEST(test_lookups_during_reconfig),
