@@ -105,6 +105,12 @@ struct zonedb {
 };
 _Static_assert(offsetof(zonedb_t, max_labels) <= 64, "a zone match reads one cache line");
 
+/* Spec i of a build: from its store (spec_of) or its array. */
+static const zone_spec_t *build_spec(const zonedb_build_t *b, size_t i)
+{
+	return b->spec_of ? b->spec_of(b->spec_arg, i) : &b->specs[i];
+}
+
 static zone_t *entry_zone(const zentry_t *e)
 {
 	return __atomic_load_n(&e->zone, __ATOMIC_ACQUIRE);
@@ -652,7 +658,7 @@ static void load_one(load_run_t *run, size_t i)
 	const zone_t *was = prev ? entry_zone(prev) : NULL;
 	zone_t *z = NULL;
 	char error[512];
-	int err = load_entry(e, run->db, &b->specs[i], was, &run->lock, b->msg, b->msg_arg, &z,
+	int err = load_entry(e, run->db, build_spec(b, i), was, &run->lock, b->msg, b->msg_arg, &z,
 			     error, sizeof(error));
 	if (!entry_set_error(e, error) && err == 0) {
 		zone_unref(z);
@@ -668,7 +674,7 @@ static void load_one(load_run_t *run, size_t i)
 		/* out of memory, or abandoned: the set being served stays */
 		__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
 	}
-	bool zone_error = err < 0 && !was && !b->specs[i].secondary;
+	bool zone_error = err < 0 && !was && !build_spec(b, i)->secondary;
 	if (zone_error || err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
 		pthread_mutex_lock(&run->lock);
 		if (run->rc != SHOAL_ENOMEM && run->rc != SHOAL_ETIMEOUT)
@@ -733,7 +739,7 @@ static int load_all(const zonedb_build_t *b, zonedb_t *db, const size_t *todo, s
 static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *apex, size_t len,
 			    zentry_t *prev, const uint8_t *only_apex, bool *load)
 {
-	const zone_spec_t *spec = &b->specs[i];
+	const zone_spec_t *spec = build_spec(b, i);
 	const char *file = spec->file ? spec->file : "";
 	zone_t *served = prev ? entry_zone(prev) : NULL;
 	bool same_file = prev && !strcmp(prev->file, file);
@@ -775,8 +781,9 @@ static zentry_t *plan_entry(const zonedb_build_t *b, size_t i, const uint8_t *ap
 /* An entry for spec i that is no zone (a bad name, or one configured twice). */
 static zentry_t *bad_entry(const zonedb_build_t *b, size_t i, bool twice)
 {
-	const char *name = b->specs[i].name ? b->specs[i].name : "";
-	zentry_t *e = entry_new(NULL, 0, name, b->specs[i].file);
+	const zone_spec_t *spec = build_spec(b, i);
+	const char *name = spec->name ? spec->name : "";
+	zentry_t *e = entry_new(NULL, 0, name, spec->file);
 	char text[512];
 	snprintf(text, sizeof(text), "%.400s: %s", name,
 		 twice ? "zone configured twice" : "not a valid zone name");
@@ -823,7 +830,7 @@ static int plan_all(const zonedb_build_t *b, zonedb_t *db, const uint8_t *only_a
 	size_t at = 0; /* where spec i's zone is expected in old: after the last one found */
 	for (size_t i = 0; i < b->n; i++) {
 		uint8_t apex[NAME_MAXLEN];
-		int len = parse_zone_name(b->specs[i].name, apex);
+		int len = parse_zone_name(build_spec(b, i)->name, apex);
 		zentry_t *e;
 		bool load = false;
 		uint32_t tag = 0;
@@ -949,7 +956,7 @@ static int derive_add(const zonedb_build_t *b, zonedb_t *db)
 {
 	size_t i = b->n - 1;
 	uint8_t apex[NAME_MAXLEN];
-	int len = parse_zone_name(b->specs[i].name, apex);
+	int len = parse_zone_name(build_spec(b, i)->name, apex);
 	uint32_t tag = 0;
 	apex_slot_t *slot = len < 0 ? NULL : hash_slot(db, apex, (size_t)len, &tag);
 	bool bad = len < 0 || slot->e, load = false;
@@ -1148,6 +1155,33 @@ int zonedb_set_policies(zonedb_t *db, zonedb_policy_fn policy_of, const void *ar
 	int rc = policy_table(db, by_index);
 	free(by_index);
 	return rc;
+}
+
+int zonedb_derive_policies(zonedb_t *db, const void *was, const void *now,
+			   zonedb_policy_fn policy_of, const void *arg)
+{
+	const zonedb_t *old = db->heir_of;
+	if (!old)
+		return zonedb_set_policies(db, policy_of, arg);
+	size_t i = db->own; /* the zone added, SIZE_MAX for none */
+	const void *added = i < db->count && db->entries[i]->apex_len ? policy_of(arg, i) : NULL;
+	free(db->policy);
+	db->policy = NULL;
+	if (!old->policy && !added && !now)
+		return 0;
+	/* old's slots are db's but the one added (db->max_slot covers it) */
+	if (!(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+		return SHOAL_ENOMEM;
+	if (old->policy)
+		memcpy(db->policy, old->policy, (old->max_slot + 1) * sizeof(*db->policy));
+	for (size_t s = 0; was != now && s <= db->max_slot; s++)
+		if (db->policy[s] == was)
+			db->policy[s] = now;
+	if (db->given_back < old->count) /* the zone removed: its slot is free, its policy gone */
+		db->policy[old->entries[db->given_back]->slot] = NULL;
+	if (added)
+		db->policy[db->entries[i]->slot] = added;
+	return 0;
 }
 
 void zonedb_free(zonedb_t *db)

@@ -70,6 +70,13 @@ int zonedb_build(const zone_spec_t *specs, size_t n, const zonedb_t *old, const 
 typedef struct zonedb_build {
 	const zone_spec_t *specs;
 	size_t n;
+	/*
+	 * When not NULL, zone i's spec is spec_of(spec_arg, i) and specs is
+	 * not read: a store that is no array (one that copies share a zone at
+	 * a time) lends its specs without an array of n being made.
+	 */
+	const zone_spec_t *(*spec_of)(const void *spec_arg, size_t i);
+	const void *spec_arg;
 	const zonedb_t *old;
 	const char *only;
 	zone_msg_fn msg; /* called one message at a time, from any load thread */
@@ -161,6 +168,19 @@ typedef const void *(*zonedb_policy_fn)(const void *arg, size_t i);
  * by the set's builder. Returns 0 or SHOAL_ENOMEM (none is set).
  */
 int zonedb_set_policies(zonedb_t *db, zonedb_policy_fn policy_of, const void *arg);
+
+/*
+ * zonedb_set_policies for a set derived by one change (zonedb_build_t.change)
+ * before it is published, at the cost of the change: the policies of the
+ * set it was derived from carried over by statistics slot (its zones are
+ * the same, and so are their policies: the owner's copy shares them), with
+ * `was` read as `now` wherever it stood (the one policy the owner's copy
+ * moved: the server's global allow-query list; a pass over the slots only
+ * when they differ), and the zone added asked of policy_of. A set not
+ * derived gets zonedb_set_policies. Returns 0 or SHOAL_ENOMEM (none set).
+ */
+int zonedb_derive_policies(zonedb_t *db, const void *was, const void *now,
+			   zonedb_policy_fn policy_of, const void *arg);
 
 /* Free a set that was never published (zones shared with others stay). */
 void zonedb_free(zonedb_t *db);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -222,7 +223,7 @@ const conf_option_t conf_options[] = {
 	  OFF(metrics_allow),
 	  "networks whose clients may read the metrics; a list (repeat on the command line)",
 	  CONF_RESTART },
-	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
+	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zone_runs),
 	  "zones to serve: a list of {name, file} (repeat on the command line)", CONF_RUNTIME },
 };
 
@@ -437,110 +438,15 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 	return SHOAL_EINVAL;
 }
 
-/* FNV-1a of a zone name without case and without its final dot: the key of zone_hash. */
-static uint64_t zone_name_hash(const char *name, size_t len)
-{
-	uint64_t h = 14695981039346656037ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)tolower((unsigned char)name[i])) * 1099511628211ull;
-	return h;
-}
-
-/* The length of name without a final dot (the root "." keeps it). */
-static size_t zone_name_len(const char *name)
-{
-	size_t len = strlen(name);
-	return len > 1 && name[len - 1] == '.' ? len - 1 : len;
-}
-
-/* Put zone i into cfg->zone_hash, which has room (at most half full). */
-static void zone_hash_put(conf_t *cfg, size_t i)
-{
-	const char *name = cfg->zones[i].name;
-	uint64_t h = zone_name_hash(name, zone_name_len(name));
-	size_t j = (size_t)h & cfg->zone_hash_mask;
-	while (cfg->zone_hash[j])
-		j = (j + 1) & cfg->zone_hash_mask;
-	cfg->zone_hash[j] = (h & ~(uint64_t)UINT32_MAX) | (uint32_t)(i + 1);
-}
-
-/*
- * Index every zone of cfg anew, in a table for at least `want` zones.
- * Returns 0 or SHOAL_ENOMEM (the old table stays).
- */
-static int zone_hash_rebuild(conf_t *cfg, size_t want)
-{
-	size_t cap = 16;
-	while (cap < want * 2)
-		cap *= 2;
-	uint64_t *t = calloc(cap, sizeof(*t));
-	if (!t)
-		return SHOAL_ENOMEM;
-	free(cfg->zone_hash);
-	cfg->zone_hash = t;
-	cfg->zone_hash_mask = cap - 1;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		zone_hash_put(cfg, i);
-	return 0;
-}
-
-int conf_zone_reindex(conf_t *cfg, const conf_t *like)
-{
-	if (!like || !like->zone_hash || like->zone_count != cfg->zone_count)
-		return zone_hash_rebuild(cfg, cfg->zone_count);
-	/* the same zones at the same indices: the table as it is, no name hashed again */
-	size_t bytes = (like->zone_hash_mask + 1) * sizeof(*like->zone_hash);
-	uint64_t *t = malloc(bytes);
-	if (!t)
-		return SHOAL_ENOMEM;
-	memcpy(t, like->zone_hash, bytes);
-	free(cfg->zone_hash);
-	cfg->zone_hash = t;
-	cfg->zone_hash_mask = like->zone_hash_mask;
-	return 0;
-}
-
 static int add_zone(conf_t *cfg, const char *name, const char *file)
 {
-	if (cfg->zone_count >= UINT32_MAX - 1)
-		return SHOAL_ENOMEM; /* the hash holds 32-bit indices */
-	/*
-	 * Room for 8, then doubled at each power of two: grown by one each time,
-	 * the copies made 4000 zones take 14 s to read in a ThreadSanitizer build.
-	 */
-	size_t n_zones = cfg->zone_count;
-	if (n_zones == 0 || (n_zones >= 8 && !(n_zones & (n_zones - 1)))) {
-		size_t cap = n_zones ? n_zones * 2 : 8;
-		zone_spec_t *z = realloc(cfg->zones, cap * sizeof(*z));
-		if (!z)
-			return SHOAL_ENOMEM;
-		cfg->zones = z;
-		conf_zone_xfr_t *x = realloc(cfg->zone_xfr, cap * sizeof(*x));
-		if (!x)
-			return SHOAL_ENOMEM;
-		cfg->zone_xfr = x;
-	}
-	if ((n_zones + 1) * 2 > cfg->zone_hash_mask + 1 &&
-	    zone_hash_rebuild(cfg, (n_zones + 1) * 2) < 0)
-		return SHOAL_ENOMEM;
-	cfg->zone_xfr[n_zones] = conf_zone_xfr_default();
 	/* one form in every log line and reply: "example.com." (a bad name stays as typed,
 	 * for the load's message) */
 	char canonical[NAME_TEXT_MAX + 2];
 	if (name_zone_text(name, canonical, sizeof(canonical)) > 0)
 		name = canonical;
-	if (!cfg->zone_strings && !(cfg->zone_strings = conf_strings_new()))
-		return SHOAL_ENOMEM;
-	const char *n = conf_strings_dup(cfg->zone_strings, name);
-	const char *f = n ? conf_strings_dup(cfg->zone_strings, file) : NULL;
-	if (!f)
-		return SHOAL_ENOMEM; /* what was cut stays in the pool, counted as not held */
-	cfg->zone_string_octets += strlen(n) + strlen(f) + 2;
 	/* the limits are filled in once every option is read (apply_zone_limits) */
-	cfg->zones[cfg->zone_count++] =
-		(zone_spec_t){ .name = n, .file = f, .limits = ZONE_LIMITS_DEFAULT };
-	zone_hash_put(cfg, n_zones);
-	return 0;
+	return conf_zones_append(cfg, name, file);
 }
 
 /*
@@ -557,11 +463,19 @@ static void apply_zone_limits(conf_t *cfg, size_t from)
 		.max_includes = cfg->max_zone_includes,
 		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
+	if (from == 0) { /* every zone: counted anew */
+		cfg->zone_secondaries = 0;
+		cfg->zone_secondaries_stale = false;
+	}
 	for (size_t i = from; i < cfg->zone_count; i++) {
-		int64_t own = cfg->zone_xfr[i].journal_size;
+		/* the loader's zones, or the one conf_zone_add appended: cfg's own, no copy */
+		zone_spec_t *z = conf_zone_spec_mut(cfg, i);
+		assert(z);
+		int64_t own = conf_zone_xfr(cfg, i)->journal_size;
 		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
-		cfg->zones[i].limits = limits;
-		cfg->zones[i].secondary = conf_zone_is_secondary(cfg, i);
+		z->limits = limits;
+		z->secondary = conf_zone_is_secondary(cfg, i);
+		cfg->zone_secondaries += z->secondary;
 	}
 }
 
@@ -643,9 +557,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	free(cfg->takeover);
-	conf_strings_unref(cfg->zone_strings);
-	free(cfg->zones);
-	free(cfg->zone_hash);
+	conf_zones_clear(cfg);
 	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
 	sodium_memzero(&cfg->cookie_secret_staging, sizeof(cfg->cookie_secret_staging));
 	memset(cfg, 0, sizeof(*cfg));
@@ -1166,67 +1078,6 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 	if (rc == 0)
 		apply_zone_limits(cfg, cfg->zone_count - 1); /* the others have theirs */
 	return rc;
-}
-
-/*
- * Zone i went and the zones after it moved down: its slot is emptied (the
- * slots after it in its run moved back where their probe allows, as
- * linear probing deletes) and every index past i lowered, in one pass in
- * memory order: no name is hashed again.
- */
-static void zone_hash_drop(conf_t *cfg, size_t i)
-{
-	size_t mask = cfg->zone_hash_mask;
-	uint64_t *t = cfg->zone_hash;
-	size_t j = 0;
-	while ((uint32_t)t[j] != i + 1)
-		j = (j + 1) & mask; /* it is there: every zone is */
-	t[j] = 0;
-	for (size_t k = (j + 1) & mask; t[k]; k = (k + 1) & mask) {
-		/* where the entry at k would go: moved into the hole if that is on its way */
-		uint32_t idx = (uint32_t)t[k];
-		const char *name = cfg->zones[idx - 1 > i ? idx - 2 : idx - 1].name;
-		size_t home = (size_t)zone_name_hash(name, zone_name_len(name)) & mask;
-		if (((k - home) & mask) >= ((k - j) & mask)) {
-			t[j] = t[k];
-			t[k] = 0;
-			j = k;
-		}
-	}
-	for (size_t k = 0; k <= mask; k++)
-		if ((uint32_t)t[k] > i + 1)
-			t[k]--;
-}
-
-void conf_zone_remove(conf_t *cfg, size_t i)
-{
-	conf_zone_xfr_clear(&cfg->zone_xfr[i]);
-	/* its strings stay in the pool, which copies may share: no longer counted as held */
-	cfg->zone_string_octets -= strlen(cfg->zones[i].name) + strlen(cfg->zones[i].file) + 2;
-	size_t after = cfg->zone_count - i - 1;
-	memmove(&cfg->zones[i], &cfg->zones[i + 1], after * sizeof(cfg->zones[0]));
-	memmove(&cfg->zone_xfr[i], &cfg->zone_xfr[i + 1], after * sizeof(cfg->zone_xfr[0]));
-	cfg->zone_count--;
-	zone_hash_drop(cfg, i);
-}
-
-long conf_zone_index(const conf_t *cfg, const char *name)
-{
-	if (!cfg->zone_hash)
-		return -1;
-	size_t len = zone_name_len(name);
-	uint64_t h = zone_name_hash(name, len);
-	for (size_t j = (size_t)h & cfg->zone_hash_mask; cfg->zone_hash[j];
-	     j = (j + 1) & cfg->zone_hash_mask) {
-		/* the hash's upper half first: a name is read only where it may be the one */
-		if ((cfg->zone_hash[j] ^ h) >> 32)
-			continue;
-		size_t i = (uint32_t)cfg->zone_hash[j] - 1;
-		const char *z = cfg->zones[i].name;
-		if (zone_name_len(z) == len && !strncasecmp(z, name, len))
-			return (long)i;
-	}
-	return -1;
 }
 
 int conf_validate(const conf_t *cfg, char *err, size_t errlen)

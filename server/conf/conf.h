@@ -24,8 +24,8 @@
 #define CONF_SERIAL_QUERY_RATE_DEFAULT 500
 
 /*
- * One zone's transfer settings, beside its zone_spec_t (zone_xfr[i] goes
- * with zones[i]). Entries' keys index conf_t.keys.
+ * One zone's transfer settings, beside its zone_spec_t (conf_zone_xfr(cfg,
+ * i) goes with conf_zone_spec(cfg, i)). Entries' keys index conf_t.keys.
  */
 /* An address list that may be left out (an empty one given refuses everyone). */
 typedef struct conf_acl {
@@ -69,8 +69,8 @@ typedef struct conf_secret {
 
 /*
  * The whole configuration. Strings are owned by the config (conf_clear
- * frees them); zones[i].name and .file are in zone_strings, which copies
- * share.
+ * frees them); a zone's name and file are in its own allocation, which
+ * copies share.
  */
 typedef struct conf {
 	listen_addr_t listen[CONF_LISTEN_MAX];
@@ -101,7 +101,7 @@ typedef struct conf {
 	uint32_t reload_timeout;          /* seconds a reload may take before it is abandoned */
 	listen_addr_t metrics;            /* the Prometheus endpoint; addr_len 0: off */
 	addr_prefix_list_t metrics_allow; /* its clients; none listed: loopback only */
-	/* every zone's limits, set in zones[i].limits once all options are read */
+	/* every zone's limits, set in each zone spec's limits once all options are read */
 	uint32_t max_types_per_name;
 	uint32_t max_nsec3_iterations; /* a zone's NSEC3PARAM asking for more is refused */
 	uint32_t max_records_per_type;
@@ -134,20 +134,21 @@ typedef struct conf {
 	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
 	/* the zones' timers across restarts; NULL: CONF_STATE_DIR_DEFAULT (when it exists) */
 	char *state_dir;
-	zone_spec_t *zones;
-	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
-	/* the zones' names and files (server/conf/strings.c), shared with copies; their octets */
-	struct conf_strings *zone_strings;
-	size_t zone_string_octets;
-	size_t zone_count;
 	/*
-	 * zones by name (conf_zone_index): open addressing, per slot the
-	 * upper half of the name's hash over index + 1 (0: empty); zone_hash_mask + 1 slots, at
-	 * most half full. Kept by the functions that change zones (add, remove, copy, clear), so a
-	 * reconfig of a million zones compares them by hash, not by scan.
+	 * The zones, in order (server/conf/zones.c): each allocated on its own,
+	 * in chunks that copies share until one changes them; reached by
+	 * conf_zone_spec and conf_zone_xfr. The table of chunks is this
+	 * configuration's, as is the name index's table of parts (by hash).
 	 */
-	uint64_t *zone_hash;
-	size_t zone_hash_mask;
+	struct conf_zone_run *zone_runs;
+	size_t zone_run_count, zone_run_cap;
+	struct conf_name_part **zone_names;
+	size_t zone_count;
+	uint64_t zone_seq; /* the next zone's creation number: its copies go on from it */
+	/* the secondaries among them (conf_secondary_count), unless a zone's lists were handed
+	 * out to change since they were counted (conf_zone_xfr_mut): then counted anew */
+	size_t zone_secondaries;
+	bool zone_secondaries_stale;
 	/* from the command line only */
 	char *file;                /* -c FILE, CONF_FILE_DEFAULT when it exists, or NULL */
 	bool file_default_missing; /* no -c, and CONF_FILE_DEFAULT does not exist */
@@ -216,20 +217,40 @@ extern const size_t conf_zone_key_count;
  */
 long conf_zone_index(const conf_t *cfg, const char *name);
 
+/*
+ * Zone i's spec and transfer settings (0 <= i < zone_count), read-only:
+ * configurations share them (conf_copy). One lookup in a table of chunks
+ * (a binary search once zones were removed). Any thread that holds cfg;
+ * valid while cfg holds the zone.
+ */
+const zone_spec_t *conf_zone_spec(const conf_t *cfg, size_t i);
+const conf_zone_xfr_t *conf_zone_xfr(const conf_t *cfg, size_t i);
+
+/*
+ * Zone i's spec or transfer settings to change: cfg's own, the zone (and
+ * its chunk) copied first when another configuration shares it. The
+ * thread that owns cfg, before any other reads it. Valid until cfg's zones
+ * change. NULL when out of memory (cfg is as it was).
+ */
+zone_spec_t *conf_zone_spec_mut(conf_t *cfg, size_t i);
+conf_zone_xfr_t *conf_zone_xfr_mut(conf_t *cfg, size_t i);
+
+/* conf_zone_spec of a const conf_t * as a void *, for zonedb_build_t.spec_of. */
+const zone_spec_t *conf_spec_of(const void *cfg, size_t i);
+
 /* Whether zone i is a secondary (it has primaries). */
 static inline bool conf_zone_is_secondary(const conf_t *cfg, size_t i)
 {
-	return cfg->zone_xfr[i].primaries.count > 0;
+	return conf_zone_xfr(cfg, i)->primaries.count > 0;
 }
 
-/* How many zones of cfg are secondaries. */
-static inline size_t conf_secondary_count(const conf_t *cfg)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		n += conf_zone_is_secondary(cfg, i);
-	return n;
-}
+/*
+ * How many zones of cfg are secondaries: kept as zones are loaded, added
+ * and removed, so a zone-add or zone-remove asks nothing of every zone (a
+ * pass over them once a zone's lists were handed out to change). Any
+ * thread that holds cfg.
+ */
+size_t conf_secondary_count(const conf_t *cfg);
 
 /*
  * Set every option to its default (threads: the online CPUs). cfg is
@@ -274,20 +295,18 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen);
 int conf_zone_add(conf_t *cfg, const char *name, const char *file);
 
 /*
- * Index cfg's zones by name anew (after cfg->zones was filled by hand, as
- * conf_copy does): like's table when like (may be NULL) has the same zones
- * at the same indices, else one built from the names. Returns 0 or
- * SHOAL_ENOMEM.
+ * Remove zone i (0 <= i < zone_count) from cfg, the zones after it moved
+ * down one; what only cfg held is freed. Costs the zone, its chunk and its
+ * name's part. Returns 0 or SHOAL_ENOMEM (cfg is as it was).
  */
-int conf_zone_reindex(conf_t *cfg, const conf_t *like);
-
-/* Remove zone i (0 <= i < zone_count) from cfg, freeing what it owned. */
-void conf_zone_remove(conf_t *cfg, size_t i);
+int conf_zone_remove(conf_t *cfg, size_t i);
 
 /*
- * A deep copy of src into dst (caller memory, to conf_clear): everything
- * but the command line (argc, argv are shared). Returns 0 or SHOAL_ENOMEM
- * (dst is then cleared).
+ * A copy of src into dst (caller memory, to conf_clear): everything but
+ * the command line (argc, argv are shared) and the zones, which the two
+ * share until one changes them (conf_zone_spec_mut): a pointer per chunk
+ * of zones, not a copy per zone. Returns 0 or SHOAL_ENOMEM (dst is then
+ * cleared).
  */
 int conf_copy(conf_t *dst, const conf_t *src);
 
@@ -348,6 +367,12 @@ bool conf_acl_entry_find(const conf_t *a, const acl_entry_t *x, const conf_t *b,
  * cfg. Any thread.
  */
 const void *conf_zone_allow_query(const void *cfg, size_t i);
+
+/*
+ * The global allow-query list of cfg (what conf_zone_allow_query gives a
+ * zone without its own), or NULL when unset. Any thread.
+ */
+const void *conf_allow_query_global(const conf_t *cfg);
 
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {

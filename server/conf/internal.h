@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Inside server/conf/: the YAML document being read, its errors, and the zones' string pool. */
+/* Inside server/conf/: the YAML document being read, its errors, and the zones' storage. */
 #ifndef SHOAL_SERVER_CONF_INTERNAL_H
 #define SHOAL_SERVER_CONF_INTERNAL_H
 
@@ -54,36 +54,46 @@ int conf_load_acl(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kind ki
 /* Free one zone's lists. */
 void conf_zone_xfr_clear(conf_zone_xfr_t *zx);
 
-/* Free the keys (wiped), the global lists and every zone's lists. */
+/* Free the keys (wiped) and the global lists (each zone's go with it: conf_zones_clear). */
 void conf_xfr_clear(conf_t *cfg);
 
 /*
- * strings.c: the zones' names and file paths of a configuration, cut from
- * blocks that its copies share (conf_copy takes a reference, not a copy of
- * each string), freed with the last holder. Strings are added by the main
- * thread (or the one loading a configuration of its own); a reference is
- * dropped by any thread.
+ * zones.c: a configuration's zones. Each zone (spec, transfer settings,
+ * name and file) is allocated on its own and held, in order, by chunks of
+ * pointers that the configuration's table of runs lists (with the index of
+ * each chunk's first zone), and by the name index's parts; copies share
+ * zones, chunks and parts, each counted, and copy one only to change it.
  */
-typedef struct conf_strings conf_strings_t;
-
-/* A pool holding nothing, with one reference (the caller's); NULL when out of memory. */
-conf_strings_t *conf_strings_new(void);
-
-/* One more reference to s; returns s. */
-conf_strings_t *conf_strings_ref(conf_strings_t *s);
-
-/* Drop one reference (s may be NULL); the last frees every string of the pool. */
-void conf_strings_unref(conf_strings_t *s);
-
-/* A copy of text in s, alive as long as s; NULL when out of memory. */
-const char *conf_strings_dup(conf_strings_t *s, const char *text);
+typedef struct conf_zone conf_zone_t;
+typedef struct conf_zone_run {
+	struct conf_zone_chunk *chunk;
+	size_t first; /* the index of its first zone */
+} conf_zone_run_t;
 
 /*
- * Whether a copy of a configuration whose zones' strings take `held`
- * octets of s may share s, or should take a pool of its own (what zones
- * removed left behind has grown as large as what is held).
+ * Append zone `name` (as it is: the caller makes it canonical) served from
+ * `file` to cfg, with ZONE_LIMITS_DEFAULT and no transfer settings. The
+ * thread that owns cfg. Returns 0 or SHOAL_ENOMEM (cfg is as it was).
  */
-bool conf_strings_shareable(const conf_strings_t *s, size_t held);
+int conf_zones_append(conf_t *cfg, const char *name, const char *file);
+
+/* dst's zones: src's, shared (a reference per chunk and part). False when out of memory. */
+bool conf_zones_share(conf_t *dst, const conf_t *src);
+
+/* Drop cfg's zones (what it alone held is freed) and leave it without any. Any thread. */
+void conf_zones_clear(conf_t *cfg);
+
+/* Whether zone i of a and zone j of b are the same zone, shared (one allocation). */
+bool conf_zone_shared_with(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/* FNV-1a of a zone name (len octets) without case: the name index's key. */
+uint64_t conf_zone_name_hash(const char *name, size_t len);
+
+/* The length of name without a final dot (the root "." keeps it). */
+size_t conf_zone_name_len(const char *name);
+
+/* *dst = a copy of src's entries (its own). False when out of memory (dst is empty). */
+bool conf_acl_dup(acl_t *dst, const acl_t *src);
 
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)

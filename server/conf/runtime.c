@@ -18,7 +18,7 @@ static bool dup_string(char **dst, const char *src)
 	return !src || *dst;
 }
 
-static bool dup_acl(acl_t *dst, const acl_t *src)
+bool conf_acl_dup(acl_t *dst, const acl_t *src)
 {
 	dst->count = 0;
 	dst->entries = NULL;
@@ -30,59 +30,6 @@ static bool dup_acl(acl_t *dst, const acl_t *src)
 	memcpy(dst->entries, src->entries, src->count * sizeof(*src->entries));
 	dst->count = src->count;
 	return true;
-}
-
-/*
- * dst's zones (copied from src's) take their strings: src's pool shared,
- * or a pool of their own when what src's zones removed left behind in it
- * has grown as large as what they hold. False when out of memory.
- */
-static bool copy_zone_strings(conf_t *dst, const conf_t *src)
-{
-	if (conf_strings_shareable(src->zone_strings, src->zone_string_octets)) {
-		dst->zone_strings = conf_strings_ref(src->zone_strings);
-		return true;
-	}
-	dst->zone_strings = conf_strings_new();
-	for (size_t i = 0; dst->zone_strings && i < dst->zone_count; i++) {
-		zone_spec_t *z = &dst->zones[i];
-		z->name = conf_strings_dup(dst->zone_strings, z->name);
-		z->file = z->name ? conf_strings_dup(dst->zone_strings, z->file) : NULL;
-		if (!z->file)
-			return false;
-	}
-	return dst->zone_strings != NULL;
-}
-
-/*
- * dst's zones' address lists, copied from the source's as they are: the
- * copies of their own. A zone without lists (most) costs a test. False
- * when out of memory (the lists not copied yet are empty).
- */
-static bool copy_zone_lists(conf_t *dst)
-{
-	bool ok = true;
-	for (size_t i = 0; i < dst->zone_count; i++) {
-		conf_zone_xfr_t *x = &dst->zone_xfr[i];
-		acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
-				   &x->allow_query.list };
-		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
-			acl_t from = *lists[k];
-			ok = ok && dup_acl(lists[k], &from);
-			if (!ok)
-				*lists[k] = (acl_t){ 0 };
-		}
-		/* a TLS primary's authentication: a copy of its own, as the lists */
-		const tls_auth_t *tls = x->primaries_tls;
-		x->primaries_tls = NULL;
-		if (ok && tls) {
-			x->primaries_tls = malloc(sizeof(*x->primaries_tls));
-			ok = x->primaries_tls != NULL;
-			if (ok)
-				*x->primaries_tls = *tls;
-		}
-	}
-	return ok;
 }
 
 int conf_copy(conf_t *dst, const conf_t *src)
@@ -97,14 +44,11 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->dnstap_file = dst->dnstap_socket = NULL;
 	dst->keys = NULL;
 	dst->key_count = 0;
-	dst->zones = NULL;
-	dst->zone_xfr = NULL;
-	dst->zone_count = 0;
-	dst->zone_strings = NULL;
-	dst->zone_hash = NULL;
-	dst->zone_hash_mask = 0;
+	dst->zone_runs = NULL;
+	dst->zone_names = NULL;
+	dst->zone_run_count = dst->zone_run_cap = dst->zone_count = 0;
 	dst->allow_query.list = (acl_t){ 0 };
-	bool ok = dup_acl(&dst->allow_query.list, &src->allow_query.list) &&
+	bool ok = conf_acl_dup(&dst->allow_query.list, &src->allow_query.list) &&
 		  dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
 		  dup_string(&dst->nsid, src->nsid) && dup_string(&dst->identity, src->identity) &&
 		  dup_string(&dst->version, src->version) &&
@@ -128,24 +72,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 			dst->key_count = src->key_count;
 		}
 	}
-	/* room as conf.c's loader grows it: 8, then the next power of two */
-	size_t cap = 8;
-	while (cap < src->zone_count)
-		cap *= 2;
-	if (ok) {
-		dst->zones = malloc(cap * sizeof(*dst->zones));
-		dst->zone_xfr = malloc(cap * sizeof(*dst->zone_xfr));
-		ok = dst->zones && dst->zone_xfr;
-	}
-	if (ok && src->zone_count) {
-		/* the specs as they are, sharing src's strings: a pointer copy per zone */
-		memcpy(dst->zones, src->zones, src->zone_count * sizeof(*src->zones));
-		memcpy(dst->zone_xfr, src->zone_xfr, src->zone_count * sizeof(*src->zone_xfr));
-		dst->zone_count = src->zone_count;
-		/* the lists first: each left owned or empty, never src's, for conf_clear */
-		ok = copy_zone_lists(dst) && copy_zone_strings(dst, src);
-	}
-	if (!ok || conf_zone_reindex(dst, src) < 0) {
+	/* the zones shared: a reference per chunk and per part of the name index */
+	if (!ok || !conf_zones_share(dst, src)) {
 		conf_clear(dst);
 		return SHOAL_ENOMEM;
 	}
@@ -220,7 +148,7 @@ size_t conf_restart_changes(const conf_t *a, const conf_t *b, char *buf, size_t 
 
 bool conf_zone_same_data(const conf_t *a, size_t i, const conf_t *b, size_t j)
 {
-	const zone_spec_t *x = &a->zones[i], *y = &b->zones[j];
+	const zone_spec_t *x = conf_zone_spec(a, i), *y = conf_zone_spec(b, j);
 	const zone_limits_t *l = &x->limits, *m = &y->limits;
 	/* max_journal is left out: the journal kept takes a new bound without a load */
 	return conf_zone_index(b, x->name) == (long)j && str_eq(x->file, y->file) &&
@@ -287,15 +215,17 @@ bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t
 {
 	/* in order: the first primary is asked first; and checked over TLS the same way */
 	return conf_zone_same_data(a, i, b, j) &&
-	       acl_same(a, &a->zone_xfr[i].primaries, b, &b->zone_xfr[j].primaries) &&
-	       tls_auth_same(a->zone_xfr[i].primaries_tls, b->zone_xfr[j].primaries_tls);
+	       acl_same(a, &conf_zone_xfr(a, i)->primaries, b, &conf_zone_xfr(b, j)->primaries) &&
+	       tls_auth_same(conf_zone_xfr(a, i)->primaries_tls,
+			     conf_zone_xfr(b, j)->primaries_tls);
 }
 
 bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t j)
 {
-	const conf_zone_xfr_t *x = &a->zone_xfr[i], *y = &b->zone_xfr[j];
+	const conf_zone_xfr_t *x = conf_zone_xfr(a, i), *y = conf_zone_xfr(b, j);
 	return conf_zone_same_primaries(a, i, b, j) &&
-	       a->zones[i].limits.max_journal == b->zones[j].limits.max_journal &&
+	       conf_zone_spec(a, i)->limits.max_journal ==
+		       conf_zone_spec(b, j)->limits.max_journal &&
 	       x->allow_notify_set == y->allow_notify_set &&
 	       acl_same(a, &x->provide_xfr, b, &y->provide_xfr) &&
 	       acl_same(a, &x->notify, b, &y->notify) &&

@@ -186,10 +186,10 @@ static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kin
 /* zone i's auth for its TLS primaries, made on first use. */
 static tls_auth_t *zone_tls(conf_t *cfg, size_t i)
 {
-	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
-	if (!zx->primaries_tls)
+	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
+	if (zx && !zx->primaries_tls)
 		zx->primaries_tls = calloc(1, sizeof(*zx->primaries_tls));
-	return zx->primaries_tls;
+	return zx ? zx->primaries_tls : NULL;
 }
 
 /* One pin of tls-pin. */
@@ -242,7 +242,7 @@ static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 
 int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
 {
-	const conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	const conf_zone_xfr_t *zx = conf_zone_xfr(cfg, i);
 	bool tls = false;
 	for (size_t k = 0; k < zx->primaries.count; k++)
 		tls = tls || zx->primaries.entries[k].tls;
@@ -250,14 +250,14 @@ int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t 
 		return conf_yerr(y, item,
 				 "zone %s: tls-pin and tls-hostname check primaries asked over "
 				 "TLS, and none is (\"ADDR KEY tls\")",
-				 cfg->zones[i].name);
+				 conf_zone_spec(cfg, i)->name);
 	return 0;
 }
 
 bool conf_tls_mutual(const conf_t *cfg)
 {
 	for (size_t i = 0; i < cfg->zone_count; i++) {
-		const acl_t *a = &cfg->zone_xfr[i].provide_xfr;
+		const acl_t *a = &conf_zone_xfr(cfg, i)->provide_xfr;
 		for (size_t k = 0; k < a->count; k++)
 			if (a->entries[k].tls == ACL_TLS_PIN || a->entries[k].tls == ACL_TLS_CA)
 				return true;
@@ -268,7 +268,7 @@ bool conf_tls_mutual(const conf_t *cfg)
 bool conf_tls_hostnames(const conf_t *cfg)
 {
 	for (size_t i = 0; i < cfg->zone_count; i++) {
-		const tls_auth_t *a = cfg->zone_xfr[i].primaries_tls;
+		const tls_auth_t *a = conf_zone_xfr(cfg, i)->primaries_tls;
 		if (a && a->mode == TLS_AUTH_HOSTNAME)
 			return true;
 	}
@@ -291,13 +291,15 @@ static int load_zonefile_sync(yaml_ctx_t *y, conf_zone_xfr_t *zx, yaml_node_t *v
 
 uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
 {
-	int64_t own = cfg->zone_xfr[i].zonefile_sync;
+	int64_t own = conf_zone_xfr(cfg, i)->zonefile_sync;
 	return own >= 0 ? (uint32_t)own : cfg->zonefile_sync;
 }
 
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
-	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
+	if (!zx)
+		return SHOAL_ENOMEM;
 	if (!strcmp(key, "tls-pin") || !strcmp(key, "tls-hostname"))
 		return load_zone_tls(cfg, y, i, key, v);
 	if (!strcmp(key, "ixfr-journal-size")) {
@@ -361,10 +363,6 @@ void conf_xfr_clear(conf_t *cfg)
 	cfg->keys = NULL;
 	cfg->key_count = 0;
 	acl_clear(&cfg->allow_query.list);
-	for (size_t i = 0; cfg->zone_xfr && i < cfg->zone_count; i++)
-		conf_zone_xfr_clear(&cfg->zone_xfr[i]);
-	free(cfg->zone_xfr);
-	cfg->zone_xfr = NULL;
 }
 
 void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
@@ -381,8 +379,11 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 const void *conf_zone_allow_query(const void *arg, size_t i)
 {
 	const conf_t *cfg = arg;
-	const conf_acl_t *own = &cfg->zone_xfr[i].allow_query;
-	if (own->set)
-		return &own->list;
+	const conf_acl_t *own = &conf_zone_xfr(cfg, i)->allow_query;
+	return own->set ? &own->list : conf_allow_query_global(cfg);
+}
+
+const void *conf_allow_query_global(const conf_t *cfg)
+{
 	return cfg->allow_query.set ? &cfg->allow_query.list : NULL;
 }

@@ -464,7 +464,7 @@ static void refresh_reply(control_client_t *c, const char *arg, bool whole)
 	char body[1200];
 	long i = conf_zone_index(env->cfg, arg);
 	uint8_t apex[NAME_MAXLEN];
-	int rc = i < 0 || name_from_text(env->cfg->zones[i].name, NULL, apex) < 0
+	int rc = i < 0 || name_from_text(conf_zone_spec(env->cfg, i)->name, NULL, apex) < 0
 			 ? SHOAL_ENOTFOUND
 			 : sched_refresh(env->sched, apex, whole);
 	if (i < 0)

@@ -270,18 +270,23 @@ static void zones_compare(const conf_t *was, conf_t *now, reconfig_req_t *req)
 {
 	names_t added = { .more = 0 }, removed = { .more = 0 }, options = { .more = 0 };
 	for (size_t j = 0; j < now->zone_count; j++) {
-		long i = conf_zone_index(was, now->zones[j].name);
-		now->zones[j].keep = i >= 0 && conf_zone_same_data(was, (size_t)i, now, j);
+		long i = conf_zone_index(was, conf_zone_spec(now, j)->name);
+		if (i >= 0 && conf_zone_same_data(was, (size_t)i, now, j)) {
+			/* now was just read: its zones are its own, changed in place */
+			zone_spec_t *z = conf_zone_spec_mut(now, j);
+			assert(z);
+			z->keep = true;
+		}
 		if (i < 0)
-			names_add(&added, now->zones[j].name);
-		else if (!now->zones[j].keep)
-			names_add(&req->files, now->zones[j].name);
+			names_add(&added, conf_zone_spec(now, j)->name);
+		else if (!conf_zone_spec(now, j)->keep)
+			names_add(&req->files, conf_zone_spec(now, j)->name);
 		else if (!conf_zone_same_settings(was, (size_t)i, now, j))
-			names_add(&options, now->zones[j].name);
+			names_add(&options, conf_zone_spec(now, j)->name);
 	}
 	for (size_t i = 0; i < was->zone_count; i++)
-		if (conf_zone_index(now, was->zones[i].name) < 0)
-			names_add(&removed, was->zones[i].name);
+		if (conf_zone_index(now, conf_zone_spec(was, i)->name) < 0)
+			names_add(&removed, conf_zone_spec(was, i)->name);
 	char a[600], r[600], o[600];
 	snprintf(req->summary, sizeof(req->summary),
 		 "zones: %zu; added: %s; removed: %s; options: %s", now->zone_count,
@@ -302,7 +307,8 @@ static sched_t *reconfig_sched(server_t *srv, const reconfig_req_t *req)
 	sched_t *sec = srv->sched;
 	/* without a scheduler, a zone-add of a primary or a zone-remove brings no secondary */
 	bool none_new = req->change == ZONEDB_REMOVED ||
-			(req->change == ZONEDB_ADDED && !cfg->zones[cfg->zone_count - 1].secondary);
+			(req->change == ZONEDB_ADDED &&
+			 !conf_zone_spec(cfg, cfg->zone_count - 1)->secondary);
 	if (!sec && none_new) {
 		/* nothing to start: the scheduler's count of cfg's secondaries is a pass over all
 		 */
@@ -311,7 +317,7 @@ static sched_t *reconfig_sched(server_t *srv, const reconfig_req_t *req)
 		sec = NULL;
 		log_info("reconfig: no secondary zone left: the transfer threads stopped");
 	} else if (sec) {
-		if (sched_reconfig(sec, cfg) < 0)
+		if (sched_reconfig_one(sec, cfg, req->change, req->removed) < 0)
 			log_error("reconfig: out of memory: the secondary zones keep the "
 				  "previous configuration's transfer settings; a zone it did "
 				  "not have as a secondary is not refreshed");
@@ -339,8 +345,13 @@ static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
 	conf_t *cfg = req->cfg;
 	bool marked = req->change == ZONEDB_REBUILD;
 	assert(cfg != srv->zcfg && cfg != srv->cfg); /* a new one: the one it replaces is freed */
-	for (size_t i = 0; marked && i < cfg->zone_count; i++)
-		cfg->zones[i].keep = false; /* a later reload reads every zone */
+	for (size_t i = 0; marked && i < cfg->zone_count; i++) {
+		/* a later reload reads every zone (a zone cfg shares is copied: out of memory,
+		 * kept) */
+		zone_spec_t *z = conf_zone_spec(cfg, i)->keep ? conf_zone_spec_mut(cfg, i) : NULL;
+		if (z)
+			z->keep = false;
+	}
 	if (cfg->log_level != srv->zcfg->log_level) {
 		/* said under the old threshold, which the reader of the log has set */
 		log_notice("log-level %s from now on", log_level_names[cfg->log_level]);
@@ -358,7 +369,7 @@ static void reconfig_apply(server_t *srv, const reconfig_req_t *req)
 	if (req->change == ZONEDB_REBUILD)
 		state_retain(srv->state, cfg);
 	else if (req->change == ZONEDB_REMOVED) /* srv->zcfg is the one it was removed from */
-		state_forget(srv->state, srv->zcfg->zones[req->removed].name);
+		state_forget(srv->state, conf_zone_spec(srv->zcfg, req->removed)->name);
 	sched_t *sec = reconfig_sched(srv, req);
 	__atomic_store_n(&srv->sched, sec, __ATOMIC_RELEASE);
 	control_set_zones(srv->control, cfg, srv->notifier, sec);
@@ -563,11 +574,7 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	int rc = 0;
-	if (file)
-		rc = conf_zone_add(cfg, name, file);
-	else
-		conf_zone_remove(cfg, (size_t)i);
+	int rc = file ? conf_zone_add(cfg, name, file) : conf_zone_remove(cfg, (size_t)i);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", shoal_strerror(rc));
 		conf_free(cfg);
@@ -916,7 +923,7 @@ static int paths_check(const conf_t *cfg, char *err, size_t errlen)
 static bool state_wanted(const conf_t *cfg)
 {
 	for (size_t i = 0; i < cfg->zone_count; i++)
-		if (cfg->zone_xfr[i].primaries.count || cfg->zone_xfr[i].notify.count)
+		if (conf_zone_xfr(cfg, i)->primaries.count || conf_zone_xfr(cfg, i)->notify.count)
 			return true;
 	return false;
 }

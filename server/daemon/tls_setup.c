@@ -13,7 +13,7 @@ bool tls_setup_wanted(const conf_t *cfg)
 	if (cfg->listen_tls_count)
 		return true;
 	for (size_t i = 0; i < cfg->zone_count; i++) {
-		const acl_t *p = &cfg->zone_xfr[i].primaries;
+		const acl_t *p = &conf_zone_xfr(cfg, i)->primaries;
 		for (size_t k = 0; k < p->count; k++)
 			if (p->entries[k].tls)
 				return true;

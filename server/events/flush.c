@@ -104,7 +104,7 @@ int64_t sched_flush_due_now(sched_t *s, int64_t now)
 
 void sched_flush_post(sched_t *s, sec_zone_t *z, const sec_table_t *t)
 {
-	const zone_spec_t *spec = &t->cfg.zones[z->index];
+	const zone_spec_t *spec = conf_zone_spec(&t->cfg, z->index);
 	if (!spec->file || !*spec->file) {
 		sec_set_saved(s, z, true, NULL);
 		return;

@@ -197,10 +197,15 @@ void sched_entry_free(sched_t *s, sec_zone_t *z);
 
 /*
  * The secondary zones of cfg with a copy of it: the entries of `from` (the
- * table shown) for the zones it has, fresh ones for the others. NULL when
- * out of memory (the fresh ones made are freed). Main thread.
+ * table shown) for the zones it has, fresh ones for the others. When cfg
+ * is from's configuration with one change (zone-add: its last zone new;
+ * zone-remove: from's zone `removed` gone), from's table with the indices
+ * moved and the one zone looked at, at the cost of the secondaries, not
+ * of every zone. NULL when out of memory (the fresh ones made are freed).
+ * Main thread.
  */
-sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from);
+sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from,
+			     enum zonedb_change change, size_t removed);
 
 /* The place of apex's entry in t->zones, or -1 (t may be NULL). Any thread that holds t. */
 long sched_table_pos(const sched_t *s, const sec_table_t *t, const uint8_t *apex);

@@ -84,10 +84,10 @@ static long told_list(const notify_out_t *n, const conf_t *cfg, enum zonedb_chan
 		if (change != ZONEDB_REMOVED || n->told[k] != removed)
 			told[count++] =
 				n->told[k] - (change == ZONEDB_REMOVED && n->told[k] > removed);
-	if (change == ZONEDB_ADDED && cfg->zone_xfr[cfg->zone_count - 1].notify.count)
+	if (change == ZONEDB_ADDED && conf_zone_xfr(cfg, cfg->zone_count - 1)->notify.count)
 		told[count++] = cfg->zone_count - 1;
 	for (size_t i = 0; change == ZONEDB_REBUILD && i < cfg->zone_count; i++)
-		if (cfg->zone_xfr[i].notify.count)
+		if (conf_zone_xfr(cfg, i)->notify.count)
 			told[count++] = i;
 	*out = told;
 	return (long)count;
@@ -124,7 +124,7 @@ int notify_out_new(uv_loop_t *loop, const conf_t *cfg, zonedb_ref_t *zones, stat
 
 static const acl_entry_t *target_of(const notify_out_t *n, const job_t *j)
 {
-	return &n->cfg->zone_xfr[j->zone].notify.entries[j->target];
+	return &conf_zone_xfr(n->cfg, j->zone)->notify.entries[j->target];
 }
 
 /* The job's send in flight, if any, given up: its answer no longer counts. */
@@ -291,7 +291,7 @@ static job_t *job_get(notify_out_t *n, size_t i, size_t t)
 /* NOTIFY zone i's secondaries of z's serial (inside the read section z is from). */
 static int notify_zone(notify_out_t *n, size_t i, const zone_t *z)
 {
-	const acl_t *targets = &n->cfg->zone_xfr[i].notify;
+	const acl_t *targets = &conf_zone_xfr(n->cfg, i)->notify;
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	int told = 0;
 	for (size_t t = 0; t < targets->count; t++) {
@@ -367,8 +367,8 @@ void notify_out_published(notify_out_t *n)
 		n->seen_set[i] = true;
 		if (changed) {
 			log_info("zone %s: serial %u: notifying %zu secondaries",
-				 n->cfg->zones[i].name, (unsigned)z->serial,
-				 n->cfg->zone_xfr[i].notify.count);
+				 conf_zone_spec(n->cfg, i)->name, (unsigned)z->serial,
+				 conf_zone_xfr(n->cfg, i)->notify.count);
 			notify_zone(n, i, z);
 		}
 	}
@@ -417,7 +417,7 @@ static int seen_carry(notify_out_t *n, const conf_t *cfg, enum zonedb_change cha
 	}
 	/* a zone kept keeps its serial seen; a new one is told at the next publication */
 	for (size_t i = 0; change == ZONEDB_REBUILD && i < cfg->zone_count; i++) {
-		long was = conf_zone_index(n->cfg, cfg->zones[i].name);
+		long was = conf_zone_index(n->cfg, conf_zone_spec(cfg, i)->name);
 		if (was >= 0) {
 			seen[i] = n->seen[was];
 			seen_set[i] = n->seen_set[was];
@@ -441,11 +441,11 @@ static void jobs_carry(notify_out_t *n, const conf_t *cfg)
 	size_t kept = 0;
 	for (size_t k = 0; k < n->count; k++) {
 		job_t *j = n->jobs[k];
-		long i = conf_zone_index(cfg, n->cfg->zones[j->zone].name);
+		long i = conf_zone_index(cfg, conf_zone_spec(n->cfg, j->zone)->name);
 		size_t t = 0;
 		if (i >= 0 && conf_zone_same_data(n->cfg, j->zone, cfg, (size_t)i) &&
-		    conf_acl_entry_find(n->cfg, target_of(n, j), cfg, &cfg->zone_xfr[i].notify,
-					&t)) {
+		    conf_acl_entry_find(n->cfg, target_of(n, j), cfg,
+					&conf_zone_xfr(cfg, i)->notify, &t)) {
 			j->zone = (size_t)i;
 			j->target = t;
 			n->jobs[kept++] = j;

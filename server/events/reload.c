@@ -173,14 +173,17 @@ static int mark_changed_files(reload_job_t *job)
 	if (!job->reread)
 		return SHOAL_ENOMEM;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		zone_spec_t *spec = &cfg->zones[j];
+		const zone_spec_t *spec = conf_zone_spec(cfg, j);
 		if (!spec->keep || spec->secondary)
 			continue;
 		const zone_t *z = served_version(job->r->writer, spec->name);
 		struct stat st;
 		if (z && stat(spec->file, &st) == 0 && st.st_mtime < z->loaded_at)
 			continue;
-		spec->keep = false;
+		zone_spec_t *own = conf_zone_spec_mut(cfg, j); /* a copy when cfg shares it */
+		if (!own)
+			return SHOAL_ENOMEM;
+		own->keep = false;
 		job->reread[job->reread_count++] = j;
 	}
 	return 0;
@@ -250,7 +253,8 @@ int reload_load(reload_t *r, bool defer, char *err, size_t errlen)
 	const conf_t *cfg = r->cfg;
 	zonedb_t *db = NULL;
 	reload_job_t job = { 0 };
-	zonedb_build_t b = { .specs = cfg->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = cfg,
 			     .n = cfg->zone_count,
 			     .msg = collect_msg,
 			     .msg_arg = &job,
@@ -373,7 +377,7 @@ static bool new_zone_failed(const reload_job_t *job, const zonedb_t *db)
 		bool fresh;
 		/* slot 0: no zone name (bad, or twice), which a running configuration never has */
 		uint32_t slot = zonedb_zone_slot(db, i, &fresh);
-		if ((fresh || !slot) && !now->zones[i].secondary && !zonedb_zone(db, i))
+		if ((fresh || !slot) && !conf_zone_spec(now, i)->secondary && !zonedb_zone(db, i))
 			return true;
 	}
 	return false;
@@ -436,8 +440,8 @@ static int reload_one(reload_job_t *job)
 	}
 	zone_t *z = NULL;
 	char error[512];
-	int rc = zonedb_load_zone(r->writer, (size_t)i, &cfg->zones[c], collect_msg, job, &z, error,
-				  sizeof(error));
+	int rc = zonedb_load_zone(r->writer, (size_t)i, conf_zone_spec(cfg, c), collect_msg, job,
+				  &z, error, sizeof(error));
 	if (rc == 1)
 		return 0; /* a secondary: its version is the last transfer's */
 	if (rc == 0)
@@ -469,7 +473,8 @@ static int reload_one(reload_job_t *job)
 static int first_load(reload_job_t *job)
 {
 	reload_t *r = job->r;
-	zonedb_build_t b = { .specs = r->cfg->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = r->cfg,
 			     .n = r->cfg->zone_count,
 			     .msg = collect_msg,
 			     .msg_arg = job,
@@ -509,7 +514,8 @@ static void *reload_main(void *arg)
 		reload_finished(job);
 		return NULL;
 	}
-	zonedb_build_t b = { .specs = cfg->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = cfg,
 			     .n = cfg->zone_count,
 			     .old = r->writer,
 			     .msg = collect_msg,
@@ -526,7 +532,17 @@ static void *reload_main(void *arg)
 		db = NULL;
 		rc = SHOAL_EZONE;
 	}
-	if (db && zonedb_set_policies(db, conf_zone_allow_query, cfg) < 0) {
+	/*
+	 * A zone-add's or zone-remove's set takes the served set's lists (its
+	 * configuration shares every other zone, lists included): the change's
+	 * cost, not a pass over every zone's settings.
+	 */
+	const conf_t *was = zonedb_owner(r->writer);
+	if (db && (job->change == ZONEDB_REBUILD || !was
+			   ? zonedb_set_policies(db, conf_zone_allow_query, cfg)
+			   : zonedb_derive_policies(db, conf_allow_query_global(was),
+						    conf_allow_query_global(cfg),
+						    conf_zone_allow_query, cfg)) < 0) {
 		zonedb_free(db);
 		db = NULL;
 		rc = SHOAL_ENOMEM;

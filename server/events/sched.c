@@ -372,7 +372,8 @@ static int64_t expire(sched_t *s, int64_t now)
 		sec_zone_t *z = ZONE_OF(top, expiry);
 		heap_remove(&s->expiry, top);
 		/* the table worked on names it: a zone gone is in no heap */
-		int64_t again = sec_expire(s, z, s->work->cfg.zones[z->index].name, now);
+		int64_t again =
+			sec_expire(s, z, conf_zone_spec(&s->work->cfg, z->index)->name, now);
 		if (z->running)
 			continue; /* its refresh's end arms it */
 		if (again)
@@ -477,7 +478,8 @@ static size_t take_zones(sched_t *s, const sec_table_t *old, sec_table_t *t, sec
 		}
 		bool same = old && conf_zone_same_primaries(&old->cfg, z->index, &t->cfg, i);
 		if (old)
-			file_moved(s, z, db, old->cfg.zones[z->index].file, t->cfg.zones[i].file);
+			file_moved(s, z, db, conf_zone_spec(&old->cfg, z->index)->file,
+				   conf_zone_spec(&t->cfg, i)->file);
 		z->index = i;
 		/* a save that failed is tried again now: the reconfig may have fixed its path */
 		if (!same || __atomic_load_n(&z->unsaved, __ATOMIC_ACQUIRE))
@@ -608,7 +610,7 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	s->tls = env->tls;
 	s->pool_max = env->transfers_in < SCHED_POOL_MAX ? env->transfers_in : SCHED_POOL_MAX;
 	s->tokens_at = sched_now_ms();
-	sec_table_t *t = sched_table_new(s, cfg, NULL);
+	sec_table_t *t = sched_table_new(s, cfg, NULL, ZONEDB_REBUILD, 0);
 	if (!t) {
 		sched_free(s);
 		return SHOAL_ENOMEM;
@@ -652,8 +654,13 @@ static void give_up_changed(sched_t *s, const sec_table_t *t)
 
 int sched_reconfig(sched_t *s, const conf_t *cfg)
 {
+	return sched_reconfig_one(s, cfg, ZONEDB_REBUILD, 0);
+}
+
+int sched_reconfig_one(sched_t *s, const conf_t *cfg, enum zonedb_change change, size_t removed)
+{
 	MAIN_THREAD_ONLY();
-	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown));
+	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown), change, removed);
 	if (!t)
 		return SHOAL_ENOMEM;
 	pthread_mutex_lock(&s->flight_lock);

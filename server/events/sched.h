@@ -79,6 +79,13 @@ int sched_start(sched_t *s);
 int sched_reconfig(sched_t *s, const conf_t *cfg);
 
 /*
+ * sched_reconfig for a cfg that is the one s follows with one zone added
+ * (change ZONEDB_ADDED: the last) or zone `removed` taken out: the same,
+ * at the cost of the secondary zones, not of every zone. Main thread.
+ */
+int sched_reconfig_one(sched_t *s, const conf_t *cfg, enum zonedb_change change, size_t removed);
+
+/*
  * Zones are named by their apex (wire form, any case), never by index:
  * the callers' configuration (a worker's set, control's) may be newer
  * than the one s follows, with other indexes, until sched_reconfig.

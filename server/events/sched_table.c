@@ -104,9 +104,46 @@ static void table_add(sched_t *s, sec_table_t *t, sec_zone_t *z, size_t i)
  * (the table shown) for the zones it has, new ones for the others. NULL
  * when out of memory (nothing made is left). Main thread.
  */
-sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from)
+/* Zone i of cfg into t when it is a secondary: from's entry for it, or a fresh one. */
+static bool table_put(sched_t *s, sec_table_t *t, const conf_t *cfg, size_t i,
+		      const sec_table_t *from)
 {
-	size_t n = conf_secondary_count(cfg), cap = 16;
+	uint8_t apex[NAME_MAXLEN];
+	if (!conf_zone_is_secondary(cfg, i) ||
+	    name_from_text(conf_zone_spec(cfg, i)->name, NULL, apex) < 0)
+		return true;
+	sec_zone_t *z = sched_table_find(s, from, apex);
+	if (!z && !(z = sched_entry_new(s, apex)))
+		return false;
+	table_add(s, t, z, i);
+	return true;
+}
+
+/*
+ * t from `from`, cfg being from's configuration with one change: from's
+ * entries at their indices (those past `removed` lowered, its own left
+ * out), and a zone added looked at. False when out of memory.
+ */
+static bool table_derive(sched_t *s, sec_table_t *t, const conf_t *cfg, const sec_table_t *from,
+			 enum zonedb_change change, size_t removed)
+{
+	for (size_t k = 0; k < from->count; k++) {
+		size_t i = from->index[k];
+		if (change == ZONEDB_REMOVED && i == removed)
+			continue;
+		table_add(s, t, from->zones[k], i - (change == ZONEDB_REMOVED && i > removed));
+	}
+	return change != ZONEDB_ADDED || table_put(s, t, cfg, cfg->zone_count - 1, from);
+}
+
+sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *from,
+			     enum zonedb_change change, size_t removed)
+{
+	/* one change from the table shown, whose configuration it was made from */
+	bool derived = from && change != ZONEDB_REBUILD &&
+		       from->cfg.zone_count + (change == ZONEDB_ADDED) ==
+			       cfg->zone_count + (change == ZONEDB_REMOVED);
+	size_t n = derived ? from->count + 1 : conf_secondary_count(cfg), cap = 16;
 	while (cap < 2 * n)
 		cap *= 2;
 	sec_table_t *t = calloc(1, sizeof(*t));
@@ -117,17 +154,10 @@ sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *f
 	t->index = malloc((n ? n : 1) * sizeof(*t->index));
 	t->slots = calloc(cap, sizeof(*t->slots));
 	bool ok = t->zones && t->index && t->slots && conf_copy(&t->cfg, cfg) == 0;
-	for (size_t i = 0; ok && i < cfg->zone_count; i++) {
-		uint8_t apex[NAME_MAXLEN];
-		if (!conf_zone_is_secondary(cfg, i) ||
-		    name_from_text(cfg->zones[i].name, NULL, apex) < 0)
-			continue;
-		sec_zone_t *z = sched_table_find(s, from, apex);
-		if (!z && !(z = sched_entry_new(s, apex)))
-			ok = false;
-		else
-			table_add(s, t, z, i);
-	}
+	if (ok && derived)
+		ok = table_derive(s, t, cfg, from, change, removed);
+	for (size_t i = 0; ok && !derived && i < cfg->zone_count; i++)
+		ok = table_put(s, t, cfg, i, from);
 	if (!ok) {
 		sched_table_drop_fresh(s, t, from);
 		sched_table_free(

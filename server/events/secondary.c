@@ -194,7 +194,7 @@ static requestor_params_t primary_params(attempt_t *a, const acl_entry_t *p, con
 		.key = p->key != ACL_NOKEY ? &cfg->keys[p->key] : NULL,
 		.transport = p->tls ? REQUESTOR_TLS : other,
 		.tls_ctx = a->s->tls,
-		.tls_auth = cfg->zone_xfr[a->job->index].primaries_tls,
+		.tls_auth = conf_zone_xfr(cfg, a->job->index)->primaries_tls,
 		.connect_ms = cfg->xfr_message_timeout * 1000u,
 		.message_ms = cfg->xfr_message_timeout * 1000u,
 		.total_ms = cfg->xfr_timeout * 1000u,
@@ -349,7 +349,7 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
 	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
 	a->x = xfr_in_new(a->z->apex, qtype, requestor_id(&req), current, &limits,
-			  &cfg->zones[a->job->index].limits, label, on_msg, a);
+			  &conf_zone_spec(cfg, a->job->index)->limits, label, on_msg, a);
 	if (!a->x) {
 		rc = SHOAL_ENOMEM;
 		goto done;
@@ -531,8 +531,8 @@ bool sec_refresh(sec_job_t *job)
 	attempt_t a = { .job = job, .s = s, .z = job->z, .cfg = &job->table->cfg };
 	a.forced = job->forced;
 	/* as configured: the operator's spelling in every line */
-	snprintf(a.name, sizeof(a.name), "%s", a.cfg->zones[job->index].name);
-	const acl_t *primaries = &a.cfg->zone_xfr[job->index].primaries;
+	snprintf(a.name, sizeof(a.name), "%s", conf_zone_spec(a.cfg, job->index)->name);
+	const acl_t *primaries = &conf_zone_xfr(a.cfg, job->index)->primaries;
 	zone_t *current = NULL;
 	journal_t *journal = NULL;
 	zonedb_read_lock();
@@ -608,7 +608,7 @@ int sched_check_files(const conf_t *cfg, char *err, size_t errlen)
 	MAIN_THREAD_ONLY();
 	char last[PATH_MAX] = "", folder[PATH_MAX];
 	for (size_t i = 0; i < cfg->zone_count; i++) {
-		const char *file = cfg->zones[i].file;
+		const char *file = conf_zone_spec(cfg, i)->file;
 		if (!conf_zone_is_secondary(cfg, i) || !file || !*file)
 			continue;
 		const char *slash = strrchr(file, '/');
@@ -621,7 +621,7 @@ int sched_check_files(const conf_t *cfg, char *err, size_t errlen)
 		if (rc < 0) {
 			snprintf(err, errlen,
 				 "zone %s: transfers cannot be saved in %s (uid %u): %s",
-				 cfg->zones[i].name, folder, (unsigned)geteuid(),
+				 conf_zone_spec(cfg, i)->name, folder, (unsigned)geteuid(),
 				 shoal_strerror(rc));
 			return rc;
 		}

@@ -257,7 +257,7 @@ void state_retain(state_t *st, const conf_t *cfg)
 			st->slots[i]->keep = false;
 	for (size_t i = 0; i < cfg->zone_count && st->cap; i++) {
 		uint8_t apex[NAME_MAXLEN];
-		state_rec_t *r = name_from_text(cfg->zones[i].name, NULL, apex) < 0
+		state_rec_t *r = name_from_text(conf_zone_spec(cfg, i)->name, NULL, apex) < 0
 					 ? NULL
 					 : *slot_of(st, apex);
 		if (r)

@@ -339,7 +339,7 @@ static size_t xfr_request(transfer_t *t, request_t *r, const zonedb_t *db, bool 
 	}
 	assert((size_t)i < r->zc->zone_count); /* zc's zones are the set's, index for index */
 	const acl_entry_t *unmet;
-	if (!acl_find_client(&r->zc->zone_xfr[i].provide_xfr, r->client, r->key, &unmet)) {
+	if (!acl_find_client(&conf_zone_xfr(r->zc, i)->provide_xfr, r->client, r->key, &unmet)) {
 		stats_add(&t->stats->refused, 1);
 		if (unmet) /* RFC 9103 9.3: the entry asks for TLS, or a client certificate */
 			refusal_log(t, "%s %s from %s: provide-xfr %s asks for %s: REFUSED",
@@ -432,7 +432,7 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 	if (name_to_text(r->q.qname, zone, sizeof(zone)) < 0)
 		strcpy(zone, "?");
 	long i = zonedb_index(db, r->q.qname);
-	const conf_zone_xfr_t *zx = i >= 0 ? &r->zc->zone_xfr[i] : NULL;
+	const conf_zone_xfr_t *zx = i >= 0 ? conf_zone_xfr(r->zc, i) : NULL;
 	if (!zx || !zx->primaries.count) {
 		stats_add(&t->stats->notify_refused, 1);
 		refusal_log(t, "NOTIFY %s from %s: not a secondary zone here: NOTAUTH", zone,

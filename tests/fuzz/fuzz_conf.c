@@ -25,10 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512] = "";
 	int rc = conf_load_file(&cfg, path, err, sizeof(err));
 	if (rc == 0) {
-		if (cfg.listen_count > CONF_LISTEN_MAX || (cfg.zone_count > 0 && cfg.zones == NULL))
+		if (cfg.listen_count > CONF_LISTEN_MAX ||
+		    (cfg.zone_count > 0 && cfg.zone_runs == NULL))
 			abort();
 		for (size_t i = 0; i < cfg.zone_count; i++)
-			if (cfg.zones[i].name == NULL || cfg.zones[i].file == NULL)
+			if (conf_zone_spec(&cfg, i)->name == NULL ||
+			    conf_zone_spec(&cfg, i)->file == NULL)
 				abort();
 		char verr[512] = "";
 		if (conf_validate(&cfg, verr, sizeof(verr)) != 0 && verr[0] == '\0')

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # shoald_allow_query: allow-query per zone and globally: a client in the list is answered, one
 # outside it gets REFUSED over UDP and TCP; a zone without it answers both; a TSIG key in an
-# entry admits signed queries; shoalctl reconfig changes the lists.
+# entry admits signed queries; shoalctl reconfig changes the lists; zone-add and zone-remove
+# keep them.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 PORT=$(free_port) || exit 99
@@ -65,6 +66,19 @@ check_eq "global allow-query: the listed address answered" NOERROR \
 check_eq "global allow-query: others REFUSED" REFUSED "$(status 127.0.0.1 www.open.test A)"
 check_eq "global allow-query: every zone (TCP)" REFUSED \
 	"$(status 127.0.0.1 +tcp www.example.com A)"
+# a zone-add and a zone-remove carry the served lists over (the set derived, the global list
+# that of the configuration copied): the zones kept and the one added all under it
+sed 's/example\.com\./added.test./g' "$EXAMPLES/example.com.zone" >"$T_DIR/added.zone"
+ctl zone-add added.test "$T_DIR/added.zone" >/dev/null
+check_eq "zone-add: the zone added under the global list" REFUSED \
+	"$(status 127.0.0.1 www.added.test A)"
+check_eq "zone-add: the zone added answers the listed address" NOERROR \
+	"$(status 127.0.0.2 www.added.test A)"
+check_eq "zone-add: a zone kept still under it" REFUSED "$(status 127.0.0.1 www.open.test A)"
+ctl zone-remove added.test >/dev/null
+check_eq "zone-remove: a zone kept still under it" REFUSED "$(status 127.0.0.1 www.open.test A)"
+check_eq "zone-remove: a zone kept answers the listed address" NOERROR \
+	"$(status 127.0.0.2 +tcp www.example.com A)"
 write_conf '' ''
 ctl reconfig >/dev/null
 check_eq "reconfig removing it: everyone answered again" NOERROR \

@@ -14,13 +14,15 @@
 
 /* Any thread may count (a UDP receiver does): atomics, relaxed. */
 static bool counting;
-static size_t allocations, frees, locks;
+static size_t allocations, frees, locks, octets, reallocs;
 
 void alloc_guard_begin(void)
 {
 	__atomic_store_n(&allocations, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&frees, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&locks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&octets, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&reallocs, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&counting, true, __ATOMIC_SEQ_CST);
 }
 
@@ -29,7 +31,9 @@ alloc_guard_counts_t alloc_guard_end(void)
 	__atomic_store_n(&counting, false, __ATOMIC_SEQ_CST);
 	return (alloc_guard_counts_t){ __atomic_load_n(&allocations, __ATOMIC_RELAXED),
 				       __atomic_load_n(&frees, __ATOMIC_RELAXED),
-				       __atomic_load_n(&locks, __ATOMIC_RELAXED) };
+				       __atomic_load_n(&locks, __ATOMIC_RELAXED),
+				       __atomic_load_n(&octets, __ATOMIC_RELAXED),
+				       __atomic_load_n(&reallocs, __ATOMIC_RELAXED) };
 }
 
 /*
@@ -52,11 +56,12 @@ static bool alloc_fails(void)
 	return --fail_in == 0;
 }
 
-#define COUNT(what)                                                     \
-	do {                                                            \
-		if (__atomic_load_n(&counting, __ATOMIC_RELAXED))       \
-			__atomic_fetch_add(&what, 1, __ATOMIC_RELAXED); \
+#define COUNT_BY(what, n)                                                 \
+	do {                                                              \
+		if (__atomic_load_n(&counting, __ATOMIC_RELAXED))         \
+			__atomic_fetch_add(&what, (n), __ATOMIC_RELAXED); \
 	} while (0)
+#define COUNT(what) COUNT_BY(what, 1)
 
 /* The real functions (the linker's --wrap names them __real_X). */
 void *__real_malloc(size_t n);
@@ -93,6 +98,7 @@ int __wrap_sem_wait(sem_t *s);
 void *__wrap_malloc(size_t n)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, n);
 	if (alloc_fails())
 		return NULL;
 	return __real_malloc(n);
@@ -101,6 +107,7 @@ void *__wrap_malloc(size_t n)
 void *__wrap_calloc(size_t n, size_t size)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, n * size);
 	if (alloc_fails())
 		return NULL;
 	return __real_calloc(n, size);
@@ -109,6 +116,9 @@ void *__wrap_calloc(size_t n, size_t size)
 void *__wrap_realloc(void *p, size_t n)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, n);
+	if (p)
+		COUNT(reallocs);
 	if (alloc_fails())
 		return NULL;
 	return __real_realloc(p, n);
@@ -117,6 +127,7 @@ void *__wrap_realloc(void *p, size_t n)
 void *__wrap_aligned_alloc(size_t align, size_t n)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, n);
 	if (alloc_fails())
 		return NULL;
 	return __real_aligned_alloc(align, n);
@@ -125,6 +136,7 @@ void *__wrap_aligned_alloc(size_t align, size_t n)
 int __wrap_posix_memalign(void **p, size_t align, size_t n)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, n);
 	if (alloc_fails())
 		return ENOMEM;
 	return __real_posix_memalign(p, align, n);
@@ -133,6 +145,7 @@ int __wrap_posix_memalign(void **p, size_t align, size_t n)
 char *__wrap_strdup(const char *s)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, strlen(s) + 1);
 	if (alloc_fails())
 		return NULL;
 	return __real_strdup(s);
@@ -141,6 +154,7 @@ char *__wrap_strdup(const char *s)
 char *__wrap_strndup(const char *s, size_t n)
 {
 	COUNT(allocations);
+	COUNT_BY(octets, strnlen(s, n) + 1);
 	if (alloc_fails())
 		return NULL;
 	return __real_strndup(s, n);

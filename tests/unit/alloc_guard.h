@@ -20,7 +20,9 @@
 typedef struct alloc_guard_counts {
 	size_t allocations; /* malloc, calloc, realloc, aligned_alloc, strdup, ... */
 	size_t frees;
-	size_t locks; /* pthread mutex, rwlock and spin locks, sem_wait */
+	size_t locks;    /* pthread mutex, rwlock and spin locks, sem_wait */
+	size_t octets;   /* what the allocations asked for, together */
+	size_t reallocs; /* of those allocations, reallocs of a block (freeing none) */
 } alloc_guard_counts_t;
 
 /* Start counting (from zero), on every thread. Not nested. */

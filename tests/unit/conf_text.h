@@ -27,4 +27,17 @@ static inline int unit_conf_text(conf_t *c, const char *text, size_t len)
 	return rc;
 }
 
+/*
+ * zonedb_build over c's zones (as shoald's reload lends them: no array),
+ * old and msg as zonedb_build's. Returns its result.
+ */
+static inline int unit_conf_build(const conf_t *c, const zonedb_t *old, zone_msg_fn msg,
+				  zonedb_t **out)
+{
+	zonedb_build_t b = {
+		.spec_of = conf_spec_of, .spec_arg = c, .n = c->zone_count, .old = old, .msg = msg
+	};
+	return zonedb_build_with(&b, out);
+}
+
 #endif

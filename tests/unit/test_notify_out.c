@@ -165,7 +165,7 @@ static int world_start(world_t *w)
 	    unit_temp_file(w->zone_file, zone, sizeof(zone) - 1) < 0 ||
 	    conf_make(w->was, &w->s, w->zone_file) < 0 ||
 	    conf_make(w->now, &w->s, w->zone_file) < 0 ||
-	    zonedb_build(w->was->zones, w->was->zone_count, NULL, NULL, quiet, NULL, &db) < 0)
+	    unit_conf_build(w->was, NULL, quiet, &db) < 0)
 		return -1;
 	zonedb_publish(&w->zones, db);
 	if (uv_loop_init(&w->loop) < 0 ||
@@ -306,7 +306,7 @@ static void test_zone_remove_moves_serials(void)
 	CU_ASSERT_EQUAL_FATAL(unit_conf_text(was, text, (size_t)len), 0);
 	zonedb_ref_t zones = { 0 };
 	zonedb_t *db = NULL, *db2 = NULL, *db3 = NULL;
-	CU_ASSERT_EQUAL_FATAL(zonedb_build(was->zones, 2, NULL, NULL, quiet, NULL, &db), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_conf_build(was, NULL, quiet, &db), 0);
 	zonedb_set_owner(db, was);
 	zonedb_publish(&zones, db);
 	uv_loop_t loop;
@@ -319,7 +319,8 @@ static void test_zone_remove_moves_serials(void)
 	/* zone-remove a.test: n.test moves from 1 to 0 */
 	CU_ASSERT_EQUAL_FATAL(conf_copy(now, was), 0);
 	conf_zone_remove(now, 0);
-	zonedb_build_t b = { .specs = now->zones,
+	zonedb_build_t b = { .spec_of = conf_spec_of,
+			     .spec_arg = now,
 			     .n = 1,
 			     .old = db,
 			     .msg = quiet,
@@ -335,7 +336,7 @@ static void test_zone_remove_moves_serials(void)
 
 	/* its serial moves: one NOTIFY, answered */
 	CU_ASSERT_EQUAL_FATAL(zone_file(n_file, "n.test", 2, true), 0);
-	CU_ASSERT_EQUAL_FATAL(zonedb_build(now->zones, 1, db2, NULL, quiet, NULL, &db3), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_conf_build(now, db2, quiet, &db3), 0);
 	zonedb_set_owner(db3, now);
 	zonedb_publish(&zones, db3);
 	notify_out_published(n);

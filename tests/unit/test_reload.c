@@ -243,7 +243,8 @@ static void reconfig_kept(reload_t *r, uv_loop_t *loop, conf_t *cfg, const conf_
 {
 	CU_ASSERT_EQUAL_FATAL(conf_copy(cfg, from), 0);
 	for (size_t i = 0; i < cfg->zone_count; i++)
-		cfg->zones[i].keep = true; /* as zones_compare marks a zone whose settings stay */
+		conf_zone_spec_mut(cfg, i)->keep =
+			true; /* as zones_compare marks a zone whose settings stay */
 	*seen = (done_seen_t){ 0 };
 	CU_ASSERT_EQUAL_FATAL(reload_reconfig(r, cfg, check_files, on_done, seen), 0);
 	for (int i = 0; i < 6000 && !seen->calls; i++) {

@@ -126,7 +126,7 @@ static int world_start(world_t *w)
 	    conf_make(&w->now, "nab", w->p) < 0)
 		return -1;
 	zonedb_t *db = NULL;
-	if (zonedb_build(w->was.zones, w->was.zone_count, NULL, NULL, quiet, NULL, &db) < 0)
+	if (unit_conf_build(&w->was, NULL, quiet, &db) < 0)
 		return -1;
 	zonedb_publish(&w->zones, db);
 	reload_init(&w->reload, &w->was, &w->zones);
@@ -170,7 +170,7 @@ static const uint8_t *apex_of(const conf_t *served, const char *name)
 {
 	static uint8_t apex[NAME_MAXLEN];
 	long i = conf_zone_index(served, name);
-	if (i < 0 || name_from_text(served->zones[i].name, NULL, apex) < 0)
+	if (i < 0 || name_from_text(conf_zone_spec(served, i)->name, NULL, apex) < 0)
 		return (const uint8_t *)"";
 	return apex;
 }
@@ -190,6 +190,40 @@ static void status_zone(sched_t *s, const conf_t *served, const char *name, char
 	sched_state_t st;
 	snprintf(buf, cap, "source %s",
 		 sched_state(s, apex_of(served, name), &st) ? st.source : "(not a secondary)");
+}
+
+/*
+ * A zone-add and a zone-remove reach the scheduler as one change
+ * (sched_reconfig_one): its table is the one shown with the indices moved,
+ * not made from a pass over every zone; a NOTIFY reaches the zone it names
+ * after each, and the zone removed is no secondary any more.
+ */
+static void test_reconfig_one(void)
+{
+	world_t w;
+	CU_ASSERT_FATAL(world_start(&w) == 0);
+	conf_t added, removed;
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&added, &w.was), 0);
+	CU_ASSERT_EQUAL_FATAL(conf_zone_add(&added, "p.test", "p.zone"), 0);
+	CU_ASSERT_EQUAL(conf_secondary_count(&added), 2);
+	CU_ASSERT_EQUAL(sched_reconfig_one(w.s, &added, ZONEDB_ADDED, 0), 0);
+	notify_zone(w.s, &added, "b.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
+	/* a.test goes: b.test is zone 0 now, p.test zone 1 (no primaries) */
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&removed, &added), 0);
+	CU_ASSERT_EQUAL_FATAL(conf_zone_remove(&removed, 0), 0);
+	CU_ASSERT_EQUAL(conf_secondary_count(&removed), 1);
+	CU_ASSERT_EQUAL(sched_reconfig_one(w.s, &removed, ZONEDB_REMOVED, 0), 0);
+	notify_zone(w.s, &removed, "b.test");
+	CU_ASSERT_STRING_EQUAL(str(next_transfer(w.p, 3, WAIT_MS)), "b.test");
+	char buf[256];
+	status_zone(w.s, &w.was, "a.test", buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "source (not a secondary)");
+	status_zone(w.s, &removed, "b.test", buf, sizeof(buf));
+	CU_ASSERT_STRING_NOT_EQUAL(buf, "source (not a secondary)");
+	world_stop(&w);
+	conf_clear(&added);
+	conf_clear(&removed);
 }
 
 /*
@@ -328,6 +362,7 @@ int main(int argc, char **argv)
 	rcu_register_thread();
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_notify_before_reconfig_applied),
+		UNIT_TEST(test_reconfig_one),
 		UNIT_TEST(test_reconfig_out_of_memory),
 		UNIT_TEST(test_notify_coalesced),
 		UNIT_TEST(test_lookups_during_reconfig),

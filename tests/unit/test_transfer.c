@@ -18,6 +18,7 @@
 #include "proto/wire.h"
 #include "server/conf/conf.h"
 #include "server/query/transfer.h"
+#include "tests/unit/conf_text.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/shoal-test-transfer.XXXXXX";
@@ -123,7 +124,7 @@ static int setup(void)
 		return -1;
 	}
 	zonedb_t *db = NULL;
-	if (zonedb_build(cfg.zones, cfg.zone_count, NULL, NULL, quiet, NULL, &db) < 0)
+	if (unit_conf_build(&cfg, NULL, quiet, &db) < 0)
 		return -1;
 	zonedb_publish(&zones, db);
 	transfer_init(&xfr, &cfg, &zones, &stats, 0, &ctx_udp, &ctx_tcp, on_notify, NULL);

@@ -810,6 +810,107 @@ static size_t found_at_index(const zonedb_t *db)
 	return found;
 }
 
+/* policy_of over a table, each call counted. */
+static size_t policy_calls;
+
+static const void *policy_counted(const void *arg, size_t i)
+{
+	policy_calls++;
+	return ((const void *const *)arg)[i];
+}
+
+/* How many zones of db match with the policy by_index gives them. */
+static size_t policies_right(const zonedb_t *db, const void *const *by_index)
+{
+	size_t right = 0;
+	for (size_t i = 0; i < zonedb_zone_count(db); i++) {
+		char text[1024];
+		uint8_t w[NAME_MAXLEN];
+		uint32_t slot;
+		const void *policy = policy_open;
+		zonedb_zone_name(db, i, text, sizeof(text));
+		right += name_from_text(text, NULL, w) > 0 &&
+			 zonedb_match_slot(db, w, NULL, &slot, &policy) && policy == by_index[i];
+	}
+	return right;
+}
+
+/*
+ * A set of n zones with policies (a third their own, a third the global
+ * one, a third none), then a zone added and one removed by derived sets
+ * whose owner moved the global policy: returns the policy_of calls
+ * zonedb_derive_policies made for both, after checking every zone's.
+ */
+static size_t derive_policy_calls(size_t n)
+{
+	static const char own[] = "own", was[] = "global", now[] = "global, copied";
+	char(*names)[32] = calloc(n + 1, sizeof(*names));
+	zone_spec_t *s = many_specs(n + 1, names), *t = calloc(n, sizeof(*t));
+	const void **before = calloc(n + 1, sizeof(*before)),
+		   **after = calloc(n + 1, sizeof(*after));
+	CU_ASSERT_FATAL(t && before && after);
+	for (size_t i = 0; i <= n; i++) {
+		before[i] = i % 3 == 0 ? own : i % 3 == 1 ? was : NULL;
+		after[i] = before[i] == was ? now : before[i];
+	}
+	zonedb_build_t b = { .specs = s, .n = n, .msg = quiet };
+	zonedb_t *v1 = NULL, *v2 = NULL, *v3 = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v1), 0);
+	CU_ASSERT_EQUAL_FATAL(zonedb_set_policies(v1, policy_counted, before), 0);
+	zonedb_publish(&ref, v1);
+	b = (zonedb_build_t){
+		.specs = s, .n = n + 1, .old = v1, .msg = quiet, .change = ZONEDB_ADDED
+	};
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v2), 0);
+	policy_calls = 0;
+	CU_ASSERT_EQUAL_FATAL(zonedb_derive_policies(v2, was, now, policy_counted, after), 0);
+	size_t calls = policy_calls;
+	CU_ASSERT_EQUAL(policies_right(v2, after), n + 1);
+	zonedb_publish(&ref, v2);
+	/* the middle zone removed: the others' as they were */
+	size_t gone = n / 2;
+	for (size_t i = 0, k = 0; i <= n; i++)
+		if (i != gone) {
+			t[k] = s[i];
+			after[k++] = after[i];
+		}
+	b = (zonedb_build_t){ .specs = t,
+			      .n = n,
+			      .old = v2,
+			      .msg = quiet,
+			      .change = ZONEDB_REMOVED,
+			      .removed = gone };
+	CU_ASSERT_EQUAL_FATAL(zonedb_build_with(&b, &v3), 0);
+	policy_calls = 0;
+	CU_ASSERT_EQUAL_FATAL(zonedb_derive_policies(v3, now, now, policy_counted, after), 0);
+	calls += policy_calls;
+	CU_ASSERT_EQUAL(policies_right(v3, after), n);
+	/* what a set derived cost before: a call per zone */
+	policy_calls = 0;
+	CU_ASSERT_EQUAL(zonedb_set_policies(v3, policy_counted, after), 0);
+	CU_ASSERT_EQUAL(policy_calls, n);
+	zonedb_publish(&ref, v3);
+	zonedb_publish(&ref, NULL);
+	free(s);
+	free(t);
+	free(before);
+	free(after);
+	free(names);
+	return calls;
+}
+
+/*
+ * The allow-query lists of a set derived by zone-add or zone-remove
+ * (issue 30) are the served set's, carried over by slot, the global one
+ * replaced where it moved: one policy asked for (the zone added), at 100
+ * zones as at 10,000, where zonedb_set_policies asks one per zone.
+ */
+static void test_derive_policies(void)
+{
+	CU_ASSERT_EQUAL(derive_policy_calls(100), 1);
+	CU_ASSERT_EQUAL(derive_policy_calls(10000), 1);
+}
+
 /*
  * A set of n zones, then one derived from it with a zone added
  * (zonedb_build_t.change) and published in its place; returns the
@@ -957,6 +1058,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_policies),
 		UNIT_TEST(test_many_zones),
 		UNIT_TEST(test_derive),
+		UNIT_TEST(test_derive_policies),
 		UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "zone_db", tests);
