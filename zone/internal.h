@@ -614,4 +614,13 @@ const znode_t *zone_nsec3_owner_of(const zone_t *z, const uint8_t h[ZONE_NSEC3_H
 /* Whether n belongs in the tree of NSEC owners: an NSEC, not occluded. */
 bool znode_nsec_owner(const znode_t *n);
 
+/*
+ * The file of apex (lowercase wire) in dir with suffix: "DIR/NAME" SUFFIX,
+ * NAME the apex's labels joined by dots, each octet other than a letter,
+ * digit, '-' or '_' as %XX (the root: "DIR/" SUFFIX); the journal's
+ * (jfile_path) and the keys' list (sign_key.c) are named so. Returns 0,
+ * or SHOAL_ESPACE when it does not fit cap.
+ */
+int zone_apex_path(const char *dir, const uint8_t *apex, const char *suffix, char *dst, size_t cap);
+
 #endif

@@ -19,8 +19,8 @@
 /* RFC 5155 3.2: the salt's length is one octet. */
 #define SALT_MAX 255u
 
-const char *const conf_dnssec_algorithm_names[] = { "ecdsap256sha256", "ed25519",
-						    "ecdsap384sha384", "rsasha256", NULL };
+const char *const conf_dnssec_algorithm_names[] = { "ecdsap256sha256", "ed25519", "ecdsap384sha384",
+						    "rsasha256", NULL };
 
 /*
  * Each policy key but id, once: the loader sets a new policy from the
@@ -102,8 +102,7 @@ static void policy_defaults(conf_dnssec_policy_t *p)
 }
 
 /* One key of a policy's mapping into p. */
-static int load_policy_key(yaml_ctx_t *y, conf_dnssec_policy_t *p, yaml_node_t *k,
-			   yaml_node_t *v)
+static int load_policy_key(yaml_ctx_t *y, conf_dnssec_policy_t *p, yaml_node_t *k, yaml_node_t *v)
 {
 	const char *key = conf_scalar(k), *val = conf_scalar(v);
 	if (!key)
@@ -135,14 +134,13 @@ static int load_policy_key(yaml_ctx_t *y, conf_dnssec_policy_t *p, yaml_node_t *
  * One item of dnssec-policies into p: its keys over the defaults, then
  * the checks between them. The id must be new in cfg.
  */
-static int load_policy(const conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item,
-		       conf_dnssec_policy_t *p)
+static int load_policy(const conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item, conf_dnssec_policy_t *p)
 {
 	if (item->type != YAML_MAPPING_NODE)
 		return conf_yerr(y, item, "dnssec-policies: each policy is a mapping with an id");
 	policy_defaults(p);
-	for (yaml_node_pair_t *q = item->data.mapping.pairs.start;
-	     q < item->data.mapping.pairs.top; q++) {
+	for (yaml_node_pair_t *q = item->data.mapping.pairs.start; q < item->data.mapping.pairs.top;
+	     q++) {
 		int rc = load_policy_key(y, p, yaml_document_get_node(y->doc, q->key),
 					 yaml_document_get_node(y->doc, q->value));
 		if (rc < 0)
@@ -201,7 +199,8 @@ int conf_load_zone_dnssec(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key,
 				 cfg->zones[i].name);
 	long at = policy_index(cfg, id);
 	if (at < 0)
-		return conf_yerr(y, v, "zone %s: dnssec-policy \"%s\" is not an id of dnssec-policies",
+		return conf_yerr(y, v,
+				 "zone %s: dnssec-policy \"%s\" is not an id of dnssec-policies",
 				 cfg->zones[i].name, id);
 	cfg->zone_xfr[i].dnssec_policy = (int32_t)at;
 	return 0;

@@ -132,8 +132,7 @@ static void test_policy_errors(void)
 	/* no policies at all: the same */
 	expect_error("zones:\n  - name: a.test\n    file: z.zone\n    dnssec-policy: p\n", 4,
 		     "dnssec-policy \"p\" is not an id");
-	expect_error("dnssec-policies:\n  - id: p\n    colour: red\n", 3,
-		     "unknown key \"colour\"");
+	expect_error("dnssec-policies:\n  - id: p\n    colour: red\n", 3, "unknown key \"colour\"");
 	expect_error("dnssec-policies:\n  - id: p\n    algorithm: rsasha1\n", 3,
 		     "algorithm: \"rsasha1\" is not one of the allowed values");
 	expect_error("dnssec-policies:\n  - id: p\n    nsec3-salt-length: 256\n", 3,
@@ -217,7 +216,8 @@ static void test_man_page_policies(void)
 		bool ok = at && found && (!next || found < next);
 		CU_ASSERT(ok);
 		if (!ok)
-			fprintf(stderr, "\n  %s: DNSSEC POLICIES lacks it or \"%s\"\n", o->name, def);
+			fprintf(stderr, "\n  %s: DNSSEC POLICIES lacks it or \"%s\"\n", o->name,
+				def);
 	}
 }
 
@@ -226,12 +226,9 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 99;
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_policy_defaults),
-		UNIT_TEST(test_policy_all_keys),
-		UNIT_TEST(test_policy_errors),
-		UNIT_TEST(test_policy_copy_and_compare),
-		UNIT_TEST(test_man_page_policies),
-		UNIT_END,
+		UNIT_TEST(test_policy_defaults),   UNIT_TEST(test_policy_all_keys),
+		UNIT_TEST(test_policy_errors),     UNIT_TEST(test_policy_copy_and_compare),
+		UNIT_TEST(test_man_page_policies), UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "conf_dnssec", tests);
 	char cmd[300];
