@@ -104,8 +104,9 @@ static int key_load_private(sign_key_t *k, const uint8_t *apex, dnssec_keystore_
 	int r = dnssec_keystore_get_private(store, k->id, loaded.key);
 	int rc = 0;
 	if (r != DNSSEC_EOK)
-		rc = fail(err, errlen, SHOAL_EIO, "%s/%s.pem: %s key %u: missing or unreadable (%s)",
-			  dir, k->id, sign_key_role_name(k->role), k->tag, dnssec_strerror(r));
+		rc = fail(err, errlen, SHOAL_EIO,
+			  "%s/%s.pem: %s key %u: missing or unreadable (%s)", dir, k->id,
+			  sign_key_role_name(k->role), k->tag, dnssec_strerror(r));
 	else if (dnssec_key_get_pubkey(k->key, &listed) != DNSSEC_EOK ||
 		 dnssec_key_get_pubkey(loaded.key, &found) != DNSSEC_EOK ||
 		 dnssec_binary_cmp(&listed, &found) != 0)
@@ -149,8 +150,8 @@ static int parse_line(sign_key_t *k, const uint8_t *apex, char *line)
 }
 
 /* Every line of the list f into ks. */
-static int parse_list(sign_keyset_t *ks, FILE *f, const char *path, const uint8_t *apex,
-		      char *err, size_t errlen)
+static int parse_list(sign_keyset_t *ks, FILE *f, const char *path, const uint8_t *apex, char *err,
+		      size_t errlen)
 {
 	char line[LINE_MAX_LEN + 128];
 	unsigned n = 0;
@@ -165,9 +166,9 @@ static int parse_list(sign_keyset_t *ks, FILE *f, const char *path, const uint8_
 		if (ks->keys[ks->count].key)
 			ks->count++;
 		if (rc < 0)
-			return rc == SHOAL_ENOMEM ? rc
-						  : fail(err, errlen, rc, "%s:%u: not a key line",
-							 path, n);
+			return rc == SHOAL_ENOMEM
+				       ? rc
+				       : fail(err, errlen, rc, "%s:%u: not a key line", path, n);
 	}
 	if (ferror(f))
 		return fail(err, errlen, SHOAL_EIO, "%s: %s", path, strerror(errno));
@@ -184,8 +185,9 @@ int sign_keyset_load(sign_keyset_t *ks, const char *dir, const uint8_t *apex, bo
 		return fail(err, errlen, SHOAL_EIO, "%s: path too long", dir);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return errno == ENOENT ? SHOAL_ENOTFOUND
-				       : fail(err, errlen, SHOAL_EIO, "%s: %s", path, strerror(errno));
+		return errno == ENOENT
+			       ? SHOAL_ENOTFOUND
+			       : fail(err, errlen, SHOAL_EIO, "%s: %s", path, strerror(errno));
 	int rc = parse_list(ks, f, path, apex, err, errlen);
 	fclose(f);
 	if (rc == 0 && private)
@@ -238,8 +240,7 @@ static int write_list(const sign_keyset_t *ks, const char *path, char *err, size
 	if (rc < 0) {
 		int e = errno;
 		unlink(tmp);
-		return rc == SHOAL_ENOMEM ? rc
-					  : fail(err, errlen, rc, "%s: %s", path, strerror(e));
+		return rc == SHOAL_ENOMEM ? rc : fail(err, errlen, rc, "%s: %s", path, strerror(e));
 	}
 	return 0;
 }

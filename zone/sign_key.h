@@ -35,8 +35,8 @@ typedef enum sign_key_role {
 typedef struct sign_key {
 	char id[SIGN_KEY_ID_LEN + 1];
 	sign_key_role_t role;
-	uint8_t algorithm; /* RFC 8624 number */
-	uint16_t tag;      /* RFC 4034 appendix B */
+	uint8_t algorithm;                  /* RFC 8624 number */
+	uint16_t tag;                       /* RFC 4034 appendix B */
 	int64_t created, published, active; /* UNIX seconds */
 	struct dnssec_key *key; /* libdnssec's: the public key, and the private when loaded */
 } sign_key_t;

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "proto/error.h"
-#include "zone/sign_key.h"
 #include "unit.h"
+#include "zone/sign_key.h"
 
 static char tmpdir[] = "/tmp/shoal-test-sign-key.XXXXXX";
 static const uint8_t APEX[] = "\7example\3com";
@@ -51,8 +51,9 @@ static void check_created(const char *dir, uint8_t alg, sign_keyset_t *ks)
 		uint8_t rdata[2048];
 		int n = sign_key_dnskey(k, rdata, sizeof(rdata));
 		CU_ASSERT_FATAL(n > 4);
-		CU_ASSERT_EQUAL(rdata[1], i == 0 ? 1 : 0); /* SEP on the KSK only (RFC 4034 2.1.1) */
-		CU_ASSERT_EQUAL(rdata[0], 1);              /* zone key */
+		CU_ASSERT_EQUAL(rdata[1],
+				i == 0 ? 1 : 0); /* SEP on the KSK only (RFC 4034 2.1.1) */
+		CU_ASSERT_EQUAL(rdata[0], 1);    /* zone key */
 		CU_ASSERT_EQUAL(rdata[3], alg);
 		CU_ASSERT_EQUAL(k->tag, ldns_calc_keytag_raw(rdata, (size_t)n));
 		CU_ASSERT_EQUAL(k->created, now);
@@ -180,12 +181,8 @@ int main(int argc, char **argv)
 		return 99;
 	dnssec_crypto_init();
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_create_algorithms),
-		UNIT_TEST(test_load),
-		UNIT_TEST(test_ds),
-		UNIT_TEST(test_missing_key_file),
-		UNIT_TEST(test_bad_list),
-		UNIT_END,
+		UNIT_TEST(test_create_algorithms), UNIT_TEST(test_load),     UNIT_TEST(test_ds),
+		UNIT_TEST(test_missing_key_file),  UNIT_TEST(test_bad_list), UNIT_END,
 	};
 	int rc = unit_run(argc, argv, "sign_key", tests);
 	dnssec_crypto_cleanup();
