@@ -317,6 +317,11 @@ void sign_keyset_clear(sign_keyset_t *ks)
 	memset(ks, 0, sizeof(*ks));
 }
 
+bool sign_key_can_sign(const sign_key_t *k)
+{
+	return k->key && dnssec_key_can_sign(k->key);
+}
+
 /* A libdnssec binary into out[0..cap): its length, or SHOAL_ESPACE. */
 static int copy_out(const dnssec_binary_t *b, uint8_t *out, size_t cap)
 {

@@ -74,6 +74,9 @@ int sign_keyset_create(sign_keyset_t *ks, const char *dir, const uint8_t *apex, 
 /* Free what ks holds (its private keys wiped by libdnssec) and empty it. */
 void sign_keyset_clear(sign_keyset_t *ks);
 
+/* Whether k holds its private key (sign_keyset_load with private, or made here). */
+bool sign_key_can_sign(const sign_key_t *k);
+
 /* "ksk" or "zsk". */
 const char *sign_key_role_name(sign_key_role_t role);
 

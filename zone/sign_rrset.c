@@ -128,8 +128,8 @@ int sign_rrset(const sign_key_t *k, const uint8_t *apex, const uint8_t *owner,
 	if (rs->rr_count == 0 || rs->data_len < 10)
 		return SHOAL_EMALFORMED;
 	/* each record: the owner and 10 octets beside its RDATA */
-	size_t data_cap = RRSIG_FIXED + NAME_MAXLEN +
-			  rs->rr_count * (size_t)(NAME_MAXLEN + 10) + rs->data_len;
+	size_t data_cap = RRSIG_FIXED + NAME_MAXLEN + rs->rr_count * (size_t)(NAME_MAXLEN + 10) +
+			  rs->data_len;
 	canon_rr_t *rr = malloc(rs->rr_count * sizeof(*rr));
 	uint8_t *rdata = malloc(rs->data_len), *data = malloc(data_cap);
 	int rc = rr && rdata && data ? canon_records(rs, rr, rdata) : SHOAL_ENOMEM;

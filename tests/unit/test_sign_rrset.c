@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <ldns/ldns.h>
-#include <libdnssec/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +11,9 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/rdata.h"
-#include "zone/sign_rrset.h"
+#include "tests/unit/sign_test.h"
 #include "unit.h"
+#include "zone/sign_rrset.h"
 
 static char tmpdir[] = "/tmp/shoal-test-sign-rrset.XXXXXX";
 static const uint8_t APEX[] = "\7example\3com";
@@ -33,7 +33,8 @@ static void make_rrset(test_rrset_t *t, uint16_t type, uint32_t ttl, const char 
 		ldns_rr *rr = NULL;
 		snprintf(text, sizeof(text), "x.example.com. %u IN %s %s", ttl,
 			 ldns_rr_descript(type)->_name, rdata[i]);
-		CU_ASSERT_EQUAL_FATAL(ldns_rr_new_frm_str(&rr, text, 0, NULL, NULL), LDNS_STATUS_OK);
+		CU_ASSERT_EQUAL_FATAL(ldns_rr_new_frm_str(&rr, text, 0, NULL, NULL),
+				      LDNS_STATUS_OK);
 		uint8_t *wire = NULL;
 		size_t len = 0;
 		CU_ASSERT_EQUAL_FATAL(ldns_rr2wire(&wire, rr, LDNS_SECTION_ANSWER, &len),
@@ -44,8 +45,9 @@ static void make_rrset(test_rrset_t *t, uint16_t type, uint32_t ttl, const char 
 		free(wire);
 		ldns_rr_free(rr);
 	}
-	t->rs = (rrset_wire_t){ .type = type, .rr_count = (uint16_t)n, .data_len = (uint32_t)at,
-				.data = t->data };
+	t->rs = (rrset_wire_t){
+		.type = type, .rr_count = (uint16_t)n, .data_len = (uint32_t)at, .data = t->data
+	};
 }
 
 /* An ldns RR of owner (wire), type and TTL with rdata[0..len). */
@@ -55,8 +57,10 @@ static ldns_rr *ldns_of(const uint8_t *owner, uint16_t type, uint32_t ttl, const
 	uint8_t wire[4096];
 	size_t n = strlen((const char *)owner) + 1, pos = 0;
 	memcpy(wire, owner, n);
-	uint8_t fixed[10] = { type >> 8, type & 0xff, 0, 1, ttl >> 24, (ttl >> 16) & 0xff,
-			      (ttl >> 8) & 0xff, ttl & 0xff, len >> 8, len & 0xff };
+	uint8_t fixed[10] = {
+		type >> 8,          type & 0xff,       0,          1,        ttl >> 24,
+		(ttl >> 16) & 0xff, (ttl >> 8) & 0xff, ttl & 0xff, len >> 8, len & 0xff
+	};
 	memcpy(wire + n, fixed, 10);
 	memcpy(wire + n + 10, rdata, len);
 	ldns_rr *rr = NULL;
@@ -168,18 +172,9 @@ static void test_verify(void)
 
 int main(int argc, char **argv)
 {
-	if (!mkdtemp(tmpdir))
-		return 99;
-	dnssec_crypto_init();
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_verify),
 		UNIT_END,
 	};
-	int rc = unit_run(argc, argv, "sign_rrset", tests);
-	dnssec_crypto_cleanup();
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		rc = rc ? rc : 99;
-	return rc;
+	return sign_test_main(argc, argv, "sign_rrset", tests, tmpdir);
 }

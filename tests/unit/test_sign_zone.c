@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Unit tests for zone/sign_zone.c: a zone signed with NSEC, applied, and checked by ldns and BIND. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "zone/apply.h"
+#include "zone/load.h"
+#include "zone/sign_zone.h"
+#include "zone/write.h"
+#include "tests/unit/sign_test.h"
+#include "unit.h"
+
+static char tmpdir[] = "/tmp/shoal-test-sign-zone.XXXXXX";
+static const uint8_t APEX[] = "\7example\3com";
+
+/*
+ * Every kind of name the signer treats apart: the apex, names with data
+ * in mixed case, an empty non-terminal (c.b), a wildcard, a delegation
+ * with glue and one with DS (signed: only the DS), a CNAME.
+ */
+static const char ZONE[] =
+	"$ORIGIN example.com.\n$TTL 3600\n"
+	"@ SOA ns1 hostmaster 7 3600 900 604800 300\n"
+	"@ NS ns1\n@ NS ns2.example.net.\n@ A 192.0.2.1\n@ MX 10 Mail.Example.com.\n"
+	"ns1 A 192.0.2.53\nwww A 192.0.2.80\nwww AAAA 2001:db8::80\n"
+	"a.c.b TXT \"below an empty non-terminal\"\n*.wild TXT \"any\"\n"
+	"sub NS ns.sub\nns.sub A 192.0.2.54\n"
+	"secure NS ns.secure\nns.secure A 192.0.2.55\n"
+	"secure DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF\n"
+	"alias CNAME www\n";
+
+static void msg(void *arg, bool is_error, const char *text)
+{
+	(void)arg;
+	fprintf(stderr, "\n  %s: %s\n", is_error ? "error" : "warning", text);
+}
+
+/* A command's exit status, its output kept in path.log. */
+static int run(const char *cmd, const char *path)
+{
+	char line[1024];
+	snprintf(line, sizeof(line), "%s >%s.log 2>&1", cmd, path);
+	int rc = system(line);
+	if (rc != 0) {
+		snprintf(line, sizeof(line), "cat %s.log >&2", path);
+		if (system(line) != 0)
+			return -1;
+	}
+	return rc;
+}
+
+/* The zone loaded, signed with new keys of alg, applied: the signed version, written to path. */
+static zone_t *sign_to_file(uint8_t alg, const char *path)
+{
+	char file[300], dir[300], err[512] = "";
+	snprintf(file, sizeof(file), "%s/example.com.zone", tmpdir);
+	FILE *f = fopen(file, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(ZONE, f);
+	fclose(f);
+	zone_t *z = NULL, *signed_z = NULL;
+	CU_ASSERT_EQUAL_FATAL(zone_load(file, APEX, NULL, msg, NULL, &z), 0);
+	snprintf(dir, sizeof(dir), "%s.keys", path);
+	sign_keyset_t ks;
+	CU_ASSERT_EQUAL_FATAL(sign_keyset_create(&ks, dir, APEX, alg, time(NULL), err, sizeof(err)),
+			      0);
+	uint32_t now = (uint32_t)time(NULL);
+	sign_zone_opts_t o = { .times = { .inception = now - 3600, .expiration = now + 86400 },
+			       .serial = 8,
+			       .dnskey_ttl = 600 };
+	changeset_t *cs = NULL;
+	CU_ASSERT_EQUAL_FATAL(sign_zone_nsec(z, &ks, &o, &cs), 0);
+	CU_ASSERT_EQUAL(cs->from, 7);
+	CU_ASSERT_EQUAL(cs->to, 8);
+	zone_apply_opts_t ao = { .label = "signer", .msg = msg };
+	const changeset_t *sets[] = { cs };
+	CU_ASSERT_EQUAL_FATAL(zone_apply(z, sets, 1, &ao, &signed_z), 0);
+	CU_ASSERT_EQUAL(signed_z->serial, 8);
+	CU_ASSERT_EQUAL(signed_z->denial, ZONE_DENIAL_NSEC);
+	/* signed already: refused */
+	changeset_t *again = NULL;
+	CU_ASSERT_EQUAL(sign_zone_nsec(signed_z, &ks, &o, &again), SHOAL_EEXIST);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(zone_write_fd(signed_z, fd), 0);
+	close(fd);
+	changeset_unref(cs);
+	sign_keyset_clear(&ks);
+	zone_unref(z);
+	return signed_z;
+}
+
+/* ldns-verify-zone and BIND's dnssec-verify pass the signed zone of each algorithm. */
+static void test_full_signing_verifies(void)
+{
+	static const uint8_t algs[] = { 13, 15, 14, 8 };
+	for (size_t i = 0; i < sizeof(algs); i++) {
+		char path[300], cmd[700];
+		snprintf(path, sizeof(path), "%s/signed%u.zone", tmpdir, algs[i]);
+		zone_t *z = sign_to_file(algs[i], path);
+		snprintf(cmd, sizeof(cmd), "ldns-verify-zone %s", path);
+		int rc = run(cmd, path);
+		CU_ASSERT_EQUAL(rc, 0);
+		if (rc)
+			fprintf(stderr, "\n  algorithm %u: ldns-verify-zone failed\n", algs[i]);
+		if (access("/usr/bin/dnssec-verify", X_OK) == 0) {
+			snprintf(cmd, sizeof(cmd), "dnssec-verify -q -o example.com %s", path);
+			rc = run(cmd, path);
+			CU_ASSERT_EQUAL(rc, 0);
+			if (rc)
+				fprintf(stderr, "\n  algorithm %u: dnssec-verify failed\n", algs[i]);
+		}
+		zone_unref(z);
+	}
+}
+
+/*
+ * What is signed and chained: no RRSIG on a delegation's NS or glue, one
+ * on its DS; no NSEC at the empty non-terminal or the glue.
+ */
+static void test_what_is_signed(void)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/shape.zone", tmpdir);
+	zone_t *z = sign_to_file(13, path);
+	static const struct {
+		const char *name;
+		uint16_t type;
+		bool signed_;
+	} want[] = {
+		{ "\3sub\7example\3com", DNS_TYPE_NS, false },
+		{ "\2ns\3sub\7example\3com", DNS_TYPE_A, false },
+		{ "\6secure\7example\3com", DNS_TYPE_DS, true },
+		{ "\3www\7example\3com", DNS_TYPE_AAAA, true },
+		{ "\7example\3com", DNS_TYPE_DNSKEY, true },
+		{ "\7example\3com", DNS_TYPE_SOA, true },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const znode_t *n = zone_lookup(z, (const uint8_t *)want[i].name);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+		const zrrset_t *rs = znode_rrset(n, want[i].type);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+		CU_ASSERT_EQUAL(rs->sigs != NULL, want[i].signed_);
+	}
+	const znode_t *ent = zone_lookup(z, (const uint8_t *)"\1b\7example\3com");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ent);
+	CU_ASSERT_PTR_NULL(znode_rrset(ent, DNS_TYPE_NSEC));
+	const znode_t *glue = zone_lookup(z, (const uint8_t *)"\2ns\3sub\7example\3com");
+	CU_ASSERT_PTR_NULL(znode_rrset(glue, DNS_TYPE_NSEC));
+	zone_unref(z);
+}
+
+int main(int argc, char **argv)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_full_signing_verifies),
+		UNIT_TEST(test_what_is_signed),
+		UNIT_END,
+	};
+	return sign_test_main(argc, argv, "sign_zone", tests, tmpdir);
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* A whole zone signed with NSEC: the changeset that takes an unsigned version to its signed one. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "proto/name.h"
+#include "proto/wire.h"
+#include "zone/sign_zone.h"
+
+/* RFC 4034 4.1.2: 256 windows of at most 32 octets, each after its number and length. */
+#define BITMAP_MAX (256 * 34)
+/* An RRSIG's RDATA: the header, the signer, an RSA-4096 signature. */
+#define RRSIG_MAX (18 + NAME_MAXLEN + 512)
+/* One RRset built here: a record's 10 octets and its RDATA, for each key or the NSEC. */
+#define RRSET_BUF (SIGN_KEYS_MAX * (10 + 2048) + 10 + NAME_MAXLEN + BITMAP_MAX)
+
+/* One signing's state: where the records go, with what, and scratch allocated once. */
+typedef struct sign_ctx {
+	changeset_t *cs;
+	const sign_keyset_t *ks;
+	const sign_zone_opts_t *o;
+	const uint8_t *apex;
+	uint32_t nsec_ttl;
+	uint16_t *types; /* a node's types for its NSEC: 65536 + 3 */
+	uint8_t *buf;    /* an RRset built here: RRSET_BUF */
+	uint8_t sig[RRSIG_MAX];
+} sign_ctx_t;
+
+/* Append one record of type, TTL and rdata to the RRset being built in w. */
+static void put_record(wire_t *w, uint16_t type, uint32_t ttl, const uint8_t *rdata, size_t len)
+{
+	wire_write_u16(w, type);
+	wire_write_u16(w, DNS_CLASS_IN);
+	wire_write_u32(w, ttl);
+	wire_write_u16(w, (uint16_t)len);
+	wire_write_bytes(w, rdata, len);
+}
+
+/* An RRSIG by every key of role of ks on rs at owner, added (RFC 4034 3: the RRset's TTL). */
+static int add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs,
+		      sign_key_role_t role)
+{
+	uint32_t ttl = wire_get_u32(rs->data + 4);
+	for (size_t i = 0; i < c->ks->count; i++) {
+		const sign_key_t *k = &c->ks->keys[i];
+		if (k->role != role)
+			continue;
+		int n = sign_rrset(k, c->apex, owner, rs, c->o->times, c->sig, sizeof(c->sig));
+		if (n < 0)
+			return n;
+		int rc = changeset_add(c->cs, true, owner, DNS_TYPE_RRSIG, ttl, c->sig, (uint16_t)n);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Add the records of the RRset rs at owner (built here) to the changeset. */
+static int add_rrset(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs)
+{
+	wire_t w;
+	wire_init_read(&w, rs->data, rs->data_len);
+	for (uint16_t i = 0; i < rs->rr_count; i++) {
+		wire_skip(&w, 4);
+		uint32_t ttl = wire_read_u32(&w);
+		uint16_t len = wire_read_u16(&w);
+		const uint8_t *rdata = wire_read_ptr(&w, len);
+		int rc = w.err ? SHOAL_EMALFORMED
+			       : changeset_add(c->cs, true, owner, rs->type, ttl, rdata, len);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The DNSKEY RRset of every key, added and signed by the KSKs (RFC 6781 3.1). */
+static int add_dnskeys(sign_ctx_t *c)
+{
+	wire_t w;
+	wire_init_write(&w, c->buf, RRSET_BUF);
+	uint8_t rdata[2048];
+	for (size_t i = 0; i < c->ks->count; i++) {
+		int n = sign_key_dnskey(&c->ks->keys[i], rdata, sizeof(rdata));
+		if (n < 0)
+			return n;
+		put_record(&w, DNS_TYPE_DNSKEY, c->o->dnskey_ttl, rdata, (size_t)n);
+	}
+	rrset_wire_t rs = { .type = DNS_TYPE_DNSKEY, .rr_count = (uint16_t)c->ks->count,
+			    .data_len = (uint32_t)w.pos, .data = c->buf };
+	int rc = w.err ? w.err : add_rrset(c, c->apex, &rs);
+	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_KSK);
+}
+
+/*
+ * The SOA: the old one deleted, the new one (o->serial) added and signed;
+ * the NSEC TTL from it (RFC 9077 3). Both sides' SOAs come first.
+ */
+static int replace_soa(sign_ctx_t *c, const zone_t *z)
+{
+	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+	wire_t w;
+	wire_init_read(&w, soa->set.data, soa->set.data_len);
+	wire_skip(&w, 4);
+	uint32_t ttl = wire_read_u32(&w);
+	uint16_t len = wire_read_u16(&w);
+	const uint8_t *rdata = wire_read_ptr(&w, len);
+	if (w.err || len < 22)
+		return SHOAL_EMALFORMED;
+	int rc = changeset_add(c->cs, false, c->apex, DNS_TYPE_SOA, ttl, rdata, len);
+	uint8_t fresh[2 * NAME_MAXLEN + 20];
+	memcpy(fresh, rdata, len);
+	wire_t s;
+	wire_init_write(&s, fresh, sizeof(fresh));
+	wire_seek(&s, len - 20); /* serial, refresh, retry, expire, minimum */
+	wire_write_u32(&s, c->o->serial);
+	uint32_t minimum = wire_get_u32(rdata + len - 4);
+	c->nsec_ttl = ttl < minimum ? ttl : minimum;
+	wire_t b;
+	wire_init_write(&b, c->buf, RRSET_BUF);
+	put_record(&b, DNS_TYPE_SOA, ttl, fresh, len);
+	rrset_wire_t rs = { .type = DNS_TYPE_SOA, .rr_count = 1, .data_len = (uint32_t)b.pos,
+			    .data = c->buf };
+	if (rc == 0)
+		rc = add_rrset(c, c->apex, &rs);
+	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_ZSK);
+}
+
+/* Insert type t into the sorted types[0..*n). */
+static void types_insert(uint16_t *types, size_t *n, uint16_t t)
+{
+	size_t i = *n;
+	for (; i > 0 && types[i - 1] > t; i--)
+		types[i] = types[i - 1];
+	types[i] = t;
+	(*n)++;
+}
+
+/* The type bit maps (RFC 4034 4.1.2) of the sorted types[0..n) into w. */
+static void put_bitmap(wire_t *w, const uint16_t *types, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		uint8_t window = (uint8_t)(types[i] >> 8), bits[32] = { 0 }, len = 0;
+		for (; i < n && types[i] >> 8 == window; i++) {
+			uint8_t low = (uint8_t)types[i];
+			bits[low / 8] |= (uint8_t)(0x80 >> (low % 8));
+			len = (uint8_t)(low / 8 + 1);
+		}
+		wire_write_u8(w, window);
+		wire_write_u8(w, len);
+		wire_write_bytes(w, bits, len);
+	}
+}
+
+/*
+ * Node n's RRSIGs (what it is authoritative for: at a delegation only the
+ * DS, RFC 4035 2.2) and its NSEC to next, signed. Its types for the NSEC
+ * gather in c->types.
+ */
+static int sign_node(sign_ctx_t *c, const znode_t *n, const uint8_t *next)
+{
+	const uint8_t *owner = znode_name(n);
+	bool apex = n->flags & ZNODE_APEX, deleg = !apex && (n->flags & ZNODE_DELEG);
+	const zrrset_t *rs = znode_rrsets(n);
+	size_t nt = 0;
+	int rc = 0;
+	for (uint16_t i = 0; rc == 0 && i < n->rrset_count; i++) {
+		uint16_t t = rs[i].set.type;
+		/* RFC 4035 2.3: a delegation's NSEC shows its NS and DS, not its glue */
+		if (deleg && t != DNS_TYPE_NS && t != DNS_TYPE_DS)
+			continue;
+		c->types[nt++] = t;
+		if ((deleg && t != DNS_TYPE_DS) || (apex && t == DNS_TYPE_SOA))
+			continue; /* the new SOA is signed where it is made */
+		rc = add_rrsigs(c, owner, &rs[i].set, SIGN_KEY_ZSK);
+	}
+	if (apex)
+		types_insert(c->types, &nt, DNS_TYPE_DNSKEY);
+	types_insert(c->types, &nt, DNS_TYPE_RRSIG);
+	types_insert(c->types, &nt, DNS_TYPE_NSEC);
+	uint8_t *rdata = c->buf + RRSET_BUF - NAME_MAXLEN - BITMAP_MAX;
+	wire_t r;
+	wire_init_write(&r, rdata, NAME_MAXLEN + BITMAP_MAX);
+	wire_write_bytes(&r, next, name_length(next));
+	put_bitmap(&r, c->types, nt);
+	wire_t w;
+	wire_init_write(&w, c->buf, RRSET_BUF - NAME_MAXLEN - BITMAP_MAX);
+	put_record(&w, DNS_TYPE_NSEC, c->nsec_ttl, rdata, r.pos);
+	rrset_wire_t nsec = { .type = DNS_TYPE_NSEC, .rr_count = 1, .data_len = (uint32_t)w.pos,
+			      .data = c->buf };
+	if (rc == 0)
+		rc = r.err ? r.err : w.err ? w.err : add_rrset(c, owner, &nsec);
+	return rc < 0 ? rc : add_rrsigs(c, owner, &nsec, SIGN_KEY_ZSK);
+}
+
+/* Every NSEC owner in canonical order, each signed with its NSEC to the next, the last to the apex. */
+static int sign_nodes(sign_ctx_t *c, const zone_t *z)
+{
+	zone_iter_t it;
+	const znode_t *prev = NULL;
+	int rc = 0;
+	for (const znode_t *n = zone_first(z, &it); rc == 0 && n; n = zone_next(&it)) {
+		/* RFC 4035 2.3: names with authoritative data and delegations; not glue, not ENTs */
+		if (!(n->flags & ZNODE_DATA) || (n->flags & ZNODE_OCCLUDED))
+			continue;
+		if (prev)
+			rc = sign_node(c, prev, znode_name(n));
+		prev = n;
+	}
+	return rc == 0 ? sign_node(c, prev, c->apex) : rc;
+}
+
+/* Whether ks has a KSK and a ZSK that can sign. */
+static bool keys_usable(const sign_keyset_t *ks)
+{
+	bool ksk = false, zsk = false;
+	for (size_t i = 0; i < ks->count; i++) {
+		bool can = sign_key_can_sign(&ks->keys[i]);
+		ksk |= can && ks->keys[i].role == SIGN_KEY_KSK;
+		zsk |= can && ks->keys[i].role == SIGN_KEY_ZSK;
+	}
+	return ksk && zsk;
+}
+
+int sign_zone_nsec(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
+		   changeset_t **out)
+{
+	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
+	*out = NULL;
+	if (!soa)
+		return SHOAL_EZONE;
+	if (z->denial != ZONE_DENIAL_NONE || soa->sigs || znode_rrset(z->apex, DNS_TYPE_DNSKEY))
+		return SHOAL_EEXIST;
+	if (!keys_usable(ks))
+		return SHOAL_EINVAL;
+	sign_ctx_t *c = calloc(1, sizeof(*c));
+	int rc = SHOAL_ENOMEM;
+	if (!c)
+		return rc;
+	*c = (sign_ctx_t){ .ks = ks, .o = o, .apex = znode_name(z->apex) };
+	c->cs = changeset_new();
+	c->types = malloc((65536 + 3) * sizeof(*c->types));
+	c->buf = malloc(RRSET_BUF);
+	if (c->cs && c->types && c->buf) {
+		rc = replace_soa(c, z);
+		if (rc == 0)
+			rc = add_dnskeys(c);
+		if (rc == 0)
+			rc = sign_nodes(c, z);
+		if (rc == 0)
+			rc = changeset_seal(c->cs);
+	}
+	if (rc == 0)
+		*out = c->cs;
+	else
+		changeset_unref(c->cs);
+	free(c->types);
+	free(c->buf);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* A whole zone signed with NSEC: the changeset that takes an unsigned version to its signed one. */
+#ifndef SHOAL_ZONE_SIGN_ZONE_H
+#define SHOAL_ZONE_SIGN_ZONE_H
+
+#include <stdint.h>
+
+#include "zone/changeset.h"
+#include "zone/sign_key.h"
+#include "zone/sign_rrset.h"
+#include "zone/zone.h"
+
+/* What a full signing needs beside the zone and its keys. */
+typedef struct sign_zone_opts {
+	sign_times_t times;  /* of every signature made */
+	uint32_t serial;     /* the signed version's SOA serial (newer than z's, RFC 1982) */
+	uint32_t dnskey_ttl; /* of the DNSKEY RRset */
+} sign_zone_opts_t;
+
+/*
+ * The changeset from z (unsigned: no DNSKEY, no RRSIG, no NSEC or NSEC3)
+ * to its signed version (RFC 4035 2): the SOA with o->serial; the DNSKEY
+ * RRset of ks's keys at the apex, signed by each KSK; an RRSIG by each
+ * ZSK on every authoritative RRset (not at or below a delegation but its
+ * DS, not under a DNAME); an NSEC at every name with authoritative data
+ * and at every delegation (RFC 4035 2.3), each to the next in canonical
+ * order, the last to the apex, with the TTL min(SOA TTL, SOA MINIMUM)
+ * (RFC 9077 3), and its RRSIG. zone_apply(z, out) makes the signed
+ * version. Returns 0 and *out (sealed, one reference), SHOAL_EEXIST (z is
+ * signed already), SHOAL_EINVAL (ks has no KSK or no ZSK with its private
+ * key) or another sign_rrset or changeset_add error. Reads z (held by the
+ * caller); any thread but a worker: it allocates and takes the time of a
+ * signature per RRset.
+ */
+int sign_zone_nsec(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
+		   changeset_t **out);
+
+#endif
