@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* A whole zone signed with NSEC: the changeset that takes an unsigned version to its signed one. */
+/* A whole zone signed with NSEC or NSEC3: the changeset that takes an unsigned version to its
+ * signed one. */
 #include "config.h"
 
+#include <ldns/util.h>
+#include <libdnssec/binary.h>
+#include <libdnssec/error.h>
+#include <libdnssec/nsec.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +57,8 @@ static int add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *r
 		int n = sign_rrset(k, c->apex, owner, rs, c->o->times, c->sig, sizeof(c->sig));
 		if (n < 0)
 			return n;
-		int rc = changeset_add(c->cs, true, owner, DNS_TYPE_RRSIG, ttl, c->sig, (uint16_t)n);
+		int rc =
+			changeset_add(c->cs, true, owner, DNS_TYPE_RRSIG, ttl, c->sig, (uint16_t)n);
 		if (rc < 0)
 			return rc;
 	}
@@ -89,8 +95,10 @@ static int add_dnskeys(sign_ctx_t *c)
 			return n;
 		put_record(&w, DNS_TYPE_DNSKEY, c->o->dnskey_ttl, rdata, (size_t)n);
 	}
-	rrset_wire_t rs = { .type = DNS_TYPE_DNSKEY, .rr_count = (uint16_t)c->ks->count,
-			    .data_len = (uint32_t)w.pos, .data = c->buf };
+	rrset_wire_t rs = { .type = DNS_TYPE_DNSKEY,
+			    .rr_count = (uint16_t)c->ks->count,
+			    .data_len = (uint32_t)w.pos,
+			    .data = c->buf };
 	int rc = w.err ? w.err : add_rrset(c, c->apex, &rs);
 	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_KSK);
 }
@@ -122,8 +130,9 @@ static int replace_soa(sign_ctx_t *c, const zone_t *z)
 	wire_t b;
 	wire_init_write(&b, c->buf, RRSET_BUF);
 	put_record(&b, DNS_TYPE_SOA, ttl, fresh, len);
-	rrset_wire_t rs = { .type = DNS_TYPE_SOA, .rr_count = 1, .data_len = (uint32_t)b.pos,
-			    .data = c->buf };
+	rrset_wire_t rs = {
+		.type = DNS_TYPE_SOA, .rr_count = 1, .data_len = (uint32_t)b.pos, .data = c->buf
+	};
 	if (rc == 0)
 		rc = add_rrset(c, c->apex, &rs);
 	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_ZSK);
@@ -157,53 +166,86 @@ static void put_bitmap(wire_t *w, const uint16_t *types, size_t n)
 
 /*
  * Node n's RRSIGs (what it is authoritative for: at a delegation only the
- * DS, RFC 4035 2.2) and its NSEC to next, signed. Its types for the NSEC
- * gather in c->types.
+ * DS, RFC 4035 2.2); the types its NSEC or NSEC3 shows gather in
+ * c->types[0..*nt) (at a delegation NS and DS, not its glue, RFC 4035
+ * 2.3), and *sigs says whether it has an RRSIG.
  */
-static int sign_node(sign_ctx_t *c, const znode_t *n, const uint8_t *next)
+static int sign_data(sign_ctx_t *c, const znode_t *n, size_t *nt, bool *sigs)
 {
 	const uint8_t *owner = znode_name(n);
 	bool apex = n->flags & ZNODE_APEX, deleg = !apex && (n->flags & ZNODE_DELEG);
 	const zrrset_t *rs = znode_rrsets(n);
-	size_t nt = 0;
 	int rc = 0;
+	*nt = 0;
+	*sigs = false;
 	for (uint16_t i = 0; rc == 0 && i < n->rrset_count; i++) {
 		uint16_t t = rs[i].set.type;
-		/* RFC 4035 2.3: a delegation's NSEC shows its NS and DS, not its glue */
 		if (deleg && t != DNS_TYPE_NS && t != DNS_TYPE_DS)
 			continue;
-		c->types[nt++] = t;
-		if ((deleg && t != DNS_TYPE_DS) || (apex && t == DNS_TYPE_SOA))
-			continue; /* the new SOA is signed where it is made */
-		rc = add_rrsigs(c, owner, &rs[i].set, SIGN_KEY_ZSK);
+		c->types[(*nt)++] = t;
+		if (deleg && t != DNS_TYPE_DS)
+			continue;
+		*sigs = true;
+		if (!(apex && t == DNS_TYPE_SOA)) /* the new SOA is signed where it is made */
+			rc = add_rrsigs(c, owner, &rs[i].set, SIGN_KEY_ZSK);
 	}
-	if (apex)
-		types_insert(c->types, &nt, DNS_TYPE_DNSKEY);
-	types_insert(c->types, &nt, DNS_TYPE_RRSIG);
-	types_insert(c->types, &nt, DNS_TYPE_NSEC);
-	uint8_t *rdata = c->buf + RRSET_BUF - NAME_MAXLEN - BITMAP_MAX;
-	wire_t r;
-	wire_init_write(&r, rdata, NAME_MAXLEN + BITMAP_MAX);
-	wire_write_bytes(&r, next, name_length(next));
-	put_bitmap(&r, c->types, nt);
-	wire_t w;
-	wire_init_write(&w, c->buf, RRSET_BUF - NAME_MAXLEN - BITMAP_MAX);
-	put_record(&w, DNS_TYPE_NSEC, c->nsec_ttl, rdata, r.pos);
-	rrset_wire_t nsec = { .type = DNS_TYPE_NSEC, .rr_count = 1, .data_len = (uint32_t)w.pos,
-			      .data = c->buf };
-	if (rc == 0)
-		rc = r.err ? r.err : w.err ? w.err : add_rrset(c, owner, &nsec);
-	return rc < 0 ? rc : add_rrsigs(c, owner, &nsec, SIGN_KEY_ZSK);
+	if (apex) {
+		types_insert(c->types, nt, DNS_TYPE_DNSKEY);
+		if (c->o->nsec3)
+			types_insert(c->types, nt, DNS_TYPE_NSEC3PARAM);
+	}
+	return rc;
 }
 
-/* Every NSEC owner in canonical order, each signed with its NSEC to the next, the last to the apex. */
+/* One record of type with rdata[0..len) at owner, added and signed by the ZSKs. */
+static int add_signed(sign_ctx_t *c, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		      const uint8_t *rdata, size_t len)
+{
+	wire_t w;
+	wire_init_write(&w, c->buf, RRSET_BUF - NAME_MAXLEN - BITMAP_MAX - 300);
+	put_record(&w, type, ttl, rdata, len);
+	rrset_wire_t rs = {
+		.type = type, .rr_count = 1, .data_len = (uint32_t)w.pos, .data = c->buf
+	};
+	int rc = w.err ? w.err : add_rrset(c, owner, &rs);
+	return rc < 0 ? rc : add_rrsigs(c, owner, &rs, SIGN_KEY_ZSK);
+}
+
+/* Where an NSEC or NSEC3 RDATA is put together: the end of c->buf. */
+static void rdata_writer(sign_ctx_t *c, wire_t *r)
+{
+	size_t room = NAME_MAXLEN + BITMAP_MAX + 300;
+	wire_init_write(r, c->buf + RRSET_BUF - room, room);
+}
+
+/* Node n signed, and its NSEC to next (RFC 4034 4.1) with RRSIG and NSEC in its bitmap. */
+static int sign_node(sign_ctx_t *c, const znode_t *n, const uint8_t *next)
+{
+	size_t nt;
+	bool sigs;
+	int rc = sign_data(c, n, &nt, &sigs);
+	types_insert(c->types, &nt, DNS_TYPE_RRSIG);
+	types_insert(c->types, &nt, DNS_TYPE_NSEC);
+	wire_t r;
+	rdata_writer(c, &r);
+	wire_write_bytes(&r, next, name_length(next));
+	put_bitmap(&r, c->types, nt);
+	if (rc == 0)
+		rc = r.err ? r.err
+			   : add_signed(c, znode_name(n), DNS_TYPE_NSEC, c->nsec_ttl, r.buf, r.pos);
+	return rc;
+}
+
+/* Every NSEC owner in canonical order, each signed with its NSEC to the next, the last to the apex.
+ */
 static int sign_nodes(sign_ctx_t *c, const zone_t *z)
 {
 	zone_iter_t it;
 	const znode_t *prev = NULL;
 	int rc = 0;
 	for (const znode_t *n = zone_first(z, &it); rc == 0 && n; n = zone_next(&it)) {
-		/* RFC 4035 2.3: names with authoritative data and delegations; not glue, not ENTs */
+		/* RFC 4035 2.3: names with authoritative data and delegations; not glue, not ENTs
+		 */
 		if (!(n->flags & ZNODE_DATA) || (n->flags & ZNODE_OCCLUDED))
 			continue;
 		if (prev)
@@ -211,6 +253,108 @@ static int sign_nodes(sign_ctx_t *c, const zone_t *z)
 		prev = n;
 	}
 	return rc == 0 ? sign_node(c, prev, c->apex) : rc;
+}
+
+/* A name of the NSEC3 chain: its hash and its node. */
+typedef struct chain_entry {
+	uint8_t hash[ZONE_NSEC3_HASH_LEN];
+	const znode_t *node;
+} chain_entry_t;
+
+static int chain_cmp(const void *a, const void *b)
+{
+	return memcmp(((const chain_entry_t *)a)->hash, ((const chain_entry_t *)b)->hash,
+		      ZONE_NSEC3_HASH_LEN);
+}
+
+/* NSEC3PARAM's RDATA (RFC 5155 4.2), the start of an NSEC3's (4.2), into w. */
+static void put_nsec3_params(wire_t *w, const sign_nsec3_t *p)
+{
+	wire_write_u8(w, 1); /* SHA-1, the one hash (RFC 5155 11) */
+	wire_write_u8(w, 0); /* no opt-out */
+	wire_write_u16(w, p->iterations);
+	wire_write_u8(w, p->salt_len);
+	wire_write_bytes(w, p->salt, p->salt_len);
+}
+
+/* The NSEC3 hash of name (lowercase wire, RFC 5155 5) into out. */
+static int nsec3_hash(const sign_nsec3_t *p, const uint8_t *name, uint8_t *out)
+{
+	dnssec_nsec3_params_t params = { .algorithm = DNSSEC_NSEC3_ALGORITHM_SHA1,
+					 .iterations = p->iterations,
+					 .salt = { .data = (uint8_t *)p->salt,
+						   .size = p->salt_len } };
+	dnssec_binary_t in = { .data = (uint8_t *)name, .size = name_length(name) }, h = { 0 };
+	int r = dnssec_nsec3_hash(&in, &params, &h);
+	bool ok = r == DNSSEC_EOK && h.size == ZONE_NSEC3_HASH_LEN;
+	if (ok)
+		memcpy(out, h.data, ZONE_NSEC3_HASH_LEN);
+	dnssec_binary_free(&h);
+	return ok ? 0 : SHOAL_ENOMEM;
+}
+
+/* The owner of the NSEC3 of hash: its base32hex label (RFC 5155 3) over the apex. */
+static void nsec3_owner(const sign_ctx_t *c, const uint8_t *hash, uint8_t *owner)
+{
+	char text[40];
+	ldns_b32_ntop_extended_hex(hash, ZONE_NSEC3_HASH_LEN, text, sizeof(text));
+	owner[0] = 32;
+	for (int i = 0; i < 32; i++)
+		owner[1 + i] = name_lower_octet((uint8_t)text[i]);
+	memcpy(owner + 33, c->apex, name_length(c->apex));
+}
+
+/* Entry e's node signed, and its NSEC3 to the next hash (RFC 5155 3.2, 7.1). */
+static int sign_nsec3_entry(sign_ctx_t *c, const chain_entry_t *e, const uint8_t *next)
+{
+	size_t nt;
+	bool sigs;
+	int rc = sign_data(c, e->node, &nt, &sigs);
+	if (sigs || (e->node->flags & ZNODE_APEX))
+		types_insert(c->types, &nt, DNS_TYPE_RRSIG);
+	wire_t r;
+	rdata_writer(c, &r);
+	put_nsec3_params(&r, c->o->nsec3);
+	wire_write_u8(&r, ZONE_NSEC3_HASH_LEN);
+	wire_write_bytes(&r, next, ZONE_NSEC3_HASH_LEN);
+	put_bitmap(&r, c->types, nt);
+	uint8_t owner[NAME_MAXLEN];
+	nsec3_owner(c, e->hash, owner);
+	if (rc == 0)
+		rc = r.err ? r.err
+			   : add_signed(c, owner, DNS_TYPE_NSEC3, c->nsec_ttl, r.buf, r.pos);
+	return rc;
+}
+
+/*
+ * The NSEC3PARAM and the chain: every name with authoritative data, every
+ * delegation and every empty non-terminal not below a cut (RFC 5155 7.1),
+ * hashed, sorted, each NSEC3 to the next, the last to the first.
+ */
+static int sign_nsec3_chain(sign_ctx_t *c, const zone_t *z)
+{
+	chain_entry_t *chain = malloc((z->node_count + 1) * sizeof(*chain));
+	size_t n = 0;
+	zone_iter_t it;
+	int rc = chain ? 0 : SHOAL_ENOMEM;
+	for (const znode_t *x = zone_first(z, &it); rc == 0 && x; x = zone_next(&it)) {
+		if (x->flags & ZNODE_OCCLUDED)
+			continue;
+		chain[n].node = x;
+		rc = nsec3_hash(c->o->nsec3, znode_name(x), chain[n++].hash);
+	}
+	if (rc == 0)
+		qsort(chain, n, sizeof(*chain), chain_cmp);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = sign_nsec3_entry(c, &chain[i], chain[(i + 1) % n].hash);
+	wire_t r;
+	rdata_writer(c, &r);
+	put_nsec3_params(&r, c->o->nsec3);
+	/* RFC 5155 4: the TTL is not said; 0, as Knot and BIND publish it */
+	if (rc == 0)
+		rc = add_signed(c, c->apex, DNS_TYPE_NSEC3PARAM, 0, r.buf, r.pos);
+	free(chain);
+	return rc;
 }
 
 /* Whether ks has a KSK and a ZSK that can sign. */
@@ -225,8 +369,8 @@ static bool keys_usable(const sign_keyset_t *ks)
 	return ksk && zsk;
 }
 
-int sign_zone_nsec(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
-		   changeset_t **out)
+int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
+	      changeset_t **out)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	*out = NULL;
@@ -249,7 +393,7 @@ int sign_zone_nsec(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opt
 		if (rc == 0)
 			rc = add_dnskeys(c);
 		if (rc == 0)
-			rc = sign_nodes(c, z);
+			rc = c->o->nsec3 ? sign_nsec3_chain(c, z) : sign_nodes(c, z);
 		if (rc == 0)
 			rc = changeset_seal(c->cs);
 	}

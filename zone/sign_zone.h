@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* A whole zone signed with NSEC: the changeset that takes an unsigned version to its signed one. */
+/* A whole zone signed with NSEC or NSEC3: the changeset that takes an unsigned version to its
+ * signed one. */
 #ifndef SHOAL_ZONE_SIGN_ZONE_H
 #define SHOAL_ZONE_SIGN_ZONE_H
 
@@ -10,11 +11,19 @@
 #include "zone/sign_rrset.h"
 #include "zone/zone.h"
 
+/* NSEC3's parameters (RFC 5155 4; RFC 9276 3.1: 0 iterations, no salt). */
+typedef struct sign_nsec3 {
+	uint16_t iterations;
+	uint8_t salt_len;
+	uint8_t salt[255];
+} sign_nsec3_t;
+
 /* What a full signing needs beside the zone and its keys. */
 typedef struct sign_zone_opts {
-	sign_times_t times;  /* of every signature made */
-	uint32_t serial;     /* the signed version's SOA serial (newer than z's, RFC 1982) */
-	uint32_t dnskey_ttl; /* of the DNSKEY RRset */
+	sign_times_t times;        /* of every signature made */
+	uint32_t serial;           /* the signed version's SOA serial (newer than z's, RFC 1982) */
+	uint32_t dnskey_ttl;       /* of the DNSKEY RRset */
+	const sign_nsec3_t *nsec3; /* NSEC3 with these parameters, or NULL: NSEC */
 } sign_zone_opts_t;
 
 /*
@@ -25,14 +34,17 @@ typedef struct sign_zone_opts {
  * DS, not under a DNAME); an NSEC at every name with authoritative data
  * and at every delegation (RFC 4035 2.3), each to the next in canonical
  * order, the last to the apex, with the TTL min(SOA TTL, SOA MINIMUM)
- * (RFC 9077 3), and its RRSIG. zone_apply(z, out) makes the signed
+ * (RFC 9077 3), and its RRSIG; or with o->nsec3 the NSEC3PARAM at the
+ * apex and an NSEC3 for each of those names and each empty non-terminal
+ * (RFC 5155 7.1; no opt-out), chained in hash order, with that TTL, and
+ * their RRSIGs. zone_apply(z, out) makes the signed
  * version. Returns 0 and *out (sealed, one reference), SHOAL_EEXIST (z is
  * signed already), SHOAL_EINVAL (ks has no KSK or no ZSK with its private
  * key) or another sign_rrset or changeset_add error. Reads z (held by the
  * caller); any thread but a worker: it allocates and takes the time of a
  * signature per RRset.
  */
-int sign_zone_nsec(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
-		   changeset_t **out);
+int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
+	      changeset_t **out);
 
 #endif

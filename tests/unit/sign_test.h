@@ -15,8 +15,8 @@
  * them. Returns unit_run's code, or 99 when the folder cannot be made or
  * removed.
  */
-static inline int sign_test_main(int argc, char **argv, const char *name,
-				 const unit_test_t *tests, char *tmpdir)
+static inline int sign_test_main(int argc, char **argv, const char *name, const unit_test_t *tests,
+				 char *tmpdir)
 {
 	if (!mkdtemp(tmpdir))
 		return 99;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests for zone/sign_zone.c: a zone signed with NSEC, applied, and checked by ldns and BIND. */
+/* Unit tests for zone/sign_zone.c: a zone signed with NSEC, applied, and checked by ldns and BIND.
+ */
 #include "config.h"
 
 #include <fcntl.h>
@@ -11,12 +12,12 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "tests/unit/sign_test.h"
+#include "unit.h"
 #include "zone/apply.h"
 #include "zone/load.h"
 #include "zone/sign_zone.h"
 #include "zone/write.h"
-#include "tests/unit/sign_test.h"
-#include "unit.h"
 
 static char tmpdir[] = "/tmp/shoal-test-sign-zone.XXXXXX";
 static const uint8_t APEX[] = "\7example\3com";
@@ -57,8 +58,11 @@ static int run(const char *cmd, const char *path)
 	return rc;
 }
 
-/* The zone loaded, signed with new keys of alg, applied: the signed version, written to path. */
-static zone_t *sign_to_file(uint8_t alg, const char *path)
+/*
+ * The zone loaded, signed with new keys of alg (NSEC, or NSEC3 with nsec3's
+ * parameters), applied: the signed version, written to path.
+ */
+static zone_t *sign_to_file(uint8_t alg, const sign_nsec3_t *nsec3, const char *path)
 {
 	char file[300], dir[300], err[512] = "";
 	snprintf(file, sizeof(file), "%s/example.com.zone", tmpdir);
@@ -75,19 +79,20 @@ static zone_t *sign_to_file(uint8_t alg, const char *path)
 	uint32_t now = (uint32_t)time(NULL);
 	sign_zone_opts_t o = { .times = { .inception = now - 3600, .expiration = now + 86400 },
 			       .serial = 8,
-			       .dnskey_ttl = 600 };
+			       .dnskey_ttl = 600,
+			       .nsec3 = nsec3 };
 	changeset_t *cs = NULL;
-	CU_ASSERT_EQUAL_FATAL(sign_zone_nsec(z, &ks, &o, &cs), 0);
+	CU_ASSERT_EQUAL_FATAL(sign_zone(z, &ks, &o, &cs), 0);
 	CU_ASSERT_EQUAL(cs->from, 7);
 	CU_ASSERT_EQUAL(cs->to, 8);
 	zone_apply_opts_t ao = { .label = "signer", .msg = msg };
 	const changeset_t *sets[] = { cs };
 	CU_ASSERT_EQUAL_FATAL(zone_apply(z, sets, 1, &ao, &signed_z), 0);
 	CU_ASSERT_EQUAL(signed_z->serial, 8);
-	CU_ASSERT_EQUAL(signed_z->denial, ZONE_DENIAL_NSEC);
+	CU_ASSERT_EQUAL(signed_z->denial, nsec3 ? ZONE_DENIAL_NSEC3 : ZONE_DENIAL_NSEC);
 	/* signed already: refused */
 	changeset_t *again = NULL;
-	CU_ASSERT_EQUAL(sign_zone_nsec(signed_z, &ks, &o, &again), SHOAL_EEXIST);
+	CU_ASSERT_EQUAL(sign_zone(signed_z, &ks, &o, &again), SHOAL_EEXIST);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(zone_write_fd(signed_z, fd), 0);
@@ -98,25 +103,34 @@ static zone_t *sign_to_file(uint8_t alg, const char *path)
 	return signed_z;
 }
 
-/* ldns-verify-zone and BIND's dnssec-verify pass the signed zone of each algorithm. */
+/*
+ * ldns-verify-zone and BIND's dnssec-verify pass the signed zone of each
+ * algorithm, with NSEC, with NSEC3 as RFC 9276 asks (no salt, no extra
+ * iterations) and with a salt and iterations.
+ */
 static void test_full_signing_verifies(void)
 {
 	static const uint8_t algs[] = { 13, 15, 14, 8 };
-	for (size_t i = 0; i < sizeof(algs); i++) {
+	static const sign_nsec3_t plain = { 0 }, salted = { .iterations = 5,
+							    .salt_len = 4,
+							    .salt = { 0xab, 0xcd, 0x01, 0x00 } };
+	const sign_nsec3_t *denials[] = { NULL, &plain, &salted };
+	for (size_t i = 0; i < sizeof(algs) * 3; i++) {
 		char path[300], cmd[700];
-		snprintf(path, sizeof(path), "%s/signed%u.zone", tmpdir, algs[i]);
-		zone_t *z = sign_to_file(algs[i], path);
+		const sign_nsec3_t *nsec3 = denials[i % 3];
+		snprintf(path, sizeof(path), "%s/signed%u-%zu.zone", tmpdir, algs[i / 3], i % 3);
+		zone_t *z = sign_to_file(algs[i / 3], nsec3, path);
 		snprintf(cmd, sizeof(cmd), "ldns-verify-zone %s", path);
 		int rc = run(cmd, path);
 		CU_ASSERT_EQUAL(rc, 0);
 		if (rc)
-			fprintf(stderr, "\n  algorithm %u: ldns-verify-zone failed\n", algs[i]);
+			fprintf(stderr, "\n  %s: ldns-verify-zone failed\n", path);
 		if (access("/usr/bin/dnssec-verify", X_OK) == 0) {
 			snprintf(cmd, sizeof(cmd), "dnssec-verify -q -o example.com %s", path);
 			rc = run(cmd, path);
 			CU_ASSERT_EQUAL(rc, 0);
 			if (rc)
-				fprintf(stderr, "\n  algorithm %u: dnssec-verify failed\n", algs[i]);
+				fprintf(stderr, "\n  %s: dnssec-verify failed\n", path);
 		}
 		zone_unref(z);
 	}
@@ -130,7 +144,7 @@ static void test_what_is_signed(void)
 {
 	char path[300];
 	snprintf(path, sizeof(path), "%s/shape.zone", tmpdir);
-	zone_t *z = sign_to_file(13, path);
+	zone_t *z = sign_to_file(13, NULL, path);
 	static const struct {
 		const char *name;
 		uint16_t type;
@@ -158,11 +172,38 @@ static void test_what_is_signed(void)
 	zone_unref(z);
 }
 
+/*
+ * NSEC3 (RFC 5155 7.1): the empty non-terminal and the delegations have
+ * one, the glue none; an insecure delegation's shows no RRSIG.
+ */
+static void test_nsec3_chain(void)
+{
+	char path[300];
+	static const sign_nsec3_t plain = { 0 };
+	snprintf(path, sizeof(path), "%s/chain.zone", tmpdir);
+	zone_t *z = sign_to_file(13, &plain, path);
+	bool exact = false;
+	CU_ASSERT_PTR_NOT_NULL(zone_nsec3_find(z, (const uint8_t *)"\1b\7example\3com", &exact));
+	CU_ASSERT(exact);
+	const znode_t *sub = zone_nsec3_find(z, (const uint8_t *)"\3sub\7example\3com", &exact);
+	CU_ASSERT_FATAL(sub && exact);
+	const zrrset_t *rs = znode_rrset(sub, DNS_TYPE_NSEC3);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+	/* the bitmap after alg, flags, iterations, salt length (0), hash length and hash */
+	const uint8_t *bitmap = rs->set.data + 10 + 5 + 1 + ZONE_NSEC3_HASH_LEN;
+	static const uint8_t ns_only[] = { 0, 1, 0x20 }; /* window 0: type 2 (NS) */
+	CU_ASSERT(!memcmp(bitmap, ns_only, sizeof(ns_only)));
+	zone_nsec3_find(z, (const uint8_t *)"\2ns\3sub\7example\3com", &exact);
+	CU_ASSERT(!exact);
+	zone_unref(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_full_signing_verifies),
 		UNIT_TEST(test_what_is_signed),
+		UNIT_TEST(test_nsec3_chain),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_zone", tests, tmpdir);
