@@ -267,11 +267,14 @@ static int chain_cmp(const void *a, const void *b)
 		      ZONE_NSEC3_HASH_LEN);
 }
 
-/* NSEC3PARAM's RDATA (RFC 5155 4.2), the start of an NSEC3's (4.2), into w. */
-static void put_nsec3_params(wire_t *w, const sign_nsec3_t *p)
+/*
+ * NSEC3PARAM's RDATA (RFC 5155 4.2), the start of an NSEC3's (3.2), into
+ * w: flags 0 in an NSEC3PARAM (4.1.2), the opt-out bit in an NSEC3 (3.1.2.1).
+ */
+static void put_nsec3_params(wire_t *w, const sign_nsec3_t *p, bool nsec3)
 {
 	wire_write_u8(w, 1); /* SHA-1, the one hash (RFC 5155 11) */
-	wire_write_u8(w, 0); /* no opt-out */
+	wire_write_u8(w, nsec3 && p->opt_out ? 1 : 0);
 	wire_write_u16(w, p->iterations);
 	wire_write_u8(w, p->salt_len);
 	wire_write_bytes(w, p->salt, p->salt_len);
@@ -314,7 +317,7 @@ static int sign_nsec3_entry(sign_ctx_t *c, const chain_entry_t *e, const uint8_t
 		types_insert(c->types, &nt, DNS_TYPE_RRSIG);
 	wire_t r;
 	rdata_writer(c, &r);
-	put_nsec3_params(&r, c->o->nsec3);
+	put_nsec3_params(&r, c->o->nsec3, true);
 	wire_write_u8(&r, ZONE_NSEC3_HASH_LEN);
 	wire_write_bytes(&r, next, ZONE_NSEC3_HASH_LEN);
 	put_bitmap(&r, c->types, nt);
@@ -326,10 +329,18 @@ static int sign_nsec3_entry(sign_ctx_t *c, const chain_entry_t *e, const uint8_t
 	return rc;
 }
 
+/* Whether n is a delegation without DS: what opt-out leaves out of the chain (RFC 5155 6). */
+static bool insecure_cut(const znode_t *n)
+{
+	return !(n->flags & ZNODE_APEX) && (n->flags & ZNODE_DELEG) && !znode_rrset(n, DNS_TYPE_DS);
+}
+
 /*
  * The NSEC3PARAM and the chain: every name with authoritative data, every
  * delegation and every empty non-terminal not below a cut (RFC 5155 7.1),
- * hashed, sorted, each NSEC3 to the next, the last to the first.
+ * but with opt-out the insecure delegations (an empty non-terminal above
+ * them keeps its NSEC3, which 7.1 allows), hashed, sorted, each NSEC3 to
+ * the next, the last to the first.
  */
 static int sign_nsec3_chain(sign_ctx_t *c, const zone_t *z)
 {
@@ -338,7 +349,7 @@ static int sign_nsec3_chain(sign_ctx_t *c, const zone_t *z)
 	zone_iter_t it;
 	int rc = chain ? 0 : SHOAL_ENOMEM;
 	for (const znode_t *x = zone_first(z, &it); rc == 0 && x; x = zone_next(&it)) {
-		if (x->flags & ZNODE_OCCLUDED)
+		if ((x->flags & ZNODE_OCCLUDED) || (c->o->nsec3->opt_out && insecure_cut(x)))
 			continue;
 		chain[n].node = x;
 		rc = nsec3_hash(c->o->nsec3, znode_name(x), chain[n++].hash);
@@ -349,7 +360,7 @@ static int sign_nsec3_chain(sign_ctx_t *c, const zone_t *z)
 		rc = sign_nsec3_entry(c, &chain[i], chain[(i + 1) % n].hash);
 	wire_t r;
 	rdata_writer(c, &r);
-	put_nsec3_params(&r, c->o->nsec3);
+	put_nsec3_params(&r, c->o->nsec3, false);
 	/* RFC 5155 4: the TTL is not said; 0, as Knot and BIND publish it */
 	if (rc == 0)
 		rc = add_signed(c, c->apex, DNS_TYPE_NSEC3PARAM, 0, r.buf, r.pos);

@@ -4,6 +4,7 @@
 #ifndef SHOAL_ZONE_SIGN_ZONE_H
 #define SHOAL_ZONE_SIGN_ZONE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "zone/changeset.h"
@@ -16,6 +17,7 @@ typedef struct sign_nsec3 {
 	uint16_t iterations;
 	uint8_t salt_len;
 	uint8_t salt[255];
+	bool opt_out; /* RFC 5155 6: insecure delegations get no NSEC3 */
 } sign_nsec3_t;
 
 /* What a full signing needs beside the zone and its keys. */
@@ -36,8 +38,8 @@ typedef struct sign_zone_opts {
  * order, the last to the apex, with the TTL min(SOA TTL, SOA MINIMUM)
  * (RFC 9077 3), and its RRSIG; or with o->nsec3 the NSEC3PARAM at the
  * apex and an NSEC3 for each of those names and each empty non-terminal
- * (RFC 5155 7.1; no opt-out), chained in hash order, with that TTL, and
- * their RRSIGs. zone_apply(z, out) makes the signed
+ * (RFC 5155 7.1) but, with opt-out, the insecure delegations (NS without
+ * DS), chained in hash order, with that TTL, and their RRSIGs. zone_apply(z, out) makes the signed
  * version. Returns 0 and *out (sealed, one reference), SHOAL_EEXIST (z is
  * signed already), SHOAL_EINVAL (ks has no KSK or no ZSK with its private
  * key) or another sign_rrset or changeset_add error. Reads z (held by the

@@ -111,15 +111,16 @@ static zone_t *sign_to_file(uint8_t alg, const sign_nsec3_t *nsec3, const char *
 static void test_full_signing_verifies(void)
 {
 	static const uint8_t algs[] = { 13, 15, 14, 8 };
-	static const sign_nsec3_t plain = { 0 }, salted = { .iterations = 5,
-							    .salt_len = 4,
-							    .salt = { 0xab, 0xcd, 0x01, 0x00 } };
-	const sign_nsec3_t *denials[] = { NULL, &plain, &salted };
-	for (size_t i = 0; i < sizeof(algs) * 3; i++) {
+	static const sign_nsec3_t plain = { 0 }, opt_out = { .opt_out = true },
+				  salted = { .iterations = 5,
+					     .salt_len = 4,
+					     .salt = { 0xab, 0xcd, 0x01, 0x00 } };
+	const sign_nsec3_t *denials[] = { NULL, &plain, &salted, &opt_out };
+	for (size_t i = 0; i < sizeof(algs) * 4; i++) {
 		char path[300], cmd[700];
-		const sign_nsec3_t *nsec3 = denials[i % 3];
-		snprintf(path, sizeof(path), "%s/signed%u-%zu.zone", tmpdir, algs[i / 3], i % 3);
-		zone_t *z = sign_to_file(algs[i / 3], nsec3, path);
+		const sign_nsec3_t *nsec3 = denials[i % 4];
+		snprintf(path, sizeof(path), "%s/signed%u-%zu.zone", tmpdir, algs[i / 4], i % 4);
+		zone_t *z = sign_to_file(algs[i / 4], nsec3, path);
 		snprintf(cmd, sizeof(cmd), "ldns-verify-zone %s", path);
 		int rc = run(cmd, path);
 		CU_ASSERT_EQUAL(rc, 0);
@@ -174,7 +175,8 @@ static void test_what_is_signed(void)
 
 /*
  * NSEC3 (RFC 5155 7.1): the empty non-terminal and the delegations have
- * one, the glue none; an insecure delegation's shows no RRSIG.
+ * one, the glue none; an insecure delegation's shows no RRSIG; with
+ * opt-out (RFC 5155 6) the insecure delegation has none.
  */
 static void test_nsec3_chain(void)
 {
@@ -195,6 +197,18 @@ static void test_nsec3_chain(void)
 	CU_ASSERT(!memcmp(bitmap, ns_only, sizeof(ns_only)));
 	zone_nsec3_find(z, (const uint8_t *)"\2ns\3sub\7example\3com", &exact);
 	CU_ASSERT(!exact);
+	zone_unref(z);
+	/* opt-out: the insecure delegation has none, the secure one has; the bit is set */
+	static const sign_nsec3_t opt_out = { .opt_out = true };
+	snprintf(path, sizeof(path), "%s/opt-out.zone", tmpdir);
+	z = sign_to_file(13, &opt_out, path);
+	const znode_t *cover = zone_nsec3_find(z, (const uint8_t *)"\3sub\7example\3com", &exact);
+	CU_ASSERT_FATAL(cover != NULL);
+	CU_ASSERT(!exact);
+	CU_ASSERT_EQUAL(znode_rrset(cover, DNS_TYPE_NSEC3)->set.data[10 + 1], 1);
+	CU_ASSERT_PTR_NOT_NULL(
+		zone_nsec3_find(z, (const uint8_t *)"\6secure\7example\3com", &exact));
+	CU_ASSERT(exact);
 	zone_unref(z);
 }
 
