@@ -7,6 +7,7 @@
 #include <libdnssec/binary.h>
 #include <libdnssec/error.h>
 #include <libdnssec/nsec.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,12 @@ typedef struct sign_ctx {
 	uint8_t sig[RRSIG_MAX];
 } sign_ctx_t;
 
+sign_times_t sign_times_at(int64_t now, uint32_t lifetime)
+{
+	return (sign_times_t){ .inception = (uint32_t)(now - 3600),
+			       .expiration = (uint32_t)(now + lifetime) };
+}
+
 /* Append one record of type, TTL and rdata to the RRset being built in w. */
 static void put_record(wire_t *w, uint16_t type, uint32_t ttl, const uint8_t *rdata, size_t len)
 {
@@ -54,7 +61,10 @@ static int add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *r
 		const sign_key_t *k = &c->ks->keys[i];
 		if (k->role != role)
 			continue;
-		int n = sign_rrset(k, c->apex, owner, rs, c->o->times, c->sig, sizeof(c->sig));
+		sign_times_t t = c->o->times;
+		/* RFC 6781 4.4.2.2: expirations spread, so re-signing does not come all at once */
+		t.expiration -= c->o->jitter ? randombytes_uniform(c->o->jitter + 1) : 0;
+		int n = sign_rrset(k, c->apex, owner, rs, t, c->sig, sizeof(c->sig));
 		if (n < 0)
 			return n;
 		int rc =

@@ -20,9 +20,18 @@ typedef struct sign_nsec3 {
 	bool opt_out; /* RFC 5155 6: insecure delegations get no NSEC3 */
 } sign_nsec3_t;
 
+/*
+ * The times of signatures made at now (UNIX seconds) to last lifetime:
+ * inception an hour in the past, for validators whose clocks are behind
+ * (RFC 6781 4.4.2.1), expiration now + lifetime (RFC 1982 arithmetic
+ * past 2106).
+ */
+sign_times_t sign_times_at(int64_t now, uint32_t lifetime);
+
 /* What a full signing needs beside the zone and its keys. */
 typedef struct sign_zone_opts {
-	sign_times_t times;        /* of every signature made */
+	sign_times_t times;        /* of every signature made, but for the jitter */
+	uint32_t jitter;           /* each RRSIG expires up to this much earlier, at random */
 	uint32_t serial;           /* the signed version's SOA serial (newer than z's, RFC 1982) */
 	uint32_t dnskey_ttl;       /* of the DNSKEY RRset */
 	const sign_nsec3_t *nsec3; /* NSEC3 with these parameters, or NULL: NSEC */
@@ -31,7 +40,9 @@ typedef struct sign_zone_opts {
 /*
  * The changeset from z (unsigned: no DNSKEY, no RRSIG, no NSEC or NSEC3)
  * to its signed version (RFC 4035 2): the SOA with o->serial; the DNSKEY
- * RRset of ks's keys at the apex, signed by each KSK; an RRSIG by each
+ * RRset of ks's keys at the apex, signed by each KSK; an RRSIG (each
+ * expiring o->times.expiration less a random 0 to o->jitter seconds, so
+ * their refreshes spread out) by each
  * ZSK on every authoritative RRset (not at or below a delegation but its
  * DS, not under a DNAME); an NSEC at every name with authoritative data
  * and at every delegation (RFC 4035 2.3), each to the next in canonical

@@ -93,9 +93,9 @@ int main(int argc, char **argv)
 	sign_keyset_t ks;
 	if ((rc = sign_keyset_create(&ks, keys, APEX, (uint8_t)alg, time(NULL), err, sizeof(err))))
 		die(err, rc);
-	uint32_t now = (uint32_t)time(NULL);
 	static const sign_nsec3_t plain = { 0 };
-	sign_zone_opts_t o = { .times = { now - 3600, now + 14 * 86400 },
+	sign_zone_opts_t o = { .times = sign_times_at(time(NULL), 14 * 86400),
+			       .jitter = 43200,
 			       .serial = 2,
 			       .dnskey_ttl = 3600,
 			       .nsec3 = nsec3 ? &plain : NULL };

@@ -12,6 +12,7 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/wire.h"
 #include "tests/unit/sign_test.h"
 #include "unit.h"
 #include "zone/apply.h"
@@ -76,8 +77,8 @@ static zone_t *sign_to_file(uint8_t alg, const sign_nsec3_t *nsec3, const char *
 	sign_keyset_t ks;
 	CU_ASSERT_EQUAL_FATAL(sign_keyset_create(&ks, dir, APEX, alg, time(NULL), err, sizeof(err)),
 			      0);
-	uint32_t now = (uint32_t)time(NULL);
-	sign_zone_opts_t o = { .times = { .inception = now - 3600, .expiration = now + 86400 },
+	sign_zone_opts_t o = { .times = sign_times_at(time(NULL), 86400),
+			       .jitter = 3600,
 			       .serial = 8,
 			       .dnskey_ttl = 600,
 			       .nsec3 = nsec3 };
@@ -212,12 +213,46 @@ static void test_nsec3_chain(void)
 	zone_unref(z);
 }
 
+/*
+ * Signatures: inception an hour back, expirations a day on less up to the
+ * hour of jitter, spread (not all the same).
+ */
+static void test_signature_times(void)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/times.zone", tmpdir);
+	uint32_t now = (uint32_t)time(NULL);
+	zone_t *z = sign_to_file(13, NULL, path);
+	uint32_t lowest = UINT32_MAX, highest = 0;
+	size_t sigs = 0;
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it)) {
+		for (uint16_t i = 0; i < n->rrset_count; i++) {
+			const rrset_wire_t *s = znode_rrsets(n)[i].sigs;
+			if (!s)
+				continue;
+			const uint8_t *rdata = s->data + 10;
+			uint32_t exp = wire_get_u32(rdata + 8), inc = wire_get_u32(rdata + 12);
+			CU_ASSERT(inc + 3600 >= now && inc + 3600 <= now + 5);
+			lowest = exp < lowest ? exp : lowest;
+			highest = exp > highest ? exp : highest;
+			sigs++;
+		}
+	}
+	CU_ASSERT(sigs > 10);
+	CU_ASSERT(lowest + 3600 >= now + 86400 - 5);
+	CU_ASSERT(highest <= now + 86400 + 5);
+	CU_ASSERT(highest > lowest);
+	zone_unref(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_full_signing_verifies),
 		UNIT_TEST(test_what_is_signed),
 		UNIT_TEST(test_nsec3_chain),
+		UNIT_TEST(test_signature_times),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_zone", tests, tmpdir);
