@@ -520,6 +520,16 @@ size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), vo
 /* How many ranges zone_parallel cuts n items into (1: it runs fn once, on the caller's thread). */
 size_t zone_parallel_ranges(size_t n);
 
+/* The most threads zone_parallel_n runs a loop on. */
+#define ZONE_PARALLEL_MAX 256
+
+/*
+ * zone_parallel over `threads` ranges (1 to ZONE_PARALLEL_MAX) whatever n
+ * is: for loops whose items are costly (a signature each). (parallel.c)
+ */
+size_t zone_parallel_n(size_t n, size_t threads, void (*fn)(void *arg, size_t from, size_t to),
+		       void *arg);
+
 /*
  * Start fn(arg) on a helper thread of a load with every signal blocked: a
  * process's signals are its main thread's. fn calls zone_thread_name

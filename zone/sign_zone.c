@@ -8,6 +8,7 @@
 #include <libdnssec/error.h>
 #include <libdnssec/nsec.h>
 #include <sodium.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "proto/wire.h"
+#include "zone/internal.h"
 #include "zone/sign_zone.h"
 
 /* RFC 4034 4.1.2: 256 windows of at most 32 octets, each after its number and length. */
@@ -23,6 +25,19 @@
 #define RRSIG_MAX (18 + NAME_MAXLEN + 512)
 /* One RRset built here: a record's 10 octets and its RDATA, for each key or the NSEC. */
 #define RRSET_BUF (SIGN_KEYS_MAX * (10 + 2048) + 10 + NAME_MAXLEN + BITMAP_MAX)
+
+/* Signatures made between two additions to the changeset: spread over the threads. */
+#define SIGN_BATCH 4096
+
+/* One RRSIG to make: an RRset (the zone's records, or a copy in the arena) and a key. */
+typedef struct sign_job {
+	rrset_wire_t rs;
+	size_t data_off; /* where rs's records lie in the arena, or SIZE_MAX: rs.data */
+	size_t owner;    /* where the owner lies in the arena */
+	const sign_key_t *key;
+	sign_times_t times;
+	int len; /* the RRSIG RDATA's length once made, or an error */
+} sign_job_t;
 
 /* One signing's state: where the records go, with what, and scratch allocated once. */
 typedef struct sign_ctx {
@@ -33,7 +48,13 @@ typedef struct sign_ctx {
 	uint32_t nsec_ttl;
 	uint16_t *types; /* a node's types for its NSEC: 65536 + 3 */
 	uint8_t *buf;    /* an RRset built here: RRSET_BUF */
-	uint8_t sig[RRSIG_MAX];
+	/* the batch of signatures to make: what to sign, its copies, the RRSIGs made */
+	sign_job_t *jobs; /* SIGN_BATCH */
+	size_t job_count;
+	uint8_t *arena; /* owners, and the RRsets built in buf */
+	size_t arena_len, arena_cap;
+	bool arena_failed;
+	uint8_t *sigs; /* SIGN_BATCH slots of RRSIG_MAX */
 } sign_ctx_t;
 
 sign_times_t sign_times_at(int64_t now, uint32_t lifetime)
@@ -52,25 +73,95 @@ static void put_record(wire_t *w, uint16_t type, uint32_t ttl, const uint8_t *rd
 	wire_write_bytes(w, rdata, len);
 }
 
-/* An RRSIG by every key of role of ks on rs at owner, added (RFC 4034 3: the RRset's TTL). */
+/* The offset of a copy of p[0..len) in c's arena, which grows (offsets, not pointers, hold). */
+static size_t arena_put(sign_ctx_t *c, const void *p, size_t len)
+{
+	if (c->arena_len + len > c->arena_cap) {
+		size_t cap = c->arena_cap ? c->arena_cap : 1 << 20;
+		while (cap < c->arena_len + len)
+			cap *= 2;
+		uint8_t *grown = realloc(c->arena, cap);
+		if (!grown) {
+			c->arena_failed = true;
+			return 0;
+		}
+		c->arena = grown;
+		c->arena_cap = cap;
+	}
+	memcpy(c->arena + c->arena_len, p, len);
+	c->arena_len += len;
+	return c->arena_len - len;
+}
+
+/* Jobs [from, to) of the batch signed into their slots: one thread's range. */
+static void sign_range(void *arg, size_t from, size_t to)
+{
+	sign_ctx_t *c = arg;
+	for (size_t i = from; i < to; i++) {
+		sign_job_t *j = &c->jobs[i];
+		rrset_wire_t rs = j->rs;
+		if (j->data_off != SIZE_MAX)
+			rs.data = c->arena + j->data_off;
+		j->len = sign_rrset(j->key, c->apex, c->arena + j->owner, &rs, j->times,
+				    c->sigs + i * RRSIG_MAX, RRSIG_MAX);
+	}
+}
+
+/* The batch signed over the threads, then its RRSIGs added in order on this thread. */
+static int flush_batch(sign_ctx_t *c)
+{
+	size_t n = c->job_count, threads = c->o->threads > 1 ? c->o->threads : 1;
+	/* a thread is worth a few dozen signatures */
+	if (threads > n / 32)
+		threads = n / 32 ? n / 32 : 1;
+	if (threads > ZONE_PARALLEL_MAX)
+		threads = ZONE_PARALLEL_MAX;
+	if (n)
+		zone_parallel_n(n, threads, sign_range, c);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const sign_job_t *j = &c->jobs[i];
+		const uint8_t *data = j->data_off != SIZE_MAX ? c->arena + j->data_off : j->rs.data;
+		rc = j->len < 0 ? j->len
+				: changeset_add(c->cs, true, c->arena + j->owner, DNS_TYPE_RRSIG,
+						wire_get_u32(data + 4), c->sigs + i * RRSIG_MAX,
+						(uint16_t)j->len);
+	}
+	c->job_count = 0;
+	c->arena_len = 0;
+	return rc;
+}
+
+/*
+ * Enqueue an RRSIG by every key of role on rs at owner (RFC 4034 3: the
+ * RRset's TTL); rs's records are copied when they lie in c->buf, which
+ * the next RRset built reuses. A full batch is signed and added first.
+ */
 static int add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs,
 		      sign_key_role_t role)
 {
-	uint32_t ttl = wire_get_u32(rs->data + 4);
+	uintptr_t at = (uintptr_t)rs->data, buf = (uintptr_t)c->buf;
+	bool transient = at >= buf && at < buf + RRSET_BUF;
 	for (size_t i = 0; i < c->ks->count; i++) {
 		const sign_key_t *k = &c->ks->keys[i];
 		if (k->role != role)
 			continue;
-		sign_times_t t = c->o->times;
+		if (c->job_count == SIGN_BATCH) {
+			int rc = flush_batch(c);
+			if (rc < 0)
+				return rc;
+		}
+		sign_job_t *j = &c->jobs[c->job_count];
+		*j = (sign_job_t){ .rs = *rs,
+				   .key = k,
+				   .times = c->o->times,
+				   .owner = arena_put(c, owner, name_length(owner)) };
 		/* RFC 6781 4.4.2.2: expirations spread, so re-signing does not come all at once */
-		t.expiration -= c->o->jitter ? randombytes_uniform(c->o->jitter + 1) : 0;
-		int n = sign_rrset(k, c->apex, owner, rs, t, c->sig, sizeof(c->sig));
-		if (n < 0)
-			return n;
-		int rc =
-			changeset_add(c->cs, true, owner, DNS_TYPE_RRSIG, ttl, c->sig, (uint16_t)n);
-		if (rc < 0)
-			return rc;
+		j->times.expiration -= c->o->jitter ? randombytes_uniform(c->o->jitter + 1) : 0;
+		j->data_off = transient ? arena_put(c, rs->data, rs->data_len) : SIZE_MAX;
+		if (c->arena_failed)
+			return SHOAL_ENOMEM;
+		c->job_count++;
 	}
 	return 0;
 }
@@ -409,12 +500,16 @@ int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *
 	c->cs = changeset_new();
 	c->types = malloc((65536 + 3) * sizeof(*c->types));
 	c->buf = malloc(RRSET_BUF);
-	if (c->cs && c->types && c->buf) {
+	c->jobs = malloc(SIGN_BATCH * sizeof(*c->jobs));
+	c->sigs = malloc((size_t)SIGN_BATCH * RRSIG_MAX);
+	if (c->cs && c->types && c->buf && c->jobs && c->sigs) {
 		rc = replace_soa(c, z);
 		if (rc == 0)
 			rc = add_dnskeys(c);
 		if (rc == 0)
 			rc = c->o->nsec3 ? sign_nsec3_chain(c, z) : sign_nodes(c, z);
+		if (rc == 0)
+			rc = flush_batch(c);
 		if (rc == 0)
 			rc = changeset_seal(c->cs);
 	}
@@ -424,6 +519,9 @@ int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *
 		changeset_unref(c->cs);
 	free(c->types);
 	free(c->buf);
+	free(c->jobs);
+	free(c->sigs);
+	free(c->arena);
 	free(c);
 	return rc;
 }

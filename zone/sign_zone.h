@@ -35,6 +35,7 @@ typedef struct sign_zone_opts {
 	uint32_t serial;           /* the signed version's SOA serial (newer than z's, RFC 1982) */
 	uint32_t dnskey_ttl;       /* of the DNSKEY RRset */
 	const sign_nsec3_t *nsec3; /* NSEC3 with these parameters, or NULL: NSEC */
+	unsigned threads; /* the signatures made on this many threads (0, 1: the caller's) */
 } sign_zone_opts_t;
 
 /*
@@ -55,7 +56,9 @@ typedef struct sign_zone_opts {
  * signed already), SHOAL_EINVAL (ks has no KSK or no ZSK with its private
  * key) or another sign_rrset or changeset_add error. Reads z (held by the
  * caller); any thread but a worker: it allocates and takes the time of a
- * signature per RRset.
+ * signature per RRset. The signatures are made in batches, each spread
+ * over o->threads threads that read z, ks and the batch and write only
+ * their own results; everything else happens on the caller's thread.
  */
 int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o,
 	      changeset_t **out);
