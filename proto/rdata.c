@@ -186,12 +186,13 @@ static size_t fixed_size(enum rdata_field f)
 	}
 }
 
-/* One walk's state: the RDATA, where it is, the compressible names found. */
+/* One walk's state: the RDATA, where it is, the compressible names found (or every name). */
 typedef struct walk {
 	const uint8_t *rd;
 	size_t len, pos;
 	uint16_t *names;
 	int max, count;
+	bool all_names; /* every name field is listed, not only the compressible */
 } walk_t;
 
 static const char *take(walk_t *w, size_t n)
@@ -208,7 +209,7 @@ static const char *take_name(walk_t *w, bool compressible)
 	const char *why = name_at(w->rd, w->len, w->pos, &n);
 	if (why)
 		return why;
-	if (compressible) {
+	if (compressible || w->all_names) {
 		if (w->count < w->max)
 			w->names[w->count] = (uint16_t)w->pos;
 		w->count++;
@@ -371,6 +372,17 @@ static const char *take_field(walk_t *w, enum rdata_field f)
 	}
 }
 
+/* Every field of d's layout through w; NULL, or what is wrong. */
+static const char *walk_fields(const rdata_desc_t *d, walk_t *w)
+{
+	const char *bad = NULL;
+	for (int i = 0; !bad && i < RDATA_FIELDS_MAX && d->fields[i] != RDATA_END; i++)
+		bad = take_field(w, (enum rdata_field)d->fields[i]);
+	if (!bad && w->pos != w->len)
+		bad = "octets left over after the last field";
+	return bad;
+}
+
 int rdata_walk(uint16_t type, const uint8_t *rdata, size_t rdlen, uint16_t *names, int max,
 	       const char **why)
 {
@@ -378,17 +390,46 @@ int rdata_walk(uint16_t type, const uint8_t *rdata, size_t rdlen, uint16_t *name
 	if (!d)
 		return 0;
 	walk_t w = { .rd = rdata, .len = rdlen, .names = names, .max = names ? max : 0 };
-	const char *bad = NULL;
-	for (int i = 0; !bad && i < RDATA_FIELDS_MAX && d->fields[i] != RDATA_END; i++)
-		bad = take_field(&w, (enum rdata_field)d->fields[i]);
-	if (!bad && w.pos != w.len)
-		bad = "octets left over after the last field";
+	const char *bad = walk_fields(d, &w);
 	if (bad) {
 		if (why)
 			*why = bad;
 		return SHOAL_EMALFORMED;
 	}
 	return w.count;
+}
+
+/*
+ * RFC 4034 6.2 item 3's types, less NSEC (RFC 6840 5.1): the names in
+ * their RDATA are lowercased in the canonical form. Sorted.
+ */
+static const uint16_t canonical_lower_types[] = {
+	DNS_TYPE_NS,    DNS_TYPE_MD, DNS_TYPE_MF,  DNS_TYPE_CNAME, DNS_TYPE_SOA,   DNS_TYPE_MB,
+	DNS_TYPE_MG,    DNS_TYPE_MR, DNS_TYPE_PTR, DNS_TYPE_MINFO, DNS_TYPE_MX,    DNS_TYPE_RP,
+	DNS_TYPE_AFSDB, 21 /* RT */, DNS_TYPE_SIG, 26 /* PX */,    DNS_TYPE_NXT,   DNS_TYPE_SRV,
+	DNS_TYPE_NAPTR, DNS_TYPE_KX, 38 /* A6 */,  DNS_TYPE_DNAME, DNS_TYPE_RRSIG,
+};
+
+int rdata_canonical(uint16_t type, uint8_t *rdata, size_t rdlen)
+{
+	size_t n = sizeof(canonical_lower_types) / sizeof(canonical_lower_types[0]);
+	size_t i = 0;
+	while (i < n && canonical_lower_types[i] != type)
+		i++;
+	const rdata_desc_t *d = rdata_desc(type);
+	if (i == n || !d)
+		return 0;
+	uint16_t names[RDATA_FIELDS_MAX];
+	walk_t w = { .rd = rdata,
+		     .len = rdlen,
+		     .names = names,
+		     .max = RDATA_FIELDS_MAX,
+		     .all_names = true };
+	if (walk_fields(d, &w))
+		return SHOAL_EMALFORMED;
+	for (int k = 0; k < w.count && k < RDATA_FIELDS_MAX; k++)
+		name_lower(rdata + names[k]);
+	return 0;
 }
 
 int rdata_unpack(uint16_t type, wire_t *w, uint16_t rdlen, uint8_t *out, size_t cap,

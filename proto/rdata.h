@@ -71,6 +71,14 @@ int rdata_walk(uint16_t type, const uint8_t *rdata, size_t rdlen, uint16_t *name
 	       const char **why);
 
 /*
+ * Put rdata[0..rdlen) of `type` in canonical form in place (RFC 4034 6.2):
+ * the domain names of the types RFC 4034 6.2 lists (less NSEC, RFC 6840
+ * 5.1) lowercased; others are left as they are. Returns 0, or
+ * SHOAL_EMALFORMED (as rdata_walk) with rdata unchanged. No allocation.
+ */
+int rdata_canonical(uint16_t type, uint8_t *rdata, size_t rdlen);
+
+/*
  * Length of the uncompressed domain name at rdata[off], or -1 when it is
  * not one that ends inside rdata[0..rdlen) (for walks over stored records:
  * each is bounded by its own RDATA).

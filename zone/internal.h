@@ -520,6 +520,16 @@ size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), vo
 /* How many ranges zone_parallel cuts n items into (1: it runs fn once, on the caller's thread). */
 size_t zone_parallel_ranges(size_t n);
 
+/* The most threads zone_parallel_n runs a loop on. */
+#define ZONE_PARALLEL_MAX 256
+
+/*
+ * zone_parallel over `threads` ranges (1 to ZONE_PARALLEL_MAX) whatever n
+ * is: for loops whose items are costly (a signature each). (parallel.c)
+ */
+size_t zone_parallel_n(size_t n, size_t threads, void (*fn)(void *arg, size_t from, size_t to),
+		       void *arg);
+
 /*
  * Start fn(arg) on a helper thread of a load with every signal blocked: a
  * process's signals are its main thread's. fn calls zone_thread_name
@@ -613,5 +623,14 @@ const znode_t *zone_nsec3_owner_of(const zone_t *z, const uint8_t h[ZONE_NSEC3_H
 
 /* Whether n belongs in the tree of NSEC owners: an NSEC, not occluded. */
 bool znode_nsec_owner(const znode_t *n);
+
+/*
+ * The file of apex (lowercase wire) in dir with suffix: "DIR/NAME" SUFFIX,
+ * NAME the apex's labels joined by dots, each octet other than a letter,
+ * digit, '-' or '_' as %XX (the root: "DIR/" SUFFIX); the journal's
+ * (jfile_path) and the keys' list (sign_key.c) are named so. Returns 0,
+ * or SHOAL_ESPACE when it does not fit cap.
+ */
+int zone_apex_path(const char *dir, const uint8_t *apex, const char *suffix, char *dst, size_t cap);
 
 #endif

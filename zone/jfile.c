@@ -458,6 +458,11 @@ int jfile_apex(const char *file, uint8_t apex[NAME_MAXLEN])
 
 int jfile_path(const char *dir, const uint8_t *apex, char *dst, size_t cap)
 {
+	return zone_apex_path(dir, apex, ".journal", dst, cap);
+}
+
+int zone_apex_path(const char *dir, const uint8_t *apex, const char *suffix, char *dst, size_t cap)
+{
 	size_t at = (size_t)snprintf(dst, cap, "%s/", dir);
 	for (const uint8_t *l = apex; at < cap && *l; l += 1 + *l) {
 		for (uint8_t i = 1; i <= *l && at < cap; i++) {
@@ -471,6 +476,6 @@ int jfile_path(const char *dir, const uint8_t *apex, char *dst, size_t cap)
 			at += (size_t)snprintf(dst + at, cap - at, ".");
 	}
 	if (at < cap)
-		at += (size_t)snprintf(dst + at, cap - at, ".journal");
+		at += (size_t)snprintf(dst + at, cap - at, "%s", suffix);
 	return at < cap ? 0 : SHOAL_ESPACE;
 }

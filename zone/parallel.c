@@ -62,9 +62,14 @@ size_t zone_parallel_ranges(size_t n)
 
 size_t zone_parallel(size_t n, void (*fn)(void *arg, size_t from, size_t to), void *arg)
 {
-	range_t r[LOAD_THREADS_MAX];
-	size_t threads = zone_parallel_ranges(n);
-	assert(threads >= 1 && threads <= LOAD_THREADS_MAX); /* r's size; zload_threads' bound */
+	return zone_parallel_n(n, zone_parallel_ranges(n), fn, arg);
+}
+
+size_t zone_parallel_n(size_t n, size_t threads, void (*fn)(void *arg, size_t from, size_t to),
+		       void *arg)
+{
+	range_t r[ZONE_PARALLEL_MAX];
+	assert(threads >= 1 && threads <= ZONE_PARALLEL_MAX); /* r's size */
 	for (size_t k = 0; k < threads; k++) {
 		r[k] = (range_t){
 			.fn = fn,

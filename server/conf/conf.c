@@ -223,6 +223,11 @@ const conf_option_t conf_options[] = {
 	  OFF(metrics_allow),
 	  "networks whose clients may read the metrics; a list (repeat on the command line)",
 	  CONF_RESTART },
+	{ "dnssec-policies", NULL, "LIST", CONF_POLICIES, 0, 0, NULL, "(none)",
+	  OFF(dnssec_policies), "DNSSEC signing policies: a list of {id, algorithm, ...}",
+	  CONF_RUNTIME },
+	{ "keys-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, CONF_KEYS_DIR_DEFAULT, OFF(keys_dir),
+	  "folder of the zones' DNSSEC keys (relative: to the file's folder)", CONF_RESTART },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zone_runs),
 	  "zones to serve: a list of {name, file} (repeat on the command line)", CONF_RUNTIME },
 };
@@ -242,6 +247,7 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "zonefile-sync", "seconds from a new version to its file's write" },
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
 	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
+	{ "dnssec-policy", "the id of the dnssec-policies entry it is signed by" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -328,10 +334,10 @@ static int parse_bool(const char *s, bool *out)
  * Store the scalar `value` for option o. Returns 0, or SHOAL_EINVAL with
  * the reason (without location) in err.
  */
-static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, char *err,
-		      size_t errlen)
+static int set_scalar_at(conf_t *cfg, void *base, const conf_option_t *o, const char *value,
+			 char *err, size_t errlen)
 {
-	void *field = (char *)cfg + o->offset;
+	void *field = (char *)base + o->offset;
 	switch (o->type) {
 	case CONF_UINT: {
 		char *end;
@@ -432,10 +438,25 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 	case CONF_ZONES:
 	case CONF_KEYS:
 	case CONF_ACL:
+	case CONF_POLICIES:
 		break;
 	}
 	set_err(err, errlen, "%s: not a single value", o->name);
 	return SHOAL_EINVAL;
+}
+
+static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, char *err,
+		      size_t errlen)
+{
+	return set_scalar_at(cfg, cfg, o, value, err, errlen);
+}
+
+int conf_set_value(void *base, const conf_option_t *o, const char *value, char *err, size_t errlen)
+{
+	/* the kinds that need no conf_t beside their field */
+	assert(o->type == CONF_UINT || o->type == CONF_BOOL || o->type == CONF_ENUM ||
+	       o->type == CONF_STRING);
+	return set_scalar_at(NULL, base, o, value, err, errlen);
 }
 
 static int add_zone(conf_t *cfg, const char *name, const char *file)
@@ -556,6 +577,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->dnstap_socket);
 	free(cfg->file);
 	conf_xfr_clear(cfg);
+	conf_dnssec_clear(cfg);
 	free(cfg->takeover);
 	conf_zones_clear(cfg);
 	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
@@ -660,6 +682,9 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 		if (strcmp(key, "name") && strcmp(key, "file"))
 			rc = conf_load_zone_key(cfg, y, cfg->zone_count - 1, key,
 						yaml_document_get_node(y->doc, p->value));
+		if (rc == SHOAL_ENOTFOUND)
+			rc = conf_load_zone_dnssec(cfg, y, cfg->zone_count - 1, key,
+						   yaml_document_get_node(y->doc, p->value));
 	}
 	return rc == 0 ? conf_zone_tls_check(cfg, y, cfg->zone_count - 1, item) : rc;
 }
@@ -673,8 +698,8 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	if (!o)
 		return conf_yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
-	if (o->type == CONF_KEYS)
-		return 0; /* read first, before the zones that name keys */
+	if (o->type == CONF_KEYS || o->type == CONF_POLICIES)
+		return 0; /* read first, before the zones that name them */
 	if (o->type == CONF_ACL) {
 		conf_acl_t *acl = (conf_acl_t *)((char *)cfg + o->offset);
 		acl->set = true;
@@ -838,6 +863,9 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		const char *key = conf_scalar(yaml_document_get_node(&doc, p->key));
 		if (key && !strcmp(key, "keys") && !cfg->keys)
 			rc = conf_load_keys(cfg, &y, yaml_document_get_node(&doc, p->value));
+		if (key && !strcmp(key, "dnssec-policies") && !cfg->dnssec_policies)
+			rc = conf_load_dnssec_policies(cfg, &y,
+						       yaml_document_get_node(&doc, p->value));
 	}
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
@@ -855,6 +883,9 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	}
 	if (rc == 0)
 		rc = state_dir_resolve(cfg, &y);
+	yaml_node_t *keys_dir = root;
+	if (rc == 0 && top_value(&y, root, "keys-dir", &keys_dir))
+		rc = conf_keys_dir_resolve(cfg, &y, keys_dir);
 done:
 	if (loaded) {
 		apply_zone_limits(cfg, 0);
@@ -1116,5 +1147,5 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen)
 			return SHOAL_ECONFIG;
 		}
 	}
-	return 0;
+	return conf_dnssec_validate(cfg, err, errlen);
 }

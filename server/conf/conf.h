@@ -44,7 +44,43 @@ typedef struct conf_zone_xfr {
 	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
 	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
+	int32_t dnssec_policy;  /* its dnssec-policy: an index of cfg->dnssec_policies, or -1 */
 } conf_zone_xfr_t;
+
+/* The signing algorithms a DNSSEC policy may name (conf_dnssec_algorithm_names). */
+enum conf_dnssec_algorithm {
+	CONF_DNSSEC_ECDSAP256SHA256,
+	CONF_DNSSEC_ED25519,
+	CONF_DNSSEC_ECDSAP384SHA384,
+	CONF_DNSSEC_RSASHA256,
+};
+
+/* The longest id a DNSSEC policy may have. */
+#define CONF_DNSSEC_POLICY_ID_MAX 63
+/* The most policies in dnssec-policies: far more than anyone writes. */
+#define CONF_DNSSEC_POLICIES_MAX 256
+
+/*
+ * One entry of dnssec-policies: how the zones that name it are signed.
+ * Plain memory (copied whole); durations in seconds, as every duration
+ * option. Defaults and bounds are in conf_dnssec_policy_options.
+ */
+typedef struct conf_dnssec_policy {
+	char id[CONF_DNSSEC_POLICY_ID_MAX + 1];
+	uint32_t algorithm;      /* enum conf_dnssec_algorithm */
+	uint32_t ksk_lifetime;   /* 0: the KSK is not rolled */
+	uint32_t zsk_lifetime;   /* 0: the ZSK is not rolled */
+	uint32_t rrsig_lifetime; /* a signature's validity, inception to expiration */
+	uint32_t rrsig_refresh;  /* re-signed this long before it expires */
+	uint32_t rrsig_jitter;   /* expirations spread over this much less */
+	uint32_t dnskey_ttl;
+	bool nsec3; /* NSEC3 (RFC 5155), else NSEC */
+	uint32_t nsec3_iterations;
+	uint32_t nsec3_salt_length;
+	bool nsec3_opt_out;
+	bool cds_cdnskey_publish;
+	uint32_t signing_threads;
+} conf_dnssec_policy_t;
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
 /*
@@ -60,6 +96,8 @@ typedef struct conf_zone_xfr {
  * server must not share a folder it did not choose).
  */
 #define CONF_STATE_DIR_DEFAULT "/var/lib/shoal"
+/* Where the zones' DNSSEC keys are kept when keys-dir is not set. */
+#define CONF_KEYS_DIR_DEFAULT "/var/lib/shoal/keys"
 
 /* A secret from the configuration (cookie-secret), or none. */
 typedef struct conf_secret {
@@ -134,6 +172,9 @@ typedef struct conf {
 	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
 	/* the zones' timers across restarts; NULL: CONF_STATE_DIR_DEFAULT (when it exists) */
 	char *state_dir;
+	conf_dnssec_policy_t *dnssec_policies; /* dnssec-policies, dnssec_policy_count of them */
+	size_t dnssec_policy_count;
+	char *keys_dir; /* where the zones' DNSSEC keys are kept; NULL: CONF_KEYS_DIR_DEFAULT */
 	/*
 	 * The zones, in order (server/conf/zones.c): each allocated on its own,
 	 * in chunks that copies share until one changes them; reached by
@@ -173,6 +214,7 @@ enum conf_type {
 	CONF_PREFIXES, /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
 	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
 	CONF_ACL,      /* list of "ADDR[/PREFIX] KEY|NOKEY" (conf_acl_t): file only */
+	CONF_POLICIES, /* list of {id, ...} (conf_dnssec_policy_t): file only */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */
@@ -373,6 +415,32 @@ const void *conf_zone_allow_query(const void *cfg, size_t i);
  * zone without its own), or NULL when unset. Any thread.
  */
 const void *conf_allow_query_global(const conf_t *cfg);
+
+/*
+ * The keys of one entry of dnssec-policies but its id, as conf_options
+ * describes options (offsets into a conf_dnssec_policy_t), for the loader
+ * and the man-page test. Static storage, read-only.
+ */
+extern const conf_option_t conf_dnssec_policy_options[];
+extern const size_t conf_dnssec_policy_option_count;
+
+/* Names of enum conf_dnssec_algorithm, NULL-terminated. */
+extern const char *const conf_dnssec_algorithm_names[];
+
+/* The DNSSEC algorithm number (RFC 8624 table) of enum conf_dnssec_algorithm a. */
+uint8_t conf_dnssec_algorithm_number(uint32_t a);
+
+/* Zone i's DNSSEC policy in cfg, or NULL when it names none. Any thread that holds cfg. */
+const conf_dnssec_policy_t *conf_zone_dnssec_policy(const conf_t *cfg, size_t i);
+
+/*
+ * Whether zone i of a and zone j of b have the same DNSSEC policy, by
+ * content (an id and every value), or both none. Any thread.
+ */
+bool conf_zone_same_dnssec(const conf_t *a, size_t i, const conf_t *b, size_t j);
+
+/* How many zones of cfg name a dnssec-policy. */
+size_t conf_dnssec_zone_count(const conf_t *cfg);
 
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {

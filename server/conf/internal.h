@@ -98,7 +98,36 @@ bool conf_acl_dup(acl_t *dst, const acl_t *src);
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)
 {
-	return (conf_zone_xfr_t){ .journal_size = -1, .zonefile_sync = -1 };
+	return (conf_zone_xfr_t){ .journal_size = -1, .zonefile_sync = -1, .dnssec_policy = -1 };
 }
+
+/*
+ * Store the text `value` of option o (CONF_UINT, CONF_BOOL, CONF_ENUM or
+ * CONF_STRING) at base + o->offset: conf_options' fields in a conf_t, a
+ * policy's in a conf_dnssec_policy_t. Returns 0, SHOAL_ENOMEM, or
+ * SHOAL_EINVAL with the reason (without location) in err.
+ */
+int conf_set_value(void *base, const conf_option_t *o, const char *value, char *err, size_t errlen);
+
+/*
+ * dnssec.c: the dnssec-policies: section (every policy read and checked;
+ * before the zones, which name them), one zone key of zone i's mapping
+ * (dnssec-policy; SHOAL_ENOTFOUND for a key that is not its own), and
+ * keys-dir made absolute (relative: from the file's folder; node: its value, for the
+ * line). Each returns
+ * 0, SHOAL_ECONFIG with y->err, or SHOAL_ENOMEM.
+ */
+int conf_load_dnssec_policies(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *list);
+int conf_load_zone_dnssec(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
+int conf_keys_dir_resolve(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *node);
+
+/* Checks of the policies against other options (max-nsec3-iterations). As conf_validate. */
+int conf_dnssec_validate(const conf_t *cfg, char *err, size_t errlen);
+
+/* A copy of src's policies and keys-dir into dst (whose own are not held). False: no memory. */
+bool conf_dnssec_copy(conf_t *dst, const conf_t *src);
+
+/* Free the policies and keys-dir. */
+void conf_dnssec_clear(conf_t *cfg);
 
 #endif

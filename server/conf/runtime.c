@@ -48,7 +48,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zone_names = NULL;
 	dst->zone_run_count = dst->zone_run_cap = dst->zone_count = 0;
 	dst->allow_query.list = (acl_t){ 0 };
-	bool ok = conf_acl_dup(&dst->allow_query.list, &src->allow_query.list) &&
+	bool dnssec_copied = conf_dnssec_copy(dst, src); /* its pointers replaced first too */
+	bool ok = dnssec_copied && conf_acl_dup(&dst->allow_query.list, &src->allow_query.list) &&
 		  dup_string(&dst->user, src->user) && dup_string(&dst->group, src->group) &&
 		  dup_string(&dst->nsid, src->nsid) && dup_string(&dst->identity, src->identity) &&
 		  dup_string(&dst->version, src->version) &&
@@ -123,6 +124,7 @@ static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b
 	case CONF_ZONES:
 	case CONF_KEYS:
 	case CONF_ACL:
+	case CONF_POLICIES:
 		break; /* applied at runtime, never CONF_RESTART */
 	}
 	return true;
@@ -231,5 +233,6 @@ bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t 
 	       acl_same(a, &x->notify, b, &y->notify) &&
 	       acl_same(a, &x->allow_notify, b, &y->allow_notify) &&
 	       x->allow_query.set == y->allow_query.set &&
-	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list);
+	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list) &&
+	       conf_zone_same_dnssec(a, i, b, j);
 }

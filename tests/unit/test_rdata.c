@@ -307,12 +307,35 @@ static void test_unpack_received(void)
 	CU_ASSERT_EQUAL(unpack(DNS_TYPE_MX, mx, sizeof(mx), out, 10), SHOAL_ESPACE);
 }
 
+/* rdata_canonical lowercases the names of the types RFC 4034 6.2 lists, and only those. */
+static void test_canonical(void)
+{
+	uint8_t mx[] = "\0\12\4MAIL\7Example\3COM";
+	CU_ASSERT_EQUAL(rdata_canonical(DNS_TYPE_MX, mx, sizeof(mx)), 0);
+	CU_ASSERT(!memcmp(mx, "\0\12\4mail\7example\3com", sizeof(mx)));
+	/* RFC 6840 5.1: an NSEC's next name keeps its case */
+	uint8_t nsec[] = "\1B\7example\0\0\1\100";
+	CU_ASSERT_EQUAL(rdata_canonical(DNS_TYPE_NSEC, nsec, sizeof(nsec) - 1), 0);
+	CU_ASSERT_EQUAL(nsec[1], 'B');
+	/* a type without names is left alone, a malformed RDATA refused as it was */
+	uint8_t txt[] = "\2AB";
+	CU_ASSERT_EQUAL(rdata_canonical(DNS_TYPE_TXT, txt, 3), 0);
+	CU_ASSERT_EQUAL(txt[1], 'A');
+	uint8_t bad[] = "\0\12\7MAIL";
+	CU_ASSERT_EQUAL(rdata_canonical(DNS_TYPE_MX, bad, 7), SHOAL_EMALFORMED);
+	CU_ASSERT_EQUAL(bad[3], 'M');
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_table_covers_ldns), UNIT_TEST(test_examples_accepted),
-		UNIT_TEST(test_malformed_refused), UNIT_TEST(test_names_from_table),
-		UNIT_TEST(test_unpack_received),   UNIT_END,
+		UNIT_TEST(test_table_covers_ldns),
+		UNIT_TEST(test_examples_accepted),
+		UNIT_TEST(test_malformed_refused),
+		UNIT_TEST(test_names_from_table),
+		UNIT_TEST(test_unpack_received),
+		UNIT_TEST(test_canonical),
+		UNIT_END,
 	};
 	return unit_run(argc, argv, "rdata", tests);
 }
