@@ -241,6 +241,7 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "zonefile-sync", "seconds from a new version to its file's write" },
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
 	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
+	{ "catalog-role", "none, consumer or producer: the zone is a catalog (RFC 9432)" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);

@@ -44,7 +44,15 @@ typedef struct conf_zone_xfr {
 	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
 	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
+	uint32_t catalog_role;  /* enum conf_catalog_role: catalog-role (RFC 9432) */
 } conf_zone_xfr_t;
+
+/* What a zone is to catalog zones (RFC 9432): catalog-role. */
+enum conf_catalog_role {
+	CONF_CATALOG_NONE,     /* an ordinary zone */
+	CONF_CATALOG_CONSUMER, /* its members become zones of this server */
+	CONF_CATALOG_PRODUCER, /* made here from the zones that name it in catalog-member-of */
+};
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
 /*

@@ -609,6 +609,26 @@ static void load_text(conf_t *c, const char *name, const char *text)
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
 }
 
+/* catalog-role (RFC 9432): none, consumer or producer; anything else names its line. */
+static void test_catalog_role(void)
+{
+	conf_t c;
+	write_file("cat.zone", "");
+	load_text(&c, "cat.conf",
+		  "zones:\n  - name: a.test\n    file: cat.zone\n    catalog-role: consumer\n"
+		  "  - name: b.test\n    file: cat.zone\n    catalog-role: producer\n"
+		  "  - name: c.test\n    file: cat.zone\n    catalog-role: none\n"
+		  "  - name: d.test\n    file: cat.zone\n");
+	CU_ASSERT_EQUAL(c.zone_xfr[0].catalog_role, CONF_CATALOG_CONSUMER);
+	CU_ASSERT_EQUAL(c.zone_xfr[1].catalog_role, CONF_CATALOG_PRODUCER);
+	CU_ASSERT_EQUAL(c.zone_xfr[2].catalog_role, CONF_CATALOG_NONE);
+	CU_ASSERT_EQUAL(c.zone_xfr[3].catalog_role, CONF_CATALOG_NONE);
+	conf_clear(&c);
+	expect_error("zones:\n  - name: a.test\n    primaries: 192.0.2.1 NOKEY\n"
+		     "    catalog-role: member\n",
+		     4, "catalog-role: \"member\" is not none, consumer or producer");
+}
+
 /*
  * What a reconfig compares: the options that need a restart and differ,
  * by name in table order; zones whose data can have changed; a copy that
@@ -975,6 +995,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_tls_options),
 		UNIT_TEST(test_zone_add_shares),
 		UNIT_TEST(test_zone_remove_compacts),
+		UNIT_TEST(test_catalog_role),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),
