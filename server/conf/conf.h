@@ -45,7 +45,20 @@ typedef struct conf_zone_xfr {
 	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
 	uint32_t catalog_role;  /* enum conf_catalog_role: catalog-role (RFC 9432) */
+	/* catalog-member-of, catalog-group (server/conf/catalog_member.c); NULL: in none */
+	struct conf_member *member;
 } conf_zone_xfr_t;
+
+/*
+ * A zone listed in a catalog this server makes (catalog-member-of): the
+ * catalog's name and the member's group property (RFC 9432 4.4.2), one
+ * allocation owned by its conf_zone_xfr_t.
+ */
+typedef struct conf_member {
+	const char *catalog; /* "catalog.example." as configured */
+	const char *group;   /* NULL: none */
+	size_t size;         /* octets of the allocation, for a copy */
+} conf_member_t;
 
 /* What a zone is to catalog zones (RFC 9432): catalog-role. */
 enum conf_catalog_role {

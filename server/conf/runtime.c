@@ -81,6 +81,10 @@ static bool copy_zone_lists(conf_t *dst)
 			if (ok)
 				*x->primaries_tls = *tls;
 		}
+		if (!ok)
+			x->member = NULL; /* src's stays src's */
+		else
+			ok = conf_member_copy(x) == 0;
 	}
 	return ok;
 }

@@ -330,6 +330,8 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 		return load_zonefile_sync(y, zx, v);
 	if (!strcmp(key, "catalog-role"))
 		return load_catalog_role(y, zx, v);
+	if (!strncmp(key, "catalog-", 8))
+		return conf_load_member_key(cfg, y, i, key, v);
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
 	if (!strcmp(key, "allow-query")) {
@@ -392,6 +394,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	acl_clear(&zx->allow_query.list);
 	free(zx->primaries_tls);
 	zx->primaries_tls = NULL;
+	free(zx->member);
+	zx->member = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)

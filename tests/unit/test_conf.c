@@ -630,6 +630,54 @@ static void test_catalog_role(void)
 }
 
 /*
+ * catalog-member-of names a producer catalog (a zone with no file: its
+ * own in state-dir); each refusal names the line of the key. A copy owns
+ * its own member records.
+ */
+static void test_catalog_member(void)
+{
+	conf_t c, copy;
+	write_file("m.zone", "");
+	load_text(&c, "member.conf",
+		  "state-dir: /tmp/shoal-test-state\n"
+		  "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: CAT.test\n"
+		  "    catalog-group: blue\n"
+		  "  - name: cat.test\n    catalog-role: producer\n"
+		  "  - name: b.test\n    file: m.zone\n    catalog-member-of: cat.test.\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c.zone_xfr[0].member);
+	CU_ASSERT_STRING_EQUAL(c.zone_xfr[0].member->catalog, "cat.test.");
+	CU_ASSERT_STRING_EQUAL(c.zone_xfr[0].member->group, "blue");
+	CU_ASSERT_PTR_NULL(c.zone_xfr[2].member->group);
+	CU_ASSERT_PTR_NULL(c.zone_xfr[1].member);
+	CU_ASSERT_STRING_EQUAL(c.zones[1].file, "/tmp/shoal-test-state/catalog-cat.test.zone");
+	CU_ASSERT_FALSE(c.zones[1].secondary);
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &c), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(copy.zone_xfr[0].member, c.zone_xfr[0].member);
+	CU_ASSERT_STRING_EQUAL(copy.zone_xfr[0].member->group, "blue");
+	conf_clear(&copy);
+	conf_clear(&c);
+	const char *cat = "  - name: cat.test\n    catalog-role: consumer\n    file: m.zone\n";
+	char bad[512];
+	snprintf(bad, sizeof(bad),
+		 "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: cat.test\n%s",
+		 cat);
+	expect_error(bad, 4,
+		     "zone a.test.: catalog-member-of: cat.test. is not a zone with "
+		     "catalog-role: producer");
+	expect_error("zones:\n  - name: a.test\n    file: m.zone\n"
+		     "    catalog-member-of: nowhere.test\n",
+		     4, "is not a zone with catalog-role: producer");
+	expect_error("zones:\n  - name: a.test\n    catalog-role: producer\n"
+		     "    catalog-member-of: a.test\n",
+		     4, "catalog-member-of names the zone itself");
+	expect_error("zones:\n  - name: a.test\n    file: m.zone\n    catalog-group: x\n", 4,
+		     "catalog-group without catalog-member-of");
+	expect_error("zones:\n  - name: a.test\n    catalog-role: producer\n"
+		     "    primaries: 192.0.2.1 NOKEY\n",
+		     2, "a producer catalog is made here: no primaries");
+}
+
+/*
  * What a reconfig compares: the options that need a restart and differ,
  * by name in table order; zones whose data can have changed; a copy that
  * compares equal and owns its own memory.
@@ -996,6 +1044,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_zone_add_shares),
 		UNIT_TEST(test_zone_remove_compacts),
 		UNIT_TEST(test_catalog_role),
+		UNIT_TEST(test_catalog_member),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),
