@@ -30,6 +30,7 @@
 #include "server/daemon/takeover_wire.h"
 #include "server/daemon/tls_setup.h"
 #include "server/events/notify_out.h"
+#include "server/events/producer.h"
 #include "server/events/reload.h"
 #include "server/events/sched.h"
 #include "server/events/state.h"
@@ -496,6 +497,11 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_t *cfg = conf_reread(srv, err, errlen);
 		if (!cfg)
 			return NULL;
+		/* a catalog whose members changed gets a newer file: the reload reads it */
+		if (producer_make(cfg, time(NULL), err, errlen) < 0) {
+			conf_free(cfg);
+			return NULL;
+		}
 		/* what the running server holds, as read (the descriptor budget lowers one) */
 		conf_t running = *srv->cfg;
 		running.tcp.max_connections = srv->tcp_max_as_read;
@@ -759,10 +765,15 @@ static int check_saves(const server_t *srv, char *err, size_t errlen)
 	return 0;
 }
 
-/* What the service user reads and writes first: the zones, and the secondaries' folders. */
+/*
+ * What the service user reads and writes first: the catalogs it makes,
+ * the zones, and the secondaries' folders.
+ */
 static int service_user_files(server_t *srv, char *err, size_t errlen)
 {
-	int rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
+	int rc = producer_make(srv->cfg, time(NULL), err, errlen);
+	if (rc == 0)
+		rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
 	return rc == 0 ? check_saves(srv, err, errlen) : rc;
 }
 

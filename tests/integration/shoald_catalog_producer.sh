@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# shoald_catalog_producer: a catalog zone made by shoald (RFC 9432, catalog-role producer)
+# from the zones naming it in catalog-member-of: its records over AXFR; the same serial and
+# unique ids after a restart; a reconfig that adds a member or removes one changes the
+# catalog by one IXFR (the old serial's SOA, the PTR added or deleted, no other member), and
+# a member removed and added back gets a new id (RFC 9432 5.4).
+. "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
+
+ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
+PORT=$(free_port) || exit 99
+mkdir -p "$T_DIR/state"
+for z in a b c; do
+	printf '$ORIGIN %s.test.\n@ 300 IN SOA ns hostmaster 1 3600 600 86400 300\n@ 300 IN NS ns\nns 300 IN A 192.0.2.1\n' \
+		"$z" >"$T_DIR/$z.zone"
+done
+# conf MEMBER...: a.test, b.test, c.test served; the members named are in cat.test (a.test
+# in group "blue")
+conf() {
+	{
+		printf 'listen: 127.0.0.1@%s\nthreads: 1\ncontrol: %s/ctl\nstate-dir: %s/state\nzones:\n' \
+			"$PORT" "$T_DIR" "$T_DIR"
+		printf '  - name: cat.test\n    catalog-role: producer\n    provide-xfr: 127.0.0.1 NOKEY\n'
+		for z in a b c; do
+			printf '  - name: %s.test\n    file: %s.zone\n' "$z" "$z"
+			case " $* " in
+			*" $z "*) printf '    catalog-member-of: cat.test\n' ;;
+			esac
+			[ "$z" = a ] && printf '    catalog-group: blue\n'
+		done
+		true
+	} >"$T_DIR/shoald.conf.new"
+	mv "$T_DIR/shoald.conf.new" "$T_DIR/shoald.conf"
+}
+# records: the catalog over AXFR, one "owner type rdata" a line, sorted
+records() {
+	q "$PORT" +nocmd +nostats +noall +answer cat.test AXFR |
+		awk '{ o = $1; t = $4; $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print o, t, $0 }' | sort -u
+}
+serial() { q "$PORT" +short cat.test SOA | awk '{ print $3 }'; }
+# id_of MEMBER: its unique id in the catalog
+id_of() { records | awk -v m="$1." '$2 == "PTR" && $3 == m { split($1, l, "."); print l[1] }'; }
+
+conf a b
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+out=$(records)
+echo "$out"
+check_match "NS invalid. (RFC 9432 4.1)" "^cat\\.test\\. NS invalid\\.$" "$out"
+check_match "version TXT \"2\" (4.2.1)" '^version\.cat\.test\. TXT "2"$' "$out"
+check_match "a.test is a member under zones" '^[0-9a-f]{16}\.zones\.cat\.test\. PTR a\.test\.$' "$out"
+check_match "b.test too" '^[0-9a-f]{16}\.zones\.cat\.test\. PTR b\.test\.$' "$out"
+check_eq "c.test is not" "" "$(echo "$out" | grep 'PTR c\.test')"
+check_match "a.test's group (4.4.2)" '^group\.[0-9a-f]{16}\.zones\.cat\.test\. TXT "blue"$' "$out"
+check_eq "two members, two ids" 2 "$(echo "$out" | grep -c ' PTR ')"
+s1=$(serial)
+a1=$(id_of a.test)
+b1=$(id_of b.test)
+check_match "a serial" "^[0-9]+$" "$s1"
+check_match "the log says the catalog was made" "catalog cat\.test\.: 2 members \(had 0\), serial $s1" \
+	"$(cat "$T_DIR/shoald.log")"
+
+# --- a restart: the same zone, serial and ids ---
+stop_pid "$SHOALD_PID"
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+check_eq "after a restart, the same serial" "$s1" "$(serial)"
+check_eq "and the same records" "$out" "$(records)"
+
+# --- a reconfig adds c.test: one IXFR of the catalog ---
+conf a b c
+r=$(ctl reconfig)
+check_eq "reconfig exits 0" 0 $?
+wait_until 10 test "$(serial)" != "$s1"
+s2=$(serial)
+check_eq "the serial moved on once" "$((s1 + 1))" "$s2"
+c2=$(id_of c.test)
+check_match "c.test is a member" "^[0-9a-f]{16}$" "$c2"
+check_eq "a.test keeps its id" "$a1" "$(id_of a.test)"
+check_eq "b.test keeps its id" "$b1" "$(id_of b.test)"
+ixfr=$(q "$PORT" +nocmd +nostats +noall +answer cat.test "IXFR=$s1")
+echo "$ixfr"
+check_eq "the IXFR is incremental: the new SOA, the old, the new (RFC 1995 4)" \
+	"$s2 $s1 $s2 $s2" "$(echo "$ixfr" | awk '$4 == "SOA" { printf "%s%s", sep, $7; sep = " " }')"
+check_match "it adds c.test's PTR" "$c2\.zones\.cat\.test\..*PTR.*c\.test\." "$ixfr"
+check_eq "and carries no other member" "" "$(echo "$ixfr" | grep -E 'PTR\s+[ab]\.test\.')"
+
+# --- a reconfig removes b.test from the catalog (it stays a zone) ---
+conf a c
+ctl reconfig >/dev/null
+wait_until 10 test "$(serial)" != "$s2"
+s3=$(serial)
+check_eq "b.test is no longer a member" "" "$(id_of b.test)"
+ixfr=$(q "$PORT" +nocmd +nostats +noall +answer cat.test "IXFR=$s2")
+check_eq "one IXFR deletes its PTR" "$s3 $s2 $s3 $s3" \
+	"$(echo "$ixfr" | awk '$4 == "SOA" { printf "%s%s", sep, $7; sep = " " }')"
+check_match "b.test's PTR deleted" "$b1\.zones\.cat\.test\..*PTR.*b\.test\." "$ixfr"
+check_match "b.test itself is still served" "status: NOERROR" "$(q "$PORT" b.test SOA)"
+
+# --- b.test back: a new id (RFC 9432 5.4) ---
+conf a b c
+ctl reconfig >/dev/null
+wait_until 10 test "$(serial)" != "$s3"
+b2=$(id_of b.test)
+check_match "b.test is a member again" "^[0-9a-f]{16}$" "$b2"
+if [ "$b2" != "$b1" ]; then
+	pass "with a new id"
+else
+	fail "with a new id (still $b1)"
+fi
+# a reconfig that changes no member leaves the catalog as it is
+s4=$(serial)
+ctl reconfig >/dev/null
+check_eq "a reconfig without a member change keeps the serial" "$s4" "$(serial)"
+stop_pid "$SHOALD_PID"
+
+# --- catalog-member-of naming a zone that is not a producer: no start, the line named ---
+sed -i 's/catalog-role: producer/catalog-role: none\n    file: a.zone/' "$T_DIR/shoald.conf"
+out=$("$SHOALD" -c "$T_DIR/shoald.conf" 2>&1)
+check_match "a start with a wrong catalog stops, naming the line" \
+	"shoald.conf:[0-9]+: zone a\.test\.: catalog-member-of: cat\.test\. is not a zone with catalog-role: producer" \
+	"$out"
+done_testing
