@@ -56,6 +56,11 @@ s1=$(serial)
 a1=$(id_of a.test)
 b1=$(id_of b.test)
 check_match "a serial" "^[0-9]+$" "$s1"
+check_match "zone-status names a member's catalog and group" \
+	"^a\.test\. serial 1 .* catalog cat\.test\. group blue" "$(ctl zone-status a.test)"
+check_match "and in JSON" '"catalog":"cat\.test\.","catalog_group":"blue"' \
+	"$(ctl zone-status a.test --json)"
+check_eq "a zone in no catalog names none" "" "$(ctl zone-status c.test | grep ' catalog ')"
 check_match "the log says the catalog was made" "catalog cat\.test\.: 2 members \(had 0\), serial $s1" \
 	"$(cat "$T_DIR/shoald.log")"
 
