@@ -132,3 +132,13 @@ const char *conf_catalog_file(const char *name, char *buf, size_t cap)
 	snprintf(buf, cap, "catalog-%.*s.zone", (int)len, name);
 	return buf;
 }
+
+int conf_zone_set_catalog(conf_t *cfg, size_t i, const char *catalog, char *err, size_t errlen)
+{
+	long c = conf_zone_index(cfg, catalog);
+	if (c < 0 || cfg->zone_xfr[c].catalog_role != CONF_CATALOG_PRODUCER || (size_t)c == i) {
+		snprintf(err, errlen, "%s is not a zone with catalog-role: producer", catalog);
+		return SHOAL_EINVAL;
+	}
+	return member_set(&cfg->zone_xfr[i], cfg->zones[c].name, NULL);
+}

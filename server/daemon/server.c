@@ -249,6 +249,10 @@ typedef struct reconfig_req {
 	char notes[1400]; /* lines after it: what needs a restart, zone-add/zone-remove replaced */
 	enum zonedb_change change; /* zone-add, zone-remove: the one change (reload_change_one) */
 	size_t removed;
+	/* zone-add --catalog, zone-remove of a member: the catalog made again after it, or "" */
+	char catalog[NAME_TEXT_MAX + 2];
+	char *held; /* the reply, held while that catalog is read again */
+	bool held_ok;
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -391,6 +395,53 @@ static void reconfig_line(const reconfig_req_t *req, const reload_result_t *res,
 }
 
 /* The reload thread is done with a reconfig: apply and answer. Main loop. */
+/* The catalog req changed has been read again: the reply held, and how that went. */
+static void on_catalog_done(void *arg, const reload_result_t *res)
+{
+	reconfig_req_t *req = arg;
+	char line[1400];
+	snprintf(line, sizeof(line), "catalog %s: %s%s\n", req->catalog,
+		 res->rc ? "not read again: " : "", res->rc ? shoal_strerror(res->rc) : "updated");
+	if (res->rc)
+		log_error("%s%s %s", req->from, req->what, line);
+	size_t len = strlen(req->held) + strlen(line) + strlen(res->errors) + 1;
+	char *body = malloc(len);
+	if (body)
+		snprintf(body, len, "%s%s%s", req->held, line, res->errors);
+	reconfig_reply(req, req->held_ok && res->rc == 0, body ? body : req->held);
+	free(body);
+	free(req->held);
+	free(req);
+}
+
+/*
+ * After a zone-add --catalog or a zone-remove of a member, published: the
+ * catalog made again and read again (producer_follow), the reply (body)
+ * held until then, so a script's next zone-add does not find the reload
+ * busy. True when the reply is held (on_catalog_done frees req); false
+ * when the catalog did not change, or could not be made (logged): the
+ * caller replies.
+ */
+static bool catalog_follow(reconfig_req_t *req, const char *body, bool ok)
+{
+	server_t *srv = req->srv;
+	char err[512] = "";
+	req->held = strdup(body);
+	int rc = req->held ? producer_follow(&srv->reload, req->cfg, req->catalog, on_catalog_done,
+					     req, err, sizeof(err))
+			   : SHOAL_ENOMEM;
+	if (rc == 1) {
+		req->held_ok = ok;
+		return true;
+	}
+	if (rc < 0)
+		log_error("%s%s: catalog %s not updated: %s", req->from, req->what, req->catalog,
+			  err[0] ? err : shoal_strerror(rc));
+	free(req->held);
+	req->held = NULL;
+	return false;
+}
+
 static void on_reconfig_done(void *arg, const reload_result_t *res)
 {
 	reconfig_req_t *req = arg;
@@ -451,6 +502,10 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 	if (body)
 		snprintf(body, len, "%s%s%s%s%s%s", head, line, line[0] ? "\n" : "",
 			 published ? req->notes : "", res->errors, res->warnings);
+	if (published && req->catalog[0] && catalog_follow(req, body ? body : head, res->rc == 0)) {
+		free(body);
+		return; /* replied to when the catalog is read again */
+	}
 	reconfig_reply(req, published && res->rc == 0, body ? body : head);
 	free(body);
 	free(req);
@@ -483,6 +538,32 @@ static conf_t *conf_reread(const server_t *srv, char *err, size_t errlen)
 		cfg->argv = srv->cfg->argv;
 	}
 	return cfg;
+}
+
+/*
+ * zone-add's "--catalog CATALOG NAME FILE" (shoalctl's "NAME FILE
+ * --catalog CATALOG"): the catalog's name into req->catalog, the rest
+ * returned; "NAME FILE" returned as it is. NULL with err when the
+ * catalog is not a name.
+ */
+static const char *catalog_arg(const char *arg, reconfig_req_t *req, char *err, size_t errlen)
+{
+	static const char flag[] = "--catalog ";
+	if (strncmp(arg, flag, sizeof(flag) - 1))
+		return arg;
+	arg += sizeof(flag) - 1;
+	size_t len = strcspn(arg, " ");
+	char typed[NAME_TEXT_MAX + 2];
+	if (len >= sizeof(typed) ||
+	    (snprintf(typed, sizeof(typed), "%.*s", (int)len, arg),
+	     name_zone_text(typed, req->catalog, sizeof(req->catalog)) <= 0)) {
+		snprintf(err, errlen, "usage: zone-add NAME FILE --catalog CATALOG");
+		return NULL;
+	}
+	arg += len;
+	while (*arg == ' ')
+		arg++;
+	return arg;
 }
 
 /*
@@ -532,6 +613,8 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 	}
 	char name[NAME_TEXT_MAX + 2];
 	const char *file = NULL;
+	if (!strcmp(command, "zone-add") && !(arg = catalog_arg(arg, req, err, errlen)))
+		return NULL;
 	size_t nlen = strcspn(arg, " ");
 	if (!strcmp(command, "zone-add")) {
 		file = arg + nlen;
@@ -570,10 +653,19 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		return NULL;
 	}
 	int rc = 0;
+	const conf_member_t *member = file ? NULL : cfg->zone_xfr[i].member;
+	if (member) /* the catalog that lists it loses a member */
+		snprintf(req->catalog, sizeof(req->catalog), "%s", member->catalog);
 	if (file)
 		rc = conf_zone_add(cfg, name, file);
 	else
 		conf_zone_remove(cfg, (size_t)i);
+	if (rc == 0 && file && req->catalog[0])
+		rc = conf_zone_set_catalog(cfg, cfg->zone_count - 1, req->catalog, err, errlen);
+	if (rc == SHOAL_EINVAL) {
+		conf_free(cfg);
+		return NULL;
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", shoal_strerror(rc));
 		conf_free(cfg);

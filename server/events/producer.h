@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "server/conf/conf.h"
+#include "server/events/reload.h"
 
 /*
  * Every zone of cfg with catalog-role producer made from the zones that
@@ -20,5 +21,17 @@
  * start), before the load of cfg's zones.
  */
 int producer_make(const conf_t *cfg, time_t now, char *err, size_t errlen);
+
+/*
+ * After a zone-add or zone-remove that changed the members of `catalog`
+ * in cfg (the configuration r serves now): the catalog made again as
+ * producer_make makes it and, when it changed, read again by r alone
+ * (reload_start: its change journalled, NOTIFY after), done(arg, ...)
+ * called when that ends. O(zones + members log members). Returns 1 when
+ * the reload was started, 0 when the catalog did not change (or is no
+ * longer a producer), or a negative error with err. Main thread.
+ */
+int producer_follow(reload_t *r, const conf_t *cfg, const char *catalog, reload_done_fn done,
+		    void *arg, char *err, size_t errlen);
 
 #endif

@@ -4,13 +4,14 @@
 # from the zones naming it in catalog-member-of: its records over AXFR; the same serial and
 # unique ids after a restart; a reconfig that adds a member or removes one changes the
 # catalog by one IXFR (the old serial's SOA, the PTR added or deleted, no other member), and
-# a member removed and added back gets a new id (RFC 9432 5.4).
+# a member removed and added back gets a new id (RFC 9432 5.4). shoalctl zone-add --catalog
+# adds a member and zone-remove removes one, each by one IXFR of the catalog.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
 PORT=$(free_port) || exit 99
 mkdir -p "$T_DIR/state"
-for z in a b c; do
+for z in a b c d; do
 	printf '$ORIGIN %s.test.\n@ 300 IN SOA ns hostmaster 1 3600 600 86400 300\n@ 300 IN NS ns\nns 300 IN A 192.0.2.1\n' \
 		"$z" >"$T_DIR/$z.zone"
 done
@@ -38,6 +39,10 @@ records() {
 		awk '{ o = $1; t = $4; $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print o, t, $0 }' | sort -u
 }
 serial() { q "$PORT" +short cat.test SOA | awk '{ print $3 }'; }
+# moved WHAT OLD NEW: the serial went forward (the clock's, or one more: RFC 1982)
+moved() {
+	if [ -n "$3" ] && [ "$3" -gt "$2" ]; then pass "$1"; else fail "$1 ($2 -> $3)"; fi
+}
 # id_of MEMBER: its unique id in the catalog
 id_of() { records | awk -v m="$1." '$2 == "PTR" && $3 == m { split($1, l, "."); print l[1] }'; }
 
@@ -76,7 +81,7 @@ r=$(ctl reconfig)
 check_eq "reconfig exits 0" 0 $?
 wait_until 10 test "$(serial)" != "$s1"
 s2=$(serial)
-check_eq "the serial moved on once" "$((s1 + 1))" "$s2"
+moved "the serial moved on" "$s1" "$s2"
 c2=$(id_of c.test)
 check_match "c.test is a member" "^[0-9a-f]{16}$" "$c2"
 check_eq "a.test keeps its id" "$a1" "$(id_of a.test)"
@@ -115,6 +120,39 @@ fi
 s4=$(serial)
 ctl reconfig >/dev/null
 check_eq "a reconfig without a member change keeps the serial" "$s4" "$(serial)"
+
+# --- zone-add --catalog: d.test served, and a member by one IXFR, before the reply ---
+out=$("$SHOALCTL" -s "$T_DIR/ctl" zone-add d.test "$T_DIR/d.zone" --catalog cat.test 2>&1)
+check_eq "zone-add --catalog exits 0" 0 $?
+check_match "its reply says the catalog was updated" "catalog cat\.test\.: updated" "$out"
+s5=$(serial)
+moved "the catalog's serial moved on, by the time of the reply" "$s4" "$s5"
+d1=$(id_of d.test)
+check_match "d.test is a member" "^[0-9a-f]{16}$" "$d1"
+check_match "d.test answers" "status: NOERROR" "$(q "$PORT" d.test SOA)"
+check_match "zone-status names its catalog" " catalog cat\.test\.$" "$(ctl zone-status d.test)"
+ixfr=$(q "$PORT" +nocmd +nostats +noall +answer cat.test "IXFR=$s4")
+check_eq "one IXFR adds it" "$s5 $s4 $s5 $s5" \
+	"$(echo "$ixfr" | awk '$4 == "SOA" { printf "%s%s", sep, $7; sep = " " }')"
+check_eq "with its PTR alone" "1" "$(echo "$ixfr" | grep -c 'PTR')"
+out=$(ctl zone-add e.test "$T_DIR/d.zone" --catalog a.test)
+check_eq "zone-add --catalog naming no producer exits 1" 1 $?
+check_match "and says why" "a\.test\. is not a zone with catalog-role: producer" "$out"
+check_match "nothing changed" "status: REFUSED" "$(q "$PORT" e.test SOA)"
+
+# --- zone-remove of a member: out of the catalog by one IXFR ---
+out=$(ctl zone-remove d.test)
+check_eq "zone-remove exits 0" 0 $?
+check_match "d.test is refused" "status: REFUSED" "$(q "$PORT" d.test SOA)"
+s6=$(serial)
+moved "the catalog's serial moved on" "$s5" "$s6"
+check_eq "d.test is no longer a member" "" "$(id_of d.test)"
+ixfr=$(q "$PORT" +nocmd +nostats +noall +answer cat.test "IXFR=$s5")
+check_match "one IXFR deletes its PTR" "$d1\.zones\.cat\.test\..*PTR.*d\.test\." "$ixfr"
+out=$(ctl zone-remove c.test)
+check_eq "c.test removed (a member too)" 0 $?
+check_eq "then the catalog lists a and b" "a.test. b.test." \
+	"$(records | awk '$2 == "PTR" { print $3 }' | sort | tr '\n' ' ' | sed 's/ $//')"
 stop_pid "$SHOALD_PID"
 
 # --- catalog-member-of naming a zone that is not a producer: no start, the line named ---
