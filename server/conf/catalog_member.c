@@ -140,5 +140,13 @@ int conf_zone_set_catalog(conf_t *cfg, size_t i, const char *catalog, char *err,
 		snprintf(err, errlen, "%s is not a zone with catalog-role: producer", catalog);
 		return SHOAL_EINVAL;
 	}
-	return member_set(&cfg->zone_xfr[i], cfg->zones[c].name, NULL);
+	/* who reads the catalog transfers its members: the catalog's lists are the member's */
+	const conf_zone_xfr_t *cx = &cfg->zone_xfr[c];
+	conf_zone_xfr_t *x = &cfg->zone_xfr[i];
+	int rc = 0;
+	for (size_t k = 0; rc == 0 && k < cx->provide_xfr.count; k++)
+		rc = acl_add(&x->provide_xfr, &cx->provide_xfr.entries[k]);
+	for (size_t k = 0; rc == 0 && k < cx->notify.count; k++)
+		rc = acl_add(&x->notify, &cx->notify.entries[k]);
+	return rc < 0 ? rc : member_set(x, cfg->zones[c].name, NULL);
 }

@@ -304,9 +304,11 @@ int conf_zone_reindex(conf_t *cfg, const conf_t *like);
 
 /*
  * Make zone i of cfg a member of catalog `catalog` (zone-add --catalog),
- * with no group. The catalog must be a zone of cfg with catalog-role
- * producer, not zone i. Returns 0, SHOAL_EINVAL with the reason in err, or
- * SHOAL_ENOMEM. The caller's thread (a configuration of its own).
+ * with no group, transferred by those the catalog is: the catalog's
+ * provide-xfr and notify entries appended to the zone's. The catalog must
+ * be a zone of cfg with catalog-role producer, not zone i. Returns 0,
+ * SHOAL_EINVAL with the reason in err, or SHOAL_ENOMEM. The caller's
+ * thread (a configuration of its own).
  */
 int conf_zone_set_catalog(conf_t *cfg, size_t i, const char *catalog, char *err, size_t errlen);
 

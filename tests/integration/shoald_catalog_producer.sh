@@ -131,6 +131,8 @@ d1=$(id_of d.test)
 check_match "d.test is a member" "^[0-9a-f]{16}$" "$d1"
 check_match "d.test answers" "status: NOERROR" "$(q "$PORT" d.test SOA)"
 check_match "zone-status names its catalog" " catalog cat\.test\.$" "$(ctl zone-status d.test)"
+check_match "it is transferred as the catalog is (its consumers take it)" "ns\.d\.test\..*A.*192\.0\.2\.1" \
+	"$(q "$PORT" d.test AXFR)"
 ixfr=$(q "$PORT" +nocmd +nostats +noall +answer cat.test "IXFR=$s4")
 check_eq "one IXFR adds it" "$s5 $s4 $s5 $s5" \
 	"$(echo "$ixfr" | awk '$4 == "SOA" { printf "%s%s", sep, $7; sep = " " }')"
