@@ -650,6 +650,19 @@ static void test_catalog_member(void)
 	CU_ASSERT_PTR_NULL(c.zone_xfr[2].member->group);
 	CU_ASSERT_PTR_NULL(c.zone_xfr[1].member);
 	CU_ASSERT_STRING_EQUAL(c.zones[1].file, "/tmp/shoal-test-state/catalog-cat.test.zone");
+	conf_clear(&c);
+	/* a file of its own, relative: in state-dir, where shoald may write */
+	load_text(&c, "member-file.conf",
+		  "state-dir: /tmp/shoal-test-state\n"
+		  "zones:\n  - name: cat.test\n    catalog-role: producer\n    file: mine.zone\n");
+	CU_ASSERT_STRING_EQUAL(c.zones[0].file, "/tmp/shoal-test-state/mine.zone");
+	conf_clear(&c);
+	load_text(&c, "member.conf",
+		  "state-dir: /tmp/shoal-test-state\n"
+		  "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: CAT.test\n"
+		  "    catalog-group: blue\n"
+		  "  - name: cat.test\n    catalog-role: producer\n"
+		  "  - name: b.test\n    file: m.zone\n    catalog-member-of: cat.test.\n");
 	CU_ASSERT_FALSE(c.zones[1].secondary);
 	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &c), 0);
 	CU_ASSERT_PTR_NOT_EQUAL(copy.zone_xfr[0].member, c.zone_xfr[0].member);
