@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/name.h"
 #include "proto/serial.h"
 #include "zone/catalog_gen.h"
+#include "zone/changeset.h"
 
 /*
  * The records every catalog has (RFC 9432 4.1, 4.2): the SOA and NS are
@@ -256,6 +259,152 @@ done:
 	if (rc < 0)
 		*changed = false;
 	return rc;
+}
+
+/* The catalog's SOA RDATA at serial (CATGEN_SOA's) into rd; its length. */
+static uint16_t soa_rdata(uint32_t serial, uint8_t *rd)
+{
+	static const uint8_t invalid[] = { 7, 'i', 'n', 'v', 'a', 'l', 'i', 'd', 0 };
+	const uint32_t v[5] = { serial, 3600, 600, 2147483646, 0 };
+	size_t n = 0;
+	for (int k = 0; k < 2; k++, n += sizeof(invalid))
+		memcpy(rd + n, invalid, sizeof(invalid));
+	for (int k = 0; k < 5; k++, n += 4) {
+		rd[n] = (uint8_t)(v[k] >> 24), rd[n + 1] = (uint8_t)(v[k] >> 16);
+		rd[n + 2] = (uint8_t)(v[k] >> 8), rd[n + 3] = (uint8_t)v[k];
+	}
+	return (uint16_t)n;
+}
+
+/* Member m's PTR and group TXT (RFC 9432 4.1, 4.4.2) into one side of cs. */
+static int member_records(changeset_t *cs, bool add, const uint8_t *apex, const catgen_member_t *m)
+{
+	char rel[CATGEN_ID_LEN + 16];
+	uint8_t owner[NAME_MAXLEN], target[NAME_MAXLEN], txt[256];
+	snprintf(rel, sizeof(rel), "%s.zones", m->id);
+	int len = name_from_text(m->name, NULL, target);
+	if (len < 0 || name_from_text(rel, apex, owner) < 0)
+		return SHOAL_ENAME;
+	int rc = changeset_add(cs, add, owner, DNS_TYPE_PTR, 0, target, (uint16_t)len);
+	if (rc < 0 || !m->group)
+		return rc;
+	snprintf(rel, sizeof(rel), "group.%s.zones", m->id);
+	if (name_from_text(rel, apex, owner) < 0)
+		return SHOAL_ENAME;
+	size_t glen = strlen(m->group);
+	txt[0] = (uint8_t)glen;
+	memcpy(txt + 1, m->group, glen);
+	return changeset_add(cs, add, owner, DNS_TYPE_TXT, 0, txt, (uint16_t)(glen + 1));
+}
+
+/* The changeset from serial `from` to `to` that adds (or deletes) member m. */
+static int member_changeset(const catgen_t *c, const catgen_member_t *m, bool add, uint32_t from,
+			    uint32_t to, changeset_t **out)
+{
+	uint8_t apex[NAME_MAXLEN], rd[64];
+	changeset_t *cs = changeset_new();
+	int rc = cs ? 0 : SHOAL_ENOMEM;
+	if (rc == 0 && name_from_text(c->apex, NULL, apex) < 0)
+		rc = SHOAL_ENAME;
+	if (rc == 0)
+		rc = changeset_add(cs, false, apex, DNS_TYPE_SOA, 0, rd, soa_rdata(from, rd));
+	if (rc == 0 && !add)
+		rc = member_records(cs, false, apex, m);
+	if (rc == 0)
+		rc = changeset_add(cs, true, apex, DNS_TYPE_SOA, 0, rd, soa_rdata(to, rd));
+	if (rc == 0 && add)
+		rc = member_records(cs, true, apex, m);
+	if (rc == 0)
+		rc = changeset_seal(cs);
+	if (rc < 0) {
+		changeset_unref(cs);
+		cs = NULL;
+	}
+	*out = cs;
+	return rc;
+}
+
+/* Where name is in c's members (sorted), or where it would go; *found says which. */
+static size_t member_at(const catgen_t *c, const char *name, bool *found)
+{
+	size_t lo = 0, hi = c->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = strcmp(c->members[mid].name, name);
+		if (d == 0) {
+			*found = true;
+			return mid;
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+/* Whether another member of c has id. O(members): only on a clash of 64-bit hashes' check. */
+static bool id_taken(const catgen_t *c, const char *id)
+{
+	for (size_t i = 0; i < c->count; i++)
+		if (!strcmp(c->members[i].id, id))
+			return true;
+	return false;
+}
+
+/* Member `at` of c freed and taken out. */
+static void member_drop(catgen_t *c, size_t at)
+{
+	free(c->members[at].name);
+	free(c->members[at].group);
+	memmove(&c->members[at], &c->members[at + 1], (c->count - at - 1) * sizeof(*c->members));
+	c->count--;
+}
+
+/* A new member at place `at` of c with its id made at serial. */
+static int member_insert(catgen_t *c, size_t at, const char *name, const char *group,
+			 uint32_t serial)
+{
+	catgen_member_t m = { .name = strdup(name), .group = group ? strdup(group) : NULL };
+	catgen_member_t *grown = realloc(c->members, (c->count + 1) * sizeof(*grown));
+	if (!m.name || (group && !m.group) || !grown) {
+		free(m.name);
+		free(m.group);
+		if (grown)
+			c->members = grown;
+		return SHOAL_ENOMEM;
+	}
+	c->members = grown;
+	make_id(name, serial, 0, m.id);
+	for (unsigned salt = 1; id_taken(c, m.id); salt++)
+		make_id(name, serial, salt, m.id);
+	memmove(&c->members[at + 1], &c->members[at], (c->count - at) * sizeof(*c->members));
+	c->members[at] = m;
+	c->count++;
+	return 0;
+}
+
+int catgen_change(catgen_t *c, const char *name, const char *group, bool add, time_t now,
+		  changeset_t **out)
+{
+	*out = NULL;
+	bool found;
+	size_t at = member_at(c, name, &found);
+	if (add == found)
+		return add ? SHOAL_EEXIST : SHOAL_ENOTFOUND;
+	uint32_t serial = next_serial(c->serial, now);
+	int rc = add ? member_insert(c, at, name, group, serial) : 0;
+	if (rc == 0)
+		rc = member_changeset(c, &c->members[at], add, c->serial, serial, out);
+	if (rc == 0 && !add)
+		member_drop(c, at);
+	else if (rc < 0 && add && at < c->count && !strcmp(c->members[at].name, name))
+		member_drop(c, at); /* inserted, its changeset not made: c as it was */
+	if (rc < 0)
+		return rc;
+	c->serial = serial;
+	return 0;
 }
 
 int catgen_write_fd(const catgen_t *c, int fd)

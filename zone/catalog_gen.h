@@ -62,6 +62,23 @@ int catgen_read(catgen_t *c, const char *file);
  */
 int catgen_update(catgen_t *c, const catgen_want_t *want, size_t n, time_t now, bool *changed);
 
+struct changeset;
+
+/*
+ * One member added to c (add: `name` with group, which may be NULL; a
+ * new id as catgen_update makes one) or removed (!add: `name`), and
+ * the serial moved on as catgen_update moves it: c changed, and *out the
+ * changeset from the old serial to the new (RFC 1995 4: the old SOA and
+ * the member's PTR and group TXT deleted, or the new SOA and its records
+ * added), to apply to the version served (zone_apply) instead of reading
+ * the catalog whole. O(log members) but for the move of the members
+ * after it in c (pointers). Returns 0, SHOAL_EEXIST (added: a member
+ * already), SHOAL_ENOTFOUND (removed: not a member), SHOAL_ENAME (a name
+ * too long for an owner under zones) or SHOAL_ENOMEM (c as it was).
+ */
+int catgen_change(catgen_t *c, const char *name, const char *group, bool add, time_t now,
+		  struct changeset **out);
+
 /*
  * c as a zone file (RFC 9432 4: SOA, NS invalid., version TXT "2", one PTR
  * per member under zones, its group TXT) written to out. Returns 0 or

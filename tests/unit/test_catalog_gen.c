@@ -15,7 +15,9 @@
 #include "proto/error.h"
 #include "proto/name.h"
 #include "tests/unit/unit.h"
+#include "zone/apply.h"
 #include "zone/catalog_gen.h"
+#include "zone/changeset.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -31,20 +33,82 @@ static const catgen_member_t *find(const catgen_t *c, const char *name)
 	return NULL;
 }
 
-/* c written and loaded as the zone cat.test.: its record count (0: it did not load). */
-static size_t load_count(const catgen_t *c)
+/* c written and loaded as the zone cat.test. (NULL: it did not load). */
+static zone_t *load(const catgen_t *c)
 {
 	CU_ASSERT_EQUAL_FATAL(catgen_write(c, path), 0);
 	uint8_t apex[NAME_MAXLEN];
 	name_from_text("cat.test.", NULL, apex);
 	zone_limits_t limits = ZONE_LIMITS_DEFAULT;
-	struct zone *z = NULL;
+	zone_t *z = NULL;
 	if (zone_load(path, apex, &limits, NULL, NULL, &z) < 0)
-		return 0;
+		return NULL;
 	CU_ASSERT_EQUAL(z->serial, c->serial);
-	size_t n = z->rr_count;
-	zone_unref(z);
+	return z;
+}
+
+/* c written and loaded: its record count (0: it did not load). */
+static size_t load_count(const catgen_t *c)
+{
+	zone_t *z = load(c);
+	size_t n = z ? z->rr_count : 0;
+	if (z)
+		zone_unref(z);
 	return n;
+}
+
+/*
+ * *z with the changes of catgen_change applied (zone_apply) is the zone
+ * c's file gives: the same serial, no record more or less. *z replaced.
+ */
+static void apply_same(zone_t **z, const catgen_t *c, changeset_t *cs)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+	zone_t *next = NULL, *whole = load(c);
+	const changeset_t *sets[1] = { cs };
+	zone_apply_opts_t o = { .label = "catalog" };
+	CU_ASSERT_EQUAL_FATAL(zone_apply(*z, sets, 1, &o, &next), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+	CU_ASSERT_EQUAL(next->serial, whole->serial);
+	CU_ASSERT_EQUAL(next->rr_count, whole->rr_count);
+	changeset_t *d = NULL;
+	CU_ASSERT_EQUAL(changeset_diff(next, whole, 0, &d), 0);
+	CU_ASSERT_EQUAL(d->del.rr_count, 1); /* the SOAs alone */
+	CU_ASSERT_EQUAL(d->add.rr_count, 1);
+	changeset_unref(d);
+	changeset_unref(cs);
+	zone_unref(whole);
+	zone_unref(*z);
+	*z = next;
+}
+
+/* One member added and one removed by a changeset: what the file made whole gives. */
+static void test_change_one(void)
+{
+	catgen_t c;
+	CU_ASSERT_EQUAL_FATAL(catgen_init(&c, "cat.test."), 0);
+	catgen_want_t want[] = { { "a.test.", "blue" }, { "c.test.", NULL } };
+	bool changed;
+	CU_ASSERT_EQUAL(catgen_update(&c, want, 2, 1000, &changed), 0);
+	zone_t *z = load(&c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+	changeset_t *cs = NULL;
+	CU_ASSERT_EQUAL(catgen_change(&c, "b.test.", "red", true, 10, &cs), 0);
+	CU_ASSERT_EQUAL(c.serial, 1001);
+	CU_ASSERT_EQUAL_FATAL(c.count, 3);
+	CU_ASSERT_STRING_EQUAL(c.members[1].name, "b.test."); /* in its place */
+	CU_ASSERT_EQUAL(cs->add.rr_count, 3);                 /* SOA, PTR, group TXT */
+	apply_same(&z, &c, cs);
+	CU_ASSERT_EQUAL(catgen_change(&c, "a.test.", NULL, false, 10, &cs), 0);
+	CU_ASSERT_EQUAL(cs->del.rr_count, 3);
+	CU_ASSERT_EQUAL(c.count, 2);
+	apply_same(&z, &c, cs);
+	CU_ASSERT_EQUAL(catgen_change(&c, "c.test.", NULL, true, 10, &cs), SHOAL_EEXIST);
+	CU_ASSERT_EQUAL(catgen_change(&c, "a.test.", NULL, false, 10, &cs), SHOAL_ENOTFOUND);
+	CU_ASSERT_PTR_NULL(cs);
+	CU_ASSERT_EQUAL(c.serial, 1002);
+	zone_unref(z);
+	catgen_clear(&c);
 }
 
 static void test_make_read_back(void)
@@ -190,6 +254,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_make_read_back),
 		UNIT_TEST(test_changes),
 		UNIT_TEST(test_read_missing_and_foreign),
+		UNIT_TEST(test_change_one),
 		UNIT_TEST(test_many),
 		UNIT_END,
 	};
