@@ -62,6 +62,7 @@ typedef struct server {
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	sched_t *sched;         /* secondary zones' events: NULL without secondary zones */
 	state_t *state;         /* what survives a restart (state-dir) */
+	producer_t *producer;   /* the catalogs made here, as made last (NULL: none yet) */
 	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
 	journal_budget_t journal_budget; /* their bound together, ixfr-journal-total */
 	uv_async_t transferred;          /* a transfer thread published a zone: NOTIFY out */
@@ -251,8 +252,11 @@ typedef struct reconfig_req {
 	size_t removed;
 	/* zone-add --catalog, zone-remove of a member: the catalog made again after it, or "" */
 	char catalog[NAME_TEXT_MAX + 2];
-	char *held; /* the reply, held while that catalog is read again */
+	char member[NAME_TEXT_MAX + 2]; /* the zone added to it or taken from it */
+	bool member_added;
+	char *held; /* the reply, held while that catalog changes */
 	bool held_ok;
+	bool reread; /* the change did not apply: the catalog's file read again */
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -394,11 +398,21 @@ static void reconfig_line(const reconfig_req_t *req, const reload_result_t *res,
 		 both ? ", " : "", res->changed);
 }
 
-/* The reload thread is done with a reconfig: apply and answer. Main loop. */
 /* The catalog req changed has been read again: the reply held, and how that went. */
 static void on_catalog_done(void *arg, const reload_result_t *res)
 {
 	reconfig_req_t *req = arg;
+	/*
+	 * the change did not apply to the version served (a reconfig refused after
+	 * the catalog was made): read its file, which holds what was made, whole
+	 */
+	if (res->rc < 0 && !req->reread &&
+	    reload_start(&req->srv->reload, req->catalog, on_catalog_done, req) == 0) {
+		log_warning("%s%s: catalog %s: the change did not apply (%s); its file read again",
+			    req->from, req->what, req->catalog, shoal_strerror(res->rc));
+		req->reread = true;
+		return;
+	}
 	char line[1400];
 	snprintf(line, sizeof(line), "catalog %s: %s%s\n", req->catalog,
 		 res->rc ? "not read again: " : "", res->rc ? shoal_strerror(res->rc) : "updated");
@@ -427,8 +441,9 @@ static bool catalog_follow(reconfig_req_t *req, const char *body, bool ok)
 	server_t *srv = req->srv;
 	char err[512] = "";
 	req->held = strdup(body);
-	int rc = req->held ? producer_follow(&srv->reload, req->cfg, req->catalog, on_catalog_done,
-					     req, err, sizeof(err))
+	int rc = req->held ? producer_follow(srv->producer, &srv->reload, req->cfg, req->catalog,
+					     req->member, req->member_added, on_catalog_done, req,
+					     err, sizeof(err))
 			   : SHOAL_ENOMEM;
 	if (rc == 1) {
 		req->held_ok = ok;
@@ -442,6 +457,7 @@ static bool catalog_follow(reconfig_req_t *req, const char *body, bool ok)
 	return false;
 }
 
+/* The reload thread is done with a reconfig: apply and answer. Main loop. */
 static void on_reconfig_done(void *arg, const reload_result_t *res)
 {
 	reconfig_req_t *req = arg;
@@ -579,7 +595,7 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		if (!cfg)
 			return NULL;
 		/* a catalog whose members changed gets a newer file: the reload reads it */
-		if (producer_make(cfg, time(NULL), err, errlen) < 0) {
+		if (producer_make(srv->producer, cfg, time(NULL), err, errlen) < 0) {
 			conf_free(cfg);
 			return NULL;
 		}
@@ -656,12 +672,18 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 	const conf_member_t *member = file ? NULL : cfg->zone_xfr[i].member;
 	if (member) /* the catalog that lists it loses a member */
 		snprintf(req->catalog, sizeof(req->catalog), "%s", member->catalog);
+	/* as the configuration spells it, as the catalog's PTR names it */
+	snprintf(req->member, sizeof(req->member), "%s", file ? "" : cfg->zones[i].name);
 	if (file)
 		rc = conf_zone_add(cfg, name, file);
 	else
 		conf_zone_remove(cfg, (size_t)i);
-	if (rc == 0 && file && req->catalog[0])
+	if (rc == 0 && file && req->catalog[0]) {
 		rc = conf_zone_set_catalog(cfg, cfg->zone_count - 1, req->catalog, err, errlen);
+		snprintf(req->member, sizeof(req->member), "%s",
+			 cfg->zones[cfg->zone_count - 1].name);
+		req->member_added = true;
+	}
 	if (rc == SHOAL_EINVAL) {
 		conf_free(cfg);
 		return NULL;
@@ -863,7 +885,11 @@ static int check_saves(const server_t *srv, char *err, size_t errlen)
  */
 static int service_user_files(server_t *srv, char *err, size_t errlen)
 {
-	int rc = producer_make(srv->cfg, time(NULL), err, errlen);
+	int rc = SHOAL_ENOMEM;
+	if (!srv->producer && !(srv->producer = producer_new()))
+		snprintf(err, errlen, "out of memory");
+	else
+		rc = producer_make(srv->producer, srv->cfg, time(NULL), err, errlen);
 	if (rc == 0)
 		rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
 	return rc == 0 ? check_saves(srv, err, errlen) : rc;
@@ -1662,6 +1688,8 @@ static int server_stop(server_t *srv, int status, const char *err)
 		loop_close(srv);
 	state_stop(srv);
 	reload_clear(&srv->reload);
+	producer_free(srv->producer);
+	srv->producer = NULL;
 	tls_ctx_free(srv->tls); /* no session starts any more: workers and transfers are gone */
 	srv->tls = NULL;
 	if (srv->zcfg != srv->cfg)

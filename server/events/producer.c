@@ -11,6 +11,7 @@
 #include "server/events/producer.h"
 #include "server/events/reload.h"
 #include "zone/catalog_gen.h"
+#include "zone/changeset.h"
 
 /* A member of catalog `catalog` (the catalog's zone index), to sort by catalog. */
 typedef struct member_of {
@@ -24,34 +25,78 @@ static int member_of_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The catalogs made, as they were made last: what the next change starts from. */
+struct producer {
+	catgen_t *cats;
+	size_t count;
+};
+
+producer_t *producer_new(void)
+{
+	return calloc(1, sizeof(producer_t));
+}
+
+void producer_free(producer_t *p)
+{
+	for (size_t i = 0; p && i < p->count; i++)
+		catgen_clear(&p->cats[i]);
+	if (p)
+		free(p->cats);
+	free(p);
+}
+
+/* Catalog `name` as p holds it, or NULL. */
+static catgen_t *held(producer_t *p, const char *name)
+{
+	for (size_t i = 0; i < p->count; i++)
+		if (!strcmp(p->cats[i].apex, name))
+			return &p->cats[i];
+	return NULL;
+}
+
+/* Catalog `name` as p holds it, read from file the first time. NULL: out of memory or rc. */
+static catgen_t *hold(producer_t *p, const char *name, const char *file, int *rc)
+{
+	catgen_t *cat = held(p, name);
+	if (cat)
+		return cat;
+	catgen_t *grown = realloc(p->cats, (p->count + 1) * sizeof(*grown));
+	*rc = grown ? catgen_init(&grown[p->count], name) : SHOAL_ENOMEM;
+	if (grown)
+		p->cats = grown;
+	if (*rc < 0)
+		return NULL;
+	cat = &p->cats[p->count++];
+	*rc = catgen_read(cat, file);
+	return cat;
+}
+
 /* Catalog c of cfg made from want[0..n) and written when it changed (*changed). */
-static int make_one(const conf_t *cfg, size_t c, const catgen_want_t *want, size_t n, time_t now,
-		    bool *changed, char *err, size_t errlen)
+static int make_one(producer_t *p, const conf_t *cfg, size_t c, const catgen_want_t *want, size_t n,
+		    time_t now, bool *changed, char *err, size_t errlen)
 {
 	const char *name = cfg->zones[c].name, *file = cfg->zones[c].file;
-	catgen_t cat;
-	size_t had = 0;
+	int rc = 0;
 	*changed = false;
-	int rc = catgen_init(&cat, name);
-	if (rc == 0 && (rc = catgen_read(&cat, file)) < 0)
+	catgen_t *cat = hold(p, name, file, &rc);
+	if (rc < 0 && rc != SHOAL_ENOMEM)
 		snprintf(err, errlen, "catalog %s: cannot read %s: %s", name, file,
 			 shoal_strerror(rc));
-	had = cat.count;
+	size_t had = cat ? cat->count : 0;
 	if (rc == 0)
-		rc = catgen_update(&cat, want, n, now, changed);
-	if (rc == 0 && *changed && (rc = catgen_write(&cat, file)) < 0)
+		rc = catgen_update(cat, want, n, now, changed);
+	if (rc == 0 && *changed && (rc = catgen_write(cat, file)) < 0)
 		snprintf(err, errlen, "catalog %s: cannot write %s: %s", name, file,
 			 shoal_strerror(rc));
 	if (rc == SHOAL_ENOMEM)
 		snprintf(err, errlen, "catalog %s: out of memory", name);
 	if (rc == 0 && *changed)
-		log_info("catalog %s: %zu members (had %zu), serial %u", name, cat.count, had,
-			 (unsigned)cat.serial);
-	catgen_clear(&cat);
+		log_info("catalog %s: %zu members (had %zu), serial %u", name, cat->count, had,
+			 (unsigned)cat->serial);
 	return rc;
 }
 
-int producer_make(const conf_t *cfg, time_t now, char *err, size_t errlen)
+int producer_make(producer_t *p, const conf_t *cfg, time_t now, char *err, size_t errlen)
 {
 	member_of_t *m = malloc((cfg->zone_count ? cfg->zone_count : 1) * sizeof(*m));
 	if (!m) {
@@ -79,7 +124,7 @@ int producer_make(const conf_t *cfg, time_t now, char *err, size_t errlen)
 			at++;
 		for (; at < n && m[at].catalog == c; at++)
 			want[k++] = m[at].want;
-		rc = make_one(cfg, c, want, k, now, &changed, err, errlen);
+		rc = make_one(p, cfg, c, want, k, now, &changed, err, errlen);
 	}
 	if (!want)
 		snprintf(err, errlen, "catalogs: out of memory");
@@ -88,31 +133,32 @@ int producer_make(const conf_t *cfg, time_t now, char *err, size_t errlen)
 	return rc;
 }
 
-int producer_follow(reload_t *r, const conf_t *cfg, const char *catalog, reload_done_fn done,
-		    void *arg, char *err, size_t errlen)
+int producer_follow(producer_t *p, reload_t *r, const conf_t *cfg, const char *catalog,
+		    const char *member, bool add, reload_done_fn done, void *arg, char *err,
+		    size_t errlen)
 {
-	long c = conf_zone_index(cfg, catalog);
+	long c = conf_zone_index(cfg, catalog), m = add ? conf_zone_index(cfg, member) : -1;
 	if (c < 0 || cfg->zone_xfr[c].catalog_role != CONF_CATALOG_PRODUCER)
 		return 0; /* gone with the change (zone-remove of the catalog itself) */
-	catgen_want_t *want = malloc((cfg->zone_count ? cfg->zone_count : 1) * sizeof(*want));
-	if (!want) {
-		snprintf(err, errlen, "catalog %s: out of memory", catalog);
-		return SHOAL_ENOMEM;
-	}
-	size_t k = 0;
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		const conf_member_t *cm = cfg->zone_xfr[i].member;
-		if (cm && conf_zone_index(cfg, cm->catalog) == c)
-			want[k++] = (catgen_want_t){ cfg->zones[i].name, cm->group };
-	}
-	bool changed = false;
-	int rc = make_one(cfg, (size_t)c, want, k, time(NULL), &changed, err, errlen);
-	free(want);
-	if (rc < 0 || !changed)
-		return rc;
-	rc = reload_start(r, cfg->zones[c].name, done, arg);
+	const char *name = cfg->zones[c].name, *file = cfg->zones[c].file;
+	const conf_member_t *cm = m >= 0 ? cfg->zone_xfr[m].member : NULL;
+	int rc = 0;
+	catgen_t *cat = hold(p, name, file, &rc);
+	changeset_t *cs = NULL;
+	if (rc == 0)
+		rc = catgen_change(cat, member, cm ? cm->group : NULL, add, time(NULL), &cs);
+	if (rc == SHOAL_EEXIST || rc == SHOAL_ENOTFOUND)
+		return 0; /* listed already, or never */
+	if (rc == 0 && (rc = catgen_write(cat, file)) < 0)
+		log_error("catalog %s: cannot write %s: %s; served, not kept across a restart",
+			  name, file, shoal_strerror(rc));
+	if (cs)
+		rc = reload_apply(r, name, cs, done, arg);
+	changeset_unref(cs);
 	if (rc < 0)
-		snprintf(err, errlen, "catalog %s: cannot read it again: %s", catalog,
-			 shoal_strerror(rc));
+		snprintf(err, errlen, "catalog %s: %s", name, shoal_strerror(rc));
+	else
+		log_info("catalog %s: %s %s, serial %u", name, member, add ? "added" : "removed",
+			 (unsigned)cat->serial);
 	return rc < 0 ? rc : 1;
 }

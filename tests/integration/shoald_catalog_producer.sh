@@ -11,7 +11,7 @@
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
 PORT=$(free_port) || exit 99
 mkdir -p "$T_DIR/state"
-for z in a b c d; do
+for z in a b c d e; do
 	printf '$ORIGIN %s.test.\n@ 300 IN SOA ns hostmaster 1 3600 600 86400 300\n@ 300 IN NS ns\nns 300 IN A 192.0.2.1\n' \
 		"$z" >"$T_DIR/$z.zone"
 done
@@ -155,6 +155,9 @@ out=$(ctl zone-remove c.test)
 check_eq "c.test removed (a member too)" 0 $?
 check_eq "then the catalog lists a and b" "a.test. b.test." \
 	"$(records | awk '$2 == "PTR" { print $3 }' | sort | tr '\n' ' ' | sed 's/ $//')"
+check_match "each change was applied to the catalog as one member, not read whole" \
+	"catalog cat\.test\.: d\.test\. removed, serial $s6" "$(cat "$T_DIR/shoald.log")"
+
 stop_pid "$SHOALD_PID"
 
 # --- catalog-member-of naming a zone that is not a producer: no start, the line named ---
