@@ -457,6 +457,20 @@ static bool catalog_follow(reconfig_req_t *req, const char *body, bool ok)
 	return false;
 }
 
+/*
+ * A reconfig refused after it made the catalogs from its configuration:
+ * made again from the one served, so no member it did not serve stays
+ * listed in their files (their serial moves on; the next change reads the
+ * file, as on_catalog_done does).
+ */
+static void catalogs_back(server_t *srv, const reconfig_req_t *req)
+{
+	char err[512];
+	if (!strcmp(req->what, "reconfig") &&
+	    producer_make(srv->producer, srv->zcfg, time(NULL), err, sizeof(err)) < 0)
+		log_error("%s%s: %s", req->from, req->what, err);
+}
+
 /* The reload thread is done with a reconfig: apply and answer. Main loop. */
 static void on_reconfig_done(void *arg, const reload_result_t *res)
 {
@@ -506,6 +520,7 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 			 first ? first : (int)strlen(shoal_strerror(res->rc)),
 			 first ? res->errors : shoal_strerror(res->rc));
 		log_error("%s%.*s", req->from, (int)strcspn(head, "\n"), head);
+		catalogs_back(srv, req);
 		if (res->rc == SHOAL_ETIMEOUT && srv->reload.running)
 			srv->orphan = req->cfg; /* the abandoned thread still reads it */
 		else
@@ -752,6 +767,7 @@ static void reconfig_begin(server_t *srv, const char *command, const char *cmd_a
 		if (req->cfg)
 			snprintf(err, sizeof(err), "%s", shoal_strerror(rc));
 		log_error("%s%s refused: %s; nothing changed", from, command, err);
+		catalogs_back(srv, req);
 		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
 		reconfig_reply(req, false, body);
 		conf_free(req->cfg);

@@ -158,6 +158,20 @@ check_eq "then the catalog lists a and b" "a.test. b.test." \
 check_match "each change was applied to the catalog as one member, not read whole" \
 	"catalog cat\.test\.: d\.test\. removed, serial $s6" "$(cat "$T_DIR/shoald.log")"
 
+# --- a reconfig refused after making the catalog: nothing it did not serve is listed ---
+conf a b c
+printf 'not a zone file\n' >"$T_DIR/x.zone"
+printf '  - name: x.test\n    file: x.zone\n    catalog-member-of: cat.test\n' >>"$T_DIR/shoald.conf"
+s7=$(serial)
+out=$(ctl reconfig)
+check_match "a reconfig with a broken member is refused" "refused" "$out"
+check_eq "the catalog served is as it was" "$s7" "$(serial)"
+out=$("$SHOALCTL" -s "$T_DIR/ctl" zone-add e.test "$T_DIR/e.zone" --catalog cat.test 2>&1)
+check_eq "a zone-add --catalog after it" 0 $?
+check_eq "lists the zones served: a, b and e, not c nor x" "a.test. b.test. e.test." \
+	"$(records | awk '$2 == "PTR" { print $3 }' | sort | tr '\n' ' ' | sed 's/ $//')"
+check_match "(its change did not start at the serial served: the file was read whole)" \
+	"catalog cat\.test\.: the change did not apply" "$(cat "$T_DIR/shoald.log")"
 stop_pid "$SHOALD_PID"
 
 # --- catalog-member-of naming a zone that is not a producer: no start, the line named ---
