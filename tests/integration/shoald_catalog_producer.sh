@@ -172,6 +172,18 @@ check_eq "lists the zones served: a, b and e, not c nor x" "a.test. b.test. e.te
 	"$(records | awk '$2 == "PTR" { print $3 }' | sort | tr '\n' ' ' | sed 's/ $//')"
 check_match "(its change did not start at the serial served: the file was read whole)" \
 	"catalog cat\.test\.: the change did not apply" "$(cat "$T_DIR/shoald.log")"
+
+# --- a runtime change survives a restart: the catalog's file holds it ---
+before=$(records)
+s8=$(serial)
+stop_pid "$SHOALD_PID"
+conf a b
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+check_eq "after a restart with a and b configured, e.test is gone from the catalog" "" \
+	"$(records | grep ' PTR e\.test')"
+check_eq "a and b keep their ids" "$(echo "$before" | grep -E ' PTR [ab]\.test')" \
+	"$(records | grep -E ' PTR [ab]\.test')"
+moved "and the serial moved on from the one served" "$s8" "$(serial)"
 stop_pid "$SHOALD_PID"
 
 # --- catalog-member-of naming a zone that is not a producer: no start, the line named ---
