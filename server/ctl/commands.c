@@ -190,8 +190,8 @@ static void zone_status_zone(const control_env_t *env, const zonedb_t *db, size_
 			 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
 			 info.file && info.file[0] ? info.file : "-");
 	}
-	zone_status_journal(b, db, zonedb_zone(db, i), json);
 	zone_status_catalog(b, env->cfg, info.name, json);
+	zone_status_journal(b, db, zonedb_zone(db, i), json);
 	sched_state_t st;
 	uint8_t apex[NAME_MAXLEN];
 	if (name_from_text(info.name, NULL, apex) >= 0 && sched_state(env->sched, apex, &st))
