@@ -54,7 +54,11 @@ static catgen_t *held(producer_t *p, const char *name)
 	return NULL;
 }
 
-/* Catalog `name` as p holds it, read from file the first time. NULL: out of memory or rc. */
+/*
+ * Catalog `name` as p holds it, read from file the first time. NULL with
+ * *rc: out of memory, or a file that cannot be read (not held: it is not
+ * made anew over ids and a serial it could not see).
+ */
 static catgen_t *hold(producer_t *p, const char *name, const char *file, int *rc)
 {
 	catgen_t *cat = held(p, name);
@@ -66,8 +70,13 @@ static catgen_t *hold(producer_t *p, const char *name, const char *file, int *rc
 		p->cats = grown;
 	if (*rc < 0)
 		return NULL;
-	cat = &p->cats[p->count++];
+	cat = &p->cats[p->count];
 	*rc = catgen_read(cat, file);
+	if (*rc < 0) {
+		catgen_clear(cat);
+		return NULL;
+	}
+	p->count++;
 	return cat;
 }
 

@@ -184,6 +184,22 @@ check_eq "after a restart with a and b configured, e.test is gone from the catal
 check_eq "a and b keep their ids" "$(echo "$before" | grep -E ' PTR [ab]\.test')" \
 	"$(records | grep -E ' PTR [ab]\.test')"
 moved "and the serial moved on from the one served" "$s8" "$(serial)"
+
+# --- a catalog whose file cannot be read is not made anew over the ids it holds ---
+conf a
+printf '  - name: cat2.test\n    catalog-role: producer\n    provide-xfr: 127.0.0.1 NOKEY\n' \
+	>>"$T_DIR/shoald.conf"
+sed -i '/^  - name: b.test$/{n;s|$|\n    catalog-member-of: cat2.test|}' "$T_DIR/shoald.conf"
+mkdir "$T_DIR/state/catalog-cat2.test.zone"
+out=$(ctl reconfig)
+check_match "a reconfig with a catalog file that cannot be read is refused" "refused.*catalog cat2\.test\.: cannot read" "$out"
+rmdir "$T_DIR/state/catalog-cat2.test.zone"
+printf '$ORIGIN cat2.test.\n@ 0 IN SOA invalid. invalid. 7 3600 600 2147483646 0\n@ 0 IN NS invalid.\nversion 0 IN TXT "2"\n0123456789abcdef.zones 0 IN PTR b.test.\n' \
+	>"$T_DIR/state/catalog-cat2.test.zone"
+out=$(ctl reconfig)
+check_eq "once it can be read, the reconfig applies" 0 $?
+check_eq "and b.test keeps the id the file gave it" "0123456789abcdef.zones.cat2.test. PTR b.test." \
+	"$(q "$PORT" +nocmd +nostats +noall +answer cat2.test AXFR | awk '$4 == "PTR" { print $1, $4, $5 }')"
 stop_pid "$SHOALD_PID"
 
 # --- catalog-member-of naming a zone that is not a producer: no start, the line named ---
