@@ -299,16 +299,21 @@ static int join_words(char *buf, size_t cap, char **words, size_t n, bool json)
 
 /*
  * zone-add's argument "NAME FILE" into buf: the server does not share our
- * folder, so a relative FILE is made whole here. 0, or -1 said on stderr.
+ * folder, so a relative FILE is made whole here. With a catalog (NULL:
+ * none), "--catalog CATALOG NAME FILE": the flag first, as FILE runs to
+ * the end of the line. 0, or -1 said on stderr.
  */
-static int zone_add_arg(char *buf, size_t cap, const char *name, const char *file)
+static int zone_add_arg(char *buf, size_t cap, const char *name, const char *file,
+			const char *catalog)
 {
 	char cwd[PATH_MAX] = "";
 	if (file[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
 		fprintf(stderr, "shoalctl: zone-add: cannot read the current folder\n");
 		return -1;
 	}
-	int w = snprintf(buf, cap, "%s %s%s%s", name, cwd, cwd[0] ? "/" : "", file);
+	int w = snprintf(buf, cap, "%s%s%s%s %s%s%s", catalog ? "--catalog " : "",
+			 catalog ? catalog : "", catalog ? " " : "", name, cwd, cwd[0] ? "/" : "",
+			 file);
 	if (w < 0 || (size_t)w >= cap) {
 		fprintf(stderr, "shoalctl: command too long or not one line\n");
 		return -1;
@@ -321,12 +326,14 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "catalog", required_argument, NULL, 'c' }, /* zone-add's */
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = SHOALCTL_DEFAULT_SOCKET;
 	bool json = false;
+	const char *catalog = NULL; /* zone-add NAME FILE --catalog CATALOG */
 	int c;
 	while ((c = getopt_long(argc, argv, "s:jhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -335,6 +342,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'c':
+			catalog = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -355,7 +365,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[optind];
 	bool zone_add = !strcmp(cmd, "zone-add");
 	bool zone_status = !strcmp(cmd, "zone-status"); /* ZONE... or FROM COUNT */
-	if ((!zone_status && args > (zone_add ? 3 : 2)) || (zone_add && args != 3)) {
+	if ((!zone_status && args > (zone_add ? 3 : 2)) || (zone_add && args != 3) ||
+	    (catalog && !zone_add)) {
 		usage(stderr);
 		return 2;
 	}
@@ -367,7 +378,7 @@ int main(int argc, char **argv)
 			return 2;
 		arg = joined;
 	} else if (zone_add) {
-		if (zone_add_arg(joined, sizeof(joined), arg, argv[optind + 2]) < 0)
+		if (zone_add_arg(joined, sizeof(joined), arg, argv[optind + 2], catalog) < 0)
 			return 2;
 		arg = joined;
 	} else if (json && (strcmp(cmd, "stats") || arg)) {

@@ -1322,6 +1322,31 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
 	return load_entry(e, db, spec, was, &lock, msg, msg_arg, z, error, cap);
 }
 
+int zonedb_apply_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, const changeset_t *cs,
+		      zone_msg_fn msg, void *msg_arg, zone_t **z, char *error, size_t cap)
+{
+	*z = NULL;
+	error[0] = '\0';
+	if (!db || i >= db->count || !entry_zone(db->entries[i]))
+		return SHOAL_EINVAL;
+	zentry_t *e = db->entries[i];
+	const zone_t *was = entry_zone(e);
+	jplace_t p = {
+		&e->journal,        db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
+		db->journal_budget, &e->jfile
+	};
+	const changeset_t *sets[1] = { cs };
+	zone_apply_opts_t o = {
+		.label = e->file, .limits = &spec->limits, .msg = msg, .msg_arg = msg_arg
+	};
+	int err = zone_apply(was, sets, 1, &o, z);
+	if (err == 0)
+		record_change(&p, e->file, was, (*z)->serial, cs, 0, msg, msg_arg);
+	else
+		snprintf(error, cap, "%s: %s", e->file, shoal_strerror(err));
+	return err;
+}
+
 const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n)
 {
 	*n = db ? db->fresh_count : 0;

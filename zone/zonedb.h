@@ -310,6 +310,19 @@ int zonedb_load_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec, zone
  * over did not), *n of them: the counters to zero before it is published.
  * Valid as long as db.
  */
+/*
+ * zonedb_load_zone with the changes cs (from the serial served) applied to
+ * zone i's version served (zone_apply) instead of reading its file: *z
+ * the next version, cs recorded in its journal for IXFR, at the cost of
+ * the changes, not of the zone. Returns 0, or as zonedb_load_zone
+ * (SHOAL_EINVAL: nothing served, or cs does not start at its serial).
+ * The writer's thread.
+ */
+struct changeset;
+int zonedb_apply_zone(const zonedb_t *db, size_t i, const zone_spec_t *spec,
+		      const struct changeset *cs, zone_msg_fn msg, void *msg_arg, struct zone **z,
+		      char *error, size_t cap);
+
 const uint32_t *zonedb_fresh_slots(const zonedb_t *db, size_t *n);
 
 struct journal;

@@ -248,6 +248,9 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
 	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
 	{ "dnssec-policy", "the id of the dnssec-policies entry it is signed by" },
+	{ "catalog-role", "none, consumer or producer: the zone is a catalog (RFC 9432)" },
+	{ "catalog-member-of", "the catalog zone made here (catalog-role producer) listing it" },
+	{ "catalog-group", "its group property in that catalog (RFC 9432 4.4.2)" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -633,7 +636,7 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 		return conf_yerr(y, item, "zones: each zone is a mapping with name and file");
 	const char *name = NULL, *file = NULL;
 	yaml_node_t *file_node = item;
-	bool secondary = false;
+	bool secondary = false, producer = false;
 	for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
@@ -648,6 +651,8 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 		}
 		if (!strcmp(key, "primaries"))
 			secondary = true;
+		if (!strcmp(key, "catalog-role") && val && !strcmp(val, "producer"))
+			producer = true;
 		if (strcmp(key, "name") && strcmp(key, "file"))
 			continue;
 		if (!val)
@@ -659,18 +664,23 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 			file_node = v;
 		}
 	}
-	if (!name || (!file && !secondary))
+	if (!name || (!file && !secondary && !producer))
 		return conf_yerr(y, item, "zones: a zone needs both name and file (or primaries)");
-	char joined[PATH_MAX];
+	if (producer && secondary)
+		return conf_yerr(y, item, "zone %s: a producer catalog is made here: no primaries",
+				 name);
+	char joined[PATH_MAX], made[NAME_TEXT_MAX + 16];
+	if (producer && !file)
+		file = conf_catalog_file(name, made, sizeof(made));
 	if (file && file[0] != '/') {
 		/* a secondary's file is written by shoald: in state-dir, which it may write */
 		if (snprintf(joined, sizeof(joined), "%s/%s",
-			     secondary ? y->state_base : y->zones_base,
+			     secondary || producer ? y->state_base : y->zones_base,
 			     file) >= (int)sizeof(joined))
 			return conf_yerr(y, file_node, "zone %s: file path too long", name);
 		file = joined;
 	}
-	if (file && access(file, R_OK) != 0 && !(secondary && errno == ENOENT))
+	if (file && access(file, R_OK) != 0 && !((secondary || producer) && errno == ENOENT))
 		return conf_yerr(y, file_node, "zone %s: cannot read file %s: %s", name, file,
 				 strerror(errno));
 	int rc = add_zone(cfg, name, file ? file : "");
@@ -728,6 +738,8 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 			int rc;
 			if (o->type == CONF_ZONES) {
 				rc = load_zone_item(cfg, y, item);
+				if (rc == 0 && i + 1 == v->data.sequence.items.top)
+					rc = conf_catalog_check(cfg, y, v);
 			} else if (!conf_scalar(item)) {
 				rc = conf_yerr(y, item, "%s: expected %s", key, o->arg);
 			} else {

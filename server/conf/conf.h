@@ -45,6 +45,9 @@ typedef struct conf_zone_xfr {
 	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
 	int32_t dnssec_policy;  /* its dnssec-policy: an index of cfg->dnssec_policies, or -1 */
+	uint32_t catalog_role;  /* enum conf_catalog_role: catalog-role (RFC 9432) */
+	/* catalog-member-of, catalog-group (server/conf/catalog_member.c); NULL: in none */
+	struct conf_member *member;
 } conf_zone_xfr_t;
 
 /* The signing algorithms a DNSSEC policy may name (conf_dnssec_algorithm_names). */
@@ -81,6 +84,24 @@ typedef struct conf_dnssec_policy {
 	bool cds_cdnskey_publish;
 	uint32_t signing_threads;
 } conf_dnssec_policy_t;
+
+/*
+ * A zone listed in a catalog this server makes (catalog-member-of): the
+ * catalog's name and the member's group property (RFC 9432 4.4.2), one
+ * allocation owned by its conf_zone_xfr_t.
+ */
+typedef struct conf_member {
+	const char *catalog; /* "catalog.example." as configured */
+	const char *group;   /* NULL: none */
+	size_t size;         /* octets of the allocation, for a copy */
+} conf_member_t;
+
+/* What a zone is to catalog zones (RFC 9432): catalog-role. */
+enum conf_catalog_role {
+	CONF_CATALOG_NONE,     /* an ordinary zone */
+	CONF_CATALOG_CONSUMER, /* its members become zones of this server */
+	CONF_CATALOG_PRODUCER, /* made here from the zones that name it in catalog-member-of */
+};
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
 /*
@@ -342,6 +363,16 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file);
  * name's part. Returns 0 or SHOAL_ENOMEM (cfg is as it was).
  */
 int conf_zone_remove(conf_t *cfg, size_t i);
+
+/*
+ * Make zone i of cfg a member of catalog `catalog` (zone-add --catalog),
+ * with no group, transferred by those the catalog is: the catalog's
+ * provide-xfr and notify entries appended to the zone's. The catalog must
+ * be a zone of cfg with catalog-role producer, not zone i. Returns 0,
+ * SHOAL_EINVAL with the reason in err, or SHOAL_ENOMEM. The caller's
+ * thread (a configuration of its own).
+ */
+int conf_zone_set_catalog(conf_t *cfg, size_t i, const char *catalog, char *err, size_t errlen);
 
 /*
  * A copy of src into dst (caller memory, to conf_clear): everything but

@@ -51,6 +51,23 @@ int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t 
 int conf_load_acl(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kind kind, acl_t *list,
 		  yaml_node_t *v);
 
+/*
+ * catalog_member.c: catalog-member-of and catalog-group of zone i's
+ * mapping (returns as conf_load_zone_key); once every zone of the list
+ * zones is read, each member's catalog checked: a zone with catalog-role
+ * producer, not the member itself (SHOAL_ECONFIG naming the line).
+ * conf_member_copy gives x a copy of its member record (SHOAL_ENOMEM: none).
+ */
+int conf_load_member_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
+int conf_catalog_check(const conf_t *cfg, yaml_ctx_t *y, yaml_node_t *zones);
+int conf_member_copy(conf_zone_xfr_t *x);
+
+/*
+ * The file of producer catalog `name` when none is configured, relative to
+ * state-dir: "catalog-NAME.zone" (no final dot) into buf; returns buf.
+ */
+const char *conf_catalog_file(const char *name, char *buf, size_t cap);
+
 /* Free one zone's lists. */
 void conf_zone_xfr_clear(conf_zone_xfr_t *zx);
 

@@ -295,6 +295,20 @@ uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
 	return own >= 0 ? (uint32_t)own : cfg->zonefile_sync;
 }
 
+/* catalog-role: none, consumer or producer (enum conf_catalog_role's order). */
+static int load_catalog_role(yaml_ctx_t *y, conf_zone_xfr_t *zx, yaml_node_t *v)
+{
+	static const char *const roles[] = { "none", "consumer", "producer" };
+	const char *t = conf_scalar(v);
+	for (uint32_t r = 0; t && r < sizeof(roles) / sizeof(roles[0]); r++)
+		if (!strcmp(t, roles[r])) {
+			zx->catalog_role = r;
+			return 0;
+		}
+	return conf_yerr(y, v, "catalog-role: \"%s\" is not none, consumer or producer",
+			 t ? t : "");
+}
+
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
 	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
@@ -316,6 +330,10 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 	}
 	if (!strcmp(key, "zonefile-sync"))
 		return load_zonefile_sync(y, zx, v);
+	if (!strcmp(key, "catalog-role"))
+		return load_catalog_role(y, zx, v);
+	if (!strncmp(key, "catalog-", 8))
+		return conf_load_member_key(cfg, y, i, key, v);
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
 	if (!strcmp(key, "allow-query")) {
@@ -374,6 +392,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	acl_clear(&zx->allow_query.list);
 	free(zx->primaries_tls);
 	zx->primaries_tls = NULL;
+	free(zx->member);
+	zx->member = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)

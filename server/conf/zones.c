@@ -139,6 +139,10 @@ static conf_zone_t *zone_copy(const conf_zone_t *z)
 		if (ok)
 			*c->xfr.primaries_tls = *z->xfr.primaries_tls;
 	}
+	if (ok)
+		ok = conf_member_copy(&c->xfr) == 0;
+	else
+		c->xfr.member = NULL; /* z's stays z's */
 	if (!ok) {
 		zone_unref(c);
 		return NULL;

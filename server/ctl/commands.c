@@ -150,6 +150,22 @@ static void zone_status_journal(sbuf_t *b, const zonedb_t *db, const zone_t *z, 
 		sbuf_put(b, " on-disk %zu", ji.file_octets);
 }
 
+/* The catalog zone (RFC 9432) a member is listed in, and its group; nothing for another zone. */
+static void zone_status_catalog(sbuf_t *b, const conf_t *cfg, const char *name, bool json)
+{
+	long i = conf_zone_index(cfg, name);
+	const conf_member_t *m = i < 0 ? NULL : conf_zone_xfr(cfg, i)->member;
+	if (!m)
+		return;
+	if (json) {
+		json_text(b, "catalog", m->catalog, true);
+		json_text(b, "catalog_group", m->group ? m->group : "", false);
+	} else {
+		sbuf_put(b, " catalog %s%s%s", m->catalog, m->group ? " group " : "",
+			 m->group ? m->group : "");
+	}
+}
+
 /*
  * Zone i of db as zone-status shows it: one line, or one JSON object
  * (`sep` before it). In a read section of db.
@@ -174,6 +190,7 @@ static void zone_status_zone(const control_env_t *env, const zonedb_t *db, size_
 			 (unsigned)info.serial, info.rr_count, info.loaded ? when : "no",
 			 info.file && info.file[0] ? info.file : "-");
 	}
+	zone_status_catalog(b, env->cfg, info.name, json);
 	zone_status_journal(b, db, zonedb_zone(db, i), json);
 	sched_state_t st;
 	uint8_t apex[NAME_MAXLEN];

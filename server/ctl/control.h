@@ -46,8 +46,8 @@ enum control_arg {
 	  "reload every zone, or ZONE; errors name FILE:LINE")                    \
 	X(reconfig, "reconfig", CONTROL_ARG_NONE, NULL,                           \
 	  "read the configuration file again and apply what changed")             \
-	X(zone_add, "zone-add", CONTROL_ARG_REQUIRED, "NAME FILE",                \
-	  "serve NAME, a primary zone, from FILE until reconfig")                 \
+	X(zone_add, "zone-add", CONTROL_ARG_REQUIRED, "NAME FILE [--catalog C]",  \
+	  "serve NAME, a primary zone, from FILE until reconfig; in catalog C")   \
 	X(zone_remove, "zone-remove", CONTROL_ARG_REQUIRED, "NAME",               \
 	  "stop serving NAME until reconfig")                                     \
 	X(zone_status, "zone-status", CONTROL_ARG_OPTIONAL, "ZONE...|FROM COUNT", \

@@ -30,6 +30,7 @@
 #include "server/daemon/takeover_wire.h"
 #include "server/daemon/tls_setup.h"
 #include "server/events/notify_out.h"
+#include "server/events/producer.h"
 #include "server/events/reload.h"
 #include "server/events/sched.h"
 #include "server/events/state.h"
@@ -61,6 +62,7 @@ typedef struct server {
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	sched_t *sched;         /* secondary zones' events: NULL without secondary zones */
 	state_t *state;         /* what survives a restart (state-dir) */
+	producer_t *producer;   /* the catalogs made here, as made last (NULL: none yet) */
 	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
 	journal_budget_t journal_budget; /* their bound together, ixfr-journal-total */
 	uv_async_t transferred;          /* a transfer thread published a zone: NOTIFY out */
@@ -248,6 +250,13 @@ typedef struct reconfig_req {
 	char notes[1400]; /* lines after it: what needs a restart, zone-add/zone-remove replaced */
 	enum zonedb_change change; /* zone-add, zone-remove: the one change (reload_change_one) */
 	size_t removed;
+	/* zone-add --catalog, zone-remove of a member: the catalog made again after it, or "" */
+	char catalog[NAME_TEXT_MAX + 2];
+	char member[NAME_TEXT_MAX + 2]; /* the zone added to it or taken from it */
+	bool member_added;
+	char *held; /* the reply, held while that catalog changes */
+	bool held_ok;
+	bool reread; /* the change did not apply: the catalog's file read again */
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -400,6 +409,79 @@ static void reconfig_line(const reconfig_req_t *req, const reload_result_t *res,
 		 both ? ", " : "", res->changed);
 }
 
+/* The catalog req changed has been read again: the reply held, and how that went. */
+static void on_catalog_done(void *arg, const reload_result_t *res)
+{
+	reconfig_req_t *req = arg;
+	/*
+	 * the change did not apply to the version served (a reconfig refused after
+	 * the catalog was made): read its file, which holds what was made, whole
+	 */
+	if (res->rc < 0 && !req->reread &&
+	    reload_start(&req->srv->reload, req->catalog, on_catalog_done, req) == 0) {
+		log_warning("%s%s: catalog %s: the change did not apply (%s); its file read again",
+			    req->from, req->what, req->catalog, shoal_strerror(res->rc));
+		req->reread = true;
+		return;
+	}
+	char line[1400];
+	snprintf(line, sizeof(line), "catalog %s: %s%s\n", req->catalog,
+		 res->rc ? "not read again: " : "", res->rc ? shoal_strerror(res->rc) : "updated");
+	if (res->rc)
+		log_error("%s%s %s", req->from, req->what, line);
+	size_t len = strlen(req->held) + strlen(line) + strlen(res->errors) + 1;
+	char *body = malloc(len);
+	if (body)
+		snprintf(body, len, "%s%s%s", req->held, line, res->errors);
+	reconfig_reply(req, req->held_ok && res->rc == 0, body ? body : req->held);
+	free(body);
+	free(req->held);
+	free(req);
+}
+
+/*
+ * After a zone-add --catalog or a zone-remove of a member, published: the
+ * catalog made again and read again (producer_follow), the reply (body)
+ * held until then, so a script's next zone-add does not find the reload
+ * busy. True when the reply is held (on_catalog_done frees req); false
+ * when the catalog did not change, or could not be made (logged): the
+ * caller replies.
+ */
+static bool catalog_follow(reconfig_req_t *req, const char *body, bool ok)
+{
+	server_t *srv = req->srv;
+	char err[512] = "";
+	req->held = strdup(body);
+	int rc = req->held ? producer_follow(srv->producer, &srv->reload, req->cfg, req->catalog,
+					     req->member, req->member_added, on_catalog_done, req,
+					     err, sizeof(err))
+			   : SHOAL_ENOMEM;
+	if (rc == 1) {
+		req->held_ok = ok;
+		return true;
+	}
+	if (rc < 0)
+		log_error("%s%s: catalog %s not updated: %s", req->from, req->what, req->catalog,
+			  err[0] ? err : shoal_strerror(rc));
+	free(req->held);
+	req->held = NULL;
+	return false;
+}
+
+/*
+ * A reconfig refused after it made the catalogs from its configuration:
+ * made again from the one served, so no member it did not serve stays
+ * listed in their files (their serial moves on; the next change reads the
+ * file, as on_catalog_done does).
+ */
+static void catalogs_back(server_t *srv, const reconfig_req_t *req)
+{
+	char err[512];
+	if (!strcmp(req->what, "reconfig") &&
+	    producer_make(srv->producer, srv->zcfg, time(NULL), err, sizeof(err)) < 0)
+		log_error("%s%s: %s", req->from, req->what, err);
+}
+
 /* The reload thread is done with a reconfig: apply and answer. Main loop. */
 static void on_reconfig_done(void *arg, const reload_result_t *res)
 {
@@ -449,6 +531,7 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 			 first ? first : (int)strlen(shoal_strerror(res->rc)),
 			 first ? res->errors : shoal_strerror(res->rc));
 		log_error("%s%.*s", req->from, (int)strcspn(head, "\n"), head);
+		catalogs_back(srv, req);
 		if (res->rc == SHOAL_ETIMEOUT && srv->reload.running)
 			srv->orphan = req->cfg; /* the abandoned thread still reads it */
 		else
@@ -461,6 +544,10 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 	if (body)
 		snprintf(body, len, "%s%s%s%s%s%s", head, line, line[0] ? "\n" : "",
 			 published ? req->notes : "", res->errors, res->warnings);
+	if (published && req->catalog[0] && catalog_follow(req, body ? body : head, res->rc == 0)) {
+		free(body);
+		return; /* replied to when the catalog is read again */
+	}
 	reconfig_reply(req, published && res->rc == 0, body ? body : head);
 	free(body);
 	free(req);
@@ -496,6 +583,32 @@ static conf_t *conf_reread(const server_t *srv, char *err, size_t errlen)
 }
 
 /*
+ * zone-add's "--catalog CATALOG NAME FILE" (shoalctl's "NAME FILE
+ * --catalog CATALOG"): the catalog's name into req->catalog, the rest
+ * returned; "NAME FILE" returned as it is. NULL with err when the
+ * catalog is not a name.
+ */
+static const char *catalog_arg(const char *arg, reconfig_req_t *req, char *err, size_t errlen)
+{
+	static const char flag[] = "--catalog ";
+	if (strncmp(arg, flag, sizeof(flag) - 1))
+		return arg;
+	arg += sizeof(flag) - 1;
+	size_t len = strcspn(arg, " ");
+	char typed[NAME_TEXT_MAX + 2];
+	if (len >= sizeof(typed) ||
+	    (snprintf(typed, sizeof(typed), "%.*s", (int)len, arg),
+	     name_zone_text(typed, req->catalog, sizeof(req->catalog)) <= 0)) {
+		snprintf(err, errlen, "usage: zone-add NAME FILE --catalog CATALOG");
+		return NULL;
+	}
+	arg += len;
+	while (*arg == ' ')
+		arg++;
+	return arg;
+}
+
+/*
  * A new configuration for the zones from the one served: reconfig reads
  * the file again, zone-add and zone-remove change one zone of it. Returns
  * it, or NULL with the reason in err.
@@ -507,6 +620,11 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_t *cfg = conf_reread(srv, err, errlen);
 		if (!cfg)
 			return NULL;
+		/* a catalog whose members changed gets a newer file: the reload reads it */
+		if (producer_make(srv->producer, cfg, time(NULL), err, errlen) < 0) {
+			conf_free(cfg);
+			return NULL;
+		}
 		/* what the running server holds, as read (the descriptor budget lowers one) */
 		conf_t running = *srv->cfg;
 		running.tcp.max_connections = srv->tcp_max_as_read;
@@ -537,6 +655,8 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 	}
 	char name[NAME_TEXT_MAX + 2];
 	const char *file = NULL;
+	if (!strcmp(command, "zone-add") && !(arg = catalog_arg(arg, req, err, errlen)))
+		return NULL;
 	size_t nlen = strcspn(arg, " ");
 	if (!strcmp(command, "zone-add")) {
 		file = arg + nlen;
@@ -574,7 +694,27 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	int rc = file ? conf_zone_add(cfg, name, file) : conf_zone_remove(cfg, (size_t)i);
+	int rc = 0;
+	const conf_member_t *member = file ? NULL : conf_zone_xfr(cfg, (size_t)i)->member;
+	if (member) /* the catalog that lists it loses a member */
+		snprintf(req->catalog, sizeof(req->catalog), "%s", member->catalog);
+	/* as the configuration spells it, as the catalog's PTR names it */
+	snprintf(req->member, sizeof(req->member), "%s",
+		 file ? "" : conf_zone_spec(cfg, (size_t)i)->name);
+	if (file)
+		rc = conf_zone_add(cfg, name, file);
+	else
+		rc = conf_zone_remove(cfg, (size_t)i);
+	if (rc == 0 && file && req->catalog[0]) {
+		rc = conf_zone_set_catalog(cfg, cfg->zone_count - 1, req->catalog, err, errlen);
+		snprintf(req->member, sizeof(req->member), "%s",
+			 conf_zone_spec(cfg, cfg->zone_count - 1)->name);
+		req->member_added = true;
+	}
+	if (rc == SHOAL_EINVAL) {
+		conf_free(cfg);
+		return NULL;
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", shoal_strerror(rc));
 		conf_free(cfg);
@@ -639,6 +779,7 @@ static void reconfig_begin(server_t *srv, const char *command, const char *cmd_a
 		if (req->cfg)
 			snprintf(err, sizeof(err), "%s", shoal_strerror(rc));
 		log_error("%s%s refused: %s; nothing changed", from, command, err);
+		catalogs_back(srv, req);
 		snprintf(body, sizeof(body), "%s refused: %s; nothing changed\n", command, err);
 		reconfig_reply(req, false, body);
 		conf_free(req->cfg);
@@ -766,10 +907,19 @@ static int check_saves(const server_t *srv, char *err, size_t errlen)
 	return 0;
 }
 
-/* What the service user reads and writes first: the zones, and the secondaries' folders. */
+/*
+ * What the service user reads and writes first: the catalogs it makes,
+ * the zones, and the secondaries' folders.
+ */
 static int service_user_files(server_t *srv, char *err, size_t errlen)
 {
-	int rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
+	int rc = SHOAL_ENOMEM;
+	if (!srv->producer && !(srv->producer = producer_new()))
+		snprintf(err, errlen, "out of memory");
+	else
+		rc = producer_make(srv->producer, srv->cfg, time(NULL), err, errlen);
+	if (rc == 0)
+		rc = reload_load(&srv->reload, zones_deferred(srv), err, errlen);
 	return rc == 0 ? check_saves(srv, err, errlen) : rc;
 }
 
@@ -1566,6 +1716,8 @@ static int server_stop(server_t *srv, int status, const char *err)
 		loop_close(srv);
 	state_stop(srv);
 	reload_clear(&srv->reload);
+	producer_free(srv->producer);
+	srv->producer = NULL;
 	tls_ctx_free(srv->tls); /* no session starts any more: workers and transfers are gone */
 	srv->tls = NULL;
 	if (srv->zcfg != srv->cfg)

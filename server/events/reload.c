@@ -22,6 +22,7 @@
 #include "server/common/thread.h"
 #include "server/common/timestamp.h"
 #include "server/events/reload.h"
+#include "zone/changeset.h"
 #include "zone/zone.h"
 
 /*
@@ -40,7 +41,9 @@ typedef struct text {
 
 struct reload_job {
 	reload_t *r;
-	char *only;       /* zone to reload, NULL for all */
+	char *only; /* zone to reload, NULL for all */
+	/* with only: the changes applied to it instead of reading its file (reload_apply) */
+	const changeset_t *changes;
 	conf_t *cfg;      /* a reconfig's configuration, NULL for a reload */
 	bool check_files; /* a reconfig's: read the kept zones whose file changed on disk */
 	/* a zone-add's or zone-remove's: the set derived from the one served (zonedb_build_t) */
@@ -440,8 +443,11 @@ static int reload_one(reload_job_t *job)
 	}
 	zone_t *z = NULL;
 	char error[512];
-	int rc = zonedb_load_zone(r->writer, (size_t)i, conf_zone_spec(cfg, c), collect_msg, job,
-				  &z, error, sizeof(error));
+	int rc = job->changes ? zonedb_apply_zone(r->writer, (size_t)i, conf_zone_spec(cfg, c),
+						  job->changes, collect_msg, job, &z, error,
+						  sizeof(error))
+			      : zonedb_load_zone(r->writer, (size_t)i, conf_zone_spec(cfg, c),
+						 collect_msg, job, &z, error, sizeof(error));
 	if (rc == 1)
 		return 0; /* a secondary: its version is the last transfer's */
 	if (rc == 0)
@@ -580,6 +586,7 @@ static void *reload_main(void *arg)
 
 static void job_free(reload_job_t *job)
 {
+	changeset_unref(job->changes);
 	free(job->only);
 	free(job->errors.p);
 	free(job->warnings.p);
@@ -714,6 +721,7 @@ static void on_reload_timeout(uv_timer_t *t)
  */
 typedef struct job_kind {
 	const char *only;
+	const changeset_t *changes;
 	conf_t *cfg;
 	bool check_files;
 	enum zonedb_change change;
@@ -731,6 +739,18 @@ int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg)
 	if (only && conf_zone_index(r->cfg, only) < 0)
 		return SHOAL_ENOTFOUND;
 	job_kind_t kind = { .only = only };
+	return job_start(r, &kind, done, arg);
+}
+
+int reload_apply(reload_t *r, const char *only, const changeset_t *cs, reload_done_fn done,
+		 void *arg)
+{
+	MAIN_THREAD_ONLY();
+	if (r->running)
+		return SHOAL_EEXIST;
+	if (conf_zone_index(r->cfg, only) < 0)
+		return SHOAL_ENOTFOUND;
+	job_kind_t kind = { .only = only, .changes = cs };
 	return job_start(r, &kind, done, arg);
 }
 
@@ -791,6 +811,7 @@ static int job_start(reload_t *r, const job_kind_t *kind, reload_done_fn done, v
 		return SHOAL_ENOMEM;
 	}
 	job->r = r;
+	job->changes = kind->changes ? changeset_ref(kind->changes) : NULL;
 	job->cfg = kind->cfg;
 	job->check_files = kind->check_files;
 	job->change = kind->change;

@@ -144,6 +144,17 @@ typedef void (*reload_done_fn)(void *arg, const reload_result_t *res);
 int reload_start(reload_t *r, const char *only, reload_done_fn done, void *arg);
 
 /*
+ * reload_start of `only` with the changes cs (one from its serial served)
+ * applied to its version instead of reading its file
+ * (zonedb_apply_zone): journalled, published, NOTIFY after, at the cost
+ * of the changes. Takes a reference on cs. Returns as reload_start. Main
+ * thread.
+ */
+struct changeset;
+int reload_apply(reload_t *r, const char *only, const struct changeset *cs, reload_done_fn done,
+		 void *arg);
+
+/*
  * Call fn(arg) on the main loop after every reload that ends (whatever
  * it published; the callee compares), so NOTIFY can follow new serials.
  * Main thread.

@@ -610,6 +610,92 @@ static void load_text(conf_t *c, const char *name, const char *text)
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
 }
 
+/* catalog-role (RFC 9432): none, consumer or producer; anything else names its line. */
+static void test_catalog_role(void)
+{
+	conf_t c;
+	write_file("cat.zone", "");
+	load_text(&c, "cat.conf",
+		  "zones:\n  - name: a.test\n    file: cat.zone\n    catalog-role: consumer\n"
+		  "  - name: b.test\n    file: cat.zone\n    catalog-role: producer\n"
+		  "  - name: c.test\n    file: cat.zone\n    catalog-role: none\n"
+		  "  - name: d.test\n    file: cat.zone\n");
+	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 0)->catalog_role, CONF_CATALOG_CONSUMER);
+	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 1)->catalog_role, CONF_CATALOG_PRODUCER);
+	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 2)->catalog_role, CONF_CATALOG_NONE);
+	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 3)->catalog_role, CONF_CATALOG_NONE);
+	conf_clear(&c);
+	expect_error("zones:\n  - name: a.test\n    primaries: 192.0.2.1 NOKEY\n"
+		     "    catalog-role: member\n",
+		     4, "catalog-role: \"member\" is not none, consumer or producer");
+}
+
+/*
+ * catalog-member-of names a producer catalog (a zone with no file: its
+ * own in state-dir); each refusal names the line of the key. A copy owns
+ * its own member records.
+ */
+static void test_catalog_member(void)
+{
+	conf_t c, copy;
+	write_file("m.zone", "");
+	load_text(&c, "member.conf",
+		  "state-dir: /tmp/shoal-test-state\n"
+		  "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: CAT.test\n"
+		  "    catalog-group: blue\n"
+		  "  - name: cat.test\n    catalog-role: producer\n"
+		  "  - name: b.test\n    file: m.zone\n    catalog-member-of: cat.test.\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(conf_zone_xfr(&c, 0)->member);
+	CU_ASSERT_STRING_EQUAL(conf_zone_xfr(&c, 0)->member->catalog, "cat.test.");
+	CU_ASSERT_STRING_EQUAL(conf_zone_xfr(&c, 0)->member->group, "blue");
+	CU_ASSERT_PTR_NULL(conf_zone_xfr(&c, 2)->member->group);
+	CU_ASSERT_PTR_NULL(conf_zone_xfr(&c, 1)->member);
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 1)->file,
+			       "/tmp/shoal-test-state/catalog-cat.test.zone");
+	conf_clear(&c);
+	/* a file of its own, relative: in state-dir, where shoald may write */
+	load_text(&c, "member-file.conf",
+		  "state-dir: /tmp/shoal-test-state\n"
+		  "zones:\n  - name: cat.test\n    catalog-role: producer\n    file: mine.zone\n");
+	CU_ASSERT_STRING_EQUAL(conf_zone_spec(&c, 0)->file, "/tmp/shoal-test-state/mine.zone");
+	conf_clear(&c);
+	load_text(&c, "member.conf",
+		  "state-dir: /tmp/shoal-test-state\n"
+		  "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: CAT.test\n"
+		  "    catalog-group: blue\n"
+		  "  - name: cat.test\n    catalog-role: producer\n"
+		  "  - name: b.test\n    file: m.zone\n    catalog-member-of: cat.test.\n");
+	CU_ASSERT_FALSE(conf_zone_spec(&c, 1)->secondary);
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&copy, &c), 0);
+	/* a copy shares the zone, member record and all, until it changes it */
+	CU_ASSERT_PTR_EQUAL(conf_zone_xfr(&copy, 0)->member, conf_zone_xfr(&c, 0)->member);
+	conf_zone_xfr_t *own = conf_zone_xfr_mut(&copy, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(own);
+	CU_ASSERT_PTR_NOT_EQUAL(own->member, conf_zone_xfr(&c, 0)->member);
+	CU_ASSERT_STRING_EQUAL(conf_zone_xfr(&copy, 0)->member->group, "blue");
+	conf_clear(&copy);
+	conf_clear(&c);
+	const char *cat = "  - name: cat.test\n    catalog-role: consumer\n    file: m.zone\n";
+	char bad[512];
+	snprintf(bad, sizeof(bad),
+		 "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: cat.test\n%s",
+		 cat);
+	expect_error(bad, 4,
+		     "zone a.test.: catalog-member-of: cat.test. is not a zone with "
+		     "catalog-role: producer");
+	expect_error("zones:\n  - name: a.test\n    file: m.zone\n"
+		     "    catalog-member-of: nowhere.test\n",
+		     4, "is not a zone with catalog-role: producer");
+	expect_error("zones:\n  - name: a.test\n    catalog-role: producer\n"
+		     "    catalog-member-of: a.test\n",
+		     4, "catalog-member-of names the zone itself");
+	expect_error("zones:\n  - name: a.test\n    file: m.zone\n    catalog-group: x\n", 4,
+		     "catalog-group without catalog-member-of");
+	expect_error("zones:\n  - name: a.test\n    catalog-role: producer\n"
+		     "    primaries: 192.0.2.1 NOKEY\n",
+		     2, "a producer catalog is made here: no primaries");
+}
+
 /*
  * What a reconfig compares: the options that need a restart and differ,
  * by name in table order; zones whose data can have changed; a copy that
@@ -1127,6 +1213,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_zone_change_costs_one),
 		UNIT_TEST(test_zone_copies_interleaved),
 		UNIT_TEST(test_zone_changes_out_of_memory),
+		UNIT_TEST(test_catalog_role),
+		UNIT_TEST(test_catalog_member),
 		UNIT_TEST(test_man_page),
 		UNIT_TEST(test_man_page_zones),
 		UNIT_TEST(test_man_page_shoald),

@@ -168,7 +168,7 @@ static void test_dispatch(void)
 	CU_ASSERT_EQUAL_FATAL(control_open(&f.ctl, &f.env, in_dir("ask"), err, sizeof(err)), 0);
 	const char *unknown =
 		"error\nunknown command (status, stats [FORMAT], reload [ZONE], reconfig, "
-		"zone-add NAME FILE, zone-remove NAME, zone-status [ZONE...|FROM COUNT], zone-read ZONE, "
+		"zone-add NAME FILE [--catalog C], zone-remove NAME, zone-status [ZONE...|FROM COUNT], zone-read ZONE, "
 		"notify ZONE, refresh ZONE, retransfer ZONE, cookie-rotate [HEX], "
 		"log-reopen, tls-pin, restart, upgrade PATH, takeover VERSION, stop)\n";
 	const char *wrong[] = { "bogus\n", "status now\n", "stop please\n", "reconfig x\n" };
