@@ -222,6 +222,9 @@ const conf_option_t conf_options[] = {
 	  OFF(metrics_allow),
 	  "networks whose clients may read the metrics; a list (repeat on the command line)",
 	  CONF_RESTART },
+	{ "templates", NULL, "LIST", CONF_TEMPLATES, 0, 0, NULL, "(none)", OFF(templates),
+	  "settings catalog zones' members are configured with: a list of {id, zone keys}",
+	  CONF_RUNTIME },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zones),
 	  "zones to serve: a list of {name, file} (repeat on the command line)", CONF_RUNTIME },
 };
@@ -241,6 +244,9 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "zonefile-sync", "seconds from a new version to its file's write" },
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
 	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
+	{ "catalog-role", "consumer: a catalog zone whose members this server serves (RFC 9432)" },
+	{ "catalog-template", "a consumer's template for its members (an id of templates)" },
+	{ "catalog-group-templates", "a consumer's template per group property: {GROUP: ID}" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -431,6 +437,7 @@ static int set_scalar(conf_t *cfg, const conf_option_t *o, const char *value, ch
 	case CONF_ZONES:
 	case CONF_KEYS:
 	case CONF_ACL:
+	case CONF_TEMPLATES:
 		break;
 	}
 	set_err(err, errlen, "%s: not a single value", o->name);
@@ -642,6 +649,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->dnstap_socket);
 	free(cfg->file);
 	conf_xfr_clear(cfg);
+	conf_templates_clear(cfg);
 	free(cfg->takeover);
 	conf_strings_unref(cfg->zone_strings);
 	free(cfg->zones);
@@ -749,6 +757,8 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 			rc = conf_load_zone_key(cfg, y, cfg->zone_count - 1, key,
 						yaml_document_get_node(y->doc, p->value));
 	}
+	if (rc == 0)
+		rc = conf_zone_catalog_check(cfg, y, cfg->zone_count - 1, item);
 	return rc == 0 ? conf_zone_tls_check(cfg, y, cfg->zone_count - 1, item) : rc;
 }
 
@@ -761,8 +771,8 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	if (!o)
 		return conf_yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
-	if (o->type == CONF_KEYS)
-		return 0; /* read first, before the zones that name keys */
+	if (o->type == CONF_KEYS || o->type == CONF_TEMPLATES)
+		return 0; /* read first, before the zones that name them */
 	if (o->type == CONF_ACL) {
 		conf_acl_t *acl = (conf_acl_t *)((char *)cfg + o->offset);
 		acl->set = true;
@@ -926,6 +936,13 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		const char *key = conf_scalar(yaml_document_get_node(&doc, p->key));
 		if (key && !strcmp(key, "keys") && !cfg->keys)
 			rc = conf_load_keys(cfg, &y, yaml_document_get_node(&doc, p->value));
+	}
+	/* then templates, which name keys and which catalogs name */
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
+		const char *key = conf_scalar(yaml_document_get_node(&doc, p->key));
+		if (key && !strcmp(key, "templates") && !cfg->templates)
+			rc = conf_load_templates(cfg, &y, yaml_document_get_node(&doc, p->value));
 	}
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;

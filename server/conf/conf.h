@@ -44,7 +44,50 @@ typedef struct conf_zone_xfr {
 	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
 	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
+	uint32_t catalog_role;  /* enum conf_catalog_role: its part in catalog zones */
+	struct conf_catalog *catalog; /* a consumer's templates (catalog.c); NULL otherwise */
 } conf_zone_xfr_t;
+
+/* A zone's part in catalog zones (RFC 9432), catalog-role. */
+enum conf_catalog_role {
+	CONF_CATALOG_NONE,
+	CONF_CATALOG_CONSUMER, /* its members become secondary zones of this server */
+	CONF_CATALOG_PRODUCER, /* made from the zones that are members of it */
+};
+
+extern const char *const conf_catalog_role_names[]; /* "none", "consumer", "producer" */
+
+/* One entry of templates: the settings a catalog's members are configured with. */
+typedef struct conf_template {
+	char *id;
+	conf_zone_xfr_t xfr; /* primaries and the other zone keys; no catalog-* keys */
+} conf_template_t;
+
+/* RFC 9432 4.4.2: a group property is one TXT character-string. */
+#define CONF_CATALOG_GROUP_MAX 255
+
+/* A group of catalog-group-templates and its template (an index of cfg->templates). */
+typedef struct conf_catalog_group {
+	char name[CONF_CATALOG_GROUP_MAX + 1];
+	uint32_t template;
+} conf_catalog_group_t;
+
+/*
+ * A consumer catalog's templates: catalog-template and
+ * catalog-group-templates. One allocation, copied whole.
+ */
+typedef struct conf_catalog {
+	uint32_t template; /* catalog-template: an index of cfg->templates */
+	size_t group_count;
+	conf_catalog_group_t groups[];
+} conf_catalog_t;
+
+/*
+ * The template (an index of cfg->templates) of a member of consumer
+ * catalog zx whose group is `group` (NULL: none): the group's, else the
+ * catalog's. zx must be a consumer's. Any thread that holds its cfg.
+ */
+uint32_t conf_catalog_template(const conf_zone_xfr_t *zx, const char *group);
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
 /*
@@ -134,6 +177,8 @@ typedef struct conf {
 	char *zones_dir; /* relative zone paths of the file start here; NULL: the file's folder */
 	/* the zones' timers across restarts; NULL: CONF_STATE_DIR_DEFAULT (when it exists) */
 	char *state_dir;
+	conf_template_t *templates; /* templates: what catalogs' members are configured with */
+	size_t template_count;
 	zone_spec_t *zones;
 	conf_zone_xfr_t *zone_xfr; /* zone_count of them */
 	/* the zones' names and files (server/conf/strings.c), shared with copies; their octets */
@@ -164,14 +209,15 @@ enum conf_type {
 	CONF_UINT, /* decimal, within [min, max] */
 	CONF_BOOL, /* yes/no (also true/false, on/off) */
 	CONF_STRING,
-	CONF_ENUM,     /* one of names[] (stored as its index) */
-	CONF_LISTEN,   /* list of ADDR@PORT (min: the port when none is given, 0: 53) */
-	CONF_ZONES,    /* list of {name, file}; on the command line NAME=PATH */
-	CONF_KEYS,     /* list of {name, algorithm, secret}: file only */
-	CONF_ADDR,     /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
-	CONF_PREFIXES, /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
-	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
-	CONF_ACL,      /* list of "ADDR[/PREFIX] KEY|NOKEY" (conf_acl_t): file only */
+	CONF_ENUM,      /* one of names[] (stored as its index) */
+	CONF_LISTEN,    /* list of ADDR@PORT (min: the port when none is given, 0: 53) */
+	CONF_ZONES,     /* list of {name, file}; on the command line NAME=PATH */
+	CONF_KEYS,      /* list of {name, algorithm, secret}: file only */
+	CONF_ADDR,      /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
+	CONF_PREFIXES,  /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
+	CONF_SECRET,    /* 32 hex digits (conf_secret_t) */
+	CONF_ACL,       /* list of "ADDR[/PREFIX] KEY|NOKEY" (conf_acl_t): file only */
+	CONF_TEMPLATES, /* list of {id, zone keys} (conf_template_t): file only */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */

@@ -54,6 +54,39 @@ static bool copy_zone_strings(conf_t *dst, const conf_t *src)
 	return dst->zone_strings != NULL;
 }
 
+bool conf_xfr_own(conf_zone_xfr_t *x)
+{
+	bool ok = true;
+	acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
+			   &x->allow_query.list };
+	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+		acl_t from = *lists[k];
+		ok = ok && dup_acl(lists[k], &from);
+		if (!ok)
+			*lists[k] = (acl_t){ 0 };
+	}
+	/* a TLS primary's authentication: a copy of its own, as the lists */
+	const tls_auth_t *tls = x->primaries_tls;
+	x->primaries_tls = NULL;
+	if (ok && tls) {
+		x->primaries_tls = malloc(sizeof(*x->primaries_tls));
+		ok = x->primaries_tls != NULL;
+		if (ok)
+			*x->primaries_tls = *tls;
+	}
+	/* a consumer catalog's templates: one block, copied whole */
+	const conf_catalog_t *cat = x->catalog;
+	x->catalog = NULL;
+	if (ok && cat) {
+		size_t size = sizeof(*cat) + cat->group_count * sizeof(cat->groups[0]);
+		x->catalog = malloc(size);
+		ok = x->catalog != NULL;
+		if (ok)
+			memcpy(x->catalog, cat, size);
+	}
+	return ok;
+}
+
 /*
  * dst's zones' address lists, copied from the source's as they are: the
  * copies of their own. A zone without lists (most) costs a test. False
@@ -64,22 +97,10 @@ static bool copy_zone_lists(conf_t *dst)
 	bool ok = true;
 	for (size_t i = 0; i < dst->zone_count; i++) {
 		conf_zone_xfr_t *x = &dst->zone_xfr[i];
-		acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
-				   &x->allow_query.list };
-		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
-			acl_t from = *lists[k];
-			ok = ok && dup_acl(lists[k], &from);
-			if (!ok)
-				*lists[k] = (acl_t){ 0 };
-		}
-		/* a TLS primary's authentication: a copy of its own, as the lists */
-		const tls_auth_t *tls = x->primaries_tls;
-		x->primaries_tls = NULL;
-		if (ok && tls) {
-			x->primaries_tls = malloc(sizeof(*x->primaries_tls));
-			ok = x->primaries_tls != NULL;
-			if (ok)
-				*x->primaries_tls = *tls;
+		if (ok) {
+			ok = conf_xfr_own(x);
+		} else {
+			*x = conf_zone_xfr_default(); /* nothing of the source's, for conf_clear */
 		}
 	}
 	return ok;
@@ -100,6 +121,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zones = NULL;
 	dst->zone_xfr = NULL;
 	dst->zone_count = 0;
+	dst->templates = NULL;
+	dst->template_count = 0;
 	dst->zone_strings = NULL;
 	dst->zone_hash = NULL;
 	dst->zone_hash_mask = 0;
@@ -118,7 +141,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover) &&
 		  dup_string(&dst->tls_key_file, src->tls_key_file) &&
 		  dup_string(&dst->tls_cert_file, src->tls_cert_file) &&
-		  dup_string(&dst->tls_ca_file, src->tls_ca_file);
+		  dup_string(&dst->tls_ca_file, src->tls_ca_file) && conf_templates_copy(dst, src);
 	if (ok && src->key_count) {
 		/* a key is plain memory (name, keyed HMAC state): copied whole */
 		dst->keys = malloc(src->key_count * sizeof(*src->keys));
@@ -195,6 +218,7 @@ static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b
 	case CONF_ZONES:
 	case CONF_KEYS:
 	case CONF_ACL:
+	case CONF_TEMPLATES:
 		break; /* applied at runtime, never CONF_RESTART */
 	}
 	return true;
@@ -301,5 +325,6 @@ bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t 
 	       acl_same(a, &x->notify, b, &y->notify) &&
 	       acl_same(a, &x->allow_notify, b, &y->allow_notify) &&
 	       x->allow_query.set == y->allow_query.set &&
-	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list);
+	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list) &&
+	       conf_catalog_same(a, x, b, y);
 }

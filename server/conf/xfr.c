@@ -183,19 +183,18 @@ static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kin
 	return acl_add(list, &e);
 }
 
-/* zone i's auth for its TLS primaries, made on first use. */
-static tls_auth_t *zone_tls(conf_t *cfg, size_t i)
+/* A zone's (or template's) auth for its TLS primaries, made on first use. */
+static tls_auth_t *zone_tls(conf_zone_xfr_t *zx)
 {
-	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
 	if (!zx->primaries_tls)
 		zx->primaries_tls = calloc(1, sizeof(*zx->primaries_tls));
 	return zx->primaries_tls;
 }
 
 /* One pin of tls-pin. */
-static int load_pin(conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
+static int load_pin(conf_zone_xfr_t *zx, yaml_ctx_t *y, yaml_node_t *item)
 {
-	tls_auth_t *a = zone_tls(cfg, i);
+	tls_auth_t *a = zone_tls(zx);
 	const char *text = conf_scalar(item);
 	if (!a)
 		return SHOAL_ENOMEM;
@@ -212,9 +211,9 @@ static int load_pin(conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
 }
 
 /* tls-pin (a pin or a list) and tls-hostname: how the zone's TLS primaries are checked. */
-static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
+static int load_zone_tls(conf_zone_xfr_t *zx, yaml_ctx_t *y, const char *key, yaml_node_t *v)
 {
-	tls_auth_t *a = zone_tls(cfg, i);
+	tls_auth_t *a = zone_tls(zx);
 	if (!a)
 		return SHOAL_ENOMEM;
 	if (a->mode != TLS_AUTH_OPPORTUNISTIC)
@@ -228,12 +227,12 @@ static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 		return 0;
 	}
 	if (conf_scalar(v))
-		return load_pin(cfg, y, i, v);
+		return load_pin(zx, y, v);
 	if (v->type != YAML_SEQUENCE_NODE)
 		return conf_yerr(y, v, "tls-pin: expected a pin or a list of pins");
 	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 	     it++) {
-		int rc = load_pin(cfg, y, i, yaml_document_get_node(y->doc, *it));
+		int rc = load_pin(zx, y, yaml_document_get_node(y->doc, *it));
 		if (rc < 0)
 			return rc;
 	}
@@ -242,15 +241,22 @@ static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 
 int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
 {
-	const conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	char what[NAME_TEXT_MAX + 8];
+	snprintf(what, sizeof(what), "zone %s", cfg->zones[i].name);
+	return conf_xfr_tls_check(&cfg->zone_xfr[i], y, what, item);
+}
+
+int conf_xfr_tls_check(const conf_zone_xfr_t *zx, yaml_ctx_t *y, const char *what,
+		       yaml_node_t *item)
+{
 	bool tls = false;
 	for (size_t k = 0; k < zx->primaries.count; k++)
 		tls = tls || zx->primaries.entries[k].tls;
 	if (zx->primaries_tls && zx->primaries_tls->mode != TLS_AUTH_OPPORTUNISTIC && !tls)
 		return conf_yerr(y, item,
-				 "zone %s: tls-pin and tls-hostname check primaries asked over "
+				 "%s: tls-pin and tls-hostname check primaries asked over "
 				 "TLS, and none is (\"ADDR KEY tls\")",
-				 cfg->zones[i].name);
+				 what);
 	return 0;
 }
 
@@ -297,9 +303,16 @@ uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
 
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
-	conf_zone_xfr_t *zx = &cfg->zone_xfr[i];
+	if (!strncmp(key, "catalog-", 8))
+		return conf_load_catalog_key(cfg, y, &cfg->zone_xfr[i], key, v);
+	return conf_load_xfr_key(cfg, y, &cfg->zone_xfr[i], key, v);
+}
+
+int conf_load_xfr_key(conf_t *cfg, yaml_ctx_t *y, conf_zone_xfr_t *zx, const char *key,
+		      yaml_node_t *v)
+{
 	if (!strcmp(key, "tls-pin") || !strcmp(key, "tls-hostname"))
-		return load_zone_tls(cfg, y, i, key, v);
+		return load_zone_tls(zx, y, key, v);
 	if (!strcmp(key, "ixfr-journal-size")) {
 		const char *t = conf_scalar(v);
 		char *end;
@@ -376,6 +389,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	acl_clear(&zx->allow_query.list);
 	free(zx->primaries_tls);
 	zx->primaries_tls = NULL;
+	free(zx->catalog);
+	zx->catalog = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)
