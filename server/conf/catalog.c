@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Catalog zones in the configuration (RFC 9432): templates, catalog-role and a consumer's templates. */
+/* Catalog zones in the configuration (RFC 9432): templates, catalog-role and a consumer's
+ * templates. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -76,7 +77,8 @@ static int load_template(conf_t *cfg, yaml_ctx_t *y, conf_template_t *t, yaml_no
 		return rc;
 	/* a catalog's members are secondaries: from where, the template says */
 	if (!t->xfr.primaries.count)
-		return conf_yerr(y, item, "template %s: needs primaries (its members are secondaries)",
+		return conf_yerr(y, item,
+				 "template %s: needs primaries (its members are secondaries)",
 				 t->id);
 	char what[64 + CONF_CATALOG_GROUP_MAX];
 	snprintf(what, sizeof(what), "template %s", t->id);

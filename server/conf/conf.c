@@ -1185,6 +1185,29 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 	return rc;
 }
 
+int conf_zone_set_from(conf_t *cfg, size_t i, const conf_zone_xfr_t *from)
+{
+	conf_zone_xfr_t copy = *from;
+	if (!conf_xfr_own(&copy)) {
+		conf_zone_xfr_clear(&copy);
+		return SHOAL_ENOMEM;
+	}
+	conf_zone_xfr_clear(&cfg->zone_xfr[i]);
+	cfg->zone_xfr[i] = copy;
+	/* the settings' journal, a secondary when they have primaries (and the zones after i
+	 * their own again) */
+	apply_zone_limits(cfg, i);
+	return 0;
+}
+
+int conf_zone_add_from(conf_t *cfg, const char *name, const char *file, const conf_zone_xfr_t *from)
+{
+	int rc = conf_zone_add(cfg, name, file);
+	if (rc == 0 && (rc = conf_zone_set_from(cfg, cfg->zone_count - 1, from)) < 0)
+		conf_zone_remove(cfg, cfg->zone_count - 1);
+	return rc;
+}
+
 /*
  * Zone i went and the zones after it moved down: its slot is emptied (the
  * slots after it in its run moved back where their probe allows, as

@@ -320,6 +320,21 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen);
 int conf_zone_add(conf_t *cfg, const char *name, const char *file);
 
 /*
+ * conf_zone_add with the settings (transfer lists, journal, TLS checks)
+ * copied from `from` (a template's: a catalog's member). Returns as
+ * conf_zone_add.
+ */
+int conf_zone_add_from(conf_t *cfg, const char *name, const char *file,
+		       const conf_zone_xfr_t *from);
+
+/*
+ * Zone i of cfg takes the settings of `from` (a copy of its own): a
+ * member moved between catalogs, or whose group changed. Returns 0 or
+ * SHOAL_ENOMEM (zone i unchanged).
+ */
+int conf_zone_set_from(conf_t *cfg, size_t i, const conf_zone_xfr_t *from);
+
+/*
  * Index cfg's zones by name anew (after cfg->zones was filled by hand, as
  * conf_copy does): like's table when like (may be NULL) has the same zones
  * at the same indices, else one built from the names. Returns 0 or

@@ -29,6 +29,7 @@
 #include "server/daemon/takeover.h"
 #include "server/daemon/takeover_wire.h"
 #include "server/daemon/tls_setup.h"
+#include "server/events/catalog.h"
 #include "server/events/notify_out.h"
 #include "server/events/reload.h"
 #include "server/events/sched.h"
@@ -64,6 +65,7 @@ typedef struct server {
 	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
 	journal_budget_t journal_budget; /* their bound together, ixfr-journal-total */
 	uv_async_t transferred;          /* a transfer thread published a zone: NOTIFY out */
+	catalogs_t *catalogs;            /* consumer catalog zones' members (RFC 9432) */
 	bool transferred_on;
 	takeover_t *takeover; /* giving the sockets away, restarting, the old process watched */
 	takeover_wire_taken_t taken; /* --takeover: what the running server gave, until "go" */
@@ -111,6 +113,7 @@ static void server_request_stop(void *arg)
 }
 
 static void hup_reconfig(server_t *srv);
+static void catalog_step(server_t *srv);
 
 /*
  * A reload ended: NOTIFY the secondaries of zones whose serial changed,
@@ -122,6 +125,7 @@ static void on_published(void *arg)
 	notify_out_published(srv->notifier);
 	if (srv->hup_pending && !srv->stopping)
 		hup_reconfig(srv);
+	catalog_step(srv);
 }
 
 /* A transfer thread published a transferred zone: NOTIFY our own secondaries. */
@@ -129,6 +133,7 @@ static void on_transferred(uv_async_t *a)
 {
 	server_t *srv = a->data;
 	notify_out_published(srv->notifier);
+	catalog_step(srv); /* a catalog transferred: its members follow */
 }
 
 /* On a transfer thread: wake the main loop for on_transferred. */
@@ -248,6 +253,8 @@ typedef struct reconfig_req {
 	char notes[1400]; /* lines after it: what needs a restart, zone-add/zone-remove replaced */
 	enum zonedb_change change; /* zone-add, zone-remove: the one change (reload_change_one) */
 	size_t removed;
+	bool catalog;            /* a catalog's step (catalogs_step): committed when done */
+	char catalog_what[1100]; /* what: "catalog example." */
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -416,6 +423,8 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 		return;
 	}
 	line[0] = '\0';
+	if (req->catalog)
+		catalogs_commit(srv->catalogs, published);
 	if (published) {
 		reconfig_apply(srv, req);
 		if (req->creds) {
@@ -496,6 +505,12 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_t *cfg = conf_reread(srv, err, errlen);
 		if (!cfg)
 			return NULL;
+		/* the catalogs' members, which no file lists, stay while their catalog does */
+		if (catalogs_into(srv->catalogs, cfg, srv->zcfg) < 0) {
+			snprintf(err, errlen, "out of memory");
+			conf_free(cfg);
+			return NULL;
+		}
 		/* what the running server holds, as read (the descriptor budget lowers one) */
 		conf_t running = *srv->cfg;
 		running.tcp.max_connections = srv->tcp_max_as_read;
@@ -668,6 +683,52 @@ static void hup_reconfig(server_t *srv)
 	reconfig_begin(srv, "reconfig", NULL, "SIGHUP: ", NULL, NULL);
 }
 
+/*
+ * The next consumer catalog whose version changed: its members' change
+ * made into one new configuration and published as a reconfig is (one
+ * member: derived as zone-add or zone-remove derive the set; more: one
+ * rebuild that keeps every other zone), then committed in
+ * on_reconfig_done. Runs after each publication, one catalog at a time;
+ * nothing while a reload or reconfig runs (its end runs this again).
+ * Main loop.
+ */
+static void catalog_step(server_t *srv)
+{
+	if (!srv->catalogs || srv->stopping || srv->reload.running)
+		return;
+	reconfig_req_t *req = calloc(1, sizeof(*req));
+	if (!req) {
+		log_error("catalog: out of memory: members are not applied");
+		return;
+	}
+	*req = (reconfig_req_t){ .srv = srv, .from = "", .catalog = true };
+	req->what = req->catalog_what;
+	int rc = catalogs_step(srv->catalogs, srv->zcfg, &srv->zones, &req->cfg, &req->change,
+			       &req->removed, req->catalog_what, sizeof(req->catalog_what));
+	if (rc == 1 && req->change == ZONEDB_REBUILD) {
+		zones_compare(srv->zcfg, req->cfg, req);
+		rc = reload_reconfig(&srv->reload, req->cfg, false, on_reconfig_done, req);
+	} else if (rc == 1) {
+		bool added = req->change == ZONEDB_ADDED;
+		const char *name = added ? req->cfg->zones[req->cfg->zone_count - 1].name
+					 : srv->zcfg->zones[req->removed].name;
+		snprintf(req->summary, sizeof(req->summary),
+			 "zones: %zu; added: %.600s; removed: %.600s; options: -",
+			 req->cfg->zone_count, added ? name : "-", added ? "-" : name);
+		rc = reload_change_one(&srv->reload, req->cfg, req->change, req->removed,
+				       on_reconfig_done, req);
+	}
+	if (rc == 0 && req->cfg)
+		return; /* started: on_reconfig_done commits it and frees req */
+	if (rc < 0) {
+		log_error("%s: %s: its members' change is not applied", req->catalog_what,
+			  shoal_strerror(rc));
+		catalogs_commit(srv->catalogs, false);
+	}
+	conf_free(req->cfg);
+	free(req);
+}
+
 /* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
 static void prepare_zone_set(void *arg, const zonedb_t *db)
 {
@@ -737,6 +798,7 @@ static void first_load_done(void *arg)
 	control_set_zones(srv->control, srv->zcfg, srv->notifier, sec);
 	if (srv->hup_pending && !srv->stopping)
 		hup_reconfig(srv); /* a SIGHUP during the first load */
+	catalog_step(srv);         /* the catalogs as loaded: their members are added */
 }
 
 /*
@@ -1378,6 +1440,10 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 	if (!zones_deferred(srv))
 		notify_out_published(srv->notifier);
 	reload_on_publish(&srv->reload, on_published, srv);
+	if (catalogs_new(state_dir(srv->state), &srv->catalogs) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return SHOAL_ENOMEM;
+	}
 	rc = sched_make(srv, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -1527,6 +1593,8 @@ static void loop_close(server_t *srv)
 	srv->control = NULL;
 	notify_out_free(srv->notifier);
 	srv->notifier = NULL;
+	catalogs_free(srv->catalogs);
+	srv->catalogs = NULL;
 	takeover_free(srv->takeover);
 	srv->takeover = NULL;
 	metrics_free(srv->metrics);
