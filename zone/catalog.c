@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Reading a catalog zone (RFC 9432): the version checked, members and properties, what was skipped. */
+/* Reading a catalog zone (RFC 9432): the version checked, members and properties, what was skipped.
+ */
 #include "config.h"
 
 #include <stdio.h>
@@ -135,8 +136,9 @@ static int read_member(reader_t *r, const uint8_t *name, const rrset_wire_t *ptr
 static int read_property(reader_t *r, const znode_t *n, const rrset_wire_t *ptr)
 {
 	const uint8_t *name = znode_name(n);
-	bool coo = !memcmp(name, "\x03"
-				 "coo",
+	bool coo = !memcmp(name,
+			   "\x03"
+			   "coo",
 			   4);
 	const rrset_wire_t *txt = !memcmp(name, "\x05group", 6) ? rrset_at(n, DNS_TYPE_TXT) : NULL;
 	if (ptr && !coo)
@@ -167,8 +169,7 @@ static int read_node(reader_t *r, const znode_t *n)
 	const uint8_t *name = znode_name(n);
 	const rrset_wire_t *ptr = rrset_at(n, DNS_TYPE_PTR);
 	unsigned depth = n->labels - r->apex_labels; /* 0: the apex */
-	bool under_zones =
-		depth >= 2 && !memcmp(labels_skip(name, depth - 1), "\x05zones", 6);
+	bool under_zones = depth >= 2 && !memcmp(labels_skip(name, depth - 1), "\x05zones", 6);
 	if (!under_zones)
 		return ptr ? skip(r, name, CATALOG_SKIP_OUTSIDE) : 0;
 	if (depth == 2)
@@ -211,7 +212,9 @@ int catalog_read(const zone_t *z, catalog_t *out, char *err, size_t errlen)
 	int rc = version_check(z, err, errlen);
 	if (rc < 0)
 		return rc;
-	reader_t r = { .out = out, .apex = znode_name(z->apex), .apex_labels = z->apex->labels,
+	reader_t r = { .out = out,
+		       .apex = znode_name(z->apex),
+		       .apex_labels = z->apex->labels,
 		       .member = -1 };
 	zone_iter_t it;
 	for (const znode_t *n = zone_first(z, &it); rc == 0 && n; n = zone_next(&it))

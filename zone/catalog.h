@@ -16,14 +16,14 @@ struct zone;
  * Why a record of a catalog was left out, X(name, text): the rest of the
  * catalog applies (RFC 9432 3: a consumer ignores what it cannot use).
  */
-#define CATALOG_SKIPS(X)                                                                     \
-	X(CATALOG_SKIP_OUTSIDE, "a PTR that is not under zones. (RFC 9432 4.1)")             \
-	X(CATALOG_SKIP_DEEP, "a PTR under zones. that is neither a member nor its coo")      \
-	X(CATALOG_SKIP_PTRS, "a member node with more than one PTR (RFC 9432 4.1)")          \
-	X(CATALOG_SKIP_SELF, "a member that is the catalog itself")                          \
-	X(CATALOG_SKIP_TWICE, "a member listed under another unique id too (RFC 9432 4.1)")  \
-	X(CATALOG_SKIP_COO, "a coo property of more than one PTR (RFC 9432 4.3.1)")          \
-	X(CATALOG_SKIP_GROUP, "a group property past the member's first (RFC 9432 4.3.2)")   \
+#define CATALOG_SKIPS(X)                                                                    \
+	X(CATALOG_SKIP_OUTSIDE, "a PTR that is not under zones. (RFC 9432 4.1)")            \
+	X(CATALOG_SKIP_DEEP, "a PTR under zones. that is neither a member nor its coo")     \
+	X(CATALOG_SKIP_PTRS, "a member node with more than one PTR (RFC 9432 4.1)")         \
+	X(CATALOG_SKIP_SELF, "a member that is the catalog itself")                         \
+	X(CATALOG_SKIP_TWICE, "a member listed under another unique id too (RFC 9432 4.1)") \
+	X(CATALOG_SKIP_COO, "a coo property of more than one PTR (RFC 9432 4.3.1)")         \
+	X(CATALOG_SKIP_GROUP, "a group property past the member's first (RFC 9432 4.3.2)")  \
 	X(CATALOG_SKIP_ORPHAN, "a property of a unique id that has no member (RFC 9432 4.3)")
 
 #define CATALOG_SKIP_ENUM(name, text) name,

@@ -11,26 +11,26 @@
 #include "unit.h"
 
 /* A consumer with a default and a group's template, a producer; templates after zones. */
-#define CATALOG_CONF(signed)                                                                 \
-	"zones:\n" \
-			   "  - name: catalog.invalid\n" \
-			   "    primaries: 192.0.2.1 NOKEY\n" \
-			   "    catalog-role: consumer\n" \
-			   "    catalog-template: plain\n" \
-			   "    catalog-group-templates: {signed: " signed ", \"two words\": plain}\n" \
-			   "  - name: out.invalid\n" \
-			   "    primaries: 192.0.2.1 NOKEY\n" \
-			   "    catalog-role: producer\n" \
-			   "templates:\n" \
-			   "  - id: plain\n" \
-			   "    primaries: 192.0.2.53@5300 NOKEY\n" \
-			   "    zonefile-sync: 30\n" \
-			   "  - id: tsig\n" \
-			   "    primaries: [\"192.0.2.54 k1\", \"192.0.2.55 k1\"]\n" \
-			   "    provide-xfr: 127.0.0.1 NOKEY\n" \
-			   "keys:\n" \
-			   "  - name: k1\n    algorithm: hmac-sha256\n" \
-			   "    secret: \"hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0=\"\n"
+#define CATALOG_CONF(signed)                                                                                      \
+	"zones:\n"                                                                                                \
+	"  - name: catalog.invalid\n"                                                                             \
+	"    primaries: 192.0.2.1 NOKEY\n"                                                                        \
+	"    catalog-role: consumer\n"                                                                            \
+	"    catalog-template: plain\n"                                                                           \
+	"    catalog-group-templates: {signed: " signed ", \"two words\": plain}\n"                               \
+							"  - name: out.invalid\n"                                 \
+							"    primaries: 192.0.2.1 NOKEY\n"                        \
+							"    catalog-role: producer\n"                            \
+							"templates:\n"                                            \
+							"  - id: plain\n"                                         \
+							"    primaries: 192.0.2.53@5300 NOKEY\n"                  \
+							"    zonefile-sync: 30\n"                                 \
+							"  - id: tsig\n"                                          \
+							"    primaries: [\"192.0.2.54 k1\", \"192.0.2.55 k1\"]\n" \
+							"    provide-xfr: 127.0.0.1 NOKEY\n"                      \
+							"keys:\n"                                                 \
+							"  - name: k1\n    algorithm: hmac-sha256\n"              \
+							"    secret: \"hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0=\"\n"
 
 static const char good[] = CATALOG_CONF("tsig");
 
@@ -78,7 +78,7 @@ static void expect_error(const char *text, int line, const char *want)
 	conf_clear(&c);
 }
 
-#define ZONE "zones:\n  - name: catalog.invalid\n    primaries: 192.0.2.1 NOKEY\n"
+#define ZONE     "zones:\n  - name: catalog.invalid\n    primaries: 192.0.2.1 NOKEY\n"
 #define TEMPLATE "templates:\n  - id: t\n    primaries: 192.0.2.53 NOKEY\n"
 
 /* What stops start-up, each with its line. */
@@ -111,7 +111,8 @@ static void test_templates_errors(void)
 		     "templates: \"file\" is not a key a template may have");
 	expect_error(TEMPLATE "    catalog-role: consumer\n", 4,
 		     "templates: \"catalog-role\" is not a key a template may have");
-	expect_error(TEMPLATE "    primaries: \"192.0.2.1 missing\"\n", 4, "no key called \"missing\"");
+	expect_error(TEMPLATE "    primaries: \"192.0.2.1 missing\"\n", 4,
+		     "no key called \"missing\"");
 	expect_error("templates: t\n", 1, "templates: expected a list of {id, zone keys}");
 	expect_error(TEMPLATE "templates: []\n", 4, "templates is given twice");
 }

@@ -7,13 +7,13 @@
 
 #include "proto/error.h"
 #include "proto/name.h"
+#include "unit.h"
 #include "zone/catalog.h"
 #include "zone/load.h"
 #include "zone/zone.h"
-#include "unit.h"
 
-#define HEAD                                                                                 \
-	"$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 86400 0\n"     \
+#define HEAD                                                                             \
+	"$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 86400 0\n" \
 	"@ NS invalid.\n"
 #define V2 "version TXT \"2\"\n"
 
