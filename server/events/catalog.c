@@ -41,12 +41,12 @@ struct catalogs {
 	cat_t *cats;
 	size_t count;
 	/* the step planned, until catalogs_commit */
-	long step;                /* the catalog stepped, or -1 */
-	catalog_t next;           /* its version read */
-	bool *next_applied;       /* per member of next */
-	char **drop_files;        /* the files of the members it removes */
+	long step;          /* the catalog stepped, or -1 */
+	catalog_t next;     /* its version read */
+	bool *next_applied; /* per member of next */
+	char **drop_files;  /* the files of the members it removes */
 	size_t drop_count, drop_cap;
-	moved_t *moved;           /* the members it takes over */
+	moved_t *moved; /* the members it takes over */
 	size_t moved_count, moved_cap;
 	bool look_self, look_others;
 };
@@ -99,7 +99,8 @@ void catalogs_free(catalogs_t *c)
 	free(c);
 }
 
-/* Make the array *p of *cap elements of elem octets hold need, doubling. False when out of memory. */
+/* Make the array *p of *cap elements of elem octets hold need, doubling. False when out of memory.
+ */
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
@@ -226,8 +227,7 @@ static const zone_t *served(zonedb_ref_t *zones, const cat_t *k)
 }
 
 /* The catalog (not k) that serves member m now, with its member's index in *at; or NULL. */
-static cat_t *owner_of(const catalogs_t *c, const cat_t *k, const catalog_member_t *m,
-		       size_t *at)
+static cat_t *owner_of(const catalogs_t *c, const cat_t *k, const catalog_member_t *m, size_t *at)
 {
 	for (size_t i = 0; i < c->count; i++) {
 		cat_t *o = &c->cats[i];
@@ -340,7 +340,8 @@ static int plan_new(catalogs_t *c, cat_t *k, conf_t *cfg, size_t ci, size_t j, t
 		c->moved[c->moved_count++] = (moved_t){ (size_t)(o - c->cats), at };
 		t->moved++;
 		if (!catalog_same_id(om, m)) {
-			/* a new unique id with the move: reset (RFC 9432 4.3.1), added again next */
+			/* a new unique id with the move: reset (RFC 9432 4.3.1), added again next
+			 */
 			c->look_self = true;
 			return plan_remove(c, cfg, om, t);
 		}
@@ -366,8 +367,8 @@ static int plan_new(catalogs_t *c, cat_t *k, conf_t *cfg, size_t ci, size_t j, t
 }
 
 /* Member j of next, which k serves as old: kept, its settings regrouped, or reset. */
-static int plan_kept(catalogs_t *c, conf_t *cfg, size_t ci, const catalog_member_t *old,
-		     size_t j, tally_t *t)
+static int plan_kept(catalogs_t *c, conf_t *cfg, size_t ci, const catalog_member_t *old, size_t j,
+		     tally_t *t)
 {
 	const catalog_member_t *m = &c->next.members[j];
 	if (!catalog_same_id(old, m)) {
@@ -377,7 +378,8 @@ static int plan_kept(catalogs_t *c, conf_t *cfg, size_t ci, const catalog_member
 		return plan_remove(c, cfg, old, t);
 	}
 	c->next_applied[j] = true;
-	bool coo_same = (!old->coo && !m->coo) || (old->coo && m->coo && name_equal(old->coo, m->coo));
+	bool coo_same =
+		(!old->coo && !m->coo) || (old->coo && m->coo && name_equal(old->coo, m->coo));
 	if (!coo_same)
 		c->look_others = true; /* the catalog it is handed to may take it now */
 	if (catalog_same_group(old->group, m->group))
@@ -395,10 +397,10 @@ static int plan_diff(catalogs_t *c, cat_t *k, conf_t *cfg, size_t ci, tally_t *t
 	size_t i = 0, j = 0;
 	int rc = 0;
 	while (rc == 0 && (i < old->member_count || j < new->member_count)) {
-		int cmp = i == old->member_count   ? 1
-			  : j == new->member_count ? -1
-						   : name_compare(old->members[i].apex,
-								  new->members[j].apex);
+		int cmp = i == old->member_count ? 1
+			  : j == new->member_count
+				  ? -1
+				  : name_compare(old->members[i].apex, new->members[j].apex);
 		bool mine = cmp <= 0 && k->applied[i];
 		if (cmp < 0)
 			rc = mine ? plan_remove(c, cfg, &old->members[i], t) : 0;
@@ -496,9 +498,9 @@ static int plan_cat(catalogs_t *c, cat_t *k, const conf_t *zcfg, const zone_t *z
 		    k->gone || c->next.version != k->read.version;
 	log_msg(said ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG,
 		"catalog %s%s: %zu members; %zu added, %zu removed (%zu reset), %zu taken over, "
-		 "%zu regrouped, %zu refused, %zu configured by hand",
-		 k->name, k->gone ? " (no longer a consumer)" : "", c->next.member_count, t.added,
-		 t.removed, t.reset, t.moved, t.regrouped, t.refused, t.by_hand);
+		"%zu regrouped, %zu refused, %zu configured by hand",
+		k->name, k->gone ? " (no longer a consumer)" : "", c->next.member_count, t.added,
+		t.removed, t.reset, t.moved, t.regrouped, t.refused, t.by_hand);
 	if (t.added + t.removed + t.moved + t.regrouped == 0) {
 		conf_clear(cfg);
 		free(cfg);
@@ -584,8 +586,9 @@ int catalogs_into(catalogs_t *c, conf_t *cfg, const conf_t *was)
 				continue;
 			if (conf_zone_index(cfg, name) >= 0) {
 				/* the operator's now: never removed as a member */
-				log_warning("catalog %s: member %s is configured by hand from now on",
-					    k->name, name);
+				log_warning(
+					"catalog %s: member %s is configured by hand from now on",
+					k->name, name);
 				k->applied[j] = false;
 				continue;
 			}

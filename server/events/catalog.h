@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Consumer catalog zones (RFC 9432): members served as secondaries, applied as their catalogs change. */
+/* Consumer catalog zones (RFC 9432): members served as secondaries, applied as their catalogs
+ * change. */
 #ifndef SHOAL_SERVER_EVENTS_CATALOG_H
 #define SHOAL_SERVER_EVENTS_CATALOG_H
 

@@ -5,8 +5,9 @@
 # one per template. Members appear and answer from their template's primary (group ->
 # template), a member removed answers REFUSED and loses its file, a version-1 catalog is
 # refused with its members kept, a new unique id resets a member, a member claimed by two
-# catalogs stays with the first (a log line names both), and coo hands a member over without
-# it ever stopping to answer.
+# catalogs stays with the first (a log line names both), coo hands a member over without
+# it ever stopping to answer, a reconfig keeps the members and drops a dropped catalog's, and
+# a restart serves the members from their saved files.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
@@ -37,6 +38,7 @@ primary() {
 	} >"$dir/shoald.conf"
 	"$SHOALD" -c "$dir/shoald.conf" >"$dir/log" 2>&1 &
 	T_PIDS="$T_PIDS $!"
+	PRIMARY_PIDS="${PRIMARY_PIDS:-} $!"
 	wait_answering 127.0.0.1 "$port"
 }
 primary "$T_DIR/p" "$PORTP" 192.0.2.11 || exit 99
@@ -202,6 +204,18 @@ check_eq "m4, now configured by hand, is not mistaken for a de-catalogued member
 check_eq "m4 answers" 192.0.2.11 "$(www m4.test)"
 check_eq "m2 still answers" 192.0.2.22 "$(www m2.test)"
 
+# --- a restart with the primaries down: the members answer from their saved files ---
 stop_within "$SHOALD_PID"
 check_eq "shoald exits 0 (no sanitizer report)" 0 $?
+for p in $PRIMARY_PIDS; do stop_within "$p"; done
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+if wait_until 30 answers m2.test 192.0.2.22; then
+	pass "after a restart, m2 answers from its saved file with its primary down"
+else
+	fail "m2 after a restart: [$(www m2.test)]"
+fi
+check_eq "m3 stays removed" "" "$(www m3.test)"
+
+stop_within "$SHOALD_PID"
+check_eq "shoald exits 0 after the restart" 0 $?
 done_testing
