@@ -1078,6 +1078,7 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.zones = &srv->zones,
 		.notifier = srv->notifier,
 		.sched = srv->sched,
+		.catalogs = srv->catalogs,
 		.started_at = srv->started_at,
 		.stop = server_request_stop,
 		.stop_arg = srv,

@@ -94,7 +94,9 @@ if wait_until 30 test -s "$m1_file"; then
 else
 	fail "m1's file: $(find "$T_DIR/state" | tr '\n' ' ')"
 fi
-check_match "zone-status shows m2" "m2\.test\." "$(ctl zone-status m2.test)"
+check_match "zone-status shows m2's catalog" "^m2\.test\. serial 1 .* catalog cat\.test\." \
+	"$(ctl zone-status m2.test)"
+check_match "... in JSON too" '"catalog":"cat\.test\."' "$(ctl zone-status m2.test --json)"
 
 # --- a member added: that one, derived as zone-add does ---
 catalog cat.test 2 2 "a.zones PTR m1.test." "b.zones PTR m2.test." \
