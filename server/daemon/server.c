@@ -1508,8 +1508,11 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 				 shoal_strerror(rc));
 			return rc;
 		}
-	} else if (systemd_ready(cfg->zone_count, srv->workers.count) < 0) {
-		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
+	} else {
+		if (systemd_ready(cfg->zone_count, srv->workers.count) < 0)
+			log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is "
+				    "ready");
+		catalog_step(srv); /* a takeover read the catalogs before: their members now */
 	}
 	return 0;
 }

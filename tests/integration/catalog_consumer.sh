@@ -218,6 +218,19 @@ else
 fi
 check_eq "m3 stays removed" "" "$(www m3.test)"
 
-stop_within "$SHOALD_PID"
-check_eq "shoald exits 0 after the restart" 0 $?
+# --- shoalctl restart (a takeover: the zones are read before the sockets are taken) ---
+reply=$(ctl restart)
+PID=$(printf '%s\n' "$reply" | sed -n 's/^restarted: pid \([0-9]*\) serves now.*/\1/p')
+check_match "shoalctl restart: a new process serves" '^[0-9]+$' "$PID"
+if wait_until 30 answers m2.test 192.0.2.22; then
+	pass "after shoalctl restart, m2 is served by the new process"
+else
+	fail "m2 after shoalctl restart: [$(www m2.test)]"
+fi
+check_match "... which added the catalog's members itself" \
+	"shoald\[$PID\]: info: catalog cat\.test\.: 1 members; 1 added" "$(cat "$T_DIR/shoald.log")"
+wait "$SHOALD_PID"
+check_eq "the old process exits 0" 0 $?
+kill -TERM "$PID"
+wait_until 60 gone "$PID" && pass "the new process stops" || fail "the new process stops"
 done_testing
