@@ -372,7 +372,7 @@ static int plan_kept(catalogs_t *c, conf_t *cfg, size_t ci, const catalog_member
 {
 	const catalog_member_t *m = &c->next.members[j];
 	if (!catalog_same_id(old, m)) {
-		/* RFC 9432 5.x: a new unique id resets the member: removed now, added next */
+		/* RFC 9432 5: a new unique id resets the member: removed now, added next */
 		c->look_self = true;
 		t->reset++;
 		return plan_remove(c, cfg, old, t);
