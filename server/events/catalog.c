@@ -44,10 +44,10 @@ struct catalogs {
 	long step;          /* the catalog stepped, or -1 */
 	catalog_t next;     /* its version read */
 	bool *next_applied; /* per member of next */
-	char **drop_files;  /* the files of the members it removes */
-	size_t drop_count, drop_cap;
-	moved_t *moved; /* the members it takes over */
-	size_t moved_count, moved_cap;
+	char **drop_files;  /* the files of the members it removes: room for every member */
+	size_t drop_count;
+	moved_t *moved; /* the members it takes over: room for each of next's */
+	size_t moved_count;
 	bool look_self, look_others;
 };
 
@@ -82,7 +82,7 @@ static void step_clear(catalogs_t *c)
 	c->next_applied = NULL;
 	c->drop_files = NULL;
 	c->moved = NULL;
-	c->drop_count = c->drop_cap = c->moved_count = c->moved_cap = 0;
+	c->drop_count = c->moved_count = 0;
 	c->look_self = c->look_others = false;
 	c->step = -1;
 }
@@ -97,23 +97,6 @@ void catalogs_free(catalogs_t *c)
 	free(c->cats);
 	free(c->state_dir);
 	free(c);
-}
-
-/* Make the array *p of *cap elements of elem octets hold need, doubling. False when out of memory.
- */
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = n;
-	return true;
 }
 
 /* "a.example." of a wire name, lowercase: the form the configuration names zones in. */
@@ -274,12 +257,9 @@ static int member_remove(catalogs_t *c, conf_t *cfg, const char *name)
 	long i = conf_zone_index(cfg, name);
 	if (i < 0)
 		return 0;
-	char *file = cfg->zones[i].file[0] ? strdup(cfg->zones[i].file) : NULL;
-	if (file && !grow((void **)&c->drop_files, &c->drop_cap, c->drop_count + 1,
-			  sizeof(*c->drop_files))) {
-		free(file);
+	char *file = NULL;
+	if (cfg->zones[i].file[0] && !(file = strdup(cfg->zones[i].file)))
 		return SHOAL_ENOMEM;
-	}
 	if (file)
 		c->drop_files[c->drop_count++] = file;
 	conf_zone_remove(cfg, (size_t)i);
@@ -335,8 +315,6 @@ static int plan_new(catalogs_t *c, cat_t *k, conf_t *cfg, size_t ci, size_t j, t
 			t->refused++;
 			return 0;
 		}
-		if (!grow((void **)&c->moved, &c->moved_cap, c->moved_count + 1, sizeof(*c->moved)))
-			return SHOAL_ENOMEM;
 		c->moved[c->moved_count++] = (moved_t){ (size_t)(o - c->cats), at };
 		t->moved++;
 		if (!catalog_same_id(om, m)) {
@@ -479,6 +457,11 @@ static int plan_cat(catalogs_t *c, cat_t *k, const conf_t *zcfg, const zone_t *z
 		c->step = -1;
 		return rc;
 	}
+	/* a member is removed once at most: an old one, or a new one's other id (coo) */
+	c->drop_files = calloc(k->read.member_count + c->next.member_count + 1, sizeof(char *));
+	c->moved = calloc(c->next.member_count + 1, sizeof(*c->moved));
+	if (!c->drop_files || !c->moved)
+		return SHOAL_ENOMEM;
 	conf_t *cfg = calloc(1, sizeof(*cfg));
 	if (!cfg || conf_copy(cfg, zcfg) < 0) {
 		free(cfg);
