@@ -1185,6 +1185,16 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 	return rc;
 }
 
+int conf_zone_set_file(conf_t *cfg, size_t i, const char *file)
+{
+	const char *f = conf_strings_dup(cfg->zone_strings, file);
+	if (!f)
+		return SHOAL_ENOMEM;
+	cfg->zone_string_octets = cfg->zone_string_octets + strlen(f) - strlen(cfg->zones[i].file);
+	cfg->zones[i].file = f;
+	return 0;
+}
+
 int conf_zone_set_from(conf_t *cfg, size_t i, const conf_zone_xfr_t *from)
 {
 	conf_zone_xfr_t copy = *from;

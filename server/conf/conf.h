@@ -327,6 +327,9 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file);
 int conf_zone_add_from(conf_t *cfg, const char *name, const char *file,
 		       const conf_zone_xfr_t *from);
 
+/* Zone i of cfg is saved to and read from `file` from now on. Returns 0 or SHOAL_ENOMEM. */
+int conf_zone_set_file(conf_t *cfg, size_t i, const char *file);
+
 /*
  * Zone i of cfg takes the settings of `from` (a copy of its own): a
  * member moved between catalogs, or whose group changed. Returns 0 or

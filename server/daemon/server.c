@@ -1304,6 +1304,12 @@ static int server_prepare(server_t *srv, char *err, size_t errlen)
 	if (rc == 0 && !cfg->check)
 		rc = state_start(srv, cfg->user ? srv->uid : geteuid(),
 				 cfg->user ? srv->gid : getegid(), err, errlen);
+	/* before the first load: a consumer catalog's own file, which lists its members */
+	if (rc == 0 && (catalogs_new(state_dir(srv->state), &srv->catalogs) < 0 ||
+			catalogs_files(srv->catalogs, cfg) < 0)) {
+		snprintf(err, errlen, "out of memory");
+		rc = SHOAL_ENOMEM;
+	}
 	if (rc < 0)
 		return rc;
 	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
@@ -1441,10 +1447,6 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 	if (!zones_deferred(srv))
 		notify_out_published(srv->notifier);
 	reload_on_publish(&srv->reload, on_published, srv);
-	if (catalogs_new(state_dir(srv->state), &srv->catalogs) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return SHOAL_ENOMEM;
-	}
 	rc = sched_make(srv, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -1597,8 +1599,6 @@ static void loop_close(server_t *srv)
 	srv->control = NULL;
 	notify_out_free(srv->notifier);
 	srv->notifier = NULL;
-	catalogs_free(srv->catalogs);
-	srv->catalogs = NULL;
 	takeover_free(srv->takeover);
 	srv->takeover = NULL;
 	metrics_free(srv->metrics);
@@ -1629,6 +1629,8 @@ static int server_stop(server_t *srv, int status, const char *err)
 		exit_beside_reload(srv, status, err);
 	if (srv->loop)
 		loop_close(srv);
+	catalogs_free(srv->catalogs); /* made before the loop, used on it */
+	srv->catalogs = NULL;
 	state_stop(srv);
 	reload_clear(&srv->reload);
 	tls_ctx_free(srv->tls); /* no session starts any more: workers and transfers are gone */

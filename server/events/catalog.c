@@ -555,8 +555,36 @@ void catalogs_commit(catalogs_t *c, bool published)
 	step_clear(c);
 }
 
+int catalogs_files(const catalogs_t *c, conf_t *cfg)
+{
+	char dir[4096], cs[256], file[4096];
+	if (!c->state_dir)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/catalog", c->state_dir);
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		if (cfg->zone_xfr[i].catalog_role != CONF_CATALOG_CONSUMER ||
+		    !cfg->zones[i].secondary || cfg->zones[i].file[0])
+			continue;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			log_error("catalog %s: cannot make %s: %s", cfg->zones[i].name, dir,
+				  strerror(errno));
+			return 0;
+		}
+		safe_name(cfg->zones[i].name, cs, sizeof(cs));
+		if (snprintf(file, sizeof(file), "%s/%s.zone", dir, cs) >= (int)sizeof(file))
+			continue; /* a state-dir that long: served from memory */
+		int rc = conf_zone_set_file(cfg, i, file);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int catalogs_into(catalogs_t *c, conf_t *cfg, const conf_t *was)
 {
+	int rc = catalogs_files(c, cfg);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < c->count; i++) {
 		cat_t *k = &c->cats[i];
 		long ci = conf_zone_index(cfg, k->name);
@@ -576,7 +604,7 @@ int catalogs_into(catalogs_t *c, conf_t *cfg, const conf_t *was)
 				continue;
 			}
 			/* a catalog dropped: its members go with it */
-			int rc = kept ? member_add(c, k, cfg, (size_t)ci, m, was) : 0;
+			rc = kept ? member_add(c, k, cfg, (size_t)ci, m, was) : 0;
 			if (rc < 0)
 				return rc;
 		}

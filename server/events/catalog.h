@@ -56,6 +56,15 @@ int catalogs_step(catalogs_t *c, const conf_t *zcfg, zonedb_ref_t *zones, conf_t
 void catalogs_commit(catalogs_t *c, bool published);
 
 /*
+ * A consumer catalog that is a secondary without a file of its own is
+ * given one in state_dir/catalog/ (CATALOG.zone): its members are known
+ * at the next start before its primaries answer. For cfg at start and at
+ * each reconfig (catalogs_into calls it). Returns 0 or SHOAL_ENOMEM.
+ * Main thread.
+ */
+int catalogs_files(const catalogs_t *c, conf_t *cfg);
+
+/*
  * A configuration read anew (reconfig): add to cfg the members applied
  * for its catalogs that are still consumers in it, configured from its
  * templates, each with the file `was` (the configuration served) gives

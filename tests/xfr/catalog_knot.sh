@@ -114,6 +114,21 @@ check_eq "m3 still answers" 192.0.2.13 "$(www m3.test)"
 check_match "the catalog's changes came by IXFR" "catz\.test\.: serial [0-9]+ from .* by IXFR" \
 	"$(cat "$T_DIR/shoald.log")"
 
+# a restart with Knot down: the catalog (a secondary without a file of its own) was saved in
+# state-dir, so its members are known and answer from their files
 stop_within "$SHOALD_PID"
 check_eq "shoald exits 0 (no sanitizer report)" 0 $?
+kill "$PEER_PID"
+wait "$PEER_PID" 2>/dev/null
+check_eq "the catalog's transfers were saved in state-dir/catalog/" yes \
+	"$([ -s "$T_DIR/state/catalog/catz.test..zone" ] && echo yes)"
+start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
+if wait_until 30 answers_www m3.test 192.0.2.13; then
+	pass "after a restart with Knot down, m3 answers"
+else
+	fail "m3 after a restart: [$(www m3.test)]"
+fi
+check_eq "m2 stays removed" "" "$(www m2.test)"
+stop_within "$SHOALD_PID"
+check_eq "shoald exits 0 after the restart" 0 $?
 done_testing
