@@ -3,7 +3,9 @@
 # xfr/catalog_knot: issue 32's interop, Knot DNS as the catalog producer (its catalog-role:
 # generate) and Shoal as the consumer. The members Knot lists appear on Shoal and answer; a
 # member's change at Knot reaches Shoal by NOTIFY and IXFR; a member Knot adds appears, one
-# it drops answers REFUSED on Shoal. Skipped without knotd.
+# it drops answers REFUSED on Shoal. The fleet's second level: NSD (which has no catalog
+# consumer before 4.9) is a secondary of two members from Shoal, which the template's
+# provide-xfr and notify serve, and follows them. Skipped without knotd (NSD: its part).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -13,6 +15,7 @@ if [ -z "$KNOTD" ] || [ -z "$KNOTC" ]; then
 fi
 PORT=$(free_port) || exit 99
 KPORT=$(free_port) || exit 99
+NPORT=$(free_port) || exit 99
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
 kctl() { "$KNOTC" -c "$T_DIR/knot/knot.conf" "$@" >>"$T_DIR/knotc.out" 2>&1; }
 www() { q "$PORT" +short "www.$1" A; }
@@ -51,6 +54,7 @@ member m2.test 1 192.0.2.12
 member m3.test 1 192.0.2.13
 knot_conf m1.test m2.test
 knot_start "$T_DIR/knot" "$T_DIR/knot/log"
+KNOT_PID=$PEER_PID
 wait_until 30 serial_is "$KPORT" m2.test 1 || {
 	echo "knotd did not start: $(tail -5 "$T_DIR/knot/log")"
 	exit 99
@@ -63,6 +67,8 @@ state-dir: $T_DIR/state
 templates:
   - id: from-knot
     primaries: 127.0.0.1@$KPORT NOKEY
+    provide-xfr: 127.0.0.0/8 NOKEY
+    notify: 127.0.0.1@$NPORT NOKEY
 zones:
   - name: catz.test
     primaries: 127.0.0.1@$KPORT NOKEY
@@ -78,6 +84,20 @@ else
 	fail "members from Knot: m1 [$(www m1.test)] m2 [$(www m2.test)]: $(ctl zone-status)"
 fi
 
+# the second level: NSD takes m1 and m3 from Shoal (m3 is no member yet: NSD waits for it)
+have_nsd=
+if [ -n "$NSD" ]; then
+	have_nsd=yes
+	SEC_ZONES="m1.test:NOKEY m3.test:NOKEY" nsd_secondary "$T_DIR/nsd" "$NPORT" "$PORT"
+	if wait_until 60 serial_is "$NPORT" m1.test 1; then
+		pass "NSD, Shoal's secondary, serves m1"
+	else
+		fail "NSD serves m1: $(tail -3 "$T_DIR/nsd/log")"
+	fi
+fi
+# nsd_www NAME ADDR: NSD (when there) has www.NAME at ADDR
+nsd_www() { [ -z "$have_nsd" ] || [ "$(q "$NPORT" +short "www.$1" A)" = "$2" ]; }
+
 # a member changed at Knot: its NOTIFY, then an IXFR, bring it to Shoal
 ixfr_before=$(json_value "$(ctl stats json | grep -o '"xfr_in": {[^}]*}')" ixfr | tr -d ' ')
 member m1.test 2 192.0.2.21
@@ -89,6 +109,11 @@ else
 fi
 ixfr_after=$(json_value "$(ctl stats json | grep -o '"xfr_in": {[^}]*}')" ixfr | tr -d ' ')
 check_eq "... by IXFR" 1 $((ixfr_after > ixfr_before))
+if wait_until 30 nsd_www m1.test 192.0.2.21; then
+	pass "... and on to NSD by Shoal's NOTIFY (a member's template notifies)"
+else
+	fail "NSD follows m1: $(tail -3 "$T_DIR/nsd/log")"
+fi
 
 # a member added at Knot: the catalog's change brings it. (Knot 3.2 answers REFUSED over UDP
 # for the catalog it generates once reloaded, TCP answering: Shoal's refresh then asks the
@@ -99,6 +124,11 @@ if wait_until 60 answers_www m3.test 192.0.2.13; then
 	pass "m3, added at Knot, appears on Shoal"
 else
 	fail "m3 added: [$(www m3.test)]; $(grep catalog "$T_DIR/shoald.log" | tail -3)"
+fi
+if wait_until 60 nsd_www m3.test 192.0.2.13; then
+	pass "... and on NSD, told by Shoal's NOTIFY of the new zone"
+else
+	fail "NSD has m3: $(tail -3 "$T_DIR/nsd/log")"
 fi
 
 # a member removed at Knot: Shoal stops answering for it
@@ -118,8 +148,8 @@ check_match "the catalog's changes came by IXFR" "catz\.test\.: serial [0-9]+ fr
 # state-dir, so its members are known and answer from their files
 stop_within "$SHOALD_PID"
 check_eq "shoald exits 0 (no sanitizer report)" 0 $?
-kill "$PEER_PID"
-wait "$PEER_PID" 2>/dev/null
+kill "$KNOT_PID"
+wait "$KNOT_PID" 2>/dev/null
 check_eq "the catalog's transfers were saved in state-dir/catalog/" yes \
 	"$([ -s "$T_DIR/state/catalog/catz.test..zone" ] && echo yes)"
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
