@@ -150,6 +150,20 @@ else
 	fail "m2 after reset: [$(www m2.test)]"
 fi
 
+# --- a member's group changes: its settings follow the other template, its data stays ---
+catalog cat.test 6 2 "b2.zones PTR m2.test." "c.zones PTR m3.test."
+ctl reload cat.test >/dev/null
+if wait_until 30 log_has "catalog cat\.test\. done: .*options: m2\.test\."; then
+	pass "m2 without its group takes the default template's settings (a reconfig of m2 alone)"
+else
+	fail "m2 regrouped: $(grep catalog "$T_DIR/shoald.log" | tail -3)"
+fi
+check_match "the log counts it regrouped" "0 taken over, 1 regrouped" "$(cat "$T_DIR/shoald.log")"
+check_eq "m2 keeps its data" 192.0.2.22 "$(www m2.test)"
+catalog cat.test 7 2 "b2.zones PTR m2.test." "group.b2.zones TXT other" "c.zones PTR m3.test."
+ctl reload cat.test >/dev/null
+wait_until 30 log_has "catalog cat\.test\.: 2 members; 0 added, 0 removed \(0 reset\), 0 taken over, 1 regrouped.*" || true
+
 # --- a member claimed by two catalogs: the first keeps it ---
 catalog cat2.test 2 2 "c.zones PTR m3.test." "y.zones PTR m4.test."
 ctl reload cat2.test >/dev/null
@@ -166,7 +180,7 @@ fi
 
 # --- coo: cat hands m3 to cat2, which lists it under the same unique id: m3 is never
 # dropped (a new id would reset it, RFC 9432 4.3.1) ---
-catalog cat.test 6 2 "b2.zones PTR m2.test." "group.b2.zones TXT other" \
+catalog cat.test 8 2 "b2.zones PTR m2.test." "group.b2.zones TXT other" \
 	"c.zones PTR m3.test." "coo.c.zones PTR cat2.test."
 ( for _ in $(seq 1 40); do www m3.test; sleep 0.05; done ) >"$T_DIR/m3.answers" &
 watcher=$!
@@ -179,7 +193,7 @@ fi
 wait "$watcher"
 check_eq "m3 answered throughout the move" "" "$(grep -v '^192\.0\.2\.11$' "$T_DIR/m3.answers")"
 # cat drops m3 now: it is cat2's, so it stays
-catalog cat.test 7 2 "b2.zones PTR m2.test." "group.b2.zones TXT other"
+catalog cat.test 9 2 "b2.zones PTR m2.test." "group.b2.zones TXT other"
 ctl reload cat.test >/dev/null
 wait_until 30 log_has "catalog cat\.test\.: 1 members" || true
 check_eq "m3, now cat2's, stays when cat drops it" 192.0.2.11 "$(www m3.test)"
