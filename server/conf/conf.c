@@ -228,6 +228,9 @@ const conf_option_t conf_options[] = {
 	  CONF_RUNTIME },
 	{ "keys-dir", NULL, "DIR", CONF_STRING, 0, 0, NULL, CONF_KEYS_DIR_DEFAULT, OFF(keys_dir),
 	  "folder of the zones' DNSSEC keys (relative: to the file's folder)", CONF_RESTART },
+	{ "templates", NULL, "LIST", CONF_TEMPLATES, 0, 0, NULL, "(none)", OFF(templates),
+	  "settings catalog zones' members are configured with: a list of {id, zone keys}",
+	  CONF_RUNTIME },
 	{ "zones", "zone", "NAME=PATH", CONF_ZONES, 0, 0, NULL, "(none)", OFF(zone_runs),
 	  "zones to serve: a list of {name, file} (repeat on the command line)", CONF_RUNTIME },
 };
@@ -251,6 +254,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "catalog-role", "none, consumer or producer: the zone is a catalog (RFC 9432)" },
 	{ "catalog-member-of", "the catalog zone made here (catalog-role producer) listing it" },
 	{ "catalog-group", "its group property in that catalog (RFC 9432 4.4.2)" },
+	{ "catalog-template", "a consumer's template for its members (an id of templates)" },
+	{ "catalog-group-templates", "a consumer's template per group property: {GROUP: ID}" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -442,6 +447,7 @@ static int set_scalar_at(conf_t *cfg, void *base, const conf_option_t *o, const 
 	case CONF_KEYS:
 	case CONF_ACL:
 	case CONF_POLICIES:
+	case CONF_TEMPLATES:
 		break;
 	}
 	set_err(err, errlen, "%s: not a single value", o->name);
@@ -478,28 +484,43 @@ static int add_zone(conf_t *cfg, const char *name, const char *file)
  * file or on the command line: the one place the options become a
  * zone_limits_t.
  */
-static void apply_zone_limits(conf_t *cfg, size_t from)
+static zone_limits_t zone_limits_of(const conf_t *cfg)
 {
-	zone_limits_t limits = {
+	return (zone_limits_t){
 		.max_types_per_name = cfg->max_types_per_name,
 		.max_records_per_type = cfg->max_records_per_type,
 		.max_octets = (uint64_t)cfg->max_zone_file_mib << 20,
 		.max_includes = cfg->max_zone_includes,
 		.max_nsec3_iterations = cfg->max_nsec3_iterations,
 	};
+}
+
+/*
+ * Zone i's limits and secondary flag from cfg's options and its own
+ * settings; the zone is cfg's own (conf_zone_spec_mut copies a shared one).
+ */
+static void set_zone_limits(conf_t *cfg, size_t i)
+{
+	zone_limits_t limits = zone_limits_of(cfg);
+	zone_spec_t *z = conf_zone_spec_mut(cfg, i);
+	if (!z)
+		return; /* out of memory: the shared spec keeps its limits */
+	int64_t own = conf_zone_xfr(cfg, i)->journal_size;
+	limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
+	z->limits = limits;
+	z->secondary = conf_zone_is_secondary(cfg, i);
+}
+
+static void apply_zone_limits(conf_t *cfg, size_t from)
+{
 	if (from == 0) { /* every zone: counted anew */
 		cfg->zone_secondaries = 0;
 		cfg->zone_secondaries_stale = false;
 	}
 	for (size_t i = from; i < cfg->zone_count; i++) {
 		/* the loader's zones, or the one conf_zone_add appended: cfg's own, no copy */
-		zone_spec_t *z = conf_zone_spec_mut(cfg, i);
-		assert(z);
-		int64_t own = conf_zone_xfr(cfg, i)->journal_size;
-		limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
-		z->limits = limits;
-		z->secondary = conf_zone_is_secondary(cfg, i);
-		cfg->zone_secondaries += z->secondary;
+		set_zone_limits(cfg, i);
+		cfg->zone_secondaries += conf_zone_spec(cfg, i)->secondary;
 	}
 }
 
@@ -581,6 +602,7 @@ void conf_clear(conf_t *cfg)
 	free(cfg->file);
 	conf_xfr_clear(cfg);
 	conf_dnssec_clear(cfg);
+	conf_templates_clear(cfg);
 	free(cfg->takeover);
 	conf_zones_clear(cfg);
 	sodium_memzero(&cfg->cookie_secret, sizeof(cfg->cookie_secret));
@@ -696,6 +718,8 @@ static int load_zone_item(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *item)
 			rc = conf_load_zone_dnssec(cfg, y, cfg->zone_count - 1, key,
 						   yaml_document_get_node(y->doc, p->value));
 	}
+	if (rc == 0)
+		rc = conf_zone_catalog_check(cfg, y, cfg->zone_count - 1, item);
 	return rc == 0 ? conf_zone_tls_check(cfg, y, cfg->zone_count - 1, item) : rc;
 }
 
@@ -708,7 +732,7 @@ static int load_pair(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *k, yaml_node_t *v)
 	if (!o)
 		return conf_yerr(y, k, "unknown key \"%s\"", key);
 	char reason[400];
-	if (o->type == CONF_KEYS || o->type == CONF_POLICIES)
+	if (o->type == CONF_KEYS || o->type == CONF_POLICIES || o->type == CONF_TEMPLATES)
 		return 0; /* read first, before the zones that name them */
 	if (o->type == CONF_ACL) {
 		conf_acl_t *acl = (conf_acl_t *)((char *)cfg + o->offset);
@@ -878,6 +902,13 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 		if (key && !strcmp(key, "dnssec-policies") && !cfg->dnssec_policies)
 			rc = conf_load_dnssec_policies(cfg, &y,
 						       yaml_document_get_node(&doc, p->value));
+	}
+	/* then templates, which name keys and which catalogs name */
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     rc == 0 && p < root->data.mapping.pairs.top; p++) {
+		const char *key = conf_scalar(yaml_document_get_node(&doc, p->key));
+		if (key && !strcmp(key, "templates") && !cfg->templates)
+			rc = conf_load_templates(cfg, &y, yaml_document_get_node(&doc, p->value));
 	}
 	bool seen[sizeof(conf_options) / sizeof(conf_options[0])] = { false };
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
@@ -1120,6 +1151,33 @@ int conf_zone_add(conf_t *cfg, const char *name, const char *file)
 	int rc = add_zone(cfg, name, file);
 	if (rc == 0)
 		apply_zone_limits(cfg, cfg->zone_count - 1); /* the others have theirs */
+	return rc;
+}
+
+int conf_zone_set_from(conf_t *cfg, size_t i, const conf_zone_xfr_t *from)
+{
+	conf_zone_xfr_t copy = *from;
+	if (!conf_xfr_own(&copy)) {
+		conf_zone_xfr_clear(&copy);
+		return SHOAL_ENOMEM;
+	}
+	conf_zone_xfr_t *x = conf_zone_xfr_mut(cfg, i);
+	if (!x) {
+		conf_zone_xfr_clear(&copy);
+		return SHOAL_ENOMEM;
+	}
+	conf_zone_xfr_clear(x);
+	*x = copy;
+	/* the settings' journal, a secondary when they have primaries: zone i's alone */
+	set_zone_limits(cfg, i);
+	return 0;
+}
+
+int conf_zone_add_from(conf_t *cfg, const char *name, const char *file, const conf_zone_xfr_t *from)
+{
+	int rc = conf_zone_add(cfg, name, file);
+	if (rc == 0 && (rc = conf_zone_set_from(cfg, cfg->zone_count - 1, from)) < 0)
+		(void)conf_zone_remove(cfg, cfg->zone_count - 1); /* the one just added: its own */
 	return rc;
 }
 

@@ -48,6 +48,7 @@ typedef struct conf_zone_xfr {
 	uint32_t catalog_role;  /* enum conf_catalog_role: catalog-role (RFC 9432) */
 	/* catalog-member-of, catalog-group (server/conf/catalog_member.c); NULL: in none */
 	struct conf_member *member;
+	struct conf_catalog *catalog; /* a consumer's templates (catalog.c); NULL otherwise */
 } conf_zone_xfr_t;
 
 /* The signing algorithms a DNSSEC policy may name (conf_dnssec_algorithm_names). */
@@ -102,6 +103,40 @@ enum conf_catalog_role {
 	CONF_CATALOG_CONSUMER, /* its members become zones of this server */
 	CONF_CATALOG_PRODUCER, /* made here from the zones that name it in catalog-member-of */
 };
+
+extern const char *const conf_catalog_role_names[]; /* "none", "consumer", "producer" */
+
+/* One entry of templates: the settings a catalog's members are configured with. */
+typedef struct conf_template {
+	char *id;
+	conf_zone_xfr_t xfr; /* primaries and the other zone keys; no catalog-* keys */
+} conf_template_t;
+
+/* RFC 9432 4.4.2: a group property is one TXT character-string. */
+#define CONF_CATALOG_GROUP_MAX 255
+
+/* A group of catalog-group-templates and its template (an index of cfg->templates). */
+typedef struct conf_catalog_group {
+	char name[CONF_CATALOG_GROUP_MAX + 1];
+	uint32_t template;
+} conf_catalog_group_t;
+
+/*
+ * A consumer catalog's templates: catalog-template and
+ * catalog-group-templates. One allocation, copied whole.
+ */
+typedef struct conf_catalog {
+	uint32_t template; /* catalog-template: an index of cfg->templates */
+	size_t group_count;
+	conf_catalog_group_t groups[];
+} conf_catalog_t;
+
+/*
+ * The template (an index of cfg->templates) of a member of consumer
+ * catalog zx whose group is `group` (NULL: none): the group's, else the
+ * catalog's. zx must be a consumer's. Any thread that holds its cfg.
+ */
+uint32_t conf_catalog_template(const conf_zone_xfr_t *zx, const char *group);
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"
 /*
@@ -196,6 +231,8 @@ typedef struct conf {
 	conf_dnssec_policy_t *dnssec_policies; /* dnssec-policies, dnssec_policy_count of them */
 	size_t dnssec_policy_count;
 	char *keys_dir; /* where the zones' DNSSEC keys are kept; NULL: CONF_KEYS_DIR_DEFAULT */
+	conf_template_t *templates; /* templates: what catalogs' members are configured with */
+	size_t template_count;
 	/*
 	 * The zones, in order (server/conf/zones.c): each allocated on its own,
 	 * in chunks that copies share until one changes them; reached by
@@ -227,15 +264,16 @@ enum conf_type {
 	CONF_UINT, /* decimal, within [min, max] */
 	CONF_BOOL, /* yes/no (also true/false, on/off) */
 	CONF_STRING,
-	CONF_ENUM,     /* one of names[] (stored as its index) */
-	CONF_LISTEN,   /* list of ADDR@PORT (min: the port when none is given, 0: 53) */
-	CONF_ZONES,    /* list of {name, file}; on the command line NAME=PATH */
-	CONF_KEYS,     /* list of {name, algorithm, secret}: file only */
-	CONF_ADDR,     /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
-	CONF_PREFIXES, /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
-	CONF_SECRET,   /* 32 hex digits (conf_secret_t) */
-	CONF_ACL,      /* list of "ADDR[/PREFIX] KEY|NOKEY" (conf_acl_t): file only */
-	CONF_POLICIES, /* list of {id, ...} (conf_dnssec_policy_t): file only */
+	CONF_ENUM,      /* one of names[] (stored as its index) */
+	CONF_LISTEN,    /* list of ADDR@PORT (min: the port when none is given, 0: 53) */
+	CONF_ZONES,     /* list of {name, file}; on the command line NAME=PATH */
+	CONF_KEYS,      /* list of {name, algorithm, secret}: file only */
+	CONF_ADDR,      /* one [ADDR@]PORT, a port alone on 127.0.0.1 (a listen_addr_t) */
+	CONF_PREFIXES,  /* list of ADDR/BITS (addr_prefix_list_t); the command line adds */
+	CONF_SECRET,    /* 32 hex digits (conf_secret_t) */
+	CONF_ACL,       /* list of "ADDR[/PREFIX] KEY|NOKEY" (conf_acl_t): file only */
+	CONF_POLICIES,  /* list of {id, ...} (conf_dnssec_policy_t): file only */
+	CONF_TEMPLATES, /* list of {id, zone keys} (conf_template_t): file only */
 };
 
 /* One option: everything the loaders, --help and the man-page test need. */
@@ -356,6 +394,24 @@ int conf_validate(const conf_t *cfg, char *err, size_t errlen);
  * memory. Returns 0, SHOAL_EEXIST when cfg has the zone, or SHOAL_ENOMEM.
  */
 int conf_zone_add(conf_t *cfg, const char *name, const char *file);
+
+/*
+ * conf_zone_add with the settings (transfer lists, journal, TLS checks)
+ * copied from `from` (a template's: a catalog's member). Returns as
+ * conf_zone_add.
+ */
+int conf_zone_add_from(conf_t *cfg, const char *name, const char *file,
+		       const conf_zone_xfr_t *from);
+
+/* Zone i of cfg is saved to and read from `file` from now on. Returns 0 or SHOAL_ENOMEM. */
+int conf_zone_set_file(conf_t *cfg, size_t i, const char *file);
+
+/*
+ * Zone i of cfg takes the settings of `from` (a copy of its own): a
+ * member moved between catalogs, or whose group changed. Returns 0 or
+ * SHOAL_ENOMEM (zone i unchanged).
+ */
+int conf_zone_set_from(conf_t *cfg, size_t i, const conf_zone_xfr_t *from);
 
 /*
  * Remove zone i (0 <= i < zone_count) from cfg, the zones after it moved

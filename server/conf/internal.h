@@ -37,12 +37,20 @@ const char *conf_scalar(const yaml_node_t *n);
 int conf_load_keys(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *list);
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
 
+/* The same for a zone's or a template's settings zx (no catalog-* key). */
+int conf_load_xfr_key(conf_t *cfg, yaml_ctx_t *y, conf_zone_xfr_t *zx, const char *key,
+		      yaml_node_t *v);
+
 /*
  * After zone i's mapping is read: tls-pin or tls-hostname without a
  * primary asked over TLS is refused (item: the mapping, for the line).
  * Returns 0 or SHOAL_ECONFIG with y->err.
  */
 int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item);
+
+/* The same for settings zx, named `what` ("zone example.com.", "template t1") in the message. */
+int conf_xfr_tls_check(const conf_zone_xfr_t *zx, yaml_ctx_t *y, const char *what,
+		       yaml_node_t *item);
 
 /*
  * The list `what` (one "ADDR... KEY" entry or a list of them) at v,
@@ -111,6 +119,36 @@ size_t conf_zone_name_len(const char *name);
 
 /* *dst = a copy of src's entries (its own). False when out of memory (dst is empty). */
 bool conf_acl_dup(acl_t *dst, const acl_t *src);
+
+/*
+ * runtime.c: zx's address lists, TLS checks and catalog templates, which it
+ * shares with the settings it was copied from, made copies of its own.
+ * False when out of memory (what was not copied yet is left empty).
+ */
+bool conf_xfr_own(conf_zone_xfr_t *zx);
+
+/*
+ * catalog.c: catalog zones' part of the configuration (RFC 9432).
+ * conf_load_templates reads templates: (after keys:, before zones:, which
+ * name templates); conf_load_catalog_key one catalog-* key of a zone's
+ * mapping; conf_zone_catalog_check zone i once its mapping is read (item:
+ * the mapping, for the line). Each returns 0, SHOAL_ECONFIG with y->err,
+ * or SHOAL_ENOMEM.
+ */
+int conf_load_templates(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *list);
+int conf_load_catalog_key(conf_t *cfg, yaml_ctx_t *y, conf_zone_xfr_t *zx, const char *key,
+			  yaml_node_t *v);
+int conf_zone_catalog_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item);
+
+/* dst's templates copied from src's (dst has none). False when out of memory. */
+bool conf_templates_copy(conf_t *dst, const conf_t *src);
+
+/* Free cfg's templates. */
+void conf_templates_clear(conf_t *cfg);
+
+/* Whether x and y have the same catalog-role and templates (by id and group). */
+bool conf_catalog_same(const conf_t *a, const conf_zone_xfr_t *x, const conf_t *b,
+		       const conf_zone_xfr_t *y);
 
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)

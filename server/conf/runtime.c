@@ -32,6 +32,44 @@ bool conf_acl_dup(acl_t *dst, const acl_t *src)
 	return true;
 }
 
+bool conf_xfr_own(conf_zone_xfr_t *x)
+{
+	bool ok = true;
+	acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
+			   &x->allow_query.list };
+	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+		acl_t from = *lists[k];
+		ok = ok && conf_acl_dup(lists[k], &from);
+		if (!ok)
+			*lists[k] = (acl_t){ 0 };
+	}
+	/* a TLS primary's authentication: a copy of its own, as the lists */
+	const tls_auth_t *tls = x->primaries_tls;
+	x->primaries_tls = NULL;
+	if (ok && tls) {
+		x->primaries_tls = malloc(sizeof(*x->primaries_tls));
+		ok = x->primaries_tls != NULL;
+		if (ok)
+			*x->primaries_tls = *tls;
+	}
+	/* a consumer catalog's templates: one block, copied whole */
+	const conf_catalog_t *cat = x->catalog;
+	x->catalog = NULL;
+	if (ok && cat) {
+		size_t size = sizeof(*cat) + cat->group_count * sizeof(cat->groups[0]);
+		x->catalog = malloc(size);
+		ok = x->catalog != NULL;
+		if (ok)
+			memcpy(x->catalog, cat, size);
+	}
+	/* a producer's member record: a copy of its own too */
+	if (ok)
+		ok = conf_member_copy(x) == 0;
+	else
+		x->member = NULL;
+	return ok;
+}
+
 int conf_copy(conf_t *dst, const conf_t *src)
 {
 	*dst = *src;
@@ -47,6 +85,8 @@ int conf_copy(conf_t *dst, const conf_t *src)
 	dst->zone_runs = NULL;
 	dst->zone_names = NULL;
 	dst->zone_run_count = dst->zone_run_cap = dst->zone_count = 0;
+	dst->templates = NULL;
+	dst->template_count = 0;
 	dst->allow_query.list = (acl_t){ 0 };
 	bool dnssec_copied = conf_dnssec_copy(dst, src); /* its pointers replaced first too */
 	bool ok = dnssec_copied && conf_acl_dup(&dst->allow_query.list, &src->allow_query.list) &&
@@ -63,7 +103,7 @@ int conf_copy(conf_t *dst, const conf_t *src)
 		  dup_string(&dst->file, src->file) && dup_string(&dst->takeover, src->takeover) &&
 		  dup_string(&dst->tls_key_file, src->tls_key_file) &&
 		  dup_string(&dst->tls_cert_file, src->tls_cert_file) &&
-		  dup_string(&dst->tls_ca_file, src->tls_ca_file);
+		  dup_string(&dst->tls_ca_file, src->tls_ca_file) && conf_templates_copy(dst, src);
 	if (ok && src->key_count) {
 		/* a key is plain memory (name, keyed HMAC state): copied whole */
 		dst->keys = malloc(src->key_count * sizeof(*src->keys));
@@ -125,6 +165,7 @@ static bool option_same(const conf_option_t *o, const conf_t *a, const conf_t *b
 	case CONF_KEYS:
 	case CONF_ACL:
 	case CONF_POLICIES:
+	case CONF_TEMPLATES:
 		break; /* applied at runtime, never CONF_RESTART */
 	}
 	return true;
@@ -234,5 +275,5 @@ bool conf_zone_same_settings(const conf_t *a, size_t i, const conf_t *b, size_t 
 	       acl_same(a, &x->allow_notify, b, &y->allow_notify) &&
 	       x->allow_query.set == y->allow_query.set &&
 	       acl_same(a, &x->allow_query.list, b, &y->allow_query.list) &&
-	       conf_zone_same_dnssec(a, i, b, j);
+	       conf_zone_same_dnssec(a, i, b, j) && conf_catalog_same(a, x, b, y);
 }

@@ -183,19 +183,18 @@ static int load_entry(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kin
 	return acl_add(list, &e);
 }
 
-/* zone i's auth for its TLS primaries, made on first use. */
-static tls_auth_t *zone_tls(conf_t *cfg, size_t i)
+/* A zone's (or template's) auth for its TLS primaries, made on first use. */
+static tls_auth_t *zone_tls(conf_zone_xfr_t *zx)
 {
-	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
-	if (zx && !zx->primaries_tls)
+	if (!zx->primaries_tls)
 		zx->primaries_tls = calloc(1, sizeof(*zx->primaries_tls));
-	return zx ? zx->primaries_tls : NULL;
+	return zx->primaries_tls;
 }
 
 /* One pin of tls-pin. */
-static int load_pin(conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
+static int load_pin(conf_zone_xfr_t *zx, yaml_ctx_t *y, yaml_node_t *item)
 {
-	tls_auth_t *a = zone_tls(cfg, i);
+	tls_auth_t *a = zone_tls(zx);
 	const char *text = conf_scalar(item);
 	if (!a)
 		return SHOAL_ENOMEM;
@@ -212,9 +211,9 @@ static int load_pin(conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
 }
 
 /* tls-pin (a pin or a list) and tls-hostname: how the zone's TLS primaries are checked. */
-static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
+static int load_zone_tls(conf_zone_xfr_t *zx, yaml_ctx_t *y, const char *key, yaml_node_t *v)
 {
-	tls_auth_t *a = zone_tls(cfg, i);
+	tls_auth_t *a = zone_tls(zx);
 	if (!a)
 		return SHOAL_ENOMEM;
 	if (a->mode != TLS_AUTH_OPPORTUNISTIC)
@@ -228,12 +227,12 @@ static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 		return 0;
 	}
 	if (conf_scalar(v))
-		return load_pin(cfg, y, i, v);
+		return load_pin(zx, y, v);
 	if (v->type != YAML_SEQUENCE_NODE)
 		return conf_yerr(y, v, "tls-pin: expected a pin or a list of pins");
 	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 	     it++) {
-		int rc = load_pin(cfg, y, i, yaml_document_get_node(y->doc, *it));
+		int rc = load_pin(zx, y, yaml_document_get_node(y->doc, *it));
 		if (rc < 0)
 			return rc;
 	}
@@ -242,15 +241,22 @@ static int load_zone_tls(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 
 int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t *item)
 {
-	const conf_zone_xfr_t *zx = conf_zone_xfr(cfg, i);
+	char what[NAME_TEXT_MAX + 8];
+	snprintf(what, sizeof(what), "zone %s", conf_zone_spec(cfg, i)->name);
+	return conf_xfr_tls_check(conf_zone_xfr(cfg, i), y, what, item);
+}
+
+int conf_xfr_tls_check(const conf_zone_xfr_t *zx, yaml_ctx_t *y, const char *what,
+		       yaml_node_t *item)
+{
 	bool tls = false;
 	for (size_t k = 0; k < zx->primaries.count; k++)
 		tls = tls || zx->primaries.entries[k].tls;
 	if (zx->primaries_tls && zx->primaries_tls->mode != TLS_AUTH_OPPORTUNISTIC && !tls)
 		return conf_yerr(y, item,
-				 "zone %s: tls-pin and tls-hostname check primaries asked over "
+				 "%s: tls-pin and tls-hostname check primaries asked over "
 				 "TLS, and none is (\"ADDR KEY tls\")",
-				 conf_zone_spec(cfg, i)->name);
+				 what);
 	return 0;
 }
 
@@ -295,27 +301,23 @@ uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
 	return own >= 0 ? (uint32_t)own : cfg->zonefile_sync;
 }
 
-/* catalog-role: none, consumer or producer (enum conf_catalog_role's order). */
-static int load_catalog_role(yaml_ctx_t *y, conf_zone_xfr_t *zx, yaml_node_t *v)
-{
-	static const char *const roles[] = { "none", "consumer", "producer" };
-	const char *t = conf_scalar(v);
-	for (uint32_t r = 0; t && r < sizeof(roles) / sizeof(roles[0]); r++)
-		if (!strcmp(t, roles[r])) {
-			zx->catalog_role = r;
-			return 0;
-		}
-	return conf_yerr(y, v, "catalog-role: \"%s\" is not none, consumer or producer",
-			 t ? t : "");
-}
-
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
 {
+	if (!strcmp(key, "catalog-member-of") || !strcmp(key, "catalog-group"))
+		return conf_load_member_key(cfg, y, i, key, v);
 	conf_zone_xfr_t *zx = conf_zone_xfr_mut(cfg, i);
 	if (!zx)
 		return SHOAL_ENOMEM;
+	if (!strncmp(key, "catalog-", 8))
+		return conf_load_catalog_key(cfg, y, zx, key, v);
+	return conf_load_xfr_key(cfg, y, zx, key, v);
+}
+
+int conf_load_xfr_key(conf_t *cfg, yaml_ctx_t *y, conf_zone_xfr_t *zx, const char *key,
+		      yaml_node_t *v)
+{
 	if (!strcmp(key, "tls-pin") || !strcmp(key, "tls-hostname"))
-		return load_zone_tls(cfg, y, i, key, v);
+		return load_zone_tls(zx, y, key, v);
 	if (!strcmp(key, "ixfr-journal-size")) {
 		const char *t = conf_scalar(v);
 		char *end;
@@ -330,10 +332,6 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 	}
 	if (!strcmp(key, "zonefile-sync"))
 		return load_zonefile_sync(y, zx, v);
-	if (!strcmp(key, "catalog-role"))
-		return load_catalog_role(y, zx, v);
-	if (!strncmp(key, "catalog-", 8))
-		return conf_load_member_key(cfg, y, i, key, v);
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
 	if (!strcmp(key, "allow-query")) {
@@ -394,6 +392,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	zx->primaries_tls = NULL;
 	free(zx->member);
 	zx->member = NULL;
+	free(zx->catalog);
+	zx->catalog = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)

@@ -123,26 +123,8 @@ static conf_zone_t *zone_copy(const conf_zone_t *z)
 	c->spec.secondary = z->spec.secondary;
 	c->spec.keep = z->spec.keep;
 	c->xfr = z->xfr;
-	acl_t *lists[] = { &c->xfr.provide_xfr, &c->xfr.notify, &c->xfr.primaries,
-			   &c->xfr.allow_notify, &c->xfr.allow_query.list };
-	bool ok = true;
-	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
-		acl_t from = *lists[k];
-		ok = ok && conf_acl_dup(lists[k], &from);
-		if (!ok)
-			*lists[k] = (acl_t){ 0 };
-	}
-	c->xfr.primaries_tls = NULL;
-	if (ok && z->xfr.primaries_tls) {
-		c->xfr.primaries_tls = malloc(sizeof(*c->xfr.primaries_tls));
-		ok = c->xfr.primaries_tls != NULL;
-		if (ok)
-			*c->xfr.primaries_tls = *z->xfr.primaries_tls;
-	}
-	if (ok)
-		ok = conf_member_copy(&c->xfr) == 0;
-	else
-		c->xfr.member = NULL; /* z's stays z's */
+	/* its lists, TLS checks, a consumer's templates and a member record: copies of its own */
+	bool ok = conf_xfr_own(&c->xfr);
 	if (!ok) {
 		zone_unref(c);
 		return NULL;
@@ -448,6 +430,33 @@ static conf_zone_t *zone_own(conf_t *cfg, size_t i)
 	c->zone[i - cfg->zone_runs[k].first] = n;
 	zone_unref(z);
 	return n;
+}
+
+int conf_zone_set_file(conf_t *cfg, size_t i, const char *file)
+{
+	conf_zone_t *z = zone_own(cfg, i); /* and its chunk cfg's own */
+	if (!z)
+		return SHOAL_ENOMEM;
+	if (!strcmp(z->spec.file, file))
+		return 0;
+	/* the file lies in the zone's allocation: a new one, which takes over z's lists */
+	conf_zone_t *n = zone_new(z->spec.name, file, z->seq);
+	name_part_t *p = n ? part_own(cfg, z, false, z) : NULL;
+	if (!p) {
+		if (n)
+			zone_unref(n);
+		return SHOAL_ENOMEM;
+	}
+	n->spec.limits = z->spec.limits;
+	n->spec.secondary = z->spec.secondary;
+	n->spec.keep = z->spec.keep;
+	n->xfr = z->xfr;
+	z->xfr = conf_zone_xfr_default();
+	part_put(p, n);
+	size_t k = run_of(cfg, i);
+	cfg->zone_runs[k].chunk->zone[i - cfg->zone_runs[k].first] = n;
+	zone_unref(z);
+	return 0;
 }
 
 zone_spec_t *conf_zone_spec_mut(conf_t *cfg, size_t i)

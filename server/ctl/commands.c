@@ -191,6 +191,15 @@ static void zone_status_zone(const control_env_t *env, const zonedb_t *db, size_
 			 info.file && info.file[0] ? info.file : "-");
 	}
 	zone_status_catalog(b, env->cfg, info.name, json);
+	char catalog[NAME_TEXT_MAX];
+	if (env->catalogs &&
+	    catalogs_member_of(env->catalogs, info.name, catalog, sizeof(catalog))) {
+		/* a member of a consumer catalog (RFC 9432): where it came from */
+		if (json)
+			json_text(b, "catalog", catalog, true);
+		else
+			sbuf_put(b, " catalog %s", catalog);
+	}
 	zone_status_journal(b, db, zonedb_zone(db, i), json);
 	sched_state_t st;
 	uint8_t apex[NAME_MAXLEN];

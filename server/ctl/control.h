@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "server/conf/conf.h"
+#include "server/events/catalog.h"
 #include "server/events/notify_out.h"
 #include "server/events/reload.h"
 #include "server/events/sched.h"
@@ -108,6 +109,7 @@ typedef struct control_env {
 	zonedb_ref_t *zones;            /* zone-status, stats: the set served */
 	notify_out_t *notifier;         /* notify */
 	sched_t *sched;                 /* refresh, retransfer, zone-status; may be NULL */
+	const catalogs_t *catalogs;     /* zone-status: a member's catalog; may be NULL */
 	time_t started_at;              /* status: uptime */
 	void (*stop)(void *arg);        /* stop: end the server, on the main loop */
 	void *stop_arg;

@@ -29,6 +29,7 @@
 #include "server/daemon/takeover.h"
 #include "server/daemon/takeover_wire.h"
 #include "server/daemon/tls_setup.h"
+#include "server/events/catalog.h"
 #include "server/events/notify_out.h"
 #include "server/events/producer.h"
 #include "server/events/reload.h"
@@ -66,6 +67,7 @@ typedef struct server {
 	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
 	journal_budget_t journal_budget; /* their bound together, ixfr-journal-total */
 	uv_async_t transferred;          /* a transfer thread published a zone: NOTIFY out */
+	catalogs_t *catalogs;            /* consumer catalog zones' members (RFC 9432) */
 	bool transferred_on;
 	takeover_t *takeover; /* giving the sockets away, restarting, the old process watched */
 	takeover_wire_taken_t taken; /* --takeover: what the running server gave, until "go" */
@@ -113,6 +115,7 @@ static void server_request_stop(void *arg)
 }
 
 static void hup_reconfig(server_t *srv);
+static void catalog_step(server_t *srv);
 
 /*
  * A reload ended: NOTIFY the secondaries of zones whose serial changed,
@@ -124,6 +127,7 @@ static void on_published(void *arg)
 	notify_out_published(srv->notifier);
 	if (srv->hup_pending && !srv->stopping)
 		hup_reconfig(srv);
+	catalog_step(srv);
 }
 
 /* A transfer thread published a transferred zone: NOTIFY our own secondaries. */
@@ -131,6 +135,7 @@ static void on_transferred(uv_async_t *a)
 {
 	server_t *srv = a->data;
 	notify_out_published(srv->notifier);
+	catalog_step(srv); /* a catalog transferred: its members follow */
 }
 
 /* On a transfer thread: wake the main loop for on_transferred. */
@@ -256,7 +261,9 @@ typedef struct reconfig_req {
 	bool member_added;
 	char *held; /* the reply, held while that catalog changes */
 	bool held_ok;
-	bool reread; /* the change did not apply: the catalog's file read again */
+	bool reread;             /* the change did not apply: the catalog's file read again */
+	bool catalog_step;       /* a catalog's step (catalogs_step): committed when done */
+	char catalog_what[1100]; /* what: "catalog example." */
 } reconfig_req_t;
 
 static void conf_free(conf_t *cfg)
@@ -509,6 +516,8 @@ static void on_reconfig_done(void *arg, const reload_result_t *res)
 		return;
 	}
 	line[0] = '\0';
+	if (req->catalog_step)
+		catalogs_commit(srv->catalogs, published);
 	if (published) {
 		reconfig_apply(srv, req);
 		if (req->creds) {
@@ -620,6 +629,12 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		conf_t *cfg = conf_reread(srv, err, errlen);
 		if (!cfg)
 			return NULL;
+		/* the catalogs' members, which no file lists, stay while their catalog does */
+		if (catalogs_into(srv->catalogs, cfg, srv->zcfg) < 0) {
+			snprintf(err, errlen, "out of memory");
+			conf_free(cfg);
+			return NULL;
+		}
 		/* a catalog whose members changed gets a newer file: the reload reads it */
 		if (producer_make(srv->producer, cfg, time(NULL), err, errlen) < 0) {
 			conf_free(cfg);
@@ -816,6 +831,52 @@ static void hup_reconfig(server_t *srv)
 	reconfig_begin(srv, "reconfig", NULL, "SIGHUP: ", NULL, NULL);
 }
 
+/*
+ * The next consumer catalog whose version changed: its members' change
+ * made into one new configuration and published as a reconfig is (one
+ * member: derived as zone-add or zone-remove derive the set; more: one
+ * rebuild that keeps every other zone), then committed in
+ * on_reconfig_done. Runs after each publication, one catalog at a time;
+ * nothing while a reload or reconfig runs (its end runs this again).
+ * Main loop.
+ */
+static void catalog_step(server_t *srv)
+{
+	if (!srv->catalogs || srv->stopping || srv->reload.running)
+		return;
+	reconfig_req_t *req = calloc(1, sizeof(*req));
+	if (!req) {
+		log_error("catalog: out of memory: members are not applied");
+		return;
+	}
+	*req = (reconfig_req_t){ .srv = srv, .from = "", .catalog_step = true };
+	req->what = req->catalog_what;
+	int rc = catalogs_step(srv->catalogs, srv->zcfg, &srv->zones, &req->cfg, &req->change,
+			       &req->removed, req->catalog_what, sizeof(req->catalog_what));
+	if (rc == 1 && req->change == ZONEDB_REBUILD) {
+		zones_compare(srv->zcfg, req->cfg, req);
+		rc = reload_reconfig(&srv->reload, req->cfg, false, on_reconfig_done, req);
+	} else if (rc == 1) {
+		bool added = req->change == ZONEDB_ADDED;
+		const char *name = added ? conf_zone_spec(req->cfg, req->cfg->zone_count - 1)->name
+					 : conf_zone_spec(srv->zcfg, req->removed)->name;
+		snprintf(req->summary, sizeof(req->summary),
+			 "zones: %zu; added: %.600s; removed: %.600s; options: -",
+			 req->cfg->zone_count, added ? name : "-", added ? "-" : name);
+		rc = reload_change_one(&srv->reload, req->cfg, req->change, req->removed,
+				       on_reconfig_done, req);
+	}
+	if (rc == 0 && req->cfg)
+		return; /* started: on_reconfig_done commits it and frees req */
+	if (rc < 0) {
+		log_error("%s: %s: its members' change is not applied", req->catalog_what,
+			  shoal_strerror(rc));
+		catalogs_commit(srv->catalogs, false);
+	}
+	conf_free(req->cfg);
+	free(req);
+}
+
 /* Reload's prepare: the zones new to a set count from zero. The publishing thread. */
 static void prepare_zone_set(void *arg, const zonedb_t *db)
 {
@@ -885,6 +946,7 @@ static void first_load_done(void *arg)
 	control_set_zones(srv->control, srv->zcfg, srv->notifier, sec);
 	if (srv->hup_pending && !srv->stopping)
 		hup_reconfig(srv); /* a SIGHUP during the first load */
+	catalog_step(srv);         /* the catalogs as loaded: their members are added */
 }
 
 /*
@@ -1173,6 +1235,7 @@ static int control_start(server_t *srv, char *err, size_t errlen)
 		.zones = &srv->zones,
 		.notifier = srv->notifier,
 		.sched = srv->sched,
+		.catalogs = srv->catalogs,
 		.started_at = srv->started_at,
 		.stop = server_request_stop,
 		.stop_arg = srv,
@@ -1398,6 +1461,12 @@ static int server_prepare(server_t *srv, char *err, size_t errlen)
 	if (rc == 0 && !cfg->check)
 		rc = state_start(srv, cfg->user ? srv->uid : geteuid(),
 				 cfg->user ? srv->gid : getegid(), err, errlen);
+	/* before the first load: a consumer catalog's own file, which lists its members */
+	if (rc == 0 && (catalogs_new(state_dir(srv->state), &srv->catalogs) < 0 ||
+			catalogs_files(srv->catalogs, cfg) < 0)) {
+		snprintf(err, errlen, "out of memory");
+		rc = SHOAL_ENOMEM;
+	}
 	if (rc < 0)
 		return rc;
 	metrics_warn_reach(&cfg->metrics, &cfg->metrics_allow);
@@ -1598,8 +1667,11 @@ static int server_go(server_t *srv, char *err, size_t errlen)
 				 shoal_strerror(rc));
 			return rc;
 		}
-	} else if (systemd_ready(cfg->zone_count, srv->workers.count) < 0) {
-		log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is ready");
+	} else {
+		if (systemd_ready(cfg->zone_count, srv->workers.count) < 0)
+			log_warning("NOTIFY_SOCKET: cannot tell the service manager that shoald is "
+				    "ready");
+		catalog_step(srv); /* a takeover read the catalogs before: their members now */
 	}
 	return 0;
 }
@@ -1714,6 +1786,8 @@ static int server_stop(server_t *srv, int status, const char *err)
 		exit_beside_reload(srv, status, err);
 	if (srv->loop)
 		loop_close(srv);
+	catalogs_free(srv->catalogs); /* made before the loop, used on it */
+	srv->catalogs = NULL;
 	state_stop(srv);
 	reload_clear(&srv->reload);
 	producer_free(srv->producer);

@@ -290,8 +290,12 @@ static enum soa_verdict ask_soa(attempt_t *a, const acl_entry_t *p, const zone_t
 		exchange_failed(a, label, &req.result);
 		return SOA_FAILED;
 	}
-	if (rc < 0 || req.result.tc) {
-		/* a lost datagram, a primary that answers over TCP alone: the transfer tells */
+	if (rc < 0 || req.result.tc || req.result.rcode == DNS_RCODE_REFUSED) {
+		/*
+		 * a lost datagram, a primary that answers over TCP alone: the transfer tells;
+		 * so does one that refuses the question over UDP alone (Knot 3.2 its generated
+		 * catalog zones, RFC 9432: a consumer would never see a change)
+		 */
 		return SOA_OVER_TCP;
 	}
 	if (req.result.rcode > 0) {

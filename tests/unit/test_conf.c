@@ -502,7 +502,7 @@ static void test_man_page(void)
 	char path[4096];
 	FILE *f = fopen(unit_src_path(path, sizeof(path), "man/shoald.conf.5.in"), "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	static char names[96][64], paras[96][2048];
+	static char names[128][64], paras[128][2048];
 	char line[512];
 	size_t n = 0;
 	bool after_tp = false;
@@ -510,7 +510,7 @@ static void test_man_page(void)
 		line[strcspn(line, "\n")] = '\0';
 		if (!strcmp(line, ".SH EXAMPLE") || !strcmp(line, ".SH ZONES"))
 			break;
-		if (after_tp && !strncmp(line, ".B ", 3) && n < 96) {
+		if (after_tp && !strncmp(line, ".B ", 3) && n < 128) {
 			snprintf(names[n], sizeof(names[n]), "%.63s", line + 3);
 			paras[n][0] = '\0';
 			n++;
@@ -617,9 +617,11 @@ static void test_catalog_role(void)
 	write_file("cat.zone", "");
 	load_text(&c, "cat.conf",
 		  "zones:\n  - name: a.test\n    file: cat.zone\n    catalog-role: consumer\n"
+		  "    catalog-template: t\n"
 		  "  - name: b.test\n    file: cat.zone\n    catalog-role: producer\n"
 		  "  - name: c.test\n    file: cat.zone\n    catalog-role: none\n"
-		  "  - name: d.test\n    file: cat.zone\n");
+		  "  - name: d.test\n    file: cat.zone\n"
+		  "templates:\n  - id: t\n    primaries: 192.0.2.1 NOKEY\n");
 	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 0)->catalog_role, CONF_CATALOG_CONSUMER);
 	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 1)->catalog_role, CONF_CATALOG_PRODUCER);
 	CU_ASSERT_EQUAL(conf_zone_xfr(&c, 2)->catalog_role, CONF_CATALOG_NONE);
@@ -675,7 +677,9 @@ static void test_catalog_member(void)
 	CU_ASSERT_STRING_EQUAL(conf_zone_xfr(&copy, 0)->member->group, "blue");
 	conf_clear(&copy);
 	conf_clear(&c);
-	const char *cat = "  - name: cat.test\n    catalog-role: consumer\n    file: m.zone\n";
+	const char *cat = "  - name: cat.test\n    catalog-role: consumer\n    file: m.zone\n"
+			  "    catalog-template: t\n"
+			  "templates:\n  - id: t\n    primaries: 192.0.2.1 NOKEY\n";
 	char bad[512];
 	snprintf(bad, sizeof(bad),
 		 "zones:\n  - name: a.test\n    file: m.zone\n    catalog-member-of: cat.test\n%s",
