@@ -24,8 +24,8 @@ static int classify_prereq(const update_msg_t *m, update_rr_t *rr, const char **
 	bool any = rr->type == DNS_TYPE_ANY;
 	if (rr->rclass == DNS_CLASS_ANY || rr->rclass == DNS_CLASS_NONE) {
 		if (rr->rdlen != 0)
-			return refuse(DNS_RCODE_FORMERR, "prerequisite of class ANY or NONE with RDATA",
-				      why);
+			return refuse(DNS_RCODE_FORMERR,
+				      "prerequisite of class ANY or NONE with RDATA", why);
 		if (!any && rdata_type_is_meta(rr->type))
 			return refuse(DNS_RCODE_FORMERR, "prerequisite of a meta type", why);
 		bool exists = rr->rclass == DNS_CLASS_ANY;
@@ -34,7 +34,8 @@ static int classify_prereq(const update_msg_t *m, update_rr_t *rr, const char **
 		return 0;
 	}
 	if (rr->rclass != m->zclass || rdata_type_is_meta(rr->type))
-		return refuse(DNS_RCODE_FORMERR, "prerequisite of a wrong class or a meta type", why);
+		return refuse(DNS_RCODE_FORMERR, "prerequisite of a wrong class or a meta type",
+			      why);
 	rr->op = UPDATE_PREREQ_YXRRSET_RDATA;
 	return 0;
 }
@@ -148,8 +149,7 @@ static long walk_section(const update_msg_t *m, enum update_section s, update_rr
 	return rc < 0 ? rc : (long)it.w.pos;
 }
 
-int update_parse(update_msg_t *m, const uint8_t *pkt, size_t len, update_rr_t *rr,
-		 const char **why)
+int update_parse(update_msg_t *m, const uint8_t *pkt, size_t len, update_rr_t *rr, const char **why)
 {
 	memset(m, 0, sizeof(*m));
 	m->pkt = pkt;

@@ -15,8 +15,9 @@
  * (RFC 2136 2.4 for the prerequisites, 2.5 for the updates).
  */
 enum update_op {
-	UPDATE_PREREQ_YXRRSET = 0,  /* ANY, type: an RRset of the type exists (2.4.1) */
-	UPDATE_PREREQ_YXRRSET_RDATA, /* zone class, type, RDATA: the RRset is exactly these (2.4.2) */
+	UPDATE_PREREQ_YXRRSET = 0,   /* ANY, type: an RRset of the type exists (2.4.1) */
+	UPDATE_PREREQ_YXRRSET_RDATA, /* zone class, type, RDATA: the RRset is exactly these (2.4.2)
+				      */
 	UPDATE_PREREQ_NXRRSET,       /* NONE, type: no RRset of the type (2.4.3) */
 	UPDATE_PREREQ_YXDOMAIN,      /* ANY, ANY: the name owns some record (2.4.4) */
 	UPDATE_PREREQ_NXDOMAIN,      /* NONE, ANY: the name owns no record (2.4.5) */

@@ -244,8 +244,12 @@ static void test_empty(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_all_kinds),  UNIT_TEST(test_compression), UNIT_TEST(test_zone_section),
-		UNIT_TEST(test_bad_records), UNIT_TEST(test_truncated),  UNIT_TEST(test_empty),
+		UNIT_TEST(test_all_kinds),
+		UNIT_TEST(test_compression),
+		UNIT_TEST(test_zone_section),
+		UNIT_TEST(test_bad_records),
+		UNIT_TEST(test_truncated),
+		UNIT_TEST(test_empty),
 		UNIT_END,
 	};
 	return unit_run(argc, argv, "update", tests);
