@@ -241,6 +241,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "zonefile-sync", "seconds from a new version to its file's write" },
 	{ "tls-pin", "the SPKI pins its primaries over TLS must show (strict TLS)" },
 	{ "tls-hostname", "the name its primaries' certificates must be for (strict TLS)" },
+	{ "allow-update", "who may send it dynamic updates (RFC 2136), and what they may change" },
+	{ "serial-policy", "an update's new SOA serial: increment, unixtime or dateserial" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);

@@ -44,6 +44,8 @@ typedef struct conf_zone_xfr {
 	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
 	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
+	/* allow-update and serial-policy (server/conf/update.h); NULL: updates refused */
+	struct conf_update *update;
 } conf_zone_xfr_t;
 /* The configuration read when the command line names none (-c FILE) */
 #define CONF_FILE_DEFAULT SYSCONFDIR "/shoal/shoald.conf"

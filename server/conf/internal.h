@@ -51,6 +51,12 @@ int conf_zone_tls_check(const conf_t *cfg, yaml_ctx_t *y, size_t i, yaml_node_t 
 int conf_load_acl(conf_t *cfg, yaml_ctx_t *y, const char *what, enum acl_kind kind, acl_t *list,
 		  yaml_node_t *v);
 
+/*
+ * update.c: allow-update or serial-policy of zone i's mapping. Returns as
+ * conf_load_keys, SHOAL_ENOTFOUND for another key.
+ */
+int conf_load_update_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
+
 /* Free one zone's lists. */
 void conf_zone_xfr_clear(conf_zone_xfr_t *zx);
 

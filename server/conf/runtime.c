@@ -10,6 +10,7 @@
 #include "server/common/addr.h"
 #include "server/conf/conf.h"
 #include "server/conf/internal.h"
+#include "server/conf/update.h"
 
 /* *dst = a copy of src (NULL stays NULL). False when out of memory. */
 static bool dup_string(char **dst, const char *src)
@@ -72,6 +73,9 @@ static bool copy_zone_lists(conf_t *dst)
 			if (!ok)
 				*lists[k] = (acl_t){ 0 };
 		}
+		/* the update settings: read-only, shared */
+		if (x->update)
+			conf_update_ref(x->update);
 		/* a TLS primary's authentication: a copy of its own, as the lists */
 		const tls_auth_t *tls = x->primaries_tls;
 		x->primaries_tls = NULL;

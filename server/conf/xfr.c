@@ -13,6 +13,7 @@
 
 #include "proto/error.h"
 #include "server/conf/internal.h"
+#include "server/conf/update.h"
 
 /* Entries in one zone's list: far more servers than any zone has. */
 #define CONF_ACL_MAX 256
@@ -314,6 +315,9 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 	}
 	if (!strcmp(key, "zonefile-sync"))
 		return load_zonefile_sync(y, zx, v);
+	int rc = conf_load_update_key(cfg, y, i, key, v);
+	if (rc != SHOAL_ENOTFOUND)
+		return rc;
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
 	if (!strcmp(key, "allow-query")) {
@@ -376,6 +380,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	acl_clear(&zx->allow_query.list);
 	free(zx->primaries_tls);
 	zx->primaries_tls = NULL;
+	conf_update_unref(zx->update);
+	zx->update = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)
