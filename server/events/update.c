@@ -67,8 +67,9 @@ update_req_t *update_req_new(const uint8_t *pkt, size_t len, const uint8_t *apex
 	if (!r)
 		return NULL;
 	r->reply = reply;
-	memcpy(&r->peer, peer, peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-							 : sizeof(struct sockaddr_in));
+	memcpy(&r->peer, peer,
+	       peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					   : sizeof(struct sockaddr_in));
 	addr_text(peer, r->peer_text, sizeof(r->peer_text));
 	if (tsig) {
 		r->is_signed = true;
@@ -264,10 +265,11 @@ static uint16_t evaluate(batch_t *b, const conf_t *cfg, size_t i, const zone_t *
 	if (rcode < 0)
 		return DNS_RCODE_SERVFAIL;
 	if (rcode != DNS_RCODE_NOERROR)
-		return (uint16_t)rcode; /* a prerequisite not met: the client's business, not logged */
+		return (uint16_t)
+			rcode; /* a prerequisite not met: the client's business, not logged */
 	const conf_update_t *u = cfg->zone_xfr[i].update;
-	int rc = zone_update_changes(cur, &m, (enum zone_serial_policy)u->serial_policy,
-				     time(NULL), cs);
+	int rc = zone_update_changes(cur, &m, (enum zone_serial_policy)u->serial_policy, time(NULL),
+				     cs);
 	return rc < 0 ? DNS_RCODE_SERVFAIL : DNS_RCODE_NOERROR;
 }
 
@@ -327,7 +329,7 @@ static int batch_change(void *arg, const zonedb_t *db, size_t i, zone_t **next)
 			b->rcodes[k] = step(b, cfg, i, &cur, cs, sets, &count);
 	}
 	if (count > 0) {
-		journal_t *j = zonedb_journal(db, b->reqs[0]->apex);
+		journal_t *j = zonedb_journal_make(db, i, (size_t)cfg->zones[i].limits.max_journal);
 		if (j)
 			journal_report(j, journal_add_all(j, sets, count), on_apply_msg, b);
 		b->from = base->serial;
@@ -403,8 +405,8 @@ static void flush_one(updater_t *u, const uint8_t *apex)
 			log_error("zone %s: cannot write %s after dynamic updates: %s", t.name,
 				  t.file, shoal_strerror(rc));
 		else
-			log_info("zone %s: serial %u written to %s", t.name,
-				 (unsigned)t.z->serial, t.file);
+			log_info("zone %s: serial %u written to %s", t.name, (unsigned)t.z->serial,
+				 t.file);
 		zone_unref(t.z);
 	}
 	free(t.file);
