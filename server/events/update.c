@@ -44,10 +44,13 @@ struct updater {
 	pthread_cond_t cond;
 	update_req_t *head, *tail; /* lock */
 	size_t queued;             /* lock */
-	int stop;                  /* atomic; lock to wait on */
-	flush_due_t *flushes;      /* the thread's own */
-	log_limit_t refusals;      /* the thread's own */
-	update_rr_t rr;            /* scratch for the walks */
+	/* lock: the batch being applied, counted as in flight for its zone */
+	uint8_t busy_apex[NAME_MAXLEN];
+	size_t busy;
+	int stop;             /* atomic; lock to wait on */
+	flush_due_t *flushes; /* the thread's own */
+	log_limit_t refusals; /* the thread's own */
+	update_rr_t rr;       /* scratch for the walks */
 };
 
 static int64_t now_ms(void)
@@ -131,9 +134,10 @@ static void answer(update_req_t *r, uint16_t rcode)
 
 /* ---- the queue ---- */
 
+/* Updates in flight for zone apex: queued, or in the batch being applied. Under lock. */
 static size_t queued_for(const updater_t *u, const uint8_t *apex)
 {
-	size_t n = 0;
+	size_t n = u->busy && name_equal(u->busy_apex, apex) ? u->busy : 0;
 	for (const update_req_t *r = u->head; r; r = r->next)
 		n += name_equal(r->apex, apex);
 	return n;
@@ -145,7 +149,7 @@ int updater_post(updater_t *u, update_req_t *r)
 		return SHOAL_ESPACE;
 	int rc = SHOAL_ESPACE;
 	pthread_mutex_lock(&u->lock);
-	if (u->queued < UPDATE_QUEUE_MAX && queued_for(u, r->apex) < UPDATE_ZONE_MAX) {
+	if (u->queued + u->busy < UPDATE_QUEUE_MAX && queued_for(u, r->apex) < UPDATE_ZONE_MAX) {
 		r->next = NULL;
 		if (u->tail)
 			u->tail->next = r;
@@ -179,6 +183,8 @@ static size_t take_batch(updater_t *u, update_req_t **batch)
 		at = &r->next;
 	}
 	u->queued -= n;
+	memcpy(u->busy_apex, apex, name_length(apex));
+	u->busy = n;
 	return n;
 }
 
@@ -192,6 +198,7 @@ typedef struct batch {
 	size_t n;
 	uint32_t from, to; /* serials before and after, when changed */
 	size_t changes;    /* updates that changed the zone */
+	uint32_t sync;     /* the zone's zonefile-sync */
 	char zone[NAME_TEXT_MAX];
 } batch_t;
 
@@ -335,6 +342,7 @@ static int batch_change(void *arg, const zonedb_t *db, size_t i, zone_t **next)
 		b->from = base->serial;
 		b->to = cur->serial;
 		b->changes = count;
+		b->sync = conf_zone_sync(cfg, i);
 		*next = (zone_t *)cur;
 	} else {
 		zone_unref(cur);
@@ -397,7 +405,7 @@ static void on_write_msg(void *arg, bool is_error, const char *msg)
 static void flush_one(updater_t *u, const uint8_t *apex)
 {
 	flush_take_t t = { 0 };
-	reload_change_zone(u->env.reload, apex, take_for_flush, &t, NULL);
+	reload_change_zone(u->env.reload, apex, take_for_flush, &t, &u->stop);
 	if (t.z) {
 		int rc = zone_write(t.z, t.file, "written by shoald after dynamic updates",
 				    &t.limits, on_write_msg, t.name);
@@ -433,16 +441,6 @@ static int64_t flush_due(updater_t *u, bool all)
 
 /* ---- the thread ---- */
 
-/* How long zone apex waits before its file is written: its zonefile-sync. */
-static int sync_of(void *arg, const zonedb_t *db, size_t i, zone_t **next)
-{
-	const conf_t *cfg = zonedb_owner(db);
-	(void)next;
-	if (cfg && i < cfg->zone_count)
-		*(uint32_t *)arg = conf_zone_sync(cfg, i);
-	return 0;
-}
-
 static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
 {
 	uint16_t rcodes[UPDATE_BATCH_MAX];
@@ -459,9 +457,7 @@ static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
 			 b.changes, b.changes == 1 ? "" : "s", (unsigned)b.from, (unsigned)b.to);
 		if (u->env.published)
 			u->env.published(u->env.published_arg);
-		uint32_t sync = 0;
-		reload_change_zone(u->env.reload, reqs[0]->apex, sync_of, &sync, NULL);
-		flush_plan(u, reqs[0]->apex, sync);
+		flush_plan(u, reqs[0]->apex, b.sync);
 	}
 	/* RFC 2136 3.8: the answer once the change is made, here once it is served */
 	for (size_t k = 0; k < n; k++)
@@ -503,8 +499,12 @@ static void *update_thread(void *arg)
 		pthread_mutex_lock(&u->lock);
 		size_t n = u->head ? take_batch(u, batch) : 0;
 		pthread_mutex_unlock(&u->lock);
-		if (n > 0)
+		if (n > 0) {
 			run_batch(u, batch, n);
+			pthread_mutex_lock(&u->lock);
+			u->busy = 0;
+			pthread_mutex_unlock(&u->lock);
+		}
 		next_flush = flush_due(u, false);
 	}
 	flush_due(u, true);

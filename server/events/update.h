@@ -12,7 +12,10 @@
 #include "server/common/addr.h"
 #include "server/events/reload.h"
 
-/* Bounds: requests waiting in all, waiting for one zone, records in one update. */
+/*
+ * Bounds: updates in flight (queued, or being applied) in all and for one
+ * zone; records in one update.
+ */
 #define UPDATE_QUEUE_MAX   1024
 #define UPDATE_ZONE_MAX    64
 #define UPDATE_RECORDS_MAX 1000
@@ -92,7 +95,9 @@ int updater_post(updater_t *u, update_req_t *r);
 /*
  * Stop the thread, before the workers stop: the requests queued go
  * unanswered (their clients ask again), the zone files not written yet
- * are written now. Then free. Main thread; NULL is fine.
+ * are written now (each once the zone set's lock is had; a reload that
+ * holds it past 200 ms leaves the file as it is). Then free. Main
+ * thread; NULL is fine.
  */
 void updater_free(updater_t *u);
 
