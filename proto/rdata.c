@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The RDATA layout of every known type, and the one walk that checks RDATA and finds its names. */
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proto/dns.h"
 #include "proto/error.h"
@@ -136,6 +138,19 @@ const rdata_desc_t *rdata_desc(uint16_t type)
 bool rdata_type_is_meta(uint16_t type)
 {
 	return type == 0 || type == DNS_TYPE_OPT || (type >= DNS_TYPE_TKEY && type <= DNS_TYPE_ANY);
+}
+
+int rdata_type_from_text(const char *text)
+{
+	for (size_t i = 0; i < sizeof(descs) / sizeof(descs[0]); i++)
+		if (!strcasecmp(descs[i].name, text))
+			return descs[i].type;
+	/* RFC 3597 5: TYPEnnn for any type */
+	if (strncasecmp(text, "TYPE", 4) || text[4] < '0' || text[4] > '9')
+		return -1;
+	char *end;
+	unsigned long n = strtoul(text + 4, &end, 10);
+	return *end || n > UINT16_MAX || rdata_type_is_meta((uint16_t)n) ? -1 : (int)n;
 }
 
 /* What is wrong with the name at rdata[off], or NULL when it is well-formed; *len its length. */

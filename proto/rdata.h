@@ -58,6 +58,13 @@ const rdata_desc_t *rdata_desc(uint16_t type);
 bool rdata_type_is_meta(uint16_t type);
 
 /*
+ * The type a mnemonic of the table names ("TXT", any case), or RFC 3597's
+ * TYPEnnn for one it does not know; -1 for any other text and for meta
+ * types. Static table; any thread.
+ */
+int rdata_type_from_text(const char *text);
+
+/*
  * Walk rdata[0..rdlen) of `type` field by field, each checked to lie
  * inside the RDATA: fixed fields whole, names well-formed (labels of at
  * most 63 octets, no compression pointer, at most 255 octets, ending inside

@@ -1403,6 +1403,16 @@ void zonedb_remove_journal_at(const zonedb_t *old, size_t i)
 		remove_journal(old, old->entries[i]);
 }
 
+journal_t *zonedb_journal_make(const zonedb_t *db, size_t i, size_t max_octets)
+{
+	if (i >= db->count || !db->entries[i]->apex_len || max_octets == 0)
+		return NULL;
+	zentry_t *e = db->entries[i];
+	jplace_t p = { &e->journal, db->journal_dir,    e->apex,
+		       max_octets,  db->journal_budget, &e->jfile };
+	return place_journal(&p);
+}
+
 journal_t *zonedb_journal(const zonedb_t *db, const uint8_t *apex)
 {
 	const zentry_t *e = find_entry(db, apex);

@@ -356,6 +356,14 @@ void zonedb_remove_journal_at(const zonedb_t *old, size_t i);
 struct journal *zonedb_journal(const zonedb_t *db, const uint8_t *apex);
 
 /*
+ * Zone i's journal, made (with its file in the set's folder) when it has
+ * none yet, bounded by max_octets (its ixfr-journal-size: 0 keeps none,
+ * NULL); NULL too when out of memory. For a change the writer records
+ * itself (a dynamic update) before it publishes. The one writer.
+ */
+struct journal *zonedb_journal_make(const zonedb_t *db, size_t i, size_t max_octets);
+
+/*
  * The RCU-published current set. Readers (threads registered with liburcu):
  * zonedb_read_lock(); db = zonedb_current(&ref); ... zonedb_read_unlock(&ref).
  * The writer (one thread at a time) calls zonedb_publish: it swaps the

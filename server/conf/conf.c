@@ -256,6 +256,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "catalog-group", "its group property in that catalog (RFC 9432 4.4.2)" },
 	{ "catalog-template", "a consumer's template for its members (an id of templates)" },
 	{ "catalog-group-templates", "a consumer's template per group property: {GROUP: ID}" },
+	{ "allow-update", "who may send it dynamic updates (RFC 2136), and what they may change" },
+	{ "serial-policy", "an update's new SOA serial: increment, unixtime or dateserial" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);

@@ -49,6 +49,8 @@ typedef struct conf_zone_xfr {
 	/* catalog-member-of, catalog-group (server/conf/catalog_member.c); NULL: in none */
 	struct conf_member *member;
 	struct conf_catalog *catalog; /* a consumer's templates (catalog.c); NULL otherwise */
+	/* allow-update and serial-policy (server/conf/update.h); NULL: updates refused */
+	struct conf_update *update;
 } conf_zone_xfr_t;
 
 /* The signing algorithms a DNSSEC policy may name (conf_dnssec_algorithm_names). */

@@ -76,6 +76,12 @@ int conf_member_copy(conf_zone_xfr_t *x);
  */
 const char *conf_catalog_file(const char *name, char *buf, size_t cap);
 
+/*
+ * update.c: allow-update or serial-policy of zone i's mapping. Returns as
+ * conf_load_keys, SHOAL_ENOTFOUND for another key.
+ */
+int conf_load_update_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
+
 /* Free one zone's lists. */
 void conf_zone_xfr_clear(conf_zone_xfr_t *zx);
 

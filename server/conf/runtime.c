@@ -10,6 +10,7 @@
 #include "server/common/addr.h"
 #include "server/conf/conf.h"
 #include "server/conf/internal.h"
+#include "server/conf/update.h"
 
 /* *dst = a copy of src (NULL stays NULL). False when out of memory. */
 static bool dup_string(char **dst, const char *src)
@@ -34,6 +35,10 @@ bool conf_acl_dup(acl_t *dst, const acl_t *src)
 
 bool conf_xfr_own(conf_zone_xfr_t *x)
 {
+	/* the update settings: read-only, shared; a reference whatever else fails, as the
+	 * clear drops one */
+	if (x->update)
+		conf_update_ref(x->update);
 	bool ok = true;
 	acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
 			   &x->allow_query.list };

@@ -13,6 +13,7 @@
 
 #include "proto/error.h"
 #include "server/conf/internal.h"
+#include "server/conf/update.h"
 
 /* Entries in one zone's list: far more servers than any zone has. */
 #define CONF_ACL_MAX 256
@@ -310,6 +311,10 @@ int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, ya
 		return SHOAL_ENOMEM;
 	if (!strncmp(key, "catalog-", 8))
 		return conf_load_catalog_key(cfg, y, zx, key, v);
+	/* a zone's own, not a template's: its rules' names are relative to its apex */
+	int rc = conf_load_update_key(cfg, y, i, key, v);
+	if (rc != SHOAL_ENOTFOUND)
+		return rc;
 	return conf_load_xfr_key(cfg, y, zx, key, v);
 }
 
@@ -394,6 +399,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	zx->member = NULL;
 	free(zx->catalog);
 	zx->catalog = NULL;
+	conf_update_unref(zx->update);
+	zx->update = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)

@@ -35,6 +35,7 @@
 #include "server/events/reload.h"
 #include "server/events/sched.h"
 #include "server/events/state.h"
+#include "server/events/update.h"
 #include "server/net/socket.h"
 #include "server/net/worker.h"
 #include "zone/journal.h"
@@ -62,6 +63,7 @@ typedef struct server {
 	control_t *control;
 	notify_out_t *notifier; /* NOTIFY out, after each reload */
 	sched_t *sched;         /* secondary zones' events: NULL without secondary zones */
+	updater_t *updater;     /* dynamic updates (RFC 2136): the update thread */
 	state_t *state;         /* what survives a restart (state-dir) */
 	producer_t *producer;   /* the catalogs made here, as made last (NULL: none yet) */
 	char journal_dir[4096]; /* "" or state-dir/journal: the zones' IXFR journals (reload's) */
@@ -176,6 +178,21 @@ static void sched_retire(server_t *srv)
 	__atomic_store_n(&srv->sched, NULL, __ATOMIC_RELEASE);
 	synchronize_rcu();
 	sched_free(sec);
+}
+
+/*
+ * The update thread stops (its files written), after the workers stopped
+ * handing it UPDATEs: they do inside their read section, so it is freed
+ * after a grace period. Main thread.
+ */
+static void updater_retire(server_t *srv)
+{
+	if (!srv->updater)
+		return;
+	workers_set_updater(&srv->workers, NULL);
+	synchronize_rcu();
+	updater_free(srv->updater);
+	srv->updater = NULL;
 }
 
 /* What the scheduler works with: the daemon's, and the transfers-in of the start. */
@@ -1608,6 +1625,14 @@ static int server_assemble(server_t *srv, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	workers_set_notify(&srv->workers, notify_in, srv);
+	updater_env_t uenv = { .reload = &srv->reload,
+			       .published = transferred,
+			       .published_arg = srv };
+	if ((rc = updater_new(&uenv, &srv->updater)) < 0) {
+		snprintf(err, errlen, "cannot start the update thread: %s", shoal_strerror(rc));
+		return rc;
+	}
+	workers_set_updater(&srv->workers, srv->updater);
 	if (cfg->control && (rc = control_start(srv, err, errlen)) < 0)
 		return rc;
 	/* a taker binds it once the giver, which holds it, has exited (on_giver_gone) */
@@ -1712,6 +1737,7 @@ static int server_start(server_t *srv, char *err, size_t errlen)
 static void threads_stop(server_t *srv)
 {
 	sched_retire(srv);
+	updater_retire(srv);
 	if (!srv->workers_run)
 		return;
 	srv->stopping = true;

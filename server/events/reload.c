@@ -335,8 +335,8 @@ static void on_load_progress(uv_timer_t *t)
  */
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
-			const int *stop)
+/* Take writer_lock, giving up with false once *stop is set (looked at every 200 ms). */
+static bool writer_lock_until(const int *stop)
 {
 	struct timespec d;
 	for (;;) {
@@ -345,18 +345,50 @@ int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, 
 		d.tv_sec += d.tv_nsec / 1000000000L;
 		d.tv_nsec %= 1000000000L;
 		if (pthread_mutex_timedlock(&writer_lock, &d) == 0)
-			break;
+			return true;
 		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
-			return SHOAL_ETIMEOUT;
+			return false;
 	}
-	/* by apex: a reconfig may have moved the zone since the caller looked */
-	long i = zonedb_index(r->writer, apex);
+}
+
+/* Zone i of the writer's set serves z from now on; under writer_lock. */
+static int swap_in(reload_t *r, long i, const struct zone *z, const char *error)
+{
 	zonedb_retired_t retired;
 	int rc = i < 0 ? SHOAL_ENOTFOUND : zonedb_swap(r->writer, (size_t)i, z, error, &retired);
 	if (rc == 0) {
 		/* in place: the set, its other zones and the zone's counters stay */
 		zonedb_synchronize(r->zones);
 		zonedb_retired_free(&retired);
+	}
+	return rc;
+}
+
+int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
+			const int *stop)
+{
+	if (!writer_lock_until(stop))
+		return SHOAL_ETIMEOUT;
+	/* by apex: a reconfig may have moved the zone since the caller looked */
+	int rc = swap_in(r, zonedb_index(r->writer, apex), z, error);
+	pthread_mutex_unlock(&writer_lock);
+	return rc;
+}
+
+int reload_change_zone(reload_t *r, const uint8_t *apex, reload_change_fn fn, void *arg,
+		       const int *stop)
+{
+	if (!writer_lock_until(stop))
+		return SHOAL_ETIMEOUT;
+	long i = zonedb_index(r->writer, apex);
+	struct zone *next = NULL;
+	int rc = i < 0 ? SHOAL_ENOTFOUND : fn(arg, r->writer, (size_t)i, &next);
+	if (rc == 0 && next) {
+		const char *error = zonedb_zone_error(r->writer, (size_t)i);
+		char *keep = error && *error ? strdup(error) : NULL;
+		rc = swap_in(r, i, next, keep);
+		free(keep);
+		zone_unref(next);
 	}
 	pthread_mutex_unlock(&writer_lock);
 	return rc;

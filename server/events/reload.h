@@ -203,6 +203,26 @@ int reload_change_one(reload_t *r, conf_t *cfg, enum zonedb_change change, size_
 int reload_replace_zone(reload_t *r, const uint8_t *apex, const struct zone *z, const char *error,
 			const int *stop);
 
+/*
+ * What reload_change_zone runs: from db (the set served, its owner
+ * configuration zonedb_owner(db)) and its zone i, the version to serve
+ * next into *next (one reference, handed over; NULL: nothing changes).
+ * Returns 0, or a negative error (then *next is ignored).
+ */
+typedef int (*reload_change_fn)(void *arg, const zonedb_t *db, size_t i, struct zone **next);
+
+/*
+ * Change the zone whose apex is `apex` (lowercase wire) in one step no
+ * reload, transfer or other change of the set can come between: fn reads
+ * the version served and makes the next one, which is published (its
+ * last error kept) before the lock is let go. Waits as reload_replace_zone
+ * does. Returns 0; SHOAL_ENOTFOUND when the set has no such zone; fn's
+ * error; or another negative error. Any thread but a worker or the main
+ * loop (it waits for a grace period).
+ */
+int reload_change_zone(reload_t *r, const uint8_t *apex, reload_change_fn fn, void *arg,
+		       const int *stop);
+
 /* The server is stopping: a reload asked for during the running one no longer starts. Main thread.
  */
 void reload_stopping(reload_t *r);

@@ -141,6 +141,7 @@ struct tcp_conn {
 	bool shut;           /* our FIN is sent; discarding input until the peer's */
 	bool got_input;      /* at least one octet arrived */
 	bool stop_grace;     /* stopping: the timer is the first-query grace */
+	bool stream_waiting; /* the stream's next message is not ready: the timer polls it */
 	bool closing;        /* uv_close called, waiting for both close callbacks */
 	bool counted;        /* its address is counted in srv->addresses */
 };

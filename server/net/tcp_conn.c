@@ -26,6 +26,7 @@ static void conn_stream_end(tcp_conn_t *c, bool complete)
 {
 	tcp_stream_t *s = c->stream;
 	c->stream = NULL;
+	c->stream_waiting = false;
 	if (s)
 		s->end(s, complete);
 }
@@ -110,9 +111,21 @@ static void on_conn_timer(uv_timer_t *timer)
  * drips bytes cannot hold the slot (RFC 7766 6.2.3). Otherwise it is the idle
  * timeout, restarted by every message and every finished write.
  */
+static void on_stream_poll(uv_timer_t *timer)
+{
+	tcp_conn_t *c = timer->data;
+	c->stream_waiting = false;
+	tcp_conn_advance(c, false);
+}
+
 static void conn_arm_timer(tcp_conn_t *c, bool message_done, bool wrote)
 {
 	const tcp_limits_t *lim = &c->srv->lim;
+	if (c->stream_waiting) {
+		/* an answer made on another thread (UPDATE): asked for again soon */
+		uv_timer_start(&c->timer, on_stream_poll, TCP_STREAM_POLL_MS, 0);
+		return;
+	}
 	/* behind a stream, queries wait for it: the idle timeout, moved by each write */
 	if (c->in_len > 0 && !c->stream) {
 		if (message_done || !c->timing_message) {
@@ -306,6 +319,9 @@ static void conn_stream_pump(tcp_conn_t *c)
 	}
 	assert(o->cap >= TCP_FRAME_MAX); /* max_output is never below a frame (conf) */
 	int n = c->stream->next(c->stream, o->data + 2, TCP_MSG_MAX);
+	c->stream_waiting = n == TCP_STREAM_WAIT;
+	if (c->stream_waiting)
+		return;
 	if (n <= 0 || n > (int)TCP_MSG_MAX) {
 		if (n == 0) {
 			/* an answer of many messages (a zone transfer), sent whole: one answer */

@@ -354,6 +354,7 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 			r->tap = part_tap(ws, i, 1 + a);
 			transfer_init(&r->xfr, cfg, zones, &r->stats->xfr, w->index, &r->ctx,
 				      &w->ctx_tcp, NULL, NULL);
+			r->xfr.udp_fd = r->fd;
 			if (!(r->batch = udp_batch_new(answer_cap))) {
 				snprintf(err, errlen, "out of memory for worker buffers");
 				return SHOAL_ENOMEM;
@@ -368,6 +369,17 @@ void workers_set_tls(workers_t *ws, tls_ctx_t *ctx)
 {
 	MAIN_THREAD_ONLY();
 	ws->tls = ctx;
+}
+
+void workers_set_updater(workers_t *ws, struct updater *u)
+{
+	MAIN_THREAD_ONLY();
+	for (size_t i = 0; i < ws->count; i++) {
+		worker_t *w = &ws->w[i];
+		__atomic_store_n(&w->xfr.updater, u, __ATOMIC_RELEASE);
+		for (size_t a = 0; a < w->udp_count; a++)
+			__atomic_store_n(&w->udp[a].xfr.updater, u, __ATOMIC_RELEASE);
+	}
 }
 
 void workers_set_notify(workers_t *ws, transfer_notify_fn fn, void *arg)

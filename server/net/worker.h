@@ -152,6 +152,13 @@ int workers_create(workers_t *ws, const conf_t *cfg, const responder_t *responde
 		   zonedb_ref_t *zones, socket_set_t *sockets, char *err, size_t errlen);
 
 /*
+ * Where the workers hand UPDATEs (server/events/update.h): u, or NULL to
+ * answer them REFUSED (before u is freed). Main thread; the workers read
+ * it atomically.
+ */
+void workers_set_updater(workers_t *ws, struct updater *u);
+
+/*
  * Where each worker hands the NOTIFY messages it lets in (see
  * transfer_notify_fn): after workers_create, before workers_start. Main
  * thread.

@@ -3,6 +3,7 @@
 #ifndef SHOAL_SERVER_QUERY_RESPONDER_H
 #define SHOAL_SERVER_QUERY_RESPONDER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,8 +40,10 @@ extern const responder_t responder_zones;
  * read (its idle timeout then closes the connection). Queries pipelined
  * behind a stream wait until it ends.
  * next: write the next message into out[0..cap) (cap is 65535); return
- *   its length, 0 when the stream is over, or a negative error, which
- *   closes the connection.
+ *   its length, 0 when the stream is over, TCP_STREAM_WAIT when the
+ *   next message is not ready yet (an UPDATE's answer, made on another
+ *   thread: the connection asks again every TCP_STREAM_POLL_MS), or a
+ *   negative error, which closes the connection.
  * end: called once when the stream is over, complete (next returned 0)
  *   or not (an error, the connection closed, the server stopping); frees
  *   the stream.
@@ -51,6 +54,10 @@ struct tcp_stream {
 	int (*next)(tcp_stream_t *s, uint8_t *out, size_t cap);
 	void (*end)(tcp_stream_t *s, bool complete);
 };
+
+/* From a stream's next: not ready yet, ask again later. */
+#define TCP_STREAM_WAIT    (-EAGAIN)
+#define TCP_STREAM_POLL_MS 2
 
 /* From a tcp_special_fn: let the answer function answer this message. */
 #define TCP_SPECIAL_PASS (-1)

@@ -14,7 +14,9 @@
 #include "proto/tsig.h"
 #include "server/common/addr.h"
 #include "server/common/log.h"
+#include "server/conf/update.h"
 #include "server/query/transfer.h"
+#include "server/query/update.h"
 #include "zone/journal.h"
 #include "zone/xfr_out.h"
 
@@ -68,6 +70,7 @@ void transfer_init(transfer_t *t, const conf_t *cfg, zonedb_ref_t *zones, xfr_st
 	t->worker = worker;
 	t->notify = notify;
 	t->notify_arg = notify_arg;
+	t->udp_fd = -1;
 }
 
 /*
@@ -147,6 +150,8 @@ static const char *what(const request_t *r)
 {
 	if (r->q.opcode == DNS_OPCODE_NOTIFY)
 		return "NOTIFY";
+	if (r->q.opcode == DNS_OPCODE_UPDATE)
+		return "UPDATE";
 	if (r->q.qtype != DNS_TYPE_AXFR && r->q.qtype != DNS_TYPE_IXFR)
 		return "query";
 	return r->q.qtype == DNS_TYPE_AXFR ? "AXFR" : "IXFR";
@@ -418,6 +423,20 @@ static bool notify_serial(const query_t *q, uint32_t *serial)
 }
 
 /*
+ * The zone a NOTIFY or UPDATE names (its question, RFC 1996 3.7, RFC 2136
+ * 2.3): its name as text into zone, its index into *i, its settings, or
+ * NULL (*i -1) for a zone not ours.
+ */
+static const conf_zone_xfr_t *zone_asked(const request_t *r, const zonedb_t *db,
+					 char zone[NAME_TEXT_MAX], long *i)
+{
+	if (name_to_text(r->q.qname, zone, NAME_TEXT_MAX) < 0)
+		strcpy(zone, "?");
+	*i = zonedb_index(db, r->q.qname);
+	return *i >= 0 ? conf_zone_xfr(r->zc, (size_t)*i) : NULL;
+}
+
+/*
  * RFC 1996: a NOTIFY for a secondary zone of ours from one of its
  * primaries (allow-notify, or the primaries' addresses) is answered
  * NOERROR with the question echoed and handed on; anything else REFUSED
@@ -427,12 +446,10 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 			     size_t cap, size_t limit)
 {
 	char zone[NAME_TEXT_MAX];
+	long i;
 	if (!r->q.has_question || r->q.qtype != DNS_TYPE_SOA)
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_FORMERR, 0);
-	if (name_to_text(r->q.qname, zone, sizeof(zone)) < 0)
-		strcpy(zone, "?");
-	long i = zonedb_index(db, r->q.qname);
-	const conf_zone_xfr_t *zx = i >= 0 ? conf_zone_xfr(r->zc, i) : NULL;
+	const conf_zone_xfr_t *zx = zone_asked(r, db, zone, &i);
 	if (!zx || !zx->primaries.count) {
 		stats_add(&t->stats->notify_refused, 1);
 		refusal_log(t, "NOTIFY %s from %s: not a secondary zone here: NOTAUTH", zone,
@@ -473,6 +490,60 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 			    "NOTIFY %s%s from %s: refresh scheduled", zone, what, r->peer_text);
 	}
 	return answer_rcode(t, r, out, cap, limit, DNS_RCODE_NOERROR, DNS_FLAG_AA);
+}
+
+/* ---- UPDATE in ---- */
+
+/*
+ * RFC 2136 3.1: an UPDATE for a primary zone of ours whose allow-update
+ * has a rule for its key or address is handed to the update thread, which
+ * answers once the change is served (0 here: no answer yet); anything
+ * else is answered now: NOTAUTH for a zone not ours or a secondary's (no
+ * forwarding, RFC 2136 6), REFUSED without a rule, SERVFAIL when the
+ * update thread is busy (UPDATE_QUEUE_MAX). The checks of the message and
+ * of each record are the update thread's.
+ */
+static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const uint8_t *q,
+			size_t len, uint8_t *out, size_t cap, size_t limit, tcp_stream_t **stream)
+{
+	char zone[NAME_TEXT_MAX];
+	long i;
+	if (!r->q.has_question || r->q.qtype != DNS_TYPE_SOA)
+		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_FORMERR, 0);
+	const conf_zone_xfr_t *zx = zone_asked(r, db, zone, &i);
+	const char *why = !zx ? "not a zone here" : zx->primaries.count ? "a secondary zone" : NULL;
+	uint16_t rcode = why ? DNS_RCODE_NOTAUTH : 0;
+	if (!why && !conf_update_rule(zx->update, r->peer, r->key)) {
+		why = "no allow-update rule for it";
+		rcode = DNS_RCODE_REFUSED;
+	}
+	update_reply_t *reply = NULL;
+	if (!why) {
+		reply = stream ? update_reply_tcp(stream) : update_reply_udp(t->udp_fd, r->peer);
+		update_req_t *req =
+			reply ? update_req_new(q, len, r->q.qname, r->peer,
+					       r->has_tsig ? &r->tsig : NULL, (uint16_t)limit,
+					       (uint16_t)t->cfg->edns_size, reply)
+			      : NULL;
+		if (req && updater_post(__atomic_load_n(&t->updater, __ATOMIC_ACQUIRE), req) == 0)
+			return 0;
+		if (req)
+			update_req_free(req);
+		if (reply)
+			reply->send(reply, NULL, 0); /* let it go: answered here */
+		if (stream && *stream) {
+			tcp_stream_t *s = *stream;
+			*stream = NULL;
+			s->end(s, false);
+		}
+		why = "the update queue is full";
+		rcode = DNS_RCODE_SERVFAIL;
+	}
+	stats_add(&t->stats->refused, 1);
+	char rt[DNS_RCODE_TEXT_MAX];
+	refusal_log(t, "UPDATE %s from %s%s: %s: %s", zone, r->peer_text,
+		    r->key == ACL_NOKEY ? " without TSIG" : "", why, dns_rcode_name(rcode, rt));
+	return answer_rcode(t, r, out, cap, limit, rcode, 0);
 }
 
 /* ---- other signed queries ---- */
@@ -516,7 +587,8 @@ static long handle(transfer_t *t, const zonedb_t *db, const acl_client_t *client
 	bool xfr = v == QUERY_OK &&
 		   (r.q.qtype == DNS_TYPE_IXFR || (tcp && r.q.qtype == DNS_TYPE_AXFR));
 	bool other = v == QUERY_OK && r.q.tsig && !xfr; /* a signed query: a secondary's SOA */
-	if (!notify && !xfr && !other)
+	bool update = r.q.opcode == DNS_OPCODE_UPDATE && v == QUERY_NOTIMP;
+	if (!notify && !xfr && !other && !update)
 		return -1;
 	if (r.q.edns && r.q.edns_version > 0)
 		return -1; /* answer_query says BADVERS */
@@ -538,6 +610,8 @@ static long handle(transfer_t *t, const zonedb_t *db, const acl_client_t *client
 		n = answer_rcode(t, &r, out, cap, limit, (uint16_t)rc, 0);
 	} else if (notify) {
 		n = notify_request(t, &r, db, out, cap, limit);
+	} else if (update) {
+		n = update_in(t, &r, db, q, len, out, cap, limit, tcp ? stream : NULL);
 	} else if (other) {
 		n = signed_answer(t, &r, db, q, len, out, cap, limit, tcp);
 	} else {

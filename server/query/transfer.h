@@ -46,6 +46,9 @@ typedef struct transfer {
 	log_limit_t refusals;
 	/* about NOTIFYs let in: at most one a second (a primary repeats them; anyone may forge) */
 	log_limit_t notifies;
+	/* where UPDATEs go (server/events/update.h); NULL: answered REFUSED */
+	struct updater *updater;
+	int udp_fd; /* the socket UDP requests come in on and UPDATE answers go out on; -1: TCP */
 } transfer_t;
 
 #define TRANSFER_LOG_PER_S 10

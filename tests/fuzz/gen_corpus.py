@@ -425,7 +425,40 @@ def jfile_seeds():
     }
 
 
+# fuzz_update: UPDATE messages (RFC 2136 2) with every prerequisite and
+# update kind, compressed names, and some broken ones.
+def update_msg(prereqs=(), updates=(), zone="example.com", zcount=1):
+    def rr(owner, rrtype, rclass, ttl, rdata=b""):
+        return name(owner) + struct.pack("!HHIH", rrtype, rclass, ttl, len(rdata)) + rdata
+    return (header(qd=zcount, an=len(prereqs), ns=len(updates), flags=0x2800) +
+            question(zone, 6, 1) + b"".join(rr(*r) for r in prereqs) +
+            b"".join(rr(*r) for r in updates))
+
+
+def update_seeds():
+    a = bytes([192, 0, 2, 1])
+    www = "www.example.com"
+    every = update_msg(
+        prereqs=((www, 1, 255, 0), (www, 1, 1, 0, a), ("n.example.com", 1, 254, 0),
+                 (www, 255, 255, 0), ("n.example.com", 255, 254, 0)),
+        updates=(("n.example.com", 1, 1, 300, a), (www, 16, 255, 0), ("o.example.com", 255, 255, 0),
+                 (www, 1, 254, 0, a)))
+    mx = (header(qd=1, ns=1, flags=0x2800) + question("example.com", 6, 1) +
+          b"\x03www\xc0\x0c" + struct.pack("!HHIH", 15, 1, 60, 9) + b"\x00\x0a\x04mail\xc0\x0c")
+    return {
+        "empty": update_msg(),
+        "every_kind": every,
+        "compressed": mx,
+        "txt": update_msg(updates=(("_acme-challenge.example.com", 16, 1, 60, b"\x05token"),)),
+        "notzone": update_msg(updates=(("www.example.org", 1, 1, 60, a),)),
+        "bad_ttl": update_msg(prereqs=((www, 1, 255, 5),)),
+        "two_zones": update_msg(zcount=2),
+        "truncated": every[:-3],
+    }
+
+
 def main():
+    write("update", update_seeds())
     write("jfile", jfile_seeds())
     write("query", SEEDS)
     write("answer", ANSWER_SEEDS)

@@ -60,7 +60,7 @@ check_threads() {
 
 check_eq "main keeps the program's name" shoald "$(cat /proc/"$SHOALD_PID"/comm)"
 # per worker: its loop (TCP) and a UDP receiver per address; the scheduler, its flush thread,
-# a transfer thread
+# a transfer thread; the update thread
 RUNNING="shoald-flush
 shoald-sched
 shoald-tcp-0
@@ -69,6 +69,7 @@ shoald-udp-0-0
 shoald-udp-0-1
 shoald-udp-1-0
 shoald-udp-1-1
+shoald-update
 shoald-xfr-0"
 check_threads "running" "$RUNNING"
 

@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The update thread: UPDATEs queued by zone, checked, applied together, published, answered. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "proto/query.h"
+#include "proto/response.h"
+#include "proto/update.h"
+#include "server/common/log.h"
+#include "server/common/thread.h"
+#include "server/conf/conf.h"
+#include "server/conf/update.h"
+#include "server/events/update.h"
+#include "zone/apply.h"
+#include "zone/journal.h"
+#include "zone/update.h"
+#include "zone/write.h"
+
+/* Updates to one zone applied in one step (one publication): the queue's bound for a zone. */
+#define UPDATE_BATCH_MAX UPDATE_ZONE_MAX
+/* Log lines of refusals and malformed updates a second. */
+#define UPDATE_LOG_PER_S 10
+
+/* A zone whose file is to be written: when (ms, CLOCK_MONOTONIC), its apex. */
+typedef struct flush_due {
+	struct flush_due *next;
+	int64_t due;
+	uint8_t apex[NAME_MAXLEN];
+} flush_due_t;
+
+struct updater {
+	updater_env_t env;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	update_req_t *head, *tail; /* lock */
+	size_t queued;             /* lock */
+	/* lock: the batch being applied, counted as in flight for its zone */
+	uint8_t busy_apex[NAME_MAXLEN];
+	size_t busy;
+	int stop;             /* atomic; lock to wait on */
+	flush_due_t *flushes; /* the thread's own */
+	log_limit_t refusals; /* the thread's own */
+	update_rr_t rr;       /* scratch for the walks */
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- requests ---- */
+
+update_req_t *update_req_new(const uint8_t *pkt, size_t len, const uint8_t *apex,
+			     const struct sockaddr *peer, const tsig_ctx_t *tsig, uint16_t limit,
+			     uint16_t edns_size, update_reply_t *reply)
+{
+	update_req_t *r = calloc(1, sizeof(*r) + len);
+	if (!r)
+		return NULL;
+	r->reply = reply;
+	memcpy(&r->peer, peer,
+	       peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					   : sizeof(struct sockaddr_in));
+	addr_text(peer, r->peer_text, sizeof(r->peer_text));
+	if (tsig) {
+		r->is_signed = true;
+		r->tsig = *tsig;
+		if (tsig->key) {
+			r->key = *tsig->key;
+			r->tsig.key = &r->key;
+		}
+	}
+	r->limit = limit;
+	r->edns_size = edns_size;
+	memcpy(r->apex, apex, name_length(apex));
+	r->len = len;
+	memcpy(r->pkt, pkt, len);
+	return r;
+}
+
+void update_req_free(update_req_t *r)
+{
+	if (!r)
+		return;
+	sodium_memzero(&r->key, sizeof(r->key));
+	sodium_memzero(&r->tsig, sizeof(r->tsig));
+	free(r);
+}
+
+/* The answer to r with rcode: the zone section echoed, signed when r was (RFC 8945 5.3). */
+static size_t answer_build(update_req_t *r, uint16_t rcode, uint8_t *out, size_t cap)
+{
+	query_t q;
+	query_parse(&q, r->pkt, r->len);
+	response_edns_t e = { 0 };
+	if (q.edns) {
+		e.present = true;
+		e.udp_size = r->edns_size;
+	}
+	size_t limit = r->limit < cap ? r->limit : cap;
+	size_t reserve = r->is_signed ? tsig_space(&r->tsig) : 0;
+	response_t resp;
+	int n = SHOAL_ESPACE;
+	if (reserve < limit &&
+	    response_init(&resp, &q, out, cap, limit - reserve, response_opt_size(&e)) == 0) {
+		response_set_rcode(&resp, rcode);
+		n = response_finish(&resp, &e);
+	}
+	if (n > 0 && r->is_signed)
+		n = tsig_sign(&r->tsig, out, (size_t)n, limit, (uint64_t)time(NULL));
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Answer r with rcode and free it. */
+static void answer(update_req_t *r, uint16_t rcode)
+{
+	uint8_t out[UPDATE_ANSWER_MAX];
+	size_t n = answer_build(r, rcode, out, sizeof(out));
+	r->reply->send(r->reply, out, n);
+	update_req_free(r);
+}
+
+/* ---- the queue ---- */
+
+/* Updates in flight for zone apex: queued, or in the batch being applied. Under lock. */
+static size_t queued_for(const updater_t *u, const uint8_t *apex)
+{
+	size_t n = u->busy && name_equal(u->busy_apex, apex) ? u->busy : 0;
+	for (const update_req_t *r = u->head; r; r = r->next)
+		n += name_equal(r->apex, apex);
+	return n;
+}
+
+int updater_post(updater_t *u, update_req_t *r)
+{
+	if (!u)
+		return SHOAL_ESPACE;
+	int rc = SHOAL_ESPACE;
+	pthread_mutex_lock(&u->lock);
+	if (u->queued + u->busy < UPDATE_QUEUE_MAX && queued_for(u, r->apex) < UPDATE_ZONE_MAX) {
+		r->next = NULL;
+		if (u->tail)
+			u->tail->next = r;
+		else
+			u->head = r;
+		u->tail = r;
+		u->queued++;
+		pthread_cond_signal(&u->cond);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return rc;
+}
+
+/* Take the first request's zone's requests out of the queue, in order, into batch. */
+static size_t take_batch(updater_t *u, update_req_t **batch)
+{
+	uint8_t apex[NAME_MAXLEN];
+	memcpy(apex, u->head->apex, name_length(u->head->apex));
+	size_t n = 0;
+	update_req_t **at = &u->head;
+	u->tail = NULL;
+	while (*at) {
+		update_req_t *r = *at;
+		if (n < UPDATE_BATCH_MAX && name_equal(r->apex, apex)) {
+			*at = r->next;
+			batch[n++] = r;
+			continue;
+		}
+		u->tail = r;
+		at = &r->next;
+	}
+	u->queued -= n;
+	memcpy(u->busy_apex, apex, name_length(apex));
+	u->busy = n;
+	return n;
+}
+
+/* ---- one update ---- */
+
+/* A batch: its requests, the rcode of each, the changesets made. */
+typedef struct batch {
+	updater_t *u;
+	update_req_t **reqs;
+	uint16_t *rcodes;
+	size_t n;
+	uint32_t from, to; /* serials before and after, when changed */
+	size_t changes;    /* updates that changed the zone */
+	uint32_t sync;     /* the zone's zonefile-sync */
+	char zone[NAME_TEXT_MAX];
+} batch_t;
+
+/* A refusal or error, logged within the thread's bound; returns rcode. */
+static uint16_t refuse(batch_t *b, const update_req_t *r, uint16_t rcode, const char *why)
+{
+	char rt[DNS_RCODE_TEXT_MAX];
+	log_limited(&b->u->refusals, UPDATE_LOG_PER_S, LOG_LEVEL_NOTICE,
+		    "zone %s: update from %s%s: %s: %s", b->zone, r->peer_text,
+		    r->is_signed ? "" : " without TSIG", why, dns_rcode_name(rcode, rt));
+	return rcode;
+}
+
+/* The rule of zone i that lets r in, re-checked against the configuration of now. */
+static const update_rule_t *rule_of(const conf_t *cfg, size_t i, const update_req_t *r)
+{
+	int key = ACL_NOKEY;
+	if (r->is_signed) {
+		const tsig_key_t *k = tsig_key_find(cfg->keys, cfg->key_count, r->key.name);
+		if (!k)
+			return NULL; /* a reconfig took the key away */
+		key = (int)(k - cfg->keys);
+	}
+	return conf_update_rule(conf_zone_xfr(cfg, i)->update, (const struct sockaddr *)&r->peer,
+				key);
+}
+
+/* Every record of the update section within rule: REFUSED for the first outside it. */
+static uint16_t check_policy(batch_t *b, const update_req_t *r, const update_msg_t *m,
+			     const update_rule_t *rule)
+{
+	update_iter_t it;
+	update_iter_init(&it, m, UPDATE_SECTION_UPDATE);
+	update_rr_t *rr = &b->u->rr;
+	while (update_iter_next(&it, rr, NULL) > 0) {
+		uint16_t type = rr->op == UPDATE_DEL_NAME ? DNS_TYPE_ANY : rr->type;
+		if (!conf_update_allows(rule, m->zone, rr->owner, type)) {
+			char name[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 64];
+			if (name_to_text(rr->owner, name, sizeof(name)) < 0)
+				strcpy(name, "?");
+			snprintf(why, sizeof(why), "%s of %s type %u not allowed by allow-update",
+				 update_op_name((enum update_op)rr->op), name, (unsigned)type);
+			return refuse(b, r, DNS_RCODE_REFUSED, why);
+		}
+	}
+	return DNS_RCODE_NOERROR;
+}
+
+/*
+ * RFC 2136 3: r against version cur of zone i: the policy, the message,
+ * the prerequisites, the changes. Returns the rcode, and *cs when the
+ * update changes the zone.
+ */
+static uint16_t evaluate(batch_t *b, const conf_t *cfg, size_t i, const zone_t *cur,
+			 update_req_t *r, changeset_t **cs)
+{
+	*cs = NULL;
+	const update_rule_t *rule = rule_of(cfg, i, r);
+	if (!rule)
+		return refuse(b, r, DNS_RCODE_REFUSED, "no allow-update rule for it");
+	update_msg_t m;
+	const char *why = NULL;
+	int rcode = update_parse(&m, r->pkt, r->len, &b->u->rr, &why);
+	if (rcode != DNS_RCODE_NOERROR)
+		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
+	if (m.upcount > UPDATE_RECORDS_MAX)
+		return refuse(b, r, DNS_RCODE_REFUSED, "more records than an update may have");
+	rcode = check_policy(b, r, &m, rule);
+	if (rcode != DNS_RCODE_NOERROR)
+		return (uint16_t)rcode;
+	rcode = zone_update_prereq(cur, &m);
+	if (rcode < 0)
+		return DNS_RCODE_SERVFAIL;
+	if (rcode != DNS_RCODE_NOERROR)
+		return (uint16_t)
+			rcode; /* a prerequisite not met: the client's business, not logged */
+	const conf_update_t *u = conf_zone_xfr(cfg, i)->update;
+	int rc = zone_update_changes(cur, &m, (enum zone_serial_policy)u->serial_policy, time(NULL),
+				     cs);
+	return rc < 0 ? DNS_RCODE_SERVFAIL : DNS_RCODE_NOERROR;
+}
+
+static void on_apply_msg(void *arg, bool is_error, const char *msg)
+{
+	batch_t *b = arg;
+	if (is_error)
+		log_limited(&b->u->refusals, UPDATE_LOG_PER_S, LOG_LEVEL_NOTICE, "%s", msg);
+}
+
+/*
+ * Apply cs to *cur (the version so far): on success *cur is the next one
+ * and sets gets cs. Returns the rcode: REFUSED when the change fails a
+ * check a load makes (the zone's limits, CNAME, records in the zone).
+ */
+static uint16_t step(batch_t *b, const conf_t *cfg, size_t i, const zone_t **cur, changeset_t *cs,
+		     const changeset_t **sets, size_t *count)
+{
+	zone_apply_opts_t o = { .label = "update",
+				.limits = &conf_zone_spec(cfg, i)->limits,
+				.msg = on_apply_msg,
+				.msg_arg = b };
+	zone_t *next = NULL;
+	int rc = zone_apply(*cur, (const changeset_t *const *)&cs, 1, &o, &next);
+	if (rc < 0) {
+		changeset_unref(cs);
+		return rc == SHOAL_EZONE ? DNS_RCODE_REFUSED : DNS_RCODE_SERVFAIL;
+	}
+	zone_unref(*cur);
+	*cur = next;
+	sets[(*count)++] = cs;
+	return DNS_RCODE_NOERROR;
+}
+
+/*
+ * reload_change_zone's step for a batch: each update against the version
+ * the ones before it made, the changes journalled (before publication,
+ * as a transfer's), the last version published.
+ */
+static int batch_change(void *arg, const zonedb_t *db, size_t i, zone_t **next)
+{
+	batch_t *b = arg;
+	const conf_t *cfg = zonedb_owner(db);
+	const zone_t *base = zonedb_zone(db, i);
+	const changeset_t *sets[UPDATE_BATCH_MAX];
+	size_t count = 0;
+	if (!cfg || i >= cfg->zone_count || !conf_zone_xfr(cfg, i)->update || !base) {
+		for (size_t k = 0; k < b->n; k++)
+			b->rcodes[k] = base ? DNS_RCODE_REFUSED : DNS_RCODE_SERVFAIL;
+		return 0;
+	}
+	const zone_t *cur = zone_ref(base);
+	for (size_t k = 0; k < b->n; k++) {
+		changeset_t *cs;
+		b->rcodes[k] = evaluate(b, cfg, i, cur, b->reqs[k], &cs);
+		if (cs)
+			b->rcodes[k] = step(b, cfg, i, &cur, cs, sets, &count);
+	}
+	if (count > 0) {
+		journal_t *j = zonedb_journal_make(
+			db, i, (size_t)conf_zone_spec(cfg, i)->limits.max_journal);
+		if (j)
+			journal_report(j, journal_add_all(j, sets, count), on_apply_msg, b);
+		b->from = base->serial;
+		b->to = cur->serial;
+		b->changes = count;
+		b->sync = conf_zone_sync(cfg, i);
+		*next = (zone_t *)cur;
+	} else {
+		zone_unref(cur);
+	}
+	for (size_t k = 0; k < count; k++)
+		changeset_unref(sets[k]);
+	return 0;
+}
+
+/* ---- zone files ---- */
+
+/* Plan zone apex's file write zonefile-sync from now, unless one is planned. */
+static void flush_plan(updater_t *u, const uint8_t *apex, uint32_t sync)
+{
+	for (flush_due_t *f = u->flushes; f; f = f->next)
+		if (name_equal(f->apex, apex))
+			return;
+	flush_due_t *f = calloc(1, sizeof(*f));
+	if (!f) {
+		log_error("dynamic update: out of memory: the zone file is not written");
+		return;
+	}
+	f->due = now_ms() + (int64_t)sync * 1000;
+	memcpy(f->apex, apex, name_length(apex));
+	f->next = u->flushes;
+	u->flushes = f;
+}
+
+/* What a file write needs of the zone, taken under the writer's lock. */
+typedef struct flush_take {
+	const zone_t *z;
+	char *file, *name;
+	zone_limits_t limits;
+	uint32_t sync;
+} flush_take_t;
+
+static int take_for_flush(void *arg, const zonedb_t *db, size_t i, zone_t **next)
+{
+	flush_take_t *t = arg;
+	const conf_t *cfg = zonedb_owner(db);
+	const zone_t *z = zonedb_zone(db, i);
+	(void)next;
+	if (!cfg || i >= cfg->zone_count || !z || !conf_zone_spec(cfg, i)->file ||
+	    !*conf_zone_spec(cfg, i)->file)
+		return 0;
+	t->file = strdup(conf_zone_spec(cfg, i)->file);
+	t->name = strdup(conf_zone_spec(cfg, i)->name);
+	t->limits = conf_zone_spec(cfg, i)->limits;
+	t->sync = conf_zone_sync(cfg, i);
+	if (t->file && t->name)
+		t->z = zone_ref(z);
+	return 0;
+}
+
+static void on_write_msg(void *arg, bool is_error, const char *msg)
+{
+	log_msg(is_error ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO, "zone %s: %s", (const char *)arg, msg);
+}
+
+/* Write the file of the zone apex from the version served now. */
+static void flush_one(updater_t *u, const uint8_t *apex)
+{
+	flush_take_t t = { 0 };
+	reload_change_zone(u->env.reload, apex, take_for_flush, &t, &u->stop);
+	if (t.z) {
+		int rc = zone_write(t.z, t.file, "written by shoald after dynamic updates",
+				    &t.limits, on_write_msg, t.name);
+		if (rc < 0)
+			log_error("zone %s: cannot write %s after dynamic updates: %s", t.name,
+				  t.file, shoal_strerror(rc));
+		else
+			log_info("zone %s: serial %u written to %s", t.name, (unsigned)t.z->serial,
+				 t.file);
+		zone_unref(t.z);
+	}
+	free(t.file);
+	free(t.name);
+}
+
+/* Write the files due (all of them when all); the time the next one is due, or -1. */
+static int64_t flush_due(updater_t *u, bool all)
+{
+	int64_t now = now_ms(), next = -1;
+	for (flush_due_t **at = &u->flushes; *at;) {
+		flush_due_t *f = *at;
+		if (all || f->due <= now) {
+			*at = f->next;
+			flush_one(u, f->apex);
+			free(f);
+			continue;
+		}
+		next = next < 0 || f->due < next ? f->due : next;
+		at = &f->next;
+	}
+	return next;
+}
+
+/* ---- the thread ---- */
+
+static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
+{
+	uint16_t rcodes[UPDATE_BATCH_MAX];
+	batch_t b = { .u = u, .reqs = reqs, .rcodes = rcodes, .n = n };
+	if (name_to_text(reqs[0]->apex, b.zone, sizeof(b.zone)) < 0)
+		strcpy(b.zone, "?");
+	int rc = reload_change_zone(u->env.reload, reqs[0]->apex, batch_change, &b, &u->stop);
+	if (rc < 0) {
+		log_error("zone %s: dynamic update not applied: %s", b.zone, shoal_strerror(rc));
+		for (size_t k = 0; k < n; k++)
+			rcodes[k] = rc == SHOAL_ENOTFOUND ? DNS_RCODE_NOTAUTH : DNS_RCODE_SERVFAIL;
+	} else if (b.changes > 0) {
+		log_info("zone %s: %zu dynamic update%s applied, serial %u -> %u", b.zone,
+			 b.changes, b.changes == 1 ? "" : "s", (unsigned)b.from, (unsigned)b.to);
+		if (u->env.published)
+			u->env.published(u->env.published_arg);
+		flush_plan(u, reqs[0]->apex, b.sync);
+	}
+	/* RFC 2136 3.8: the answer once the change is made, here once it is served */
+	for (size_t k = 0; k < n; k++)
+		answer(reqs[k], rcodes[k]);
+}
+
+/* Wait for requests or the next file write; false once stopping. */
+static bool wait_work(updater_t *u, int64_t next_flush)
+{
+	pthread_mutex_lock(&u->lock);
+	while (!u->head && !__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE)) {
+		if (next_flush < 0) {
+			pthread_cond_wait(&u->cond, &u->lock);
+			continue;
+		}
+		int64_t wait = next_flush - now_ms();
+		if (wait <= 0)
+			break;
+		struct timespec d;
+		clock_gettime(CLOCK_MONOTONIC, &d);
+		d.tv_sec += wait / 1000;
+		d.tv_nsec += (wait % 1000) * 1000000L;
+		d.tv_sec += d.tv_nsec / 1000000000L;
+		d.tv_nsec %= 1000000000L;
+		if (pthread_cond_timedwait(&u->cond, &u->lock, &d) == ETIMEDOUT)
+			break;
+	}
+	bool go = !__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&u->lock);
+	return go;
+}
+
+static void *update_thread(void *arg)
+{
+	updater_t *u = arg;
+	int64_t next_flush = -1;
+	while (wait_work(u, next_flush)) {
+		update_req_t *batch[UPDATE_BATCH_MAX];
+		pthread_mutex_lock(&u->lock);
+		size_t n = u->head ? take_batch(u, batch) : 0;
+		pthread_mutex_unlock(&u->lock);
+		if (n > 0) {
+			run_batch(u, batch, n);
+			pthread_mutex_lock(&u->lock);
+			u->busy = 0;
+			pthread_mutex_unlock(&u->lock);
+		}
+		next_flush = flush_due(u, false);
+	}
+	flush_due(u, true);
+	return NULL;
+}
+
+int updater_new(const updater_env_t *env, updater_t **out)
+{
+	updater_t *u = calloc(1, sizeof(*u));
+	if (!u)
+		return SHOAL_ENOMEM;
+	u->env = *env;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	int rc = thread_start(&u->thread, NULL, update_thread, u, "shoald-update");
+	if (rc < 0) {
+		pthread_cond_destroy(&u->cond);
+		pthread_mutex_destroy(&u->lock);
+		free(u);
+		return rc;
+	}
+	*out = u;
+	return 0;
+}
+
+void updater_free(updater_t *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	__atomic_store_n(&u->stop, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	pthread_join(u->thread, NULL);
+	for (update_req_t *r = u->head, *next; r; r = next) {
+		next = r->next;
+		r->reply->send(r->reply, NULL, 0);
+		update_req_free(r);
+	}
+	pthread_cond_destroy(&u->cond);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+}
