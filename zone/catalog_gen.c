@@ -230,7 +230,8 @@ int catgen_update(catgen_t *c, const catgen_want_t *want, size_t n, time_t now, 
 	long count = 0;
 	if (!sorted || !m || !is_new)
 		goto done;
-	memcpy(sorted, want, n * sizeof(*want));
+	if (n) /* want may be NULL when the catalog has no member */
+		memcpy(sorted, want, n * sizeof(*want));
 	qsort(sorted, n, sizeof(*sorted), want_cmp);
 	uint32_t serial = next_serial(c->serial, now);
 	count = merge(c, sorted, n, serial, m, is_new, changed);
