@@ -69,8 +69,9 @@ static void tcp_reply_unref(tcp_reply_t *r)
 static void tcp_send(update_reply_t *base, const uint8_t *msg, size_t len)
 {
 	tcp_reply_t *r = (tcp_reply_t *)base;
-	r->len = len <= sizeof(r->msg) ? len : 0;
-	memcpy(r->msg, msg, r->len);
+	r->len = msg && len <= sizeof(r->msg) ? len : 0;
+	if (r->len) /* none: the connection is told there is no answer (msg may be NULL) */
+		memcpy(r->msg, msg, r->len);
 	__atomic_store_n(&r->state, TCP_REPLY_READY, __ATOMIC_RELEASE);
 	tcp_reply_unref(r);
 }
