@@ -159,11 +159,11 @@ static zone_t *served(sched_t *s, const uint8_t *apex)
 /* The result of a write to the zone's entry, if it still has one: zone-status, the gauge. */
 static void record(sched_t *s, const sec_flush_job_t *job, bool saved, const char *why)
 {
-	rcu_read_lock();
+	sched_read_lock();
 	sec_zone_t *z = sched_zone_of(s, job->apex);
 	if (z)
 		sec_set_saved(s, z, saved, why);
-	rcu_read_unlock();
+	sched_read_unlock(s);
 }
 
 /*
@@ -175,12 +175,12 @@ static void record(sched_t *s, const sec_flush_job_t *job, bool saved, const cha
  */
 static void flush_one(sched_t *s, const sec_flush_job_t *job)
 {
-	rcu_read_lock();
+	sched_read_lock();
 	sec_zone_t *z = sched_zone_of(s, job->apex);
 	/* before the version is taken: one published after it is queued again */
 	if (z)
 		__atomic_store_n(&z->flush_queued, 0, __ATOMIC_RELEASE);
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	test_hold();
 	zone_t *v = served(s, job->apex);
 	if (!v)

@@ -49,12 +49,13 @@ typedef struct sec_zone {
 	unsigned want;          /* atomic: SEC_WANT_* */
 	uint32_t notify_serial; /* atomic: the newest serial a NOTIFY named */
 	/* the scheduler thread's */
-	bool running;       /* a pool thread refreshes it */
-	bool fresh;         /* made by a reconfig, not taken over by the scheduler yet */
-	bool retired;       /* gone from the configuration: freed when no longer running */
-	size_t index;       /* in the configuration of the table worked on */
-	int64_t refresh_at; /* ms, wall clock: the refresh its timers plan */
-	int64_t started_at; /* ms: when its last refresh started */
+	bool running;               /* a pool thread refreshes it */
+	bool fresh;                 /* made by a reconfig, not taken over by the scheduler yet */
+	struct sec_zone *gone_next; /* sched_table_drop_fresh's list of entries to free */
+	bool retired;               /* gone from the configuration: freed when no longer running */
+	size_t index;               /* in the configuration of the table worked on */
+	int64_t refresh_at;         /* ms, wall clock: the refresh its timers plan */
+	int64_t started_at;         /* ms: when its last refresh started */
 	/*
 	 * The running refresh's, else the scheduler's; have, serial and
 	 * expire_at also under the zone's publication lock (sched.pub_locks),
@@ -150,6 +151,9 @@ struct sched {
 	 */
 	sec_table_t *work;
 	sec_table_t *shown;
+	/* ThreadSanitizer builds: read sections' ends released here, acquired before a free (a
+	 * place of its own: the atomic stores to shown would overwrite what they released) */
+	char tsan_sections;
 	sec_table_t *pending; /* atomic exchange: main posts, the scheduler takes */
 	/* the scheduler thread's */
 	heap_t due, expiry, flush;
@@ -213,7 +217,11 @@ long sched_table_pos(const sched_t *s, const sec_table_t *t, const uint8_t *apex
 /* The entry of apex in t, or NULL. */
 sec_zone_t *sched_table_find(const sched_t *s, const sec_table_t *t, const uint8_t *apex);
 
-/* Free the fresh entries of t that keep does not have (keep NULL: all of them). */
+/*
+ * Free the fresh entries of t and of the tables it skipped that keep does
+ * not have (keep NULL: all of them), each once. The scheduler thread, or
+ * the main loop for a table never posted.
+ */
 void sched_table_drop_fresh(sched_t *s, sec_table_t *t, const sec_table_t *keep);
 
 /* Free table t, not its entries. NULL is fine. */
@@ -255,6 +263,15 @@ void sched_want_flush(sched_t *s, sec_zone_t *z);
 
 /* The entry of zone `apex` in the table shown, or NULL. Any thread, in an RCU read section. */
 sec_zone_t *sched_zone_of(sched_t *s, const uint8_t *apex);
+
+/*
+ * A read section of the table shown (sched_zone_of and what it gives):
+ * liburcu's, whose end ThreadSanitizer builds also mark as a release that
+ * the scheduler acquires before it frees what a section could see. Any
+ * thread registered with liburcu.
+ */
+void sched_read_lock(void);
+void sched_read_unlock(sched_t *s);
 
 /*
  * flush.c: start the flush thread (shoald-flush). 0 or -errno. Main

@@ -23,6 +23,23 @@
 #include "server/events/internal.h"
 #include "zone/zone.h"
 
+/*
+ * ThreadSanitizer does not see the ordering liburcu's grace period gives
+ * (see zone/zonedb.c): under TSan each read section of the table shown
+ * ends with a release that adopt acquires after its grace period, before
+ * it frees a table or an entry. Nothing of this is in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SCHED_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SCHED_TSAN 1
+#endif
+#endif
+#ifdef SCHED_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
 /* The longest the scheduler sleeps: it looks at its stop flag this often. */
 #define SCHED_TICK_MS 500
 /* A zone is refreshed for NOTIFYs at most this often (a flood of them makes one refresh a second).
@@ -502,6 +519,9 @@ static void adopt(sched_t *s)
 	sec_table_t *old = s->work;
 	/* no reader holds a table shown before t after this: none finds a zone t drops */
 	synchronize_rcu();
+#ifdef SCHED_TSAN
+	__tsan_acquire(&s->tsan_sections);
+#endif
 	/* and what they handed over is in the inbox: taken before any entry is freed */
 	take_inbox(s);
 	/* the zones of both tables for a moment: those gone are taken out after the new are in */
@@ -513,14 +533,19 @@ static void adopt(sched_t *s)
 	size_t due_count = 0;
 	s->work = t;
 	t->refs++;
-	size_t kept = take_zones(s, old, t, due, &due_count);
-	retire_gone(s, old, t);
+	/*
+	 * The tables posted in between and never taken: the entries made for
+	 * them that t does not keep, each once, while old's entries (which
+	 * they hold too) are still there to be looked at.
+	 */
+	sched_table_drop_fresh(s, t->skipped, t);
 	for (sec_table_t *k = t->skipped, *next; k; k = next) {
 		next = k->skipped;
-		sched_table_drop_fresh(s, k, t);
 		sched_table_free(k);
 	}
 	t->skipped = NULL;
+	size_t kept = take_zones(s, old, t, due, &due_count);
+	retire_gone(s, old, t);
 	spread(s, due, due_count, sched_now_ms());
 	free(due);
 	if (old)
@@ -660,7 +685,8 @@ int sched_reconfig(sched_t *s, const conf_t *cfg)
 int sched_reconfig_one(sched_t *s, const conf_t *cfg, enum zonedb_change change, size_t removed)
 {
 	MAIN_THREAD_ONLY();
-	sec_table_t *t = sched_table_new(s, cfg, rcu_dereference(s->shown), change, removed);
+	sec_table_t *t = sched_table_new(s, cfg, __atomic_load_n(&s->shown, __ATOMIC_ACQUIRE),
+					 change, removed);
 	if (!t)
 		return SHOAL_ENOMEM;
 	pthread_mutex_lock(&s->flight_lock);
@@ -669,7 +695,7 @@ int sched_reconfig_one(sched_t *s, const conf_t *cfg, enum zonedb_change change,
 	/*
 	 * Published as rcu_assign_pointer does, a release store, but one that
 	 * ThreadSanitizer sees as atomic (liburcu's is a volatile store): the
-	 * lookups' rcu_dereference pairs with it.
+	 * lookups' acquire loads pair with it.
 	 */
 	__atomic_store_n(&s->shown, t, __ATOMIC_RELEASE);
 	/* one posted before and never adopted goes with it: the scheduler frees it, after readers
@@ -685,7 +711,23 @@ int sched_reconfig_one(sched_t *s, const conf_t *cfg, enum zonedb_change change,
 
 sec_zone_t *sched_zone_of(sched_t *s, const uint8_t *apex)
 {
-	return s ? sched_table_find(s, rcu_dereference(s->shown), apex) : NULL;
+	return s ? sched_table_find(s, __atomic_load_n(&s->shown, __ATOMIC_ACQUIRE), apex) : NULL;
+}
+
+void sched_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void sched_read_unlock(sched_t *s)
+{
+#ifdef SCHED_TSAN
+	if (s)
+		__tsan_release(&s->tsan_sections);
+#else
+	(void)s;
+#endif
+	rcu_read_unlock();
 }
 
 /* Raise z's NOTIFY serial to serial when newer (RFC 1982). Any thread. */
@@ -701,7 +743,7 @@ static void notify_serial_raise(sec_zone_t *z, uint32_t serial)
 bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t serial)
 {
 	bool scheduled = false;
-	rcu_read_lock();
+	sched_read_lock();
 	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		unsigned bit = has_serial ? SEC_WANT_NOTIFY : SEC_WANT_NOTIFY_ANY;
@@ -715,20 +757,20 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 			stats_add_shared(&s->counters->notify_coalesced, 1);
 		sched_kick(s, z);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	return scheduled;
 }
 
 int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 {
-	rcu_read_lock();
+	sched_read_lock();
 	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		__atomic_fetch_or(&z->want, retransfer ? SEC_WANT_RETRANSFER : SEC_WANT_REFRESH,
 				  __ATOMIC_ACQ_REL);
 		sched_kick(s, z);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	return z ? 0 : SHOAL_ENOTFOUND;
 }
 
@@ -746,7 +788,7 @@ static void zone_times(sched_t *s, const sec_zone_t *z, stats_secondary_t *g)
 
 bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 {
-	rcu_read_lock();
+	sched_read_lock();
 	sec_zone_t *z = sched_zone_of(s, apex);
 	if (z) {
 		stats_secondary_t g;
@@ -763,7 +805,7 @@ bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 			 z->save_error ? z->save_error : "");
 		pthread_mutex_unlock(&s->status_lock);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	return z != NULL;
 }
 
@@ -773,14 +815,14 @@ void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
 	sched_t *s = from ? *(sched_t *const *)from : NULL;
 	if (!s)
 		return;
-	rcu_read_lock();
-	const sec_table_t *t = rcu_dereference(s->shown);
+	sched_read_lock();
+	const sec_table_t *t = __atomic_load_n(&s->shown, __ATOMIC_ACQUIRE);
 	for (size_t k = 0; t && k < t->count; k++) {
 		stats_secondary_t g;
 		zone_times(s, t->zones[k], &g);
 		each(arg, t->zones[k]->apex, &g);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 }
 
 void sched_free(sched_t *s)

@@ -78,13 +78,30 @@ void sched_table_free(sec_table_t *t)
 	free(t);
 }
 
-/* Entries of t made for it (fresh) that keep is not to have: to free. NULL keep: all of them. */
+/*
+ * Entries made fresh for t, or for the tables it skipped (t->skipped and
+ * on), that keep is not to have: freed, each once. A table derived from
+ * another carries the other's fresh entries on, so two tables of the
+ * chain may hold one entry: all are listed before any is freed. NULL keep:
+ * all of them.
+ */
 void sched_table_drop_fresh(sched_t *s, sec_table_t *t, const sec_table_t *keep)
 {
-	for (size_t k = 0; t && k < t->count; k++) {
-		sec_zone_t *z = t->zones[k];
-		if (z->fresh && !(keep && sched_table_find(s, keep, z->apex) == z))
-			sched_entry_free(s, z);
+	sec_zone_t *gone = NULL;
+	for (; t; t = t->skipped)
+		for (size_t k = 0; k < t->count; k++) {
+			sec_zone_t *z = t->zones[k];
+			if (z->fresh && !(keep && sched_table_find(s, keep, z->apex) == z)) {
+				z->fresh = false; /* listed: the next table that holds it passes it
+						     by */
+				z->gone_next = gone;
+				gone = z;
+			}
+		}
+	while (gone) {
+		sec_zone_t *next = gone->gone_next;
+		sched_entry_free(s, gone);
+		gone = next;
 	}
 }
 
