@@ -25,8 +25,19 @@
 #include "zone/update.h"
 #include "zone/write.h"
 
-/* Updates to one zone applied in one step (one publication): the queue's bound for a zone. */
-#define UPDATE_BATCH_MAX UPDATE_ZONE_MAX
+/*
+ * update-rate-per-key's counters: a table of senders (a hash of the key's
+ * name or of the address) each with the second its count is for, looked
+ * up in a short probe from the hash's slot.
+ */
+#define RATE_SLOTS 1024
+#define RATE_PROBE 8
+
+typedef struct rate_slot {
+	uint64_t id; /* 0: free */
+	int64_t second;
+	uint32_t count;
+} rate_slot_t;
 /* Log lines of refusals and malformed updates a second. */
 #define UPDATE_LOG_PER_S 10
 
@@ -51,6 +62,9 @@ struct updater {
 	flush_due_t *flushes; /* the thread's own */
 	log_limit_t refusals; /* the thread's own */
 	update_rr_t rr;       /* scratch for the walks */
+	/* lock: update-rate-per-key's counters, their hash's secret key */
+	rate_slot_t rates[RATE_SLOTS];
+	uint8_t rate_key[crypto_shorthash_KEYBYTES];
 };
 
 static int64_t now_ms(void)
@@ -143,13 +157,13 @@ static size_t queued_for(const updater_t *u, const uint8_t *apex)
 	return n;
 }
 
-int updater_post(updater_t *u, update_req_t *r)
+int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_max)
 {
 	if (!u)
 		return SHOAL_ESPACE;
 	int rc = SHOAL_ESPACE;
 	pthread_mutex_lock(&u->lock);
-	if (u->queued + u->busy < UPDATE_QUEUE_MAX && queued_for(u, r->apex) < UPDATE_ZONE_MAX) {
+	if (u->queued + u->busy < total_max && queued_for(u, r->apex) < zone_max) {
 		r->next = NULL;
 		if (u->tail)
 			u->tail->next = r;
@@ -162,6 +176,69 @@ int updater_post(updater_t *u, update_req_t *r)
 	}
 	pthread_mutex_unlock(&u->lock);
 	return rc;
+}
+
+/* The sender of r as a rate counter's id, keyed so a client cannot aim at another's slot. */
+static uint64_t rate_id(const updater_t *u, const update_req_t *r)
+{
+	uint8_t what[1 + NAME_MAXLEN];
+	size_t len = 1;
+	what[0] = r->is_signed;
+	if (r->is_signed) {
+		memcpy(what + 1, r->key.name, r->key.name_len);
+		len += r->key.name_len;
+	} else if (r->peer.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&r->peer;
+		memcpy(what + 1, &a->sin6_addr, sizeof(a->sin6_addr));
+		len += sizeof(a->sin6_addr);
+	} else {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&r->peer;
+		memcpy(what + 1, &a->sin_addr, sizeof(a->sin_addr));
+		len += sizeof(a->sin_addr);
+	}
+	uint64_t id;
+	crypto_shorthash((unsigned char *)&id, what, len, u->rate_key);
+	return id ? id : 1;
+}
+
+/*
+ * id's counter for second now: its own, else one not counting this second,
+ * else (more senders this second than the probe holds) the first probed,
+ * whose sender starts again from 0: the bound gives way before a sender
+ * is refused for another's updates.
+ */
+static rate_slot_t *rate_slot(updater_t *u, uint64_t id, int64_t now)
+{
+	rate_slot_t *free_slot = NULL;
+	for (size_t k = 0; k < RATE_PROBE; k++) {
+		rate_slot_t *s = &u->rates[(id + k) % RATE_SLOTS];
+		if (s->id == id)
+			return s;
+		if (!free_slot && s->second != now)
+			free_slot = s;
+	}
+	rate_slot_t *s = free_slot ? free_slot : &u->rates[id % RATE_SLOTS];
+	*s = (rate_slot_t){ .id = id, .second = now };
+	return s;
+}
+
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate)
+{
+	if (!u || !rate)
+		return true;
+	uint64_t id = rate_id(u, r);
+	int64_t now = now_ms() / 1000;
+	pthread_mutex_lock(&u->lock);
+	rate_slot_t *s = rate_slot(u, id, now);
+	if (s->second != now) {
+		s->second = now;
+		s->count = 0;
+	}
+	bool ok = s->count < rate;
+	if (ok)
+		s->count++;
+	pthread_mutex_unlock(&u->lock);
+	return ok;
 }
 
 /* Take the first request's zone's requests out of the queue, in order, into batch. */
@@ -264,8 +341,8 @@ static uint16_t evaluate(batch_t *b, const conf_t *cfg, size_t i, const zone_t *
 	int rcode = update_parse(&m, r->pkt, r->len, &b->u->rr, &why);
 	if (rcode != DNS_RCODE_NOERROR)
 		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
-	if (m.upcount > UPDATE_RECORDS_MAX)
-		return refuse(b, r, DNS_RCODE_REFUSED, "more records than an update may have");
+	if (m.upcount > cfg->update_max_records)
+		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
 	rcode = check_policy(b, r, &m, rule);
 	if (rcode != DNS_RCODE_NOERROR)
 		return (uint16_t)rcode;
@@ -520,6 +597,7 @@ int updater_new(const updater_env_t *env, updater_t **out)
 	if (!u)
 		return SHOAL_ENOMEM;
 	u->env = *env;
+	randombytes_buf(u->rate_key, sizeof(u->rate_key));
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
