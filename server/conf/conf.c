@@ -273,6 +273,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "catalog-group-templates", "a consumer's template per group property: {GROUP: ID}" },
 	{ "allow-update", "who may send it dynamic updates (RFC 2136), and what they may change" },
 	{ "serial-policy", "an update's new SOA serial: increment, unixtime or dateserial" },
+	{ "update-forward",
+	  "yes: a secondary forwards the updates allow-update lets in to a primary" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -342,7 +344,7 @@ int conf_parse_listen(const char *text, listen_addr_t *a)
 	return 0;
 }
 
-static int parse_bool(const char *s, bool *out)
+int conf_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };
@@ -377,7 +379,7 @@ static int set_scalar_at(conf_t *cfg, void *base, const conf_option_t *o, const 
 		return 0;
 	}
 	case CONF_BOOL:
-		if (parse_bool(value, (bool *)field) < 0) {
+		if (conf_parse_bool(value, (bool *)field) < 0) {
 			set_err(err, errlen, "%s: \"%s\" is not yes or no", o->name, value);
 			return SHOAL_EINVAL;
 		}

@@ -19,6 +19,7 @@
 #include "server/common/thread.h"
 #include "server/conf/conf.h"
 #include "server/conf/update.h"
+#include "server/events/requestor.h"
 #include "server/events/update.h"
 #include "zone/apply.h"
 #include "zone/journal.h"
@@ -73,6 +74,30 @@ static int64_t now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/*
+ * RFC 2136 6, update-forward: the primaries a secondary's updates go to,
+ * and how long each may take to answer one, so a primary that does not
+ * answer holds the update thread a bounded time.
+ */
+#define FORWARD_PRIMARIES_MAX 8
+#define FORWARD_MESSAGE_MS    3000
+#define FORWARD_TOTAL_MS      5000
+
+/* A primary an update is forwarded to: copied from the configuration under the writer's lock. */
+typedef struct forward_to {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	bool has_key;
+	bool failed; /* did not answer in this batch: not asked again */
+	tsig_key_t key;
+	char text[ACL_TEXT_MAX];
+} forward_to_t;
+
+typedef struct forward_plan {
+	size_t count;
+	forward_to_t to[FORWARD_PRIMARIES_MAX];
+} forward_plan_t;
 
 /* ---- requests ---- */
 
@@ -273,9 +298,10 @@ typedef struct batch {
 	update_req_t **reqs;
 	uint16_t *rcodes;
 	size_t n;
-	uint32_t from, to; /* serials before and after, when changed */
-	size_t changes;    /* updates that changed the zone */
-	uint32_t sync;     /* the zone's zonefile-sync */
+	uint32_t from, to;   /* serials before and after, when changed */
+	size_t changes;      /* updates that changed the zone */
+	uint32_t sync;       /* the zone's zonefile-sync */
+	forward_plan_t *fwd; /* a secondary's batch: where its updates go (update-forward) */
 	char zone[NAME_TEXT_MAX];
 } batch_t;
 
@@ -324,6 +350,22 @@ static uint16_t check_policy(batch_t *b, const update_req_t *r, const update_msg
 	return DNS_RCODE_NOERROR;
 }
 
+/* r of zone i, as far as needs no zone: its rule, the message into *m, its size, its records. */
+static uint16_t admit(batch_t *b, const conf_t *cfg, size_t i, const update_req_t *r,
+		      update_msg_t *m)
+{
+	const update_rule_t *rule = rule_of(cfg, i, r);
+	if (!rule)
+		return refuse(b, r, DNS_RCODE_REFUSED, "no allow-update rule for it");
+	const char *why = NULL;
+	int rcode = update_parse(m, r->pkt, r->len, &b->u->rr, &why);
+	if (rcode != DNS_RCODE_NOERROR)
+		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
+	if (m->upcount > cfg->update_max_records)
+		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
+	return check_policy(b, r, m, rule);
+}
+
 /*
  * RFC 2136 3: r against version cur of zone i: the policy, the message,
  * the prerequisites, the changes. Returns the rcode, and *cs when the
@@ -333,17 +375,8 @@ static uint16_t evaluate(batch_t *b, const conf_t *cfg, size_t i, const zone_t *
 			 update_req_t *r, changeset_t **cs)
 {
 	*cs = NULL;
-	const update_rule_t *rule = rule_of(cfg, i, r);
-	if (!rule)
-		return refuse(b, r, DNS_RCODE_REFUSED, "no allow-update rule for it");
 	update_msg_t m;
-	const char *why = NULL;
-	int rcode = update_parse(&m, r->pkt, r->len, &b->u->rr, &why);
-	if (rcode != DNS_RCODE_NOERROR)
-		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
-	if (m.upcount > cfg->update_max_records)
-		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
-	rcode = check_policy(b, r, &m, rule);
+	int rcode = admit(b, cfg, i, r, &m);
 	if (rcode != DNS_RCODE_NOERROR)
 		return (uint16_t)rcode;
 	rcode = zone_update_prereq(cur, &m);
@@ -390,6 +423,39 @@ static uint16_t step(batch_t *b, const conf_t *cfg, size_t i, const zone_t **cur
 }
 
 /*
+ * A secondary's batch: each request checked as a primary's would be up to
+ * its prerequisites (which are the primary's to judge), the primaries
+ * copied for forward_all, which asks them once the writer's lock is let
+ * go. NOTAUTH for all when update-forward was turned off meanwhile.
+ */
+static int forward_take(batch_t *b, const conf_t *cfg, size_t i)
+{
+	const conf_zone_xfr_t *zx = conf_zone_xfr(cfg, i);
+	b->fwd = zx->update->forward ? calloc(1, sizeof(*b->fwd)) : NULL;
+	for (size_t k = 0; k < b->n; k++) {
+		update_msg_t m;
+		if (b->fwd)
+			b->rcodes[k] = admit(b, cfg, i, b->reqs[k], &m);
+		else
+			b->rcodes[k] = zx->update->forward ? DNS_RCODE_SERVFAIL : DNS_RCODE_NOTAUTH;
+	}
+	for (size_t k = 0; b->fwd && k < zx->primaries.count; k++) {
+		const acl_entry_t *e = &zx->primaries.entries[k];
+		/* over TLS: the update thread holds no TLS context, so not forwarded to */
+		if (e->tls || b->fwd->count == FORWARD_PRIMARIES_MAX)
+			continue;
+		forward_to_t *t = &b->fwd->to[b->fwd->count++];
+		memcpy(&t->addr, &e->addr, e->addr_len);
+		t->addr_len = e->addr_len;
+		t->has_key = e->key != ACL_NOKEY;
+		if (t->has_key)
+			t->key = cfg->keys[e->key];
+		snprintf(t->text, sizeof(t->text), "%s", e->text);
+	}
+	return 0;
+}
+
+/*
  * reload_change_zone's step for a batch: each update against the version
  * the ones before it made, the changes journalled (before publication,
  * as a transfer's), the last version published.
@@ -406,6 +472,8 @@ static int batch_change(void *arg, const zonedb_t *db, size_t i, zone_t **next)
 			b->rcodes[k] = base ? DNS_RCODE_REFUSED : DNS_RCODE_SERVFAIL;
 		return 0;
 	}
+	if (conf_zone_xfr(cfg, i)->primaries.count)
+		return forward_take(b, cfg, i);
 	const zone_t *cur = zone_ref(base);
 	for (size_t k = 0; k < b->n; k++) {
 		changeset_t *cs;
@@ -519,6 +587,101 @@ static int64_t flush_due(updater_t *u, bool all)
 	return next;
 }
 
+/* ---- forwarding (RFC 2136 6) ---- */
+
+static bool stopping(void *arg)
+{
+	return __atomic_load_n(&((updater_t *)arg)->stop, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Ask primary t to apply msg[0..len): the primary's rcode, or -1 when it
+ * did not answer (why says so).
+ */
+static int forward_to(updater_t *u, const forward_to_t *t, const uint8_t *msg, size_t len,
+		      char *why, size_t cap)
+{
+	requestor_params_t p = {
+		.peer = (const struct sockaddr *)&t->addr,
+		.peer_len = t->addr_len,
+		.query = msg,
+		.query_len = len,
+		.key = t->has_key ? &t->key : NULL,
+		.transport = REQUESTOR_UDP,
+		.tcp_on_tc = true, /* RFC 7766 5: a truncated answer, asked again over TCP */
+		.connect_ms = FORWARD_MESSAGE_MS,
+		.message_ms = FORWARD_MESSAGE_MS,
+		.total_ms = FORWARD_TOTAL_MS,
+		.label = t->text,
+	};
+	requestor_t req;
+	int rc = requestor_init(&req, &p);
+	if (rc < 0) {
+		snprintf(why, cap, "%s", shoal_strerror(rc));
+		return -1;
+	}
+	rc = requestor_run(&req, stopping, u);
+	if (rc < 0)
+		requestor_result_text(&req.result, why, cap);
+	int rcode = rc == 0 ? req.result.rcode : -1;
+	requestor_clear(&req);
+	return rcode;
+}
+
+/*
+ * Forward r to the batch's primaries in turn, as the client sent it but
+ * for its TSIG RR and with an ID of its own (RFC 2136 6; the requestor's).
+ * The client was authenticated here (its TSIG, allow-update); the primary
+ * authenticates this server by the key of its primaries entry, so it need
+ * not know the clients' keys. The first primary's rcode, or SERVFAIL when
+ * none answers.
+ */
+static uint16_t forward_one(updater_t *u, batch_t *b, const update_req_t *r)
+{
+	size_t len = r->len;
+	tsig_rr_t rr;
+	if (r->is_signed && tsig_find(r->pkt, r->len, &rr) == 0)
+		len = rr.offset;
+	uint8_t *msg = malloc(len);
+	if (!msg)
+		return refuse(b, r, DNS_RCODE_SERVFAIL, "out of memory to forward it");
+	memcpy(msg, r->pkt, len);
+	if (len < r->len) { /* the TSIG RR taken off: one record less in ARCOUNT (RFC 1035 4.1.1) */
+		uint16_t ar = (uint16_t)(((msg[10] << 8) | msg[11]) - 1);
+		msg[10] = (uint8_t)(ar >> 8);
+		msg[11] = (uint8_t)ar;
+	}
+	char why[REQUESTOR_LABEL_MAX] = "its primaries are over TLS, which forwarding does not use";
+	int rcode = -1;
+	for (size_t k = 0; rcode < 0 && k < b->fwd->count; k++) {
+		forward_to_t *t = &b->fwd->to[k];
+		if (!t->failed && (rcode = forward_to(u, t, msg, len, why, sizeof(why))) < 0)
+			t->failed = true;
+	}
+	free(msg);
+	if (rcode < 0) {
+		char text[REQUESTOR_LABEL_MAX + 32];
+		snprintf(text, sizeof(text), "not forwarded: %s", why);
+		return refuse(b, r, DNS_RCODE_SERVFAIL, text);
+	}
+	char rt[DNS_RCODE_TEXT_MAX];
+	log_limited(&u->refusals, UPDATE_LOG_PER_S, LOG_LEVEL_INFO,
+		    "zone %s: update from %s forwarded to a primary: %s", b->zone, r->peer_text,
+		    dns_rcode_name((uint16_t)rcode, rt));
+	return (uint16_t)rcode;
+}
+
+/* The batch's requests that passed admit, forwarded; the plan wiped (keys) and freed. */
+static void forward_all(updater_t *u, batch_t *b)
+{
+	for (size_t k = 0; k < b->n; k++)
+		if (b->rcodes[k] == DNS_RCODE_NOERROR)
+			b->rcodes[k] = forward_one(u, b, b->reqs[k]);
+	sodium_memzero(b->fwd, sizeof(*b->fwd));
+	free(b->fwd);
+	b->fwd = NULL;
+}
+
 /* ---- the thread ---- */
 
 static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
@@ -528,7 +691,9 @@ static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
 	if (name_to_text(reqs[0]->apex, b.zone, sizeof(b.zone)) < 0)
 		strcpy(b.zone, "?");
 	int rc = reload_change_zone(u->env.reload, reqs[0]->apex, batch_change, &b, &u->stop);
-	if (rc < 0) {
+	if (b.fwd) {
+		forward_all(u, &b);
+	} else if (rc < 0) {
 		log_error("zone %s: dynamic update not applied: %s", b.zone, shoal_strerror(rc));
 		for (size_t k = 0; k < n; k++)
 			rcodes[k] = rc == SHOAL_ENOTFOUND ? DNS_RCODE_NOTAUTH : DNS_RCODE_SERVFAIL;

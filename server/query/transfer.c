@@ -495,11 +495,12 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 /* ---- UPDATE in ---- */
 
 /*
- * RFC 2136 3.1: an UPDATE for a primary zone of ours whose allow-update
- * has a rule for its key or address is handed to the update thread, which
- * answers once the change is served (0 here: no answer yet); anything
- * else is answered now: NOTAUTH for a zone not ours or a secondary's (no
- * forwarding, RFC 2136 6), REFUSED without a rule or over
+ * RFC 2136 3.1: an UPDATE for a primary zone of ours (or a secondary with
+ * update-forward) whose allow-update has a rule for its key or address is
+ * handed to the update thread, which answers once the change is served
+ * or forwarded (0 here: no answer yet); anything
+ * else is answered now: NOTAUTH for a zone not ours or a secondary's
+ * without update-forward (RFC 2136 6), REFUSED without a rule or over
  * update-rate-per-key, SERVFAIL past update-max-inflight(-total). The
  * checks of the message and of each record are the update thread's.
  */
@@ -511,7 +512,9 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 	if (!r->q.has_question || r->q.qtype != DNS_TYPE_SOA)
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_FORMERR, 0);
 	const conf_zone_xfr_t *zx = zone_asked(r, db, zone, &i);
-	const char *why = !zx ? "not a zone here" : zx->primaries.count ? "a secondary zone" : NULL;
+	/* RFC 2136 6: a secondary's, when it forwards, goes to the update thread as a primary's */
+	bool secondary = zx && zx->primaries.count && !(zx->update && zx->update->forward);
+	const char *why = !zx ? "not a zone here" : secondary ? "a secondary zone" : NULL;
 	uint16_t rcode = why ? DNS_RCODE_NOTAUTH : 0;
 	if (!why && !conf_update_rule(zx->update, r->peer, r->key)) {
 		why = "no allow-update rule for it";
