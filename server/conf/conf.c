@@ -152,6 +152,21 @@ const conf_option_t conf_options[] = {
 	{ "transfers-in", NULL, "N", CONF_UINT, 1, 256, NULL, "10", OFF(transfers_in),
 	  "incoming zone transfers at once: the threads that refresh secondary zones",
 	  CONF_RESTART },
+	{ "update-max-inflight", NULL, "N", CONF_UINT, 1, 65536, NULL, "64",
+	  OFF(update_max_inflight),
+	  "dynamic updates queued or being applied for one zone; past it SERVFAIL", CONF_RUNTIME },
+	{ "update-max-inflight-total", NULL, "N", CONF_UINT, 1, 1048576, NULL, "1024",
+	  OFF(update_max_inflight_total),
+	  "dynamic updates queued or being applied for all zones together; past it SERVFAIL",
+	  CONF_RUNTIME },
+	{ "update-max-records", NULL, "N", CONF_UINT, 1, 65535, NULL, "1000",
+	  OFF(update_max_records), "records in one update's update section; past it REFUSED",
+	  CONF_RUNTIME },
+	{ "update-rate-per-key", NULL, "N", CONF_UINT, 0, 1000000, NULL, "0",
+	  OFF(update_rate_per_key),
+	  "dynamic updates a second per TSIG key (unsigned: per address); past it REFUSED; "
+	  "0: no limit",
+	  CONF_RUNTIME },
 	{ "serial-query-rate", NULL, "N", CONF_UINT, 1, 100000, NULL, "500", OFF(serial_query_rate),
 	  "SOA queries a second to the primaries, all secondary zones together", CONF_RUNTIME },
 	{ "min-refresh-time", NULL, "SECONDS", CONF_UINT, 1, 86400 * 28, NULL, "5",
@@ -258,6 +273,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "catalog-group-templates", "a consumer's template per group property: {GROUP: ID}" },
 	{ "allow-update", "who may send it dynamic updates (RFC 2136), and what they may change" },
 	{ "serial-policy", "an update's new SOA serial: increment, unixtime or dateserial" },
+	{ "update-forward",
+	  "yes: a secondary forwards the updates allow-update lets in to a primary" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);
@@ -327,7 +344,7 @@ int conf_parse_listen(const char *text, listen_addr_t *a)
 	return 0;
 }
 
-static int parse_bool(const char *s, bool *out)
+int conf_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };
@@ -362,7 +379,7 @@ static int set_scalar_at(conf_t *cfg, void *base, const conf_option_t *o, const 
 		return 0;
 	}
 	case CONF_BOOL:
-		if (parse_bool(value, (bool *)field) < 0) {
+		if (conf_parse_bool(value, (bool *)field) < 0) {
 			set_err(err, errlen, "%s: \"%s\" is not yes or no", o->name, value);
 			return SHOAL_EINVAL;
 		}
@@ -571,6 +588,9 @@ int conf_init(conf_t *cfg)
 	cfg->xfr_message_timeout = 30;
 	cfg->transfers_out = 10;
 	cfg->transfers_in = 10;
+	cfg->update_max_inflight = 64;
+	cfg->update_max_inflight_total = 1024;
+	cfg->update_max_records = 1000;
 	cfg->serial_query_rate = CONF_SERIAL_QUERY_RATE_DEFAULT;
 	cfg->min_refresh_time = 5;
 	cfg->max_refresh_time = 86400;

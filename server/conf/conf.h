@@ -217,6 +217,14 @@ typedef struct conf {
 	uint32_t min_refresh_time, max_refresh_time; /* bounds on the SOA's timers */
 	uint32_t min_retry_time, max_retry_time;
 	uint32_t min_expire_time, max_expire_time;
+	/*
+	 * dynamic updates (server/events/update.h): in flight per zone, in all;
+	 * records per update; a second per TSIG key (unsigned: per address), 0: none
+	 */
+	uint32_t update_max_inflight;
+	uint32_t update_max_inflight_total;
+	uint32_t update_max_records;
+	uint32_t update_rate_per_key;
 	tsig_key_t *keys; /* keys: wiped by conf_clear */
 	size_t key_count;
 	conf_acl_t allow_query;              /* every zone's without its own; unset: anyone */

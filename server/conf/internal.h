@@ -77,7 +77,7 @@ int conf_member_copy(conf_zone_xfr_t *x);
 const char *conf_catalog_file(const char *name, char *buf, size_t cap);
 
 /*
- * update.c: allow-update or serial-policy of zone i's mapping. Returns as
+ * update.c: allow-update, serial-policy or update-forward of zone i's mapping. Returns as
  * conf_load_keys, SHOAL_ENOTFOUND for another key.
  */
 int conf_load_update_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v);
@@ -190,5 +190,8 @@ bool conf_dnssec_copy(conf_t *dst, const conf_t *src);
 
 /* Free the policies and keys-dir. */
 void conf_dnssec_clear(conf_t *cfg);
+
+/* A yes|no value (yes, true, on, 1; no, false, off, 0; any case) into *out: 0, or SHOAL_EINVAL. */
+int conf_parse_bool(const char *s, bool *out);
 
 #endif

@@ -294,7 +294,8 @@ int conf_load_update_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 {
 	/* in the order of enum zone_serial_policy */
 	static const char *const policies[] = { "increment", "unixtime", "dateserial" };
-	if (strcmp(key, "allow-update") && strcmp(key, "serial-policy"))
+	if (strcmp(key, "allow-update") && strcmp(key, "serial-policy") &&
+	    strcmp(key, "update-forward"))
 		return SHOAL_ENOTFOUND;
 	conf_update_t *u = zone_update(cfg, i);
 	if (!u)
@@ -302,6 +303,11 @@ int conf_load_update_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, 
 	if (!strcmp(key, "allow-update"))
 		return load_rules(cfg, y, i, u, v);
 	const char *t = conf_scalar(v);
+	if (!strcmp(key, "update-forward"))
+		return t && conf_parse_bool(t, &u->forward) == 0
+			       ? 0
+			       : conf_yerr(y, v, "update-forward: \"%s\" is not yes or no",
+					   t ? t : "");
 	for (size_t p = 0; t && p < sizeof(policies) / sizeof(policies[0]); p++) {
 		if (!strcmp(t, policies[p])) {
 			u->serial_policy = (uint8_t)p;

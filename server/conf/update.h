@@ -50,6 +50,7 @@ typedef struct conf_update {
 	update_rule_t *rules;
 	size_t rule_count;
 	uint8_t serial_policy; /* enum zone_serial_policy (zone/update.h) */
+	bool forward;          /* update-forward: a secondary's updates go to its primaries */
 } conf_update_t;
 
 /* A new empty set (one reference), or NULL on ENOMEM. */

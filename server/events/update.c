@@ -19,14 +19,26 @@
 #include "server/common/thread.h"
 #include "server/conf/conf.h"
 #include "server/conf/update.h"
+#include "server/events/requestor.h"
 #include "server/events/update.h"
 #include "zone/apply.h"
 #include "zone/journal.h"
 #include "zone/update.h"
 #include "zone/write.h"
 
-/* Updates to one zone applied in one step (one publication): the queue's bound for a zone. */
-#define UPDATE_BATCH_MAX UPDATE_ZONE_MAX
+/*
+ * update-rate-per-key's counters: a table of senders (a hash of the key's
+ * name or of the address) each with the second its count is for, looked
+ * up in a short probe from the hash's slot.
+ */
+#define RATE_SLOTS 1024
+#define RATE_PROBE 8
+
+typedef struct rate_slot {
+	uint64_t id; /* 0: free */
+	int64_t second;
+	uint32_t count;
+} rate_slot_t;
 /* Log lines of refusals and malformed updates a second. */
 #define UPDATE_LOG_PER_S 10
 
@@ -51,6 +63,9 @@ struct updater {
 	flush_due_t *flushes; /* the thread's own */
 	log_limit_t refusals; /* the thread's own */
 	update_rr_t rr;       /* scratch for the walks */
+	/* lock: update-rate-per-key's counters, their hash's secret key */
+	rate_slot_t rates[RATE_SLOTS];
+	uint8_t rate_key[crypto_shorthash_KEYBYTES];
 };
 
 static int64_t now_ms(void)
@@ -59,6 +74,30 @@ static int64_t now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/*
+ * RFC 2136 6, update-forward: the primaries a secondary's updates go to,
+ * and how long each may take to answer one, so a primary that does not
+ * answer holds the update thread a bounded time.
+ */
+#define FORWARD_PRIMARIES_MAX 8
+#define FORWARD_MESSAGE_MS    3000
+#define FORWARD_TOTAL_MS      5000
+
+/* A primary an update is forwarded to: copied from the configuration under the writer's lock. */
+typedef struct forward_to {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	bool has_key;
+	bool failed; /* did not answer in this batch: not asked again */
+	tsig_key_t key;
+	char text[ACL_TEXT_MAX];
+} forward_to_t;
+
+typedef struct forward_plan {
+	size_t count;
+	forward_to_t to[FORWARD_PRIMARIES_MAX];
+} forward_plan_t;
 
 /* ---- requests ---- */
 
@@ -143,13 +182,13 @@ static size_t queued_for(const updater_t *u, const uint8_t *apex)
 	return n;
 }
 
-int updater_post(updater_t *u, update_req_t *r)
+int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_max)
 {
 	if (!u)
 		return SHOAL_ESPACE;
 	int rc = SHOAL_ESPACE;
 	pthread_mutex_lock(&u->lock);
-	if (u->queued + u->busy < UPDATE_QUEUE_MAX && queued_for(u, r->apex) < UPDATE_ZONE_MAX) {
+	if (u->queued + u->busy < total_max && queued_for(u, r->apex) < zone_max) {
 		r->next = NULL;
 		if (u->tail)
 			u->tail->next = r;
@@ -162,6 +201,69 @@ int updater_post(updater_t *u, update_req_t *r)
 	}
 	pthread_mutex_unlock(&u->lock);
 	return rc;
+}
+
+/* The sender of r as a rate counter's id, keyed so a client cannot aim at another's slot. */
+static uint64_t rate_id(const updater_t *u, const update_req_t *r)
+{
+	uint8_t what[1 + NAME_MAXLEN];
+	size_t len = 1;
+	what[0] = r->is_signed;
+	if (r->is_signed) {
+		memcpy(what + 1, r->key.name, r->key.name_len);
+		len += r->key.name_len;
+	} else if (r->peer.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&r->peer;
+		memcpy(what + 1, &a->sin6_addr, sizeof(a->sin6_addr));
+		len += sizeof(a->sin6_addr);
+	} else {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&r->peer;
+		memcpy(what + 1, &a->sin_addr, sizeof(a->sin_addr));
+		len += sizeof(a->sin_addr);
+	}
+	uint64_t id;
+	crypto_shorthash((unsigned char *)&id, what, len, u->rate_key);
+	return id ? id : 1;
+}
+
+/*
+ * id's counter for second now: its own, else one not counting this second,
+ * else (more senders this second than the probe holds) the first probed,
+ * whose sender starts again from 0: the bound gives way before a sender
+ * is refused for another's updates.
+ */
+static rate_slot_t *rate_slot(updater_t *u, uint64_t id, int64_t now)
+{
+	rate_slot_t *free_slot = NULL;
+	for (size_t k = 0; k < RATE_PROBE; k++) {
+		rate_slot_t *s = &u->rates[(id + k) % RATE_SLOTS];
+		if (s->id == id)
+			return s;
+		if (!free_slot && s->second != now)
+			free_slot = s;
+	}
+	rate_slot_t *s = free_slot ? free_slot : &u->rates[id % RATE_SLOTS];
+	*s = (rate_slot_t){ .id = id, .second = now };
+	return s;
+}
+
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate)
+{
+	if (!u || !rate)
+		return true;
+	uint64_t id = rate_id(u, r);
+	int64_t now = now_ms() / 1000;
+	pthread_mutex_lock(&u->lock);
+	rate_slot_t *s = rate_slot(u, id, now);
+	if (s->second != now) {
+		s->second = now;
+		s->count = 0;
+	}
+	bool ok = s->count < rate;
+	if (ok)
+		s->count++;
+	pthread_mutex_unlock(&u->lock);
+	return ok;
 }
 
 /* Take the first request's zone's requests out of the queue, in order, into batch. */
@@ -196,9 +298,10 @@ typedef struct batch {
 	update_req_t **reqs;
 	uint16_t *rcodes;
 	size_t n;
-	uint32_t from, to; /* serials before and after, when changed */
-	size_t changes;    /* updates that changed the zone */
-	uint32_t sync;     /* the zone's zonefile-sync */
+	uint32_t from, to;   /* serials before and after, when changed */
+	size_t changes;      /* updates that changed the zone */
+	uint32_t sync;       /* the zone's zonefile-sync */
+	forward_plan_t *fwd; /* a secondary's batch: where its updates go (update-forward) */
 	char zone[NAME_TEXT_MAX];
 } batch_t;
 
@@ -247,6 +350,22 @@ static uint16_t check_policy(batch_t *b, const update_req_t *r, const update_msg
 	return DNS_RCODE_NOERROR;
 }
 
+/* r of zone i, as far as needs no zone: its rule, the message into *m, its size, its records. */
+static uint16_t admit(batch_t *b, const conf_t *cfg, size_t i, const update_req_t *r,
+		      update_msg_t *m)
+{
+	const update_rule_t *rule = rule_of(cfg, i, r);
+	if (!rule)
+		return refuse(b, r, DNS_RCODE_REFUSED, "no allow-update rule for it");
+	const char *why = NULL;
+	int rcode = update_parse(m, r->pkt, r->len, &b->u->rr, &why);
+	if (rcode != DNS_RCODE_NOERROR)
+		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
+	if (m->upcount > cfg->update_max_records)
+		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
+	return check_policy(b, r, m, rule);
+}
+
 /*
  * RFC 2136 3: r against version cur of zone i: the policy, the message,
  * the prerequisites, the changes. Returns the rcode, and *cs when the
@@ -256,17 +375,8 @@ static uint16_t evaluate(batch_t *b, const conf_t *cfg, size_t i, const zone_t *
 			 update_req_t *r, changeset_t **cs)
 {
 	*cs = NULL;
-	const update_rule_t *rule = rule_of(cfg, i, r);
-	if (!rule)
-		return refuse(b, r, DNS_RCODE_REFUSED, "no allow-update rule for it");
 	update_msg_t m;
-	const char *why = NULL;
-	int rcode = update_parse(&m, r->pkt, r->len, &b->u->rr, &why);
-	if (rcode != DNS_RCODE_NOERROR)
-		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
-	if (m.upcount > UPDATE_RECORDS_MAX)
-		return refuse(b, r, DNS_RCODE_REFUSED, "more records than an update may have");
-	rcode = check_policy(b, r, &m, rule);
+	int rcode = admit(b, cfg, i, r, &m);
 	if (rcode != DNS_RCODE_NOERROR)
 		return (uint16_t)rcode;
 	rcode = zone_update_prereq(cur, &m);
@@ -313,6 +423,39 @@ static uint16_t step(batch_t *b, const conf_t *cfg, size_t i, const zone_t **cur
 }
 
 /*
+ * A secondary's batch: each request checked as a primary's would be up to
+ * its prerequisites (which are the primary's to judge), the primaries
+ * copied for forward_all, which asks them once the writer's lock is let
+ * go. NOTAUTH for all when update-forward was turned off meanwhile.
+ */
+static int forward_take(batch_t *b, const conf_t *cfg, size_t i)
+{
+	const conf_zone_xfr_t *zx = conf_zone_xfr(cfg, i);
+	b->fwd = zx->update->forward ? calloc(1, sizeof(*b->fwd)) : NULL;
+	for (size_t k = 0; k < b->n; k++) {
+		update_msg_t m;
+		if (b->fwd)
+			b->rcodes[k] = admit(b, cfg, i, b->reqs[k], &m);
+		else
+			b->rcodes[k] = zx->update->forward ? DNS_RCODE_SERVFAIL : DNS_RCODE_NOTAUTH;
+	}
+	for (size_t k = 0; b->fwd && k < zx->primaries.count; k++) {
+		const acl_entry_t *e = &zx->primaries.entries[k];
+		/* over TLS: the update thread holds no TLS context, so not forwarded to */
+		if (e->tls || b->fwd->count == FORWARD_PRIMARIES_MAX)
+			continue;
+		forward_to_t *t = &b->fwd->to[b->fwd->count++];
+		memcpy(&t->addr, &e->addr, e->addr_len);
+		t->addr_len = e->addr_len;
+		t->has_key = e->key != ACL_NOKEY;
+		if (t->has_key)
+			t->key = cfg->keys[e->key];
+		snprintf(t->text, sizeof(t->text), "%s", e->text);
+	}
+	return 0;
+}
+
+/*
  * reload_change_zone's step for a batch: each update against the version
  * the ones before it made, the changes journalled (before publication,
  * as a transfer's), the last version published.
@@ -329,6 +472,8 @@ static int batch_change(void *arg, const zonedb_t *db, size_t i, zone_t **next)
 			b->rcodes[k] = base ? DNS_RCODE_REFUSED : DNS_RCODE_SERVFAIL;
 		return 0;
 	}
+	if (conf_zone_xfr(cfg, i)->primaries.count)
+		return forward_take(b, cfg, i);
 	const zone_t *cur = zone_ref(base);
 	for (size_t k = 0; k < b->n; k++) {
 		changeset_t *cs;
@@ -442,6 +587,101 @@ static int64_t flush_due(updater_t *u, bool all)
 	return next;
 }
 
+/* ---- forwarding (RFC 2136 6) ---- */
+
+static bool stopping(void *arg)
+{
+	return __atomic_load_n(&((updater_t *)arg)->stop, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Ask primary t to apply msg[0..len): the primary's rcode, or -1 when it
+ * did not answer (why says so).
+ */
+static int forward_to(updater_t *u, const forward_to_t *t, const uint8_t *msg, size_t len,
+		      char *why, size_t cap)
+{
+	requestor_params_t p = {
+		.peer = (const struct sockaddr *)&t->addr,
+		.peer_len = t->addr_len,
+		.query = msg,
+		.query_len = len,
+		.key = t->has_key ? &t->key : NULL,
+		.transport = REQUESTOR_UDP,
+		.tcp_on_tc = true, /* RFC 7766 5: a truncated answer, asked again over TCP */
+		.connect_ms = FORWARD_MESSAGE_MS,
+		.message_ms = FORWARD_MESSAGE_MS,
+		.total_ms = FORWARD_TOTAL_MS,
+		.label = t->text,
+	};
+	requestor_t req;
+	int rc = requestor_init(&req, &p);
+	if (rc < 0) {
+		snprintf(why, cap, "%s", shoal_strerror(rc));
+		return -1;
+	}
+	rc = requestor_run(&req, stopping, u);
+	if (rc < 0)
+		requestor_result_text(&req.result, why, cap);
+	int rcode = rc == 0 ? req.result.rcode : -1;
+	requestor_clear(&req);
+	return rcode;
+}
+
+/*
+ * Forward r to the batch's primaries in turn, as the client sent it but
+ * for its TSIG RR and with an ID of its own (RFC 2136 6; the requestor's).
+ * The client was authenticated here (its TSIG, allow-update); the primary
+ * authenticates this server by the key of its primaries entry, so it need
+ * not know the clients' keys. The first primary's rcode, or SERVFAIL when
+ * none answers.
+ */
+static uint16_t forward_one(updater_t *u, batch_t *b, const update_req_t *r)
+{
+	size_t len = r->len;
+	tsig_rr_t rr;
+	if (r->is_signed && tsig_find(r->pkt, r->len, &rr) == 0)
+		len = rr.offset;
+	uint8_t *msg = malloc(len);
+	if (!msg)
+		return refuse(b, r, DNS_RCODE_SERVFAIL, "out of memory to forward it");
+	memcpy(msg, r->pkt, len);
+	if (len < r->len) { /* the TSIG RR taken off: one record less in ARCOUNT (RFC 1035 4.1.1) */
+		uint16_t ar = (uint16_t)(((msg[10] << 8) | msg[11]) - 1);
+		msg[10] = (uint8_t)(ar >> 8);
+		msg[11] = (uint8_t)ar;
+	}
+	char why[REQUESTOR_LABEL_MAX] = "its primaries are over TLS, which forwarding does not use";
+	int rcode = -1;
+	for (size_t k = 0; rcode < 0 && k < b->fwd->count; k++) {
+		forward_to_t *t = &b->fwd->to[k];
+		if (!t->failed && (rcode = forward_to(u, t, msg, len, why, sizeof(why))) < 0)
+			t->failed = true;
+	}
+	free(msg);
+	if (rcode < 0) {
+		char text[REQUESTOR_LABEL_MAX + 32];
+		snprintf(text, sizeof(text), "not forwarded: %s", why);
+		return refuse(b, r, DNS_RCODE_SERVFAIL, text);
+	}
+	char rt[DNS_RCODE_TEXT_MAX];
+	log_limited(&u->refusals, UPDATE_LOG_PER_S, LOG_LEVEL_INFO,
+		    "zone %s: update from %s forwarded to a primary: %s", b->zone, r->peer_text,
+		    dns_rcode_name((uint16_t)rcode, rt));
+	return (uint16_t)rcode;
+}
+
+/* The batch's requests that passed admit, forwarded; the plan wiped (keys) and freed. */
+static void forward_all(updater_t *u, batch_t *b)
+{
+	for (size_t k = 0; k < b->n; k++)
+		if (b->rcodes[k] == DNS_RCODE_NOERROR)
+			b->rcodes[k] = forward_one(u, b, b->reqs[k]);
+	sodium_memzero(b->fwd, sizeof(*b->fwd));
+	free(b->fwd);
+	b->fwd = NULL;
+}
+
 /* ---- the thread ---- */
 
 static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
@@ -451,7 +691,9 @@ static void run_batch(updater_t *u, update_req_t **reqs, size_t n)
 	if (name_to_text(reqs[0]->apex, b.zone, sizeof(b.zone)) < 0)
 		strcpy(b.zone, "?");
 	int rc = reload_change_zone(u->env.reload, reqs[0]->apex, batch_change, &b, &u->stop);
-	if (rc < 0) {
+	if (b.fwd) {
+		forward_all(u, &b);
+	} else if (rc < 0) {
 		log_error("zone %s: dynamic update not applied: %s", b.zone, shoal_strerror(rc));
 		for (size_t k = 0; k < n; k++)
 			rcodes[k] = rc == SHOAL_ENOTFOUND ? DNS_RCODE_NOTAUTH : DNS_RCODE_SERVFAIL;
@@ -520,6 +762,7 @@ int updater_new(const updater_env_t *env, updater_t **out)
 	if (!u)
 		return SHOAL_ENOMEM;
 	u->env = *env;
+	randombytes_buf(u->rate_key, sizeof(u->rate_key));
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

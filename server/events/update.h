@@ -13,12 +13,11 @@
 #include "server/events/reload.h"
 
 /*
- * Bounds: updates in flight (queued, or being applied) in all and for one
- * zone; records in one update.
+ * Updates to one zone applied in one step (one publication). The bounds an
+ * operator sets are options: update-max-inflight, update-max-inflight-total,
+ * update-max-records, update-rate-per-key (server/conf/conf.h).
  */
-#define UPDATE_QUEUE_MAX   1024
-#define UPDATE_ZONE_MAX    64
-#define UPDATE_RECORDS_MAX 1000
+#define UPDATE_BATCH_MAX 64
 /* The longest answer: header, zone, OPT and a TSIG RR with the longest names. */
 #define UPDATE_ANSWER_MAX 2048
 
@@ -86,11 +85,19 @@ int updater_new(const updater_env_t *env, updater_t **out);
 
 /*
  * Queue r for the update thread, which owns it from now on. Returns 0;
- * SHOAL_ESPACE when UPDATE_QUEUE_MAX requests wait, or UPDATE_ZONE_MAX for
- * r's zone (the caller answers and frees r). Any thread: a short lock, no
- * allocation. u may be NULL (SHOAL_ESPACE).
+ * SHOAL_ESPACE when total_max requests are in flight (queued or being
+ * applied), or zone_max for r's zone (the caller answers and frees r).
+ * Any thread: a short lock, no allocation. u may be NULL (SHOAL_ESPACE).
  */
-int updater_post(updater_t *u, update_req_t *r);
+int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_max);
+
+/*
+ * Whether one more update from the sender of r (its TSIG key's name when
+ * signed, else its address) stays within rate updates in this second of
+ * CLOCK_MONOTONIC; counts it when it does. rate 0: always. Any thread: a
+ * short lock, no allocation. u may be NULL (true).
+ */
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate);
 
 /*
  * Stop the thread, before the workers stop: the requests queued go

@@ -495,13 +495,14 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 /* ---- UPDATE in ---- */
 
 /*
- * RFC 2136 3.1: an UPDATE for a primary zone of ours whose allow-update
- * has a rule for its key or address is handed to the update thread, which
- * answers once the change is served (0 here: no answer yet); anything
- * else is answered now: NOTAUTH for a zone not ours or a secondary's (no
- * forwarding, RFC 2136 6), REFUSED without a rule, SERVFAIL when the
- * update thread is busy (UPDATE_QUEUE_MAX). The checks of the message and
- * of each record are the update thread's.
+ * RFC 2136 3.1: an UPDATE for a primary zone of ours (or a secondary with
+ * update-forward) whose allow-update has a rule for its key or address is
+ * handed to the update thread, which answers once the change is served
+ * or forwarded (0 here: no answer yet); anything
+ * else is answered now: NOTAUTH for a zone not ours or a secondary's
+ * without update-forward (RFC 2136 6), REFUSED without a rule or over
+ * update-rate-per-key, SERVFAIL past update-max-inflight(-total). The
+ * checks of the message and of each record are the update thread's.
  */
 static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const uint8_t *q,
 			size_t len, uint8_t *out, size_t cap, size_t limit, tcp_stream_t **stream)
@@ -511,7 +512,9 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 	if (!r->q.has_question || r->q.qtype != DNS_TYPE_SOA)
 		return answer_rcode(t, r, out, cap, limit, DNS_RCODE_FORMERR, 0);
 	const conf_zone_xfr_t *zx = zone_asked(r, db, zone, &i);
-	const char *why = !zx ? "not a zone here" : zx->primaries.count ? "a secondary zone" : NULL;
+	/* RFC 2136 6: a secondary's, when it forwards, goes to the update thread as a primary's */
+	bool secondary = zx && zx->primaries.count && !(zx->update && zx->update->forward);
+	const char *why = !zx ? "not a zone here" : secondary ? "a secondary zone" : NULL;
 	uint16_t rcode = why ? DNS_RCODE_NOTAUTH : 0;
 	if (!why && !conf_update_rule(zx->update, r->peer, r->key)) {
 		why = "no allow-update rule for it";
@@ -519,13 +522,18 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 	}
 	update_reply_t *reply = NULL;
 	if (!why) {
+		const conf_t *cfg = zonedb_owner(db) ? zonedb_owner(db) : t->cfg;
+		updater_t *u = __atomic_load_n(&t->updater, __ATOMIC_ACQUIRE);
 		reply = stream ? update_reply_tcp(stream) : update_reply_udp(t->udp_fd, r->peer);
 		update_req_t *req =
 			reply ? update_req_new(q, len, r->q.qname, r->peer,
 					       r->has_tsig ? &r->tsig : NULL, (uint16_t)limit,
 					       (uint16_t)t->cfg->edns_size, reply)
 			      : NULL;
-		if (req && updater_post(__atomic_load_n(&t->updater, __ATOMIC_ACQUIRE), req) == 0)
+		bool over_rate = req && !updater_rate_ok(u, req, cfg->update_rate_per_key);
+		if (req && !over_rate &&
+		    updater_post(u, req, cfg->update_max_inflight,
+				 cfg->update_max_inflight_total) == 0)
 			return 0;
 		if (req)
 			update_req_free(req);
@@ -536,8 +544,9 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 			*stream = NULL;
 			s->end(s, false);
 		}
-		why = "the update queue is full";
-		rcode = DNS_RCODE_SERVFAIL;
+		why = over_rate ? "over update-rate-per-key"
+				: "update-max-inflight or update-max-inflight-total reached";
+		rcode = over_rate ? DNS_RCODE_REFUSED : DNS_RCODE_SERVFAIL;
 	}
 	stats_add(&t->stats->refused, 1);
 	char rt[DNS_RCODE_TEXT_MAX];

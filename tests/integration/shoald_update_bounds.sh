@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# shoald_update_bounds: updates in flight for one zone are bounded (UPDATE_ZONE_MAX, 64):
-# with the zone set's writer held (a reload stuck in the kernel), 70 updates over TCP at
-# once: 64 wait, 6 are answered SERVFAIL at once and logged; queries are answered all the
-# while; none of the waiting ones is applied or answered NOERROR; shoald still stops.
+# shoald_update_bounds: updates in flight for one zone are bounded (update-max-inflight,
+# 64 by default): with the zone set's writer held (a reload stuck in the kernel), 70 updates
+# over TCP at once: 64 wait, 6 are answered SERVFAIL at once and logged; queries are answered
+# all the while; none of the waiting ones is applied or answered NOERROR; shoald still stops.
+# Then the bounds set smaller: per zone and in all (update-max-inflight-total), records per
+# update (update-max-records), and updates a second per key or address (update-rate-per-key).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 command -v nsupdate >/dev/null || { echo "SKIP: nsupdate (bind9-dnsutils) is needed"; exit 77; }
@@ -45,7 +47,7 @@ refused() { grep -l 'update failed: SERVFAIL' "$T_DIR"/c*.out 2>/dev/null | wc -
 six() { [ "$(refused)" -ge 6 ]; }
 wait_until 60 six
 check_eq "70 at once: 6 past the 64 in flight answered SERVFAIL" 6 "$(refused)"
-check_match "the refusals are logged" "UPDATE example.com. from .*the update queue is full: SERVFAIL" \
+check_match "the refusals are logged" "UPDATE example.com. from .*update-max-inflight or update-max-inflight-total reached: SERVFAIL" \
 	"$(cat "$T_DIR/shoald.log")"
 check_eq "queries are answered meanwhile" 192.0.2.80 "$(q "$PORT" +short www.example.com A | head -1)"
 check_eq "queries over TCP too" 192.0.2.80 "$(q "$PORT" +tcp +short www.example.com A | head -1)"
@@ -57,4 +59,142 @@ check_eq "no waiting update was answered NOERROR" "" \
 	"$(for i in $(seq 1 70); do [ -s "$T_DIR/c$i.out" ] || echo "c$i answered NOERROR"; done)"
 wait_within "$HOLD_PID"
 wait_within "$RELOAD_PID" 130
+
+# ---- the bounds as options: update-max-inflight (per zone), update-max-inflight-total ----
+# A second run with smaller bounds, two zones, the writer held again: 10 updates to
+# example.com (8 wait, 2 SERVFAIL), then 6 to example.net (4 wait: 12 in all; 2 SERVFAIL).
+sed 's/example\.com/example.net/g' "$EXAMPLES/example.com.zone" >"$T_DIR/example.net.zone"
+cp "$EXAMPLES/example.com.zone" "$T_DIR/example.com.zone"
+PORT=$(free_port) || exit 99
+cat >"$T_DIR/shoald2.conf" <<EOF2
+listen: [ 127.0.0.1@$PORT ]
+threads: 2
+control: $CTL
+tcp-max-per-address: 200
+update-max-inflight: 8
+update-max-inflight-total: 12
+zones:
+  - name: example.com
+    file: $T_DIR/example.com.zone
+    allow-update:
+      - address: 127.0.0.1
+  - name: example.net
+    file: $T_DIR/example.net.zone
+    allow-update:
+      - address: 127.0.0.1
+EOF2
+: >"$T_DIR/shoald.log"
+rm -f "$T_DIR"/c*.out
+start_shoald "$PORT" -c "$T_DIR/shoald2.conf" || exit 99
+hold_reload "$CTL"
+check_eq "the reload thread is held again" 0 $?
+# zclient ZONE N: one update over TCP to ZONE; its output into T_DIR/ZONE-N.out
+zclient() {
+	printf 'server 127.0.0.1 %s\nzone %s\nupdate add b%s.%s 60 A 192.0.2.1\nsend\n' \
+		"$PORT" "$1" "$2" "$1" | timeout 90 nsupdate -v >"$T_DIR/$1-$2.out" 2>&1
+}
+zrefused() { grep -l 'update failed: SERVFAIL' "$T_DIR/$1"-*.out 2>/dev/null | wc -l; }
+two_refused() { [ "$(zrefused "$1")" -ge 2 ]; }
+# zburst ZONE N: N updates to ZONE at once; waits until 2 of them are answered SERVFAIL
+CLIENTS=""
+zburst() {
+	local i
+	for i in $(seq 1 "$2"); do
+		zclient "$1" "$i" &
+		CLIENTS="$CLIENTS $!"
+	done
+	wait_until 60 two_refused "$1"
+}
+zburst example.com 10
+check_eq "update-max-inflight 8: 2 of 10 updates to one zone answered SERVFAIL" 2 \
+	"$(zrefused example.com)"
+zburst example.net 6
+check_eq "update-max-inflight-total 12: 2 of 6 to another zone answered SERVFAIL" 2 \
+	"$(zrefused example.net)"
+check_eq "the first zone's refusals stay 2" 2 "$(zrefused example.com)"
+stop_within "$SHOALD_PID"
+check_eq "shoald stops with updates waiting" 0 $?
+for c in $CLIENTS; do wait_within "$c" 120; done
+wait_within "$HOLD_PID"
+wait_within "$RELOAD_PID" 130
+
+# ---- update-max-records and update-rate-per-key, on a running updater ----
+SECRET=$(printf 'dynamic update test secret, 32 o' | base64)
+PORT=$(free_port) || exit 99
+cp "$EXAMPLES/example.com.zone" "$T_DIR/example.com.zone"
+cat >"$T_DIR/shoald3.conf" <<EOF2
+listen: [ 127.0.0.1@$PORT ]
+threads: 2
+update-max-records: 3
+update-rate-per-key: 2
+keys:
+  - { name: upd, algorithm: hmac-sha256, secret: "$SECRET" }
+  - { name: rec, algorithm: hmac-sha256, secret: "$SECRET" }
+  - { name: other, algorithm: hmac-sha256, secret: "$SECRET" }
+zones:
+  - name: example.com
+    file: $T_DIR/example.com.zone
+    allow-update:
+      - key: upd
+      - key: rec
+      - key: other
+      - address: 127.0.0.1
+EOF2
+: >"$T_DIR/shoald.log"
+start_shoald "$PORT" -c "$T_DIR/shoald3.conf" || exit 99
+# nu KEY NAMES...: one update adding a TXT record at each NAME, signed with KEY ("-": none)
+nu() {
+	local key=$1 n
+	shift
+	{
+		printf 'server 127.0.0.1 %s\nzone example.com\n' "$PORT"
+		for n in "$@"; do printf 'update add %s.example.com 60 TXT "t"\n' "$n"; done
+		printf 'send\n'
+	} | if [ "$key" = - ]; then timeout 20 nsupdate; else
+		timeout 20 nsupdate -y "hmac-sha256:$key:$SECRET"; fi 2>&1
+}
+check_match "update-max-records 3: an update of 4 records is REFUSED" "update failed: REFUSED" \
+	"$(nu rec m1 m2 m3 m4)"
+check_eq "none of its records is applied" "" "$(q "$PORT" +short m1.example.com TXT)"
+check_match "the refusal is logged" "more records than update-max-records" \
+	"$(cat "$T_DIR/shoald.log")"
+check_eq "an update of 3 records is applied" "" "$(nu rec m1 m2 m3)"
+check_eq "its records are served" '"t"' "$(q "$PORT" +short m3.example.com TXT)"
+
+# burst WHO: 30 updates at once from WHO (a key, or - unsigned), each adding WHO-N; sets
+# ACCEPTED, REJECTED and SPAN (seconds the burst took, rounded down)
+burst() {
+	local who=$1 pids="" i start
+	start=$(date +%s)
+	for i in $(seq 1 30); do
+		nu "$who" "r$who$i" >"$T_DIR/r$who$i.out" &
+		pids="$pids $!"
+	done
+	for i in $pids; do wait_within "$i" 60; done
+	SPAN=$(($(date +%s) - start))
+	REJECTED=$(grep -l 'update failed: REFUSED' "$T_DIR/r$who"[0-9]*.out | wc -l)
+	ACCEPTED=$(for i in $(seq 1 30); do [ -s "$T_DIR/r$who$i.out" ] || echo x; done | wc -l)
+}
+# at 2 a second in windows of one second, a burst over SPAN (+1 for the rounding) seconds
+# touches at most SPAN + 2 windows
+for who in upd -; do
+	burst "$who"
+	MOST=$((2 * (SPAN + 2)))
+	what="update-rate-per-key 2, 30 at once from $who over ${SPAN}s"
+	[ "$ACCEPTED" -le "$MOST" ] && ok=yes || ok="no: $ACCEPTED applied"
+	check_eq "$what: at most $MOST applied" yes "$ok"
+	check_eq "$what: every other one REFUSED" 30 $((ACCEPTED + REJECTED))
+	[ "$REJECTED" -ge 1 ] && ok=yes || ok=no
+	check_eq "$what: some REFUSED" yes "$ok"
+	served=0
+	for i in $(seq 1 30); do
+		[ -n "$(q "$PORT" +short "r$who$i.example.com" TXT)" ] && served=$((served + 1))
+	done
+	check_eq "$what: the records served are the updates applied" "$ACCEPTED" "$served"
+done
+check_match "over the rate is logged" "over update-rate-per-key: REFUSED" \
+	"$(cat "$T_DIR/shoald.log")"
+check_eq "another key is not held back by one over its rate" "" "$(nu other o1)"
+stop_within "$SHOALD_PID"
+check_eq "shoald stops" 0 $?
 done_testing
