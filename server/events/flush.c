@@ -163,7 +163,7 @@ static void record(sched_t *s, const sec_flush_job_t *job, bool saved, const cha
 	sec_zone_t *z = sched_zone_of(s, job->apex);
 	if (z)
 		sec_set_saved(s, z, saved, why);
-	rcu_read_unlock();
+	sched_read_unlock(s);
 }
 
 /*
@@ -180,7 +180,7 @@ static void flush_one(sched_t *s, const sec_flush_job_t *job)
 	/* before the version is taken: one published after it is queued again */
 	if (z)
 		__atomic_store_n(&z->flush_queued, 0, __ATOMIC_RELEASE);
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	test_hold();
 	zone_t *v = served(s, job->apex);
 	if (!v)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <urcu.h>
 
 #include "server/common/heap.h"
 #include "server/events/sched.h"
@@ -312,5 +313,44 @@ void sec_set_status(sched_t *s, sec_zone_t *z, const char *source, const char *l
  * together. Any thread.
  */
 void sec_set_saved(sched_t *s, sec_zone_t *z, bool saved, const char *error);
+
+/*
+ * ThreadSanitizer does not see the ordering liburcu's synchronize_rcu
+ * gives: under TSan, the end of each read section over the scheduler's
+ * tables (sched_read_unlock) is a release that adopt acquires after its
+ * grace period, before it frees a table or an entry, as zone/zonedb.c
+ * does for the zone set. Nothing of this is compiled in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SCHED_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SCHED_TSAN 1
+#endif
+#endif
+#ifdef SCHED_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+/* rcu_read_unlock after a read of s's tables or entries. Any registered thread. */
+static inline void sched_read_unlock(sched_t *s)
+{
+#ifdef SCHED_TSAN
+	__tsan_release(&s->shown);
+#else
+	(void)s;
+#endif
+	rcu_read_unlock();
+}
+
+/* After synchronize_rcu: what every read section that ended did is seen. The scheduler. */
+static inline void sched_readers_seen(sched_t *s)
+{
+#ifdef SCHED_TSAN
+	__tsan_acquire(&s->shown);
+#else
+	(void)s;
+#endif
+}
 
 #endif

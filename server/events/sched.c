@@ -544,6 +544,7 @@ static void adopt(sched_t *s)
 	sec_table_t *old = s->work;
 	/* no reader holds a table shown before t after this: none finds a zone t drops */
 	synchronize_rcu();
+	sched_readers_seen(s);
 	/* and what they handed over is in the inbox: taken before any entry is freed */
 	take_inbox(s);
 	/* the zones of both tables for a moment: those gone are taken out after the new are in */
@@ -763,7 +764,7 @@ bool sched_notify(sched_t *s, const uint8_t *apex, bool has_serial, uint32_t ser
 			stats_add_shared(&s->counters->notify_coalesced, 1);
 		sched_kick(s, z);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	return scheduled;
 }
 
@@ -776,7 +777,7 @@ int sched_refresh(sched_t *s, const uint8_t *apex, bool retransfer)
 				  __ATOMIC_ACQ_REL);
 		sched_kick(s, z);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	return z ? 0 : SHOAL_ENOTFOUND;
 }
 
@@ -811,7 +812,7 @@ bool sched_state(sched_t *s, const uint8_t *apex, sched_state_t *out)
 			 z->save_error ? z->save_error : "");
 		pthread_mutex_unlock(&s->status_lock);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 	return z != NULL;
 }
 
@@ -828,7 +829,7 @@ void sched_secondaries(const void *from, stats_secondary_fn each, void *arg)
 		zone_times(s, t->zones[k], &g);
 		each(arg, t->zones[k]->apex, &g);
 	}
-	rcu_read_unlock();
+	sched_read_unlock(s);
 }
 
 void sched_free(sched_t *s)
