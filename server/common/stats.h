@@ -293,6 +293,8 @@ const char *stats_qtype_name(unsigned i);
 	  "NOTIFYs for a zone whose refresh was pending already")                                 \
 	X(g, rate_limited, COUNTER, "sched_rate_limited",                                         \
 	  "times refreshes due waited for serial-query-rate")                                     \
+	X(g, zones_taken, COUNTER, "sched_zones_taken",                                           \
+	  "secondary zones started, checked or retired as the scheduler took a reconfig")         \
 	X(g, state_saves, COUNTER, "state_saves", "saves of the zones' timers to state-dir")      \
 	X(g, state_save_errors, COUNTER, "state_save_failures", "saves to state-dir that failed") \
 	X(g, unsaved, GAUGE, "secondary_unsaved_zones",                                           \

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <urcu.h>
 
 #include "server/common/heap.h"
 #include "server/events/sched.h"
@@ -92,6 +93,14 @@ typedef struct sec_table {
 	size_t cap;
 	unsigned refs;             /* the scheduler's: refreshes running with it, and work */
 	struct sec_table *skipped; /* tables posted before it and never adopted */
+	/*
+	 * Derived from `base` by one zone added or removed (change; else
+	 * ZONEDB_REBUILD and base NULL): adopted after base, it looks at that
+	 * zone only. base is compared, never read: it may be freed by then.
+	 */
+	const struct sec_table *base;
+	enum zonedb_change change;
+	sec_zone_t *gone; /* ZONEDB_REMOVED: base's entry of the zone removed, or NULL */
 } sec_table_t;
 
 /* One pool thread and the refresh it runs. */

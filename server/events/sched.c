@@ -435,20 +435,24 @@ static int64_t save(sched_t *s, int64_t now)
  */
 static void adopt(sched_t *s);
 
-/* Zones of old that t does not have: off the timers, freed unless running. The scheduler. */
+/* Zone z, gone from the configuration: off the timers, freed unless running. The scheduler. */
+static void retire(sched_t *s, sec_zone_t *z)
+{
+	heap_remove(&s->due, &z->due);
+	heap_remove(&s->expiry, &z->expiry);
+	heap_remove(&s->flush, &z->flush); /* its file is no longer the zone's */
+	z->retired = true;
+	if (!z->running)
+		sched_entry_free(s, z);
+	stats_add_shared(&s->counters->zones_taken, 1);
+}
+
+/* Zones of old that t does not have: retired. The scheduler. */
 static void retire_gone(sched_t *s, sec_table_t *old, const sec_table_t *t)
 {
-	for (size_t k = 0; old && k < old->count; k++) {
-		sec_zone_t *z = old->zones[k];
-		if (sched_table_find(s, t, z->apex) == z)
-			continue;
-		heap_remove(&s->due, &z->due);
-		heap_remove(&s->expiry, &z->expiry);
-		heap_remove(&s->flush, &z->flush); /* its file is no longer the zone's */
-		z->retired = true;
-		if (!z->running)
-			sched_entry_free(s, z);
-	}
+	for (size_t k = 0; old && k < old->count; k++)
+		if (sched_table_find(s, t, old->zones[k]->apex) != old->zones[k])
+			retire(s, old->zones[k]);
 }
 
 /*
@@ -470,6 +474,49 @@ static void file_moved(sched_t *s, sec_zone_t *z, const zonedb_t *db, const char
 }
 
 /*
+ * Zone z, new to the scheduler as cfg's zone i: started; to due[] when its
+ * refresh is due now (to be spread), else armed. The scheduler, in a read
+ * section of db.
+ */
+static void take_fresh(sched_t *s, sec_zone_t *z, size_t i, const conf_t *cfg, const zonedb_t *db,
+		       sec_zone_t **due, size_t *due_count)
+{
+	z->fresh = false;
+	z->index = i;
+	if (zone_start(s, z, cfg, db, sched_now_ms()) && due)
+		due[(*due_count)++] = z;
+	else
+		arm(s, z);
+}
+
+/*
+ * t, derived from the table worked on by one zone added or removed
+ * (sched_table_new): every other zone has the settings it had, so it keeps
+ * its timers untouched and only its index moves (past a removed zone);
+ * the zone added is started, the one removed retired. So a zone-add or a
+ * catalog's one member costs one zone here, not a pass over 100,000
+ * (each kept zone's primaries compared, timers re-armed and saved).
+ * Returns how many were kept. The scheduler.
+ */
+static size_t take_one(sched_t *s, sec_table_t *t, sec_zone_t **due, size_t *due_count)
+{
+	for (size_t k = 0; t->change == ZONEDB_REMOVED && k < t->count; k++)
+		t->zones[k]->index = t->index[k];
+	sec_zone_t *z = t->count ? t->zones[t->count - 1] : NULL;
+	if (t->change == ZONEDB_ADDED && z && z->fresh) {
+		zonedb_read_lock();
+		take_fresh(s, z, t->index[t->count - 1], &t->cfg, zonedb_current(s->zones), due,
+			   due_count);
+		zonedb_read_unlock(s->zones);
+		stats_add_shared(&s->counters->zones_taken, 1);
+		return t->count - 1;
+	}
+	if (t->gone)
+		retire(s, t->gone);
+	return t->count;
+}
+
+/*
  * The zones of t, fresh or kept: started, moved to their new index. The
  * fresh ones due now go to due[] to be spread (due NULL: armed at once).
  * Returns how many were kept with their timers. The scheduler.
@@ -478,19 +525,14 @@ static size_t take_zones(sched_t *s, const sec_table_t *old, sec_table_t *t, sec
 			 size_t *due_count)
 {
 	size_t kept = 0;
-	int64_t now = sched_now_ms();
 	zonedb_read_lock();
 	const zonedb_t *db = zonedb_current(s->zones);
+	stats_add_shared(&s->counters->zones_taken, t->count);
 	for (size_t k = 0; k < t->count; k++) {
 		sec_zone_t *z = t->zones[k];
 		size_t i = t->index[k];
 		if (z->fresh) {
-			z->fresh = false;
-			z->index = i;
-			if (zone_start(s, z, &t->cfg, db, now) && due)
-				due[(*due_count)++] = z;
-			else
-				arm(s, z);
+			take_fresh(s, z, i, &t->cfg, db, due, due_count);
 			continue;
 		}
 		bool same = old && conf_zone_same_primaries(&old->cfg, z->index, &t->cfg, i);
@@ -529,7 +571,8 @@ static void adopt(sched_t *s)
 	if (heap_reserve(&s->due, most) < 0 || heap_reserve(&s->expiry, most) < 0)
 		log_error("secondary zones: out of memory for the timers: some zones may not be "
 			  "refreshed");
-	sec_zone_t **due = malloc((t->count ? t->count : 1) * sizeof(*due));
+	bool one = old && t->base == old; /* one zone added or removed: take_one */
+	sec_zone_t **due = malloc((t->count && !one ? t->count : 1) * sizeof(*due));
 	size_t due_count = 0;
 	s->work = t;
 	t->refs++;
@@ -544,8 +587,13 @@ static void adopt(sched_t *s)
 		sched_table_free(k);
 	}
 	t->skipped = NULL;
-	size_t kept = take_zones(s, old, t, due, &due_count);
-	retire_gone(s, old, t);
+	size_t kept;
+	if (one) {
+		kept = take_one(s, t, due, &due_count);
+	} else {
+		kept = take_zones(s, old, t, due, &due_count);
+		retire_gone(s, old, t);
+	}
 	spread(s, due, due_count, sched_now_ms());
 	free(due);
 	if (old)

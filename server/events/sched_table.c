@@ -146,8 +146,10 @@ static bool table_derive(sched_t *s, sec_table_t *t, const conf_t *cfg, const se
 {
 	for (size_t k = 0; k < from->count; k++) {
 		size_t i = from->index[k];
-		if (change == ZONEDB_REMOVED && i == removed)
+		if (change == ZONEDB_REMOVED && i == removed) {
+			t->gone = from->zones[k];
 			continue;
+		}
 		table_add(s, t, from->zones[k], i - (change == ZONEDB_REMOVED && i > removed));
 	}
 	return change != ZONEDB_ADDED || table_put(s, t, cfg, cfg->zone_count - 1, from);
@@ -171,8 +173,11 @@ sec_table_t *sched_table_new(sched_t *s, const conf_t *cfg, const sec_table_t *f
 	t->index = malloc((n ? n : 1) * sizeof(*t->index));
 	t->slots = calloc(cap, sizeof(*t->slots));
 	bool ok = t->zones && t->index && t->slots && conf_copy(&t->cfg, cfg) == 0;
-	if (ok && derived)
+	if (ok && derived) {
+		t->base = from;
+		t->change = change;
 		ok = table_derive(s, t, cfg, from, change, removed);
+	}
 	for (size_t i = 0; ok && !derived && i < cfg->zone_count; i++)
 		ok = table_put(s, t, cfg, i, from);
 	if (!ok) {

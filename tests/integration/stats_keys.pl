@@ -76,7 +76,8 @@ my %metric = (
 	'secondary_zones' => 'sched_zones', 'xfr_in_running' => 'sched_running',
 	'sched_refreshes' => 'sched_refreshes', 'sched_soa_queries' => 'sched_soa_queries',
 	'sched_notify_coalesced' => 'sched_notify_coalesced',
-	'sched_rate_limited' => 'sched_rate_limited', 'state_saves' => 'sched_state_saves',
+	'sched_rate_limited' => 'sched_rate_limited', 'sched_zones_taken' => 'sched_zones_taken',
+	'state_saves' => 'sched_state_saves',
 	'state_save_failures' => 'sched_state_save_errors',
 	'secondary_unsaved_zones' => 'sched_unsaved',
 );

@@ -319,6 +319,94 @@ static void test_lookups_during_reconfig(void)
 	world_stop(&w);
 }
 
+/* Until the scheduler times `zones` secondary zones (it took the table posted). */
+static bool zones_become(const stats_sched_t *c, uint64_t zones)
+{
+	for (int ms = 0; ms < WAIT_MS; ms++) {
+		if (__atomic_load_n(&c->zones, __ATOMIC_ACQUIRE) == zones)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * The zones the scheduler looks at (sched_zones_taken) as it takes one
+ * zone added to n secondaries, into *added, then one removed from the
+ * middle, into *removed. No pool thread: nothing is ever transferred.
+ */
+static void taken_by_one(size_t n, uint64_t *added, uint64_t *removed)
+{
+	static const char text[] = "zones:\n  - name: z0.test\n"
+				   "    primaries: [\"127.0.0.1@9 NOKEY\"]\n";
+	conf_t c, plus, minus;
+	zonedb_ref_t zones = { 0 };
+	reload_t reload;
+	stats_xfr_in_t xfr = { 0 };
+	stats_sched_t counters = { 0 };
+	sched_t *s = NULL;
+	char name[32];
+	*added = *removed = UINT64_MAX;
+	CU_ASSERT_EQUAL_FATAL(unit_conf_text(&c, text, sizeof(text) - 1), 0);
+	int rc = 0;
+	for (size_t i = 1; rc == 0 && i < n; i++) {
+		snprintf(name, sizeof(name), "z%zu.test", i);
+		rc = conf_zone_add_from(&c, name, "", conf_zone_xfr(&c, 0));
+	}
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	reload_init(&reload, &c, &zones);
+	sched_env_t env = {
+		.zones = &zones, .reload = &reload, .xfr_in = &xfr, .counters = &counters
+	};
+	CU_ASSERT_FATAL(sched_new(&c, &env, &s) == 0 && s && sched_start(s) == 0);
+	CU_ASSERT_FATAL(zones_become(&counters, n));
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&plus, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(conf_zone_add_from(&plus, "new.test", "", conf_zone_xfr(&c, 0)), 0);
+	uint64_t was = __atomic_load_n(&counters.zones_taken, __ATOMIC_ACQUIRE);
+	CU_ASSERT_EQUAL(sched_reconfig_one(s, &plus, ZONEDB_ADDED, 0), 0);
+	CU_ASSERT_FATAL(zones_become(&counters, n + 1));
+	*added = __atomic_load_n(&counters.zones_taken, __ATOMIC_ACQUIRE) - was;
+	CU_ASSERT_EQUAL_FATAL(conf_copy(&minus, &plus), 0);
+	CU_ASSERT_EQUAL_FATAL(conf_zone_remove(&minus, n / 2), 0);
+	was = __atomic_load_n(&counters.zones_taken, __ATOMIC_ACQUIRE);
+	CU_ASSERT_EQUAL(sched_reconfig_one(s, &minus, ZONEDB_REMOVED, n / 2), 0);
+	CU_ASSERT_FATAL(zones_become(&counters, n));
+	*removed = __atomic_load_n(&counters.zones_taken, __ATOMIC_ACQUIRE) - was;
+	/* the zone removed is no secondary any more; the last one, past it, still is */
+	char buf[256];
+	snprintf(name, sizeof(name), "z%zu.test", n / 2);
+	status_zone(s, &plus, name, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "source (not a secondary)");
+	status_zone(s, &minus, "new.test", buf, sizeof(buf));
+	CU_ASSERT_STRING_NOT_EQUAL(buf, "source (not a secondary)");
+	sched_free(s);
+	conf_clear(&c);
+	conf_clear(&plus);
+	conf_clear(&minus);
+}
+
+/*
+ * One zone added to, then removed from, the secondaries (a zone-add, a
+ * catalog's one member) costs the scheduler that zone: as many zones
+ * looked at with 100,000 secondaries as with 1,000 (issue 32: each
+ * change re-armed and compared every zone's timers and primaries).
+ */
+static void test_reconfig_one_costs_one(void)
+{
+	uint64_t small_added, small_removed, large_added, large_removed;
+	taken_by_one(1000, &small_added, &small_removed);
+	taken_by_one(100000, &large_added, &large_removed);
+	CU_ASSERT_EQUAL(small_added, 1);
+	CU_ASSERT_EQUAL(small_removed, 1);
+	CU_ASSERT_EQUAL(large_added, small_added);
+	CU_ASSERT_EQUAL(large_removed, small_removed);
+	if (large_added != 1 || large_removed != 1)
+		fprintf(stderr,
+			"\n  zones looked at: %llu, %llu at 1000 zones; %llu, %llu at 100000\n",
+			(unsigned long long)small_added, (unsigned long long)small_removed,
+			(unsigned long long)large_added, (unsigned long long)large_removed);
+}
+
 /*
  * The same with zone-add and zone-remove (sched_reconfig_one), which the
  * catalogs' members make often: the scheduler frees each table it replaces
@@ -397,6 +485,7 @@ int main(int argc, char **argv)
 	static const unit_test_t tests[] = {
 		UNIT_TEST(test_notify_before_reconfig_applied),
 		UNIT_TEST(test_reconfig_one),
+		UNIT_TEST(test_reconfig_one_costs_one),
 		UNIT_TEST(test_reconfig_out_of_memory),
 		UNIT_TEST(test_notify_coalesced),
 		UNIT_TEST(test_lookups_during_reconfig),
