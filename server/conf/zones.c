@@ -113,19 +113,28 @@ static conf_zone_t *zone_new(const char *name, const char *file, uint64_t seq)
 	return z;
 }
 
-/* A copy of z that one configuration may change: its lists its own. NULL when out of memory. */
-static conf_zone_t *zone_copy(const conf_zone_t *z)
+/* A zone like z (its name, limits, flags and creation number) served from `file`, with default
+ * settings. NULL when out of memory. */
+static conf_zone_t *zone_like(const conf_zone_t *z, const char *file)
 {
-	conf_zone_t *c = zone_new(z->spec.name, z->spec.file, z->seq);
+	conf_zone_t *c = zone_new(z->spec.name, file, z->seq);
 	if (!c)
 		return NULL;
 	c->spec.limits = z->spec.limits;
 	c->spec.secondary = z->spec.secondary;
 	c->spec.keep = z->spec.keep;
+	return c;
+}
+
+/* A copy of z that one configuration may change: its lists its own. NULL when out of memory. */
+static conf_zone_t *zone_copy(const conf_zone_t *z)
+{
+	conf_zone_t *c = zone_like(z, z->spec.file);
+	if (!c)
+		return NULL;
 	c->xfr = z->xfr;
 	/* its lists, TLS checks, a consumer's templates and a member record: copies of its own */
-	bool ok = conf_xfr_own(&c->xfr);
-	if (!ok) {
+	if (!conf_xfr_own(&c->xfr)) {
 		zone_unref(c);
 		return NULL;
 	}
@@ -408,27 +417,39 @@ int conf_zone_remove(conf_t *cfg, size_t i)
 }
 
 /* Zone i of cfg, cfg's own (its chunk, its name's part and itself copied when shared). */
+/*
+ * n in the place of z, zone i of cfg, whose chunk is cfg's own: in the
+ * chunk and in the name index; z dropped. False when out of memory (cfg
+ * as it was; n still the caller's).
+ */
+static bool zone_replace(conf_t *cfg, size_t i, conf_zone_t *z, conf_zone_t *n)
+{
+	name_part_t *p = part_own(cfg, z, false, z);
+	if (!p)
+		return false;
+	part_put(p, n);
+	size_t k = run_of(cfg, i);
+	cfg->zone_runs[k].chunk->zone[i - cfg->zone_runs[k].first] = n;
+	zone_unref(z);
+	return true;
+}
+
 static conf_zone_t *zone_own(conf_t *cfg, size_t i)
 {
 	size_t k = run_of(cfg, i);
 	conf_zone_t *z = zone_at(cfg, i);
 	if (!shared(&z->refs) && !shared(&cfg->zone_runs[k].chunk->refs))
 		return z;
-	zone_chunk_t *c = chunk_own(cfg, k);
-	if (!c)
+	if (!chunk_own(cfg, k))
 		return NULL;
 	if (!shared(&z->refs))
 		return z;
 	conf_zone_t *n = zone_copy(z);
-	name_part_t *p = n ? part_own(cfg, z, false, z) : NULL;
-	if (!p) {
+	if (!n || !zone_replace(cfg, i, z, n)) {
 		if (n)
 			zone_unref(n);
 		return NULL;
 	}
-	part_put(p, n);
-	c->zone[i - cfg->zone_runs[k].first] = n;
-	zone_unref(z);
 	return n;
 }
 
@@ -439,23 +460,18 @@ int conf_zone_set_file(conf_t *cfg, size_t i, const char *file)
 		return SHOAL_ENOMEM;
 	if (!strcmp(z->spec.file, file))
 		return 0;
-	/* the file lies in the zone's allocation: a new one, which takes over z's lists */
-	conf_zone_t *n = zone_new(z->spec.name, file, z->seq);
-	name_part_t *p = n ? part_own(cfg, z, false, z) : NULL;
-	if (!p) {
-		if (n)
-			zone_unref(n);
+	/* the file lies in the zone's allocation: a new one, which takes over z's settings */
+	conf_zone_t *n = zone_like(z, file);
+	if (!n)
 		return SHOAL_ENOMEM;
-	}
-	n->spec.limits = z->spec.limits;
-	n->spec.secondary = z->spec.secondary;
-	n->spec.keep = z->spec.keep;
 	n->xfr = z->xfr;
 	z->xfr = conf_zone_xfr_default();
-	part_put(p, n);
-	size_t k = run_of(cfg, i);
-	cfg->zone_runs[k].chunk->zone[i - cfg->zone_runs[k].first] = n;
-	zone_unref(z);
+	if (!zone_replace(cfg, i, z, n)) {
+		z->xfr = n->xfr; /* given back: n frees none of them */
+		n->xfr = conf_zone_xfr_default();
+		zone_unref(n);
+		return SHOAL_ENOMEM;
+	}
 	return 0;
 }
 
