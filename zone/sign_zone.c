@@ -266,6 +266,17 @@ static void put_bitmap(wire_t *w, const uint16_t *types, size_t n)
 }
 
 /*
+ * Which keys sign an RRset: at the apex CDS and CDNSKEY by the KSK, a key
+ * the parent's DS set holds (RFC 7344 4.1), as the DNSKEY RRset is; every
+ * other by the ZSK.
+ */
+static sign_key_role_t signer_role(bool apex, uint16_t type)
+{
+	return apex && (type == DNS_TYPE_CDS || type == DNS_TYPE_CDNSKEY) ? SIGN_KEY_KSK
+									  : SIGN_KEY_ZSK;
+}
+
+/*
  * Node n's RRSIGs (what it is authoritative for: at a delegation only the
  * DS, RFC 4035 2.2); the types its NSEC or NSEC3 shows gather in
  * c->types[0..*nt) (at a delegation NS and DS, not its glue, RFC 4035
@@ -288,7 +299,7 @@ static int sign_data(sign_ctx_t *c, const znode_t *n, size_t *nt, bool *sigs)
 			continue;
 		*sigs = true;
 		if (!(apex && t == DNS_TYPE_SOA)) /* the new SOA is signed where it is made */
-			rc = add_rrsigs(c, owner, &rs[i].set, SIGN_KEY_ZSK);
+			rc = add_rrsigs(c, owner, &rs[i].set, signer_role(apex, t));
 	}
 	if (apex) {
 		types_insert(c->types, nt, DNS_TYPE_DNSKEY);

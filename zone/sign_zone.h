@@ -45,7 +45,8 @@ typedef struct sign_zone_opts {
  * expiring o->times.expiration less a random 0 to o->jitter seconds, so
  * their refreshes spread out) by each
  * ZSK on every authoritative RRset (not at or below a delegation but its
- * DS, not under a DNAME); an NSEC at every name with authoritative data
+ * DS, not under a DNAME), by each KSK on the apex's CDS and CDNSKEY (RFC
+ * 7344 4.1: a key of the parent's DS set signs them); an NSEC at every name with authoritative data
  * and at every delegation (RFC 4035 2.3), each to the next in canonical
  * order, the last to the apex, with the TTL min(SOA TTL, SOA MINIMUM)
  * (RFC 9077 3), and its RRSIG; or with o->nsec3 the NSEC3PARAM at the

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <ldns/dnssec.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,52 @@ static void test_signature_times(void)
 	zone_unref(z);
 }
 
+/* The key tag of the one RRSIG over rs (RFC 4034 3.1: after 16 octets of RDATA), or -1. */
+static int rrsig_tag(const zrrset_t *rs)
+{
+	if (!rs || !rs->sigs || rs->sigs->rr_count != 1)
+		return -1;
+	return wire_get_u16(rs->sigs->data + 10 + 16);
+}
+
+/* The tag of z's KSK (the DNSKEY with flags 257, RFC 4034 2.1.1), or -1 when not one. */
+static int ksk_tag(const zone_t *z)
+{
+	const zrrset_t *keys = znode_rrset(z->apex, DNS_TYPE_DNSKEY);
+	int tag = -1, found = 0;
+	wire_t w;
+	wire_init_read(&w, keys->set.data, keys->set.data_len);
+	for (uint16_t i = 0; i < keys->set.rr_count; i++) {
+		wire_skip(&w, 8);
+		uint16_t len = wire_read_u16(&w);
+		const uint8_t *rdata = wire_read_ptr(&w, len);
+		if (!w.err && wire_get_u16(rdata) == 257) {
+			tag = ldns_calc_keytag_raw(rdata, len);
+			found++;
+		}
+	}
+	return found == 1 ? tag : -1;
+}
+
+/*
+ * RFC 7344 4.1: CDS and CDNSKEY are signed by a key the parent's DS set
+ * holds, the KSK, not by the ZSK as the rest of the apex: a zone's own
+ * (here RFC 8078 4's request to remove the DS) too.
+ */
+static void test_own_cds_signed_by_ksk(void)
+{
+	char path[300], text[sizeof(ZONE) + 64];
+	snprintf(text, sizeof(text), "%s@ CDS 0 0 0 00\n@ CDNSKEY 0 3 0 AA==\n", ZONE);
+	snprintf(path, sizeof(path), "%s/own-cds.zone", tmpdir);
+	zone_t *z = sign_text_to_file(text, 1, 13, NULL, path);
+	int ksk = ksk_tag(z);
+	CU_ASSERT(ksk >= 0);
+	CU_ASSERT_EQUAL(rrsig_tag(znode_rrset(z->apex, DNS_TYPE_CDS)), ksk);
+	CU_ASSERT_EQUAL(rrsig_tag(znode_rrset(z->apex, DNS_TYPE_CDNSKEY)), ksk);
+	CU_ASSERT(verifies(path));
+	zone_unref(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -295,6 +342,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_nsec3_chain),
 		UNIT_TEST(test_signature_times),
 		UNIT_TEST(test_threads),
+		UNIT_TEST(test_own_cds_signed_by_ksk),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_zone", tests, tmpdir);
