@@ -4,8 +4,9 @@
 # from its list in keys-dir (tag, role, algorithm, state and times, the tags those of the
 # list); ds prints its KSK's DS with the policy's dnskey-ttl, as ldns-key2ds and BIND's
 # dnssec-dsfromkey compute it from the same DNSKEY; neither shows anything of a private key;
-# a zone not configured, one without a policy, one whose keys are not made and a damaged list
-# are errors that say so. The keys are made by makekeys, as the signer makes them.
+# a zone not configured, one without a policy, one whose keys are not made, a damaged list and
+# (for ds) a list without a KSK are errors that say so. The keys are made by makekeys, as the
+# signer makes them.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 command -v ldns-key2ds >/dev/null || { echo "SKIP: ldns-key2ds (ldnsutils) is needed"; exit 77; }
@@ -27,6 +28,8 @@ awk -v p=$((now - 3600)) '$2 == "zsk" { $6 = p } 1' "$KEYS/b.test.keys" >"$T_DIR
 	cp "$T_DIR/b.keys" "$KEYS/b.test.keys"
 "$MAKEKEYS" "$KEYS" bad.test. 13 || fail "makekeys bad.test."
 echo "0123 ksk 13" >>"$KEYS/bad.test.keys"
+# zskonly.test's list: example.com's ZSK line alone (the key's owner name is not in the line)
+grep ' zsk ' "$KEYS/example.com.keys" >"$KEYS/zskonly.test.keys"
 # zone NAME [POLICY]: a small zone's file, and its entry of the configuration's zones
 zone() {
 	printf '$ORIGIN %s.\n$TTL 300\n@ SOA ns1 hm 1 3600 600 86400 300\n@ NS ns1\nns1 A 192.0.2.1\n' \
@@ -46,7 +49,7 @@ zones:
   - name: example.com
     file: $T_DIR/example.com.zone
     dnssec-policy: p
-$(for z in b.test bad.test nokeys.test; do zone $z p; done; zone plain.test)
+$(for z in b.test bad.test nokeys.test zskonly.test; do zone $z p; done; zone plain.test)
 CONF
 cp "$EXAMPLES/example.com.zone" "$T_DIR/"
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
@@ -119,5 +122,9 @@ for cmd in keys ds; do
 	check_eq "$cmd of a damaged list exits 1 and names its line" \
 		"1 shoalctl: $KEYS/bad.test.keys:4: not a key line" "$? $out"
 done
+check_eq "keys of a list with a ZSK alone" 1 "$(ctl keys zskonly.test | grep -c ' zsk ')"
+out=$(ctl ds zskonly.test)
+check_eq "ds of a list without a KSK exits 1 and says so" \
+	"1 shoalctl: zone zskonly.test has no KSK in its list" "$? $out"
 stop_pid "$SHOALD_PID"
 done_testing
