@@ -35,6 +35,20 @@ const char *sign_key_role_name(sign_key_role_t role)
 	return role_names[role == SIGN_KEY_ZSK];
 }
 
+static const char *const state_names[] = { "created", "published", "active" };
+
+sign_key_state_t sign_key_state(const sign_key_t *k, int64_t now)
+{
+	if (now >= k->active)
+		return SIGN_KEY_ACTIVE;
+	return now >= k->published ? SIGN_KEY_PUBLISHED : SIGN_KEY_CREATED;
+}
+
+const char *sign_key_state_name(sign_key_state_t state)
+{
+	return state_names[state];
+}
+
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

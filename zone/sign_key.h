@@ -77,6 +77,24 @@ void sign_keyset_clear(sign_keyset_t *ks);
 /* Whether k holds its private key (sign_keyset_load with private, or made here). */
 bool sign_key_can_sign(const sign_key_t *k);
 
+/*
+ * What a key is at a moment, from its times alone: made but not in the
+ * DNSKEY RRset yet (before its published time), published (in the RRset,
+ * not signing yet), active (signing). The rollovers' retired and removed
+ * states come with their times.
+ */
+typedef enum sign_key_state {
+	SIGN_KEY_CREATED,
+	SIGN_KEY_PUBLISHED,
+	SIGN_KEY_ACTIVE,
+} sign_key_state_t;
+
+/* k's state at now (UNIX seconds). */
+sign_key_state_t sign_key_state(const sign_key_t *k, int64_t now);
+
+/* "created", "published" or "active". */
+const char *sign_key_state_name(sign_key_state_t state);
+
 /* "ksk" or "zsk". */
 const char *sign_key_role_name(sign_key_role_t role);
 

@@ -166,8 +166,8 @@ static int add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *r
 	return 0;
 }
 
-/* Add the records of the RRset rs at owner (built here) to the changeset. */
-static int add_rrset(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs)
+/* The records of the RRset rs at owner to the changeset's additions (add) or deletions. */
+static int put_rrset(sign_ctx_t *c, bool add, const uint8_t *owner, const rrset_wire_t *rs)
 {
 	wire_t w;
 	wire_init_read(&w, rs->data, rs->data_len);
@@ -177,31 +177,64 @@ static int add_rrset(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs
 		uint16_t len = wire_read_u16(&w);
 		const uint8_t *rdata = wire_read_ptr(&w, len);
 		int rc = w.err ? SHOAL_EMALFORMED
-			       : changeset_add(c->cs, true, owner, rs->type, ttl, rdata, len);
+			       : changeset_add(c->cs, add, owner, rs->type, ttl, rdata, len);
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
 }
 
-/* The DNSKEY RRset of every key, added and signed by the KSKs (RFC 6781 3.1). */
-static int add_dnskeys(sign_ctx_t *c)
+/* Add the records of the RRset rs at owner (built here) to the changeset. */
+static int add_rrset(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs)
+{
+	return put_rrset(c, true, owner, rs);
+}
+
+/*
+ * An apex RRset made of the keys, added and signed by the KSKs: DNSKEY of
+ * every key (RFC 6781 3.1); CDNSKEY, or CDS with SHA-256 (RFC 8624 3.3),
+ * of each KSK, the keys the parent is to point at (RFC 7344 4), with the
+ * DNSKEY TTL as Knot and BIND give them.
+ */
+static int add_key_rrset(sign_ctx_t *c, uint16_t type)
 {
 	wire_t w;
 	wire_init_write(&w, c->buf, RRSET_BUF);
 	uint8_t rdata[2048];
+	uint16_t count = 0;
 	for (size_t i = 0; i < c->ks->count; i++) {
-		int n = sign_key_dnskey(&c->ks->keys[i], rdata, sizeof(rdata));
+		const sign_key_t *k = &c->ks->keys[i];
+		if (type != DNS_TYPE_DNSKEY && k->role != SIGN_KEY_KSK)
+			continue;
+		int n = type == DNS_TYPE_CDS ? sign_key_ds(k, rdata, sizeof(rdata))
+					     : sign_key_dnskey(k, rdata, sizeof(rdata));
 		if (n < 0)
 			return n;
-		put_record(&w, DNS_TYPE_DNSKEY, c->o->dnskey_ttl, rdata, (size_t)n);
+		put_record(&w, type, c->o->dnskey_ttl, rdata, (size_t)n);
+		count++;
 	}
-	rrset_wire_t rs = { .type = DNS_TYPE_DNSKEY,
-			    .rr_count = (uint16_t)c->ks->count,
-			    .data_len = (uint32_t)w.pos,
-			    .data = c->buf };
+	rrset_wire_t rs = {
+		.type = type, .rr_count = count, .data_len = (uint32_t)w.pos, .data = c->buf
+	};
 	int rc = w.err ? w.err : add_rrset(c, c->apex, &rs);
 	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_KSK);
+}
+
+/*
+ * The DNSKEY RRset; with o->cds_cdnskey the CDS and CDNSKEY RRsets too,
+ * the zone's own deleted: the policy says what the parent is told.
+ */
+static int add_dnskeys(sign_ctx_t *c, const zone_t *z)
+{
+	static const uint16_t cds_types[] = { DNS_TYPE_CDS, DNS_TYPE_CDNSKEY };
+	int rc = add_key_rrset(c, DNS_TYPE_DNSKEY);
+	for (size_t i = 0; rc == 0 && c->o->cds_cdnskey && i < 2; i++) {
+		const zrrset_t *own = znode_rrset(z->apex, cds_types[i]);
+		rc = own ? put_rrset(c, false, c->apex, &own->set) : 0;
+		if (rc == 0)
+			rc = add_key_rrset(c, cds_types[i]);
+	}
+	return rc;
 }
 
 /*
@@ -266,6 +299,17 @@ static void put_bitmap(wire_t *w, const uint16_t *types, size_t n)
 }
 
 /*
+ * Which keys sign an RRset: at the apex CDS and CDNSKEY by the KSK, a key
+ * the parent's DS set holds (RFC 7344 4.1), as the DNSKEY RRset is; every
+ * other by the ZSK.
+ */
+static sign_key_role_t signer_role(bool apex, uint16_t type)
+{
+	return apex && (type == DNS_TYPE_CDS || type == DNS_TYPE_CDNSKEY) ? SIGN_KEY_KSK
+									  : SIGN_KEY_ZSK;
+}
+
+/*
  * Node n's RRSIGs (what it is authoritative for: at a delegation only the
  * DS, RFC 4035 2.2); the types its NSEC or NSEC3 shows gather in
  * c->types[0..*nt) (at a delegation NS and DS, not its glue, RFC 4035
@@ -283,12 +327,18 @@ static int sign_data(sign_ctx_t *c, const znode_t *n, size_t *nt, bool *sigs)
 		uint16_t t = rs[i].set.type;
 		if (deleg && t != DNS_TYPE_NS && t != DNS_TYPE_DS)
 			continue;
+		if (signer_role(apex, t) == SIGN_KEY_KSK && c->o->cds_cdnskey)
+			continue; /* the zone's own, replaced by add_dnskeys */
 		c->types[(*nt)++] = t;
 		if (deleg && t != DNS_TYPE_DS)
 			continue;
 		*sigs = true;
 		if (!(apex && t == DNS_TYPE_SOA)) /* the new SOA is signed where it is made */
-			rc = add_rrsigs(c, owner, &rs[i].set, SIGN_KEY_ZSK);
+			rc = add_rrsigs(c, owner, &rs[i].set, signer_role(apex, t));
+	}
+	if (apex && c->o->cds_cdnskey) {
+		types_insert(c->types, nt, DNS_TYPE_CDS);
+		types_insert(c->types, nt, DNS_TYPE_CDNSKEY);
 	}
 	if (apex) {
 		types_insert(c->types, nt, DNS_TYPE_DNSKEY);
@@ -505,7 +555,7 @@ int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *
 	if (c->cs && c->types && c->buf && c->jobs && c->sigs) {
 		rc = replace_soa(c, z);
 		if (rc == 0)
-			rc = add_dnskeys(c);
+			rc = add_dnskeys(c, z);
 		if (rc == 0)
 			rc = c->o->nsec3 ? sign_nsec3_chain(c, z) : sign_nodes(c, z);
 		if (rc == 0)

@@ -36,16 +36,20 @@ typedef struct sign_zone_opts {
 	uint32_t dnskey_ttl;       /* of the DNSKEY RRset */
 	const sign_nsec3_t *nsec3; /* NSEC3 with these parameters, or NULL: NSEC */
 	unsigned threads; /* the signatures made on this many threads (0, 1: the caller's) */
+	bool cds_cdnskey; /* publish each KSK's CDS and CDNSKEY at the apex (RFC 7344 4) */
 } sign_zone_opts_t;
 
 /*
  * The changeset from z (unsigned: no DNSKEY, no RRSIG, no NSEC or NSEC3)
  * to its signed version (RFC 4035 2): the SOA with o->serial; the DNSKEY
- * RRset of ks's keys at the apex, signed by each KSK; an RRSIG (each
+ * RRset of ks's keys at the apex, signed by each KSK; with o->cds_cdnskey
+ * a CDS (SHA-256) and a CDNSKEY of each KSK there with the DNSKEY TTL,
+ * signed by each KSK, in place of the zone's own; an RRSIG (each
  * expiring o->times.expiration less a random 0 to o->jitter seconds, so
  * their refreshes spread out) by each
  * ZSK on every authoritative RRset (not at or below a delegation but its
- * DS, not under a DNAME); an NSEC at every name with authoritative data
+ * DS, not under a DNAME), by each KSK on the apex's CDS and CDNSKEY (RFC
+ * 7344 4.1: a key of the parent's DS set signs them); an NSEC at every name with authoritative data
  * and at every delegation (RFC 4035 2.3), each to the next in canonical
  * order, the last to the apex, with the TTL min(SOA TTL, SOA MINIMUM)
  * (RFC 9077 3), and its RRSIG; or with o->nsec3 the NSEC3PARAM at the

@@ -55,6 +55,10 @@ enum control_arg {
 	  "each zone's serial, records, errors, refresh, expiry; --json")         \
 	X(zone_read, "zone-read", CONTROL_ARG_REQUIRED, "ZONE",                   \
 	  "the records ZONE serves, one master file line each")                   \
+	X(keys, "keys", CONTROL_ARG_REQUIRED, "ZONE",                             \
+	  "ZONE's DNSSEC keys: tag, role, algorithm, state, times")               \
+	X(ds, "ds", CONTROL_ARG_REQUIRED, "ZONE",                                 \
+	  "the DS records of ZONE's KSKs, for its parent zone")                   \
 	X(notify, "notify", CONTROL_ARG_REQUIRED, "ZONE",                         \
 	  "send NOTIFY for ZONE to its secondaries now")                          \
 	X(refresh, "refresh", CONTROL_ARG_REQUIRED, "ZONE",                       \

@@ -39,4 +39,11 @@ int control_client_detach(control_client_t *c);
  */
 void commands_run(control_client_t *c, const char *name, const char *arg);
 
+/*
+ * keys.c: the keys and ds commands, run by commands_run as every command
+ * of CONTROL_COMMANDS (cmd_<id>). Main thread.
+ */
+void cmd_keys(control_client_t *c, const char *arg);
+void cmd_ds(control_client_t *c, const char *arg);
+
 #endif

@@ -169,7 +169,7 @@ static void test_dispatch(void)
 	const char *unknown =
 		"error\nunknown command (status, stats [FORMAT], reload [ZONE], reconfig, "
 		"zone-add NAME FILE [--catalog C], zone-remove NAME, zone-status [ZONE...|FROM COUNT], zone-read ZONE, "
-		"notify ZONE, refresh ZONE, retransfer ZONE, cookie-rotate [HEX], "
+		"keys ZONE, ds ZONE, notify ZONE, refresh ZONE, retransfer ZONE, cookie-rotate [HEX], "
 		"log-reopen, tls-pin, restart, upgrade PATH, takeover VERSION, stop)\n";
 	const char *wrong[] = { "bogus\n", "status now\n", "stop please\n", "reconfig x\n" };
 	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {

@@ -174,11 +174,39 @@ static void test_bad_list(void)
 	CU_ASSERT_EQUAL(ks.count, 0);
 }
 
+/*
+ * A key's state is what its times say at a moment: made (not yet in the
+ * DNSKEY RRset), published, active; on each time it moves on.
+ */
+static void test_state(void)
+{
+	sign_key_t k = { .created = 100, .published = 200, .active = 300 };
+	static const struct {
+		int64_t now;
+		sign_key_state_t state;
+		const char *name;
+	} want[] = {
+		{ 150, SIGN_KEY_CREATED, "created" },     { 199, SIGN_KEY_CREATED, "created" },
+		{ 200, SIGN_KEY_PUBLISHED, "published" }, { 299, SIGN_KEY_PUBLISHED, "published" },
+		{ 300, SIGN_KEY_ACTIVE, "active" },       { 9999, SIGN_KEY_ACTIVE, "active" },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		CU_ASSERT_EQUAL(sign_key_state(&k, want[i].now), want[i].state);
+		CU_ASSERT_STRING_EQUAL(sign_key_state_name(sign_key_state(&k, want[i].now)),
+				       want[i].name);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_create_algorithms), UNIT_TEST(test_load),     UNIT_TEST(test_ds),
-		UNIT_TEST(test_missing_key_file),  UNIT_TEST(test_bad_list), UNIT_END,
+		UNIT_TEST(test_create_algorithms),
+		UNIT_TEST(test_load),
+		UNIT_TEST(test_ds),
+		UNIT_TEST(test_missing_key_file),
+		UNIT_TEST(test_bad_list),
+		UNIT_TEST(test_state),
+		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_key", tests, tmpdir);
 }

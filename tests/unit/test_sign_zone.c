@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <ldns/ldns.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@ static const char ZONE[] =
 	"secure NS ns.secure\nns.secure A 192.0.2.55\n"
 	"secure DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF\n"
 	"alias CNAME www\n";
+
+/* sign_text_to_file's signer publishes CDS and CDNSKEY (RFC 7344) while set. */
+static bool publish_cds;
 
 static void msg(void *arg, bool is_error, const char *text)
 {
@@ -84,7 +88,8 @@ static zone_t *sign_text_to_file(const char *text, unsigned threads, uint8_t alg
 			       .serial = 8,
 			       .dnskey_ttl = 600,
 			       .nsec3 = nsec3,
-			       .threads = threads };
+			       .threads = threads,
+			       .cds_cdnskey = publish_cds };
 	changeset_t *cs = NULL;
 	CU_ASSERT_EQUAL_FATAL(sign_zone(z, &ks, &o, &cs), 0);
 	CU_ASSERT_EQUAL(cs->from, 7);
@@ -287,6 +292,138 @@ static void test_signature_times(void)
 	zone_unref(z);
 }
 
+/* The key tag of the one RRSIG over rs (RFC 4034 3.1: after 16 octets of RDATA), or -1. */
+static int rrsig_tag(const zrrset_t *rs)
+{
+	if (!rs || !rs->sigs || rs->sigs->rr_count != 1)
+		return -1;
+	return wire_get_u16(rs->sigs->data + 10 + 16);
+}
+
+/* The tag of z's KSK (the DNSKEY with flags 257, RFC 4034 2.1.1), or -1 when not one. */
+static int ksk_tag(const zone_t *z)
+{
+	const zrrset_t *keys = znode_rrset(z->apex, DNS_TYPE_DNSKEY);
+	int tag = -1, found = 0;
+	wire_t w;
+	wire_init_read(&w, keys->set.data, keys->set.data_len);
+	for (uint16_t i = 0; i < keys->set.rr_count; i++) {
+		wire_skip(&w, 8);
+		uint16_t len = wire_read_u16(&w);
+		const uint8_t *rdata = wire_read_ptr(&w, len);
+		if (!w.err && wire_get_u16(rdata) == 257) {
+			tag = ldns_calc_keytag_raw(rdata, len);
+			found++;
+		}
+	}
+	return found == 1 ? tag : -1;
+}
+
+/*
+ * RFC 7344 4.1: CDS and CDNSKEY are signed by a key the parent's DS set
+ * holds, the KSK, not by the ZSK as the rest of the apex: a zone's own
+ * (here RFC 8078 4's request to remove the DS) too.
+ */
+static void test_own_cds_signed_by_ksk(void)
+{
+	char path[300], text[sizeof(ZONE) + 64];
+	snprintf(text, sizeof(text), "%s@ CDS 0 0 0 00\n@ CDNSKEY 0 3 0 AA==\n", ZONE);
+	snprintf(path, sizeof(path), "%s/own-cds.zone", tmpdir);
+	zone_t *z = sign_text_to_file(text, 1, 13, NULL, path);
+	int ksk = ksk_tag(z);
+	CU_ASSERT(ksk >= 0);
+	CU_ASSERT_EQUAL(rrsig_tag(znode_rrset(z->apex, DNS_TYPE_CDS)), ksk);
+	CU_ASSERT_EQUAL(rrsig_tag(znode_rrset(z->apex, DNS_TYPE_CDNSKEY)), ksk);
+	CU_ASSERT(verifies(path));
+	zone_unref(z);
+}
+
+/* The one record of type at z's apex: its RDATA and length, its TTL; NULL when not one. */
+static const uint8_t *apex_record(const zone_t *z, uint16_t type, uint16_t *len, uint32_t *ttl)
+{
+	const zrrset_t *rs = znode_rrset(z->apex, type);
+	if (!rs || rs->set.rr_count != 1)
+		return NULL;
+	*ttl = wire_get_u32(rs->set.data + 4);
+	*len = wire_get_u16(rs->set.data + 8);
+	return rs->set.data + 10;
+}
+
+/*
+ * The DS of z's KSK with SHA-256 as ldns computes it (RFC 4509 2.1), into
+ * out: its length, or 0. The DNSKEY's RDATA from the signed zone.
+ */
+static size_t ldns_ds_of_ksk(const zone_t *z, uint8_t *out, size_t cap)
+{
+	const zrrset_t *keys = znode_rrset(z->apex, DNS_TYPE_DNSKEY);
+	size_t len = 0;
+	wire_t w;
+	wire_init_read(&w, keys->set.data, keys->set.data_len);
+	for (uint16_t i = 0; i < keys->set.rr_count && !len; i++) {
+		wire_skip(&w, 8);
+		size_t pos = 0;
+		const uint8_t *at = wire_read_ptr(&w, 2);
+		uint16_t rdlen = wire_get_u16(at);
+		wire_skip(&w, rdlen);
+		if (w.err || wire_get_u16(at + 2) != 257)
+			continue;
+		ldns_rr *key = ldns_rr_new();
+		ldns_rr_set_type(key, LDNS_RR_TYPE_DNSKEY);
+		ldns_rr_set_owner(key, ldns_dname_new_frm_data(sizeof(APEX), APEX));
+		ldns_rr *ds = ldns_wire2rdf(key, at, 2 + rdlen, &pos) == LDNS_STATUS_OK
+				      ? ldns_key_rr2ds(key, LDNS_SHA256)
+				      : NULL;
+		ldns_buffer *b = ldns_buffer_new(512);
+		if (ds && ldns_rr_rdata2buffer_wire(b, ds) == LDNS_STATUS_OK &&
+		    ldns_buffer_position(b) <= cap) {
+			len = ldns_buffer_position(b);
+			memcpy(out, ldns_buffer_begin(b), len);
+		}
+		ldns_buffer_free(b);
+		ldns_rr_free(ds);
+		ldns_rr_free(key);
+	}
+	return len;
+}
+
+/*
+ * With cds_cdnskey (RFC 7344 4, RFC 8078): at the apex one CDS, the KSK's
+ * DS with SHA-256 as ldns computes it, and one CDNSKEY, the KSK's DNSKEY,
+ * both with the DNSKEY TTL, both signed by the KSK (RFC 7344 4.1), in the
+ * apex's NSEC or NSEC3 bitmap; the zone's own (RFC 8078 4's removal)
+ * replaced. ldns-verify-zone and dnssec-verify pass it with NSEC and NSEC3.
+ */
+static void test_cds_cdnskey_published(void)
+{
+	static const sign_nsec3_t plain = { 0 };
+	char text[sizeof(ZONE) + 64];
+	snprintf(text, sizeof(text), "%s@ CDS 0 0 0 00\n@ CDNSKEY 0 3 0 AA==\n", ZONE);
+	const char *texts[] = { ZONE, text };
+	publish_cds = true;
+	for (size_t i = 0; i < 4; i++) {
+		char path[300];
+		snprintf(path, sizeof(path), "%s/cds-%zu.zone", tmpdir, i);
+		zone_t *z = sign_text_to_file(texts[i / 2], 1, 13, i % 2 ? &plain : NULL, path);
+		uint16_t cds_len = 0, key_len = 0;
+		uint32_t cds_ttl = 0, key_ttl = 0;
+		const uint8_t *cds = apex_record(z, DNS_TYPE_CDS, &cds_len, &cds_ttl);
+		const uint8_t *cdnskey = apex_record(z, DNS_TYPE_CDNSKEY, &key_len, &key_ttl);
+		uint8_t ds[128];
+		size_t ds_len = ldns_ds_of_ksk(z, ds, sizeof(ds));
+		CU_ASSERT_FATAL(cds && cdnskey && ds_len);
+		CU_ASSERT(cds_len == ds_len && !memcmp(cds, ds, ds_len));
+		CU_ASSERT_EQUAL(wire_get_u16(cdnskey), 257);
+		CU_ASSERT_EQUAL(ldns_calc_keytag_raw(cdnskey, key_len), ksk_tag(z));
+		CU_ASSERT_EQUAL(wire_get_u16(ds), ksk_tag(z));
+		CU_ASSERT(cds_ttl == 600 && key_ttl == 600);
+		CU_ASSERT_EQUAL(rrsig_tag(znode_rrset(z->apex, DNS_TYPE_CDS)), ksk_tag(z));
+		CU_ASSERT_EQUAL(rrsig_tag(znode_rrset(z->apex, DNS_TYPE_CDNSKEY)), ksk_tag(z));
+		CU_ASSERT(verifies(path));
+		zone_unref(z);
+	}
+	publish_cds = false;
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -295,6 +432,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_nsec3_chain),
 		UNIT_TEST(test_signature_times),
 		UNIT_TEST(test_threads),
+		UNIT_TEST(test_own_cds_signed_by_ksk),
+		UNIT_TEST(test_cds_cdnskey_published),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_zone", tests, tmpdir);
