@@ -866,13 +866,12 @@ static bool in_place(const apply_t *a)
 }
 
 /*
- * Whether the apex's new records keep base's denial of existence (the
- * same NSEC3 parameters, NSEC still there or not): the apex is the first
- * node step 2 made.
+ * Whether the apex node `now` keeps base's denial of existence (the same
+ * NSEC3 parameters, NSEC still there or not).
  */
-static bool same_denial(const apply_t *a)
+static bool denial_kept(const zone_t *base, const znode_t *now)
 {
-	const znode_t *old = a->base->apex, *now = a->content_count ? a->contents[0] : NULL;
+	const znode_t *old = base->apex;
 	if (!now || now->labels != old->labels)
 		return false;
 	const zrrset_t *p = znode_rrset(old, DNS_TYPE_NSEC3PARAM);
@@ -882,7 +881,7 @@ static bool same_denial(const apply_t *a)
 		   memcmp(p->set.data, q->set.data, p->set.data_len) != 0)))
 		return false;
 	bool nsec = znode_rrset(now, DNS_TYPE_NSEC) != NULL;
-	switch (a->base->denial) {
+	switch (base->denial) {
 	case ZONE_DENIAL_NSEC3:
 		return true;
 	case ZONE_DENIAL_NSEC:
@@ -890,6 +889,31 @@ static bool same_denial(const apply_t *a)
 	default:
 		return !nsec && !p;
 	}
+}
+
+/* Whether the apex's new records keep base's denial: the apex is the first node step 2 made. */
+static bool same_denial(const apply_t *a)
+{
+	return denial_kept(a->base, a->content_count ? a->contents[0] : NULL);
+}
+
+/*
+ * Before step 2, with the ops of step 1: whether nothing can send the
+ * change to a whole build (then same_denial holds after step 2). Not in
+ * an NSEC3 zone (step 5 may); not when the changes touch the apex's NSEC
+ * or NSEC3PARAM (the apex's ops come first: its key is the least).
+ */
+static bool stays_in_place(const apply_t *a)
+{
+	if (a->base->denial == ZONE_DENIAL_NSEC3 || !denial_kept(a->base, a->base->apex))
+		return false;
+	const uint8_t *apex = znode_name(a->base->apex);
+	for (size_t i = 0; i < a->ops.count && name_equal(a->ops.ops[i].owner, apex); i++) {
+		uint16_t type = wire_get_u16(a->ops.ops[i].rr);
+		if (type == DNS_TYPE_NSEC || type == DNS_TYPE_NSEC3PARAM)
+			return false;
+	}
+	return true;
 }
 
 /* Steps 1 to 6: the version made in place, or a->whole set when it cannot be. */
@@ -903,14 +927,18 @@ static int apply_in_place(apply_t *a)
 	/*
 	 * The builder and the names touched have what steps 2 to 6 need: the
 	 * ops go before the nodes, tree nodes and pages are made (an IXFR of
-	 * 100,000 changes: 12 MB less at the peak). A whole build collects
-	 * them again.
+	 * 100,000 changes: 12 MB less at the peak), and the changesets with
+	 * them when no whole build can follow, which would collect them
+	 * again (9 MB more).
 	 */
+	bool early = stays_in_place(a);
 	xfr_ops_clear(&a->ops);
 	zmerge_clear(&a->merge);
 	zbuild_t *b = a->merge.b;
 	a->merge.b = NULL;
 	a->w.lin = a->base->lin;
+	if (early && a->o->sets_read)
+		a->o->sets_read(a->o->sets_arg);
 	/* a node for each name step 1 touched, as a rule: the lists sized for them */
 	if (!grow_to((void **)&a->contents, &a->content_cap, a->touched_count, sizeof(znode_t *)) ||
 	    !grow_to((void **)&a->made, &a->made_cap, a->touched_count, sizeof(znode_t *)))
@@ -918,8 +946,11 @@ static int apply_in_place(apply_t *a)
 	if (err == 0)
 		err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3,
 				   take_content, a);
-	if (err == 0 && !same_denial(a))
+	if (err == 0 && !same_denial(a)) {
+		if (early)
+			return SHOAL_EINVAL; /* stays_in_place saw the same apex records: never */
 		a->whole = true;
+	}
 	return err == 0 && !a->whole ? make_version(a) : err;
 }
 
