@@ -2,6 +2,7 @@
 /* Changesets applied to a version: the next one, sharing every piece the changes leave alone. */
 #include "config.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,19 +47,17 @@ typedef struct apply {
 	char apex_text[NAME_TEXT_MAX];
 	xfr_ops_t ops;
 	zmerge_t merge; /* its builder: the records of the names touched */
-	/* the nodes step 2 made, in canonical order */
-	znode_t **contents;
-	size_t content_count, content_cap;
-	/* every node this change made: freed when unheld at the end */
+	/* every node this change made (freed when unheld at the end), step 2's first */
 	znode_t **made;
 	size_t made_count, made_cap;
+	size_t content_count; /* made[0..content_count): step 2's, in canonical order */
 	/*
 	 * Names touched: their octets one after another, and where each
 	 * begins. No keys: name_compare orders names as their keys do.
 	 */
 	uint8_t *names;
 	size_t names_len, names_cap;
-	size_t *touched;
+	uint32_t *touched;
 	size_t touched_count, touched_cap;
 	ptrdiff_t rr_delta; /* records of the new version against base's */
 	bool whole;         /* cannot be done in place: build it whole */
@@ -96,11 +95,13 @@ static bool push(void **p, size_t *count, size_t *cap, size_t elem, const void *
 static int touch(apply_t *a, const uint8_t *name)
 {
 	size_t len = name_length(name);
-	if (!grow_to((void **)&a->names, &a->names_cap, a->names_len + len, 1) ||
-	    !grow_to((void **)&a->touched, &a->touched_cap, a->touched_count + 1, sizeof(size_t)))
+	if (a->names_len + len > UINT32_MAX ||
+	    !grow_to((void **)&a->names, &a->names_cap, a->names_len + len, 1) ||
+	    !grow_to((void **)&a->touched, &a->touched_cap, a->touched_count + 1,
+		     sizeof(*a->touched)))
 		return SHOAL_ENOMEM;
 	memcpy(a->names + a->names_len, name, len);
-	a->touched[a->touched_count++] = a->names_len;
+	a->touched[a->touched_count++] = (uint32_t)a->names_len;
 	a->names_len += len;
 	return 0;
 }
@@ -123,7 +124,7 @@ static int size_touched(apply_t *a)
 			octets += name_length(ops->ops[i].owner);
 		}
 	a->names = malloc(octets);
-	a->touched = malloc(count * sizeof(size_t));
+	a->touched = malloc(count * sizeof(*a->touched));
 	if (!a->names || !a->touched)
 		return SHOAL_ENOMEM;
 	a->names_cap = octets;
@@ -169,17 +170,14 @@ static int records(apply_t *a)
 static int take_content(void *arg, znode_t *n)
 {
 	apply_t *a = arg;
+	assert(a->made_count == a->content_count); /* step 2 makes no other node */
 	int err = made(a, n);
-	if (err == 0 &&
-	    !push((void **)&a->contents, &a->content_count, &a->content_cap, sizeof(n), &n))
-		err = SHOAL_ENOMEM;
 	if (err < 0) {
 		/* not held by anything yet: nothing else frees it */
-		if (a->made_count && a->made[a->made_count - 1] == n)
-			a->made_count--;
 		znode_free(a->w.lin, n);
 		return err;
 	}
+	a->content_count++;
 	/* a chain owner is one by what it holds: known now, as its hash */
 	if (a->base->denial == ZONE_DENIAL_NSEC3)
 		zone_nsec3_owner(a->base, n);
@@ -377,8 +375,8 @@ static int structure(apply_t *a)
 		       name_length(touched_name(a, i))); /* touch() may move it */
 		const znode_t *old = zone_lookup(a->base, name);
 		a->rr_delta -= old ? (ptrdiff_t)node_records(old) : 0;
-		if (c < a->content_count && name_equal(znode_name(a->contents[c]), name)) {
-			znode_t *n = a->contents[c++];
+		if (c < a->content_count && name_equal(znode_name(a->made[c]), name)) {
+			znode_t *n = a->made[c++];
 			a->rr_delta += (ptrdiff_t)node_records(n);
 			/* deleted and added back: the node stays, the new one goes */
 			if (old && same_records(old, n))
@@ -470,7 +468,7 @@ static int reflag_below(apply_t *a, const uint8_t *name)
 static int touched_cmp(const void *x, const void *y, void *arg)
 {
 	const apply_t *a = arg;
-	return name_compare(a->names + *(const size_t *)x, a->names + *(const size_t *)y);
+	return name_compare(a->names + *(const uint32_t *)x, a->names + *(const uint32_t *)y);
 }
 
 /* The touched names in canonical order, each once. */
@@ -482,7 +480,7 @@ static void sort_touched(apply_t *a)
 		sorted = touched_cmp(&a->touched[i - 1], &a->touched[i], a) < 0;
 	if (sorted)
 		return;
-	qsort_r(a->touched, a->touched_count, sizeof(size_t), touched_cmp, a);
+	qsort_r(a->touched, a->touched_count, sizeof(*a->touched), touched_cmp, a);
 	size_t k = 0;
 	for (size_t i = 0; i < a->touched_count; i++)
 		if (k == 0 || touched_cmp(&a->touched[k - 1], &a->touched[i], a) != 0)
@@ -839,7 +837,6 @@ static void apply_clear(apply_t *a)
 	zbuild_free(a->merge.b);
 	zmerge_clear(&a->merge);
 	xfr_ops_clear(&a->ops);
-	free(a->contents);
 	free(a->made);
 	free(a->names);
 	free(a->touched);
@@ -866,13 +863,12 @@ static bool in_place(const apply_t *a)
 }
 
 /*
- * Whether the apex's new records keep base's denial of existence (the
- * same NSEC3 parameters, NSEC still there or not): the apex is the first
- * node step 2 made.
+ * Whether the apex node `now` keeps base's denial of existence (the same
+ * NSEC3 parameters, NSEC still there or not).
  */
-static bool same_denial(const apply_t *a)
+static bool denial_kept(const zone_t *base, const znode_t *now)
 {
-	const znode_t *old = a->base->apex, *now = a->content_count ? a->contents[0] : NULL;
+	const znode_t *old = base->apex;
 	if (!now || now->labels != old->labels)
 		return false;
 	const zrrset_t *p = znode_rrset(old, DNS_TYPE_NSEC3PARAM);
@@ -882,7 +878,7 @@ static bool same_denial(const apply_t *a)
 		   memcmp(p->set.data, q->set.data, p->set.data_len) != 0)))
 		return false;
 	bool nsec = znode_rrset(now, DNS_TYPE_NSEC) != NULL;
-	switch (a->base->denial) {
+	switch (base->denial) {
 	case ZONE_DENIAL_NSEC3:
 		return true;
 	case ZONE_DENIAL_NSEC:
@@ -890,6 +886,31 @@ static bool same_denial(const apply_t *a)
 	default:
 		return !nsec && !p;
 	}
+}
+
+/* Whether the apex's new records keep base's denial: the apex is the first node step 2 made. */
+static bool same_denial(const apply_t *a)
+{
+	return denial_kept(a->base, a->content_count ? a->made[0] : NULL);
+}
+
+/*
+ * Before step 2, with the ops of step 1: whether nothing can send the
+ * change to a whole build (then same_denial holds after step 2). Not in
+ * an NSEC3 zone (step 5 may); not when the changes touch the apex's NSEC
+ * or NSEC3PARAM (the apex's ops come first: its key is the least).
+ */
+static bool stays_in_place(const apply_t *a)
+{
+	if (a->base->denial == ZONE_DENIAL_NSEC3 || !denial_kept(a->base, a->base->apex))
+		return false;
+	const uint8_t *apex = znode_name(a->base->apex);
+	for (size_t i = 0; i < a->ops.count && name_equal(a->ops.ops[i].owner, apex); i++) {
+		uint16_t type = wire_get_u16(a->ops.ops[i].rr);
+		if (type == DNS_TYPE_NSEC || type == DNS_TYPE_NSEC3PARAM)
+			return false;
+	}
+	return true;
 }
 
 /* Steps 1 to 6: the version made in place, or a->whole set when it cannot be. */
@@ -903,23 +924,29 @@ static int apply_in_place(apply_t *a)
 	/*
 	 * The builder and the names touched have what steps 2 to 6 need: the
 	 * ops go before the nodes, tree nodes and pages are made (an IXFR of
-	 * 100,000 changes: 12 MB less at the peak). A whole build collects
-	 * them again.
+	 * 100,000 changes: 12 MB less at the peak), and the changesets with
+	 * them when no whole build can follow, which would collect them
+	 * again (9 MB more).
 	 */
+	bool early = stays_in_place(a);
 	xfr_ops_clear(&a->ops);
 	zmerge_clear(&a->merge);
 	zbuild_t *b = a->merge.b;
 	a->merge.b = NULL;
 	a->w.lin = a->base->lin;
-	/* a node for each name step 1 touched, as a rule: the lists sized for them */
-	if (!grow_to((void **)&a->contents, &a->content_cap, a->touched_count, sizeof(znode_t *)) ||
-	    !grow_to((void **)&a->made, &a->made_cap, a->touched_count, sizeof(znode_t *)))
-		err = SHOAL_ENOMEM;
-	if (err == 0)
-		err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3,
-				   take_content, a);
-	if (err == 0 && !same_denial(a))
+	if (early && a->o->sets_read)
+		a->o->sets_read(a->o->sets_arg);
+	/* a node for each name step 1 touched, as a rule: the list sized for them */
+	if (!grow_to((void **)&a->made, &a->made_cap, a->touched_count, sizeof(znode_t *))) {
+		zbuild_free(b);
+		return SHOAL_ENOMEM;
+	}
+	err = zbuild_nodes(b, a->base->lin, a->base->denial == ZONE_DENIAL_NSEC3, take_content, a);
+	if (err == 0 && !same_denial(a)) {
+		if (early)
+			return SHOAL_EINVAL; /* stays_in_place saw the same apex records: never */
 		a->whole = true;
+	}
 	return err == 0 && !a->whole ? make_version(a) : err;
 }
 

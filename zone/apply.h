@@ -24,6 +24,19 @@ typedef struct zone_apply_opts {
 	 * that has that version built already (a reload) uses it.
 	 */
 	bool no_rebuild;
+	/*
+	 * Called at most once, on the applying thread, when the changesets
+	 * are read for the last time: their records are in the builder of
+	 * the new nodes, not made yet, and nothing can send the change to a
+	 * whole build (which reads them again): not in an NSEC3 zone, where
+	 * a link no change names may, nor when they touch the apex's NSEC or
+	 * NSEC3PARAM; otherwise never. The caller may free them then (those
+	 * its journal will not keep), so the peak of a big change, which
+	 * comes after, is lower by their size. zone_apply reads no changeset
+	 * after it, whatever it returns. NULL: not told.
+	 */
+	void (*sets_read)(void *arg);
+	void *sets_arg;
 } zone_apply_opts_t;
 
 /*

@@ -49,6 +49,8 @@ struct xfr_in {
 	changeset_t *cs;          /* IXFR: the changeset being read */
 	const changeset_t **sets; /* IXFR: those read */
 	size_t set_count, set_cap;
+	size_t sets_unkept;        /* IXFR: the first sets_unkept the journal would not keep */
+	size_t sets_dropped;       /* IXFR: sets[0..sets_dropped) freed during the apply (NULL) */
 	uint8_t rdata[UINT16_MAX]; /* one record's RDATA, names expanded */
 };
 
@@ -460,14 +462,54 @@ int xfr_in_feed(xfr_in_t *x, const uint8_t *msg, size_t len)
 /* ---- the new version ---- */
 
 /*
+ * How many of x's changesets, from the first, journal would not keep:
+ * those up to the last one bigger than its bound (journal_add_all starts
+ * the history after it), or all without a journal.
+ */
+static size_t unkept(const xfr_in_t *x, journal_t *journal)
+{
+	if (!journal)
+		return x->set_count;
+	journal_info_t ji;
+	journal_get_info(journal, &ji);
+	size_t first = 0;
+	for (size_t i = 0; i < x->set_count; i++)
+		if (x->sets[i]->octets > ji.max_octets)
+			first = i + 1;
+	return first;
+}
+
+/* zone_apply's sets_read: the changesets the journal will not keep go before the peak. */
+static void drop_unkept(void *arg)
+{
+	xfr_in_t *x = arg;
+	for (size_t i = 0; i < x->sets_unkept; i++) {
+		changeset_unref(x->sets[i]);
+		x->sets[i] = NULL;
+	}
+	x->sets_dropped = x->sets_unkept;
+}
+
+/*
  * The changesets applied to the version served (zone/apply.h): a version
  * that shares every node the changes leave alone. Reported with the label.
+ * Those journal will not keep go once the apply has read them.
  */
-static int apply_ixfr(xfr_in_t *x, zone_t **out)
+static int apply_ixfr(xfr_in_t *x, journal_t *journal, zone_t **out)
 {
-	zone_apply_opts_t o = {
-		.label = x->label, .limits = &x->zone_limits, .msg = x->msg, .msg_arg = x->msg_arg
-	};
+	/*
+	 * An IXFR of 100,000 changes to a zone of a million records holds 9
+	 * MB of changesets; those the journal drops anyway (one bigger than
+	 * ixfr-journal-size, or no journal) need not stay while the apply
+	 * makes 27 MB of nodes, tree nodes and pages.
+	 */
+	x->sets_unkept = unkept(x, journal);
+	zone_apply_opts_t o = { .label = x->label,
+				.limits = &x->zone_limits,
+				.msg = x->msg,
+				.msg_arg = x->msg_arg,
+				.sets_read = x->sets_unkept ? drop_unkept : NULL,
+				.sets_arg = x };
 	return zone_apply(x->current, x->sets, x->set_count, &o, out);
 }
 
@@ -481,8 +523,14 @@ static void record(xfr_in_t *x, journal_t *journal, const zone_t *z)
 {
 	int err = 0;
 	if (x->kind == XFR_IN_IXFR) {
+		/* those dropped (drop_unkept) would have ended the history: it starts after them */
+		size_t first = x->sets_dropped;
+		if (first)
+			journal_clear(journal);
 		/* one sync for them all: a secondary far behind may get hundreds */
-		err = journal_add_all(journal, (const changeset_t *const *)x->sets, x->set_count);
+		if (first < x->set_count)
+			err = journal_add_all(journal, (const changeset_t *const *)x->sets + first,
+					      x->set_count - first);
 	} else {
 		changeset_t *cs = NULL;
 		journal_info_t ji;
@@ -510,7 +558,7 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 		return 0;
 	int err;
 	if (x->kind == XFR_IN_IXFR) {
-		err = apply_ixfr(x, out);
+		err = apply_ixfr(x, journal, out);
 	} else {
 		err = zbuild_finish(x->b, out);
 		x->b = NULL;

@@ -250,6 +250,42 @@ static void test_ixfr_in(void)
 	check_ixfr_in(false, 128); /* one record or two per message */
 }
 
+/*
+ * The changesets the journal would not keep (bigger than its bound, and
+ * those before one) go during the apply; what is recorded after is what
+ * recording them all gives: the same history, for every bound.
+ */
+static void test_ixfr_in_journal_bound(void)
+{
+	xfr_changes_t c;
+	CU_ASSERT_EQUAL_FATAL(journal_changes(primary, 1, 3, false, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(c.count, 2);
+	size_t a = c.sets[0]->octets, b = c.sets[1]->octets;
+	size_t bounds[] = { 0, a - 1, a, b - 1, b, a + b, 1 << 20 };
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		journal_t *want = journal_new(bounds[i]), *got = journal_new(bounds[i]);
+		CU_ASSERT_EQUAL(journal_add_all(want, (const changeset_t *const *)c.sets, 2), 0);
+		xfr_out_t o;
+		serve(&o, v[3], "j.test.", 1996, 1, false, DNS_TCP_MAX);
+		xfr_in_t *x = start(DNS_TYPE_IXFR, 1996, v[1], NULL);
+		CU_ASSERT_EQUAL(feed_from(x, &o), 1);
+		zone_t *z = NULL;
+		CU_ASSERT_EQUAL_FATAL(xfr_in_finish(x, got, &z), 0);
+		CU_ASSERT_TRUE(same_as_file(z, vpath[3], "j.test."));
+		journal_info_t w, g;
+		journal_get_info(want, &w);
+		journal_get_info(got, &g);
+		CU_ASSERT_EQUAL(g.depth, w.depth);
+		CU_ASSERT_EQUAL(g.octets, w.octets);
+		CU_ASSERT(g.depth == 0 || (g.oldest == w.oldest && g.newest == w.newest));
+		zone_unref(z);
+		xfr_in_free(x);
+		journal_unref(want);
+		journal_unref(got);
+	}
+	xfr_changes_clear(&c);
+}
+
 /* An IXFR answered with the whole zone (RFC 1995 4): a full version, and the diff recorded. */
 static void test_ixfr_in_axfr_style(void)
 {
@@ -628,6 +664,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_axfr_in),
 		UNIT_TEST(test_axfr_in_from_ldns),
 		UNIT_TEST(test_ixfr_in),
+		UNIT_TEST(test_ixfr_in_journal_bound),
 		UNIT_TEST(test_ixfr_in_axfr_style),
 		UNIT_TEST(test_ixfr_in_up_to_date),
 		UNIT_TEST(test_outdated),
