@@ -151,6 +151,8 @@ int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen,
 
 /* The last node at or before k, or NULL. Any thread; no allocation. */
 const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k);
+/* The last node before k, or NULL. Any thread; no allocation. */
+const znode_t *ztree_find_lt(const ztree_t *t, const zkey_t *k);
 /* The node at k, or NULL. */
 const znode_t *ztree_find(const ztree_t *t, const zkey_t *k);
 /* The last node, or NULL for an empty tree. */
