@@ -39,9 +39,9 @@
  * become occluded or visible, or where the name holds other types; a
  * DNAME added or deleted; the apex's NS; cs's SOA with another TTL or
  * MINIMUM (every NSEC's TTL follows them, RFC 9077 3); served not signed
- * with ks's keys (its DNSKEY RRset is not ks's: a rollover) or with
- * other NSEC3 parameters or opt-out, or NSEC where o asks for NSEC3 or
- * the reverse.
+ * with ks's keys (its DNSKEY RRset is not ks's, or not at o's TTL: a
+ * rollover) or with other NSEC3 parameters or opt-out, or NSEC where o
+ * asks for NSEC3 or the reverse.
  *
  * Returns 0 and *out (sealed, one reference), SHOAL_EINVAL (served is
  * not signed, ks cannot sign, or cs holds DNSSEC records: DNSKEY, RRSIG,

@@ -86,9 +86,8 @@ static changeset_t *cs_begin(const zone_t *u, uint32_t serial, uint32_t minimum)
 	uint16_t len = wire_get_u16(soa + 8);
 	uint8_t rdata[600];
 	memcpy(rdata, soa + 10, len);
-	CU_ASSERT_EQUAL(changeset_add(cs, false, APEX, DNS_TYPE_SOA, wire_get_u32(soa + 4), rdata,
-				      len),
-			0);
+	CU_ASSERT_EQUAL(
+		changeset_add(cs, false, APEX, DNS_TYPE_SOA, wire_get_u32(soa + 4), rdata, len), 0);
 	wire_t w;
 	wire_init_write(&w, rdata, sizeof(rdata));
 	wire_seek(&w, len - 20u);
@@ -97,9 +96,8 @@ static changeset_t *cs_begin(const zone_t *u, uint32_t serial, uint32_t minimum)
 		wire_seek(&w, len - 4u);
 		wire_write_u32(&w, minimum);
 	}
-	CU_ASSERT_EQUAL(changeset_add(cs, true, APEX, DNS_TYPE_SOA, wire_get_u32(soa + 4), rdata,
-				      len),
-			0);
+	CU_ASSERT_EQUAL(
+		changeset_add(cs, true, APEX, DNS_TYPE_SOA, wire_get_u32(soa + 4), rdata, len), 0);
 	return cs;
 }
 
@@ -441,7 +439,9 @@ static long step(run_t *r, const changeset_t *cs)
 static void test_random_changes(void)
 {
 	static const sign_nsec3_t plain = { 0 }, opt_out = { .opt_out = true },
-				  salted = { .iterations = 3, .salt_len = 2, .salt = { 0xab, 0xcd } };
+				  salted = { .iterations = 3,
+					     .salt_len = 2,
+					     .salt = { 0xab, 0xcd } };
 	const sign_nsec3_t *denials[] = { NULL, &plain, &opt_out, &salted };
 	const char *labels[] = { "nsec", "nsec3", "optout", "salted" };
 	for (size_t d = 0; d < 4; d++) {
@@ -478,9 +478,9 @@ static int sign_one(run_t *r, bool is_add, const char *owner, uint16_t type, con
 {
 	uint8_t name[NAME_MAXLEN];
 	changeset_t *cs = cs_begin(r->unsigned_z, 50, 0), *out = NULL;
-	CU_ASSERT_EQUAL(changeset_add(cs, is_add, name_of(owner, name), type, 3600, rdata,
-				      (uint16_t)len),
-			0);
+	CU_ASSERT_EQUAL(
+		changeset_add(cs, is_add, name_of(owner, name), type, 3600, rdata, (uint16_t)len),
+		0);
 	CU_ASSERT_EQUAL(changeset_seal(cs), 0);
 	int rc = sign_changes(r->signed_z, cs, &r->ks, &r->o, &out);
 	changeset_unref(out);
@@ -515,8 +515,7 @@ static void test_unsupported(void)
 			SHOAL_EUNSUPPORTED);
 	CU_ASSERT_EQUAL(sign_one(&r, true, "@", DNS_TYPE_NS, ns, name_length(ns)),
 			SHOAL_EUNSUPPORTED);
-	CU_ASSERT_EQUAL(sign_one(&r, true, "n3", DNS_TYPE_NSEC, ns, name_length(ns)),
-			SHOAL_EINVAL);
+	CU_ASSERT_EQUAL(sign_one(&r, true, "n3", DNS_TYPE_NSEC, ns, name_length(ns)), SHOAL_EINVAL);
 	static const uint8_t key[] = { 1, 0, 3, 13, 1, 2, 3, 4 };
 	CU_ASSERT_EQUAL(sign_one(&r, true, "@", DNS_TYPE_DNSKEY, key, sizeof(key)), SHOAL_EINVAL);
 	CU_ASSERT_EQUAL(sign_one(&r, true, "example.net.", DNS_TYPE_NS, ns, name_length(ns)),
@@ -552,8 +551,7 @@ static void test_unsupported(void)
 
 /*
  * A cut made at a new name and removed again where no name lies below it
- * in the zone served is done in place, and a record of another type at a
- * cut is passed on unsigned.
+ * in the zone served is done in place, and so is another NS at a cut.
  */
 static void test_local_cuts(void)
 {
@@ -565,9 +563,12 @@ static void test_local_cuts(void)
 		uint8_t owner[NAME_MAXLEN], ns[NAME_MAXLEN];
 		name_of("bare", owner);
 		name_of("ns.example.net.", ns);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 3; k++) {
 			changeset_t *cs = cs_begin(r.unsigned_z, 2 + (uint32_t)k, 0);
-			CU_ASSERT_EQUAL(changeset_add(cs, k == 0, owner, DNS_TYPE_NS, 3600, ns,
+			/* the third: another NS at a cut served */
+			if (k == 2)
+				name_of("sub0", owner);
+			CU_ASSERT_EQUAL(changeset_add(cs, k != 1, owner, DNS_TYPE_NS, 3600, ns,
 						      (uint16_t)name_length(ns)),
 					0);
 			CU_ASSERT_EQUAL(changeset_seal(cs), 0);
