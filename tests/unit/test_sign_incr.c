@@ -630,14 +630,66 @@ static void test_cost(void)
 	}
 }
 
+/* Whether a and b add and delete the same runs: owners, types and counts in the same order. */
+static bool same_runs(const xfr_part_t *a, const xfr_part_t *b)
+{
+	size_t i = 0, j = 0;
+	xfr_run_t x, y;
+	for (;;) {
+		bool more = xfr_part_next(a, &i, &x);
+		if (more != xfr_part_next(b, &j, &y))
+			return false;
+		if (!more)
+			return true;
+		if (!name_equal(x.owner, y.owner) || x.set.type != y.set.type ||
+		    x.set.rr_count != y.set.rr_count)
+			return false;
+	}
+}
+
+/*
+ * A change of 300 records (over 300 signatures: batches cut into ranges)
+ * signed alone on 4 threads equals a full signing, and its changeset is
+ * the one signed on 1 thread, record for record but for the RRSIGs' times
+ * and signatures.
+ */
+static void test_threads(void)
+{
+	run_t r;
+	run_start(&r, 600, NULL, "threads");
+	changeset_t *cs = cs_begin(r.unsigned_z, 2, 0), *outs[2] = { NULL, NULL };
+	for (unsigned i = 0; i < 300; i++) {
+		char text[32];
+		uint8_t owner[NAME_MAXLEN], addr[4] = { 10, 0, (uint8_t)(i >> 8), (uint8_t)i };
+		snprintf(text, sizeof(text), i % 3 ? "n%u" : "n%ux", i * 2);
+		CU_ASSERT_EQUAL(
+			changeset_add(cs, true, name_of(text, owner), DNS_TYPE_A, 3600, addr, 4),
+			0);
+	}
+	CU_ASSERT_EQUAL(changeset_seal(cs), 0);
+	for (int k = 0; k < 2; k++) {
+		r.o.threads = k ? 4 : 1;
+		r.o.serial = 200;
+		CU_ASSERT_EQUAL(sign_changes(r.signed_z, cs, &r.ks, &r.o, &outs[k]), 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(outs[k]);
+	}
+	CU_ASSERT(sigs_added(outs[1]) > 300);
+	CU_ASSERT(same_runs(&outs[0]->add, &outs[1]->add));
+	CU_ASSERT(same_runs(&outs[0]->del, &outs[1]->del));
+	changeset_unref(outs[0]);
+	changeset_unref(outs[1]);
+	r.o.serial = 100;
+	CU_ASSERT(step(&r, cs) > 300);
+	changeset_unref(cs);
+	run_end(&r);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_random_changes),
-		UNIT_TEST(test_unsupported),
-		UNIT_TEST(test_local_cuts),
-		UNIT_TEST(test_cost),
-		UNIT_END,
+		UNIT_TEST(test_random_changes), UNIT_TEST(test_unsupported),
+		UNIT_TEST(test_local_cuts),     UNIT_TEST(test_threads),
+		UNIT_TEST(test_cost),           UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_incr", tests, tmpdir);
 }
