@@ -67,9 +67,16 @@ static zone_t *load_zone(unsigned names)
 	return z;
 }
 
+/* Errors of an apply; its warnings (an A added at 3600 to an RRset at 600) are expected. */
+static void errors_only(void *arg, bool is_error, const char *text)
+{
+	if (is_error)
+		sign_test_msg(arg, is_error, text);
+}
+
 static zone_t *apply1(const zone_t *z, const changeset_t *cs)
 {
-	zone_apply_opts_t ao = { .label = "test", .msg = sign_test_msg };
+	zone_apply_opts_t ao = { .label = "test", .msg = errors_only };
 	const changeset_t *sets[] = { cs };
 	zone_t *out = NULL;
 	int rc = zone_apply(z, sets, 1, &ao, &out);
@@ -133,10 +140,16 @@ static bool claim(gen_t *g, const uint8_t *name)
 	return true;
 }
 
+static void add_ttl(gen_t *g, bool is_add, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const void *rdata, size_t len)
+{
+	CU_ASSERT_EQUAL(changeset_add(g->cs, is_add, owner, type, ttl, rdata, (uint16_t)len), 0);
+}
+
 static void add(gen_t *g, bool is_add, const uint8_t *owner, uint16_t type, const void *rdata,
 		size_t len)
 {
-	CU_ASSERT_EQUAL(changeset_add(g->cs, is_add, owner, type, 3600, rdata, (uint16_t)len), 0);
+	add_ttl(g, is_add, owner, type, 3600, rdata, len);
 }
 
 /* A random node, or NULL when it is occluded, the apex or (cut) not of the kind asked. */
@@ -158,7 +171,10 @@ static void del_rrset(gen_t *g, const uint8_t *owner, const rrset_wire_t *rs)
 		add(g, false, owner, rs->type, p + 10, wire_get_u16(p + 8));
 }
 
-/* A data name (not ns*, which the NS records name) gets an A, loses a record or goes whole. */
+/*
+ * A data name (not ns*, which the NS records name) gets an A, loses a
+ * record, goes whole, or (3) an RRset of it gets a new TTL.
+ */
 static bool change_data(gen_t *g, unsigned kind)
 {
 	const znode_t *n = pick(g, false, kind == 0);
@@ -172,6 +188,18 @@ static bool change_data(gen_t *g, unsigned kind)
 		return true;
 	}
 	const zrrset_t *rs = znode_rrsets(n);
+	if (kind == 3) {
+		/* a new TTL for a whole RRset: each record deleted and added back */
+		const rrset_wire_t *set = &rs[r % n->rrset_count].set;
+		uint32_t ttl = wire_get_u32(set->data + 4) == 3600 ? 600 : 3600;
+		const uint8_t *p = set->data, *end = p + set->data_len;
+		for (; p < end; p += 10 + wire_get_u16(p + 8)) {
+			add_ttl(g, false, owner, set->type, wire_get_u32(p + 4), p + 10,
+				wire_get_u16(p + 8));
+			add_ttl(g, true, owner, set->type, ttl, p + 10, wire_get_u16(p + 8));
+		}
+		return true;
+	}
 	if (kind == 1) {
 		const uint8_t *rec = rs[r % n->rrset_count].set.data;
 		add(g, false, owner, wire_get_u16(rec), rec + 10, wire_get_u16(rec + 8));
@@ -262,13 +290,13 @@ static changeset_t *random_change(const zone_t *u, uint64_t *seed, uint32_t seri
 	g->cs = cs_begin(u, serial, 0);
 	unsigned want = 1 + rnd(&g->seed) % 6, made = 0;
 	for (unsigned tries = 0; made < want && tries < 200; tries++) {
-		unsigned kind = rnd(&g->seed) % 8;
-		if (kind < 3)
+		unsigned kind = rnd(&g->seed) % 9;
+		if (kind < 4)
 			made += change_data(g, kind);
-		else if (kind < 5)
-			made += new_name(g, kind == 4);
+		else if (kind < 6)
+			made += new_name(g, kind == 5);
 		else
-			made += change_cut(g, kind - 5);
+			made += change_cut(g, kind - 6);
 	}
 	CU_ASSERT(made > 0);
 	CU_ASSERT_EQUAL(changeset_seal(g->cs), 0);
@@ -430,7 +458,7 @@ static long step(run_t *r, const changeset_t *cs)
 }
 
 /*
- * Random changes (records added and removed, names made and deleted,
+ * Random changes (records added and removed, TTLs changed, names made and deleted,
  * empty non-terminals made and left, wildcards, DS added and removed,
  * glue, new cuts) each signed alone and applied: after each the zone
  * equals a full signing of the same data and ldns-verify-zone passes it
