@@ -15,6 +15,7 @@
 #include "tests/unit/sign_test.h"
 #include "unit.h"
 #include "zone/apply.h"
+#include "zone/internal.h"
 #include "zone/load.h"
 #include "zone/sign_incr.h"
 #include "zone/sign_zone.h"
@@ -712,12 +713,44 @@ static void test_threads(void)
 	run_end(&r);
 }
 
+/*
+ * ztree_find_lt, the link before a name that goes: over a tree of three
+ * levels, the node before each node's name is the one the walk gave
+ * before it, none before the apex; before a name that is not there, the
+ * node at or before it.
+ */
+static void test_find_lt(void)
+{
+	zone_t *z = load_zone(5000);
+	CU_ASSERT_FATAL(z->names.height >= 3);
+	zone_iter_t it;
+	const znode_t *prev = NULL;
+	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it)) {
+		zkey_t k;
+		zkey_name(&k, znode_name(n));
+		CU_ASSERT_PTR_EQUAL(ztree_find_lt(&z->names, &k), prev);
+		uint8_t after[NAME_MAXLEN];
+		if (n->name_len + 2 <= NAME_MAXLEN && n->labels > 2) {
+			/* "\x01" below n sorts after it and before what follows: n is before */
+			prepend("\x01", znode_name(n), after);
+			zkey_name(&k, after);
+			CU_ASSERT_PTR_EQUAL(ztree_find_lt(&z->names, &k), n);
+		}
+		prev = n;
+	}
+	zone_unref(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_random_changes), UNIT_TEST(test_unsupported),
-		UNIT_TEST(test_local_cuts),     UNIT_TEST(test_threads),
-		UNIT_TEST(test_cost),           UNIT_END,
+		UNIT_TEST(test_random_changes),
+		UNIT_TEST(test_unsupported),
+		UNIT_TEST(test_local_cuts),
+		UNIT_TEST(test_threads),
+		UNIT_TEST(test_find_lt),
+		UNIT_TEST(test_cost),
+		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_incr", tests, tmpdir);
 }
