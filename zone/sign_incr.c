@@ -9,6 +9,7 @@
 #include "proto/dns.h"
 #include "proto/error.h"
 #include "proto/name.h"
+#include "proto/serial.h"
 #include "proto/wire.h"
 #include "zone/internal.h"
 #include "zone/sign_incr.h"
@@ -297,7 +298,8 @@ static int name_states(incr_t *in)
 	}
 	for (size_t i = in->count; i-- > 0;) {
 		incr_name_t *x = &in->names[i];
-		x->exists = (x->old && (x->old->flags & ZNODE_APEX)) || x->data || below_exists(in, i);
+		x->exists =
+			(x->old && (x->old->flags & ZNODE_APEX)) || x->data || below_exists(in, i);
 	}
 	for (size_t i = 0; i < in->count; i++) {
 		incr_name_t *x = &in->names[i];
@@ -324,8 +326,8 @@ static int del_records(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *
 	int rc = 0;
 	const uint8_t *p = set->data, *end = p + set->data_len;
 	for (; rc == 0 && p + 10 <= end; p += 10 + wire_get_u16(p + 8))
-		rc = changeset_add(c->cs, false, owner, wire_get_u16(p), wire_get_u32(p + 4), p + 10,
-				   wire_get_u16(p + 8));
+		rc = changeset_add(c->cs, false, owner, wire_get_u16(p), wire_get_u32(p + 4),
+				   p + 10, wire_get_u16(p + 8));
 	return rc;
 }
 
@@ -358,8 +360,8 @@ static bool deleted(const incr_t *in, const incr_name_t *x, uint16_t type, const
 static uint8_t *keep_block(incr_t *in, size_t len)
 {
 	uint8_t *p = malloc(len ? len : 1);
-	if (p && !zone_grow((void **)&in->keep, &in->keep_cap, in->keep_count + 1,
-			    sizeof(*in->keep))) {
+	if (p &&
+	    !zone_grow((void **)&in->keep, &in->keep_cap, in->keep_count + 1, sizeof(*in->keep))) {
 		free(p);
 		p = NULL;
 	}
@@ -526,8 +528,8 @@ static chain_pos_t next_after(const incr_t *in, const uint8_t *key)
 	chain_pos_t a = { 0 }, b = { 0 };
 	if (key)
 		make_key(in, &k, key);
-	const znode_t *n = key ? ztree_seek_gt(old_chain(in), &k, &it)
-			       : ztree_first(old_chain(in), &it);
+	const znode_t *n =
+		key ? ztree_seek_gt(old_chain(in), &k, &it) : ztree_first(old_chain(in), &it);
 	while (n && went(in, n))
 		n = ztree_next(&it);
 	a.node = n;
@@ -552,7 +554,8 @@ static chain_pos_t prev_before(const incr_t *in, const uint8_t *key)
 	}
 	a.node = n;
 	for (size_t i = key ? chain_upper(in, key) : in->chain_count; i-- > 0 && !b.x;)
-		if (in->chain[i]->is_member && (!key || key_cmp(in, name_key(in, in->chain[i]), key)))
+		if (in->chain[i]->is_member &&
+		    (!key || key_cmp(in, name_key(in, in->chain[i]), key)))
 			b.x = in->chain[i];
 	return pick(in, a, b, true);
 }
@@ -644,8 +647,8 @@ static int relink(incr_t *in, chain_pos_t p)
 static int unlink_name(incr_t *in, const incr_name_t *x)
 {
 	const znode_t *node = old_node(in, x);
-	const zrrset_t *old = node ? znode_rrset(node, in->nsec3 ? DNS_TYPE_NSEC3 : DNS_TYPE_NSEC)
-				   : NULL;
+	const zrrset_t *old =
+		node ? znode_rrset(node, in->nsec3 ? DNS_TYPE_NSEC3 : DNS_TYPE_NSEC) : NULL;
 	if (!old)
 		return SHOAL_EMALFORMED;
 	int rc = del_records(in->c, znode_name(node), &old->set);
@@ -761,6 +764,8 @@ static int check_served(const zone_t *z, const sign_keyset_t *ks, const sign_zon
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	if (!soa || !soa->sigs || z->denial == ZONE_DENIAL_NONE || !sign_keys_usable(ks))
 		return SHOAL_EINVAL;
+	if (!serial_gt(o->serial, z->serial))
+		return SHOAL_EINVAL; /* RFC 1982: a secondary would not take it */
 	return same_keys(z, ks, o) && same_denial(z, o) ? 0 : SHOAL_EUNSUPPORTED;
 }
 

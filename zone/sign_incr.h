@@ -44,8 +44,9 @@
  * asks for NSEC3 or the reverse.
  *
  * Returns 0 and *out (sealed, one reference), SHOAL_EINVAL (served is
- * not signed, ks cannot sign, or cs holds DNSSEC records: DNSKEY, RRSIG,
- * NSEC, NSEC3, NSEC3PARAM), SHOAL_EZONE (a record outside the zone),
+ * not signed, ks cannot sign, o->serial is not newer than served's (RFC
+ * 1982), or cs holds DNSSEC records: DNSKEY, RRSIG, NSEC, NSEC3,
+ * NSEC3PARAM), SHOAL_EZONE (a record outside the zone),
  * SHOAL_EUNSUPPORTED, or a signing or changeset error. cs's deletions
  * are taken to be in served (zone_apply refuses the result otherwise).
  * Reads served and cs (held by the caller); any thread but a worker: it

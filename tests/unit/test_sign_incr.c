@@ -522,7 +522,8 @@ static int sign_one(run_t *r, bool is_add, const char *owner, uint16_t type, con
  * to sign whole: a cut made above served names or removed above its
  * glue, a cut made at a name with other data, a DNAME, the apex's NS, the
  * SOA's MINIMUM, other keys, other NSEC3 parameters or opt-out, NSEC for
- * NSEC3. DNSSEC records in the change, or a zone not signed: SHOAL_EINVAL;
+ * NSEC3. DNSSEC records in the change, a zone not signed or a serial not
+ * newer: SHOAL_EINVAL;
  * a record outside the zone: SHOAL_EZONE.
  */
 static void test_unsupported(void)
@@ -531,6 +532,7 @@ static void test_unsupported(void)
 				  salted = { .salt_len = 1, .salt = { 1 } };
 	run_t r;
 	run_start(&r, 24, NULL, "unsupported");
+	r.o.serial++;
 	uint8_t ns[NAME_MAXLEN];
 	name_of("ns1", ns);
 	CU_ASSERT_EQUAL(sign_one(&r, true, "b.e0", DNS_TYPE_NS, ns, name_length(ns)),
@@ -553,6 +555,11 @@ static void test_unsupported(void)
 	changeset_t *cs = cs_begin(r.unsigned_z, 50, 60), *out = NULL;
 	CU_ASSERT_EQUAL(changeset_seal(cs), 0);
 	CU_ASSERT_EQUAL(sign_changes(r.signed_z, cs, &r.ks, &r.o, &out), SHOAL_EUNSUPPORTED);
+	/* a serial not newer than the one served (RFC 1982) */
+	uint32_t serial = r.o.serial;
+	r.o.serial = r.signed_z->serial;
+	CU_ASSERT_EQUAL(sign_changes(r.signed_z, cs, &r.ks, &r.o, &out), SHOAL_EINVAL);
+	r.o.serial = serial;
 	/* the unsigned zone is not signed */
 	CU_ASSERT_EQUAL(sign_changes(r.unsigned_z, cs, &r.ks, &r.o, &out), SHOAL_EINVAL);
 	/* NSEC3 asked of an NSEC zone */
@@ -567,6 +574,7 @@ static void test_unsupported(void)
 	run_end(&r);
 	/* other NSEC3 parameters, opt-out, or NSEC */
 	run_start(&r, 24, &plain, "unsupported3");
+	r.o.serial++;
 	const sign_nsec3_t *others[] = { &salted, &opt_out, NULL };
 	for (size_t i = 0; i < 3; i++) {
 		r.o.nsec3 = others[i];
