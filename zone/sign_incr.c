@@ -802,6 +802,8 @@ int sign_changes(const zone_t *served, const changeset_t *cs, const sign_keyset_
 		 const sign_zone_opts_t *o, changeset_t **out)
 {
 	*out = NULL;
+	if (cs->add.rr_count == 0 || cs->del.rr_count == 0)
+		return SHOAL_EINVAL; /* not sealed: no SOA to start from */
 	int rc = check_served(served, ks, o);
 	if (rc < 0)
 		return rc;

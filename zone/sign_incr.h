@@ -43,8 +43,8 @@
  * rollover) or with other NSEC3 parameters or opt-out, or NSEC where o
  * asks for NSEC3 or the reverse.
  *
- * Returns 0 and *out (sealed, one reference), SHOAL_EINVAL (served is
- * not signed, ks cannot sign, o->serial is not newer than served's (RFC
+ * Returns 0 and *out (sealed, one reference), SHOAL_EINVAL (cs is not
+ * sealed, served is not signed, ks cannot sign, o->serial is not newer than served's (RFC
  * 1982), or cs holds DNSSEC records: DNSKEY, RRSIG, NSEC, NSEC3,
  * NSEC3PARAM), SHOAL_EZONE (a record outside the zone),
  * SHOAL_EUNSUPPORTED, or a signing or changeset error. cs's deletions

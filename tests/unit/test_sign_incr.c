@@ -522,8 +522,8 @@ static int sign_one(run_t *r, bool is_add, const char *owner, uint16_t type, con
  * to sign whole: a cut made above served names or removed above its
  * glue, a cut made at a name with other data, a DNAME, the apex's NS, the
  * SOA's MINIMUM, other keys, other NSEC3 parameters or opt-out, NSEC for
- * NSEC3. DNSSEC records in the change, a zone not signed or a serial not
- * newer: SHOAL_EINVAL;
+ * NSEC3. DNSSEC records in the change, a changeset not sealed, a zone not
+ * signed or a serial not newer: SHOAL_EINVAL;
  * a record outside the zone: SHOAL_EZONE.
  */
 static void test_unsupported(void)
@@ -555,6 +555,10 @@ static void test_unsupported(void)
 	changeset_t *cs = cs_begin(r.unsigned_z, 50, 60), *out = NULL;
 	CU_ASSERT_EQUAL(changeset_seal(cs), 0);
 	CU_ASSERT_EQUAL(sign_changes(r.signed_z, cs, &r.ks, &r.o, &out), SHOAL_EUNSUPPORTED);
+	/* a changeset not sealed has no SOA to start from */
+	changeset_t *empty = changeset_new();
+	CU_ASSERT_EQUAL(sign_changes(r.signed_z, empty, &r.ks, &r.o, &out), SHOAL_EINVAL);
+	changeset_unref(empty);
 	/* a serial not newer than the one served (RFC 1982) */
 	uint32_t serial = r.o.serial;
 	r.o.serial = r.signed_z->serial;
