@@ -10,6 +10,7 @@
 
 #include "zone/changeset.h"
 #include "zone/load.h"
+#include "zone/sign_zone.h"
 #include "zone/zone.h"
 #include "zone/zonedb.h"
 
@@ -150,6 +151,8 @@ int ztree_build(ztree_t *t, const znode_t *const *nodes, size_t n, uint64_t gen,
 
 /* The last node at or before k, or NULL. Any thread; no allocation. */
 const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k);
+/* The last node before k, or NULL. Any thread; no allocation. */
+const znode_t *ztree_find_lt(const ztree_t *t, const zkey_t *k);
 /* The node at k, or NULL. */
 const znode_t *ztree_find(const ztree_t *t, const zkey_t *k);
 /* The last node, or NULL for an empty tree. */
@@ -632,5 +635,94 @@ bool znode_nsec_owner(const znode_t *n);
  * or SHOAL_ESPACE when it does not fit cap.
  */
 int zone_apex_path(const char *dir, const uint8_t *apex, const char *suffix, char *dst, size_t cap);
+
+/* ---- signing: what the full signer (sign_zone.c) shares with the incremental one ---- */
+
+struct sign_job;
+struct wire;
+
+/* One signing's state: where the records go, with what, and scratch allocated once. */
+typedef struct sign_ctx {
+	changeset_t *cs;
+	const sign_keyset_t *ks;
+	const sign_zone_opts_t *o;
+	const uint8_t *apex;
+	uint32_t nsec_ttl;
+	uint16_t *types; /* a node's types for its NSEC: 65536 + 3 */
+	uint8_t *buf;    /* an RRset built here: SIGN_RRSET_BUF */
+	/* the batch of signatures to make: what to sign, its copies, the RRSIGs made */
+	struct sign_job *jobs; /* SIGN_BATCH */
+	size_t job_count;
+	uint8_t *arena; /* owners, and the RRsets built in buf */
+	size_t arena_len, arena_cap;
+	bool arena_failed;
+	uint8_t *sigs; /* SIGN_BATCH slots of RRSIG_MAX */
+} sign_ctx_t;
+
+/* RFC 4034 4.1.2: 256 windows of at most 32 octets, each after its number and length. */
+#define SIGN_BITMAP_MAX (256 * 34)
+/* One RRset built in sign_ctx_t.buf: a record's 10 octets and its RDATA, per key or the NSEC. */
+#define SIGN_RRSET_BUF (SIGN_KEYS_MAX * (10 + 2048) + 10 + NAME_MAXLEN + SIGN_BITMAP_MAX)
+
+/*
+ * A signing context for ks and o (read, not copied: they outlive it) in
+ * the zone apex, with an empty changeset; NULL on ENOMEM. The caller's
+ * thread; sign_ctx_free frees it and its changeset unless taken (cs set
+ * to NULL).
+ */
+sign_ctx_t *sign_ctx_new(const sign_keyset_t *ks, const sign_zone_opts_t *o, const uint8_t *apex);
+void sign_ctx_free(sign_ctx_t *c);
+
+/* Whether ks has a KSK and a ZSK that can sign. */
+bool sign_keys_usable(const sign_keyset_t *ks);
+
+/*
+ * The SOA record old (wire: type, class, TTL, RDLENGTH, RDATA) deleted, and
+ * one made of base with o->serial added and signed; c->nsec_ttl from base
+ * (RFC 9077 3). Both sides' SOAs must come first.
+ */
+int sign_replace_soa(sign_ctx_t *c, const uint8_t *old, const uint8_t *base);
+
+/*
+ * An RRSIG by every key of role on rs at owner queued (rs's records copied
+ * when they lie in c->buf, which the next RRset built reuses; else read
+ * until sign_flush); a full batch signed and added first. 0 or an error.
+ */
+int sign_add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs,
+		    sign_key_role_t role);
+
+/*
+ * The role of the keys that sign an RRset of type (at the apex or not):
+ * the apex's CDS and CDNSKEY by the KSK (RFC 7344 4.1), all else by the ZSK.
+ */
+sign_key_role_t sign_signer_role(bool apex, uint16_t type);
+
+/* One record of type with rdata[0..len) at owner, added and signed by the ZSKs. */
+int sign_add_signed(sign_ctx_t *c, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const uint8_t *rdata, size_t len);
+
+/* The batch signed over o->threads, its RRSIGs added in order on this thread. */
+int sign_flush(sign_ctx_t *c);
+
+/* Append one record of type, TTL and rdata to the RRset being built in w. */
+void sign_put_record(struct wire *w, uint16_t type, uint32_t ttl, const uint8_t *rdata, size_t len);
+
+/* Insert type t into the sorted types[0..*n). */
+void sign_types_insert(uint16_t *types, size_t *n, uint16_t t);
+
+/* The type bit maps (RFC 4034 4.1.2) of the sorted types[0..n) into w. */
+void sign_put_bitmap(struct wire *w, const uint16_t *types, size_t n);
+
+/* Where an NSEC or NSEC3 RDATA is put together: the end of c->buf. */
+void sign_rdata_writer(sign_ctx_t *c, struct wire *r);
+
+/* NSEC3PARAM's RDATA (RFC 5155 4.2) or the start of an NSEC3's (3.2) into w. */
+void sign_put_nsec3_params(struct wire *w, const sign_nsec3_t *p, bool nsec3);
+
+/* The NSEC3 hash of name (lowercase wire, RFC 5155 5) into out: 0 or SHOAL_ENOMEM. */
+int sign_nsec3_hash(const sign_nsec3_t *p, const uint8_t *name, uint8_t *out);
+
+/* The owner of the NSEC3 of hash: its base32hex label (RFC 5155 3) over the apex. */
+void sign_nsec3_owner(const sign_ctx_t *c, const uint8_t *hash, uint8_t *owner);
 
 #endif

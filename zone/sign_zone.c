@@ -19,12 +19,8 @@
 #include "zone/internal.h"
 #include "zone/sign_zone.h"
 
-/* RFC 4034 4.1.2: 256 windows of at most 32 octets, each after its number and length. */
-#define BITMAP_MAX (256 * 34)
 /* An RRSIG's RDATA: the header, the signer, an RSA-4096 signature. */
 #define RRSIG_MAX (18 + NAME_MAXLEN + 512)
-/* One RRset built here: a record's 10 octets and its RDATA, for each key or the NSEC. */
-#define RRSET_BUF (SIGN_KEYS_MAX * (10 + 2048) + 10 + NAME_MAXLEN + BITMAP_MAX)
 
 /* Signatures made between two additions to the changeset: spread over the threads. */
 #define SIGN_BATCH 4096
@@ -39,24 +35,6 @@ typedef struct sign_job {
 	int len; /* the RRSIG RDATA's length once made, or an error */
 } sign_job_t;
 
-/* One signing's state: where the records go, with what, and scratch allocated once. */
-typedef struct sign_ctx {
-	changeset_t *cs;
-	const sign_keyset_t *ks;
-	const sign_zone_opts_t *o;
-	const uint8_t *apex;
-	uint32_t nsec_ttl;
-	uint16_t *types; /* a node's types for its NSEC: 65536 + 3 */
-	uint8_t *buf;    /* an RRset built here: RRSET_BUF */
-	/* the batch of signatures to make: what to sign, its copies, the RRSIGs made */
-	sign_job_t *jobs; /* SIGN_BATCH */
-	size_t job_count;
-	uint8_t *arena; /* owners, and the RRsets built in buf */
-	size_t arena_len, arena_cap;
-	bool arena_failed;
-	uint8_t *sigs; /* SIGN_BATCH slots of RRSIG_MAX */
-} sign_ctx_t;
-
 sign_times_t sign_times_at(int64_t now, uint32_t lifetime)
 {
 	return (sign_times_t){ .inception = (uint32_t)(now - 3600),
@@ -64,7 +42,7 @@ sign_times_t sign_times_at(int64_t now, uint32_t lifetime)
 }
 
 /* Append one record of type, TTL and rdata to the RRset being built in w. */
-static void put_record(wire_t *w, uint16_t type, uint32_t ttl, const uint8_t *rdata, size_t len)
+void sign_put_record(wire_t *w, uint16_t type, uint32_t ttl, const uint8_t *rdata, size_t len)
 {
 	wire_write_u16(w, type);
 	wire_write_u16(w, DNS_CLASS_IN);
@@ -108,7 +86,7 @@ static void sign_range(void *arg, size_t from, size_t to)
 }
 
 /* The batch signed over the threads, then its RRSIGs added in order on this thread. */
-static int flush_batch(sign_ctx_t *c)
+int sign_flush(sign_ctx_t *c)
 {
 	size_t n = c->job_count, threads = c->o->threads > 1 ? c->o->threads : 1;
 	/* a thread is worth a few dozen signatures */
@@ -137,17 +115,17 @@ static int flush_batch(sign_ctx_t *c)
  * RRset's TTL); rs's records are copied when they lie in c->buf, which
  * the next RRset built reuses. A full batch is signed and added first.
  */
-static int add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs,
-		      sign_key_role_t role)
+int sign_add_rrsigs(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs,
+		    sign_key_role_t role)
 {
 	uintptr_t at = (uintptr_t)rs->data, buf = (uintptr_t)c->buf;
-	bool transient = at >= buf && at < buf + RRSET_BUF;
+	bool transient = at >= buf && at < buf + SIGN_RRSET_BUF;
 	for (size_t i = 0; i < c->ks->count; i++) {
 		const sign_key_t *k = &c->ks->keys[i];
 		if (k->role != role)
 			continue;
 		if (c->job_count == SIGN_BATCH) {
-			int rc = flush_batch(c);
+			int rc = sign_flush(c);
 			if (rc < 0)
 				return rc;
 		}
@@ -199,7 +177,7 @@ static int add_rrset(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *rs
 static int add_key_rrset(sign_ctx_t *c, uint16_t type)
 {
 	wire_t w;
-	wire_init_write(&w, c->buf, RRSET_BUF);
+	wire_init_write(&w, c->buf, SIGN_RRSET_BUF);
 	uint8_t rdata[2048];
 	uint16_t count = 0;
 	for (size_t i = 0; i < c->ks->count; i++) {
@@ -210,14 +188,14 @@ static int add_key_rrset(sign_ctx_t *c, uint16_t type)
 					     : sign_key_dnskey(k, rdata, sizeof(rdata));
 		if (n < 0)
 			return n;
-		put_record(&w, type, c->o->dnskey_ttl, rdata, (size_t)n);
+		sign_put_record(&w, type, c->o->dnskey_ttl, rdata, (size_t)n);
 		count++;
 	}
 	rrset_wire_t rs = {
 		.type = type, .rr_count = count, .data_len = (uint32_t)w.pos, .data = c->buf
 	};
 	int rc = w.err ? w.err : add_rrset(c, c->apex, &rs);
-	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_KSK);
+	return rc < 0 ? rc : sign_add_rrsigs(c, c->apex, &rs, SIGN_KEY_KSK);
 }
 
 /*
@@ -237,22 +215,15 @@ static int add_dnskeys(sign_ctx_t *c, const zone_t *z)
 	return rc;
 }
 
-/*
- * The SOA: the old one deleted, the new one (o->serial) added and signed;
- * the NSEC TTL from it (RFC 9077 3). Both sides' SOAs come first.
- */
-static int replace_soa(sign_ctx_t *c, const zone_t *z)
+int sign_replace_soa(sign_ctx_t *c, const uint8_t *old, const uint8_t *base)
 {
-	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
-	wire_t w;
-	wire_init_read(&w, soa->set.data, soa->set.data_len);
-	wire_skip(&w, 4);
-	uint32_t ttl = wire_read_u32(&w);
-	uint16_t len = wire_read_u16(&w);
-	const uint8_t *rdata = wire_read_ptr(&w, len);
-	if (w.err || len < 22)
+	uint16_t old_len = wire_get_u16(old + 8), len = wire_get_u16(base + 8);
+	if (old_len < 22 || len < 22)
 		return SHOAL_EMALFORMED;
-	int rc = changeset_add(c->cs, false, c->apex, DNS_TYPE_SOA, ttl, rdata, len);
+	int rc = changeset_add(c->cs, false, c->apex, DNS_TYPE_SOA, wire_get_u32(old + 4), old + 10,
+			       old_len);
+	uint32_t ttl = wire_get_u32(base + 4);
+	const uint8_t *rdata = base + 10;
 	uint8_t fresh[2 * NAME_MAXLEN + 20];
 	memcpy(fresh, rdata, len);
 	wire_t s;
@@ -262,18 +233,18 @@ static int replace_soa(sign_ctx_t *c, const zone_t *z)
 	uint32_t minimum = wire_get_u32(rdata + len - 4);
 	c->nsec_ttl = ttl < minimum ? ttl : minimum;
 	wire_t b;
-	wire_init_write(&b, c->buf, RRSET_BUF);
-	put_record(&b, DNS_TYPE_SOA, ttl, fresh, len);
+	wire_init_write(&b, c->buf, SIGN_RRSET_BUF);
+	sign_put_record(&b, DNS_TYPE_SOA, ttl, fresh, len);
 	rrset_wire_t rs = {
 		.type = DNS_TYPE_SOA, .rr_count = 1, .data_len = (uint32_t)b.pos, .data = c->buf
 	};
 	if (rc == 0)
 		rc = add_rrset(c, c->apex, &rs);
-	return rc < 0 ? rc : add_rrsigs(c, c->apex, &rs, SIGN_KEY_ZSK);
+	return rc < 0 ? rc : sign_add_rrsigs(c, c->apex, &rs, SIGN_KEY_ZSK);
 }
 
 /* Insert type t into the sorted types[0..*n). */
-static void types_insert(uint16_t *types, size_t *n, uint16_t t)
+void sign_types_insert(uint16_t *types, size_t *n, uint16_t t)
 {
 	size_t i = *n;
 	for (; i > 0 && types[i - 1] > t; i--)
@@ -283,7 +254,7 @@ static void types_insert(uint16_t *types, size_t *n, uint16_t t)
 }
 
 /* The type bit maps (RFC 4034 4.1.2) of the sorted types[0..n) into w. */
-static void put_bitmap(wire_t *w, const uint16_t *types, size_t n)
+void sign_put_bitmap(wire_t *w, const uint16_t *types, size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		uint8_t window = (uint8_t)(types[i] >> 8), bits[32] = { 0 }, len = 0;
@@ -303,7 +274,7 @@ static void put_bitmap(wire_t *w, const uint16_t *types, size_t n)
  * the parent's DS set holds (RFC 7344 4.1), as the DNSKEY RRset is; every
  * other by the ZSK.
  */
-static sign_key_role_t signer_role(bool apex, uint16_t type)
+sign_key_role_t sign_signer_role(bool apex, uint16_t type)
 {
 	return apex && (type == DNS_TYPE_CDS || type == DNS_TYPE_CDNSKEY) ? SIGN_KEY_KSK
 									  : SIGN_KEY_ZSK;
@@ -327,46 +298,46 @@ static int sign_data(sign_ctx_t *c, const znode_t *n, size_t *nt, bool *sigs)
 		uint16_t t = rs[i].set.type;
 		if (deleg && t != DNS_TYPE_NS && t != DNS_TYPE_DS)
 			continue;
-		if (signer_role(apex, t) == SIGN_KEY_KSK && c->o->cds_cdnskey)
+		if (sign_signer_role(apex, t) == SIGN_KEY_KSK && c->o->cds_cdnskey)
 			continue; /* the zone's own, replaced by add_dnskeys */
 		c->types[(*nt)++] = t;
 		if (deleg && t != DNS_TYPE_DS)
 			continue;
 		*sigs = true;
 		if (!(apex && t == DNS_TYPE_SOA)) /* the new SOA is signed where it is made */
-			rc = add_rrsigs(c, owner, &rs[i].set, signer_role(apex, t));
+			rc = sign_add_rrsigs(c, owner, &rs[i].set, sign_signer_role(apex, t));
 	}
 	if (apex && c->o->cds_cdnskey) {
-		types_insert(c->types, nt, DNS_TYPE_CDS);
-		types_insert(c->types, nt, DNS_TYPE_CDNSKEY);
+		sign_types_insert(c->types, nt, DNS_TYPE_CDS);
+		sign_types_insert(c->types, nt, DNS_TYPE_CDNSKEY);
 	}
 	if (apex) {
-		types_insert(c->types, nt, DNS_TYPE_DNSKEY);
+		sign_types_insert(c->types, nt, DNS_TYPE_DNSKEY);
 		if (c->o->nsec3)
-			types_insert(c->types, nt, DNS_TYPE_NSEC3PARAM);
+			sign_types_insert(c->types, nt, DNS_TYPE_NSEC3PARAM);
 	}
 	return rc;
 }
 
 /* One record of type with rdata[0..len) at owner, added and signed by the ZSKs. */
-static int add_signed(sign_ctx_t *c, const uint8_t *owner, uint16_t type, uint32_t ttl,
-		      const uint8_t *rdata, size_t len)
+int sign_add_signed(sign_ctx_t *c, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const uint8_t *rdata, size_t len)
 {
 	wire_t w;
-	wire_init_write(&w, c->buf, RRSET_BUF - NAME_MAXLEN - BITMAP_MAX - 300);
-	put_record(&w, type, ttl, rdata, len);
+	wire_init_write(&w, c->buf, SIGN_RRSET_BUF - NAME_MAXLEN - SIGN_BITMAP_MAX - 300);
+	sign_put_record(&w, type, ttl, rdata, len);
 	rrset_wire_t rs = {
 		.type = type, .rr_count = 1, .data_len = (uint32_t)w.pos, .data = c->buf
 	};
 	int rc = w.err ? w.err : add_rrset(c, owner, &rs);
-	return rc < 0 ? rc : add_rrsigs(c, owner, &rs, SIGN_KEY_ZSK);
+	return rc < 0 ? rc : sign_add_rrsigs(c, owner, &rs, SIGN_KEY_ZSK);
 }
 
 /* Where an NSEC or NSEC3 RDATA is put together: the end of c->buf. */
-static void rdata_writer(sign_ctx_t *c, wire_t *r)
+void sign_rdata_writer(sign_ctx_t *c, wire_t *r)
 {
-	size_t room = NAME_MAXLEN + BITMAP_MAX + 300;
-	wire_init_write(r, c->buf + RRSET_BUF - room, room);
+	size_t room = NAME_MAXLEN + SIGN_BITMAP_MAX + 300;
+	wire_init_write(r, c->buf + SIGN_RRSET_BUF - room, room);
 }
 
 /* Node n signed, and its NSEC to next (RFC 4034 4.1) with RRSIG and NSEC in its bitmap. */
@@ -375,15 +346,16 @@ static int sign_node(sign_ctx_t *c, const znode_t *n, const uint8_t *next)
 	size_t nt;
 	bool sigs;
 	int rc = sign_data(c, n, &nt, &sigs);
-	types_insert(c->types, &nt, DNS_TYPE_RRSIG);
-	types_insert(c->types, &nt, DNS_TYPE_NSEC);
+	sign_types_insert(c->types, &nt, DNS_TYPE_RRSIG);
+	sign_types_insert(c->types, &nt, DNS_TYPE_NSEC);
 	wire_t r;
-	rdata_writer(c, &r);
+	sign_rdata_writer(c, &r);
 	wire_write_bytes(&r, next, name_length(next));
-	put_bitmap(&r, c->types, nt);
+	sign_put_bitmap(&r, c->types, nt);
 	if (rc == 0)
 		rc = r.err ? r.err
-			   : add_signed(c, znode_name(n), DNS_TYPE_NSEC, c->nsec_ttl, r.buf, r.pos);
+			   : sign_add_signed(c, znode_name(n), DNS_TYPE_NSEC, c->nsec_ttl, r.buf,
+					     r.pos);
 	return rc;
 }
 
@@ -422,7 +394,7 @@ static int chain_cmp(const void *a, const void *b)
  * NSEC3PARAM's RDATA (RFC 5155 4.2), the start of an NSEC3's (3.2), into
  * w: flags 0 in an NSEC3PARAM (4.1.2), the opt-out bit in an NSEC3 (3.1.2.1).
  */
-static void put_nsec3_params(wire_t *w, const sign_nsec3_t *p, bool nsec3)
+void sign_put_nsec3_params(wire_t *w, const sign_nsec3_t *p, bool nsec3)
 {
 	wire_write_u8(w, 1); /* SHA-1, the one hash (RFC 5155 11) */
 	wire_write_u8(w, nsec3 && p->opt_out ? 1 : 0);
@@ -432,7 +404,7 @@ static void put_nsec3_params(wire_t *w, const sign_nsec3_t *p, bool nsec3)
 }
 
 /* The NSEC3 hash of name (lowercase wire, RFC 5155 5) into out. */
-static int nsec3_hash(const sign_nsec3_t *p, const uint8_t *name, uint8_t *out)
+int sign_nsec3_hash(const sign_nsec3_t *p, const uint8_t *name, uint8_t *out)
 {
 	dnssec_nsec3_params_t params = { .algorithm = DNSSEC_NSEC3_ALGORITHM_SHA1,
 					 .iterations = p->iterations,
@@ -448,7 +420,7 @@ static int nsec3_hash(const sign_nsec3_t *p, const uint8_t *name, uint8_t *out)
 }
 
 /* The owner of the NSEC3 of hash: its base32hex label (RFC 5155 3) over the apex. */
-static void nsec3_owner(const sign_ctx_t *c, const uint8_t *hash, uint8_t *owner)
+void sign_nsec3_owner(const sign_ctx_t *c, const uint8_t *hash, uint8_t *owner)
 {
 	char text[40];
 	ldns_b32_ntop_extended_hex(hash, ZONE_NSEC3_HASH_LEN, text, sizeof(text));
@@ -465,18 +437,18 @@ static int sign_nsec3_entry(sign_ctx_t *c, const chain_entry_t *e, const uint8_t
 	bool sigs;
 	int rc = sign_data(c, e->node, &nt, &sigs);
 	if (sigs || (e->node->flags & ZNODE_APEX))
-		types_insert(c->types, &nt, DNS_TYPE_RRSIG);
+		sign_types_insert(c->types, &nt, DNS_TYPE_RRSIG);
 	wire_t r;
-	rdata_writer(c, &r);
-	put_nsec3_params(&r, c->o->nsec3, true);
+	sign_rdata_writer(c, &r);
+	sign_put_nsec3_params(&r, c->o->nsec3, true);
 	wire_write_u8(&r, ZONE_NSEC3_HASH_LEN);
 	wire_write_bytes(&r, next, ZONE_NSEC3_HASH_LEN);
-	put_bitmap(&r, c->types, nt);
+	sign_put_bitmap(&r, c->types, nt);
 	uint8_t owner[NAME_MAXLEN];
-	nsec3_owner(c, e->hash, owner);
+	sign_nsec3_owner(c, e->hash, owner);
 	if (rc == 0)
 		rc = r.err ? r.err
-			   : add_signed(c, owner, DNS_TYPE_NSEC3, c->nsec_ttl, r.buf, r.pos);
+			   : sign_add_signed(c, owner, DNS_TYPE_NSEC3, c->nsec_ttl, r.buf, r.pos);
 	return rc;
 }
 
@@ -503,24 +475,24 @@ static int sign_nsec3_chain(sign_ctx_t *c, const zone_t *z)
 		if ((x->flags & ZNODE_OCCLUDED) || (c->o->nsec3->opt_out && insecure_cut(x)))
 			continue;
 		chain[n].node = x;
-		rc = nsec3_hash(c->o->nsec3, znode_name(x), chain[n++].hash);
+		rc = sign_nsec3_hash(c->o->nsec3, znode_name(x), chain[n++].hash);
 	}
 	if (rc == 0)
 		qsort(chain, n, sizeof(*chain), chain_cmp);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = sign_nsec3_entry(c, &chain[i], chain[(i + 1) % n].hash);
 	wire_t r;
-	rdata_writer(c, &r);
-	put_nsec3_params(&r, c->o->nsec3, false);
+	sign_rdata_writer(c, &r);
+	sign_put_nsec3_params(&r, c->o->nsec3, false);
 	/* RFC 5155 4: the TTL is not said; 0, as Knot and BIND publish it */
 	if (rc == 0)
-		rc = add_signed(c, c->apex, DNS_TYPE_NSEC3PARAM, 0, r.buf, r.pos);
+		rc = sign_add_signed(c, c->apex, DNS_TYPE_NSEC3PARAM, 0, r.buf, r.pos);
 	free(chain);
 	return rc;
 }
 
 /* Whether ks has a KSK and a ZSK that can sign. */
-static bool keys_usable(const sign_keyset_t *ks)
+bool sign_keys_usable(const sign_keyset_t *ks)
 {
 	bool ksk = false, zsk = false;
 	for (size_t i = 0; i < ks->count; i++) {
@@ -540,38 +512,56 @@ int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *
 		return SHOAL_EZONE;
 	if (z->denial != ZONE_DENIAL_NONE || soa->sigs || znode_rrset(z->apex, DNS_TYPE_DNSKEY))
 		return SHOAL_EEXIST;
-	if (!keys_usable(ks))
+	if (!sign_keys_usable(ks))
 		return SHOAL_EINVAL;
-	sign_ctx_t *c = calloc(1, sizeof(*c));
-	int rc = SHOAL_ENOMEM;
+	const uint8_t *apex = znode_name(z->apex);
+	sign_ctx_t *c = sign_ctx_new(ks, o, apex);
 	if (!c)
-		return rc;
-	*c = (sign_ctx_t){ .ks = ks, .o = o, .apex = znode_name(z->apex) };
+		return SHOAL_ENOMEM;
+	/* the SOA's wire was checked when z was built */
+	int rc = sign_replace_soa(c, soa->set.data, soa->set.data);
+	if (rc == 0)
+		rc = add_dnskeys(c, z);
+	if (rc == 0)
+		rc = c->o->nsec3 ? sign_nsec3_chain(c, z) : sign_nodes(c, z);
+	if (rc == 0)
+		rc = sign_flush(c);
+	if (rc == 0)
+		rc = changeset_seal(c->cs);
+	if (rc == 0) {
+		*out = c->cs;
+		c->cs = NULL;
+	}
+	sign_ctx_free(c);
+	return rc;
+}
+
+sign_ctx_t *sign_ctx_new(const sign_keyset_t *ks, const sign_zone_opts_t *o, const uint8_t *apex)
+{
+	sign_ctx_t *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = (sign_ctx_t){ .ks = ks, .o = o, .apex = apex };
 	c->cs = changeset_new();
 	c->types = malloc((65536 + 3) * sizeof(*c->types));
-	c->buf = malloc(RRSET_BUF);
+	c->buf = malloc(SIGN_RRSET_BUF);
 	c->jobs = malloc(SIGN_BATCH * sizeof(*c->jobs));
 	c->sigs = malloc((size_t)SIGN_BATCH * RRSIG_MAX);
-	if (c->cs && c->types && c->buf && c->jobs && c->sigs) {
-		rc = replace_soa(c, z);
-		if (rc == 0)
-			rc = add_dnskeys(c, z);
-		if (rc == 0)
-			rc = c->o->nsec3 ? sign_nsec3_chain(c, z) : sign_nodes(c, z);
-		if (rc == 0)
-			rc = flush_batch(c);
-		if (rc == 0)
-			rc = changeset_seal(c->cs);
-	}
-	if (rc == 0)
-		*out = c->cs;
-	else
-		changeset_unref(c->cs);
+	if (c->cs && c->types && c->buf && c->jobs && c->sigs)
+		return c;
+	sign_ctx_free(c);
+	return NULL;
+}
+
+void sign_ctx_free(sign_ctx_t *c)
+{
+	if (!c)
+		return;
+	changeset_unref(c->cs);
 	free(c->types);
 	free(c->buf);
 	free(c->jobs);
 	free(c->sigs);
 	free(c->arena);
 	free(c);
-	return rc;
 }

@@ -177,6 +177,34 @@ QUERY_PATH const znode_t *ztree_find_le(const ztree_t *t, const zkey_t *k)
 	}
 }
 
+/* In x, the last entry before k, or -1 when k sorts at or before them all. */
+static int last_lt(const zt_node_t *x, const zkey_t *k)
+{
+	int lo = 0, hi = x->count; /* the answer is lo - 1 */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (cmp(k, x->key[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+const znode_t *ztree_find_lt(const ztree_t *t, const zkey_t *k)
+{
+	/* a separator is its subtree's first node: the child it leads holds one before k */
+	const zt_node_t *x = t->root;
+	for (int i; x; x = kids(x)[i]) {
+		i = last_lt(x, k);
+		if (i < 0)
+			return NULL;
+		if (x->leaf)
+			return x->key[i];
+	}
+	return NULL;
+}
+
 const znode_t *ztree_find(const ztree_t *t, const zkey_t *k)
 {
 	const znode_t *n = ztree_find_le(t, k);

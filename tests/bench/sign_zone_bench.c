@@ -7,9 +7,14 @@
  * the apex, each with one A record (a tenth with an AAAA too), so an
  * NSEC zone needs about NAMES * 2.1 signatures. The signatures a second it prints, set beside
  * sign-bench's figure for the same algorithm, say how much of the time
- * is the signatures themselves.
+ * is the signatures themselves. With -c CHANGES, then a change of that
+ * many records spread over the zone (half of them A records replaced, a
+ * quarter new names, a quarter names deleted) signed alone by
+ * zone/sign_incr.c and applied: the incremental road against the full
+ * one.
  *
- * Usage: sign-zone-bench [-n NAMES] [-a ALGORITHM] [-t THREADS] [-3]   (-3: NSEC3, RFC 9276)
+ * Usage: sign-zone-bench [-n NAMES] [-a ALGORITHM] [-t THREADS] [-3] [-c CHANGES]
+ *        (-3: NSEC3, RFC 9276)
  */
 #include "config.h"
 
@@ -21,8 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/dns.h"
+#include "proto/name.h"
+#include "proto/wire.h"
 #include "zone/apply.h"
 #include "zone/load.h"
+#include "zone/sign_incr.h"
 #include "zone/sign_zone.h"
 
 static const uint8_t APEX[] = "\5bench\4test";
@@ -64,12 +73,95 @@ static int die(const char *what, int rc)
 	exit(1);
 }
 
+/* The RRSIGs cs adds. */
+static size_t count_sigs(const changeset_t *cs)
+{
+	size_t sigs = 0;
+	xfr_run_t run;
+	for (size_t at = 0; xfr_part_next(&cs->add, &at, &run);)
+		sigs += run.set.type == DNS_TYPE_RRSIG ? run.set.rr_count : 0;
+	return sigs;
+}
+
+/* One record of name (text, relative) added to or deleted from cs. */
+static void change(changeset_t *cs, bool add, const char *name, uint16_t type, const uint8_t *rdata,
+		   uint16_t len)
+{
+	uint8_t owner[256];
+	int rc = name_from_text(name, APEX, owner);
+	if (rc < 0 || (rc = changeset_add(cs, add, owner, type, 3600, rdata, len)) < 0)
+		die("changeset_add", rc);
+}
+
+/*
+ * The unsigned change of `changes` records to z (of `names` names, serial
+ * 1, to 3), spread over the zone: half h<i>'s A replaced, a quarter new
+ * names h<i>x, a quarter names h<i> deleted (i % 10 == 1: no AAAA).
+ */
+static changeset_t *make_change(const zone_t *z, unsigned names, unsigned changes)
+{
+	changeset_t *cs = changeset_new();
+	const uint8_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA)->set.data;
+	uint16_t len = wire_get_u16(soa + 8);
+	uint8_t rdata[600];
+	memcpy(rdata, soa + 10, len);
+	if (!cs || changeset_add(cs, false, APEX, DNS_TYPE_SOA, 3600, rdata, len) < 0)
+		die("changeset_add", -1);
+	wire_t w;
+	wire_init_write(&w, rdata, sizeof(rdata));
+	wire_seek(&w, len - 20u);
+	wire_write_u32(&w, 3);
+	if (changeset_add(cs, true, APEX, DNS_TYPE_SOA, 3600, rdata, len) < 0)
+		die("changeset_add", -1);
+	for (unsigned k = 0; k < changes; k++) {
+		unsigned i = k * (names / changes) + 1;
+		char name[32];
+		uint8_t old[4] = { 192, 0, (uint8_t)(i >> 8), (uint8_t)i };
+		uint8_t fresh[4] = { 198, 51, (uint8_t)(k >> 8), (uint8_t)k };
+		snprintf(name, sizeof(name), "h%u%s", i, k % 4 == 2 ? "x" : "");
+		if (k % 4 != 2)
+			change(cs, false, name, DNS_TYPE_A, old, 4);
+		if (k % 4 < 3)
+			change(cs, true, name, DNS_TYPE_A, fresh, 4);
+	}
+	if (changeset_seal(cs) < 0)
+		die("changeset_seal", -1);
+	return cs;
+}
+
+/* A change of `changes` records to z signed alone onto signed_z, and applied: times. */
+static void sign_alone(const zone_t *z, const zone_t *signed_z, const sign_keyset_t *ks,
+		       sign_zone_opts_t *o, unsigned names, unsigned changes)
+{
+	changeset_t *cs = make_change(z, names, changes), *out = NULL;
+	zone_t *next = NULL;
+	o->serial = 3;
+	double t0 = seconds(CLOCK_PROCESS_CPUTIME_ID), w0 = seconds(CLOCK_MONOTONIC);
+	int rc = sign_changes(signed_z, cs, ks, o, &out);
+	if (rc < 0)
+		die("sign_changes", rc);
+	double t1 = seconds(CLOCK_PROCESS_CPUTIME_ID), w1 = seconds(CLOCK_MONOTONIC);
+	const changeset_t *sets[] = { out };
+	zone_apply_opts_t ao = { .label = "bench", .msg = on_msg };
+	if ((rc = zone_apply(signed_z, sets, 1, &ao, &next)))
+		die("zone_apply", rc);
+	double t2 = seconds(CLOCK_PROCESS_CPUTIME_ID), w2 = seconds(CLOCK_MONOTONIC);
+	printf("%u changed records signed alone: %zu records out, %zu signatures\n", changes,
+	       out->del.rr_count + out->add.rr_count, count_sigs(out));
+	printf("sign_changes %.3f s CPU  %.3f s wall\n", t1 - t0, w1 - w0);
+	printf("zone_apply   %.3f s CPU  %.3f s wall\n", t2 - t1, w2 - w1);
+	printf("both         %.3f s CPU  %.3f s wall\n", t2 - t0, w2 - w0);
+	changeset_unref(cs);
+	changeset_unref(out);
+	zone_unref(next);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned names = 100000, alg = 13, threads = 1;
+	unsigned names = 100000, alg = 13, threads = 1, changes = 0;
 	bool nsec3 = false;
 	int c;
-	while ((c = getopt(argc, argv, "n:a:t:3")) != -1) {
+	while ((c = getopt(argc, argv, "n:a:t:3c:")) != -1) {
 		if (c == 'n')
 			names = (unsigned)strtoul(optarg, NULL, 10);
 		else if (c == 'a')
@@ -78,6 +170,8 @@ int main(int argc, char **argv)
 			threads = (unsigned)strtoul(optarg, NULL, 10);
 		else if (c == '3')
 			nsec3 = true;
+		else if (c == 'c')
+			changes = (unsigned)strtoul(optarg, NULL, 10);
 		else
 			return 2;
 	}
@@ -113,15 +207,14 @@ int main(int argc, char **argv)
 	if ((rc = zone_apply(z, sets, 1, &ao, &signed_z)))
 		die("zone_apply", rc);
 	double t2 = seconds(CLOCK_PROCESS_CPUTIME_ID);
-	size_t sigs = 0;
-	xfr_run_t run;
-	for (size_t at = 0; xfr_part_next(&cs->add, &at, &run);)
-		sigs += run.set.type == 46 ? run.set.rr_count : 0;
+	size_t sigs = count_sigs(cs);
 	printf("names %u, algorithm %u, %s, %u threads: %zu signatures\n", names, alg,
 	       nsec3 ? "NSEC3" : "NSEC", threads, sigs);
 	printf("sign_zone  %.2f s CPU  %.2f s wall  (%.0f signatures/s of CPU)\n", t1 - t0, w1 - w0,
 	       (double)sigs / (t1 - t0));
 	printf("zone_apply %.2f s CPU\n", t2 - t1);
+	if (changes && changes <= names)
+		sign_alone(z, signed_z, &ks, &o, names, changes);
 	changeset_unref(cs);
 	zone_unref(signed_z);
 	zone_unref(z);

@@ -4,8 +4,10 @@
 #define SHOAL_TESTS_SIGN_TEST_H
 
 #include <libdnssec/crypto.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -28,6 +30,48 @@ static inline int sign_test_main(int argc, char **argv, const char *name, const 
 	if (system(cmd) != 0)
 		rc = rc ? rc : 99;
 	return rc;
+}
+
+/* A command's exit status, its output kept in path.log (and shown when it fails). */
+static inline int sign_test_run(const char *cmd, const char *path)
+{
+	char line[1024];
+	snprintf(line, sizeof(line), "%s >%s.log 2>&1", cmd, path);
+	int rc = system(line);
+	if (rc != 0) {
+		snprintf(line, sizeof(line), "cat %s.log >&2", path);
+		if (system(line) != 0)
+			return -1;
+	}
+	return rc;
+}
+
+/*
+ * Whether ldns-verify-zone and, with bind and where it is installed,
+ * BIND's dnssec-verify pass the zone file at path (example.com).
+ */
+static inline bool sign_test_verifies(const char *path, bool bind)
+{
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "ldns-verify-zone %s", path);
+	bool ok = sign_test_run(cmd, path) == 0;
+	if (!ok)
+		fprintf(stderr, "\n  %s: ldns-verify-zone failed\n", path);
+	if (bind && access("/usr/bin/dnssec-verify", X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd), "dnssec-verify -q -o example.com %s", path);
+		bool bind_ok = sign_test_run(cmd, path) == 0;
+		if (!bind_ok)
+			fprintf(stderr, "\n  %s: dnssec-verify failed\n", path);
+		ok = ok && bind_ok;
+	}
+	return ok;
+}
+
+/* Messages of loads and applies, on stderr. */
+static inline void sign_test_msg(void *arg, bool is_error, const char *text)
+{
+	(void)arg;
+	fprintf(stderr, "\n  %s: %s\n", is_error ? "error" : "warning", text);
 }
 
 #endif
