@@ -56,9 +56,10 @@ struct updater {
 	pthread_cond_t cond;
 	update_req_t *head, *tail; /* lock */
 	size_t queued;             /* lock */
-	/* lock: the batch being applied, counted as in flight for its zone */
+	/* lock: the batch being applied, counted as in flight for its zone, its retry_ids */
 	uint8_t busy_apex[NAME_MAXLEN];
 	size_t busy;
+	uint64_t busy_ids[UPDATE_BATCH_MAX];
 	int stop;             /* atomic; lock to wait on */
 	flush_due_t *flushes; /* the thread's own */
 	log_limit_t refusals; /* the thread's own */
@@ -66,6 +67,7 @@ struct updater {
 	/* lock: update-rate-per-key's counters, their hash's secret key */
 	rate_slot_t rates[RATE_SLOTS];
 	uint8_t rate_key[crypto_shorthash_KEYBYTES];
+	uint8_t retry_key[crypto_shorthash_KEYBYTES]; /* retry_id's: set once, read-only */
 };
 
 static int64_t now_ms(void)
@@ -182,13 +184,48 @@ static size_t queued_for(const updater_t *u, const uint8_t *apex)
 	return n;
 }
 
+/*
+ * r's sender and message as one keyed hash: a client's retransmit (RFC
+ * 2136 does not forbid one) has the same, a forged one cannot aim at it.
+ */
+static uint64_t retry_id(const updater_t *u, const update_req_t *r)
+{
+	/* the message's hash, the port, the address */
+	uint8_t what[sizeof(uint64_t) + 2 + 16];
+	crypto_shorthash(what, r->pkt, r->len, u->retry_key);
+	uint16_t port = addr_port((const struct sockaddr *)&r->peer);
+	what[8] = (uint8_t)(port >> 8);
+	what[9] = (uint8_t)port;
+	const uint8_t *ip;
+	size_t ip_len = addr_octets((const struct sockaddr *)&r->peer, &ip);
+	memcpy(what + 10, ip, ip_len);
+	uint64_t id;
+	crypto_shorthash((unsigned char *)&id, what, 10 + ip_len, u->retry_key);
+	return id ? id : 1;
+}
+
+/* Whether a request with retry_id id is queued or being applied. Under lock. */
+static bool in_flight(const updater_t *u, uint64_t id)
+{
+	for (size_t k = 0; k < u->busy; k++)
+		if (u->busy_ids[k] == id)
+			return true;
+	for (const update_req_t *r = u->head; r; r = r->next)
+		if (r->retry_id == id)
+			return true;
+	return false;
+}
+
 int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_max)
 {
 	if (!u)
 		return SHOAL_ESPACE;
+	r->retry_id = r->udp ? retry_id(u, r) : 0;
 	int rc = SHOAL_ESPACE;
 	pthread_mutex_lock(&u->lock);
-	if (u->queued + u->busy < total_max && queued_for(u, r->apex) < zone_max) {
+	if (r->retry_id && in_flight(u, r->retry_id)) {
+		rc = SHOAL_EEXIST;
+	} else if (u->queued + u->busy < total_max && queued_for(u, r->apex) < zone_max) {
 		r->next = NULL;
 		if (u->tail)
 			u->tail->next = r;
@@ -278,6 +315,7 @@ static size_t take_batch(updater_t *u, update_req_t **batch)
 		update_req_t *r = *at;
 		if (n < UPDATE_BATCH_MAX && name_equal(r->apex, apex)) {
 			*at = r->next;
+			u->busy_ids[n] = r->retry_id;
 			batch[n++] = r;
 			continue;
 		}
@@ -763,6 +801,7 @@ int updater_new(const updater_env_t *env, updater_t **out)
 		return SHOAL_ENOMEM;
 	u->env = *env;
 	randombytes_buf(u->rate_key, sizeof(u->rate_key));
+	randombytes_buf(u->retry_key, sizeof(u->retry_key));
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
