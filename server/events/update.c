@@ -21,6 +21,7 @@
 #include "server/conf/update.h"
 #include "server/events/requestor.h"
 #include "server/events/update.h"
+#include "server/events/update_forward.h"
 #include "zone/apply.h"
 #include "zone/journal.h"
 #include "zone/update.h"
@@ -76,30 +77,6 @@ static int64_t now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-
-/*
- * RFC 2136 6, update-forward: the primaries a secondary's updates go to,
- * and how long each may take to answer one, so a primary that does not
- * answer holds the update thread a bounded time.
- */
-#define FORWARD_PRIMARIES_MAX 8
-#define FORWARD_MESSAGE_MS    3000
-#define FORWARD_TOTAL_MS      5000
-
-/* A primary an update is forwarded to: copied from the configuration under the writer's lock. */
-typedef struct forward_to {
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
-	bool has_key;
-	bool failed; /* did not answer in this batch: not asked again */
-	tsig_key_t key;
-	char text[ACL_TEXT_MAX];
-} forward_to_t;
-
-typedef struct forward_plan {
-	size_t count;
-	forward_to_t to[FORWARD_PRIMARIES_MAX];
-} forward_plan_t;
 
 /* ---- requests ---- */
 
@@ -469,26 +446,13 @@ static uint16_t step(batch_t *b, const conf_t *cfg, size_t i, const zone_t **cur
 static int forward_take(batch_t *b, const conf_t *cfg, size_t i)
 {
 	const conf_zone_xfr_t *zx = conf_zone_xfr(cfg, i);
-	b->fwd = zx->update->forward ? calloc(1, sizeof(*b->fwd)) : NULL;
+	b->fwd = zx->update->forward ? forward_plan_new(cfg, i) : NULL;
 	for (size_t k = 0; k < b->n; k++) {
 		update_msg_t m;
 		if (b->fwd)
 			b->rcodes[k] = admit(b, cfg, i, b->reqs[k], &m);
 		else
 			b->rcodes[k] = zx->update->forward ? DNS_RCODE_SERVFAIL : DNS_RCODE_NOTAUTH;
-	}
-	for (size_t k = 0; b->fwd && k < zx->primaries.count; k++) {
-		const acl_entry_t *e = &zx->primaries.entries[k];
-		/* over TLS: the update thread holds no TLS context, so not forwarded to */
-		if (e->tls || b->fwd->count == FORWARD_PRIMARIES_MAX)
-			continue;
-		forward_to_t *t = &b->fwd->to[b->fwd->count++];
-		memcpy(&t->addr, &e->addr, e->addr_len);
-		t->addr_len = e->addr_len;
-		t->has_key = e->key != ACL_NOKEY;
-		if (t->has_key)
-			t->key = cfg->keys[e->key];
-		snprintf(t->text, sizeof(t->text), "%s", e->text);
 	}
 	return 0;
 }
@@ -625,7 +589,7 @@ static int64_t flush_due(updater_t *u, bool all)
 	return next;
 }
 
-/* ---- forwarding (RFC 2136 6) ---- */
+/* ---- forwarding (RFC 2136 6): server/events/update_forward.c ---- */
 
 static bool stopping(void *arg)
 {
@@ -633,70 +597,13 @@ static bool stopping(void *arg)
 }
 
 /*
- * Ask primary t to apply msg[0..len): the primary's rcode, or -1 when it
- * did not answer (why says so).
- */
-static int forward_to(updater_t *u, const forward_to_t *t, const uint8_t *msg, size_t len,
-		      char *why, size_t cap)
-{
-	requestor_params_t p = {
-		.peer = (const struct sockaddr *)&t->addr,
-		.peer_len = t->addr_len,
-		.query = msg,
-		.query_len = len,
-		.key = t->has_key ? &t->key : NULL,
-		.transport = REQUESTOR_UDP,
-		.tcp_on_tc = true, /* RFC 7766 5: a truncated answer, asked again over TCP */
-		.connect_ms = FORWARD_MESSAGE_MS,
-		.message_ms = FORWARD_MESSAGE_MS,
-		.total_ms = FORWARD_TOTAL_MS,
-		.label = t->text,
-	};
-	requestor_t req;
-	int rc = requestor_init(&req, &p);
-	if (rc < 0) {
-		snprintf(why, cap, "%s", shoal_strerror(rc));
-		return -1;
-	}
-	rc = requestor_run(&req, stopping, u);
-	if (rc < 0)
-		requestor_result_text(&req.result, why, cap);
-	int rcode = rc == 0 ? req.result.rcode : -1;
-	requestor_clear(&req);
-	return rcode;
-}
-
-/*
- * Forward r to the batch's primaries in turn, as the client sent it but
- * for its TSIG RR and with an ID of its own (RFC 2136 6; the requestor's).
- * The client was authenticated here (its TSIG, allow-update); the primary
- * authenticates this server by the key of its primaries entry, so it need
- * not know the clients' keys. The first primary's rcode, or SERVFAIL when
- * none answers.
+ * Forward r (forward_update); the first primary's rcode, or SERVFAIL when
+ * none answers, logged.
  */
 static uint16_t forward_one(updater_t *u, batch_t *b, const update_req_t *r)
 {
-	size_t len = r->len;
-	tsig_rr_t rr;
-	if (r->is_signed && tsig_find(r->pkt, r->len, &rr) == 0)
-		len = rr.offset;
-	uint8_t *msg = malloc(len);
-	if (!msg)
-		return refuse(b, r, DNS_RCODE_SERVFAIL, "out of memory to forward it");
-	memcpy(msg, r->pkt, len);
-	if (len < r->len) { /* the TSIG RR taken off: one record less in ARCOUNT (RFC 1035 4.1.1) */
-		uint16_t ar = (uint16_t)(((msg[10] << 8) | msg[11]) - 1);
-		msg[10] = (uint8_t)(ar >> 8);
-		msg[11] = (uint8_t)ar;
-	}
-	char why[REQUESTOR_LABEL_MAX] = "its primaries are over TLS, which forwarding does not use";
-	int rcode = -1;
-	for (size_t k = 0; rcode < 0 && k < b->fwd->count; k++) {
-		forward_to_t *t = &b->fwd->to[k];
-		if (!t->failed && (rcode = forward_to(u, t, msg, len, why, sizeof(why))) < 0)
-			t->failed = true;
-	}
-	free(msg);
+	char why[REQUESTOR_LABEL_MAX];
+	int rcode = forward_update(b->fwd, r, stopping, u, why, sizeof(why));
 	if (rcode < 0) {
 		char text[REQUESTOR_LABEL_MAX + 32];
 		snprintf(text, sizeof(text), "not forwarded: %s", why);
@@ -715,8 +622,7 @@ static void forward_all(updater_t *u, batch_t *b)
 	for (size_t k = 0; k < b->n; k++)
 		if (b->rcodes[k] == DNS_RCODE_NOERROR)
 			b->rcodes[k] = forward_one(u, b, b->reqs[k]);
-	sodium_memzero(b->fwd, sizeof(*b->fwd));
-	free(b->fwd);
+	forward_plan_free(b->fwd);
 	b->fwd = NULL;
 }
 
