@@ -217,22 +217,29 @@ int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_ma
 	return rc;
 }
 
-/* The sender of r as a rate counter's id, keyed so a client cannot aim at another's slot. */
-static uint64_t rate_id(const updater_t *u, const update_req_t *r)
+/*
+ * The sender of r (and r's zone when per_zone) as a rate counter's id,
+ * keyed so a client cannot aim at another's slot.
+ */
+static uint64_t rate_id(const updater_t *u, const update_req_t *r, bool per_zone)
 {
-	uint8_t what[1 + NAME_MAXLEN];
+	uint8_t what[1 + 2 * NAME_MAXLEN];
 	size_t len = 1;
-	what[0] = r->is_signed;
+	what[0] = (uint8_t)(r->is_signed | per_zone << 1);
+	if (per_zone) {
+		memcpy(what + len, r->apex, name_length(r->apex));
+		len += name_length(r->apex);
+	}
 	if (r->is_signed) {
-		memcpy(what + 1, r->key.name, r->key.name_len);
+		memcpy(what + len, r->key.name, r->key.name_len);
 		len += r->key.name_len;
 	} else if (r->peer.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&r->peer;
-		memcpy(what + 1, &a->sin6_addr, sizeof(a->sin6_addr));
+		memcpy(what + len, &a->sin6_addr, sizeof(a->sin6_addr));
 		len += sizeof(a->sin6_addr);
 	} else {
 		const struct sockaddr_in *a = (const struct sockaddr_in *)&r->peer;
-		memcpy(what + 1, &a->sin_addr, sizeof(a->sin_addr));
+		memcpy(what + len, &a->sin_addr, sizeof(a->sin_addr));
 		len += sizeof(a->sin_addr);
 	}
 	uint64_t id;
@@ -261,11 +268,11 @@ static rate_slot_t *rate_slot(updater_t *u, uint64_t id, int64_t now)
 	return s;
 }
 
-bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate)
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate, bool per_zone)
 {
 	if (!u || !rate)
 		return true;
-	uint64_t id = rate_id(u, r);
+	uint64_t id = rate_id(u, r, per_zone);
 	int64_t now = now_ms() / 1000;
 	pthread_mutex_lock(&u->lock);
 	rate_slot_t *s = rate_slot(u, id, now);
@@ -376,7 +383,7 @@ static uint16_t admit(batch_t *b, const conf_t *cfg, size_t i, const update_req_
 	int rcode = update_parse(m, r->pkt, r->len, &b->u->rr, &why);
 	if (rcode != DNS_RCODE_NOERROR)
 		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
-	if (m->upcount > cfg->update_max_records)
+	if (m->upcount > conf_zone_update_max_records(cfg, i))
 		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
 	return check_policy(b, r, m, rule);
 }

@@ -99,10 +99,12 @@ int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_ma
 /*
  * Whether one more update from the sender of r (its TSIG key's name when
  * signed, else its address) stays within rate updates in this second of
- * CLOCK_MONOTONIC; counts it when it does. rate 0: always. Any thread: a
+ * CLOCK_MONOTONIC; counts it when it does. per_zone: counted apart for
+ * r's zone (a zone's own update-rate-per-key), else with the sender's
+ * updates to every zone without its own. rate 0: always. Any thread: a
  * short lock, no allocation. u may be NULL (true).
  */
-bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate);
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate, bool per_zone);
 
 /*
  * Stop the thread, before the workers stop: the requests queued go

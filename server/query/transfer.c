@@ -533,7 +533,10 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 			      : NULL;
 		if (req)
 			req->udp = !stream;
-		bool over_rate = req && !updater_rate_ok(u, req, cfg->update_rate_per_key);
+		/* a zone's own update-rate-per-key counts its updates apart */
+		bool over_rate =
+			req && !updater_rate_ok(u, req, conf_zone_update_rate(cfg, (size_t)i),
+						zx->update_rate_per_key >= 0);
 		int rc = !req || over_rate ? SHOAL_ESPACE
 					   : updater_post(u, req, cfg->update_max_inflight,
 							  cfg->update_max_inflight_total);
