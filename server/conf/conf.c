@@ -275,6 +275,8 @@ const conf_zone_key_t conf_zone_keys[] = {
 	{ "serial-policy", "an update's new SOA serial: increment, unixtime or dateserial" },
 	{ "update-forward",
 	  "yes: a secondary forwards the updates allow-update lets in to a primary" },
+	{ "update-max-records", "its own update-max-records" },
+	{ "update-rate-per-key", "its own update-rate-per-key: its updates counted apart" },
 };
 
 const size_t conf_zone_key_count = sizeof(conf_zone_keys) / sizeof(conf_zone_keys[0]);

@@ -39,10 +39,13 @@ typedef struct conf_zone_xfr {
 	acl_t primaries;   /* where we transfer it from: the zone is a secondary */
 	/* how its primaries over TLS are checked (tls-pin, tls-hostname); NULL: opportunistic */
 	tls_auth_t *primaries_tls;
-	acl_t allow_notify;     /* who may NOTIFY us: the primaries unless set */
-	bool allow_notify_set;  /* allow-notify was given (an empty list refuses all) */
-	int64_t journal_size;   /* ixfr-journal-size of this zone, or -1: the global one */
-	int64_t zonefile_sync;  /* zonefile-sync of this zone (seconds), or -1: the global one */
+	acl_t allow_notify;    /* who may NOTIFY us: the primaries unless set */
+	bool allow_notify_set; /* allow-notify was given (an empty list refuses all) */
+	int64_t journal_size;  /* ixfr-journal-size of this zone, or -1: the global one */
+	int64_t zonefile_sync; /* zonefile-sync of this zone (seconds), or -1: the global one */
+	/* update-max-records, update-rate-per-key of this zone, or -1: the global ones */
+	int64_t update_max_records;
+	int64_t update_rate_per_key;
 	conf_acl_t allow_query; /* who may query it; unset: the global allow-query */
 	int32_t dnssec_policy;  /* its dnssec-policy: an index of cfg->dnssec_policies, or -1 */
 	uint32_t catalog_role;  /* enum conf_catalog_role: catalog-role (RFC 9432) */
@@ -482,6 +485,13 @@ bool conf_zone_same_primaries(const conf_t *a, size_t i, const conf_t *b, size_t
  * holds cfg.
  */
 uint32_t conf_zone_sync(const conf_t *cfg, size_t i);
+
+/*
+ * Zone i of cfg's update-max-records and update-rate-per-key: its own,
+ * else the global one. Any thread that holds cfg.
+ */
+uint32_t conf_zone_update_max_records(const conf_t *cfg, size_t i);
+uint32_t conf_zone_update_rate(const conf_t *cfg, size_t i);
 
 /*
  * Whether zone i of a and zone j of b are configured the same in every

@@ -159,7 +159,11 @@ bool conf_catalog_same(const conf_t *a, const conf_zone_xfr_t *x, const conf_t *
 /* A zone's transfer settings before any key of its mapping is read. */
 static inline conf_zone_xfr_t conf_zone_xfr_default(void)
 {
-	return (conf_zone_xfr_t){ .journal_size = -1, .zonefile_sync = -1, .dnssec_policy = -1 };
+	return (conf_zone_xfr_t){ .journal_size = -1,
+				  .zonefile_sync = -1,
+				  .update_max_records = -1,
+				  .update_rate_per_key = -1,
+				  .dnssec_policy = -1 };
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -282,24 +283,61 @@ bool conf_tls_hostnames(const conf_t *cfg)
 	return false;
 }
 
-/* A zone's own zonefile-sync: seconds, as the global option's range. */
-static int load_zonefile_sync(yaml_ctx_t *y, conf_zone_xfr_t *zx, yaml_node_t *v)
+/* The keys a zone (or a template) may set its own value of, over the global option's. */
+static const struct own_uint {
+	const char *key;
+	size_t offset; /* of an int64_t in conf_zone_xfr_t: -1 until set */
+} own_uints[] = {
+	{ "ixfr-journal-size", offsetof(conf_zone_xfr_t, journal_size) },
+	{ "zonefile-sync", offsetof(conf_zone_xfr_t, zonefile_sync) },
+	{ "update-max-records", offsetof(conf_zone_xfr_t, update_max_records) },
+	{ "update-rate-per-key", offsetof(conf_zone_xfr_t, update_rate_per_key) },
+};
+
+/*
+ * A zone's own value of global option key, within that option's range
+ * (conf_options). SHOAL_ENOTFOUND when key is none of own_uints.
+ */
+static int load_own_uint(yaml_ctx_t *y, conf_zone_xfr_t *zx, const char *key, yaml_node_t *v)
 {
+	const struct own_uint *own = NULL;
+	for (size_t k = 0; !own && k < sizeof(own_uints) / sizeof(own_uints[0]); k++)
+		own = strcmp(own_uints[k].key, key) ? NULL : &own_uints[k];
+	const conf_option_t *o = NULL;
+	for (size_t k = 0; own && !o && k < conf_option_count; k++)
+		o = strcmp(conf_options[k].name, key) ? NULL : &conf_options[k];
+	if (!o)
+		return SHOAL_ENOTFOUND;
 	const char *t = conf_scalar(v);
 	char *end;
 	errno = 0;
-	unsigned long n = t ? strtoul(t, &end, 10) : 0;
-	if (!t || errno || end == t || *end || t[0] == '-' || n > CONF_ZONEFILE_SYNC_MAX)
-		return conf_yerr(y, v, "zonefile-sync: \"%s\" is not a number from 0 to %u",
-				 t ? t : "", CONF_ZONEFILE_SYNC_MAX);
-	zx->zonefile_sync = (int64_t)n;
+	unsigned long long n = t ? strtoull(t, &end, 10) : 0;
+	if (!t || errno || end == t || *end || t[0] == '-' || n < o->min || n > o->max)
+		return conf_yerr(y, v, "%s: \"%s\" is not a number from %u to %u", key, t ? t : "",
+				 (unsigned)o->min, (unsigned)o->max);
+	*(int64_t *)(void *)((char *)zx + own->offset) = (int64_t)n;
 	return 0;
+}
+
+/* A zone's own value where it has one (own >= 0), else the global one. */
+static uint32_t own_or_global(int64_t own, uint32_t global)
+{
+	return own >= 0 ? (uint32_t)own : global;
 }
 
 uint32_t conf_zone_sync(const conf_t *cfg, size_t i)
 {
-	int64_t own = conf_zone_xfr(cfg, i)->zonefile_sync;
-	return own >= 0 ? (uint32_t)own : cfg->zonefile_sync;
+	return own_or_global(conf_zone_xfr(cfg, i)->zonefile_sync, cfg->zonefile_sync);
+}
+
+uint32_t conf_zone_update_max_records(const conf_t *cfg, size_t i)
+{
+	return own_or_global(conf_zone_xfr(cfg, i)->update_max_records, cfg->update_max_records);
+}
+
+uint32_t conf_zone_update_rate(const conf_t *cfg, size_t i)
+{
+	return own_or_global(conf_zone_xfr(cfg, i)->update_rate_per_key, cfg->update_rate_per_key);
 }
 
 int conf_load_zone_key(conf_t *cfg, yaml_ctx_t *y, size_t i, const char *key, yaml_node_t *v)
@@ -323,20 +361,9 @@ int conf_load_xfr_key(conf_t *cfg, yaml_ctx_t *y, conf_zone_xfr_t *zx, const cha
 {
 	if (!strcmp(key, "tls-pin") || !strcmp(key, "tls-hostname"))
 		return load_zone_tls(zx, y, key, v);
-	if (!strcmp(key, "ixfr-journal-size")) {
-		const char *t = conf_scalar(v);
-		char *end;
-		errno = 0;
-		unsigned long long n = t ? strtoull(t, &end, 10) : 0;
-		if (!t || errno || end == t || *end || t[0] == '-' || n > UINT32_MAX)
-			return conf_yerr(y, v,
-					 "ixfr-journal-size: \"%s\" is not a number from 0 to %u",
-					 t ? t : "", UINT32_MAX);
-		zx->journal_size = (int64_t)n;
-		return 0;
-	}
-	if (!strcmp(key, "zonefile-sync"))
-		return load_zonefile_sync(y, zx, v);
+	int rc = load_own_uint(y, zx, key, v);
+	if (rc != SHOAL_ENOTFOUND)
+		return rc;
 	acl_t *list;
 	enum acl_kind kind = ACL_TARGET;
 	if (!strcmp(key, "allow-query")) {

@@ -21,6 +21,7 @@
 #include "server/conf/update.h"
 #include "server/events/requestor.h"
 #include "server/events/update.h"
+#include "server/events/update_forward.h"
 #include "zone/apply.h"
 #include "zone/journal.h"
 #include "zone/update.h"
@@ -56,9 +57,10 @@ struct updater {
 	pthread_cond_t cond;
 	update_req_t *head, *tail; /* lock */
 	size_t queued;             /* lock */
-	/* lock: the batch being applied, counted as in flight for its zone */
+	/* lock: the batch being applied, counted as in flight for its zone, its retry_ids */
 	uint8_t busy_apex[NAME_MAXLEN];
 	size_t busy;
+	uint64_t busy_ids[UPDATE_BATCH_MAX];
 	int stop;             /* atomic; lock to wait on */
 	flush_due_t *flushes; /* the thread's own */
 	log_limit_t refusals; /* the thread's own */
@@ -66,6 +68,7 @@ struct updater {
 	/* lock: update-rate-per-key's counters, their hash's secret key */
 	rate_slot_t rates[RATE_SLOTS];
 	uint8_t rate_key[crypto_shorthash_KEYBYTES];
+	uint8_t retry_key[crypto_shorthash_KEYBYTES]; /* retry_id's: set once, read-only */
 };
 
 static int64_t now_ms(void)
@@ -74,30 +77,6 @@ static int64_t now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-
-/*
- * RFC 2136 6, update-forward: the primaries a secondary's updates go to,
- * and how long each may take to answer one, so a primary that does not
- * answer holds the update thread a bounded time.
- */
-#define FORWARD_PRIMARIES_MAX 8
-#define FORWARD_MESSAGE_MS    3000
-#define FORWARD_TOTAL_MS      5000
-
-/* A primary an update is forwarded to: copied from the configuration under the writer's lock. */
-typedef struct forward_to {
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
-	bool has_key;
-	bool failed; /* did not answer in this batch: not asked again */
-	tsig_key_t key;
-	char text[ACL_TEXT_MAX];
-} forward_to_t;
-
-typedef struct forward_plan {
-	size_t count;
-	forward_to_t to[FORWARD_PRIMARIES_MAX];
-} forward_plan_t;
 
 /* ---- requests ---- */
 
@@ -182,13 +161,48 @@ static size_t queued_for(const updater_t *u, const uint8_t *apex)
 	return n;
 }
 
+/*
+ * r's sender and message as one keyed hash: a client's retransmit (RFC
+ * 2136 does not forbid one) has the same, a forged one cannot aim at it.
+ */
+static uint64_t retry_id(const updater_t *u, const update_req_t *r)
+{
+	/* the message's hash, the port, the address */
+	uint8_t what[sizeof(uint64_t) + 2 + 16];
+	crypto_shorthash(what, r->pkt, r->len, u->retry_key);
+	uint16_t port = addr_port((const struct sockaddr *)&r->peer);
+	what[8] = (uint8_t)(port >> 8);
+	what[9] = (uint8_t)port;
+	const uint8_t *ip;
+	size_t ip_len = addr_octets((const struct sockaddr *)&r->peer, &ip);
+	memcpy(what + 10, ip, ip_len);
+	uint64_t id;
+	crypto_shorthash((unsigned char *)&id, what, 10 + ip_len, u->retry_key);
+	return id ? id : 1;
+}
+
+/* Whether a request with retry_id id is queued or being applied. Under lock. */
+static bool in_flight(const updater_t *u, uint64_t id)
+{
+	for (size_t k = 0; k < u->busy; k++)
+		if (u->busy_ids[k] == id)
+			return true;
+	for (const update_req_t *r = u->head; r; r = r->next)
+		if (r->retry_id == id)
+			return true;
+	return false;
+}
+
 int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_max)
 {
 	if (!u)
 		return SHOAL_ESPACE;
+	r->retry_id = r->udp ? retry_id(u, r) : 0;
 	int rc = SHOAL_ESPACE;
 	pthread_mutex_lock(&u->lock);
-	if (u->queued + u->busy < total_max && queued_for(u, r->apex) < zone_max) {
+	if (r->retry_id && in_flight(u, r->retry_id)) {
+		rc = SHOAL_EEXIST;
+	} else if (u->queued + u->busy < total_max && queued_for(u, r->apex) < zone_max) {
 		r->next = NULL;
 		if (u->tail)
 			u->tail->next = r;
@@ -203,22 +217,29 @@ int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_ma
 	return rc;
 }
 
-/* The sender of r as a rate counter's id, keyed so a client cannot aim at another's slot. */
-static uint64_t rate_id(const updater_t *u, const update_req_t *r)
+/*
+ * The sender of r (and r's zone when per_zone) as a rate counter's id,
+ * keyed so a client cannot aim at another's slot.
+ */
+static uint64_t rate_id(const updater_t *u, const update_req_t *r, bool per_zone)
 {
-	uint8_t what[1 + NAME_MAXLEN];
+	uint8_t what[1 + 2 * NAME_MAXLEN];
 	size_t len = 1;
-	what[0] = r->is_signed;
+	what[0] = (uint8_t)(r->is_signed | per_zone << 1);
+	if (per_zone) {
+		memcpy(what + len, r->apex, name_length(r->apex));
+		len += name_length(r->apex);
+	}
 	if (r->is_signed) {
-		memcpy(what + 1, r->key.name, r->key.name_len);
+		memcpy(what + len, r->key.name, r->key.name_len);
 		len += r->key.name_len;
 	} else if (r->peer.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&r->peer;
-		memcpy(what + 1, &a->sin6_addr, sizeof(a->sin6_addr));
+		memcpy(what + len, &a->sin6_addr, sizeof(a->sin6_addr));
 		len += sizeof(a->sin6_addr);
 	} else {
 		const struct sockaddr_in *a = (const struct sockaddr_in *)&r->peer;
-		memcpy(what + 1, &a->sin_addr, sizeof(a->sin_addr));
+		memcpy(what + len, &a->sin_addr, sizeof(a->sin_addr));
 		len += sizeof(a->sin_addr);
 	}
 	uint64_t id;
@@ -247,11 +268,11 @@ static rate_slot_t *rate_slot(updater_t *u, uint64_t id, int64_t now)
 	return s;
 }
 
-bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate)
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate, bool per_zone)
 {
 	if (!u || !rate)
 		return true;
-	uint64_t id = rate_id(u, r);
+	uint64_t id = rate_id(u, r, per_zone);
 	int64_t now = now_ms() / 1000;
 	pthread_mutex_lock(&u->lock);
 	rate_slot_t *s = rate_slot(u, id, now);
@@ -278,6 +299,7 @@ static size_t take_batch(updater_t *u, update_req_t **batch)
 		update_req_t *r = *at;
 		if (n < UPDATE_BATCH_MAX && name_equal(r->apex, apex)) {
 			*at = r->next;
+			u->busy_ids[n] = r->retry_id;
 			batch[n++] = r;
 			continue;
 		}
@@ -361,7 +383,7 @@ static uint16_t admit(batch_t *b, const conf_t *cfg, size_t i, const update_req_
 	int rcode = update_parse(m, r->pkt, r->len, &b->u->rr, &why);
 	if (rcode != DNS_RCODE_NOERROR)
 		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
-	if (m->upcount > cfg->update_max_records)
+	if (m->upcount > conf_zone_update_max_records(cfg, i))
 		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
 	return check_policy(b, r, m, rule);
 }
@@ -431,26 +453,13 @@ static uint16_t step(batch_t *b, const conf_t *cfg, size_t i, const zone_t **cur
 static int forward_take(batch_t *b, const conf_t *cfg, size_t i)
 {
 	const conf_zone_xfr_t *zx = conf_zone_xfr(cfg, i);
-	b->fwd = zx->update->forward ? calloc(1, sizeof(*b->fwd)) : NULL;
+	b->fwd = zx->update->forward ? forward_plan_new(cfg, i) : NULL;
 	for (size_t k = 0; k < b->n; k++) {
 		update_msg_t m;
 		if (b->fwd)
 			b->rcodes[k] = admit(b, cfg, i, b->reqs[k], &m);
 		else
 			b->rcodes[k] = zx->update->forward ? DNS_RCODE_SERVFAIL : DNS_RCODE_NOTAUTH;
-	}
-	for (size_t k = 0; b->fwd && k < zx->primaries.count; k++) {
-		const acl_entry_t *e = &zx->primaries.entries[k];
-		/* over TLS: the update thread holds no TLS context, so not forwarded to */
-		if (e->tls || b->fwd->count == FORWARD_PRIMARIES_MAX)
-			continue;
-		forward_to_t *t = &b->fwd->to[b->fwd->count++];
-		memcpy(&t->addr, &e->addr, e->addr_len);
-		t->addr_len = e->addr_len;
-		t->has_key = e->key != ACL_NOKEY;
-		if (t->has_key)
-			t->key = cfg->keys[e->key];
-		snprintf(t->text, sizeof(t->text), "%s", e->text);
 	}
 	return 0;
 }
@@ -587,7 +596,7 @@ static int64_t flush_due(updater_t *u, bool all)
 	return next;
 }
 
-/* ---- forwarding (RFC 2136 6) ---- */
+/* ---- forwarding (RFC 2136 6): server/events/update_forward.c ---- */
 
 static bool stopping(void *arg)
 {
@@ -595,70 +604,13 @@ static bool stopping(void *arg)
 }
 
 /*
- * Ask primary t to apply msg[0..len): the primary's rcode, or -1 when it
- * did not answer (why says so).
- */
-static int forward_to(updater_t *u, const forward_to_t *t, const uint8_t *msg, size_t len,
-		      char *why, size_t cap)
-{
-	requestor_params_t p = {
-		.peer = (const struct sockaddr *)&t->addr,
-		.peer_len = t->addr_len,
-		.query = msg,
-		.query_len = len,
-		.key = t->has_key ? &t->key : NULL,
-		.transport = REQUESTOR_UDP,
-		.tcp_on_tc = true, /* RFC 7766 5: a truncated answer, asked again over TCP */
-		.connect_ms = FORWARD_MESSAGE_MS,
-		.message_ms = FORWARD_MESSAGE_MS,
-		.total_ms = FORWARD_TOTAL_MS,
-		.label = t->text,
-	};
-	requestor_t req;
-	int rc = requestor_init(&req, &p);
-	if (rc < 0) {
-		snprintf(why, cap, "%s", shoal_strerror(rc));
-		return -1;
-	}
-	rc = requestor_run(&req, stopping, u);
-	if (rc < 0)
-		requestor_result_text(&req.result, why, cap);
-	int rcode = rc == 0 ? req.result.rcode : -1;
-	requestor_clear(&req);
-	return rcode;
-}
-
-/*
- * Forward r to the batch's primaries in turn, as the client sent it but
- * for its TSIG RR and with an ID of its own (RFC 2136 6; the requestor's).
- * The client was authenticated here (its TSIG, allow-update); the primary
- * authenticates this server by the key of its primaries entry, so it need
- * not know the clients' keys. The first primary's rcode, or SERVFAIL when
- * none answers.
+ * Forward r (forward_update); the first primary's rcode, or SERVFAIL when
+ * none answers, logged.
  */
 static uint16_t forward_one(updater_t *u, batch_t *b, const update_req_t *r)
 {
-	size_t len = r->len;
-	tsig_rr_t rr;
-	if (r->is_signed && tsig_find(r->pkt, r->len, &rr) == 0)
-		len = rr.offset;
-	uint8_t *msg = malloc(len);
-	if (!msg)
-		return refuse(b, r, DNS_RCODE_SERVFAIL, "out of memory to forward it");
-	memcpy(msg, r->pkt, len);
-	if (len < r->len) { /* the TSIG RR taken off: one record less in ARCOUNT (RFC 1035 4.1.1) */
-		uint16_t ar = (uint16_t)(((msg[10] << 8) | msg[11]) - 1);
-		msg[10] = (uint8_t)(ar >> 8);
-		msg[11] = (uint8_t)ar;
-	}
-	char why[REQUESTOR_LABEL_MAX] = "its primaries are over TLS, which forwarding does not use";
-	int rcode = -1;
-	for (size_t k = 0; rcode < 0 && k < b->fwd->count; k++) {
-		forward_to_t *t = &b->fwd->to[k];
-		if (!t->failed && (rcode = forward_to(u, t, msg, len, why, sizeof(why))) < 0)
-			t->failed = true;
-	}
-	free(msg);
+	char why[REQUESTOR_LABEL_MAX];
+	int rcode = forward_update(b->fwd, r, stopping, u, why, sizeof(why));
 	if (rcode < 0) {
 		char text[REQUESTOR_LABEL_MAX + 32];
 		snprintf(text, sizeof(text), "not forwarded: %s", why);
@@ -677,8 +629,7 @@ static void forward_all(updater_t *u, batch_t *b)
 	for (size_t k = 0; k < b->n; k++)
 		if (b->rcodes[k] == DNS_RCODE_NOERROR)
 			b->rcodes[k] = forward_one(u, b, b->reqs[k]);
-	sodium_memzero(b->fwd, sizeof(*b->fwd));
-	free(b->fwd);
+	forward_plan_free(b->fwd);
 	b->fwd = NULL;
 }
 
@@ -763,6 +714,7 @@ int updater_new(const updater_env_t *env, updater_t **out)
 		return SHOAL_ENOMEM;
 	u->env = *env;
 	randombytes_buf(u->rate_key, sizeof(u->rate_key));
+	randombytes_buf(u->retry_key, sizeof(u->retry_key));
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -49,6 +49,8 @@ typedef struct update_req {
 	tsig_ctx_t tsig;
 	uint16_t limit;     /* the answer's largest size */
 	uint16_t edns_size; /* the server's, for the answer's OPT */
+	bool udp;           /* came over UDP, where a client retransmits: set by the caller */
+	uint64_t retry_id;  /* udp: updater_post's keyed hash of peer and message; else 0 */
 	uint8_t apex[NAME_MAXLEN];
 	size_t len;
 	uint8_t pkt[];
@@ -85,19 +87,24 @@ int updater_new(const updater_env_t *env, updater_t **out);
 
 /*
  * Queue r for the update thread, which owns it from now on. Returns 0;
- * SHOAL_ESPACE when total_max requests are in flight (queued or being
- * applied), or zone_max for r's zone (the caller answers and frees r).
- * Any thread: a short lock, no allocation. u may be NULL (SHOAL_ESPACE).
+ * SHOAL_EEXIST when r came over UDP and the same message from the same
+ * address and port is in flight (a client's retransmit: the answer to the
+ * first goes to it, so the caller drops r without an answer); SHOAL_ESPACE
+ * when total_max requests are in flight (queued or being applied), or
+ * zone_max for r's zone (the caller answers and frees r). Any thread: a
+ * short lock, no allocation. u may be NULL (SHOAL_ESPACE).
  */
 int updater_post(updater_t *u, update_req_t *r, size_t zone_max, size_t total_max);
 
 /*
  * Whether one more update from the sender of r (its TSIG key's name when
  * signed, else its address) stays within rate updates in this second of
- * CLOCK_MONOTONIC; counts it when it does. rate 0: always. Any thread: a
+ * CLOCK_MONOTONIC; counts it when it does. per_zone: counted apart for
+ * r's zone (a zone's own update-rate-per-key), else with the sender's
+ * updates to every zone without its own. rate 0: always. Any thread: a
  * short lock, no allocation. u may be NULL (true).
  */
-bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate);
+bool updater_rate_ok(updater_t *u, const update_req_t *r, uint32_t rate, bool per_zone);
 
 /*
  * Stop the thread, before the workers stop: the requests queued go

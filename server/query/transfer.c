@@ -498,7 +498,8 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
  * RFC 2136 3.1: an UPDATE for a primary zone of ours (or a secondary with
  * update-forward) whose allow-update has a rule for its key or address is
  * handed to the update thread, which answers once the change is served
- * or forwarded (0 here: no answer yet); anything
+ * or forwarded (0 here: no answer yet; 0 too for a UDP retransmit of one
+ * in flight, dropped: the first one's answer is the client's); anything
  * else is answered now: NOTAUTH for a zone not ours or a secondary's
  * without update-forward (RFC 2136 6), REFUSED without a rule or over
  * update-rate-per-key, SERVFAIL past update-max-inflight(-total). The
@@ -530,10 +531,16 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 					       r->has_tsig ? &r->tsig : NULL, (uint16_t)limit,
 					       (uint16_t)t->cfg->edns_size, reply)
 			      : NULL;
-		bool over_rate = req && !updater_rate_ok(u, req, cfg->update_rate_per_key);
-		if (req && !over_rate &&
-		    updater_post(u, req, cfg->update_max_inflight,
-				 cfg->update_max_inflight_total) == 0)
+		if (req)
+			req->udp = !stream;
+		/* a zone's own update-rate-per-key counts its updates apart */
+		bool over_rate =
+			req && !updater_rate_ok(u, req, conf_zone_update_rate(cfg, (size_t)i),
+						zx->update_rate_per_key >= 0);
+		int rc = !req || over_rate ? SHOAL_ESPACE
+					   : updater_post(u, req, cfg->update_max_inflight,
+							  cfg->update_max_inflight_total);
+		if (rc == 0)
 			return 0;
 		if (req)
 			update_req_free(req);
@@ -543,6 +550,13 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 			tcp_stream_t *s = *stream;
 			*stream = NULL;
 			s->end(s, false);
+		}
+		if (rc == SHOAL_EEXIST) { /* the first one's answer goes to the same port, ID */
+			log_limited(
+				&t->refusals, TRANSFER_LOG_PER_S, LOG_LEVEL_INFO,
+				"UPDATE %s from %s: a retransmit of an update in flight: dropped",
+				zone, r->peer_text);
+			return 0;
 		}
 		why = over_rate ? "over update-rate-per-key"
 				: "update-max-inflight or update-max-inflight-total reached";

@@ -5,7 +5,9 @@
 # over TCP at once: 64 wait, 6 are answered SERVFAIL at once and logged; queries are answered
 # all the while; none of the waiting ones is applied or answered NOERROR; shoald still stops.
 # Then the bounds set smaller: per zone and in all (update-max-inflight-total), records per
-# update (update-max-records), and updates a second per key or address (update-rate-per-key).
+# update (update-max-records), and updates a second per key or address (update-rate-per-key);
+# a zone's own update-max-records and update-rate-per-key over the global ones, another zone
+# keeping those.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 command -v nsupdate >/dev/null || { echo "SKIP: nsupdate (bind9-dnsutils) is needed"; exit 77; }
@@ -122,6 +124,11 @@ wait_within "$RELOAD_PID" 130
 SECRET=$(printf 'dynamic update test secret, 32 o' | base64)
 PORT=$(free_port) || exit 99
 cp "$EXAMPLES/example.com.zone" "$T_DIR/example.com.zone"
+sed 's/example\.com/example.net/g' "$EXAMPLES/example.com.zone" >"$T_DIR/example.net.zone"
+sed 's/example\.com/example.org/g' "$EXAMPLES/example.com.zone" >"$T_DIR/example.org.zone"
+# every key below and the address, in example.com's and example.net's allow-update
+RULES=$(printf '      - key: %s\n' upd rec other big small zk sep
+	printf '      - address: 127.0.0.1')
 cat >"$T_DIR/shoald3.conf" <<EOF2
 listen: [ 127.0.0.1@$PORT ]
 threads: 2
@@ -131,24 +138,38 @@ keys:
   - { name: upd, algorithm: hmac-sha256, secret: "$SECRET" }
   - { name: rec, algorithm: hmac-sha256, secret: "$SECRET" }
   - { name: other, algorithm: hmac-sha256, secret: "$SECRET" }
+  - { name: big, algorithm: hmac-sha256, secret: "$SECRET" }
+  - { name: small, algorithm: hmac-sha256, secret: "$SECRET" }
+  - { name: zk, algorithm: hmac-sha256, secret: "$SECRET" }
+  - { name: sep, algorithm: hmac-sha256, secret: "$SECRET" }
 zones:
   - name: example.com
     file: $T_DIR/example.com.zone
     allow-update:
-      - key: upd
-      - key: rec
-      - key: other
-      - address: 127.0.0.1
+$RULES
+  - name: example.net
+    file: $T_DIR/example.net.zone
+    update-max-records: 2
+    update-rate-per-key: 0
+    allow-update:
+$RULES
+  - name: example.org
+    file: $T_DIR/example.org.zone
+    update-rate-per-key: 1
+    allow-update:
+      - key: sep
 EOF2
 : >"$T_DIR/shoald.log"
 start_shoald "$PORT" -c "$T_DIR/shoald3.conf" || exit 99
-# nu KEY NAMES...: one update adding a TXT record at each NAME, signed with KEY ("-": none)
+# nu KEY NAMES...: one update adding a TXT record at each NAME of NU_ZONE, signed with KEY
+# ("-": none)
+NU_ZONE=example.com
 nu() {
 	local key=$1 n
 	shift
 	{
-		printf 'server 127.0.0.1 %s\nzone example.com\n' "$PORT"
-		for n in "$@"; do printf 'update add %s.example.com 60 TXT "t"\n' "$n"; done
+		printf 'server 127.0.0.1 %s\nzone %s\n' "$PORT" "$NU_ZONE"
+		for n in "$@"; do printf 'update add %s.%s 60 TXT "t"\n' "$n" "$NU_ZONE"; done
 		printf 'send\n'
 	} | if [ "$key" = - ]; then timeout 20 nsupdate; else
 		timeout 20 nsupdate -y "hmac-sha256:$key:$SECRET"; fi 2>&1
@@ -161,7 +182,7 @@ check_match "the refusal is logged" "more records than update-max-records" \
 check_eq "an update of 3 records is applied" "" "$(nu rec m1 m2 m3)"
 check_eq "its records are served" '"t"' "$(q "$PORT" +short m3.example.com TXT)"
 
-# burst WHO: 30 updates at once from WHO (a key, or - unsigned), each adding WHO-N; sets
+# burst WHO: 30 updates at once from WHO (a key, or - unsigned), each adding rWHON; sets
 # ACCEPTED, REJECTED and SPAN (seconds the burst took, rounded down)
 burst() {
 	local who=$1 pids="" i start
@@ -192,6 +213,37 @@ for who in upd -; do
 	done
 	check_eq "$what: the records served are the updates applied" "$ACCEPTED" "$served"
 done
+# ---- a zone's own bounds: example.net's update-max-records 2 and update-rate-per-key 0 (no
+# limit), example.org's update-rate-per-key 1 (counted apart), over the global 3 and 2 ----
+NU_ZONE=example.net
+check_match "example.net's own update-max-records 2: an update of 3 records is REFUSED" \
+	"update failed: REFUSED" "$(nu big n1 n2 n3)"
+check_eq "none of its records is applied" "" "$(q "$PORT" +short n1.example.net TXT)"
+check_eq "an update of 2 records to example.net is applied" "" "$(nu small n1 n2)"
+check_eq "its records are served" '"t"' "$(q "$PORT" +short n2.example.net TXT)"
+burst zk
+check_eq "example.net's own update-rate-per-key 0: all 30 at once from zk applied" 30 "$ACCEPTED"
+served=0
+for i in $(seq 1 30); do
+	[ -n "$(q "$PORT" +short "rzk$i.example.net" TXT)" ] && served=$((served + 1))
+done
+check_eq "and served" 30 "$served"
+NU_ZONE=example.com
+check_eq "example.com keeps the global update-max-records 3" "" "$(nu zk c1 c2 c3)"
+check_eq "its records are served" '"t"' "$(q "$PORT" +short c3.example.com TXT)"
+# sep: two updates to example.com reach the global rate 2; one to example.org is counted apart
+check_eq "sep's first update to example.com" "" "$(nu sep s1)"
+check_eq "sep's second update to example.com" "" "$(nu sep s2)"
+NU_ZONE=example.org
+check_eq "example.org's own update-rate-per-key 1 counts sep's updates to it apart" "" \
+	"$(nu sep s3)"
+burst sep
+MOST=$((SPAN + 2))
+what="example.org's own update-rate-per-key 1, 30 at once from sep over ${SPAN}s"
+[ "$ACCEPTED" -le "$MOST" ] && ok=yes || ok="no: $ACCEPTED applied"
+check_eq "$what: at most $MOST applied" yes "$ok"
+check_eq "$what: every other one REFUSED" 30 $((ACCEPTED + REJECTED))
+NU_ZONE=example.com
 check_match "over the rate is logged" "over update-rate-per-key: REFUSED" \
 	"$(cat "$T_DIR/shoald.log")"
 check_eq "another key is not held back by one over its rate" "" "$(nu other o1)"

@@ -137,6 +137,40 @@ static void test_copy_shares(void)
 	conf_clear(&d);
 }
 
+/*
+ * update-max-records and update-rate-per-key: a zone's own (or a
+ * template's) over the global one, the global one where it sets none.
+ */
+static void test_bounds(void)
+{
+	conf_t c;
+	char err[512] = "";
+	CU_ASSERT_EQUAL_FATAL(load(&c,
+				   "    update-max-records: 2\n"
+				   "    update-rate-per-key: 5\n"
+				   "update-max-records: 7\n"
+				   "update-rate-per-key: 3\n"
+				   "templates:\n"
+				   "  - id: t\n"
+				   "    primaries: 192.0.2.1 NOKEY\n"
+				   "    update-max-records: 9\n"
+				   "    update-rate-per-key: 0\n",
+				   err, sizeof(err)),
+			      0);
+	CU_ASSERT_EQUAL(conf_zone_update_max_records(&c, 0), 2);
+	CU_ASSERT_EQUAL(conf_zone_update_rate(&c, 0), 5);
+	CU_ASSERT_EQUAL(c.update_max_records, 7);
+	CU_ASSERT_EQUAL_FATAL(c.template_count, 1);
+	CU_ASSERT_EQUAL(c.templates[0].xfr.update_max_records, 9);
+	CU_ASSERT_EQUAL(c.templates[0].xfr.update_rate_per_key, 0); /* its own: no limit */
+	conf_clear(&c);
+	CU_ASSERT_EQUAL_FATAL(
+		load(&c, "update-max-records: 7\nupdate-rate-per-key: 3\n", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(conf_zone_update_max_records(&c, 0), 7);
+	CU_ASSERT_EQUAL(conf_zone_update_rate(&c, 0), 3);
+	conf_clear(&c);
+}
+
 /* Each mistake is refused with the line it is on. */
 static void test_errors(void)
 {
@@ -155,6 +189,10 @@ static void test_errors(void)
 		  ":12: allow-update: \"192" },
 		{ "    allow-update: acme\n", ":11: allow-update: expected a list" },
 		{ "    serial-policy: weekly\n", ":11: serial-policy: \"weekly\"" },
+		{ "    update-max-records: 0\n",
+		  ":11: update-max-records: \"0\" is not a number from 1 to 65535" },
+		{ "    update-rate-per-key: -1\n",
+		  ":11: update-rate-per-key: \"-1\" is not a number from 0 to 1000000" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		conf_t c;
@@ -170,11 +208,9 @@ static void test_errors(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_rule_match),
-		UNIT_TEST(test_rule_allows),
-		UNIT_TEST(test_copy_shares),
-		UNIT_TEST(test_errors),
-		UNIT_END,
+		UNIT_TEST(test_rule_match),  UNIT_TEST(test_rule_allows),
+		UNIT_TEST(test_copy_shares), UNIT_TEST(test_bounds),
+		UNIT_TEST(test_errors),      UNIT_END,
 	};
 	return unit_run(argc, argv, "conf_update", tests);
 }
