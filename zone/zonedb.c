@@ -20,6 +20,7 @@
 #include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
+#include "zone/slab.h"
 #include "zone/write.h"
 
 /*
@@ -127,12 +128,18 @@ static const char *entry_error(const zentry_t *e)
  * zone name) with refs 1, its file and bad name in the same allocation:
  * one allocation per zone, on cache lines. NULL when out of memory.
  */
+/* The octets of an entry for an apex of len octets, its file and bad name (NULL: none). */
+static size_t entry_size(size_t len, const char *file, const char *bad_name)
+{
+	return sizeof(zentry_t) + len + strlen(file) + 1 + (bad_name ? strlen(bad_name) + 1 : 0);
+}
+
 static zentry_t *entry_new(const uint8_t *apex, size_t len, const char *bad_name, const char *file)
 {
 	file = file ? file : "";
 	size_t flen = strlen(file) + 1, blen = bad_name ? strlen(bad_name) + 1 : 0;
-	size_t size = (sizeof(zentry_t) + len + flen + blen + 63) & ~(size_t)63;
-	zentry_t *e = aligned_alloc(64, size);
+	/* a million entries read at random: packed on huge pages, not a page walk each */
+	zentry_t *e = zslab_alloc(entry_size(len, file, bad_name));
 	if (!e)
 		return NULL;
 	memset(e, 0, sizeof(*e));
@@ -162,7 +169,7 @@ static void entry_unref(zentry_t *e)
 	zone_unref(e->zone);
 	journal_unref(e->journal);
 	free(e->error);
-	free(e);
+	zslab_free(e, entry_size(e->apex_len, e->file, e->bad_name));
 }
 
 /*
@@ -1129,6 +1136,19 @@ const void *zonedb_owner(const zonedb_t *db)
 	return db ? db->owner : NULL;
 }
 
+/*
+ * A zeroed policy table for db's slots (db->policy), on huge pages when
+ * big enough: a million zones' table is read at random, one TLB entry per
+ * 2 MiB, not a page walk an answer. False when out of memory.
+ */
+static bool policy_alloc(zonedb_t *db)
+{
+	db->policy = calloc(db->max_slot + 1, sizeof(*db->policy));
+	if (db->policy)
+		zone_huge_pages(db->policy, (db->max_slot + 1) * sizeof(*db->policy));
+	return db->policy != NULL;
+}
+
 /* db->policy made from by_index (db->count of them), or left NULL when all are. */
 static int policy_table(zonedb_t *db, const void *const *by_index)
 {
@@ -1137,7 +1157,7 @@ static int policy_table(zonedb_t *db, const void *const *by_index)
 	for (size_t i = 0; i < db->count; i++) {
 		if (!by_index[i])
 			continue;
-		if (!db->policy && !(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+		if (!db->policy && !policy_alloc(db))
 			return SHOAL_ENOMEM;
 		/* a name that is no zone name (slot 0) is never matched: its policy is moot */
 		db->policy[db->entries[i]->slot] = by_index[i];
@@ -1170,7 +1190,7 @@ int zonedb_derive_policies(zonedb_t *db, const void *was, const void *now,
 	if (!old->policy && !added && !now)
 		return 0;
 	/* old's slots are db's but the one added (db->max_slot covers it) */
-	if (!(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+	if (!policy_alloc(db))
 		return SHOAL_ENOMEM;
 	if (old->policy)
 		memcpy(db->policy, old->policy, (old->max_slot + 1) * sizeof(*db->policy));
@@ -1267,8 +1287,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 		return SHOAL_ENOMEM;
 	}
 	if (old->policy) {
-		db->policy = malloc((db->max_slot + 1) * sizeof(*db->policy));
-		if (!db->policy) {
+		if (!policy_alloc(db)) {
 			zonedb_free(db);
 			return SHOAL_ENOMEM;
 		}
