@@ -56,12 +56,25 @@ typedef struct zentry {
 	uint8_t apex[];     /* apex_len octets, lowercase wire form */
 } zentry_t;
 
-/* A bucket of the apex hash: e NULL means empty. */
+/*
+ * A bucket of the apex hash: e NULL means empty. Two to a cache line, on
+ * line boundaries: a match reads one line of the hash.
+ */
 typedef struct apex_slot {
 	uint32_t tag; /* upper hash bits, to skip most compares */
 	uint32_t idx; /* the entry's index in the set */
 	zentry_t *e;
+	/*
+	 * The version e served when it was last put here (slot_hint): only
+	 * prefetched, never read through, so one that is stale costs a
+	 * wasted prefetch. At a tag match the match asks for it while it
+	 * reads the entry: among a million zones the entry's miss and the
+	 * version's overlap instead of following each other.
+	 */
+	const zone_t *hint;
+	uint64_t unused; /* a power of two: a slot never straddles two lines */
 } apex_slot_t;
+static_assert(sizeof(apex_slot_t) == 32, "two apex slots a cache line");
 
 /*
  * A zone match reads the first 64 octets (and, for few zones, the scan's
@@ -83,6 +96,7 @@ struct zonedb {
 	_Alignas(64) zentry_t *scan_entry[ZONEDB_SCAN_MAX];
 	uint32_t max_slot; /* the highest statistics slot of the entries */
 	const void *owner; /* zonedb_set_owner */
+	void *apex_raw;    /* the allocation apex_hash lies in, on a line boundary */
 	uint32_t *fresh;   /* the slots new to this set (zonedb_fresh_slots) */
 	size_t fresh_count;
 	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
@@ -206,18 +220,19 @@ static zonedb_t *db_alloc_cap(size_t n, size_t cap, const char *journal_dir,
 		return NULL;
 	memset(db, 0, sizeof(*db));
 	db->entries = calloc(n ? n : 1, sizeof(*db->entries));
-	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
+	/* calloc's fresh pages are zero without a write: aligned by hand */
+	db->apex_raw = calloc(cap * sizeof(apex_slot_t) + 64, 1);
+	db->apex_hash = (apex_slot_t *)(((uintptr_t)db->apex_raw + 63) & ~(uintptr_t)63);
 	db->fresh_bits = calloc(n / 64 + 1, sizeof(uint64_t));
 	db->journal_dir = journal_dir ? strdup(journal_dir) : NULL;
 	db->journal_budget = budget;
-	if (!db->entries || !db->apex_hash || !db->fresh_bits ||
-	    (journal_dir && !db->journal_dir)) {
+	if (!db->entries || !db->apex_raw || !db->fresh_bits || (journal_dir && !db->journal_dir)) {
 		zonedb_free(db);
 		return NULL;
 	}
 	db->apex_mask = (uint32_t)(cap - 1);
 	db->hash_key = zone_hash_key();
-	/* a million zones' slots are 32 MiB read at random: one TLB entry per 2 MiB, not 4 KiB */
+	/* a million zones' slots are 64 MiB read at random: one TLB entry per 2 MiB, not 4 KiB */
 	zone_huge_pages(db->apex_hash, cap * sizeof(apex_slot_t));
 	db->own = db->given_back = SIZE_MAX;
 	return db;
@@ -264,6 +279,18 @@ static apex_slot_t *hash_slot(const zonedb_t *db, const uint8_t *apex, size_t le
 	return &db->apex_hash[j];
 }
 
+/*
+ * Entry e of db serves a new version: its slot's hint follows (a relaxed
+ * store: readers only prefetch it). The writer, or a load thread of db.
+ */
+static void slot_hint(const zonedb_t *db, const zentry_t *e)
+{
+	uint32_t tag;
+	apex_slot_t *slot = e->apex_len ? hash_slot(db, e->apex, e->apex_len, &tag) : NULL;
+	if (slot && slot->e == e)
+		__atomic_store_n(&slot->hint, entry_zone(e), __ATOMIC_RELAXED);
+}
+
 /* The entry of db whose apex is apex (lowercase wire), or NULL. db may be NULL. */
 static zentry_t *find_entry(const zonedb_t *db, const uint8_t *apex)
 {
@@ -283,7 +310,7 @@ static void db_add(zonedb_t *db, zentry_t *e, apex_slot_t *slot, uint32_t tag)
 		return; /* a bad name; a zone that did not load stays (SERVFAIL) */
 	if (!slot)
 		slot = hash_slot(db, e->apex, e->apex_len, &tag);
-	*slot = (apex_slot_t){ tag, (uint32_t)i, e };
+	*slot = (apex_slot_t){ tag, (uint32_t)i, e, entry_zone(e), 0 };
 	int labels = name_labels(e->apex);
 	if (labels > db->max_labels)
 		db->max_labels = labels;
@@ -677,6 +704,7 @@ static void load_one(load_run_t *run, size_t i)
 		__atomic_store_n(&e->zone, z, __ATOMIC_RELEASE);
 	else if (was) /* a failed reload keeps serving the old version */
 		__atomic_store_n(&e->zone, (zone_t *)zone_ref(was), __ATOMIC_RELEASE);
+	slot_hint(run->db, e);
 	if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
 		/* out of memory, or abandoned: the set being served stays */
 		__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
@@ -1219,7 +1247,7 @@ void zonedb_free(zonedb_t *db)
 	}
 	free(db->slot_bits);
 	free(db->entries);
-	free(db->apex_hash);
+	free(db->apex_raw);
 	free(db->fresh);
 	free(db->fresh_bits);
 	free(db->pending);
@@ -1310,6 +1338,7 @@ int zonedb_swap(zonedb_t *db, size_t i, const zone_t *z, const char *error,
 	zone_t *now = z ? (zone_t *)zone_ref(z) : NULL;
 	retired->zone = __atomic_exchange_n(&e->zone, now, __ATOMIC_ACQ_REL);
 	retired->error = __atomic_exchange_n(&e->error, text, __ATOMIC_ACQ_REL);
+	slot_hint(db, e);
 	return 0;
 }
 
@@ -1511,10 +1540,13 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 		uint32_t tag = (uint32_t)(h >> 32);
 		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].e;
 		     j = (j + 1) & db->apex_mask) {
-			const zentry_t *e = db->apex_hash[j].e;
-			if (db->apex_hash[j].tag == tag && e->apex_len == slen &&
-			    memcmp(e->apex, suffix, slen) == 0)
-				return matched(db, e, configured, slot, policy);
+			const apex_slot_t *s = &db->apex_hash[j];
+			if (s->tag != tag)
+				continue;
+			/* the version's line on its way while the entry's is read */
+			__builtin_prefetch(__atomic_load_n(&s->hint, __ATOMIC_RELAXED));
+			if (s->e->apex_len == slen && memcmp(s->e->apex, suffix, slen) == 0)
+				return matched(db, s->e, configured, slot, policy);
 		}
 	}
 	return NULL;
