@@ -87,7 +87,7 @@ void *zslab_alloc(size_t n)
 {
 	assert(n > 0);
 	size_t size = class_size(n);
-	if (size > ZSLAB_MAX)
+	if (!ZSLAB_PACKED || size > ZSLAB_MAX)
 		return aligned_alloc(ZSLAB_LINE, size);
 	pthread_mutex_lock(&zslab_lock);
 	void *p = class_take(&zslab_classes[size / ZSLAB_LINE - 1], size);
@@ -100,7 +100,7 @@ void zslab_free(void *p, size_t n)
 	if (!p)
 		return;
 	size_t size = class_size(n);
-	if (size > ZSLAB_MAX) {
+	if (!ZSLAB_PACKED || size > ZSLAB_MAX) {
 		free(p);
 		return;
 	}

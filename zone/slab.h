@@ -9,6 +9,22 @@
 #define ZSLAB_MAX 4096
 
 /*
+ * Under AddressSanitizer every object is a plain allocation: its checks
+ * (overflow, use after free) then see each one, and its leak scan, which
+ * does not read memory mapped by hand, sees what the objects point to.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define ZSLAB_PACKED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZSLAB_PACKED 0
+#endif
+#endif
+#ifndef ZSLAB_PACKED
+#define ZSLAB_PACKED 1
+#endif
+
+/*
  * n octets (n > 0), uninitialised, on a 64-octet boundary; NULL when out
  * of memory. Objects of a size class are packed in chunks that grow from
  * 64 KiB to 2 MiB; 2 MiB chunks lie on a 2 MiB boundary and are advised

@@ -34,8 +34,12 @@ static void test_reuse(void)
 	CU_ASSERT_PTR_NOT_EQUAL(a, b);
 	zslab_free(a, 100);
 	void *c = zslab_alloc(200);
-	CU_ASSERT_PTR_NOT_EQUAL(c, a);
-	CU_ASSERT_PTR_EQUAL(zslab_alloc(128), a);
+	if (ZSLAB_PACKED) /* malloc may give a freed object to any size */
+		CU_ASSERT_PTR_NOT_EQUAL(c, a);
+	void *d = zslab_alloc(128);
+	if (ZSLAB_PACKED)
+		CU_ASSERT_PTR_EQUAL(d, a);
+	a = d;
 	zslab_free(a, 128);
 	zslab_free(b, 100);
 	zslab_free(c, 200);
@@ -98,8 +102,8 @@ static void test_many(void)
 			bad += p[i][k] != (uint8_t)(i & 0xff);
 	CU_ASSERT_EQUAL(bad, 0);
 	/* 64 + 128 + ... + 1024 KiB hold 31,744 objects: the rest start a 2 MiB chunk */
-	CU_ASSERT(aligned >= 1);
-	if (thp_enabled())
+	CU_ASSERT(!ZSLAB_PACKED || aligned >= 1);
+	if (ZSLAB_PACKED && thp_enabled())
 		CU_ASSERT_EQUAL(thp_eligible(p[N - 1]), 1);
 	for (size_t i = 0; i < N; i++)
 		zslab_free(p[i], SIZE);
