@@ -13,6 +13,7 @@
 #include "proto/wire.h"
 #include "zone/apply.h"
 #include "zone/internal.h"
+#include "zone/slab.h"
 
 /*
  * How a change is applied (zone_apply), in steps over what it touches:
@@ -723,7 +724,7 @@ static void check_glue(apply_t *a)
 static int version_from(apply_t *a)
 {
 	const zone_t *base = a->base;
-	zone_t *z = aligned_alloc(_Alignof(zone_t), sizeof(*z));
+	zone_t *z = zslab_alloc(sizeof(*z));
 	if (!z)
 		return SHOAL_ENOMEM;
 	/* all but the count, which other threads change as they take and drop base */

@@ -15,6 +15,7 @@
 #include "proto/rdata.h"
 #include "proto/wire.h"
 #include "zone/internal.h"
+#include "zone/slab.h"
 
 /*
  * Records wait in one growing blob until the zone is complete: a header,
@@ -1095,11 +1096,11 @@ static int fill_nodes(zbuild_t *b, zarena_t *a, const zdesc_t *d, const size_t *
 static zone_t *version_new(zarena_t *arena)
 {
 	/* on a cache line of its own: the fields every answer reads share one */
-	zone_t *z = aligned_alloc(_Alignof(zone_t), sizeof(*z));
+	zone_t *z = zslab_alloc(sizeof(*z));
 	if (z)
 		memset(z, 0, sizeof(*z));
 	if (!z || !arena || !(z->lin = zlin_new(arena))) {
-		free(z);
+		zslab_free(z, sizeof(*z));
 		zarena_free(arena);
 		return NULL;
 	}

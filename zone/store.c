@@ -16,6 +16,7 @@
 #include "proto/hot.h"
 #include "proto/rdata.h"
 #include "zone/internal.h"
+#include "zone/slab.h"
 
 /* ---- huge pages ---- */
 
@@ -90,7 +91,7 @@ static zblock_t *zblock_new(size_t cap, size_t *size)
 		zone_huge_pages(b, len);
 		mapped = len;
 		cap = len - sizeof(*b);
-	} else if (!(b = malloc(len))) {
+	} else if (!(b = zslab_alloc(len))) {
 		return NULL;
 	}
 	b->next = NULL;
@@ -184,7 +185,7 @@ static void zblock_free_list(zblock_t *b)
 		if (b->mapped)
 			munmap(b, b->mapped);
 		else
-			free(b);
+			zslab_free(b, sizeof(*b) + b->cap);
 		b = next;
 	}
 }
@@ -540,7 +541,7 @@ void zone_free(zone_t *z)
 	}
 	zhash_release(z, alone);
 	zone_neg_soa_free(z);
-	free(z);
+	zslab_free(z, sizeof(*z));
 	zlin_unref(lin); /* last: the arena may hold what was freed before */
 }
 

@@ -20,6 +20,7 @@
 #include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
+#include "zone/slab.h"
 #include "zone/write.h"
 
 /*
@@ -55,12 +56,25 @@ typedef struct zentry {
 	uint8_t apex[];     /* apex_len octets, lowercase wire form */
 } zentry_t;
 
-/* A bucket of the apex hash: e NULL means empty. */
+/*
+ * A bucket of the apex hash: e NULL means empty. Two to a cache line, on
+ * line boundaries: a match reads one line of the hash.
+ */
 typedef struct apex_slot {
 	uint32_t tag; /* upper hash bits, to skip most compares */
 	uint32_t idx; /* the entry's index in the set */
 	zentry_t *e;
+	/*
+	 * The version e served when it was last put here (slot_hint): only
+	 * prefetched, never read through, so one that is stale costs a
+	 * wasted prefetch. At a tag match the match asks for it while it
+	 * reads the entry: among a million zones the entry's miss and the
+	 * version's overlap instead of following each other.
+	 */
+	const zone_t *hint;
+	uint64_t unused; /* a power of two: a slot never straddles two lines */
 } apex_slot_t;
+static_assert(sizeof(apex_slot_t) == 32, "two apex slots a cache line");
 
 /*
  * A zone match reads the first 64 octets (and, for few zones, the scan's
@@ -82,6 +96,7 @@ struct zonedb {
 	_Alignas(64) zentry_t *scan_entry[ZONEDB_SCAN_MAX];
 	uint32_t max_slot; /* the highest statistics slot of the entries */
 	const void *owner; /* zonedb_set_owner */
+	void *apex_raw;    /* the allocation apex_hash lies in, on a line boundary */
 	uint32_t *fresh;   /* the slots new to this set (zonedb_fresh_slots) */
 	size_t fresh_count;
 	uint64_t *fresh_bits; /* by entry index: its slot is fresh */
@@ -127,12 +142,18 @@ static const char *entry_error(const zentry_t *e)
  * zone name) with refs 1, its file and bad name in the same allocation:
  * one allocation per zone, on cache lines. NULL when out of memory.
  */
+/* The octets of an entry for an apex of len octets, its file and bad name (NULL: none). */
+static size_t entry_size(size_t len, const char *file, const char *bad_name)
+{
+	return sizeof(zentry_t) + len + strlen(file) + 1 + (bad_name ? strlen(bad_name) + 1 : 0);
+}
+
 static zentry_t *entry_new(const uint8_t *apex, size_t len, const char *bad_name, const char *file)
 {
 	file = file ? file : "";
 	size_t flen = strlen(file) + 1, blen = bad_name ? strlen(bad_name) + 1 : 0;
-	size_t size = (sizeof(zentry_t) + len + flen + blen + 63) & ~(size_t)63;
-	zentry_t *e = aligned_alloc(64, size);
+	/* a million entries read at random: packed on huge pages, not a page walk each */
+	zentry_t *e = zslab_alloc(entry_size(len, file, bad_name));
 	if (!e)
 		return NULL;
 	memset(e, 0, sizeof(*e));
@@ -162,7 +183,7 @@ static void entry_unref(zentry_t *e)
 	zone_unref(e->zone);
 	journal_unref(e->journal);
 	free(e->error);
-	free(e);
+	zslab_free(e, entry_size(e->apex_len, e->file, e->bad_name));
 }
 
 /*
@@ -199,18 +220,19 @@ static zonedb_t *db_alloc_cap(size_t n, size_t cap, const char *journal_dir,
 		return NULL;
 	memset(db, 0, sizeof(*db));
 	db->entries = calloc(n ? n : 1, sizeof(*db->entries));
-	db->apex_hash = calloc(cap, sizeof(apex_slot_t));
+	/* calloc's fresh pages are zero without a write: aligned by hand */
+	db->apex_raw = calloc(cap * sizeof(apex_slot_t) + 64, 1);
+	db->apex_hash = (apex_slot_t *)(((uintptr_t)db->apex_raw + 63) & ~(uintptr_t)63);
 	db->fresh_bits = calloc(n / 64 + 1, sizeof(uint64_t));
 	db->journal_dir = journal_dir ? strdup(journal_dir) : NULL;
 	db->journal_budget = budget;
-	if (!db->entries || !db->apex_hash || !db->fresh_bits ||
-	    (journal_dir && !db->journal_dir)) {
+	if (!db->entries || !db->apex_raw || !db->fresh_bits || (journal_dir && !db->journal_dir)) {
 		zonedb_free(db);
 		return NULL;
 	}
 	db->apex_mask = (uint32_t)(cap - 1);
 	db->hash_key = zone_hash_key();
-	/* a million zones' slots are 32 MiB read at random: one TLB entry per 2 MiB, not 4 KiB */
+	/* a million zones' slots are 64 MiB read at random: one TLB entry per 2 MiB, not 4 KiB */
 	zone_huge_pages(db->apex_hash, cap * sizeof(apex_slot_t));
 	db->own = db->given_back = SIZE_MAX;
 	return db;
@@ -257,6 +279,18 @@ static apex_slot_t *hash_slot(const zonedb_t *db, const uint8_t *apex, size_t le
 	return &db->apex_hash[j];
 }
 
+/*
+ * Entry e of db serves a new version: its slot's hint follows (a relaxed
+ * store: readers only prefetch it). The writer, or a load thread of db.
+ */
+static void slot_hint(const zonedb_t *db, const zentry_t *e)
+{
+	uint32_t tag;
+	apex_slot_t *slot = e->apex_len ? hash_slot(db, e->apex, e->apex_len, &tag) : NULL;
+	if (slot && slot->e == e)
+		__atomic_store_n(&slot->hint, entry_zone(e), __ATOMIC_RELAXED);
+}
+
 /* The entry of db whose apex is apex (lowercase wire), or NULL. db may be NULL. */
 static zentry_t *find_entry(const zonedb_t *db, const uint8_t *apex)
 {
@@ -276,7 +310,7 @@ static void db_add(zonedb_t *db, zentry_t *e, apex_slot_t *slot, uint32_t tag)
 		return; /* a bad name; a zone that did not load stays (SERVFAIL) */
 	if (!slot)
 		slot = hash_slot(db, e->apex, e->apex_len, &tag);
-	*slot = (apex_slot_t){ tag, (uint32_t)i, e };
+	*slot = (apex_slot_t){ tag, (uint32_t)i, e, entry_zone(e), 0 };
 	int labels = name_labels(e->apex);
 	if (labels > db->max_labels)
 		db->max_labels = labels;
@@ -670,6 +704,7 @@ static void load_one(load_run_t *run, size_t i)
 		__atomic_store_n(&e->zone, z, __ATOMIC_RELEASE);
 	else if (was) /* a failed reload keeps serving the old version */
 		__atomic_store_n(&e->zone, (zone_t *)zone_ref(was), __ATOMIC_RELEASE);
+	slot_hint(run->db, e);
 	if (err == SHOAL_ENOMEM || err == SHOAL_ETIMEOUT) {
 		/* out of memory, or abandoned: the set being served stays */
 		__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
@@ -1129,6 +1164,19 @@ const void *zonedb_owner(const zonedb_t *db)
 	return db ? db->owner : NULL;
 }
 
+/*
+ * A zeroed policy table for db's slots (db->policy), on huge pages when
+ * big enough: a million zones' table is read at random, one TLB entry per
+ * 2 MiB, not a page walk an answer. False when out of memory.
+ */
+static bool policy_alloc(zonedb_t *db)
+{
+	db->policy = calloc(db->max_slot + 1, sizeof(*db->policy));
+	if (db->policy)
+		zone_huge_pages(db->policy, (db->max_slot + 1) * sizeof(*db->policy));
+	return db->policy != NULL;
+}
+
 /* db->policy made from by_index (db->count of them), or left NULL when all are. */
 static int policy_table(zonedb_t *db, const void *const *by_index)
 {
@@ -1137,7 +1185,7 @@ static int policy_table(zonedb_t *db, const void *const *by_index)
 	for (size_t i = 0; i < db->count; i++) {
 		if (!by_index[i])
 			continue;
-		if (!db->policy && !(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+		if (!db->policy && !policy_alloc(db))
 			return SHOAL_ENOMEM;
 		/* a name that is no zone name (slot 0) is never matched: its policy is moot */
 		db->policy[db->entries[i]->slot] = by_index[i];
@@ -1170,7 +1218,7 @@ int zonedb_derive_policies(zonedb_t *db, const void *was, const void *now,
 	if (!old->policy && !added && !now)
 		return 0;
 	/* old's slots are db's but the one added (db->max_slot covers it) */
-	if (!(db->policy = calloc(db->max_slot + 1, sizeof(*db->policy))))
+	if (!policy_alloc(db))
 		return SHOAL_ENOMEM;
 	if (old->policy)
 		memcpy(db->policy, old->policy, (old->max_slot + 1) * sizeof(*db->policy));
@@ -1199,7 +1247,7 @@ void zonedb_free(zonedb_t *db)
 	}
 	free(db->slot_bits);
 	free(db->entries);
-	free(db->apex_hash);
+	free(db->apex_raw);
 	free(db->fresh);
 	free(db->fresh_bits);
 	free(db->pending);
@@ -1267,8 +1315,7 @@ int zonedb_replace(const zonedb_t *old, size_t i, const zone_t *z, const char *e
 		return SHOAL_ENOMEM;
 	}
 	if (old->policy) {
-		db->policy = malloc((db->max_slot + 1) * sizeof(*db->policy));
-		if (!db->policy) {
+		if (!policy_alloc(db)) {
 			zonedb_free(db);
 			return SHOAL_ENOMEM;
 		}
@@ -1291,6 +1338,7 @@ int zonedb_swap(zonedb_t *db, size_t i, const zone_t *z, const char *error,
 	zone_t *now = z ? (zone_t *)zone_ref(z) : NULL;
 	retired->zone = __atomic_exchange_n(&e->zone, now, __ATOMIC_ACQ_REL);
 	retired->error = __atomic_exchange_n(&e->error, text, __ATOMIC_ACQ_REL);
+	slot_hint(db, e);
 	return 0;
 }
 
@@ -1492,10 +1540,13 @@ QUERY_PATH const zone_t *zonedb_match_slot(const zonedb_t *db, const uint8_t *na
 		uint32_t tag = (uint32_t)(h >> 32);
 		for (uint32_t j = (uint32_t)h & db->apex_mask; db->apex_hash[j].e;
 		     j = (j + 1) & db->apex_mask) {
-			const zentry_t *e = db->apex_hash[j].e;
-			if (db->apex_hash[j].tag == tag && e->apex_len == slen &&
-			    memcmp(e->apex, suffix, slen) == 0)
-				return matched(db, e, configured, slot, policy);
+			const apex_slot_t *s = &db->apex_hash[j];
+			if (s->tag != tag)
+				continue;
+			/* the version's line on its way while the entry's is read */
+			__builtin_prefetch(__atomic_load_n(&s->hint, __ATOMIC_RELAXED));
+			if (s->e->apex_len == slen && memcmp(s->e->apex, suffix, slen) == 0)
+				return matched(db, s->e, configured, slot, policy);
 		}
 	}
 	return NULL;

@@ -1031,6 +1031,75 @@ static void test_derive(void)
 	CU_ASSERT_EQUAL(derive_allocations(500), derive_allocations(4000));
 }
 
+/*
+ * A reader matching a name of a set of 20 zones (the hash of apexes, whose
+ * slots carry a prefetch hint of each version) while the writer swaps that
+ * zone's version back and forth: the reader gets the old version or the
+ * new one, never another, and the match after each swap gives the new.
+ */
+static int swap_stop, swap_bad, swap_seen; /* atomics */
+static const zone_t *swap_a, *swap_b;
+
+static void *swap_reader(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("www.z5.many.", NULL, w);
+	while (!__atomic_load_n(&swap_stop, __ATOMIC_ACQUIRE)) {
+		zonedb_read_lock();
+		const zone_t *z = zonedb_find(zonedb_current(&ref), w);
+		if (z != swap_a && z != swap_b)
+			__atomic_add_fetch(&swap_bad, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&swap_seen, 1, __ATOMIC_RELAXED);
+		zonedb_read_unlock(&ref);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void test_swap_seen_by_reader(void)
+{
+	enum { N = 20 };
+	char(*names)[32] = calloc(N, sizeof(*names));
+	zone_spec_t *s = many_specs(N, names);
+	zonedb_t *db = NULL;
+	CU_ASSERT_EQUAL_FATAL(zonedb_build(s, N, NULL, NULL, quiet, NULL, &db), 0);
+	swap_a = zone_ref(zonedb_zone(db, 5)); /* kept while it is swapped out */
+	swap_b = zonedb_zone(db, 1);
+	zonedb_publish(&ref, db);
+	pthread_t t;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, swap_reader, NULL), 0);
+	uint8_t w[NAME_MAXLEN];
+	name_from_text("host.z5.many.", NULL, w);
+	for (int i = 0; i < 200; i++) {
+		const zone_t *now = i % 2 ? swap_a : swap_b;
+		zonedb_retired_t retired;
+		CU_ASSERT_EQUAL_FATAL(zonedb_swap(db, 5, now, NULL, &retired), 0);
+		CU_ASSERT_PTR_EQUAL(zonedb_find(db, w), now);
+		zonedb_synchronize(&ref);
+		zonedb_retired_free(&retired);
+	}
+	for (int i = 0; i < 10000 && __atomic_load_n(&swap_seen, __ATOMIC_ACQUIRE) == 0; i++)
+		usleep(1000);
+	__atomic_store_n(&swap_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CU_ASSERT(__atomic_load_n(&swap_seen, __ATOMIC_ACQUIRE) > 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&swap_bad, __ATOMIC_ACQUIRE), 0);
+	CU_ASSERT_PTR_EQUAL(zonedb_find(db, w), swap_a);
+	/* the others keep their own versions, found through their slots */
+	for (size_t i = 0; i < N; i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "a.z%zu.many.", i);
+		name_from_text(text, NULL, w);
+		CU_ASSERT_PTR_EQUAL(zonedb_find(db, w), zonedb_zone(db, i));
+	}
+	zone_unref((zone_t *)swap_a);
+	zonedb_publish(&ref, NULL);
+	free(s);
+	free(names);
+}
+
 int main(int argc, char **argv)
 {
 	if (!mkdtemp(tmpdir))
@@ -1050,6 +1119,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_reload_shares),
 		UNIT_TEST(test_keep_and_owner),
 		UNIT_TEST(test_publish_swaps),
+		UNIT_TEST(test_swap_seen_by_reader),
 		UNIT_TEST(test_reference_outlives_set),
 		UNIT_TEST(test_readers_wake_writer),
 		UNIT_TEST(test_secondary),
