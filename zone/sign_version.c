@@ -28,7 +28,8 @@
 /* What a zone's last signing left in keys-dir (NAME.signed). */
 typedef struct sign_state {
 	bool found;
-	uint32_t serial; /* the last serial signed */
+	uint32_t serial;     /* the last serial signed */
+	long long signed_at; /* when (UNIX seconds): its signatures' times follow */
 	sign_nsec3_t nsec3;
 } sign_state_t;
 
@@ -99,15 +100,14 @@ static int state_read(const char *dir, const uint8_t *apex, sign_state_t *st)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? 0 : SHOAL_EIO;
-	int got = fscanf(f, "%u %511s", &st->serial, salt);
+	int got = fscanf(f, "%u %511s %lld", &st->serial, salt, &st->signed_at);
 	fclose(f);
-	if (got != 2)
+	if (got != 3)
 		return 0; /* torn or foreign: the file's serial and a new salt */
 	st->found = true;
 	size_t len = 0;
-	if (strcmp(salt, "-") &&
-	    sodium_hex2bin(st->nsec3.salt, sizeof(st->nsec3.salt), salt, strlen(salt), NULL, &len,
-			   NULL) == 0)
+	if (strcmp(salt, "-") && sodium_hex2bin(st->nsec3.salt, sizeof(st->nsec3.salt), salt,
+						strlen(salt), NULL, &len, NULL) == 0)
 		st->nsec3.salt_len = (uint8_t)len;
 	return 0;
 }
@@ -125,7 +125,7 @@ static int state_write(const char *dir, const uint8_t *apex, const sign_state_t 
 	if (fd < 0)
 		return -errno;
 	char line[64 + sizeof(salt)];
-	int len = snprintf(line, sizeof(line), "%u %s\n", st->serial, salt);
+	int len = snprintf(line, sizeof(line), "%u %s %lld\n", st->serial, salt, st->signed_at);
 	int rc = write(fd, line, (size_t)len) == len && fsync(fd) == 0 ? 0 : -errno;
 	close(fd);
 	if (rc == 0 && rename(tmp, path) != 0)
@@ -156,8 +156,8 @@ static int keys_get(sign_keyset_t *ks, const zone_sign_spec_t *s, const uint8_t 
 }
 
 /* --check: the zone's keys read when it has some (none: made at start), *out z itself. */
-static int check_keys(const zone_t *z, const zone_sign_spec_t *s, const char *file,
-		      zone_msg_fn msg, void *msg_arg, zone_t **out)
+static int check_keys(const zone_t *z, const zone_sign_spec_t *s, const char *file, zone_msg_fn msg,
+		      void *msg_arg, zone_t **out)
 {
 	char err[512] = "";
 	sign_keyset_t ks;
@@ -257,12 +257,23 @@ static void nsec3_params(const zone_sign_spec_t *s, sign_state_t *st)
 	}
 }
 
-/* z signed whole with ks as s says, serial st->serial, into *out. */
+/*
+ * Whether the last signing's signatures reach their refresh point by now:
+ * the earliest expires rrsig-lifetime less the jitter after it, and is
+ * to be made anew rrsig-refresh before (RFC 6781 4.4.2).
+ */
+static bool refresh_due(const sign_state_t *st, const zone_sign_spec_t *s, int64_t now)
+{
+	int64_t keep = (int64_t)s->rrsig_lifetime - s->rrsig_refresh - s->rrsig_jitter;
+	return !st->found || st->signed_at + keep <= now;
+}
+
+/* z signed whole with ks as s says, serial st->serial, at st->signed_at, into *out. */
 static int sign_whole(const zone_t *z, const sign_keyset_t *ks, const zone_sign_spec_t *s,
 		      const sign_state_t *st, const char *file, const zone_limits_t *limits,
 		      zone_msg_fn msg, void *msg_arg, zone_t **out)
 {
-	sign_zone_opts_t o = { .times = sign_times_at(time(NULL), s->rrsig_lifetime),
+	sign_zone_opts_t o = { .times = sign_times_at(st->signed_at, s->rrsig_lifetime),
 			       .jitter = s->rrsig_jitter,
 			       .serial = st->serial,
 			       .dnskey_ttl = s->dnskey_ttl,
@@ -303,9 +314,15 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 	}
 	if (s->check_only)
 		return check_keys(z, s, file, msg, msg_arg, out);
+	sign_state_t st;
+	if (state_read(s->keys_dir, apex, &st) < 0)
+		zone_report(msg, msg_arg, false, file, 0,
+			    "cannot read the last signed serial in %s: the file's serial is used",
+			    s->keys_dir);
+	int64_t now = time(NULL);
 	bool changes = true;
 	int rc = was ? file_changes(was, z, s, &changes) : 0;
-	if (rc < 0 || !changes) {
+	if (rc < 0 || (!changes && !refresh_due(&st, s, now))) {
 		if (rc == 0)
 			*out = (zone_t *)zone_ref(was);
 		return rc;
@@ -314,12 +331,8 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 	rc = keys_get(&ks, s, apex, file, msg, msg_arg);
 	if (rc < 0)
 		return rc;
-	sign_state_t st;
-	if (state_read(s->keys_dir, apex, &st) < 0)
-		zone_report(msg, msg_arg, false, file, 0,
-			    "cannot read the last signed serial in %s: the file's serial is used",
-			    s->keys_dir);
 	st.serial = signed_serial(z, was, &st);
+	st.signed_at = now;
 	nsec3_params(s, &st);
 	rc = sign_whole(z, &ks, s, &st, file, limits, msg, msg_arg, out);
 	sign_keyset_clear(&ks);

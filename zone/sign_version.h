@@ -18,14 +18,15 @@ typedef struct zone_sign_spec {
 	const char *keys_dir;    /* the keys and the signing state (zone/sign_key.h) */
 	uint8_t algorithm;       /* of the keys made on first use (RFC 8624 number) */
 	uint32_t rrsig_lifetime; /* inception to expiration */
+	uint32_t rrsig_refresh;  /* signed anew this long before they expire */
 	uint32_t rrsig_jitter;   /* expirations spread over up to this much less */
 	uint32_t dnskey_ttl;
-	bool nsec3;            /* NSEC3 (RFC 5155), else NSEC */
-	bool nsec3_opt_out;    /* RFC 5155 6 */
+	bool nsec3;         /* NSEC3 (RFC 5155), else NSEC */
+	bool nsec3_opt_out; /* RFC 5155 6 */
 	uint16_t nsec3_iterations;
 	uint8_t nsec3_salt_len;
 	unsigned threads; /* a full signing's threads */
-	bool check_only; /* shoald --check: the file and the keys checked, nothing written */
+	bool check_only;  /* shoald --check: the file and the keys checked, nothing written */
 } zone_sign_spec_t;
 
 /*
@@ -38,7 +39,10 @@ typedef struct zone_sign_spec {
  * plus one; it is kept in keys-dir (NAME.signed, with an NSEC3 salt) before
  * this returns, so before the version is published. A file that changes
  * nothing of `was` but DNSSEC records and the SOA serial (not to a newer
- * one) gives `was` again: the same file read twice is the same version.
+ * one) gives `was` again: the same file read twice is the same version,
+ * until the signatures reach their refresh point (rrsig-lifetime less
+ * rrsig-refresh and rrsig-jitter after the last signing): then it is
+ * signed anew.
  * With s->check_only, z itself once the file and the keys there are read.
  * Returns 0 and *out (one reference); or, reported through msg as errors
  * naming `file`, SHOAL_EZONE (the file holds DNSSEC records: the server

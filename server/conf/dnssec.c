@@ -331,6 +331,7 @@ static struct conf_sign *sign_new(const conf_dnssec_policy_t *p, const char *dir
 	s->spec = (zone_sign_spec_t){ .keys_dir = s->keys_dir,
 				      .algorithm = conf_dnssec_algorithm_number(p->algorithm),
 				      .rrsig_lifetime = p->rrsig_lifetime,
+				      .rrsig_refresh = p->rrsig_refresh,
 				      .rrsig_jitter = p->rrsig_jitter,
 				      .dnskey_ttl = p->dnskey_ttl,
 				      .nsec3 = p->nsec3,

@@ -5,10 +5,11 @@
 # made in keys-dir (each file mode 0600) and the zones transferred out (AXFR) pass
 # ldns-verify-zone and BIND's dnssec-verify, after the first signature and after a reload
 # with changes (the serial forward, the new record signed, the change sent by IXFR). The
-# same file read again changes nothing (the same serial); a restart keeps the keys (the same
-# DNSKEY RRset) and moves the serial forward although the file's did not. A file that holds
-# DNSSEC records is refused with its name; a private key file gone fails the reload with the
-# file named, and the last signed version keeps serving.
+# same file read again changes nothing (the same serial) until the signatures reach their
+# refresh point; a restart keeps the keys (the same DNSKEY RRset) and moves the serial
+# forward although the file's did not. A file that holds DNSSEC records is refused with its
+# name; a private key file gone fails the reload with the file named, and the last signed
+# version keeps serving.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 for tool in ldns-verify-zone dnssec-verify; do
@@ -120,6 +121,14 @@ verify sign3.test "after a reload"
 # the same file read again: nothing changes
 "$SHOALCTL" -s "$CTL" reload sign.test >/dev/null 2>&1
 check_eq "the same file read again keeps the serial" 2026120502 "$(serial sign.test)"
+# until the signatures reach their refresh point: the last signing a day back (as kept in
+# keys-dir), the same file is signed anew
+state=$T_DIR/keys/sign.test.signed
+awk '{ $3 -= 86400; print }' "$state" >"$state.old" && mv "$state.old" "$state"
+"$SHOALCTL" -s "$CTL" reload sign.test >/dev/null 2>&1
+check_eq "past the refresh point the same file is signed anew" 2026120503 "$(serial sign.test)"
+check_eq "with signatures made now" "" "$("$DIG" @127.0.0.1 -p "$PORT" +short +dnssec sign.test SOA |
+	awk -v old="$(date -u -d @$(($(date +%s) - 43200)) +%Y%m%d%H%M%S)" '$1 == "SOA" && $6 < old')"
 # a newer serial in the file is taken as it is
 write_zone sign.test 2026120600 "new A 192.0.2.99"
 "$SHOALCTL" -s "$CTL" reload sign.test >/dev/null 2>&1
