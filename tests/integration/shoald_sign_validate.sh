@@ -99,7 +99,12 @@ unbound_start() {
 	unbound -c "$T_DIR/unbound.conf" >>"$T_DIR/unbound.out" 2>&1 &
 	UNBOUND_PID=$!
 	T_PIDS="$T_PIDS $UNBOUND_PID"
-	wait_until 10 answering 127.0.0.1 "$UPORT" || { cat "$T_DIR/unbound.out"; exit 99; }
+	wait_until 20 unbound_up || { cat "$T_DIR/unbound.out"; exit 99; }
+}
+
+# unbound_up: unbound answers a name it holds itself (". SOA" would wait on the root servers).
+unbound_up() {
+	"$DIG" @127.0.0.1 -p "$UPORT" +time=1 +tries=1 localhost A >/dev/null 2>&1
 }
 
 # ask NAME TYPE: "RCODE FLAGS" of unbound's answer (flags as dig prints them).
