@@ -9,7 +9,7 @@
 # refresh point; a restart keeps the keys (the same DNSKEY RRset) and moves the serial
 # forward although the file's did not. A file that holds DNSSEC records is refused with its
 # name; a private key file gone fails the reload with the file named, and the last signed
-# version keeps serving.
+# version keeps serving. A reconfig to another policy (NSEC3) signs the zone anew with it.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 for tool in ldns-verify-zone dnssec-verify; do
@@ -158,5 +158,15 @@ write_zone sign.test 2026120800 "$(cat "$T_DIR/dnskey.line")"
 out=$("$SHOALCTL" -s "$CTL" reload sign.test 2>&1)
 check_match "a file with a DNSKEY is refused" "sign.test. holds DNSSEC records" "$out"
 check_eq "and the last version keeps serving" 2026120601 "$(serial sign.test)"
+
+# a reconfig that gives sign.test the NSEC3 policy: signed anew with NSEC3
+write_zone sign.test 2026120601 "new A 192.0.2.99"
+sed -i 's/dnssec-policy: nsec$/dnssec-policy: nsec3/' "$T_DIR/shoald.conf"
+"$SHOALCTL" -s "$CTL" reconfig >"$T_DIR/reconfig.out" 2>&1
+check_eq "a reconfig to another policy" 0 $?
+check_match "signs the zone with it: NSEC3" "^1 0 1 " \
+	"$("$DIG" @127.0.0.1 -p "$PORT" +short sign.test NSEC3PARAM)"
+check_eq "at a new serial" 2026120602 "$(serial sign.test)"
+verify sign.test "after a reconfig to NSEC3"
 stop_pid "$SHOALD_PID"
 done_testing
