@@ -545,6 +545,13 @@ size_t conf_dnssec_zone_count(const conf_t *cfg);
 size_t conf_dnssec_unsigned_count(const conf_t *cfg);
 
 /*
+ * keys-dir needs a restart: a reconfig's cfg keeps running's, and its
+ * zones sign with the keys there. Returns 0 or SHOAL_ENOMEM. The thread
+ * that builds the reconfig.
+ */
+int conf_keys_dir_keep(conf_t *cfg, const conf_t *running);
+
+/*
  * shoald --check: the zones that sign are read and their keys checked,
  * nothing signed nor written to keys-dir. Main thread, before the zones
  * are read.

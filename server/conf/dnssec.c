@@ -347,15 +347,17 @@ const zone_sign_spec_t *conf_sign_spec(const struct conf_sign *sign)
 	return sign ? &sign->spec : NULL;
 }
 
-/* Zone i's sign set to s (a reference of its own); set_zone_limits points its spec at it. */
+/* Zone i's sign set to s (a reference of its own), its spec pointing at it. */
 static int zone_bind(conf_t *cfg, size_t i, struct conf_sign *s)
 {
 	conf_zone_xfr_t *x = conf_zone_xfr_mut(cfg, i);
-	if (!x)
+	zone_spec_t *spec = conf_zone_spec_mut(cfg, i);
+	if (!x || !spec)
 		return SHOAL_ENOMEM;
 	conf_sign_ref(s);
 	conf_sign_unref(x->sign);
 	x->sign = s;
+	spec->sign = conf_sign_spec(s);
 	return 0;
 }
 
@@ -377,6 +379,20 @@ int conf_dnssec_bind(conf_t *cfg)
 	for (size_t k = 0; k < CONF_DNSSEC_POLICIES_MAX; k++)
 		conf_sign_unref(made[k]);
 	return rc;
+}
+
+int conf_keys_dir_keep(conf_t *cfg, const conf_t *running)
+{
+	const char *now = running->keys_dir ? running->keys_dir : CONF_KEYS_DIR_DEFAULT;
+	const char *read = cfg->keys_dir ? cfg->keys_dir : CONF_KEYS_DIR_DEFAULT;
+	if (!strcmp(now, read))
+		return 0;
+	char *copy = strdup(now);
+	if (!copy)
+		return SHOAL_ENOMEM;
+	free(cfg->keys_dir);
+	cfg->keys_dir = copy;
+	return conf_dnssec_bind(cfg);
 }
 
 void conf_dnssec_check_only(const conf_t *cfg)

@@ -197,12 +197,12 @@ void conf_dnssec_clear(conf_t *cfg);
  * sign, held by its transfer settings' sign (one per policy, shared, read
  * only: conf_xfr_own takes a reference, conf_zone_xfr_clear drops one;
  * the spec points at it from set_zone_limits on). After every zone and
- * keys-dir are read, before the zones' limits are set. Returns 0 or
- * SHOAL_ENOMEM.
+ * keys-dir are read, before the zones' limits are set; the thread that
+ * loads the configuration. Returns 0 or SHOAL_ENOMEM.
  */
 int conf_dnssec_bind(conf_t *cfg);
 
-/* One more holder of sign (NULL is fine), or one less: the last frees it. */
+/* One more holder of sign (NULL is fine), or one less: the last frees it. Any thread. */
 void conf_sign_ref(struct conf_sign *sign);
 void conf_sign_unref(struct conf_sign *sign);
 

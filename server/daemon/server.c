@@ -663,6 +663,12 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		char names[1024];
 		size_t n = conf_restart_changes(&running, cfg, names, sizeof(names));
 		cfg->threads = srv->cfg->threads; /* what runs, for the service manager's status */
+		/* keys-dir needs a restart: the zones' keys stay where they are */
+		if (conf_keys_dir_keep(cfg, srv->cfg) < 0) {
+			snprintf(err, errlen, "out of memory");
+			conf_free(cfg);
+			return NULL;
+		}
 		zones_compare(srv->zcfg, cfg, req);
 		size_t used = 0;
 		if (srv->runtime_changes)

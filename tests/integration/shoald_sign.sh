@@ -9,7 +9,8 @@
 # refresh point; a restart keeps the keys (the same DNSKEY RRset) and moves the serial
 # forward although the file's did not. A file that holds DNSSEC records is refused with its
 # name; a private key file gone fails the reload with the file named, and the last signed
-# version keeps serving. A reconfig to another policy (NSEC3) signs the zone anew with it.
+# version keeps serving. A reconfig to another policy (NSEC3) signs the zone anew with it; a
+# change of keys-dir is not applied (it needs a restart): the keys stay where they were.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 for tool in ldns-verify-zone dnssec-verify; do
@@ -168,5 +169,18 @@ check_match "signs the zone with it: NSEC3" "^1 0 1 " \
 	"$("$DIG" @127.0.0.1 -p "$PORT" +short sign.test NSEC3PARAM)"
 check_eq "at a new serial" 2026120602 "$(serial sign.test)"
 verify sign.test "after a reconfig to NSEC3"
+
+# keys-dir needs a restart: a reconfig that changes it, and sign.test's policy back to NSEC,
+# signs with the keys where they were
+sed -i 's|^keys-dir: keys$|keys-dir: keys-elsewhere|; 0,/dnssec-policy: nsec3$/s//dnssec-policy: nsec/' \
+	"$T_DIR/shoald.conf"
+"$SHOALCTL" -s "$CTL" reconfig >"$T_DIR/reconfig.out" 2>&1
+check_match "a reconfig of keys-dir says it needs a restart" "needs a restart.*keys-dir" \
+	"$(cat "$T_DIR/reconfig.out")"
+check_eq "sign.test signed anew, with NSEC" 2026120603 "$(serial sign.test)"
+check_eq "with the keys of the running keys-dir" "$DNSKEY" \
+	"$(q "$PORT" +short sign.test DNSKEY | sort)"
+[ ! -e "$T_DIR/keys-elsewhere" ]
+check_eq "making none in the new one" 0 $?
 stop_pid "$SHOALD_PID"
 done_testing

@@ -212,9 +212,12 @@ static void test_refresh_and_nsec3(void)
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
-		UNIT_TEST(test_first_and_same),   UNIT_TEST(test_restart_goes_forward),
-		UNIT_TEST(test_presigned_refused), UNIT_TEST(test_key_missing),
-		UNIT_TEST(test_check_only),       UNIT_TEST(test_refresh_and_nsec3),
+		UNIT_TEST(test_first_and_same),
+		UNIT_TEST(test_restart_goes_forward),
+		UNIT_TEST(test_presigned_refused),
+		UNIT_TEST(test_key_missing),
+		UNIT_TEST(test_check_only),
+		UNIT_TEST(test_refresh_and_nsec3),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_version", tests, tmpdir);
