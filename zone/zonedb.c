@@ -20,6 +20,7 @@
 #include "zone/internal.h"
 #include "zone/jfile.h"
 #include "zone/journal.h"
+#include "zone/sign_version.h"
 #include "zone/slab.h"
 #include "zone/write.h"
 
@@ -640,6 +641,29 @@ static int reload_zone(const jplace_t *p, const char *file, const zone_t *was,
 }
 
 /*
+ * *z, the file's version of a zone spec signs, replaced by its signed
+ * version (sign_version; NULL on an error, reported), and the change from
+ * `was` recorded at p as a reload's (record_change): the signatures made
+ * anew are part of it.
+ */
+static int sign_entry(const jplace_t *p, const char *file, const zone_spec_t *spec,
+		      const zone_t *was, zone_msg_fn msg, void *msg_arg, zone_t **z)
+{
+	zone_t *done = NULL;
+	int err = sign_version(*z, was, spec->sign, file, &spec->limits, msg, msg_arg, &done);
+	zone_unref(*z);
+	*z = done;
+	if (err < 0 || !was || done == was)
+		return err;
+	size_t limit = journal_limit(*p->jp, p->max);
+	changeset_t *cs = NULL;
+	int derr = limit ? changeset_diff(was, done, limit, &cs) : 0;
+	record_change(p, file, was, done->serial, cs, derr, msg, msg_arg);
+	changeset_unref(cs);
+	return 0;
+}
+
+/*
  * Read the zone of entry e from its file into *z (was: the version
  * served, NULL for none, whose journal records the change; with none,
  * the journal kept in db's folder is read back). Returns 0, or a negative error
@@ -658,8 +682,12 @@ static int load_entry(zentry_t *e, const zonedb_t *db, const zone_spec_t *spec, 
 		&e->journal,        db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
 		db->journal_budget, &e->jfile
 	};
-	int err = was ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
-		      : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
+	/* a signing zone's file is unsigned: diffed against the signed version served, it
+	 * would delete every signature; it is read whole and signed (sign_entry) */
+	int err = was && !spec->sign ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
+				     : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
+	if (err == 0 && spec->sign)
+		err = sign_entry(&p, file, spec, was, tap_msg, &tap, z);
 	if (err == 0 && !was)
 		restore_journal(&p, file, spec, z, tap_msg, &tap);
 	if (err == 0)

@@ -29,6 +29,8 @@ typedef struct zone_spec {
 	 * reconfiguration that left its file and limits as they were).
 	 */
 	bool keep;
+	/* how the zone is signed (zone/sign_version.h), owned by the spec's holder; NULL: not */
+	const struct zone_sign_spec *sign;
 } zone_spec_t;
 
 /*

@@ -530,6 +530,7 @@ static void set_zone_limits(conf_t *cfg, size_t i)
 	limits.max_journal = own >= 0 ? (uint64_t)own : cfg->ixfr_journal_size;
 	z->limits = limits;
 	z->secondary = conf_zone_is_secondary(cfg, i);
+	z->sign = conf_sign_spec(conf_zone_xfr(cfg, i)->sign);
 }
 
 static void apply_zone_limits(conf_t *cfg, size_t from)
@@ -953,6 +954,8 @@ int conf_load_file(conf_t *cfg, const char *path, char *err, size_t errlen)
 	yaml_node_t *keys_dir = root;
 	if (rc == 0 && top_value(&y, root, "keys-dir", &keys_dir))
 		rc = conf_keys_dir_resolve(cfg, &y, keys_dir);
+	if (rc == 0)
+		rc = conf_dnssec_bind(cfg);
 done:
 	if (loaded) {
 		apply_zone_limits(cfg, 0);

@@ -54,6 +54,8 @@ typedef struct conf_zone_xfr {
 	struct conf_catalog *catalog; /* a consumer's templates (catalog.c); NULL otherwise */
 	/* allow-update and serial-policy (server/conf/update.h); NULL: updates refused */
 	struct conf_update *update;
+	/* how a primary with a dnssec-policy is signed (its spec's sign); NULL otherwise */
+	struct conf_sign *sign;
 } conf_zone_xfr_t;
 
 /* The signing algorithms a DNSSEC policy may name (conf_dnssec_algorithm_names). */
@@ -548,6 +550,23 @@ bool conf_zone_same_dnssec(const conf_t *a, size_t i, const conf_t *b, size_t j)
 
 /* How many zones of cfg name a dnssec-policy. */
 size_t conf_dnssec_zone_count(const conf_t *cfg);
+
+/* How many of them are not signed: secondaries (signing a transfer in is not built yet). */
+size_t conf_dnssec_unsigned_count(const conf_t *cfg);
+
+/*
+ * keys-dir needs a restart: a reconfig's cfg keeps running's, and its
+ * zones sign with the keys there. Returns 0 or SHOAL_ENOMEM. The thread
+ * that builds the reconfig.
+ */
+int conf_keys_dir_keep(conf_t *cfg, const conf_t *running);
+
+/*
+ * shoald --check: the zones that sign are read and their keys checked,
+ * nothing signed nor written to keys-dir. Main thread, before the zones
+ * are read.
+ */
+void conf_dnssec_check_only(const conf_t *cfg);
 
 /* One option of the command line as --help shows it. */
 typedef struct conf_help_entry {

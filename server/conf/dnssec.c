@@ -9,6 +9,14 @@
 
 #include "proto/error.h"
 #include "server/conf/internal.h"
+#include "zone/sign_version.h"
+
+/* A policy as zone/ reads it, with keys-dir, shared by the zones that name the policy. */
+struct conf_sign {
+	unsigned refs; /* atomic: the transfer settings that hold it */
+	zone_sign_spec_t spec;
+	char keys_dir[];
+};
 
 #define POFF(field) offsetof(conf_dnssec_policy_t, field)
 
@@ -225,6 +233,16 @@ int conf_keys_dir_resolve(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *node)
 
 int conf_dnssec_validate(const conf_t *cfg, char *err, size_t errlen)
 {
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		/* an update would change the signed version without signing what it adds */
+		if (conf_zone_spec(cfg, i)->sign && conf_zone_xfr(cfg, i)->update) {
+			snprintf(err, errlen,
+				 "zone %s: allow-update with a dnssec-policy: this version does "
+				 "not sign updates",
+				 conf_zone_spec(cfg, i)->name);
+			return SHOAL_ECONFIG;
+		}
+	}
 	for (size_t i = 0; i < cfg->dnssec_policy_count; i++) {
 		const conf_dnssec_policy_t *p = &cfg->dnssec_policies[i];
 		/* the zone it signed would be refused by its own server */
@@ -263,6 +281,14 @@ size_t conf_dnssec_zone_count(const conf_t *cfg)
 	return n;
 }
 
+size_t conf_dnssec_unsigned_count(const conf_t *cfg)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		n += conf_zone_xfr(cfg, i)->dnssec_policy >= 0 && !conf_zone_spec(cfg, i)->sign;
+	return n;
+}
+
 bool conf_dnssec_copy(conf_t *dst, const conf_t *src)
 {
 	dst->dnssec_policies = NULL;
@@ -279,6 +305,101 @@ bool conf_dnssec_copy(conf_t *dst, const conf_t *src)
 	memcpy(dst->dnssec_policies, src->dnssec_policies, size);
 	dst->dnssec_policy_count = src->dnssec_policy_count;
 	return true;
+}
+
+void conf_sign_ref(struct conf_sign *sign)
+{
+	if (sign)
+		__atomic_add_fetch(&sign->refs, 1, __ATOMIC_RELAXED);
+}
+
+void conf_sign_unref(struct conf_sign *sign)
+{
+	if (sign && __atomic_sub_fetch(&sign->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(sign);
+}
+
+/* p as zone/ signs by it, with keys in dir (one reference, the caller's), or NULL. */
+static struct conf_sign *sign_new(const conf_dnssec_policy_t *p, const char *dir)
+{
+	size_t len = strlen(dir) + 1;
+	struct conf_sign *s = malloc(sizeof(*s) + len);
+	if (!s)
+		return NULL;
+	memcpy(s->keys_dir, dir, len);
+	s->refs = 1;
+	s->spec = (zone_sign_spec_t){ .keys_dir = s->keys_dir,
+				      .algorithm = conf_dnssec_algorithm_number(p->algorithm),
+				      .rrsig_lifetime = p->rrsig_lifetime,
+				      .rrsig_refresh = p->rrsig_refresh,
+				      .rrsig_jitter = p->rrsig_jitter,
+				      .dnskey_ttl = p->dnskey_ttl,
+				      .nsec3 = p->nsec3,
+				      .nsec3_opt_out = p->nsec3_opt_out,
+				      .nsec3_iterations = (uint16_t)p->nsec3_iterations,
+				      .nsec3_salt_len = (uint8_t)p->nsec3_salt_length,
+				      .threads = p->signing_threads };
+	return s;
+}
+
+const zone_sign_spec_t *conf_sign_spec(const struct conf_sign *sign)
+{
+	return sign ? &sign->spec : NULL;
+}
+
+/* Zone i's sign set to s (a reference of its own), its spec pointing at it. */
+static int zone_bind(conf_t *cfg, size_t i, struct conf_sign *s)
+{
+	conf_zone_xfr_t *x = conf_zone_xfr_mut(cfg, i);
+	zone_spec_t *spec = conf_zone_spec_mut(cfg, i);
+	if (!x || !spec)
+		return SHOAL_ENOMEM;
+	conf_sign_ref(s);
+	conf_sign_unref(x->sign);
+	x->sign = s;
+	spec->sign = conf_sign_spec(s);
+	return 0;
+}
+
+int conf_dnssec_bind(conf_t *cfg)
+{
+	struct conf_sign *made[CONF_DNSSEC_POLICIES_MAX] = { NULL };
+	const char *dir = cfg->keys_dir ? cfg->keys_dir : CONF_KEYS_DIR_DEFAULT;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < cfg->zone_count; i++) {
+		int32_t at = conf_zone_xfr(cfg, i)->dnssec_policy;
+		/* a secondary is served as transferred: signing one is not built yet */
+		if (at < 0 || conf_zone_is_secondary(cfg, i))
+			continue;
+		if (!made[at] && !(made[at] = sign_new(&cfg->dnssec_policies[at], dir)))
+			rc = SHOAL_ENOMEM;
+		if (rc == 0)
+			rc = zone_bind(cfg, i, made[at]);
+	}
+	for (size_t k = 0; k < CONF_DNSSEC_POLICIES_MAX; k++)
+		conf_sign_unref(made[k]);
+	return rc;
+}
+
+int conf_keys_dir_keep(conf_t *cfg, const conf_t *running)
+{
+	const char *now = running->keys_dir ? running->keys_dir : CONF_KEYS_DIR_DEFAULT;
+	const char *read = cfg->keys_dir ? cfg->keys_dir : CONF_KEYS_DIR_DEFAULT;
+	if (!strcmp(now, read))
+		return 0;
+	char *copy = strdup(now);
+	if (!copy)
+		return SHOAL_ENOMEM;
+	free(cfg->keys_dir);
+	cfg->keys_dir = copy;
+	return conf_dnssec_bind(cfg);
+}
+
+void conf_dnssec_check_only(const conf_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		if (conf_zone_xfr(cfg, i)->sign)
+			conf_zone_xfr(cfg, i)->sign->spec.check_only = true;
 }
 
 void conf_dnssec_clear(conf_t *cfg)

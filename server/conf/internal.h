@@ -195,6 +195,24 @@ bool conf_dnssec_copy(conf_t *dst, const conf_t *src);
 /* Free the policies and keys-dir. */
 void conf_dnssec_clear(conf_t *cfg);
 
+/*
+ * What zone/ needs to sign each primary zone of cfg that names a policy
+ * (zone/sign_version.h), from the policy and keys-dir: into its spec's
+ * sign, held by its transfer settings' sign (one per policy, shared, read
+ * only: conf_xfr_own takes a reference, conf_zone_xfr_clear drops one;
+ * the spec points at it from set_zone_limits on). After every zone and
+ * keys-dir are read, before the zones' limits are set; the thread that
+ * loads the configuration. Returns 0 or SHOAL_ENOMEM.
+ */
+int conf_dnssec_bind(conf_t *cfg);
+
+/* One more holder of sign (NULL is fine), or one less: the last frees it. Any thread. */
+void conf_sign_ref(struct conf_sign *sign);
+void conf_sign_unref(struct conf_sign *sign);
+
+/* What zone/ reads of sign (for zone_spec_t.sign); NULL for NULL. */
+const struct zone_sign_spec *conf_sign_spec(const struct conf_sign *sign);
+
 /* A yes|no value (yes, true, on, 1; no, false, off, 0; any case) into *out: 0, or SHOAL_EINVAL. */
 int conf_parse_bool(const char *s, bool *out);
 

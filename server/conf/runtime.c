@@ -39,6 +39,7 @@ bool conf_xfr_own(conf_zone_xfr_t *x)
 	 * clear drops one */
 	if (x->update)
 		conf_update_ref(x->update);
+	conf_sign_ref(x->sign);
 	bool ok = true;
 	acl_t *lists[] = { &x->provide_xfr, &x->notify, &x->primaries, &x->allow_notify,
 			   &x->allow_query.list };

@@ -428,6 +428,8 @@ void conf_zone_xfr_clear(conf_zone_xfr_t *zx)
 	zx->catalog = NULL;
 	conf_update_unref(zx->update);
 	zx->update = NULL;
+	conf_sign_unref(zx->sign);
+	zx->sign = NULL;
 }
 
 const void *conf_zone_allow_query(const void *arg, size_t i)

@@ -123,6 +123,7 @@ static conf_zone_t *zone_like(const conf_zone_t *z, const char *file)
 	c->spec.limits = z->spec.limits;
 	c->spec.secondary = z->spec.secondary;
 	c->spec.keep = z->spec.keep;
+	c->spec.sign = z->spec.sign; /* held by z's settings, which the caller moves or copies */
 	return c;
 }
 

@@ -663,6 +663,12 @@ static conf_t *reconfig_build(server_t *srv, const char *command, const char *ar
 		char names[1024];
 		size_t n = conf_restart_changes(&running, cfg, names, sizeof(names));
 		cfg->threads = srv->cfg->threads; /* what runs, for the service manager's status */
+		/* keys-dir needs a restart: the zones' keys stay where they are */
+		if (conf_keys_dir_keep(cfg, srv->cfg) < 0) {
+			snprintf(err, errlen, "out of memory");
+			conf_free(cfg);
+			return NULL;
+		}
 		zones_compare(srv->zcfg, cfg, req);
 		size_t used = 0;
 		if (srv->runtime_changes)
@@ -1874,11 +1880,13 @@ int server_main(int argc, char **argv, const responder_t *responder)
 		log_notice("no configuration file %s (-c FILE names another): the command line "
 			   "and the defaults apply",
 			   CONF_FILE_DEFAULT);
-	/* policies are read and checked, but nothing signs yet: say so rather than seem to */
-	if (conf_dnssec_zone_count(&cfg))
-		log_warning("%zu zones name a dnssec-policy, but this version does not sign: they "
-			    "are served as loaded",
-			    conf_dnssec_zone_count(&cfg));
+	if (cfg.check)
+		conf_dnssec_check_only(&cfg);
+	/* a secondary's policy is read and checked, but it is not signed: say so */
+	if (conf_dnssec_unsigned_count(&cfg))
+		log_warning("%zu secondary zones name a dnssec-policy, but this version signs only "
+			    "primary zones: they are served as transferred",
+			    conf_dnssec_unsigned_count(&cfg));
 	int status = server_run(&cfg, responder);
 	log_file_close();
 	conf_clear(&cfg);

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Unit tests for zone/sign_version.c: a file's version signed, its serial, its keys, its state. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "tests/unit/sign_test.h"
+#include "unit.h"
+#include "zone/load.h"
+#include "zone/sign_version.h"
+
+static char tmpdir[] = "/tmp/shoal-test-sign-version.XXXXXX";
+static const uint8_t APEX[] = "\7example\3com";
+static char last_error[1024];
+
+static void msg(void *arg, bool is_error, const char *text)
+{
+	(void)arg;
+	if (is_error)
+		snprintf(last_error, sizeof(last_error), "%s", text);
+}
+
+/* The zone at serial with extra (a line, or ""), read from a file of its own in tmpdir. */
+static zone_t *file_version(uint32_t serial, const char *extra)
+{
+	char file[300];
+	snprintf(file, sizeof(file), "%s/example.com.zone", tmpdir);
+	FILE *f = fopen(file, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f,
+		"$ORIGIN example.com.\n$TTL 3600\n@ SOA ns1 hostmaster %u 3600 900 604800 300\n"
+		"@ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.80\n%s\n",
+		serial, extra);
+	fclose(f);
+	zone_t *z = NULL;
+	CU_ASSERT_EQUAL_FATAL(zone_load(file, APEX, NULL, msg, NULL, &z), 0);
+	return z;
+}
+
+/* The spec of a policy with keys in tmpdir/sub (NSEC, P-256, a day's signatures). */
+static zone_sign_spec_t spec_in(const char *sub, char *dir, size_t cap)
+{
+	snprintf(dir, cap, "%s/%s", tmpdir, sub);
+	return (zone_sign_spec_t){ .keys_dir = dir,
+				   .algorithm = 13,
+				   .rrsig_lifetime = 86400,
+				   .rrsig_refresh = 21600,
+				   .rrsig_jitter = 3600,
+				   .dnskey_ttl = 600,
+				   .threads = 1 };
+}
+
+/* sign_version of z (was: served, or NULL) as s says: its return code, *out set. */
+static int sign(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, zone_t **out)
+{
+	last_error[0] = '\0';
+	return sign_version(z, was, s, "example.com.zone", NULL, msg, NULL, out);
+}
+
+/* The serial kept in dir's state of the test zone, or -1. */
+static long long kept_serial(const char *dir)
+{
+	char path[400];
+	unsigned serial;
+	snprintf(path, sizeof(path), "%s/example.com.signed", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int got = fscanf(f, "%u", &serial);
+	fclose(f);
+	return got == 1 ? (long long)serial : -1;
+}
+
+/* A first signing makes the keys and keeps the serial; the same file again is the same version. */
+static void test_first_and_same(void)
+{
+	char dir[300];
+	zone_sign_spec_t s = spec_in("first", dir, sizeof(dir));
+	zone_t *z = file_version(10, ""), *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v1), 0);
+	CU_ASSERT_EQUAL(v1->serial, 10);
+	CU_ASSERT_EQUAL(v1->denial, ZONE_DENIAL_NSEC);
+	CU_ASSERT_PTR_NOT_NULL(znode_rrset(v1->apex, DNS_TYPE_DNSKEY));
+	CU_ASSERT_EQUAL(kept_serial(dir), 10);
+	struct stat st;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/example.com.signed", dir);
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	CU_ASSERT_EQUAL(sign(z, v1, &s, &v2), 0);
+	CU_ASSERT_PTR_EQUAL(v2, v1); /* nothing changed: no new serial */
+	zone_unref(v2);
+	zone_unref(z);
+	/* a change with the same serial: one past the last */
+	z = file_version(10, "new A 192.0.2.9");
+	CU_ASSERT_EQUAL(sign(z, v1, &s, &v2), 0);
+	CU_ASSERT_EQUAL(v2->serial, 11);
+	CU_ASSERT_EQUAL(kept_serial(dir), 11);
+	zone_unref(v2);
+	zone_unref(z);
+	/* a newer file serial is taken */
+	z = file_version(50, "new A 192.0.2.9");
+	CU_ASSERT_EQUAL(sign(z, v1, &s, &v2), 0);
+	CU_ASSERT_EQUAL(v2->serial, 50);
+	zone_unref(v2);
+	zone_unref(z);
+	zone_unref(v1);
+}
+
+/* After a restart (no version served) the kept serial is the last: the serial goes forward. */
+static void test_restart_goes_forward(void)
+{
+	char dir[300];
+	zone_sign_spec_t s = spec_in("restart", dir, sizeof(dir));
+	zone_t *z = file_version(10, ""), *v = NULL;
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v), 0);
+	zone_unref(v);
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v), 0);
+	CU_ASSERT_EQUAL(v->serial, 11);
+	zone_unref(v);
+	zone_unref(z);
+}
+
+/* A file with a record a signer makes is refused, the owner and type named. */
+static void test_presigned_refused(void)
+{
+	char dir[300];
+	zone_sign_spec_t s = spec_in("presigned", dir, sizeof(dir));
+	zone_t *z = file_version(10, "www NSEC ns1 A RRSIG NSEC"), *v = NULL;
+	CU_ASSERT_EQUAL(sign(z, NULL, &s, &v), SHOAL_EZONE);
+	CU_ASSERT_PTR_NULL(v);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_error, "www.example.com. holds DNSSEC records (NSEC)"));
+	CU_ASSERT_EQUAL(access(dir, F_OK), -1); /* nothing made */
+	zone_unref(z);
+}
+
+/* A private key file gone fails the signing with the file named. */
+static void test_key_missing(void)
+{
+	char dir[300], cmd[400];
+	zone_sign_spec_t s = spec_in("missing", dir, sizeof(dir));
+	zone_t *z = file_version(10, ""), *v = NULL;
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v), 0);
+	zone_unref(v);
+	snprintf(cmd, sizeof(cmd), "rm %s/*.pem", dir);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	v = NULL;
+	CU_ASSERT(sign(z, NULL, &s, &v) < 0);
+	CU_ASSERT_PTR_NULL(v);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_error, ".pem"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_error, dir));
+	zone_unref(z);
+}
+
+/* --check: the file version itself, no keys made, nothing written. */
+static void test_check_only(void)
+{
+	char dir[300];
+	zone_sign_spec_t s = spec_in("check", dir, sizeof(dir));
+	s.check_only = true;
+	zone_t *z = file_version(10, ""), *v = NULL;
+	CU_ASSERT_EQUAL(sign(z, NULL, &s, &v), 0);
+	CU_ASSERT_PTR_EQUAL(v, z);
+	CU_ASSERT_EQUAL(access(dir, F_OK), -1);
+	zone_unref(v);
+	zone_unref(z);
+}
+
+/* Past the refresh point the same file is signed anew; NSEC3 as the spec asks. */
+static void test_refresh_and_nsec3(void)
+{
+	char dir[300], path[400];
+	zone_sign_spec_t s = spec_in("refresh", dir, sizeof(dir));
+	zone_t *z = file_version(10, ""), *v1 = NULL, *v2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v1), 0);
+	/* the last signing a day back */
+	snprintf(path, sizeof(path), "%s/example.com.signed", dir);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "10 - %lld\n", (long long)time(NULL) - 86400);
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(sign(z, v1, &s, &v2), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(v2, v1);
+	CU_ASSERT_EQUAL(v2->serial, 11);
+	zone_unref(v1);
+	/* the policy asks NSEC3 now: signed anew with its parameters and a salt kept */
+	s.nsec3 = true;
+	s.nsec3_iterations = 1;
+	s.nsec3_salt_len = 4;
+	CU_ASSERT_EQUAL_FATAL(sign(z, v2, &s, &v1), 0);
+	CU_ASSERT_EQUAL(v1->denial, ZONE_DENIAL_NSEC3);
+	CU_ASSERT_EQUAL(v1->nsec3.salt_len, 4);
+	CU_ASSERT_EQUAL(v1->serial, 12);
+	zone_unref(v2);
+	zone_t *z2 = file_version(12, "new A 192.0.2.9");
+	CU_ASSERT_EQUAL_FATAL(sign(z2, v1, &s, &v2), 0);
+	CU_ASSERT_EQUAL(v2->serial, 13);
+	CU_ASSERT_EQUAL(memcmp(v2->nsec3.salt, v1->nsec3.salt, 4), 0);
+	zone_unref(v2);
+	zone_unref(v1);
+	zone_unref(z2);
+	zone_unref(z);
+}
+
+int main(int argc, char **argv)
+{
+	static const unit_test_t tests[] = {
+		UNIT_TEST(test_first_and_same),
+		UNIT_TEST(test_restart_goes_forward),
+		UNIT_TEST(test_presigned_refused),
+		UNIT_TEST(test_key_missing),
+		UNIT_TEST(test_check_only),
+		UNIT_TEST(test_refresh_and_nsec3),
+		UNIT_END,
+	};
+	return sign_test_main(argc, argv, "sign_version", tests, tmpdir);
+}

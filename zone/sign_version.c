@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* A zone's file version signed for serving: its keys, its signed serial, the signed version. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libdnssec/crypto.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/dns.h"
+#include "proto/error.h"
+#include "proto/name.h"
+#include "proto/serial.h"
+#include "proto/wire.h"
+#include "zone/apply.h"
+#include "zone/changeset.h"
+#include "zone/internal.h"
+#include "zone/sign_key.h"
+#include "zone/sign_version.h"
+#include "zone/sign_zone.h"
+
+/* What a zone's last signing left in keys-dir (NAME.signed). */
+typedef struct sign_state {
+	bool found;
+	uint32_t serial;     /* the last serial signed */
+	long long signed_at; /* when (UNIX seconds): its signatures' times follow */
+	sign_nsec3_t nsec3;
+} sign_state_t;
+
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+
+static void crypto_init(void)
+{
+	dnssec_crypto_init();
+}
+
+/* The types a signer makes (RFC 4034 2-4, RFC 5155 3-4, RFC 7344 3), by name. */
+static const struct {
+	uint16_t type;
+	const char *name;
+} signer_types[] = {
+	{ DNS_TYPE_DNSKEY, "DNSKEY" },
+	{ DNS_TYPE_RRSIG, "RRSIG" },
+	{ DNS_TYPE_NSEC, "NSEC" },
+	{ DNS_TYPE_NSEC3, "NSEC3" },
+	{ DNS_TYPE_NSEC3PARAM, "NSEC3PARAM" },
+	{ DNS_TYPE_CDS, "CDS" },
+	{ DNS_TYPE_CDNSKEY, "CDNSKEY" },
+};
+
+/* The name of a type a signer makes, or NULL for another type. */
+static const char *signer_type_name(uint16_t type)
+{
+	for (size_t i = 0; i < sizeof(signer_types) / sizeof(signer_types[0]); i++)
+		if (signer_types[i].type == type)
+			return signer_types[i].name;
+	return NULL;
+}
+
+static bool signer_type(uint16_t type)
+{
+	return signer_type_name(type) != NULL;
+}
+
+/*
+ * Whether z holds a record a signer makes: at *owner, of *type. The
+ * server signs a zone with a policy itself, and signatures it did not make
+ * (or a DNSKEY it does not hold the key of) would be served beside its own.
+ */
+static bool holds_dnssec(const zone_t *z, const uint8_t **owner, uint16_t *type)
+{
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it)) {
+		*owner = znode_name(n);
+		*type = DNS_TYPE_RRSIG;
+		if (n->sig_groups)
+			return true;
+		for (uint16_t i = 0; i < n->rrset_count; i++) {
+			*type = znode_rrsets(n)[i].set.type;
+			if (signer_type(*type))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The last signing's state of apex from dir into *st (not found: st->found false). */
+static int state_read(const char *dir, const uint8_t *apex, sign_state_t *st)
+{
+	char path[PATH_MAX], salt[2 * 255 + 2];
+	memset(st, 0, sizeof(*st));
+	if (zone_apex_path(dir, apex, ".signed", path, sizeof(path)) < 0)
+		return SHOAL_EIO;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : SHOAL_EIO;
+	int got = fscanf(f, "%u %511s %lld", &st->serial, salt, &st->signed_at);
+	fclose(f);
+	if (got != 3)
+		return 0; /* torn or foreign: the file's serial and a new salt */
+	st->found = true;
+	size_t len = 0;
+	if (strcmp(salt, "-") && sodium_hex2bin(st->nsec3.salt, sizeof(st->nsec3.salt), salt,
+						strlen(salt), NULL, &len, NULL) == 0)
+		st->nsec3.salt_len = (uint8_t)len;
+	return 0;
+}
+
+/* st to dir's NAME.signed, whole: a temporary file of mode 0600, fsync, rename. */
+static int state_write(const char *dir, const uint8_t *apex, const sign_state_t *st)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], salt[2 * 255 + 1] = "-";
+	if (zone_apex_path(dir, apex, ".signed", path, sizeof(path)) < 0)
+		return SHOAL_EIO;
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	if (st->nsec3.salt_len)
+		sodium_bin2hex(salt, sizeof(salt), st->nsec3.salt, st->nsec3.salt_len);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	char line[64 + sizeof(salt)];
+	int len = snprintf(line, sizeof(line), "%u %s %lld\n", st->serial, salt, st->signed_at);
+	int rc = write(fd, line, (size_t)len) == len && fsync(fd) == 0 ? 0 : -errno;
+	close(fd);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* The zone's keys from dir, made there (of s's algorithm) when it has none yet. */
+static int keys_get(sign_keyset_t *ks, const zone_sign_spec_t *s, const uint8_t *apex,
+		    const char *file, zone_msg_fn msg, void *msg_arg)
+{
+	char err[512] = "";
+	int rc = sign_keyset_load(ks, s->keys_dir, apex, true, err, sizeof(err));
+	if (rc == SHOAL_ENOTFOUND) {
+		rc = sign_keyset_create(ks, s->keys_dir, apex, s->algorithm, time(NULL), err,
+					sizeof(err));
+		if (rc == 0)
+			zone_report(msg, msg_arg, false, file, 0,
+				    "no keys in %s yet: a KSK (tag %u) and a ZSK (tag %u) made",
+				    s->keys_dir, ks->keys[0].tag, ks->keys[1].tag);
+	}
+	if (rc < 0)
+		zone_report(msg, msg_arg, true, file, 0, "cannot sign: %s",
+			    err[0] ? err : shoal_strerror(rc));
+	return rc;
+}
+
+/* --check: the zone's keys read when it has some (none: made at start), *out z itself. */
+static int check_keys(const zone_t *z, const zone_sign_spec_t *s, const char *file, zone_msg_fn msg,
+		      void *msg_arg, zone_t **out)
+{
+	char err[512] = "";
+	sign_keyset_t ks;
+	int rc = sign_keyset_load(&ks, s->keys_dir, znode_name(z->apex), true, err, sizeof(err));
+	if (rc == 0)
+		sign_keyset_clear(&ks);
+	if (rc < 0 && rc != SHOAL_ENOTFOUND) {
+		zone_report(msg, msg_arg, true, file, 0, "cannot sign: %s",
+			    err[0] ? err : shoal_strerror(rc));
+		return rc;
+	}
+	*out = (zone_t *)zone_ref(z);
+	return 0;
+}
+
+/* The SOA record of a changeset's side but its serial equals the other side's. */
+static bool soa_same_but_serial(const changeset_t *d)
+{
+	const uint8_t *a = xfr_part_soa(&d->del), *b = xfr_part_soa(&d->add);
+	uint16_t alen = wire_get_u16(a + 8), blen = wire_get_u16(b + 8);
+	/* TTL, RDLENGTH and the names alike; the serial is the 20th octet from the end */
+	return alen == blen && alen >= 20 && !memcmp(a + 4, b + 4, 6u + alen - 20) &&
+	       !memcmp(a + 10 + alen - 16, b + 10 + blen - 16, 16);
+}
+
+/* Whether a side of d holds a record of another type than a signer's (the SOA aside). */
+static bool part_unsigned(const xfr_part_t *p)
+{
+	size_t at = 0;
+	xfr_run_t run;
+	xfr_part_next(p, &at, &run); /* the SOA */
+	while (xfr_part_next(p, &at, &run))
+		if (!signer_type(run.set.type))
+			return true;
+	return false;
+}
+
+/* Whether `was` was signed with the denial s asks (a policy changed: signed anew). */
+static bool same_denial(const zone_t *was, const zone_sign_spec_t *s)
+{
+	if (!s->nsec3)
+		return was->denial == ZONE_DENIAL_NSEC;
+	return was->denial == ZONE_DENIAL_NSEC3 && was->nsec3.iterations == s->nsec3_iterations &&
+	       was->nsec3.salt_len == s->nsec3_salt_len &&
+	       (was->nsec3.unmatched != 0) <= s->nsec3_opt_out;
+}
+
+/*
+ * Whether the file's version z brings nothing to `was` (signed as s
+ * says): the same records but those a signer makes, the same SOA but for
+ * a serial not newer. Sets *changes false when so.
+ */
+static int file_changes(const zone_t *was, const zone_t *z, const zone_sign_spec_t *s,
+			bool *changes)
+{
+	*changes = true;
+	if (!same_denial(was, s))
+		return 0;
+	changeset_t *d = NULL;
+	int rc = changeset_diff(was, z, 0, &d);
+	if (rc < 0)
+		return rc;
+	*changes = serial_gt(z->serial, was->serial) || !soa_same_but_serial(d) ||
+		   part_unsigned(&d->del) || part_unsigned(&d->add);
+	/*
+	 * The incremental signer (issue 34: zone/sign_incr.c's sign_changes)
+	 * joins here: d less its signer's records is the unsigned change to
+	 * `was`, and sign_changes(was, that, keys, opts) the changeset that
+	 * zone_apply applies to `was`. Until then, and whenever it answers
+	 * SHOAL_EUNSUPPORTED, the caller signs the file's version whole.
+	 */
+	changeset_unref(d);
+	return 0;
+}
+
+/* The serial of the signed version: z's if newer than the last signed (RFC 1982), else next. */
+static uint32_t signed_serial(const zone_t *z, const zone_t *was, const sign_state_t *st)
+{
+	bool known = was || st->found;
+	uint32_t last = was ? was->serial : st->serial;
+	/* a serial kept but never published (a reload that failed after) still counts */
+	if (was && st->found && serial_gt(st->serial, last))
+		last = st->serial;
+	if (!known || serial_gt(z->serial, last))
+		return z->serial;
+	return serial_add(last, 1);
+}
+
+/* st's NSEC3 parameters as s asks: its salt kept while its length is the one asked. */
+static void nsec3_params(const zone_sign_spec_t *s, sign_state_t *st)
+{
+	st->nsec3.iterations = s->nsec3_iterations;
+	st->nsec3.opt_out = s->nsec3_opt_out;
+	if (st->nsec3.salt_len != s->nsec3_salt_len) {
+		st->nsec3.salt_len = s->nsec3_salt_len;
+		randombytes_buf(st->nsec3.salt, st->nsec3.salt_len);
+	}
+}
+
+/*
+ * Whether the last signing's signatures reach their refresh point by now:
+ * the earliest expires rrsig-lifetime less the jitter after it, and is
+ * to be made anew rrsig-refresh before (RFC 6781 4.4.2).
+ */
+static bool refresh_due(const sign_state_t *st, const zone_sign_spec_t *s, int64_t now)
+{
+	int64_t keep = (int64_t)s->rrsig_lifetime - s->rrsig_refresh - s->rrsig_jitter;
+	return !st->found || st->signed_at + keep <= now;
+}
+
+/* z signed whole with ks as s says, serial st->serial, at st->signed_at, into *out. */
+static int sign_whole(const zone_t *z, const sign_keyset_t *ks, const zone_sign_spec_t *s,
+		      const sign_state_t *st, const char *file, const zone_limits_t *limits,
+		      zone_msg_fn msg, void *msg_arg, zone_t **out)
+{
+	sign_zone_opts_t o = { .times = sign_times_at(st->signed_at, s->rrsig_lifetime),
+			       .jitter = s->rrsig_jitter,
+			       .serial = st->serial,
+			       .dnskey_ttl = s->dnskey_ttl,
+			       .nsec3 = s->nsec3 ? &st->nsec3 : NULL,
+			       .threads = s->threads };
+	changeset_t *cs = NULL;
+	int rc = sign_zone(z, ks, &o, &cs);
+	if (rc < 0) {
+		zone_report(msg, msg_arg, true, file, 0, "cannot sign: %s", shoal_strerror(rc));
+		return rc;
+	}
+	const changeset_t *sets[1] = { cs };
+	zone_apply_opts_t ao = { .label = file,
+				 .limits = limits,
+				 .msg = msg,
+				 .msg_arg = msg_arg,
+				 .cancel = zload_cancel_flag() };
+	rc = zone_apply(z, sets, 1, &ao, out);
+	changeset_unref(cs);
+	return rc;
+}
+
+int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, const char *file,
+		 const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out)
+{
+	const uint8_t *apex = znode_name(z->apex), *owner = apex;
+	uint16_t type = z->denial == ZONE_DENIAL_NSEC3 ? DNS_TYPE_NSEC3PARAM : DNS_TYPE_NSEC;
+	char name[NAME_TEXT_MAX];
+	*out = NULL;
+	pthread_once(&crypto_once, crypto_init);
+	if (z->denial != ZONE_DENIAL_NONE || holds_dnssec(z, &owner, &type)) {
+		name_to_text(owner, name, sizeof(name));
+		zone_report(msg, msg_arg, true, file, 0,
+			    "%s holds DNSSEC records (%s): the zone has a dnssec-policy, "
+			    "and the server signs it itself",
+			    name, signer_type_name(type));
+		return SHOAL_EZONE;
+	}
+	if (s->check_only)
+		return check_keys(z, s, file, msg, msg_arg, out);
+	sign_state_t st;
+	if (state_read(s->keys_dir, apex, &st) < 0)
+		zone_report(msg, msg_arg, false, file, 0,
+			    "cannot read the last signed serial in %s: the file's serial is used",
+			    s->keys_dir);
+	int64_t now = time(NULL);
+	bool changes = true;
+	int rc = was ? file_changes(was, z, s, &changes) : 0;
+	if (rc < 0 || (!changes && !refresh_due(&st, s, now))) {
+		if (rc == 0)
+			*out = (zone_t *)zone_ref(was);
+		return rc;
+	}
+	sign_keyset_t ks;
+	rc = keys_get(&ks, s, apex, file, msg, msg_arg);
+	if (rc < 0)
+		return rc;
+	st.serial = signed_serial(z, was, &st);
+	st.signed_at = now;
+	nsec3_params(s, &st);
+	rc = sign_whole(z, &ks, s, &st, file, limits, msg, msg_arg, out);
+	sign_keyset_clear(&ks);
+	if (rc == 0 && (rc = state_write(s->keys_dir, apex, &st)) < 0) {
+		zone_report(msg, msg_arg, true, file, 0,
+			    "cannot keep the signed serial %u in %s: %s", st.serial, s->keys_dir,
+			    shoal_strerror(rc));
+		zone_unref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
