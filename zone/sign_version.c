@@ -21,6 +21,7 @@
 #include "zone/apply.h"
 #include "zone/changeset.h"
 #include "zone/internal.h"
+#include "zone/sign_incr.h"
 #include "zone/sign_key.h"
 #include "zone/sign_version.h"
 #include "zone/sign_zone.h"
@@ -40,7 +41,11 @@ static void crypto_init(void)
 	dnssec_crypto_init();
 }
 
-/* The types a signer makes (RFC 4034 2-4, RFC 5155 3-4, RFC 7344 3), by name. */
+/*
+ * The types a signer makes (RFC 4034 2-4, RFC 5155 3-4, RFC 7344 3), by
+ * name; CDS and CDNSKEY only when the policy publishes them: otherwise a
+ * zone's own (RFC 8078 4's "remove the DS") are its data, signed by the KSK.
+ */
 static const struct {
 	uint16_t type;
 	const char *name;
@@ -54,18 +59,20 @@ static const struct {
 	{ DNS_TYPE_CDNSKEY, "CDNSKEY" },
 };
 
-/* The name of a type a signer makes, or NULL for another type. */
-static const char *signer_type_name(uint16_t type)
+/* The name of a type a signer makes as s says, or NULL for another type. */
+static const char *signer_type_name(uint16_t type, const zone_sign_spec_t *s)
 {
+	if ((type == DNS_TYPE_CDS || type == DNS_TYPE_CDNSKEY) && !s->cds_cdnskey)
+		return NULL;
 	for (size_t i = 0; i < sizeof(signer_types) / sizeof(signer_types[0]); i++)
 		if (signer_types[i].type == type)
 			return signer_types[i].name;
 	return NULL;
 }
 
-static bool signer_type(uint16_t type)
+static bool signer_type(uint16_t type, const zone_sign_spec_t *s)
 {
-	return signer_type_name(type) != NULL;
+	return signer_type_name(type, s) != NULL;
 }
 
 /*
@@ -73,7 +80,8 @@ static bool signer_type(uint16_t type)
  * server signs a zone with a policy itself, and signatures it did not make
  * (or a DNSKEY it does not hold the key of) would be served beside its own.
  */
-static bool holds_dnssec(const zone_t *z, const uint8_t **owner, uint16_t *type)
+static bool holds_dnssec(const zone_t *z, const zone_sign_spec_t *s, const uint8_t **owner,
+			 uint16_t *type)
 {
 	zone_iter_t it;
 	for (const znode_t *n = zone_first(z, &it); n; n = zone_next(&it)) {
@@ -83,7 +91,7 @@ static bool holds_dnssec(const zone_t *z, const uint8_t **owner, uint16_t *type)
 			return true;
 		for (uint16_t i = 0; i < n->rrset_count; i++) {
 			*type = znode_rrsets(n)[i].set.type;
-			if (signer_type(*type))
+			if (signer_type(*type, s))
 				return true;
 		}
 	}
@@ -184,20 +192,26 @@ static bool soa_same_but_serial(const changeset_t *d)
 }
 
 /* Whether a side of d holds a record of another type than a signer's (the SOA aside). */
-static bool part_unsigned(const xfr_part_t *p)
+static bool part_unsigned(const xfr_part_t *p, const zone_sign_spec_t *s)
 {
 	size_t at = 0;
 	xfr_run_t run;
 	xfr_part_next(p, &at, &run); /* the SOA */
 	while (xfr_part_next(p, &at, &run))
-		if (!signer_type(run.set.type))
+		if (!signer_type(run.set.type, s))
 			return true;
 	return false;
 }
 
-/* Whether `was` was signed with the denial s asks (a policy changed: signed anew). */
+/*
+ * Whether `was` was signed with the denial s asks, and has CDS when s
+ * publishes them (a policy changed: signed anew; the other way, the
+ * change deletes them as the file's data).
+ */
 static bool same_denial(const zone_t *was, const zone_sign_spec_t *s)
 {
+	if (s->cds_cdnskey && !znode_rrset(was->apex, DNS_TYPE_CDS))
+		return false;
 	if (!s->nsec3)
 		return was->denial == ZONE_DENIAL_NSEC;
 	return was->denial == ZONE_DENIAL_NSEC3 && was->nsec3.iterations == s->nsec3_iterations &&
@@ -205,15 +219,61 @@ static bool same_denial(const zone_t *was, const zone_sign_spec_t *s)
 	       (was->nsec3.unmatched != 0) <= s->nsec3_opt_out;
 }
 
+/* The records of run added to a side of cs (add: the additions). */
+static int add_run(changeset_t *cs, bool add, const xfr_run_t *run)
+{
+	const uint8_t *p = run->set.data;
+	for (uint16_t i = 0; i < run->set.rr_count; i++) {
+		uint16_t len = wire_get_u16(p + 8);
+		int rc = changeset_add(cs, add, run->owner, run->set.type, wire_get_u32(p + 4),
+				       p + 10, len);
+		if (rc < 0)
+			return rc;
+		p += 10u + len;
+	}
+	return 0;
+}
+
+/*
+ * d (the diff of a signed version and a file's) less the records a signer
+ * makes: the unsigned change, with both SOAs (sign_changes reads the new
+ * one's fields), into *out (sealed, one reference).
+ */
+static int unsigned_change(const changeset_t *d, const zone_sign_spec_t *s, changeset_t **out)
+{
+	changeset_t *u = changeset_new();
+	if (!u)
+		return SHOAL_ENOMEM;
+	const xfr_part_t *sides[2] = { &d->del, &d->add };
+	int rc = 0;
+	for (int add = 0; rc == 0 && add < 2; add++) {
+		size_t at = 0;
+		xfr_run_t run;
+		while (rc == 0 && xfr_part_next(sides[add], &at, &run))
+			if (run.set.type == DNS_TYPE_SOA || !signer_type(run.set.type, s))
+				rc = add_run(u, add, &run);
+	}
+	if (rc == 0)
+		rc = changeset_seal(u);
+	if (rc < 0)
+		changeset_unref(u);
+	else
+		*out = u;
+	return rc;
+}
+
 /*
  * Whether the file's version z brings nothing to `was` (signed as s
  * says): the same records but those a signer makes, the same SOA but for
- * a serial not newer. Sets *changes false when so.
+ * a serial not newer. Sets *changes false when so. When it brings
+ * something and `was` is signed as s asks, *u (else NULL) is the unsigned
+ * change to `was` that sign_changes signs alone.
  */
 static int file_changes(const zone_t *was, const zone_t *z, const zone_sign_spec_t *s,
-			bool *changes)
+			bool *changes, changeset_t **u)
 {
 	*changes = true;
+	*u = NULL;
 	if (!same_denial(was, s))
 		return 0;
 	changeset_t *d = NULL;
@@ -221,16 +281,11 @@ static int file_changes(const zone_t *was, const zone_t *z, const zone_sign_spec
 	if (rc < 0)
 		return rc;
 	*changes = serial_gt(z->serial, was->serial) || !soa_same_but_serial(d) ||
-		   part_unsigned(&d->del) || part_unsigned(&d->add);
-	/*
-	 * The incremental signer (issue 34: zone/sign_incr.c's sign_changes)
-	 * joins here: d less its signer's records is the unsigned change to
-	 * `was`, and sign_changes(was, that, keys, opts) the changeset that
-	 * zone_apply applies to `was`. Until then, and whenever it answers
-	 * SHOAL_EUNSUPPORTED, the caller signs the file's version whole.
-	 */
+		   part_unsigned(&d->del, s) || part_unsigned(&d->add, s);
+	if (*changes)
+		rc = unsigned_change(d, s, u);
 	changeset_unref(d);
-	return 0;
+	return rc;
 }
 
 /* The serial of the signed version: z's if newer than the last signed (RFC 1982), else next. */
@@ -268,17 +323,55 @@ static bool refresh_due(const sign_state_t *st, const zone_sign_spec_t *s, int64
 	return !st->found || st->signed_at + keep <= now;
 }
 
+/* The signer's options for signatures made at `at` as s says, serial st->serial. */
+static sign_zone_opts_t sign_opts(const zone_sign_spec_t *s, const sign_state_t *st, int64_t at)
+{
+	return (sign_zone_opts_t){ .times = sign_times_at(at, s->rrsig_lifetime),
+				   .jitter = s->rrsig_jitter,
+				   .serial = st->serial,
+				   .dnskey_ttl = s->dnskey_ttl,
+				   .nsec3 = s->nsec3 ? &st->nsec3 : NULL,
+				   .cds_cdnskey = s->cds_cdnskey,
+				   .threads = s->threads };
+}
+
+/*
+ * The change u to `was` signed alone (sign_changes) at now and applied to
+ * `was` into *out; SHOAL_EUNSUPPORTED when it is not local (the caller
+ * signs whole), another error reported.
+ */
+static int sign_change(const zone_t *was, const changeset_t *u, const sign_keyset_t *ks,
+		       const zone_sign_spec_t *s, const sign_state_t *st, int64_t now,
+		       const char *file, const zone_limits_t *limits, zone_msg_fn msg,
+		       void *msg_arg, zone_t **out)
+{
+	sign_zone_opts_t o = sign_opts(s, st, now);
+	changeset_t *cs = NULL;
+	int rc = sign_changes(was, u, ks, &o, &cs);
+	if (rc == SHOAL_EUNSUPPORTED)
+		return rc;
+	if (rc < 0) {
+		zone_report(msg, msg_arg, true, file, 0, "cannot sign the change: %s",
+			    shoal_strerror(rc));
+		return rc;
+	}
+	const changeset_t *sets[1] = { cs };
+	zone_apply_opts_t ao = { .label = file,
+				 .limits = limits,
+				 .msg = msg,
+				 .msg_arg = msg_arg,
+				 .cancel = zload_cancel_flag() };
+	rc = zone_apply(was, sets, 1, &ao, out);
+	changeset_unref(cs);
+	return rc;
+}
+
 /* z signed whole with ks as s says, serial st->serial, at st->signed_at, into *out. */
 static int sign_whole(const zone_t *z, const sign_keyset_t *ks, const zone_sign_spec_t *s,
 		      const sign_state_t *st, const char *file, const zone_limits_t *limits,
 		      zone_msg_fn msg, void *msg_arg, zone_t **out)
 {
-	sign_zone_opts_t o = { .times = sign_times_at(st->signed_at, s->rrsig_lifetime),
-			       .jitter = s->rrsig_jitter,
-			       .serial = st->serial,
-			       .dnskey_ttl = s->dnskey_ttl,
-			       .nsec3 = s->nsec3 ? &st->nsec3 : NULL,
-			       .threads = s->threads };
+	sign_zone_opts_t o = sign_opts(s, st, st->signed_at);
 	changeset_t *cs = NULL;
 	int rc = sign_zone(z, ks, &o, &cs);
 	if (rc < 0) {
@@ -304,12 +397,12 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 	char name[NAME_TEXT_MAX];
 	*out = NULL;
 	pthread_once(&crypto_once, crypto_init);
-	if (z->denial != ZONE_DENIAL_NONE || holds_dnssec(z, &owner, &type)) {
+	if (z->denial != ZONE_DENIAL_NONE || holds_dnssec(z, s, &owner, &type)) {
 		name_to_text(owner, name, sizeof(name));
 		zone_report(msg, msg_arg, true, file, 0,
 			    "%s holds DNSSEC records (%s): the zone has a dnssec-policy, "
 			    "and the server signs it itself",
-			    name, signer_type_name(type));
+			    name, signer_type_name(type, s));
 		return SHOAL_EZONE;
 	}
 	if (s->check_only)
@@ -321,20 +414,35 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 			    s->keys_dir);
 	int64_t now = time(NULL);
 	bool changes = true;
-	int rc = was ? file_changes(was, z, s, &changes) : 0;
-	if (rc < 0 || (!changes && !refresh_due(&st, s, now))) {
+	changeset_t *u = NULL;
+	int rc = was ? file_changes(was, z, s, &changes, &u) : 0;
+	bool due = refresh_due(&st, s, now);
+	if (rc < 0 || (!changes && !due)) {
 		if (rc == 0)
 			*out = (zone_t *)zone_ref(was);
+		changeset_unref(u);
 		return rc;
 	}
 	sign_keyset_t ks;
 	rc = keys_get(&ks, s, apex, file, msg, msg_arg);
-	if (rc < 0)
+	if (rc < 0) {
+		changeset_unref(u);
 		return rc;
+	}
 	st.serial = signed_serial(z, was, &st);
-	st.signed_at = now;
 	nsec3_params(s, &st);
-	rc = sign_whole(z, &ks, s, &st, file, limits, msg, msg_arg, out);
+	/*
+	 * A change signed alone leaves the older signatures as they were:
+	 * signed_at stays the last whole signing's, when they were made, and
+	 * a signing past its refresh point is whole.
+	 */
+	rc = u && !due ? sign_change(was, u, &ks, s, &st, now, file, limits, msg, msg_arg, out)
+		       : SHOAL_EUNSUPPORTED;
+	changeset_unref(u);
+	if (rc == SHOAL_EUNSUPPORTED) {
+		st.signed_at = now;
+		rc = sign_whole(z, &ks, s, &st, file, limits, msg, msg_arg, out);
+	}
 	sign_keyset_clear(&ks);
 	if (rc == 0 && (rc = state_write(s->keys_dir, apex, &st)) < 0) {
 		zone_report(msg, msg_arg, true, file, 0,

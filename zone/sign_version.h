@@ -21,6 +21,7 @@ typedef struct zone_sign_spec {
 	uint32_t rrsig_refresh;  /* signed anew this long before they expire */
 	uint32_t rrsig_jitter;   /* expirations spread over up to this much less */
 	uint32_t dnskey_ttl;
+	bool cds_cdnskey;   /* CDS and CDNSKEY of the KSKs published (RFC 7344) */
 	bool nsec3;         /* NSEC3 (RFC 5155), else NSEC */
 	bool nsec3_opt_out; /* RFC 5155 6 */
 	uint16_t nsec3_iterations;

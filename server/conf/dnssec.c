@@ -334,6 +334,7 @@ static struct conf_sign *sign_new(const conf_dnssec_policy_t *p, const char *dir
 				      .rrsig_refresh = p->rrsig_refresh,
 				      .rrsig_jitter = p->rrsig_jitter,
 				      .dnskey_ttl = p->dnskey_ttl,
+				      .cds_cdnskey = p->cds_cdnskey_publish,
 				      .nsec3 = p->nsec3,
 				      .nsec3_opt_out = p->nsec3_opt_out,
 				      .nsec3_iterations = (uint16_t)p->nsec3_iterations,

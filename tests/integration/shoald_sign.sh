@@ -4,13 +4,15 @@
 # sign3.test (NSEC3, a salt and an iteration) are read from unsigned files: their keys are
 # made in keys-dir (each file mode 0600) and the zones transferred out (AXFR) pass
 # ldns-verify-zone and BIND's dnssec-verify, after the first signature and after a reload
-# with changes (the serial forward, the new record signed, the change sent by IXFR). The
+# with changes (the serial forward, the new record signed alone, the other signatures kept,
+# the change sent by IXFR); sign3.test publishes CDS and CDNSKEY, the DS shoalctl ds prints. The
 # same file read again changes nothing (the same serial) until the signatures reach their
 # refresh point; a restart keeps the keys (the same DNSKEY RRset) and moves the serial
 # forward although the file's did not. A file that holds DNSSEC records is refused with its
 # name; a private key file gone fails the reload with the file named, and the last signed
 # version keeps serving. A reconfig to another policy (NSEC3) signs the zone anew with it; a
 # change of keys-dir is not applied (it needs a restart): the keys stay where they were.
+# Without cds-cdnskey-publish a file's own CDS is served, signed by the KSK.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 for tool in ldns-verify-zone dnssec-verify; do
@@ -60,6 +62,7 @@ dnssec-policies:
     nsec3-iterations: 1
     nsec3-salt-length: 4
     signing-threads: 2
+    cds-cdnskey-publish: yes
 zones:
   - name: sign.test
     file: $T_DIR/sign.test.zone
@@ -102,6 +105,24 @@ modes=$(stat -c '%a %n' "$T_DIR"/keys/*.pem "$T_DIR"/keys/*.keys "$T_DIR"/keys/*
 check_eq "every file in keys-dir has mode 0600" "" "$(echo "$modes" | awk '$1 != "600"')"
 check_eq "two private keys a zone" 4 "$(ls "$T_DIR"/keys/*.pem | wc -l)"
 DNSKEY=$(q "$PORT" +short sign.test DNSKEY | sort)
+# rrsig NAME TYPE: the RRSIG RDATA served over an RRset
+rrsig() {
+	q "$PORT" +short +dnssec "$1" "$2" | awk -v t="$2" '$1 == t'
+}
+WWWSIG=$(rrsig www.sign.test A)
+WWWSIG3=$(rrsig www.sign3.test A)
+# ds_of TEXT: "TAG ALG DIGEST-TYPE DIGEST" of DS or CDS lines, the digest whole, lowercase
+ds_of() {
+	awk '{ for (i = 1; i <= NF; i++) if ($i == "DS" || $i == "CDS") break
+	       if (i > NF) i = 0
+	       d = ""; for (j = i + 4; j <= NF; j++) d = d $j
+	       print $(i + 1), $(i + 2), $(i + 3), tolower(d) }' | sort
+}
+cds=$(q "$PORT" +noall +answer sign3.test CDS | ds_of)
+check_match "cds-cdnskey-publish: a CDS at the apex" "^[0-9]+ 15 2 [0-9a-f]{64}$" "$cds"
+check_eq "the DS shoalctl ds prints" "$cds" "$("$SHOALCTL" -s "$CTL" ds sign3.test | ds_of)"
+check_match "and a CDNSKEY of the KSK" "^257 3 15 " "$(q "$PORT" +short sign3.test CDNSKEY)"
+check_eq "no CDS without it" "" "$(q "$PORT" +short sign.test CDS)"
 
 # a reload with a change and the same serial: signed, the serial one past the last
 write_zone sign.test 2026120501 "new A 192.0.2.99"
@@ -113,6 +134,9 @@ check_eq "the new record is served" 192.0.2.99 "$(q "$PORT" +short new.sign.test
 check_match "with its RRSIG" "^A 13 3 3600 " \
 	"$(q "$PORT" +short +dnssec new.sign.test A | grep -v '^192')"
 verify sign.test "after a reload"
+check_eq "a change signed alone: an RRset it left keeps its signature" "$WWWSIG" \
+	"$(rrsig www.sign.test A)"
+check_eq "NSEC3 too" "$WWWSIG3" "$(rrsig www.sign3.test A)"
 ixfr=$("$DIG" @127.0.0.1 -p "$PORT" +noall +answer sign.test IXFR=2026120501)
 check_eq "IXFR from the first signed serial: the change, old and new SOA twice each" 4 \
 	"$(echo "$ixfr" | awk '$4 == "SOA"' | wc -l)"
@@ -128,6 +152,8 @@ state=$T_DIR/keys/sign.test.signed
 awk '{ $3 -= 86400; print }' "$state" >"$state.old" && mv "$state.old" "$state"
 "$SHOALCTL" -s "$CTL" reload sign.test >/dev/null 2>&1
 check_eq "past the refresh point the same file is signed anew" 2026120503 "$(serial sign.test)"
+check_eq "whole: every signature made anew" 1 \
+	"$([ "$(rrsig www.sign.test A)" != "$WWWSIG" ] && echo 1)"
 check_eq "with signatures made now" "" "$("$DIG" @127.0.0.1 -p "$PORT" +short +dnssec sign.test SOA |
 	awk -v old="$(date -u -d @$(($(date +%s) - 43200)) +%Y%m%d%H%M%S)" '$1 == "SOA" && $6 < old')"
 # a newer serial in the file is taken as it is
@@ -182,5 +208,16 @@ check_eq "with the keys of the running keys-dir" "$DNSKEY" \
 	"$(q "$PORT" +short sign.test DNSKEY | sort)"
 [ ! -e "$T_DIR/keys-elsewhere" ]
 check_eq "making none in the new one" 0 $?
+
+# without cds-cdnskey-publish the zone's own CDS is its data (RFC 8078 4: remove the DS),
+# signed alone by the KSK (RFC 7344 4.1)
+WWWSIG=$(rrsig www.sign.test A)
+write_zone sign.test 2026120700 "@ CDS 0 0 0 00"
+"$SHOALCTL" -s "$CTL" reload sign.test >/dev/null 2>&1
+check_eq "a file's own CDS is served" "0 0 0 00" "$(q "$PORT" +short sign.test CDS)"
+ksk=$("$SHOALCTL" -s "$CTL" keys sign.test | awk '$2 == "ksk" { print $1 }')
+check_eq "signed by the KSK" "$ksk" "$(rrsig sign.test CDS | awk '{ print $7 }')"
+check_eq "the change signed alone" "$WWWSIG" "$(rrsig www.sign.test A)"
+verify sign.test "with its own CDS"
 stop_pid "$SHOALD_PID"
 done_testing
