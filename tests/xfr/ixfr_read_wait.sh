@@ -14,18 +14,9 @@ TCPCLIENT=$SHOAL_BUILDDIR/tests/integration/tcpclient
 PORT=$(free_port) || exit 99
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
 # version SERIAL: p.test at SERIAL, with one host per version up to it
-version() {
-	{
-		printf '$ORIGIN p.test.\n$TTL 300\n@ IN SOA ns1 hostmaster %s 3600 600 86400 60\n' "$1"
-		printf '@ IN NS ns1\nns1 IN A 192.0.2.1\n'
-		seq 1 "$1" | sed 's/.*/h& IN A 192.0.2.&/'
-	} >"$T_DIR/p.test.zone.new"
-	mv "$T_DIR/p.test.zone.new" "$T_DIR/p.test.zone"
-}
+version() { hosts_version p.test "$1"; }
 ixfr() { "$DIG" @127.0.0.1 -p "$PORT" +time=30 +tries=1 +noall +answer p.test "IXFR=$1" 2>&1; }
-shape() {
-	printf '%s\n' "$1" | awk '$4 == "SOA" { n++; if (n == 1) s = $7 } END { print n "/" s }'
-}
+shape() { ixfr_shape "$1"; }
 # switches: the voluntary context switches of the worker's loop thread (shoald-tcp-0)
 switches() {
 	local t
