@@ -6,7 +6,7 @@
 # (SHOAL_TEST_JOURNAL_READ_HOLD, as a slow disk would), TCP queries to the same worker (threads:
 # 1) are answered, an UPDATE with queries pipelined behind it on one connection gets every
 # answer in order, and the worker's thread sleeps (a poll every 2 ms woke it 500 times a
-# second); released, the IXFR sends the changes as before.
+# second); released, the IXFR sends the changes as before. Past 64 reads queued, SERVFAIL.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -31,6 +31,8 @@ chmod 700 "$T_DIR/state"
 cat >"$T_DIR/shoald.conf" <<CONF
 listen: 127.0.0.1@$PORT
 threads: 1
+transfers-out: 100
+tcp-max-per-address: 100
 control: $T_DIR/ctl
 state-dir: $T_DIR/state
 zones:
@@ -73,6 +75,30 @@ wait $XFR
 check_eq "released: the IXFR sends the changes, as when not held" "$free" "$(cat "$T_DIR/held.out")"
 check_match "... logged as done" "IXFR p.test. to 127.0.0.1@[0-9]+: serial 4, " \
 	"$(cat "$T_DIR/shoald.log")"
+
+# the reader's queue is bounded (TRANSFER_JREAD_MAX, 64): one read held, 64 queued, the next
+# is answered SERVFAIL, logged; released, the others get their changes
+rm -f "$HOLD.held"
+touch "$HOLD"
+ixfr 1 >"$T_DIR/q0.out" &
+XFRS=$!
+wait_until 20 test -e "$HOLD.held" || fail "the first IXFR's read was not held"
+for i in $(seq 1 65); do
+	ixfr 1 >"$T_DIR/q$i.out" &
+	XFRS="$XFRS $!"
+done
+wait_until 30 grep -q "journal reads queued: SERVFAIL" "$T_DIR/shoald.log" ||
+	fail "no IXFR refused past the queue's bound"
+rm -f "$HOLD"
+# shellcheck disable=SC2086
+wait $XFRS
+whole=0
+for i in $(seq 0 65); do
+	[ "$(shape "$(cat "$T_DIR/q$i.out")")" = 4/5 ] && whole=$((whole + 1))
+done
+check_eq "65 IXFRs got their changes (to serial 5, the update's), one past the bound did not" 65 "$whole"
+check_eq "... it failed (SERVFAIL)" 1 "$(cat "$T_DIR"/q*.out | grep -c 'Transfer failed')"
+check_eq "... logged once" 1 "$(grep -c "IXFR p.test. from 127.0.0.1@[0-9]*: 64 journal reads queued: SERVFAIL" "$T_DIR/shoald.log")"
 
 stop_within "$SHOALD_PID"
 check_eq "shoald stops cleanly" 0 $?
