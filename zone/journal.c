@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/error.h"
@@ -490,6 +492,29 @@ static int take_changes(journal_t *j, uint32_t from, uint32_t to, xfr_changes_t 
 	return 0;
 }
 
+/* The tests' hold on file reads: at most this long (ms). */
+#define READ_HOLD_MAX_MS 60000
+
+/*
+ * For the tests only: while the file SHOAL_TEST_JOURNAL_READ_HOLD names
+ * exists (a minute at most), a read of the journal file waits, as one of
+ * a long history on a slow disk would, and says so by making PATH.held:
+ * tests/xfr/ixfr_read_wait.sh shows the worker that asked answers other
+ * queries meanwhile.
+ */
+static void test_read_hold(void)
+{
+	const char *path = getenv("SHOAL_TEST_JOURNAL_READ_HOLD");
+	struct timespec gap = { 0, 20 * 1000000L };
+	char held[4096];
+	if (path && *path && access(path, F_OK) == 0 &&
+	    (size_t)snprintf(held, sizeof(held), "%s.held", path) < sizeof(held))
+		close(open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	for (int ms = 0; path && *path && ms < READ_HOLD_MAX_MS && access(path, F_OK) == 0;
+	     ms += 20)
+		nanosleep(&gap, NULL);
+}
+
 /* The changes from..to, those the file holds alone read back; retry: file_lock held. */
 static int changes_of(journal_t *j, uint32_t from, uint32_t to, xfr_changes_t *out)
 {
@@ -498,6 +523,8 @@ static int changes_of(journal_t *j, uint32_t from, uint32_t to, xfr_changes_t *o
 	pthread_mutex_lock(&j->lock);
 	int err = take_changes(j, from, to, out, &spans, &fd);
 	pthread_mutex_unlock(&j->lock);
+	if (fd >= 0)
+		test_read_hold();
 	for (size_t i = 0; err == 0 && i < out->count; i++)
 		if (!out->sets[i])
 			err = jfile_read_span(fd, &spans[i], (changeset_t **)&out->sets[i]);

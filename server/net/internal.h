@@ -118,6 +118,8 @@ struct tcp_conn {
 	/* Open connections: the activity list, least recently active first.
 	 * Free slots: `next` links the free list. */
 	tcp_conn_t *prev, *next;
+	/* On the waiting list (stream_waiting): streams a waker's ring asks again. */
+	tcp_conn_t *wait_prev, *wait_next;
 	uint8_t *in; /* in_cap octets: TCP_BUF_KEEP, up to TCP_FRAME_MAX for a long message */
 	size_t in_cap;
 	size_t in_len; /* octets of unprocessed input at in[0] */
@@ -141,7 +143,7 @@ struct tcp_conn {
 	bool shut;           /* our FIN is sent; discarding input until the peer's */
 	bool got_input;      /* at least one octet arrived */
 	bool stop_grace;     /* stopping: the timer is the first-query grace */
-	bool stream_waiting; /* the stream's next message is not ready: the timer polls it */
+	bool stream_waiting; /* the stream's next message is not ready: on srv's waiting list */
 	bool closing;        /* uv_close called, waiting for both close callbacks */
 	bool counted;        /* its address is counted in srv->addresses */
 };
@@ -166,6 +168,9 @@ struct tcp_server {
 	tcp_conn_t *conns; /* the pool: lim.max_connections slots */
 	tcp_conn_t *free_list;
 	tcp_conn_t *active_head, *active_tail;
+	/* connections whose stream waits on another thread: tcp_server_resume asks them again */
+	tcp_conn_t *wait_head, *wait_tail;
+	size_t streams_waiting;
 	size_t in_use;         /* slots taken (open or closing) */
 	size_t closing;        /* slots whose handles are closing */
 	size_t waiting;        /* listeners with a connection waiting for a slot */
@@ -207,6 +212,39 @@ static inline void tcp_active_append(tcp_server_t *t, tcp_conn_t *c)
 	else
 		t->active_head = c;
 	t->active_tail = c;
+}
+
+/* The waiting list: connections whose stream's next message another thread prepares. */
+static inline void tcp_waiting_remove(tcp_server_t *t, tcp_conn_t *c)
+{
+	if (!c->stream_waiting)
+		return;
+	if (c->wait_prev)
+		c->wait_prev->wait_next = c->wait_next;
+	else
+		t->wait_head = c->wait_next;
+	if (c->wait_next)
+		c->wait_next->wait_prev = c->wait_prev;
+	else
+		t->wait_tail = c->wait_prev;
+	c->wait_prev = c->wait_next = NULL;
+	c->stream_waiting = false;
+	t->streams_waiting--;
+}
+
+static inline void tcp_waiting_append(tcp_server_t *t, tcp_conn_t *c)
+{
+	if (c->stream_waiting)
+		return;
+	c->wait_next = NULL;
+	c->wait_prev = t->wait_tail;
+	if (t->wait_tail)
+		t->wait_tail->wait_next = c;
+	else
+		t->wait_head = c;
+	t->wait_tail = c;
+	c->stream_waiting = true;
+	t->streams_waiting++;
 }
 
 /* The two ways octets move (tcp_conn.c, tls_conn.c). */

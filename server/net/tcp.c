@@ -347,6 +347,16 @@ void tcp_server_stop(tcp_server_t *t, void (*done)(void *arg), void *arg)
 	server_maybe_finish(t);
 }
 
+void tcp_server_resume(tcp_server_t *t)
+{
+	/* each once: one that waits again goes to the tail, one that closes leaves the list */
+	for (size_t n = t ? t->streams_waiting : 0; n > 0 && t->wait_head; n--) {
+		tcp_conn_t *c = t->wait_head;
+		tcp_waiting_remove(t, c);
+		tcp_conn_advance(c, false);
+	}
+}
+
 void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn)
 {
 	t->special = fn;

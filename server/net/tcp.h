@@ -62,6 +62,13 @@ int tcp_server_start(uv_loop_t *loop, const int *fds, size_t n, const tcp_limits
 void tcp_server_set_special(tcp_server_t *t, tcp_special_fn fn);
 
 /*
+ * Another thread readied what a stream waits on (its waker rang): ask
+ * every connection whose stream returned TCP_STREAM_WAIT for its next
+ * message again, once each. t may be NULL. On the loop's thread.
+ */
+void tcp_server_resume(tcp_server_t *t);
+
+/*
  * Graceful stop: close the listeners at once, let open connections finish
  * writing the answers to queries already received (streams are cut), then close them, then
  * call done(arg) and free the server. Connections still open after

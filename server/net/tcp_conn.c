@@ -26,7 +26,7 @@ static void conn_stream_end(tcp_conn_t *c, bool complete)
 {
 	tcp_stream_t *s = c->stream;
 	c->stream = NULL;
-	c->stream_waiting = false;
+	tcp_waiting_remove(c->srv, c);
 	if (s)
 		s->end(s, complete);
 }
@@ -111,19 +111,14 @@ static void on_conn_timer(uv_timer_t *timer)
  * drips bytes cannot hold the slot (RFC 7766 6.2.3). Otherwise it is the idle
  * timeout, restarted by every message and every finished write.
  */
-static void on_stream_poll(uv_timer_t *timer)
-{
-	tcp_conn_t *c = timer->data;
-	c->stream_waiting = false;
-	tcp_conn_advance(c, false);
-}
-
 static void conn_arm_timer(tcp_conn_t *c, bool message_done, bool wrote)
 {
 	const tcp_limits_t *lim = &c->srv->lim;
 	if (c->stream_waiting) {
-		/* an answer made on another thread (UPDATE): asked for again soon */
-		uv_timer_start(&c->timer, on_stream_poll, TCP_STREAM_POLL_MS, 0);
+		/* the next message is made on another thread, which rings the loop: no timeout
+		 * meanwhile (a query is outstanding, RFC 7766 6.2.3), and no polling */
+		uv_timer_stop(&c->timer);
+		c->timing_message = false;
 		return;
 	}
 	/* behind a stream, queries wait for it: the idle timeout, moved by each write */
@@ -132,7 +127,9 @@ static void conn_arm_timer(tcp_conn_t *c, bool message_done, bool wrote)
 			uv_timer_start(&c->timer, on_conn_timer, lim->message_timeout_ms, 0);
 			c->timing_message = true;
 		}
-	} else if (message_done || wrote || c->timing_message) {
+	} else if (message_done || wrote || c->timing_message ||
+		   !uv_is_active((uv_handle_t *)&c->timer)) {
+		/* (not running: the stream it waited on just ended without a message) */
 		uv_timer_start(&c->timer, on_conn_timer, lim->idle_timeout_ms, 0);
 		c->timing_message = false;
 	}
@@ -319,9 +316,11 @@ static void conn_stream_pump(tcp_conn_t *c)
 	}
 	assert(o->cap >= TCP_FRAME_MAX); /* max_output is never below a frame (conf) */
 	int n = c->stream->next(c->stream, o->data + 2, TCP_MSG_MAX);
-	c->stream_waiting = n == TCP_STREAM_WAIT;
-	if (c->stream_waiting)
+	if (n == TCP_STREAM_WAIT) {
+		tcp_waiting_append(c->srv, c);
 		return;
+	}
+	tcp_waiting_remove(c->srv, c);
 	if (n <= 0 || n > (int)TCP_MSG_MAX) {
 		if (n == 0) {
 			/* an answer of many messages (a zone transfer), sent whole: one answer */

@@ -21,6 +21,7 @@
 #include "server/common/log.h"
 #include "server/common/mainthread.h"
 #include "server/common/thread.h"
+#include "server/events/jread.h"
 #include "server/net/udp.h"
 #include "server/net/worker.h"
 
@@ -89,10 +90,23 @@ static void on_tls_stopped(void *arg)
 	w->tls = NULL;
 }
 
+/* A stream's next message is ready (another thread rang): its connection goes on. */
+static void on_wake(void *arg)
+{
+	worker_t *w = arg;
+	tcp_server_resume(w->tcp);
+	tcp_server_resume(w->tls);
+}
+
 /* Stop: close every handle (the receivers have stopped before). */
 static void on_stop(uv_async_t *a)
 {
 	worker_t *w = a->data;
+	/* streams still waiting are cut by the stops below; a ring after this runs nothing */
+	w->xfr.waker = NULL;
+	if (w->waker)
+		waker_close(w->waker);
+	w->waker = NULL;
 	if (w->tcp)
 		tcp_server_stop(w->tcp, on_tcp_stopped, w);
 	if (w->tls)
@@ -154,6 +168,11 @@ static int worker_setup(worker_t *w)
 	if ((rc = uv_async_init(&w->loop, &w->stop_async, on_stop)) < 0)
 		goto done;
 	w->async_ready = true;
+	if (!(w->waker = waker_new(&w->loop, on_wake, w))) {
+		log_error("worker %u: out of memory", w->index);
+		return SHOAL_ENOMEM;
+	}
+	w->xfr.waker = w->waker;
 	rc = server_start(w, SOCKET_TCP, NULL, &w->tcp);
 	tcp_tls_t tls = { .ctx = w->all->tls, .stats = &w->stats->tls };
 	if (rc == 0)
@@ -450,8 +469,13 @@ int workers_start(workers_t *ws, char *err, size_t errlen)
 {
 	MAIN_THREAD_ONLY();
 	int rc = 0;
+	if (ws->responder->zones && !(ws->reader = jread_start(TRANSFER_JREAD_MAX))) {
+		snprintf(err, errlen, "cannot start the journal reader");
+		return SHOAL_ENOMEM;
+	}
 	for (size_t i = 0; i < ws->count; i++) {
 		worker_t *w = &ws->w[i];
+		w->xfr.reader = ws->reader;
 		char name[32];
 		snprintf(name, sizeof(name), "shoald-tcp-%zu", i); /* its loop: TCP */
 		rc = worker_thread_create(ws, i, &w->thread, worker_main, w, name);
@@ -534,6 +558,9 @@ void workers_stop(workers_t *ws)
 			pthread_join(w->thread, NULL);
 		w->thread_started = false;
 	}
+	/* no worker posts any more: what is queued ends unread */
+	jread_stop(ws->reader);
+	ws->reader = NULL;
 }
 
 int workers_stats_render(workers_t *ws, zonedb_ref_t *zones, const stats_groups_t *groups,

@@ -84,6 +84,8 @@ typedef struct worker {
 	bool thread_started;
 	uv_loop_t loop;
 	uv_async_t stop_async;
+	/* rung by the threads that ready a TCP stream's next message (UPDATE answers) */
+	waker_t *waker;
 	const responder_t *responder;
 	zonedb_ref_t *zones;                 /* the served set (RCU) */
 	udp_receiver_t udp[CONF_LISTEN_MAX]; /* one per address */
@@ -129,8 +131,9 @@ struct workers {
 	bool cookies_ready;
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
-	bool sync_ready;    /* start_lock and start_cond initialised */
-	char hostname[256]; /* the CHAOS identity when identity: is not set */
+	bool sync_ready;      /* start_lock and start_cond initialised */
+	char hostname[256];   /* the CHAOS identity when identity: is not set */
+	struct jread *reader; /* IXFR changes read from journal files (workers_start..stop) */
 };
 
 /*

@@ -41,9 +41,11 @@ extern const responder_t responder_zones;
  * behind a stream wait until it ends.
  * next: write the next message into out[0..cap) (cap is 65535); return
  *   its length, 0 when the stream is over, TCP_STREAM_WAIT when the
- *   next message is not ready yet (an UPDATE's answer, made on another
- *   thread: the connection asks again every TCP_STREAM_POLL_MS), or a
- *   negative error, which closes the connection.
+ *   next message is not ready yet (an UPDATE's answer, an IXFR's changes
+ *   read from the journal file: made on another thread, which then rings
+ *   the loop's waker, server/common/waker.h, and the connection asks
+ *   again; no timer runs meanwhile), or a negative error, which closes
+ *   the connection.
  * end: called once when the stream is over, complete (next returned 0)
  *   or not (an error, the connection closed, the server stopping); frees
  *   the stream.
@@ -55,9 +57,8 @@ struct tcp_stream {
 	void (*end)(tcp_stream_t *s, bool complete);
 };
 
-/* From a stream's next: not ready yet, ask again later. */
-#define TCP_STREAM_WAIT    (-EAGAIN)
-#define TCP_STREAM_POLL_MS 2
+/* From a stream's next: not ready yet, ask again once the loop's waker rang. */
+#define TCP_STREAM_WAIT (-EAGAIN)
 
 /* From a tcp_special_fn: let the answer function answer this message. */
 #define TCP_SPECIAL_PASS (-1)

@@ -15,6 +15,7 @@
 #include "server/common/addr.h"
 #include "server/common/log.h"
 #include "server/conf/update.h"
+#include "server/events/jread.h"
 #include "server/query/transfer.h"
 #include "server/query/update.h"
 #include "zone/journal.h"
@@ -24,7 +25,14 @@
 typedef struct xfr_stream {
 	tcp_stream_t base;
 	transfer_t *t;
+	xfr_out_t *x; /* the messages sent: &out, or &changes once read */
 	xfr_out_t out;
+	/* an IXFR whose changes the journal reader reads: the job until done, then the changes'
+	 * messages (out holds the whole zone meanwhile, sent when the history does not lead) */
+	jread_job_t *job;
+	journal_t *journal; /* referenced while the job runs, for the log */
+	uint32_t from;      /* the client's serial */
+	xfr_out_t changes;
 	tsig_ctx_t tsig;
 	/*
 	 * The key tsig signs with, copied: a reconfig may free the
@@ -194,10 +202,47 @@ static int check_tsig(transfer_t *t, request_t *r, const uint8_t *q, size_t len,
 
 /* ---- outgoing transfers ---- */
 
+/* An IXFR's changes the journal file could not give back: the operator must know. */
+static void log_unreadable(const char *zone, uint32_t from, const char *peer, const journal_t *j)
+{
+	log_warning("IXFR %s from serial %u to %s: the journal file %s cannot be read back: the "
+		    "whole zone is sent",
+		    zone, (unsigned)from, peer, journal_file(j));
+}
+
+/*
+ * Once the journal reader has the changes: the IXFR's messages, or the
+ * whole zone (the history does not lead from the client's serial, RFC
+ * 1995 4, or the file cannot be read back). 0, or TCP_STREAM_WAIT.
+ */
+static int stream_changes(xfr_stream_t *s)
+{
+	xfr_changes_t changes;
+	int rc;
+	if (!jread_done(s->job, &rc, &changes))
+		return TCP_STREAM_WAIT;
+	jread_job_unref(s->job);
+	s->job = NULL;
+	if (rc == 0)
+		rc = xfr_out_ixfr(&s->changes, s->out.zone, &changes, &s->out.query, s->out.limit,
+				  s->out.reserve, &s->out.edns);
+	xfr_changes_clear(&changes);
+	if (rc == SHOAL_EIO)
+		log_unreadable(s->zone, s->from, s->peer, s->journal);
+	journal_unref(s->journal);
+	s->journal = NULL;
+	s->whole = rc != 0;
+	s->x = s->whole ? &s->out : &s->changes;
+	stats_add(s->whole ? &s->t->stats->axfr : &s->t->stats->ixfr, 1);
+	return 0;
+}
+
 static int stream_next(tcp_stream_t *base, uint8_t *out, size_t cap)
 {
 	xfr_stream_t *s = (xfr_stream_t *)base;
-	int n = xfr_out_next(&s->out, out, cap);
+	if (s->job && stream_changes(s) == TCP_STREAM_WAIT)
+		return TCP_STREAM_WAIT;
+	int n = xfr_out_next(s->x, out, cap);
 	if (n < 0)
 		s->error = n;
 	if (n <= 0)
@@ -218,30 +263,57 @@ static void stream_end(tcp_stream_t *base, bool complete)
 	transfer_t *t = s->t;
 	assert(t->active > 0); /* counted when the stream started */
 	t->active--;
-	bool whole = complete && xfr_out_done(&s->out);
+	bool whole = complete && xfr_out_done(s->x);
 	stats_add(whole ? &t->stats->done : &t->stats->failed, 1);
 	double secs = difftime(time(NULL), s->started);
 	if (whole)
 		log_info("%s %s to %s: serial %u, %u messages, %llu records, %llu octets, %.0f s",
-			 s->whole ? "AXFR" : "IXFR", s->zone, s->peer,
-			 (unsigned)s->out.zone->serial, (unsigned)s->out.messages,
-			 (unsigned long long)s->out.records, (unsigned long long)s->octets, secs);
+			 s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->x->zone->serial,
+			 (unsigned)s->x->messages, (unsigned long long)s->x->records,
+			 (unsigned long long)s->octets, secs);
 	else if (s->error == SHOAL_ESPACE)
 		log_warning("%s %s to %s failed after %u messages: a record does not fit a "
 			    "message of 65535 octets%s",
-			    s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages,
+			    s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->x->messages,
 			    s->sign ? " with the TSIG RR" : "");
 	else if (s->error)
 		log_warning("%s %s to %s failed after %u messages: %s", s->whole ? "AXFR" : "IXFR",
-			    s->zone, s->peer, (unsigned)s->out.messages, shoal_strerror(s->error));
+			    s->zone, s->peer, (unsigned)s->x->messages, shoal_strerror(s->error));
 	else
 		log_notice("%s %s to %s cut short after %u messages: the client left, or the "
 			   "server is stopping",
-			   s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->out.messages);
+			   s->whole ? "AXFR" : "IXFR", s->zone, s->peer, (unsigned)s->x->messages);
 	xfr_out_clear(&s->out);
+	xfr_out_clear(&s->changes);
+	jread_job_unref(s->job);
+	journal_unref(s->journal);
 	sodium_memzero(&s->tsig, sizeof(s->tsig));
 	sodium_memzero(&s->key, sizeof(s->key));
 	free(s);
+}
+
+/*
+ * An IXFR from serial `from` whose changes j's file holds: the read goes
+ * to the journal reader (a pread and a decode per change would hold the
+ * worker's loop), and the stream waits for it, with the whole zone made
+ * ready beside it in case the history does not lead there. 0, or a
+ * negative error (logged when the reader's queue is full).
+ */
+static int post_read(transfer_t *t, request_t *r, xfr_stream_t *s, journal_t *j, uint32_t from,
+		     const zone_t *z, size_t reserve, const response_edns_t *e)
+{
+	int err;
+	s->job = jread_post(t->reader, j, from, z->serial, t->waker, &err);
+	if (!s->job) {
+		stats_add(&t->stats->refused, 1);
+		if (err == SHOAL_ESPACE)
+			refusal_log(t, "IXFR %s from %s: %u journal reads queued: SERVFAIL",
+				    s->zone, r->peer_text, (unsigned)TRANSFER_JREAD_MAX);
+		return err;
+	}
+	s->journal = journal_ref(j);
+	s->from = from;
+	return xfr_out_axfr(&s->out, z, &r->q, TRANSFER_MESSAGE_MAX, reserve, e);
 }
 
 /*
@@ -292,14 +364,14 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 		/* RFC 1995 2: the SOA alone */
 		stats_add(&t->stats->uptodate, 1);
 		rc = xfr_out_ixfr(&s->out, z, NULL, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
+	} else if (ixfr && j && t->reader && journal_file(j)) {
+		rc = post_read(t, r, s, j, from, z, reserve, &e);
 	} else if (ixfr && j && (rc = journal_changes(j, from, z->serial, true, &changes)) == 0) {
 		stats_add(&t->stats->ixfr, 1);
 		rc = xfr_out_ixfr(&s->out, z, &changes, &r->q, TRANSFER_MESSAGE_MAX, reserve, &e);
 	} else {
 		if (rc == SHOAL_EIO) /* its file went bad: what it holds cannot be sent */
-			log_warning("IXFR %s from serial %u to %s: the journal file %s cannot be "
-				    "read back: the whole zone is sent",
-				    zone, (unsigned)from, r->peer_text, journal_file(j));
+			log_unreadable(zone, from, r->peer_text, j);
 		/* AXFR, or the history does not reach back: the whole zone (RFC 1995 4) */
 		s->whole = true;
 		stats_add(&t->stats->axfr, 1);
@@ -309,6 +381,7 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 		rc = DNS_RCODE_SERVFAIL;
 		goto done;
 	}
+	s->x = &s->out;
 	s->base.next = stream_next;
 	s->base.end = stream_end;
 	t->active++;
@@ -319,6 +392,8 @@ static int start_stream(transfer_t *t, request_t *r, const zone_t *z, journal_t 
 done:
 	xfr_changes_clear(&changes);
 	xfr_out_clear(&s->out);
+	jread_job_unref(s->job);
+	journal_unref(s->journal);
 	sodium_memzero(s, sizeof(*s));
 	free(s);
 	return rc;
@@ -525,7 +600,8 @@ static size_t update_in(transfer_t *t, request_t *r, const zonedb_t *db, const u
 	if (!why) {
 		const conf_t *cfg = zonedb_owner(db) ? zonedb_owner(db) : t->cfg;
 		updater_t *u = __atomic_load_n(&t->updater, __ATOMIC_ACQUIRE);
-		reply = stream ? update_reply_tcp(stream) : update_reply_udp(t->udp_fd, r->peer);
+		reply = stream ? update_reply_tcp(stream, t->waker)
+			       : update_reply_udp(t->udp_fd, r->peer);
 		update_req_t *req =
 			reply ? update_req_new(q, len, r->q.qname, r->peer,
 					       r->has_tsig ? &r->tsig : NULL, (uint16_t)limit,

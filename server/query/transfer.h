@@ -12,6 +12,7 @@
 
 #include "server/common/log.h"
 #include "server/common/stats.h"
+#include "server/common/waker.h"
 #include "server/conf/conf.h"
 #include "server/query/responder.h"
 #include "zone/answer.h"
@@ -49,9 +50,22 @@ typedef struct transfer {
 	/* where UPDATEs go (server/events/update.h); NULL: answered REFUSED */
 	struct updater *updater;
 	int udp_fd; /* the socket UDP requests come in on and UPDATE answers go out on; -1: TCP */
+	/* TCP: the worker's loop's (server/net/worker.c), rung by the thread that readies a
+	 * stream's next message; NULL for a UDP receiver's */
+	waker_t *waker;
+	/* TCP: where IXFR changes held in a journal file are read (NULL: on this thread) */
+	struct jread *reader;
 } transfer_t;
 
 #define TRANSFER_LOG_PER_S 10
+
+/*
+ * IXFR reads of journal files queued for the journal reader, every
+ * worker's together (server/events/jread.h); past it an IXFR request gets
+ * SERVFAIL. Each worker has at most transfers-out streams, so this binds
+ * only when many workers each start many.
+ */
+#define TRANSFER_JREAD_MAX 64
 
 /*
  * The size of each message of an outgoing transfer. Any up to 65535 is

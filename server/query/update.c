@@ -38,7 +38,7 @@ update_reply_t *update_reply_udp(int fd, const struct sockaddr *peer)
 	return &r->base;
 }
 
-/* ---- TCP: a stream the connection polls until the answer is there ---- */
+/* ---- TCP: a stream the connection waits on until the update thread rings its loop ---- */
 
 enum tcp_reply_state {
 	TCP_REPLY_WAITING = 0, /* the update thread has it */
@@ -49,8 +49,9 @@ enum tcp_reply_state {
 typedef struct tcp_reply {
 	update_reply_t base;
 	tcp_stream_t stream;
-	int state; /* atomic: enum tcp_reply_state */
-	int refs;  /* atomic: the update thread's and the connection's */
+	int state;      /* atomic: enum tcp_reply_state */
+	int refs;       /* atomic: the update thread's and the connection's */
+	waker_t *waker; /* the connection's loop's, referenced: rung once the answer is in msg */
 	size_t len;
 	uint8_t msg[UPDATE_ANSWER_MAX];
 } tcp_reply_t;
@@ -73,6 +74,10 @@ static void tcp_send(update_reply_t *base, const uint8_t *msg, size_t len)
 	if (r->len) /* none: the connection is told there is no answer (msg may be NULL) */
 		memcpy(r->msg, msg, r->len);
 	__atomic_store_n(&r->state, TCP_REPLY_READY, __ATOMIC_RELEASE);
+	waker_t *w = r->waker;
+	r->waker = NULL;
+	waker_wake(w);
+	waker_unref(w);
 	tcp_reply_unref(r);
 }
 
@@ -95,7 +100,7 @@ static void tcp_end(tcp_stream_t *s, bool complete)
 	tcp_reply_unref(of_stream(s));
 }
 
-update_reply_t *update_reply_tcp(tcp_stream_t **stream)
+update_reply_t *update_reply_tcp(tcp_stream_t **stream, waker_t *waker)
 {
 	tcp_reply_t *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -103,6 +108,7 @@ update_reply_t *update_reply_tcp(tcp_stream_t **stream)
 	r->base.send = tcp_send;
 	r->stream = (tcp_stream_t){ .next = tcp_next, .end = tcp_end };
 	r->refs = 2;
+	r->waker = waker ? waker_ref(waker) : NULL;
 	*stream = &r->stream;
 	return &r->base;
 }

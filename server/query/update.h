@@ -5,6 +5,7 @@
 
 #include <sys/socket.h>
 
+#include "server/common/waker.h"
 #include "server/events/update.h"
 #include "server/query/responder.h"
 
@@ -18,9 +19,11 @@ update_reply_t *update_reply_udp(int fd, const struct sockaddr *peer);
 /*
  * A reply that is also the TCP stream the connection waits on: *stream
  * returns TCP_STREAM_WAIT until the update thread sent the answer, then
- * the answer, then ends. Freed by the last of its send and the stream's
- * end. NULL when out of memory. The worker's thread.
+ * the answer, then ends. The send rings waker (the connection's loop's;
+ * a reference is kept until then), and the loop asks its waiting streams
+ * again. Freed by the last of its send and the stream's end. NULL when
+ * out of memory. The worker's thread.
  */
-update_reply_t *update_reply_tcp(tcp_stream_t **stream);
+update_reply_t *update_reply_tcp(tcp_stream_t **stream, waker_t *waker);
 
 #endif

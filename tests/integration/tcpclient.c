@@ -28,6 +28,8 @@ static const char usage[] =
 	"  -l S   then keep the connections open S seconds before reading (default 0)\n"
 	"  -i S   idle test: send nothing, report whether the server closes within S seconds\n"
 	"  -w S   how long to wait for each answer (default 10)\n"
+	"  -u Z   the first message is an UPDATE of zone Z adding NAME TXT \"pipelined\" (ID 1),\n"
+	"         the -n queries follow it in the same write (IDs 2..)\n"
 	"Prints one summary line; exits 0 when every query got an answer in order, else 1.\n";
 
 typedef struct nsid_count {
@@ -128,15 +130,33 @@ static int idle_test(const char *addr, int port, int seconds)
 	return 1;
 }
 
+/* An UPDATE of zone (RFC 2136 2) adding name TXT "pipelined", framed, ID 1, into buf. */
+static size_t update_build(uint8_t *buf, size_t cap, const char *zone, const char *name)
+{
+	char text[600];
+	ldns_rr *rr = NULL;
+	snprintf(text, sizeof(text), "%s 300 IN TXT \"pipelined\"", name);
+	ldns_rdf *apex = ldns_dname_new_frm_str(zone);
+	ldns_rr_list *add = ldns_rr_list_new();
+	if (!apex || ldns_rr_new_frm_str(&rr, text, 0, NULL, NULL) != LDNS_STATUS_OK) {
+		fprintf(stderr, "tcpclient: bad update %s in %s\n", name, zone);
+		exit(2);
+	}
+	ldns_rr_list_push_rr(add, rr);
+	ldns_pkt *pkt = ldns_update_pkt_new(apex, LDNS_RR_CLASS_IN, NULL, add, NULL);
+	ldns_pkt_set_id(pkt, 1);
+	return dnsquery_frame(buf, cap, pkt, "tcpclient");
+}
+
 int main(int argc, char **argv)
 {
 	int conns = 1, queries = 1, linger = 0, idle = 0, wait_s = 10, batch = 0;
 	bool bytewise = false, nsid = false;
-	const char *ready = NULL;
+	const char *ready = NULL, *update = NULL;
 	int opt;
 	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
 						  { NULL, 0, NULL, 0 } };
-	while ((opt = getopt_long(argc, argv, "c:n:k:bNr:l:i:w:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:n:k:bNr:l:i:w:u:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			conns = atoi(optarg);
@@ -165,6 +185,9 @@ int main(int argc, char **argv)
 		case 'w':
 			wait_s = atoi(optarg);
 			break;
+		case 'u':
+			update = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -185,11 +208,18 @@ int main(int argc, char **argv)
 		return idle_test(addr, port, idle);
 
 	/* every connection sends the same queries, IDs 1..n */
-	size_t qcap = (size_t)(queries ? queries : 1) * 600, qlen = 0;
+	size_t qcap = (size_t)(queries + 1) * 600, qlen = 0;
 	uint8_t *q = malloc(qcap);
+	int first_id = 1;
+	if (update) {
+		qlen += update_build(q, qcap, update, name);
+		first_id = 2;
+	}
 	for (int i = 0; i < queries; i++)
-		qlen += dnsquery_build(q + qlen, qcap - qlen, name, type, (uint16_t)(i + 1), nsid,
-				       "tcpclient");
+		qlen += dnsquery_build(q + qlen, qcap - qlen, name, type, (uint16_t)(i + first_id),
+				       nsid, "tcpclient");
+	if (update)
+		queries++; /* its answer is read and checked as theirs */
 
 	if (batch <= 0 || batch > conns)
 		batch = conns;

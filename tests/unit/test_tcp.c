@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proto/error.h"
+#include "server/common/waker.h"
 #include "server/net/acceptor.h"
 #include "server/net/tcp.h"
 #include "tests/tcpio.h"
@@ -40,6 +41,7 @@ typedef struct fixture {
 	uint16_t port;
 	int start_err;
 	int done_calls;
+	waker_t *waker; /* rung by a test thread: the server's waiting streams are asked again */
 } fixture_t;
 
 /* Echo the query with QR set; drop anything shorter than a header. */
@@ -80,6 +82,10 @@ typedef struct test_stream {
 
 static int streams_complete, streams_cut, special_calls, special_peer_ok;
 
+/* A query with WAIT_ID: a stream that waits on another thread (test_stream_waits_for_a_ring). */
+#define WAIT_ID 0x5757
+static int wait_next(tcp_stream_t *base, uint8_t *out, size_t cap);
+
 static int stream_next(tcp_stream_t *base, uint8_t *out, size_t cap)
 {
 	test_stream_t *s = (test_stream_t *)base;
@@ -111,12 +117,13 @@ static int stream_special(void *arg, const acl_client_t *client, const uint8_t *
 	if (!client->tls && peer->sa_family == AF_INET &&
 	    in->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
 		__atomic_add_fetch(&special_peer_ok, 1, __ATOMIC_SEQ_CST);
-	if (len < 12 || (q[0] << 8 | q[1]) != STREAM_ID)
+	int id = len < 12 ? -1 : q[0] << 8 | q[1];
+	if (id != STREAM_ID && id != WAIT_ID)
 		return TCP_SPECIAL_PASS;
 	test_stream_t *s = calloc(1, sizeof(*s));
 	if (!s)
 		return 0;
-	s->base.next = stream_next;
+	s->base.next = id == STREAM_ID ? stream_next : wait_next;
 	s->base.end = stream_end;
 	memcpy(s->id, q, 2);
 	*stream = &s->base;
@@ -136,7 +143,14 @@ static void on_server_done(void *arg)
 static void on_stop_async(uv_async_t *a)
 {
 	fixture_t *fx = a->data;
+	waker_close(fx->waker);
 	tcp_server_stop(fx->srv, on_server_done, fx);
+}
+
+static void on_fx_wake(void *arg)
+{
+	fixture_t *fx = arg;
+	tcp_server_resume(fx->srv);
 }
 
 static void *loop_thread(void *arg)
@@ -144,6 +158,11 @@ static void *loop_thread(void *arg)
 	fixture_t *fx = arg;
 	fx->start_err = tcp_server_start(&fx->loop, &fx->lfd, 1, &fx->lim, echo_answer, NULL,
 					 &fx->stats, NULL, &fx->srv);
+	fx->waker = waker_new(&fx->loop, on_fx_wake, fx);
+	if (!fx->waker)
+		fx->start_err = SHOAL_ENOMEM;
+	else if (fx->start_err)
+		waker_close(fx->waker);
 	if (fx->start_err == 0 && fx_special)
 		tcp_server_set_special(fx->srv, fx_special);
 	if (fx->start_err)
@@ -851,6 +870,72 @@ static void test_stream_backpressure(void)
 	fx_special = NULL;
 }
 
+/*
+ * Waiting streams: a query with WAIT_ID is answered (stream_special) by a
+ * stream whose one message another thread readies (as the update thread readies an
+ * UPDATE's answer): TCP_STREAM_WAIT until wait_ready, then the echo.
+ * wait_asks counts the calls of next, on the loop thread.
+ */
+static int wait_ready, wait_asks;
+
+static int wait_next(tcp_stream_t *base, uint8_t *out, size_t cap)
+{
+	test_stream_t *s = (test_stream_t *)base;
+	__atomic_add_fetch(&wait_asks, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&wait_ready, __ATOMIC_ACQUIRE))
+		return TCP_STREAM_WAIT;
+	if (s->sent++ || cap < QUERY_LEN)
+		return 0;
+	uint8_t f[2 + QUERY_LEN];
+	frame_query(f, (uint16_t)(s->id[0] << 8 | s->id[1]));
+	memcpy(out, f + 2, QUERY_LEN);
+	out[2] |= 0x80;
+	return QUERY_LEN;
+}
+
+/*
+ * A stream that waits on another thread is asked again when that thread
+ * rings the loop's waker, not polled (it was every 2 ms: about 150 asks
+ * in the 300 ms here); meanwhile another connection is answered; rung, its
+ * message goes, and the query pipelined behind it is answered after it.
+ */
+static void test_stream_waits_for_a_ring(void)
+{
+	fixture_t fx;
+	streams_complete = streams_cut = wait_ready = wait_asks = 0;
+	fx_special = stream_special;
+	fx_start(&fx, &default_limits);
+	int a = client_connect(fx.port);
+	CU_ASSERT_FATAL(a >= 0);
+	uint8_t q[64];
+	size_t n = frame_query(q, WAIT_ID);
+	n += frame_query(q + n, 7);
+	send_all(a, q, n);
+	int b = client_connect(fx.port);
+	CU_ASSERT_FATAL(b >= 0);
+	send_all(b, q, frame_query(q, 9));
+	static uint8_t msg[65536];
+	size_t len;
+	CU_ASSERT_EQUAL(read_answer(b, msg, &len), 9);
+	close(b);
+	usleep(300000);
+	CU_ASSERT_EQUAL(atomic_get(&wait_asks), 1);
+	__atomic_store_n(&wait_ready, 1, __ATOMIC_RELEASE);
+	waker_wake(fx.waker);
+	CU_ASSERT_EQUAL(read_answer(a, msg, &len), WAIT_ID);
+	CU_ASSERT_EQUAL(read_answer(a, msg, &len), 7);
+	CU_ASSERT_TRUE(wait_count(&streams_complete, 1));
+	CU_ASSERT_TRUE(atomic_get(&wait_asks) <= 3); /* the first, the one rung, its end */
+	/* a stream still waiting when the server stops is cut */
+	__atomic_store_n(&wait_ready, 0, __ATOMIC_RELEASE);
+	send_all(a, q, frame_query(q, WAIT_ID));
+	CU_ASSERT_TRUE(wait_count(&wait_asks, 4));
+	fx_stop(&fx);
+	CU_ASSERT_EQUAL(atomic_get(&streams_cut), 1);
+	close(a);
+	fx_special = NULL;
+}
+
 /* The server stops in the middle of a stream to a slow reader: the stream is cut, the stop ends. */
 static void test_stream_cut_by_stop(void)
 {
@@ -919,6 +1004,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_stop_bounded_with_long_message_timeout),
 		UNIT_TEST(test_stream_backpressure),
 		UNIT_TEST(test_stream_cut_by_stop),
+		UNIT_TEST(test_stream_waits_for_a_ring),
 		UNIT_TEST(test_bad_arguments),
 		UNIT_END,
 	};

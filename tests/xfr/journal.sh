@@ -21,22 +21,10 @@ SEC=$(free_port) || exit 99
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
 sctl() { "$SHOALCTL" -s "$T_DIR/sctl" "$@" 2>&1; }
 # version SERIAL: p.test at SERIAL, with one host per version up to it
-version() {
-	{
-		printf '$ORIGIN p.test.\n$TTL 300\n@ IN SOA ns1 hostmaster %s 3600 600 86400 60\n' "$1"
-		printf '@ IN NS ns1\nns1 IN A 192.0.2.1\n'
-		seq 1 "$1" | sed 's/.*/h& IN A 192.0.2.&/'
-	} >"$T_DIR/p.test.zone.new"
-	mv "$T_DIR/p.test.zone.new" "$T_DIR/p.test.zone"
-}
+version() { hosts_version p.test "$1"; }
 # ixfr PORT SERIAL: the answer to an IXFR from SERIAL
 ixfr() { "$DIG" @127.0.0.1 -p "$1" +time=3 +tries=1 +noall +answer p.test "IXFR=$2" 2>&1; }
-# shape TEXT: an IXFR answer as "SOAS/SERIAL": how many SOA records it holds (the changes,
-# condensed into one as RFC 1995 6 lets a server: 4; the whole zone: 2) and the serial it
-# leads to
-shape() {
-	printf '%s\n' "$1" | awk '$4 == "SOA" { n++; if (n == 1) s = $7 } END { print n "/" s }'
-}
+shape() { ixfr_shape "$1"; }
 version 1
 mkdir -p "$T_DIR/state" "$T_DIR/sstate"
 chmod 700 "$T_DIR/state" "$T_DIR/sstate"

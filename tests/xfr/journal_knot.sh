@@ -17,14 +17,7 @@ PORT=$(free_port) || exit 99
 KPORT=$(free_port) || exit 99
 ctl() { "$SHOALCTL" -s "$T_DIR/ctl" "$@" 2>&1; }
 # version SERIAL: k.test at SERIAL, with one host per version up to it
-version() {
-	{
-		printf '$ORIGIN k.test.\n$TTL 300\n@ IN SOA ns1 hostmaster %s 3600 600 86400 60\n' "$1"
-		printf '@ IN NS ns1\nns1 IN A 192.0.2.1\n'
-		seq 1 "$1" | sed 's/.*/h& IN A 192.0.2.&/'
-	} >"$T_DIR/k.test.zone.new"
-	mv "$T_DIR/k.test.zone.new" "$T_DIR/k.test.zone"
-}
+version() { hosts_version k.test "$1"; }
 # counter NAME: an outgoing transfer counter of shoalctl stats json
 counter() { json_value "$(ctl stats json)" "$1" | tr -d ' '; }
 version 1

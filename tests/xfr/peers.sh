@@ -19,6 +19,24 @@ XFR_SECRET="hVXazZpI2xIG1nyPHmlJNC8tV89c4sQXRlcOGNTYPG0="
 OTHER_KEY=other-key
 OTHER_SECRET="Kp1o0bUJyDNBvgSdmqNTh5sNDcc2ENqF+5lgdIBOqlE="
 
+# hosts_version ZONE SERIAL: T_DIR/ZONE.zone at SERIAL, with one host per version up to it
+# (h1 to hSERIAL), written whole and renamed into place
+hosts_version() {
+	{
+		printf '$ORIGIN %s.\n$TTL 300\n@ IN SOA ns1 hostmaster %s 3600 600 86400 60\n' "$1" "$2"
+		printf '@ IN NS ns1\nns1 IN A 192.0.2.1\n'
+		seq 1 "$2" | sed 's/.*/h& IN A 192.0.2.&/'
+	} >"$T_DIR/$1.zone.new"
+	mv "$T_DIR/$1.zone.new" "$T_DIR/$1.zone"
+}
+
+# ixfr_shape TEXT: an IXFR answer as "SOAS/SERIAL": how many SOA records it holds (the
+# changes, condensed into one as RFC 1995 6 lets a server: 4; the whole zone: 2) and the
+# serial it leads to
+ixfr_shape() {
+	printf '%s\n' "$1" | awk '$4 == "SOA" { n++; if (n == 1) s = $7 } END { print n "/" s }'
+}
+
 # serial_is PORT ZONE SERIAL: the server on PORT serves ZONE with SERIAL.
 serial_is() {
 	[ "$("$DIG" @127.0.0.1 -p "$1" +norec +time=1 +tries=1 +short "$2" SOA 2>/dev/null |
