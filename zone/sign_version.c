@@ -288,17 +288,22 @@ static int file_changes(const zone_t *was, const zone_t *z, const zone_sign_spec
 	return rc;
 }
 
-/* The serial of the signed version: z's if newer than the last signed (RFC 1982), else next. */
-static uint32_t signed_serial(const zone_t *z, const zone_t *was, const sign_state_t *st)
+/* The serial of the signed version: want if newer than the last signed (RFC 1982), else next. */
+static uint32_t next_serial(uint32_t want, const zone_t *was, const sign_state_t *st)
 {
 	bool known = was || st->found;
 	uint32_t last = was ? was->serial : st->serial;
 	/* a serial kept but never published (a reload that failed after) still counts */
 	if (was && st->found && serial_gt(st->serial, last))
 		last = st->serial;
-	if (!known || serial_gt(z->serial, last))
-		return z->serial;
+	if (!known || serial_gt(want, last))
+		return want;
 	return serial_add(last, 1);
+}
+
+static uint32_t signed_serial(const zone_t *z, const zone_t *was, const sign_state_t *st)
+{
+	return next_serial(z->serial, was, st);
 }
 
 /* st's NSEC3 parameters as s asks: its salt kept while its length is the one asked. */
@@ -337,13 +342,14 @@ static sign_zone_opts_t sign_opts(const zone_sign_spec_t *s, const sign_state_t 
 
 /*
  * The change u to `was` signed alone (sign_changes) at now and applied to
- * `was` into *out; SHOAL_EUNSUPPORTED when it is not local (the caller
- * signs whole), another error reported.
+ * `was` into *out, the signed change into *kept when not NULL;
+ * SHOAL_EUNSUPPORTED when it is not local (the caller signs whole),
+ * another error reported.
  */
 static int sign_change(const zone_t *was, const changeset_t *u, const sign_keyset_t *ks,
 		       const zone_sign_spec_t *s, const sign_state_t *st, int64_t now,
 		       const char *file, const zone_limits_t *limits, zone_msg_fn msg,
-		       void *msg_arg, zone_t **out)
+		       void *msg_arg, zone_t **out, changeset_t **kept)
 {
 	sign_zone_opts_t o = sign_opts(s, st, now);
 	changeset_t *cs = NULL;
@@ -362,7 +368,10 @@ static int sign_change(const zone_t *was, const changeset_t *u, const sign_keyse
 				 .msg_arg = msg_arg,
 				 .cancel = zload_cancel_flag() };
 	rc = zone_apply(was, sets, 1, &ao, out);
-	changeset_unref(cs);
+	if (rc == 0 && kept)
+		*kept = cs; /* the signed change, for the journal */
+	else
+		changeset_unref(cs);
 	return rc;
 }
 
@@ -386,6 +395,24 @@ static int sign_whole(const zone_t *z, const sign_keyset_t *ks, const zone_sign_
 				 .cancel = zload_cancel_flag() };
 	rc = zone_apply(z, sets, 1, &ao, out);
 	changeset_unref(cs);
+	return rc;
+}
+
+/*
+ * st kept in keys-dir before *out (signed at st's serial) is published;
+ * when it cannot be, *out goes (NULL) and the error is reported.
+ */
+static int keep_state(const zone_sign_spec_t *s, const uint8_t *apex, const sign_state_t *st,
+		      const char *file, zone_msg_fn msg, void *msg_arg, zone_t **out)
+{
+	int rc = state_write(s->keys_dir, apex, st);
+	if (rc < 0) {
+		zone_report(msg, msg_arg, true, file, 0,
+			    "cannot keep the signed serial %u in %s: %s", st->serial, s->keys_dir,
+			    shoal_strerror(rc));
+		zone_unref(*out);
+		*out = NULL;
+	}
 	return rc;
 }
 
@@ -436,20 +463,147 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 	 * signed_at stays the last whole signing's, when they were made, and
 	 * a signing past its refresh point is whole.
 	 */
-	rc = u && !due ? sign_change(was, u, &ks, s, &st, now, file, limits, msg, msg_arg, out)
-		       : SHOAL_EUNSUPPORTED;
+	rc = u && !due
+		     ? sign_change(was, u, &ks, s, &st, now, file, limits, msg, msg_arg, out, NULL)
+		     : SHOAL_EUNSUPPORTED;
 	changeset_unref(u);
 	if (rc == SHOAL_EUNSUPPORTED) {
 		st.signed_at = now;
 		rc = sign_whole(z, &ks, s, &st, file, limits, msg, msg_arg, out);
 	}
 	sign_keyset_clear(&ks);
-	if (rc == 0 && (rc = state_write(s->keys_dir, apex, &st)) < 0) {
-		zone_report(msg, msg_arg, true, file, 0,
-			    "cannot keep the signed serial %u in %s: %s", st.serial, s->keys_dir,
-			    shoal_strerror(rc));
+	return rc == 0 ? keep_state(s, apex, &st, file, msg, msg_arg, out) : rc;
+}
+
+/* ---- dynamic updates, and the unsigned data for the zone file ---- */
+
+bool sign_spec_owns(const zone_sign_spec_t *s, uint16_t type)
+{
+	return signer_type(type, s);
+}
+
+/* The change that deletes every record of z a signer makes as s says (both SOAs z's). */
+static int signer_records(const zone_t *z, const zone_sign_spec_t *s, changeset_t **out)
+{
+	changeset_t *cs = changeset_new();
+	if (!cs)
+		return SHOAL_ENOMEM;
+	xfr_run_t run = { .owner = znode_name(z->apex),
+			  .set = znode_rrset(z->apex, DNS_TYPE_SOA)->set };
+	int rc = add_run(cs, false, &run);
+	if (rc == 0)
+		rc = add_run(cs, true, &run);
+	zone_iter_t it;
+	for (const znode_t *n = zone_first(z, &it); rc == 0 && n; n = zone_next(&it)) {
+		for (uint16_t k = 0; rc == 0 && k < n->rrset_count; k++) {
+			run = (xfr_run_t){ .owner = znode_name(n), .set = znode_rrsets(n)[k].set };
+			if (signer_type(run.set.type, s))
+				rc = add_run(cs, false, &run);
+		}
+	}
+	if (rc == 0)
+		rc = changeset_seal(cs);
+	if (rc < 0)
+		changeset_unref(cs);
+	else
+		*out = cs;
+	return rc;
+}
+
+/* sets[0..n) applied to base into *out, as a load checks them. */
+static int apply_sets(const zone_t *base, const changeset_t *const *sets, size_t n,
+		      const char *label, const zone_limits_t *limits, zone_msg_fn msg,
+		      void *msg_arg, zone_t **out)
+{
+	zone_apply_opts_t ao = { .label = label, .limits = limits, .msg = msg, .msg_arg = msg_arg };
+	return zone_apply(base, sets, n, &ao, out);
+}
+
+int sign_unsigned(const zone_t *z, const zone_sign_spec_t *s, const char *label,
+		  const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out)
+{
+	*out = NULL;
+	changeset_t *strip = NULL;
+	int rc = signer_records(z, s, &strip);
+	if (rc < 0)
+		return rc;
+	const changeset_t *sets[1] = { strip };
+	rc = apply_sets(z, sets, 1, label, limits, msg, msg_arg, out);
+	changeset_unref(strip);
+	return rc;
+}
+
+/*
+ * u (unsigned, to served) applied to served's unsigned data and signed
+ * whole as sign_version signs a file (sign_whole) into *out, and the
+ * change from served into *journal when it takes at most journal_max
+ * octets (else NULL: secondaries transfer the whole zone).
+ */
+static int update_whole(const zone_t *served, const changeset_t *u, const sign_keyset_t *ks,
+			const zone_sign_spec_t *s, const sign_state_t *st, const char *label,
+			const zone_limits_t *limits, size_t journal_max, zone_msg_fn msg,
+			void *msg_arg, zone_t **out, changeset_t **journal)
+{
+	zone_t *bare = NULL, *next = NULL;
+	int rc = sign_unsigned(served, s, label, limits, msg, msg_arg, &bare);
+	const changeset_t *sets[1] = { u };
+	if (rc == 0)
+		rc = apply_sets(bare, sets, 1, label, limits, msg, msg_arg, &next);
+	if (rc == 0)
+		rc = sign_whole(next, ks, s, st, label, limits, msg, msg_arg, out);
+	zone_unref(bare);
+	zone_unref(next);
+	if (rc == 0 && journal_max) {
+		int derr = changeset_diff(served, *out, journal_max, journal);
+		rc = derr == SHOAL_ESPACE ? 0 : derr;
+	}
+	if (rc < 0) {
 		zone_unref(*out);
 		*out = NULL;
+	}
+	return rc;
+}
+
+int sign_update(const zone_t *served, const changeset_t *change, const zone_sign_spec_t *s,
+		const char *label, const zone_limits_t *limits, size_t journal_max, zone_msg_fn msg,
+		void *msg_arg, zone_t **out, changeset_t **journal)
+{
+	const uint8_t *apex = znode_name(served->apex);
+	*out = NULL;
+	*journal = NULL;
+	pthread_once(&crypto_once, crypto_init);
+	sign_state_t st;
+	if (state_read(s->keys_dir, apex, &st) < 0)
+		zone_report(msg, msg_arg, false, label, 0,
+			    "cannot read the last signed serial in %s", s->keys_dir);
+	/* a name deleted whole (RFC 2136 2.5.3) takes its NSEC and RRSIGs: the signer's */
+	changeset_t *u = NULL;
+	int rc = unsigned_change(change, s, &u);
+	if (rc < 0)
+		return rc;
+	sign_keyset_t ks;
+	rc = keys_get(&ks, s, apex, label, msg, msg_arg);
+	if (rc < 0) {
+		changeset_unref(u);
+		return rc;
+	}
+	st.serial = next_serial(u->to, served, &st);
+	nsec3_params(s, &st);
+	int64_t now = time(NULL);
+	/* as a reload's change: alone, unless not local or the signatures are due */
+	rc = refresh_due(&st, s, now) ? SHOAL_EUNSUPPORTED
+				      : sign_change(served, u, &ks, s, &st, now, label, limits, msg,
+						    msg_arg, out, journal);
+	if (rc == SHOAL_EUNSUPPORTED) {
+		st.signed_at = now;
+		rc = update_whole(served, u, &ks, s, &st, label, limits, journal_max, msg, msg_arg,
+				  out, journal);
+	}
+	sign_keyset_clear(&ks);
+	changeset_unref(u);
+	if (rc == 0 && (rc = keep_state(s, apex, &st, label, msg, msg_arg, out)) < 0) {
+		changeset_unref(*journal);
+		*journal = NULL;
 	}
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "zone/changeset.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -53,5 +54,48 @@ typedef struct zone_sign_spec {
  */
 int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, const char *file,
 		 const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out);
+
+/*
+ * Whether records of type are the signer's as s says: DNSKEY, RRSIG,
+ * NSEC, NSEC3, NSEC3PARAM, and CDS and CDNSKEY when s publishes them.
+ * A zone's data (its file, an update) may not hold them. Any thread.
+ */
+bool sign_spec_owns(const zone_sign_spec_t *s, uint16_t type);
+
+/*
+ * z's unsigned data: every record a signer makes as s says left out
+ * (sign_spec_owns; s's other fields are not read), the SOA as it is, into
+ * *out (one reference), applied as a load checks a file within limits
+ * (messages through msg, labelled label). What a zone file of a signed
+ * zone holds, which sign_version reads back as the same version. Returns
+ * 0 or zone_apply's errors. z held by the caller; any thread but a
+ * worker (it allocates a version of z's size).
+ */
+int sign_unsigned(const zone_t *z, const zone_sign_spec_t *s, const char *label,
+		  const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out);
+
+/*
+ * A dynamic update's change to served (a version sign_version or this
+ * made, signed as s says) signed: change (sealed, from served, the
+ * update's changeset: its records of the signer's types, which a name
+ * deleted whole takes with it, are left out) signed alone by
+ * sign_changes and applied to served into *out; when it is not local
+ * (SHOAL_EUNSUPPORTED) or the signatures are past their refresh point,
+ * served's unsigned data with the change signed whole, as sign_version
+ * signs a file. The serial is change's new one when newer than the last
+ * signed (served's, or the one kept in keys-dir), else that one plus one;
+ * it is kept in keys-dir (NAME.signed) before this returns, so the next
+ * reload or restart does not go back. *journal (one reference) is the
+ * signed change from served for the journal; NULL when it would take
+ * more than journal_max octets (a whole signing; 0: not made).
+ * The keys are read from keys-dir for each call (a few files: see
+ * doc/design.md "Dynamic updates"). Returns 0; the keys' errors, those
+ * of sign_changes, sign_zone and zone_apply (SHOAL_EZONE: a check a load
+ * makes failed), each reported through msg labelled label; *out NULL.
+ * The update thread (any thread but a worker: it reads files and signs).
+ */
+int sign_update(const zone_t *served, const changeset_t *change, const zone_sign_spec_t *s,
+		const char *label, const zone_limits_t *limits, size_t journal_max, zone_msg_fn msg,
+		void *msg_arg, zone_t **out, changeset_t **journal);
 
 #endif

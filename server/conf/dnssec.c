@@ -233,16 +233,6 @@ int conf_keys_dir_resolve(conf_t *cfg, yaml_ctx_t *y, yaml_node_t *node)
 
 int conf_dnssec_validate(const conf_t *cfg, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		/* an update would change the signed version without signing what it adds */
-		if (conf_zone_spec(cfg, i)->sign && conf_zone_xfr(cfg, i)->update) {
-			snprintf(err, errlen,
-				 "zone %s: allow-update with a dnssec-policy: this version does "
-				 "not sign updates",
-				 conf_zone_spec(cfg, i)->name);
-			return SHOAL_ECONFIG;
-		}
-	}
 	for (size_t i = 0; i < cfg->dnssec_policy_count; i++) {
 		const conf_dnssec_policy_t *p = &cfg->dnssec_policies[i];
 		/* the zone it signed would be refused by its own server */

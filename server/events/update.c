@@ -24,6 +24,7 @@
 #include "server/events/update_forward.h"
 #include "zone/apply.h"
 #include "zone/journal.h"
+#include "zone/sign_version.h"
 #include "zone/update.h"
 #include "zone/write.h"
 
@@ -322,6 +323,7 @@ typedef struct batch {
 	size_t n;
 	uint32_t from, to;   /* serials before and after, when changed */
 	size_t changes;      /* updates that changed the zone */
+	bool journal_lost;   /* a change too big for the journal: the history starts again */
 	uint32_t sync;       /* the zone's zonefile-sync */
 	forward_plan_t *fwd; /* a secondary's batch: where its updates go (update-forward) */
 	char zone[NAME_TEXT_MAX];
@@ -351,21 +353,29 @@ static const update_rule_t *rule_of(const conf_t *cfg, size_t i, const update_re
 				key);
 }
 
-/* Every record of the update section within rule: REFUSED for the first outside it. */
+/*
+ * Every record of the update section within rule, and none of the
+ * signer's types when the zone signs (sign: its dnssec-policy, else
+ * NULL): REFUSED for the first outside. A name deleted whole (RFC 2136
+ * 2.5.3) is not the signer's: its signatures and NSEC go with it.
+ */
 static uint16_t check_policy(batch_t *b, const update_req_t *r, const update_msg_t *m,
-			     const update_rule_t *rule)
+			     const update_rule_t *rule, const zone_sign_spec_t *sign)
 {
 	update_iter_t it;
 	update_iter_init(&it, m, UPDATE_SECTION_UPDATE);
 	update_rr_t *rr = &b->u->rr;
 	while (update_iter_next(&it, rr, NULL) > 0) {
 		uint16_t type = rr->op == UPDATE_DEL_NAME ? DNS_TYPE_ANY : rr->type;
-		if (!conf_update_allows(rule, m->zone, rr->owner, type)) {
-			char name[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 64];
+		bool signers = sign && rr->op != UPDATE_DEL_NAME && sign_spec_owns(sign, type);
+		if (signers || !conf_update_allows(rule, m->zone, rr->owner, type)) {
+			char name[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 96];
 			if (name_to_text(rr->owner, name, sizeof(name)) < 0)
 				strcpy(name, "?");
-			snprintf(why, sizeof(why), "%s of %s type %u not allowed by allow-update",
-				 update_op_name((enum update_op)rr->op), name, (unsigned)type);
+			snprintf(why, sizeof(why), "%s of %s type %u %s",
+				 update_op_name((enum update_op)rr->op), name, (unsigned)type,
+				 signers ? "refused: the signer's records (dnssec-policy)"
+					 : "not allowed by allow-update");
 			return refuse(b, r, DNS_RCODE_REFUSED, why);
 		}
 	}
@@ -385,7 +395,7 @@ static uint16_t admit(batch_t *b, const conf_t *cfg, size_t i, const update_req_
 		return refuse(b, r, (uint16_t)rcode, why ? why : "malformed");
 	if (m->upcount > conf_zone_update_max_records(cfg, i))
 		return refuse(b, r, DNS_RCODE_REFUSED, "more records than update-max-records");
-	return check_policy(b, r, m, rule);
+	return check_policy(b, r, m, rule, conf_zone_spec(cfg, i)->sign);
 }
 
 /*
@@ -421,25 +431,51 @@ static void on_apply_msg(void *arg, bool is_error, const char *msg)
 }
 
 /*
- * Apply cs to *cur (the version so far): on success *cur is the next one
- * and sets gets cs. Returns the rcode: REFUSED when the change fails a
- * check a load makes (the zone's limits, CNAME, records in the zone).
+ * cs (taken over) signed as the zone's policy says (sign_update): the
+ * next version into *next, the signed change for the journal into *cs
+ * (NULL: too big for it).
+ */
+static int sign_step(batch_t *b, const zone_spec_t *spec, size_t journal_max, const zone_t *cur,
+		     changeset_t **cs, zone_t **next)
+{
+	changeset_t *signed_cs = NULL;
+	int rc = sign_update(cur, *cs, spec->sign, "update", &spec->limits, journal_max,
+			     on_apply_msg, b, next, &signed_cs);
+	changeset_unref(*cs);
+	*cs = signed_cs;
+	return rc;
+}
+
+/*
+ * Apply cs to *cur (the version so far), signed first when the zone
+ * signs: on success *cur is the next one and sets gets the change
+ * journalled. Returns the rcode: REFUSED when the change fails a check a
+ * load makes (the zone's limits, CNAME, records in the zone).
  */
 static uint16_t step(batch_t *b, const conf_t *cfg, size_t i, const zone_t **cur, changeset_t *cs,
 		     const changeset_t **sets, size_t *count)
 {
-	zone_apply_opts_t o = { .label = "update",
-				.limits = &conf_zone_spec(cfg, i)->limits,
-				.msg = on_apply_msg,
-				.msg_arg = b };
+	const zone_spec_t *spec = conf_zone_spec(cfg, i);
+	zone_apply_opts_t o = {
+		.label = "update", .limits = &spec->limits, .msg = on_apply_msg, .msg_arg = b
+	};
 	zone_t *next = NULL;
-	int rc = zone_apply(*cur, (const changeset_t *const *)&cs, 1, &o, &next);
+	int rc = spec->sign ? sign_step(b, spec, (size_t)spec->limits.max_journal, *cur, &cs, &next)
+			    : zone_apply(*cur, (const changeset_t *const *)&cs, 1, &o, &next);
 	if (rc < 0) {
 		changeset_unref(cs);
 		return rc == SHOAL_EZONE ? DNS_RCODE_REFUSED : DNS_RCODE_SERVFAIL;
 	}
 	zone_unref(*cur);
 	*cur = next;
+	b->changes++;
+	if (!cs) {
+		/* the history before no longer leads to what follows */
+		for (; *count > 0; --*count)
+			changeset_unref(sets[*count - 1]);
+		b->journal_lost = true;
+		return DNS_RCODE_NOERROR;
+	}
 	sets[(*count)++] = cs;
 	return DNS_RCODE_NOERROR;
 }
@@ -490,14 +526,15 @@ static int batch_change(void *arg, const zonedb_t *db, size_t i, zone_t **next)
 		if (cs)
 			b->rcodes[k] = step(b, cfg, i, &cur, cs, sets, &count);
 	}
-	if (count > 0) {
+	if (b->changes > 0) {
 		journal_t *j = zonedb_journal_make(
 			db, i, (size_t)conf_zone_spec(cfg, i)->limits.max_journal);
-		if (j)
+		if (j && b->journal_lost)
+			journal_clear(j);
+		if (j && count > 0)
 			journal_report(j, journal_add_all(j, sets, count), on_apply_msg, b);
 		b->from = base->serial;
 		b->to = cur->serial;
-		b->changes = count;
 		b->sync = conf_zone_sync(cfg, i);
 		*next = (zone_t *)cur;
 	} else {
@@ -533,6 +570,8 @@ typedef struct flush_take {
 	char *file, *name;
 	zone_limits_t limits;
 	uint32_t sync;
+	bool signs;            /* the zone has a dnssec-policy: */
+	zone_sign_spec_t sign; /* its types, for the unsigned data (keys_dir not kept) */
 } flush_take_t;
 
 static int take_for_flush(void *arg, const zonedb_t *db, size_t i, zone_t **next)
@@ -548,6 +587,11 @@ static int take_for_flush(void *arg, const zonedb_t *db, size_t i, zone_t **next
 	t->name = strdup(conf_zone_spec(cfg, i)->name);
 	t->limits = conf_zone_spec(cfg, i)->limits;
 	t->sync = conf_zone_sync(cfg, i);
+	if (conf_zone_spec(cfg, i)->sign) {
+		t->signs = true;
+		t->sign = *conf_zone_spec(cfg, i)->sign;
+		t->sign.keys_dir = NULL; /* the configuration's: not read past its lock */
+	}
 	if (t->file && t->name)
 		t->z = zone_ref(z);
 	return 0;
@@ -558,13 +602,32 @@ static void on_write_msg(void *arg, bool is_error, const char *msg)
 	log_msg(is_error ? LOG_LEVEL_ERROR : LOG_LEVEL_INFO, "zone %s: %s", (const char *)arg, msg);
 }
 
+/*
+ * What the file of a zone t takes holds: the version served, or for a
+ * zone that signs its unsigned data, which a reload reads back as the same
+ * version (sign_version) and would refuse with the signer's records in it.
+ */
+static int file_version(const flush_take_t *t, const zone_t **out)
+{
+	zone_t *bare = NULL;
+	int rc = t->signs ? sign_unsigned(t->z, &t->sign, t->file, &t->limits, on_write_msg,
+					  t->name, &bare)
+			  : 0;
+	*out = t->signs ? bare : zone_ref(t->z);
+	return rc;
+}
+
 /* Write the file of the zone apex from the version served now. */
 static void flush_one(updater_t *u, const uint8_t *apex)
 {
 	flush_take_t t = { 0 };
 	reload_change_zone(u->env.reload, apex, take_for_flush, &t, &u->stop);
-	if (t.z) {
-		int rc = zone_write(t.z, t.file, "written by shoald after dynamic updates",
+	const zone_t *data = NULL;
+	if (t.z && file_version(&t, &data) < 0)
+		log_error("zone %s: cannot leave the signatures out of %s: not written", t.name,
+			  t.file);
+	if (data) {
+		int rc = zone_write(data, t.file, "written by shoald after dynamic updates",
 				    &t.limits, on_write_msg, t.name);
 		if (rc < 0)
 			log_error("zone %s: cannot write %s after dynamic updates: %s", t.name,
@@ -572,8 +635,9 @@ static void flush_one(updater_t *u, const uint8_t *apex)
 		else
 			log_info("zone %s: serial %u written to %s", t.name, (unsigned)t.z->serial,
 				 t.file);
-		zone_unref(t.z);
+		zone_unref(data);
 	}
+	zone_unref(t.z);
 	free(t.file);
 	free(t.name);
 }

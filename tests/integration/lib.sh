@@ -251,6 +251,22 @@ q() {
 	"$DIG" @127.0.0.1 -p "$port" +norec +time=2 +tries=1 "$@"
 }
 
+# verify_signed PORT ZONE WHEN: ZONE transferred out (AXFR, into $T_DIR/ZONE.axfr) holds a
+# DNSKEY and passes ldns-verify-zone and BIND's dnssec-verify (their output shown on failure).
+verify_signed() {
+	local f=$T_DIR/$2.axfr rc
+	"$DIG" @127.0.0.1 -p "$1" +nocmd +nostats +noall +answer "$2" AXFR >"$f"
+	check_match "$2 $3: the transfer holds DNSKEY and RRSIG" "DNSKEY" "$(awk '$4 == "DNSKEY"' "$f")"
+	ldns-verify-zone "$f" >"$f.ldns" 2>&1
+	rc=$?
+	check_eq "$2 $3: ldns-verify-zone passes it" 0 $rc
+	[ $rc -eq 0 ] || cat "$f.ldns"
+	dnssec-verify -o "$2" "$f" >"$f.bind" 2>&1
+	rc=$?
+	check_eq "$2 $3: dnssec-verify passes it" 0 $rc
+	[ $rc -eq 0 ] || cat "$f.bind"
+}
+
 # done_testing: print the closing count line and exit non-zero on failure.
 done_testing() {
 	echo "$T_NAME: $T_PASSED passed, $T_FAILED failed"

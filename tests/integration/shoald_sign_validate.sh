@@ -5,7 +5,8 @@
 # it makes belong to nobody, and a reload with a change signs again. unbound (on a loopback
 # high port, a stub-zone to shoald for each zone, the KSK's DS read from the transfer as
 # trust anchor) answers with the AD bit a positive answer, an NXDOMAIN and a NODATA of
-# each zone, before and after the reload. A control: with another zone's DS as anchor the
+# each zone, before and after the reload, and after a dynamic update (an added name, a deleted
+# one NXDOMAIN). A control: with another zone's DS as anchor the
 # answer is SERVFAIL. Needs root, nobody and unbound (skipped, 77, without).
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
@@ -20,8 +21,8 @@ mkdir -p "$T_DIR/state" && chown nobody "$T_DIR/state" || exit 99
 write_zone() {
 	printf '%s\n' "\$ORIGIN $1." "\$TTL 300" "@ SOA ns1 hostmaster $2 7200 3600 1209600 300" \
 		"@ NS ns1" "ns1 A 192.0.2.53" "www A 192.0.2.80" "mail MX 10 www" \
-		"deleg NS ns.deleg" "ns.deleg A 192.0.2.54" "${3:-}" >"$T_DIR/$1.zone.new"
-	chmod 644 "$T_DIR/$1.zone.new" && mv "$T_DIR/$1.zone.new" "$T_DIR/$1.zone"
+		"deleg NS ns.deleg" "ns.deleg A 192.0.2.54" "${3:-}" >"$T_DIR/state/$1.zone.new"
+	chmod 644 "$T_DIR/state/$1.zone.new" && mv "$T_DIR/state/$1.zone.new" "$T_DIR/state/$1.zone"
 }
 write_zone val.test 1
 write_zone val3.test 1
@@ -39,14 +40,15 @@ dnssec-policies:
     nsec3: on
 zones:
   - name: val.test
-    file: $T_DIR/val.test.zone
+    file: $T_DIR/state/val.test.zone
     dnssec-policy: nsec
     provide-xfr: 127.0.0.1 NOKEY
   - name: val3.test
-    file: $T_DIR/val3.test.zone
+    file: $T_DIR/state/val3.test.zone
     dnssec-policy: nsec3
     provide-xfr: 127.0.0.1 NOKEY
 CONF
+sed -i 's/^    provide-xfr: 127.0.0.1 NOKEY$/&\n    allow-update: [ { address: 127.0.0.1 } ]/' "$T_DIR/shoald.conf"
 chmod 644 "$T_DIR/shoald.conf"
 start_shoald "$PORT" -c "$T_DIR/shoald.conf" || exit 99
 check_eq "keys-dir: a list, a state and two keys a zone" 8 "$(ls "$T_DIR/state/keys" | wc -l)"
@@ -137,6 +139,17 @@ for z in val.test val3.test; do
 	check_match "$z after a reload: the new name, AD" "^NOERROR .*ad" "$(ask new.$z A)"
 done
 secure "after a reload"
+
+# a dynamic update (the zone's file written back by nobody, in its own folder) is signed
+for z in val.test val3.test; do
+	out=$(printf 'server 127.0.0.1 %s\nzone %s\nupdate add added.%s 300 A 192.0.2.77\nupdate delete mail.%s\nsend\n' \
+		"$PORT" "$z" "$z" "$z" | timeout 20 nsupdate 2>&1)
+	check_eq "$z: an update adding a name and deleting one: NOERROR" "" "$out"
+	check_match "$z after an update: the added name, AD" "^NOERROR .*ad" "$(ask added.$z A)"
+	check_match "$z after an update: the deleted name NXDOMAIN, AD" "^NXDOMAIN .*ad" \
+		"$(ask mail.$z MX)"
+done
+secure "after an update"
 stop_pid "$UNBOUND_PID"
 
 # control: val3.test's DS as val.test's anchor: unbound must fail to validate

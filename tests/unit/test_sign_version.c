@@ -2,6 +2,7 @@
 /* Unit tests for zone/sign_version.c: a file's version signed, its serial, its keys, its state. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,13 @@
 
 #include "proto/dns.h"
 #include "proto/error.h"
+#include "proto/wire.h"
 #include "tests/unit/sign_test.h"
 #include "unit.h"
+#include "zone/changeset.h"
 #include "zone/load.h"
 #include "zone/sign_version.h"
+#include "zone/write.h"
 
 static char tmpdir[] = "/tmp/shoal-test-sign-version.XXXXXX";
 static const uint8_t APEX[] = "\7example\3com";
@@ -209,6 +213,122 @@ static void test_refresh_and_nsec3(void)
 	zone_unref(z);
 }
 
+/* z's SOA record's wire (type to RDATA) and the offset of its serial in the RDATA. */
+static const uint8_t *soa_of(const zone_t *z, uint16_t *rdlen)
+{
+	const uint8_t *rec = znode_rrset(z->apex, DNS_TYPE_SOA)->set.data;
+	*rdlen = wire_get_u16(rec + 8);
+	return rec;
+}
+
+/*
+ * An update's changeset to v (as zone_update_changes makes one): v's SOA
+ * out, the same at serial in, then the records of `del` (its RRsets at
+ * owner, of the types listed, 0-ended) out and an A of `add` in.
+ */
+static changeset_t *update_cs(const zone_t *v, uint32_t serial, const uint8_t *del,
+			      const uint16_t *types, const uint8_t *add)
+{
+	uint16_t rdlen;
+	const uint8_t *soa = soa_of(v, &rdlen);
+	uint8_t rdata[600];
+	memcpy(rdata, soa + 10, rdlen);
+	wire_t w;
+	wire_init_write(&w, rdata + rdlen - 20, 4);
+	wire_write_u32(&w, serial);
+	changeset_t *cs = changeset_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+	CU_ASSERT_EQUAL(changeset_add(cs, false, APEX, DNS_TYPE_SOA, 3600, soa + 10, rdlen), 0);
+	CU_ASSERT_EQUAL(changeset_add(cs, true, APEX, DNS_TYPE_SOA, 3600, rdata, rdlen), 0);
+	const znode_t *n = del ? zone_lookup(v, del) : NULL;
+	for (size_t t = 0; n && types[t]; t++) {
+		const zrrset_t *rs = znode_rrset(n, types[t]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(rs);
+		const uint8_t *p = rs->set.data;
+		for (uint16_t k = 0; k < rs->set.rr_count; k++, p += 10 + wire_get_u16(p + 8))
+			CU_ASSERT_EQUAL(changeset_add(cs, false, del, types[t], wire_get_u32(p + 4),
+						      p + 10, wire_get_u16(p + 8)),
+					0);
+	}
+	static const uint8_t a[4] = { 192, 0, 2, 9 };
+	if (add)
+		CU_ASSERT_EQUAL(changeset_add(cs, true, add, DNS_TYPE_A, 300, a, 4), 0);
+	CU_ASSERT_EQUAL_FATAL(changeset_seal(cs), 0);
+	return cs;
+}
+
+/* v written to tmpdir/name and passed by both verifiers. */
+static bool verifies(const zone_t *v, const char *name)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_TRUE_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(zone_write_fd(v, fd), 0);
+	close(fd);
+	return sign_test_verifies(path, true);
+}
+
+/*
+ * sign_update: an added name signed alone (the other RRsets' RRSIGs
+ * kept), a name deleted whole with its NSEC and RRSIGs, the serial kept
+ * and taken past a state ahead; sign_unsigned: no signer's record left.
+ */
+static void test_update(void)
+{
+	char dir[300];
+	static const uint8_t NEW[] = "newexamplecom", WWW[] = "wwwexamplecom",
+			     NS1[] = "ns1examplecom";
+	zone_sign_spec_t s = spec_in("update", dir, sizeof(dir));
+	zone_t *z = file_version(10, ""), *v1 = NULL, *v2 = NULL, *v3 = NULL, *bare = NULL;
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v1), 0);
+	changeset_t *cs = update_cs(v1, 11, NULL, NULL, NEW), *journal = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		sign_update(v1, cs, &s, "update", NULL, 1 << 20, msg, NULL, &v2, &journal), 0);
+	changeset_unref(cs);
+	CU_ASSERT_EQUAL(v2->serial, 11);
+	CU_ASSERT_EQUAL(kept_serial(dir), 11);
+	CU_ASSERT_PTR_NOT_NULL(znode_rrset(zone_lookup(v2, NEW), DNS_TYPE_RRSIG));
+	/* signed alone: ns1's signatures are the very ones of v1 */
+	const zrrset_t *a1 = znode_rrset(zone_lookup(v1, NS1), DNS_TYPE_RRSIG);
+	const zrrset_t *a2 = znode_rrset(zone_lookup(v2, NS1), DNS_TYPE_RRSIG);
+	CU_ASSERT_TRUE(a1->set.data_len == a2->set.data_len &&
+		       !memcmp(a1->set.data, a2->set.data, a1->set.data_len));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(journal);
+	CU_ASSERT_EQUAL(journal->to, 11);
+	changeset_unref(journal);
+	CU_ASSERT_TRUE(verifies(v2, "added.zone"));
+	/* a state ahead of what is served (a reload that failed after): past it */
+	char path[400];
+	snprintf(path, sizeof(path), "%s/example.com.signed", dir);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fprintf(f, "20 - %lld\n", (long long)time(NULL));
+	fclose(f);
+	static const uint16_t all[] = { DNS_TYPE_A, DNS_TYPE_RRSIG, DNS_TYPE_NSEC, 0 };
+	cs = update_cs(v2, 12, WWW, all, NULL);
+	CU_ASSERT_EQUAL_FATAL(
+		sign_update(v2, cs, &s, "update", NULL, 1 << 20, msg, NULL, &v3, &journal), 0);
+	changeset_unref(cs);
+	changeset_unref(journal);
+	CU_ASSERT_EQUAL(v3->serial, 21);
+	CU_ASSERT_EQUAL(kept_serial(dir), 21);
+	CU_ASSERT_PTR_NULL(zone_lookup(v3, WWW));
+	CU_ASSERT_TRUE(verifies(v3, "deleted.zone"));
+	CU_ASSERT_EQUAL_FATAL(sign_unsigned(v3, &s, "file", NULL, msg, NULL, &bare), 0);
+	CU_ASSERT_EQUAL(bare->serial, 21);
+	CU_ASSERT_EQUAL(bare->denial, ZONE_DENIAL_NONE);
+	CU_ASSERT_PTR_NULL(znode_rrset(bare->apex, DNS_TYPE_DNSKEY));
+	CU_ASSERT_PTR_NULL(znode_rrset(bare->apex, DNS_TYPE_RRSIG));
+	CU_ASSERT_PTR_NOT_NULL(znode_rrset(zone_lookup(bare, NEW), DNS_TYPE_A));
+	CU_ASSERT_PTR_NULL(znode_rrset(zone_lookup(bare, NEW), DNS_TYPE_NSEC));
+	zone_unref(bare);
+	zone_unref(v3);
+	zone_unref(v2);
+	zone_unref(v1);
+	zone_unref(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -218,6 +338,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_key_missing),
 		UNIT_TEST(test_check_only),
 		UNIT_TEST(test_refresh_and_nsec3),
+		UNIT_TEST(test_update),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_version", tests, tmpdir);
