@@ -10,7 +10,7 @@
 # primary's serial, is signed alone (an RRset left keeps its RRSIG), verifies, and goes on
 # to the downstream Knot by IXFR, which serves the same; after a restart Shoal still asks
 # IXFR from the primary's serial. A primary whose zone holds DNSSEC records is refused, and
-# the signed version keeps serving.
+# the signed version keeps serving; a change not to be signed alone comes by AXFR instead.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -187,5 +187,19 @@ refused() { grep -q "zone bw\.test\.: transfer from 127.0.0.1@$KPORT failed: .*D
 if wait_until 20 refused; then pass "a primary's DNSSEC records refused, logged"
 else fail "no refusal logged"; tail -10 "$T_DIR/shoald.log"; fi
 check_eq "the signed version keeps serving" 2026120603 "$(peer_serial "$PORT" bw.test)"
+
+# a change not to be signed alone (a cut made at a name with other data): the IXFR gives way
+# to an AXFR, whose difference is signed whole
+write_zone bw.test 5 "new A 192.0.2.99
+new NS ns1
+new2 A 192.0.2.98"
+"$KNOTC" -c "$T_DIR/knot/knot.conf" zone-reload bw.test >/dev/null 2>&1
+if wait_until 20 serial_is "$PORT" bw.test 2026120604; then pass "a change not local served"
+else fail "bw.test at $(peer_serial "$PORT" bw.test)"; tail -10 "$T_DIR/shoald.log"; fi
+log_has "... the IXFR not signed alone: an AXFR asked" \
+	"zone bw\.test\.: IXFR from 127.0.0.1@$KPORT failed \(.*not to be signed alone\): trying AXFR"
+log_has "... and signed" \
+	"zone bw\.test\.: serial 2026120604 from 127.0.0.1@$KPORT by AXFR, .*primary's serial 5\)"
+verify bw.test "after a change not local"
 stop_pid "$SHOALD_PID"
 done_testing
