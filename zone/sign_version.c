@@ -32,6 +32,8 @@ typedef struct sign_state {
 	uint32_t serial;     /* the last serial signed */
 	long long signed_at; /* when (UNIX seconds): its signatures' times follow */
 	sign_nsec3_t nsec3;
+	bool has_upstream; /* a secondary's: the primary's serial `serial` was signed from */
+	uint32_t upstream;
 } sign_state_t;
 
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
@@ -108,11 +110,12 @@ static int state_read(const char *dir, const uint8_t *apex, sign_state_t *st)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? 0 : SHOAL_EIO;
-	int got = fscanf(f, "%u %511s %lld", &st->serial, salt, &st->signed_at);
+	int got = fscanf(f, "%u %511s %lld %u", &st->serial, salt, &st->signed_at, &st->upstream);
 	fclose(f);
-	if (got != 3)
+	if (got < 3)
 		return 0; /* torn or foreign: the file's serial and a new salt */
 	st->found = true;
+	st->has_upstream = got == 4;
 	size_t len = 0;
 	if (strcmp(salt, "-") && sodium_hex2bin(st->nsec3.salt, sizeof(st->nsec3.salt), salt,
 						strlen(salt), NULL, &len, NULL) == 0)
@@ -132,8 +135,11 @@ static int state_write(const char *dir, const uint8_t *apex, const sign_state_t 
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	char line[64 + sizeof(salt)];
-	int len = snprintf(line, sizeof(line), "%u %s %lld\n", st->serial, salt, st->signed_at);
+	char line[80 + sizeof(salt)], up[16] = "";
+	if (st->has_upstream)
+		snprintf(up, sizeof(up), " %u", st->upstream);
+	int len =
+		snprintf(line, sizeof(line), "%u %s %lld%s\n", st->serial, salt, st->signed_at, up);
 	int rc = write(fd, line, (size_t)len) == len && fsync(fd) == 0 ? 0 : -errno;
 	close(fd);
 	if (rc == 0 && rename(tmp, path) != 0)
@@ -289,7 +295,7 @@ static int file_changes(const zone_t *was, const zone_t *z, const zone_sign_spec
 }
 
 /* The serial of the signed version: want if newer than the last signed (RFC 1982), else next. */
-static uint32_t next_serial(uint32_t want, const zone_t *was, const sign_state_t *st)
+static uint32_t signed_serial(uint32_t want, const zone_t *was, const sign_state_t *st)
 {
 	bool known = was || st->found;
 	uint32_t last = was ? was->serial : st->serial;
@@ -299,11 +305,6 @@ static uint32_t next_serial(uint32_t want, const zone_t *was, const sign_state_t
 	if (!known || serial_gt(want, last))
 		return want;
 	return serial_add(last, 1);
-}
-
-static uint32_t signed_serial(const zone_t *z, const zone_t *was, const sign_state_t *st)
-{
-	return next_serial(z->serial, was, st);
 }
 
 /* st's NSEC3 parameters as s asks: its salt kept while its length is the one asked. */
@@ -342,14 +343,14 @@ static sign_zone_opts_t sign_opts(const zone_sign_spec_t *s, const sign_state_t 
 
 /*
  * The change u to `was` signed alone (sign_changes) at now and applied to
- * `was` into *out, the signed change into *kept when not NULL;
- * SHOAL_EUNSUPPORTED when it is not local (the caller signs whole),
- * another error reported.
+ * `was` into *out, the signed change into *signed_cs (one reference) when
+ * not NULL; SHOAL_EUNSUPPORTED when it is not local (the caller signs
+ * whole), another error reported.
  */
 static int sign_change(const zone_t *was, const changeset_t *u, const sign_keyset_t *ks,
 		       const zone_sign_spec_t *s, const sign_state_t *st, int64_t now,
 		       const char *file, const zone_limits_t *limits, zone_msg_fn msg,
-		       void *msg_arg, zone_t **out, changeset_t **kept)
+		       void *msg_arg, zone_t **out, changeset_t **signed_cs)
 {
 	sign_zone_opts_t o = sign_opts(s, st, now);
 	changeset_t *cs = NULL;
@@ -368,8 +369,8 @@ static int sign_change(const zone_t *was, const changeset_t *u, const sign_keyse
 				 .msg_arg = msg_arg,
 				 .cancel = zload_cancel_flag() };
 	rc = zone_apply(was, sets, 1, &ao, out);
-	if (rc == 0 && kept)
-		*kept = cs; /* the signed change, for the journal */
+	if (rc == 0 && signed_cs)
+		*signed_cs = cs;
 	else
 		changeset_unref(cs);
 	return rc;
@@ -399,25 +400,34 @@ static int sign_whole(const zone_t *z, const sign_keyset_t *ks, const zone_sign_
 }
 
 /*
- * st kept in keys-dir before *out (signed at st's serial) is published;
- * when it cannot be, *out goes (NULL) and the error is reported.
+ * st kept in keys-dir before *out (signed with it) is published; when it
+ * cannot be, *out and *cs (when not NULL) are dropped and the error said.
  */
 static int keep_state(const zone_sign_spec_t *s, const uint8_t *apex, const sign_state_t *st,
-		      const char *file, zone_msg_fn msg, void *msg_arg, zone_t **out)
+		      const char *file, zone_msg_fn msg, void *msg_arg, zone_t **out,
+		      changeset_t **cs)
 {
 	int rc = state_write(s->keys_dir, apex, st);
-	if (rc < 0) {
-		zone_report(msg, msg_arg, true, file, 0,
-			    "cannot keep the signed serial %u in %s: %s", st->serial, s->keys_dir,
-			    shoal_strerror(rc));
-		zone_unref(*out);
-		*out = NULL;
+	if (rc == 0)
+		return 0;
+	zone_report(msg, msg_arg, true, file, 0, "cannot keep the signed serial %u in %s: %s",
+		    st->serial, s->keys_dir, shoal_strerror(rc));
+	zone_unref(*out);
+	*out = NULL;
+	if (cs) {
+		changeset_unref(*cs);
+		*cs = NULL;
 	}
 	return rc;
 }
 
-int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, const char *file,
-		 const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out)
+/*
+ * sign_version, for a secondary with *upstream (else NULL): the primary's
+ * serial z has, kept in NAME.signed with the signed serial (sign_upstream).
+ */
+static int sign_version_from(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s,
+			     const char *file, const zone_limits_t *limits, zone_msg_fn msg,
+			     void *msg_arg, const uint32_t *upstream, zone_t **out)
 {
 	const uint8_t *apex = znode_name(z->apex), *owner = apex;
 	uint16_t type = z->denial == ZONE_DENIAL_NSEC3 ? DNS_TYPE_NSEC3PARAM : DNS_TYPE_NSEC;
@@ -439,12 +449,18 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 		zone_report(msg, msg_arg, false, file, 0,
 			    "cannot read the last signed serial in %s: the file's serial is used",
 			    s->keys_dir);
+	bool new_upstream = upstream && (!st.has_upstream || st.upstream != *upstream);
+	st.has_upstream = upstream != NULL;
+	st.upstream = upstream ? *upstream : 0;
 	int64_t now = time(NULL);
 	bool changes = true;
 	changeset_t *u = NULL;
 	int rc = was ? file_changes(was, z, s, &changes, &u) : 0;
 	bool due = refresh_due(&st, s, now);
 	if (rc < 0 || (!changes && !due)) {
+		/* a primary's serial moved with nothing else: kept, or it looks newer forever */
+		if (rc == 0 && new_upstream && st.found && st.serial == was->serial)
+			rc = state_write(s->keys_dir, apex, &st);
 		if (rc == 0)
 			*out = (zone_t *)zone_ref(was);
 		changeset_unref(u);
@@ -456,7 +472,7 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 		changeset_unref(u);
 		return rc;
 	}
-	st.serial = signed_serial(z, was, &st);
+	st.serial = signed_serial(z->serial, was, &st);
 	nsec3_params(s, &st);
 	/*
 	 * A change signed alone leaves the older signatures as they were:
@@ -472,7 +488,134 @@ int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, 
 		rc = sign_whole(z, &ks, s, &st, file, limits, msg, msg_arg, out);
 	}
 	sign_keyset_clear(&ks);
-	return rc == 0 ? keep_state(s, apex, &st, file, msg, msg_arg, out) : rc;
+	return rc == 0 ? keep_state(s, apex, &st, file, msg, msg_arg, out, NULL) : rc;
+}
+
+int sign_version(const zone_t *z, const zone_t *was, const zone_sign_spec_t *s, const char *file,
+		 const zone_limits_t *limits, zone_msg_fn msg, void *msg_arg, zone_t **out)
+{
+	return sign_version_from(z, was, s, file, limits, msg, msg_arg, NULL, out);
+}
+
+bool sign_upstream(const zone_sign_spec_t *s, const uint8_t *apex, uint32_t served,
+		   uint32_t *upstream)
+{
+	sign_state_t st;
+	if (state_read(s->keys_dir, apex, &st) < 0 || !st.has_upstream || st.serial != served)
+		return false;
+	*upstream = st.upstream;
+	return true;
+}
+
+/*
+ * The changesets of an IXFR from the primary condensed into one unsigned
+ * change (RFC 1995 6) into *out; SHOAL_EZONE, said, when they carry a
+ * record a signer makes: the primary's zone is to be unsigned.
+ */
+static int upstream_change(const changeset_t *const *sets, size_t n, const zone_sign_spec_t *s,
+			   const char *label, zone_msg_fn msg, void *msg_arg, changeset_t **out)
+{
+	int rc = changeset_condense(sets, n, out);
+	if (rc < 0)
+		return rc;
+	const xfr_part_t *sides[2] = { &(*out)->del, &(*out)->add };
+	for (int k = 0; k < 2; k++) {
+		size_t at = 0;
+		xfr_run_t run;
+		while (xfr_part_next(sides[k], &at, &run)) {
+			if (!signer_type(run.set.type, s))
+				continue;
+			char name[NAME_TEXT_MAX];
+			name_to_text(run.owner, name, sizeof(name));
+			zone_report(msg, msg_arg, true, label, 0,
+				    "the IXFR %s DNSSEC records (%s %s): the zone has a "
+				    "dnssec-policy, and the server signs it itself: refused",
+				    k ? "adds" : "deletes", name,
+				    signer_type_name(run.set.type, s));
+			changeset_unref(*out);
+			*out = NULL;
+			return SHOAL_EZONE;
+		}
+	}
+	return 0;
+}
+
+/*
+ * u, the primary's change to serial upstream, signed alone against `was`
+ * (sign_changes) into *out and *cs; SHOAL_EUNSUPPORTED when it is not
+ * local, `was` is not signed as s asks, or its signatures are due for
+ * refresh: the caller signs a whole transfer instead.
+ */
+static int sign_ixfr(const zone_t *was, const changeset_t *u, uint32_t upstream,
+		     const zone_sign_spec_t *s, const char *label, const zone_limits_t *limits,
+		     zone_msg_fn msg, void *msg_arg, zone_t **out, changeset_t **cs)
+{
+	const uint8_t *apex = znode_name(was->apex);
+	sign_state_t st;
+	int64_t now = time(NULL);
+	if (state_read(s->keys_dir, apex, &st) < 0 || !same_denial(was, s) ||
+	    refresh_due(&st, s, now))
+		return SHOAL_EUNSUPPORTED;
+	sign_keyset_t ks;
+	int rc = keys_get(&ks, s, apex, label, msg, msg_arg);
+	if (rc < 0)
+		return rc;
+	st.serial = signed_serial(upstream, was, &st);
+	st.has_upstream = true;
+	st.upstream = upstream;
+	nsec3_params(s, &st);
+	rc = sign_change(was, u, &ks, s, &st, now, label, limits, msg, msg_arg, out, cs);
+	sign_keyset_clear(&ks);
+	return rc == 0 ? keep_state(s, apex, &st, label, msg, msg_arg, out, cs) : rc;
+}
+
+/*
+ * What a transfer signed changed, into journal (NULL: none): cs (the
+ * caller's reference taken), else the difference from `was` to z; a
+ * version that went back or whose difference is bigger than the journal
+ * clears it.
+ */
+static void journal_signed(journal_t *journal, const zone_t *was, const zone_t *z, changeset_t *cs,
+			   zone_msg_fn msg, void *msg_arg)
+{
+	if (!journal || z == was) {
+		changeset_unref(cs);
+		return;
+	}
+	journal_info_t ji;
+	journal_get_info(journal, &ji);
+	if (!cs && was && serial_gt(z->serial, was->serial) && ji.max_octets &&
+	    changeset_diff(was, z, ji.max_octets, &cs) < 0)
+		cs = NULL;
+	if (cs)
+		journal_report(journal, journal_add(journal, cs), msg, msg_arg);
+	else
+		journal_clear(journal);
+}
+
+int sign_transfer(const zone_t *was, const sign_transfer_t *in, const zone_sign_spec_t *s,
+		  const char *label, const zone_limits_t *limits, journal_t *journal,
+		  zone_msg_fn msg, void *msg_arg, zone_t **out)
+{
+	*out = NULL;
+	pthread_once(&crypto_once, crypto_init);
+	if (in->axfr) {
+		int rc = sign_version_from(in->axfr, was, s, label, limits, msg, msg_arg,
+					   &in->upstream, out);
+		if (rc == 0)
+			journal_signed(journal, was, *out, NULL, msg, msg_arg);
+		return rc;
+	}
+	if (!was)
+		return SHOAL_EUNSUPPORTED;
+	changeset_t *u = NULL, *cs = NULL;
+	int rc = upstream_change(in->sets, in->set_count, s, label, msg, msg_arg, &u);
+	if (rc == 0)
+		rc = sign_ixfr(was, u, in->upstream, s, label, limits, msg, msg_arg, out, &cs);
+	changeset_unref(u);
+	if (rc == 0)
+		journal_signed(journal, was, *out, cs, msg, msg_arg);
+	return rc;
 }
 
 /* ---- dynamic updates, and the unsigned data for the zone file ---- */
@@ -587,7 +730,7 @@ int sign_update(const zone_t *served, const changeset_t *change, const zone_sign
 		changeset_unref(u);
 		return rc;
 	}
-	st.serial = next_serial(u->to, served, &st);
+	st.serial = signed_serial(u->to, served, &st);
 	nsec3_params(s, &st);
 	int64_t now = time(NULL);
 	/* as a reload's change: alone, unless not local or the signatures are due */
@@ -601,9 +744,5 @@ int sign_update(const zone_t *served, const changeset_t *change, const zone_sign
 	}
 	sign_keyset_clear(&ks);
 	changeset_unref(u);
-	if (rc == 0 && (rc = keep_state(s, apex, &st, label, msg, msg_arg, out)) < 0) {
-		changeset_unref(*journal);
-		*journal = NULL;
-	}
-	return rc;
+	return rc == 0 ? keep_state(s, apex, &st, label, msg, msg_arg, out, journal) : rc;
 }

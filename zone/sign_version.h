@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "zone/changeset.h"
+#include "zone/journal.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -97,5 +98,48 @@ int sign_unsigned(const zone_t *z, const zone_sign_spec_t *s, const char *label,
 int sign_update(const zone_t *served, const changeset_t *change, const zone_sign_spec_t *s,
 		const char *label, const zone_limits_t *limits, size_t journal_max, zone_msg_fn msg,
 		void *msg_arg, zone_t **out, changeset_t **journal);
+
+/*
+ * The bump-in-the-wire signer: what one transfer in of a secondary with
+ * a policy brought from its (hidden, unsigned) primary. The version
+ * served is signed; the primary's serial, `upstream`, is kept apart
+ * from it, in keys-dir's NAME.signed beside the signed serial.
+ */
+typedef struct sign_transfer {
+	const zone_t *axfr;             /* an AXFR's whole unsigned version, or NULL: */
+	const changeset_t *const *sets; /* an IXFR's changesets from the last upstream serial */
+	size_t set_count;
+	uint32_t upstream; /* the primary's serial the transfer leads to */
+} sign_transfer_t;
+
+/*
+ * The version to serve after transfer in, `was` served (signed by this,
+ * or NULL, or unsigned: signed whole then). An AXFR goes sign_version's
+ * road (its serial for the file's: the upstream when newer than the last
+ * signed, else that plus one; only its difference from `was` signed
+ * when local). An IXFR's changesets, condensed, are signed alone by
+ * sign_changes against `was` at the next serial; SHOAL_EUNSUPPORTED
+ * (not local, a policy or keys changed, signatures due for refresh, no
+ * `was`) asks the caller for an AXFR. A transfer that carries a record a
+ * signer makes is refused, SHOAL_EZONE, said through msg naming label.
+ * The signed change goes into journal (when not NULL), so that the
+ * zone's own secondaries get it by IXFR, and upstream into NAME.signed,
+ * before this returns. Returns 0 and *out (one reference; `was` again
+ * when nothing but the upstream serial moved), or an error as
+ * sign_version's. Any thread but a worker.
+ */
+int sign_transfer(const zone_t *was, const sign_transfer_t *in, const zone_sign_spec_t *s,
+		  const char *label, const zone_limits_t *limits, journal_t *journal,
+		  zone_msg_fn msg, void *msg_arg, zone_t **out);
+
+/*
+ * The primary's serial that signed serial `served` of zone apex came
+ * from (sign_transfer kept it): true and *upstream, or false when
+ * NAME.signed holds none for that serial (a version signed otherwise,
+ * or saved before its state: the next transfer is whole). Reads a file;
+ * any thread but a worker.
+ */
+bool sign_upstream(const zone_sign_spec_t *s, const uint8_t *apex, uint32_t served,
+		   uint32_t *upstream);
 
 #endif

@@ -40,6 +40,8 @@ struct xfr_in {
 	enum xfr_state state;
 	enum xfr_in_kind kind;
 	bool any_serial; /* xfr_in_take_any_serial: a forced transfer */
+	bool has_base;   /* xfr_in_set_base: a signer's upstream serial, not current's */
+	uint32_t base;
 	int err;
 	size_t octets, records, messages;
 	uint8_t soa[NAME_MAXLEN * 2 + 20]; /* the first SOA's RDATA, names expanded */
@@ -112,6 +114,29 @@ enum xfr_in_kind xfr_in_kind(const xfr_in_t *x)
 void xfr_in_take_any_serial(xfr_in_t *x)
 {
 	x->any_serial = true;
+}
+
+void xfr_in_set_base(xfr_in_t *x, uint32_t serial)
+{
+	x->has_base = true;
+	x->base = serial;
+}
+
+const changeset_t *const *xfr_in_changesets(const xfr_in_t *x, size_t *count)
+{
+	*count = x->kind == XFR_IN_IXFR && x->has_base ? x->set_count : 0;
+	return (const changeset_t *const *)x->sets;
+}
+
+/* What the answer is judged against: the upstream serial, or the version served's. */
+static bool has_from(const xfr_in_t *x)
+{
+	return x->has_base || x->current;
+}
+
+static uint32_t from_serial(const xfr_in_t *x)
+{
+	return x->has_base ? x->base : x->current->serial;
 }
 
 uint32_t xfr_in_serial(const xfr_in_t *x)
@@ -252,9 +277,9 @@ static int cs_add(xfr_in_t *x, bool add, const rr_t *rr)
 /* A changeset's deletions begin with the SOA of its old version. */
 static int start_changeset(xfr_in_t *x, const rr_t *old_soa)
 {
-	assert(x->current && !x->cs); /* an IXFR of the zone served, one changeset at a time */
+	assert(has_from(x) && !x->cs); /* an IXFR of the zone served, one changeset at a time */
 	uint32_t from = rr_serial(old_soa);
-	uint32_t want = x->set_count ? x->sets[x->set_count - 1]->to : x->current->serial;
+	uint32_t want = x->set_count ? x->sets[x->set_count - 1]->to : from_serial(x);
 	if (from != want)
 		return fail(
 			x, SHOAL_EMALFORMED, "an IXFR changeset from serial %u, where %s %u", from,
@@ -294,9 +319,9 @@ static bool ended_early(const xfr_in_t *x)
  */
 static void judge_serial(xfr_in_t *x, bool alone)
 {
-	if (!x->current)
+	if (!has_from(x))
 		return;
-	enum serial_order order = serial_compare(x->serial, x->current->serial);
+	enum serial_order order = serial_compare(x->serial, from_serial(x));
 	if (order == SERIAL_GREATER)
 		return;
 	if (x->any_serial && !(alone && x->messages == 1 && x->qtype == DNS_TYPE_IXFR))
@@ -336,13 +361,13 @@ static int take_rr(xfr_in_t *x, const rr_t *rr, bool last_in_message)
 			x->state = XS_END;
 			return 0;
 		}
-		if (rr->type == DNS_TYPE_SOA && x->qtype == DNS_TYPE_IXFR && x->current) {
+		if (rr->type == DNS_TYPE_SOA && x->qtype == DNS_TYPE_IXFR && has_from(x)) {
 			x->kind = XFR_IN_IXFR;
-			if (!serial_gt(x->serial, x->current->serial))
+			if (!serial_gt(x->serial, from_serial(x)))
 				return fail(x, SHOAL_EMALFORMED,
 					    "an IXFR to serial %u, not newer "
 					    "than the zone served (%u)",
-					    x->serial, x->current->serial);
+					    x->serial, from_serial(x));
 			return start_changeset(x, rr);
 		}
 		if (rr->type == DNS_TYPE_SOA)
@@ -368,7 +393,7 @@ static int take_rr(xfr_in_t *x, const rr_t *rr, bool last_in_message)
 			return cs_add(x, false, rr);
 		/* the new version's SOA opens the additions: a newer one (RFC 1982) */
 		if (!serial_gt(rr_serial(rr),
-			       x->set_count ? x->sets[x->set_count - 1]->to : x->current->serial))
+			       x->set_count ? x->sets[x->set_count - 1]->to : from_serial(x)))
 			return fail(x, SHOAL_EMALFORMED,
 				    "an IXFR changeset to serial %u, not "
 				    "newer than where it starts",
@@ -556,6 +581,8 @@ int xfr_in_finish(xfr_in_t *x, journal_t *journal, zone_t **out)
 			    x->messages, x->records);
 	if (ended_early(x))
 		return 0;
+	if (x->kind == XFR_IN_IXFR && x->has_base)
+		return 0; /* the signer takes the changesets (xfr_in_changesets) */
 	int err;
 	if (x->kind == XFR_IN_IXFR) {
 		err = apply_ixfr(x, journal, out);

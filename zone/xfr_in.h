@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zone/changeset.h"
 #include "zone/journal.h"
 #include "zone/zone.h"
 
@@ -66,6 +67,23 @@ xfr_in_t *xfr_in_new(const uint8_t *apex, uint16_t qtype, uint16_t id, const zon
  * xfr_in_feed.
  */
 void xfr_in_take_any_serial(xfr_in_t *x);
+
+/*
+ * A signer's transfer (the bump-in-the-wire, zone/sign_version.h): the
+ * answer is judged against serial, the upstream (unsigned) serial, not
+ * against current's (the signed version served), an IXFR's changesets
+ * start from it, and xfr_in_finish leaves them unapplied for
+ * xfr_in_changesets (*out NULL); nothing is journalled by it then. An
+ * AXFR is built as always. Before the first xfr_in_feed.
+ */
+void xfr_in_set_base(xfr_in_t *x, uint32_t serial);
+
+/*
+ * After xfr_in_finish of an IXFR with xfr_in_set_base: its changesets in
+ * order (*count of them, each sealed; held by x until xfr_in_free);
+ * otherwise *count 0.
+ */
+const changeset_t *const *xfr_in_changesets(const xfr_in_t *x, size_t *count);
 
 /*
  * Take the next message of the answer, msg[0..len). Checks: the header

@@ -682,11 +682,16 @@ static int load_entry(zentry_t *e, const zonedb_t *db, const zone_spec_t *spec, 
 		&e->journal,        db->journal_dir, e->apex, (size_t)spec->limits.max_journal,
 		db->journal_budget, &e->jfile
 	};
-	/* a signing zone's file is unsigned: diffed against the signed version served, it
-	 * would delete every signature; it is read whole and signed (sign_entry) */
-	int err = was && !spec->sign ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
-				     : zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
-	if (err == 0 && spec->sign)
+	/*
+	 * A signing primary's file is unsigned: diffed against the signed
+	 * version served, it would delete every signature; it is read whole
+	 * and signed (sign_entry). A secondary's holds the version it served,
+	 * signed already when it signs its transfers (sign_transfer).
+	 */
+	bool signs = spec->sign && !spec->secondary;
+	int err = was && !signs ? reload_zone(&p, file, was, &spec->limits, tap_msg, &tap, z)
+				: zone_load(file, e->apex, &spec->limits, tap_msg, &tap, z);
+	if (err == 0 && signs)
 		err = sign_entry(&p, file, spec, was, tap_msg, &tap, z);
 	if (err == 0 && !was)
 		restore_journal(&p, file, spec, z, tap_msg, &tap);

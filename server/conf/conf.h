@@ -551,9 +551,6 @@ bool conf_zone_same_dnssec(const conf_t *a, size_t i, const conf_t *b, size_t j)
 /* How many zones of cfg name a dnssec-policy. */
 size_t conf_dnssec_zone_count(const conf_t *cfg);
 
-/* How many of them are not signed: secondaries (signing a transfer in is not built yet). */
-size_t conf_dnssec_unsigned_count(const conf_t *cfg);
-
 /*
  * keys-dir needs a restart: a reconfig's cfg keeps running's, and its
  * zones sign with the keys there. Returns 0 or SHOAL_ENOMEM. The thread

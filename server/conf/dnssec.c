@@ -271,14 +271,6 @@ size_t conf_dnssec_zone_count(const conf_t *cfg)
 	return n;
 }
 
-size_t conf_dnssec_unsigned_count(const conf_t *cfg)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		n += conf_zone_xfr(cfg, i)->dnssec_policy >= 0 && !conf_zone_spec(cfg, i)->sign;
-	return n;
-}
-
 bool conf_dnssec_copy(conf_t *dst, const conf_t *src)
 {
 	dst->dnssec_policies = NULL;
@@ -359,8 +351,8 @@ int conf_dnssec_bind(conf_t *cfg)
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < cfg->zone_count; i++) {
 		int32_t at = conf_zone_xfr(cfg, i)->dnssec_policy;
-		/* a secondary is served as transferred: signing one is not built yet */
-		if (at < 0 || conf_zone_is_secondary(cfg, i))
+		/* a secondary's transfers are signed (sign_transfer), a primary's file */
+		if (at < 0)
 			continue;
 		if (!made[at] && !(made[at] = sign_new(&cfg->dnssec_policies[at], dir)))
 			rc = SHOAL_ENOMEM;

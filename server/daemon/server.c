@@ -1882,11 +1882,6 @@ int server_main(int argc, char **argv, const responder_t *responder)
 			   CONF_FILE_DEFAULT);
 	if (cfg.check)
 		conf_dnssec_check_only(&cfg);
-	/* a secondary's policy is read and checked, but it is not signed: say so */
-	if (conf_dnssec_unsigned_count(&cfg))
-		log_warning("%zu secondary zones name a dnssec-policy, but this version signs only "
-			    "primary zones: they are served as transferred",
-			    conf_dnssec_unsigned_count(&cfg));
 	int status = server_run(&cfg, responder);
 	log_file_close();
 	conf_clear(&cfg);

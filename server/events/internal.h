@@ -27,6 +27,8 @@ enum {
 typedef struct sec_timers {
 	bool have;       /* a version is served */
 	uint32_t serial; /* the version served */
+	/* a NOTIFY's serial must pass it: serial, or a signing zone's primary's (sign_upstream) */
+	uint32_t notify_from;
 	uint32_t soa_refresh, soa_retry, soa_expire;
 	uint32_t refresh, retry, expire; /* seconds, bounded (sec_bound_timers) */
 } sec_timers_t;

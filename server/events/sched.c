@@ -21,6 +21,7 @@
 #include "server/common/thread.h"
 #include "server/common/timestamp.h"
 #include "server/events/internal.h"
+#include "zone/sign_version.h"
 #include "zone/zone.h"
 
 /*
@@ -160,6 +161,10 @@ static bool zone_start(sched_t *s, sec_zone_t *z, const conf_t *cfg, const zoned
 	long at = zonedb_index(db, z->apex);
 	const zone_t *v = at < 0 ? NULL : zonedb_zone(db, (size_t)at);
 	sec_timers_from(cfg, v, &z->t);
+	/* a signed version's serial is not the primary's: a NOTIFY is judged by the primary's */
+	const zone_sign_spec_t *sign = conf_zone_spec(cfg, z->index)->sign;
+	if (v && sign)
+		sign_upstream(sign, z->apex, v->serial, &z->t.notify_from);
 	sec_set_status(s, z, v ? "file" : "none", NULL);
 	z->refresh_at = now;
 	z->expire_at = now + (int64_t)z->t.expire * 1000;
@@ -323,7 +328,7 @@ static bool refresh_wanted(sec_zone_t *z, int64_t now, unsigned *want)
 	if (now >= z->refresh_at || (*want & ~SEC_WANT_NOTIFY))
 		return true;
 	uint32_t serial = __atomic_load_n(&z->notify_serial, __ATOMIC_ACQUIRE);
-	return (*want & SEC_WANT_NOTIFY) && (!z->t.have || serial_gt(serial, z->t.serial));
+	return (*want & SEC_WANT_NOTIFY) && (!z->t.have || serial_gt(serial, z->t.notify_from));
 }
 
 /* ---- serial-query-rate: a token bucket ---- */

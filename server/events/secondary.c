@@ -24,6 +24,7 @@
 #include "server/events/internal.h"
 #include "server/events/requestor.h"
 #include "zone/journal.h"
+#include "zone/sign_version.h"
 #include "zone/xfr_in.h"
 #include "zone/zone.h"
 
@@ -51,7 +52,7 @@ void sec_timers_from(const conf_t *cfg, const zone_t *z, sec_timers_t *t)
 	/* nothing to serve: ask again at the shortest bounds until a primary answers */
 	t->soa_refresh = t->soa_retry = t->soa_expire = 0;
 	t->have = z != NULL;
-	t->serial = z ? z->serial : 0;
+	t->serial = t->notify_from = z ? z->serial : 0;
 	const zrrset_t *soa = z ? znode_rrset(z->apex, DNS_TYPE_SOA) : NULL;
 	if (soa && soa->set.data_len > 10) {
 		/* RFC 1035 3.3.13: MNAME, RNAME, SERIAL, REFRESH, RETRY, EXPIRE */
@@ -95,8 +96,13 @@ typedef struct attempt {
 	sec_zone_t *z;
 	const conf_t *cfg; /* the job's table's */
 	char name[NAME_TEXT_MAX];
-	xfr_in_t *x;      /* the answer being checked */
-	bool forced;      /* shoalctl retransfer: the whole zone, whatever its serial */
+	xfr_in_t *x; /* the answer being checked */
+	bool forced; /* shoalctl retransfer: the whole zone, whatever its serial */
+	/* the zone's policy: its transfers signed before they are served (bump-in-the-wire) */
+	const zone_sign_spec_t *sign;
+	/* the serial asked from: the version served's, a signing zone's primary's; none: AXFR */
+	bool has_from;
+	uint32_t from;
 	bool unreachable; /* the primary did not take the connection */
 	char err[256];    /* the first error message of the transfer */
 } attempt_t;
@@ -257,10 +263,10 @@ static void primary_label(const acl_entry_t *p, char *label, size_t cap)
  * Ask primary p for the zone's SOA over UDP (with its key), as a refresh
  * asks first (RFC 1035 4.3.5), so a transfer over TCP is made only when
  * there is something newer; over TLS to a TLS primary (RFC 9103: nothing
- * of the zone in the clear). The serial is judged against the version
- * served (RFC 1982).
+ * of the zone in the clear). The serial is judged against a->from (RFC
+ * 1982).
  */
-static enum soa_verdict ask_soa(attempt_t *a, const acl_entry_t *p, const zone_t *current)
+static enum soa_verdict ask_soa(attempt_t *a, const acl_entry_t *p)
 {
 	char label[180];
 	primary_label(p, label, sizeof(label));
@@ -306,12 +312,67 @@ static enum soa_verdict ask_soa(attempt_t *a, const acl_entry_t *p, const zone_t
 		snprintf(a->err, sizeof(a->err), "%s answered without the zone's SOA", label);
 		return SOA_FAILED;
 	}
-	if (serial_gt(sa.serial, current->serial))
+	if (serial_gt(sa.serial, a->from))
 		return SOA_NEWER;
-	if (sa.serial == current->serial)
+	if (sa.serial == a->from)
 		return SOA_CURRENT;
-	outdated_text(a, label, sa.serial, current->serial);
+	outdated_text(a, label, sa.serial, a->from);
 	return SOA_FAILED;
+}
+
+/*
+ * The SOA an IXFR request carries (RFC 1995 3) into soa (the record after
+ * its owner, as request_write takes it): current's, its serial a->from,
+ * which for a signing zone is the primary's, not the one served. False
+ * when there is none.
+ */
+static bool ixfr_soa(const attempt_t *a, const zone_t *current, uint8_t *soa)
+{
+	const zrrset_t *set = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
+	if (!set || !a->has_from)
+		return false;
+	size_t len = 10u + wire_get_u16(set->set.data + 8);
+	memcpy(soa, set->set.data, len);
+	wire_t w;
+	wire_init_read(&w, soa, len);
+	wire_skip(&w, 10);
+	name_skip(&w);
+	name_skip(&w); /* RFC 1035 3.3.13: MNAME, RNAME, then SERIAL */
+	if (w.err || w.pos + 4 > len)
+		return false;
+	wire_t out;
+	wire_init_write(&out, soa + w.pos, 4);
+	wire_write_u32(&out, a->from);
+	return true;
+}
+
+/*
+ * The version an AXFR built (*got), or an IXFR's changesets from a->from,
+ * signed for serving against current (sign_transfer), into *got; the
+ * signed change journalled. SHOAL_EUNSUPPORTED: an IXFR that cannot be
+ * signed alone, for an AXFR (ask_primary).
+ */
+static int sign_in(attempt_t *a, const char *label, const zone_t *current, journal_t *journal,
+		   zone_t **got)
+{
+	size_t n = 0;
+	const changeset_t *const *sets = xfr_in_changesets(a->x, &n);
+	sign_transfer_t in = {
+		.axfr = *got, .sets = sets, .set_count = n, .upstream = xfr_in_serial(a->x)
+	};
+	zone_t *signed_version = NULL;
+	int rc = sign_transfer(current, &in, a->sign, label,
+			       &conf_zone_spec(a->cfg, a->job->index)->limits, journal, on_msg, a,
+			       &signed_version);
+	zone_unref(*got);
+	*got = signed_version;
+	if (rc == SHOAL_EUNSUPPORTED && !a->err[0])
+		snprintf(a->err, sizeof(a->err), "%s: a change not to be signed alone", label);
+	if (rc == 0) {
+		a->has_from = true;
+		a->from = in.upstream;
+	}
+	return rc;
 }
 
 /*
@@ -333,11 +394,11 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	/* first: every failure below names the primary with it */
 	char label[180];
 	primary_label(p, label, sizeof(label));
-	const zrrset_t *soa = current ? znode_rrset(current->apex, DNS_TYPE_SOA) : NULL;
+	uint8_t soa[10 + 2 * NAME_MAXLEN + 20];
+	bool has_soa = qtype == DNS_TYPE_IXFR && ixfr_soa(a, current, soa);
 	/* room for the longest SOA names and key name: a zone's own must never stop its refresh */
 	rc = request_write(query, sizeof(query), 0, DNS_OPCODE_QUERY, 0, a->z->apex, qtype,
-			   DNS_SECTION_AUTHORITY,
-			   qtype == DNS_TYPE_IXFR && soa ? soa->set.data : NULL);
+			   DNS_SECTION_AUTHORITY, has_soa ? soa : NULL);
 	if (rc < 0)
 		goto done;
 	requestor_params_t rp = primary_params(a, p, label, REQUESTOR_TCP);
@@ -352,12 +413,14 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 	made = true;
 	xfr_in_limits_t limits = { .max_octets = cfg->max_zone_size };
 	/* current for an AXFR too: the journal gets the diff, so IXFR out still reaches back */
-	a->x = xfr_in_new(a->z->apex, qtype, requestor_id(&req), current, &limits,
-			  &conf_zone_spec(cfg, a->job->index)->limits, label, on_msg, a);
+	a->x = xfr_in_new(a->z->apex, qtype, requestor_id(&req), a->has_from ? current : NULL,
+			  &limits, &conf_zone_spec(cfg, a->job->index)->limits, label, on_msg, a);
 	if (!a->x) {
 		rc = SHOAL_ENOMEM;
 		goto done;
 	}
+	if (a->sign && a->has_from)
+		xfr_in_set_base(a->x, a->from); /* the primary's serial, not the signed one */
 	if (a->forced)
 		xfr_in_take_any_serial(a->x);
 	rc = requestor_run(&req, given_up, a->job);
@@ -367,9 +430,12 @@ static int transfer(attempt_t *a, const acl_entry_t *p, uint16_t qtype, const zo
 		goto done;
 	}
 	*kind = xfr_in_kind(a->x);
-	rc = xfr_in_finish(a->x, journal, out);
+	/* a signing zone journals what it serves: the signed change (sign_in) */
+	rc = xfr_in_finish(a->x, a->sign ? NULL : journal, out);
+	if (rc == 0 && a->sign && (*kind == XFR_IN_AXFR || *kind == XFR_IN_IXFR))
+		rc = sign_in(a, label, current, journal, out);
 	if (rc == 0 && *kind == XFR_IN_OUTDATED)
-		outdated_text(a, label, xfr_in_serial(a->x), current->serial);
+		outdated_text(a, label, xfr_in_serial(a->x), a->from);
 done:
 	if (made)
 		requestor_clear(&req);
@@ -401,7 +467,7 @@ static int publish(sched_t *s, const sec_zone_t *e, const char *name, const zone
 static int ask_primary(attempt_t *a, const acl_entry_t *p, zone_t *current, journal_t *journal,
 		       zone_t **got, enum xfr_in_kind *kind)
 {
-	uint16_t qtype = current && !a->forced ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
+	uint16_t qtype = a->has_from && !a->forced ? DNS_TYPE_IXFR : DNS_TYPE_AXFR;
 	a->err[0] = '\0';
 	a->unreachable = false;
 	int rc = transfer(a, p, qtype, current, journal, got, kind);
@@ -422,6 +488,8 @@ static void now_served(attempt_t *a, const zone_t *v)
 {
 	sec_zone_t *z = a->z;
 	sec_timers_from(a->cfg, v, &z->t);
+	if (a->sign && a->has_from)
+		z->t.notify_from = a->from;
 	z->expire_at = sched_now_ms() + (int64_t)z->t.expire * 1000;
 }
 
@@ -460,8 +528,13 @@ static void take_version(attempt_t *a, const acl_entry_t *p, const zone_t *got,
 	if (current && !serial_gt(got->serial, current->serial))
 		snprintf(back, sizeof(back), " (retransfer: not newer than serial %u)",
 			 (unsigned)current->serial);
-	log_info("zone %s: serial %u from %s by %s, %zu records%s", a->name, (unsigned)got->serial,
-		 p->text, kind == XFR_IN_IXFR ? "IXFR" : "AXFR", got->rr_count, back);
+	char from[64] = "";
+	if (a->sign)
+		snprintf(from, sizeof(from), ", signed (the primary's serial %u)",
+			 (unsigned)a->from);
+	log_info("zone %s: serial %u from %s by %s, %zu records%s%s", a->name,
+		 (unsigned)got->serial, p->text, kind == XFR_IN_IXFR ? "IXFR" : "AXFR",
+		 got->rr_count, from, back);
 	char source[160];
 	snprintf(source, sizeof(source), "primary %.140s", p->text);
 	sec_set_status(s, a->z, source, NULL);
@@ -482,8 +555,7 @@ static void still_current(attempt_t *a, const acl_entry_t *p, const zone_t *curr
 	if (a->z->t.have || publish(s, a->z, a->name, current, NULL) == 0)
 		now_served(a, current);
 	pthread_mutex_unlock(lock);
-	log_info("zone %s: serial %u is current at %s", a->name, (unsigned)current->serial,
-		 p->text);
+	log_info("zone %s: serial %u is current at %s", a->name, (unsigned)a->from, p->text);
 	/* a save that failed, or a file a reconfig moved: written now, not at the next serial */
 	if (__atomic_load_n(&a->z->unsaved, __ATOMIC_ACQUIRE))
 		sched_want_flush(s, a->z);
@@ -502,8 +574,8 @@ static bool ask_one(attempt_t *a, const acl_entry_t *p, zone_t *current, journal
 	enum soa_verdict v = SOA_OVER_TCP;
 	int rc = 0;
 	a->err[0] = '\0';
-	if (current && !a->forced)
-		v = ask_soa(a, p, current);
+	if (a->has_from && !a->forced)
+		v = ask_soa(a, p);
 	if (v == SOA_OVER_TCP || v == SOA_NEWER)
 		rc = ask_primary(a, p, current, journal, &got, &kind);
 	if (rc != 0 && __atomic_load_n(&a->s->stop, __ATOMIC_ACQUIRE))
@@ -550,6 +622,11 @@ bool sec_refresh(sec_job_t *job)
 	if (j)
 		journal = journal_ref(j);
 	zonedb_read_unlock(s->zones);
+	a.sign = conf_zone_spec(a.cfg, job->index)->sign;
+	a.has_from = current != NULL;
+	a.from = current ? current->serial : 0;
+	if (current && a.sign)
+		a.has_from = sign_upstream(a.sign, job->z->apex, current->serial, &a.from);
 	stats_add_shared(&s->xfr_in->checks, 1);
 	bool ok = false;
 	for (size_t k = 0; k < primaries->count && !ok && !given_up(job); k++)

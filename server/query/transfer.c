@@ -547,10 +547,12 @@ static size_t notify_request(transfer_t *t, request_t *r, const zonedb_t *db, ui
 	 * Only the zone's primaries (or who forges their address) get this far,
 	 * as often as they like: lines at most one a second per worker. A
 	 * serial not newer than the one served asks for nothing (issue 30: Knot
-	 * does the same; every NOTIFY made a transfer here).
+	 * does the same; every NOTIFY made a transfer here). A signing zone's
+	 * serial is not its primary's: the scheduler judges by the primary's
+	 * (refresh_wanted).
 	 */
 	const zone_t *z = zonedb_zone(db, (size_t)i);
-	if (has_serial && z && !serial_gt(serial, z->serial)) {
+	if (has_serial && z && !zx->sign && !serial_gt(serial, z->serial)) {
 		stats_add(&t->stats->notify_ignored, 1);
 		log_limited(&t->notifies, 1, LOG_LEVEL_INFO,
 			    "NOTIFY %s serial %u from %s: not newer than the serial served (%u): "

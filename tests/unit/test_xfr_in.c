@@ -336,6 +336,43 @@ static void test_ixfr_in_up_to_date(void)
 	xfr_in_free(x);
 }
 
+/*
+ * A signer's transfer (xfr_in_set_base): the IXFR from the primary's
+ * serial 1 is taken beside a version served at serial 3 (a signed one:
+ * its own serial), judged against 1, and its changesets are left to the
+ * signer, nothing applied or journalled; an SOA at the base alone is up
+ * to date whatever the version served.
+ */
+static void test_ixfr_in_base(void)
+{
+	xfr_out_t o;
+	serve(&o, v[3], "j.test.", 77, 1, false, DNS_TCP_MAX);
+	xfr_in_t *x = start(DNS_TYPE_IXFR, 77, v[3], NULL);
+	xfr_in_set_base(x, 1);
+	CU_ASSERT_EQUAL(feed_from(x, &o), 1);
+	CU_ASSERT_EQUAL(xfr_in_kind(x), XFR_IN_IXFR);
+	journal_t *j = journal_new(1 << 20);
+	zone_t *z = v[1];
+	CU_ASSERT_EQUAL(xfr_in_finish(x, j, &z), 0);
+	CU_ASSERT_PTR_NULL(z);
+	size_t n = 0;
+	const changeset_t *const *sets = xfr_in_changesets(x, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(sets[0]->from, 1);
+	CU_ASSERT_EQUAL(sets[1]->to, 3);
+	journal_info_t info;
+	journal_get_info(j, &info);
+	CU_ASSERT_EQUAL(info.depth, 0);
+	journal_unref(j);
+	xfr_in_free(x);
+	static const char *const at_base[] = { SOA(2) };
+	x = start(DNS_TYPE_IXFR, 8, v[1], NULL);
+	xfr_in_set_base(x, 2);
+	CU_ASSERT_EQUAL(feed_text(x, 8, DNS_TYPE_IXFR, at_base, 1, 1), 1);
+	CU_ASSERT_EQUAL(xfr_in_kind(x), XFR_IN_UPTODATE);
+	xfr_in_free(x);
+}
+
 /* ---- faults: each one refused, said once, with the label ---- */
 
 /* Feed records, expect err from feeding (or from finishing when feeding ends it) and text. */
@@ -667,6 +704,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_ixfr_in_journal_bound),
 		UNIT_TEST(test_ixfr_in_axfr_style),
 		UNIT_TEST(test_ixfr_in_up_to_date),
+		UNIT_TEST(test_ixfr_in_base),
 		UNIT_TEST(test_outdated),
 		UNIT_TEST(test_truncated),
 		UNIT_TEST(test_wrong_final_soa),
