@@ -64,7 +64,8 @@ static int scan(const zone_t *served, int64_t due_before, refresh_scan_t *s)
 			}
 			if (!zone_grow((void **)&s->due, &s->cap, s->count + 1, sizeof(*s->due)))
 				return SHOAL_ENOMEM;
-			s->due[s->count++] = (due_rrset_t){ .node = n, .rs = &rs[i], .expires = at };
+			s->due[s->count++] =
+				(due_rrset_t){ .node = n, .rs = &rs[i], .expires = at };
 		}
 	}
 	return 0;

@@ -212,7 +212,8 @@ static void test_successive(void)
 			int64_t before = first + k * (JITTER / 4) + (k == 4);
 			diff_t d = batch(&r, before, 0, &res);
 			CU_ASSERT_EQUAL(d.wrong, 0);
-			CU_ASSERT(d.resigned > 0 && res.resigned - d.resigned <= 1); /* and the SOA */
+			CU_ASSERT(d.resigned > 0 &&
+				  res.resigned - d.resigned <= 1); /* and the SOA */
 			CU_ASSERT(d.min_kept >= before);
 			CU_ASSERT(!res.more);
 			CU_ASSERT(res.next_expiry >= before);
