@@ -142,6 +142,7 @@ typedef struct resign_zone {
 	heap_node_t due;          /* the scheduler's: when the next batch is due (ms) */
 	bool running;             /* handed to the sign thread, not back yet */
 	bool retired;             /* gone from the configuration: freed once back */
+	bool listed;              /* the scheduler's: the configuration adopted has it */
 	int64_t next_ms;          /* the batch's answer: when the next is due (ms) */
 	struct resign_zone *next; /* in the sign thread's queue or its done list */
 	uint8_t apex_len;

@@ -111,8 +111,8 @@ static void resign_one(sched_t *s, resign_zone_t *e)
 	if (rc < 0 && !r.logged && rc != SHOAL_ETIMEOUT && rc != SHOAL_ENOTFOUND)
 		log_error("zone %s: signatures not refreshed: %s", r.name, shoal_strerror(rc));
 	else if (rc == 0 && r.to != r.from) {
-		log_info("zone %s: signatures refreshed, serial %u -> %u", r.name,
-			 (unsigned)r.from, (unsigned)r.to);
+		log_info("zone %s: signatures refreshed, serial %u -> %u", r.name, (unsigned)r.from,
+			 (unsigned)r.to);
 		if (s->published)
 			s->published(s->published_arg); /* NOTIFY out follows */
 	}
@@ -212,7 +212,8 @@ static bool sign_add(sched_t *s, const uint8_t *apex, int64_t now)
 	memcpy(e->apex, apex, len);
 	name_lower(e->apex);
 	e->apex_len = (uint8_t)len;
-	memmove(&s->signing[at + 1], &s->signing[at], (s->signing_count - at) * sizeof(*s->signing));
+	memmove(&s->signing[at + 1], &s->signing[at],
+		(s->signing_count - at) * sizeof(*s->signing));
 	s->signing[at] = e;
 	s->signing_count++;
 	return heap_set(&s->resign, &e->due, (uint64_t)now) == 0;
@@ -256,19 +257,21 @@ void sched_sign_adopt(sched_t *s, const sec_table_t *old, const sec_table_t *t)
 	} else {
 		/* every zone: those that sign now are marked, the others dropped */
 		for (size_t k = 0; k < s->signing_count; k++)
-			s->signing[k]->next_ms = -1;
-		for (size_t i = 0; ok && i < t->cfg.zone_count; i++) {
+			s->signing[k]->listed = false;
+		for (size_t i = 0; i < t->cfg.zone_count; i++) {
 			bool found;
 			if (!signing_apex(&t->cfg, i, apex))
 				continue;
 			size_t at = sign_pos(s, apex, &found);
+			if (!found && !sign_add(s, apex, now))
+				ok = false;
+			if (!found)
+				at = sign_pos(s, apex, &found);
 			if (found)
-				s->signing[at]->next_ms = 0;
-			else
-				ok = sign_add(s, apex, now);
+				s->signing[at]->listed = true;
 		}
 		for (size_t k = s->signing_count; k-- > 0;)
-			if (s->signing[k]->next_ms < 0)
+			if (!s->signing[k]->listed)
 				sign_drop(s, s->signing[k]->apex);
 	}
 	if (!ok)

@@ -8,7 +8,8 @@
 # transferred out passes ldns-verify-zone after each serial seen; queries are answered
 # throughout; within a bounded wait every RRSIG of the first signing has been replaced. The
 # keys-dir state follows the batches: a reload of the same file afterwards keeps most
-# signatures (it does not sign the zone whole because its last whole signing is old).
+# signatures (it does not sign the zone whole because its last whole signing is old). A
+# zone-remove ends its batches.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 
 command -v ldns-verify-zone >/dev/null || { echo "SKIP: ldns-verify-zone missing"; exit 77; }
@@ -95,6 +96,14 @@ kept=$(sigs "$T_DIR/after.axfr" | comm -12 - <(sigs "$T_DIR/before.axfr") | wc -
 check_eq "a reload after the batches keeps most signatures" 1 \
 	"$([ "$kept" -gt $(($(sigs "$T_DIR/after.axfr" | wc -l) / 2)) ] && echo 1)"
 check_eq "the zone still verifies" 0 "$(ldns-verify-zone "$T_DIR/after.axfr" >/dev/null 2>&1; echo $?)"
+
+# a zone-remove takes its re-sign event away (the scheduler looks at that zone alone)
+"$SHOALCTL" -s "$CTL" zone-remove resign.test >/dev/null 2>&1
+check_eq "zone-remove exits 0" 0 $?
+n=$(grep -c "signatures refreshed" "$T_DIR/shoald.log")
+sleep 3
+check_eq "no batch after the zone is removed" "$n" "$(grep -c "signatures refreshed" "$T_DIR/shoald.log")"
+check_eq "and no error about it" "" "$(grep -E "re-sign|not refreshed" "$T_DIR/shoald.log")"
 
 stop_pid "$SHOALD_PID"
 done_testing
