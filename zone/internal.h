@@ -673,6 +673,13 @@ typedef struct sign_ctx {
 sign_ctx_t *sign_ctx_new(const sign_keyset_t *ks, const sign_zone_opts_t *o, const uint8_t *apex);
 void sign_ctx_free(sign_ctx_t *c);
 
+/*
+ * The end of a signing that went as far as rc says: when 0, the batch
+ * signed (sign_flush) and the changeset sealed into *out (one reference);
+ * c freed either way. Returns rc, or the error of those steps.
+ */
+int sign_ctx_finish(sign_ctx_t *c, int rc, changeset_t **out);
+
 /* Whether ks has a KSK and a ZSK that can sign. */
 bool sign_keys_usable(const sign_keyset_t *ks);
 
@@ -724,5 +731,16 @@ int sign_nsec3_hash(const sign_nsec3_t *p, const uint8_t *name, uint8_t *out);
 
 /* The owner of the NSEC3 of hash: its base32hex label (RFC 5155 3) over the apex. */
 void sign_nsec3_owner(const sign_ctx_t *c, const uint8_t *hash, uint8_t *owner);
+
+/* Every record of set (wire) at owner deleted (sign_incr.c). 0 or a changeset error. */
+int sign_del_records(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *set);
+
+/*
+ * Whether z can be changed in place with ks and o (sign_incr.c): 0; or
+ * SHOAL_EINVAL (z is not signed, ks cannot sign, o->serial is not newer
+ * than z's, RFC 1982), SHOAL_EUNSUPPORTED (z's DNSKEY RRset is not ks's at
+ * o's TTL, or its denial not o's: to be signed whole).
+ */
+int sign_check_served(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o);
 
 #endif

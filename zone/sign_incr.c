@@ -321,7 +321,7 @@ static int name_states(incr_t *in)
 /* ---- the records ---- */
 
 /* Every record of set (wire) at owner deleted. */
-static int del_records(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *set)
+int sign_del_records(sign_ctx_t *c, const uint8_t *owner, const rrset_wire_t *set)
 {
 	int rc = 0;
 	const uint8_t *p = set->data, *end = p + set->data_len;
@@ -415,7 +415,7 @@ static int build_rrset(incr_t *in, const incr_name_t *x, uint16_t type, rrset_wi
 static int resign_type(incr_t *in, const incr_name_t *x, uint16_t type)
 {
 	const zrrset_t *old = x->old ? znode_rrset(x->old, type) : NULL;
-	int rc = old && old->sigs ? del_records(in->c, x->owner, old->sigs) : 0;
+	int rc = old && old->sigs ? sign_del_records(in->c, x->owner, old->sigs) : 0;
 	/* RFC 4035 2.2: at a cut only the DS is the zone's to sign */
 	if (rc < 0 || (x->deleg && type != DNS_TYPE_DS))
 		return rc;
@@ -638,9 +638,9 @@ static int relink(incr_t *in, chain_pos_t p)
 	else
 		memcpy(owner, p.x->owner, name_length(p.x->owner));
 	if (old)
-		rc = del_records(in->c, owner, &old->set);
+		rc = sign_del_records(in->c, owner, &old->set);
 	if (rc == 0 && old && old->sigs)
-		rc = del_records(in->c, owner, old->sigs);
+		rc = sign_del_records(in->c, owner, old->sigs);
 	return rc < 0 ? rc : sign_add_signed(in->c, owner, type, in->c->nsec_ttl, r.buf, r.pos);
 }
 
@@ -652,8 +652,8 @@ static int unlink_name(incr_t *in, const incr_name_t *x)
 		node ? znode_rrset(node, in->nsec3 ? DNS_TYPE_NSEC3 : DNS_TYPE_NSEC) : NULL;
 	if (!old)
 		return SHOAL_EMALFORMED;
-	int rc = del_records(in->c, znode_name(node), &old->set);
-	return rc == 0 && old->sigs ? del_records(in->c, znode_name(node), old->sigs) : rc;
+	int rc = sign_del_records(in->c, znode_name(node), &old->set);
+	return rc == 0 && old->sigs ? sign_del_records(in->c, znode_name(node), old->sigs) : rc;
 }
 
 static int cmp_hashes(const void *a, const void *b)
@@ -760,7 +760,7 @@ static bool same_denial(const zone_t *z, const sign_zone_opts_t *o)
 	return rs && rs->set.data_len > 11 && (rs->set.data[11] & 1) == p->opt_out;
 }
 
-static int check_served(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o)
+int sign_check_served(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *o)
 {
 	const zrrset_t *soa = znode_rrset(z->apex, DNS_TYPE_SOA);
 	if (!soa || !soa->sigs || z->denial == ZONE_DENIAL_NONE || !sign_keys_usable(ks))
@@ -785,7 +785,7 @@ static int replace_soa(incr_t *in, const changeset_t *cs)
 	    wire_get_u32(old + 10 + old_len - 4) != wire_get_u32(base + 10 + len - 4))
 		return SHOAL_EUNSUPPORTED;
 	int rc = sign_replace_soa(in->c, old, base);
-	return rc < 0 ? rc : del_records(in->c, in->c->apex, soa->sigs);
+	return rc < 0 ? rc : sign_del_records(in->c, in->c->apex, soa->sigs);
 }
 
 static void incr_clear(incr_t *in)
@@ -805,7 +805,7 @@ int sign_changes(const zone_t *served, const changeset_t *cs, const sign_keyset_
 	*out = NULL;
 	if (cs->add.rr_count == 0 || cs->del.rr_count == 0)
 		return SHOAL_EINVAL; /* not sealed: no SOA to start from */
-	int rc = check_served(served, ks, o);
+	int rc = sign_check_served(served, ks, o);
 	if (rc < 0)
 		return rc;
 	incr_t in = { .z = served, .nsec3 = o->nsec3 != NULL };

@@ -23,6 +23,7 @@
 #include "zone/internal.h"
 #include "zone/sign_incr.h"
 #include "zone/sign_key.h"
+#include "zone/sign_refresh.h"
 #include "zone/sign_version.h"
 #include "zone/sign_zone.h"
 
@@ -745,4 +746,71 @@ int sign_update(const zone_t *served, const changeset_t *change, const zone_sign
 	sign_keyset_clear(&ks);
 	changeset_unref(u);
 	return rc == 0 ? keep_state(s, apex, &st, label, msg, msg_arg, out, journal) : rc;
+}
+
+/*
+ * The keys-dir state after a batch: its signing time moved on to when a
+ * whole signing would have left the earliest expiration served (RFC 6781
+ * 4.4.2: that expiration is what a refresh waits for), so a reload finds
+ * the refresh due only when a batch is, never because the last whole
+ * signing is old.
+ */
+static int64_t batch_signed_at(const zone_sign_spec_t *s, int64_t now, int64_t next_expiry)
+{
+	int64_t since = next_expiry - ((int64_t)s->rrsig_lifetime - s->rrsig_jitter);
+	return since < now ? since : now;
+}
+
+int sign_version_refresh(const zone_t *served, const zone_sign_spec_t *s, int64_t now,
+			 int64_t window, const zone_limits_t *limits, zone_msg_fn msg,
+			 void *msg_arg, changeset_t **cs, zone_t **out, int64_t *next_at)
+{
+	const uint8_t *apex = znode_name(served->apex);
+	int64_t after = (int64_t)s->rrsig_lifetime - s->rrsig_jitter - s->rrsig_refresh;
+	*cs = NULL;
+	*out = NULL;
+	/* what a batch signs expires rrsig-lifetime less the jitter on: due again after that */
+	*next_at = now + after;
+	pthread_once(&crypto_once, crypto_init);
+	sign_state_t st;
+	sign_keyset_t ks;
+	char err[512] = "";
+	int rc = state_read(s->keys_dir, apex, &st);
+	/* the keys the version was signed with: none made here, a rollover is not a refresh */
+	if (rc == 0)
+		rc = sign_keyset_load(&ks, s->keys_dir, apex, true, err, sizeof(err));
+	if (rc < 0) {
+		if (msg)
+			msg(msg_arg, true, err[0] ? err : shoal_strerror(rc));
+		return rc;
+	}
+	/* the chain's salt is the version's: a refresh changes no NSEC3 */
+	st.nsec3.salt_len = served->nsec3.salt_len;
+	memcpy(st.nsec3.salt, served->nsec3.salt, served->nsec3.salt_len);
+	nsec3_params(s, &st);
+	bool kept_newer = st.found && serial_gt(st.serial, served->serial);
+	st.serial = serial_add(kept_newer ? st.serial : served->serial, 1);
+	sign_zone_opts_t o = sign_opts(s, &st, now);
+	sign_refresh_result_t res;
+	rc = sign_refresh(served, &ks, &o, now + s->rrsig_refresh + window, 0, cs, &res);
+	sign_keyset_clear(&ks);
+	if (rc == 0 && res.next_expiry - s->rrsig_refresh < *next_at)
+		*next_at = res.next_expiry - s->rrsig_refresh;
+	if (rc < 0 || !*cs)
+		return rc;
+	const changeset_t *sets[1] = { *cs };
+	zone_apply_opts_t ao = {
+		.label = "re-sign", .limits = limits, .msg = msg, .msg_arg = msg_arg
+	};
+	rc = zone_apply(served, sets, 1, &ao, out);
+	st.signed_at = batch_signed_at(s, now, res.next_expiry);
+	if (rc == 0)
+		rc = state_write(s->keys_dir, apex, &st);
+	if (rc < 0) {
+		zone_unref(*out);
+		*out = NULL;
+		changeset_unref(*cs);
+		*cs = NULL;
+	}
+	return rc;
 }

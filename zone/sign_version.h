@@ -44,8 +44,8 @@ typedef struct zone_sign_spec {
  * nothing of `was` but DNSSEC records and the SOA serial (not to a newer
  * one) gives `was` again: the same file read twice is the same version,
  * until the signatures reach their refresh point (rrsig-lifetime less
- * rrsig-refresh and rrsig-jitter after the last signing): then it is
- * signed anew.
+ * rrsig-refresh and rrsig-jitter after the last signing, which a refresh
+ * batch moves to say when the next batch is due): then it is signed anew.
  * With s->check_only, z itself once the file and the keys there are read.
  * Returns 0 and *out (one reference); or, reported through msg as errors
  * naming `file`, SHOAL_EZONE (the file holds DNSSEC records: the server
@@ -141,5 +141,29 @@ int sign_transfer(const zone_t *was, const sign_transfer_t *in, const zone_sign_
  */
 bool sign_upstream(const zone_sign_spec_t *s, const uint8_t *apex, uint32_t served,
 		   uint32_t *upstream);
+
+/*
+ * One batch of served's signatures refreshed at now (UNIX seconds), as s
+ * says (sign_refresh, zone/sign_refresh.h): the RRsets whose RRSIGs reach
+ * their refresh point (expire within rrsig-refresh) in the next `window`
+ * seconds, the oldest first and SIGN_REFRESH_BATCH at most, signed anew
+ * with the keys of keys-dir (none made: missing keys are an error), the
+ * SOA at the next serial (past the one kept in keys-dir too). *cs is the
+ * change (for the journal) and *out the version it makes (zone_apply,
+ * limits and msg as a load's), each one reference; both NULL when nothing
+ * is due. The state in keys-dir gets the serial, and a signing time that
+ * says when the earliest RRSIG left expires (a reload finds the refresh
+ * due when a batch is, not because the last whole signing is old).
+ * *next_at is when the next batch is due: the earliest RRSIG left less
+ * rrsig-refresh, now when the cap left some due, and never later than
+ * what a batch made now falls due (rrsig-lifetime less the jitter and
+ * rrsig-refresh), whatever is signed meanwhile. Returns 0; SHOAL_EINVAL
+ * or SHOAL_EUNSUPPORTED (served not signed with these keys and denial:
+ * a rollover, a policy changed) as sign_refresh; the keys' errors (said
+ * through msg); or zone_apply's or the state's. Any thread but a worker.
+ */
+int sign_version_refresh(const zone_t *served, const zone_sign_spec_t *s, int64_t now,
+			 int64_t window, const zone_limits_t *limits, zone_msg_fn msg,
+			 void *msg_arg, changeset_t **cs, zone_t **out, int64_t *next_at);
 
 #endif

@@ -524,6 +524,11 @@ int sign_zone(const zone_t *z, const sign_keyset_t *ks, const sign_zone_opts_t *
 		rc = add_dnskeys(c, z);
 	if (rc == 0)
 		rc = c->o->nsec3 ? sign_nsec3_chain(c, z) : sign_nodes(c, z);
+	return sign_ctx_finish(c, rc, out);
+}
+
+int sign_ctx_finish(sign_ctx_t *c, int rc, changeset_t **out)
+{
 	if (rc == 0)
 		rc = sign_flush(c);
 	if (rc == 0)

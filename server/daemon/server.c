@@ -338,17 +338,20 @@ static sched_t *reconfig_sched(server_t *srv, const reconfig_req_t *req)
 	sched_env_t env;
 	sched_env(srv, &env);
 	sched_t *sec = srv->sched;
-	/* without a scheduler, a zone-add of a primary or a zone-remove brings no secondary */
-	bool none_new = req->change == ZONEDB_REMOVED ||
-			(req->change == ZONEDB_ADDED &&
-			 !conf_zone_spec(cfg, cfg->zone_count - 1)->secondary);
+	/* without a scheduler, a zone-add of a primary that does not sign or a zone-remove
+	 * brings no zone event */
+	const zone_spec_t *added =
+		req->change == ZONEDB_ADDED ? conf_zone_spec(cfg, cfg->zone_count - 1) : NULL;
+	bool none_new =
+		req->change == ZONEDB_REMOVED || (added && !added->secondary && !added->sign);
 	if (!sec && none_new) {
 		/* nothing to start: the scheduler's count of cfg's secondaries is a pass over all
 		 */
-	} else if (sec && !conf_secondary_count(cfg)) {
+	} else if (sec && !sched_wanted(cfg)) {
 		sched_retire(srv);
 		sec = NULL;
-		log_info("reconfig: no secondary zone left: the transfer threads stopped");
+		log_info("reconfig: no secondary or signing zone left: the zone-event threads "
+			 "stopped");
 	} else if (sec) {
 		if (sched_reconfig_one(sec, cfg, req->change, req->removed) < 0)
 			log_error("reconfig: out of memory: the secondary zones keep the "

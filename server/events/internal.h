@@ -103,6 +103,7 @@ typedef struct sec_table {
 	const struct sec_table *base;
 	enum zonedb_change change;
 	sec_zone_t *gone; /* ZONEDB_REMOVED: base's entry of the zone removed, or NULL */
+	size_t removed;   /* ZONEDB_REMOVED: the zone's index in base's configuration */
 } sec_table_t;
 
 /* One pool thread and the refresh it runs. */
@@ -133,6 +134,22 @@ typedef struct sec_flush_job {
 	char comment[200]; /* where the version came from */
 	uint8_t apex[];
 } sec_flush_job_t;
+
+/*
+ * A signing zone's re-sign event (resign.c): when its next batch of
+ * signatures falls due. The scheduler's, but for next_ms, which the sign
+ * thread writes while it holds the entry (running).
+ */
+typedef struct resign_zone {
+	heap_node_t due;          /* the scheduler's: when the next batch is due (ms) */
+	bool running;             /* handed to the sign thread, not back yet */
+	bool retired;             /* gone from the configuration: freed once back */
+	bool listed;              /* the scheduler's: the configuration adopted has it */
+	int64_t next_ms;          /* the batch's answer: when the next is due (ms) */
+	struct resign_zone *next; /* in the sign thread's queue or its done list */
+	uint8_t apex_len;
+	uint8_t apex[]; /* lowercase wire */
+} resign_zone_t;
 
 /* Never: a due time past every other. */
 #define SCHED_NEVER INT64_MAX
@@ -199,6 +216,17 @@ struct sched {
 	bool flush_stop;                          /* flush_lock: leave once the queue is empty */
 	pthread_t flush_thread;
 	bool flush_started;
+	/* re-sign events (resign.c): the signing zones sorted by apex and their heap, the
+	 * scheduler's; the sign thread's queue and what it handed back, under sign_lock */
+	heap_t resign;
+	resign_zone_t **signing;
+	size_t signing_count, signing_cap;
+	pthread_mutex_t sign_lock;
+	pthread_cond_t sign_cond;
+	resign_zone_t *sign_head, *sign_tail, *sign_done; /* sign_lock */
+	bool sign_stop;                                   /* sign_lock */
+	pthread_t sign_thread;
+	bool sign_started;
 };
 
 /*
@@ -315,6 +343,30 @@ void sched_flush_post(sched_t *s, sec_zone_t *z, const sec_table_t *t);
  * and the pool have stopped and their inbox was taken.
  */
 void sched_flush_stop(sched_t *s);
+
+/*
+ * resign.c: the signing zones of t (those whose spec has sign) made the
+ * scheduler's: those kept keep their due time, those new are due now
+ * (their first batch finds when the next is), those gone are retired. A
+ * table derived by one zone added or removed looks at that zone alone.
+ * The scheduler, in adopt, with old the table it replaces (or NULL).
+ */
+void sched_sign_adopt(sched_t *s, const sec_table_t *old, const sec_table_t *t);
+
+/*
+ * resign.c: the batches the sign thread finished re-armed, those due
+ * handed to it. Returns when the next is due. The scheduler.
+ */
+int64_t sched_sign_due_now(sched_t *s, int64_t now);
+
+/* resign.c: start the sign thread (shoald-sign). 0 or -errno. Main thread, with sched_start. */
+int sched_sign_start(sched_t *s);
+
+/*
+ * resign.c: stop the sign thread (the batch it runs ends first) and free
+ * the entries. Main thread (sched_free), after the scheduler stopped.
+ */
+void sched_sign_stop(sched_t *s);
 
 /* secondary.c: z's timers from zone's SOA (NULL: nothing served), bounded by cfg. */
 struct zone;

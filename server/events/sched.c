@@ -601,6 +601,7 @@ static void adopt(sched_t *s)
 	}
 	spread(s, due, due_count, sched_now_ms());
 	free(due);
+	sched_sign_adopt(s, old, t);
 	if (old)
 		sched_table_unref(old);
 	stats_set(&s->counters->zones, t->count);
@@ -647,6 +648,7 @@ static void *sched_main(void *arg)
 		int64_t next = expire(s, now);
 		next = min64(next, dispatch(s, now));
 		next = min64(next, sched_flush_due_now(s, now));
+		next = min64(next, sched_sign_due_now(s, now));
 		next = min64(next, save(s, now));
 		sleep_until(s, next);
 	}
@@ -656,11 +658,21 @@ static void *sched_main(void *arg)
 
 /* ---- the API ---- */
 
+bool sched_wanted(const conf_t *cfg)
+{
+	if (conf_secondary_count(cfg))
+		return true;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		if (conf_zone_spec(cfg, i)->sign)
+			return true;
+	return false;
+}
+
 int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 {
 	MAIN_THREAD_ONLY();
 	*out = NULL;
-	if (!conf_secondary_count(cfg))
+	if (!sched_wanted(cfg))
 		return 0;
 	sched_t *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -676,6 +688,9 @@ int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out)
 	heap_init(&s->due);
 	heap_init(&s->expiry);
 	heap_init(&s->flush);
+	heap_init(&s->resign);
+	pthread_mutex_init(&s->sign_lock, NULL);
+	pthread_cond_init(&s->sign_cond, NULL);
 	pthread_mutex_init(&s->flush_lock, NULL);
 	pthread_cond_init(&s->flush_cond, NULL);
 	s->zones = env->zones;
@@ -706,6 +721,8 @@ int sched_start(sched_t *s)
 	/* the pool first, so the zones due at start find its threads */
 	pool_grow(s, s->pending->count);
 	int e = sched_flush_start(s);
+	if (e == 0)
+		e = sched_sign_start(s);
 	if (e)
 		return e;
 	/* ps -L and top -H show it so; so do the tests that see it stop */
@@ -893,6 +910,7 @@ void sched_free(sched_t *s)
 		pthread_join(s->jobs[k].thread, NULL);
 		sem_destroy(&s->jobs[k].go);
 	}
+	sched_sign_stop(s);
 	/* what the last transfers handed over; then the writes planned are done before exit */
 	take_inbox(s);
 	sched_flush_stop(s);
@@ -922,6 +940,8 @@ void sched_free(sched_t *s)
 		pthread_mutex_destroy(&s->pub_locks[k]);
 	pthread_mutex_destroy(&s->flight_lock);
 	pthread_mutex_destroy(&s->flush_lock);
+	pthread_mutex_destroy(&s->sign_lock);
+	pthread_cond_destroy(&s->sign_cond);
 	pthread_cond_destroy(&s->flush_cond);
 	pthread_mutex_destroy(&s->done_lock);
 	pthread_mutex_destroy(&s->status_lock);

@@ -52,15 +52,23 @@ typedef struct sched_env {
 } sched_env_t;
 
 /*
+ * Whether cfg has zones for the scheduler: secondaries, or zones that
+ * sign (their re-sign events). A pass over the zones when none is a
+ * secondary. Any thread that holds cfg.
+ */
+bool sched_wanted(const conf_t *cfg);
+
+/*
  * The secondary zones of cfg (those with primaries; a copy of cfg is kept,
- * so the caller may free it), with env (copied). Returns 0 and *out (NULL
- * when cfg has no secondary zone), or SHOAL_ENOMEM. Main thread, before
- * start.
+ * so the caller may free it) and its signing zones' re-sign events, with
+ * env (copied). Returns 0 and *out (NULL when sched_wanted says cfg has
+ * no zone for it), or SHOAL_ENOMEM. Main thread, before start.
  */
 int sched_new(const conf_t *cfg, const sched_env_t *env, sched_t **out);
 
 /*
- * Start the scheduler's thread and min(transfers-in, zones) of the pool's;
+ * Start the scheduler's thread, the sign thread (re-sign events, one batch
+ * of a zone's signatures at a time) and min(transfers-in, zones) of the pool's;
  * the refreshes due at start are spread over a window that grows with
  * their number. s may be NULL. Returns 0 or -errno.
  */

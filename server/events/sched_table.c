@@ -144,6 +144,7 @@ static bool table_put(sched_t *s, sec_table_t *t, const conf_t *cfg, size_t i,
 static bool table_derive(sched_t *s, sec_table_t *t, const conf_t *cfg, const sec_table_t *from,
 			 enum zonedb_change change, size_t removed)
 {
+	t->removed = removed;
 	for (size_t k = 0; k < from->count; k++) {
 		size_t i = from->index[k];
 		if (change == ZONEDB_REMOVED && i == removed) {

@@ -75,7 +75,7 @@ if wait_until 30 xfr_threads_are 0; then
 else
 	fail "the transfer threads stopped: $(xfr_threads) still run"
 fi
-check_match "the log says so" "no secondary zone left: the transfer threads stopped" \
+check_match "the log says so" "no secondary or signing zone left: the zone-event threads stopped" \
 	"$(cat "$T_DIR/shoald.log")"
 # a NOTIFY for the zone gone: NOTAUTH, and nothing handed on
 check_match "a NOTIFY for k.test is answered NOTAUTH" "status: NOTAUTH" \

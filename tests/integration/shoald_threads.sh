@@ -59,11 +59,12 @@ check_threads() {
 }
 
 check_eq "main keeps the program's name" shoald "$(cat /proc/"$SHOALD_PID"/comm)"
-# per worker: its loop (TCP) and a UDP receiver per address; the scheduler, its flush thread,
-# a transfer thread; the update thread; the journal reader (IXFR out)
+# per worker: its loop (TCP) and a UDP receiver per address; the scheduler, its flush and sign
+# threads, a transfer thread; the update thread; the journal reader (IXFR out)
 RUNNING="shoald-flush
 shoald-jread
 shoald-sched
+shoald-sign
 shoald-tcp-0
 shoald-tcp-1
 shoald-udp-0-0

@@ -329,6 +329,70 @@ static void test_update(void)
 	zone_unref(z);
 }
 
+/* The signing time kept in dir's state of the test zone, or -1. */
+static long long kept_signed_at(const char *dir)
+{
+	char path[400], salt[600];
+	unsigned serial;
+	long long at;
+	snprintf(path, sizeof(path), "%s/example.com.signed", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int got = fscanf(f, "%u %599s %lld", &serial, salt, &at);
+	fclose(f);
+	return got == 3 ? at : -1;
+}
+
+/*
+ * A refresh batch: nothing due now (no change, the next batch when the
+ * first RRSIG reaches its refresh point); at a time inside the jitter's
+ * hour some RRsets signed anew at the next serial, and the state's signing
+ * time moved so that a reload finds the refresh due exactly when the next
+ * batch is; without the keys' list nothing is made and an error is said.
+ */
+static void test_refresh_batch(void)
+{
+	char dir[300], path[400];
+	zone_sign_spec_t s = spec_in("batch", dir, sizeof(dir));
+	zone_t *z = file_version(10, "a A 192.0.2.1\nb A 192.0.2.2\nc A 192.0.2.3"), *v1 = NULL;
+	int64_t t0 = time(NULL);
+	CU_ASSERT_EQUAL_FATAL(sign(z, NULL, &s, &v1), 0);
+	long long first = kept_signed_at(dir);
+	changeset_t *cs = NULL;
+	zone_t *v2 = NULL;
+	int64_t next;
+	CU_ASSERT_EQUAL(sign_version_refresh(v1, &s, t0, 60, NULL, msg, NULL, &cs, &v2, &next), 0);
+	CU_ASSERT(!cs && !v2);
+	int64_t keep = (int64_t)s.rrsig_lifetime - s.rrsig_refresh;
+	CU_ASSERT(next >= t0 + keep - s.rrsig_jitter && next <= t0 + keep);
+	CU_ASSERT_EQUAL(kept_signed_at(dir), first);
+	/* half an hour into the jitter's hour: some due, not all */
+	int64_t t = t0 + keep - s.rrsig_jitter / 2;
+	CU_ASSERT_EQUAL_FATAL(sign_version_refresh(v1, &s, t, 60, NULL, msg, NULL, &cs, &v2, &next),
+			      0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
+	CU_ASSERT_EQUAL(v2->serial, 11);
+	CU_ASSERT_EQUAL(kept_serial(dir), 11);
+	CU_ASSERT(next > t + 60);
+	long long at = kept_signed_at(dir);
+	CU_ASSERT(at > first);
+	/* the state's refresh point (sign_version's) is the next batch's */
+	if (next < t + keep - s.rrsig_jitter)
+		CU_ASSERT_EQUAL(at + s.rrsig_lifetime - s.rrsig_refresh - s.rrsig_jitter, next);
+	changeset_unref(cs);
+	zone_unref(v2);
+	/* the keys' list gone: an error, and no key made in its place */
+	snprintf(path, sizeof(path), "%s/example.com.keys", dir);
+	CU_ASSERT_EQUAL_FATAL(unlink(path), 0);
+	last_error[0] = '\0';
+	CU_ASSERT(sign_version_refresh(v1, &s, t, 60, NULL, msg, NULL, &cs, &v2, &next) < 0);
+	CU_ASSERT(!cs && !v2 && last_error[0]);
+	CU_ASSERT_EQUAL(access(path, F_OK), -1);
+	zone_unref(v1);
+	zone_unref(z);
+}
+
 int main(int argc, char **argv)
 {
 	static const unit_test_t tests[] = {
@@ -339,6 +403,7 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_check_only),
 		UNIT_TEST(test_refresh_and_nsec3),
 		UNIT_TEST(test_update),
+		UNIT_TEST(test_refresh_batch),
 		UNIT_END,
 	};
 	return sign_test_main(argc, argv, "sign_version", tests, tmpdir);
