@@ -330,6 +330,12 @@ static bool refresh_due(const sign_state_t *st, const zone_sign_spec_t *s, int64
 	return !st->found || st->signed_at + keep <= now;
 }
 
+bool sign_due(const zone_sign_spec_t *s, const uint8_t *apex, int64_t now)
+{
+	sign_state_t st;
+	return state_read(s->keys_dir, apex, &st) == 0 && st.found && refresh_due(&st, s, now);
+}
+
 /* The signer's options for signatures made at `at` as s says, serial st->serial. */
 static sign_zone_opts_t sign_opts(const zone_sign_spec_t *s, const sign_state_t *st, int64_t at)
 {

@@ -143,6 +143,15 @@ bool sign_upstream(const zone_sign_spec_t *s, const uint8_t *apex, uint32_t serv
 		   uint32_t *upstream);
 
 /*
+ * Whether zone apex's signatures reached their refresh point at now (UNIX
+ * seconds), as its NAME.signed in keys-dir says: rrsig-lifetime less
+ * rrsig-refresh and rrsig-jitter after its last whole signing (or what a
+ * batch made of it). False when there is no state. Reads a file; any
+ * thread but a worker.
+ */
+bool sign_due(const zone_sign_spec_t *s, const uint8_t *apex, int64_t now);
+
+/*
  * One batch of served's signatures refreshed at now (UNIX seconds), as s
  * says (sign_refresh, zone/sign_refresh.h): the RRsets whose RRSIGs reach
  * their refresh point (expire within rrsig-refresh) in the next `window`

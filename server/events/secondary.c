@@ -574,6 +574,17 @@ static bool ask_one(attempt_t *a, const acl_entry_t *p, zone_t *current, journal
 	enum soa_verdict v = SOA_OVER_TCP;
 	int rc = 0;
 	a->err[0] = '\0';
+	/*
+	 * A signing secondary's signatures at their refresh point: the zone
+	 * taken whole and signed anew, as a retransfer does, though the primary
+	 * has no newer serial (batches leave secondaries alone: resign.c).
+	 */
+	if (a->sign && current && !a->forced && sign_due(a->sign, a->z->apex, time(NULL))) {
+		log_info(
+			"zone %s: signatures at their refresh point: transferred whole to sign anew",
+			a->name);
+		a->forced = true;
+	}
 	if (a->has_from && !a->forced)
 		v = ask_soa(a, p);
 	if (v == SOA_OVER_TCP || v == SOA_NEWER)

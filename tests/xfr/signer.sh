@@ -11,7 +11,8 @@
 # to the downstream Knot by IXFR, which serves the same; after a restart Shoal still asks
 # IXFR from the primary's serial. A primary whose zone holds DNSSEC records is refused, and
 # the signed version keeps serving; a change not to be signed alone comes by AXFR instead;
-# past the signatures' refresh point a retransfer signs the zone anew.
+# past the signatures' refresh point the next refresh signs the zone anew, though the
+# primary's serial did not move.
 . "${SHOAL_SRCDIR:-.}/tests/integration/lib.sh"
 . "$SHOAL_SRCDIR/tests/xfr/peers.sh"
 
@@ -204,15 +205,17 @@ log_has "... and signed" \
 verify bw.test "after a change not local"
 
 # signatures at their refresh point (the last whole signing long ago, as NAME.signed says):
-# until the scheduler refreshes them, a retransfer signs the zone anew, a serial on
+# the next refresh, though the primary's serial did not move, takes the zone whole and signs
+# it anew, a serial on (the scheduler's batches leave secondaries alone)
 state=$T_DIR/keys/bw.test.signed
 WWWSIG=$(rrsig www.bw.test A)
 awk '{ $3 = 0; print }' "$state" >"$state.old" && mv "$state.old" "$state"
-"$SHOALCTL" -s "$CTL" retransfer bw.test >/dev/null 2>&1
-if wait_until 20 serial_is "$PORT" bw.test 2026120605; then pass "a retransfer past the refresh point"
+"$SHOALCTL" -s "$CTL" refresh bw.test >/dev/null 2>&1
+if wait_until 20 serial_is "$PORT" bw.test 2026120605; then pass "a refresh past the refresh point"
 else fail "bw.test at $(peer_serial "$PORT" bw.test)"; tail -10 "$T_DIR/shoald.log"; fi
+log_has "... said" "zone bw\.test\.: signatures at their refresh point: transferred whole"
 check_eq "... signs whole: every RRSIG made anew" 1 "$([ "$(rrsig www.bw.test A)" != "$WWWSIG" ] && echo 1)"
 check_eq "... the primary's serial kept" "2026120605 5" "$(awk '{ print $1, $4 }' "$state")"
-verify bw.test "after a retransfer past the refresh point"
+verify bw.test "after a refresh past the refresh point"
 stop_pid "$SHOALD_PID"
 done_testing
