@@ -15,10 +15,11 @@ SHOAL_TOP=$(pwd)
 # llvm-symbolizer names the functions in a report, which suppressions need)
 # for the sanitizer builds; prometheus for promtool, which checks /metrics; dnstap-ldns
 # reads back what dnstap wrote; unbound and bind9-utils (dnssec-verify) check what shoald
-# signs. libfstrm and protobuf-c (with protoc-c) for dnstap.
+# signs. libfstrm and protobuf-c (with protoc-c) for dnstap. libssl-dev: OpenSSL's libcrypto
+# makes the P-256 signatures.
 SHOAL_PACKAGES="build-essential autoconf automake pkg-config
  libldns-dev libknot-dev libuv1-dev libsodium-dev nettle-dev libcunit1-dev liburcu-dev libyaml-dev
- libgnutls28-dev libfstrm-dev libprotobuf-c-dev protobuf-c-compiler
+ libgnutls28-dev libssl-dev libfstrm-dev libprotobuf-c-dev protobuf-c-compiler
  dnsutils bind9-dnsutils ldnsutils iproute2 procps"
 SHOAL_TEST_PACKAGES="nsd knot knot-dnsutils bind9 openssl dnsperf clang libclang-rt-14-dev llvm-14
  clang-format prometheus dnstap-ldns unbound bind9-utils"

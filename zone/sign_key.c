@@ -21,6 +21,7 @@
 #include "proto/name.h"
 #include "zone/internal.h"
 #include "zone/sign_key.h"
+#include "zone/sign_ossl.h"
 
 /* RFC 4034 2.1.1: flags of a zone key; with the SEP bit, a KSK. */
 #define FLAGS_ZSK 256
@@ -84,6 +85,23 @@ static void store_close(dnssec_keystore_t *store)
 	}
 }
 
+/*
+ * A P-256 key's private key (k's file in dir) read by OpenSSL too, which
+ * signs with it: 0, or SHOAL_EIO with the file in err. Other algorithms
+ * sign through libdnssec alone.
+ */
+static int key_load_ossl(sign_key_t *k, const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	dnssec_binary_t pub = { 0 };
+	if (k->algorithm != DNSSEC_KEY_ALGORITHM_ECDSA_P256_SHA256)
+		return 0;
+	if (dnssec_key_get_pubkey(k->key, &pub) != DNSSEC_EOK)
+		return SHOAL_EINVAL;
+	snprintf(path, sizeof(path), "%s/%s.pem", dir, k->id);
+	return sign_ossl_load(&k->ossl, path, pub.data, pub.size, err, errlen);
+}
+
 /* A libdnssec key for apex with flags and algorithm (the public key set after). */
 static int key_new(sign_key_t *k, const uint8_t *apex)
 {
@@ -129,7 +147,7 @@ static int key_load_private(sign_key_t *k, const uint8_t *apex, dnssec_keystore_
 	dnssec_key_free(rc == 0 ? k->key : loaded.key);
 	if (rc == 0)
 		k->key = loaded.key;
-	return rc;
+	return rc == 0 ? key_load_ossl(k, dir, err, errlen) : rc;
 }
 
 /* One list line into k (its public key set). */
@@ -286,7 +304,7 @@ static int key_generate(sign_key_t *k, dnssec_keystore_t *store, const char *dir
 		rc = fail(err, errlen, SHOAL_EIO, "%s: cannot read back the key made", path);
 	if (rc == 0)
 		k->tag = dnssec_key_get_keytag(k->key);
-	return rc;
+	return rc == 0 ? key_load_ossl(k, dir, err, errlen) : rc;
 }
 
 int sign_keyset_create(sign_keyset_t *ks, const char *dir, const uint8_t *apex, uint8_t algorithm,
@@ -326,8 +344,10 @@ int sign_keyset_create(sign_keyset_t *ks, const char *dir, const uint8_t *apex, 
 
 void sign_keyset_clear(sign_keyset_t *ks)
 {
-	for (size_t i = 0; i < ks->count; i++)
+	for (size_t i = 0; i < ks->count; i++) {
 		dnssec_key_free(ks->keys[i].key);
+		sign_ossl_free(ks->keys[i].ossl);
+	}
 	memset(ks, 0, sizeof(*ks));
 }
 

@@ -21,6 +21,8 @@
  * pre-publication without the parent, and only the KSK's roll needs a new
  * DS (RFC 6781 3.1); a combined key would make every roll the parent's.
  * The process calls libdnssec's dnssec_crypto_init() once before any of these.
+ * A P-256 key's private key is read twice, by libdnssec and by OpenSSL
+ * (zone/sign_ossl.c), which makes its signatures: both must read it.
  */
 
 #define SIGN_KEYS_MAX   8  /* keys of one zone: a rollover's old and new of each role */
@@ -38,7 +40,8 @@ typedef struct sign_key {
 	uint8_t algorithm;                  /* RFC 8624 number */
 	uint16_t tag;                       /* RFC 4034 appendix B */
 	int64_t created, published, active; /* UNIX seconds */
-	struct dnssec_key *key; /* libdnssec's: the public key, and the private when loaded */
+	struct dnssec_key *key;   /* libdnssec's: the public key, and the private when loaded */
+	struct evp_pkey_st *ossl; /* a P-256 key's private key read by OpenSSL, which signs */
 } sign_key_t;
 
 /* A zone's keys, in the order of its list. */
@@ -53,7 +56,8 @@ typedef struct sign_keyset {
  * from its file, checked against the list's public key. Returns 0,
  * SHOAL_ENOTFOUND when the zone has no list, or SHOAL_EIO, SHOAL_ESYNTAX
  * or SHOAL_ENOMEM with the file and the reason in err (a private key file
- * missing or unreadable: "DIR/ID.pem: ..."); ks is then cleared. Any
+ * missing or unreadable, by libdnssec or for P-256 by OpenSSL:
+ * "DIR/ID.pem: ..."); ks is then cleared. Any
  * thread; it reads files, never on the query path.
  */
 int sign_keyset_load(sign_keyset_t *ks, const char *dir, const uint8_t *apex, bool private,
@@ -71,7 +75,7 @@ int sign_keyset_load(sign_keyset_t *ks, const char *dir, const uint8_t *apex, bo
 int sign_keyset_create(sign_keyset_t *ks, const char *dir, const uint8_t *apex, uint8_t algorithm,
 		       int64_t now, char *err, size_t errlen);
 
-/* Free what ks holds (its private keys wiped by libdnssec) and empty it. */
+/* Free what ks holds (its private keys wiped by libdnssec and OpenSSL) and empty it. */
 void sign_keyset_clear(sign_keyset_t *ks);
 
 /* Whether k holds its private key (sign_keyset_load with private, or made here). */

@@ -13,6 +13,7 @@
 #include "proto/name.h"
 #include "proto/rdata.h"
 #include "proto/wire.h"
+#include "zone/sign_ossl.h"
 #include "zone/sign_rrset.h"
 
 /* RFC 4034 3.1: type covered, algorithm, labels, TTL, expiration, inception, key tag. */
@@ -100,9 +101,16 @@ static void put_signed_data(wire_t *w, const uint8_t *owner, const rrset_wire_t 
 	}
 }
 
-/* k's signature of data[0..len) appended to w. */
+/* k's signature of data[0..len) appended to w: P-256 through OpenSSL, the rest libdnssec. */
 static int put_signature(wire_t *w, const sign_key_t *k, const uint8_t *data, size_t len)
 {
+	if (k->ossl) {
+		uint8_t rs[SIGN_OSSL_SIG_LEN];
+		int rc = sign_ossl_sign(k->ossl, data, len, rs);
+		if (rc == 0)
+			wire_write_bytes(w, rs, sizeof(rs));
+		return rc ? rc : w->err;
+	}
 	dnssec_sign_ctx_t *ctx = NULL;
 	dnssec_binary_t in = { .data = (uint8_t *)data, .size = len }, sig = { 0 };
 	if (!dnssec_key_can_sign(k->key))

@@ -156,6 +156,57 @@ static void test_missing_key_file(void)
 	sign_keyset_clear(&ks);
 }
 
+/*
+ * A P-256 key's private key is read by OpenSSL too, which signs with it;
+ * other algorithms' are libdnssec's alone.
+ */
+static void test_openssl_p256(void)
+{
+	static const uint8_t algs[] = { 13, 15 };
+	for (size_t i = 0; i < sizeof(algs); i++) {
+		char name[16], err[512] = "";
+		snprintf(name, sizeof(name), "ossl%u", algs[i]);
+		sign_keyset_t made, again;
+		check_created(keys_dir(name), algs[i], &made);
+		CU_ASSERT_EQUAL_FATAL(
+			sign_keyset_load(&again, keys_dir(name), APEX, true, err, sizeof(err)), 0);
+		for (size_t k = 0; k < 2; k++) {
+			CU_ASSERT_EQUAL(made.keys[k].ossl != NULL, algs[i] == 13);
+			CU_ASSERT_EQUAL(again.keys[k].ossl != NULL, algs[i] == 13);
+		}
+		sign_keyset_clear(&again);
+		CU_ASSERT_EQUAL_FATAL(
+			sign_keyset_load(&again, keys_dir(name), APEX, false, err, sizeof(err)), 0);
+		CU_ASSERT_PTR_NULL(again.keys[1].ossl);
+		sign_keyset_clear(&again);
+		sign_keyset_clear(&made);
+	}
+}
+
+/*
+ * A P-256 key file libdnssec reads but OpenSSL does not (its END line
+ * names another label, which GnuTLS overlooks) stops the load with the
+ * file named: the zone is not half signed by the slower library.
+ */
+static void test_openssl_unreadable(void)
+{
+	const char *dir = keys_dir("ossl-bad");
+	sign_keyset_t ks, again;
+	char err[512] = "", zsk[512], cmd[1200];
+	check_created(dir, 13, &ks);
+	snprintf(zsk, sizeof(zsk), "%s/%s.pem", dir, ks.keys[1].id);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^-----END PRIVATE KEY-----$/-----END X-----/' %s",
+		 zsk);
+	CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+	CU_ASSERT_EQUAL(sign_keyset_load(&again, dir, APEX, true, err, sizeof(err)), SHOAL_EIO);
+	CU_ASSERT_EQUAL(again.count, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, zsk));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "OpenSSL cannot read it"));
+	if (!strstr(err, "OpenSSL"))
+		fprintf(stderr, "\n  %s\n", err);
+	sign_keyset_clear(&ks);
+}
+
 /* A damaged list is refused with its line. */
 static void test_bad_list(void)
 {
@@ -204,6 +255,8 @@ int main(int argc, char **argv)
 		UNIT_TEST(test_load),
 		UNIT_TEST(test_ds),
 		UNIT_TEST(test_missing_key_file),
+		UNIT_TEST(test_openssl_p256),
+		UNIT_TEST(test_openssl_unreadable),
 		UNIT_TEST(test_bad_list),
 		UNIT_TEST(test_state),
 		UNIT_END,
