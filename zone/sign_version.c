@@ -792,7 +792,8 @@ int sign_version_refresh(const zone_t *served, const zone_sign_spec_t *s, int64_
 	}
 	/* the chain's salt is the version's: a refresh changes no NSEC3 */
 	st.nsec3.salt_len = served->nsec3.salt_len;
-	memcpy(st.nsec3.salt, served->nsec3.salt, served->nsec3.salt_len);
+	if (st.nsec3.salt_len) /* an NSEC zone has no salt to point at */
+		memcpy(st.nsec3.salt, served->nsec3.salt, st.nsec3.salt_len);
 	nsec3_params(s, &st);
 	bool kept_newer = st.found && serial_gt(st.serial, served->serial);
 	st.serial = serial_add(kept_newer ? st.serial : served->serial, 1);

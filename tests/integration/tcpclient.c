@@ -144,6 +144,7 @@ static size_t update_build(uint8_t *buf, size_t cap, const char *zone, const cha
 	}
 	ldns_rr_list_push_rr(add, rr);
 	ldns_pkt *pkt = ldns_update_pkt_new(apex, LDNS_RR_CLASS_IN, NULL, add, NULL);
+	ldns_rr_list_deep_free(add); /* the packet holds a copy of the list */
 	ldns_pkt_set_id(pkt, 1);
 	return dnsquery_frame(buf, cap, pkt, "tcpclient");
 }
